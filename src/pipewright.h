@@ -1,0 +1,377 @@
+/*
+ * pipewright.h - the core: problem and schedule model, simulator, metrics,
+ * checker, schedule families, interchange formats and views.
+ *
+ * Data flows one way: a problem (read-only once loaded) and a schedule
+ * (orders plus reload anchors) go into the simulator, which produces a
+ * timing; metrics and every view are computed from the three.  Nothing here
+ * knows of solver/, lua/, runtime/ or tui/.
+ *
+ * Conventions: functions that can fail return PW_OK (0) or a negative
+ * enum pw_rc and fill a struct pw_error; "new"/"read" functions return
+ * objects the caller owns and frees with the matching "free".
+ */
+#ifndef PIPEWRIGHT_H
+#define PIPEWRIGHT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------------------ */
+/* Return codes, exit codes, errors, allocation                        */
+
+enum pw_rc {
+	PW_OK = 0,
+	PW_ERR_INPUT = -1,	/* malformed or inconsistent input */
+	PW_ERR_IO = -2,		/* a file could not be read or written */
+	PW_ERR_DEADLOCK = -3,	/* the orders can never complete */
+	PW_ERR_NOT_APPLICABLE = -4, /* a family does not apply to a problem */
+};
+
+/* Exit codes of the pipewright program (docs/cli.md). */
+enum pw_exit {
+	PW_EXIT_OK = 0,
+	PW_EXIT_INVALID = 1,	/* check found violations; a schedule breaks a limit */
+	PW_EXIT_INPUT = 2,	/* unreadable or malformed input, bad usage */
+	PW_EXIT_INTERNAL = 3,	/* a bug: an invariant failed */
+};
+
+/* One error message; long enough for a deadlock report naming every
+ * blocked device. */
+struct pw_error {
+	char msg[4096];
+};
+
+void	pw_error_set(struct pw_error *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* Appends to the message already set (a newline is the caller's choice). */
+void	pw_error_append(struct pw_error *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+
+/* The one allocation wrapper: these never return NULL (they print and
+ * abort when memory is exhausted). */
+void	*pw_xmalloc(size_t);
+void	*pw_xcalloc(size_t nmemb, size_t size);
+void	*pw_xreallocarray(void *, size_t nmemb, size_t size);
+char	*pw_xstrdup(const char *);
+/* Returns a formatted string the caller frees. */
+char	*pw_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Atomic output: write to a temporary file beside PATH, rename on commit.
+ * PATH "-" means stdout (commit just flushes).  Abort removes the
+ * temporary file, so no half-written output is ever left behind. */
+struct pw_outfile {
+	FILE	*fp;
+	char	*path;
+	char	*tmp;
+};
+int	pw_outfile_open(struct pw_outfile *, const char *path, struct pw_error *);
+int	pw_outfile_commit(struct pw_outfile *, struct pw_error *);
+void	pw_outfile_abort(struct pw_outfile *);
+
+/* Human-readable units: seconds ("1.23 ms") and bytes ("3.50 GiB").
+ * They write into BUF (at least 32 bytes) and return it. */
+char	*pw_fmt_seconds(char *buf, size_t len, double seconds);
+char	*pw_fmt_bytes(char *buf, size_t len, double bytes);
+
+/* ------------------------------------------------------------------ */
+/* Problem                                                             */
+
+struct pw_stage {
+	int	device;		/* the device this stage runs on */
+	double	f, b, w;	/* seconds for one microbatch; fused BW takes b + w */
+	double	act;		/* bytes allocated when F starts */
+	double	hold;		/* bytes held after B until W ends (<= act) */
+	double	offload;	/* bytes that may move to host (<= act) */
+	double	comm;		/* seconds to hand a tensor to the next stage when
+				 * it is on another device (the problem's comm
+				 * unless overridden per stage) */
+};
+
+struct pw_device_memory {
+	double	static_bytes;	/* parameters, gradients, optimizer state */
+	double	limit;		/* total bytes allowed; INFINITY for none */
+};
+
+/* The offload link.  Devices in one group share the group's channels:
+ * full duplex gives each group a D2H and an H2D channel, half duplex one
+ * shared channel.  A device named in no group has a group of its own. */
+struct pw_link {
+	bool	present;	/* false: no offload is possible */
+	double	d2h, h2d;	/* bytes per second */
+	double	latency;	/* seconds added to every transfer */
+	bool	duplex;
+	int	ngroups;
+	int	*group;		/* [devices]: the group index of each device */
+};
+
+struct pw_problem {
+	char	*name;		/* optional, may be NULL */
+	int	devices;
+	int	microbatches;
+	int	nstages;
+	double	comm;		/* default seconds between stages on different devices */
+	struct pw_stage *stages;	/* [nstages], pipeline order */
+	struct pw_device_memory *memory; /* [devices] */
+	struct pw_link link;
+};
+
+/* Returns a problem the caller owns: stages and memory zeroed, every
+ * stage on device 0, limits INFINITY, no link. */
+struct pw_problem *pw_problem_new(int devices, int nstages, int microbatches);
+void	pw_problem_free(struct pw_problem *);
+/* Returns a deep copy the caller owns. */
+struct pw_problem *pw_problem_copy(const struct pw_problem *);
+
+/* Placements: loop puts stage s on device s mod p (v = S/p chunks per
+ * device); V needs S = 2p and puts stages d and 2p-1-d on device d. */
+int	pw_problem_place_loop(struct pw_problem *, struct pw_error *);
+int	pw_problem_place_v(struct pw_problem *, struct pw_error *);
+/* Sets every stage's comm to the problem's comm. */
+void	pw_problem_set_comm(struct pw_problem *, double comm);
+/* One link group per device (or as given later by the caller). */
+void	pw_problem_set_link(struct pw_problem *, double d2h, double h2d,
+	    double latency, bool duplex);
+
+/* Semantic validation; WHERE prefixes every message ("file.json").
+ * Checks counts, non-negative finite values, hold/offload <= act, stage
+ * devices in range, and that every limit covers static memory plus the
+ * largest activation of any stage on that device. */
+int	pw_problem_validate(const struct pw_problem *, const char *where,
+	    struct pw_error *);
+
+/* Derived facts. */
+int	pw_problem_chunks(const struct pw_problem *, int device); /* stages on it */
+bool	pw_problem_is_loop(const struct pw_problem *);	/* stage s on s mod p */
+bool	pw_problem_is_v(const struct pw_problem *);
+/* Seconds from stage s to s+1 (0 when both are on one device). */
+double	pw_problem_hop(const struct pw_problem *, int s);
+
+/* ------------------------------------------------------------------ */
+/* Operations                                                          */
+
+enum pw_kind {
+	PW_F,
+	PW_B,
+	PW_W,
+	PW_BW,		/* fused backward: B then W in one op */
+	PW_OFFLOAD,
+	PW_RELOAD,
+	PW_NKINDS
+};
+
+struct pw_op {
+	enum pw_kind kind;
+	int	stage;
+	int	mb;
+};
+
+const char *pw_kind_name(enum pw_kind);		/* "F", ..., "RELOAD" */
+int	pw_kind_parse(const char *, enum pw_kind *);	/* PW_OK or PW_ERR_INPUT */
+bool	pw_kind_is_transfer(enum pw_kind);
+
+/* Dense index of an op in [0, pw_op_universe(problem)). */
+size_t	pw_op_universe(const struct pw_problem *);
+size_t	pw_op_index(const struct pw_problem *, struct pw_op);
+struct pw_op pw_op_from_index(const struct pw_problem *, size_t);
+/* Seconds an op takes on this problem. */
+double	pw_op_duration(const struct pw_problem *, struct pw_op);
+/* "F(3,12)" style, written into BUF, returned. */
+char	*pw_op_name(char *buf, size_t len, struct pw_op);
+
+/* Channels of the offload link. */
+int	pw_problem_nchannels(const struct pw_problem *);
+/* The channel a transfer of KIND from DEVICE uses. */
+int	pw_problem_channel(const struct pw_problem *, int device, enum pw_kind);
+/* "link0", "link0.d2h", "link0.h2d" into BUF, returned. */
+char	*pw_channel_name(const struct pw_problem *, int channel, char *buf, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* Schedule: orders plus reload anchors                                */
+
+struct pw_seq {
+	int	len;
+	int	cap;
+	struct pw_op *ops;
+};
+
+struct pw_schedule {
+	char	*family;	/* who built it, may be NULL */
+	int	ndevices;
+	struct pw_seq *device;	/* [ndevices]: compute order of each device */
+	int	nchannels;
+	struct pw_seq *channel;	/* [nchannels]: transfer order of each channel */
+	int	nstages;
+	int	microbatches;
+	/* [nstages * microbatches]: the compute op at whose start the RELOAD
+	 * of (stage, mb) may begin; kind PW_NKINDS where there is none (the
+	 * reload may then start as soon as its offload and channel allow). */
+	struct pw_op *anchor;
+};
+
+/* Returns an empty schedule the caller owns, shaped for PROBLEM. */
+struct pw_schedule *pw_schedule_new(const struct pw_problem *);
+void	pw_schedule_free(struct pw_schedule *);
+void	pw_seq_push(struct pw_seq *, struct pw_op);
+/* Appends a compute op to its stage's device, a transfer to its channel. */
+void	pw_schedule_append(struct pw_schedule *, const struct pw_problem *, struct pw_op);
+void	pw_schedule_set_anchor(struct pw_schedule *, int stage, int mb, struct pw_op anchor);
+/* True when the anchor of (stage, mb) is set. */
+bool	pw_schedule_anchor(const struct pw_schedule *, int stage, int mb, struct pw_op *out);
+
+/* ------------------------------------------------------------------ */
+/* Simulator                                                           */
+
+/* Start and end of every op, indexed by pw_op_index; NAN for absent ops. */
+struct pw_timing {
+	size_t	universe;
+	double	*start;
+	double	*end;
+};
+
+/* Gives every op the earliest start its orders and dependencies allow.
+ * Returns PW_OK and a timing the caller owns; PW_ERR_INPUT when the
+ * schedule is malformed (an op missing, repeated or on the wrong resource);
+ * PW_ERR_DEADLOCK naming the blocked ops and what each waits for. */
+int	pw_simulate(const struct pw_problem *, const struct pw_schedule *,
+	    struct pw_timing **out, struct pw_error *);
+void	pw_timing_free(struct pw_timing *);
+bool	pw_timing_has(const struct pw_timing *, size_t index);
+
+/* ------------------------------------------------------------------ */
+/* Metrics                                                             */
+
+struct pw_mem_point {
+	double	t;
+	double	bytes;		/* level after every event at t (frees first) */
+};
+
+struct pw_device_metrics {
+	double	first_start;	/* first compute start */
+	double	last_end;	/* last compute end */
+	double	span;		/* last_end - first_start */
+	double	busy;		/* total compute time */
+	double	idle;		/* makespan - busy */
+	double	peak;		/* bytes, static included */
+	bool	within_limit;
+	int	ncurve;
+	struct pw_mem_point *curve;	/* starts at (start, static) */
+};
+
+struct pw_metrics {
+	double	start;		/* first op start */
+	double	makespan;	/* last op end - first op start */
+	double	max_span;
+	double	max_busy;
+	double	bubble_rate;	/* (max_span - max_busy) / max_span */
+	double	total_idle;	/* sum of device idle */
+	bool	feasible;	/* every device within its limit */
+	int	ndevices;
+	struct pw_device_metrics *device;
+};
+
+/* Returns metrics the caller owns. */
+struct pw_metrics *pw_metrics_compute(const struct pw_problem *,
+	    const struct pw_schedule *, const struct pw_timing *);
+void	pw_metrics_free(struct pw_metrics *);
+
+/* ------------------------------------------------------------------ */
+/* Timed ops: a schedule as a file states it, the checker's input      */
+
+struct pw_timed_op {
+	struct pw_op op;
+	int	device;		/* as stated (compute: its device; transfer: the
+				 * device whose activation moves) */
+	double	start;
+	double	end;
+	double	bytes;		/* transfers only */
+	bool	has_anchor;	/* RELOAD only: the op named as its anchor */
+	struct pw_op anchor;
+};
+
+/* Returns the timed ops of a simulated schedule (array the caller frees),
+ * sorted by start time. */
+struct pw_timed_op *pw_timed_ops(const struct pw_problem *,
+	    const struct pw_schedule *, const struct pw_timing *, size_t *n);
+/* Rebuilds a schedule from timed ops: each resource's order by start time
+ * (ties by end), anchors as stated.  Returns PW_OK and a schedule the
+ * caller owns, or PW_ERR_INPUT. */
+int	pw_schedule_from_timed(const struct pw_problem *, const struct pw_timed_op *,
+	    size_t n, struct pw_schedule **out, struct pw_error *);
+
+/* ------------------------------------------------------------------ */
+/* Checker: verifies timed ops from first principles, sharing no code  */
+/* with the simulator.                                                 */
+
+struct pw_violations {
+	int	n;
+	int	cap;
+	char	**msg;
+};
+
+/* Fills OUT with one line per violation (times compared with a relative
+ * tolerance of 1e-9).  Returns the number of violations. */
+int	pw_check(const struct pw_problem *, const struct pw_timed_op *, size_t n,
+	    struct pw_violations *out);
+void	pw_violations_free(struct pw_violations *);
+
+/* ------------------------------------------------------------------ */
+/* Schedule families: one registry row each                            */
+
+struct pw_family {
+	const char *name;	/* "1f1b", "zb-h1", ... */
+	const char *summary;	/* one line for --help and compare */
+	/* Builds the family's schedule for PROBLEM; PW_ERR_NOT_APPLICABLE
+	 * with the reason when it does not apply. */
+	int	(*build)(const struct pw_problem *, struct pw_schedule **out,
+		    struct pw_error *);
+};
+
+extern const struct pw_family pw_families[];
+extern const size_t pw_nfamilies;
+const struct pw_family *pw_family_find(const char *name);
+
+/* ------------------------------------------------------------------ */
+/* Interchange (JSON, docs/format.md)                                  */
+
+/* Reads a problem file, or the problem inside a schedule file.  Errors
+ * name the file, the field and the value.  Returns a problem the caller
+ * owns, or NULL. */
+struct pw_problem *pw_problem_read(const char *path, struct pw_error *);
+/* Reads a schedule file: its problem and its timed ops (caller owns both). */
+int	pw_schedule_read(const char *path, struct pw_problem **problem,
+	    struct pw_timed_op **ops, size_t *nops, struct pw_error *);
+/* Writes atomically; PATH "-" is stdout. */
+int	pw_problem_write(const char *path, const struct pw_problem *, struct pw_error *);
+int	pw_schedule_write(const char *path, const struct pw_problem *,
+	    const struct pw_schedule *, const struct pw_timing *, struct pw_error *);
+
+/* The built-in default problem: a GPT-3-like model on 8 devices. */
+struct pw_problem *pw_problem_default(void);
+
+/* ------------------------------------------------------------------ */
+/* Views                                                               */
+
+/* Text Gantt chart, one row per device and per used channel, WIDTH columns. */
+void	pw_show(FILE *, const struct pw_problem *, const struct pw_schedule *,
+	    const struct pw_timing *, const struct pw_metrics *, int width);
+/* Metrics as text or JSON. */
+void	pw_metrics_print(FILE *, const struct pw_problem *, const struct pw_metrics *);
+int	pw_metrics_print_json(FILE *, const struct pw_problem *, const struct pw_metrics *);
+/* Every family on PROBLEM in one table. */
+void	pw_compare_print(FILE *, const struct pw_problem *);
+
+/* Export formats: one registry row each. */
+struct pw_export_format {
+	const char *name;	/* "chrome", "svg" */
+	const char *summary;
+	int	(*write)(FILE *, const struct pw_problem *, const struct pw_schedule *,
+		    const struct pw_timing *, const struct pw_metrics *, struct pw_error *);
+};
+
+extern const struct pw_export_format pw_export_formats[];
+extern const size_t pw_nexport_formats;
+const struct pw_export_format *pw_export_find(const char *name);
+
+#endif /* PIPEWRIGHT_H */

@@ -1,0 +1,413 @@
+/* problem.c - the problem model: stages, devices, memory, link, ops. */
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipewright.h"
+
+struct pw_problem *
+pw_problem_new(int devices, int nstages, int microbatches)
+{
+	struct pw_problem *p;
+	int d;
+
+	assert(devices > 0 && nstages > 0 && microbatches > 0);
+	p = pw_xcalloc(1, sizeof *p);
+	p->devices = devices;
+	p->nstages = nstages;
+	p->microbatches = microbatches;
+	p->stages = pw_xcalloc((size_t)nstages, sizeof *p->stages);
+	p->memory = pw_xcalloc((size_t)devices, sizeof *p->memory);
+	for (d = 0; d < devices; d++)
+		p->memory[d].limit = INFINITY;
+	p->link.group = pw_xcalloc((size_t)devices, sizeof *p->link.group);
+	return p;
+}
+
+void
+pw_problem_free(struct pw_problem *p)
+{
+	if (p == NULL)
+		return;
+	free(p->name);
+	free(p->stages);
+	free(p->memory);
+	free(p->link.group);
+	free(p);
+}
+
+struct pw_problem *
+pw_problem_copy(const struct pw_problem *src)
+{
+	struct pw_problem *p;
+
+	p = pw_problem_new(src->devices, src->nstages, src->microbatches);
+	p->name = src->name != NULL ? pw_xstrdup(src->name) : NULL;
+	p->comm = src->comm;
+	memcpy(p->stages, src->stages, (size_t)src->nstages * sizeof *p->stages);
+	memcpy(p->memory, src->memory, (size_t)src->devices * sizeof *p->memory);
+	free(p->link.group);
+	p->link = src->link;
+	p->link.group = pw_xcalloc((size_t)src->devices, sizeof *p->link.group);
+	memcpy(p->link.group, src->link.group,
+	    (size_t)src->devices * sizeof *p->link.group);
+	return p;
+}
+
+int
+pw_problem_place_loop(struct pw_problem *p, struct pw_error *err)
+{
+	int s;
+
+	if (p->nstages % p->devices != 0) {
+		pw_error_set(err, "loop placement needs the stage count (%d) to "
+		    "be a multiple of the device count (%d)", p->nstages,
+		    p->devices);
+		return PW_ERR_INPUT;
+	}
+	for (s = 0; s < p->nstages; s++)
+		p->stages[s].device = s % p->devices;
+	return PW_OK;
+}
+
+int
+pw_problem_place_v(struct pw_problem *p, struct pw_error *err)
+{
+	int s;
+
+	if (p->nstages != 2 * p->devices) {
+		pw_error_set(err, "V placement needs 2 stages per device (%d "
+		    "stages on %d devices)", p->nstages, p->devices);
+		return PW_ERR_INPUT;
+	}
+	for (s = 0; s < p->nstages; s++)
+		p->stages[s].device = s < p->devices ? s : p->nstages - 1 - s;
+	return PW_OK;
+}
+
+void
+pw_problem_set_comm(struct pw_problem *p, double comm)
+{
+	int s;
+
+	p->comm = comm;
+	for (s = 0; s < p->nstages; s++)
+		p->stages[s].comm = comm;
+}
+
+void
+pw_problem_set_link(struct pw_problem *p, double d2h, double h2d,
+    double latency, bool duplex)
+{
+	int d;
+
+	p->link.present = true;
+	p->link.d2h = d2h;
+	p->link.h2d = h2d;
+	p->link.latency = latency;
+	p->link.duplex = duplex;
+	p->link.ngroups = p->devices;
+	for (d = 0; d < p->devices; d++)
+		p->link.group[d] = d;
+}
+
+/* A value the model accepts: finite and not negative. */
+static bool
+pw_nonneg(double v)
+{
+	return isfinite(v) && v >= 0;
+}
+
+static int
+pw_validate_stage(const struct pw_problem *p, int s, const char *where,
+    struct pw_error *err)
+{
+	const struct pw_stage *st = &p->stages[s];
+	static const char *const name[] = { "f", "b", "w", "act", "hold",
+	    "offload", "comm" };
+	const double value[] = { st->f, st->b, st->w, st->act, st->hold,
+	    st->offload, st->comm };
+	size_t i;
+
+	if (st->device < 0 || st->device >= p->devices) {
+		pw_error_set(err, "%s: stages[%d].device: device %d does not "
+		    "exist (devices = %d)", where, s, st->device, p->devices);
+		return PW_ERR_INPUT;
+	}
+	for (i = 0; i < sizeof name / sizeof name[0]; i++) {
+		if (!pw_nonneg(value[i])) {
+			pw_error_set(err, "%s: stages[%d].%s: must be a "
+			    "non-negative number (got %g)", where, s, name[i],
+			    value[i]);
+			return PW_ERR_INPUT;
+		}
+	}
+	if (st->hold > st->act || st->offload > st->act) {
+		pw_error_set(err, "%s: stages[%d].%s: %g exceeds act %g", where,
+		    s, st->hold > st->act ? "hold" : "offload",
+		    st->hold > st->act ? st->hold : st->offload, st->act);
+		return PW_ERR_INPUT;
+	}
+	return PW_OK;
+}
+
+static int
+pw_validate_memory(const struct pw_problem *p, int d, const char *where,
+    struct pw_error *err)
+{
+	const struct pw_device_memory *mem = &p->memory[d];
+	double largest = 0;
+	int s, largest_stage = -1;
+	char need[32], have[32];
+
+	if (!pw_nonneg(mem->static_bytes)) {
+		pw_error_set(err, "%s: memory[%d].static: must be a non-negative "
+		    "number (got %g)", where, d, mem->static_bytes);
+		return PW_ERR_INPUT;
+	}
+	if (isnan(mem->limit) || mem->limit < 0) {
+		pw_error_set(err, "%s: memory[%d].limit: must be a non-negative "
+		    "number or null (got %g)", where, d, mem->limit);
+		return PW_ERR_INPUT;
+	}
+	for (s = 0; s < p->nstages; s++) {
+		if (p->stages[s].device == d && p->stages[s].act > largest) {
+			largest = p->stages[s].act;
+			largest_stage = s;
+		}
+	}
+	/* No schedule, offloaded or not, can run a microbatch through a stage
+	 * without holding its whole activation while F runs. */
+	if (mem->static_bytes + largest > mem->limit) {
+		pw_error_set(err, "%s: memory[%d].limit: %g is below what one "
+		    "microbatch needs on device %d (static %s + act of stage %d "
+		    "%s)", where, d, mem->limit, d,
+		    pw_fmt_bytes(need, sizeof need, mem->static_bytes),
+		    largest_stage,
+		    pw_fmt_bytes(have, sizeof have, largest));
+		return PW_ERR_INPUT;
+	}
+	return PW_OK;
+}
+
+int
+pw_problem_validate(const struct pw_problem *p, const char *where,
+    struct pw_error *err)
+{
+	int s, d, rc;
+
+	if (p->devices < 1 || p->nstages < 1 || p->microbatches < 1) {
+		pw_error_set(err, "%s: devices, stages and microbatches must be "
+		    "at least 1 (got %d, %d, %d)", where, p->devices,
+		    p->nstages, p->microbatches);
+		return PW_ERR_INPUT;
+	}
+	if (!pw_nonneg(p->comm)) {
+		pw_error_set(err, "%s: comm: must be a non-negative number "
+		    "(got %g)", where, p->comm);
+		return PW_ERR_INPUT;
+	}
+	for (s = 0; s < p->nstages; s++)
+		if ((rc = pw_validate_stage(p, s, where, err)) != PW_OK)
+			return rc;
+	for (d = 0; d < p->devices; d++)
+		if (pw_problem_chunks(p, d) == 0) {
+			pw_error_set(err, "%s: devices: device %d has no stage",
+			    where, d);
+			return PW_ERR_INPUT;
+		}
+	for (d = 0; d < p->devices; d++)
+		if ((rc = pw_validate_memory(p, d, where, err)) != PW_OK)
+			return rc;
+	if (p->link.present) {
+		if (!(p->link.d2h > 0 && isfinite(p->link.d2h)) ||
+		    !(p->link.h2d > 0 && isfinite(p->link.h2d))) {
+			pw_error_set(err, "%s: link: d2h and h2d must be positive "
+			    "bandwidths (got %g, %g)", where, p->link.d2h,
+			    p->link.h2d);
+			return PW_ERR_INPUT;
+		}
+		if (!pw_nonneg(p->link.latency)) {
+			pw_error_set(err, "%s: link.latency: must be a "
+			    "non-negative number (got %g)", where,
+			    p->link.latency);
+			return PW_ERR_INPUT;
+		}
+		for (d = 0; d < p->devices; d++)
+			assert(p->link.group[d] >= 0 &&
+			    p->link.group[d] < p->link.ngroups);
+	}
+	return PW_OK;
+}
+
+int
+pw_problem_chunks(const struct pw_problem *p, int device)
+{
+	int s, n = 0;
+
+	for (s = 0; s < p->nstages; s++)
+		n += p->stages[s].device == device;
+	return n;
+}
+
+bool
+pw_problem_is_loop(const struct pw_problem *p)
+{
+	int s;
+
+	if (p->nstages % p->devices != 0)
+		return false;
+	for (s = 0; s < p->nstages; s++)
+		if (p->stages[s].device != s % p->devices)
+			return false;
+	return true;
+}
+
+bool
+pw_problem_is_v(const struct pw_problem *p)
+{
+	int s;
+
+	if (p->nstages != 2 * p->devices)
+		return false;
+	for (s = 0; s < p->nstages; s++)
+		if (p->stages[s].device !=
+		    (s < p->devices ? s : p->nstages - 1 - s))
+			return false;
+	return true;
+}
+
+double
+pw_problem_hop(const struct pw_problem *p, int s)
+{
+	assert(s >= 0 && s + 1 < p->nstages);
+	if (p->stages[s].device == p->stages[s + 1].device)
+		return 0;
+	return p->stages[s].comm;
+}
+
+/* ------------------------------------------------------------------ */
+
+static const char *const pw_kind_names[PW_NKINDS] = {
+	"F", "B", "W", "BW", "OFFLOAD", "RELOAD"
+};
+
+const char *
+pw_kind_name(enum pw_kind kind)
+{
+	assert(kind >= 0 && kind < PW_NKINDS);
+	return pw_kind_names[kind];
+}
+
+int
+pw_kind_parse(const char *s, enum pw_kind *out)
+{
+	int k;
+
+	for (k = 0; k < PW_NKINDS; k++) {
+		if (strcmp(s, pw_kind_names[k]) == 0) {
+			*out = (enum pw_kind)k;
+			return PW_OK;
+		}
+	}
+	return PW_ERR_INPUT;
+}
+
+bool
+pw_kind_is_transfer(enum pw_kind kind)
+{
+	return kind == PW_OFFLOAD || kind == PW_RELOAD;
+}
+
+size_t
+pw_op_universe(const struct pw_problem *p)
+{
+	return (size_t)p->nstages * (size_t)p->microbatches * PW_NKINDS;
+}
+
+size_t
+pw_op_index(const struct pw_problem *p, struct pw_op op)
+{
+	assert(op.stage >= 0 && op.stage < p->nstages);
+	assert(op.mb >= 0 && op.mb < p->microbatches);
+	assert(op.kind >= 0 && op.kind < PW_NKINDS);
+	return ((size_t)op.stage * (size_t)p->microbatches + (size_t)op.mb) *
+	    PW_NKINDS + (size_t)op.kind;
+}
+
+struct pw_op
+pw_op_from_index(const struct pw_problem *p, size_t index)
+{
+	struct pw_op op;
+	size_t pair = index / PW_NKINDS;
+
+	assert(index < pw_op_universe(p));
+	op.kind = (enum pw_kind)(index % PW_NKINDS);
+	op.stage = (int)(pair / (size_t)p->microbatches);
+	op.mb = (int)(pair % (size_t)p->microbatches);
+	return op;
+}
+
+double
+pw_op_duration(const struct pw_problem *p, struct pw_op op)
+{
+	const struct pw_stage *st = &p->stages[op.stage];
+
+	switch (op.kind) {
+	case PW_F:
+		return st->f;
+	case PW_B:
+		return st->b;
+	case PW_W:
+		return st->w;
+	case PW_BW:
+		return st->b + st->w;
+	case PW_OFFLOAD:
+		return p->link.latency + st->offload / p->link.d2h;
+	case PW_RELOAD:
+		return p->link.latency + st->offload / p->link.h2d;
+	case PW_NKINDS:
+		break;
+	}
+	assert(!"unknown op kind");
+	return 0;
+}
+
+char *
+pw_op_name(char *buf, size_t len, struct pw_op op)
+{
+	snprintf(buf, len, "%s(%d,%d)", pw_kind_name(op.kind), op.stage, op.mb);
+	return buf;
+}
+
+int
+pw_problem_nchannels(const struct pw_problem *p)
+{
+	if (!p->link.present)
+		return 0;
+	return p->link.duplex ? 2 * p->link.ngroups : p->link.ngroups;
+}
+
+int
+pw_problem_channel(const struct pw_problem *p, int device, enum pw_kind kind)
+{
+	int group;
+
+	assert(p->link.present && pw_kind_is_transfer(kind));
+	group = p->link.group[device];
+	if (!p->link.duplex)
+		return group;
+	return 2 * group + (kind == PW_RELOAD);
+}
+
+char *
+pw_channel_name(const struct pw_problem *p, int channel, char *buf, size_t len)
+{
+	if (!p->link.duplex)
+		snprintf(buf, len, "link%d", channel);
+	else
+		snprintf(buf, len, "link%d.%s", channel / 2,
+		    channel % 2 == 0 ? "d2h" : "h2d");
+	return buf;
+}

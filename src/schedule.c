@@ -1,0 +1,94 @@
+/* schedule.c - a schedule: per-resource orders plus reload anchors. */
+#include <assert.h>
+#include <stdlib.h>
+
+#include "pipewright.h"
+
+struct pw_schedule *
+pw_schedule_new(const struct pw_problem *p)
+{
+	struct pw_schedule *sched;
+	size_t i, n = (size_t)p->nstages * (size_t)p->microbatches;
+
+	sched = pw_xcalloc(1, sizeof *sched);
+	sched->ndevices = p->devices;
+	sched->device = pw_xcalloc((size_t)p->devices, sizeof *sched->device);
+	sched->nchannels = pw_problem_nchannels(p);
+	sched->channel = pw_xcalloc((size_t)sched->nchannels,
+	    sizeof *sched->channel);
+	sched->nstages = p->nstages;
+	sched->microbatches = p->microbatches;
+	sched->anchor = pw_xmalloc(n * sizeof *sched->anchor);
+	for (i = 0; i < n; i++)
+		sched->anchor[i].kind = PW_NKINDS;
+	return sched;
+}
+
+void
+pw_schedule_free(struct pw_schedule *sched)
+{
+	int i;
+
+	if (sched == NULL)
+		return;
+	for (i = 0; i < sched->ndevices; i++)
+		free(sched->device[i].ops);
+	for (i = 0; i < sched->nchannels; i++)
+		free(sched->channel[i].ops);
+	free(sched->device);
+	free(sched->channel);
+	free(sched->anchor);
+	free(sched->family);
+	free(sched);
+}
+
+void
+pw_seq_push(struct pw_seq *seq, struct pw_op op)
+{
+	if (seq->len == seq->cap) {
+		seq->cap = seq->cap == 0 ? 16 : seq->cap * 2;
+		seq->ops = pw_xreallocarray(seq->ops, (size_t)seq->cap,
+		    sizeof *seq->ops);
+	}
+	seq->ops[seq->len++] = op;
+}
+
+void
+pw_schedule_append(struct pw_schedule *sched, const struct pw_problem *p,
+    struct pw_op op)
+{
+	int device;
+
+	assert(op.stage >= 0 && op.stage < p->nstages);
+	device = p->stages[op.stage].device;
+	if (pw_kind_is_transfer(op.kind))
+		pw_seq_push(&sched->channel[pw_problem_channel(p, device,
+		    op.kind)], op);
+	else
+		pw_seq_push(&sched->device[device], op);
+}
+
+void
+pw_schedule_set_anchor(struct pw_schedule *sched, int stage, int mb,
+    struct pw_op anchor)
+{
+	assert(stage >= 0 && stage < sched->nstages);
+	assert(mb >= 0 && mb < sched->microbatches);
+	sched->anchor[(size_t)stage * (size_t)sched->microbatches + (size_t)mb] =
+	    anchor;
+}
+
+bool
+pw_schedule_anchor(const struct pw_schedule *sched, int stage, int mb,
+    struct pw_op *out)
+{
+	struct pw_op a;
+
+	a = sched->anchor[(size_t)stage * (size_t)sched->microbatches +
+	    (size_t)mb];
+	if (a.kind == PW_NKINDS)
+		return false;
+	if (out != NULL)
+		*out = a;
+	return true;
+}

@@ -1,0 +1,230 @@
+/* util.c - errors, the allocation wrapper, atomic output files, units. */
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pipewright.h"
+
+void
+pw_error_set(struct pw_error *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	va_end(ap);
+}
+
+void
+pw_error_append(struct pw_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	size_t used;
+
+	if (err == NULL)
+		return;
+	used = strnlen(err->msg, sizeof err->msg);
+	if (used + 1 >= sizeof err->msg)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err->msg + used, sizeof err->msg - used, fmt, ap);
+	va_end(ap);
+}
+
+static void *
+pw_check_alloc(void *ptr, size_t size)
+{
+	if (ptr == NULL && size != 0) {
+		fprintf(stderr, "pipewright: out of memory allocating %zu bytes\n",
+		    size);
+		abort();
+	}
+	return ptr;
+}
+
+void *
+pw_xmalloc(size_t size)
+{
+	return pw_check_alloc(malloc(size == 0 ? 1 : size), size);
+}
+
+void *
+pw_xcalloc(size_t nmemb, size_t size)
+{
+	if (nmemb == 0 || size == 0)
+		nmemb = size = 1;
+	return pw_check_alloc(calloc(nmemb, size), nmemb * size);
+}
+
+void *
+pw_xreallocarray(void *ptr, size_t nmemb, size_t size)
+{
+	if (size != 0 && nmemb > SIZE_MAX / size) {
+		fprintf(stderr, "pipewright: allocation of %zu x %zu bytes "
+		    "overflows\n", nmemb, size);
+		abort();
+	}
+	if (nmemb == 0 || size == 0)
+		nmemb = size = 1;
+	return pw_check_alloc(realloc(ptr, nmemb * size), nmemb * size);
+}
+
+char *
+pw_xstrdup(const char *s)
+{
+	size_t len = strlen(s) + 1;
+
+	return memcpy(pw_xmalloc(len), s, len);
+}
+
+char *
+pw_xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	int len;
+	char *s;
+
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	assert(len >= 0);
+	s = pw_xmalloc((size_t)len + 1);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)len + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+int
+pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
+{
+	int fd;
+
+	memset(out, 0, sizeof *out);
+	if (strcmp(path, "-") == 0) {
+		out->fp = stdout;
+		return PW_OK;
+	}
+	out->path = pw_xstrdup(path);
+	out->tmp = pw_xasprintf("%s.tmp.XXXXXX", path);
+	fd = mkstemp(out->tmp);
+	if (fd == -1 || (out->fp = fdopen(fd, "w")) == NULL) {
+		pw_error_set(err, "%s: cannot write: %s", path, strerror(errno));
+		if (fd != -1) {
+			close(fd);
+			unlink(out->tmp);
+		}
+		free(out->tmp);
+		free(out->path);
+		memset(out, 0, sizeof *out);
+		return PW_ERR_IO;
+	}
+	return PW_OK;
+}
+
+int
+pw_outfile_commit(struct pw_outfile *out, struct pw_error *err)
+{
+	int rc = PW_OK;
+
+	if (out->tmp == NULL) {
+		if (fflush(out->fp) != 0 || ferror(out->fp)) {
+			pw_error_set(err, "stdout: write failed: %s",
+			    strerror(errno));
+			rc = PW_ERR_IO;
+		}
+		memset(out, 0, sizeof *out);
+		return rc;
+	}
+	if (ferror(out->fp) || fflush(out->fp) != 0 ||
+	    fsync(fileno(out->fp)) != 0) {
+		pw_error_set(err, "%s: write failed: %s", out->path,
+		    strerror(errno));
+		pw_outfile_abort(out);
+		return PW_ERR_IO;
+	}
+	if (fclose(out->fp) != 0) {
+		pw_error_set(err, "%s: write failed: %s", out->path,
+		    strerror(errno));
+		out->fp = NULL;
+		pw_outfile_abort(out);
+		return PW_ERR_IO;
+	}
+	out->fp = NULL;
+	if (rename(out->tmp, out->path) != 0) {
+		pw_error_set(err, "%s: cannot replace: %s", out->path,
+		    strerror(errno));
+		pw_outfile_abort(out);
+		return PW_ERR_IO;
+	}
+	free(out->tmp);
+	free(out->path);
+	memset(out, 0, sizeof *out);
+	return PW_OK;
+}
+
+void
+pw_outfile_abort(struct pw_outfile *out)
+{
+	if (out->tmp != NULL) {
+		if (out->fp != NULL)
+			fclose(out->fp);
+		unlink(out->tmp);
+	}
+	free(out->tmp);
+	free(out->path);
+	memset(out, 0, sizeof *out);
+}
+
+/* Picks the largest unit not above VALUE so numbers read like 12.5 ms. */
+static char *
+pw_fmt_scaled(char *buf, size_t len, double value, const double *scale,
+    const char *const *unit, int nunits)
+{
+	int i;
+
+	if (isinf(value)) {
+		snprintf(buf, len, "%s", value > 0 ? "inf" : "-inf");
+		return buf;
+	}
+	if (isnan(value)) {
+		snprintf(buf, len, "n/a");
+		return buf;
+	}
+	for (i = 0; i < nunits - 1; i++)
+		if (fabs(value) >= scale[i])
+			break;
+	snprintf(buf, len, "%.4g %s", value / scale[i], unit[i]);
+	return buf;
+}
+
+char *
+pw_fmt_seconds(char *buf, size_t len, double seconds)
+{
+	static const double scale[] = { 1, 1e-3, 1e-6, 1e-9 };
+	static const char *const unit[] = { "s", "ms", "us", "ns" };
+
+	if (seconds == 0) {
+		snprintf(buf, len, "0 s");
+		return buf;
+	}
+	return pw_fmt_scaled(buf, len, seconds, scale, unit, 4);
+}
+
+char *
+pw_fmt_bytes(char *buf, size_t len, double bytes)
+{
+	static const double scale[] = { 1099511627776.0, 1073741824.0,
+	    1048576.0, 1024.0, 1 };
+	static const char *const unit[] = { "TiB", "GiB", "MiB", "KiB", "B" };
+
+	return pw_fmt_scaled(buf, len, bytes, scale, unit, 5);
+}
