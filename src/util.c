@@ -1,5 +1,5 @@
 /* util.c - errors, the allocation wrapper, atomic output files, units. */
-#include <assert.h>
+#define _GNU_SOURCE	/* vasprintf */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -89,17 +89,17 @@ char *
 pw_xasprintf(const char *fmt, ...)
 {
 	va_list ap;
-	int len;
 	char *s;
+	int len;
 
 	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap);
+	len = vasprintf(&s, fmt, ap);
 	va_end(ap);
-	assert(len >= 0);
-	s = pw_xmalloc((size_t)len + 1);
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)len + 1, fmt, ap);
-	va_end(ap);
+	if (len < 0) {
+		fprintf(stderr, "pipewright: out of memory formatting \"%s\"\n",
+		    fmt);
+		abort();
+	}
 	return s;
 }
 

@@ -1,0 +1,121 @@
+/* test_util.c - allocation helpers, atomic output files, unit formatting. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pipewright.h"
+#include "tap.h"
+
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	size_t n;
+
+	if (f == NULL)
+		return NULL;
+	buf = pw_xcalloc(1, 4096);
+	n = fread(buf, 1, 4095, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Counts the entries of DIR whose names start with PREFIX. */
+static int
+count_prefixed(const char *dir, const char *prefix)
+{
+	char *cmd = pw_xasprintf("ls -a '%s' | grep -c '^%s'", dir, prefix);
+	FILE *p = popen(cmd, "r");
+	int n = -1;
+
+	if (p != NULL) {
+		if (fscanf(p, "%d", &n) != 1)
+			n = -1;
+		pclose(p);
+	}
+	free(cmd);
+	return n;
+}
+
+static void
+test_outfile(void)
+{
+	char dir[] = "/tmp/pw-test-util-XXXXXX";
+	struct pw_outfile out;
+	struct pw_error err;
+	char *path, *text;
+
+	if (!tap_ok(mkdtemp(dir) != NULL, "temporary directory"))
+		return;
+	path = pw_xasprintf("%s/out.txt", dir);
+
+	tap_int(pw_outfile_open(&out, path, &err), PW_OK, "open");
+	fputs("first\n", out.fp);
+	tap_ok(access(path, F_OK) != 0, "nothing at the path before commit");
+	tap_int(pw_outfile_commit(&out, &err), PW_OK, "commit");
+	text = slurp(path);
+	tap_str(text, "first\n", "committed content");
+	free(text);
+
+	tap_int(pw_outfile_open(&out, path, &err), PW_OK, "reopen");
+	fputs("second\n", out.fp);
+	pw_outfile_abort(&out);
+	text = slurp(path);
+	tap_str(text, "first\n", "abort keeps the old file");
+	free(text);
+	tap_int(count_prefixed(dir, "out.txt.tmp"), 0, "abort leaves no temporary file");
+
+	free(path);
+	path = pw_xasprintf("%s/missing/out.txt", dir);
+	tap_int(pw_outfile_open(&out, path, &err), PW_ERR_IO, "missing directory fails");
+	tap_ok(strstr(err.msg, "missing/out.txt: cannot write: ") != NULL,
+	    "error names the path (%s)", err.msg);
+	free(path);
+
+	path = pw_xasprintf("%s/out.txt", dir);
+	unlink(path);
+	free(path);
+	rmdir(dir);
+}
+
+static void
+test_format(void)
+{
+	char buf[32];
+
+	tap_str(pw_fmt_seconds(buf, sizeof buf, 0.0125), "12.5 ms", "milliseconds");
+	tap_str(pw_fmt_seconds(buf, sizeof buf, 3), "3 s", "seconds");
+	tap_str(pw_fmt_seconds(buf, sizeof buf, 18.522e-6), "18.52 us", "microseconds");
+	tap_str(pw_fmt_seconds(buf, sizeof buf, 0), "0 s", "zero");
+	tap_str(pw_fmt_bytes(buf, sizeof buf, 80.0 * 1073741824.0), "80 GiB", "GiB");
+	tap_str(pw_fmt_bytes(buf, sizeof buf, 1536), "1.5 KiB", "KiB");
+	tap_str(pw_fmt_bytes(buf, sizeof buf, 3), "3 B", "bytes");
+	tap_str(pw_fmt_bytes(buf, sizeof buf, INFINITY), "inf", "unlimited");
+}
+
+static void
+test_strings(void)
+{
+	char *s = pw_xasprintf("%s-%d", "stage", 7);
+	struct pw_error err;
+
+	tap_str(s, "stage-7", "asprintf");
+	free(s);
+	pw_error_set(&err, "a %d", 1);
+	pw_error_append(&err, ", b %d", 2);
+	tap_str(err.msg, "a 1, b 2", "error append");
+}
+
+int
+main(void)
+{
+	test_outfile();
+	test_format();
+	test_strings();
+	return tap_done();
+}
