@@ -235,8 +235,13 @@ pw_problem_validate(const struct pw_problem *p, const char *where,
 			return PW_ERR_INPUT;
 		}
 		for (d = 0; d < p->devices; d++)
-			assert(p->link.group[d] >= 0 &&
-			    p->link.group[d] < p->link.ngroups);
+			if (p->link.group[d] < 0 ||
+			    p->link.group[d] >= p->link.ngroups) {
+				pw_error_set(err, "%s: link.groups: device %d is "
+				    "in group %d of %d", where, d,
+				    p->link.group[d], p->link.ngroups);
+				return PW_ERR_INPUT;
+			}
 	}
 	return PW_OK;
 }

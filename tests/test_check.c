@@ -1,0 +1,550 @@
+/*
+ * test_check.c - the checker on hand-built timed ops.
+ *
+ * The base case: 2 devices, stage s on device s, 2 microbatches, split
+ * backward, stage 0 offloads; every time below is worked out by hand.
+ *
+ *   f = 1, b = 2, w = 1; comm 0.5; act 4/3, hold 1, offload 2 (stage 0)
+ *   link: d2h 2, h2d 4 bytes/s, latency 0.25, duplex, one group for both
+ *         devices (OFFLOAD 0.25 + 2/2 = 1.25 s, RELOAD 0.25 + 2/4 = 0.75 s)
+ *
+ *   device 0   F00 [0,1] F01 [1,2] B00 [5,7] W00 [7,8] B01 [9,11] W01 [11,12]
+ *   device 1   F10 [1.5,2.5] B10 [2.5,4.5] W10 [4.5,5.5]
+ *              F11 [5.5,6.5] B11 [6.5,8.5] W11 [8.5,9.5]
+ *   link0.d2h  OFFLOAD00 [1,2.25] OFFLOAD01 [2.25,3.5]
+ *   link0.h2d  RELOAD00 [4.25,5] (anchor F01)  RELOAD01 [8.25,9] (anchor W00)
+ *
+ * Memory of device 0 (static 1): 5 at 0, 9 at 1 (the peak), 7 at 2.25,
+ * 5 at 3.5, 7 at 4.25, 4 at 7, 3 at 8, 5 at 8.25, 2 at 11, 1 at 12; its
+ * limit is 9.  Device 1 (static 0): 3 at 1.5, 1 at 4.5, and at 5.5 W10
+ * frees 1 while F11 allocates 3: 3 when frees come first (4 otherwise);
+ * its limit is 3.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pipewright.h"
+#include "tap.h"
+
+struct list {
+	struct pw_timed_op op[32];
+	size_t	n;
+};
+
+static void
+add(struct list *l, const struct pw_problem *p, enum pw_kind kind, int s,
+    int j, double start, double end)
+{
+	struct pw_timed_op *t = &l->op[l->n++];
+
+	memset(t, 0, sizeof *t);
+	t->op = (struct pw_op){ kind, s, j };
+	t->device = p->stages[s].device;
+	t->start = start;
+	t->end = end;
+	if (pw_kind_is_transfer(kind))
+		t->bytes = p->stages[s].offload;
+}
+
+static struct pw_timed_op *
+get(struct list *l, enum pw_kind kind, int s, int j)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->op[i].op.kind == kind && l->op[i].op.stage == s &&
+		    l->op[i].op.mb == j)
+			return &l->op[i];
+	return NULL;
+}
+
+static void
+drop(struct list *l, enum pw_kind kind, int s, int j)
+{
+	struct pw_timed_op *t = get(l, kind, s, j);
+	size_t i = (size_t)(t - l->op);
+
+	memmove(t, t + 1, (l->n - i - 1) * sizeof *t);
+	l->n--;
+}
+
+static void
+move(struct list *l, enum pw_kind kind, int s, int j, double start, double end)
+{
+	struct pw_timed_op *t = get(l, kind, s, j);
+
+	t->start = start;
+	t->end = end;
+}
+
+static void
+anchor(struct list *l, int s, int j, enum pw_kind kind, int as, int aj)
+{
+	struct pw_timed_op *t = get(l, PW_RELOAD, s, j);
+
+	t->has_anchor = true;
+	t->anchor = (struct pw_op){ kind, as, aj };
+}
+
+/* Checks L and expects WANT violations; with WANT 1, NEEDLE is the whole
+ * message, otherwise a part of some message. */
+static void
+expect(const struct pw_problem *p, const struct list *l, int want,
+    const char *needle, const char *label)
+{
+	struct pw_violations v;
+	bool found = false;
+	int n, i;
+
+	n = pw_check(p, l->op, l->n, &v);
+	tap_int(n, want, "%s: %d violation(s)", label, want);
+	tap_int(v.n, n, "%s: one message per violation", label);
+	if (n != want)
+		for (i = 0; i < v.n; i++)
+			tap_diag("  %s", v.msg[i]);
+	if (needle != NULL && want == 1) {
+		tap_str(v.n > 0 ? v.msg[0] : NULL, needle, "%s: message", label);
+	} else if (needle != NULL) {
+		for (i = 0; i < v.n; i++)
+			found |= strstr(v.msg[i], needle) != NULL;
+		tap_ok(found, "%s: a message names %s", label, needle);
+	}
+	pw_violations_free(&v);
+	tap_ok(v.n == 0 && v.msg == NULL, "%s: violations freed", label);
+}
+
+static struct pw_problem *
+base_problem(void)
+{
+	struct pw_problem *p = pw_problem_new(2, 2, 2);
+	struct pw_error err;
+	int s;
+
+	for (s = 0; s < 2; s++) {
+		p->stages[s].device = s;
+		p->stages[s].f = 1;
+		p->stages[s].b = 2;
+		p->stages[s].w = 1;
+		p->stages[s].hold = 1;
+	}
+	p->stages[0].act = 4;
+	p->stages[0].offload = 2;
+	p->stages[1].act = 3;
+	pw_problem_set_comm(p, 0.5);
+	p->memory[0] = (struct pw_device_memory){ 1, 9 };
+	p->memory[1] = (struct pw_device_memory){ 0, 3 };
+	pw_problem_set_link(p, 2, 4, 0.25, true);
+	p->link.ngroups = 1;
+	p->link.group[1] = 0;
+	if (pw_problem_validate(p, "base", &err) != PW_OK)
+		tap_diag("base problem: %s", err.msg);
+	return p;
+}
+
+static void
+base_list(struct list *l, const struct pw_problem *p)
+{
+	l->n = 0;
+	add(l, p, PW_F, 0, 0, 0, 1);
+	add(l, p, PW_F, 0, 1, 1, 2);
+	add(l, p, PW_B, 0, 0, 5, 7);
+	add(l, p, PW_W, 0, 0, 7, 8);
+	add(l, p, PW_B, 0, 1, 9, 11);
+	add(l, p, PW_W, 0, 1, 11, 12);
+	add(l, p, PW_F, 1, 0, 1.5, 2.5);
+	add(l, p, PW_B, 1, 0, 2.5, 4.5);
+	add(l, p, PW_W, 1, 0, 4.5, 5.5);
+	add(l, p, PW_F, 1, 1, 5.5, 6.5);
+	add(l, p, PW_B, 1, 1, 6.5, 8.5);
+	add(l, p, PW_W, 1, 1, 8.5, 9.5);
+	add(l, p, PW_OFFLOAD, 0, 0, 1, 2.25);
+	add(l, p, PW_OFFLOAD, 0, 1, 2.25, 3.5);
+	add(l, p, PW_RELOAD, 0, 0, 4.25, 5);
+	add(l, p, PW_RELOAD, 0, 1, 8.25, 9);
+	anchor(l, 0, 0, PW_F, 0, 1);
+	anchor(l, 0, 1, PW_W, 0, 0);
+}
+
+static void
+test_valid(const struct pw_problem *p)
+{
+	struct list l;
+
+	base_list(&l, p);
+	expect(p, &l, 0, NULL, "valid base schedule");
+	get(&l, PW_W, 1, 1)->end = 9.5 + 1e-12;
+	expect(p, &l, 0, NULL, "an end off by 1e-12 is within tolerance");
+}
+
+static void
+test_presence(const struct pw_problem *p)
+{
+	struct list l;
+
+	base_list(&l, p);
+	drop(&l, PW_W, 0, 1);
+	expect(p, &l, 1, "missing W(0,1)", "W dropped");
+
+	base_list(&l, p);
+	drop(&l, PW_RELOAD, 0, 1);
+	expect(p, &l, 1, "missing RELOAD(0,1) to match OFFLOAD(0,1)",
+	    "RELOAD dropped");
+
+	base_list(&l, p);
+	l.op[l.n] = l.op[0];
+	l.n++;
+	expect(p, &l, 1, "F(0,0) appears more than once (ops 0 and 16)",
+	    "duplicate F");
+}
+
+static void
+test_admit(const struct pw_problem *p)
+{
+	struct pw_problem *q;
+	struct list l;
+
+	base_list(&l, p);
+	add(&l, p, PW_F, 1, 0, 20, 21);
+	l.op[l.n - 1].op.stage = 5;
+	expect(p, &l, 1, "op 16 (kind 0, stage 5, mb 0) is not an op of the "
+	    "problem (2 stages, 2 microbatches)", "stage out of range");
+
+	base_list(&l, p);
+	get(&l, PW_F, 0, 0)->device = 1;
+	expect(p, &l, 1, "F(0,0) is stated on device 1, but stage 0 runs on "
+	    "device 0", "wrong device");
+
+	base_list(&l, p);
+	add(&l, p, PW_OFFLOAD, 1, 0, 2.5, 2.75);
+	expect(p, &l, 1, "OFFLOAD(1,0): stage 1 has no offload bytes",
+	    "transfer of a stage without offload");
+
+	base_list(&l, p);
+	get(&l, PW_OFFLOAD, 0, 0)->bytes = 3;
+	expect(p, &l, 1, "OFFLOAD(0,0) moves 3 bytes, but stage 0 offloads 2",
+	    "wrong bytes");
+
+	base_list(&l, p);
+	get(&l, PW_W, 0, 1)->end = INFINITY;
+	expect(p, &l, 1, "W(0,1) has a non-finite time (start 11, end inf)",
+	    "infinite end");
+
+	base_list(&l, p);
+	get(&l, PW_F, 1, 0)->has_anchor = true;
+	expect(p, &l, 1, "F(1,0) names an anchor, but only a RELOAD may",
+	    "anchor on F");
+
+	q = pw_problem_copy(p);
+	q->link.present = false;
+	base_list(&l, q);
+	expect(q, &l, 4, "OFFLOAD(0,0): the problem has no offload link",
+	    "transfers without a link");
+	pw_problem_free(q);
+}
+
+static void
+test_durations(const struct pw_problem *p)
+{
+	struct list l;
+
+	base_list(&l, p);
+	get(&l, PW_W, 1, 1)->end = 9.75;
+	expect(p, &l, 1, "W(1,1) lasts 1.25 (from 8.5 to 9.75), but should "
+	    "last 1", "W too long");
+
+	base_list(&l, p);
+	get(&l, PW_RELOAD, 0, 0)->end = 4.75;
+	expect(p, &l, 1, "RELOAD(0,0) lasts 0.5 (from 4.25 to 4.75), but "
+	    "should last 0.75", "RELOAD too short");
+}
+
+static void
+test_dependencies(const struct pw_problem *p)
+{
+	struct list l;
+
+	base_list(&l, p);
+	move(&l, PW_OFFLOAD, 0, 0, 0.5, 1.75);
+	expect(p, &l, 1, "OFFLOAD(0,0) starts at 0.5 before F(0,0) ends at 1",
+	    "OFFLOAD before its F ends");
+
+	base_list(&l, p);
+	move(&l, PW_RELOAD, 0, 1, 3.25, 4);
+	get(&l, PW_RELOAD, 0, 1)->has_anchor = false;
+	expect(p, &l, 1, "RELOAD(0,1) starts at 3.25 before OFFLOAD(0,1) ends "
+	    "at 3.5", "RELOAD before its OFFLOAD ends");
+
+	base_list(&l, p);
+	move(&l, PW_RELOAD, 0, 1, 8.5, 9.25);
+	expect(p, &l, 1, "B(0,1) starts at 9 before RELOAD(0,1) ends at 9.25",
+	    "B before its RELOAD ends");
+
+	base_list(&l, p);
+	move(&l, PW_F, 1, 0, 1, 2);
+	expect(p, &l, 1, "F(1,0) starts at 1 before F(0,0) ends at 1 plus "
+	    "comm 0.5", "F ignoring comm");
+
+	base_list(&l, p);
+	move(&l, PW_RELOAD, 0, 1, 8, 8.75);
+	move(&l, PW_B, 0, 1, 8.75, 10.75);
+	expect(p, &l, 1, "B(0,1) starts at 8.75 before B(1,1) ends at 8.5 plus "
+	    "comm 0.5", "B ignoring comm");
+}
+
+/* One device, two stages: the hop between them costs nothing. */
+static void
+test_same_device_hop(void)
+{
+	struct pw_problem *p = pw_problem_new(1, 2, 1);
+	struct list l = { .n = 0 };
+	int s;
+
+	for (s = 0; s < 2; s++) {
+		p->stages[s].f = 1;
+		p->stages[s].b = 1;
+		p->stages[s].act = 1;
+	}
+	pw_problem_set_comm(p, 0.5);
+	add(&l, p, PW_F, 0, 0, 0, 1);
+	add(&l, p, PW_F, 1, 0, 1, 2);
+	add(&l, p, PW_BW, 1, 0, 2, 3);
+	add(&l, p, PW_BW, 0, 0, 3, 4);
+	expect(p, &l, 0, NULL, "no comm between stages on one device");
+	pw_problem_free(p);
+}
+
+static void
+test_resources(const struct pw_problem *p)
+{
+	struct list l;
+
+	base_list(&l, p);
+	move(&l, PW_F, 0, 1, 0.5, 1.5);
+	expect(p, &l, 1, "device 0 runs F(0,0) [0, 1] and F(0,1) [0.5, 1.5] at "
+	    "once", "device overlap");
+
+	base_list(&l, p);
+	move(&l, PW_OFFLOAD, 0, 1, 2, 3.25);
+	expect(p, &l, 1, "link0.d2h runs OFFLOAD(0,0) [1, 2.25] and "
+	    "OFFLOAD(0,1) [2, 3.25] at once", "channel overlap");
+}
+
+/* Two devices, each stage offloads through one link: F [0,1] and [1,2],
+ * OFFLOAD00 [1,2], OFFLOAD10 [2,3], RELOAD10 [3,4], BW10 [4,5],
+ * RELOAD00 [4,5], BW00 [5,6]; valid whatever the groups and duplex. */
+static struct pw_problem *
+mini_problem(bool duplex, bool shared)
+{
+	struct pw_problem *p = pw_problem_new(2, 2, 1);
+	int s;
+
+	for (s = 0; s < 2; s++) {
+		p->stages[s] = (struct pw_stage){ .device = s, .f = 1, .b = 1,
+		    .act = 1, .offload = 1 };
+	}
+	pw_problem_set_link(p, 1, 1, 0, duplex);
+	if (shared) {
+		p->link.ngroups = 1;
+		p->link.group[1] = 0;
+	}
+	return p;
+}
+
+static void
+mini_list(struct list *l, const struct pw_problem *p)
+{
+	l->n = 0;
+	add(l, p, PW_F, 0, 0, 0, 1);
+	add(l, p, PW_F, 1, 0, 1, 2);
+	add(l, p, PW_OFFLOAD, 0, 0, 1, 2);
+	add(l, p, PW_OFFLOAD, 1, 0, 2, 3);
+	add(l, p, PW_RELOAD, 1, 0, 3, 4);
+	add(l, p, PW_BW, 1, 0, 4, 5);
+	add(l, p, PW_RELOAD, 0, 0, 4, 5);
+	add(l, p, PW_BW, 0, 0, 5, 6);
+}
+
+static void
+test_channels(void)
+{
+	static const char *const what[] = { "half duplex, own groups",
+	    "half duplex, shared group", "duplex, own groups",
+	    "duplex, shared group" };
+	/* The overlap when OFFLOAD00 moves to [1.5,2.5] and when RELOAD00
+	 * moves to [2,3], per configuration; NULL where there is none. */
+	static const char *const offload_clash[] = { NULL,
+	    "link0 runs OFFLOAD(0,0) [1.5, 2.5] and OFFLOAD(1,0) [2, 3] at once",
+	    NULL, "link0.d2h runs OFFLOAD(0,0) [1.5, 2.5] and OFFLOAD(1,0) "
+	    "[2, 3] at once" };
+	static const char *const reload_clash[] = { NULL,
+	    "link0 runs OFFLOAD(1,0) [2, 3] and RELOAD(0,0) [2, 3] at once",
+	    NULL, NULL };
+	struct pw_problem *p;
+	struct list l;
+	char label[128];
+	int k;
+
+	for (k = 0; k < 4; k++) {
+		p = mini_problem(k >= 2, k % 2 == 1);
+		mini_list(&l, p);
+		snprintf(label, sizeof label, "%s: valid", what[k]);
+		expect(p, &l, 0, NULL, label);
+
+		move(&l, PW_OFFLOAD, 0, 0, 1.5, 2.5);
+		snprintf(label, sizeof label, "%s: offloads of two devices",
+		    what[k]);
+		expect(p, &l, offload_clash[k] != NULL, offload_clash[k], label);
+
+		mini_list(&l, p);
+		move(&l, PW_RELOAD, 0, 0, 2, 3);
+		snprintf(label, sizeof label, "%s: reload beside an offload",
+		    what[k]);
+		expect(p, &l, reload_clash[k] != NULL, reload_clash[k], label);
+		pw_problem_free(p);
+	}
+}
+
+static void
+test_backward_forms(void)
+{
+	struct pw_problem *p = mini_problem(true, false);
+	struct list l;
+
+	mini_list(&l, p);
+	add(&l, p, PW_W, 0, 0, 6, 6);
+	expect(p, &l, 1, "BW(0,0) and W(0,0) both present: a backward is fused "
+	    "or split, not both", "BW mixed with W");
+
+	mini_list(&l, p);
+	drop(&l, PW_BW, 1, 0);
+	expect(p, &l, 1, "missing BW(1,0) (or B and W)", "backward missing");
+	pw_problem_free(p);
+}
+
+static void
+test_anchors(const struct pw_problem *p)
+{
+	struct list l;
+
+	base_list(&l, p);
+	anchor(&l, 0, 0, PW_B, 0, 0);
+	expect(p, &l, 1, "RELOAD(0,0) starts at 4.25 before its anchor B(0,0) "
+	    "starts at 5", "reload before its anchor");
+
+	base_list(&l, p);
+	anchor(&l, 0, 0, PW_F, 1, 0);
+	expect(p, &l, 1, "RELOAD(0,0) is anchored at F(1,0) on device 1, not "
+	    "on its own device 0", "anchor on another device");
+
+	base_list(&l, p);
+	anchor(&l, 0, 0, PW_OFFLOAD, 0, 0);
+	expect(p, &l, 1, "RELOAD(0,0) is anchored at OFFLOAD(0,0), which is no "
+	    "compute op", "anchor not compute");
+
+	base_list(&l, p);
+	anchor(&l, 0, 1, PW_W, 0, 7);
+	expect(p, &l, 1, "RELOAD(0,1) is anchored at (kind 2, stage 0, mb 7), "
+	    "which is no op of the problem", "anchor outside the problem");
+
+	base_list(&l, p);
+	drop(&l, PW_W, 0, 0);
+	drop(&l, PW_RELOAD, 0, 1);
+	add(&l, p, PW_RELOAD, 0, 1, 8.25, 9);
+	anchor(&l, 0, 1, PW_W, 0, 0);
+	expect(p, &l, 2, "RELOAD(0,1) is anchored at W(0,0), which is not "
+	    "listed", "anchor not listed");
+}
+
+static void
+test_memory(const struct pw_problem *p)
+{
+	struct pw_problem *q = pw_problem_copy(p);
+	struct list l;
+
+	base_list(&l, q);
+	q->memory[0].limit = 8.5;
+	expect(q, &l, 1, "device 0 holds 9 bytes at 1 (at F(0,1)), over its "
+	    "limit 8.5", "memory over the limit");
+
+	q->memory[0].limit = 9 + 1e-6;
+	q->memory[1].limit = 3 - 1e-6;
+	expect(q, &l, 1, "device 1 holds 3 bytes at 1.5 (at F(1,0)), over its "
+	    "limit 2.999999", "limit just below the peak");
+
+	q->memory[1].limit = 3;
+	q->memory[1].static_bytes = 3.5;
+	expect(q, &l, 1, "device 1: static memory 3.5 exceeds its limit 3",
+	    "static over the limit");
+	pw_problem_free(q);
+}
+
+/* One device, fused backward, act 2: BW00 frees 2 at 2 as F01 allocates
+ * 2, so a limit of 2 holds only when frees come first. */
+static void
+test_frees_first(void)
+{
+	struct pw_problem *p = pw_problem_new(1, 1, 2);
+	struct list l = { .n = 0 };
+
+	p->stages[0] = (struct pw_stage){ .f = 1, .b = 1, .act = 2 };
+	p->memory[0].limit = 2;
+	add(&l, p, PW_F, 0, 0, 0, 1);
+	add(&l, p, PW_BW, 0, 0, 1, 2);
+	add(&l, p, PW_F, 0, 1, 2, 3);
+	add(&l, p, PW_BW, 0, 1, 3, 4);
+	expect(p, &l, 0, NULL, "frees before allocations at an equal instant");
+	/* The base case's device 1 has the same tie at 5.5. */
+	p->memory[0].limit = 1.5;
+	expect(p, &l, 1, "device 0 holds 2 bytes at 0 (at F(0,0)), over its "
+	    "limit 1.5", "and the limit binds");
+	pw_problem_free(p);
+}
+
+/* One device, act 2 fully offloaded between F00 and F01:
+ * F00 [0,1] 2, OFFLOAD00 [1,2] frees 2 as F01 [2,3] allocates 2,
+ * RELOAD00 [3,4] brings it back to 4, BW00 [4,5] 2, BW01 [5,6] 0. */
+static void
+test_transfer_memory(void)
+{
+	struct pw_problem *p = pw_problem_new(1, 1, 2);
+	struct list l = { .n = 0 };
+
+	p->stages[0] = (struct pw_stage){ .f = 1, .b = 1, .act = 2,
+	    .offload = 2 };
+	pw_problem_set_link(p, 2, 2, 0, true);
+	p->memory[0].limit = 4;
+	add(&l, p, PW_F, 0, 0, 0, 1);
+	add(&l, p, PW_OFFLOAD, 0, 0, 1, 2);
+	add(&l, p, PW_F, 0, 1, 2, 3);
+	add(&l, p, PW_RELOAD, 0, 0, 3, 4);
+	add(&l, p, PW_BW, 0, 0, 4, 5);
+	add(&l, p, PW_BW, 0, 1, 5, 6);
+	expect(p, &l, 0, NULL, "offload frees, reload allocates: peak 4");
+	p->memory[0].limit = 3;
+	expect(p, &l, 1, "device 0 holds 4 bytes at 3 (at RELOAD(0,0)), over "
+	    "its limit 3", "the reload breaks a limit of 3");
+	pw_problem_free(p);
+}
+
+int
+main(void)
+{
+	struct pw_problem *p = base_problem();
+
+	test_valid(p);
+	test_presence(p);
+	test_admit(p);
+	test_durations(p);
+	test_dependencies(p);
+	test_same_device_hop();
+	test_resources(p);
+	test_channels();
+	test_backward_forms();
+	test_anchors(p);
+	test_memory(p);
+	test_frees_first();
+	test_transfer_memory();
+	pw_problem_free(p);
+	return tap_done();
+}

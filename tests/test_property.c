@@ -1,0 +1,638 @@
+/*
+ * test_property.c - the simulator against the checker on random problems.
+ *
+ * Each case draws a problem (1 to 6 devices; loop, V or explicit placement;
+ * costs, comm and offload, half the time on a grid so that instants tie)
+ * and a random valid order: ops are appended one at a time, each picked at
+ * random among those whose dependencies are already placed, so the orders
+ * can never deadlock.  The simulated timing must pass the checker, every
+ * start must be the earliest its constraints allow, and deliberately broken
+ * copies must fail.  One TAP line per property, with the first failure.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipewright.h"
+#include "tap.h"
+
+#define NCASES	400
+
+static uint64_t rng_state;
+
+/* splitmix64: small, deterministic, good enough to shuffle tests. */
+static uint64_t
+rng_next(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static int
+rng_int(int n)
+{
+	return (int)(rng_next() % (uint64_t)n);
+}
+
+static double
+rng_unit(void)
+{
+	return (double)(rng_next() >> 11) * 0x1.0p-53;
+}
+
+/* A cost in [lo, hi): on a quarter grid when GRID is set. */
+static double
+rng_cost(bool grid, double lo, double hi)
+{
+	double v = lo + (hi - lo) * rng_unit();
+
+	return grid ? fmax(0.25, floor(v * 4) / 4) : v;
+}
+
+/* One property: how often it held, and the first case where it did not. */
+struct prop {
+	const char *name;
+	int	runs;
+	int	failures;
+	char	first[1024];
+};
+
+static void	prop_fail(struct prop *, int, const char *, ...)
+		    __attribute__((format(printf, 3, 4)));
+
+static void
+prop_fail(struct prop *pr, int k, const char *fmt, ...)
+{
+	va_list ap;
+	int len;
+
+	if (pr->failures++ > 0)
+		return;
+	len = snprintf(pr->first, sizeof pr->first, "case %d: ", k);
+	va_start(ap, fmt);
+	vsnprintf(pr->first + len, sizeof pr->first - (size_t)len, fmt, ap);
+	va_end(ap);
+}
+
+static void
+prop_report(const struct prop *pr)
+{
+	tap_ok(pr->runs > 0 && pr->failures == 0, "%s (%d of %d cases hold)",
+	    pr->name, pr->runs - pr->failures, pr->runs);
+	if (pr->failures > 0)
+		tap_diag("first failure: %s", pr->first);
+}
+
+enum {
+	P_SIMULATE,	/* a random valid order simulates */
+	P_ACCEPT,	/* the checker accepts it, in any list order */
+	P_EARLIEST,	/* every start is the max of its constraints, or 0 */
+	P_ROUNDTRIP,	/* timed ops -> schedule -> the same timing */
+	P_SHIFT,	/* rejects an op moved earlier */
+	P_ANCHOR,	/* rejects a reload moved before its anchor */
+	P_SHORTEN,	/* rejects an op made shorter */
+	P_DROP,		/* rejects a missing op */
+	P_SWAP,		/* rejects two ops of one device with swapped times */
+	P_PEAK,		/* accepts limits at the metrics' peaks */
+	P_BELOW,	/* rejects one limit just below its peak */
+	P_COUNT
+};
+
+static struct prop props[P_COUNT] = {
+	{ .name = "random valid orders simulate without deadlock" },
+	{ .name = "the checker accepts every simulated schedule" },
+	{ .name = "every simulated start is the earliest its constraints allow" },
+	{ .name = "timed ops rebuild a schedule with the same timing" },
+	{ .name = "the checker rejects an op moved earlier" },
+	{ .name = "the checker rejects a reload moved before its anchor" },
+	{ .name = "the checker rejects a shortened op" },
+	{ .name = "the checker rejects a dropped op" },
+	{ .name = "the checker rejects swapped times on a device" },
+	{ .name = "the checker accepts limits equal to the metrics' peaks" },
+	{ .name = "the checker rejects a limit just below a peak" },
+};
+
+/* What the cases covered, so a generator that drifts shows in the log. */
+static struct {
+	size_t	ops, transfers, anchored, shared;
+} seen;
+
+static void
+tally(const struct pw_problem *p, const struct pw_timed_op *ops, size_t n)
+{
+	size_t i;
+
+	seen.ops += n;
+	for (i = 0; i < n; i++) {
+		seen.transfers += pw_kind_is_transfer(ops[i].op.kind);
+		seen.anchored += ops[i].has_anchor;
+	}
+	seen.shared += p->link.present && p->link.ngroups < p->devices;
+}
+
+static struct pw_problem *
+random_problem(void)
+{
+	struct pw_problem *p;
+	struct pw_error err;
+	int devices = 1 + rng_int(6), placement = rng_int(3), nstages, s, d, i;
+	bool grid = rng_int(2) == 0;
+
+	nstages = placement == 0 ? devices * (1 + rng_int(3)) :
+	    placement == 1 ? 2 * devices : devices + rng_int(devices + 3);
+	p = pw_problem_new(devices, nstages, 1 + rng_int(8));
+	if (placement == 0) {
+		pw_problem_place_loop(p, &err);
+	} else if (placement == 1) {
+		pw_problem_place_v(p, &err);
+	} else {
+		/* Every device gets a stage, then the order is shuffled. */
+		for (s = 0; s < nstages; s++)
+			p->stages[s].device = s < devices ? s : rng_int(devices);
+		for (s = nstages - 1; s > 0; s--) {
+			i = rng_int(s + 1);
+			d = p->stages[s].device;
+			p->stages[s].device = p->stages[i].device;
+			p->stages[i].device = d;
+		}
+	}
+	pw_problem_set_comm(p, rng_int(2) ? 0 : rng_cost(grid, 0, 0.75));
+	if (rng_int(2) == 0)
+		pw_problem_set_link(p, rng_cost(grid, 1, 8), rng_cost(grid, 1, 8),
+		    rng_int(2) ? 0 : rng_cost(grid, 0, 0.5), rng_int(2) == 0);
+	if (p->link.present) {
+		p->link.ngroups = 1 + rng_int(devices);
+		for (d = 0; d < devices; d++)
+			p->link.group[d] = rng_int(p->link.ngroups);
+	}
+	for (s = 0; s < nstages; s++) {
+		struct pw_stage *st = &p->stages[s];
+
+		st->f = rng_cost(grid, 0.25, 2);
+		st->b = rng_cost(grid, 0.25, 3);
+		st->w = rng_cost(grid, 0.25, 2);
+		st->act = rng_cost(grid, 1, 8);
+		st->hold = st->act * (grid ? 0.5 : rng_unit());
+		if (p->link.present && rng_int(3) > 0)
+			st->offload = st->act * (grid ? 0.5 : 0.1 + 0.9 * rng_unit());
+		if (rng_int(4) == 0)
+			st->comm = rng_cost(grid, 0, 0.75);
+	}
+	for (d = 0; d < devices; d++)
+		p->memory[d].static_bytes = rng_cost(grid, 0, 4);
+	if (pw_problem_validate(p, "random", &err) != PW_OK)
+		tap_diag("random problem invalid: %s", err.msg);
+	return p;
+}
+
+/* The order generator: NEED counts each op's unplaced dependencies. */
+struct gen {
+	const struct pw_problem *p;
+	struct pw_schedule *sched;
+	bool	fused;
+	bool	*offloaded;	/* [stage * mb] */
+	int	*need;		/* [universe] */
+	struct pw_op *ready;
+	size_t	nready;
+};
+
+static size_t
+ix(const struct pw_problem *p, enum pw_kind kind, int s, int j)
+{
+	return pw_op_index(p, (struct pw_op){ kind, s, j });
+}
+
+static enum pw_kind
+gen_backward(const struct gen *g)
+{
+	return g->fused ? PW_BW : PW_B;
+}
+
+static void
+gen_release(struct gen *g, enum pw_kind kind, int s, int j)
+{
+	if (--g->need[ix(g->p, kind, s, j)] == 0)
+		g->ready[g->nready++] = (struct pw_op){ kind, s, j };
+}
+
+/* Places OP and releases what waited for it; a RELOAD may take as its
+ * anchor any compute op already placed on its device. */
+static void
+gen_place(struct gen *g, struct pw_op op)
+{
+	const struct pw_problem *p = g->p;
+	const struct pw_seq *seq;
+	int s = op.stage, j = op.mb, last = p->nstages - 1;
+
+	if (op.kind == PW_RELOAD) {
+		seq = &g->sched->device[p->stages[s].device];
+		if (seq->len > 0 && rng_int(3) > 0)
+			pw_schedule_set_anchor(g->sched, s, j,
+			    seq->ops[rng_int(seq->len)]);
+	}
+	pw_schedule_append(g->sched, p, op);
+	switch (op.kind) {
+	case PW_F:
+		if (s < last)
+			gen_release(g, PW_F, s + 1, j);
+		else
+			gen_release(g, gen_backward(g), s, j);
+		if (g->offloaded[s * p->microbatches + j])
+			gen_release(g, PW_OFFLOAD, s, j);
+		break;
+	case PW_B:
+	case PW_BW:
+		if (s > 0)
+			gen_release(g, gen_backward(g), s - 1, j);
+		if (op.kind == PW_B)
+			gen_release(g, PW_W, s, j);
+		break;
+	case PW_OFFLOAD:
+		gen_release(g, PW_RELOAD, s, j);
+		break;
+	case PW_RELOAD:
+		gen_release(g, gen_backward(g), s, j);
+		break;
+	default:
+		break;
+	}
+}
+
+static struct pw_schedule *
+random_schedule(const struct pw_problem *p)
+{
+	struct gen g;
+	struct pw_op op;
+	size_t u = pw_op_universe(p);
+	int s, j, i, m = p->microbatches;
+	bool off;
+
+	g.p = p;
+	g.sched = pw_schedule_new(p);
+	g.fused = rng_int(2) == 0;
+	g.offloaded = pw_xcalloc((size_t)(p->nstages * m), sizeof *g.offloaded);
+	g.need = pw_xcalloc(u, sizeof *g.need);
+	g.ready = pw_xcalloc(u, sizeof *g.ready);
+	g.nready = 0;
+	for (s = 0; s < p->nstages; s++) {
+		for (j = 0; j < m; j++) {
+			off = p->link.present && p->stages[s].offload > 0 &&
+			    rng_int(4) > 0;
+			g.offloaded[s * m + j] = off;
+			g.need[ix(p, PW_F, s, j)] = s > 0;
+			g.need[ix(p, gen_backward(&g), s, j)] = 1 + off;
+			g.need[ix(p, PW_W, s, j)] = 1;
+			g.need[ix(p, PW_OFFLOAD, s, j)] = 1;
+			g.need[ix(p, PW_RELOAD, s, j)] = 1;
+			if (s == 0)
+				g.ready[g.nready++] = (struct pw_op){ PW_F, 0, j };
+		}
+	}
+	while (g.nready > 0) {
+		i = rng_int((int)g.nready);
+		op = g.ready[i];
+
+		g.ready[i] = g.ready[--g.nready];
+		gen_place(&g, op);
+	}
+	free(g.offloaded);
+	free(g.need);
+	free(g.ready);
+	return g.sched;
+}
+
+static double
+hop(const struct pw_problem *p, int s)
+{
+	return p->stages[s].device == p->stages[s + 1].device ? 0 :
+	    p->stages[s].comm;
+}
+
+static bool
+same_time(double a, double b)
+{
+	return fabs(a - b) <= 1e-9 * fmax(1, fmax(fabs(a), fabs(b)));
+}
+
+/* The latest constraint on OP's start (0 when none), PREV being the op
+ * before it on its resource (or NULL). */
+static double
+earliest(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_timing *t, struct pw_op op, const struct pw_op *prev)
+{
+	double e = 0;
+	struct pw_op a;
+	int s = op.stage, j = op.mb;
+	size_t up;
+
+	if (prev != NULL)
+		e = fmax(e, t->end[pw_op_index(p, *prev)]);
+	switch (op.kind) {
+	case PW_F:
+		if (s > 0)
+			e = fmax(e, t->end[ix(p, PW_F, s - 1, j)] + hop(p, s - 1));
+		break;
+	case PW_B:
+	case PW_BW:
+		if (s == p->nstages - 1) {
+			e = fmax(e, t->end[ix(p, PW_F, s, j)]);
+		} else {
+			up = ix(p, PW_BW, s + 1, j);
+			if (!pw_timing_has(t, up))
+				up = ix(p, PW_B, s + 1, j);
+			e = fmax(e, t->end[up] + hop(p, s));
+		}
+		if (pw_timing_has(t, ix(p, PW_RELOAD, s, j)))
+			e = fmax(e, t->end[ix(p, PW_RELOAD, s, j)]);
+		break;
+	case PW_W:
+		e = fmax(e, t->end[ix(p, PW_B, s, j)]);
+		break;
+	case PW_OFFLOAD:
+		e = fmax(e, t->end[ix(p, PW_F, s, j)]);
+		break;
+	case PW_RELOAD:
+		e = fmax(e, t->end[ix(p, PW_OFFLOAD, s, j)]);
+		if (pw_schedule_anchor(sched, s, j, &a))
+			e = fmax(e, t->start[pw_op_index(p, a)]);
+		break;
+	default:
+		break;
+	}
+	return e;
+}
+
+static void
+prop_earliest(int k, const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_timing *t)
+{
+	const struct pw_seq *seq;
+	char name[64];
+	double want, got;
+	int r, i;
+
+	props[P_EARLIEST].runs++;
+	for (r = 0; r < sched->ndevices + sched->nchannels; r++) {
+		seq = r < sched->ndevices ? &sched->device[r] :
+		    &sched->channel[r - sched->ndevices];
+		for (i = 0; i < seq->len; i++) {
+			want = earliest(p, sched, t, seq->ops[i],
+			    i > 0 ? &seq->ops[i - 1] : NULL);
+			got = t->start[pw_op_index(p, seq->ops[i])];
+			if (same_time(got, want))
+				continue;
+			prop_fail(&props[P_EARLIEST], k, "%s starts at %.17g, "
+			    "its constraints allow %.17g",
+			    pw_op_name(name, sizeof name, seq->ops[i]), got, want);
+			return;
+		}
+	}
+}
+
+static void
+prop_roundtrip(int k, const struct pw_problem *p, const struct pw_timing *t,
+    const struct pw_timed_op *ops, size_t n)
+{
+	struct pw_schedule *sched;
+	struct pw_timing *t2;
+	struct pw_error err;
+	char name[64];
+	size_t i;
+
+	props[P_ROUNDTRIP].runs++;
+	if (pw_schedule_from_timed(p, ops, n, &sched, &err) != PW_OK) {
+		prop_fail(&props[P_ROUNDTRIP], k, "from_timed: %s", err.msg);
+		return;
+	}
+	if (pw_simulate(p, sched, &t2, &err) != PW_OK) {
+		prop_fail(&props[P_ROUNDTRIP], k, "simulate: %s", err.msg);
+		pw_schedule_free(sched);
+		return;
+	}
+	for (i = 0; i < t->universe; i++) {
+		if (pw_timing_has(t, i) == pw_timing_has(t2, i) &&
+		    (!pw_timing_has(t, i) || (t->start[i] == t2->start[i] &&
+		    t->end[i] == t2->end[i])))
+			continue;
+		prop_fail(&props[P_ROUNDTRIP], k, "%s: %.17g..%.17g became "
+		    "%.17g..%.17g", pw_op_name(name, sizeof name,
+		    pw_op_from_index(p, i)), t->start[i], t->end[i],
+		    t2->start[i], t2->end[i]);
+		break;
+	}
+	pw_timing_free(t2);
+	pw_schedule_free(sched);
+}
+
+/* Runs the checker; WANT is the exact count, or -1 for "at least one". */
+static void
+expect_check(int which, int k, const struct pw_problem *p,
+    const struct pw_timed_op *ops, size_t n, int want, const char *what)
+{
+	struct pw_violations v;
+	int got;
+
+	props[which].runs++;
+	got = pw_check(p, ops, n, &v);
+	if (want >= 0 ? got != want : got == 0)
+		prop_fail(&props[which], k, "%s: %d violations (want %s%d)%s%s",
+		    what, got, want >= 0 ? "" : "> ", want >= 0 ? want : 0,
+		    v.n > 0 ? "; first: " : "", v.n > 0 ? v.msg[0] : "");
+	pw_violations_free(&v);
+}
+
+static struct pw_timed_op *
+copy_ops(const struct pw_timed_op *ops, size_t n)
+{
+	struct pw_timed_op *c = pw_xcalloc(n, sizeof *c);
+
+	memcpy(c, ops, n * sizeof *c);
+	return c;
+}
+
+static void
+prop_accept(int k, const struct pw_problem *p, const struct pw_timed_op *ops,
+    size_t n)
+{
+	struct pw_timed_op *c = copy_ops(ops, n), tmp;
+	size_t i, r;
+
+	expect_check(P_ACCEPT, k, p, ops, n, 0, "as simulated");
+	for (i = n; i > 1; i--) {
+		r = (size_t)rng_int((int)i);
+		tmp = c[i - 1];
+		c[i - 1] = c[r];
+		c[r] = tmp;
+	}
+	expect_check(P_ACCEPT, k, p, c, n, 0, "shuffled");
+	free(c);
+}
+
+/* Moves a RELOAD that starts with its anchor a little earlier. */
+static void
+prop_anchor(int k, const struct pw_problem *p, const struct pw_timing *t,
+    const struct pw_timed_op *ops, size_t n, double shortest)
+{
+	struct pw_timed_op *c = copy_ops(ops, n);
+	char what[96], name[64];
+	size_t r, pick = n, seen = 0;
+	double d;
+
+	for (r = 0; r < n; r++)
+		if (c[r].has_anchor && c[r].start > 1e-6 && c[r].start ==
+		    t->start[pw_op_index(p, c[r].anchor)] &&
+		    rng_int((int)++seen) == 0)
+			pick = r;
+	if (pick < n) {
+		d = shortest * (0.1 + 0.8 * rng_unit());
+		c[pick].start -= d;
+		c[pick].end -= d;
+		snprintf(what, sizeof what, "%s moved %g before its anchor",
+		    pw_op_name(name, sizeof name, c[pick].op), d);
+		expect_check(P_ANCHOR, k, p, c, n, -1, what);
+	}
+	free(c);
+}
+
+/* Breaks one op at a time.  A shift below the shortest duration cannot
+ * jump past a whole op, so it always overlaps whatever bound the start. */
+static void
+prop_break(int k, const struct pw_problem *p, const struct pw_timing *t,
+    const struct pw_timed_op *ops, size_t n)
+{
+	struct pw_timed_op *c;
+	char what[160], name[64], other[64];
+	double shortest = INFINITY, d;
+	size_t r, a, b, tries;
+	int dev;
+
+	for (r = 0; r < n; r++)
+		shortest = fmin(shortest, ops[r].end - ops[r].start);
+
+	c = copy_ops(ops, n);
+	do
+		r = (size_t)rng_int((int)n);
+	while (c[r].start < 1e-6);
+	d = shortest * (0.1 + 0.8 * rng_unit());
+	c[r].start -= d;
+	c[r].end -= d;
+	snprintf(what, sizeof what, "%s moved %g earlier",
+	    pw_op_name(name, sizeof name, c[r].op), d);
+	expect_check(P_SHIFT, k, p, c, n, -1, what);
+	prop_anchor(k, p, t, ops, n, shortest);
+
+	memcpy(c, ops, n * sizeof *c);
+	r = (size_t)rng_int((int)n);
+	c[r].end -= 0.5 * (c[r].end - c[r].start);
+	snprintf(what, sizeof what, "%s shortened",
+	    pw_op_name(name, sizeof name, c[r].op));
+	expect_check(P_SHORTEN, k, p, c, n, -1, what);
+
+	memcpy(c, ops, n * sizeof *c);
+	r = (size_t)rng_int((int)n);
+	snprintf(what, sizeof what, "%s dropped",
+	    pw_op_name(name, sizeof name, c[r].op));
+	memmove(&c[r], &c[r + 1], (n - r - 1) * sizeof *c);
+	expect_check(P_DROP, k, p, c, n - 1, -1, what);
+
+	/* Two compute ops of one device whose durations differ. */
+	memcpy(c, ops, n * sizeof *c);
+	dev = rng_int(p->devices);
+	for (tries = 0; tries < 64; tries++) {
+		a = (size_t)rng_int((int)n);
+		b = (size_t)rng_int((int)n);
+		if (c[a].device != dev || c[b].device != dev ||
+		    pw_kind_is_transfer(c[a].op.kind) ||
+		    pw_kind_is_transfer(c[b].op.kind) ||
+		    same_time(c[a].end - c[a].start, c[b].end - c[b].start))
+			continue;
+		d = c[a].start;
+		c[a].start = c[b].start;
+		c[b].start = d;
+		d = c[a].end;
+		c[a].end = c[b].end;
+		c[b].end = d;
+		snprintf(what, sizeof what, "times of %s and %s swapped",
+		    pw_op_name(name, sizeof name, c[a].op),
+		    pw_op_name(other, sizeof other, c[b].op));
+		expect_check(P_SWAP, k, p, c, n, -1, what);
+		break;
+	}
+	free(c);
+}
+
+static void
+prop_limits(int k, const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_timing *t, const struct pw_timed_op *ops, size_t n)
+{
+	struct pw_problem *q = pw_problem_copy(p);
+	struct pw_metrics *m = pw_metrics_compute(p, sched, t);
+	char what[96];
+	double peak;
+	int d;
+
+	for (d = 0; d < p->devices; d++)
+		q->memory[d].limit = m->device[d].peak;
+	expect_check(P_PEAK, k, q, ops, n, 0, "limits at the peaks");
+	d = rng_int(p->devices);
+	peak = m->device[d].peak;
+	q->memory[d].limit = peak - 1e-6 * fmax(1, peak);
+	snprintf(what, sizeof what, "device %d limit %.17g below peak %.17g",
+	    d, q->memory[d].limit, peak);
+	expect_check(P_BELOW, k, q, ops, n, 1, what);
+	pw_metrics_free(m);
+	pw_problem_free(q);
+}
+
+static void
+run_case(int k)
+{
+	struct pw_problem *p;
+	struct pw_schedule *sched;
+	struct pw_timing *t;
+	struct pw_timed_op *ops;
+	struct pw_error err;
+	size_t n;
+
+	rng_state = 0x5eed0000ULL + (uint64_t)k;
+	p = random_problem();
+	sched = random_schedule(p);
+	props[P_SIMULATE].runs++;
+	if (pw_simulate(p, sched, &t, &err) != PW_OK) {
+		prop_fail(&props[P_SIMULATE], k, "%s", err.msg);
+		goto out;
+	}
+	ops = pw_timed_ops(p, sched, t, &n);
+	tally(p, ops, n);
+	prop_accept(k, p, ops, n);
+	prop_earliest(k, p, sched, t);
+	prop_roundtrip(k, p, t, ops, n);
+	prop_break(k, p, t, ops, n);
+	prop_limits(k, p, sched, t, ops, n);
+	free(ops);
+	pw_timing_free(t);
+out:
+	pw_schedule_free(sched);
+	pw_problem_free(p);
+}
+
+int
+main(void)
+{
+	int k;
+
+	for (k = 0; k < NCASES; k++)
+		run_case(k);
+	tap_diag("%d cases: %zu ops, %zu transfers, %zu anchored reloads, "
+	    "%zu problems with shared link groups", NCASES, seen.ops,
+	    seen.transfers, seen.anchored, seen.shared);
+	for (k = 0; k < P_COUNT; k++)
+		prop_report(&props[k]);
+	return tap_done();
+}
