@@ -101,7 +101,8 @@ pw_metrics_memory(const struct pw_problem *p, struct pw_metrics *m,
 	int d, cap;
 	double level;
 
-	qsort(ev, n, sizeof *ev, pw_mem_event_cmp);
+	if (n > 0)
+		qsort(ev, n, sizeof *ev, pw_mem_event_cmp);
 	for (d = 0; d < p->devices; d++) {
 		struct pw_device_metrics *dm = &m->device[d];
 

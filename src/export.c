@@ -1,0 +1,132 @@
+/* export.c - the export format registry and the layout facts views share. */
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+
+const struct pw_export_format pw_export_formats[] = {
+	{ "chrome", "Chrome/Perfetto trace: a track per device and channel, "
+	    "memory as counters", pw_export_chrome },
+	{ "svg", "standalone SVG Gantt chart with each device's memory curve "
+	    "against its limit", pw_export_svg },
+};
+const size_t pw_nexport_formats =
+    sizeof pw_export_formats / sizeof pw_export_formats[0];
+
+/* Returns a registry row (static), or NULL for an unknown name. */
+const struct pw_export_format *
+pw_export_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < pw_nexport_formats; i++) {
+		if (strcmp(pw_export_formats[i].name, name) == 0)
+			return &pw_export_formats[i];
+	}
+	return NULL;
+}
+
+struct pw_view_row *
+pw_view_rows(const struct pw_problem *p, const struct pw_schedule *s, int *n)
+{
+	struct pw_view_row *rows, *r;
+	int d, c;
+
+	assert(s->ndevices == p->devices);
+	rows = pw_xcalloc((size_t)s->ndevices + (size_t)s->nchannels,
+	    sizeof *rows);
+	r = rows;
+	for (d = 0; d < s->ndevices; d++, r++) {
+		snprintf(r->label, sizeof r->label, "dev %d", d);
+		r->device = d;
+		r->channel = -1;
+		r->seq = &s->device[d];
+	}
+	for (c = 0; c < s->nchannels; c++) {
+		if (s->channel[c].len == 0)
+			continue;
+		pw_channel_name(p, c, r->label, sizeof r->label);
+		r->device = -1;
+		r->channel = c;
+		r->seq = &s->channel[c];
+		r++;
+	}
+	*n = (int)(r - rows);
+	return rows;
+}
+
+int *
+pw_view_chunks(const struct pw_problem *p)
+{
+	int *chunks, *seen;
+	int s;
+
+	chunks = pw_xcalloc((size_t)p->nstages, sizeof *chunks);
+	seen = pw_xcalloc((size_t)p->devices, sizeof *seen);
+	for (s = 0; s < p->nstages; s++) {
+		assert(p->stages[s].device >= 0 &&
+		    p->stages[s].device < p->devices);
+		chunks[s] = seen[p->stages[s].device]++;
+	}
+	free(seen);
+	return chunks;
+}
+
+bool
+pw_view_interleaved(const int *chunks, int nstages)
+{
+	int s;
+
+	for (s = 0; s < nstages; s++) {
+		if (chunks[s] > 0)
+			return true;
+	}
+	return false;
+}
+
+char *
+pw_view_title(const struct pw_problem *p, const struct pw_schedule *s)
+{
+	if (p->name != NULL && s->family != NULL)
+		return pw_xasprintf("%s (%s)", p->name, s->family);
+	if (p->name != NULL)
+		return pw_xstrdup(p->name);
+	if (s->family != NULL)
+		return pw_xstrdup(s->family);
+	return pw_xstrdup("schedule");
+}
+
+bool
+pw_view_times(const struct pw_problem *p, const struct pw_timing *t,
+    struct pw_op op, double *start, double *end)
+{
+	size_t i;
+
+	i = pw_op_index(p, op);
+	if (!pw_timing_has(t, i))
+		return false;
+	*start = t->start[i];
+	*end = t->end[i];
+	return true;
+}
+
+double
+pw_view_tick(double span, int maxticks)
+{
+	static const double mult[] = { 1, 2, 5 };
+	double unit, raw;
+	size_t i;
+
+	assert(maxticks > 0);
+	if (!(span > 0) || !isfinite(span))
+		return 1;
+	raw = span / maxticks;
+	unit = pow(10, floor(log10(raw)));
+	for (i = 0; i < sizeof mult / sizeof mult[0]; i++) {
+		if (mult[i] * unit >= raw * (1 - 1e-9))
+			return mult[i] * unit;
+	}
+	return 10 * unit;
+}

@@ -1,0 +1,46 @@
+/*
+ * export.h - private to the views (show.c, export*.c): the export writers
+ * the registry in export.c names, and the layout facts every view shares,
+ * so that the text chart, the trace and the SVG agree on rows, chunks,
+ * titles and tick steps.
+ */
+#ifndef PW_EXPORT_H
+#define PW_EXPORT_H
+
+#include "pipewright.h"
+
+int	pw_export_chrome(FILE *, const struct pw_problem *,
+	    const struct pw_schedule *, const struct pw_timing *,
+	    const struct pw_metrics *, struct pw_error *);
+int	pw_export_svg(FILE *, const struct pw_problem *,
+	    const struct pw_schedule *, const struct pw_timing *,
+	    const struct pw_metrics *, struct pw_error *);
+
+/* One timeline row: a device's compute ops or a channel's transfers. */
+struct pw_view_row {
+	char	label[32];	/* "dev 3", "link0.d2h" */
+	int	device;		/* the device of a compute row, else -1 */
+	int	channel;	/* the channel of a transfer row, else -1 */
+	const struct pw_seq *seq;	/* borrowed from the schedule */
+};
+
+/* Returns the rows to draw (every device, then each channel that carries
+ * a transfer) in an array the caller frees; *N is its length. */
+struct pw_view_row *pw_view_rows(const struct pw_problem *,
+	    const struct pw_schedule *, int *n);
+/* Returns [nstages] chunk numbers (how many earlier stages share the
+ * stage's device) in an array the caller frees. */
+int	*pw_view_chunks(const struct pw_problem *);
+/* True when any device holds more than one stage. */
+bool	pw_view_interleaved(const int *chunks, int nstages);
+/* Returns "name (family)", or whichever of the two is known, in a string
+ * the caller frees. */
+char	*pw_view_title(const struct pw_problem *, const struct pw_schedule *);
+/* Start and end of OP; false when the timing lacks it. */
+bool	pw_view_times(const struct pw_problem *, const struct pw_timing *,
+	    struct pw_op, double *start, double *end);
+/* A round tick step (1, 2 or 5 times a power of ten) that cuts SPAN
+ * seconds into at most MAXTICKS intervals. */
+double	pw_view_tick(double span, int maxticks);
+
+#endif /* PW_EXPORT_H */

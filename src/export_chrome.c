@@ -1,0 +1,147 @@
+/*
+ * export_chrome.c - a Chrome/Perfetto trace (the JSON trace event format):
+ * one process, a thread per device and per channel carrying "X" events,
+ * and each device's memory as "C" counters beside its limit.
+ *
+ * Events are written one per line as jansson dumps them, so that a
+ * million-op schedule never needs its whole trace as one tree in memory
+ * and the file stays readable line by line.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "export.h"
+
+/* Trace times are microseconds: 15 significant digits keep nanoseconds
+ * over hours without binary noise such as 1100000.0000000002. */
+#define CHROME_DUMP	(JSON_COMPACT | JSON_REAL_PRECISION(15))
+#define CHROME_US	1e6
+
+struct chrome_out {
+	FILE	*fp;
+	bool	first;
+	bool	unencodable;	/* jansson refused a value */
+};
+
+/* Writes EV (taking its reference); NULL means building it failed. */
+static void
+chrome_emit(struct chrome_out *o, json_t *ev)
+{
+	if (ev == NULL) {
+		o->unencodable = true;
+		return;
+	}
+	fputs(o->first ? "\n" : ",\n", o->fp);
+	o->first = false;
+	json_dumpf(ev, o->fp, CHROME_DUMP);
+	json_decref(ev);
+}
+
+static void
+chrome_meta(struct chrome_out *o, const char *name, int tid, const char *key,
+    json_t *value)
+{
+	chrome_emit(o, json_pack("{s:s, s:s, s:i, s:i, s:{s:o}}", "name", name,
+	    "ph", "M", "pid", 0, "tid", tid, "args", key, value));
+}
+
+static void
+chrome_counter(struct chrome_out *o, const char *name, int device, double t,
+    double bytes)
+{
+	char buf[48];
+
+	snprintf(buf, sizeof buf, "%s dev %d", name, device);
+	chrome_emit(o, json_pack("{s:s, s:s, s:i, s:f, s:{s:f}}", "name", buf,
+	    "ph", "C", "pid", 0, "ts", t * CHROME_US, "args", "bytes", bytes));
+}
+
+static void
+chrome_op(struct chrome_out *o, const struct pw_problem *p, int tid,
+    struct pw_op op, double start, double end)
+{
+	const struct pw_stage *st = &p->stages[op.stage];
+	json_t *args;
+	char name[48];
+
+	args = json_pack("{s:i, s:i, s:s}", "stage", op.stage, "mb", op.mb,
+	    "kind", pw_kind_name(op.kind));
+	if (args != NULL && pw_kind_is_transfer(op.kind)) {
+		json_object_set_new(args, "device", json_integer(st->device));
+		json_object_set_new(args, "bytes", json_real(st->offload));
+	}
+	snprintf(name, sizeof name, "%s %d", pw_kind_name(op.kind), op.mb);
+	chrome_emit(o, json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:o}",
+	    "name", name, "cat", pw_kind_name(op.kind), "ph", "X", "pid", 0,
+	    "tid", tid, "ts", start * CHROME_US, "dur",
+	    (end - start) * CHROME_US, "args", args));
+}
+
+/* A row's thread: devices keep their number, channels follow them. */
+static int
+chrome_tid(const struct pw_problem *p, const struct pw_view_row *row)
+{
+	return row->device >= 0 ? row->device : p->devices + row->channel;
+}
+
+int
+pw_export_chrome(FILE *fp, const struct pw_problem *p,
+    const struct pw_schedule *s, const struct pw_timing *t,
+    const struct pw_metrics *mt, struct pw_error *err)
+{
+	struct chrome_out o = { fp, true, false };
+	const struct pw_device_metrics *dm;
+	struct pw_view_row *rows;
+	struct pw_op op;
+	char *title, *pname;
+	double start, end;
+	int nrows, r, i, d;
+
+	rows = pw_view_rows(p, s, &nrows);
+	title = pw_view_title(p, s);
+	pname = pw_xasprintf("pipewright: %s", title);
+	fputs("{\"traceEvents\": [", fp);
+	chrome_meta(&o, "process_name", 0, "name", json_string(pname));
+	for (r = 0; r < nrows; r++) {
+		chrome_meta(&o, "thread_name", chrome_tid(p, &rows[r]), "name",
+		    json_string(rows[r].label));
+		chrome_meta(&o, "thread_sort_index", chrome_tid(p, &rows[r]),
+		    "sort_index", json_integer(chrome_tid(p, &rows[r])));
+	}
+	for (r = 0; r < nrows; r++) {
+		for (i = 0; i < rows[r].seq->len; i++) {
+			op = rows[r].seq->ops[i];
+			if (pw_view_times(p, t, op, &start, &end))
+				chrome_op(&o, p, chrome_tid(p, &rows[r]), op,
+				    start, end);
+		}
+	}
+	for (d = 0; d < mt->ndevices; d++) {
+		dm = &mt->device[d];
+		for (i = 0; i < dm->ncurve; i++)
+			chrome_counter(&o, "mem", d, dm->curve[i].t,
+			    dm->curve[i].bytes);
+		if (isfinite(p->memory[d].limit)) {
+			chrome_counter(&o, "limit", d, mt->start,
+			    p->memory[d].limit);
+			chrome_counter(&o, "limit", d, mt->start + mt->makespan,
+			    p->memory[d].limit);
+		}
+	}
+	fputs("\n],\n\"displayTimeUnit\": \"ms\"}\n", fp);
+	free(pname);
+	free(title);
+	free(rows);
+	if (o.unencodable) {
+		pw_error_set(err, "chrome trace: a value cannot be encoded (a "
+		    "time or size that is not finite, or a name that is not "
+		    "UTF-8)");
+		return PW_ERR_INPUT;
+	}
+	if (ferror(fp)) {
+		pw_error_set(err, "chrome trace: write failed");
+		return PW_ERR_IO;
+	}
+	return PW_OK;
+}

@@ -1,0 +1,534 @@
+/*
+ * test_views.c - the text Gantt chart, the Chrome trace and the SVG of
+ * hand-timed schedules, compared with hand-drawn expectations.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipewright.h"
+#include "tap.h"
+
+/* A problem, a schedule, its timing and metrics, as the views get them. */
+struct fixture {
+	struct pw_problem *p;
+	struct pw_schedule *s;
+	struct pw_timing *t;
+	struct pw_metrics *m;
+};
+
+struct timed {
+	enum pw_kind kind;
+	int	stage, mb;
+	double	start, end;
+};
+
+/*
+ * Appends OPS to the schedule in order and times them as given; the
+ * metrics are computed from that timing.
+ */
+static void
+fixture_time(struct fixture *f, const struct timed *ops, size_t n)
+{
+	size_t i, idx;
+
+	f->s = pw_schedule_new(f->p);
+	f->t = pw_xmalloc(sizeof *f->t);
+	f->t->universe = pw_op_universe(f->p);
+	f->t->start = pw_xmalloc(f->t->universe * sizeof *f->t->start);
+	f->t->end = pw_xmalloc(f->t->universe * sizeof *f->t->end);
+	for (i = 0; i < f->t->universe; i++)
+		f->t->start[i] = f->t->end[i] = NAN;
+	for (i = 0; i < n; i++) {
+		struct pw_op op = { ops[i].kind, ops[i].stage, ops[i].mb };
+
+		pw_schedule_append(f->s, f->p, op);
+		idx = pw_op_index(f->p, op);
+		f->t->start[idx] = ops[i].start;
+		f->t->end[idx] = ops[i].end;
+	}
+	f->m = pw_metrics_compute(f->p, f->s, f->t);
+}
+
+static void
+fixture_free(struct fixture *f)
+{
+	pw_metrics_free(f->m);
+	pw_timing_free(f->t);
+	pw_schedule_free(f->s);
+	pw_problem_free(f->p);
+}
+
+/*
+ * Two devices, two stages, two microbatches, unit times; stage 0 offloads
+ * one of its two activation bytes over a 1 B/s link.  Device 0 runs F F B
+ * W BW, device 1 F B F BW W; microbatch 1 of stage 0 is offloaded at 2
+ * and reloaded at 4, anchored at W(0,0)'s start.  Limits 3.5 and 4 bytes:
+ * device 0 peaks at 4 (two activations) and so breaks its limit.
+ */
+static const struct timed tiny_ops[] = {
+	{ PW_F, 0, 0, 0, 1 }, { PW_F, 0, 1, 1, 2 }, { PW_B, 0, 0, 3, 4 },
+	{ PW_W, 0, 0, 4, 5 }, { PW_BW, 0, 1, 6, 8 },
+	{ PW_F, 1, 0, 1, 2 }, { PW_B, 1, 0, 2, 3 }, { PW_F, 1, 1, 3, 4 },
+	{ PW_BW, 1, 1, 4, 6 }, { PW_W, 1, 0, 6, 7 },
+	{ PW_OFFLOAD, 0, 1, 2, 3 }, { PW_RELOAD, 0, 1, 4, 5 },
+};
+#define TINY_NOPS	(sizeof tiny_ops / sizeof tiny_ops[0])
+
+static void
+tiny(struct fixture *f, const char *name)
+{
+	struct pw_op anchor = { PW_W, 0, 0 };
+	int s;
+
+	f->p = pw_problem_new(2, 2, 2);
+	f->p->name = pw_xstrdup(name);
+	for (s = 0; s < 2; s++)
+		f->p->stages[s] = (struct pw_stage){ s, 1, 1, 1, 2, 1, 0, 0 };
+	f->p->stages[0].offload = 1;
+	f->p->memory[0].limit = 3.5;
+	f->p->memory[1].limit = 4;
+	pw_problem_set_link(f->p, 1, 1, 0, true);
+	fixture_time(f, tiny_ops, TINY_NOPS);
+	pw_schedule_set_anchor(f->s, 0, 1, anchor);
+	f->s->family = pw_xstrdup("hand");
+}
+
+/* Returns what WRITE printed, in a string the caller frees. */
+static char *
+capture_show(const struct fixture *f, int width)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	pw_show(fp, f->p, f->s, f->t, f->m, width);
+	fclose(fp);
+	return buf;
+}
+
+static char *
+capture_export(const char *format, const struct fixture *f, int *rc)
+{
+	const struct pw_export_format *fmt = pw_export_find(format);
+	struct pw_error err;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	*rc = fmt->write(fp, f->p, f->s, f->t, f->m, &err);
+	fclose(fp);
+	return buf;
+}
+
+/* Returns a copy of the line of TEXT that starts with PREFIX (without its
+ * newline), or NULL; the caller frees it. */
+static char *
+line_of(const char *text, const char *prefix)
+{
+	const char *at = text, *nl;
+
+	while (at != NULL && *at != '\0') {
+		nl = strchr(at, '\n');
+		if (strncmp(at, prefix, strlen(prefix)) == 0) {
+			size_t n = nl != NULL ? (size_t)(nl - at) : strlen(at);
+			char *line = pw_xmalloc(n + 1);
+
+			memcpy(line, at, n);
+			line[n] = '\0';
+			return line;
+		}
+		at = nl != NULL ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+static int
+count(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (; (text = strstr(text, needle)) != NULL; text += strlen(needle))
+		n++;
+	return n;
+}
+
+static bool
+is_ascii(const char *text)
+{
+	for (; *text != '\0'; text++)
+		if ((unsigned char)*text > 0x7e ||
+		    ((unsigned char)*text < 0x20 && *text != '\n'))
+			return false;
+	return true;
+}
+
+/* The hand timing is what the simulator gives, so the pictures below show
+ * a real schedule. */
+static void
+test_tiny_is_simulated(void)
+{
+	struct fixture f;
+	struct pw_timing *t;
+	struct pw_error err;
+	size_t i, idx, bad = 0;
+
+	tiny(&f, "tiny");
+	if (!tap_int(pw_simulate(f.p, f.s, &t, &err), PW_OK, "tiny simulates"))
+		goto out;
+	for (i = 0; i < TINY_NOPS; i++) {
+		struct pw_op op = { tiny_ops[i].kind, tiny_ops[i].stage,
+		    tiny_ops[i].mb };
+
+		idx = pw_op_index(f.p, op);
+		bad += t->start[idx] != tiny_ops[i].start ||
+		    t->end[idx] != tiny_ops[i].end;
+	}
+	tap_int((long long)bad, 0, "hand times equal the simulator's");
+	pw_timing_free(t);
+	tap_near(f.m->bubble_rate, 0.25, 0, "bubble (8 - 6) / 8");
+	tap_near(f.m->device[0].peak, 4, 0, "device 0 peak");
+out:
+	fixture_free(&f);
+}
+
+/* 48 chart columns for 8 seconds: 6 columns a second. */
+static void
+test_show_wide(void)
+{
+	static const char want[] =
+	    "tiny (hand): 2 devices, 2 stages, 2 microbatches\n"
+	    "makespan 8 s, bubble rate 25.00%, total idle 4 s\n"
+	    "peak: dev 0 4 B (limit 3.5 B, OVER), dev 1 3 B (limit 4 B)\n"
+	    "dev 0     |0FFFFF1FFFFF......0BBBBB0WWWWW......1XXXXXXXXXXX|\n"
+	    "dev 1     |......0FFFFF0BBBBB1FFFFF1XXXXXXXXXXX0WWWWW......|\n"
+	    "link0.d2h |............1>>>>>..............................|\n"
+	    "link0.h2d |........................1<<<<<..................|\n"
+	    "           +-----------+-----------+-----------+-----------+\n"
+	    "           0 s         2 s         4 s         6 s\n"
+	    "legend: F forward, B input gradient, W weight gradient,\n"
+	    "        X fused B+W, > offload, < reload, . idle,\n"
+	    "        digits: microbatch\n";
+	struct fixture f;
+	char *got;
+
+	tiny(&f, "tiny");
+	got = capture_show(&f, 60);
+	tap_str(got, want, "show at width 60");
+	free(got);
+	fixture_free(&f);
+
+	tiny(&f, "t\xc3\xa9st\x1b[2J");
+	got = capture_show(&f, 60);
+	tap_ok(is_ascii(got), "show prints plain ASCII whatever the name");
+	tap_ok(strncmp(got, "t??st?[2J (hand): ", 18) == 0,
+	    "other bytes become '?'");
+	free(got);
+	fixture_free(&f);
+}
+
+/* 28 columns for 8 seconds: 3.5 a second, so edges round half up. */
+static void
+test_show_narrow(void)
+{
+	static const char *const want[] = {
+		"dev 0     |0FFF1FF....0BB0WWW...1XXXXXX|",
+		"dev 1     |....0FF0BBB1FF1XXXXXX0WWW...|",
+		"link0.d2h |.......1>>>.................|",
+		"link0.h2d |..............1<<<..........|",
+		"           +-----------------+----------",
+		"           0 s               5 s",
+	};
+	static const char *const prefix[] = {
+		"dev 0", "dev 1", "link0.d2h", "link0.h2d", "           +",
+		"           0",
+	};
+	struct fixture f;
+	char *got, *line;
+	size_t i;
+
+	tiny(&f, "tiny");
+	got = capture_show(&f, 40);
+	for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+		line = line_of(got, prefix[i]);
+		tap_str(line, want[i], "narrow chart line %zu", i);
+		free(line);
+	}
+	free(got);
+	got = capture_show(&f, 10);
+	line = line_of(got, "dev 0");
+	tap_int(line != NULL ? (long long)strlen(line) : 0, 40,
+	    "a width below 40 draws 40 columns");
+	free(line);
+	free(got);
+	fixture_free(&f);
+}
+
+/*
+ * One column per second.  B(0,0) covers no column's midpoint: it takes
+ * the column around its midpoint from W(0,0), which keeps five; B(0,1)
+ * takes an idle column; B(0,2) would erase W(0,1)'s only column, so it
+ * stays hidden.
+ */
+static void
+test_show_short_ops(void)
+{
+	static const struct timed ops[] = {
+		{ PW_F, 0, 0, 0, 10 }, { PW_F, 0, 1, 10, 20 },
+		{ PW_B, 0, 0, 20, 20.3 }, { PW_W, 0, 0, 20.3, 26 },
+		{ PW_B, 0, 1, 27, 27.4 }, { PW_W, 0, 1, 27.6, 28.6 },
+		{ PW_B, 0, 2, 28.6, 28.9 }, { PW_W, 0, 2, 28.9, 30 },
+		{ PW_F, 0, 2, 30, 32 },
+	};
+	struct fixture f;
+	char *got, *line;
+
+	f.p = pw_problem_new(1, 1, 3);
+	fixture_time(&f, ops, sizeof ops / sizeof ops[0]);
+	got = capture_show(&f, 40);
+	line = line_of(got, "dev 0");
+	tap_str(line, "dev 0 |0FFFFFFFFF1FFFFFFFFFB0WWWW.BWW2F|",
+	    "short ops take a column only where no op loses its last");
+	free(line);
+	free(got);
+	fixture_free(&f);
+}
+
+/* Two stages on one device: chunk 1 is drawn in lowercase. */
+static void
+test_show_chunks(void)
+{
+	static const struct timed ops[] = {
+		{ PW_F, 0, 0, 0, 1 }, { PW_F, 1, 0, 1, 2 },
+		{ PW_BW, 1, 0, 2, 4 }, { PW_BW, 0, 0, 4, 6 },
+	};
+	struct fixture f;
+	char *got, *line;
+
+	f.p = pw_problem_new(1, 2, 1);
+	fixture_time(&f, ops, sizeof ops / sizeof ops[0]);
+	got = capture_show(&f, 40);
+	line = line_of(got, "dev 0");
+	tap_str(line, "dev 0 |0FFFF0fffff0xxxxxxxxx0XXXXXXXXXX|",
+	    "odd chunks in lowercase");
+	free(line);
+	tap_ok(strstr(got, "lowercase: odd chunks") != NULL,
+	    "the legend explains lowercase");
+	tap_ok(strstr(got, "makespan 6 s") != NULL,
+	    "the header names the makespan");
+	free(got);
+	fixture_free(&f);
+}
+
+/* Returns the first event with this name and phase (borrowed), or NULL. */
+static json_t *
+find_event(json_t *events, const char *name, const char *ph, int nth)
+{
+	size_t i;
+	json_t *ev;
+
+	json_array_foreach(events, i, ev) {
+		if (strcmp(json_string_value(json_object_get(ev, "name")),
+		    name) == 0 && strcmp(json_string_value(json_object_get(ev,
+		    "ph")), ph) == 0 && nth-- == 0)
+			return ev;
+	}
+	return NULL;
+}
+
+static int
+count_phase(json_t *events, const char *ph, const char *name_prefix)
+{
+	size_t i;
+	json_t *ev;
+	int n = 0;
+
+	json_array_foreach(events, i, ev) {
+		n += strcmp(json_string_value(json_object_get(ev, "ph")), ph) ==
+		    0 && strncmp(json_string_value(json_object_get(ev, "name")),
+		    name_prefix, strlen(name_prefix)) == 0;
+	}
+	return n;
+}
+
+static double
+num(json_t *obj, const char *key)
+{
+	return json_number_value(json_object_get(obj, key));
+}
+
+static void
+test_chrome(void)
+{
+	struct fixture f;
+	json_error_t jerr;
+	json_t *root, *events, *ev, *args;
+	char *text, *again;
+	int rc;
+
+	tiny(&f, "tiny");
+	text = capture_export("chrome", &f, &rc);
+	tap_int(rc, PW_OK, "chrome export succeeds");
+	root = json_loads(text, 0, &jerr);
+	if (!tap_ok(root != NULL, "the trace parses"))
+		goto out;
+	events = json_object_get(root, "traceEvents");
+	tap_str(json_string_value(json_object_get(root, "displayTimeUnit")),
+	    "ms", "display unit");
+	tap_int(count_phase(events, "X", ""), 12, "one X event per op");
+	tap_int(count_phase(events, "C", "mem dev 0"), 6,
+	    "device 0 memory: one counter per curve point");
+	tap_int(count_phase(events, "C", "mem dev 1"), 5, "device 1 memory");
+	tap_int(count_phase(events, "C", "limit dev "), 4,
+	    "each limit at the start and the end");
+	tap_int(count_phase(events, "M", "thread_name"), 4,
+	    "two devices and two channels name their tracks");
+
+	ev = find_event(events, "BW 1", "X", 0);
+	if (tap_ok(ev != NULL, "BW(0,1) is there")) {
+		tap_near(num(ev, "ts"), 6e6, 0, "BW(0,1) starts at 6 s in us");
+		tap_near(num(ev, "dur"), 2e6, 0, "BW(0,1) lasts 2 s");
+		tap_int(json_integer_value(json_object_get(ev, "tid")), 0,
+		    "on device 0's track");
+		args = json_object_get(ev, "args");
+		tap_int(json_integer_value(json_object_get(args, "stage")), 0,
+		    "args name the stage");
+		tap_str(json_string_value(json_object_get(args, "kind")), "BW",
+		    "args name the kind");
+	}
+	ev = find_event(events, "RELOAD 1", "X", 0);
+	if (tap_ok(ev != NULL, "the reload is there")) {
+		tap_int(json_integer_value(json_object_get(ev, "tid")), 3,
+		    "on link0.h2d's track (after the two devices)");
+		tap_near(num(ev, "ts"), 4e6, 0, "reload starts at 4 s");
+		tap_near(num(json_object_get(ev, "args"), "bytes"), 1, 0,
+		    "reload moves 1 byte");
+	}
+	ev = find_event(events, "thread_name", "M", 3);
+	tap_str(json_string_value(json_object_get(json_object_get(ev, "args"),
+	    "name")), "link0.h2d", "channel track name");
+	ev = find_event(events, "process_name", "M", 0);
+	tap_str(json_string_value(json_object_get(json_object_get(ev, "args"),
+	    "name")), "pipewright: tiny (hand)", "process name");
+	ev = find_event(events, "mem dev 0", "C", 1);
+	tap_near(num(ev, "ts"), 1e6, 0, "second memory point at 1 s");
+	tap_near(num(json_object_get(ev, "args"), "bytes"), 4, 0,
+	    "holding two activations");
+	ev = find_event(events, "limit dev 0", "C", 1);
+	tap_near(num(ev, "ts"), 8e6, 0, "limit drawn to the end");
+	tap_near(num(json_object_get(ev, "args"), "bytes"), 3.5, 0,
+	    "limit value");
+	json_decref(root);
+
+	again = capture_export("chrome", &f, &rc);
+	tap_str(again, text, "the trace is deterministic");
+	free(again);
+out:
+	free(text);
+	fixture_free(&f);
+}
+
+/* JSON strings are UTF-8: a name that is not fails with a message. */
+static void
+test_chrome_bad_name(void)
+{
+	struct fixture f;
+	char *text;
+	int rc;
+
+	tiny(&f, "bad \xff name");
+	text = capture_export("chrome", &f, &rc);
+	tap_int(rc, PW_ERR_INPUT, "a name that is not UTF-8 is refused");
+	free(text);
+	fixture_free(&f);
+}
+
+static void
+test_svg(void)
+{
+	struct fixture f;
+	char *text;
+	size_t len;
+	int rc;
+
+	tiny(&f, "a<b & \"c\"");
+	text = capture_export("svg", &f, &rc);
+	tap_int(rc, PW_OK, "svg export succeeds");
+	len = strlen(text);
+	tap_ok(strncmp(text, "<svg ", 5) == 0, "starts with <svg");
+	tap_ok(len > 7 && strcmp(text + len - 7, "</svg>\n") == 0,
+	    "ends with </svg>");
+	tap_int(count(text, "<rect class=\"op "), 12, "one rectangle per op");
+	tap_int(count(text, "<rect class=\"op BW"), 2, "two fused backwards");
+	tap_int(count(text, "<rect class=\"op OFFLOAD"), 1, "one offload");
+	tap_int(count(text, "class=\"mb\""), 12,
+	    "every op is wide enough for its microbatch number");
+	tap_int(count(text, "<text"), count(text, "</text>"),
+	    "text elements are closed");
+	tap_ok(strstr(text, "a&lt;b &amp; &quot;c&quot; (hand)") != NULL,
+	    "the title is escaped");
+	tap_ok(strstr(text, "a<b") == NULL && strstr(text, "& \"") == NULL,
+	    "no raw markup from the name");
+	tap_int(count(text, "<clipPath"), 2, "both limits clip a red curve");
+	tap_int(count(text, "class=\"limit\""), 2, "both limits dashed");
+	tap_ok(strstr(text, "peak 4 B, limit 3.5 B (over)") != NULL,
+	    "device 0's peak label says over");
+	tap_int(count(text, "class=\"end bad\""), 1, "only device 0 is over");
+	free(text);
+	fixture_free(&f);
+}
+
+/* Nothing timed: every view still draws, with idle rows and no ops. */
+static void
+test_empty(void)
+{
+	struct fixture f;
+	char *got, *line;
+	int rc;
+
+	f.p = pw_problem_new(2, 2, 1);
+	fixture_time(&f, NULL, 0);
+	got = capture_show(&f, 40);
+	line = line_of(got, "dev 1");
+	tap_str(line, "dev 1 |................................|",
+	    "an empty schedule shows idle rows");
+	free(line);
+	free(got);
+	got = capture_export("svg", &f, &rc);
+	tap_ok(rc == PW_OK && count(got, "<rect class=\"op ") == 0,
+	    "an empty SVG has no op");
+	free(got);
+	got = capture_export("chrome", &f, &rc);
+	tap_ok(rc == PW_OK && count(got, "\"ph\":\"X\"") == 0,
+	    "an empty trace has no op");
+	free(got);
+	fixture_free(&f);
+}
+
+static void
+test_registry(void)
+{
+	tap_int((long long)pw_nexport_formats, 2, "two export formats");
+	tap_ok(pw_export_find("chrome") == &pw_export_formats[0],
+	    "chrome found");
+	tap_ok(pw_export_find("svg") == &pw_export_formats[1], "svg found");
+	tap_ok(pw_export_find("png") == NULL, "unknown format");
+}
+
+int
+main(void)
+{
+	test_tiny_is_simulated();
+	test_show_wide();
+	test_show_narrow();
+	test_show_short_ops();
+	test_show_chunks();
+	test_chrome();
+	test_chrome_bad_name();
+	test_svg();
+	test_empty();
+	test_registry();
+	return tap_done();
+}
