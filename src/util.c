@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pipewright.h"
@@ -103,6 +104,16 @@ pw_xasprintf(const char *fmt, ...)
 	return s;
 }
 
+/* The process's umask; reading it means setting it, so set it back. */
+static mode_t
+pw_umask(void)
+{
+	mode_t mask = umask(022);
+
+	umask(mask);
+	return mask;
+}
+
 int
 pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 {
@@ -116,7 +127,9 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 	out->path = pw_xstrdup(path);
 	out->tmp = pw_xasprintf("%s.tmp.XXXXXX", path);
 	fd = mkstemp(out->tmp);
-	if (fd == -1 || (out->fp = fdopen(fd, "w")) == NULL) {
+	/* mkstemp makes the file private; outputs get the usual mode. */
+	if (fd == -1 || fchmod(fd, 0666 & ~pw_umask()) != 0 ||
+	    (out->fp = fdopen(fd, "w")) == NULL) {
 		pw_error_set(err, "%s: cannot write: %s", path, strerror(errno));
 		if (fd != -1) {
 			close(fd);

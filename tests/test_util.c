@@ -61,6 +61,14 @@ test_outfile(void)
 	text = slurp(path);
 	tap_str(text, "first\n", "committed content");
 	free(text);
+	{
+		struct stat st;
+		mode_t mask = umask(022);
+
+		umask(mask);
+		tap_ok(stat(path, &st) == 0 && (st.st_mode & 0777) == (0666 & ~mask),
+		    "committed file has the usual mode, not mkstemp's 0600");
+	}
 
 	tap_int(pw_outfile_open(&out, path, &err), PW_OK, "reopen");
 	fputs("second\n", out.fp);

@@ -1,0 +1,1028 @@
+/* json.c - the interchange format (docs/format.md), through jansson. */
+#include <assert.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "pipewright.h"
+
+#define PW_FORMAT_PROBLEM	"pipewright.problem.v1"
+#define PW_FORMAT_SCHEDULE	"pipewright.schedule.v1"
+
+/* Longest field name in a message: "problem.link.groups[12][34]". */
+#define PW_FIELD_MAX	128
+
+/* ------------------------------------------------------------------ */
+/* Fields shared by the reader and the writer                         */
+
+/* What a number field may hold. */
+enum pw_jsign {
+	PW_JS_ANY,
+	PW_JS_NONNEG,
+	PW_JS_POSITIVE,
+	PW_JS_LIMIT,		/* non-negative, or null for INFINITY */
+};
+
+/* A number field of a C struct, so that one table drives both reading
+ * and writing it. */
+struct pw_jfield {
+	const char	*key;
+	size_t		 off;
+	bool		 required;
+	enum pw_jsign	 sign;
+};
+
+static const struct pw_jfield pw_jstage[] = {
+	{ "f", offsetof(struct pw_stage, f), true, PW_JS_NONNEG },
+	{ "b", offsetof(struct pw_stage, b), true, PW_JS_NONNEG },
+	{ "w", offsetof(struct pw_stage, w), true, PW_JS_NONNEG },
+	{ "act", offsetof(struct pw_stage, act), true, PW_JS_NONNEG },
+	{ "hold", offsetof(struct pw_stage, hold), false, PW_JS_NONNEG },
+	{ "offload", offsetof(struct pw_stage, offload), false, PW_JS_NONNEG },
+};
+
+static const struct pw_jfield pw_jmemory[] = {
+	{ "static", offsetof(struct pw_device_memory, static_bytes), true,
+	    PW_JS_NONNEG },
+	{ "limit", offsetof(struct pw_device_memory, limit), true,
+	    PW_JS_LIMIT },
+};
+
+static const struct pw_jfield pw_jlink[] = {
+	{ "d2h", offsetof(struct pw_link, d2h), true, PW_JS_POSITIVE },
+	{ "h2d", offsetof(struct pw_link, h2d), true, PW_JS_POSITIVE },
+	{ "latency", offsetof(struct pw_link, latency), false, PW_JS_NONNEG },
+};
+
+#define PW_NFIELDS(t)	(sizeof (t) / sizeof (t)[0])
+
+static double *
+pw_jfield_ptr(const struct pw_jfield *f, void *base)
+{
+	return (double *)((char *)base + f->off);
+}
+
+static double
+pw_jfield_get(const struct pw_jfield *f, const void *base)
+{
+	return *(const double *)((const char *)base + f->off);
+}
+
+/* The fewest significant digits (15 to 17) that read back as exactly X,
+ * so that files round-trip without printing 0.1 as 0.10000000000000001. */
+static int
+pw_jprecision(double x)
+{
+	char buf[32];
+	int prec;
+
+	for (prec = 15; prec < 17; prec++) {
+		snprintf(buf, sizeof buf, "%.*g", prec, x);
+		if (strtod(buf, NULL) == x)
+			break;
+	}
+	return prec;
+}
+
+static size_t
+pw_jflags(const json_t *v)
+{
+	if (json_is_real(v))
+		return JSON_ENCODE_ANY |
+		    JSON_REAL_PRECISION(pw_jprecision(json_real_value(v)));
+	return JSON_ENCODE_ANY;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reader                                                              */
+
+/* A file being read: its name for messages and where errors go. */
+struct pw_jin {
+	const char	*file;
+	struct pw_error	*err;
+};
+
+/* Names a field in BUF (PW_FIELD_MAX bytes); a name too long ends in
+ * "...". */
+static const char *
+pw_jnamef(char *buf, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, PW_FIELD_MAX, fmt, ap);
+	va_end(ap);
+	if (n >= PW_FIELD_MAX)
+		memcpy(buf + PW_FIELD_MAX - 4, "...", 4);
+	return buf;
+}
+
+static const char *
+pw_jname(char *buf, const char *parent, const char *key)
+{
+	if (parent[0] == '\0')
+		return pw_jnamef(buf, "%s", key);
+	return pw_jnamef(buf, "%s.%s", parent, key);
+}
+
+static const char *
+pw_jname_index(char *buf, const char *parent, size_t i)
+{
+	return pw_jnamef(buf, "%s[%zu]", parent, i);
+}
+
+/* Sets "FILE: FIELD: WHAT (got VALUE)"; FIELD "" is the whole file.  A
+ * value too long for one line is named by its type. */
+static int
+pw_jbad(struct pw_jin *in, const char *field, const json_t *v, const char *what)
+{
+	char got[64];
+	size_t n;
+
+	n = json_dumpb(v, got, sizeof got - 1, pw_jflags(v));
+	if (n > 0 && n < sizeof got)
+		got[n] = '\0';
+	else
+		snprintf(got, sizeof got, "%s", json_is_object(v) ?
+		    "an object" : json_is_array(v) ? "an array" :
+		    "a long string");
+	if (field[0] == '\0')
+		pw_error_set(in->err, "%s: %s (got %s)", in->file, what, got);
+	else
+		pw_error_set(in->err, "%s: %s: %s (got %s)", in->file, field,
+		    what, got);
+	return PW_ERR_INPUT;
+}
+
+/* Finds member KEY of OBJ (named PARENT) and names it in FIELD.  An absent
+ * member is an error when REQUIRED, else *OUT is NULL. */
+static int
+pw_jmember(struct pw_jin *in, const json_t *obj, const char *parent,
+    const char *key, bool required, char *field, json_t **out)
+{
+	pw_jname(field, parent, key);
+	*out = json_object_get(obj, key);
+	if (*out != NULL || !required)
+		return PW_OK;
+	if (parent[0] == '\0')
+		pw_error_set(in->err, "%s: missing field \"%s\"", in->file,
+		    key);
+	else
+		pw_error_set(in->err, "%s: %s: missing field \"%s\"", in->file,
+		    parent, key);
+	return PW_ERR_INPUT;
+}
+
+static int
+pw_jnumber(struct pw_jin *in, const char *field, const json_t *v,
+    enum pw_jsign sign, double *out)
+{
+	static const char *const what[] = {
+		[PW_JS_ANY] = "must be a number",
+		[PW_JS_NONNEG] = "must be a non-negative number",
+		[PW_JS_POSITIVE] = "must be a positive number",
+		[PW_JS_LIMIT] = "must be a non-negative number or null",
+	};
+	double x;
+
+	if (sign == PW_JS_LIMIT && json_is_null(v)) {
+		*out = INFINITY;
+		return PW_OK;
+	}
+	if (!json_is_number(v))
+		return pw_jbad(in, field, v, what[sign]);
+	x = json_number_value(v);
+	if ((sign == PW_JS_POSITIVE && !(x > 0)) ||
+	    ((sign == PW_JS_NONNEG || sign == PW_JS_LIMIT) && !(x >= 0)))
+		return pw_jbad(in, field, v, what[sign]);
+	*out = x;
+	return PW_OK;
+}
+
+/* Reads number member KEY of OBJ; an absent optional one leaves *OUT as
+ * it was (its default). */
+static int
+pw_jmember_number(struct pw_jin *in, const json_t *obj, const char *parent,
+    const char *key, bool required, enum pw_jsign sign, double *out)
+{
+	char field[PW_FIELD_MAX];
+	json_t *v;
+	int rc;
+
+	rc = pw_jmember(in, obj, parent, key, required, field, &v);
+	if (rc != PW_OK || v == NULL)
+		return rc;
+	return pw_jnumber(in, field, v, sign, out);
+}
+
+/* Reads the number fields in TABLE from OBJ into the struct at BASE. */
+static int
+pw_jfields(struct pw_jin *in, const json_t *obj, const char *parent,
+    const struct pw_jfield *table, size_t n, void *base)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++)
+		if ((rc = pw_jmember_number(in, obj, parent, table[i].key,
+		    table[i].required, table[i].sign,
+		    pw_jfield_ptr(&table[i], base))) != PW_OK)
+			return rc;
+	return PW_OK;
+}
+
+/* An integer >= MIN (0 or 1) and within int; integral reals count. */
+static int
+pw_jint(struct pw_jin *in, const char *field, const json_t *v, int min,
+    int *out)
+{
+	double x;
+
+	x = json_is_number(v) ? json_number_value(v) : NAN;
+	if (!(x == floor(x) && x >= min))
+		return pw_jbad(in, field, v, min > 0 ? "must be a positive "
+		    "integer" : "must be a non-negative integer");
+	if (x > INT_MAX)
+		return pw_jbad(in, field, v, "must be at most 2147483647");
+	*out = (int)x;
+	return PW_OK;
+}
+
+/* An index below COUNT into something the problem has NOUNS of. */
+static int
+pw_jref(struct pw_jin *in, const char *field, const json_t *v,
+    const char *noun, const char *nouns, int count, int *out)
+{
+	int rc;
+
+	if ((rc = pw_jint(in, field, v, 0, out)) != PW_OK)
+		return rc;
+	if (*out >= count) {
+		pw_error_set(in->err, "%s: %s: %s %d does not exist (%s = %d)",
+		    in->file, field, noun, *out, nouns, count);
+		return PW_ERR_INPUT;
+	}
+	return PW_OK;
+}
+
+static int
+pw_jmember_int(struct pw_jin *in, const json_t *obj, const char *parent,
+    const char *key, int min, int *out)
+{
+	char field[PW_FIELD_MAX];
+	json_t *v;
+	int rc;
+
+	if ((rc = pw_jmember(in, obj, parent, key, true, field, &v)) != PW_OK)
+		return rc;
+	return pw_jint(in, field, v, min, out);
+}
+
+static int
+pw_jmember_ref(struct pw_jin *in, const json_t *obj, const char *parent,
+    const char *key, const char *noun, const char *nouns, int count, int *out)
+{
+	char field[PW_FIELD_MAX];
+	json_t *v;
+	int rc;
+
+	if ((rc = pw_jmember(in, obj, parent, key, true, field, &v)) != PW_OK)
+		return rc;
+	return pw_jref(in, field, v, noun, nouns, count, out);
+}
+
+/* Member KEY as an array of objects (at least one when NONEMPTY). */
+static int
+pw_jarray(struct pw_jin *in, const json_t *obj, const char *parent,
+    const char *key, bool nonempty, json_t **out)
+{
+	char field[PW_FIELD_MAX];
+	int rc;
+
+	if ((rc = pw_jmember(in, obj, parent, key, true, field, out)) != PW_OK)
+		return rc;
+	if (!json_is_array(*out))
+		return pw_jbad(in, field, *out, "must be an array");
+	if (nonempty && json_array_size(*out) == 0)
+		return pw_jbad(in, field, *out, "must not be empty");
+	if (json_array_size(*out) > INT_MAX)
+		return pw_jbad(in, field, *out, "has too many entries");
+	return PW_OK;
+}
+
+/* Element I of ARRAY (named PARENT), which must be an object; names it in
+ * FIELD. */
+static int
+pw_jelement(struct pw_jin *in, const json_t *array, const char *parent,
+    size_t i, char *field, json_t **out)
+{
+	pw_jname_index(field, parent, i);
+	*out = json_array_get(array, i);
+	if (!json_is_object(*out))
+		return pw_jbad(in, field, *out, "must be an object");
+	return PW_OK;
+}
+
+static int
+pw_jread_stage(struct pw_jin *in, const json_t *obj, const char *parent,
+    struct pw_problem *p, struct pw_stage *st)
+{
+	int rc;
+
+	if ((rc = pw_jmember_ref(in, obj, parent, "device", "device",
+	    "devices", p->devices, &st->device)) != PW_OK ||
+	    (rc = pw_jfields(in, obj, parent, pw_jstage, PW_NFIELDS(pw_jstage),
+	    st)) != PW_OK)
+		return rc;
+	return pw_jmember_number(in, obj, parent, "comm", false, PW_JS_NONNEG,
+	    &st->comm);
+}
+
+/* Groups as listed take the first numbers; every device listed in none
+ * gets a group of its own after them, in device order. */
+static int
+pw_jread_groups(struct pw_jin *in, const json_t *groups, const char *field,
+    struct pw_problem *p)
+{
+	char gname[PW_FIELD_MAX], dname[PW_FIELD_MAX];
+	const json_t *g;
+	int *member, d, ngroups, rc = PW_OK;
+	size_t i, j;
+
+	if (!json_is_array(groups) || json_array_size(groups) > INT_MAX)
+		return pw_jbad(in, field, groups, "must be an array of arrays "
+		    "of devices");
+	/* member[d]: 1 + the group listing device d, or 0. */
+	member = pw_xcalloc((size_t)p->devices, sizeof *member);
+	json_array_foreach(groups, i, g) {
+		pw_jname_index(gname, field, i);
+		if (!json_is_array(g) || json_array_size(g) == 0) {
+			rc = pw_jbad(in, gname, g, "must be a non-empty array "
+			    "of devices");
+			goto out;
+		}
+		for (j = 0; j < json_array_size(g); j++) {
+			pw_jname_index(dname, gname, j);
+			if ((rc = pw_jref(in, dname, json_array_get(g, j),
+			    "device", "devices", p->devices, &d)) != PW_OK)
+				goto out;
+			if (member[d] != 0) {
+				pw_error_set(in->err, "%s: %s: device %d is "
+				    "already in %s[%d]", in->file, dname, d,
+				    field, member[d] - 1);
+				rc = PW_ERR_INPUT;
+				goto out;
+			}
+			member[d] = (int)i + 1;
+		}
+	}
+	ngroups = (int)json_array_size(groups);
+	for (d = 0; d < p->devices; d++)
+		p->link.group[d] = member[d] != 0 ? member[d] - 1 : ngroups++;
+	p->link.ngroups = ngroups;
+out:
+	free(member);
+	return rc;
+}
+
+static int
+pw_jread_link(struct pw_jin *in, const json_t *obj, const char *field,
+    struct pw_problem *p)
+{
+	struct pw_link link = { .duplex = true };
+	char name[PW_FIELD_MAX];
+	json_t *v;
+	int rc;
+
+	if (!json_is_object(obj))
+		return pw_jbad(in, field, obj, "must be an object");
+	if ((rc = pw_jfields(in, obj, field, pw_jlink, PW_NFIELDS(pw_jlink),
+	    &link)) != PW_OK ||
+	    (rc = pw_jmember(in, obj, field, "duplex", false, name,
+	    &v)) != PW_OK)
+		return rc;
+	if (v != NULL) {
+		if (!json_is_boolean(v))
+			return pw_jbad(in, name, v, "must be true or false");
+		link.duplex = json_is_true(v);
+	}
+	pw_problem_set_link(p, link.d2h, link.h2d, link.latency, link.duplex);
+	rc = pw_jmember(in, obj, field, "groups", false, name, &v);
+	if (rc != PW_OK)
+		return rc;
+	return v != NULL ? pw_jread_groups(in, v, name, p) : PW_OK;
+}
+
+/* Reads the problem object OBJ, named PARENT in messages ("" at the top
+ * of a problem file).  Returns a problem the caller owns in *OUT. */
+static int
+pw_jread_problem(struct pw_jin *in, const json_t *obj, const char *parent,
+    struct pw_problem **out)
+{
+	struct pw_problem *p = NULL;
+	char field[PW_FIELD_MAX], elem[PW_FIELD_MAX];
+	json_t *stages, *memory, *v;
+	double comm = 0;
+	int devices, microbatches, rc;
+	size_t i;
+
+	*out = NULL;
+	if (!json_is_object(obj))
+		return pw_jbad(in, parent, obj, "must be an object");
+	if ((rc = pw_jmember_int(in, obj, parent, "devices", 1,
+	    &devices)) != PW_OK ||
+	    (rc = pw_jmember_int(in, obj, parent, "microbatches", 1,
+	    &microbatches)) != PW_OK ||
+	    (rc = pw_jmember_number(in, obj, parent, "comm", false,
+	    PW_JS_NONNEG, &comm)) != PW_OK ||
+	    (rc = pw_jarray(in, obj, parent, "stages", true,
+	    &stages)) != PW_OK ||
+	    (rc = pw_jarray(in, obj, parent, "memory", false,
+	    &memory)) != PW_OK)
+		return rc;
+	if (json_array_size(memory) != (size_t)devices) {
+		pw_error_set(in->err, "%s: %s: must have %d entries, one per "
+		    "device (got %zu)", in->file, pw_jname(field, parent,
+		    "memory"), devices, json_array_size(memory));
+		return PW_ERR_INPUT;
+	}
+
+	p = pw_problem_new(devices, (int)json_array_size(stages), microbatches);
+	pw_problem_set_comm(p, comm);
+	pw_jname(field, parent, "stages");
+	for (i = 0; i < json_array_size(stages); i++)
+		if ((rc = pw_jelement(in, stages, field, i, elem,
+		    &v)) != PW_OK ||
+		    (rc = pw_jread_stage(in, v, elem, p,
+		    &p->stages[i])) != PW_OK)
+			goto out;
+	pw_jname(field, parent, "memory");
+	for (i = 0; i < json_array_size(memory); i++)
+		if ((rc = pw_jelement(in, memory, field, i, elem,
+		    &v)) != PW_OK ||
+		    (rc = pw_jfields(in, v, elem, pw_jmemory,
+		    PW_NFIELDS(pw_jmemory), &p->memory[i])) != PW_OK)
+			goto out;
+	rc = pw_jmember(in, obj, parent, "link", false, field, &v);
+	if (rc != PW_OK || (v != NULL &&
+	    (rc = pw_jread_link(in, v, field, p)) != PW_OK))
+		goto out;
+	if ((rc = pw_jmember(in, obj, parent, "name", false, field,
+	    &v)) != PW_OK)
+		goto out;
+	if (v != NULL) {
+		if (!json_is_string(v)) {
+			rc = pw_jbad(in, field, v, "must be a string");
+			goto out;
+		}
+		p->name = pw_xstrdup(json_string_value(v));
+	}
+	if ((rc = pw_problem_validate(p, in->file, in->err)) != PW_OK)
+		goto out;
+	*out = p;
+	p = NULL;
+out:
+	pw_problem_free(p);
+	return rc;
+}
+
+/* A kind's name; the message lists them all. */
+static int
+pw_jkind(struct pw_jin *in, const char *field, const json_t *v,
+    enum pw_kind *out)
+{
+	char what[64];
+	int k, n;
+
+	if (json_is_string(v) && pw_kind_parse(json_string_value(v),
+	    out) == PW_OK)
+		return PW_OK;
+	n = snprintf(what, sizeof what, "must be ");
+	for (k = 0; k < PW_NKINDS; k++)
+		n += snprintf(what + n, sizeof what - (size_t)n, "%s%s",
+		    k == 0 ? "" : k == PW_NKINDS - 1 ? " or " : ", ",
+		    pw_kind_name((enum pw_kind)k));
+	return pw_jbad(in, field, v, what);
+}
+
+/* Reads "kind", "stage" and "mb" of OBJ: an op, or the anchor it names. */
+static int
+pw_jread_opref(struct pw_jin *in, const json_t *obj, const char *parent,
+    const struct pw_problem *p, struct pw_op *op)
+{
+	char field[PW_FIELD_MAX];
+	json_t *v;
+	int rc;
+
+	if ((rc = pw_jmember(in, obj, parent, "kind", true, field,
+	    &v)) != PW_OK ||
+	    (rc = pw_jkind(in, field, v, &op->kind)) != PW_OK ||
+	    (rc = pw_jmember_ref(in, obj, parent, "stage", "stage", "stages",
+	    p->nstages, &op->stage)) != PW_OK)
+		return rc;
+	return pw_jmember_ref(in, obj, parent, "mb", "microbatch",
+	    "microbatches", p->microbatches, &op->mb);
+}
+
+/* Reads one op.  What makes a schedule invalid rather than unreadable (a
+ * wrong device for its stage, an anchor on an op that is no RELOAD or at
+ * an op that is no compute op) is read as stated: the checker reports
+ * it. */
+static int
+pw_jread_op(struct pw_jin *in, const json_t *obj, const char *parent,
+    const struct pw_problem *p, struct pw_timed_op *to)
+{
+	char field[PW_FIELD_MAX];
+	json_t *v;
+	int rc;
+
+	if ((rc = pw_jmember_ref(in, obj, parent, "device", "device",
+	    "devices", p->devices, &to->device)) != PW_OK ||
+	    (rc = pw_jread_opref(in, obj, parent, p, &to->op)) != PW_OK ||
+	    (rc = pw_jmember_number(in, obj, parent, "start", true, PW_JS_ANY,
+	    &to->start)) != PW_OK ||
+	    (rc = pw_jmember_number(in, obj, parent, "end", true, PW_JS_ANY,
+	    &to->end)) != PW_OK)
+		return rc;
+	if (pw_kind_is_transfer(to->op.kind) &&
+	    (rc = pw_jmember_number(in, obj, parent, "bytes", true,
+	    PW_JS_NONNEG, &to->bytes)) != PW_OK)
+		return rc;
+	rc = pw_jmember(in, obj, parent, "after", false, field, &v);
+	if (rc != PW_OK || v == NULL)
+		return rc;
+	if (!json_is_object(v))
+		return pw_jbad(in, field, v, "must be an object");
+	to->has_anchor = true;
+	return pw_jread_opref(in, v, field, p, &to->anchor);
+}
+
+/* Parses PATH ("-": stdin) into an object and checks its format: a
+ * schedule file, or when !SCHEDULE_ONLY also a problem file.  Returns
+ * the object (the caller releases it) or NULL with *RC set. */
+static json_t *
+pw_jload(struct pw_jin *in, const char *path, bool schedule_only,
+    bool *schedule, int *rc)
+{
+	json_error_t jerr;
+	json_t *root, *v;
+	const char *format;
+	char field[PW_FIELD_MAX];
+	FILE *fp;
+
+	fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	if (fp == NULL) {
+		pw_error_set(in->err, "%s: cannot open: %s", in->file,
+		    strerror(errno));
+		*rc = PW_ERR_IO;
+		return NULL;
+	}
+	*rc = PW_ERR_INPUT;
+	root = json_loadf(fp, JSON_REJECT_DUPLICATES, &jerr);
+	if (ferror(fp)) {
+		pw_error_set(in->err, "%s: cannot read: %s", in->file,
+		    strerror(errno));
+		*rc = PW_ERR_IO;
+	} else if (root == NULL)
+		pw_error_set(in->err, "%s: line %d column %d: JSON syntax "
+		    "error: %s", in->file, jerr.line, jerr.column, jerr.text);
+	if (fp != stdin)
+		fclose(fp);
+	if (root == NULL || *rc == PW_ERR_IO)
+		goto fail;
+	if (!json_is_object(root)) {
+		pw_jbad(in, "", root, "must be a JSON object");
+		goto fail;
+	}
+	if (pw_jmember(in, root, "", "format", true, field, &v) != PW_OK)
+		goto fail;
+	format = json_is_string(v) ? json_string_value(v) : "";
+	*schedule = strcmp(format, PW_FORMAT_SCHEDULE) == 0;
+	if (schedule_only && !*schedule) {
+		pw_jbad(in, field, v, "must be \"" PW_FORMAT_SCHEDULE "\"");
+		goto fail;
+	}
+	if (!*schedule && strcmp(format, PW_FORMAT_PROBLEM) != 0) {
+		pw_jbad(in, field, v, "must be \"" PW_FORMAT_PROBLEM "\" or \""
+		    PW_FORMAT_SCHEDULE "\"");
+		goto fail;
+	}
+	*rc = PW_OK;
+	return root;
+fail:
+	json_decref(root);
+	return NULL;
+}
+
+/* Reads the problem of a problem file, or of a schedule file (under
+ * "problem"), so that every command takes either. */
+static int
+pw_jread_file_problem(struct pw_jin *in, const json_t *root, bool schedule,
+    struct pw_problem **out)
+{
+	char field[PW_FIELD_MAX];
+	json_t *v;
+	int rc;
+
+	if (!schedule)
+		return pw_jread_problem(in, root, "", out);
+	*out = NULL;
+	rc = pw_jmember(in, root, "", "problem", true, field, &v);
+	if (rc != PW_OK)
+		return rc;
+	return pw_jread_problem(in, v, field, out);
+}
+
+/* Returns a problem the caller owns, or NULL with ERR set. */
+struct pw_problem *
+pw_problem_read(const char *path, struct pw_error *err)
+{
+	struct pw_jin in = { strcmp(path, "-") == 0 ? "<stdin>" : path, err };
+	struct pw_problem *p = NULL;
+	json_t *root;
+	bool schedule;
+	int rc;
+
+	if ((root = pw_jload(&in, path, false, &schedule, &rc)) == NULL)
+		return NULL;
+	pw_jread_file_problem(&in, root, schedule, &p);
+	json_decref(root);
+	return p;
+}
+
+/* On success the caller owns *PROBLEM and *OPS; on failure both are NULL. */
+int
+pw_schedule_read(const char *path, struct pw_problem **problem,
+    struct pw_timed_op **ops, size_t *nops, struct pw_error *err)
+{
+	struct pw_jin in = { strcmp(path, "-") == 0 ? "<stdin>" : path, err };
+	struct pw_problem *p = NULL;
+	struct pw_timed_op *t = NULL;
+	char elem[PW_FIELD_MAX];
+	json_t *root, *array, *v;
+	bool schedule;
+	size_t i, n = 0;
+	int rc;
+
+	*problem = NULL;
+	*ops = NULL;
+	*nops = 0;
+	if ((root = pw_jload(&in, path, true, &schedule, &rc)) == NULL)
+		return rc;
+	if ((rc = pw_jread_file_problem(&in, root, true, &p)) != PW_OK ||
+	    (rc = pw_jarray(&in, root, "", "ops", false, &array)) != PW_OK)
+		goto out;
+	n = json_array_size(array);
+	t = pw_xcalloc(n, sizeof *t);
+	for (i = 0; i < n; i++)
+		if ((rc = pw_jelement(&in, array, "ops", i, elem,
+		    &v)) != PW_OK ||
+		    (rc = pw_jread_op(&in, v, elem, p, &t[i])) != PW_OK)
+			goto out;
+	*problem = p;
+	*ops = t;
+	*nops = n;
+	p = NULL;
+	t = NULL;
+out:
+	pw_problem_free(p);
+	free(t);
+	json_decref(root);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Writer                                                              */
+
+/* Jansson fails to build a value only when memory runs out; like
+ * pw_xmalloc, give up then. */
+static json_t *
+pw_jcheck(json_t *v)
+{
+	if (v == NULL) {
+		fprintf(stderr, "pipewright: out of memory building JSON\n");
+		abort();
+	}
+	return v;
+}
+
+static void
+pw_jset(json_t *obj, const char *key, json_t *v)
+{
+	if (json_object_set_new(obj, key, pw_jcheck(v)) != 0)
+		pw_jcheck(NULL);
+}
+
+static void
+pw_jappend(json_t *array, json_t *v)
+{
+	if (json_array_append_new(array, pw_jcheck(v)) != 0)
+		pw_jcheck(NULL);
+}
+
+static json_t *
+pw_jreal(double x)
+{
+	assert(isfinite(x));
+	return json_real(x);
+}
+
+static void
+pw_jset_fields(json_t *obj, const struct pw_jfield *table, size_t n,
+    const void *base)
+{
+	double x;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		x = pw_jfield_get(&table[i], base);
+		pw_jset(obj, table[i].key, table[i].sign == PW_JS_LIMIT &&
+		    isinf(x) ? json_null() : pw_jreal(x));
+	}
+}
+
+/* Lists every group by number when they are not simply one per device. */
+static json_t *
+pw_jgroups(const struct pw_problem *p)
+{
+	json_t *groups, *g;
+	int d, k;
+	bool own = p->link.ngroups == p->devices;
+
+	for (d = 0; d < p->devices && own; d++)
+		own = p->link.group[d] == d;
+	if (own)
+		return NULL;
+	groups = pw_jcheck(json_array());
+	for (k = 0; k < p->link.ngroups; k++) {
+		g = pw_jcheck(json_array());
+		for (d = 0; d < p->devices; d++)
+			if (p->link.group[d] == k)
+				pw_jappend(g, json_integer(d));
+		pw_jappend(groups, g);
+	}
+	return groups;
+}
+
+/* Returns the problem as a new JSON object the caller releases; FORMAT
+ * adds the problem file's "format". */
+static json_t *
+pw_jproblem(const struct pw_problem *p, bool format)
+{
+	json_t *obj, *stages, *memory, *link, *groups, *v;
+	int i;
+
+	obj = pw_jcheck(json_object());
+	if (format)
+		pw_jset(obj, "format", json_string(PW_FORMAT_PROBLEM));
+	if (p->name != NULL)
+		pw_jset(obj, "name", json_string(p->name));
+	pw_jset(obj, "devices", json_integer(p->devices));
+	pw_jset(obj, "microbatches", json_integer(p->microbatches));
+	pw_jset(obj, "comm", pw_jreal(p->comm));
+	stages = pw_jcheck(json_array());
+	for (i = 0; i < p->nstages; i++) {
+		v = pw_jcheck(json_object());
+		pw_jset(v, "device", json_integer(p->stages[i].device));
+		pw_jset_fields(v, pw_jstage, PW_NFIELDS(pw_jstage),
+		    &p->stages[i]);
+		if (p->stages[i].comm != p->comm)
+			pw_jset(v, "comm", pw_jreal(p->stages[i].comm));
+		pw_jappend(stages, v);
+	}
+	pw_jset(obj, "stages", stages);
+	memory = pw_jcheck(json_array());
+	for (i = 0; i < p->devices; i++) {
+		v = pw_jcheck(json_object());
+		pw_jset_fields(v, pw_jmemory, PW_NFIELDS(pw_jmemory),
+		    &p->memory[i]);
+		pw_jappend(memory, v);
+	}
+	pw_jset(obj, "memory", memory);
+	if (p->link.present) {
+		link = pw_jcheck(json_object());
+		pw_jset_fields(link, pw_jlink, PW_NFIELDS(pw_jlink), &p->link);
+		pw_jset(link, "duplex", json_boolean(p->link.duplex));
+		if ((groups = pw_jgroups(p)) != NULL)
+			pw_jset(link, "groups", groups);
+		pw_jset(obj, "link", link);
+	}
+	return obj;
+}
+
+/* Returns the metrics as a new JSON object the caller releases. */
+static json_t *
+pw_jmetrics(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_timing *t)
+{
+	struct pw_metrics *m;
+	json_t *obj, *peak;
+	int d;
+
+	m = pw_metrics_compute(p, sched, t);
+	obj = pw_jcheck(json_object());
+	pw_jset(obj, "makespan", pw_jreal(m->makespan));
+	pw_jset(obj, "bubble_rate", pw_jreal(m->bubble_rate));
+	pw_jset(obj, "total_idle", pw_jreal(m->total_idle));
+	pw_jset(obj, "feasible", json_boolean(m->feasible));
+	peak = pw_jcheck(json_array());
+	for (d = 0; d < m->ndevices; d++)
+		pw_jappend(peak, pw_jreal(m->device[d].peak));
+	pw_jset(obj, "peak", peak);
+	pw_metrics_free(m);
+	return obj;
+}
+
+/* Returns one op as a new JSON object the caller releases. */
+static json_t *
+pw_jop(const struct pw_timed_op *to)
+{
+	json_t *obj, *after;
+
+	obj = pw_jcheck(json_object());
+	pw_jset(obj, "device", json_integer(to->device));
+	pw_jset(obj, "kind", json_string(pw_kind_name(to->op.kind)));
+	pw_jset(obj, "stage", json_integer(to->op.stage));
+	pw_jset(obj, "mb", json_integer(to->op.mb));
+	pw_jset(obj, "start", pw_jreal(to->start));
+	pw_jset(obj, "end", pw_jreal(to->end));
+	if (pw_kind_is_transfer(to->op.kind))
+		pw_jset(obj, "bytes", pw_jreal(to->bytes));
+	if (to->has_anchor) {
+		after = pw_jcheck(json_object());
+		pw_jset(after, "kind",
+		    json_string(pw_kind_name(to->anchor.kind)));
+		pw_jset(after, "stage", json_integer(to->anchor.stage));
+		pw_jset(after, "mb", json_integer(to->anchor.mb));
+		pw_jset(obj, "after", after);
+	}
+	return obj;
+}
+
+/*
+ * Layout: a container holding a list of records (stages, memory, ops) is
+ * spread over lines, one member or element per line; every other value,
+ * each record included, stays on one line.  So a file reads and diffs a
+ * record per line.  Jansson encodes every key and scalar.
+ */
+static bool
+pw_jspread(const json_t *v)
+{
+	const char *key;
+	json_t *m;
+
+	if (json_is_array(v))
+		return json_array_size(v) > 0 &&
+		    json_is_object(json_array_get(v, 0));
+	json_object_foreach((json_t *)v, key, m)
+		if (json_is_array(m) && pw_jspread(m))
+			return true;
+	return false;
+}
+
+/* Starts the next member or element of a container at DEPTH. */
+static void
+pw_jsep(FILE *fp, bool spread, int depth, bool *first)
+{
+	if (!*first)
+		fputc(',', fp);
+	if (spread)
+		fprintf(fp, "\n%*s", 2 * depth, "");
+	else if (!*first)
+		fputc(' ', fp);
+	*first = false;
+}
+
+static void
+pw_jemit(FILE *fp, const json_t *v, int depth);
+
+static void
+pw_jemit_key(FILE *fp, const char *key)
+{
+	json_t *s = pw_jcheck(json_string(key));
+
+	json_dumpf(s, fp, JSON_ENCODE_ANY);
+	json_decref(s);
+	fputs(": ", fp);
+}
+
+/* Emits the members of OBJ (the caller writes the braces). */
+static void
+pw_jemit_members(FILE *fp, const json_t *obj, bool spread, int depth,
+    bool *first)
+{
+	const char *key;
+	json_t *m;
+
+	json_object_foreach((json_t *)obj, key, m) {
+		pw_jsep(fp, spread, depth, first);
+		pw_jemit_key(fp, key);
+		pw_jemit(fp, m, depth);
+	}
+}
+
+static void
+pw_jemit(FILE *fp, const json_t *v, int depth)
+{
+	bool spread, first = true;
+	size_t i;
+
+	if (!json_is_object(v) && !json_is_array(v)) {
+		json_dumpf(v, fp, pw_jflags(v));
+		return;
+	}
+	spread = pw_jspread(v);
+	fputc(json_is_object(v) ? '{' : '[', fp);
+	if (json_is_object(v))
+		pw_jemit_members(fp, v, spread, depth + 1, &first);
+	else
+		for (i = 0; i < json_array_size(v); i++) {
+			pw_jsep(fp, spread, depth + 1, &first);
+			pw_jemit(fp, json_array_get(v, i), depth + 1);
+		}
+	if (spread && !first)
+		fprintf(fp, "\n%*s", 2 * depth, "");
+	fputc(json_is_object(v) ? '}' : ']', fp);
+}
+
+/* Writes HEAD's members and, for a schedule, the member "ops" built one
+ * op at a time, so that a million-op schedule never becomes one JSON
+ * tree; all atomically to PATH. */
+static int
+pw_jwrite(const char *path, const json_t *head, const struct pw_timed_op *ops,
+    size_t nops, bool with_ops, struct pw_error *err)
+{
+	struct pw_outfile out;
+	json_t *op;
+	bool first = true, first_op = true;
+	size_t i;
+	int rc;
+
+	if ((rc = pw_outfile_open(&out, path, err)) != PW_OK)
+		return rc;
+	fputc('{', out.fp);
+	pw_jemit_members(out.fp, head, true, 1, &first);
+	if (with_ops) {
+		pw_jsep(out.fp, true, 1, &first);
+		pw_jemit_key(out.fp, "ops");
+		fputc('[', out.fp);
+		for (i = 0; i < nops; i++) {
+			op = pw_jop(&ops[i]);
+			pw_jsep(out.fp, true, 2, &first_op);
+			pw_jemit(out.fp, op, 2);
+			json_decref(op);
+		}
+		fputs(nops > 0 ? "\n  ]" : "]", out.fp);
+	}
+	fputs("\n}\n", out.fp);
+	return pw_outfile_commit(&out, err);
+}
+
+int
+pw_problem_write(const char *path, const struct pw_problem *p,
+    struct pw_error *err)
+{
+	json_t *head;
+	int rc;
+
+	/* What could not be read back is not written. */
+	if ((rc = pw_problem_validate(p, path, err)) != PW_OK)
+		return rc;
+	head = pw_jproblem(p, true);
+	rc = pw_jwrite(path, head, NULL, 0, false, err);
+	json_decref(head);
+	return rc;
+}
+
+int
+pw_schedule_write(const char *path, const struct pw_problem *p,
+    const struct pw_schedule *sched, const struct pw_timing *t,
+    struct pw_error *err)
+{
+	struct pw_timed_op *ops;
+	json_t *head;
+	size_t n;
+	int rc;
+
+	if ((rc = pw_problem_validate(p, path, err)) != PW_OK)
+		return rc;
+	head = pw_jcheck(json_object());
+	pw_jset(head, "format", json_string(PW_FORMAT_SCHEDULE));
+	if (sched->family != NULL)
+		pw_jset(head, "family", json_string(sched->family));
+	pw_jset(head, "problem", pw_jproblem(p, false));
+	pw_jset(head, "metrics", pw_jmetrics(p, sched, t));
+	ops = pw_timed_ops(p, sched, t, &n);
+	rc = pw_jwrite(path, head, ops, n, true, err);
+	free(ops);
+	json_decref(head);
+	return rc;
+}

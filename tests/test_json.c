@@ -1,0 +1,877 @@
+/* test_json.c - the interchange format: round trips, examples, bad input. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "pipewright.h"
+#include "tap.h"
+
+static char tmpdir[] = "/tmp/pw-test-json.XXXXXX";
+static const char *testdata;
+static const char *examples;
+
+/* Returns TMPDIR/NAME, which the caller frees. */
+static char *
+tmp_path(const char *name)
+{
+	return pw_xasprintf("%s/%s", tmpdir, name);
+}
+
+/* Returns the whole file (the caller frees it), or NULL. */
+static char *
+slurp(const char *path)
+{
+	FILE *fp;
+	char *buf;
+	long len;
+
+	if ((fp = fopen(path, "rb")) == NULL)
+		return NULL;
+	fseek(fp, 0, SEEK_END);
+	len = ftell(fp);
+	rewind(fp);
+	buf = pw_xmalloc((size_t)len + 1);
+	buf[fread(buf, 1, (size_t)len, fp)] = '\0';
+	fclose(fp);
+	return buf;
+}
+
+static void
+spew(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+
+	if (fp == NULL)
+		abort();
+	fputs(text, fp);
+	fclose(fp);
+}
+
+static int
+count_entries(const char *dir)
+{
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	if ((d = opendir(dir)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Exact equality (INFINITY equals itself). */
+static bool
+same_num(double a, double b)
+{
+	return a == b;
+}
+
+/* Compares every field of two problems exactly; WHY names the first
+ * difference. */
+static bool
+same_problem(const struct pw_problem *a, const struct pw_problem *b,
+    char *why, size_t len)
+{
+	int i;
+
+#define DIFF(cond, ...) do {					\
+	if (cond) {						\
+		snprintf(why, len, __VA_ARGS__);		\
+		return false;					\
+	}							\
+} while (0)
+	snprintf(why, len, "identical");
+	DIFF((a->name == NULL) != (b->name == NULL) ||
+	    (a->name != NULL && strcmp(a->name, b->name) != 0), "name");
+	DIFF(a->devices != b->devices, "devices");
+	DIFF(a->microbatches != b->microbatches, "microbatches");
+	DIFF(a->nstages != b->nstages, "nstages");
+	DIFF(!same_num(a->comm, b->comm), "comm");
+	for (i = 0; i < a->nstages; i++) {
+		const struct pw_stage *x = &a->stages[i], *y = &b->stages[i];
+
+		DIFF(x->device != y->device, "stages[%d].device", i);
+		DIFF(!same_num(x->f, y->f), "stages[%d].f", i);
+		DIFF(!same_num(x->b, y->b), "stages[%d].b", i);
+		DIFF(!same_num(x->w, y->w), "stages[%d].w", i);
+		DIFF(!same_num(x->act, y->act), "stages[%d].act", i);
+		DIFF(!same_num(x->hold, y->hold), "stages[%d].hold", i);
+		DIFF(!same_num(x->offload, y->offload), "stages[%d].offload",
+		    i);
+		DIFF(!same_num(x->comm, y->comm), "stages[%d].comm", i);
+	}
+	for (i = 0; i < a->devices; i++) {
+		DIFF(!same_num(a->memory[i].static_bytes,
+		    b->memory[i].static_bytes), "memory[%d].static", i);
+		DIFF(!same_num(a->memory[i].limit, b->memory[i].limit),
+		    "memory[%d].limit", i);
+	}
+	DIFF(a->link.present != b->link.present, "link.present");
+	if (!a->link.present)
+		return true;
+	DIFF(!same_num(a->link.d2h, b->link.d2h), "link.d2h");
+	DIFF(!same_num(a->link.h2d, b->link.h2d), "link.h2d");
+	DIFF(!same_num(a->link.latency, b->link.latency), "link.latency");
+	DIFF(a->link.duplex != b->link.duplex, "link.duplex");
+	DIFF(a->link.ngroups != b->link.ngroups, "link.ngroups");
+	for (i = 0; i < a->devices; i++)
+		DIFF(a->link.group[i] != b->link.group[i], "link.group[%d]", i);
+#undef DIFF
+	return true;
+}
+
+/* Three devices, five stages placed by hand, numbers that print badly
+ * with %.17g, an unlimited and a limited device, per-stage comm overrides
+ * (one of them 0) and a half-duplex link with uneven groups. */
+static struct pw_problem *
+irregular_problem(void)
+{
+	static const int device[] = { 0, 1, 2, 1, 0 };
+	struct pw_problem *p = pw_problem_new(3, 5, 7);
+	int s;
+
+	p->name = pw_xstrdup("odd \"name\" \xc3\xa9");
+	pw_problem_set_comm(p, 1e-5 / 3);
+	for (s = 0; s < 5; s++) {
+		p->stages[s].device = device[s];
+		p->stages[s].f = 0.1 * (s + 1);
+		p->stages[s].b = 1.0 / 3 + s;
+		p->stages[s].w = s == 4 ? 0 : 1e-300;
+		p->stages[s].act = 2.5e10 + s;
+		p->stages[s].hold = 0.7 * p->stages[s].act;
+		p->stages[s].offload = p->stages[s].act / 3;
+	}
+	p->stages[2].comm = 0.25;
+	p->stages[3].comm = 0;
+	p->memory[0].static_bytes = 0.1;
+	p->memory[1].static_bytes = 7e9;
+	p->memory[1].limit = 1e12;
+	p->memory[2].limit = 5e10 + 0.5;
+	pw_problem_set_link(p, 2.5e10, 1.2e10, 3e-6, false);
+	p->link.group[0] = 1;
+	p->link.group[1] = 0;
+	p->link.group[2] = 1;
+	p->link.ngroups = 2;
+	return p;
+}
+
+/* The member of a JSON file's problem at PATH ("stages", 2, "comm"). */
+static json_t *
+jpath(json_t *v, const char *key, int index, const char *member)
+{
+	v = json_object_get(v, key);
+	if (index >= 0)
+		v = json_array_get(v, (size_t)index);
+	return member != NULL ? json_object_get(v, member) : v;
+}
+
+static void
+test_problem_roundtrip(void)
+{
+	struct pw_problem *p = irregular_problem(), *q = NULL;
+	struct pw_error err;
+	char why[128], *path = tmp_path("irregular.json");
+	char *again = tmp_path("again.json"), *t1, *t2;
+	json_t *root, *groups, *first;
+
+	if (!tap_int(pw_problem_write(path, p, &err), PW_OK, "write irregular "
+	    "problem") || !tap_ok((q = pw_problem_read(path, &err)) != NULL,
+	    "read it back")) {
+		tap_diag("%s", err.msg);
+		goto out;
+	}
+	tap_ok(same_problem(p, q, why, sizeof why), "round trip keeps every "
+	    "field exactly (%s)", why);
+	tap_int(pw_problem_write(again, q, &err), PW_OK, "write it again");
+	t1 = slurp(path);
+	t2 = slurp(again);
+	tap_ok(t1 != NULL && t2 != NULL && strcmp(t1, t2) == 0,
+	    "writing is deterministic");
+	free(t1);
+	free(t2);
+
+	root = json_load_file(path, 0, NULL);
+	tap_ok(root != NULL, "the file is JSON for jansson too");
+	tap_str(json_string_value(json_object_get(root, "format")),
+	    "pipewright.problem.v1", "format names a problem file");
+	tap_ok(jpath(root, "stages", 0, "comm") == NULL,
+	    "no per-stage comm where it equals the problem's");
+	tap_ok(json_real_value(jpath(root, "stages", 2, "comm")) == 0.25,
+	    "per-stage comm written where it differs");
+	tap_ok(json_is_real(jpath(root, "stages", 3, "comm")) &&
+	    json_real_value(jpath(root, "stages", 3, "comm")) == 0,
+	    "a zero override is written too");
+	tap_ok(json_is_null(jpath(root, "memory", 0, "limit")),
+	    "an unlimited device's limit is null");
+	tap_ok(json_real_value(jpath(root, "stages", 0, "f")) == 0.1,
+	    "0.1 is written so that it reads back as 0.1");
+	groups = json_object_get(json_object_get(root, "link"), "groups");
+	first = json_array_get(groups, 0);
+	tap_ok(json_array_size(groups) == 2 && json_array_size(first) == 1 &&
+	    json_integer_value(json_array_get(first, 0)) == 1 &&
+	    json_array_size(json_array_get(groups, 1)) == 2,
+	    "groups listed in group order: [[1], [0, 2]]");
+	json_decref(root);
+out:
+	pw_problem_free(p);
+	pw_problem_free(q);
+	free(path);
+	free(again);
+}
+
+/* Devices missing from "groups" get groups of their own after the listed
+ * ones; one group per device is written as no "groups" at all. */
+static void
+test_groups(void)
+{
+	struct pw_problem *p;
+	struct pw_error err;
+	char *path = tmp_path("groups.json"), *text;
+
+	spew(path, "{\"format\": \"pipewright.problem.v1\", \"devices\": 3, "
+	    "\"microbatches\": 2, \"stages\": [{\"device\": 0, \"f\": 1, "
+	    "\"b\": 1, \"w\": 1, \"act\": 1}, {\"device\": 1, \"f\": 1, "
+	    "\"b\": 1, \"w\": 1, \"act\": 1}, {\"device\": 2, \"f\": 1, "
+	    "\"b\": 1, \"w\": 1, \"act\": 1}], \"memory\": [{\"static\": 0, "
+	    "\"limit\": 4}, {\"static\": 0, \"limit\": null}, {\"static\": 0, "
+	    "\"limit\": null}], \"link\": {\"d2h\": 1e9, \"h2d\": 2e9, "
+	    "\"groups\": [[2]]}}");
+	p = pw_problem_read(path, &err);
+	if (!tap_ok(p != NULL, "integers where numbers are expected, defaults "
+	    "left out")) {
+		tap_diag("%s", err.msg);
+		free(path);
+		return;
+	}
+	tap_int(p->link.ngroups, 3, "two unlisted devices add two groups");
+	tap_ok(p->link.group[2] == 0 && p->link.group[0] == 1 &&
+	    p->link.group[1] == 2, "listed group first, then device order");
+	tap_ok(p->link.duplex && p->link.latency == 0,
+	    "duplex defaults to true, latency to 0");
+	tap_ok(p->comm == 0 && p->stages[1].comm == 0 &&
+	    p->stages[1].hold == 0 && p->stages[1].offload == 0,
+	    "comm, hold and offload default to 0");
+	tap_ok(p->memory[0].limit == 4 && isinf(p->memory[1].limit),
+	    "limit 4 and null");
+	pw_problem_set_link(p, 1e9, 1e9, 0, true);
+	tap_int(pw_problem_write(path, p, &err), PW_OK, "write one group per "
+	    "device");
+	text = slurp(path);
+	tap_ok(text != NULL && strstr(text, "\"groups\"") == NULL &&
+	    strstr(text, "\"link\"") != NULL, "one group per device: no "
+	    "\"groups\" written");
+	free(text);
+	p->link.present = false;
+	tap_int(pw_problem_write(path, p, &err), PW_OK, "write without link");
+	text = slurp(path);
+	tap_ok(text != NULL && strstr(text, "\"link\"") == NULL,
+	    "no link: no \"link\" written");
+	free(text);
+	pw_problem_free(p);
+	free(path);
+}
+
+/* The default problem's shape and the first-principles numbers of a
+ * GPT-3 6.7B-like model at s = 4096 (see default.c): what the
+ * interchange examples and reports rest on. */
+static void
+test_default(void)
+{
+	struct pw_problem *p = pw_problem_default();
+	struct pw_error err;
+	/* FLOPs of 4 layers at s = h = 4096, b = 1, and of the LM head. */
+	const double flops = 989e12 * 0.5;
+	const double f = 7696581394432.0, b = 8796093022208.0;
+	const double w = 6597069766656.0, head = 1686345089024.0;
+	int d;
+	bool same;
+
+	tap_int(pw_problem_validate(p, "default", &err), PW_OK,
+	    "the default problem is valid");
+	tap_str(p->name, "gpt3-6.7b-8xh100", "default name");
+	tap_ok(p->devices == 8 && p->nstages == 8 && p->microbatches == 32 &&
+	    pw_problem_is_loop(p), "8 stages on 8 devices, 32 microbatches");
+	tap_near(p->stages[0].f, f / flops, 1e-15, "f of a middle stage: "
+	    "%.6f s", f / flops);
+	tap_near(p->stages[3].b, b / flops, 1e-15, "b: %.6f s", b / flops);
+	tap_near(p->stages[6].w, w / flops, 1e-15, "w: %.6f s", w / flops);
+	tap_near(p->stages[7].f, (f + head) / flops, 1e-15, "the LM head adds "
+	    "2sbhV FLOPs to f of the last stage");
+	tap_near(p->stages[7].w, (w + head) / flops, 1e-15, "... and to w");
+	tap_near(p->stages[5].act, 2281701376.0, 0, "act = 4 x 34sbh bytes");
+	tap_near(p->stages[5].hold, 2147483648.0, 0, "hold = 4 x 32sbh bytes");
+	tap_near(p->stages[5].offload, p->stages[5].act, 0, "offload = act");
+	tap_near(p->memory[3].static_bytes, 12884901888.0, 0,
+	    "static = 16 x 4 x 12h^2 bytes = 12 GiB");
+	tap_near(p->memory[0].static_bytes, 16178544640.0, 0,
+	    "device 0 adds the embedding");
+	tap_near(p->memory[7].static_bytes, 16178544640.0, 0,
+	    "device 7 adds the LM head");
+	for (d = 1, same = true; d < 8; d++)
+		same = same && p->memory[d].limit == p->memory[0].limit;
+	tap_ok(same && isfinite(p->memory[0].limit), "one finite limit for "
+	    "all devices");
+	tap_ok(p->comm > 0, "comm between devices takes time");
+	tap_ok(p->link.present && p->link.duplex && p->link.d2h == 50e9 &&
+	    p->link.h2d == 50e9 && p->link.latency == 10e-6,
+	    "PCIe Gen5 link");
+	tap_ok(p->link.ngroups == 4 && p->link.group[0] == 0 &&
+	    p->link.group[1] == 0 && p->link.group[6] == 3 &&
+	    p->link.group[7] == 3, "two devices per PCIe switch");
+	pw_problem_free(p);
+}
+
+static void
+test_examples(void)
+{
+	struct pw_problem *def = pw_problem_default(), *p;
+	struct pw_error err;
+	char why[128], *path, *out = tmp_path("default.json"), *t1, *t2;
+	int s;
+	bool unit = true;
+
+	path = pw_xasprintf("%s/default.json", examples);
+	p = pw_problem_read(path, &err);
+	if (tap_ok(p != NULL, "read examples/default.json"))
+		tap_ok(same_problem(p, def, why, sizeof why), "it is exactly "
+		    "the built-in default (%s)", why);
+	else
+		tap_diag("%s", err.msg);
+	pw_problem_free(p);
+	tap_int(pw_problem_write(out, def, &err), PW_OK, "write the default");
+	t1 = slurp(path);
+	t2 = slurp(out);
+	tap_ok(t1 != NULL && t2 != NULL && strcmp(t1, t2) == 0,
+	    "examples/default.json is what the writer writes today");
+	free(t1);
+	free(t2);
+	free(path);
+
+	path = pw_xasprintf("%s/unit4x8.json", examples);
+	p = pw_problem_read(path, &err);
+	if (tap_ok(p != NULL, "read examples/unit4x8.json")) {
+		tap_ok(p->devices == 4 && p->nstages == 4 &&
+		    p->microbatches == 8 && pw_problem_is_loop(p) &&
+		    p->comm == 0 && !p->link.present, "unit4x8 shape");
+		for (s = 0; s < 4; s++) {
+			const struct pw_stage *st = &p->stages[s];
+
+			unit = unit && st->f == 1 && st->b == 1 &&
+			    st->w == 1 && st->act == 1 && st->hold == 0.5 &&
+			    st->offload == 1 &&
+			    p->memory[s].static_bytes == 0 &&
+			    isinf(p->memory[s].limit);
+		}
+		tap_ok(unit, "unit times, act 1, hold 0.5, no limits");
+	} else
+		tap_diag("%s", err.msg);
+	pw_problem_free(p);
+	free(path);
+	free(out);
+	pw_problem_free(def);
+}
+
+/* A schedule file as another tool might write it: integer times, an
+ * anchor, metrics that disagree with the ops, and fields of its own. */
+static const char foreign_schedule[] =
+	"{\"format\": \"pipewright.schedule.v1\",\n"
+	" \"producer\": \"elsewhere\",\n"
+	" \"metrics\": {\"makespan\": \"nonsense\"},\n"
+	" \"problem\": {\"devices\": 2, \"microbatches\": 1,\n"
+	"  \"name\": \"tiny\",\n"
+	"  \"stages\": [{\"device\": 0, \"f\": 1, \"b\": 1, \"w\": 1, "
+	"\"act\": 1, \"offload\": 1},\n"
+	"             {\"device\": 1, \"f\": 1, \"b\": 1, \"w\": 1, "
+	"\"act\": 1}],\n"
+	"  \"memory\": [{\"static\": 0, \"limit\": null}, {\"static\": 0, "
+	"\"limit\": 2}],\n"
+	"  \"link\": {\"d2h\": 4, \"h2d\": 4, \"latency\": 0.5, "
+	"\"duplex\": false}},\n"
+	" \"ops\": [{\"device\": 0, \"kind\": \"F\", \"stage\": 0, \"mb\": 0, "
+	"\"start\": 0, \"end\": 1},\n"
+	"  {\"device\": 0, \"kind\": \"OFFLOAD\", \"stage\": 0, \"mb\": 0, "
+	"\"start\": 1, \"end\": 1.75, \"bytes\": 1},\n"
+	"  {\"device\": 1, \"kind\": \"F\", \"stage\": 1, \"mb\": 0, "
+	"\"start\": 1, \"end\": 2},\n"
+	"  {\"device\": 1, \"kind\": \"BW\", \"stage\": 1, \"mb\": 0, "
+	"\"start\": 2, \"end\": 4},\n"
+	"  {\"device\": 0, \"kind\": \"RELOAD\", \"stage\": 0, \"mb\": 0, "
+	"\"start\": 2, \"end\": 2.75, \"bytes\": 1, "
+	"\"after\": {\"kind\": \"F\", \"stage\": 0, \"mb\": 0}},\n"
+	"  {\"device\": 0, \"kind\": \"BW\", \"stage\": 0, \"mb\": 0, "
+	"\"start\": 4, \"end\": 6, \"note\": \"ignored\"}]}\n";
+
+static void
+test_foreign_schedule(void)
+{
+	struct pw_problem *p;
+	struct pw_timed_op *ops;
+	struct pw_error err;
+	char *path = tmp_path("foreign.json");
+	json_t *root;
+	size_t n;
+
+	spew(path, foreign_schedule);
+	p = pw_problem_read(path, &err);
+	if (tap_ok(p != NULL, "pw_problem_read takes a schedule file")) {
+		tap_str(p->name, "tiny", "... and returns its problem");
+		tap_ok(p->link.present && !p->link.duplex &&
+		    p->link.latency == 0.5 && p->memory[1].limit == 2,
+		    "the problem's link and limits");
+	} else
+		tap_diag("%s", err.msg);
+	pw_problem_free(p);
+
+	if (!tap_int(pw_schedule_read(path, &p, &ops, &n, &err), PW_OK,
+	    "read a foreign schedule (metrics and unknown fields ignored)")) {
+		tap_diag("%s", err.msg);
+		free(path);
+		return;
+	}
+	tap_int((long long)n, 6, "six ops");
+	tap_ok(ops[1].op.kind == PW_OFFLOAD && ops[1].device == 0 &&
+	    ops[1].start == 1 && ops[1].end == 1.75 && ops[1].bytes == 1 &&
+	    !ops[1].has_anchor, "OFFLOAD as stated");
+	tap_ok(ops[4].op.kind == PW_RELOAD && ops[4].has_anchor &&
+	    ops[4].anchor.kind == PW_F && ops[4].anchor.stage == 0 &&
+	    ops[4].anchor.mb == 0, "RELOAD anchored at F(0,0)");
+	tap_ok(ops[5].op.kind == PW_BW && ops[5].op.stage == 0 &&
+	    ops[5].start == 4 && ops[5].end == 6 && !ops[5].has_anchor,
+	    "last op BW(0,0) from 4 to 6");
+	free(ops);
+	pw_problem_free(p);
+
+	/* Anchors the checker must judge are read as stated. */
+	root = json_loads(foreign_schedule, 0, NULL);
+	json_object_set_new(json_array_get(json_object_get(root, "ops"), 0),
+	    "after", json_pack("{s:s, s:i, s:i}", "kind", "OFFLOAD", "stage", 0,
+	    "mb", 0));
+	json_dump_file(root, path, 0);
+	json_decref(root);
+	if (tap_int(pw_schedule_read(path, &p, &ops, &n, &err), PW_OK,
+	    "an anchor on an F, at an OFFLOAD, is no read error")) {
+		tap_ok(ops[0].has_anchor && ops[0].anchor.kind == PW_OFFLOAD,
+		    "... it is read as stated, for the checker");
+		free(ops);
+		pw_problem_free(p);
+	} else
+		tap_diag("%s", err.msg);
+	free(path);
+}
+
+/* One row per file in tests/data/bad: the reader that gets it and what it
+ * must say after "PATH: ".  Where jansson (syntax) or the problem model's
+ * own checks (problem.c) word the rest, only the start is fixed here. */
+static const struct bad_case {
+	const char *file;
+	bool schedule;
+	bool exact;
+	const char *msg;
+} bad_cases[] = {
+	{ "bad_format.json", false, true, "format: must be "
+	    "\"pipewright.problem.v1\" or \"pipewright.schedule.v1\" (got "
+	    "\"pipewright.problem.v9\")" },
+	{ "comm_negative.json", false, true, "comm: must be a non-negative "
+	    "number (got -0.5)" },
+	{ "device_no_stage.json", false, false, "devices: " },
+	{ "devices_fraction.json", false, true, "devices: must be a positive "
+	    "integer (got 2.5)" },
+	{ "devices_string.json", false, true, "devices: must be a positive "
+	    "integer (got \"2\")" },
+	{ "devices_zero.json", false, true, "devices: must be a positive "
+	    "integer (got 0)" },
+	{ "duplicate_key.json", false, false, "line 4 column 10: JSON syntax "
+	    "error: " },
+	{ "empty.json", false, false, "line 1 column 0: JSON syntax error: " },
+	{ "group_device.json", false, true, "link.groups[0][1]: device 9 does "
+	    "not exist (devices = 4)" },
+	{ "group_empty.json", false, true, "link.groups[1]: must be a "
+	    "non-empty array of devices (got [])" },
+	{ "group_not_array.json", false, true, "link.groups[0]: must be a "
+	    "non-empty array of devices (got 0)" },
+	{ "group_twice.json", false, true, "link.groups[1][0]: device 1 is "
+	    "already in link.groups[0]" },
+	{ "hold_gt_act.json", false, false, "stages[0].hold: " },
+	{ "limit_missing.json", false, true, "memory[0]: missing field "
+	    "\"limit\"" },
+	{ "limit_small.json", false, false, "memory[1].limit: " },
+	{ "limit_string.json", false, true, "memory[1].limit: must be a "
+	    "non-negative number or null (got \"80GB\")" },
+	{ "link_d2h_zero.json", false, true, "link.d2h: must be a positive "
+	    "number (got 0)" },
+	{ "link_duplex.json", false, true, "link.duplex: must be true or false "
+	    "(got \"yes\")" },
+	{ "link_missing_h2d.json", false, true, "link: missing field \"h2d\"" },
+	{ "memory_length.json", false, true, "memory: must have 2 entries, one "
+	    "per device (got 1)" },
+	{ "microbatches_huge.json", false, true, "microbatches: must be at "
+	    "most 2147483647 (got 1000000000000)" },
+	{ "missing_microbatches.json", false, true, "missing field "
+	    "\"microbatches\"" },
+	{ "name_number.json", false, true, "name: must be a string (got 5)" },
+	{ "negative_f.json", false, true, "stages[3].f: must be a non-negative "
+	    "number (got -1)" },
+	{ "no_format.json", false, true, "missing field \"format\"" },
+	{ "not_object.json", false, true, "must be a JSON object (got "
+	    "[1, 2])" },
+	{ "sched_after_kind.json", true, true, "ops[4].after.kind: must be F, "
+	    "B, W, BW, OFFLOAD or RELOAD (got \"FW\")" },
+	{ "sched_bytes.json", true, true, "ops[1]: missing field \"bytes\"" },
+	{ "sched_device.json", true, true, "ops[0].device: must be a "
+	    "non-negative integer (got -1)" },
+	{ "sched_kind.json", true, true, "ops[1].kind: must be F, B, W, BW, "
+	    "OFFLOAD or RELOAD (got \"X\")" },
+	{ "sched_mb.json", true, true, "ops[0].mb: microbatch 1 does not exist "
+	    "(microbatches = 1)" },
+	{ "sched_no_ops.json", true, true, "missing field \"ops\"" },
+	{ "sched_no_problem.json", true, true, "missing field \"problem\"" },
+	{ "sched_op_not_object.json", true, true, "ops[3]: must be an object "
+	    "(got [\"B\", 1, 0])" },
+	{ "sched_problem_f.json", true, true, "problem.stages[0].f: must be a "
+	    "non-negative number (got -1)" },
+	{ "sched_stage.json", true, true, "ops[0].stage: stage 7 does not "
+	    "exist (stages = 2)" },
+	{ "sched_start.json", true, true, "ops[2].start: must be a number (got "
+	    "\"1.0\")" },
+	{ "stage_comm_negative.json", false, true, "stages[0].comm: must be a "
+	    "non-negative number (got -1)" },
+	{ "stage_device.json", false, true, "stages[2].device: device 9 does "
+	    "not exist (devices = 8)" },
+	{ "stage_missing_w.json", false, true, "stages[1]: missing field "
+	    "\"w\"" },
+	{ "stage_not_object.json", false, true, "stages[0]: must be an object "
+	    "(got 1)" },
+	{ "stages_empty.json", false, true, "stages: must not be empty (got "
+	    "[])" },
+	{ "stages_not_array.json", false, true, "stages: must be an array (got "
+	    "{\"device\": 0})" },
+	{ "syntax.json", false, false, "line 4 column 17: JSON syntax "
+	    "error: " },
+	{ "trailing.json", false, false, "line 1 column 37: JSON syntax "
+	    "error: " },
+};
+
+#define NBAD (sizeof bad_cases / sizeof bad_cases[0])
+
+static void
+check_bad(const struct bad_case *c, const char *path)
+{
+	struct pw_problem *p;
+	struct pw_timed_op *ops;
+	struct pw_error err;
+	char *want = pw_xasprintf("%s: %s", path, c->msg);
+	size_t n;
+	int rc = PW_ERR_INPUT;
+
+	memset(&err, 0, sizeof err);
+	if (c->schedule)
+		rc = pw_schedule_read(path, &p, &ops, &n, &err);
+	else
+		p = pw_problem_read(path, &err);
+	tap_ok(rc == PW_ERR_INPUT && p == NULL, "%s is refused as input",
+	    c->file);
+	if (c->exact)
+		tap_str(err.msg, want, "%s: the message", c->file);
+	else
+		tap_ok(strncmp(err.msg, want, strlen(want)) == 0 &&
+		    strchr(err.msg, '\n') == NULL, "%s: one line starting "
+		    "\"%s\" (got \"%s\")", c->file, want, err.msg);
+	free(want);
+}
+
+static void
+test_bad_inputs(void)
+{
+	struct dirent *de;
+	char *dir = pw_xasprintf("%s/bad", testdata), *path;
+	size_t i, len;
+	DIR *d;
+	int listed = 0;
+
+	for (i = 0; i < NBAD; i++) {
+		path = pw_xasprintf("%s/%s", dir, bad_cases[i].file);
+		check_bad(&bad_cases[i], path);
+		free(path);
+	}
+	if (!tap_ok((d = opendir(dir)) != NULL, "open %s", dir)) {
+		free(dir);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (len < 5 || strcmp(de->d_name + len - 5, ".json") != 0)
+			continue;
+		for (i = 0; i < NBAD && strcmp(bad_cases[i].file,
+		    de->d_name) != 0; i++)
+			;
+		if (i == NBAD)
+			tap_ok(false, "%s has an expected message here",
+			    de->d_name);
+		listed++;
+	}
+	closedir(d);
+	tap_int(listed, (long long)NBAD, "every fixture is checked, and every "
+	    "checked one exists");
+	free(dir);
+}
+
+static void
+test_unreadable(void)
+{
+	struct pw_problem *p;
+	struct pw_timed_op *ops;
+	struct pw_error err;
+	char *path = tmp_path("absent.json"), *want, *unit;
+	size_t n;
+
+	p = pw_problem_read(path, &err);
+	want = pw_xasprintf("%s: cannot open: No such file or directory", path);
+	tap_ok(p == NULL, "a missing file");
+	tap_str(err.msg, want, "... is named with the reason");
+	free(want);
+	tap_int(pw_schedule_read(path, &p, &ops, &n, &err), PW_ERR_IO,
+	    "a missing schedule is an I/O error");
+	tap_int(pw_schedule_read(tmpdir, &p, &ops, &n, &err), PW_ERR_IO,
+	    "a directory is an I/O error");
+	tap_ok(p == NULL && ops == NULL && n == 0,
+	    "failed reads return nothing");
+
+	unit = pw_xasprintf("%s/unit4x8.json", examples);
+	tap_int(pw_schedule_read(unit, &p, &ops, &n, &err), PW_ERR_INPUT,
+	    "a problem file is not a schedule");
+	want = pw_xasprintf("%s: format: must be \"pipewright.schedule.v1\" "
+	    "(got \"pipewright.problem.v1\")", unit);
+	tap_str(err.msg, want, "... and the message says so");
+	free(want);
+	free(unit);
+	free(path);
+}
+
+/* Output is atomic: a failed write leaves nothing, and a file is replaced
+ * only by a complete one. */
+static void
+test_atomic(void)
+{
+	struct pw_problem *p = pw_problem_default(), *q;
+	struct pw_error err;
+	char *missing = tmp_path("no/such/dir.json");
+	char *keep = tmp_path("keep.json"), *text;
+	int before;
+
+	before = count_entries(tmpdir);
+	tap_int(pw_problem_write(missing, p, &err), PW_ERR_IO,
+	    "writing into a missing directory fails");
+	tap_ok(strstr(err.msg, missing) != NULL, "... naming the path: %s",
+	    err.msg);
+	tap_int(count_entries(tmpdir), before, "... and leaves nothing behind");
+
+	spew(keep, "old\n");
+	before = count_entries(tmpdir);
+	p->stages[3].f = -1;
+	tap_int(pw_problem_write(keep, p, &err), PW_ERR_INPUT,
+	    "an invalid problem is not written");
+	text = slurp(keep);
+	tap_str(text, "old\n", "... and the old file stays as it was");
+	free(text);
+	tap_int(count_entries(tmpdir), before,
+	    "... with no temporary file left");
+	p->stages[3].f = p->stages[2].f;
+	tap_int(pw_problem_write(keep, p, &err), PW_OK, "a valid write");
+	q = pw_problem_read(keep, &err);
+	tap_ok(q != NULL && q->nstages == 8, "... replaces the file");
+	tap_int(count_entries(tmpdir), before,
+	    "... in place, nothing else left");
+	pw_problem_free(q);
+	pw_problem_free(p);
+	free(missing);
+	free(keep);
+}
+
+static bool
+same_timed(const struct pw_timed_op *a, const struct pw_timed_op *b)
+{
+	return a->op.kind == b->op.kind && a->op.stage == b->op.stage &&
+	    a->op.mb == b->op.mb && a->device == b->device &&
+	    a->start == b->start && a->end == b->end && a->bytes == b->bytes &&
+	    a->has_anchor == b->has_anchor && (!a->has_anchor ||
+	    (a->anchor.kind == b->anchor.kind &&
+	    a->anchor.stage == b->anchor.stage &&
+	    a->anchor.mb == b->anchor.mb));
+}
+
+/* Two stages, two microbatches, split backward, both activations of
+ * stage 0 offloaded and one reload anchored; times that are no short
+ * decimals, so that exact round trips are put to the test. */
+static struct pw_schedule *
+offload_schedule(struct pw_problem **out)
+{
+	static const struct pw_op order[] = {
+		{ PW_F, 0, 0 }, { PW_F, 0, 1 }, { PW_B, 0, 0 }, { PW_W, 0, 0 },
+		{ PW_B, 0, 1 }, { PW_W, 0, 1 },
+		{ PW_F, 1, 0 }, { PW_B, 1, 0 }, { PW_F, 1, 1 }, { PW_B, 1, 1 },
+		{ PW_W, 1, 0 }, { PW_W, 1, 1 },
+		{ PW_OFFLOAD, 0, 0 }, { PW_OFFLOAD, 0, 1 },
+		{ PW_RELOAD, 0, 0 }, { PW_RELOAD, 0, 1 },
+	};
+	static const struct pw_op anchor = { PW_F, 0, 1 };
+	struct pw_problem *p = pw_problem_new(2, 2, 2);
+	struct pw_schedule *s;
+	struct pw_error err;
+	size_t i;
+	int k;
+
+	pw_problem_place_loop(p, &err);
+	pw_problem_set_comm(p, 0.05);
+	for (k = 0; k < 2; k++) {
+		p->stages[k].f = 0.1 + k / 3.0;
+		p->stages[k].b = 0.2;
+		p->stages[k].w = 0.3;
+		p->stages[k].act = 3;
+		p->stages[k].hold = 1;
+		p->memory[k].limit = 100;
+	}
+	p->stages[0].offload = 3;
+	pw_problem_set_link(p, 7, 9, 0.01, true);
+	s = pw_schedule_new(p);
+	s->family = pw_xstrdup("handmade");
+	for (i = 0; i < sizeof order / sizeof order[0]; i++)
+		pw_schedule_append(s, p, order[i]);
+	pw_schedule_set_anchor(s, 0, 0, anchor);
+	*out = p;
+	return s;
+}
+
+static void
+test_schedule_roundtrip(void)
+{
+	struct pw_problem *p, *q = NULL;
+	struct pw_schedule *s = offload_schedule(&p), *s2 = NULL;
+	struct pw_timing *t = NULL, *t2 = NULL;
+	struct pw_timed_op *ops = NULL, *ops2 = NULL;
+	struct pw_metrics *m = NULL;
+	struct pw_error err;
+	char why[128], *path = tmp_path("sched.json");
+	char *edited = tmp_path("edited.json"), *text, *line;
+	size_t i, n, n2, u;
+	json_t *root;
+	bool same;
+	int lines;
+
+	if (!tap_int(pw_simulate(p, s, &t, &err), PW_OK, "simulate the "
+	    "offload schedule") ||
+	    !tap_int(pw_schedule_write(path, p, s, t, &err), PW_OK,
+	    "write it") ||
+	    !tap_int(pw_schedule_read(path, &q, &ops2, &n2, &err), PW_OK,
+	    "read it back")) {
+		tap_diag("%s", err.msg);
+		goto out;
+	}
+	tap_ok(same_problem(p, q, why, sizeof why), "its problem round-trips "
+	    "(%s)", why);
+	ops = pw_timed_ops(p, s, t, &n);
+	tap_int((long long)n2, (long long)n, "every op is written");
+	for (i = 0, same = n == n2; i < n && same; i++)
+		same = same_timed(&ops[i], &ops2[i]);
+	tap_ok(same, "ops read back exactly as timed, in start order, with "
+	    "the anchor");
+	if (tap_int(pw_schedule_from_timed(q, ops2, n2, &s2, &err), PW_OK,
+	    "rebuild the schedule from the file") &&
+	    tap_int(pw_simulate(q, s2, &t2, &err), PW_OK, "simulate it")) {
+		u = pw_op_universe(p);
+		for (i = 0, same = true; i < u && same; i++)
+			same = pw_timing_has(t, i) == pw_timing_has(t2, i) &&
+			    (!pw_timing_has(t, i) ||
+			    (t->start[i] == t2->start[i] &&
+			    t->end[i] == t2->end[i]));
+		tap_ok(same, "the rebuilt schedule times exactly the same");
+	}
+
+	m = pw_metrics_compute(p, s, t);
+	root = json_load_file(path, 0, NULL);
+	tap_str(json_string_value(json_object_get(root, "family")), "handmade",
+	    "the family is written");
+	tap_ok(json_real_value(jpath(root, "metrics", -1, "makespan")) ==
+	    m->makespan && json_array_size(jpath(root, "metrics", -1,
+	    "peak")) == 2, "metrics are written for other tools");
+	json_object_set_new(root, "metrics", json_string("stale"));
+	json_dump_file(root, edited, 0);
+	json_decref(root);
+	pw_problem_free(q);
+	free(ops2);
+	tap_int(pw_schedule_read(edited, &q, &ops2, &n2, &err), PW_OK,
+	    "metrics are never read back");
+
+	text = slurp(path);
+	for (lines = 0, line = text; line != NULL && (line = strstr(line,
+	    "\"start\"")) != NULL; line++)
+		lines++;
+	tap_int(lines, (long long)n, "one op per line");
+	tap_ok(text != NULL && strstr(text, "\"after\": {\"kind\": \"F\", "
+	    "\"stage\": 0, \"mb\": 1}") != NULL, "the anchor as \"after\"");
+	free(text);
+out:
+	pw_metrics_free(m);
+	pw_timing_free(t);
+	pw_timing_free(t2);
+	pw_schedule_free(s);
+	pw_schedule_free(s2);
+	pw_problem_free(p);
+	pw_problem_free(q);
+	free(ops);
+	free(ops2);
+	free(path);
+	free(edited);
+}
+
+static void
+remove_tmpdir(void)
+{
+	struct dirent *de;
+	char *path;
+	DIR *d;
+
+	if ((d = opendir(tmpdir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		path = tmp_path(de->d_name);
+		unlink(path);
+		free(path);
+	}
+	closedir(d);
+	rmdir(tmpdir);
+}
+
+int
+main(void)
+{
+	if ((testdata = getenv("TESTDATA")) == NULL)
+		testdata = "tests/data";
+	if ((examples = getenv("EXAMPLES")) == NULL)
+		examples = "examples";
+	if (mkdtemp(tmpdir) == NULL) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_problem_roundtrip();
+	test_groups();
+	test_default();
+	test_examples();
+	test_foreign_schedule();
+	test_bad_inputs();
+	test_unreadable();
+	test_atomic();
+	test_schedule_roundtrip();
+	remove_tmpdir();
+	return tap_done();
+}
