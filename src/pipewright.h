@@ -59,8 +59,9 @@ char	*pw_xstrdup(const char *);
 char	*pw_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Atomic output: write to a temporary file beside PATH, rename on commit.
- * PATH "-" means stdout (commit just flushes).  Abort removes the
- * temporary file, so no half-written output is ever left behind. */
+ * PATH "-" means stdout (commit just flushes); an existing PATH that is not
+ * a regular file (/dev/null, a FIFO) is written in place.  Abort removes
+ * the temporary file, so no half-written output is ever left behind. */
 struct pw_outfile {
 	FILE	*fp;
 	char	*path;
@@ -349,6 +350,79 @@ int	pw_schedule_write(const char *path, const struct pw_problem *,
 
 /* The built-in default problem: a GPT-3-like model on 8 devices. */
 struct pw_problem *pw_problem_default(void);
+
+/* ------------------------------------------------------------------ */
+/* Cost model: a transformer on some hardware, split into stages       */
+/* (docs/cost-model.md gives every formula and its units)              */
+
+enum pw_recompute {
+	PW_RECOMPUTE_NONE,
+	PW_RECOMPUTE_PIPEOFFLOAD, /* LayerNorm, GeLU, dropout: about 20sbh a layer */
+	PW_RECOMPUTE_FULL,	/* keep only each layer's input (2sbh), redo F in B */
+};
+
+struct pw_model {
+	const char *name;
+	int	layers;
+	int	hidden;		/* h */
+	int	heads;		/* a, query heads; divides h */
+	int	kv_heads;	/* key/value heads (GQA), divides a; 0 = a */
+	int	ffn;		/* MLP width; 0 = 4h */
+	int	seq;		/* s */
+	int	vocab;		/* V */
+	int	micro_batch;	/* b */
+	bool	flash_attention; /* no s x s attention scores are stored */
+	enum pw_recompute recompute;
+};
+
+struct pw_hardware {
+	const char *name;
+	double	peak_flops;	/* dense bf16 FLOP/s */
+	double	efficiency;	/* achieved fraction of the peak, in (0, 1] */
+	double	memory;		/* bytes */
+	double	pcie_d2h, pcie_h2d; /* bytes/s, device to host and back */
+	double	pcie_latency;	/* seconds */
+	double	p2p_bandwidth;	/* bytes/s, one direction between two devices */
+	double	p2p_latency;	/* seconds */
+};
+
+enum pw_placement {
+	PW_PLACE_LOOP,		/* pw_problem_place_loop */
+	PW_PLACE_V,		/* pw_problem_place_v: needs 2 chunks */
+};
+
+struct pw_split {
+	int	devices;
+	int	chunks;		/* stages per device */
+	enum pw_placement placement;
+	int	microbatches;
+	/* [devices * chunks] layers of each stage in pipeline order (each at
+	 * least 1, summing to the model's layers); NULL splits evenly and
+	 * gives the remainder to the middle stages. */
+	const int *layers_per_stage;
+	double	memory_limit;	/* bytes per device; 0 = the hardware's memory */
+	bool	offload;	/* a duplex PCIe link, devices paired {0,1},{2,3},... */
+};
+
+/* Builds the problem of MODEL on HW split as SPLIT and validates it.
+ * Returns PW_OK and a problem the caller owns in *OUT, or PW_ERR_INPUT
+ * with one line naming the model, hardware or split field at fault. */
+int	pw_cost_problem(const struct pw_model *, const struct pw_hardware *,
+	    const struct pw_split *, struct pw_problem **out, struct pw_error *);
+
+/* PipeOffload's Eq. 1: one layer's activation round trip over its F+B+W
+ * compute, k = 10 / (3(6h + s)) * compute_rate / pcie_bandwidth
+ * (FLOP/s and bytes/s).  Offloading everything is free when k <= 1. */
+double	pw_offload_ratio(int hidden, int seq, double compute_rate,
+	    double pcie_bandwidth);
+
+/* Presets: one registry row each; find ignores case, NULL when unknown. */
+extern const struct pw_hardware pw_hardware_presets[];
+extern const size_t pw_nhardware_presets;
+const struct pw_hardware *pw_hardware_find(const char *name);
+extern const struct pw_model pw_model_presets[];
+extern const size_t pw_nmodel_presets;
+const struct pw_model *pw_model_find(const char *name);
 
 /* ------------------------------------------------------------------ */
 /* Views                                                               */

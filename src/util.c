@@ -117,6 +117,7 @@ pw_umask(void)
 int
 pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 {
+	struct stat st;
 	int fd;
 
 	memset(out, 0, sizeof *out);
@@ -125,6 +126,18 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 		return PW_OK;
 	}
 	out->path = pw_xstrdup(path);
+	/* A device or a pipe (/dev/null, a FIFO) is written in place: renaming
+	 * over it would replace it with a regular file. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if ((out->fp = fopen(path, "w")) == NULL) {
+			pw_error_set(err, "%s: cannot write: %s", path,
+			    strerror(errno));
+			free(out->path);
+			memset(out, 0, sizeof *out);
+			return PW_ERR_IO;
+		}
+		return PW_OK;
+	}
 	out->tmp = pw_xasprintf("%s.tmp.XXXXXX", path);
 	fd = mkstemp(out->tmp);
 	/* mkstemp makes the file private; outputs get the usual mode. */
@@ -149,11 +162,15 @@ pw_outfile_commit(struct pw_outfile *out, struct pw_error *err)
 	int rc = PW_OK;
 
 	if (out->tmp == NULL) {
-		if (fflush(out->fp) != 0 || ferror(out->fp)) {
-			pw_error_set(err, "stdout: write failed: %s",
-			    strerror(errno));
+		if (fflush(out->fp) != 0 || ferror(out->fp))
 			rc = PW_ERR_IO;
-		}
+		if (out->fp != stdout && fclose(out->fp) != 0)
+			rc = PW_ERR_IO;
+		if (rc != PW_OK)
+			pw_error_set(err, "%s: write failed: %s",
+			    out->path != NULL ? out->path : "stdout",
+			    strerror(errno));
+		free(out->path);
 		memset(out, 0, sizeof *out);
 		return rc;
 	}
@@ -187,11 +204,10 @@ pw_outfile_commit(struct pw_outfile *out, struct pw_error *err)
 void
 pw_outfile_abort(struct pw_outfile *out)
 {
-	if (out->tmp != NULL) {
-		if (out->fp != NULL)
-			fclose(out->fp);
+	if (out->fp != NULL && out->fp != stdout)
+		fclose(out->fp);
+	if (out->tmp != NULL)
 		unlink(out->tmp);
-	}
 	free(out->tmp);
 	free(out->path);
 	memset(out, 0, sizeof *out);

@@ -1,4 +1,5 @@
 /* test_util.c - allocation helpers, atomic output files, unit formatting. */
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,29 @@ count_prefixed(const char *dir, const char *prefix)
 	return n;
 }
 
+/* A FIFO must stay a FIFO: it is written in place, never renamed over. */
+static void
+test_fifo(const char *path)
+{
+	struct pw_outfile out;
+	struct pw_error err;
+	struct stat st;
+	char buf[16] = "";
+	int fd;
+
+	if (!tap_ok(mkfifo(path, 0600) == 0, "make a FIFO"))
+		return;
+	/* Holding a read-write end open lets the writer open without blocking. */
+	fd = open(path, O_RDWR | O_NONBLOCK);
+	tap_int(pw_outfile_open(&out, path, &err), PW_OK, "open a FIFO");
+	fputs("piped", out.fp);
+	tap_int(pw_outfile_commit(&out, &err), PW_OK, "commit to a FIFO");
+	tap_ok(stat(path, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO is still a FIFO");
+	tap_ok(read(fd, buf, sizeof buf - 1) == 5 && strcmp(buf, "piped") == 0,
+	    "the FIFO carried the output");
+	close(fd);
+}
+
 static void
 test_outfile(void)
 {
@@ -78,6 +102,10 @@ test_outfile(void)
 	free(text);
 	tap_int(count_prefixed(dir, "out.txt.tmp"), 0, "abort leaves no temporary file");
 
+	free(path);
+	path = pw_xasprintf("%s/fifo", dir);
+	test_fifo(path);
+	unlink(path);
 	free(path);
 	path = pw_xasprintf("%s/missing/out.txt", dir);
 	tap_int(pw_outfile_open(&out, path, &err), PW_ERR_IO, "missing directory fails");

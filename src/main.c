@@ -1,0 +1,219 @@
+/*
+ * main.c - the pipewright program: the command table, help and dispatch.
+ * What each command does lives in cmd.c; docs/cli.md documents them all.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pipewright.h"
+#include "cmd.h"
+
+static int	main_help(const struct pw_command *, int, char **);
+
+static const struct pw_command pw_commands[] = {
+	{ "schedule", "[PROBLEM] --family NAME [-o FILE]",
+	  "build a family's schedule for a problem and time it",
+	  "PROBLEM is a problem file or a schedule file (whose problem is\n"
+	  "used); without it, the built-in default problem.  The timed\n"
+	  "schedule goes to FILE as JSON and its metrics to stdout, or to\n"
+	  "stderr when the schedule goes to stdout.  A schedule over a\n"
+	  "memory limit is still written (exit 0); its metrics say which\n"
+	  "device is over and by how much.\n"
+	  "\n"
+	  "  -f, --family NAME   the schedule family (below)\n"
+	  "  -o, --output FILE   where to write (default \"-\": stdout)\n",
+	  PW_CMD_LIST_FAMILIES, pw_cmd_schedule },
+	{ "problem", "[PROBLEM] [-o FILE]",
+	  "write a problem file (the built-in default one without PROBLEM)",
+	  "Reads PROBLEM (a problem or a schedule file) and writes its\n"
+	  "problem as a pipewright.problem.v1 file: a starting point to\n"
+	  "edit, or the problem inside a schedule.\n"
+	  "\n"
+	  "  -o, --output FILE   where to write (default \"-\": stdout)\n",
+	  0, pw_cmd_problem },
+	{ "eval", "FILE [--json]",
+	  "the metrics of a schedule file",
+	  "The orders of FILE are the schedule: its ops are simulated\n"
+	  "again and the metrics come from the recomputed times (a line\n"
+	  "on stderr says so when they differ from the stored ones).\n"
+	  "Exit 0 even when the schedule breaks a memory limit; the\n"
+	  "output says so.\n"
+	  "\n"
+	  "  -j, --json          print the metrics as one JSON object\n"
+	  "  -f, --family NAME   FILE is a problem: use that family's\n"
+	  "                      schedule\n",
+	  PW_CMD_LIST_FAMILIES, pw_cmd_eval },
+	{ "check", "FILE",
+	  "verify a schedule file's stored times from first principles",
+	  "Checks every op present once, durations, dependencies with\n"
+	  "their communication, one op at a time per device and channel,\n"
+	  "and memory within every limit, independently of the simulator.\n"
+	  "Prints \"FILE: valid (N ops)\" or every violation and their\n"
+	  "count.  Exit 0 valid, 1 violations, 2 unreadable.\n",
+	  0, pw_cmd_check },
+	{ "compare", "[PROBLEM]",
+	  "every schedule family on a problem in one table",
+	  "PROBLEM is a problem file or a schedule file (whose problem is\n"
+	  "used); without it, the built-in default problem.  One row per\n"
+	  "family: makespan, bubble rate, total idle, the largest peak,\n"
+	  "the device nearest to (or furthest over) its limit, and whether\n"
+	  "the schedule fits or why not; then each device's peak against\n"
+	  "its limit.\n",
+	  PW_CMD_LIST_FAMILIES, pw_cmd_compare },
+	{ "show", "FILE [--width N]",
+	  "a text Gantt chart of a schedule",
+	  "One row per device and per used channel, as wide as the\n"
+	  "terminal when stdout is one, else $COLUMNS, else 100 columns.\n"
+	  "\n"
+	  "  -w, --width N       columns to use\n"
+	  "  -f, --family NAME   FILE is a problem: use that family's\n"
+	  "                      schedule\n",
+	  PW_CMD_LIST_FAMILIES, pw_cmd_show },
+	{ "export", "FILE --to FORMAT [-o OUT]",
+	  "write a schedule as a trace or a picture",
+	  "OUT is written atomically: on failure it is left as it was.\n"
+	  "\n"
+	  "  -t, --to FORMAT     the format (below)\n"
+	  "  -o, --output OUT    where to write (default \"-\": stdout)\n"
+	  "  -f, --family NAME   FILE is a problem: use that family's\n"
+	  "                      schedule\n",
+	  PW_CMD_LIST_FORMATS | PW_CMD_LIST_FAMILIES, pw_cmd_export },
+	{ "help", "[COMMAND]",
+	  "the list of commands, or one command's help",
+	  "'pipewright COMMAND --help' is 'pipewright help COMMAND'.\n",
+	  0, main_help },
+};
+
+static const size_t pw_ncommands = sizeof pw_commands / sizeof pw_commands[0];
+
+static const struct pw_command *
+main_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < pw_ncommands; i++) {
+		if (strcmp(pw_commands[i].name, name) == 0)
+			return &pw_commands[i];
+	}
+	return NULL;
+}
+
+void
+pw_command_usage(FILE *fp, const struct pw_command *cmd)
+{
+	fprintf(fp, "usage: pipewright %s %s\n\n%s.\n\n%s", cmd->name,
+	    cmd->synopsis, cmd->summary, cmd->help);
+	if (cmd->lists & PW_CMD_LIST_FAMILIES) {
+		fprintf(fp, "\nfamilies:\n");
+		pw_cmd_list(fp, PW_CMD_LIST_FAMILIES);
+	}
+	if (cmd->lists & PW_CMD_LIST_FORMATS) {
+		fprintf(fp, "\nformats:\n");
+		pw_cmd_list(fp, PW_CMD_LIST_FORMATS);
+	}
+}
+
+static void
+main_usage(FILE *fp)
+{
+	size_t i;
+
+	fprintf(fp, "usage: pipewright [COMMAND [ARGS]]\n\n"
+	    "Designs pipeline-parallel training schedules.  Without a\n"
+	    "command it compares every schedule family on the built-in\n"
+	    "default problem.\n\ncommands:\n");
+	for (i = 0; i < pw_ncommands; i++) {
+		fprintf(fp, "  %-10s %s\n", pw_commands[i].name,
+		    pw_commands[i].summary);
+	}
+	fprintf(fp, "\n'pipewright help COMMAND' or 'pipewright COMMAND --help'"
+	    " tells more.\nExit status: 0 ok, 1 invalid schedule (check),"
+	    " 2 bad input or usage, 3 internal error.\n");
+}
+
+static int
+main_help(const struct pw_command *self, int argc, char **argv)
+{
+	const struct pw_command *cmd;
+
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0)) {
+		pw_command_usage(stdout, self);
+		return PW_EXIT_OK;
+	}
+	if (argc > 2) {
+		pw_cmd_fail("help: unexpected argument '%s' (usage: pipewright"
+		    " %s %s)", argv[2], self->name, self->synopsis);
+		return PW_EXIT_INPUT;
+	}
+	if (argc < 2) {
+		main_usage(stdout);
+		return PW_EXIT_OK;
+	}
+	if ((cmd = main_find(argv[1])) == NULL) {
+		pw_cmd_fail("help: unknown command '%s' (try 'pipewright"
+		    " help')", argv[1]);
+		return PW_EXIT_INPUT;
+	}
+	pw_command_usage(stdout, cmd);
+	return PW_EXIT_OK;
+}
+
+/*
+ * The main job, run when no command is given: the comparison report on
+ * the built-in default problem.  This is the one place that decides it
+ * (the terminal designer takes over here when stdout is a terminal).
+ */
+static int
+main_job(void)
+{
+	char *argv[] = { (char *)"compare", NULL };
+
+	return pw_cmd_compare(main_find("compare"), 1, argv);
+}
+
+static int
+main_dispatch(int argc, char **argv)
+{
+	const struct pw_command *cmd;
+
+	if (argc < 2)
+		return main_job();
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		return main_help(main_find("help"), argc - 1, argv + 1);
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("pipewright %s\n", PACKAGE_VERSION);
+		return PW_EXIT_OK;
+	}
+	if (argv[1][0] == '-') {
+		pw_cmd_fail("unknown option '%s' (try 'pipewright help')",
+		    argv[1]);
+		return PW_EXIT_INPUT;
+	}
+	if ((cmd = main_find(argv[1])) == NULL) {
+		pw_cmd_fail("unknown command '%s' (try 'pipewright help')",
+		    argv[1]);
+		return PW_EXIT_INPUT;
+	}
+	return cmd->run(cmd, argc - 1, argv + 1);
+}
+
+int
+main(int argc, char **argv)
+{
+	int status, error;
+
+	status = main_dispatch(argc, argv);
+	/* A report that could not be written is a failed command (one that
+	 * failed already said why). */
+	error = fflush(stdout) != 0 ? errno : 0;
+	if ((error != 0 || ferror(stdout)) && status == PW_EXIT_OK) {
+		pw_cmd_fail("cannot write to stdout%s%s", error ? ": " : "",
+		    error ? strerror(error) : "");
+		status = PW_EXIT_INPUT;
+	}
+	return status;
+}

@@ -1,0 +1,437 @@
+#!/bin/sh
+# test_cli.sh - the pipewright program end to end, as TAP.
+#
+# make check sets PIPEWRIGHT, TESTDATA and EXAMPLES; run by hand from a
+# build directory (sh /path/to/tests/test_cli.sh) it finds them itself.
+# Plain POSIX sh, grep, sed and awk: no python or jq needed.
+
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+PIPEWRIGHT=${PIPEWRIGHT:-./pipewright}
+TESTDATA=${TESTDATA:-$srcdir/tests/data}
+EXAMPLES=${EXAMPLES:-$srcdir/examples}
+PW=$PIPEWRIGHT
+UNIT=$EXAMPLES/unit4x8.json
+
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 99' HUP INT TERM
+
+n=0
+failed=0
+
+# run CMD...: runs it with stdout in $tmp/out, stderr in $tmp/err and the
+# exit status in $status.
+run() {
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	status=$?
+}
+
+# ok DESCRIPTION TEST...: one test point, passing when TEST succeeds; on a
+# failure the last command's status and stderr are shown.
+ok() {
+	point=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then
+		echo "ok $n - $point"
+	else
+		echo "not ok $n - $point"
+		failed=$((failed + 1))
+		echo "#   status $status; stderr:"
+		sed 's/^/#   /' "$tmp/err" 2>/dev/null | head -5
+	fi
+}
+
+skip() {
+	n=$((n + 1))
+	echo "ok $n - $1 # SKIP $2"
+}
+
+status_is() { [ "$status" -eq "$1" ]; }
+out_has() { grep -q -e "$1" "$tmp/out"; }
+err_has() { grep -q -e "$1" "$tmp/err"; }
+out_starts() { [ "$(head -c ${#1} "$tmp/out")" = "$1" ]; }
+out_empty() { [ ! -s "$tmp/out" ]; }
+differs() { ! cmp -s "$1" "$2"; }
+# The error is one line, "pipewright: ...", naming WHAT (a fixed string).
+one_error() {
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+	    grep -q '^pipewright: ' "$tmp/err" &&
+	    grep -q -F -e "$1" "$tmp/err"
+}
+
+# fails STATUS WHAT DESCRIPTION CMD...: CMD exits STATUS with one error
+# line naming WHAT and nothing on stdout.
+fails() {
+	want=$1
+	what=$2
+	desc=$3
+	shift 3
+	run "$@"
+	ok "$desc: exit $want" status_is "$want"
+	ok "$desc: one error line naming ${what##*/}" one_error "$what"
+	ok "$desc: nothing on stdout" out_empty
+}
+
+# A JSON number field of $tmp/out ("makespan": 33.0 -> 33).
+field() {
+	sed -n "s/^ *\"$1\": *\\([-0-9.eE+]*\\),*\$/\\1/p" "$tmp/out" | head -1
+}
+# Whether two numbers are equal within 1e-9.
+same() {
+	awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(a != "" && d < 1e-9 && d > -1e-9) }'
+}
+
+echo "# pipewright: $PW"
+
+# ------------------------------------------------------------ help, version
+run "$PW" --version
+ok "--version exits 0" status_is 0
+ok "--version prints the name and a version" \
+    grep -q '^pipewright [0-9][0-9.]*$' "$tmp/out"
+
+run "$PW" --help
+ok "--help exits 0" status_is 0
+cp "$tmp/out" "$tmp/help"
+for cmd in schedule eval check compare show export help; do
+	ok "--help lists $cmd" grep -q "^  $cmd " "$tmp/help"
+done
+run "$PW" help
+ok "help is --help" cmp -s "$tmp/out" "$tmp/help"
+
+for cmd in schedule eval check compare show export help; do
+	run "$PW" "$cmd" --help
+	ok "$cmd --help exits 0" status_is 0
+	ok "$cmd --help starts with its usage" out_starts "usage: pipewright $cmd "
+	cp "$tmp/out" "$tmp/cmdhelp"
+	run "$PW" help "$cmd"
+	ok "help $cmd is $cmd --help" cmp -s "$tmp/out" "$tmp/cmdhelp"
+	run "$PW" "$cmd" -h
+	ok "$cmd -h is $cmd --help" cmp -s "$tmp/out" "$tmp/cmdhelp"
+done
+
+# The registries, as the help lists them.
+"$PW" schedule --help | awk '/^families:/ { on = 1; next } on && NF { print $1 }' >"$tmp/families"
+"$PW" export --help | awk '/^formats:/ { on = 1; next } on && NF { print $1 }' >"$tmp/formats"
+ok "schedule --help lists families" [ -s "$tmp/families" ]
+ok "export --help lists chrome" grep -qx chrome "$tmp/formats"
+ok "export --help lists svg" grep -qx svg "$tmp/formats"
+families=$(cat "$tmp/families")
+
+fails 2 "frobnicate" "unknown command" "$PW" frobnicate
+fails 2 "--frobnicate" "unknown global option" "$PW" --frobnicate
+fails 2 "frobnicate" "help on an unknown command" "$PW" help frobnicate
+fails 2 "export" "help with two commands" "$PW" help show export
+fails 2 "--frobnicate" "unknown long option" "$PW" compare --frobnicate
+fails 2 "-z" "unknown short option" "$PW" eval -z x.json
+fails 2 "--family" "option without its value" "$PW" schedule --family
+fails 2 "usage: pipewright eval" "missing argument" "$PW" eval
+fails 2 "extra.json" "extra argument" "$PW" check a.json extra.json
+fails 2 "--family" "schedule without a family" "$PW" schedule
+fails 2 "--to" "export without a format" "$PW" export a.json
+fails 2 "--width" "bad width" "$PW" show a.json --width 0
+fails 2 "--width" "width not a number" "$PW" show a.json --width 8x
+
+# ------------------------------------------------------------ the main job
+run "$PW"
+ok "no arguments exits 0" status_is 0
+cp "$tmp/out" "$tmp/main"
+run "$PW" compare
+ok "compare exits 0" status_is 0
+ok "no arguments is compare on the default problem" cmp -s "$tmp/out" "$tmp/main"
+for f in $families; do
+	ok "compare has a row for $f" grep -q "^$f " "$tmp/main"
+done
+ok "compare shows each device's peak" grep -q '^device  *d0  *d1' "$tmp/main"
+
+# ------------------------------------------------------------ problem files
+run "$PW" problem
+ok "problem writes the default problem" status_is 0
+ok "the default problem is examples/default.json" cmp -s "$tmp/out" "$EXAMPLES/default.json"
+run "$PW" problem "$UNIT" -o "$tmp/unit.json"
+ok "problem -o exits 0" status_is 0
+ok "a problem file round-trips unchanged" cmp -s "$tmp/unit.json" "$UNIT"
+"$PW" schedule "$UNIT" --family 1f1b -o "$tmp/unit-1f1b.json" 2>/dev/null
+run "$PW" problem "$tmp/unit-1f1b.json"
+ok "problem extracts the problem of a schedule file" cmp -s "$tmp/out" "$UNIT"
+
+# ------------------------------------------------------------ schedule -> check
+# roundtrip LABEL PROBLEM...: every family's schedule of the problem (none:
+# the default one) passes check, or the family says why it does not apply.
+roundtrip() {
+	label=$1
+	shift
+	napplicable=0
+	for f in $families; do
+		run "$PW" schedule "$@" --family "$f" -o "$tmp/$label-$f.json"
+		if [ "$status" -eq 2 ] && grep -q 'does not apply' "$tmp/err"; then
+			ok "$label: $f does not apply, in one line" one_error "$f"
+			continue
+		fi
+		napplicable=$((napplicable + 1))
+		ok "$label: schedule --family $f exits 0" status_is 0
+		ok "$label: $f prints its metrics to stdout" out_has '^makespan '
+		file=$tmp/$label-$f.json
+		if out_has '^memory  *OVER THE LIMIT'; then
+			# Still written; check finds only the memory faults.
+			run "$PW" check "$file"
+			ok "$label: check rejects $f over the limit" status_is 1
+			ok "$label: each violation is over a limit" \
+			    sh -c '! sed "\$d" "$1" | grep -v "limit"' sh "$tmp/out"
+		else
+			run "$PW" check "$file"
+			ok "$label: check accepts $f" status_is 0
+			ok "$label: check says valid" out_has "^$file: valid ([0-9]* ops)\$"
+		fi
+	done
+	ok "$label: some family applies" [ "$napplicable" -gt 0 ]
+}
+
+# Two chunks per device in loop placement: the interleaved families' case.
+cat >"$tmp/loop.json" <<EOF
+{"format": "pipewright.problem.v1", "devices": 2, "microbatches": 4, "comm": 0.0,
+ "stages": [
+  {"device": 0, "f": 1.0, "b": 1.0, "w": 1.0, "act": 1.0, "hold": 0.5, "offload": 0.0},
+  {"device": 1, "f": 1.0, "b": 1.0, "w": 1.0, "act": 1.0, "hold": 0.5, "offload": 0.0},
+  {"device": 0, "f": 1.0, "b": 1.0, "w": 1.0, "act": 1.0, "hold": 0.5, "offload": 0.0},
+  {"device": 1, "f": 1.0, "b": 1.0, "w": 1.0, "act": 1.0, "hold": 0.5, "offload": 0.0}],
+ "memory": [{"static": 1.0, "limit": 100.0}, {"static": 1.0, "limit": 100.0}]}
+EOF
+
+roundtrip default
+roundtrip loop "$tmp/loop.json"
+if [ -f "$UNIT" ]; then
+	roundtrip unit "$UNIT"
+else
+	skip "unit problem round trip" "no $UNIT"
+fi
+
+# To stdout the schedule is the output and the metrics go to stderr.
+run "$PW" schedule --family 1f1b
+ok "schedule to stdout exits 0" status_is 0
+ok "schedule to stdout writes JSON" out_starts "{"
+ok "schedule to stdout prints its metrics on stderr" err_has '^makespan '
+cp "$tmp/out" "$tmp/stdout-1f1b.json"
+run "$PW" check "$tmp/stdout-1f1b.json"
+ok "the schedule from stdout is valid" status_is 0
+
+# "-" reads stdin.
+run sh -c '"$1" schedule --family zb-h1 2>/dev/null | "$1" check -' sh "$PW"
+ok "check - reads a schedule from stdin" out_has '^<stdin>: valid ([0-9]* ops)$'
+run sh -c '"$1" compare - <"$2"' sh "$PW" "$tmp/default-1f1b.json"
+ok "compare - reads the problem from stdin" cmp -s "$tmp/out" "$tmp/main"
+
+# A schedule file stands for its problem.
+run "$PW" schedule "$tmp/default-1f1b.json" --family 1f1b -o "$tmp/again.json"
+ok "schedule accepts a schedule file as the problem" status_is 0
+ok "it gives the same schedule" cmp -s "$tmp/again.json" "$tmp/default-1f1b.json"
+run "$PW" compare "$tmp/default-1f1b.json"
+ok "compare accepts a schedule file" status_is 0
+ok "it gives the default problem's table" cmp -s "$tmp/out" "$tmp/main"
+
+fails 2 "nosuch" "unknown family" "$PW" schedule --family nosuch -o "$tmp/x.json"
+ok "unknown family lists the families" grep -q -F "$(head -1 "$tmp/families")" "$tmp/err"
+ok "unknown family writes no file" [ ! -e "$tmp/x.json" ]
+
+# ------------------------------------------------------------ exact metrics
+if [ -f "$UNIT" ]; then
+	# p = 4, m = 8, f = b = w = 1: spans 33 / 27 / 24 (PipeOffload).
+	for spec in 1f1b:33:33 zb-h1:27:27 zb-h2:-:24; do
+		f=${spec%%:*}
+		rest=${spec#*:}
+		makespan=${rest%%:*}
+		span=${rest#*:}
+		run "$PW" eval --json "$tmp/unit-$f.json"
+		ok "unit $f: eval --json exits 0" status_is 0
+		if [ "$makespan" != - ]; then
+			ok "unit $f: makespan $makespan" same "$(field makespan)" "$makespan"
+		fi
+		ok "unit $f: max span $span" same "$(field max_span)" "$span"
+	done
+
+	run "$PW" eval --json "$tmp/unit-1f1b.json"
+	ok "unit 1f1b: bubble rate 9/33" same "$(field bubble_rate)" 0.27272727272727
+	ok "unit 1f1b: total idle 4*33 - 4*24" same "$(field total_idle)" 36
+	ok "unit 1f1b: max busy 24" same "$(field max_busy)" 24
+	ok "unit 1f1b: one entry per device" [ "$(grep -c '"within_limit"' "$tmp/out")" -eq 4 ]
+	ok "unit 1f1b: JSON names every field" \
+	    sh -c 'for k in makespan bubble_rate total_idle max_span max_busy feasible devices span busy idle peak limit within_limit; do grep -q "\"$k\":" "$1" || exit 1; done' sh "$tmp/out"
+	if command -v python3 >/dev/null 2>&1; then
+		ok "eval --json is one JSON object" \
+		    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not isinstance(d["devices"], list))' "$tmp/out"
+	else
+		skip "eval --json is one JSON object" "no python3"
+	fi
+	run "$PW" eval "$tmp/unit-1f1b.json"
+	ok "eval prints the makespan as text" out_has '^makespan  *33 s$'
+	ok "eval prints the bubble rate as text" out_has '^bubble rate  *0\.2727$'
+	ok "eval prints a row per device" [ "$(grep -c '^[0-3] ' "$tmp/out")" -eq 4 ]
+	ok "eval is quiet on stderr when the times agree" [ ! -s "$tmp/err" ]
+
+	run "$PW" compare "$UNIT"
+	ok "compare unit4x8 exits 0" status_is 0
+	for f in $families; do
+		ok "compare unit4x8 has a row for $f" out_has "^$f "
+	done
+	ok "compare unit4x8: 1f1b makespan" out_has '^1f1b  *33 s  *0\.2727 '
+	ok "compare unit4x8: zb-h2's peaks 7 6 5 4" \
+	    out_has '^zb-h2  *7 B  *6 B  *5 B  *4 B$'
+
+	# With a limit of 5 activations, GPipe (peak 8) and ZB-H2 (7, 6,
+	# 5, 4) break it, 1F1B and ZB-H1 (peak 4) fit.
+	sed 's/"limit": null/"limit": 5.0/' "$UNIT" >"$tmp/tight.json"
+	run "$PW" compare "$tmp/tight.json"
+	ok "compare tight exits 0" status_is 0
+	ok "compare tight: gpipe over on every device" \
+	    out_has '^gpipe  *33 s .* 8 B  *d0 160\.0%  *over: 4 devices, d0 by 3 B$'
+	ok "compare tight: 1f1b fits" out_has '^1f1b  .* 4 B  *d0 80\.0%  *ok$'
+	ok "compare tight: zb-h2 over on two devices" \
+	    out_has '^zb-h2  .* 7 B  *d0 140\.0%  *over: 2 devices, d0 by 2 B$'
+	ok "compare tight: the limits" out_has '^limit  *5 B  *5 B  *5 B  *5 B$'
+	ok "compare tight: zb-h2's shares" \
+	    out_has '^zb-h2  *140\.0%  *120\.0%  *100\.0%  *80\.0%$'
+	ok "compare tight: the reason 1f1b-interleaved does not apply" \
+	    out_has '^1f1b-interleaved not applicable: '
+
+	run "$PW" schedule "$tmp/tight.json" --family gpipe -o "$tmp/tight-gpipe.json"
+	ok "schedule over the limit still exits 0" status_is 0
+	ok "and says which device is over and by how much" \
+	    out_has '^memory  *OVER THE LIMIT on 4 devices; worst device 0 by 3 B (peak 8 B, limit 5 B)$'
+	ok "and marks each device" [ "$(grep -c '160\.0% OVER$' "$tmp/out")" -eq 4 ]
+	run "$PW" eval --json "$tmp/tight-gpipe.json"
+	ok "eval over the limit exits 0" status_is 0
+	ok "eval --json: not feasible" out_has '"feasible": false'
+	ok "eval --json: the limit" same "$(field limit)" 5
+	run "$PW" check "$tmp/tight-gpipe.json"
+	ok "check over the limit exits 1" status_is 1
+else
+	skip "exact metrics on the unit problem" "no $UNIT"
+fi
+
+# ------------------------------------------------------------ check finds faults
+# edit N START END: the schedule file on stdin with op N's start and end
+# (in file order) moved by START and END seconds.
+edit() {
+	awk -v want="$1" -v ds="$2" -v de="$3" '
+	function move(key, by,    v) {
+		if (!match($0, "\"" key "\": *[-0-9.eE+]+"))
+			return
+		v = substr($0, RSTART, RLENGTH)
+		sub(/^[^:]*: */, "", v)
+		$0 = substr($0, 1, RSTART - 1) "\"" key "\": " \
+		    sprintf("%.17g", v + by) \
+		    substr($0, RSTART + RLENGTH)
+	}
+	/"kind": *"/ && /"start":/ && ++seen == want { move("start", ds); move("end", de) }
+	{ print }'
+}
+
+nops=$(grep -c '"kind": *"' "$tmp/default-1f1b.json")
+edit 2 0.5 0 <"$tmp/default-1f1b.json" >"$tmp/bad-start.json"
+ok "the corrupted file differs from the original" \
+    differs "$tmp/bad-start.json" "$tmp/default-1f1b.json"
+run "$PW" check "$tmp/bad-start.json"
+ok "check of a moved start: exit 1" status_is 1
+ok "check names the file on each violation" out_has "^$tmp/bad-start.json: "
+ok "check ends with the count" sh -c 'tail -1 "$1" | grep -q ": [0-9][0-9]* violations*$"' sh "$tmp/out"
+ok "check's violations go to stdout" [ ! -s "$tmp/err" ]
+
+# eval keeps the orders and recomputes the times, saying so.
+edit "$nops" 100 100 <"$tmp/default-1f1b.json" >"$tmp/late.json"
+run "$PW" check "$tmp/late.json"
+ok "check accepts the last op moved later" status_is 0
+run "$PW" eval --json "$tmp/late.json"
+ok "eval of the moved op exits 0" status_is 0
+ok "eval says the stored times differ, in one line" one_error "differ"
+mv "$tmp/out" "$tmp/late.out"
+run "$PW" eval --json "$tmp/default-1f1b.json"
+ok "eval recomputes the moved op's times" cmp -s "$tmp/out" "$tmp/late.out"
+
+# The second op far later puts F(0,1) after ops that wait for it.
+edit 2 100 100 <"$tmp/default-1f1b.json" >"$tmp/deadlock.json"
+fails 2 "$tmp/deadlock.json" "eval of orders that deadlock" "$PW" eval "$tmp/deadlock.json"
+ok "the error says deadlock" err_has 'deadlock'
+
+# A start time that is not a number.
+sed 's/"start": *[-0-9.eE+]*/"start": "soon"/' "$tmp/default-1f1b.json" >"$tmp/notnum.json"
+fails 2 "$tmp/notnum.json" "check of a non-numeric start" "$PW" check "$tmp/notnum.json"
+
+# ------------------------------------------------------------ bad inputs
+for f in "$TESTDATA"/bad/*.json; do
+	[ -e "$f" ] || { skip "tests/data/bad" "no files"; break; }
+	fails 2 "$f" "check $(basename "$f")" "$PW" check "$f"
+done
+
+printf 'this is not JSON\n' >"$tmp/notjson.json"
+for cmd in check eval show; do
+	fails 2 "$tmp/missing.json" "$cmd of a missing file" "$PW" $cmd "$tmp/missing.json"
+	fails 2 "$tmp/notjson.json" "$cmd of a file that is not JSON" "$PW" $cmd "$tmp/notjson.json"
+done
+fails 2 "$tmp/missing.json" "compare of a missing file" "$PW" compare "$tmp/missing.json"
+fails 2 "$tmp/notjson.json" "compare of a file that is not JSON" "$PW" compare "$tmp/notjson.json"
+fails 2 "$tmp/missing.json" "schedule of a missing file" "$PW" schedule "$tmp/missing.json" --family 1f1b
+fails 2 "$tmp/missing.json" "export of a missing file" "$PW" export "$tmp/missing.json" --to svg
+fails 2 "nosuch" "unknown format" "$PW" export "$tmp/default-1f1b.json" --to nosuch
+ok "unknown format lists the formats" err_has 'chrome'
+
+# ------------------------------------------------------------ atomic output
+fails 2 "$tmp/nodir/s.json" "schedule into a missing directory" \
+    "$PW" schedule --family 1f1b -o "$tmp/nodir/s.json"
+ok "no directory appears" [ ! -e "$tmp/nodir" ]
+fails 2 "$tmp/nodir/s.svg" "export into a missing directory" \
+    "$PW" export "$tmp/default-1f1b.json" --to svg -o "$tmp/nodir/s.svg"
+ok "still no directory" [ ! -e "$tmp/nodir" ]
+
+printf 'precious\n' >"$tmp/keep"
+run "$PW" schedule "$tmp/notjson.json" --family 1f1b -o "$tmp/keep"
+ok "schedule of a bad problem fails" status_is 2
+ok "it leaves the existing output alone" grep -qx precious "$tmp/keep"
+run "$PW" schedule --family nosuch -o "$tmp/keep"
+ok "it leaves it alone on an unknown family" grep -qx precious "$tmp/keep"
+run "$PW" export "$tmp/notjson.json" --to chrome -o "$tmp/keep"
+ok "export of a bad file fails" status_is 2
+ok "it leaves the existing output alone" grep -qx precious "$tmp/keep"
+run "$PW" schedule --family 1f1b -o "$tmp/keep"
+ok "schedule replaces an existing output" status_is 0
+ok "with a whole schedule" cmp -s "$tmp/keep" "$tmp/default-1f1b.json"
+ok "no temporary file is left behind" sh -c '! ls "$1"/keep?* >/dev/null 2>&1' sh "$tmp"
+
+# A full disk: the output that cannot be written is an error, said once.
+if [ -c /dev/full ]; then
+	for args in "compare" "schedule --family 1f1b" "eval --json $tmp/default-1f1b.json" \
+	    "export $tmp/default-1f1b.json --to svg"; do
+		run sh -c "\"\$1\" $args >/dev/full" sh "$PW"
+		ok "$(echo "$args" | cut -d' ' -f1) into a full disk: exit 2" status_is 2
+		ok "$(echo "$args" | cut -d' ' -f1) into a full disk: one error line" one_error "write"
+	done
+else
+	skip "writing into a full disk" "no /dev/full"
+fi
+
+# ------------------------------------------------------------ show, export
+run "$PW" show "$tmp/default-1f1b.json" --width 100
+ok "show exits 0" status_is 0
+ok "show draws one row per device" [ "$(grep -c '^dev [0-9]' "$tmp/out")" -eq 8 ]
+ok "show keeps to the width" [ "$(awk '{ if (length($0) > w) w = length($0) } END { print w + 0 }' "$tmp/out")" -le 100 ]
+run env COLUMNS=60 "$PW" show "$tmp/default-1f1b.json"
+ok "show takes the width from COLUMNS" [ "$(awk '{ if (length($0) > w) w = length($0) } END { print w + 0 }' "$tmp/out")" -le 60 ]
+if [ -f "$UNIT" ]; then
+	run "$PW" show "$UNIT" --family zb-h1 --width 80
+	ok "show --family builds the schedule of a problem" status_is 0
+	ok "it draws one row per device" [ "$(grep -c '^dev [0-9]' "$tmp/out")" -eq 4 ]
+fi
+
+run "$PW" export "$tmp/default-1f1b.json" --to chrome
+ok "export chrome exits 0" status_is 0
+ok "export chrome writes JSON" out_starts "{"
+run "$PW" export "$tmp/default-1f1b.json" --to svg -o "$tmp/s.svg"
+ok "export svg -o exits 0" status_is 0
+ok "export svg writes nothing to stdout" out_empty
+ok "export svg writes an SVG" sh -c '[ "$(head -c 4 "$1")" = "<svg" ]' sh "$tmp/s.svg"
+run "$PW" export "$tmp/default-1f1b.json" --to svg
+ok "export svg to stdout is the same" cmp -s "$tmp/out" "$tmp/s.svg"
+run "$PW" export "$tmp/default-1f1b.json" --family zb-h1 --to chrome
+ok "export --family builds the schedule" status_is 0
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,479 @@
+/* test_cost.c - the transformer cost model, PipeOffload's k and the presets. */
+#include <math.h>
+#include <string.h>
+
+#include "pipewright.h"
+#include "tap.h"
+
+/*
+ * A model small enough to compute by hand: s = 8, b = 2, h = 16, a = 2,
+ * V = 100, so sbh = 256.  Per layer F = 256(24*16 + 4*8) = 106496,
+ * B = 256(384 + 64) = 114688, W = 256 * 384 = 98304 FLOPs; the LM head
+ * 2sbhV = 51200 in each.  The hardware runs 2^20 * 0.5 = 2^19 FLOP/s, so
+ * every time below is exact in binary.
+ */
+static const struct pw_model tiny = {
+	.name = "tiny", .layers = 4, .hidden = 16, .heads = 2, .kv_heads = 0,
+	.ffn = 0, .seq = 8, .vocab = 100, .micro_batch = 2,
+	.flash_attention = false, .recompute = PW_RECOMPUTE_NONE,
+};
+static const struct pw_hardware toy = {
+	.name = "toy", .peak_flops = 1048576, .efficiency = 0.5, .memory = 1e9,
+	.pcie_d2h = 64, .pcie_h2d = 32, .pcie_latency = 0.125,
+	.p2p_bandwidth = 1024, .p2p_latency = 0.25,
+};
+static const struct pw_split two = {
+	.devices = 2, .chunks = 1, .placement = PW_PLACE_LOOP,
+	.microbatches = 4, .layers_per_stage = NULL, .memory_limit = 0,
+	.offload = true,
+};
+
+/* Builds M on HW split as SP; NULL (after a failed check) when it fails. */
+static struct pw_problem *
+build(const struct pw_model *m, const struct pw_hardware *hw,
+    const struct pw_split *sp)
+{
+	struct pw_problem *p;
+	struct pw_error err;
+
+	if (!tap_int(pw_cost_problem(m, hw, sp, &p, &err), PW_OK,
+	    "%s on %s builds", m->name, hw->name))
+		tap_diag("%s", err.msg);
+	return p;
+}
+
+static void
+test_tiny(void)
+{
+	struct pw_problem *p = build(&tiny, &toy, &two);
+
+	if (p == NULL)
+		return;
+	tap_str(p->name, "tiny-2xtoy", "name: model, devices, hardware");
+	tap_int(p->nstages, 2, "one stage per device");
+	tap_int(p->microbatches, 4, "microbatches");
+	tap_near(p->stages[0].f, 212992.0 / 524288, 0, "stage 0 f = 2 x 106496 FLOPs");
+	tap_near(p->stages[0].b, 229376.0 / 524288, 0, "stage 0 b = 2 x 114688 FLOPs");
+	tap_near(p->stages[0].w, 196608.0 / 524288, 0, "stage 0 w = 2 x 98304 FLOPs");
+	tap_near(p->stages[1].f, 264192.0 / 524288, 0, "stage 1 f adds the head's 51200");
+	tap_near(p->stages[1].b, 280576.0 / 524288, 0, "stage 1 b adds the head's 51200");
+	tap_near(p->stages[1].w, 247808.0 / 524288, 0, "stage 1 w adds the head's 51200");
+	/* 34sbh + 5as^2b = 8704 + 1280 a layer; W keeps 32sbh = 8192. */
+	tap_near(p->stages[0].act, 19968, 0, "stage 0 act = 2 x (34sbh + 5as^2b)");
+	tap_near(p->stages[0].hold, 16384, 0, "stage 0 hold = 2 x 32sbh");
+	tap_near(p->stages[0].offload, 19968, 0, "all of it may move");
+	/* The head keeps its input 2sbh = 512 and fp32 logits 4sbV = 6400. */
+	tap_near(p->stages[1].act, 26880, 0, "stage 1 act adds 2sbh + 4sbV");
+	tap_near(p->stages[1].hold, 16896, 0, "stage 1 hold adds the head's input");
+	/* 16 bytes x (2 layers x 12h^2 + V*h) on each end device. */
+	tap_near(p->memory[0].static_bytes, 123904, 0, "device 0 static: layers and embedding");
+	tap_near(p->memory[1].static_bytes, 123904, 0, "device 1 static: layers and LM head");
+	tap_near(p->memory[1].limit, 1e9, 0, "limit defaults to the hardware's memory");
+	tap_near(p->comm, 0.75, 0, "comm = 2sbh / 1024 + 0.25");
+	tap_near(p->stages[0].comm, 0.75, 0, "every stage's comm set");
+	tap_ok(p->link.present && p->link.duplex, "a duplex link");
+	tap_near(p->link.d2h, 64, 0, "d2h from pcie_d2h");
+	tap_near(p->link.h2d, 32, 0, "h2d from pcie_h2d");
+	tap_near(p->link.latency, 0.125, 0, "link latency");
+	tap_int(p->link.ngroups, 1, "two devices share one PCIe group");
+	tap_int(p->link.group[1], 0, "device 1 in group 0");
+	pw_problem_free(p);
+}
+
+/* Stage 0's act and hold (2 layers) of TINY changed by the arguments. */
+static void
+check_memory(bool flash, enum pw_recompute rc, double act, double hold,
+    const char *what)
+{
+	struct pw_model m = tiny;
+	struct pw_problem *p;
+
+	m.flash_attention = flash;
+	m.recompute = rc;
+	if ((p = build(&m, &toy, &two)) == NULL)
+		return;
+	tap_near(p->stages[0].act, act, 0, "%s: act", what);
+	tap_near(p->stages[0].hold, hold, 0, "%s: hold", what);
+	pw_problem_free(p);
+}
+
+static void
+test_memory_choices(void)
+{
+	struct pw_model m = tiny;
+	struct pw_problem *p;
+
+	check_memory(true, PW_RECOMPUTE_NONE, 2 * 8704, 2 * 8192,
+	    "flash: 34sbh, 32sbh");
+	check_memory(true, PW_RECOMPUTE_PIPEOFFLOAD, 2 * 5120, 2 * 4608,
+	    "PipeOffload recompute: 20sbh, 18sbh");
+	check_memory(false, PW_RECOMPUTE_PIPEOFFLOAD, 2 * 5632, 2 * 4608,
+	    "PipeOffload recompute keeps the softmax: + 2as^2b");
+	check_memory(false, PW_RECOMPUTE_FULL, 2 * 512, 2 * 512,
+	    "full recompute: the input 2sbh until W");
+
+	m.recompute = PW_RECOMPUTE_FULL;
+	if ((p = build(&m, &toy, &two)) != NULL) {
+		tap_near(p->stages[0].b, 442368.0 / 524288, 0,
+		    "full recompute: B runs F again (2 x (106496 + 114688))");
+		tap_near(p->stages[0].f, 212992.0 / 524288, 0,
+		    "full recompute: F unchanged");
+		pw_problem_free(p);
+	}
+}
+
+/* GQA and a narrower MLP: h_kv = 16 * 1 / 2 = 8, ffn = 32, so the linear
+ * layers take 4*16 + 4*8 + 4*32 = 224 FLOPs per token and h. */
+static void
+test_gqa(void)
+{
+	struct pw_model m = tiny;
+	struct pw_problem *p;
+
+	m.kv_heads = 1;
+	m.ffn = 32;
+	m.flash_attention = true;
+	if ((p = build(&m, &toy, &two)) == NULL)
+		return;
+	tap_near(p->stages[0].f, 2 * 256.0 * (224 + 32) / 524288, 0, "GQA: f");
+	tap_near(p->stages[0].b, 2 * 256.0 * (224 + 64) / 524288, 0, "GQA: b");
+	tap_near(p->stages[0].w, 2 * 256.0 * 224 / 524288, 0, "GQA: w");
+	/* sb(14h + 4h_kv + 4ffn) = 16 * 384 a layer. */
+	tap_near(p->stages[0].act, 2 * 6144, 0, "GQA: act");
+	tap_near(p->stages[0].hold, 2 * (6144 - 512), 0, "GQA: hold");
+	/* 2h^2 + 2h h_kv + 2h ffn = 1792 parameters a layer. */
+	tap_near(p->memory[0].static_bytes, 16 * (2 * 1792 + 1600), 0,
+	    "GQA: static");
+	pw_problem_free(p);
+
+	m.recompute = PW_RECOMPUTE_PIPEOFFLOAD;
+	if ((p = build(&m, &toy, &two)) == NULL)
+		return;
+	tap_near(p->stages[0].act, 2 * 16 * (8 * 16 + 4 * 8 + 2 * 32), 0,
+	    "GQA with PipeOffload recompute: sb(8h + 4h_kv + 2ffn)");
+	pw_problem_free(p);
+}
+
+static void
+test_splits(void)
+{
+	static const int explicit[] = { 1, 3 };
+	struct pw_model m = tiny;
+	struct pw_split sp = two;
+	struct pw_problem *p;
+
+	/* 10 layers on 4 stages: 2, 3, 3, 2. */
+	m.layers = 10;
+	sp.devices = 4;
+	if ((p = build(&m, &toy, &sp)) != NULL) {
+		tap_near(p->stages[1].f, 3 * 106496.0 / 524288, 0,
+		    "10 on 4: stage 1 has 3 layers");
+		tap_near(p->stages[2].f, 3 * 106496.0 / 524288, 0,
+		    "10 on 4: stage 2 has 3 layers");
+		tap_near(p->stages[0].f, 2 * 106496.0 / 524288, 0,
+		    "10 on 4: stage 0 has 2 layers");
+		tap_near(p->memory[3].static_bytes, 16 * (2 * 3072 + 1600), 0,
+		    "10 on 4: stage 3 has 2 layers and the head");
+		tap_int(p->link.ngroups, 2, "4 devices: 2 PCIe groups");
+		tap_ok(p->link.group[0] == 0 && p->link.group[1] == 0 &&
+		    p->link.group[2] == 1 && p->link.group[3] == 1,
+		    "groups {0,1} and {2,3}");
+		pw_problem_free(p);
+	}
+	/* 7 layers on 4 stages: 2, 2, 2, 1 (the odd one away from the head). */
+	m.layers = 7;
+	if ((p = build(&m, &toy, &sp)) != NULL) {
+		tap_near(p->memory[0].static_bytes, 16 * (2 * 3072 + 1600), 0,
+		    "7 on 4: stage 0 has 2 layers");
+		tap_near(p->memory[3].static_bytes, 16 * (3072 + 1600), 0,
+		    "7 on 4: stage 3 has 1 layer");
+		pw_problem_free(p);
+	}
+
+	sp = two;
+	sp.layers_per_stage = explicit;
+	sp.offload = false;
+	sp.memory_limit = 5e8;
+	if ((p = build(&tiny, &toy, &sp)) != NULL) {
+		tap_near(p->stages[0].f, 106496.0 / 524288, 0,
+		    "explicit split: stage 0 has 1 layer");
+		tap_near(p->stages[1].w, (3 * 98304.0 + 51200) / 524288, 0,
+		    "explicit split: stage 1 has 3 layers and the head");
+		tap_ok(!p->link.present, "no offload, no link");
+		tap_near(p->memory[0].limit, 5e8, 0, "the split's memory limit");
+		pw_problem_free(p);
+	}
+
+	/* V: device 0 holds stages 0 and 3, the embedding and the head. */
+	sp = two;
+	sp.chunks = 2;
+	sp.placement = PW_PLACE_V;
+	if ((p = build(&tiny, &toy, &sp)) != NULL) {
+		tap_ok(pw_problem_is_v(p), "V placement");
+		tap_near(p->memory[0].static_bytes, 16 * (2 * 3072 + 2 * 1600), 0,
+		    "V: device 0 has both ends");
+		tap_near(p->memory[1].static_bytes, 16 * 2 * 3072, 0,
+		    "V: device 1 has the middle");
+		pw_problem_free(p);
+	}
+	sp.placement = PW_PLACE_LOOP;
+	if ((p = build(&tiny, &toy, &sp)) != NULL) {
+		tap_ok(pw_problem_is_loop(p), "loop placement, 2 chunks");
+		tap_near(p->memory[1].static_bytes, 16 * (2 * 3072 + 1600), 0,
+		    "loop: device 1 has stages 1 and 3 and the head");
+		pw_problem_free(p);
+	}
+}
+
+/* One bad input: PW_ERR_INPUT, no problem, and exactly MSG. */
+static void
+check_bad(const struct pw_model *m, const struct pw_hardware *hw,
+    const struct pw_split *sp, const char *msg)
+{
+	static struct pw_problem sentinel;
+	struct pw_problem *p = &sentinel;
+	struct pw_error err;
+
+	tap_int(pw_cost_problem(m, hw, sp, &p, &err), PW_ERR_INPUT,
+	    "refused: %s", msg);
+	tap_ok(p == NULL, "no problem when refused");
+	tap_str(err.msg, msg, "message");
+	tap_ok(strchr(err.msg, '\n') == NULL, "one line");
+}
+
+static void
+test_bad(void)
+{
+	static const int short_list[] = { 1, 2 };
+	struct pw_model m = tiny;
+	struct pw_hardware hw = toy;
+	struct pw_split sp = two;
+	struct pw_problem *p;
+	struct pw_error err;
+
+	sp.devices = 0;
+	check_bad(&tiny, &toy, &sp, "split: devices: must be at least 1 (got 0)");
+	sp = two;
+	sp.devices = 3;
+	sp.chunks = 2;
+	check_bad(&tiny, &toy, &sp, "split: 4 layers cannot fill 6 stages "
+	    "(3 devices x 2 chunks) with at least one each");
+	sp = two;
+	sp.layers_per_stage = short_list;
+	check_bad(&tiny, &toy, &sp,
+	    "split: layers_per_stage: sums to 3, the model has 4 layers");
+	sp = two;
+	sp.placement = PW_PLACE_V;
+	check_bad(&tiny, &toy, &sp,
+	    "split: chunks: V placement needs 2 chunks per device (got 1)");
+
+	hw.efficiency = 0;
+	check_bad(&tiny, &hw, &two, "toy: efficiency: must be in (0, 1] (got 0)");
+	hw.efficiency = 1.5;
+	check_bad(&tiny, &hw, &two, "toy: efficiency: must be in (0, 1] (got 1.5)");
+	hw = toy;
+	hw.pcie_d2h = 0;
+	check_bad(&tiny, &hw, &two, "toy: pcie_d2h: must be a positive number (got 0)");
+	sp = two;
+	sp.offload = false;
+	tap_int(pw_cost_problem(&tiny, &hw, &sp, &p, &err), PW_OK,
+	    "no PCIe needed without offload");
+	pw_problem_free(p);
+	hw = toy;
+	hw.peak_flops = NAN;
+	check_bad(&tiny, &hw, &two, "toy: peak_flops: must be a positive number (got nan)");
+
+	m.kv_heads = 3;
+	check_bad(&m, &toy, &two, "tiny: kv_heads: 3 does not divide heads 2");
+	m = tiny;
+	m.heads = 3;
+	check_bad(&m, &toy, &two, "tiny: heads: 3 does not divide hidden 16");
+	m = tiny;
+	m.seq = 0;
+	check_bad(&m, &toy, &two, "tiny: seq: must be at least 1 (got 0)");
+
+	/* The problem's own validation: 16 bytes x 7744 parameters do not
+	 * fit in 100000 bytes. */
+	sp = two;
+	sp.memory_limit = 100000;
+	tap_int(pw_cost_problem(&tiny, &toy, &sp, &p, &err), PW_ERR_INPUT,
+	    "a limit below the static memory");
+	tap_ok(strncmp(err.msg, "tiny: memory[0].limit: 100000 is below", 38) == 0,
+	    "names the model and the device: %s", err.msg);
+}
+
+/*
+ * PipeOffload's Eq. 1 at the paper's A100 constants (B_c = 220e12 FLOP/s,
+ * B_o = 15e9 B/s); rows h, columns s.  EQ1 is the formula by hand, PUBLISHED
+ * the table in pipeoffload.md.  Only the s = 4096 column comes close:
+ * wider sequences are 1-5% below what Eq. 1 gives, and no reading of the
+ * units (GB as 2^30, TFLOP as 2^40) or single scale fixes every cell
+ * (docs/cost-model.md); the cells that do not reproduce are skipped by
+ * name, not hidden by a wider tolerance.
+ */
+static void
+test_offload_ratio(void)
+{
+	static const int h[] = { 4096, 5120, 6144, 7168, 8192, 10240 };
+	static const int s[] = { 4096, 8192, 16384, 32768 };
+	static const double eq1[6][4] = {
+		{ 1.705109, 1.491970, 1.193576, 0.852555 },
+		{ 1.404208, 1.256396, 1.037893, 0.770049 },
+		{ 1.193576, 1.085069, 0.918136, 0.702104 },
+		{ 1.037893, 0.954861, 0.823156, 0.645176 },
+		{ 0.918136, 0.852555, 0.745985, 0.596788 },
+		{ 0.745985, 0.702104, 0.628198, 0.518946 },
+	};
+	static const double published[6][4] = {
+		{ 1.70, 1.46, 1.15, 0.80 },
+		{ 1.40, 1.23, 1.00, 0.72 },
+		{ 1.19, 1.07, 0.88, 0.66 },
+		{ 1.03, 0.94, 0.80, 0.61 },
+		{ 0.92, 0.84, 0.72, 0.56 },
+		{ 0.74, 0.69, 0.61, 0.49 },
+	};
+	/* The cells Eq. 1 gives to 2 decimals. */
+	static const bool reproduced[6][4] = {
+		{ false }, { true }, { true }, { false }, { true }, { false },
+	};
+	double k;
+	int i, j;
+
+	for (i = 0; i < 6; i++) {
+		for (j = 0; j < 4; j++) {
+			k = pw_offload_ratio(h[i], s[j], 220e12, 15e9);
+			tap_near(k, eq1[i][j], 5e-7, "Eq. 1 at h=%d s=%d", h[i], s[j]);
+			if (reproduced[i][j])
+				tap_near(k, published[i][j], 0.005,
+				    "published k at h=%d s=%d to 2 decimals",
+				    h[i], s[j]);
+			else
+				tap_skip("Eq. 1 does not reproduce it",
+				    "published k at h=%d s=%d: %.2f, Eq. 1 %.4f",
+				    h[i], s[j], published[i][j], k);
+		}
+	}
+	tap_near(pw_offload_ratio(4096, 4096, 440e12, 21e9), 2.435870, 5e-7,
+	    "H100 constants of the authors' code: k = 2.4359 at h=s=4096");
+}
+
+static void
+test_presets(void)
+{
+	static const struct { const char *name; double billions; } po[] = {
+		{ "pipeoffload-5.8b", 5.8 }, { "pipeoffload-10.5b", 10.5 },
+		{ "pipeoffload-18.1b", 18.1 }, { "pipeoffload-42.9b", 42.9 },
+		{ "pipeoffload-66.6b", 66.6 }, { "pipeoffload-83.8b", 83.8 },
+		{ "gpt3-1.3b", 1.3 }, { "gpt3-2.7b", 2.7 }, { "gpt3-6.7b", 6.7 },
+		{ "gpt3-13b", 13 }, { "gpt3-175b", 175 },
+	};
+	const struct pw_hardware *hw;
+	const struct pw_model *m;
+	struct pw_split sp = { .devices = 1, .chunks = 1,
+	    .placement = PW_PLACE_LOOP, .microbatches = 1 };
+	struct pw_problem *p;
+	double params;
+	size_t i;
+	int d;
+
+	hw = pw_hardware_find("A100-80GB");
+	tap_ok(hw != NULL && hw->peak_flops == 312e12 &&
+	    hw->memory == 81920 * 1048576.0 && hw->pcie_d2h == 25e9,
+	    "A100-80GB: 312 TFLOP/s, 81920 MiB, PCIe Gen4 estimate");
+	hw = pw_hardware_find("h100-sxm");
+	tap_ok(hw != NULL && strcmp(hw->name, "H100-SXM") == 0 &&
+	    hw->peak_flops == 989e12 && hw->memory == 81559 * 1048576.0,
+	    "H100-SXM found ignoring case: 989 TFLOP/s, 81559 MiB");
+	hw = pw_hardware_find("H200");
+	tap_ok(hw != NULL && hw->peak_flops == 989e12 &&
+	    hw->memory == 143771 * 1048576.0 && hw->pcie_h2d == 50e9 &&
+	    hw->efficiency == 0.5,
+	    "H200: 989 TFLOP/s, 143771 MiB, PCIe Gen5 estimate, efficiency 0.5");
+	tap_ok(pw_hardware_find("nosuch") == NULL, "unknown hardware: NULL");
+	tap_ok(pw_model_find("nosuch") == NULL, "unknown model: NULL");
+	m = pw_model_find("pipeoffload-42.9b");
+	tap_ok(m != NULL && m->layers == 62 && m->heads == 64 &&
+	    m->hidden == 8192 && m->kv_heads == 8 && m->seq == 4096,
+	    "pipeoffload-42.9b: 62 layers, 64 heads, h 8192, GQA-8, s 4096");
+	m = pw_model_find("GPT3-6.7B");
+	tap_ok(m != NULL && m->layers == 32 && m->hidden == 4096 &&
+	    m->seq == 2048 && m->vocab == 50257, "gpt3-6.7b found ignoring case");
+	tap_int((long long)pw_nmodel_presets, 11, "11 model presets");
+	tap_int((long long)pw_nhardware_presets, 3, "3 hardware presets");
+
+	/* The parameter count (one V x h matrix, the other being the untied
+	 * head) matches each name: PipeOffload's to the digit shown, GPT-3's
+	 * within 2.5% (biases, LayerNorms and positions are not counted). */
+	hw = pw_hardware_find("H200");
+	for (i = 0; i < sizeof po / sizeof po[0]; i++) {
+		m = pw_model_find(po[i].name);
+		if (!tap_ok(m != NULL, "%s exists", po[i].name))
+			continue;
+		sp.devices = m->layers;
+		sp.microbatches = 2 * m->layers;
+		if ((p = build(m, hw, &sp)) == NULL)
+			continue;
+		params = 0;
+		for (d = 0; d < p->devices; d++)
+			params += p->memory[d].static_bytes / 16;
+		params = (params - (double)m->vocab * m->hidden) / 1e9;
+		if (po[i].name[0] == 'p')
+			tap_near(params, po[i].billions, 0.05,
+			    "%s: %.3f billion parameters", po[i].name, params);
+		else
+			tap_near(params / po[i].billions, 1, 0.025,
+			    "%s: %.3f billion parameters", po[i].name, params);
+		tap_ok(p->stages[p->nstages - 1].f > p->stages[1].f &&
+		    p->stages[p->nstages - 1].act > p->stages[1].act,
+		    "%s: the last stage (LM head) is heavier", po[i].name);
+		tap_ok(p->memory[0].static_bytes > p->memory[1].static_bytes,
+		    "%s: device 0 carries the embedding", po[i].name);
+		pw_problem_free(p);
+	}
+}
+
+/* The built-in example is the cost model's: GPT-3 6.7B at s = 4096 on 8
+ * H100-SXM, 4 layers a stage. */
+static void
+test_default(void)
+{
+	const double sbh = 4096.0 * 4096, rate = 989e12 * 0.5;
+	const double head = 2 * sbh * 50257;
+	struct pw_problem *p = pw_problem_default();
+	struct pw_error err;
+
+	tap_str(p->name, "gpt3-6.7b-8xh100", "default: name");
+	tap_int(pw_problem_validate(p, "default", &err), PW_OK, "default: valid");
+	tap_ok(p->devices == 8 && p->nstages == 8 && p->microbatches == 32,
+	    "default: 8 devices, 8 stages, 32 microbatches");
+	tap_near(p->stages[0].f, 4 * sbh * (24 * 4096 + 4 * 4096) / rate, 1e-15,
+	    "default: stage 0 f, 4 layers");
+	tap_near(p->stages[7].b, (4 * sbh * (24 * 4096 + 8 * 4096) + head) / rate,
+	    1e-15, "default: stage 7 b, 4 layers and the head");
+	tap_near(p->stages[3].act, 4 * 34 * sbh, 0, "default: act 4 x 34sbh");
+	tap_near(p->stages[7].act, 4 * 34 * sbh + 2 * sbh + 4 * 4096.0 * 50257,
+	    0, "default: stage 7 act adds the head's input and logits");
+	tap_near(p->memory[0].static_bytes,
+	    16 * (4 * 12 * 4096.0 * 4096 + 50257 * 4096.0), 0,
+	    "default: device 0 static");
+	tap_near(p->memory[0].limit, 81559 * 1048576.0, 0,
+	    "default: the H100's memory as the limit");
+	tap_near(p->comm, 2 * sbh / 450e9 + 5e-6, 1e-18, "default: comm over NVLink 4");
+	tap_ok(p->link.present && p->link.ngroups == 4 && p->link.d2h == 50e9,
+	    "default: PCIe Gen5 link, 4 groups of 2");
+	pw_problem_free(p);
+}
+
+int
+main(void)
+{
+	test_tiny();
+	test_memory_choices();
+	test_gqa();
+	test_splits();
+	test_bad();
+	test_offload_ratio();
+	test_presets();
+	test_default();
+	return tap_done();
+}
