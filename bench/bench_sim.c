@@ -1,10 +1,11 @@
 /*
- * bench_sim.c - simulator throughput.
+ * bench_sim.c - simulator and checker throughput.
  *
  * The anchor is the requirement that a 1,000,000-op schedule simulates in
- * well under a second; each row times pw_simulate (median of 7 runs) on a
- * family schedule of the given size.
+ * well under a second; each row times pw_simulate and pw_check (median of
+ * 7 runs each) on a family schedule of the given size.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -43,15 +44,55 @@ uniform(int devices, int microbatches)
 	return p;
 }
 
+/* Median seconds of RUNS simulations (CHECK false) or checks of the
+ * simulated timed ops (CHECK true); negative on failure. */
+static double
+bench_median(const struct pw_problem *p, const struct pw_schedule *s,
+    bool check)
+{
+	struct pw_timing *t;
+	struct pw_timed_op *ops = NULL;
+	struct pw_violations v;
+	struct pw_error err;
+	double took[RUNS], start;
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < RUNS; i++) {
+		start = now();
+		if (pw_simulate(p, s, &t, &err) != PW_OK) {
+			fprintf(stderr, "bench_sim: %s\n", err.msg);
+			return -1;
+		}
+		if (check) {
+			ops = pw_timed_ops(p, s, t, &n);
+			start = now();
+			if (pw_check(p, ops, n, &v) != 0) {
+				fprintf(stderr, "bench_sim: the checker rejects "
+				    "a simulated schedule: %s\n", v.msg[0]);
+				pw_violations_free(&v);
+				free(ops);
+				pw_timing_free(t);
+				return -1;
+			}
+			pw_violations_free(&v);
+			free(ops);
+		}
+		took[i] = now() - start;
+		pw_timing_free(t);
+	}
+	qsort(took, RUNS, sizeof took[0], cmp_double);
+	return took[RUNS / 2];
+}
+
 static int
 bench(const char *family, int devices, int microbatches)
 {
 	struct pw_problem *p = uniform(devices, microbatches);
 	const struct pw_family *fam = pw_family_find(family);
 	struct pw_schedule *s = NULL;
-	struct pw_timing *t;
 	struct pw_error err;
-	double took[RUNS], start, median;
+	double median[2], anchor;
 	size_t nops = 0;
 	int i, rc = 1;
 
@@ -62,21 +103,16 @@ bench(const char *family, int devices, int microbatches)
 	}
 	for (i = 0; i < s->ndevices; i++)
 		nops += (size_t)s->device[i].len;
-	for (i = 0; i < RUNS; i++) {
-		start = now();
-		if (pw_simulate(p, s, &t, &err) != PW_OK) {
-			fprintf(stderr, "bench_sim: %s\n", err.msg);
+	/* The 1 s anchor scaled to this size: 1e6 ops per second. */
+	anchor = (double)nops / 1e6;
+	for (i = 0; i < 2; i++) {
+		if ((median[i] = bench_median(p, s, i == 1)) < 0)
 			goto out;
-		}
-		took[i] = now() - start;
-		pw_timing_free(t);
+		printf("%-8s %-9s %4d %6d %9zu %10.4f %10.4f %7.3f %11.0f\n",
+		    family, i == 0 ? "simulate" : "check", devices,
+		    microbatches, nops, anchor, median[i], median[i] / anchor,
+		    (double)nops / median[i]);
 	}
-	qsort(took, RUNS, sizeof took[0], cmp_double);
-	median = took[RUNS / 2];
-	/* Scale the 1 s anchor to this size: the anchor is 1e6 ops/s. */
-	printf("%-8s %4d %6d %9zu %12.4f %12.4f %8.3f %12.0f\n", family,
-	    devices, microbatches, nops, (double)nops / 1e6, median,
-	    median / ((double)nops / 1e6), (double)nops / median);
 	rc = 0;
 out:
 	pw_schedule_free(s);
@@ -91,8 +127,8 @@ main(void)
 
 	printf("simulator: median of %d runs; anchor = 1,000,000 ops in 1 s "
 	    "(\"well under a second\")\n", RUNS);
-	printf("%-8s %4s %6s %9s %12s %12s %8s %12s\n", "family", "p", "m",
-	    "ops", "anchor(s)", "ours(s)", "ratio", "ops/s");
+	printf("%-8s %-9s %4s %6s %9s %10s %10s %7s %11s\n", "family",
+	    "what", "p", "m", "ops", "anchor(s)", "ours(s)", "ratio", "ops/s");
 	rc |= bench("1f1b", 8, 1024);
 	rc |= bench("zb-h1", 32, 2048);
 	rc |= bench("zb-h1", 64, 5209);
