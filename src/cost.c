@@ -6,6 +6,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pipewright.h"
 
@@ -250,6 +251,82 @@ pw_cost_layers(const struct pw_split *sp, int layers, int nstages, int s)
 	return layers / nstages + (s >= first && s < first + extra);
 }
 
+static char *
+pw_strdup_or_null(const char *s)
+{
+	return s != NULL ? pw_xstrdup(s) : NULL;
+}
+
+/* Returns an origin the caller owns, holding copies of all three. */
+static struct pw_origin *
+pw_origin_new(const struct pw_model *m, const struct pw_hardware *hw,
+    const struct pw_split *sp)
+{
+	struct pw_origin *o = pw_xcalloc(1, sizeof *o);
+	size_t n = (size_t)sp->devices * (size_t)sp->chunks;
+	int *layers = NULL;
+
+	o->model = *m;
+	o->model.name = pw_strdup_or_null(m->name);
+	o->hardware = *hw;
+	o->hardware.name = pw_strdup_or_null(hw->name);
+	o->split = *sp;
+	if (sp->layers_per_stage != NULL) {
+		layers = pw_xreallocarray(NULL, n, sizeof *layers);
+		memcpy(layers, sp->layers_per_stage, n * sizeof *layers);
+	}
+	o->split.layers_per_stage = layers;
+	return o;
+}
+
+struct pw_origin *
+pw_origin_copy(const struct pw_origin *o)
+{
+	if (o == NULL)
+		return NULL;
+	return pw_origin_new(&o->model, &o->hardware, &o->split);
+}
+
+void
+pw_origin_free(struct pw_origin *o)
+{
+	if (o == NULL)
+		return;
+	/* The origin owns these; the structs share their types with the
+	 * presets, whose strings are constant. */
+	free((char *)o->model.name);
+	free((char *)o->hardware.name);
+	free((int *)o->split.layers_per_stage);
+	free(o);
+}
+
+int
+pw_problem_resplit(const struct pw_problem *p, enum pw_placement placement,
+    int chunks, struct pw_problem **out, struct pw_error *err)
+{
+	struct pw_split split;
+	const struct pw_origin *o = p->origin;
+
+	*out = NULL;
+	if (o == NULL) {
+		pw_error_set(err, "its stages were given directly, so there is "
+		    "no model to split again");
+		return PW_ERR_NOT_APPLICABLE;
+	}
+	if (o->model.layers < o->split.devices * chunks) {
+		pw_error_set(err, "%d layers cannot fill %d stages per device "
+		    "on %d devices", o->model.layers, chunks, o->split.devices);
+		return PW_ERR_NOT_APPLICABLE;
+	}
+	split = o->split;
+	split.placement = placement;
+	split.chunks = chunks;
+	split.layers_per_stage = NULL;
+	if (pw_cost_problem(&o->model, &o->hardware, &split, out, err) != PW_OK)
+		return PW_ERR_NOT_APPLICABLE;
+	return PW_OK;
+}
+
 int
 pw_cost_problem(const struct pw_model *m, const struct pw_hardware *hw,
     const struct pw_split *sp, struct pw_problem **out, struct pw_error *err)
@@ -320,6 +397,7 @@ pw_cost_problem(const struct pw_model *m, const struct pw_hardware *hw,
 	if ((rc = pw_problem_validate(p, pw_cost_where(m->name, "model"),
 	    err)) != PW_OK)
 		goto out;
+	p->origin = pw_origin_new(m, hw, sp);
 	*out = p;
 	p = NULL;
 out:

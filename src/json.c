@@ -61,6 +61,52 @@ static const struct pw_jfield pw_jlink[] = {
 	{ "latency", offsetof(struct pw_link, latency), false, PW_JS_NONNEG },
 };
 
+/* An integer field of a C struct, at least MIN. */
+struct pw_jintfield {
+	const char	*key;
+	size_t		 off;
+	int		 min;
+};
+
+static const struct pw_jintfield pw_jmodel[] = {
+	{ "layers", offsetof(struct pw_model, layers), 1 },
+	{ "hidden", offsetof(struct pw_model, hidden), 1 },
+	{ "heads", offsetof(struct pw_model, heads), 1 },
+	{ "kv_heads", offsetof(struct pw_model, kv_heads), 0 },
+	{ "ffn", offsetof(struct pw_model, ffn), 0 },
+	{ "seq", offsetof(struct pw_model, seq), 1 },
+	{ "vocab", offsetof(struct pw_model, vocab), 1 },
+	{ "micro_batch", offsetof(struct pw_model, micro_batch), 1 },
+};
+
+static const struct pw_jfield pw_jhardware[] = {
+	{ "peak_flops", offsetof(struct pw_hardware, peak_flops), true,
+	    PW_JS_POSITIVE },
+	{ "efficiency", offsetof(struct pw_hardware, efficiency), true,
+	    PW_JS_POSITIVE },
+	{ "memory", offsetof(struct pw_hardware, memory), true,
+	    PW_JS_POSITIVE },
+	{ "pcie_d2h", offsetof(struct pw_hardware, pcie_d2h), true,
+	    PW_JS_NONNEG },
+	{ "pcie_h2d", offsetof(struct pw_hardware, pcie_h2d), true,
+	    PW_JS_NONNEG },
+	{ "pcie_latency", offsetof(struct pw_hardware, pcie_latency), true,
+	    PW_JS_NONNEG },
+	{ "p2p_bandwidth", offsetof(struct pw_hardware, p2p_bandwidth), true,
+	    PW_JS_POSITIVE },
+	{ "p2p_latency", offsetof(struct pw_hardware, p2p_latency), true,
+	    PW_JS_NONNEG },
+};
+
+static const struct pw_jfield pw_jsplit[] = {
+	{ "memory_limit", offsetof(struct pw_split, memory_limit), true,
+	    PW_JS_NONNEG },
+};
+
+/* Names of the cost model's enums, indexed by value. */
+static const char *const pw_jrecompute[] = { "none", "pipeoffload", "full" };
+static const char *const pw_jplacement[] = { "loop", "v" };
+
 #define PW_NFIELDS(t)	(sizeof (t) / sizeof (t)[0])
 
 static double *
@@ -421,6 +467,193 @@ pw_jread_link(struct pw_jin *in, const json_t *obj, const char *field,
 	return v != NULL ? pw_jread_groups(in, v, name, p) : PW_OK;
 }
 
+/* Member KEY of OBJ as one of the N strings in NAMES; *OUT its index. */
+static int
+pw_jmember_enum(struct pw_jin *in, const json_t *obj, const char *parent,
+    const char *key, const char *const *names, size_t n, int *out)
+{
+	char field[PW_FIELD_MAX], what[PW_FIELD_MAX];
+	json_t *v;
+	size_t i, used = 0;
+	int rc;
+
+	if ((rc = pw_jmember(in, obj, parent, key, true, field, &v)) != PW_OK)
+		return rc;
+	for (i = 0; i < n; i++)
+		if (json_is_string(v) && strcmp(json_string_value(v),
+		    names[i]) == 0) {
+			*out = (int)i;
+			return PW_OK;
+		}
+	used = (size_t)snprintf(what, sizeof what, "must be one of");
+	for (i = 0; i < n && used < sizeof what; i++)
+		used += (size_t)snprintf(what + used, sizeof what - used,
+		    "%s \"%s\"", i == 0 ? "" : ",", names[i]);
+	return pw_jbad(in, field, v, what);
+}
+
+static int
+pw_jmember_bool(struct pw_jin *in, const json_t *obj, const char *parent,
+    const char *key, bool *out)
+{
+	char field[PW_FIELD_MAX];
+	json_t *v;
+	int rc;
+
+	if ((rc = pw_jmember(in, obj, parent, key, true, field, &v)) != PW_OK)
+		return rc;
+	if (!json_is_boolean(v))
+		return pw_jbad(in, field, v, "must be true or false");
+	*out = json_is_true(v);
+	return PW_OK;
+}
+
+/* Member "name" of OBJ: a string that lives as long as OBJ, or NULL. */
+static int
+pw_jmember_name(struct pw_jin *in, const json_t *obj, const char *parent,
+    const char **out)
+{
+	char field[PW_FIELD_MAX];
+	json_t *v;
+	int rc;
+
+	*out = NULL;
+	if ((rc = pw_jmember(in, obj, parent, "name", false, field,
+	    &v)) != PW_OK || v == NULL)
+		return rc;
+	if (!json_is_string(v))
+		return pw_jbad(in, field, v, "must be a string");
+	*out = json_string_value(v);
+	return PW_OK;
+}
+
+/* Member KEY of OBJ as an object, named in FIELD. */
+static int
+pw_jmember_object(struct pw_jin *in, const json_t *obj, const char *parent,
+    const char *key, char *field, json_t **out)
+{
+	int rc;
+
+	if ((rc = pw_jmember(in, obj, parent, key, true, field, out)) != PW_OK)
+		return rc;
+	return json_is_object(*out) ? PW_OK :
+	    pw_jbad(in, field, *out, "must be an object");
+}
+
+static int
+pw_jread_model(struct pw_jin *in, const json_t *obj, const char *parent,
+    struct pw_model *m)
+{
+	size_t i;
+	int rc, recompute;
+
+	if ((rc = pw_jmember_name(in, obj, parent, &m->name)) != PW_OK)
+		return rc;
+	for (i = 0; i < PW_NFIELDS(pw_jmodel); i++)
+		if ((rc = pw_jmember_int(in, obj, parent, pw_jmodel[i].key,
+		    pw_jmodel[i].min, (int *)((char *)m +
+		    pw_jmodel[i].off))) != PW_OK)
+			return rc;
+	if ((rc = pw_jmember_bool(in, obj, parent, "flash_attention",
+	    &m->flash_attention)) != PW_OK ||
+	    (rc = pw_jmember_enum(in, obj, parent, "recompute", pw_jrecompute,
+	    PW_NFIELDS(pw_jrecompute), &recompute)) != PW_OK)
+		return rc;
+	m->recompute = (enum pw_recompute)recompute;
+	return PW_OK;
+}
+
+/* Reads SPLIT's own fields; devices and microbatches are the problem's. */
+static int
+pw_jread_split(struct pw_jin *in, const json_t *obj, const char *parent,
+    struct pw_split *sp, int **layers)
+{
+	char field[PW_FIELD_MAX], elem[PW_FIELD_MAX];
+	json_t *v;
+	size_t i;
+	int rc, placement;
+
+	if ((rc = pw_jmember_int(in, obj, parent, "chunks", 1,
+	    &sp->chunks)) != PW_OK ||
+	    (rc = pw_jmember_enum(in, obj, parent, "placement", pw_jplacement,
+	    PW_NFIELDS(pw_jplacement), &placement)) != PW_OK ||
+	    (rc = pw_jfields(in, obj, parent, pw_jsplit, PW_NFIELDS(pw_jsplit),
+	    sp)) != PW_OK ||
+	    (rc = pw_jmember_bool(in, obj, parent, "offload",
+	    &sp->offload)) != PW_OK ||
+	    (rc = pw_jmember(in, obj, parent, "layers_per_stage", false, field,
+	    &v)) != PW_OK)
+		return rc;
+	sp->placement = (enum pw_placement)placement;
+	if (v == NULL)
+		return PW_OK;
+	if (!json_is_array(v) || json_array_size(v) !=
+	    (size_t)sp->devices * (size_t)sp->chunks)
+		return pw_jbad(in, field, v, "must be an array of one layer "
+		    "count per stage");
+	*layers = pw_xcalloc(json_array_size(v), sizeof **layers);
+	for (i = 0; i < json_array_size(v); i++)
+		if ((rc = pw_jint(in, pw_jname_index(elem, field, i),
+		    json_array_get(v, i), 1, &(*layers)[i])) != PW_OK)
+			return rc;
+	sp->layers_per_stage = *layers;
+	return PW_OK;
+}
+
+/*
+ * Reads the origin OBJ (named FIELD) of problem P.  It is kept only when
+ * the cost model still builds exactly P from it: a file whose costs were
+ * edited by hand keeps its edits, and nothing splits the stale model
+ * again behind the user's back.
+ */
+static int
+pw_jread_origin(struct pw_jin *in, const json_t *obj, const char *field,
+    struct pw_problem *p)
+{
+	struct pw_model m;
+	struct pw_hardware hw;
+	struct pw_split sp;
+	struct pw_problem *rebuilt = NULL;
+	struct pw_error why;
+	char part[PW_FIELD_MAX];
+	json_t *v;
+	int *layers = NULL, rc;
+
+	memset(&m, 0, sizeof m);
+	memset(&hw, 0, sizeof hw);
+	memset(&sp, 0, sizeof sp);
+	sp.devices = p->devices;
+	sp.microbatches = p->microbatches;
+	if (!json_is_object(obj))
+		return pw_jbad(in, field, obj, "must be an object");
+	if ((rc = pw_jmember_object(in, obj, field, "model", part,
+	    &v)) != PW_OK ||
+	    (rc = pw_jread_model(in, v, part, &m)) != PW_OK ||
+	    (rc = pw_jmember_object(in, obj, field, "hardware", part,
+	    &v)) != PW_OK ||
+	    (rc = pw_jmember_name(in, v, part, &hw.name)) != PW_OK ||
+	    (rc = pw_jfields(in, v, part, pw_jhardware,
+	    PW_NFIELDS(pw_jhardware), &hw)) != PW_OK ||
+	    (rc = pw_jmember_object(in, obj, field, "split", part,
+	    &v)) != PW_OK ||
+	    (rc = pw_jread_split(in, v, part, &sp, &layers)) != PW_OK)
+		goto out;
+	if (pw_cost_problem(&m, &hw, &sp, &rebuilt, &why) != PW_OK) {
+		pw_error_set(in->err, "%s: %s: the cost model cannot build "
+		    "it: %s", in->file, field, why.msg);
+		rc = PW_ERR_INPUT;
+		goto out;
+	}
+	if (pw_problem_same(p, rebuilt)) {
+		p->origin = rebuilt->origin;
+		rebuilt->origin = NULL;
+	}
+out:
+	pw_problem_free(rebuilt);
+	free(layers);
+	return rc;
+}
+
 /* Reads the problem object OBJ, named PARENT in messages ("" at the top
  * of a problem file).  Returns a problem the caller owns in *OUT. */
 static int
@@ -486,6 +719,10 @@ pw_jread_problem(struct pw_jin *in, const json_t *obj, const char *parent,
 		p->name = pw_xstrdup(json_string_value(v));
 	}
 	if ((rc = pw_problem_validate(p, in->file, in->err)) != PW_OK)
+		goto out;
+	if ((rc = pw_jmember(in, obj, parent, "origin", false, field,
+	    &v)) != PW_OK || (v != NULL &&
+	    (rc = pw_jread_origin(in, v, field, p)) != PW_OK))
 		goto out;
 	*out = p;
 	p = NULL;
@@ -772,6 +1009,54 @@ pw_jgroups(const struct pw_problem *p)
 	return groups;
 }
 
+static void
+pw_jset_name(json_t *obj, const char *name)
+{
+	if (name != NULL)
+		pw_jset(obj, "name", json_string(name));
+}
+
+/* Returns the origin as a new JSON object the caller releases. */
+static json_t *
+pw_jorigin(const struct pw_origin *o)
+{
+	json_t *obj, *model, *hw, *split, *layers;
+	size_t i, n;
+
+	model = pw_jcheck(json_object());
+	pw_jset_name(model, o->model.name);
+	for (i = 0; i < PW_NFIELDS(pw_jmodel); i++)
+		pw_jset(model, pw_jmodel[i].key, json_integer(*(const int *)
+		    ((const char *)&o->model + pw_jmodel[i].off)));
+	pw_jset(model, "flash_attention",
+	    json_boolean(o->model.flash_attention));
+	pw_jset(model, "recompute",
+	    json_string(pw_jrecompute[o->model.recompute]));
+	hw = pw_jcheck(json_object());
+	pw_jset_name(hw, o->hardware.name);
+	pw_jset_fields(hw, pw_jhardware, PW_NFIELDS(pw_jhardware),
+	    &o->hardware);
+	split = pw_jcheck(json_object());
+	pw_jset(split, "chunks", json_integer(o->split.chunks));
+	pw_jset(split, "placement",
+	    json_string(pw_jplacement[o->split.placement]));
+	pw_jset_fields(split, pw_jsplit, PW_NFIELDS(pw_jsplit), &o->split);
+	pw_jset(split, "offload", json_boolean(o->split.offload));
+	if (o->split.layers_per_stage != NULL) {
+		layers = pw_jcheck(json_array());
+		n = (size_t)o->split.devices * (size_t)o->split.chunks;
+		for (i = 0; i < n; i++)
+			pw_jappend(layers,
+			    json_integer(o->split.layers_per_stage[i]));
+		pw_jset(split, "layers_per_stage", layers);
+	}
+	obj = pw_jcheck(json_object());
+	pw_jset(obj, "model", model);
+	pw_jset(obj, "hardware", hw);
+	pw_jset(obj, "split", split);
+	return obj;
+}
+
 /* Returns the problem as a new JSON object the caller releases; FORMAT
  * adds the problem file's "format". */
 static json_t *
@@ -783,8 +1068,7 @@ pw_jproblem(const struct pw_problem *p, bool format)
 	obj = pw_jcheck(json_object());
 	if (format)
 		pw_jset(obj, "format", json_string(PW_FORMAT_PROBLEM));
-	if (p->name != NULL)
-		pw_jset(obj, "name", json_string(p->name));
+	pw_jset_name(obj, p->name);
 	pw_jset(obj, "devices", json_integer(p->devices));
 	pw_jset(obj, "microbatches", json_integer(p->microbatches));
 	pw_jset(obj, "comm", pw_jreal(p->comm));
@@ -815,6 +1099,8 @@ pw_jproblem(const struct pw_problem *p, bool format)
 			pw_jset(link, "groups", groups);
 		pw_jset(obj, "link", link);
 	}
+	if (p->origin != NULL)
+		pw_jset(obj, "origin", pw_jorigin(p->origin));
 	return obj;
 }
 

@@ -107,6 +107,8 @@ struct pw_link {
 	int	*group;		/* [devices]: the group index of each device */
 };
 
+struct pw_origin;
+
 struct pw_problem {
 	char	*name;		/* optional, may be NULL */
 	int	devices;
@@ -116,6 +118,10 @@ struct pw_problem {
 	struct pw_stage *stages;	/* [nstages], pipeline order */
 	struct pw_device_memory *memory; /* [devices] */
 	struct pw_link link;
+	/* The model, hardware and split the costs came from (see the cost
+	 * model), so that a family needing another placement can split the
+	 * same model again; NULL for problems whose stages were given. */
+	struct pw_origin *origin;
 };
 
 /* Returns a problem the caller owns: stages and memory zeroed, every
@@ -141,6 +147,10 @@ void	pw_problem_set_link(struct pw_problem *, double d2h, double h2d,
  * largest activation of any stage on that device. */
 int	pw_problem_validate(const struct pw_problem *, const char *where,
 	    struct pw_error *);
+
+/* True when A and B have the same devices, stages, costs, memory and
+ * link (names and origins aside). */
+bool	pw_problem_same(const struct pw_problem *, const struct pw_problem *);
 
 /* Derived facts. */
 int	pw_problem_chunks(const struct pw_problem *, int device); /* stages on it */
@@ -404,11 +414,30 @@ struct pw_split {
 	bool	offload;	/* a duplex PCIe link, devices paired {0,1},{2,3},... */
 };
 
-/* Builds the problem of MODEL on HW split as SPLIT and validates it.
+/* What a problem was built from; owns its strings and its list. */
+struct pw_origin {
+	struct pw_model model;
+	struct pw_hardware hardware;
+	struct pw_split split;
+};
+
+/* Returns a deep copy the caller owns (NULL for NULL). */
+struct pw_origin *pw_origin_copy(const struct pw_origin *);
+void	pw_origin_free(struct pw_origin *);
+
+/* Builds the problem of MODEL on HW split as SPLIT and validates it; the
+ * problem's origin records the three.
  * Returns PW_OK and a problem the caller owns in *OUT, or PW_ERR_INPUT
  * with one line naming the model, hardware or split field at fault. */
 int	pw_cost_problem(const struct pw_model *, const struct pw_hardware *,
 	    const struct pw_split *, struct pw_problem **out, struct pw_error *);
+
+/* Splits PROBLEM's model again with PLACEMENT and CHUNKS stages per
+ * device (even layers per stage), keeping everything else.  Returns PW_OK
+ * and a problem the caller owns; PW_ERR_NOT_APPLICABLE when the problem
+ * has no origin or its layers do not split that way. */
+int	pw_problem_resplit(const struct pw_problem *, enum pw_placement,
+	    int chunks, struct pw_problem **out, struct pw_error *);
 
 /* PipeOffload's Eq. 1: one layer's activation round trip over its F+B+W
  * compute, k = 10 / (3(6h + s)) * compute_rate / pcie_bandwidth

@@ -34,6 +34,7 @@ pw_problem_free(struct pw_problem *p)
 	free(p->stages);
 	free(p->memory);
 	free(p->link.group);
+	pw_origin_free(p->origin);
 	free(p);
 }
 
@@ -52,6 +53,7 @@ pw_problem_copy(const struct pw_problem *src)
 	p->link.group = pw_xcalloc((size_t)src->devices, sizeof *p->link.group);
 	memcpy(p->link.group, src->link.group,
 	    (size_t)src->devices * sizeof *p->link.group);
+	p->origin = pw_origin_copy(src->origin);
 	return p;
 }
 
@@ -244,6 +246,27 @@ pw_problem_validate(const struct pw_problem *p, const char *where,
 			}
 	}
 	return PW_OK;
+}
+
+bool
+pw_problem_same(const struct pw_problem *a, const struct pw_problem *b)
+{
+	size_t st = sizeof *a->stages, mem = sizeof *a->memory;
+
+	if (a->devices != b->devices || a->nstages != b->nstages ||
+	    a->microbatches != b->microbatches || a->comm != b->comm ||
+	    memcmp(a->stages, b->stages, (size_t)a->nstages * st) != 0 ||
+	    memcmp(a->memory, b->memory, (size_t)a->devices * mem) != 0 ||
+	    a->link.present != b->link.present)
+		return false;
+	if (!a->link.present)
+		return true;
+	return a->link.d2h == b->link.d2h && a->link.h2d == b->link.h2d &&
+	    a->link.latency == b->link.latency &&
+	    a->link.duplex == b->link.duplex &&
+	    a->link.ngroups == b->link.ngroups &&
+	    memcmp(a->link.group, b->link.group,
+	    (size_t)a->devices * sizeof *a->link.group) == 0;
 }
 
 int

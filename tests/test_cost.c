@@ -464,6 +464,52 @@ test_default(void)
 	pw_problem_free(p);
 }
 
+/* The default problem split again: the same model, other placements. */
+static void
+test_resplit(void)
+{
+	const double sbh = 4096.0 * 4096, rate = 989e12 * 0.5;
+	struct pw_problem *p = pw_problem_default(), *q = NULL, *bare;
+	struct pw_error err;
+
+	tap_int(pw_problem_resplit(p, PW_PLACE_LOOP, 4, &q, &err), PW_OK,
+	    "resplit: 4 chunks per device in a loop");
+	if (q != NULL) {
+		tap_ok(q->nstages == 32 && pw_problem_is_loop(q) &&
+		    q->microbatches == 32, "resplit: 32 one-layer stages");
+		tap_near(q->stages[9].f, sbh * (24 * 4096 + 4 * 4096) / rate,
+		    1e-15, "resplit: a middle stage is one layer");
+		tap_near(q->memory[3].static_bytes, p->memory[3].static_bytes,
+		    0, "resplit: the same parameters on each device");
+		tap_ok(q->origin != NULL && q->origin->split.chunks == 4,
+		    "resplit: the new problem records its split");
+		pw_problem_free(q);
+	}
+	tap_int(pw_problem_resplit(p, PW_PLACE_V, 2, &q, &err), PW_OK,
+	    "resplit: V placement");
+	if (q != NULL) {
+		tap_ok(pw_problem_is_v(q) && q->stages[15].device == 0,
+		    "resplit: the V's last stage is on device 0");
+		tap_near(q->memory[0].static_bytes, 16 * (2 * 2 * 12 * sbh +
+		    2 * 50257 * 4096.0), 0, "resplit: device 0 holds the "
+		    "embedding and the head under V");
+		pw_problem_free(q);
+	}
+	tap_int(pw_problem_resplit(p, PW_PLACE_LOOP, 5, &q, &err),
+	    PW_ERR_NOT_APPLICABLE, "resplit: 40 stages need 40 layers");
+	tap_str(err.msg, "32 layers cannot fill 5 stages per device on 8 "
+	    "devices", "resplit: says why");
+	bare = pw_problem_copy(p);
+	pw_origin_free(bare->origin);
+	bare->origin = NULL;
+	tap_int(pw_problem_resplit(bare, PW_PLACE_V, 2, &q, &err),
+	    PW_ERR_NOT_APPLICABLE, "resplit: no origin, no model to split");
+	tap_str(err.msg, "its stages were given directly, so there is no "
+	    "model to split again", "resplit: says why without an origin");
+	pw_problem_free(bare);
+	pw_problem_free(p);
+}
+
 int
 main(void)
 {
@@ -475,5 +521,6 @@ main(void)
 	test_offload_ratio();
 	test_presets();
 	test_default();
+	test_resplit();
 	return tap_done();
 }

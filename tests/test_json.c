@@ -330,6 +330,60 @@ test_default(void)
 	pw_problem_free(p);
 }
 
+/* The origin travels with the problem, and is dropped once the stated
+ * costs no longer come from it. */
+static void
+test_origin(void)
+{
+	struct pw_problem *p = pw_problem_default(), *q;
+	struct pw_error err;
+	char *path = tmp_path("origin.json"), *text, *edit;
+
+	tap_ok(p->origin != NULL && p->origin->model.layers == 32 &&
+	    strcmp(p->origin->hardware.name, "H100-SXM") == 0,
+	    "the default problem knows its model and hardware");
+	tap_int(pw_problem_write(path, p, &err), PW_OK, "write with origin");
+	q = pw_problem_read(path, &err);
+	if (tap_ok(q != NULL, "read with origin")) {
+		tap_ok(q->origin != NULL && pw_problem_same(p, q) &&
+		    q->origin->split.chunks == 1 &&
+		    q->origin->split.placement == PW_PLACE_LOOP &&
+		    q->origin->model.seq == 4096 &&
+		    q->origin->model.flash_attention &&
+		    q->origin->hardware.p2p_bandwidth ==
+		    p->origin->hardware.p2p_bandwidth,
+		    "the origin round-trips");
+		pw_problem_free(q);
+	}
+	text = slurp(path);
+	edit = strstr(text, "\"f\": 0.0155");
+	if (tap_ok(edit != NULL, "found stage 0's f")) {
+		edit[9] = '9';	/* 0.0155... becomes 0.0195... */
+		spew(path, text);
+		q = pw_problem_read(path, &err);
+		tap_ok(q != NULL && q->origin == NULL && q->stages[0].f > 0.019,
+		    "hand-edited costs drop the origin and keep the edit");
+		pw_problem_free(q);
+	}
+	free(text);
+	text = slurp(path);
+	edit = strstr(text, "\"recompute\": \"none\"");
+	if (tap_ok(edit != NULL, "found the recompute field")) {
+		memcpy(edit + 13, "\"some\"", 6);
+		spew(path, text);
+		q = pw_problem_read(path, &err);
+		tap_ok(q == NULL, "a bad origin field is an error");
+		tap_ok(strstr(err.msg, "origin.model.recompute: must be one "
+		    "of \"none\", \"pipeoffload\", \"full\" (got \"some\")")
+		    != NULL, "which names the field (%s)", err.msg);
+		pw_problem_free(q);
+	}
+	free(text);
+	unlink(path);
+	free(path);
+	pw_problem_free(p);
+}
+
 static void
 test_examples(void)
 {
@@ -866,6 +920,7 @@ main(void)
 	test_problem_roundtrip();
 	test_groups();
 	test_default();
+	test_origin();
 	test_examples();
 	test_foreign_schedule();
 	test_bad_inputs();
