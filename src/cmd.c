@@ -298,6 +298,7 @@ cmd_plan_build(struct cmd_plan *plan, const char *path, const char *name)
 {
 	const struct pw_family *family;
 	const char *label = cmd_label(path);
+	struct pw_problem *given;
 	struct pw_error err;
 	int rc;
 
@@ -305,9 +306,15 @@ cmd_plan_build(struct cmd_plan *plan, const char *path, const char *name)
 		cmd_unknown(PW_CMD_LIST_FAMILIES, "family", name);
 		return PW_EXIT_INPUT;
 	}
-	if ((plan->problem = cmd_problem_load(path)) == NULL)
+	if ((given = cmd_problem_load(path)) == NULL)
 		return PW_EXIT_INPUT;
-	rc = family->build(plan->problem, &plan->schedule, &err);
+	rc = pw_family_build(family, given, &plan->problem, &plan->schedule,
+	    &err);
+	if (rc == PW_OK && plan->problem->nstages != given->nstages)
+		fprintf(stderr, "pipewright: %s splits %s again: %d stages, "
+		    "%d per device\n", name, label, plan->problem->nstages,
+		    plan->problem->nstages / plan->problem->devices);
+	pw_problem_free(given);
 	if (rc == PW_ERR_NOT_APPLICABLE) {
 		pw_cmd_fail("%s does not apply to %s: %s", name, label,
 		    err.msg);

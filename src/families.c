@@ -1,19 +1,61 @@
 /* families.c - the registry of schedule families. */
+#include <assert.h>
 #include <string.h>
 
 #include "family.h"
 
 const struct pw_family pw_families[] = {
 	{ "gpipe", "GPipe: all forwards, then all fused backwards; "
-	    "one stage per device", pw_family_gpipe },
+	    "one stage per device",
+	    PW_LAYOUT_SINGLE, pw_family_gpipe },
 	{ "1f1b", "1F1B: warm-up forwards, then one forward per fused "
-	    "backward; one stage per device", pw_family_1f1b },
+	    "backward; one stage per device",
+	    PW_LAYOUT_SINGLE, pw_family_1f1b },
 	{ "1f1b-interleaved", "Megatron's interleaved 1F1B: v >= 2 chunks "
-	    "per device on loop placement", pw_family_1f1b_interleaved },
+	    "per device on loop placement",
+	    PW_LAYOUT_LOOP, pw_family_1f1b_interleaved },
 	{ "zb-h1", "Zero Bubble H1: backward split into B and W, 1F1B's "
-	    "memory; one stage per device", pw_family_zb_h1 },
+	    "memory; one stage per device",
+	    PW_LAYOUT_SINGLE, pw_family_zb_h1 },
 	{ "zb-h2", "Zero Bubble H2: twice 1F1B's warm-up fills the bubble "
-	    "with W; one stage per device", pw_family_zb_h2 },
+	    "with W; one stage per device",
+	    PW_LAYOUT_SINGLE, pw_family_zb_h2 },
+	{ "zb-auto", "Zero Bubble's automatic schedule: B/W split, searched "
+	    "heuristic under each device's limit; one stage per device",
+	    PW_LAYOUT_SINGLE, pw_family_zb_auto },
+	{ "zb-1p", "zb-auto with each limit capped at static + p activations "
+	    "(the paper's ZB-1p)",
+	    PW_LAYOUT_SINGLE, pw_family_zb_1p },
+	{ "zb-2p", "zb-auto with each limit capped at static + 2p activations "
+	    "(the paper's ZB-2p)",
+	    PW_LAYOUT_SINGLE, pw_family_zb_2p },
+	{ "zb-v", "Zero Bubble V: B/W split, 2 chunks per device in a V, "
+	    "peak p stage-activations; V placement",
+	    PW_LAYOUT_V, pw_family_zb_v },
+	{ "v-half", "Controllable Memory's V-Half: about half 1F1B's "
+	    "activation memory; V placement",
+	    PW_LAYOUT_V, pw_family_v_half },
+	{ "v-min", "Controllable Memory's V-Min: about a third of 1F1B's "
+	    "activation memory; V placement",
+	    PW_LAYOUT_V, pw_family_v_min },
+	{ "gis", "PipeOffload's group interleaving (GIS): B/W split, "
+	    "groups of p microbatches, peak p*v; loop placement",
+	    PW_LAYOUT_LOOP, pw_family_gis },
+	{ "gis-h", "GIS with groups of ceil(p/2) microbatches: peak "
+	    "ceil(p/2)(v-1) + p; loop placement",
+	    PW_LAYOUT_LOOP, pw_family_gis_h },
+	{ "po", "PipeOffload's PO layout: each microbatch's chunks spread "
+	    "evenly, low chunks live longest; loop placement",
+	    PW_LAYOUT_LOOP, pw_family_po },
+	{ "po-h", "PO layout offloading the lower half of the chunks (the "
+	    "paper's lazy rule); needs a link",
+	    PW_LAYOUT_LOOP, pw_family_po_h },
+	{ "po-f", "PO layout offloading every chunk (the paper's lazy rule); "
+	    "needs a link",
+	    PW_LAYOUT_LOOP, pw_family_po_f },
+	{ "po-sel", "PO layout offloading what lowers each device's peak, "
+	    "no bubble added; needs a link",
+	    PW_LAYOUT_LOOP, pw_family_po_sel },
 };
 
 const size_t pw_nfamilies = sizeof pw_families / sizeof pw_families[0];
@@ -28,4 +70,74 @@ pw_family_find(const char *name)
 		if (strcmp(pw_families[i].name, name) == 0)
 			return &pw_families[i];
 	return NULL;
+}
+
+/* Whether P's stages are laid out as LAYOUT says. */
+static bool
+pw_layout_fits(enum pw_layout layout, const struct pw_problem *p)
+{
+	switch (layout) {
+	case PW_LAYOUT_SINGLE:
+		return p->nstages == p->devices && pw_problem_is_loop(p);
+	case PW_LAYOUT_LOOP:
+		return p->nstages >= 2 * p->devices && pw_problem_is_loop(p);
+	case PW_LAYOUT_V:
+		return pw_problem_is_v(p);
+	}
+	assert(!"unknown layout");
+	return false;
+}
+
+/* P's model split again as LAYOUT needs: a loop gets one chunk per layer
+ * (Megatron's finest interleaving, the Zero Bubble paper's baseline). */
+static int
+pw_layout_resplit(enum pw_layout layout, const struct pw_problem *p,
+    struct pw_problem **out, struct pw_error *err)
+{
+	int chunks = 1;
+
+	switch (layout) {
+	case PW_LAYOUT_SINGLE:
+		break;
+	case PW_LAYOUT_LOOP:
+		chunks = p->origin != NULL ? p->origin->model.layers /
+		    p->devices : 2;
+		if (chunks < 2)
+			chunks = 2;
+		break;
+	case PW_LAYOUT_V:
+		return pw_problem_resplit(p, PW_PLACE_V, 2, out, err);
+	}
+	return pw_problem_resplit(p, PW_PLACE_LOOP, chunks, out, err);
+}
+
+int
+pw_family_build(const struct pw_family *fam, const struct pw_problem *p,
+    struct pw_problem **used, struct pw_schedule **out, struct pw_error *err)
+{
+	struct pw_problem *q = NULL;
+	struct pw_error why;
+	int rc;
+
+	*used = NULL;
+	*out = NULL;
+	if (!pw_layout_fits(fam->layout, p) &&
+	    pw_layout_resplit(fam->layout, p, &q, &why) != PW_OK) {
+		/* The family's own words say what it needs. */
+		rc = fam->build(p, out, err);
+		if (rc == PW_OK) {
+			*used = pw_problem_copy(p);
+			return PW_OK;
+		}
+		pw_error_append(err, "; splitting again: %s", why.msg);
+		return rc;
+	}
+	if (q == NULL)
+		q = pw_problem_copy(p);
+	if ((rc = fam->build(q, out, err)) != PW_OK) {
+		pw_problem_free(q);
+		return rc;
+	}
+	*used = q;
+	return PW_OK;
 }

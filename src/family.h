@@ -22,4 +22,41 @@ int	pw_family_zb_h1(const struct pw_problem *, struct pw_schedule **,
 int	pw_family_zb_h2(const struct pw_problem *, struct pw_schedule **,
 	    struct pw_error *);
 
+/* family_offload.c */
+int	pw_family_gis(const struct pw_problem *, struct pw_schedule **,
+	    struct pw_error *);
+int	pw_family_gis_h(const struct pw_problem *, struct pw_schedule **,
+	    struct pw_error *);
+int	pw_family_po(const struct pw_problem *, struct pw_schedule **,
+	    struct pw_error *);
+int	pw_family_po_h(const struct pw_problem *, struct pw_schedule **,
+	    struct pw_error *);
+int	pw_family_po_f(const struct pw_problem *, struct pw_schedule **,
+	    struct pw_error *);
+int	pw_family_po_sel(const struct pw_problem *, struct pw_schedule **,
+	    struct pw_error *);
+/* PipeOffload's group interleaving with group size G, 1 <= G <= devices
+ * (GIS is G = devices, GIS-H G = ceil(devices/2), the PO layout G = 1);
+ * the schedule is named "gis-gG". */
+int	pw_family_group_interleaved(const struct pw_problem *, int g,
+	    struct pw_schedule **, struct pw_error *);
+
+/* family_zb.c: Zero Bubble's automatic schedule under each device's
+ * limit, and with the limit capped at static + p (1p) or 2p (2p)
+ * activations of each device's stage. */
+int	pw_family_zb_auto(const struct pw_problem *, struct pw_schedule **,
+	    struct pw_error *);
+int	pw_family_zb_1p(const struct pw_problem *, struct pw_schedule **,
+	    struct pw_error *);
+int	pw_family_zb_2p(const struct pw_problem *, struct pw_schedule **,
+	    struct pw_error *);
+
+/* family_v.c: the V placement's ZB-V, V-Half and V-Min. */
+int	pw_family_zb_v(const struct pw_problem *, struct pw_schedule **,
+	    struct pw_error *);
+int	pw_family_v_half(const struct pw_problem *, struct pw_schedule **,
+	    struct pw_error *);
+int	pw_family_v_min(const struct pw_problem *, struct pw_schedule **,
+	    struct pw_error *);
+
 #endif /* PW_FAMILY_H */

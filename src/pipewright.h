@@ -330,9 +330,17 @@ void	pw_violations_free(struct pw_violations *);
 /* ------------------------------------------------------------------ */
 /* Schedule families: one registry row each                            */
 
+/* How a family needs the stages laid out on the devices. */
+enum pw_layout {
+	PW_LAYOUT_SINGLE,	/* one stage per device, stage s on device s */
+	PW_LAYOUT_LOOP,		/* loop placement, at least 2 stages per device */
+	PW_LAYOUT_V,		/* V placement, 2 stages per device */
+};
+
 struct pw_family {
 	const char *name;	/* "1f1b", "zb-h1", ... */
 	const char *summary;	/* one line for --help and compare */
+	enum pw_layout layout;
 	/* Builds the family's schedule for PROBLEM; PW_ERR_NOT_APPLICABLE
 	 * with the reason when it does not apply. */
 	int	(*build)(const struct pw_problem *, struct pw_schedule **out,
@@ -342,6 +350,52 @@ struct pw_family {
 extern const struct pw_family pw_families[];
 extern const size_t pw_nfamilies;
 const struct pw_family *pw_family_find(const char *name);
+/* Builds FAM's schedule for PROBLEM.  When PROBLEM's stages are not laid
+ * out as FAM needs and PROBLEM has an origin, its model is split again
+ * (a loop of one chunk per layer on each device, or the V).  Returns PW_OK
+ * with the problem the schedule is for in *USED (the caller owns it: a
+ * copy of PROBLEM or its new split) and the schedule in *OUT (the caller
+ * owns it); else the family's refusal, saying why no split fits. */
+int	pw_family_build(const struct pw_family *, const struct pw_problem *,
+	    struct pw_problem **used, struct pw_schedule **out, struct pw_error *);
+
+/* ------------------------------------------------------------------ */
+/* Offload planner: activations to host memory and back without moving */
+/* any compute op                                                      */
+
+enum pw_offload_select {
+	/* PipeOffload's rule: in the order their forwards end, every
+	 * activation the rule names except those whose F-to-B gap (less
+	 * the margin) is at most three round trips (the authors' "lazy"
+	 * rule). */
+	PW_OFFLOAD_LAZY,
+	/* The rule, then peak shaving: on the device with the highest peak,
+	 * moves an activation resident at the peak (longest gap first, any
+	 * activation with offload bytes), until no device's peak can fall. */
+	PW_OFFLOAD_PEAK,
+};
+
+struct pw_offload_opts {
+	enum pw_offload_select select;
+	/* A reload ends at least margin times its backward's duration
+	 * before the backward starts (the authors use 1). */
+	double	margin;
+	/* [nstages * microbatches], stage-major: the activations the rule
+	 * considers; NULL for all of them. */
+	const bool *rule;
+};
+
+/* Adds OFFLOAD and RELOAD ops and reload anchors to SCHED, which must
+ * hold compute orders only: each moved activation leaves in the first
+ * window its channel has free after its F, and comes back at the latest
+ * instant that lets the reload end the margin before its backward: a
+ * compute op's start (then its anchor) or the end of the transfer before
+ * it on the channel (anchored to the last compute op started by then).
+ * No compute op moves, so the makespan stays SCHED's own.  Returns PW_OK;
+ * PW_ERR_INPUT (bad options, transfers already there, malformed orders)
+ * or PW_ERR_DEADLOCK from simulating SCHED, which is then unchanged. */
+int	pw_offload_plan(const struct pw_problem *, struct pw_schedule *,
+	    const struct pw_offload_opts *, struct pw_error *);
 
 /* ------------------------------------------------------------------ */
 /* Interchange (JSON, docs/format.md)                                  */

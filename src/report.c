@@ -23,6 +23,7 @@
 /* One family's result in the comparison. */
 struct report_row {
 	const struct pw_family *family;
+	int	nstages;		/* of the problem it ran on */
 	struct pw_metrics *metrics;	/* NULL when there is no schedule */
 	const char *verdict;		/* when metrics is NULL: the kind */
 	char	*why;			/* and the reason */
@@ -179,21 +180,25 @@ pw_metrics_print_json(FILE *fp, const struct pw_problem *p,
 static void
 report_row_run(struct report_row *row, const struct pw_problem *p)
 {
+	struct pw_problem *used = NULL;
 	struct pw_schedule *schedule = NULL;
 	struct pw_timing *timing = NULL;
 	struct pw_error err;
 	int rc;
 
-	rc = row->family->build(p, &schedule, &err);
-	if (rc == PW_OK && pw_simulate(p, schedule, &timing, &err) == PW_OK)
-		row->metrics = pw_metrics_compute(p, schedule, timing);
-	else {
+	rc = pw_family_build(row->family, p, &used, &schedule, &err);
+	if (rc == PW_OK && pw_simulate(used, schedule, &timing, &err) ==
+	    PW_OK) {
+		row->metrics = pw_metrics_compute(used, schedule, timing);
+		row->nstages = used->nstages;
+	} else {
 		row->verdict = rc == PW_ERR_NOT_APPLICABLE ? "not applicable" :
 		    "error";
 		row->why = pw_xstrdup(err.msg);
 	}
 	pw_timing_free(timing);
 	pw_schedule_free(schedule);
+	pw_problem_free(used);
 }
 
 /* The status column: "ok", how the schedule breaks a limit, or the verdict
@@ -292,23 +297,33 @@ report_wrap(FILE *fp, const char *label, const char *text)
 
 /* Why each family without a schedule has none. */
 static void
-report_notes(FILE *fp, const struct report_row *rows)
+report_notes(FILE *fp, const struct pw_problem *p,
+    const struct report_row *rows)
 {
 	bool first = true;
-	char *label;
+	char *label, *why;
 	size_t i;
 
 	for (i = 0; i < pw_nfamilies; i++) {
-		if (rows[i].metrics != NULL)
+		if (rows[i].metrics != NULL && rows[i].nstages == p->nstages)
 			continue;
 		if (first) {
 			fputc('\n', fp);
 			first = false;
 		}
-		label = pw_xasprintf("%s %s:", rows[i].family->name,
-		    rows[i].verdict);
-		report_wrap(fp, label, rows[i].why);
+		if (rows[i].metrics != NULL) {
+			label = pw_xasprintf("%s:", rows[i].family->name);
+			why = pw_xasprintf("ran on the model split again, %d "
+			    "stages (%d per device)", rows[i].nstages,
+			    rows[i].nstages / p->devices);
+		} else {
+			label = pw_xasprintf("%s %s:", rows[i].family->name,
+			    rows[i].verdict);
+			why = pw_xstrdup(rows[i].why);
+		}
+		report_wrap(fp, label, why);
 		free(label);
+		free(why);
 	}
 }
 
@@ -399,7 +414,7 @@ pw_compare_print(FILE *fp, const struct pw_problem *p)
 	    p->name != NULL ? p->name : "", p->name != NULL ? ": " : "",
 	    p->devices, p->nstages, p->microbatches);
 	report_table(fp, p, rows, namew);
-	report_notes(fp, rows);
+	report_notes(fp, p, rows);
 	report_devices(fp, p, rows, namew);
 
 	for (i = 0; i < pw_nfamilies; i++) {

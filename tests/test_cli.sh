@@ -233,6 +233,16 @@ fails 2 "nosuch" "unknown family" "$PW" schedule --family nosuch -o "$tmp/x.json
 ok "unknown family lists the families" grep -q -F "$(head -1 "$tmp/families")" "$tmp/err"
 ok "unknown family writes no file" [ ! -e "$tmp/x.json" ]
 
+# ------------------------------------------------------------ split again
+run "$PW" schedule --family zb-v -o "$tmp/zbv.json"
+ok "zb-v on the default problem exits 0" status_is 0
+ok "it says the model was split again" err_has "zb-v splits the built-in default problem again: 16 stages, 2 per device"
+run "$PW" check "$tmp/zbv.json"
+ok "the split schedule checks" status_is 0
+ok "its file holds the 16-stage problem" grep -q '"placement": "v"' "$tmp/zbv.json"
+run "$PW" compare
+ok "compare names the families that ran on a new split" out_has '^zb-v: ran on the model split again, 16 stages (2 per device)'
+
 # ------------------------------------------------------------ exact metrics
 if [ -f "$UNIT" ]; then
 	# p = 4, m = 8, f = b = w = 1: spans 33 / 27 / 24 (PipeOffload).

@@ -460,6 +460,48 @@ test_closed_forms(void)
 	pw_problem_free(prob);
 }
 
+/* A family on a problem laid out for another one: the model is split
+ * again when the problem knows it, else the family says why not. */
+static void
+test_resplit(void)
+{
+	static const struct {
+		const char *family;
+		int	nstages;
+	} want[] = {
+		{ "1f1b", 8 }, { "1f1b-interleaved", 32 }, { "zb-v", 16 },
+		{ "po-h", 32 },
+	};
+	struct pw_problem *p = pw_problem_default(), *used, *bare;
+	struct pw_schedule *s;
+	struct pw_error err;
+	size_t i;
+
+	for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+		if (!tap_int(pw_family_build(pw_family_find(want[i].family), p,
+		    &used, &s, &err), PW_OK, "%s builds on the default problem",
+		    want[i].family))
+			continue;
+		tap_int(used->nstages, want[i].nstages, "%s runs on %d stages",
+		    want[i].family, want[i].nstages);
+		tap_int(s->nstages, used->nstages, "%s: the schedule fits the "
+		    "problem it ran on", want[i].family);
+		pw_schedule_free(s);
+		pw_problem_free(used);
+	}
+	bare = pw_problem_copy(p);
+	pw_origin_free(bare->origin);
+	bare->origin = NULL;
+	tap_int(pw_family_build(pw_family_find("zb-v"), bare, &used, &s, &err),
+	    PW_ERR_NOT_APPLICABLE, "zb-v refuses stages given directly");
+	tap_str(err.msg, "zb-v needs V placement (device d holds stages d and "
+	    "2p-1-d); this problem has 8 stages on 8 devices; splitting again: its stages were given directly, so "
+	    "there is no model to split again", "and says why no split fits");
+	tap_ok(used == NULL && s == NULL, "nothing is returned on refusal");
+	pw_problem_free(bare);
+	pw_problem_free(p);
+}
+
 int
 main(void)
 {
@@ -469,5 +511,6 @@ main(void)
 	test_grid();
 	test_unit();
 	test_closed_forms();
+	test_resplit();
 	return tap_done();
 }

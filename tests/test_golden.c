@@ -12,115 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "pipewright.h"
 #include "tap.h"
-
-#define TEST_MAXCOLS	32
-#define TEST_MAXLINE	1024
-
-/* A CSV file with a header line; lines starting with '#' are comments. */
-struct test_csv {
-	FILE	*fp;
-	const char *path;
-	char	head[TEST_MAXLINE];
-	char	*name[TEST_MAXCOLS];
-	int	ncols;
-	char	line[TEST_MAXLINE];
-	char	*field[TEST_MAXCOLS];
-	int	lineno;
-};
-
-/* Splits LINE in place at commas; returns the number of fields, or -1
- * when there are more than TEST_MAXCOLS. */
-static int
-test_split(char *line, char **field)
-{
-	int n = 0;
-
-	line[strcspn(line, "\r\n")] = '\0';
-	for (;;) {
-		if (n == TEST_MAXCOLS)
-			return -1;
-		field[n++] = line;
-		if ((line = strchr(line, ',')) == NULL)
-			return n;
-		*line++ = '\0';
-	}
-}
-
-/* Reads the next line that is not a comment or blank into csv->line;
- * false at the end of the file. */
-static bool
-test_csv_line(struct test_csv *csv)
-{
-	while (fgets(csv->line, sizeof csv->line, csv->fp) != NULL) {
-		csv->lineno++;
-		if (csv->line[0] != '#' && csv->line[strspn(csv->line,
-		    " \r\n")] != '\0')
-			return true;
-	}
-	return false;
-}
-
-/* Reads and splits the next data line; false at the end of the file. */
-static bool
-test_csv_next(struct test_csv *csv)
-{
-	while (test_csv_line(csv)) {
-		if (test_split(csv->line, csv->field) == csv->ncols)
-			return true;
-		tap_ok(false, "%s:%d: %d fields expected", csv->path,
-		    csv->lineno, csv->ncols);
-	}
-	return false;
-}
-
-/* Opens PATH and reads its header; false after a failed test line. */
-static bool
-test_csv_open(struct test_csv *csv, const char *path)
-{
-	memset(csv, 0, sizeof *csv);
-	csv->path = path;
-	if (!tap_ok((csv->fp = fopen(path, "r")) != NULL, "%s opens", path))
-		return false;
-	if (!tap_ok(test_csv_line(csv), "%s has a header", path))
-		return false;
-	memcpy(csv->head, csv->line, sizeof csv->head);
-	csv->ncols = test_split(csv->head, csv->name);
-	return tap_ok(csv->ncols > 0, "%s: header has at most %d columns",
-	    path, TEST_MAXCOLS);
-}
-
-/* The text of column COL in the current line; "" (and a failed test
- * line) when there is no such column. */
-static const char *
-test_csv_text(const struct test_csv *csv, const char *col)
-{
-	int i;
-
-	for (i = 0; i < csv->ncols; i++)
-		if (strcmp(csv->name[i], col) == 0)
-			return csv->field[i];
-	tap_ok(false, "%s has a column %s", csv->path, col);
-	return "";
-}
-
-/* Column COL as a number; NAN (and a failed test line) when it is not. */
-static double
-test_csv_num(const struct test_csv *csv, const char *col)
-{
-	const char *text = test_csv_text(csv, col);
-	char *end;
-	double x;
-
-	x = strtod(text, &end);
-	if (end == text || *end != '\0') {
-		tap_ok(false, "%s:%d: %s: not a number: \"%s\"", csv->path,
-		    csv->lineno, col, text);
-		return NAN;
-	}
-	return x;
-}
 
 /* Half a unit in the last decimal place of TEXT, the precision a rounded
  * table value is given at, plus room for the sum's rounding. */
@@ -133,19 +27,10 @@ test_tolerance(const char *text)
 	return 0.5 * pow(10, -decimals) + 1e-12;
 }
 
-/* One setting of the table, times in seconds and memory in the table's
- * units. */
-struct test_case {
-	const char *name;
-	int	p, m, v;
-	double	f, b, w, comm;
-	double	act, hold;
-};
-
 /* Returns a problem the caller frees: C's devices, V stages each on loop
  * placement, the setting's times split evenly between a device's stages. */
 static struct pw_problem *
-test_problem(const struct test_case *c, int v)
+test_problem(const struct test_zb_case *c, int v)
 {
 	struct pw_problem *prob;
 	struct pw_error err;
@@ -171,7 +56,7 @@ test_problem(const struct test_case *c, int v)
  * Returns our bubble rate (NAN when it could not be computed).
  */
 static double
-test_family(const struct test_case *c, const char *family, int v,
+test_family(const struct test_zb_case *c, const char *family, int v,
     const char *want, double peak)
 {
 	const struct pw_family *fam = pw_family_find(family);
@@ -215,31 +100,11 @@ out:
 	return bubble;
 }
 
-/* Reads case C from the current line of CSV. */
-static void
-test_case_read(const struct test_csv *csv, struct test_case *c)
-{
-	double h = test_csv_num(csv, "h"), a = test_csv_num(csv, "a");
-	double s = test_csv_num(csv, "s");
-
-	c->name = test_csv_text(csv, "case");
-	c->p = (int)test_csv_num(csv, "p");
-	c->m = (int)test_csv_num(csv, "m");
-	c->v = (int)test_csv_num(csv, "layers") / c->p;
-	/* Microseconds in the table, seconds in the model. */
-	c->f = test_csv_num(csv, "t_f") * 1e-6;
-	c->b = test_csv_num(csv, "t_b") * 1e-6;
-	c->w = test_csv_num(csv, "t_w") * 1e-6;
-	c->comm = test_csv_num(csv, "t_comm") * 1e-6;
-	c->act = 34 * h + 5 * a * s;
-	c->hold = 32 * h;
-}
-
 int
 main(void)
 {
 	struct test_csv csv;
-	struct test_case c;
+	struct test_zb_case c;
 	const char *dir = getenv("TESTDATA");
 	char *path;
 	double b1, bh1, bh2, bi;
@@ -249,7 +114,7 @@ main(void)
 	if (!test_csv_open(&csv, path))
 		goto out;
 	while (test_csv_next(&csv)) {
-		test_case_read(&csv, &c);
+		test_zb_case_read(&csv, &c);
 		if (!tap_ok(c.p > 0 && c.m > 0 && c.v >= 2,
 		    "%s: sizes (p=%d, m=%d, v=%d)", c.name, c.p, c.m, c.v))
 			continue;
@@ -276,8 +141,7 @@ main(void)
 	}
 	tap_int(ncases, 12, "%s: all 12 settings read", path);
 out:
-	if (csv.fp != NULL)
-		fclose(csv.fp);
+	test_csv_close(&csv);
 	free(path);
 	return tap_done();
 }

@@ -1,0 +1,353 @@
+/*
+ * family_offload.c - PipeOffload's schedules (Wan et al., ICML 2025,
+ * shared/reference/pipeoffload.md): the group-interleaved layouts GIS,
+ * GIS-H and PO, and the PO layout with activations moved to host memory
+ * (PO-H, PO-F, PO-sel).
+ *
+ * Every layout comes from the authors' building block.  Microbatches go
+ * in groups of g; on loop placement with v chunks per device, counting F,
+ * B and W as one slot each, device i runs
+ *
+ *	F of chunk c, microbatch r of group q   at slot 3 pos(c) + i,
+ *	B of chunk c                            at slot 3 (pos(v-1) + d-1-i
+ *						    + pos(v-1-c)) + 1 + i,
+ *	W right after its B,
+ *
+ * with pos(c) = k g c + g floor(c / P) + g v q + r.  The factor 3 makes
+ * the steady state F, B, W, F, B, W.  k = ceil(ceil(d/2) / g) spaces a
+ * microbatch's chunks so that its forward has left device d-1 before
+ * device 0 needs it again (3kg >= d); after P = v / gcd(v, k) chunks the
+ * spaced slots would land on used ones, so later chunks move one group on
+ * (the slots then cover every residue exactly once).
+ *
+ * - GIS: g = d, so k = 1: the forwards fill consecutive slots, device i
+ *   runs d(v-1) + d-i of them before its first B; peak d v activations,
+ *   bubble (d-1)(f+b).
+ * - group size g in [ceil(d/2), d]: peak g(v-1) + d, bubble (d-g)(v-1)
+ *   slots more than GIS's; GIS-H: g = ceil(d/2).
+ * - PO: g = 1, k = ceil(d/2): each microbatch's chunks are spread evenly
+ *   over its lifetime ("uniformly repeating"), so chunk c's activations
+ *   live about 6k(v-1-c) slots plus the warm-up: the lowest chunks live
+ *   longest and offloading them frees the most memory per transfer.
+ *
+ * The offloading families hand the PO layout to the offload planner
+ * (offload.c): PO-H and PO-F with PipeOffload's rule on the ceil(v/2)
+ * lowest chunks or on all of them; PO-sel searches, over the number of
+ * lowest chunks the rule starts from, the plan that peak shaving then
+ * takes lowest.
+ *
+ * Only the order on each device matters (the simulator computes times).
+ * The orders never deadlock: delaying device i by min(i, 3kg - d, d-1)
+ * slots turns the slots into a timing in which every op comes after what
+ * it depends on (a microbatch's F reaches device 0 again 3kg - d slots
+ * after leaving device d-1; backwards need 2 slots a hop and
+ * 3kg + min(...) >= 2d - 1 across the wrap), so sorting by slot is a
+ * topological order for any op durations.
+ */
+#include <assert.h>
+#include <stdlib.h>
+
+#include "family.h"
+
+struct pw_slots {
+	int	d, v, g;
+	int	k;	/* groups between a microbatch's consecutive chunks */
+	int	wrap;	/* P: chunks after which the slots move one group on */
+};
+
+/* One op of a device with its slot, for sorting. */
+struct pw_slotted {
+	long long slot;
+	struct pw_op op;
+};
+
+static int
+pw_gcd(int a, int b)
+{
+	while (b != 0) {
+		int t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+static void
+pw_slots_init(struct pw_slots *lay, int d, int v, int g)
+{
+	assert(d >= 1 && v >= 1 && g >= 1 && g <= d);
+	lay->d = d;
+	lay->v = v;
+	lay->g = g;
+	lay->k = ((d + 1) / 2 + g - 1) / g;
+	lay->wrap = v / pw_gcd(v, lay->k);
+}
+
+static long long
+pw_slots_pos(const struct pw_slots *lay, int c, int mb)
+{
+	long long g = lay->g, q = mb / lay->g, r = mb % lay->g;
+
+	return lay->k * g * c + g * (c / lay->wrap) + g * lay->v * q + r;
+}
+
+/* The slot of OP on device I, less the device's constant i. */
+static long long
+pw_slots_slot(const struct pw_slots *lay, int i, struct pw_op op)
+{
+	int c = op.stage / lay->d;
+	long long b;
+
+	if (op.kind == PW_F)
+		return 3 * pw_slots_pos(lay, c, op.mb);
+	assert(op.kind == PW_B || op.kind == PW_W);
+	b = 3 * (pw_slots_pos(lay, lay->v - 1, 0) + lay->d - 1 - i +
+	    pw_slots_pos(lay, lay->v - 1 - c, op.mb)) + 1;
+	return op.kind == PW_B ? b : b + 1;
+}
+
+static int
+pw_slotted_cmp(const void *a, const void *b)
+{
+	const struct pw_slotted *x = a, *y = b;
+
+	assert(x->slot != y->slot);
+	return x->slot < y->slot ? -1 : 1;
+}
+
+/* PW_OK for loop placement (any v >= 1), else the reason. */
+static int
+pw_slots_applies(const char *name, const struct pw_problem *p,
+    struct pw_error *err)
+{
+	if (!pw_problem_is_loop(p)) {
+		pw_error_set(err, "%s needs loop placement (stage s on device "
+		    "s mod p, the same number of stages on every device); this "
+		    "problem has %d stages on %d devices not in loop placement",
+		    name, p->nstages, p->devices);
+		return PW_ERR_NOT_APPLICABLE;
+	}
+	return PW_OK;
+}
+
+/*
+ * Returns the layout of group size G on P, named NAME, in *OUT (the
+ * caller owns it), or PW_ERR_NOT_APPLICABLE.
+ */
+static int
+pw_slots_build(const char *name, const struct pw_problem *p, int g,
+    struct pw_schedule **out, struct pw_error *err)
+{
+	static const enum pw_kind kinds[] = { PW_F, PW_B, PW_W };
+	struct pw_slots lay;
+	struct pw_schedule *sched;
+	struct pw_slotted *ops;
+	int rc, i, c, j, n, kind, v = p->nstages / p->devices;
+
+	*out = NULL;
+	if ((rc = pw_slots_applies(name, p, err)) != PW_OK)
+		return rc;
+	pw_slots_init(&lay, p->devices, v, g);
+	sched = pw_schedule_new(p);
+	sched->family = pw_xstrdup(name);
+	ops = pw_xreallocarray(NULL, (size_t)v * (size_t)p->microbatches * 3,
+	    sizeof *ops);
+	for (i = 0; i < p->devices; i++) {
+		n = 0;
+		for (c = 0; c < v; c++)
+			for (j = 0; j < p->microbatches; j++)
+				for (kind = 0; kind < 3; kind++) {
+					ops[n].op.kind = kinds[kind];
+					ops[n].op.stage = c * p->devices + i;
+					ops[n].op.mb = j;
+					ops[n].slot = pw_slots_slot(&lay, i,
+					    ops[n].op);
+					n++;
+				}
+		qsort(ops, (size_t)n, sizeof *ops, pw_slotted_cmp);
+		for (j = 0; j < n; j++)
+			pw_schedule_append(sched, p, ops[j].op);
+	}
+	free(ops);
+	*out = sched;
+	return PW_OK;
+}
+
+int
+pw_family_group_interleaved(const struct pw_problem *p, int g,
+    struct pw_schedule **out, struct pw_error *err)
+{
+	char name[32];
+
+	if (g < 1 || g > p->devices) {
+		*out = NULL;
+		pw_error_set(err, "group interleaving needs a group size from 1 "
+		    "to the devices (%d); got %d", p->devices, g);
+		return PW_ERR_NOT_APPLICABLE;
+	}
+	snprintf(name, sizeof name, "gis-g%d", g);
+	return pw_slots_build(name, p, g, out, err);
+}
+
+int
+pw_family_gis(const struct pw_problem *p, struct pw_schedule **out,
+    struct pw_error *err)
+{
+	return pw_slots_build("gis", p, p->devices, out, err);
+}
+
+int
+pw_family_gis_h(const struct pw_problem *p, struct pw_schedule **out,
+    struct pw_error *err)
+{
+	return pw_slots_build("gis-h", p, (p->devices + 1) / 2, out, err);
+}
+
+int
+pw_family_po(const struct pw_problem *p, struct pw_schedule **out,
+    struct pw_error *err)
+{
+	return pw_slots_build("po", p, 1, out, err);
+}
+
+/* PW_OK when P has a link and some stage offload bytes, else the reason. */
+static int
+pw_po_can_offload(const char *name, const struct pw_problem *p,
+    struct pw_error *err)
+{
+	bool any = false;
+	int rc, s;
+
+	if ((rc = pw_slots_applies(name, p, err)) != PW_OK)
+		return rc;
+	for (s = 0; s < p->nstages; s++)
+		any = any || p->stages[s].offload > 0;
+	if (!p->link.present || !any) {
+		pw_error_set(err, "%s needs an offload link and stages with "
+		    "offload bytes; this problem has %s", name,
+		    !p->link.present ? "no link" : "offload 0 on every stage");
+		return PW_ERR_NOT_APPLICABLE;
+	}
+	return PW_OK;
+}
+
+/*
+ * The PO layout named NAME with transfers planned by SELECT, PipeOffload's
+ * rule naming the activations of the CHUNKS lowest chunks (the longest
+ * lived), a margin of one backward as the authors use.  Returns the
+ * schedule the caller owns in *OUT.
+ */
+static int
+pw_po_plan(const char *name, const struct pw_problem *p,
+    enum pw_offload_select select, int chunks, struct pw_schedule **out,
+    struct pw_error *err)
+{
+	struct pw_offload_opts opts = { select, 1.0, NULL };
+	bool *rule;
+	int rc, s, j;
+
+	rule = pw_xcalloc((size_t)p->nstages * (size_t)p->microbatches,
+	    sizeof *rule);
+	for (s = 0; s < p->nstages; s++)
+		for (j = 0; j < p->microbatches; j++)
+			rule[s * p->microbatches + j] = s / p->devices < chunks;
+	opts.rule = rule;
+	if ((rc = pw_slots_build(name, p, 1, out, err)) == PW_OK &&
+	    (rc = pw_offload_plan(p, *out, &opts, err)) != PW_OK) {
+		pw_schedule_free(*out);
+		*out = NULL;
+	}
+	free(rule);
+	return rc;
+}
+
+int
+pw_family_po_h(const struct pw_problem *p, struct pw_schedule **out,
+    struct pw_error *err)
+{
+	int rc, v = p->nstages / p->devices;
+
+	*out = NULL;
+	if ((rc = pw_po_can_offload("po-h", p, err)) != PW_OK)
+		return rc;
+	return pw_po_plan("po-h", p, PW_OFFLOAD_LAZY, (v + 1) / 2, out, err);
+}
+
+int
+pw_family_po_f(const struct pw_problem *p, struct pw_schedule **out,
+    struct pw_error *err)
+{
+	int rc;
+
+	*out = NULL;
+	if ((rc = pw_po_can_offload("po-f", p, err)) != PW_OK)
+		return rc;
+	return pw_po_plan("po-f", p, PW_OFFLOAD_LAZY, p->nstages / p->devices,
+	    out, err);
+}
+
+/* The highest device peak of SCHED, which the planner has simulated; the
+ * sum of all of them in *SUM. */
+static double
+pw_po_peak(const struct pw_problem *p, const struct pw_schedule *sched,
+    double *sum)
+{
+	struct pw_timing *t = NULL;
+	struct pw_metrics *m;
+	struct pw_error err;
+	double peak = 0;
+	int rc, d;
+
+	rc = pw_simulate(p, sched, &t, &err);
+	assert(rc == PW_OK);
+	(void)rc;
+	m = pw_metrics_compute(p, sched, t);
+	*sum = 0;
+	for (d = 0; d < p->devices; d++) {
+		if (d == 0 || m->device[d].peak > peak)
+			peak = m->device[d].peak;
+		*sum += m->device[d].peak;
+	}
+	pw_metrics_free(m);
+	pw_timing_free(t);
+	return peak;
+}
+
+/*
+ * PO-sel: PipeOffload's rule on the c lowest chunks for every c from 0 to
+ * v, each followed by peak shaving over all activations; keeps the lowest
+ * highest peak (then the lowest sum of peaks).  None adds bubble, so
+ * neither does the best.
+ */
+int
+pw_family_po_sel(const struct pw_problem *p, struct pw_schedule **out,
+    struct pw_error *err)
+{
+	struct pw_schedule *sched;
+	double peak, sum, best = 0, best_sum = 0;
+	int rc, c, v = p->nstages / p->devices;
+
+	*out = NULL;
+	if ((rc = pw_po_can_offload("po-sel", p, err)) != PW_OK)
+		return rc;
+	for (c = 0; c <= v; c++) {
+		if ((rc = pw_po_plan("po-sel", p, PW_OFFLOAD_PEAK, c, &sched,
+		    err)) != PW_OK)
+			break;
+		peak = pw_po_peak(p, sched, &sum);
+		if (*out == NULL || peak < best ||
+		    (peak == best && sum < best_sum)) {
+			pw_schedule_free(*out);
+			*out = sched;
+			best = peak;
+			best_sum = sum;
+		} else
+			pw_schedule_free(sched);
+	}
+	if (rc != PW_OK) {
+		pw_schedule_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}

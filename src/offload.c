@@ -1,0 +1,805 @@
+/*
+ * offload.c - the offload planner: moves activations to host memory
+ * between their forward and their backward without moving a compute op.
+ *
+ * The compute orders are simulated once and their times stay fixed.  A
+ * moved activation gets an OFFLOAD in the first window its channel has
+ * free after its F ends, and a RELOAD at the latest instant that lets it
+ * end the margin before the backward starts with the channel free: the
+ * start of a compute op of its device (its anchor) or the end of the
+ * transfer just before it on the channel.  Each transfer thus starts
+ * where its own constraints (F end; anchor start, offload end, channel
+ * order) already put it, so simulating the result gives exactly the
+ * planned times: the compute times, and with them the makespan, do not
+ * change.
+ *
+ * For the same reason the planner knows the memory exactly.  A device's
+ * peak is reached at an allocation: an F's start (a compute op's start)
+ * or a reload's start.  The planner tracks each device's level at those
+ * instants, and moving an activation lowers the levels from its
+ * offload's end up to its reload's start.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipewright.h"
+
+/* One channel's planned transfers: disjoint busy intervals by start. */
+struct pw_lane {
+	double	*start;
+	double	*end;
+	int	n;
+	int	cap;
+};
+
+/* A device: its compute ops' starts (the anchors), and the memory level
+ * right after each instant where it can allocate (every event at that
+ * instant counted): its compute ops' starts and its reloads' starts. */
+struct pw_track {
+	const struct pw_seq *seq;
+	double	*cstart;	/* [seq->len] */
+	const struct pw_device_metrics *base; /* the curve without transfers */
+	double	*t;		/* tracked instants, increasing */
+	double	*level;
+	int	n;
+	int	cap;
+	double	peak;
+	int	peak_at;	/* first instant reaching the peak */
+};
+
+/* An activation the planner may move. */
+struct pw_act {
+	int	stage;
+	int	mb;
+	int	device;
+	int	jb;		/* its backward's position in the device order */
+	double	f_end;
+	double	b_start;
+	double	deadline;	/* latest end of its reload */
+	double	t_off, t_rel;	/* transfer durations */
+	double	bytes;
+	bool	rule;	/* PipeOffload's rule may move it */
+	bool	rejected;	/* its transfers no longer fit */
+	bool	moved;
+	double	off_start;	/* planned, once moved */
+	double	rel_start;
+	int	anchor;		/* position of the reload's anchor */
+};
+
+struct pw_planner {
+	const struct pw_problem *p;
+	struct pw_track *track;	/* [devices] */
+	struct pw_lane *lane;	/* [channels] */
+	struct pw_act *act;
+	size_t	nact;
+};
+
+/* The first index in the sorted V[0..n) whose value is at least X. */
+static int
+pw_lower_bound(const double *v, int n, double x)
+{
+	int lo = 0, hi = n;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The earliest start at or after RELEASE of a free window LEN long. */
+static double
+pw_lane_window(const struct pw_lane *lane, double release, double len)
+{
+	double t = release;
+	int i;
+
+	/* Intervals ending by the release cannot be in the way. */
+	for (i = pw_lower_bound(lane->end, lane->n, release); i < lane->n; i++) {
+		if (lane->end[i] <= t)
+			continue;
+		if (lane->start[i] >= t + len)
+			break;
+		t = lane->end[i];
+	}
+	return t;
+}
+
+/* Whether [START, END) overlaps nothing on LANE. */
+static bool
+pw_lane_free(const struct pw_lane *lane, double start, double end)
+{
+	int i = pw_lower_bound(lane->end, lane->n, start);
+
+	/* Busy intervals are disjoint and sorted, so their ends are too; the
+	 * first ending after START is the only one that can overlap. */
+	while (i < lane->n && lane->end[i] == start)
+		i++;
+	return i == lane->n || lane->start[i] >= end;
+}
+
+static void
+pw_lane_add(struct pw_lane *lane, double start, double end)
+{
+	int i = pw_lower_bound(lane->start, lane->n, start);
+
+	if (lane->n == lane->cap) {
+		lane->cap = lane->cap == 0 ? 64 : 2 * lane->cap;
+		lane->start = pw_xreallocarray(lane->start, (size_t)lane->cap,
+		    sizeof *lane->start);
+		lane->end = pw_xreallocarray(lane->end, (size_t)lane->cap,
+		    sizeof *lane->end);
+	}
+	memmove(lane->start + i + 1, lane->start + i,
+	    (size_t)(lane->n - i) * sizeof *lane->start);
+	memmove(lane->end + i + 1, lane->end + i,
+	    (size_t)(lane->n - i) * sizeof *lane->end);
+	lane->start[i] = start;
+	lane->end[i] = end;
+	lane->n++;
+}
+
+static void
+pw_lane_remove(struct pw_lane *lane, int i)
+{
+	assert(i >= 0 && i < lane->n);
+	memmove(lane->start + i, lane->start + i + 1,
+	    (size_t)(lane->n - i - 1) * sizeof *lane->start);
+	memmove(lane->end + i, lane->end + i + 1,
+	    (size_t)(lane->n - i - 1) * sizeof *lane->end);
+	lane->n--;
+}
+
+static void
+pw_track_repeak(struct pw_track *tr)
+{
+	int i;
+
+	tr->peak = -INFINITY;
+	tr->peak_at = -1;
+	for (i = 0; i < tr->n; i++)
+		if (tr->level[i] > tr->peak) {
+			tr->peak = tr->level[i];
+			tr->peak_at = i;
+		}
+}
+
+/* The level of the step curve BASE right after instant T. */
+static double
+pw_curve_at(const struct pw_device_metrics *base, double t)
+{
+	int lo = 0, hi = base->ncurve;
+
+	/* The last point at or before T; the first is at the start. */
+	while (hi - lo > 1) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (base->curve[mid].t <= t)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return base->curve[lo].bytes;
+}
+
+/* Device D's track from the simulated TIMING and its memory curve BASE. */
+static void
+pw_track_init(struct pw_track *tr, const struct pw_problem *p,
+    const struct pw_schedule *sched, const struct pw_timing *timing,
+    const struct pw_device_metrics *base, int d)
+{
+	int j;
+
+	tr->seq = &sched->device[d];
+	tr->base = base;
+	tr->cap = tr->seq->len + 16;
+	tr->cstart = pw_xreallocarray(NULL, (size_t)tr->cap,
+	    sizeof *tr->cstart);
+	tr->t = pw_xreallocarray(NULL, (size_t)tr->cap, sizeof *tr->t);
+	tr->level = pw_xreallocarray(NULL, (size_t)tr->cap, sizeof *tr->level);
+	for (j = 0; j < tr->seq->len; j++) {
+		tr->cstart[j] = timing->start[pw_op_index(p, tr->seq->ops[j])];
+		/* Ops of zero duration can share an instant. */
+		if (tr->n > 0 && tr->t[tr->n - 1] == tr->cstart[j])
+			continue;
+		tr->t[tr->n] = tr->cstart[j];
+		tr->level[tr->n++] = pw_curve_at(base, tr->cstart[j]);
+	}
+	pw_track_repeak(tr);
+}
+
+/* The backward of (stage, mb) in SCHED's orders: BW when fused, else B. */
+static struct pw_op
+pw_backward(const struct pw_problem *p, const struct pw_timing *timing,
+    int stage, int mb)
+{
+	struct pw_op bw = { PW_BW, stage, mb }, b = { PW_B, stage, mb };
+
+	return pw_timing_has(timing, pw_op_index(p, bw)) ? bw : b;
+}
+
+/* Position of OP in TR's order, found by its start time. */
+static int
+pw_track_find(const struct pw_track *tr, double start, struct pw_op op)
+{
+	const struct pw_op *ops = tr->seq->ops;
+	int j = pw_lower_bound(tr->cstart, tr->seq->len, start);
+
+	while (j < tr->seq->len && (ops[j].kind != op.kind ||
+	    ops[j].stage != op.stage || ops[j].mb != op.mb))
+		j++;
+	assert(j < tr->seq->len);
+	return j;
+}
+
+/* Fills PL's activations: every one whose stage has offload bytes. */
+static void
+pw_planner_acts(struct pw_planner *pl, const struct pw_timing *timing,
+    const struct pw_offload_opts *opts)
+{
+	const struct pw_problem *p = pl->p;
+	int s, j;
+
+	pl->act = pw_xcalloc((size_t)p->nstages * (size_t)p->microbatches,
+	    sizeof *pl->act);
+	for (s = 0; s < p->nstages; s++) {
+		const struct pw_stage *st = &p->stages[s];
+		struct pw_op off = { PW_OFFLOAD, s, 0 }, rel = { PW_RELOAD, s, 0 };
+
+		if (st->offload <= 0)
+			continue;
+		for (j = 0; j < p->microbatches; j++) {
+			struct pw_act *a = &pl->act[pl->nact];
+			struct pw_op f = { PW_F, s, j }, b;
+			double b_len;
+
+			b = pw_backward(p, timing, s, j);
+			a->stage = s;
+			a->mb = j;
+			a->device = st->device;
+			a->f_end = timing->end[pw_op_index(p, f)];
+			a->b_start = timing->start[pw_op_index(p, b)];
+			a->jb = pw_track_find(&pl->track[a->device], a->b_start,
+			    b);
+			b_len = pw_op_duration(p, b);
+			a->deadline = a->b_start - opts->margin * b_len;
+			a->t_off = pw_op_duration(p, off);
+			a->t_rel = pw_op_duration(p, rel);
+			a->bytes = st->offload;
+			a->rule = opts->rule == NULL ||
+			    opts->rule[s * p->microbatches + j];
+			pl->nact++;
+		}
+	}
+}
+
+/* The offload's start for A: the first window free on its channel after
+ * its F ends. */
+static double
+pw_planner_offload_at(const struct pw_planner *pl, const struct pw_act *a)
+{
+	const struct pw_lane *lane;
+
+	lane = &pl->lane[pw_problem_channel(pl->p, a->device, PW_OFFLOAD)];
+	return pw_lane_window(lane, a->f_end, a->t_off);
+}
+
+/*
+ * The reload's start for A, whose offload ends at OFF_END, in *REL and its
+ * anchor, the last compute op of the device starting by then, in *ANCHOR.
+ * The reload may start at a compute op's start (anchored there) or at the
+ * end of a transfer on its channel (which it then follows): the latest
+ * of these from which it ends by the deadline with the channel free.
+ * False when there is none after OFF_END (starting right at it would
+ * bring the activation back the instant it left).
+ */
+static bool
+pw_planner_reload_at(const struct pw_planner *pl, const struct pw_act *a,
+    double off_end, double *rel, int *anchor)
+{
+	const struct pw_track *tr = &pl->track[a->device];
+	const struct pw_lane *lane;
+	double latest = a->deadline - a->t_rel, at;
+	int j = a->jb - 1, i;
+
+	lane = &pl->lane[pw_problem_channel(pl->p, a->device, PW_RELOAD)];
+	/* The last busy interval ending by LATEST. */
+	i = pw_lower_bound(lane->end, lane->n, latest);
+	if (i < lane->n && lane->end[i] == latest)
+		i++;
+	i--;
+	for (;;) {
+		while (j >= 0 && tr->cstart[j] > latest)
+			j--;
+		at = fmax(j >= 0 ? tr->cstart[j] : -INFINITY,
+		    i >= 0 ? lane->end[i] : -INFINITY);
+		if (!(at > off_end))
+			return false;
+		if (pw_lane_free(lane, at, at + a->t_rel))
+			break;
+		if (j >= 0 && tr->cstart[j] == at)
+			j--;
+		if (i >= 0 && lane->end[i] == at)
+			i--;
+	}
+	*rel = at;
+	*anchor = pw_lower_bound(tr->cstart, tr->seq->len,
+	    nextafter(at, INFINITY)) - 1;
+	return true;
+}
+
+/* Adds instant T to TR unless tracked: its level is the base curve's
+ * less the moved activations of PL away from the device at T. */
+static void
+pw_planner_instant(struct pw_planner *pl, struct pw_track *tr, int device,
+    double t)
+{
+	int i = pw_lower_bound(tr->t, tr->n, t);
+	size_t k;
+	double level;
+
+	if (i < tr->n && tr->t[i] == t)
+		return;
+	level = pw_curve_at(tr->base, t);
+	for (k = 0; k < pl->nact; k++) {
+		const struct pw_act *a = &pl->act[k];
+
+		if (a->moved && a->device == device &&
+		    a->off_start + a->t_off <= t && t < a->rel_start)
+			level -= a->bytes;
+	}
+	if (tr->n == tr->cap) {
+		tr->cap *= 2;
+		tr->t = pw_xreallocarray(tr->t, (size_t)tr->cap, sizeof *tr->t);
+		tr->level = pw_xreallocarray(tr->level, (size_t)tr->cap,
+		    sizeof *tr->level);
+	}
+	memmove(tr->t + i + 1, tr->t + i, (size_t)(tr->n - i) * sizeof *tr->t);
+	memmove(tr->level + i + 1, tr->level + i,
+	    (size_t)(tr->n - i) * sizeof *tr->level);
+	tr->t[i] = t;
+	tr->level[i] = level;
+	tr->n++;
+}
+
+static void
+pw_planner_add(struct pw_planner *pl, const struct pw_act *a, enum pw_kind kind,
+    double start)
+{
+	pw_lane_add(&pl->lane[pw_problem_channel(pl->p, a->device, kind)],
+	    start, start + (kind == PW_OFFLOAD ? a->t_off : a->t_rel));
+}
+
+/* Lowers A's device's levels by A's bytes from FROM to TO, where A is
+ * now away; A must not yet count as moved over [FROM, TO). */
+static void
+pw_planner_lower(struct pw_planner *pl, const struct pw_act *a, double from,
+    double to)
+{
+	struct pw_track *tr = &pl->track[a->device];
+	int i;
+
+	pw_planner_instant(pl, tr, a->device, to);
+	for (i = pw_lower_bound(tr->t, tr->n, from); i < tr->n && tr->t[i] < to;
+	    i++)
+		tr->level[i] -= a->bytes;
+	pw_track_repeak(tr);
+}
+
+/* Moves A: its transfers on their channels, its device's levels lower
+ * from its offload's end to its reload's start. */
+static void
+pw_planner_move(struct pw_planner *pl, struct pw_act *a, double off,
+    double rel, int anchor)
+{
+	pw_planner_add(pl, a, PW_OFFLOAD, off);
+	pw_planner_add(pl, a, PW_RELOAD, rel);
+	pw_planner_lower(pl, a, off + a->t_off, rel);
+	a->moved = true;
+	a->off_start = off;
+	a->rel_start = rel;
+	a->anchor = anchor;
+}
+
+static int
+pw_act_by_f_end(const void *x, const void *y)
+{
+	const struct pw_act *a = x, *b = y;
+
+	if (a->f_end != b->f_end)
+		return a->f_end < b->f_end ? -1 : 1;
+	if (a->stage != b->stage)
+		return a->stage < b->stage ? -1 : 1;
+	return a->mb < b->mb ? -1 : a->mb > b->mb;
+}
+
+/* Orders pointers to activations by their backward's start. */
+static int
+pw_actp_by_b_start(const void *x, const void *y)
+{
+	const struct pw_act *a = *(struct pw_act *const *)x;
+	const struct pw_act *b = *(struct pw_act *const *)y;
+
+	if (a->b_start != b->b_start)
+		return a->b_start < b->b_start ? -1 : 1;
+	return pw_act_by_f_end(a, b);
+}
+
+/*
+ * PipeOffload's rule, placed as the authors place it: every activation
+ * the rule names whose gap from F end to its deadline exceeds three round
+ * trips gets its offload as early as it fits, in the order the forwards
+ * end; then the reloads as late as they fit, from the last backward back.
+ * Where a reload finds no room the activation stays and the placement
+ * starts over without it (taking its offload out would let the transfers
+ * behind it start earlier than planned).  What stayed then moves where it
+ * still fits, one activation at a time.
+ */
+static void
+pw_planner_lazy(struct pw_planner *pl)
+{
+	struct pw_act **by_b;
+	size_t i, k, n = 0;
+	bool again = true;
+	double off, rel;
+	int c, anchor;
+
+	qsort(pl->act, pl->nact, sizeof *pl->act, pw_act_by_f_end);
+	by_b = pw_xreallocarray(NULL, pl->nact + 1, sizeof *by_b);
+	for (i = 0; i < pl->nact; i++) {
+		struct pw_act *a = &pl->act[i];
+
+		a->moved = a->rule &&
+		    a->deadline - a->f_end > 3 * (a->t_off + a->t_rel);
+		if (a->moved)
+			by_b[n++] = a;
+	}
+	qsort(by_b, n, sizeof *by_b, pw_actp_by_b_start);
+	while (again) {
+		again = false;
+		for (c = 0; c < pw_problem_nchannels(pl->p); c++)
+			pl->lane[c].n = 0;
+		for (i = 0; i < pl->nact; i++) {
+			struct pw_act *a = &pl->act[i];
+
+			if (!a->moved)
+				continue;
+			a->off_start = pw_planner_offload_at(pl, a);
+			pw_planner_add(pl, a, PW_OFFLOAD, a->off_start);
+		}
+		for (i = n; i-- > 0; ) {
+			struct pw_act *a = by_b[i];
+
+			if (!a->moved)
+				continue;
+			if (pw_planner_reload_at(pl, a, a->off_start + a->t_off,
+			    &a->rel_start, &a->anchor))
+				pw_planner_add(pl, a, PW_RELOAD, a->rel_start);
+			else
+				again = true, a->moved = false;
+		}
+	}
+	/* The levels count an activation as moved once lowered for it. */
+	for (i = k = 0; i < n; i++)
+		if (by_b[i]->moved) {
+			by_b[i]->moved = false;
+			by_b[k++] = by_b[i];
+		}
+	for (i = 0; i < k; i++) {
+		pw_planner_lower(pl, by_b[i], by_b[i]->off_start +
+		    by_b[i]->t_off, by_b[i]->rel_start);
+		by_b[i]->moved = true;
+	}
+	for (i = 0; i < pl->nact; i++) {
+		struct pw_act *a = &pl->act[i];
+
+		if (a->moved || !a->rule ||
+		    a->deadline - a->f_end <= 3 * (a->t_off + a->t_rel))
+			continue;
+		off = pw_planner_offload_at(pl, a);
+		if (pw_planner_reload_at(pl, a, off + a->t_off, &rel, &anchor))
+			pw_planner_move(pl, a, off, rel, anchor);
+	}
+	free(by_b);
+}
+
+/* Orders pointers to moved activations by their reload's start. */
+static int
+pw_actp_by_rel(const void *x, const void *y)
+{
+	const struct pw_act *a = *(struct pw_act *const *)x;
+	const struct pw_act *b = *(struct pw_act *const *)y;
+
+	if (a->rel_start != b->rel_start)
+		return a->rel_start < b->rel_start ? -1 : 1;
+	return pw_act_by_f_end(a, b);
+}
+
+/*
+ * Moves reloads later where transfers placed after them left room (a
+ * reload placed early in the planning could not follow those), from the
+ * last reload back so that each frees room for the ones before it.  A
+ * reload that a transfer follows directly stays: moving it would let that
+ * transfer start earlier than planned.  Returns whether any moved.
+ */
+static bool
+pw_planner_delay(struct pw_planner *pl)
+{
+	struct pw_act **moved;
+	struct pw_lane *lane;
+	size_t i, n = 0;
+	double rel, end;
+	int anchor, k;
+	bool any = false;
+
+	moved = pw_xreallocarray(NULL, pl->nact + 1, sizeof *moved);
+	for (i = 0; i < pl->nact; i++)
+		if (pl->act[i].moved)
+			moved[n++] = &pl->act[i];
+	qsort(moved, n, sizeof *moved, pw_actp_by_rel);
+	for (i = n; i-- > 0; ) {
+		struct pw_act *a = moved[i];
+
+		lane = &pl->lane[pw_problem_channel(pl->p, a->device,
+		    PW_RELOAD)];
+		end = a->rel_start + a->t_rel;
+		k = pw_lower_bound(lane->start, lane->n, a->rel_start);
+		assert(k < lane->n && lane->start[k] == a->rel_start);
+		if (k + 1 < lane->n && lane->start[k + 1] == end)
+			continue;
+		pw_lane_remove(lane, k);
+		if (!pw_planner_reload_at(pl, a, a->off_start + a->t_off, &rel,
+		    &anchor) || rel <= a->rel_start) {
+			pw_planner_add(pl, a, PW_RELOAD, a->rel_start);
+			continue;
+		}
+		pw_planner_add(pl, a, PW_RELOAD, rel);
+		pw_planner_lower(pl, a, a->rel_start, rel);
+		a->rel_start = rel;
+		a->anchor = anchor;
+		any = true;
+	}
+	free(moved);
+	return any;
+}
+
+static int
+pw_act_by_gap(const void *x, const void *y)
+{
+	const struct pw_act *a = x, *b = y;
+	double ga = a->b_start - a->f_end, gb = b->b_start - b->f_end;
+
+	if (a->device != b->device)
+		return a->device < b->device ? -1 : 1;
+	if (ga != gb)
+		return ga > gb ? -1 : 1;
+	return pw_act_by_f_end(x, y);
+}
+
+/*
+ * Lowers the level of the activations FIRST .. LAST (one device's) at
+ * tracked instant I, the device's peak, if one of them resident there can
+ * move with its offload ended by then and its reload later: moves the
+ * longest-lived such activation and returns true.  Activations whose
+ * transfers no longer fit are rejected for good (channels only fill up).
+ */
+static bool
+pw_planner_shave_at(struct pw_planner *pl, size_t first, size_t last, int i)
+{
+	size_t k;
+	double off, rel, t;
+	int anchor;
+
+	assert(first < last);
+	t = pl->track[pl->act[first].device].t[i];
+	for (k = first; k < last; k++) {
+		struct pw_act *a = &pl->act[k];
+
+		if (a->moved || a->rejected || a->f_end > t || a->b_start <= t)
+			continue;
+		off = pw_planner_offload_at(pl, a);
+		if (!pw_planner_reload_at(pl, a, off + a->t_off, &rel,
+		    &anchor)) {
+			a->rejected = true;
+			continue;
+		}
+		if (off + a->t_off <= t && rel > t) {
+			pw_planner_move(pl, a, off, rel, anchor);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Peak shaving: always at the highest peak among the devices that can
+ * still lower theirs. */
+static void
+pw_planner_shave(struct pw_planner *pl)
+{
+	const struct pw_problem *p = pl->p;
+	size_t *first, i;
+	bool *stuck;
+	int d, best;
+
+	qsort(pl->act, pl->nact, sizeof *pl->act, pw_act_by_gap);
+	/* Each device's activations are the run first[d] .. first[d + 1]. */
+	first = pw_xcalloc((size_t)p->devices + 1, sizeof *first);
+	for (i = 0; i < pl->nact; i++)
+		first[pl->act[i].device + 1]++;
+	for (d = 0; d < p->devices; d++)
+		first[d + 1] += first[d];
+	stuck = pw_xcalloc((size_t)p->devices, sizeof *stuck);
+	for (d = 0; d < p->devices; d++)
+		stuck[d] = first[d] == first[d + 1] ||
+		    pl->track[d].peak_at < 0;
+	for (;;) {
+		best = -1;
+		for (d = 0; d < p->devices; d++)
+			if (!stuck[d] && (best < 0 ||
+			    pl->track[d].peak > pl->track[best].peak))
+				best = d;
+		if (best < 0)
+			break;
+		if (!pw_planner_shave_at(pl, first[best], first[best + 1],
+		    pl->track[best].peak_at))
+			stuck[best] = true;
+	}
+	free(stuck);
+	free(first);
+}
+
+/* A planned transfer, for ordering each channel by start. */
+struct pw_xfer {
+	int	channel;
+	double	start;
+	struct pw_op op;
+};
+
+static int
+pw_xfer_cmp(const void *x, const void *y)
+{
+	const struct pw_xfer *a = x, *b = y;
+
+	if (a->channel != b->channel)
+		return a->channel < b->channel ? -1 : 1;
+	/* Busy intervals on one channel are disjoint, so starts differ. */
+	assert(a->start != b->start);
+	return a->start < b->start ? -1 : 1;
+}
+
+/* Writes the moved activations into SCHED: channel orders and anchors. */
+static void
+pw_planner_emit(const struct pw_planner *pl, struct pw_schedule *sched)
+{
+	const struct pw_problem *p = pl->p;
+	struct pw_xfer *x;
+	size_t i, n = 0;
+
+	x = pw_xreallocarray(NULL, 2 * pl->nact + 1, sizeof *x);
+	for (i = 0; i < pl->nact; i++) {
+		const struct pw_act *a = &pl->act[i];
+		const struct pw_track *tr = &pl->track[a->device];
+		struct pw_op off = { PW_OFFLOAD, a->stage, a->mb };
+		struct pw_op rel = { PW_RELOAD, a->stage, a->mb };
+
+		if (!a->moved)
+			continue;
+		x[n].channel = pw_problem_channel(p, a->device, PW_OFFLOAD);
+		x[n].start = a->off_start;
+		x[n++].op = off;
+		x[n].channel = pw_problem_channel(p, a->device, PW_RELOAD);
+		x[n].start = a->rel_start;
+		x[n++].op = rel;
+		pw_schedule_set_anchor(sched, a->stage, a->mb,
+		    tr->seq->ops[a->anchor]);
+	}
+	qsort(x, n, sizeof *x, pw_xfer_cmp);
+	for (i = 0; i < n; i++)
+		pw_schedule_append(sched, p, x[i].op);
+	free(x);
+}
+
+/*
+ * The planner's promise, checked on the simulated result: every transfer
+ * starts when planned and the makespan is the compute orders' own.
+ */
+static void
+pw_planner_verify(const struct pw_planner *pl, const struct pw_schedule *sched,
+    double makespan)
+{
+#ifndef NDEBUG
+	const struct pw_problem *p = pl->p;
+	struct pw_timing *t = NULL;
+	struct pw_metrics *m;
+	struct pw_error err;
+	size_t i;
+	int rc;
+
+	rc = pw_simulate(p, sched, &t, &err);
+	assert(rc == PW_OK);
+	for (i = 0; i < pl->nact; i++) {
+		const struct pw_act *a = &pl->act[i];
+		struct pw_op off = { PW_OFFLOAD, a->stage, a->mb };
+		struct pw_op rel = { PW_RELOAD, a->stage, a->mb };
+
+		if (!a->moved)
+			continue;
+		assert(t->start[pw_op_index(p, off)] == a->off_start);
+		assert(t->start[pw_op_index(p, rel)] == a->rel_start);
+	}
+	m = pw_metrics_compute(p, sched, t);
+	assert(m->makespan == makespan);
+	pw_metrics_free(m);
+	pw_timing_free(t);
+#else
+	(void)pl;
+	(void)sched;
+	(void)makespan;
+#endif
+}
+
+int
+pw_offload_plan(const struct pw_problem *p, struct pw_schedule *sched,
+    const struct pw_offload_opts *opts, struct pw_error *err)
+{
+	struct pw_planner pl;
+	struct pw_timing *timing = NULL;
+	struct pw_metrics *met = NULL;
+	char name[32];
+	int rc, c, d;
+
+	memset(&pl, 0, sizeof pl);
+	pl.p = p;
+	if (!(opts->margin >= 0) || !isfinite(opts->margin)) {
+		pw_error_set(err, "offload planner: margin must be a finite "
+		    "number >= 0 (got %g)", opts->margin);
+		return PW_ERR_INPUT;
+	}
+	for (c = 0; c < sched->nchannels; c++)
+		if (sched->channel[c].len != 0) {
+			pw_error_set(err, "offload planner: the schedule already "
+			    "has transfers (%d on %s)", sched->channel[c].len,
+			    pw_channel_name(p, c, name, sizeof name));
+			return PW_ERR_INPUT;
+		}
+	if ((rc = pw_simulate(p, sched, &timing, err)) != PW_OK)
+		return rc;
+	met = pw_metrics_compute(p, sched, timing);
+	pl.track = pw_xcalloc((size_t)p->devices, sizeof *pl.track);
+	for (d = 0; d < p->devices; d++)
+		pw_track_init(&pl.track[d], p, sched, timing, &met->device[d], d);
+	pl.lane = pw_xcalloc((size_t)sched->nchannels + 1, sizeof *pl.lane);
+	if (p->link.present)
+		pw_planner_acts(&pl, timing, opts);
+	pw_planner_lazy(&pl);
+	if (opts->select == PW_OFFLOAD_PEAK) {
+		pw_planner_delay(&pl);
+		pw_planner_shave(&pl);
+	}
+	while (pw_planner_delay(&pl))
+		continue;
+	pw_planner_emit(&pl, sched);
+	pw_planner_verify(&pl, sched, met->makespan);
+
+	for (d = 0; d < p->devices; d++) {
+		free(pl.track[d].cstart);
+		free(pl.track[d].t);
+		free(pl.track[d].level);
+	}
+	for (c = 0; c < sched->nchannels; c++) {
+		free(pl.lane[c].start);
+		free(pl.lane[c].end);
+	}
+	free(pl.track);
+	free(pl.lane);
+	free(pl.act);
+	pw_metrics_free(met);
+	pw_timing_free(timing);
+	return PW_OK;
+}

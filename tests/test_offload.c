@@ -1,0 +1,856 @@
+/*
+ * test_offload.c - PipeOffload's layouts (GIS, GIS with a group size,
+ * GIS-H, PO), the offload planner and the offloading families (PO-H, PO-F,
+ * PO-sel), against shared/reference/pipeoffload.md.
+ *
+ * The reference's setting: m = 8d microbatches, f = b = w = 1 per stage,
+ * act = hold = offload = 1 per stage (so peaks count stage-activations),
+ * no comm, no static memory.  Its link, at offload ratio k: the authors
+ * pair GPUs behind one PCIe switch, and in each slot of (k/2)(f+b+w) both
+ * GPUs of a pair move one activation (slots alternate D2H and H2D).  Our
+ * channel carries one transfer at a time, so each pair {0,1}, {2,3}, ...
+ * shares one half-duplex channel on which a transfer takes half a slot,
+ * 3k/4 with unit times: d2h = h2d = 4/(3k) bytes/s, no latency.  A pair
+ * moves as much per unit of time as the authors' pair does.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "family.h"
+#include "tap.h"
+
+/* Returns a problem the caller frees: D devices, V chunks each on loop
+ * placement, M microbatches, the reference's unit stages; with K > 0 the
+ * paired link above. */
+static struct pw_problem *
+test_problem(int d, int v, int m, double k)
+{
+	struct pw_problem *prob;
+	struct pw_error err;
+	int s, i;
+
+	prob = pw_problem_new(d, d * v, m);
+	if (pw_problem_place_loop(prob, &err) != PW_OK)
+		abort();
+	for (s = 0; s < prob->nstages; s++) {
+		prob->stages[s].f = prob->stages[s].b = prob->stages[s].w = 1;
+		prob->stages[s].act = prob->stages[s].hold = 1;
+		prob->stages[s].offload = 1;
+	}
+	pw_problem_set_comm(prob, 0);
+	if (k > 0) {
+		pw_problem_set_link(prob, 4 / (3 * k), 4 / (3 * k), 0, false);
+		prob->link.ngroups = (d + 1) / 2;
+		for (i = 0; i < d; i++)
+			prob->link.group[i] = i / 2;
+	}
+	return prob;
+}
+
+/* FAMILY's schedule for PROB (the caller frees it), or NULL after a
+ * failed test line. */
+static struct pw_schedule *
+test_build(const char *family, const struct pw_problem *prob)
+{
+	const struct pw_family *fam = pw_family_find(family);
+	struct pw_schedule *sched = NULL;
+	struct pw_error err;
+
+	if (!tap_ok(fam != NULL, "family %s is registered", family))
+		return NULL;
+	if (fam->build(prob, &sched, &err) != PW_OK) {
+		tap_ok(false, "%s builds on %d devices, %d stages, %d "
+		    "microbatches", family, prob->devices, prob->nstages,
+		    prob->microbatches);
+		tap_diag("%s", err.msg);
+		return NULL;
+	}
+	return sched;
+}
+
+/* The PO layout on PROB with PipeOffload's rule on the C lowest chunks
+ * (SELECT as given, margin 1); the caller frees it. */
+static struct pw_schedule *
+test_po_chunks(const struct pw_problem *prob, enum pw_offload_select select,
+    int c, bool gis_h)
+{
+	struct pw_offload_opts opts = { select, 1, NULL };
+	struct pw_schedule *sched;
+	struct pw_error err;
+	bool *rule;
+	int s, j, m = prob->microbatches;
+
+	if ((gis_h ? pw_family_gis_h(prob, &sched, &err) :
+	    pw_family_po(prob, &sched, &err)) != PW_OK)
+		abort();
+	rule = pw_xcalloc((size_t)prob->nstages * (size_t)m, sizeof *rule);
+	for (s = 0; s < prob->nstages; s++)
+		for (j = 0; j < m; j++)
+			rule[s * m + j] = s / prob->devices < c;
+	opts.rule = rule;
+	if (!tap_ok(pw_offload_plan(prob, sched, &opts, &err) == PW_OK,
+	    "plan: %d chunks on %d devices, %d stages", c, prob->devices,
+	    prob->nstages))
+		tap_diag("%s", err.msg);
+	free(rule);
+	return sched;
+}
+
+/* What a schedule comes to: whether it simulated and passed the checker,
+ * its makespan, bubble rate, highest and summed device peaks, and how
+ * many activations it moves. */
+struct test_result {
+	bool	ok;
+	double	makespan;
+	double	bubble;
+	double	peak;
+	double	sum;
+	int	moved;
+	char	fail[512];
+};
+
+/* Simulates SCHED, runs the independent checker on its timed ops and
+ * fills R (no test line: callers aggregate). */
+static void
+test_run(const struct pw_problem *prob, const struct pw_schedule *sched,
+    struct test_result *r)
+{
+	struct pw_timing *t = NULL;
+	struct pw_metrics *m;
+	struct pw_timed_op *ops;
+	struct pw_violations v;
+	struct pw_error err;
+	size_t n;
+	int d, c, bad;
+
+	memset(r, 0, sizeof *r);
+	if (pw_simulate(prob, sched, &t, &err) != PW_OK) {
+		snprintf(r->fail, sizeof r->fail, "simulate: %.400s", err.msg);
+		return;
+	}
+	m = pw_metrics_compute(prob, sched, t);
+	r->makespan = m->makespan;
+	r->bubble = m->bubble_rate;
+	for (d = 0; d < prob->devices; d++) {
+		r->peak = fmax(r->peak, m->device[d].peak);
+		r->sum += m->device[d].peak;
+	}
+	for (c = 0; c < sched->nchannels; c++)
+		r->moved += sched->channel[c].len;
+	r->moved /= 2;
+	ops = pw_timed_ops(prob, sched, t, &n);
+	bad = pw_check(prob, ops, n, &v);
+	r->ok = bad == 0;
+	if (bad > 0)
+		snprintf(r->fail, sizeof r->fail, "checker: %d violations, "
+		    "first: %s", bad, v.msg[0]);
+	pw_violations_free(&v);
+	free(ops);
+	pw_metrics_free(m);
+	pw_timing_free(t);
+}
+
+/* Runs SCHED with one test line for the checker; frees SCHED. */
+static bool
+test_checked(const struct pw_problem *prob, struct pw_schedule *sched,
+    struct test_result *r, const char *what)
+{
+	if (sched == NULL) {
+		memset(r, 0, sizeof *r);
+		return false;
+	}
+	test_run(prob, sched, r);
+	pw_schedule_free(sched);
+	if (!tap_ok(r->ok, "%s: simulates and passes the checker", what))
+		tap_diag("%s", r->fail);
+	return r->ok;
+}
+
+static const char *test_names[] = {
+	"gis", "gis-h", "po", "po-h", "po-f", "po-sel"
+};
+#define TEST_NNAMES (sizeof test_names / sizeof test_names[0])
+
+static void
+test_registry(void)
+{
+	const struct pw_family *fam;
+	size_t i;
+
+	for (i = 0; i < TEST_NNAMES; i++) {
+		fam = pw_family_find(test_names[i]);
+		if (!tap_ok(fam != NULL, "registry has %s", test_names[i]))
+			continue;
+		tap_ok(fam->summary != NULL && fam->summary[0] != '\0' &&
+		    strchr(fam->summary, '\n') == NULL,
+		    "%s: one-line summary", test_names[i]);
+	}
+}
+
+/* Device D's order of SCHED as "F(0,0) F(0,1) ..."; the caller frees it. */
+static char *
+test_order(const struct pw_schedule *sched, int d)
+{
+	const struct pw_seq *seq = &sched->device[d];
+	char *s, name[64];
+	size_t len = 0, cap = (size_t)seq->len * sizeof name + 1;
+	int i;
+
+	s = pw_xmalloc(cap);
+	s[0] = '\0';
+	for (i = 0; i < seq->len; i++)
+		len += (size_t)snprintf(s + len, cap - len, "%s%s",
+		    i == 0 ? "" : " ", pw_op_name(name, sizeof name,
+		    seq->ops[i]));
+	return s;
+}
+
+static void
+test_exact(const char *family, int d, int v, int m, int dev, const char *want)
+{
+	struct pw_problem *prob = test_problem(d, v, m, 0);
+	struct pw_schedule *sched = test_build(family, prob);
+	char *got;
+
+	if (sched != NULL) {
+		got = test_order(sched, dev);
+		tap_str(got, want, "%s d=%d v=%d m=%d: order of device %d",
+		    family, d, v, m, dev);
+		tap_str(sched->family, family, "%s: names its family", family);
+		free(got);
+	}
+	pw_schedule_free(sched);
+	pw_problem_free(prob);
+}
+
+/*
+ * Orders worked out from the building block (family_offload.c): F of
+ * chunk c, microbatch r of group q at slot 3 pos(c), B at 3 (pos(v-1) +
+ * d-1-i + pos(v-1-c)) + 1, W after it; pos(c) = k g c + g floor(c/P) +
+ * g v q + r.
+ *
+ * GIS, d=2, v=2 (g=2, k=1, P=2): pos = 2c + 4q + r.  Device 0 runs F at
+ * 0,3,..,21 in the order F(0,0) F(0,1) F(2,0) F(2,1) F(0,2) F(0,3) F(2,2)
+ * F(2,3); B(2,j) at 10,13,22,25 and B(0,j) at 16,19,28,31 (warm-up 4 =
+ * d(v-1) + d).  Device 1's B start one group earlier: B(3,j) at 7,10,19,22,
+ * B(1,j) at 13,16,25,28 (warm-up 3).
+ *
+ * PO, d=4, v=2 (g=1, k=2, gcd(2,2)=2 so P=1): pos = 3c + 2mb.  Device 0:
+ * F(0,j) at 0,6,12,18, F(4,j) at 9,15,21,27; B(4,j) at 19,25,31,37,
+ * B(0,j) at 28,34,40,46.
+ */
+static void
+test_orders(void)
+{
+	test_exact("gis", 2, 2, 4, 0,
+	    "F(0,0) F(0,1) F(2,0) F(2,1) B(2,0) W(2,0) F(0,2) B(2,1) W(2,1) "
+	    "F(0,3) B(0,0) W(0,0) F(2,2) B(0,1) W(0,1) F(2,3) B(2,2) W(2,2) "
+	    "B(2,3) W(2,3) B(0,2) W(0,2) B(0,3) W(0,3)");
+	test_exact("gis", 2, 2, 4, 1,
+	    "F(1,0) F(1,1) F(3,0) B(3,0) W(3,0) F(3,1) B(3,1) W(3,1) F(1,2) "
+	    "B(1,0) W(1,0) F(1,3) B(1,1) W(1,1) F(3,2) B(3,2) W(3,2) F(3,3) "
+	    "B(3,3) W(3,3) B(1,2) W(1,2) B(1,3) W(1,3)");
+	test_exact("po", 4, 2, 4, 0,
+	    "F(0,0) F(0,1) F(4,0) F(0,2) F(4,1) F(0,3) B(4,0) W(4,0) F(4,2) "
+	    "B(4,1) W(4,1) F(4,3) B(0,0) W(0,0) B(4,2) W(4,2) B(0,1) W(0,1) "
+	    "B(4,3) W(4,3) B(0,2) W(0,2) B(0,3) W(0,3)");
+}
+
+/* GIS's warm-up on rank i (0-based) is d(v-1) + d - i forwards. */
+static void
+test_warmup(void)
+{
+	struct pw_problem *prob;
+	struct pw_schedule *sched;
+	struct pw_error err;
+	int d, v, i, n, bad = 0, cases = 0;
+
+	for (d = 1; d <= 8; d++)
+		for (v = 1; v <= 4; v++) {
+			prob = test_problem(d, v, 2 * d, 0);
+			if (pw_family_gis(prob, &sched, &err) != PW_OK)
+				abort();
+			for (i = 0; i < d; i++, cases++) {
+				for (n = 0; sched->device[i].ops[n].kind == PW_F;
+				    n++)
+					continue;
+				if (n != d * (v - 1) + d - i && bad++ == 0)
+					tap_diag("d=%d v=%d rank %d: %d forwards",
+					    d, v, i, n);
+			}
+			pw_schedule_free(sched);
+			pw_problem_free(prob);
+		}
+	tap_ok(bad == 0, "gis: rank i runs d(v-1)+d-i forwards first "
+	    "(d 1..8, v 1..4, m = 2d: %d of %d ranks)", cases - bad, cases);
+}
+
+/* The highest device peak of the schedule of group size G. */
+static void
+test_group_peak(int d, int v, int g, int want)
+{
+	struct pw_problem *prob = test_problem(d, v, 8 * d, 0);
+	struct pw_schedule *sched;
+	struct test_result r;
+	struct pw_error err;
+	char what[64];
+
+	snprintf(what, sizeof what, "group size %d, d=%d v=%d m=%d", g, d, v,
+	    8 * d);
+	if (!tap_ok(pw_family_group_interleaved(prob, g, &sched, &err) ==
+	    PW_OK, "%s builds", what))
+		tap_diag("%s", err.msg);
+	else if (test_checked(prob, sched, &r, what))
+		tap_near(r.peak, want, 0, "%s: peak g(v-1)+d = %d", what, want);
+	pw_problem_free(prob);
+}
+
+/*
+ * The reference peaks (m = 8d): d=8, v=5: interleaved 1F1B 47, GIS 40,
+ * GIS-H 24, the PO layout 24; d=8, v=16: the PO layout 71; group sizes
+ * g(v-1)+d: d=16, v=3: 8 -> 32, 16 -> 48; d=32, v=2: 16 -> 48, 32 -> 64.
+ */
+static void
+test_reference_peaks(void)
+{
+	static const struct {
+		const char *family;
+		int	d, v, peak;
+	} cases[] = {
+		{ "1f1b-interleaved", 8, 5, 47 },
+		{ "gis", 8, 5, 40 },
+		{ "gis-h", 8, 5, 24 },
+		{ "po", 8, 5, 24 },
+		{ "po", 8, 16, 71 },
+	};
+	struct pw_problem *prob;
+	struct test_result r;
+	char what[64];
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		prob = test_problem(cases[i].d, cases[i].v, 8 * cases[i].d, 0);
+		snprintf(what, sizeof what, "%s d=%d v=%d m=%d",
+		    cases[i].family, cases[i].d, cases[i].v, 8 * cases[i].d);
+		if (test_checked(prob, test_build(cases[i].family, prob), &r,
+		    what)) {
+			tap_near(r.peak, cases[i].peak, 0, "%s: peak %d", what,
+			    cases[i].peak);
+			tap_diag("%s: makespan %g, bubble rate %.4f", what,
+			    r.makespan, r.bubble);
+		}
+		pw_problem_free(prob);
+	}
+	test_group_peak(16, 3, 8, 32);
+	test_group_peak(16, 3, 16, 48);
+	test_group_peak(32, 2, 16, 48);
+	test_group_peak(32, 2, 32, 64);
+}
+
+/*
+ * Both closed forms of the reference over a grid: group size g in
+ * [ceil(d/2), d] peaks at g(v-1) + d, and its bubble is GIS's (d-1)(f+b)
+ * plus (d-g)(v-1) slots, so with g dividing m the makespan is
+ * 3mv + 2(d-1) + (d-g)(v-1).
+ */
+static void
+test_closed_forms(void)
+{
+	struct pw_problem *prob;
+	struct pw_schedule *sched;
+	struct test_result r;
+	struct pw_error err;
+	int d, v, g, m, cases = 0, bad = 0;
+
+	for (d = 1; d <= 8; d++)
+		for (v = 1; v <= 4; v++)
+			for (g = (d + 1) / 2; g <= d; g++) {
+				m = 2 * g * ((d + g - 1) / g);
+				prob = test_problem(d, v, m, 0);
+				if (pw_family_group_interleaved(prob, g, &sched,
+				    &err) != PW_OK)
+					abort();
+				test_run(prob, sched, &r);
+				cases++;
+				if ((!r.ok || r.peak != g * (v - 1) + d ||
+				    r.makespan != 3 * m * v + 2 * (d - 1) +
+				    (d - g) * (v - 1)) && bad++ == 0)
+					tap_diag("d=%d v=%d g=%d m=%d: peak %g, "
+					    "makespan %g %s", d, v, g, m, r.peak,
+					    r.makespan, r.fail);
+				pw_schedule_free(sched);
+				pw_problem_free(prob);
+			}
+	tap_ok(bad == 0, "group sizes: peak g(v-1)+d and makespan "
+	    "3mv+2(d-1)+(d-g)(v-1) (%d of %d cases)", cases - bad, cases);
+}
+
+/* The peak of the layout (PO, or GIS-H) with C chunks offloaded by the
+ * paper's rule at k; its makespan in *MAKESPAN.  -1 after a failure. */
+static double
+test_rule_peak(const struct pw_problem *prob, int c, bool gis_h,
+    double *makespan)
+{
+	struct test_result r;
+	char what[64];
+
+	snprintf(what, sizeof what, "%s d=%d v=%d, %d chunks offloaded",
+	    gis_h ? "gis-h" : "po", prob->devices,
+	    prob->nstages / prob->devices, c);
+	if (!test_checked(prob, test_po_chunks(prob, PW_OFFLOAD_LAZY, c,
+	    gis_h), &r, what))
+		return -1;
+	*makespan = r.makespan;
+	return r.peak;
+}
+
+/*
+ * The reference's offloaded peaks at k = 0.5, which ours must not exceed:
+ * d=8, v=5 with 0..5 chunks offloaded, the PO layout 24 17 12 7 4 3 and
+ * GIS-H 24 19 15 11 7 4.  Under the PO layout the peak falls faster than
+ * linearly in the chunks offloaded, and faster than under GIS-H, which
+ * starts from the same peak.  No offload changes the makespan.
+ */
+static void
+test_offload_table(void)
+{
+	static const int po_ref[] = { 24, 17, 12, 7, 4, 3 };
+	static const int gish_ref[] = { 24, 19, 15, 11, 7, 4 };
+	struct pw_problem *prob = test_problem(8, 5, 64, 0.5);
+	double po[6], gish[6], mk = 0, mk0 = 0, mk0h = 0, line;
+	int c;
+
+	for (c = 0; c <= 5; c++) {
+		po[c] = test_rule_peak(prob, c, false, &mk);
+		if (c == 0)
+			mk0 = mk;
+		tap_ok(po[c] >= 0 && po[c] <= po_ref[c], "po d=8 v=5 k=0.5, "
+		    "%d chunks offloaded: peak %g, the reference's %d", c,
+		    po[c], po_ref[c]);
+		tap_near(mk, mk0, 1e-9 * mk0, "po d=8 v=5, %d chunks: the "
+		    "makespan stays %g", c, mk0);
+		gish[c] = test_rule_peak(prob, c, true, &mk);
+		if (c == 0)
+			mk0h = mk;
+		tap_ok(gish[c] >= 0 && gish[c] <= gish_ref[c], "gis-h d=8 v=5 "
+		    "k=0.5, %d chunks offloaded: peak %g, the reference's %d",
+		    c, gish[c], gish_ref[c]);
+		tap_near(mk, mk0h, 1e-9 * mk0h, "gis-h d=8 v=5, %d chunks: the "
+		    "makespan stays %g", c, mk0h);
+	}
+	tap_near(po[0], gish[0], 0, "po and gis-h start from one peak");
+	for (c = 1; c < 5; c++) {
+		line = po[0] + (po[5] - po[0]) * c / 5;
+		tap_ok(po[c] < line, "po: %d chunks offloaded peak %g, below "
+		    "the line from %g to %g (%g): better than linear", c, po[c],
+		    po[0], po[5], line);
+		tap_ok(po[c] <= gish[c], "po falls faster than gis-h: %d chunks "
+		    "%g <= %g", c, po[c], gish[c]);
+	}
+	pw_problem_free(prob);
+}
+
+/* FAMILY on D devices, V chunks, m = 8d, k: peak at most WANT and the
+ * makespan of the layout without offload. */
+static void
+test_family_peak(const char *family, int d, int v, double k, int want)
+{
+	struct pw_problem *prob = test_problem(d, v, 8 * d, k);
+	struct test_result r, base;
+	char what[64];
+
+	snprintf(what, sizeof what, "%s d=%d v=%d k=%g", family, d, v, k);
+	if (test_checked(prob, test_build("po", prob), &base, "po") &&
+	    test_checked(prob, test_build(family, prob), &r, what)) {
+		tap_ok(r.peak <= want, "%s: peak %g, the reference's %d", what,
+		    r.peak, want);
+		tap_near(r.makespan, base.makespan, 1e-9 * base.makespan,
+		    "%s: makespan %g, the po layout's", what, r.makespan);
+		tap_diag("%s: %d activations moved, bubble rate %.4f", what,
+		    r.moved, r.bubble);
+	}
+	pw_problem_free(prob);
+}
+
+/* The reference's PO-H / PO-F at k = 0.5 (and PO with 8 of 16 chunks). */
+static void
+test_offload_families(void)
+{
+	struct pw_problem *prob;
+	double mk, peak;
+
+	test_family_peak("po-h", 16, 3, 0.5, 8);
+	test_family_peak("po-f", 16, 3, 0.5, 3);
+	test_family_peak("po-h", 32, 2, 0.5, 18);
+	test_family_peak("po-f", 32, 2, 0.5, 3);
+	test_family_peak("po-sel", 16, 3, 0.5, 3);
+	prob = test_problem(8, 16, 64, 0.5);
+	peak = test_rule_peak(prob, 8, false, &mk);
+	tap_ok(peak >= 0 && peak <= 21, "po d=8 v=16 k=0.5, 8 chunks "
+	    "offloaded: peak %g, the reference's 21", peak);
+	peak = test_rule_peak(prob, 16, false, &mk);
+	tap_ok(peak >= 0 && peak <= 3, "po d=8 v=16 k=0.5, 16 chunks "
+	    "offloaded: peak %g, the reference's 3", peak);
+	pw_problem_free(prob);
+}
+
+/*
+ * PO-sel against the paper's rule: d=4, v=3, m=32 at k = 0.7, where the
+ * pairs' channels cannot take every activation.  The rule on the c lowest
+ * chunks, c = 0..3, peaks at best at 4 stage-activations; PO-sel reaches
+ * 3 with the same makespan.
+ */
+static void
+test_sel_beats_rule(void)
+{
+	struct pw_problem *prob = test_problem(4, 3, 32, 0.7);
+	struct test_result r;
+	double best = INFINITY, mk = 0, mk_best = 0, peak;
+	int c;
+
+	for (c = 0; c <= 3; c++) {
+		peak = test_rule_peak(prob, c, false, &mk);
+		tap_diag("the rule on %d chunks: peak %g, makespan %g", c, peak,
+		    mk);
+		if (peak >= 0 && peak < best) {
+			best = peak;
+			mk_best = mk;
+		}
+	}
+	tap_near(best, 4, 0, "the rule's best peak on d=4 v=3 k=0.7 is 4");
+	if (test_checked(prob, test_build("po-sel", prob), &r, "po-sel d=4 "
+	    "v=3 k=0.7")) {
+		tap_near(r.peak, 3, 0, "po-sel d=4 v=3 k=0.7: peak 3, below "
+		    "the rule's best");
+		tap_near(r.makespan, mk_best, 1e-9 * mk_best, "po-sel d=4 v=3 "
+		    "k=0.7: the same makespan %g", mk_best);
+	}
+	pw_problem_free(prob);
+}
+
+/*
+ * The planner on a case worked out by hand: one device, one stage,
+ * GPipe, m = 3; f = b = w = 1 (BW 2); transfers 0.25 s on one channel;
+ * margin 0.  Compute: F0 [0,1] F1 [1,2] F2 [2,3] BW0 [3,5] BW1 [5,7]
+ * BW2 [7,9].  Every gap from F end to B (2, 3, 4) exceeds three round
+ * trips (1.5).  Offloads go right after each F: [1,1.25] [2,2.25]
+ * [3,3.25].  Reloads from the last back: (0,2) latest start 6.75, at BW1's
+ * start 5; (0,1) latest 4.75: BW0 starts at 3 but offload (0,2) ends at
+ * 3.25, so it follows that (anchor BW0); (0,0) latest 2.75: after offload
+ * (0,1) at 2.25 (anchor F2).  Memory: 1, 2, then 2 at every allocation:
+ * peak 2 instead of 3, makespan 9.
+ */
+static void
+test_planner_exact(void)
+{
+	static const char *want_order =
+	    "OFFLOAD(0,0) OFFLOAD(0,1) RELOAD(0,0) OFFLOAD(0,2) RELOAD(0,1) "
+	    "RELOAD(0,2)";
+	static const struct { int mb; double start; const char *anchor; }
+	    rel[] = { { 0, 2.25, "F(0,2)" }, { 1, 3.25, "BW(0,0)" },
+	    { 2, 5, "BW(0,1)" } };
+	struct pw_offload_opts opts = { PW_OFFLOAD_LAZY, 0, NULL };
+	struct pw_problem *prob = test_problem(1, 1, 3, 0);
+	struct pw_schedule *sched;
+	struct pw_timing *t;
+	struct pw_error err;
+	struct test_result r;
+	struct pw_op anchor;
+	char *got = NULL, name[64];
+	size_t i, len = 0;
+
+	pw_problem_set_link(prob, 4, 4, 0, false);
+	if (pw_family_gpipe(prob, &sched, &err) != PW_OK ||
+	    !tap_ok(pw_offload_plan(prob, sched, &opts, &err) == PW_OK,
+	    "planner: gpipe, one device, m=3")) {
+		tap_diag("%s", err.msg);
+		pw_problem_free(prob);
+		return;
+	}
+	got = pw_xmalloc(256);
+	got[0] = '\0';
+	for (i = 0; i < (size_t)sched->channel[0].len; i++)
+		len += (size_t)snprintf(got + len, 256 - len, "%s%s",
+		    i == 0 ? "" : " ", pw_op_name(name, sizeof name,
+		    sched->channel[0].ops[i]));
+	tap_str(got, want_order, "planner: the channel's order");
+	free(got);
+	if (pw_simulate(prob, sched, &t, &err) == PW_OK) {
+		for (i = 0; i < 3; i++) {
+			struct pw_op op = { PW_RELOAD, 0, rel[i].mb };
+
+			tap_near(t->start[pw_op_index(prob, op)], rel[i].start,
+			    0, "planner: RELOAD(0,%d) starts at %g", rel[i].mb,
+			    rel[i].start);
+			tap_ok(pw_schedule_anchor(sched, 0, rel[i].mb, &anchor),
+			    "planner: RELOAD(0,%d) is anchored", rel[i].mb);
+			tap_str(pw_op_name(name, sizeof name, anchor),
+			    rel[i].anchor, "planner: RELOAD(0,%d)'s anchor",
+			    rel[i].mb);
+		}
+		pw_timing_free(t);
+	}
+	if (test_checked(prob, sched, &r, "planner: gpipe, one device")) {
+		tap_near(r.peak, 2, 0, "planner: peak 2 (3 without offload)");
+		tap_near(r.makespan, 9, 0, "planner: makespan stays 9");
+	}
+	pw_problem_free(prob);
+}
+
+static void
+test_planner_errors(void)
+{
+	struct pw_offload_opts opts = { PW_OFFLOAD_LAZY, 1, NULL };
+	struct pw_problem *prob = test_problem(2, 2, 4, 0.5);
+	struct pw_schedule *sched;
+	struct pw_error err;
+
+	if (pw_family_po_f(prob, &sched, &err) != PW_OK)
+		abort();
+	tap_int(pw_offload_plan(prob, sched, &opts, &err), PW_ERR_INPUT,
+	    "planner refuses a schedule with transfers");
+	tap_ok(strncmp(err.msg, "offload planner: the schedule already has "
+	    "transfers (", 52) == 0, "planner: the reason (%s)", err.msg);
+	pw_schedule_free(sched);
+
+	if (pw_family_po(prob, &sched, &err) != PW_OK)
+		abort();
+	opts.margin = -1;
+	tap_int(pw_offload_plan(prob, sched, &opts, &err), PW_ERR_INPUT,
+	    "planner refuses a negative margin");
+	tap_str(err.msg, "offload planner: margin must be a finite number "
+	    ">= 0 (got -1)", "planner: the margin's reason");
+	opts.margin = NAN;
+	tap_int(pw_offload_plan(prob, sched, &opts, &err), PW_ERR_INPUT,
+	    "planner refuses a margin that is not a number");
+	opts.margin = 1;
+	/* Device 0 waits for its own last backward first: a deadlock. */
+	sched->device[0].ops[0] = sched->device[0].ops[sched->device[0].len - 1];
+	sched->device[0].ops[sched->device[0].len - 1] =
+	    (struct pw_op){ PW_F, 0, 0 };
+	tap_int(pw_offload_plan(prob, sched, &opts, &err), PW_ERR_DEADLOCK,
+	    "planner passes on a deadlock");
+	tap_ok(sched->channel[0].len == 0, "planner: no transfers after an "
+	    "error");
+	pw_schedule_free(sched);
+	pw_problem_free(prob);
+}
+
+/*
+ * The planner on other families' schedules (fused and split backwards,
+ * one stage or several per device) with a full-duplex link in one group,
+ * latency, partial offload, comm and uneven costs: the makespan never
+ * moves, the checker passes, and no device's peak rises.
+ */
+static void
+test_planner_general(void)
+{
+	static const char *families[] = {
+		"1f1b", "zb-h1", "zb-h2", "1f1b-interleaved", "gis-h", "po"
+	};
+	static const enum pw_offload_select selects[] = {
+		PW_OFFLOAD_LAZY, PW_OFFLOAD_PEAK
+	};
+	struct pw_offload_opts opts = { PW_OFFLOAD_LAZY, 0.5, NULL };
+	struct pw_problem *prob;
+	struct pw_schedule *sched;
+	struct test_result r, base;
+	struct pw_error err;
+	size_t i, k;
+	int s, d, v;
+
+	for (i = 0; i < sizeof families / sizeof families[0]; i++)
+		for (k = 0; k < 2; k++) {
+			v = strncmp(families[i], "1f1b-", 5) == 0 ||
+			    strncmp(families[i], "gis", 3) == 0 ||
+			    strcmp(families[i], "po") == 0 ? 2 : 1;
+			prob = test_problem(4, v, 12, 0);
+			for (s = 0; s < prob->nstages; s++) {
+				prob->stages[s].f = 1 + 0.25 * (s % 3);
+				prob->stages[s].b = 1.5 + 0.5 * (s % 2);
+				prob->stages[s].w = 0.75;
+				prob->stages[s].act = 3;
+				prob->stages[s].hold = 1.5;
+				prob->stages[s].offload = 2;
+			}
+			pw_problem_set_comm(prob, 0.125);
+			pw_problem_set_link(prob, 8, 6, 0.05, true);
+			prob->link.ngroups = 1;
+			for (d = 0; d < 4; d++)
+				prob->link.group[d] = 0;
+			if (!test_checked(prob, test_build(families[i], prob),
+			    &base, families[i])) {
+				pw_problem_free(prob);
+				continue;
+			}
+			sched = test_build(families[i], prob);
+			opts.select = selects[k];
+			if (sched != NULL && !tap_ok(pw_offload_plan(prob, sched,
+			    &opts, &err) == PW_OK, "plan %s", families[i]))
+				tap_diag("%s", err.msg);
+			if (test_checked(prob, sched, &r, families[i])) {
+				tap_ok(r.moved > 0, "%s (%s): moves %d "
+				    "activations", families[i], k ? "peak" :
+				    "rule", r.moved);
+				tap_near(r.makespan, base.makespan, 1e-9 *
+				    base.makespan, "%s (%s): makespan %g stays",
+				    families[i], k ? "peak" : "rule",
+				    base.makespan);
+				tap_ok(r.peak <= base.peak && r.sum <= base.sum,
+				    "%s (%s): peak %g <= %g, sum %g <= %g",
+				    families[i], k ? "peak" : "rule", r.peak,
+				    base.peak, r.sum, base.sum);
+			}
+			pw_problem_free(prob);
+		}
+}
+
+/* FAMILY refuses PROB with exactly WANT. */
+static void
+test_refusal(const char *family, const struct pw_problem *prob,
+    const char *want)
+{
+	const struct pw_family *fam = pw_family_find(family);
+	struct pw_schedule *sched = NULL;
+	struct pw_error err;
+
+	if (!tap_ok(fam != NULL, "family %s is registered", family))
+		return;
+	tap_int(fam->build(prob, &sched, &err), PW_ERR_NOT_APPLICABLE,
+	    "%s refuses", family);
+	tap_ok(sched == NULL, "%s: no schedule when refused", family);
+	tap_str(err.msg, want, "%s: the reason", family);
+}
+
+static void
+test_refusals(void)
+{
+	struct pw_problem *prob;
+	struct pw_schedule *sched = NULL;
+	struct pw_error err;
+	size_t i;
+	int s;
+
+	prob = test_problem(4, 2, 8, 0.5);
+	if (pw_problem_place_v(prob, &err) != PW_OK)
+		abort();
+	for (i = 0; i < TEST_NNAMES; i++) {
+		char want[256];
+
+		snprintf(want, sizeof want, "%s needs loop placement (stage s "
+		    "on device s mod p, the same number of stages on every "
+		    "device); this problem has 8 stages on 4 devices not in "
+		    "loop placement", test_names[i]);
+		test_refusal(test_names[i], prob, want);
+	}
+	pw_problem_free(prob);
+
+	prob = test_problem(4, 2, 8, 0);
+	test_refusal("po-h", prob, "po-h needs an offload link and stages "
+	    "with offload bytes; this problem has no link");
+	pw_problem_set_link(prob, 1, 1, 0, true);
+	for (s = 0; s < prob->nstages; s++)
+		prob->stages[s].offload = 0;
+	test_refusal("po-sel", prob, "po-sel needs an offload link and stages "
+	    "with offload bytes; this problem has offload 0 on every stage");
+	tap_int(pw_family_group_interleaved(prob, 5, &sched, &err),
+	    PW_ERR_NOT_APPLICABLE, "group size above the devices is refused");
+	tap_str(err.msg, "group interleaving needs a group size from 1 to the "
+	    "devices (4); got 5", "group size: the reason");
+	tap_ok(sched == NULL, "group size: no schedule when refused");
+	pw_problem_free(prob);
+}
+
+/*
+ * Every family over a grid (d 1..6, v 1..3, several m, uneven costs and
+ * comm, the paired link at k = 0.8): builds, has every op once (F, B, W),
+ * simulates and passes the checker; the offloading families keep the PO
+ * layout's makespan, and PO-sel peaks no higher than PO-H or PO-F.
+ */
+static void
+test_grid(void)
+{
+	static const int ms[] = { 1, 2, 3, 5, 8, 13 };
+	struct pw_problem *prob;
+	struct pw_schedule *sched;
+	struct test_result r[TEST_NNAMES];
+	char fail[640] = "";
+	size_t i, k;
+	int d, v, s, cases = 0, bad = 0;
+
+	for (d = 1; d <= 6; d++)
+		for (v = 1; v <= 3; v++)
+			for (k = 0; k < sizeof ms / sizeof ms[0]; k++) {
+				prob = test_problem(d, v, ms[k] * (1 + d / 3), 0.8);
+				for (s = 0; s < prob->nstages; s++) {
+					prob->stages[s].f = 1 + 0.5 * (s % 2);
+					prob->stages[s].b = 1.25 + 0.25 * (s % 3);
+					prob->stages[s].w = 0.5 + 0.5 * (s % 2);
+				}
+				pw_problem_set_comm(prob, 0.1);
+				cases++;
+				for (i = 0; i < TEST_NNAMES; i++) {
+					const struct pw_family *fam =
+					    pw_family_find(test_names[i]);
+					struct pw_error err;
+
+					if (fam->build(prob, &sched, &err) !=
+					    PW_OK) {
+						snprintf(r[i].fail, sizeof r[i].fail,
+						    "refused: %.400s", err.msg);
+						r[i].ok = false;
+						continue;
+					}
+					test_run(prob, sched, &r[i]);
+					for (s = 0; s < d; s++)
+						if (sched->device[s].len !=
+						    3 * v * prob->microbatches) {
+							r[i].ok = false;
+							snprintf(r[i].fail,
+							    sizeof r[i].fail,
+							    "device %d has %d "
+							    "ops", s, sched->
+							    device[s].len);
+						}
+					pw_schedule_free(sched);
+				}
+				for (i = 0; i < TEST_NNAMES; i++)
+					if (!r[i].ok || (i >= 3 && r[i].makespan !=
+					    r[2].makespan))
+						break;
+				if (i == TEST_NNAMES && (r[5].peak > r[3].peak ||
+				    r[5].peak > r[4].peak))
+					i = 5;
+				if (i < TEST_NNAMES && bad++ == 0)
+					snprintf(fail, sizeof fail, "%s d=%d v=%d "
+					    "m=%d: %s (makespan %g, po %g; peak "
+					    "%g)", test_names[i], d, v,
+					    prob->microbatches, r[i].fail,
+					    r[i].makespan, r[2].makespan,
+					    r[i].peak);
+				pw_problem_free(prob);
+			}
+	if (!tap_ok(bad == 0, "every family on d 1..6, v 1..3, 6 values of m: "
+	    "%d of %d problems", cases - bad, cases))
+		tap_diag("%s", fail);
+}
+
+int
+main(void)
+{
+	test_registry();
+	test_orders();
+	test_warmup();
+	test_reference_peaks();
+	test_closed_forms();
+	test_offload_table();
+	test_offload_families();
+	test_sel_beats_rule();
+	test_planner_exact();
+	test_planner_errors();
+	test_planner_general();
+	test_refusals();
+	test_grid();
+	return tap_done();
+}
