@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "csv.h"
+#include "pipewright.h"
 #include "tap.h"
 
 /* Splits LINE in place at commas; returns the number of fields, or -1
@@ -51,18 +52,22 @@ test_csv_next(struct test_csv *csv)
 }
 
 bool
-test_csv_open(struct test_csv *csv, const char *path)
+test_csv_open(struct test_csv *csv, const char *name)
 {
+	const char *dir = getenv("TESTDATA");
+
 	memset(csv, 0, sizeof *csv);
-	csv->path = path;
-	if (!tap_ok((csv->fp = fopen(path, "r")) != NULL, "%s opens", path))
+	csv->path = pw_xasprintf("%s/%s", dir != NULL ? dir : "tests/data",
+	    name);
+	if (!tap_ok((csv->fp = fopen(csv->path, "r")) != NULL, "%s opens",
+	    csv->path))
 		return false;
-	if (!tap_ok(test_csv_line(csv), "%s has a header", path))
+	if (!tap_ok(test_csv_line(csv), "%s has a header", csv->path))
 		return false;
 	memcpy(csv->head, csv->line, sizeof csv->head);
 	csv->ncols = test_split(csv->head, csv->name);
 	return tap_ok(csv->ncols > 0, "%s: header has at most %d columns",
-	    path, TEST_CSV_MAXCOLS);
+	    csv->path, TEST_CSV_MAXCOLS);
 }
 
 const char *
@@ -99,6 +104,8 @@ test_csv_close(struct test_csv *csv)
 	if (csv->fp != NULL)
 		fclose(csv->fp);
 	csv->fp = NULL;
+	free(csv->path);
+	csv->path = NULL;
 }
 
 void

@@ -14,7 +14,7 @@
 
 struct test_csv {
 	FILE	*fp;
-	const char *path;
+	char	*path;		/* owned; freed by test_csv_close */
 	char	head[TEST_CSV_MAXLINE];
 	char	*name[TEST_CSV_MAXCOLS];
 	int	ncols;
@@ -23,9 +23,10 @@ struct test_csv {
 	int	lineno;
 };
 
-/* Opens PATH (kept, not copied) and reads its header; false after a
- * failed test line. */
-bool	test_csv_open(struct test_csv *, const char *path);
+/* Opens the table NAME in $TESTDATA (tests/data when unset) and reads its
+ * header; false after a failed test line.  Call test_csv_close either
+ * way. */
+bool	test_csv_open(struct test_csv *, const char *name);
 /* Reads and splits the next data line; false at the end of the file. */
 bool	test_csv_next(struct test_csv *);
 /* The text of column COL in the current line; "" (and a failed test line)

@@ -9,28 +9,17 @@
 
 #include "pipewright.h"
 #include "tap.h"
+#include "testlib.h"
 
 /* Returns a problem the caller frees: P devices, V chunks each on loop
- * placement, every stage with the same times and memory. */
+ * placement, every stage with the same times and act = hold = 1. */
 static struct pw_problem *
 test_problem(int p, int v, int m, double f, double b, double w, double comm)
 {
-	struct pw_problem *prob;
-	struct pw_error err;
-	int s;
+	struct pw_stage st = { .f = f, .b = b, .w = w, .act = 1, .hold = 1,
+	    .comm = comm };
 
-	prob = pw_problem_new(p, p * v, m);
-	if (pw_problem_place_loop(prob, &err) != PW_OK)
-		abort();
-	for (s = 0; s < prob->nstages; s++) {
-		prob->stages[s].f = f;
-		prob->stages[s].b = b;
-		prob->stages[s].w = w;
-		prob->stages[s].act = 1;
-		prob->stages[s].hold = 1;
-	}
-	pw_problem_set_comm(prob, comm);
-	return prob;
+	return test_problem_uniform(p, v, m, PW_PLACE_LOOP, &st);
 }
 
 /* Returns FAMILY's schedule for PROB (the caller frees it), or NULL after
@@ -54,27 +43,6 @@ test_build(const char *family, const struct pw_problem *prob)
 	return sched;
 }
 
-/* Returns device D's order as "F(0,0) BW(0,0) ...", a string the caller
- * frees. */
-static char *
-test_order(const struct pw_schedule *sched, int d)
-{
-	const struct pw_seq *seq = &sched->device[d];
-	char *s, name[64];
-	size_t len = 0, cap;
-	int i;
-
-	cap = (size_t)seq->len * sizeof name + 1;
-	s = pw_xmalloc(cap);
-	s[0] = '\0';
-	for (i = 0; i < seq->len; i++) {
-		pw_op_name(name, sizeof name, seq->ops[i]);
-		len += (size_t)snprintf(s + len, cap - len, "%s%s",
-		    i == 0 ? "" : " ", name);
-	}
-	return s;
-}
-
 static const char *test_classic[] = {
 	"gpipe", "1f1b", "1f1b-interleaved", "zb-h1", "zb-h2"
 };
@@ -83,19 +51,13 @@ static const char *test_classic[] = {
 static void
 test_registry(void)
 {
-	const char **names = test_classic;
+	const struct pw_family *fam;
 	size_t i, j;
 
-	for (i = 0; i < TEST_NCLASSIC; i++) {
-		const struct pw_family *fam = pw_family_find(names[i]);
-
-		if (!tap_ok(fam != NULL, "registry has %s", names[i]))
-			continue;
-		tap_str(fam->name, names[i], "%s: row name", names[i]);
-		tap_ok(fam->summary != NULL && fam->summary[0] != '\0' &&
-		    strchr(fam->summary, '\n') == NULL,
-		    "%s: one-line summary", names[i]);
-	}
+	for (i = 0; i < TEST_NCLASSIC; i++)
+		if ((fam = test_registered(test_classic[i])) != NULL)
+			tap_str(fam->name, test_classic[i], "%s: row name",
+			    test_classic[i]);
 	tap_ok(pw_family_find("1F1B") == NULL && pw_family_find("") == NULL,
 	    "unknown names are not found");
 	for (i = 0; i < pw_nfamilies; i++)
@@ -116,7 +78,7 @@ test_exact(const char *family, int p, int v, int m, int d, const char *want)
 	char *got;
 
 	if ((sched = test_build(family, prob)) != NULL) {
-		got = test_order(sched, d);
+		got = test_order(&sched->device[d]);
 		tap_str(got, want, "%s p=%d v=%d m=%d: order of device %d",
 		    family, p, v, m, d);
 		free(got);
@@ -166,25 +128,6 @@ test_orders(void)
 	test_exact("1f1b-interleaved", 2, 2, 4, 1,
 	    "F(1,0) F(1,1) F(3,0) BW(3,0) F(3,1) BW(3,1) F(1,2) BW(1,0) "
 	    "F(1,3) BW(1,1) F(3,2) BW(3,2) F(3,3) BW(3,3) BW(1,2) BW(1,3)");
-}
-
-/* FAMILY refuses PROB with exactly the reason WANT. */
-static void
-test_refusal(const char *family, const struct pw_problem *prob,
-    const char *want)
-{
-	const struct pw_family *fam = pw_family_find(family);
-	struct pw_schedule *sched = NULL;
-	struct pw_error err;
-
-	if (!tap_ok(fam != NULL, "family %s is registered", family))
-		return;
-	tap_int(fam->build(prob, &sched, &err), PW_ERR_NOT_APPLICABLE,
-	    "%s refuses %d stages on %d devices, %d microbatches", family,
-	    prob->nstages, prob->devices, prob->microbatches);
-	tap_ok(sched == NULL, "%s: no schedule when refused", family);
-	tap_str(err.msg, want, "%s: the reason", family);
-	pw_schedule_free(sched);
 }
 
 static void
@@ -275,7 +218,7 @@ test_grid_case(const struct pw_family *fam, int p, int v, int m)
 	struct pw_error err;
 	char *fail = NULL;
 	bool split = strncmp(fam->name, "zb-", 3) == 0;
-	int rc, d, c;
+	int rc;
 
 	rc = fam->build(prob, &sched, &err);
 	if (!test_applies(fam->name, p, v, m)) {
@@ -288,17 +231,8 @@ test_grid_case(const struct pw_family *fam, int p, int v, int m)
 		fail = pw_xasprintf("refused: %s", err.msg);
 		goto out;
 	}
-	for (d = 0; d < p; d++)
-		if (sched->device[d].len != m * v * (split ? 3 : 2)) {
-			fail = pw_xasprintf("device %d has %d ops", d,
-			    sched->device[d].len);
-			goto out;
-		}
-	for (c = 0; c < sched->nchannels; c++)
-		if (sched->channel[c].len != 0) {
-			fail = pw_xasprintf("transfers on channel %d", c);
-			goto out;
-		}
+	if ((fail = test_compute_only(sched, m * v * (split ? 3 : 2))) != NULL)
+		goto out;
 	if (pw_simulate(prob, sched, &timing, &err) != PW_OK)
 		fail = pw_xasprintf("does not simulate: %s", err.msg);
 out:

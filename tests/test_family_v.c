@@ -12,6 +12,7 @@
 #include "csv.h"
 #include "pipewright.h"
 #include "tap.h"
+#include "testlib.h"
 
 static const char *test_vfam[] = { "zb-v", "v-half", "v-min" };
 #define TEST_NVFAM	(sizeof test_vfam / sizeof test_vfam[0])
@@ -22,22 +23,10 @@ static struct pw_problem *
 test_problem(int p, int m, double f, double b, double w, double comm,
     double act, double hold)
 {
-	struct pw_problem *prob;
-	struct pw_error err;
-	int s;
+	struct pw_stage st = { .f = f, .b = b, .w = w, .act = act,
+	    .hold = hold, .comm = comm };
 
-	prob = pw_problem_new(p, 2 * p, m);
-	if (pw_problem_place_v(prob, &err) != PW_OK)
-		abort();
-	for (s = 0; s < prob->nstages; s++) {
-		prob->stages[s].f = f;
-		prob->stages[s].b = b;
-		prob->stages[s].w = w;
-		prob->stages[s].act = act;
-		prob->stages[s].hold = hold;
-	}
-	pw_problem_set_comm(prob, comm);
-	return prob;
+	return test_problem_uniform(p, 2, m, PW_PLACE_V, &st);
 }
 
 /*
@@ -53,12 +42,8 @@ test_try(const char *family, const struct pw_problem *prob,
 	const struct pw_family *fam = pw_family_find(family);
 	struct pw_schedule *sched = NULL;
 	struct pw_timing *timing = NULL;
-	struct pw_timed_op *ops = NULL;
-	struct pw_violations v = { 0 };
 	struct pw_error err;
 	char *fail = NULL;
-	size_t nops;
-	int d, c;
 
 	if (fam == NULL)
 		return pw_xasprintf("%s is not registered", family);
@@ -71,31 +56,15 @@ test_try(const char *family, const struct pw_problem *prob,
 		    sched->family != NULL ? sched->family : "(none)");
 		goto out;
 	}
-	for (d = 0; d < prob->devices; d++)
-		if (sched->device[d].len != 6 * prob->microbatches) {
-			fail = pw_xasprintf("device %d has %d ops", d,
-			    sched->device[d].len);
-			goto out;
-		}
-	for (c = 0; c < sched->nchannels; c++)
-		if (sched->channel[c].len != 0) {
-			fail = pw_xasprintf("transfers on channel %d", c);
-			goto out;
-		}
+	if ((fail = test_compute_only(sched, 6 * prob->microbatches)) != NULL)
+		goto out;
 	if (pw_simulate(prob, sched, &timing, &err) != PW_OK) {
 		fail = pw_xasprintf("does not simulate: %s", err.msg);
 		goto out;
 	}
-	ops = pw_timed_ops(prob, sched, timing, &nops);
-	if (pw_check(prob, ops, nops, &v) != 0) {
-		fail = pw_xasprintf("checker: %s", v.msg[0]);
-		goto out;
-	}
-	if (met != NULL)
+	if ((fail = test_checker(prob, sched, timing)) == NULL && met != NULL)
 		*met = pw_metrics_compute(prob, sched, timing);
 out:
-	pw_violations_free(&v);
-	free(ops);
 	pw_timing_free(timing);
 	pw_schedule_free(sched);
 	return fail;
@@ -134,41 +103,21 @@ test_registry(void)
 {
 	size_t i;
 
-	for (i = 0; i < TEST_NVFAM; i++) {
-		const struct pw_family *fam = pw_family_find(test_vfam[i]);
-
-		if (!tap_ok(fam != NULL, "registry has %s", test_vfam[i]))
-			continue;
-		tap_ok(fam->summary != NULL && fam->summary[0] != '\0' &&
-		    strchr(fam->summary, '\n') == NULL,
-		    "%s: one-line summary", test_vfam[i]);
-	}
+	for (i = 0; i < TEST_NVFAM; i++)
+		test_registered(test_vfam[i]);
 }
 
 /* Every V family refuses PROB with the reason "<family>" WANT. */
 static void
-test_refusal(const struct pw_problem *prob, const char *want)
+test_refused(const struct pw_problem *prob, const char *want)
 {
-	struct pw_schedule *sched = NULL;
-	struct pw_error err;
 	char *reason;
 	size_t i;
 
 	for (i = 0; i < TEST_NVFAM; i++) {
-		const struct pw_family *fam = pw_family_find(test_vfam[i]);
-
-		if (!tap_ok(fam != NULL, "registry has %s", test_vfam[i]))
-			continue;
-		tap_int(fam->build(prob, &sched, &err), PW_ERR_NOT_APPLICABLE,
-		    "%s refuses %d stages on %d devices", test_vfam[i],
-		    prob->nstages, prob->devices);
-		tap_ok(sched == NULL, "%s: no schedule when refused",
-		    test_vfam[i]);
 		reason = pw_xasprintf("%s%s", test_vfam[i], want);
-		tap_str(err.msg, reason, "%s: the reason", test_vfam[i]);
+		test_refusal(test_vfam[i], prob, reason);
 		free(reason);
-		pw_schedule_free(sched);
-		sched = NULL;
 	}
 }
 
@@ -183,7 +132,7 @@ test_refusals(void)
 	if (!tap_ok(pw_problem_place_loop(prob, &err) == PW_OK,
 	    "loop placement"))
 		tap_diag("%s", err.msg);
-	test_refusal(prob, " needs V placement (device d holds stages d and "
+	test_refused(prob, " needs V placement (device d holds stages d and "
 	    "2p-1-d); this problem has 8 stages on 4 devices not in V "
 	    "placement");
 	pw_problem_free(prob);
@@ -191,7 +140,7 @@ test_refusals(void)
 	prob = pw_problem_new(4, 4, 8);
 	for (s = 0; s < 4; s++)
 		prob->stages[s].device = s;
-	test_refusal(prob, " needs V placement (device d holds stages d and "
+	test_refused(prob, " needs V placement (device d holds stages d and "
 	    "2p-1-d); this problem has 4 stages on 4 devices");
 	pw_problem_free(prob);
 }
@@ -205,21 +154,12 @@ test_exact(const char *family, int p, int m, int d, const char *want)
 	struct pw_problem *prob = test_problem(p, m, 1, 1, 1, 0, 1, 1);
 	struct pw_schedule *sched = NULL;
 	struct pw_error err;
-	char *got, name[64];
-	size_t len = 0, cap;
-	int i;
+	char *got;
 
 	if (!tap_ok(fam != NULL && fam->build(prob, &sched, &err) == PW_OK,
 	    "%s builds on %d devices, %d microbatches", family, p, m))
 		goto out;
-	cap = (size_t)sched->device[d].len * sizeof name + 1;
-	got = pw_xmalloc(cap);
-	got[0] = '\0';
-	for (i = 0; i < sched->device[d].len; i++) {
-		pw_op_name(name, sizeof name, sched->device[d].ops[i]);
-		len += (size_t)snprintf(got + len, cap - len, "%s%s",
-		    i == 0 ? "" : " ", name);
-	}
+	got = test_order(&sched->device[d]);
 	tap_str(got, want, "%s p=%d m=%d: order of device %d", family, p, m,
 	    d);
 	free(got);
@@ -370,13 +310,9 @@ test_table8(void)
 {
 	struct test_csv csv;
 	struct test_zb_case c;
-	const char *dir = getenv("TESTDATA");
-	char *path;
 	int ncases = 0;
 
-	path = pw_xasprintf("%s/zbv_table8.csv", dir != NULL ? dir :
-	    "tests/data");
-	if (!test_csv_open(&csv, path))
+	if (!test_csv_open(&csv, "zbv_table8.csv"))
 		goto out;
 	while (test_csv_next(&csv)) {
 		test_zb_case_read(&csv, &c);
@@ -386,10 +322,9 @@ test_table8(void)
 		ncases++;
 		test_table8_case(&csv, &c);
 	}
-	tap_int(ncases, 9, "%s: all 9 settings read", path);
+	tap_int(ncases, 9, "%s: all 9 settings read", csv.path);
 out:
 	test_csv_close(&csv);
-	free(path);
 }
 
 /*
@@ -408,22 +343,34 @@ out:
 static void
 test_unit(void)
 {
+	/* The paper's V-Half and V-Min: (p+a)/b in-flight microbatches, a
+	 * bubble at most num/den of 1F1B's. */
+	static const struct {
+		const char *family;
+		int	a, b;
+		int	num, den;
+		const char *part;	/* num/den in words */
+	} paper[] = {
+		{ "v-half", 2, 2, 1, 2, "half" },
+		{ "v-min", 4, 3, 2, 3, "2/3" },
+	};
 	static const struct {
 		int	p;
-		int	half, min;	/* peaks, whole-stage activations */
-		double	span_half, span_min;
+		int	peak[2];	/* v-half, v-min: whole-stage activations */
+		double	span[2];
 	} cases[] = {
-		{ 4, 3, 2, 77, 83 },
-		{ 8, 5, 4, 161, 171 },
-		{ 16, 9, 6, 329, 347 },
-		{ 32, 17, 12, 665, 699 },
+		{ 4, { 3, 2 }, { 77, 83 } },
+		{ 8, { 5, 4 }, { 161, 171 } },
+		{ 16, { 9, 6 }, { 329, 347 } },
+		{ 32, { 17, 12 }, { 665, 699 } },
 	};
 	struct pw_problem *prob;
 	struct pw_metrics *met;
 	char what[32];
-	size_t i;
-	int p, m;
-	double work, f1b;
+	const char *fam;
+	size_t i, k;
+	int p, m, want;
+	double work, f1b, bound;
 
 	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		p = cases[i].p;
@@ -432,42 +379,29 @@ test_unit(void)
 		f1b = 6 * (p - 1);
 		snprintf(what, sizeof what, "unit p=%d m=%d", p, m);
 		prob = test_problem(p, m, 1, 1, 1, 0, 1, 1);
-		if ((met = test_metrics("v-half", prob, what)) != NULL) {
-			tap_near(test_peak(met, 1) / 2, cases[i].half, 0,
-			    "%s: v-half peaks at %d whole-stage activations",
-			    what, cases[i].half);
-			tap_ok(fabs(cases[i].half - ceil((p + 2) / 2.0)) <= 1,
-			    "%s: v-half %d within 1 of (p+2)/2 = %.2f rounded "
-			    "up", what, cases[i].half, (p + 2) / 2.0);
-			tap_near(met->max_span, cases[i].span_half, 1e-9,
-			    "%s: v-half span %g", what, cases[i].span_half);
-			tap_ok(met->max_span - work <= f1b / 2, "%s: v-half "
-			    "bubble %g is at most half of 1F1B's %g", what,
-			    met->max_span - work, f1b);
-			tap_diag("%s: v-half peak %g (paper (p+2)/2 = %.2f), "
-			    "bubble rate %.4f, 1F1B's %.4f", what,
-			    test_peak(met, 1) / 2, (p + 2) / 2.0,
-			    met->bubble_rate, f1b / (work + f1b));
+		for (k = 0; k < 2; k++) {
+			fam = paper[k].family;
+			want = cases[i].peak[k];
+			bound = (p + paper[k].a) / (double)paper[k].b;
+			if ((met = test_metrics(fam, prob, what)) == NULL)
+				continue;
+			tap_near(test_peak(met, 1) / 2, want, 0, "%s: %s peaks "
+			    "at %d whole-stage activations", what, fam, want);
+			tap_ok(fabs(want - ceil(bound)) <= 1, "%s: %s %d "
+			    "within 1 of (p+%d)/%d = %.2f rounded up", what,
+			    fam, want, paper[k].a, paper[k].b, bound);
+			tap_near(met->max_span, cases[i].span[k], 1e-9,
+			    "%s: %s span %g", what, fam, cases[i].span[k]);
+			tap_ok(paper[k].den * (met->max_span - work) <=
+			    paper[k].num * f1b, "%s: %s bubble %g is at most "
+			    "%s of 1F1B's %g", what, fam, met->max_span - work,
+			    paper[k].part, f1b);
+			tap_diag("%s: %s peak %g (paper (p+%d)/%d = %.2f), "
+			    "bubble rate %.4f, 1F1B's %.4f", what, fam,
+			    test_peak(met, 1) / 2, paper[k].a, paper[k].b,
+			    bound, met->bubble_rate, f1b / (work + f1b));
+			pw_metrics_free(met);
 		}
-		pw_metrics_free(met);
-		if ((met = test_metrics("v-min", prob, what)) != NULL) {
-			tap_near(test_peak(met, 1) / 2, cases[i].min, 0,
-			    "%s: v-min peaks at %d whole-stage activations",
-			    what, cases[i].min);
-			tap_ok(fabs(cases[i].min - ceil((p + 4) / 3.0)) <= 1,
-			    "%s: v-min %d within 1 of (p+4)/3 = %.2f rounded "
-			    "up", what, cases[i].min, (p + 4) / 3.0);
-			tap_near(met->max_span, cases[i].span_min, 1e-9,
-			    "%s: v-min span %g", what, cases[i].span_min);
-			tap_ok(3 * (met->max_span - work) <= 2 * f1b, "%s: "
-			    "v-min bubble %g is at most 2/3 of 1F1B's %g",
-			    what, met->max_span - work, f1b);
-			tap_diag("%s: v-min peak %g (paper (p+4)/3 = %.2f), "
-			    "bubble rate %.4f, 1F1B's %.4f", what,
-			    test_peak(met, 1) / 2, (p + 4) / 3.0,
-			    met->bubble_rate, f1b / (work + f1b));
-		}
-		pw_metrics_free(met);
 		if ((met = test_metrics("zb-v", prob, what)) != NULL) {
 			tap_near(met->max_span, work, 1e-9, "%s: zb-v has no "
 			    "bubble", what);

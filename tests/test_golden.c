@@ -15,6 +15,7 @@
 #include "csv.h"
 #include "pipewright.h"
 #include "tap.h"
+#include "testlib.h"
 
 /* Half a unit in the last decimal place of TEXT, the precision a rounded
  * table value is given at, plus room for the sum's rounding. */
@@ -27,29 +28,6 @@ test_tolerance(const char *text)
 	return 0.5 * pow(10, -decimals) + 1e-12;
 }
 
-/* Returns a problem the caller frees: C's devices, V stages each on loop
- * placement, the setting's times split evenly between a device's stages. */
-static struct pw_problem *
-test_problem(const struct test_zb_case *c, int v)
-{
-	struct pw_problem *prob;
-	struct pw_error err;
-	int s;
-
-	prob = pw_problem_new(c->p, c->p * v, c->m);
-	if (pw_problem_place_loop(prob, &err) != PW_OK)
-		abort();
-	for (s = 0; s < prob->nstages; s++) {
-		prob->stages[s].f = c->f / v;
-		prob->stages[s].b = c->b / v;
-		prob->stages[s].w = c->w / v;
-		prob->stages[s].act = c->act / v;
-		prob->stages[s].hold = c->hold / v;
-	}
-	pw_problem_set_comm(prob, c->comm);
-	return prob;
-}
-
 /*
  * FAMILY on case C with V chunks per device: compares its bubble rate with
  * the table's text WANT, and device 0's peak with PEAK chunk activations.
@@ -59,23 +37,17 @@ static double
 test_family(const struct test_zb_case *c, const char *family, int v,
     const char *want, double peak)
 {
-	const struct pw_family *fam = pw_family_find(family);
-	struct pw_problem *prob = test_problem(c, v);
-	struct pw_schedule *sched = NULL;
-	struct pw_timing *timing = NULL;
+	struct pw_stage st = test_zb_stage(c, v);
+	struct pw_problem *prob;
+	struct pw_schedule *sched;
+	struct pw_timing *timing;
 	struct pw_metrics *met = NULL;
-	struct pw_error err;
 	double bubble = NAN, work = c->m * (c->f + c->b + c->w);
 	int d;
 
-	if (!tap_ok(fam != NULL, "family %s is registered", family))
+	prob = test_problem_uniform(c->p, v, c->m, PW_PLACE_LOOP, &st);
+	if ((sched = test_simulate(family, prob, c->name, &timing)) == NULL)
 		goto out;
-	if (!tap_ok(fam->build(prob, &sched, &err) == PW_OK &&
-	    pw_simulate(prob, sched, &timing, &err) == PW_OK,
-	    "%s: %s builds and simulates", c->name, family)) {
-		tap_diag("%s", err.msg);
-		goto out;
-	}
 	met = pw_metrics_compute(prob, sched, timing);
 	bubble = (met->max_span - work) / met->max_span;
 	tap_near(bubble, strtod(want, NULL), test_tolerance(want),
@@ -105,13 +77,10 @@ main(void)
 {
 	struct test_csv csv;
 	struct test_zb_case c;
-	const char *dir = getenv("TESTDATA");
-	char *path;
 	double b1, bh1, bh2, bi;
 	int ncases = 0;
 
-	path = pw_xasprintf("%s/zb_table5.csv", dir != NULL ? dir : "tests/data");
-	if (!test_csv_open(&csv, path))
+	if (!test_csv_open(&csv, "zb_table5.csv"))
 		goto out;
 	while (test_csv_next(&csv)) {
 		test_zb_case_read(&csv, &c);
@@ -139,9 +108,8 @@ main(void)
 		    test_csv_text(&csv, "bubble_1f1b_i_exact"),
 		    test_csv_text(&csv, "bubble_1f1b_i"));
 	}
-	tap_int(ncases, 12, "%s: all 12 settings read", path);
+	tap_int(ncases, 12, "%s: all 12 settings read", csv.path);
 out:
 	test_csv_close(&csv);
-	free(path);
 	return tap_done();
 }

@@ -4,41 +4,24 @@
 
 #include "pipewright.h"
 #include "tap.h"
-
-static struct pw_op
-op(enum pw_kind kind, int stage, int mb)
-{
-	struct pw_op o = { kind, stage, mb };
-
-	return o;
-}
+#include "testlib.h"
 
 static void
 test_two_devices(void)
 {
-	struct pw_problem *p = pw_problem_new(2, 2, 2);
-	struct pw_schedule *s;
+	struct pw_problem *p = test_two_device_problem();
+	struct pw_schedule *s = test_two_device_schedule(p);
 	struct pw_timing *t;
 	struct pw_metrics *m;
 	struct pw_error err;
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		p->stages[i] = (struct pw_stage){ 0, 1, 1.5, 0.5, 3, 1, 0, 0 };
+		p->stages[i].act = 3;
+		p->stages[i].hold = 1;
 		p->memory[i].static_bytes = 10;
 	}
 	p->memory[1].limit = 12.5;
-	pw_problem_place_loop(p, &err);
-	pw_problem_set_comm(p, 0.5);
-	s = pw_schedule_new(p);
-	pw_schedule_append(s, p, op(PW_F, 0, 0));
-	pw_schedule_append(s, p, op(PW_F, 0, 1));
-	pw_schedule_append(s, p, op(PW_BW, 0, 0));
-	pw_schedule_append(s, p, op(PW_BW, 0, 1));
-	pw_schedule_append(s, p, op(PW_F, 1, 0));
-	pw_schedule_append(s, p, op(PW_BW, 1, 0));
-	pw_schedule_append(s, p, op(PW_F, 1, 1));
-	pw_schedule_append(s, p, op(PW_BW, 1, 1));
 	if (!tap_int(pw_simulate(p, s, &t, &err), PW_OK, "simulates"))
 		return;
 	m = pw_metrics_compute(p, s, t);
@@ -78,16 +61,7 @@ test_offload_memory(void)
 
 	p->stages[0] = (struct pw_stage){ 0, 1, 1, 1, 2, 1, 2, 0 };
 	pw_problem_set_link(p, 1, 2, 0, true);
-	s = pw_schedule_new(p);
-	pw_schedule_append(s, p, op(PW_F, 0, 0));
-	pw_schedule_append(s, p, op(PW_F, 0, 1));
-	pw_schedule_append(s, p, op(PW_B, 0, 1));
-	pw_schedule_append(s, p, op(PW_W, 0, 1));
-	pw_schedule_append(s, p, op(PW_B, 0, 0));
-	pw_schedule_append(s, p, op(PW_W, 0, 0));
-	pw_schedule_append(s, p, op(PW_OFFLOAD, 0, 0));
-	pw_schedule_append(s, p, op(PW_RELOAD, 0, 0));
-	pw_schedule_set_anchor(s, 0, 0, op(PW_B, 0, 1));
+	s = test_offload_schedule(p, true);
 	if (!tap_int(pw_simulate(p, s, &t, &err), PW_OK, "offload simulates"))
 		return;
 	m = pw_metrics_compute(p, s, t);

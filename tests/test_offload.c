@@ -19,6 +19,7 @@
 
 #include "family.h"
 #include "tap.h"
+#include "testlib.h"
 
 /* Returns a problem the caller frees: D devices, V chunks each on loop
  * placement, M microbatches, the reference's unit stages; with K > 0 the
@@ -26,19 +27,12 @@
 static struct pw_problem *
 test_problem(int d, int v, int m, double k)
 {
+	static const struct pw_stage unit = { .f = 1, .b = 1, .w = 1, .act = 1,
+	    .hold = 1, .offload = 1 };
 	struct pw_problem *prob;
-	struct pw_error err;
-	int s, i;
+	int i;
 
-	prob = pw_problem_new(d, d * v, m);
-	if (pw_problem_place_loop(prob, &err) != PW_OK)
-		abort();
-	for (s = 0; s < prob->nstages; s++) {
-		prob->stages[s].f = prob->stages[s].b = prob->stages[s].w = 1;
-		prob->stages[s].act = prob->stages[s].hold = 1;
-		prob->stages[s].offload = 1;
-	}
-	pw_problem_set_comm(prob, 0);
+	prob = test_problem_uniform(d, v, m, PW_PLACE_LOOP, &unit);
 	if (k > 0) {
 		pw_problem_set_link(prob, 4 / (3 * k), 4 / (3 * k), 0, false);
 		prob->link.ngroups = (d + 1) / 2;
@@ -118,11 +112,9 @@ test_run(const struct pw_problem *prob, const struct pw_schedule *sched,
 {
 	struct pw_timing *t = NULL;
 	struct pw_metrics *m;
-	struct pw_timed_op *ops;
-	struct pw_violations v;
 	struct pw_error err;
-	size_t n;
-	int d, c, bad;
+	char *fail;
+	int d, c;
 
 	memset(r, 0, sizeof *r);
 	if (pw_simulate(prob, sched, &t, &err) != PW_OK) {
@@ -139,14 +131,11 @@ test_run(const struct pw_problem *prob, const struct pw_schedule *sched,
 	for (c = 0; c < sched->nchannels; c++)
 		r->moved += sched->channel[c].len;
 	r->moved /= 2;
-	ops = pw_timed_ops(prob, sched, t, &n);
-	bad = pw_check(prob, ops, n, &v);
-	r->ok = bad == 0;
-	if (bad > 0)
-		snprintf(r->fail, sizeof r->fail, "checker: %d violations, "
-		    "first: %s", bad, v.msg[0]);
-	pw_violations_free(&v);
-	free(ops);
+	fail = test_checker(prob, sched, t);
+	r->ok = fail == NULL;
+	if (fail != NULL)
+		snprintf(r->fail, sizeof r->fail, "%s", fail);
+	free(fail);
 	pw_metrics_free(m);
 	pw_timing_free(t);
 }
@@ -175,35 +164,10 @@ static const char *test_names[] = {
 static void
 test_registry(void)
 {
-	const struct pw_family *fam;
 	size_t i;
 
-	for (i = 0; i < TEST_NNAMES; i++) {
-		fam = pw_family_find(test_names[i]);
-		if (!tap_ok(fam != NULL, "registry has %s", test_names[i]))
-			continue;
-		tap_ok(fam->summary != NULL && fam->summary[0] != '\0' &&
-		    strchr(fam->summary, '\n') == NULL,
-		    "%s: one-line summary", test_names[i]);
-	}
-}
-
-/* Device D's order of SCHED as "F(0,0) F(0,1) ..."; the caller frees it. */
-static char *
-test_order(const struct pw_schedule *sched, int d)
-{
-	const struct pw_seq *seq = &sched->device[d];
-	char *s, name[64];
-	size_t len = 0, cap = (size_t)seq->len * sizeof name + 1;
-	int i;
-
-	s = pw_xmalloc(cap);
-	s[0] = '\0';
-	for (i = 0; i < seq->len; i++)
-		len += (size_t)snprintf(s + len, cap - len, "%s%s",
-		    i == 0 ? "" : " ", pw_op_name(name, sizeof name,
-		    seq->ops[i]));
-	return s;
+	for (i = 0; i < TEST_NNAMES; i++)
+		test_registered(test_names[i]);
 }
 
 static void
@@ -214,7 +178,7 @@ test_exact(const char *family, int d, int v, int m, int dev, const char *want)
 	char *got;
 
 	if (sched != NULL) {
-		got = test_order(sched, dev);
+		got = test_order(&sched->device[dev]);
 		tap_str(got, want, "%s d=%d v=%d m=%d: order of device %d",
 		    family, d, v, m, dev);
 		tap_str(sched->family, family, "%s: names its family", family);
@@ -557,8 +521,8 @@ test_planner_exact(void)
 	struct pw_error err;
 	struct test_result r;
 	struct pw_op anchor;
-	char *got = NULL, name[64];
-	size_t i, len = 0;
+	char *got, name[64];
+	size_t i;
 
 	pw_problem_set_link(prob, 4, 4, 0, false);
 	if (pw_family_gpipe(prob, &sched, &err) != PW_OK ||
@@ -568,12 +532,7 @@ test_planner_exact(void)
 		pw_problem_free(prob);
 		return;
 	}
-	got = pw_xmalloc(256);
-	got[0] = '\0';
-	for (i = 0; i < (size_t)sched->channel[0].len; i++)
-		len += (size_t)snprintf(got + len, 256 - len, "%s%s",
-		    i == 0 ? "" : " ", pw_op_name(name, sizeof name,
-		    sched->channel[0].ops[i]));
+	got = test_order(&sched->channel[0]);
 	tap_str(got, want_order, "planner: the channel's order");
 	free(got);
 	if (pw_simulate(prob, sched, &t, &err) == PW_OK) {
@@ -704,23 +663,6 @@ test_planner_general(void)
 			}
 			pw_problem_free(prob);
 		}
-}
-
-/* FAMILY refuses PROB with exactly WANT. */
-static void
-test_refusal(const char *family, const struct pw_problem *prob,
-    const char *want)
-{
-	const struct pw_family *fam = pw_family_find(family);
-	struct pw_schedule *sched = NULL;
-	struct pw_error err;
-
-	if (!tap_ok(fam != NULL, "family %s is registered", family))
-		return;
-	tap_int(fam->build(prob, &sched, &err), PW_ERR_NOT_APPLICABLE,
-	    "%s refuses", family);
-	tap_ok(sched == NULL, "%s: no schedule when refused", family);
-	tap_str(err.msg, want, "%s: the reason", family);
 }
 
 static void

@@ -5,55 +5,31 @@
 
 #include "pipewright.h"
 #include "tap.h"
-
-static struct pw_op
-op(enum pw_kind kind, int stage, int mb)
-{
-	struct pw_op o = { kind, stage, mb };
-
-	return o;
-}
+#include "testlib.h"
 
 static double
 start_of(const struct pw_problem *p, const struct pw_timing *t,
     enum pw_kind kind, int stage, int mb)
 {
-	return t->start[pw_op_index(p, op(kind, stage, mb))];
+	return t->start[pw_op_index(p, test_op(kind, stage, mb))];
 }
 
 /* Two devices, fused backward, comm 0.5: every start worked out by hand. */
 static void
 test_two_devices(void)
 {
-	struct pw_problem *p = pw_problem_new(2, 2, 2);
-	struct pw_schedule *s;
+	struct pw_problem *p = test_two_device_problem();
+	struct pw_schedule *s = test_two_device_schedule(p);
 	struct pw_timing *t;
 	struct pw_error err;
-	int i;
 
-	for (i = 0; i < 2; i++) {
-		p->stages[i].f = 1;
-		p->stages[i].b = 1.5;
-		p->stages[i].w = 0.5;
-	}
-	pw_problem_place_loop(p, &err);
-	pw_problem_set_comm(p, 0.5);
-	s = pw_schedule_new(p);
-	pw_schedule_append(s, p, op(PW_F, 0, 0));
-	pw_schedule_append(s, p, op(PW_F, 0, 1));
-	pw_schedule_append(s, p, op(PW_BW, 0, 0));
-	pw_schedule_append(s, p, op(PW_BW, 0, 1));
-	pw_schedule_append(s, p, op(PW_F, 1, 0));
-	pw_schedule_append(s, p, op(PW_BW, 1, 0));
-	pw_schedule_append(s, p, op(PW_F, 1, 1));
-	pw_schedule_append(s, p, op(PW_BW, 1, 1));
 	if (tap_int(pw_simulate(p, s, &t, &err), PW_OK, "two devices simulate")) {
 		tap_near(start_of(p, t, PW_F, 1, 0), 1.5, 0, "F(1,0) waits for comm");
 		tap_near(start_of(p, t, PW_F, 1, 1), 4.5, 0, "F(1,1) waits for its device");
 		tap_near(start_of(p, t, PW_BW, 0, 0), 5, 0, "BW(0,0) waits for BW(1,0) plus comm");
 		tap_near(start_of(p, t, PW_BW, 0, 1), 8, 0, "BW(0,1) starts at 8");
-		tap_near(t->end[pw_op_index(p, op(PW_BW, 0, 1))], 10, 0, "last op ends at 10");
-		tap_ok(!pw_timing_has(t, pw_op_index(p, op(PW_B, 0, 0))), "absent ops have no time");
+		tap_near(t->end[pw_op_index(p, test_op(PW_BW, 0, 1))], 10, 0, "last op ends at 10");
+		tap_ok(!pw_timing_has(t, pw_op_index(p, test_op(PW_B, 0, 0))), "absent ops have no time");
 		pw_timing_free(t);
 	}
 	pw_schedule_free(s);
@@ -62,24 +38,6 @@ test_two_devices(void)
 
 /* One device, split backward, one offloaded activation with and without a
  * reload anchor, on a full- and a half-duplex link. */
-static struct pw_schedule *
-offload_schedule(const struct pw_problem *p, bool anchored)
-{
-	struct pw_schedule *s = pw_schedule_new(p);
-
-	pw_schedule_append(s, p, op(PW_F, 0, 0));
-	pw_schedule_append(s, p, op(PW_F, 0, 1));
-	pw_schedule_append(s, p, op(PW_B, 0, 1));
-	pw_schedule_append(s, p, op(PW_W, 0, 1));
-	pw_schedule_append(s, p, op(PW_B, 0, 0));
-	pw_schedule_append(s, p, op(PW_W, 0, 0));
-	pw_schedule_append(s, p, op(PW_OFFLOAD, 0, 0));
-	pw_schedule_append(s, p, op(PW_RELOAD, 0, 0));
-	if (anchored)
-		pw_schedule_set_anchor(s, 0, 0, op(PW_B, 0, 1));
-	return s;
-}
-
 static void
 test_offload(void)
 {
@@ -92,18 +50,18 @@ test_offload(void)
 	pw_problem_set_link(p, 4, 2, 0, true);
 	tap_int(pw_problem_nchannels(p), 2, "duplex link has two channels");
 
-	s = offload_schedule(p, false);
+	s = test_offload_schedule(p, false);
 	if (tap_int(pw_simulate(p, s, &t, &err), PW_OK, "offload simulates")) {
 		tap_near(start_of(p, t, PW_OFFLOAD, 0, 0), 1, 0, "offload right after F");
-		tap_near(t->end[pw_op_index(p, op(PW_OFFLOAD, 0, 0))], 1.5, 0, "offload takes bytes/d2h");
+		tap_near(t->end[pw_op_index(p, test_op(PW_OFFLOAD, 0, 0))], 1.5, 0, "offload takes bytes/d2h");
 		tap_near(start_of(p, t, PW_RELOAD, 0, 0), 1.5, 0, "unanchored reload follows the offload");
-		tap_near(t->end[pw_op_index(p, op(PW_RELOAD, 0, 0))], 2.5, 0, "reload takes bytes/h2d");
+		tap_near(t->end[pw_op_index(p, test_op(PW_RELOAD, 0, 0))], 2.5, 0, "reload takes bytes/h2d");
 		tap_near(start_of(p, t, PW_B, 0, 0), 4, 0, "B(0,0) after W(0,1)");
 		pw_timing_free(t);
 	}
 	pw_schedule_free(s);
 
-	s = offload_schedule(p, true);
+	s = test_offload_schedule(p, true);
 	if (tap_int(pw_simulate(p, s, &t, &err), PW_OK, "anchored offload simulates")) {
 		tap_near(start_of(p, t, PW_RELOAD, 0, 0), 2, 0, "reload waits for its anchor's start");
 		pw_timing_free(t);
@@ -113,9 +71,9 @@ test_offload(void)
 	/* Half duplex with latency: a reload that must end before B. */
 	pw_problem_set_link(p, 1, 1, 0.25, false);
 	p->stages[0].w = 0;
-	s = offload_schedule(p, true);
+	s = test_offload_schedule(p, true);
 	if (tap_int(pw_simulate(p, s, &t, &err), PW_OK, "half duplex simulates")) {
-		tap_near(t->end[pw_op_index(p, op(PW_OFFLOAD, 0, 0))], 3.25, 0, "offload 1 + 0.25 + 2");
+		tap_near(t->end[pw_op_index(p, test_op(PW_OFFLOAD, 0, 0))], 3.25, 0, "offload 1 + 0.25 + 2");
 		tap_near(start_of(p, t, PW_RELOAD, 0, 0), 3.25, 0, "reload after offload on the shared channel");
 		tap_near(start_of(p, t, PW_B, 0, 0), 5.5, 0, "B waits for the reload's end");
 		pw_timing_free(t);
@@ -137,10 +95,10 @@ test_bad_schedules(void)
 
 	/* BW before F on device 1: a cycle through F(1,0). */
 	s = pw_schedule_new(p);
-	pw_schedule_append(s, p, op(PW_F, 0, 0));
-	pw_schedule_append(s, p, op(PW_BW, 0, 0));
-	pw_schedule_append(s, p, op(PW_BW, 1, 0));
-	pw_schedule_append(s, p, op(PW_F, 1, 0));
+	pw_schedule_append(s, p, test_op(PW_F, 0, 0));
+	pw_schedule_append(s, p, test_op(PW_BW, 0, 0));
+	pw_schedule_append(s, p, test_op(PW_BW, 1, 0));
+	pw_schedule_append(s, p, test_op(PW_F, 1, 0));
 	tap_int(pw_simulate(p, s, &t, &err), PW_ERR_DEADLOCK, "deadlock detected");
 	tap_ok(t == NULL, "no timing on deadlock");
 	tap_str(err.msg, "deadlock: 3 ops can never start:\n"
@@ -149,23 +107,23 @@ test_bad_schedules(void)
 	pw_schedule_free(s);
 
 	s = pw_schedule_new(p);
-	pw_schedule_append(s, p, op(PW_F, 0, 0));
-	pw_schedule_append(s, p, op(PW_BW, 0, 0));
-	pw_schedule_append(s, p, op(PW_F, 1, 0));
+	pw_schedule_append(s, p, test_op(PW_F, 0, 0));
+	pw_schedule_append(s, p, test_op(PW_BW, 0, 0));
+	pw_schedule_append(s, p, test_op(PW_F, 1, 0));
 	tap_int(pw_simulate(p, s, &t, &err), PW_ERR_INPUT, "missing op rejected");
 	tap_str(err.msg, "schedule: stage 1 microbatch 0 needs F, then BW or both "
 	    "B and W, and OFFLOAD with RELOAD or neither (has F)", "missing op named");
-	pw_seq_push(&s->device[0], op(PW_F, 1, 0));
+	pw_seq_push(&s->device[0], test_op(PW_F, 1, 0));
 	tap_int(pw_simulate(p, s, &t, &err), PW_ERR_INPUT, "op on wrong device rejected");
 	tap_str(err.msg, "schedule: F(1,0) is ordered on device 0 but belongs to device 1",
 	    "wrong device named");
 	s->device[0].len--;
-	pw_schedule_append(s, p, op(PW_BW, 1, 0));
-	pw_schedule_append(s, p, op(PW_BW, 1, 0));
+	pw_schedule_append(s, p, test_op(PW_BW, 1, 0));
+	pw_schedule_append(s, p, test_op(PW_BW, 1, 0));
 	tap_int(pw_simulate(p, s, &t, &err), PW_ERR_INPUT, "duplicate rejected");
 	tap_str(err.msg, "schedule: BW(1,0) appears twice", "duplicate named");
 	s->device[1].len--;
-	pw_schedule_append(s, p, op(PW_B, 0, 0));
+	pw_schedule_append(s, p, test_op(PW_B, 0, 0));
 	tap_int(pw_simulate(p, s, &t, &err), PW_ERR_INPUT, "mixed B and BW rejected");
 	pw_schedule_free(s);
 	pw_problem_free(p);

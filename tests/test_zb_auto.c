@@ -17,40 +17,23 @@
 #include "csv.h"
 #include "pipewright.h"
 #include "tap.h"
+#include "testlib.h"
 
 /* How much worse than the published bubble rate a schedule may be. */
 #define TEST_SLACK	0.002
 
-/* One setting: times in the table's microseconds, memory in its units. */
-struct test_case {
-	const char *name;
-	int	p, m;
-	double	f, b, w, comm;
-	double	act, hold, stat;
-};
-
 /* Returns a problem the caller frees: one stage per device, stage s on
  * device s, every device with limit LIMIT (INFINITY for none). */
 static struct pw_problem *
-test_problem(const struct test_case *c, double limit)
+test_problem(const struct test_zb_case *c, double limit)
 {
+	struct pw_stage st = test_zb_stage(c, 1);
 	struct pw_problem *prob;
-	struct pw_error err;
-	int s;
+	int d;
 
-	prob = pw_problem_new(c->p, c->p, c->m);
-	if (pw_problem_place_loop(prob, &err) != PW_OK)
-		abort();
-	for (s = 0; s < c->p; s++) {
-		prob->stages[s].f = c->f;
-		prob->stages[s].b = c->b;
-		prob->stages[s].w = c->w;
-		prob->stages[s].act = c->act;
-		prob->stages[s].hold = c->hold;
-		prob->memory[s].static_bytes = c->stat;
-		prob->memory[s].limit = limit;
-	}
-	pw_problem_set_comm(prob, c->comm);
+	prob = test_problem_uniform(c->p, 1, c->m, PW_PLACE_LOOP, &st);
+	for (d = 0; d < c->p; d++)
+		prob->memory[d].limit = limit;
 	return prob;
 }
 
@@ -64,25 +47,14 @@ static struct pw_metrics *
 test_run(const struct pw_problem *prob, const char *family, const char *what,
     struct pw_schedule **sched_out)
 {
-	const struct pw_family *fam = pw_family_find(family);
-	struct pw_schedule *sched = NULL;
-	struct pw_timing *timing = NULL;
+	struct pw_schedule *sched;
+	struct pw_timing *timing;
 	struct pw_metrics *met = NULL;
-	struct pw_timed_op *ops = NULL;
-	struct pw_violations viol;
-	struct pw_error err;
-	size_t nops;
+	char *fail;
 	int d, bad = 0;
 
-	memset(&viol, 0, sizeof viol);
-	if (!tap_ok(fam != NULL, "family %s is registered", family))
+	if ((sched = test_simulate(family, prob, what, &timing)) == NULL)
 		goto out;
-	if (!tap_ok(fam->build(prob, &sched, &err) == PW_OK &&
-	    pw_simulate(prob, sched, &timing, &err) == PW_OK,
-	    "%s: %s builds and simulates", what, family)) {
-		tap_diag("%s", err.msg);
-		goto out;
-	}
 	met = pw_metrics_compute(prob, sched, timing);
 	for (d = 0; d < prob->devices; d++)
 		if (!met->device[d].within_limit) {
@@ -92,39 +64,17 @@ test_run(const struct pw_problem *prob, const char *family, const char *what,
 		}
 	tap_int(bad, 0, "%s: %s keeps every device within its limit", what,
 	    family);
-	ops = pw_timed_ops(prob, sched, timing, &nops);
-	if (!tap_int(pw_check(prob, ops, nops, &viol), 0,
+	if (!tap_ok((fail = test_checker(prob, sched, timing)) == NULL,
 	    "%s: %s passes the checker", what, family))
-		tap_diag("%s", viol.msg[0]);
-out:
-	pw_violations_free(&viol);
-	free(ops);
+		tap_diag("%s", fail);
+	free(fail);
 	pw_timing_free(timing);
+out:
 	if (sched_out != NULL)
 		*sched_out = sched;
 	else
 		pw_schedule_free(sched);
 	return met;
-}
-
-/* Reads case C from the current line of CSV: microseconds as they are,
- * memory per token and layer as the file's header says. */
-static void
-test_case_read(const struct test_csv *csv, struct test_case *c)
-{
-	double h = test_csv_num(csv, "h"), a = test_csv_num(csv, "a");
-	double s = test_csv_num(csv, "s");
-
-	c->name = test_csv_text(csv, "case");
-	c->p = (int)test_csv_num(csv, "p");
-	c->m = (int)test_csv_num(csv, "m");
-	c->f = test_csv_num(csv, "t_f");
-	c->b = test_csv_num(csv, "t_b");
-	c->w = test_csv_num(csv, "t_w");
-	c->comm = test_csv_num(csv, "t_comm");
-	c->act = 34 * h + 5 * a * s;
-	c->hold = 32 * h;
-	c->stat = 0;
 }
 
 /*
@@ -134,7 +84,8 @@ test_case_read(const struct test_csv *csv, struct test_case *c)
  * bubble rate, NAN when there is none.
  */
 static double
-test_table(const struct test_case *c, int k, const char *family, double want)
+test_table(const struct test_zb_case *c, int k, const char *family,
+    double want)
 {
 	struct pw_problem *limited, *free_;
 	struct pw_metrics *met, *capped;
@@ -174,18 +125,14 @@ static void
 test_table5(void)
 {
 	struct test_csv csv;
-	struct test_case c;
-	const char *dir = getenv("TESTDATA");
-	char *path;
+	struct test_zb_case c;
 	double b1, b2, z1, z2;
 	int ncases = 0, beaten = 0;
 
-	path = pw_xasprintf("%s/zb_table5.csv", dir != NULL ? dir :
-	    "tests/data");
-	if (!test_csv_open(&csv, path))
+	if (!test_csv_open(&csv, "zb_table5.csv"))
 		goto out;
 	while (test_csv_next(&csv)) {
-		test_case_read(&csv, &c);
+		test_zb_case_read(&csv, &c);
 		if (!tap_ok(c.p > 1 && c.m > 0, "%s: sizes (p=%d, m=%d)",
 		    c.name, c.p, c.m))
 			continue;
@@ -198,17 +145,17 @@ test_table5(void)
 		tap_diag("%-9s 1p %.6f (published %.4f)  2p %.6f (published "
 		    "%.4f)", c.name, b1, z1, b2, z2);
 	}
-	tap_int(ncases, 12, "%s: all 12 settings read", path);
+	tap_int(ncases, 12, "%s: all 12 settings read", csv.path);
 	tap_diag("%d of 24 round to the published value or below", beaten);
 out:
 	test_csv_close(&csv);
-	free(path);
 }
 
 /* The unit case: p=4, m=8, unit times, no comm, act = hold = 1 (so B
- * frees nothing), static STAT. */
-static const struct test_case test_unit = {
-	"unit", 4, 8, 1, 1, 1, 0, 1, 1, 0
+ * frees nothing). */
+static const struct test_zb_case test_unit = {
+	.name = "unit", .p = 4, .m = 8, .f = 1, .b = 1, .w = 1, .act = 1,
+	.hold = 1
 };
 
 /* zb-auto's largest span on the unit case with static STAT and limit
@@ -216,23 +163,23 @@ static const struct test_case test_unit = {
 static double
 test_unit_span(double stat, double acts)
 {
-	struct test_case c = test_unit;
 	struct pw_problem *prob;
 	struct pw_metrics *met;
 	char what[64];
 	double span = NAN;
 	int d;
 
-	c.stat = stat;
 	snprintf(what, sizeof what, "unit case, static %g, limit +%g", stat,
 	    acts);
-	prob = test_problem(&c, stat + acts);
+	prob = test_problem(&test_unit, stat + acts);
+	for (d = 0; d < prob->devices; d++)
+		prob->memory[d].static_bytes = stat;
 	if ((met = test_run(prob, "zb-auto", what, NULL)) != NULL) {
 		span = met->max_span;
-		for (d = 0; d < c.p; d++)
+		for (d = 0; d < prob->devices; d++)
 			if (met->device[d].busy != 24)
 				break;
-		tap_int(d, c.p, "%s: every device busy 24", what);
+		tap_int(d, prob->devices, "%s: every device busy 24", what);
 	}
 	pw_metrics_free(met);
 	pw_problem_free(prob);
@@ -267,7 +214,7 @@ test_unit_cases(void)
 static void
 test_small(void)
 {
-	struct test_case c = test_unit;
+	struct test_zb_case c = test_unit;
 	struct pw_problem *prob;
 	struct pw_metrics *met;
 	char what[64];
@@ -295,7 +242,7 @@ test_small(void)
 static void
 test_uneven_limits(void)
 {
-	struct test_case c = test_unit;
+	struct test_zb_case c = test_unit;
 	struct pw_problem *prob;
 	struct pw_metrics *met;
 
@@ -318,7 +265,7 @@ test_uneven_limits(void)
 static void
 test_deterministic(void)
 {
-	struct test_case c = test_unit;
+	struct test_zb_case c = test_unit;
 	struct pw_problem *prob;
 	struct pw_schedule *s1 = NULL, *s2 = NULL;
 	struct pw_metrics *m1, *m2;
@@ -352,26 +299,19 @@ test_deterministic(void)
 static void
 test_refusals(void)
 {
-	struct test_case c = test_unit;
+	struct pw_stage unit = test_zb_stage(&test_unit, 1);
 	struct pw_problem *prob;
 	struct pw_schedule *sched = NULL;
 	struct pw_error err;
-	int s;
 
-	prob = pw_problem_new(2, 4, 4);
-	if (pw_problem_place_loop(prob, &err) != PW_OK)
-		abort();
-	for (s = 0; s < 4; s++) {
-		prob->stages[s].f = prob->stages[s].b = prob->stages[s].w = 1;
-		prob->stages[s].act = prob->stages[s].hold = 1;
-	}
+	prob = test_problem_uniform(2, 2, 4, PW_PLACE_LOOP, &unit);
 	tap_int(pw_family_find("zb-auto")->build(prob, &sched, &err),
 	    PW_ERR_NOT_APPLICABLE, "zb-auto refuses 2 stages per device");
 	tap_ok(sched == NULL && strstr(err.msg, "one stage per device") !=
 	    NULL, "the reason names the placement: %s", err.msg);
 	pw_problem_free(prob);
 
-	prob = test_problem(&c, 0.5);
+	prob = test_problem(&test_unit, 0.5);
 	tap_int(pw_family_find("zb-2p")->build(prob, &sched, &err),
 	    PW_ERR_NOT_APPLICABLE, "zb-2p refuses a limit below one "
 	    "activation");

@@ -1,0 +1,189 @@
+/* testlib.c - shared builders and verdicts of the tests (testlib.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv.h"
+#include "tap.h"
+#include "testlib.h"
+
+struct pw_op
+test_op(enum pw_kind kind, int stage, int mb)
+{
+	struct pw_op o = { kind, stage, mb };
+
+	return o;
+}
+
+struct pw_problem *
+test_problem_uniform(int p, int v, int m, enum pw_placement place,
+    const struct pw_stage *stage)
+{
+	struct pw_problem *prob;
+	struct pw_error err;
+	int s, rc;
+
+	prob = pw_problem_new(p, p * v, m);
+	for (s = 0; s < prob->nstages; s++)
+		prob->stages[s] = *stage;
+	if (place == PW_PLACE_V)
+		rc = pw_problem_place_v(prob, &err);
+	else
+		rc = pw_problem_place_loop(prob, &err);
+	if (rc != PW_OK)
+		abort();
+	pw_problem_set_comm(prob, stage->comm);
+	return prob;
+}
+
+struct pw_stage
+test_zb_stage(const struct test_zb_case *c, int v)
+{
+	struct pw_stage st = { .f = c->f / v, .b = c->b / v, .w = c->w / v,
+	    .act = c->act / v, .hold = c->hold / v, .comm = c->comm };
+
+	return st;
+}
+
+struct pw_problem *
+test_two_device_problem(void)
+{
+	static const struct pw_stage st = { .f = 1, .b = 1.5, .w = 0.5,
+	    .comm = 0.5 };
+
+	return test_problem_uniform(2, 1, 2, PW_PLACE_LOOP, &st);
+}
+
+struct pw_schedule *
+test_two_device_schedule(const struct pw_problem *p)
+{
+	static const struct pw_op order[] = {
+		{ PW_F, 0, 0 }, { PW_F, 0, 1 }, { PW_BW, 0, 0 }, { PW_BW, 0, 1 },
+		{ PW_F, 1, 0 }, { PW_BW, 1, 0 }, { PW_F, 1, 1 }, { PW_BW, 1, 1 },
+	};
+	struct pw_schedule *s = pw_schedule_new(p);
+	size_t i;
+
+	for (i = 0; i < sizeof order / sizeof order[0]; i++)
+		pw_schedule_append(s, p, order[i]);
+	return s;
+}
+
+struct pw_schedule *
+test_offload_schedule(const struct pw_problem *p, bool anchored)
+{
+	static const struct pw_op order[] = {
+		{ PW_F, 0, 0 }, { PW_F, 0, 1 }, { PW_B, 0, 1 }, { PW_W, 0, 1 },
+		{ PW_B, 0, 0 }, { PW_W, 0, 0 }, { PW_OFFLOAD, 0, 0 },
+		{ PW_RELOAD, 0, 0 },
+	};
+	struct pw_schedule *s = pw_schedule_new(p);
+	size_t i;
+
+	for (i = 0; i < sizeof order / sizeof order[0]; i++)
+		pw_schedule_append(s, p, order[i]);
+	if (anchored)
+		pw_schedule_set_anchor(s, 0, 0, test_op(PW_B, 0, 1));
+	return s;
+}
+
+char *
+test_order(const struct pw_seq *seq)
+{
+	char *s, name[64];
+	size_t len = 0, cap = (size_t)seq->len * sizeof name + 1;
+	int i;
+
+	s = pw_xmalloc(cap);
+	s[0] = '\0';
+	for (i = 0; i < seq->len; i++)
+		len += (size_t)snprintf(s + len, cap - len, "%s%s",
+		    i == 0 ? "" : " ", pw_op_name(name, sizeof name,
+		    seq->ops[i]));
+	return s;
+}
+
+const struct pw_family *
+test_registered(const char *name)
+{
+	const struct pw_family *fam = pw_family_find(name);
+
+	if (!tap_ok(fam != NULL, "registry has %s", name))
+		return NULL;
+	tap_ok(fam->summary != NULL && fam->summary[0] != '\0' &&
+	    strchr(fam->summary, '\n') == NULL, "%s: one-line summary", name);
+	return fam;
+}
+
+struct pw_schedule *
+test_simulate(const char *family, const struct pw_problem *prob,
+    const char *what, struct pw_timing **timing)
+{
+	const struct pw_family *fam = pw_family_find(family);
+	struct pw_schedule *sched = NULL;
+	struct pw_error err;
+
+	*timing = NULL;
+	if (!tap_ok(fam != NULL, "family %s is registered", family))
+		return NULL;
+	if (!tap_ok(fam->build(prob, &sched, &err) == PW_OK &&
+	    pw_simulate(prob, sched, timing, &err) == PW_OK,
+	    "%s: %s builds and simulates", what, family)) {
+		tap_diag("%s", err.msg);
+		pw_schedule_free(sched);
+		*timing = NULL;
+		return NULL;
+	}
+	return sched;
+}
+
+char *
+test_compute_only(const struct pw_schedule *sched, int nops)
+{
+	int d, c;
+
+	for (d = 0; d < sched->ndevices; d++)
+		if (sched->device[d].len != nops)
+			return pw_xasprintf("device %d has %d ops", d,
+			    sched->device[d].len);
+	for (c = 0; c < sched->nchannels; c++)
+		if (sched->channel[c].len != 0)
+			return pw_xasprintf("transfers on channel %d", c);
+	return NULL;
+}
+
+char *
+test_checker(const struct pw_problem *prob, const struct pw_schedule *sched,
+    const struct pw_timing *timing)
+{
+	struct pw_timed_op *ops;
+	struct pw_violations v = { 0 };
+	char *fail = NULL;
+	size_t n;
+	int bad;
+
+	ops = pw_timed_ops(prob, sched, timing, &n);
+	if ((bad = pw_check(prob, ops, n, &v)) != 0)
+		fail = pw_xasprintf("checker: %d violations, first: %s", bad,
+		    v.msg[0]);
+	pw_violations_free(&v);
+	free(ops);
+	return fail;
+}
+
+void
+test_refusal(const char *family, const struct pw_problem *prob,
+    const char *want)
+{
+	const struct pw_family *fam = pw_family_find(family);
+	struct pw_schedule *sched = NULL;
+	struct pw_error err;
+
+	if (!tap_ok(fam != NULL, "family %s is registered", family))
+		return;
+	tap_int(fam->build(prob, &sched, &err), PW_ERR_NOT_APPLICABLE,
+	    "%s refuses %d stages on %d devices, %d microbatches", family,
+	    prob->nstages, prob->devices, prob->microbatches);
+	tap_ok(sched == NULL, "%s: no schedule when refused", family);
+	tap_str(err.msg, want, "%s: the reason", family);
+	pw_schedule_free(sched);
+}
