@@ -4,10 +4,12 @@
  * own errors as one line on stderr.
  */
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 
 #include <assert.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,9 +19,14 @@
 
 #include "pipewright.h"
 #include "cmd.h"
+#include "pwlua.h"
+#include "solver.h"
 
 /* cmd_parse's answer when the command should go on. */
 #define CMD_GO		(-1)
+/* cmd_parse's MAXPOS for a command whose first positional argument ends
+ * its options: that argument and all after it are the command's. */
+#define CMD_REST	(-1)
 
 /* Widths for show (it decides how to draw in few columns). */
 #define CMD_WIDTH_MAX	100000
@@ -32,6 +39,13 @@ static const struct option cmd_options[] = {
 	{ "to", required_argument, NULL, 't' },
 	{ "width", required_argument, NULL, 'w' },
 	{ "json", no_argument, NULL, 'j' },
+	{ "write-dir", required_argument, NULL, 'd' },
+	{ "from", required_argument, NULL, 'F' },
+	{ "time-limit", required_argument, NULL, 'l' },
+	{ "objective", required_argument, NULL, 'O' },
+	{ "offload", required_argument, NULL, 'x' },
+	{ "seed", required_argument, NULL, 's' },
+	{ "write-lp", required_argument, NULL, 'W' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -46,6 +60,16 @@ struct cmd_args {
 	const char *format;
 	int	width;		/* 0: from the terminal */
 	bool	json;
+	const char *write_dir;
+	char	**rest;		/* CMD_REST: [nrest] */
+	int	nrest;
+	/* solve */
+	const char *from;
+	double	time_limit;	/* 0: the solver's default */
+	enum pw_objective objective;
+	enum pw_offload_mode offload;
+	unsigned long seed;
+	const char *write_lp;
 };
 
 /* A schedule and everything computed from it; owns every member. */
@@ -153,6 +177,58 @@ cmd_int(const char *s, long min, long max, int *out)
 	return true;
 }
 
+/* Parses the value of solve's option C into A; false after reporting
+ * what is wrong. */
+static bool
+cmd_solve_option(const struct pw_command *cmd, int c, const char *v,
+    struct cmd_args *a)
+{
+	unsigned long long n;
+	char *end;
+
+	switch (c) {
+	case 'l':
+		errno = 0;
+		a->time_limit = strtod(v, &end);
+		if (errno == 0 && end != v && *end == '\0' &&
+		    isfinite(a->time_limit) && a->time_limit > 0)
+			return true;
+		pw_cmd_fail("%s: --time-limit '%s' is not a number of seconds "
+		    "above 0", cmd->name, v);
+		return false;
+	case 'O':
+		if (strcmp(v, "makespan") == 0 || strcmp(v, "span") == 0) {
+			a->objective = v[0] == 'm' ? PW_OBJ_MAKESPAN : PW_OBJ_SPAN;
+			return true;
+		}
+		pw_cmd_fail("%s: --objective '%s' is not makespan or span",
+		    cmd->name, v);
+		return false;
+	case 'x':
+		if (strcmp(v, "auto") == 0 || strcmp(v, "on") == 0 ||
+		    strcmp(v, "off") == 0) {
+			a->offload = v[1] == 'u' ? PW_OFFLOAD_AUTO : v[1] == 'n' ?
+			    PW_OFFLOAD_ON : PW_OFFLOAD_OFF;
+			return true;
+		}
+		pw_cmd_fail("%s: --offload '%s' is not auto, on or off",
+		    cmd->name, v);
+		return false;
+	default:
+		assert(c == 's');
+		errno = 0;
+		n = strtoull(v, &end, 10);
+		if (errno == 0 && end != v && *end == '\0' && v[0] != '-' &&
+		    n <= ULONG_MAX) {
+			a->seed = (unsigned long)n;
+			return true;
+		}
+		pw_cmd_fail("%s: --seed '%s' is not a whole number from 0 to "
+		    "%lu", cmd->name, v, ULONG_MAX);
+		return false;
+	}
+}
+
 /*
  * Parses a command line: the options named in ACCEPTED (short letters;
  * --help always), then between MINPOS and MAXPOS (at most 2) positional
@@ -164,7 +240,7 @@ cmd_parse(const struct pw_command *cmd, int argc, char **argv,
     const char *accepted, int minpos, int maxpos, struct cmd_args *a)
 {
 	struct option longopts[CMD_NOPTIONS];
-	char shortopts[2 * CMD_NOPTIONS + 2];
+	char shortopts[2 * CMD_NOPTIONS + 3];
 	const char *bad;
 	size_t i, nlong = 0, nshort = 0;
 	int c, npos;
@@ -172,8 +248,14 @@ cmd_parse(const struct pw_command *cmd, int argc, char **argv,
 	assert(maxpos <= (int)(sizeof a->pos / sizeof a->pos[0]));
 	memset(a, 0, sizeof *a);
 	a->output = "-";
+	a->objective = PW_OBJ_MAKESPAN;
+	a->offload = PW_OFFLOAD_AUTO;
+	a->seed = 1;
 
-	/* A leading ':' makes getopt tell a missing argument apart. */
+	/* A leading ':' makes getopt tell a missing argument apart; '+'
+	 * stops at the first positional argument. */
+	if (maxpos == CMD_REST)
+		shortopts[nshort++] = '+';
 	shortopts[nshort++] = ':';
 	for (i = 0; cmd_options[i].name != NULL; i++) {
 		if (cmd_options[i].val != 'h' &&
@@ -213,6 +295,22 @@ cmd_parse(const struct pw_command *cmd, int argc, char **argv,
 		case 'j':
 			a->json = true;
 			break;
+		case 'd':
+			a->write_dir = optarg;
+			break;
+		case 'F':
+			a->from = optarg;
+			break;
+		case 'W':
+			a->write_lp = optarg;
+			break;
+		case 'l':
+		case 'O':
+		case 'x':
+		case 's':
+			if (!cmd_solve_option(cmd, c, optarg, a))
+				return PW_EXIT_INPUT;
+			break;
 		case ':':
 			bad = argv[optind - 1];
 			if (strncmp(bad, "--", 2) == 0)
@@ -244,6 +342,11 @@ cmd_parse(const struct pw_command *cmd, int argc, char **argv,
 		    cmd->name, cmd->name, cmd->synopsis);
 		return PW_EXIT_INPUT;
 	}
+	if (maxpos == CMD_REST) {
+		a->rest = argv + optind;
+		a->nrest = npos;
+		return CMD_GO;
+	}
 	if (npos > maxpos) {
 		pw_cmd_fail("%s: unexpected argument '%s' (usage: pipewright"
 		    " %s %s)", cmd->name, argv[optind + maxpos], cmd->name,
@@ -265,9 +368,9 @@ cmd_label(const char *path)
 	return strcmp(path, "-") == 0 ? "<stdin>" : path;
 }
 
-/* Returns the problem of PATH (a problem or a schedule file), or the
- * built-in default one when PATH is NULL; the caller owns it.  NULL after
- * reporting why. */
+/* Returns the problem of PATH (a problem or a schedule file, or a Lua
+ * problem script), or the built-in default one when PATH is NULL; the
+ * caller owns it.  NULL after reporting why. */
 static struct pw_problem *
 cmd_problem_load(const char *path)
 {
@@ -276,7 +379,9 @@ cmd_problem_load(const char *path)
 
 	if (path == NULL)
 		return pw_problem_default();
-	if ((problem = pw_problem_read(path, &err)) == NULL)
+	problem = pwlua_is_script(path) ? pwlua_problem_read(path, &err) :
+	    pw_problem_read(path, &err);
+	if (problem == NULL)
 		pw_cmd_fail("%s", err.msg);
 	return problem;
 }
@@ -611,5 +716,204 @@ pw_cmd_export(const struct pw_command *cmd, int argc, char **argv)
 	status = PW_EXIT_OK;
 out:
 	cmd_plan_free(&plan);
+	return status;
+}
+
+int
+pw_cmd_script(const struct pw_command *cmd, int argc, char **argv)
+{
+	const char *dirs[] = { ".", NULL, NULL };
+	const struct pwlua_config config = { 0, 0, dirs };
+	struct pwlua *lua;
+	struct pw_error err;
+	struct cmd_args a;
+	int status;
+
+	if ((status = cmd_parse(cmd, argc, argv, "d", 1, CMD_REST, &a)) !=
+	    CMD_GO)
+		return status;
+	dirs[1] = a.write_dir;
+	if ((lua = pwlua_new(&config, &err)) == NULL) {
+		pw_cmd_fail("script: %s", err.msg);
+		return PW_EXIT_INPUT;
+	}
+	status = PW_EXIT_OK;
+	if (pwlua_run(lua, a.rest[0], a.nrest - 1, a.rest + 1, &err) !=
+	    PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		status = PW_EXIT_INPUT;
+	}
+	pwlua_free(lua);
+	return status;
+}
+
+/* What solve last said on stderr, so that it says only what changed. */
+struct cmd_progress {
+	const char *phase;
+	double	incumbent;
+	double	bound;
+};
+
+/* One line per phase and per improvement of the incumbent or the
+ * bound. */
+static void
+cmd_solve_progress(const struct pw_progress *pr, void *arg)
+{
+	struct cmd_progress *last = arg;
+	char b1[32], b2[32], b3[32];
+
+	if (last->phase != NULL && strcmp(last->phase, pr->phase) == 0 &&
+	    pr->incumbent == last->incumbent && pr->bound == last->bound)
+		return;
+	last->phase = pr->phase;
+	last->incumbent = pr->incumbent;
+	last->bound = pr->bound;
+	if (strcmp(pr->phase, "done") == 0)
+		return;
+	fprintf(stderr, "solve: %8s  %-9s incumbent %s, bound %s, gap %.2f%%\n",
+	    pw_fmt_seconds(b1, sizeof b1, pr->elapsed), pr->phase,
+	    isinf(pr->incumbent) ? "none" : pw_fmt_seconds(b2, sizeof b2,
+	    pr->incumbent), pw_fmt_seconds(b3, sizeof b3, pr->bound),
+	    100 * pr->gap);
+}
+
+/* The start schedule of --from FILE for PROBLEM in *OUT (the caller
+ * frees it); false after reporting why. */
+static bool
+cmd_solve_from(const char *path, const struct pw_problem *problem,
+    struct pw_schedule **out)
+{
+	struct pw_problem *given = NULL;
+	struct pw_timed_op *ops = NULL;
+	struct pw_error err;
+	size_t nops = 0;
+	bool ok = false;
+
+	*out = NULL;
+	if (pw_schedule_read(path, &given, &ops, &nops, &err) != PW_OK) {
+		pw_cmd_fail("solve: --from '%s' is no family (see 'pipewright "
+		    "solve --help') and no schedule file: %s", path, err.msg);
+		goto out;
+	}
+	if (!pw_problem_same(given, problem)) {
+		pw_cmd_fail("solve: --from %s: its problem is not the one to "
+		    "solve", cmd_label(path));
+		goto out;
+	}
+	if (pw_schedule_from_timed(problem, ops, nops, out, &err) != PW_OK) {
+		pw_cmd_fail("solve: --from %s: %s", cmd_label(path), err.msg);
+		goto out;
+	}
+	ok = true;
+out:
+	free(ops);
+	pw_problem_free(given);
+	return ok;
+}
+
+/* The solver's figures after the metrics. */
+static void
+cmd_solve_report(FILE *fp, const struct pw_solve_opts *o,
+    const struct pw_solve_result *r)
+{
+	const struct pw_model_size *ms = &r->model;
+	char b1[32], b2[32];
+
+	fprintf(fp, "\n%-13s %s %s%s\n", "objective",
+	    o->objective == PW_OBJ_SPAN ? "span" : "makespan",
+	    pw_fmt_seconds(b1, sizeof b1, r->objective),
+	    r->optimal ? " (optimal)" : r->cancelled ? " (cancelled)" : "");
+	fprintf(fp, "%-13s %s\n", "lower bound", pw_fmt_seconds(b1, sizeof b1,
+	    r->bound));
+	fprintf(fp, "%-13s %.2f%%\n", "gap", 100 * r->gap);
+	fprintf(fp, "%-13s %s at %s\n", "start", r->start,
+	    pw_fmt_seconds(b2, sizeof b2, r->start_objective));
+	if (ms->formulation == NULL)
+		fprintf(fp, "%-13s none built\n", "model");
+	else
+		fprintf(fp, "%-13s %s, %d variables, %d binaries, %d rows "
+		    "(%s)\n", "model", ms->formulation, ms->variables,
+		    ms->binaries, ms->rows, ms->whole ? "whole" :
+		    "largest window");
+	fprintf(fp, "%-13s %s\n", "time", pw_fmt_seconds(b1, sizeof b1,
+	    r->elapsed));
+}
+
+int
+pw_cmd_solve(const struct pw_command *cmd, int argc, char **argv)
+{
+	struct pw_problem *problem = NULL;
+	struct pw_schedule *start = NULL;
+	struct pw_timing *timing = NULL;
+	struct pw_metrics *metrics = NULL;
+	struct pw_solve_result res;
+	struct pw_solve_opts o;
+	struct pw_outfile check;
+	struct stat st;
+	struct cmd_progress last = { NULL, 0, 0 };
+	struct pw_error err;
+	struct cmd_args a;
+	FILE *out;
+	int status;
+
+	memset(&res, 0, sizeof res);
+	if ((status = cmd_parse(cmd, argc, argv, "FlOxsWo", 1, 1, &a)) !=
+	    CMD_GO)
+		return status;
+	if ((problem = cmd_problem_load(a.pos[0])) == NULL)
+		return PW_EXIT_INPUT;
+	status = PW_EXIT_INPUT;
+	pw_solve_opts_init(&o);
+	o.objective = a.objective;
+	o.offload = a.offload;
+	o.seed = a.seed;
+	if (a.time_limit > 0)
+		o.time_limit = a.time_limit;
+	o.write_lp = a.write_lp;
+	o.progress = cmd_solve_progress;
+	o.progress_arg = &last;
+	/* An output that cannot be written fails before the search (a
+	 * device or a FIFO is only opened to write the schedule). */
+	if (strcmp(a.output, "-") != 0 && (stat(a.output, &st) != 0 ||
+	    S_ISREG(st.st_mode))) {
+		if (pw_outfile_open(&check, a.output, &err) != PW_OK) {
+			pw_cmd_fail("%s", err.msg);
+			goto out;
+		}
+		pw_outfile_abort(&check);
+	}
+	if (a.from != NULL && pw_family_find(a.from) != NULL)
+		o.start_family = a.from;
+	else if (a.from != NULL) {
+		if (!cmd_solve_from(a.from, problem, &start))
+			goto out;
+		o.start = start;
+	}
+	if (pw_solve(problem, &o, &res, &err) != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		goto out;
+	}
+	if (pw_simulate(problem, res.schedule, &timing, &err) != PW_OK) {
+		pw_cmd_fail("internal error: the solved schedule does not "
+		    "simulate: %s", err.msg);
+		status = PW_EXIT_INTERNAL;
+		goto out;
+	}
+	if (pw_schedule_write(a.output, problem, res.schedule, timing,
+	    &err) != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		goto out;
+	}
+	metrics = pw_metrics_compute(problem, res.schedule, timing);
+	out = strcmp(a.output, "-") == 0 ? stderr : stdout;
+	pw_metrics_print(out, problem, metrics);
+	cmd_solve_report(out, &o, &res);
+	status = PW_EXIT_OK;
+out:
+	pw_metrics_free(metrics);
+	pw_timing_free(timing);
+	pw_solve_result_free(&res);
+	pw_schedule_free(start);
+	pw_problem_free(problem);
 	return status;
 }

@@ -33,6 +33,8 @@ int	pw_cmd_check(const struct pw_command *, int, char **);
 int	pw_cmd_compare(const struct pw_command *, int, char **);
 int	pw_cmd_show(const struct pw_command *, int, char **);
 int	pw_cmd_export(const struct pw_command *, int, char **);
+int	pw_cmd_script(const struct pw_command *, int, char **);
+int	pw_cmd_solve(const struct pw_command *, int, char **);
 
 /* cmd.c: prints "pipewright: MESSAGE" as one line on stderr (newlines in
  * the message become "; "). */

@@ -81,6 +81,46 @@ static const struct pw_command pw_commands[] = {
 	  "  -f, --family NAME   FILE is a problem: use that family's\n"
 	  "                      schedule\n",
 	  PW_CMD_LIST_FORMATS | PW_CMD_LIST_FAMILIES, pw_cmd_export },
+	{ "script", "[--write-dir DIR] FILE [ARGS...]",
+	  "run a Lua script: a problem, a sweep, an experiment",
+	  "Runs FILE, Lua 5.4 source, with the module pipewright as the\n"
+	  "global pw and the global arg = { [0] = FILE, ARGS... }\n"
+	  "(docs/lua.md).  Scripts write files only through pw.write_json\n"
+	  "and pw.write_csv, only below the current directory or DIR, and\n"
+	  "atomically.  An error names the file and line, with a\n"
+	  "traceback; exit 2.  Every command that takes a problem file also\n"
+	  "takes a problem script (NAME.lua returning pw.problem{...}).\n"
+	  "\n"
+	  "  -d, --write-dir DIR also let the script write below DIR\n",
+	  0, pw_cmd_script },
+	{ "solve", "PROBLEM [--from FAMILY|FILE] [--time-limit S] "
+	  "[--objective makespan|span] [--offload auto|on|off] [--seed N] "
+	  "[-o FILE] [--write-lp FILE]",
+	  "optimize a schedule under the memory limits (lp_solve MILP)",
+	  "Starts from the best family schedule that keeps every limit (or\n"
+	  "the one given), improves it with a memory-aware list scheduler\n"
+	  "and mixed-integer programs (the whole model when it is small,\n"
+	  "else windows of a large-neighbourhood search) and writes the\n"
+	  "best schedule found to FILE, atomically.  Progress goes to\n"
+	  "stderr, one line per phase and improvement; then the metrics,\n"
+	  "the objective, its lower bound, the gap (objective - bound) /\n"
+	  "objective, the start and the model's size (docs/solver.md).\n"
+	  "The same input, options and seed give the same schedule when\n"
+	  "the search ends before its time limit.\n"
+	  "\n"
+	  "  -F, --from FAMILY|FILE  start from a family or a schedule\n"
+	  "                      file for PROBLEM\n"
+	  "  -l, --time-limit S  seconds to search (default 10)\n"
+	  "  -O, --objective makespan|span\n"
+	  "                      one iteration's makespan (default), or\n"
+	  "                      the largest device span (Zero Bubble's)\n"
+	  "  -x, --offload auto|on|off\n"
+	  "                      offload where it helps (default); on:\n"
+	  "                      also start from offloading families\n"
+	  "  -s, --seed N        the search's seed (default 1)\n"
+	  "  -o, --output FILE   where to write (default \"-\": stdout)\n"
+	  "  -W, --write-lp FILE the whole model in LP format (lp_solve)\n",
+	  PW_CMD_LIST_FAMILIES, pw_cmd_solve },
 	{ "help", "[COMMAND]",
 	  "the list of commands, or one command's help",
 	  "'pipewright COMMAND --help' is 'pipewright help COMMAND'.\n",

@@ -82,26 +82,28 @@ pw_sim_place(struct pw_sim *sim, const struct pw_seq *seq, int32_t resource,
 			    "out of range", res, i, op.stage, op.mb);
 			return PW_ERR_INPUT;
 		}
-		pw_op_name(name, sizeof name, op);
 		device = p->stages[op.stage].device;
 		if (pw_kind_is_transfer(op.kind) != want_transfer ||
 		    (resource >= 0 && device != resource) ||
 		    (resource < 0 &&
 		     pw_problem_channel(p, device, op.kind) != -1 - resource)) {
 			pw_error_set(err, "schedule: %s is ordered on %s but "
-			    "belongs to %s %d", name, res,
+			    "belongs to %s %d", pw_op_name(name, sizeof name,
+			    op), res,
 			    pw_kind_is_transfer(op.kind) ? "the link of device" :
 			    "device", device);
 			return PW_ERR_INPUT;
 		}
 		if (want_transfer && p->stages[op.stage].offload <= 0) {
 			pw_error_set(err, "schedule: %s moves nothing (stage %d "
-			    "has offload 0)", name, op.stage);
+			    "has offload 0)", pw_op_name(name, sizeof name, op),
+			    op.stage);
 			return PW_ERR_INPUT;
 		}
 		idx = pw_op_index(p, op);
 		if (sim->resource[idx] != PW_NO_RESOURCE) {
-			pw_error_set(err, "schedule: %s appears twice", name);
+			pw_error_set(err, "schedule: %s appears twice",
+			    pw_op_name(name, sizeof name, op));
 			return PW_ERR_INPUT;
 		}
 		sim->resource[idx] = resource;

@@ -443,5 +443,77 @@ ok "export svg to stdout is the same" cmp -s "$tmp/out" "$tmp/s.svg"
 run "$PW" export "$tmp/default-1f1b.json" --family zb-h1 --to chrome
 ok "export --family builds the schedule" status_is 0
 
+# ------------------------------------------------------------ solve
+run "$PW" solve --help
+ok "solve --help exits 0" status_is 0
+ok "solve --help starts with its usage" out_starts "usage: pipewright solve "
+run "$PW" --help
+ok "--help lists solve" grep -q "^  solve " "$tmp/out"
+if [ -f "$UNIT" ]; then
+	# Unit 4x8 without limits: ZB-H1 meets the bound 27 at once.
+	run "$PW" solve "$UNIT" -o "$tmp/solved.json"
+	ok "solve exits 0" status_is 0
+	ok "solve prints the makespan" out_has '^makespan  *27 s$'
+	ok "solve prints the objective" out_has '^objective  *makespan 27 s (optimal)$'
+	ok "solve prints the lower bound" out_has '^lower bound  *27 s$'
+	ok "solve prints the gap" out_has '^gap  *0\.00%$'
+	ok "solve prints the start" out_has '^start  *zb-h1 at 27 s$'
+	ok "solve prints the model" out_has '^model  *none built$'
+	ok "solve reports progress on stderr" err_has '^solve: .* incumbent '
+	run "$PW" check "$tmp/solved.json"
+	ok "the solved schedule checks" status_is 0
+
+	run "$PW" solve "$UNIT" --from 1f1b -o "$tmp/solved-1f1b.json"
+	ok "solve --from FAMILY exits 0" status_is 0
+	ok "it starts from the family" out_has '^start  *1f1b at 33 s$'
+	ok "and ends at the bound" out_has '^objective  *makespan 27 s (optimal)$'
+	run "$PW" solve "$UNIT" --from "$tmp/unit-1f1b.json" -o /dev/null
+	ok "solve --from FILE exits 0" status_is 0
+	ok "it starts from the file's schedule" out_has '^start  *given at 33 s$'
+	run "$PW" solve "$UNIT" --objective span --seed 3 -o /dev/null
+	ok "solve --objective span exits 0" status_is 0
+	ok "the span objective is ZB-H2's 24" out_has '^objective  *span 24 s (optimal)$'
+
+	# To stdout the schedule is the output and the report goes to stderr.
+	run "$PW" solve "$UNIT"
+	ok "solve to stdout exits 0" status_is 0
+	ok "solve to stdout writes JSON" out_starts "{"
+	ok "solve to stdout reports on stderr" err_has '^lower bound '
+
+	# Limit 3: the families' 31 is optimal; the whole model proves it,
+	# the same seed twice gives the same file.
+	sed 's/"limit": null/"limit": 3.0/' "$UNIT" >"$tmp/tight3.json"
+	run "$PW" solve "$tmp/tight3.json" -o "$tmp/tight3-a.json" --write-lp "$tmp/tight3.lp"
+	ok "solve at limit 3 exits 0" status_is 0
+	ok "limit 3: makespan 31, proven" out_has '^objective  *makespan 31 s (optimal)$'
+	ok "limit 3: the whole model's size" out_has '^model  *.*binaries.*(whole)$'
+	ok "--write-lp writes the model in LP format" grep -q '^/\* Objective function \*/' "$tmp/tight3.lp"
+	run "$PW" solve "$tmp/tight3.json" -o "$tmp/tight3-b.json"
+	ok "the same seed gives the same schedule" cmp -s "$tmp/tight3-a.json" "$tmp/tight3-b.json"
+	run "$PW" check "$tmp/tight3-a.json"
+	ok "the tight schedule checks" status_is 0
+
+	fails 2 "--objective" "solve with a bad objective" "$PW" solve "$UNIT" --objective fast
+	fails 2 "--offload" "solve with a bad offload mode" "$PW" solve "$UNIT" --offload maybe
+	fails 2 "--time-limit" "solve with a bad time limit" "$PW" solve "$UNIT" --time-limit -1
+	fails 2 "--seed" "solve with a bad seed" "$PW" solve "$UNIT" --seed x
+	fails 2 "nosuch" "solve from nothing known" "$PW" solve "$UNIT" --from nosuch
+	fails 2 "usage: pipewright solve" "solve without a problem" "$PW" solve
+	fails 2 "its problem is not the one" "solve from another problem's schedule" \
+	    "$PW" solve "$UNIT" --from "$tmp/default-1f1b.json"
+	fails 2 "$tmp/nodir/s.json" "solve into a missing directory" \
+	    "$PW" solve "$UNIT" -o "$tmp/nodir/s.json"
+	ok "solve leaves no directory" [ ! -e "$tmp/nodir" ]
+else
+	skip "solve on the unit problem" "no $UNIT"
+fi
+
+# Two chunks of act 1 per device under a limit of 1.5 and no link: one
+# microbatch cannot pass.
+sed -e 's/"limit": 100.0/"limit": 1.5/g' -e 's/"static": 1.0/"static": 0.0/g' \
+    "$tmp/loop.json" >"$tmp/loop-tight.json"
+fails 2 "device 0 needs 2 B" "solve an infeasible problem" "$PW" solve "$tmp/loop-tight.json"
+ok "the explanation names the limit" err_has 'its limit is 1.5 B'
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

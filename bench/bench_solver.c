@@ -1,0 +1,402 @@
+/*
+ * bench_solver.c - the optimizer's quality against the anchors of issue
+ * 4: each row has the anchor's figure beside ours, their ratio, the time
+ * the case took and the gap it ended with.  One run per case (the search
+ * is deterministic up to its time limit); times are wall seconds.
+ *
+ * (a) p=4, m=8, unit times, act 1, hold 0.5, limits 2-7: the optimum
+ *     proven (gap 0) within 10 s, objective makespan.
+ * (b) Zero Bubble Table 5 (tests/data/zb_table5.csv, read from $TESTDATA
+ *     or tests/data), limits p*act and 2p*act, objective span, no
+ *     offload: a bubble rate no higher than the published ZB-1p, ZB-2p,
+ *     within 10 s (run here with 2 s).
+ * (c) PipeOffload, m = 8d, unit times, one transfer taking (k/2)(f+b+w)
+ *     per pair of devices (modelled as tests/test_offload.c does),
+ *     limits of 7, 8, 18 stage-activations: a bubble rate at most half
+ *     the PO layout's (0.099, 0.105, 0.111), within 30 s.
+ * (d) One stage per device, uneven stage costs (splitmix64), limits of
+ *     p/2 activations: better than the best family within 1 s (p=8,
+ *     m=32; p=16, m=64) and 60 s (p=32, m=128).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv.h"
+#include "solver.h"
+
+static int	bench_met, bench_cases;
+
+/* Solves P for at most SECONDS; fills R and the metrics of its result
+ * (the caller frees them), or prints why not and returns NULL. */
+static struct pw_metrics *
+bench_solve(const struct pw_problem *p, enum pw_objective obj,
+    enum pw_offload_mode offload, double seconds, struct pw_solve_result *r)
+{
+	struct pw_solve_opts o;
+	struct pw_timing *t;
+	struct pw_error err;
+	struct pw_metrics *m;
+
+	pw_solve_opts_init(&o);
+	o.objective = obj;
+	o.offload = offload;
+	o.time_limit = seconds;
+	if (pw_solve(p, &o, r, &err) != PW_OK) {
+		printf("  error: %s\n", err.msg);
+		return NULL;
+	}
+	if (pw_simulate(p, r->schedule, &t, &err) != PW_OK) {
+		printf("  error: the result does not simulate: %s\n", err.msg);
+		pw_solve_result_free(r);
+		return NULL;
+	}
+	m = pw_metrics_compute(p, r->schedule, t);
+	pw_timing_free(t);
+	return m;
+}
+
+/* "time-indexed, 641 binaries (whole)" into BUF. */
+static const char *
+bench_model(const struct pw_model_size *ms, char *buf, size_t len)
+{
+	if (ms->formulation == NULL)
+		snprintf(buf, len, "none");
+	else
+		snprintf(buf, len, "%s, %d binaries (%s)", ms->formulation,
+		    ms->binaries, ms->whole ? "whole" : "largest window");
+	return buf;
+}
+
+static void
+bench_tally(bool met)
+{
+	bench_cases++;
+	bench_met += met;
+}
+
+static void
+bench_unit(void)
+{
+	struct pw_solve_result r;
+	struct pw_metrics *m;
+	struct pw_problem *p;
+	struct pw_error err;
+	char model[96];
+	int lim, s, met = 0;
+
+	printf("(a) p=4, m=8, unit times, act 1, hold 0.5, makespan; anchor: "
+	    "the optimum proven (gap 0) within 10 s\n");
+	printf("%-6s %-8s %-8s %-7s %-6s %-7s %-8s %s\n", "limit", "anchor",
+	    "ours", "bound", "ratio", "gap", "time", "model");
+	for (lim = 2; lim <= 7; lim++) {
+		p = pw_problem_new(4, 4, 8);
+		if (pw_problem_place_loop(p, &err) != PW_OK)
+			abort();
+		for (s = 0; s < 4; s++) {
+			p->stages[s].f = p->stages[s].b = p->stages[s].w = 1;
+			p->stages[s].act = 1;
+			p->stages[s].hold = 0.5;
+			p->memory[s].limit = lim;
+		}
+		pw_problem_set_comm(p, 0);
+		if ((m = bench_solve(p, PW_OBJ_MAKESPAN, PW_OFFLOAD_OFF, 10,
+		    &r)) != NULL) {
+			printf("%-6d %-8s %-8g %-7g %-6.3f %-7.4f %-8.2f %s\n",
+			    lim, "gap 0", r.objective, r.bound, r.objective /
+			    r.bound, r.gap, r.elapsed, bench_model(&r.model,
+			    model, sizeof model));
+			met += r.optimal;
+			bench_tally(r.optimal);
+			pw_metrics_free(m);
+			pw_solve_result_free(&r);
+		} else
+			bench_tally(false);
+		pw_problem_free(p);
+		fflush(stdout);
+	}
+	printf("(a) %d of 6 proven optimal\n\n", met);
+}
+
+/* One stage per device from a Table 5 case, every limit FACTOR * p
+ * activations. */
+static struct pw_problem *
+bench_zb_problem(const struct test_zb_case *c, int factor)
+{
+	struct pw_problem *p;
+	struct pw_error err;
+	int s;
+
+	p = pw_problem_new(c->p, c->p, c->m);
+	if (pw_problem_place_loop(p, &err) != PW_OK)
+		abort();
+	for (s = 0; s < c->p; s++) {
+		p->stages[s].f = c->f;
+		p->stages[s].b = c->b;
+		p->stages[s].w = c->w;
+		p->stages[s].act = c->act;
+		p->stages[s].hold = c->hold;
+		p->memory[s].limit = factor * c->p * c->act;
+	}
+	pw_problem_set_comm(p, c->comm);
+	return p;
+}
+
+static void
+bench_zb(void)
+{
+	static const char *const col[2] = { "bubble_zb_1p", "bubble_zb_2p" };
+	struct pw_solve_result r;
+	struct test_zb_case c;
+	struct test_csv csv;
+	struct pw_metrics *m;
+	struct pw_problem *p;
+	double anchor;
+	int k, met = 0, n = 0;
+
+	printf("(b) Zero Bubble Table 5, span, no offload; anchor: the "
+	    "published bubble rate at p*act (1p) and 2p*act (2p), within "
+	    "10 s (run with 2 s)\n");
+	printf("%-10s %-4s %-8s %-8s %-6s %-7s %-8s %s\n", "case", "mem",
+	    "anchor", "ours", "ratio", "gap", "time", "start");
+	if (!test_csv_open(&csv, "zb_table5.csv"))
+		return;
+	while (test_csv_next(&csv)) {
+		test_zb_case_read(&csv, &c);
+		for (k = 0; k < 2; k++) {
+			anchor = test_csv_num(&csv, col[k]);
+			p = bench_zb_problem(&c, k + 1);
+			n++;
+			if ((m = bench_solve(p, PW_OBJ_SPAN, PW_OFFLOAD_OFF, 2,
+			    &r)) != NULL) {
+				/* The table's four decimals. */
+				bool ok = round(m->bubble_rate * 1e4) <=
+				    round(anchor * 1e4);
+
+				printf("%-10s %-4s %-8.4f %-8.4f %-6.3f %-7.4f "
+				    "%-8.2f %s\n", c.name, k == 0 ? "1p" :
+				    "2p", anchor, m->bubble_rate,
+				    m->bubble_rate / anchor, r.gap, r.elapsed,
+				    r.start);
+				met += ok;
+				bench_tally(ok);
+				pw_metrics_free(m);
+				pw_solve_result_free(&r);
+			} else
+				bench_tally(false);
+			pw_problem_free(p);
+			fflush(stdout);
+		}
+	}
+	test_csv_close(&csv);
+	printf("(b) %d of %d at or below the published bubble rate\n\n", met,
+	    n);
+}
+
+/* D devices, V chunks each on loop placement, m = 8D, unit stages that
+ * may offload their whole activation; pairs of devices share one
+ * half-duplex channel on which a transfer takes 3k/4. */
+static struct pw_problem *
+bench_po_problem(int d, int v, double k, double limit)
+{
+	struct pw_problem *p;
+	struct pw_error err;
+	int s, i;
+
+	p = pw_problem_new(d, d * v, 8 * d);
+	if (pw_problem_place_loop(p, &err) != PW_OK)
+		abort();
+	for (s = 0; s < p->nstages; s++) {
+		p->stages[s].f = p->stages[s].b = p->stages[s].w = 1;
+		p->stages[s].act = p->stages[s].hold = 1;
+		p->stages[s].offload = 1;
+	}
+	pw_problem_set_comm(p, 0);
+	pw_problem_set_link(p, 4 / (3 * k), 4 / (3 * k), 0, false);
+	p->link.ngroups = (d + 1) / 2;
+	for (i = 0; i < d; i++) {
+		p->link.group[i] = i / 2;
+		p->memory[i].limit = limit;
+	}
+	return p;
+}
+
+static void
+bench_offload(void)
+{
+	static const int dv[3][2] = { { 8, 5 }, { 16, 3 }, { 32, 2 } };
+	static const double limit[3] = { 7, 8, 18 }, po[3] = { 0.099, 0.105,
+	    0.111 }, ks[2] = { 0.5, 1.0 };
+	struct pw_solve_result r;
+	struct pw_metrics *m;
+	struct pw_problem *p;
+	double peak, anchor;
+	int i, k, d, met = 0;
+
+	printf("(c) PipeOffload, m = 8d, span, offload on; anchor: half the "
+	    "PO layout's bubble rate within 30 s\n");
+	printf("%-12s %-4s %-6s %-8s %-8s %-6s %-7s %-8s %s\n", "case", "k",
+	    "limit", "anchor", "ours", "ratio", "gap", "time", "peak, start");
+	for (i = 0; i < 3; i++)
+		for (k = 0; k < 2; k++) {
+			p = bench_po_problem(dv[i][0], dv[i][1], ks[k],
+			    limit[i]);
+			anchor = po[i] / 2;
+			if ((m = bench_solve(p, PW_OBJ_SPAN, PW_OFFLOAD_ON, 30,
+			    &r)) != NULL) {
+				peak = 0;
+				for (d = 0; d < p->devices; d++)
+					peak = fmax(peak, m->device[d].peak);
+				printf("d=%-2d v=%-5d %-4.1f %-6g %-8.4f %-8.4f "
+				    "%-6.3f %-7.4f %-8.2f %g, %s\n", dv[i][0],
+				    dv[i][1], ks[k], limit[i], anchor,
+				    m->bubble_rate, m->bubble_rate / anchor,
+				    r.gap, r.elapsed, peak, r.start);
+				met += m->bubble_rate <= anchor;
+				bench_tally(m->bubble_rate <= anchor);
+				pw_metrics_free(m);
+				pw_solve_result_free(&r);
+			} else
+				bench_tally(false);
+			pw_problem_free(p);
+			fflush(stdout);
+		}
+	printf("(c) %d of 6 at or below the anchor\n\n", met);
+}
+
+static uint64_t
+bench_next(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* A number in [0, 1) from X. */
+static double
+bench_unit_random(uint64_t *x)
+{
+	return (double)(bench_next(x) >> 11) * 0x1.0p-53;
+}
+
+/* P devices, one stage each, M microbatches; stage costs around 1
+ * (+-20%), B 0-30% above F, W half to all of F; act 1, hold 0.5, comm
+ * 0.02, every limit P/2 activations. */
+static struct pw_problem *
+bench_uneven_problem(int p, int m)
+{
+	struct pw_problem *prob;
+	struct pw_error err;
+	uint64_t x = 1000 * (uint64_t)p + (uint64_t)m;
+	double c;
+	int s;
+
+	prob = pw_problem_new(p, p, m);
+	if (pw_problem_place_loop(prob, &err) != PW_OK)
+		abort();
+	for (s = 0; s < p; s++) {
+		c = 1 + 0.2 * (2 * bench_unit_random(&x) - 1);
+		prob->stages[s].f = c;
+		prob->stages[s].b = c * (1 + 0.3 * bench_unit_random(&x));
+		prob->stages[s].w = c * (0.5 + 0.5 * bench_unit_random(&x));
+		prob->stages[s].act = 1;
+		prob->stages[s].hold = 0.5;
+		prob->memory[s].limit = p / 2;
+	}
+	pw_problem_set_comm(prob, 0.02);
+	return prob;
+}
+
+/* The best makespan of a family on P within every limit, and its name. */
+static double
+bench_best_family(const struct pw_problem *p, const char **name)
+{
+	struct pw_problem *used;
+	struct pw_schedule *s;
+	struct pw_timing *t;
+	struct pw_metrics *m;
+	struct pw_error err;
+	double best = INFINITY;
+	size_t i;
+
+	*name = "none";
+	for (i = 0; i < pw_nfamilies; i++) {
+		if (pw_family_build(&pw_families[i], p, &used, &s, &err) !=
+		    PW_OK)
+			continue;
+		if (pw_problem_same(used, p) && pw_simulate(p, s, &t,
+		    &err) == PW_OK) {
+			m = pw_metrics_compute(p, s, t);
+			if (m->feasible && m->makespan < best) {
+				best = m->makespan;
+				*name = pw_families[i].name;
+			}
+			pw_metrics_free(m);
+			pw_timing_free(t);
+		}
+		pw_schedule_free(s);
+		pw_problem_free(used);
+	}
+	return best;
+}
+
+static void
+bench_scale(void)
+{
+	static const int pm[3][2] = { { 8, 32 }, { 16, 64 }, { 32, 128 } };
+	static const double seconds[3] = { 1, 1, 60 };
+	struct pw_solve_result r;
+	struct pw_metrics *m;
+	struct pw_problem *p;
+	const char *name;
+	double anchor;
+	int i, met = 0;
+
+	printf("(d) one stage per device, uneven costs, limit p/2 "
+	    "activations, makespan; anchor: the best family within every "
+	    "limit\n");
+	printf("%-14s %-6s %-10s %-10s %-7s %-7s %-8s %s\n", "case", "limit",
+	    "anchor", "ours", "ratio", "gap", "time", "family");
+	for (i = 0; i < 3; i++) {
+		p = bench_uneven_problem(pm[i][0], pm[i][1]);
+		anchor = bench_best_family(p, &name);
+		if ((m = bench_solve(p, PW_OBJ_MAKESPAN, PW_OFFLOAD_OFF,
+		    seconds[i], &r)) != NULL) {
+			printf("p=%-2d m=%-6d %-6g %-10.4f %-10.4f %-7.5f "
+			    "%-7.4f %-8.2f %s\n", pm[i][0], pm[i][1],
+			    seconds[i], anchor, r.objective, r.objective /
+			    anchor, r.gap, r.elapsed, name);
+			met += r.objective < anchor;
+			bench_tally(r.objective < anchor);
+			pw_metrics_free(m);
+			pw_solve_result_free(&r);
+		} else
+			bench_tally(false);
+		pw_problem_free(p);
+		fflush(stdout);
+	}
+	printf("(d) %d of 3 better than the best family\n\n", met);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *only = argc > 1 ? argv[1] : "abcd";
+
+	printf("bench_solver: anchors of issue 4 beside ours; ratio = ours / "
+	    "anchor; wall seconds\n\n");
+	if (strchr(only, 'a') != NULL)
+		bench_unit();
+	if (strchr(only, 'b') != NULL)
+		bench_zb();
+	if (strchr(only, 'c') != NULL)
+		bench_offload();
+	if (strchr(only, 'd') != NULL)
+		bench_scale();
+	printf("%d of %d cases meet their anchor\n", bench_met, bench_cases);
+	return 0;
+}

@@ -1,0 +1,334 @@
+/*
+ * module.c - the module table "pipewright" (units, pw.families, pw.load,
+ * pw.fmt_*) and the helpers every file of lua/ reads tables with.
+ */
+#include "config.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pwlua_int.h"
+
+#define PWL_BOX		"pipewright.box"
+
+/* Units scripts multiply by: pw.GiB, pw.ms, ... */
+static const struct {
+	const char *name;
+	double	value;
+} pwl_units[] = {
+	{ "KiB", 1024.0 },
+	{ "MiB", 1048576.0 },
+	{ "GiB", 1073741824.0 },
+	{ "TiB", 1099511627776.0 },
+	{ "KB", 1e3 },
+	{ "MB", 1e6 },
+	{ "GB", 1e9 },
+	{ "TB", 1e12 },
+	{ "TFLOPS", 1e12 },
+	{ "s", 1.0 },
+	{ "ms", 1e-3 },
+	{ "us", 1e-6 },
+};
+
+int
+pwl_fail(lua_State *L, const char *fmt, ...)
+{
+	char buf[sizeof ((struct pw_error *)NULL)->msg + 256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	return luaL_error(L, "%s", buf);
+}
+
+static int
+pwl_box_gc(lua_State *L)
+{
+	void **slot = luaL_checkudata(L, 1, PWL_BOX);
+
+	free(*slot);
+	*slot = NULL;
+	return 0;
+}
+
+void **
+pwl_box(lua_State *L)
+{
+	void **slot = lua_newuserdatauv(L, sizeof *slot, 0);
+
+	*slot = NULL;
+	luaL_setmetatable(L, PWL_BOX);
+	return slot;
+}
+
+/* Whether KEY is among the names of NAMES (see pwl_check_fields). */
+static bool
+pwl_known(const char *key, const void *names, size_t stride)
+{
+	const char *const *name;
+	const char *p;
+
+	for (p = names; *(name = (const char *const *)(const void *)p) != NULL;
+	    p += stride)
+		if (strcmp(*name, key) == 0)
+			return true;
+	return false;
+}
+
+void
+pwl_check_fields(lua_State *L, int idx, const char *what, const void *names,
+    size_t stride)
+{
+	idx = lua_absindex(L, idx);
+	lua_pushnil(L);
+	while (lua_next(L, idx) != 0) {
+		lua_pop(L, 1);
+		if (lua_type(L, -1) != LUA_TSTRING) {
+			pwl_fail(L, "%s: unexpected %s key; fields are given by "
+			    "name", what, luaL_typename(L, -1));
+		}
+		if (!pwl_known(lua_tostring(L, -1), names, stride))
+			pwl_fail(L, "%s: unknown field '%s'", what,
+			    lua_tostring(L, -1));
+	}
+}
+
+/* Pushes the field NAME of the table at IDX; whether it is absent. */
+static bool
+pwl_field(lua_State *L, int idx, const char *what, const char *name,
+    bool need)
+{
+	if (lua_getfield(L, idx, name) != LUA_TNIL)
+		return false;
+	if (need)
+		pwl_fail(L, "%s: missing field '%s'", what, name);
+	lua_pop(L, 1);
+	return true;
+}
+
+static int
+pwl_wrong(lua_State *L, const char *what, const char *name, const char *want)
+{
+	return pwl_fail(L, "%s: %s: must be %s (got %s)", what, name, want,
+	    luaL_typename(L, -1));
+}
+
+double
+pwl_get_number(lua_State *L, int idx, const char *what, const char *name,
+    double def)
+{
+	double v;
+
+	if (pwl_field(L, idx, what, name, def == PWL_NEED_NUMBER))
+		return def;
+	if (lua_type(L, -1) != LUA_TNUMBER)
+		pwl_wrong(L, what, name, "a number");
+	v = lua_tonumber(L, -1);
+	lua_pop(L, 1);
+	return v;
+}
+
+int
+pwl_get_int(lua_State *L, int idx, const char *what, const char *name,
+    int def, int min, int max)
+{
+	lua_Integer v;
+	int ok;
+
+	if (pwl_field(L, idx, what, name, def == PWL_NEED_INT))
+		return def;
+	if (lua_type(L, -1) != LUA_TNUMBER)
+		pwl_wrong(L, what, name, "a whole number");
+	v = lua_tointegerx(L, -1, &ok);
+	if (!ok)
+		pwl_fail(L, "%s: %s: must be a whole number (got %s)", what,
+		    name, luaL_tolstring(L, -1, NULL));
+	if (v < min || v > max)
+		pwl_fail(L, "%s: %s: must be from %d to %d (got %lld)", what,
+		    name, min, max, (long long)v);
+	lua_pop(L, 1);
+	return (int)v;
+}
+
+bool
+pwl_get_bool(lua_State *L, int idx, const char *what, const char *name,
+    bool def)
+{
+	bool v;
+
+	if (pwl_field(L, idx, what, name, false))
+		return def;
+	if (!lua_isboolean(L, -1))
+		pwl_wrong(L, what, name, "true or false");
+	v = lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	return v;
+}
+
+int
+pwl_get_option(lua_State *L, int idx, const char *what, const char *name,
+    int def, const char *const *names)
+{
+	char choices[256] = "";
+	const char *s;
+	int i;
+
+	if (pwl_field(L, idx, what, name, false))
+		return def;
+	s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+	for (i = 0; names[i] != NULL; i++) {
+		if (strcmp(names[i], s) == 0) {
+			lua_pop(L, 1);
+			return i;
+		}
+		snprintf(choices + strlen(choices), sizeof choices -
+		    strlen(choices), "%s\"%s\"", i > 0 ? ", " : "", names[i]);
+	}
+	return pwl_fail(L, "%s: %s: must be one of %s (got %s)", what, name,
+	    choices, luaL_tolstring(L, -1, NULL));
+}
+
+/* pw.families(): the names of the schedule families, in registry order. */
+static int
+pwl_families(lua_State *L)
+{
+	size_t i;
+
+	lua_createtable(L, (int)pw_nfamilies, 0);
+	for (i = 0; i < pw_nfamilies; i++) {
+		lua_pushstring(L, pw_families[i].name);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	return 1;
+}
+
+/* Whether the JSON file PATH says it is a schedule; anything else,
+ * unreadable files included, is read as a problem (which reports it). */
+static bool
+pwl_json_is_schedule(const char *path)
+{
+	json_t *root = json_load_file(path, 0, NULL);
+	const char *format;
+	bool schedule;
+
+	format = json_string_value(json_object_get(root, "format"));
+	schedule = format != NULL &&
+	    strcmp(format, "pipewright.schedule.v1") == 0;
+	json_decref(root);
+	return schedule;
+}
+
+/* A schedule file: its problem and its orders, simulated again. */
+static int
+pwl_load_schedule(lua_State *L, const char *path)
+{
+	struct pwl_problem *pb = pwl_problem_push(L);
+	struct pwl_schedule *sb = pwl_schedule_push(L, lua_gettop(L));
+	struct pw_timed_op **ops = (struct pw_timed_op **)pwl_box(L);
+	struct pw_error err;
+	size_t nops;
+
+	if (pw_schedule_read(path, &pb->p, ops, &nops, &err) != PW_OK ||
+	    pw_schedule_from_timed(pb->p, *ops, nops, &sb->schedule,
+	    &err) != PW_OK)
+		return pwl_fail(L, "pw.load: %s", err.msg);
+	lua_pop(L, 1);
+	sb->problem = pb->p;
+	pwl_schedule_finish(L, sb, "pw.load");
+	return 1;
+}
+
+/* pw.load(path): a problem or schedule from a JSON file or a Lua script. */
+static int
+pwl_load(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	struct pwl_problem *pb;
+	struct pw_error err;
+
+	if (pwlua_is_script(path)) {
+		if (pwl_loadfile(L, path) != LUA_OK)
+			return lua_error(L);
+		lua_call(L, 0, 1);
+		if (pwl_problem_test(L, -1) == NULL &&
+		    pwl_schedule_test(L, -1) == NULL)
+			return pwl_fail(L, "pw.load: %s returned a %s, not a "
+			    "problem or a schedule", path, luaL_typename(L, -1));
+		return 1;
+	}
+	if (pwl_json_is_schedule(path))
+		return pwl_load_schedule(L, path);
+	pb = pwl_problem_push(L);
+	if ((pb->p = pw_problem_read(path, &err)) == NULL)
+		return pwl_fail(L, "pw.load: %s", err.msg);
+	return 1;
+}
+
+/* pw.fmt_bytes(n), pw.fmt_seconds(t): "3.5 GiB", "12.3 ms". */
+static int
+pwl_fmt(lua_State *L)
+{
+	char buf[64];
+	double v = luaL_checknumber(L, 1);
+
+	if (lua_toboolean(L, lua_upvalueindex(1)))
+		lua_pushstring(L, pw_fmt_bytes(buf, sizeof buf, v));
+	else
+		lua_pushstring(L, pw_fmt_seconds(buf, sizeof buf, v));
+	return 1;
+}
+
+/* pw.offload_ratio(hidden, seq, compute_rate, pcie_bandwidth):
+ * PipeOffload's k (pw_offload_ratio). */
+static int
+pwl_offload_ratio(lua_State *L)
+{
+	lua_Integer hidden = luaL_checkinteger(L, 1);
+	lua_Integer seq = luaL_checkinteger(L, 2);
+
+	luaL_argcheck(L, hidden > 0 && hidden <= INT_MAX, 1, "out of range");
+	luaL_argcheck(L, seq > 0 && seq <= INT_MAX, 2, "out of range");
+	lua_pushnumber(L, pw_offload_ratio((int)hidden, (int)seq,
+	    luaL_checknumber(L, 3), luaL_checknumber(L, 4)));
+	return 1;
+}
+
+int
+pwl_open(lua_State *L)
+{
+	static const luaL_Reg funcs[] = {
+		{ "families", pwl_families },
+		{ "load", pwl_load },
+		{ "offload_ratio", pwl_offload_ratio },
+		{ NULL, NULL }
+	};
+	size_t i;
+
+	luaL_newmetatable(L, PWL_BOX);
+	lua_pushcfunction(L, pwl_box_gc);
+	lua_setfield(L, -2, "__gc");
+	lua_pop(L, 1);
+
+	luaL_newlib(L, funcs);
+	for (i = 0; i < sizeof pwl_units / sizeof pwl_units[0]; i++) {
+		lua_pushnumber(L, pwl_units[i].value);
+		lua_setfield(L, -2, pwl_units[i].name);
+	}
+	lua_pushboolean(L, 1);
+	lua_pushcclosure(L, pwl_fmt, 1);
+	lua_setfield(L, -2, "fmt_bytes");
+	lua_pushboolean(L, 0);
+	lua_pushcclosure(L, pwl_fmt, 1);
+	lua_setfield(L, -2, "fmt_seconds");
+	lua_pushstring(L, PACKAGE_VERSION);
+	lua_setfield(L, -2, "version");
+	pwl_open_model(L);
+	pwl_open_problem(L);
+	pwl_open_schedule(L);
+	pwl_open_write(L);
+	return 1;
+}

@@ -1,0 +1,814 @@
+/*
+ * problem.c - pw.problem and the problem object.  A problem is built by
+ * the C cost model (or from stages given as they are); scripts then
+ * override what they know better, and everything ends up in the plain
+ * arrays of a struct pw_problem.
+ */
+#include <float.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pwlua_int.h"
+
+#define PWL_WHAT	"pw.problem"
+/* The core's messages number from 0, as the file format does. */
+#define PWL_CORE	" [devices and stages numbered from 0]"
+
+static const char *const pwl_placement_names[] = { "loop", "v", NULL };
+const char *const pwl_objective_names[] = { "makespan", "span", NULL };
+
+/* ------------------------------------------------------------------ */
+/* Ops and must-precede pairs                                          */
+
+void
+pwl_op_push(lua_State *L, struct pw_op op)
+{
+	lua_createtable(L, 0, 3);
+	lua_pushstring(L, pw_kind_name(op.kind));
+	lua_setfield(L, -2, "kind");
+	lua_pushinteger(L, op.stage + 1);
+	lua_setfield(L, -2, "stage");
+	lua_pushinteger(L, op.mb + 1);
+	lua_setfield(L, -2, "mb");
+}
+
+/* Reads a compute op of P at IDX: {kind = "F", stage = 1, mb = 1} or
+ * {"F", 1, 1}. */
+static struct pw_op
+pwl_op_read(lua_State *L, int idx, const char *what,
+    const struct pw_problem *p)
+{
+	static const char *const names[] = { "kind", "stage", "mb", NULL };
+	struct pw_op op;
+	int i, top = lua_gettop(L);
+
+	idx = lua_absindex(L, idx);
+	if (!lua_istable(L, idx))
+		pwl_fail(L, "%s: must be an op such as {\"F\", stage, mb} (got "
+		    "%s)", what, luaL_typename(L, idx));
+	if (lua_rawgeti(L, idx, 1) != LUA_TNIL) {
+		/* {"F", 1, 1} reads as {kind = "F", stage = 1, mb = 1}. */
+		lua_createtable(L, 0, 3);
+		for (i = 0; names[i] != NULL; i++) {
+			lua_rawgeti(L, idx, i + 1);
+			lua_setfield(L, -2, names[i]);
+		}
+		idx = lua_gettop(L);
+	}
+	pwl_check_fields(L, idx, what, names, sizeof *names);
+	if (lua_getfield(L, idx, "kind") != LUA_TSTRING ||
+	    pw_kind_parse(lua_tostring(L, -1), &op.kind) != PW_OK ||
+	    pw_kind_is_transfer(op.kind))
+		pwl_fail(L, "%s: kind: must be \"F\", \"B\", \"W\" or \"BW\" "
+		    "(got %s)", what, luaL_tolstring(L, -1, NULL));
+	op.stage = pwl_get_int(L, idx, what, "stage", PWL_NEED_INT, 1,
+	    p->nstages) - 1;
+	op.mb = pwl_get_int(L, idx, what, "mb", PWL_NEED_INT, 1,
+	    p->microbatches) - 1;
+	lua_settop(L, top);
+	return op;
+}
+
+size_t
+pwl_pins_count(lua_State *L, int idx, const char *what)
+{
+	if (!lua_istable(L, idx))
+		pwl_fail(L, "%s: must be a list of {before, after} pairs (got "
+		    "%s)", what, luaL_typename(L, idx));
+	return lua_rawlen(L, idx);
+}
+
+void
+pwl_pins_read(lua_State *L, int idx, const char *what,
+    const struct pw_problem *p, struct pw_pin *out)
+{
+	char where[128];
+	size_t i, n = pwl_pins_count(L, idx, what);
+
+	idx = lua_absindex(L, idx);
+	for (i = 0; i < n; i++) {
+		snprintf(where, sizeof where, "%s[%zu]", what, i + 1);
+		if (lua_rawgeti(L, idx, (lua_Integer)i + 1) != LUA_TTABLE ||
+		    lua_rawlen(L, -1) != 2)
+			pwl_fail(L, "%s: must be a pair {before, after}", where);
+		snprintf(where, sizeof where, "%s[%zu][1]", what, i + 1);
+		lua_rawgeti(L, -1, 1);
+		out[i].before = pwl_op_read(L, -1, where, p);
+		snprintf(where, sizeof where, "%s[%zu][2]", what, i + 1);
+		lua_rawgeti(L, -2, 2);
+		out[i].after = pwl_op_read(L, -1, where, p);
+		lua_pop(L, 3);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* pw.problem                                                          */
+
+static const char *const pwl_problem_fields[] = {
+	"name", "devices", "microbatches", "placement",
+	"model", "hardware", "chunks", "layers_per_stage",	/* a model */
+	"stages", "comm", "link",				/* raw stages */
+	"static", "memory_limit", "offload", "cost",
+	"objective", "time_limit", "precede",
+	NULL
+};
+
+/* The stage costs scripts may override, by name; a stage given as it is
+ * must state the NEEDed ones. */
+static const struct {
+	const char *name;
+	size_t	offset;
+	bool	need;
+} pwl_costs[] = {
+	{ "f", offsetof(struct pw_stage, f), true },
+	{ "b", offsetof(struct pw_stage, b), true },
+	{ "w", offsetof(struct pw_stage, w), true },
+	{ "act", offsetof(struct pw_stage, act), true },
+	{ "hold", offsetof(struct pw_stage, hold), false },
+	{ "offload", offsetof(struct pw_stage, offload), false },
+	{ "comm", offsetof(struct pw_stage, comm), false },
+	{ NULL, 0, false },
+};
+
+static double *
+pwl_cost_at(struct pw_stage *st, size_t k)
+{
+	return (double *)(void *)((char *)st + pwl_costs[k].offset);
+}
+
+/* Raises unless the spec (at 1) leaves out every field in NAMES. */
+static void
+pwl_refuse(lua_State *L, const char *const *names, const char *why)
+{
+	for (; *names != NULL; names++) {
+		if (lua_getfield(L, 1, *names) != LUA_TNIL)
+			pwl_fail(L, PWL_WHAT ": %s: %s", *names, why);
+		lua_pop(L, 1);
+	}
+}
+
+/* The problem of the model and hardware the spec names. */
+static void
+pwl_build_model(lua_State *L, struct pwl_problem *pb)
+{
+	static const char *const raw[] = { "stages", "comm", "link", NULL };
+	struct pw_model m;
+	struct pw_hardware hw;
+	struct pw_split sp;
+	struct pw_error err;
+	int *layers = NULL;
+	size_t i, n;
+	int d, t;
+
+	pwl_refuse(L, raw, "not with a model (the cost model gives them)");
+	memset(&sp, 0, sizeof sp);
+	lua_getfield(L, 1, "model");
+	pwl_model_get(L, -1, PWL_WHAT ": model", &m);
+	if (lua_getfield(L, 1, "hardware") == LUA_TNIL)
+		pwl_fail(L, PWL_WHAT ": hardware: missing (a model needs the "
+		    "hardware it runs on)");
+	pwl_hardware_get(L, -1, PWL_WHAT ": hardware", &hw);
+
+	sp.devices = pwl_get_int(L, 1, PWL_WHAT, "devices", PWL_NEED_INT, 1,
+	    INT_MAX);
+	sp.microbatches = pwl_get_int(L, 1, PWL_WHAT, "microbatches",
+	    PWL_NEED_INT, 1, INT_MAX);
+	sp.placement = pwl_get_option(L, 1, PWL_WHAT, "placement",
+	    PW_PLACE_LOOP, pwl_placement_names);
+	sp.chunks = pwl_get_int(L, 1, PWL_WHAT, "chunks",
+	    sp.placement == PW_PLACE_V ? 2 : 1, 1, INT_MAX);
+	if (lua_getfield(L, 1, "layers_per_stage") != LUA_TNIL) {
+		n = (size_t)sp.devices * (size_t)sp.chunks;
+		if (!lua_istable(L, -1) || lua_rawlen(L, -1) != n)
+			pwl_fail(L, PWL_WHAT ": layers_per_stage: must list %zu "
+			    "layer counts, one per stage", n);
+		layers = lua_newuserdatauv(L, n * sizeof *layers, 0);
+		for (i = 0; i < n; i++) {
+			lua_rawgeti(L, -2, (lua_Integer)i + 1);
+			if (!lua_isinteger(L, -1))
+				pwl_fail(L, PWL_WHAT ": layers_per_stage[%zu]: "
+				    "must be a whole number (got %s)", i + 1,
+				    luaL_tolstring(L, -1, NULL));
+			layers[i] = (int)lua_tointeger(L, -1);
+			lua_pop(L, 1);
+		}
+	}
+	sp.layers_per_stage = layers;
+	/* One finite limit for all goes into the split (and the origin);
+	 * any other form is applied later, to a problem built without
+	 * one. */
+	t = lua_getfield(L, 1, "memory_limit");
+	if (t == LUA_TNUMBER && isfinite(lua_tonumber(L, -1)))
+		sp.memory_limit = lua_tonumber(L, -1);
+	else if (t != LUA_TNIL)
+		sp.memory_limit = DBL_MAX;
+	t = lua_getfield(L, 1, "offload");
+	if (t != LUA_TNIL && t != LUA_TBOOLEAN && t != LUA_TTABLE)
+		pwl_fail(L, PWL_WHAT ": offload: must be true, false or a list "
+		    "of stages (got %s)", luaL_typename(L, -1));
+	sp.offload = t == LUA_TTABLE || lua_toboolean(L, -1);
+
+	if (pw_cost_problem(&m, &hw, &sp, &pb->p, &err) != PW_OK)
+		pwl_fail(L, PWL_WHAT ": %s" PWL_CORE, err.msg);
+	if (sp.memory_limit == DBL_MAX)
+		for (d = 0; d < pb->p->devices; d++)
+			pb->p->memory[d].limit = hw.memory;
+}
+
+/* Reads the link of a problem given by its stages. */
+static void
+pwl_build_link(lua_State *L, struct pw_problem *p)
+{
+	static const char *const fields[] = { "d2h", "h2d", "latency",
+	    "duplex", "groups", NULL };
+	const char *what = PWL_WHAT ": link";
+	size_t g, i, ngroups, n;
+	int d, next;
+
+	if (lua_getfield(L, 1, "link") == LUA_TNIL) {
+		lua_pop(L, 1);
+		return;
+	}
+	if (!lua_istable(L, -1))
+		pwl_fail(L, "%s: must be a table (got %s)", what,
+		    luaL_typename(L, -1));
+	pwl_check_fields(L, -1, what, fields, sizeof *fields);
+	pw_problem_set_link(p,
+	    pwl_get_number(L, -1, what, "d2h", PWL_NEED_NUMBER),
+	    pwl_get_number(L, -1, what, "h2d", PWL_NEED_NUMBER),
+	    pwl_get_number(L, -1, what, "latency", 0),
+	    pwl_get_bool(L, -1, what, "duplex", true));
+	if (lua_getfield(L, -1, "groups") == LUA_TNIL) {
+		lua_pop(L, 2);
+		return;
+	}
+	if (!lua_istable(L, -1))
+		pwl_fail(L, "%s.groups: must be a list of lists of devices", what);
+	for (d = 0; d < p->devices; d++)
+		p->link.group[d] = -1;
+	ngroups = lua_rawlen(L, -1);
+	for (g = 0; g < ngroups; g++) {
+		n = lua_rawgeti(L, -1, (lua_Integer)g + 1) == LUA_TTABLE ?
+		    (size_t)lua_rawlen(L, -1) : 0;
+		if (n == 0)
+			pwl_fail(L, "%s.groups[%zu]: must be a non-empty list of "
+			    "devices", what, g + 1);
+		for (i = 0; i < n; i++) {
+			lua_rawgeti(L, -1, (lua_Integer)i + 1);
+			d = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
+			if (d < 1 || d > p->devices)
+				pwl_fail(L, "%s.groups[%zu][%zu]: must be a device "
+				    "from 1 to %d (got %s)", what, g + 1, i + 1,
+				    p->devices, luaL_tolstring(L, -1, NULL));
+			if (p->link.group[d - 1] != -1)
+				pwl_fail(L, "%s.groups[%zu][%zu]: device %d is "
+				    "already in group %d", what, g + 1, i + 1, d,
+				    p->link.group[d - 1] + 1);
+			p->link.group[d - 1] = (int)g;
+			lua_pop(L, 1);
+		}
+		lua_pop(L, 1);
+	}
+	/* Devices in no group get one each, numbered after the listed. */
+	next = (int)ngroups;
+	for (d = 0; d < p->devices; d++)
+		if (p->link.group[d] == -1)
+			p->link.group[d] = next++;
+	p->link.ngroups = next;
+	lua_pop(L, 2);
+}
+
+/* The problem of the stages the spec lists. */
+static void
+pwl_build_raw(lua_State *L, struct pwl_problem *pb)
+{
+	static const char *const modelled[] = { "hardware", "chunks",
+	    "layers_per_stage", NULL };
+	static const char *const stage_fields[] = { "device", "f", "b", "w",
+	    "act", "hold", "offload", "comm", NULL };
+	struct pw_problem *p;
+	struct pw_error placed;
+	char what[64];
+	int devices, m, n, s, placement, rc;
+	size_t k;
+	double comm;
+
+	pwl_refuse(L, modelled, "needs a model");
+	devices = pwl_get_int(L, 1, PWL_WHAT, "devices", PWL_NEED_INT, 1,
+	    INT_MAX);
+	m = pwl_get_int(L, 1, PWL_WHAT, "microbatches", PWL_NEED_INT, 1,
+	    INT_MAX);
+	placement = pwl_get_option(L, 1, PWL_WHAT, "placement", PW_PLACE_LOOP,
+	    pwl_placement_names);
+	comm = pwl_get_number(L, 1, PWL_WHAT, "comm", 0);
+	if (lua_getfield(L, 1, "stages") != LUA_TTABLE ||
+	    lua_rawlen(L, -1) == 0 || lua_rawlen(L, -1) > INT_MAX)
+		pwl_fail(L, PWL_WHAT ": stages: give a list of stages, or a "
+		    "model and hardware (got %s)", luaL_typename(L, -1));
+	n = (int)lua_rawlen(L, -1);
+
+	pb->p = p = pw_problem_new(devices, n, m);
+	pw_problem_set_comm(p, comm);
+	/* The placement places the stages that name no device. */
+	rc = placement == PW_PLACE_V ? pw_problem_place_v(p, &placed) :
+	    pw_problem_place_loop(p, &placed);
+	for (s = 0; s < n; s++) {
+		snprintf(what, sizeof what, PWL_WHAT ": stages[%d]", s + 1);
+		if (lua_rawgeti(L, -1, s + 1) != LUA_TTABLE)
+			pwl_fail(L, "%s: must be a table (got %s)", what,
+			    luaL_typename(L, -1));
+		pwl_check_fields(L, -1, what, stage_fields,
+		    sizeof *stage_fields);
+		if (rc != PW_OK) {
+			if (lua_getfield(L, -1, "device") == LUA_TNIL)
+				pwl_fail(L, "%s: device: missing, and the "
+				    "placement cannot place it: %s", what,
+				    placed.msg);
+			lua_pop(L, 1);
+		}
+		p->stages[s].device = pwl_get_int(L, -1, what, "device",
+		    p->stages[s].device + 1, 1, devices) - 1;
+		/* Absent optional costs keep what is there: 0, and comm. */
+		for (k = 0; pwl_costs[k].name != NULL; k++)
+			*pwl_cost_at(&p->stages[s], k) = pwl_get_number(L, -1,
+			    what, pwl_costs[k].name, pwl_costs[k].need ?
+			    PWL_NEED_NUMBER : *pwl_cost_at(&p->stages[s], k));
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	pwl_build_link(L, p);
+	if (lua_getfield(L, 1, "offload") != LUA_TNIL &&
+	    !lua_istable(L, -1))
+		pwl_fail(L, PWL_WHAT ": offload: a problem given by its stages "
+		    "has the link it states; offload takes a list of the stages "
+		    "that may offload");
+	lua_pop(L, 1);
+}
+
+/*
+ * Applies the per-device field NAME of the spec to the struct
+ * pw_device_memory member at OFFSET: a number for every device, a list
+ * with one per device, or function(device, default) returning a number
+ * (nil keeps the default).
+ */
+static void
+pwl_per_device(lua_State *L, struct pw_problem *p, const char *name,
+    size_t offset)
+{
+	double *v;
+	int d, t;
+
+	t = lua_getfield(L, 1, name);
+	if (t == LUA_TTABLE && lua_rawlen(L, -1) != (size_t)p->devices)
+		pwl_fail(L, PWL_WHAT ": %s: must list %d values, one per device "
+		    "(got %zu)", name, p->devices, (size_t)lua_rawlen(L, -1));
+	if (t != LUA_TNIL && t != LUA_TNUMBER && t != LUA_TTABLE &&
+	    t != LUA_TFUNCTION)
+		pwl_fail(L, PWL_WHAT ": %s: must be a number, a list or a "
+		    "function (got %s)", name, luaL_typename(L, -1));
+	for (d = 0; d < p->devices && t != LUA_TNIL; d++) {
+		v = (double *)(void *)((char *)&p->memory[d] + offset);
+		if (t == LUA_TNUMBER) {
+			*v = lua_tonumber(L, -1);
+			continue;
+		}
+		if (t == LUA_TTABLE)
+			lua_rawgeti(L, -1, d + 1);
+		else {
+			lua_pushvalue(L, -1);
+			lua_pushinteger(L, d + 1);
+			lua_pushnumber(L, *v);
+			lua_call(L, 2, 1);
+		}
+		if (lua_type(L, -1) == LUA_TNUMBER)
+			*v = lua_tonumber(L, -1);
+		else if (t == LUA_TTABLE || !lua_isnil(L, -1))
+			pwl_fail(L, PWL_WHAT ": %s: the value for device %d must "
+			    "be a number (got %s)", name, d + 1,
+			    luaL_typename(L, -1));
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+}
+
+/* offload = {stages...}: every other stage keeps its activations. */
+static void
+pwl_offload_only(lua_State *L, struct pw_problem *p)
+{
+	size_t i, n;
+	lua_Integer s;
+	bool listed;
+
+	if (lua_getfield(L, 1, "offload") != LUA_TTABLE) {
+		lua_pop(L, 1);
+		return;
+	}
+	n = lua_rawlen(L, -1);
+	for (i = 1; i <= n; i++) {
+		lua_rawgeti(L, -1, (lua_Integer)i);
+		if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
+		    lua_tointeger(L, -1) > p->nstages)
+			pwl_fail(L, PWL_WHAT ": offload[%zu]: must be a stage from "
+			    "1 to %d (got %s)", i, p->nstages,
+			    luaL_tolstring(L, -1, NULL));
+		lua_pop(L, 1);
+	}
+	for (s = 1; s <= p->nstages; s++) {
+		listed = false;
+		for (i = 1; i <= n && !listed; i++) {
+			lua_rawgeti(L, -1, (lua_Integer)i);
+			listed = lua_tointeger(L, -1) == s;
+			lua_pop(L, 1);
+		}
+		if (!listed)
+			p->stages[s - 1].offload = 0;
+	}
+	lua_pop(L, 1);
+}
+
+/* cost = function(stage, kind, default) or {[stage] = {kind = value}}. */
+static void
+pwl_cost_overrides(lua_State *L, struct pw_problem *p)
+{
+	char what[64];
+	lua_Integer s;
+	size_t k;
+	double *v;
+	int t;
+
+	t = lua_getfield(L, 1, "cost");
+	if (t == LUA_TFUNCTION) {
+		for (s = 0; s < p->nstages; s++)
+			for (k = 0; pwl_costs[k].name != NULL; k++) {
+				v = pwl_cost_at(&p->stages[s], k);
+				lua_pushvalue(L, -1);
+				lua_pushinteger(L, s + 1);
+				lua_pushstring(L, pwl_costs[k].name);
+				lua_pushnumber(L, *v);
+				lua_call(L, 3, 1);
+				if (lua_type(L, -1) == LUA_TNUMBER)
+					*v = lua_tonumber(L, -1);
+				else if (!lua_isnil(L, -1))
+					pwl_fail(L, PWL_WHAT ": cost(%d, \"%s\") "
+					    "returned a %s; a number, or nil for "
+					    "the default", (int)s + 1,
+					    pwl_costs[k].name,
+					    luaL_typename(L, -1));
+				lua_pop(L, 1);
+			}
+	} else if (t == LUA_TTABLE) {
+		lua_pushnil(L);
+		while (lua_next(L, -2) != 0) {
+			s = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
+			if (s < 1 || s > p->nstages || !lua_istable(L, -1))
+				pwl_fail(L, PWL_WHAT ": cost: must map stages 1 to "
+				    "%d to tables of costs", p->nstages);
+			snprintf(what, sizeof what, PWL_WHAT ": cost[%d]",
+			    (int)s);
+			pwl_check_fields(L, -1, what, pwl_costs,
+			    sizeof pwl_costs[0]);
+			for (k = 0; pwl_costs[k].name != NULL; k++) {
+				v = pwl_cost_at(&p->stages[s - 1], k);
+				*v = pwl_get_number(L, -1, what,
+				    pwl_costs[k].name, *v);
+			}
+			lua_pop(L, 1);
+		}
+	} else if (t != LUA_TNIL)
+		pwl_fail(L, PWL_WHAT ": cost: must be a function or a table "
+		    "(got %s)", luaL_typename(L, -1));
+	lua_pop(L, 1);
+}
+
+/*
+ * Keeps P's origin only while it still gives exactly P (as the JSON
+ * reader does), so that no family splits a stale model behind the
+ * script's back; one finite limit for all devices goes into it.
+ */
+static void
+pwl_origin_refresh(struct pw_problem *p)
+{
+	struct pw_origin *o = p->origin;
+	struct pw_problem *again = NULL;
+	struct pw_error err;
+	double limit = p->memory[0].limit, has;
+	bool uniform = isfinite(limit);
+	int d;
+
+	if (o == NULL)
+		return;
+	for (d = 1; d < p->devices; d++)
+		uniform = uniform && p->memory[d].limit == limit;
+	has = o->split.memory_limit > 0 ? o->split.memory_limit :
+	    o->hardware.memory;
+	if (uniform && limit != has)
+		o->split.memory_limit = limit;
+	if (!uniform || pw_cost_problem(&o->model, &o->hardware, &o->split,
+	    &again, &err) != PW_OK || !pw_problem_same(again, p)) {
+		pw_origin_free(p->origin);
+		p->origin = NULL;
+	}
+	pw_problem_free(again);
+}
+
+/* The solver options the spec states. */
+static void
+pwl_constraints(lua_State *L, struct pwl_problem *pb)
+{
+	size_t n;
+	int objective;
+
+	objective = pwl_get_option(L, 1, PWL_WHAT, "objective", -1,
+	    pwl_objective_names);
+	pb->has_objective = objective >= 0;
+	pb->objective = pb->has_objective ? (enum pw_objective)objective :
+	    PW_OBJ_MAKESPAN;
+	pb->time_limit = pwl_get_number(L, 1, PWL_WHAT, "time_limit", 0);
+	if (pb->time_limit < 0 || !isfinite(pb->time_limit))
+		pwl_fail(L, PWL_WHAT ": time_limit: must be a positive number "
+		    "of seconds (got %g)", pb->time_limit);
+	if (lua_getfield(L, 1, "precede") != LUA_TNIL &&
+	    (n = pwl_pins_count(L, -1, PWL_WHAT ": precede")) > 0) {
+		pb->pins = pw_xcalloc(n, sizeof *pb->pins);
+		pb->npins = n;
+		pwl_pins_read(L, -1, PWL_WHAT ": precede", pb->p, pb->pins);
+	}
+	lua_pop(L, 1);
+}
+
+/* pw.problem{...}: docs/lua.md lists the fields. */
+static int
+pwl_problem_new(lua_State *L)
+{
+	struct pwl_problem *pb;
+	struct pw_error err;
+	const char *name;
+	int t;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_settop(L, 1);
+	pwl_check_fields(L, 1, PWL_WHAT, pwl_problem_fields,
+	    sizeof *pwl_problem_fields);
+	pb = pwl_problem_push(L);
+	t = lua_getfield(L, 1, "model");
+	lua_pop(L, 1);
+	if (t != LUA_TNIL)
+		pwl_build_model(L, pb);
+	else
+		pwl_build_raw(L, pb);
+	lua_settop(L, 2);
+	if ((t = lua_getfield(L, 1, "name")) == LUA_TSTRING) {
+		name = lua_tostring(L, -1);
+		free(pb->p->name);
+		pb->p->name = pw_xstrdup(name);
+	} else if (t != LUA_TNIL)
+		pwl_fail(L, PWL_WHAT ": name: must be a string (got %s)",
+		    luaL_typename(L, -1));
+	lua_pop(L, 1);
+	pwl_per_device(L, pb->p, "static",
+	    offsetof(struct pw_device_memory, static_bytes));
+	pwl_per_device(L, pb->p, "memory_limit",
+	    offsetof(struct pw_device_memory, limit));
+	pwl_cost_overrides(L, pb->p);
+	pwl_offload_only(L, pb->p);
+	if (pw_problem_validate(pb->p, PWL_WHAT, &err) != PW_OK)
+		pwl_fail(L, "%s" PWL_CORE, err.msg);
+	pwl_origin_refresh(pb->p);
+	pwl_constraints(L, pb);
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* The problem object                                                  */
+
+static int
+pwl_problem_gc(lua_State *L)
+{
+	struct pwl_problem *pb = luaL_checkudata(L, 1, PWL_PROBLEM);
+
+	pw_problem_free(pb->p);
+	free(pb->pins);
+	memset(pb, 0, sizeof *pb);
+	return 0;
+}
+
+struct pwl_problem *
+pwl_problem_push(lua_State *L)
+{
+	struct pwl_problem *pb = lua_newuserdatauv(L, sizeof *pb, 1);
+
+	memset(pb, 0, sizeof *pb);
+	luaL_setmetatable(L, PWL_PROBLEM);
+	lua_newtable(L);
+	lua_setiuservalue(L, -2, 1);
+	return pb;
+}
+
+struct pwl_problem *
+pwl_problem_test(lua_State *L, int idx)
+{
+	struct pwl_problem *pb = luaL_testudata(L, idx, PWL_PROBLEM);
+
+	return pb != NULL && pb->p != NULL ? pb : NULL;
+}
+
+struct pwl_problem *
+pwl_problem_check(lua_State *L, int arg)
+{
+	struct pwl_problem *pb = pwl_problem_test(L, arg);
+
+	if (pb == NULL)
+		luaL_typeerror(L, arg, "problem");
+	return pb;
+}
+
+/* Pushes a list of the device memory member at OFFSET. */
+static void
+pwl_push_memory(lua_State *L, const struct pw_problem *p, size_t offset)
+{
+	int d;
+
+	lua_createtable(L, p->devices, 0);
+	for (d = 0; d < p->devices; d++) {
+		lua_pushnumber(L, *(const double *)(const void *)
+		    ((const char *)&p->memory[d] + offset));
+		lua_rawseti(L, -2, d + 1);
+	}
+}
+
+static void
+pwl_push_stages(lua_State *L, const struct pw_problem *p)
+{
+	size_t k;
+	int s;
+
+	lua_createtable(L, p->nstages, 0);
+	for (s = 0; s < p->nstages; s++) {
+		lua_createtable(L, 0, 8);
+		lua_pushinteger(L, p->stages[s].device + 1);
+		lua_setfield(L, -2, "device");
+		for (k = 0; pwl_costs[k].name != NULL; k++) {
+			lua_pushnumber(L, *pwl_cost_at(&p->stages[s], k));
+			lua_setfield(L, -2, pwl_costs[k].name);
+		}
+		lua_rawseti(L, -2, s + 1);
+	}
+}
+
+static void
+pwl_push_link(lua_State *L, const struct pw_problem *p)
+{
+	int d, g, n;
+
+	if (!p->link.present) {
+		lua_pushnil(L);
+		return;
+	}
+	lua_createtable(L, 0, 5);
+	lua_pushnumber(L, p->link.d2h);
+	lua_setfield(L, -2, "d2h");
+	lua_pushnumber(L, p->link.h2d);
+	lua_setfield(L, -2, "h2d");
+	lua_pushnumber(L, p->link.latency);
+	lua_setfield(L, -2, "latency");
+	lua_pushboolean(L, p->link.duplex);
+	lua_setfield(L, -2, "duplex");
+	lua_createtable(L, p->link.ngroups, 0);
+	for (g = 0; g < p->link.ngroups; g++) {
+		lua_newtable(L);
+		for (d = 0, n = 0; d < p->devices; d++) {
+			if (p->link.group[d] != g)
+				continue;
+			lua_pushinteger(L, d + 1);
+			lua_rawseti(L, -2, ++n);
+		}
+		lua_rawseti(L, -2, g + 1);
+	}
+	lua_setfield(L, -2, "groups");
+}
+
+static void
+pwl_push_pins(lua_State *L, const struct pwl_problem *pb)
+{
+	size_t i;
+
+	lua_createtable(L, (int)pb->npins, 0);
+	for (i = 0; i < pb->npins; i++) {
+		lua_createtable(L, 2, 0);
+		pwl_op_push(L, pb->pins[i].before);
+		lua_rawseti(L, -2, 1);
+		pwl_op_push(L, pb->pins[i].after);
+		lua_rawseti(L, -2, 2);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+}
+
+/* Pushes the field KEY of a problem object; raises for unknown keys. */
+static void
+pwl_problem_field(lua_State *L, const struct pwl_problem *pb,
+    const char *key)
+{
+	const struct pw_problem *p = pb->p;
+	const char *placement = pw_problem_is_loop(p) ? "loop" :
+	    pw_problem_is_v(p) ? "v" : NULL;
+
+	if (strcmp(key, "name") == 0)
+		lua_pushstring(L, p->name);
+	else if (strcmp(key, "devices") == 0)
+		lua_pushinteger(L, p->devices);
+	else if (strcmp(key, "microbatches") == 0)
+		lua_pushinteger(L, p->microbatches);
+	else if (strcmp(key, "nstages") == 0)
+		lua_pushinteger(L, p->nstages);
+	else if (strcmp(key, "chunks") == 0 && placement != NULL)
+		lua_pushinteger(L, p->nstages / p->devices);
+	else if (strcmp(key, "placement") == 0)
+		lua_pushstring(L, placement);
+	else if (strcmp(key, "comm") == 0)
+		lua_pushnumber(L, p->comm);
+	else if (strcmp(key, "stages") == 0)
+		pwl_push_stages(L, p);
+	else if (strcmp(key, "static") == 0)
+		pwl_push_memory(L, p, offsetof(struct pw_device_memory,
+		    static_bytes));
+	else if (strcmp(key, "memory_limit") == 0)
+		pwl_push_memory(L, p, offsetof(struct pw_device_memory, limit));
+	else if (strcmp(key, "link") == 0)
+		pwl_push_link(L, p);
+	else if (strcmp(key, "model") == 0 && p->origin != NULL)
+		pwl_model_push(L, &p->origin->model);
+	else if (strcmp(key, "hardware") == 0 && p->origin != NULL)
+		pwl_hardware_push(L, &p->origin->hardware);
+	else if (strcmp(key, "objective") == 0 && pb->has_objective)
+		lua_pushstring(L, pwl_objective_names[pb->objective]);
+	else if (strcmp(key, "time_limit") == 0 && pb->time_limit > 0)
+		lua_pushnumber(L, pb->time_limit);
+	else if (strcmp(key, "precede") == 0)
+		pwl_push_pins(L, pb);
+	else if (strcmp(key, "chunks") == 0 || strcmp(key, "model") == 0 ||
+	    strcmp(key, "hardware") == 0 || strcmp(key, "objective") == 0 ||
+	    strcmp(key, "time_limit") == 0)
+		lua_pushnil(L);
+	else
+		pwl_fail(L, "problem: no field '%s'", key);
+}
+
+/* Fields are computed on first use and kept (treat them as read-only). */
+static int
+pwl_problem_index(lua_State *L)
+{
+	struct pwl_problem *pb = pwl_problem_check(L, 1);
+	const char *key = luaL_checkstring(L, 2);
+
+	lua_getiuservalue(L, 1, 1);
+	if (lua_getfield(L, -1, key) != LUA_TNIL)
+		return 1;
+	lua_pop(L, 1);
+	pwl_problem_field(L, pb, key);
+	lua_pushvalue(L, -1);
+	lua_setfield(L, -3, key);
+	return 1;
+}
+
+static int
+pwl_problem_tostring(lua_State *L)
+{
+	const struct pw_problem *p = pwl_problem_check(L, 1)->p;
+
+	lua_pushfstring(L, "problem %s: %d devices, %d stages, %d "
+	    "microbatches", p->name != NULL ? p->name : "(unnamed)",
+	    p->devices, p->nstages, p->microbatches);
+	return 1;
+}
+
+/* Equal problems have the same devices, stages, costs, memory and link
+ * (names and origins aside). */
+static int
+pwl_problem_eq(lua_State *L)
+{
+	struct pwl_problem *a = pwl_problem_test(L, 1);
+	struct pwl_problem *b = pwl_problem_test(L, 2);
+
+	lua_pushboolean(L, a != NULL && b != NULL && pw_problem_same(a->p,
+	    b->p));
+	return 1;
+}
+
+void
+pwl_open_problem(lua_State *L)
+{
+	static const luaL_Reg meta[] = {
+		{ "__gc", pwl_problem_gc },
+		{ "__index", pwl_problem_index },
+		{ "__tostring", pwl_problem_tostring },
+		{ "__eq", pwl_problem_eq },
+		{ NULL, NULL }
+	};
+
+	luaL_newmetatable(L, PWL_PROBLEM);
+	luaL_setfuncs(L, meta, 0);
+	lua_pop(L, 1);
+	lua_pushcfunction(L, pwl_problem_new);
+	lua_setfield(L, -2, "problem");
+}

@@ -1,0 +1,63 @@
+/*
+ * pwlua.h - Lua 5.4 scripting: problem scripts and experiment scripts run
+ * in a sandboxed interpreter that sees the core and the optimizer as the
+ * module "pipewright" (docs/lua.md).  Uses src/ and solver/; nothing in
+ * src/ knows of it.
+ *
+ * Every Lua call runs under lua_pcall: a script's error, a runaway loop
+ * (the instruction budget) or a memory hog (the memory cap) comes back as
+ * an error code and a message naming the file and line, with the Lua
+ * traceback; it never unwinds through the caller.  One interpreter per
+ * thread.
+ */
+#ifndef PWLUA_H
+#define PWLUA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pipewright.h"
+
+/* Defaults for a zero field of struct pwlua_config. */
+#define PWLUA_INSTRUCTIONS	1000000000UL	/* Lua VM instructions per run */
+#define PWLUA_MEMORY		((size_t)512 << 20)	/* bytes */
+
+struct pwlua_config {
+	unsigned long instructions; /* budget for each run; 0: the default */
+	size_t	memory;		/* cap on the interpreter's memory; 0: the default */
+	/* NULL-terminated list of directories below which pw.write_json and
+	 * pw.write_csv may write; NULL: scripts cannot write files. */
+	const char *const *write_dirs;
+};
+
+struct pwlua;
+
+/* Returns an interpreter the caller owns (CONFIG NULL: the defaults and
+ * no writing), or NULL with ERR set when a write directory does not exist
+ * or the memory cap is too small to start. */
+struct pwlua *pwlua_new(const struct pwlua_config *, struct pw_error *);
+void	pwlua_free(struct pwlua *);
+
+/* Runs the script PATH with the global arg = { [0] = PATH, ARGV... } (the
+ * arguments also reach the chunk as "...").  Returns PW_OK; PW_ERR_IO
+ * when PATH cannot be read; PW_ERR_INPUT for anything the script does
+ * wrong (syntax, a runtime error, bytecode, the budget or the cap).
+ * Globals persist between runs of one interpreter; the budget does not. */
+int	pwlua_run(struct pwlua *, const char *path, int argc,
+	    char *const *argv, struct pw_error *);
+
+/* Runs the problem script PATH, which returns a problem (or a schedule,
+ * whose problem is taken).  Returns PW_OK and a problem the caller owns
+ * in *OUT, or an error as pwlua_run does. */
+int	pwlua_problem(struct pwlua *, const char *path, struct pw_problem **out,
+	    struct pw_error *);
+
+/* The problem script PATH in a fresh interpreter with the defaults, as
+ * pw_problem_read reads a JSON file: a problem the caller owns, or NULL
+ * with ERR set. */
+struct pw_problem *pwlua_problem_read(const char *path, struct pw_error *);
+
+/* Whether PATH names a Lua script (it ends in ".lua"). */
+bool	pwlua_is_script(const char *path);
+
+#endif /* PWLUA_H */

@@ -1,0 +1,140 @@
+/*
+ * pwlua_int.h - the private interface between the files of lua/:
+ * state.c (the sandbox), module.c (the module table, pw.load, helpers),
+ * model.c (pw.model, pw.hardware), problem.c (pw.problem, problem
+ * objects), schedule.c (schedule objects, pw.schedule, pw.solve, pw.show)
+ * and write.c (pw.write_*).
+ *
+ * Rule for every C function called from Lua: read and check all arguments
+ * first, then push the userdata that will own any C memory, and only then
+ * allocate it.  A Lua error (including a memory error) may unwind from
+ * any Lua API call; C memory not yet owned by a userdata would leak.
+ */
+#ifndef PWLUA_INT_H
+#define PWLUA_INT_H
+
+#include <limits.h>
+#include <math.h>
+
+#include <lua.h>
+#include <lauxlib.h>
+
+#include "pipewright.h"
+#include "solver.h"
+#include "pwlua.h"
+
+#define PWL_PROBLEM	"pipewright.problem"	/* metatable names */
+#define PWL_SCHEDULE	"pipewright.schedule"
+#define PWL_MODEL	"pipewright.model"
+#define PWL_HARDWARE	"pipewright.hardware"
+
+/* A problem object; its user value is a table caching derived fields. */
+struct pwl_problem {
+	struct pw_problem *p;	/* owned; NULL until built */
+	/* Solver options stated in the script (pw.solve's defaults). */
+	bool	has_objective;
+	enum pw_objective objective;
+	double	time_limit;	/* seconds; 0: not stated */
+	struct pw_pin *pins;	/* owned, [npins]: must-precede pairs */
+	size_t	npins;
+};
+
+/* A schedule object; user value 1 is the problem object it is for (so
+ * PROBLEM stays alive), 2 a table caching derived fields. */
+struct pwl_schedule {
+	const struct pw_problem *problem;
+	struct pw_schedule *schedule;	/* owned, as are the two below */
+	struct pw_timing *timing;
+	struct pw_metrics *metrics;
+	double	objective;	/* seconds */
+	double	bound;		/* seconds */
+	double	gap;
+	bool	optimal;
+	char	start[64];	/* where the optimizer started; "" for others */
+};
+
+/* state.c */
+/* The directories scripts may write below (realpaths), NULL-terminated;
+ * NULL when this interpreter writes no files. */
+const char *const *pwl_write_dirs(lua_State *);
+/* Loads PATH as Lua text (refusing bytecode); pushes the chunk and
+ * returns LUA_OK, or pushes a message and returns an error status. */
+int	pwl_loadfile(lua_State *, const char *path);
+
+/* module.c */
+int	pwl_open(lua_State *);
+/* Raises the formatted message with the calling script's file:line, as
+ * luaL_error does (whose format knows no %g or %zu); never returns. */
+int	pwl_fail(lua_State *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* Pushes a userdata that frees the pointer in its one slot when it is
+ * collected, and returns the slot (NULL): the owner of C memory that is
+ * built while Lua calls may still raise. */
+void	**pwl_box(lua_State *);
+/* Raises "WHAT: unknown field 'x'" for a key of the table at IDX that is
+ * not among NAMES: an array of records STRIDE bytes apart, each starting
+ * with its name (a const char *), ended by a NULL name. */
+void	pwl_check_fields(lua_State *, int idx, const char *what,
+	    const void *names, size_t stride);
+/* The field NAME of the table at IDX, or DEF when it is absent (nil); a
+ * field of the wrong type raises an error naming WHAT and NAME, and so
+ * does an absent one whose DEF is PWL_NEED_NUMBER or PWL_NEED_INT.  An
+ * integer must also lie in [MIN, MAX]. */
+#define PWL_NEED_NUMBER	(-HUGE_VAL)
+#define PWL_NEED_INT	INT_MIN
+double	pwl_get_number(lua_State *, int idx, const char *what,
+	    const char *name, double def);
+int	pwl_get_int(lua_State *, int idx, const char *what, const char *name,
+	    int def, int min, int max);
+bool	pwl_get_bool(lua_State *, int idx, const char *what, const char *name,
+	    bool def);
+/* The index in NAMES (NULL-terminated) of the string field NAME, or DEF
+ * when it is absent. */
+int	pwl_get_option(lua_State *, int idx, const char *what,
+	    const char *name, int def, const char *const *names);
+
+/* model.c */
+void	pwl_open_model(lua_State *);
+/* Reads the model or hardware at IDX (named WHAT in errors): a table, or
+ * a preset's name, which pushes the preset's table.  OUT's strings point
+ * into the table, which must stay on the stack while OUT is used. */
+void	pwl_model_get(lua_State *, int idx, const char *what,
+	    struct pw_model *out);
+void	pwl_hardware_get(lua_State *, int idx, const char *what,
+	    struct pw_hardware *out);
+/* Pushes a table like pw.model's or pw.hardware's. */
+void	pwl_model_push(lua_State *, const struct pw_model *);
+void	pwl_hardware_push(lua_State *, const struct pw_hardware *);
+
+/* problem.c */
+/* In enum pw_objective order, NULL-terminated. */
+extern const char *const pwl_objective_names[];
+void	pwl_open_problem(lua_State *);
+/* Pushes an empty problem object and returns it. */
+struct pwl_problem *pwl_problem_push(lua_State *);
+struct pwl_problem *pwl_problem_check(lua_State *, int arg);
+struct pwl_problem *pwl_problem_test(lua_State *, int idx);
+/* Pushes OP as {kind = "F", stage = s + 1, mb = j + 1}. */
+void	pwl_op_push(lua_State *, struct pw_op);
+/* The number of must-precede pairs in the list at IDX (named WHAT). */
+size_t	pwl_pins_count(lua_State *, int idx, const char *what);
+/* Reads them, for problem P, into OUT. */
+void	pwl_pins_read(lua_State *, int idx, const char *what,
+	    const struct pw_problem *, struct pw_pin *out);
+
+/* schedule.c */
+void	pwl_open_schedule(lua_State *);
+/* Pushes an empty schedule object for the problem object at PROBLEM and
+ * returns it. */
+struct pwl_schedule *pwl_schedule_push(lua_State *, int problem);
+struct pwl_schedule *pwl_schedule_test(lua_State *, int idx);
+/* Simulates S->schedule for S->problem and fills the timing, the metrics
+ * and, as for any schedule, the makespan as the objective with the
+ * optimizer's lower bound on it; a failure raises, prefixed by WHAT. */
+void	pwl_schedule_finish(lua_State *, struct pwl_schedule *s,
+	    const char *what);
+
+/* write.c */
+void	pwl_open_write(lua_State *);
+
+#endif /* PWLUA_INT_H */

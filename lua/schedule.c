@@ -1,0 +1,393 @@
+/*
+ * schedule.c - schedule objects and what makes them: pw.schedule (a
+ * family), pw.solve (the optimizer) and pw.show (the text Gantt chart).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pwlua_int.h"
+
+/* pw.show's width when none is given (the CLI's default too). */
+#define PWL_WIDTH	100
+#define PWL_WIDTH_MAX	100000
+
+/* In enum pw_offload_mode order. */
+static const char *const pwl_offload_names[] = { "auto", "on", "off",
+    NULL };
+
+static int
+pwl_schedule_gc(lua_State *L)
+{
+	struct pwl_schedule *s = luaL_checkudata(L, 1, PWL_SCHEDULE);
+
+	pw_metrics_free(s->metrics);
+	pw_timing_free(s->timing);
+	pw_schedule_free(s->schedule);
+	memset(s, 0, sizeof *s);
+	return 0;
+}
+
+struct pwl_schedule *
+pwl_schedule_push(lua_State *L, int problem)
+{
+	struct pwl_schedule *s;
+
+	problem = lua_absindex(L, problem);
+	s = lua_newuserdatauv(L, sizeof *s, 2);
+	memset(s, 0, sizeof *s);
+	luaL_setmetatable(L, PWL_SCHEDULE);
+	lua_pushvalue(L, problem);
+	lua_setiuservalue(L, -2, 1);
+	lua_newtable(L);
+	lua_setiuservalue(L, -2, 2);
+	return s;
+}
+
+struct pwl_schedule *
+pwl_schedule_test(lua_State *L, int idx)
+{
+	struct pwl_schedule *s = luaL_testudata(L, idx, PWL_SCHEDULE);
+
+	return s != NULL && s->metrics != NULL ? s : NULL;
+}
+
+static struct pwl_schedule *
+pwl_schedule_check(lua_State *L, int arg)
+{
+	struct pwl_schedule *s = pwl_schedule_test(L, arg);
+
+	if (s == NULL)
+		luaL_typeerror(L, arg, "schedule");
+	return s;
+}
+
+void
+pwl_schedule_finish(lua_State *L, struct pwl_schedule *s, const char *what)
+{
+	struct pw_error err;
+
+	if (pw_simulate(s->problem, s->schedule, &s->timing, &err) != PW_OK)
+		pwl_fail(L, "%s: %s", what, err.msg);
+	s->metrics = pw_metrics_compute(s->problem, s->schedule, s->timing);
+	s->objective = s->metrics->makespan;
+	s->bound = pw_lower_bound(s->problem, PW_OBJ_MAKESPAN);
+	s->gap = s->objective > 0 ? (s->objective - s->bound) / s->objective :
+	    0;
+	s->optimal = false;
+	s->start[0] = '\0';
+}
+
+/* pw.schedule(problem, family): the family's schedule, or nil and the
+ * reason when the family does not apply. */
+static int
+pwl_schedule_new(lua_State *L)
+{
+	struct pwl_problem *pb = pwl_problem_check(L, 1);
+	const char *name = luaL_checkstring(L, 2);
+	const struct pw_family *family;
+	struct pwl_problem *used;
+	struct pwl_schedule *s;
+	struct pw_error err;
+	int rc;
+
+	lua_settop(L, 2);
+	if ((family = pw_family_find(name)) == NULL)
+		return pwl_fail(L, "pw.schedule: unknown family '%s' (see "
+		    "pw.families())", name);
+	used = pwl_problem_push(L);
+	s = pwl_schedule_push(L, 3);
+	rc = pw_family_build(family, pb->p, &used->p, &s->schedule, &err);
+	if (rc == PW_ERR_NOT_APPLICABLE) {
+		lua_pushnil(L);
+		lua_pushfstring(L, "%s does not apply: %s", name, err.msg);
+		return 2;
+	}
+	if (rc != PW_OK)
+		return pwl_fail(L, "pw.schedule: %s: %s", name, err.msg);
+	/* Not split again: the schedule is for the script's own problem. */
+	if (pw_problem_same(used->p, pb->p)) {
+		lua_pushvalue(L, 1);
+		lua_setiuservalue(L, 4, 1);
+		s->problem = pb->p;
+	} else
+		s->problem = used->p;
+	if (s->schedule->family == NULL)
+		s->schedule->family = pw_xstrdup(family->name);
+	pwl_schedule_finish(L, s, "pw.schedule: internal error");
+	return 1;
+}
+
+/* Reads pw.solve's start option (at the top) into O. */
+static void
+pwl_solve_start(lua_State *L, const struct pwl_problem *pb,
+    struct pw_solve_opts *o)
+{
+	struct pwl_schedule *start;
+
+	if (lua_type(L, -1) == LUA_TSTRING) {
+		o->start_family = lua_tostring(L, -1);
+		if (pw_family_find(o->start_family) == NULL)
+			pwl_fail(L, "pw.solve: start: unknown family '%s' (see "
+			    "pw.families())", o->start_family);
+	} else if ((start = pwl_schedule_test(L, -1)) != NULL) {
+		if (!pw_problem_same(start->problem, pb->p))
+			pwl_fail(L, "pw.solve: start: that schedule is for "
+			    "another problem");
+		o->start = start->schedule;
+	} else if (!lua_isnil(L, -1))
+		pwl_fail(L, "pw.solve: start: must be a family name or a "
+		    "schedule (got %s)", luaL_typename(L, -1));
+}
+
+/* pw.solve(problem [, opts]): the optimizer's schedule, or nil and the
+ * reason when it finds none (an infeasible problem, say). */
+static int
+pwl_solve(lua_State *L)
+{
+	static const char *const fields[] = { "objective", "offload",
+	    "time_limit", "seed", "start", "precede", NULL };
+	struct pwl_problem *pb = pwl_problem_check(L, 1);
+	struct pw_solve_result res;
+	struct pw_solve_opts o;
+	struct pwl_schedule *s;
+	struct pw_error err;
+	struct pw_pin *pins;
+	double objective, bound, gap;
+	bool optimal;
+	char start[sizeof res.start];
+	size_t n = 0;
+
+	if (lua_isnoneornil(L, 2))
+		lua_newtable(L);
+	else
+		luaL_checktype(L, 2, LUA_TTABLE);
+	lua_settop(L, 2);
+	pwl_check_fields(L, 2, "pw.solve", fields, sizeof *fields);
+	pw_solve_opts_init(&o);
+	if (pb->has_objective)
+		o.objective = pb->objective;
+	if (pb->time_limit > 0)
+		o.time_limit = pb->time_limit;
+	o.objective = pwl_get_option(L, 2, "pw.solve", "objective",
+	    (int)o.objective, pwl_objective_names);
+	o.offload = pwl_get_option(L, 2, "pw.solve", "offload",
+	    (int)o.offload, pwl_offload_names);
+	if (lua_getfield(L, 2, "time_limit") != LUA_TNIL) {
+		o.time_limit = pwl_get_number(L, 2, "pw.solve", "time_limit",
+		    0);
+		if (!(o.time_limit > 0) || !isfinite(o.time_limit))
+			return pwl_fail(L, "pw.solve: time_limit: must be a "
+			    "positive number of seconds (got %g)",
+			    o.time_limit);
+	}
+	lua_pop(L, 1);
+	o.seed = (unsigned long)pwl_get_int(L, 2, "pw.solve", "seed",
+	    (int)o.seed, 0, INT_MAX);
+	lua_getfield(L, 2, "start");		/* 3: kept for its string */
+	pwl_solve_start(L, pb, &o);
+	if (lua_getfield(L, 2, "precede") != LUA_TNIL)	/* 4 */
+		n = pwl_pins_count(L, 4, "pw.solve: precede");
+	/* 5: the script's pins and these, owned by Lua. */
+	pins = lua_newuserdatauv(L, (pb->npins + n) * sizeof *pins, 0);
+	if (pb->npins > 0)
+		memcpy(pins, pb->pins, pb->npins * sizeof *pins);
+	if (n > 0)
+		pwl_pins_read(L, 4, "pw.solve: precede", pb->p,
+		    pins + pb->npins);
+	o.pins = pins;
+	o.npins = pb->npins + n;
+
+	s = pwl_schedule_push(L, 1);
+	memset(&res, 0, sizeof res);
+	if (pw_solve(pb->p, &o, &res, &err) != PW_OK) {
+		lua_pushnil(L);
+		lua_pushstring(L, err.msg);
+		return 2;
+	}
+	s->schedule = res.schedule;
+	res.schedule = NULL;
+	objective = res.objective;
+	bound = res.bound;
+	gap = res.gap;
+	optimal = res.optimal;
+	memcpy(start, res.start, sizeof start);
+	pw_solve_result_free(&res);
+	s->problem = pb->p;
+	pwl_schedule_finish(L, s, "pw.solve: internal error");
+	s->objective = objective;
+	s->bound = bound;
+	s->gap = gap;
+	s->optimal = optimal;
+	memcpy(s->start, start, sizeof s->start);
+	s->start[sizeof s->start - 1] = '\0';
+	return 1;
+}
+
+/* pw.show(schedule [, width]): the text Gantt chart on stdout. */
+static int
+pwl_show(lua_State *L)
+{
+	struct pwl_schedule *s = pwl_schedule_check(L, 1);
+	lua_Integer width = luaL_optinteger(L, 2, PWL_WIDTH);
+
+	luaL_argcheck(L, width >= 1 && width <= PWL_WIDTH_MAX, 2,
+	    "the width must be from 1 to 100000 columns");
+	pw_show(stdout, s->problem, s->schedule, s->timing, s->metrics,
+	    (int)width);
+	return 0;
+}
+
+/* Pushes a per-device metric (the double at OFFSET in each entry). */
+static void
+pwl_push_devices(lua_State *L, const struct pw_metrics *m, size_t offset)
+{
+	int d;
+
+	lua_createtable(L, m->ndevices, 0);
+	for (d = 0; d < m->ndevices; d++) {
+		lua_pushnumber(L, *(const double *)(const void *)
+		    ((const char *)&m->device[d] + offset));
+		lua_rawseti(L, -2, d + 1);
+	}
+}
+
+/* Pushes the list of timed ops, sorted by start. */
+static void
+pwl_push_ops(lua_State *L, const struct pwl_schedule *s)
+{
+	struct pw_timed_op **ops = (struct pw_timed_op **)pwl_box(L);
+	const struct pw_timed_op *op;
+	char channel[64];
+	size_t i, n;
+
+	*ops = pw_timed_ops(s->problem, s->schedule, s->timing, &n);
+	lua_createtable(L, (int)n, 0);
+	for (i = 0; i < n; i++) {
+		op = &(*ops)[i];
+		pwl_op_push(L, op->op);
+		lua_pushinteger(L, op->device + 1);
+		lua_setfield(L, -2, "device");
+		lua_pushnumber(L, op->start);
+		lua_setfield(L, -2, "start");
+		lua_pushnumber(L, op->end);
+		lua_setfield(L, -2, "finish");
+		if (pw_kind_is_transfer(op->op.kind)) {
+			lua_pushnumber(L, op->bytes);
+			lua_setfield(L, -2, "bytes");
+			lua_pushstring(L, pw_channel_name(s->problem,
+			    pw_problem_channel(s->problem, op->device,
+			    op->op.kind), channel, sizeof channel));
+			lua_setfield(L, -2, "channel");
+		}
+		if (op->has_anchor) {
+			pwl_op_push(L, op->anchor);
+			lua_setfield(L, -2, "after");
+		}
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	lua_remove(L, -2);
+}
+
+/* Pushes the field KEY of a schedule object; raises for unknown keys. */
+static void
+pwl_schedule_field(lua_State *L, const struct pwl_schedule *s,
+    const char *key)
+{
+	const struct pw_metrics *m = s->metrics;
+
+	if (strcmp(key, "family") == 0)
+		lua_pushstring(L, s->schedule->family);
+	else if (strcmp(key, "makespan") == 0)
+		lua_pushnumber(L, m->makespan);
+	else if (strcmp(key, "bubble_rate") == 0)
+		lua_pushnumber(L, m->bubble_rate);
+	else if (strcmp(key, "idle") == 0)
+		lua_pushnumber(L, m->total_idle);
+	else if (strcmp(key, "feasible") == 0)
+		lua_pushboolean(L, m->feasible);
+	else if (strcmp(key, "peak") == 0)
+		pwl_push_devices(L, m, offsetof(struct pw_device_metrics,
+		    peak));
+	else if (strcmp(key, "busy") == 0)
+		pwl_push_devices(L, m, offsetof(struct pw_device_metrics,
+		    busy));
+	else if (strcmp(key, "span") == 0)
+		pwl_push_devices(L, m, offsetof(struct pw_device_metrics,
+		    span));
+	else if (strcmp(key, "objective") == 0)
+		lua_pushnumber(L, s->objective);
+	else if (strcmp(key, "bound") == 0)
+		lua_pushnumber(L, s->bound);
+	else if (strcmp(key, "gap") == 0)
+		lua_pushnumber(L, s->gap);
+	else if (strcmp(key, "optimal") == 0)
+		lua_pushboolean(L, s->optimal);
+	else if (strcmp(key, "start") == 0)
+		lua_pushstring(L, s->start[0] != '\0' ? s->start : NULL);
+	else if (strcmp(key, "ops") == 0)
+		pwl_push_ops(L, s);
+	else
+		pwl_fail(L, "schedule: no field '%s'", key);
+}
+
+/* Fields are computed on first use and kept (treat them as read-only). */
+static int
+pwl_schedule_index(lua_State *L)
+{
+	struct pwl_schedule *s = pwl_schedule_check(L, 1);
+	const char *key = luaL_checkstring(L, 2);
+
+	if (strcmp(key, "problem") == 0) {
+		lua_getiuservalue(L, 1, 1);
+		return 1;
+	}
+	lua_getiuservalue(L, 1, 2);
+	if (lua_getfield(L, -1, key) != LUA_TNIL)
+		return 1;
+	lua_pop(L, 1);
+	pwl_schedule_field(L, s, key);
+	lua_pushvalue(L, -1);
+	lua_setfield(L, -3, key);
+	return 1;
+}
+
+static int
+pwl_schedule_tostring(lua_State *L)
+{
+	struct pwl_schedule *s = pwl_schedule_check(L, 1);
+	char span[32], peak[32];
+	double top = 0;
+	int d;
+
+	for (d = 0; d < s->metrics->ndevices; d++)
+		if (s->metrics->device[d].peak > top)
+			top = s->metrics->device[d].peak;
+	lua_pushfstring(L, "schedule %s: makespan %s, bubble rate %f, peak %s%s",
+	    s->schedule->family != NULL ? s->schedule->family : "(unnamed)",
+	    pw_fmt_seconds(span, sizeof span, s->metrics->makespan),
+	    s->metrics->bubble_rate, pw_fmt_bytes(peak, sizeof peak, top),
+	    s->metrics->feasible ? "" : " (over a limit)");
+	return 1;
+}
+
+void
+pwl_open_schedule(lua_State *L)
+{
+	static const luaL_Reg meta[] = {
+		{ "__gc", pwl_schedule_gc },
+		{ "__index", pwl_schedule_index },
+		{ "__tostring", pwl_schedule_tostring },
+		{ NULL, NULL }
+	};
+	static const luaL_Reg funcs[] = {
+		{ "schedule", pwl_schedule_new },
+		{ "solve", pwl_solve },
+		{ "show", pwl_show },
+		{ NULL, NULL }
+	};
+
+	luaL_newmetatable(L, PWL_SCHEDULE);
+	luaL_setfuncs(L, meta, 0);
+	lua_pop(L, 1);
+	luaL_setfuncs(L, funcs, 0);
+}

@@ -1,0 +1,80 @@
+/*
+ * internal.h - what the optimizer's files share: private to solver/.
+ * solver.c drives the search; heuristic.c builds incumbents; bound.c
+ * bounds the objective from below; milp.c (milp.h) solves models.
+ */
+#ifndef PW_SOLVER_INTERNAL_H
+#define PW_SOLVER_INTERNAL_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "solver.h"
+
+/* Relative tolerance for comparing objectives and memory levels, as the
+ * checker compares times. */
+#define PW_SOLVER_EPS	1e-9
+
+/* solver.c: whether OBJ is below INCUMBENT by more than rounding. */
+bool	pw_solver_better(double obj, double incumbent);
+
+/* solver.c: returns a copy of SCHED (for the problem) that the caller
+ * owns. */
+struct pw_schedule *pw_solver_copy(const struct pw_problem *,
+	    const struct pw_schedule *);
+
+/* solver.c: the stages whose activations may move to host memory under
+ * MODE and MAY_OFFLOAD (see pw_solve_opts): the link exists, the stage
+ * has offload bytes and the options allow it.  Returns an [nstages]
+ * array the caller frees, or NULL when no stage may offload. */
+bool	*pw_solver_offloadable(const struct pw_problem *,
+	    enum pw_offload_mode, const bool *may_offload);
+
+/* How a schedule does against the solver's constraints. */
+struct pw_eval {
+	double	objective;
+	/* Within every limit, every pin holding, offloads only of
+	 * OFFLOADABLE stages; WHY says what fails first when not. */
+	bool	feasible;
+	char	why[256];
+};
+
+/* solver.c: simulates SCHED and fills E.  Returns PW_OK, or the
+ * simulator's error (malformed orders, deadlock) with its message. */
+int	pw_solver_eval(const struct pw_problem *, const struct pw_schedule *,
+	    enum pw_objective, const bool *offloadable, const struct pw_pin *,
+	    size_t npins, struct pw_eval *, struct pw_error *);
+
+/* bound.c: the bytes DEVICE needs to run one microbatch alone through
+ * its stages, with the activations of OFFLOADABLE stages ([nstages] or
+ * NULL for none) on the host while the microbatch is elsewhere. */
+double	pw_bound_need(const struct pw_problem *, int device,
+	    const bool *offloadable);
+
+/* bound.c: pw_lower_bound with offloads only of OFFLOADABLE stages
+ * (NULL: none), which raises the memory bound where fewer may move. */
+double	pw_bound_problem(const struct pw_problem *, enum pw_objective,
+	    const bool *offloadable);
+
+/* heuristic.c */
+struct pw_heuristic_opts {
+	enum pw_objective objective;
+	const bool *offloadable;	/* [nstages] or NULL: no offload */
+	const struct pw_pin *pins;
+	size_t	npins;
+	/* Set non-zero: return the best schedule so far (after the first
+	 * complete one). */
+	volatile sig_atomic_t *stop;
+};
+
+/*
+ * The memory-aware list scheduler: the best of its policies.  Returns
+ * PW_OK with a schedule the caller owns in *OUT (feasible: within every
+ * limit, pins holding) and its evaluation in *EVAL; PW_ERR_INPUT when no
+ * policy finds one (the message says why).
+ */
+int	pw_heuristic(const struct pw_problem *, const struct pw_heuristic_opts *,
+	    struct pw_schedule **out, struct pw_eval *eval, struct pw_error *);
+
+#endif /* PW_SOLVER_INTERNAL_H */

@@ -1,0 +1,658 @@
+/*
+ * milp.c - builds the model of a request (milp_graph.c), picks a
+ * formulation, solves it with lp_solve and turns the solution back into a
+ * schedule.
+ *
+ * The simulator, not the model, has the last word: the solution's starts
+ * only order each resource and place the reload anchors; the rebuilt
+ * schedule is simulated, must pass the independent checker (anything else
+ * is a bug here) and is returned only when it is within every limit and
+ * strictly better than the incumbent.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <lpsolve/lp_lib.h>
+
+#include "milp_int.h"
+
+/* What the abort callback watches. */
+struct pw_milp_clock {
+	struct timespec t0;
+	double	limit;
+	long	node_limit;
+	long	nodes;		/* of the solves before this one */
+	volatile sig_atomic_t *cancel;
+};
+
+static double
+pw_milp_elapsed(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) +
+	    (double)(now.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+/* lp_solve polls this often (also inside long simplex runs); non-zero
+ * stops the solve with the best solution so far.  LP is NULL between
+ * solves. */
+static int __WINAPI
+pw_milp_abort(lprec *lp, void *arg)
+{
+	struct pw_milp_clock *clock = arg;
+	long nodes = clock->nodes;
+
+	if (lp != NULL)
+		nodes += (long)get_total_nodes(lp);
+
+	return (clock->cancel != NULL && *clock->cancel) ||
+	    (clock->node_limit > 0 && nodes >= clock->node_limit) ||
+	    pw_milp_elapsed(&clock->t0) >= clock->limit;
+}
+
+/* Returns lp_solve's copy of the collected model (the caller deletes it),
+ * or NULL when lp_solve cannot take it. */
+static lprec *
+pw_milp_lp(const struct pw_lpb *b)
+{
+	lprec *lp;
+	REAL one = 1;
+	int c, r, objcol = b->objcol;
+
+	if ((lp = make_lp(0, b->ncols)) == NULL)
+		return NULL;
+	/* Otherwise lp_solve prints to stdout while it solves. */
+	set_verbose(lp, NEUTRAL);
+	for (c = 1; c <= b->ncols; c++) {
+		const struct pw_lpcol *col = &b->col[c];
+
+		if (!set_bounds(lp, c, col->lo, col->hi) ||
+		    !set_int(lp, c, col->integer) ||
+		    (col->name != NULL && !set_col_name(lp, c, col->name)) ||
+		    (col->branch != 0 && !set_var_branch(lp, c,
+		    col->branch > 0 ? BRANCH_CEILING : BRANCH_FLOOR)))
+			goto fail;
+	}
+	if (!set_add_rowmode(lp, TRUE))
+		goto fail;
+	for (r = 0; r < b->nrows; r++) {
+		size_t at = b->rowstart[r];
+
+		if (!add_constraintex(lp, (int)(b->rowstart[r + 1] - at),
+		    b->val + at, b->idx + at, b->rowtype[r], b->rhs[r]))
+			goto fail;
+	}
+	if (!set_add_rowmode(lp, FALSE) ||
+	    !set_obj_fnex(lp, 1, &one, &objcol))
+		goto fail;
+	set_minim(lp);
+	return lp;
+fail:
+	delete_lp(lp);
+	return NULL;
+}
+
+static int __WINAPI
+pw_milp_put(void *arg, char *buf)
+{
+	return fputs(buf, arg) >= 0;
+}
+
+/* Writes the model in LP format, atomically. */
+static int
+pw_milp_write(lprec *lp, const char *path, struct pw_error *err)
+{
+	struct pw_outfile out;
+	int rc;
+
+	if ((rc = pw_outfile_open(&out, path, err)) != PW_OK)
+		return rc;
+	if (!write_lpex(lp, out.fp, pw_milp_put) || ferror(out.fp)) {
+		pw_error_set(err, "%s: cannot write the model", path);
+		pw_outfile_abort(&out);
+		return PW_ERR_IO;
+	}
+	return pw_outfile_commit(&out, err);
+}
+
+/* How each resource's ops are ordered in the rebuilt schedule: as the
+ * formulation decided, else by solved start, then as the graph implies,
+ * then by op. */
+struct pw_milp_sorter {
+	const struct pw_mm *mm;
+	const struct pw_form *form;
+	void	*state;
+	const double *values;
+	const double *start;
+};
+
+static int
+pw_milp_cmp(const struct pw_milp_sorter *s, int i, int k)
+{
+	double tol = 1e-9 * fmax(1, s->mm->horizon);
+	int o;
+
+	if (s->form->order != NULL &&
+	    (o = s->form->order(s->mm, s->state, s->values, i, k)) != 0)
+		return o;
+	if (fabs(s->start[i] - s->start[k]) > tol)
+		return s->start[i] < s->start[k] ? -1 : 1;
+	if (pw_mm_reach(s->mm, i, k))
+		return -1;
+	if (pw_mm_reach(s->mm, k, i))
+		return 1;
+	return i < k ? -1 : 1;
+}
+
+/* A stable merge sort of N ops (qsort has no context argument). */
+static void
+pw_milp_sort(const struct pw_milp_sorter *s, int *ops, int *tmp, int n)
+{
+	int half = n / 2, a = 0, b = half, k = 0;
+
+	if (n < 2)
+		return;
+	pw_milp_sort(s, ops, tmp, half);
+	pw_milp_sort(s, ops + half, tmp, n - half);
+	while (a < half && b < n)
+		tmp[k++] = pw_milp_cmp(s, ops[b], ops[a]) < 0 ? ops[b++] :
+		    ops[a++];
+	while (a < half)
+		tmp[k++] = ops[a++];
+	while (b < n)
+		tmp[k++] = ops[b++];
+	memcpy(ops, tmp, (size_t)n * sizeof *ops);
+}
+
+/* The anchor of the reload of activation U: the device's compute op that
+ * started last by the reload's start, or the one after it when the model
+ * counted U away during it (the simulator could otherwise start the
+ * reload with that op, where the model did not count it), unless that is
+ * the backward the reload is for. */
+static void
+pw_milp_anchor(const struct pw_mm *mm, const struct pw_msol *sol,
+    struct pw_schedule *sched, const int *order, int n, int u)
+{
+	const struct pw_mact *a = &mm->acts[u];
+	double tol = 1e-9 * fmax(1, mm->horizon);
+	int x, at = -1;
+
+	for (x = 0; x < n; x++)
+		if (sol->start[order[x]] <= sol->start[a->rel] + tol)
+			at = x;
+	if (at >= 0 && order[at] == sol->away_last[u] && at + 1 < n &&
+	    order[at + 1] != a->back)
+		at++;
+	if (at >= 0)
+		pw_schedule_set_anchor(sched, mm->ops[a->rel].op.stage,
+		    mm->ops[a->rel].op.mb, mm->ops[order[at]].op);
+}
+
+/* Returns the schedule the solution describes (the caller owns it). */
+static struct pw_schedule *
+pw_milp_rebuild(const struct pw_mm *mm, const struct pw_form *form,
+    void *state, const double *values, const struct pw_msol *sol)
+{
+	const struct pw_problem *p = mm->p;
+	struct pw_milp_sorter s = { mm, form, state, values, sol->start };
+	struct pw_schedule *sched = pw_schedule_new(p);
+	int *order = pw_xmalloc(((size_t)mm->nops + 1) * sizeof *order);
+	int *tmp = pw_xmalloc(((size_t)mm->nops + 1) * sizeof *tmp);
+	int r, x, n, u;
+
+	for (r = mm->nres - 1; r >= 0; r--) {
+		const struct pw_mres *res = &mm->res[r];
+
+		n = 0;
+		for (x = 0; x < res->n; x++)
+			if (!isnan(sol->start[res->ops[x]]))
+				order[n++] = res->ops[x];
+		pw_milp_sort(&s, order, tmp, n);
+		for (x = 0; x < n; x++)
+			pw_schedule_append(sched, p, mm->ops[order[x]].op);
+		if (r >= p->devices)
+			continue;
+		/* Devices come last: ORDER still holds this one's. */
+		for (u = 0; u < mm->nacts; u++) {
+			int rel = mm->acts[u].rel;
+
+			if (rel >= 0 && !isnan(sol->start[rel]) &&
+			    p->stages[mm->ops[rel].op.stage].device == r)
+				pw_milp_anchor(mm, sol, sched, order, n, u);
+		}
+	}
+	free(order);
+	free(tmp);
+	return sched;
+}
+
+/* NULL when every pin holds in timing T, else the first that fails. */
+static const struct pw_pin *
+pw_milp_pin_broken(const struct pw_milp_request *req, const struct pw_timing *t)
+{
+	size_t k;
+
+	for (k = 0; k < req->npins; k++) {
+		size_t b = pw_op_index(req->problem, req->pins[k].before);
+		size_t a = pw_op_index(req->problem, req->pins[k].after);
+
+		if (t->start[b] > t->start[a] + 1e-9 * fmax(1, t->start[a]))
+			return &req->pins[k];
+	}
+	return NULL;
+}
+
+/* Simulates and checks SCHED (which it takes); keeps it in RES when it
+ * is within every limit and strictly better.  When it breaks a limit,
+ * *BROKE is its timing (the caller frees it), else NULL.  PW_ERR_INPUT
+ * when the rebuilt schedule is malformed or fails the checker: a bug in
+ * the model. */
+static int
+pw_milp_accept(const struct pw_milp_request *req, struct pw_schedule *sched,
+    struct pw_milp_result *res, struct pw_timing **broke,
+    struct pw_error *err)
+{
+	const struct pw_problem *p = req->problem;
+	struct pw_timing *t = NULL;
+	struct pw_metrics *m = NULL;
+	struct pw_timed_op *ops = NULL;
+	struct pw_violations v = { 0, 0, NULL };
+	struct pw_error serr;
+	double obj;
+	size_t n;
+	int rc;
+
+	*broke = NULL;
+	if ((rc = pw_simulate(p, sched, &t, &serr)) != PW_OK) {
+		pw_error_set(err, "milp: the solution's schedule does not "
+		    "simulate: %s", serr.msg);
+		rc = PW_ERR_INPUT;
+		goto out;
+	}
+	m = pw_metrics_compute(p, sched, t);
+	obj = pw_objective_value(req->objective, m);
+	if (!m->feasible) {
+		*broke = t;
+		t = NULL;
+		goto out;
+	}
+	if (pw_milp_pin_broken(req, t) != NULL ||
+	    obj >= res->objective * (1 - 1e-9))
+		goto out;
+	ops = pw_timed_ops(p, sched, t, &n);
+	if (pw_check(p, ops, n, &v) > 0) {
+		pw_error_set(err, "milp: the solution's schedule fails the "
+		    "checker: %s", v.msg[0]);
+		rc = PW_ERR_INPUT;
+		goto out;
+	}
+	pw_schedule_free(res->schedule);
+	res->schedule = sched;
+	res->objective = obj;
+	sched = NULL;
+out:
+	pw_schedule_free(sched);
+	pw_timing_free(t);
+	pw_metrics_free(m);
+	free(ops);
+	pw_violations_free(&v);
+	return rc;
+}
+
+/* One model: the graph, a formulation over it and lp_solve's copy. */
+struct pw_milp_model {
+	struct pw_mm mm;
+	const struct pw_form *form;
+	struct pw_lpb b;
+	void	*state;
+	lprec	*lp;
+};
+
+static void
+pw_milp_model_free(struct pw_milp_model *md)
+{
+	if (md->lp != NULL)
+		delete_lp(md->lp);
+	if (md->form != NULL)
+		md->form->free(md->state);
+	pw_lpb_free(&md->b);
+	pw_mm_free(&md->mm);
+	memset(md, 0, sizeof *md);
+}
+
+/* Builds the model of schedules with an objective of at least AT_LEAST
+ * and below BETTER_THAN seconds: time-indexed where it fits, else
+ * big-M. */
+static int
+pw_milp_model(struct pw_milp_model *md, const struct pw_milp_request *req,
+    const struct pw_timing *inc, double at_least, double better_than,
+    struct pw_error *err)
+{
+	int rc;
+
+	memset(md, 0, sizeof *md);
+	pw_lpb_init(&md->b, req->write_lp != NULL);
+	if ((rc = pw_mm_build(&md->mm, req, inc, at_least, better_than,
+	    err)) != PW_OK)
+		return rc;
+	md->form = pw_form_time.fits(&md->mm) ? &pw_form_time : &pw_form_disj;
+	md->form->build(&md->mm, &md->b, &md->state);
+	if ((md->lp = pw_milp_lp(&md->b)) == NULL) {
+		pw_error_set(err, "milp: lp_solve refused a model of %d "
+		    "columns and %d rows", md->b.ncols, md->b.nrows);
+		return PW_ERR_INPUT;
+	}
+	return PW_OK;
+}
+
+enum pw_milp_outcome {
+	PW_MILP_NONE,		/* proven: nothing in the model */
+	PW_MILP_SOLVED,		/* its optimum, maybe no better than before */
+	PW_MILP_STOPPED,	/* out of time or cancelled */
+};
+
+/* Turns lp_solve's solution into a schedule and offers it to RES.  When
+ * the schedule breaks a limit because the simulator times something as
+ * the model could not, holds the binaries that said otherwise at 0 and
+ * sets *AGAIN (solve once more). */
+static int
+pw_milp_take(const struct pw_milp_request *req, struct pw_milp_model *md,
+    const double *values, struct pw_milp_result *res, bool *again,
+    struct pw_error *err)
+{
+	const struct pw_mm *mm = &md->mm;
+	struct pw_msol sol;
+	struct pw_timing *broke = NULL;
+	int *cols = NULL, n = 0, k, u, rc;
+
+	*again = false;
+	sol.start = pw_xmalloc(((size_t)mm->nops + 1) * sizeof *sol.start);
+	sol.away_last = pw_xmalloc(((size_t)mm->nacts + 1) *
+	    sizeof *sol.away_last);
+	for (u = 0; u < mm->nacts; u++)
+		sol.away_last[u] = -1;
+	md->form->read(mm, md->state, values, &sol);
+	rc = pw_milp_accept(req, pw_milp_rebuild(mm, md->form, md->state,
+	    values, &sol), res, &broke, err);
+	if (broke != NULL && md->form->mismatch != NULL) {
+		cols = pw_xmalloc(((size_t)md->b.nbinaries + 1) *
+		    sizeof *cols);
+		n = md->form->mismatch(mm, md->state, values, broke, cols);
+		for (k = 0; k < n; k++)
+			set_bounds(md->lp, cols[k], 0, 0);
+		*again = n > 0;
+	}
+	free(cols);
+	pw_timing_free(broke);
+	free(sol.start);
+	free(sol.away_last);
+	return rc;
+}
+
+/* Solves MD within CLOCK; keeps a better schedule in RES and raises its
+ * bound by what the model proves (objectives below CAP seconds are all
+ * it holds). */
+static int
+pw_milp_run(const struct pw_milp_request *req, struct pw_milp_model *md,
+    struct pw_milp_clock *clock, double cap, struct pw_milp_result *res,
+    enum pw_milp_outcome *outcome, struct pw_error *err)
+{
+	const struct pw_mm *mm = &md->mm;
+	REAL *values;
+	double bound = mm->obj_lo;
+	bool again, first = true;
+	int status, rc = PW_OK;
+
+	*outcome = PW_MILP_STOPPED;
+	if (md->b.infeasible) {
+		*outcome = PW_MILP_NONE;
+		res->bound = fmax(res->bound, cap);
+		return PW_OK;
+	}
+	put_abortfunc(md->lp, pw_milp_abort, clock);
+	/* Depth first, lowest column first, each binary's incumbent value
+	 * first where it has one (pw_lpb_hint): the first dive lands next
+	 * to the incumbent.  Measured on the unit pipelines, this beat
+	 * NODE_FRACTIONSELECT by far. */
+	set_bb_rule(md->lp, NODE_FIRSTSELECT);
+	set_bb_floorfirst(md->lp, BRANCH_CEILING);
+	/* Reaching the bound ends the search. */
+	set_break_at_value(md->lp, mm->obj_lo + (mm->grid ? 0.5 :
+	    1e-9 * fmax(1, mm->obj_lo)));
+	do {
+		status = solve(md->lp);
+		clock->nodes += (long)get_total_nodes(md->lp);
+		switch (status) {
+		case INFEASIBLE:
+			if (first) {
+				*outcome = PW_MILP_NONE;
+				res->bound = fmax(res->bound, cap);
+			}
+			return PW_OK;
+		case OPTIMAL:
+			if (first)
+				*outcome = PW_MILP_SOLVED;
+			bound = get_objective(md->lp);
+			break;
+		case SUBOPTIMAL:
+		case USERABORT:
+		case TIMEOUT:
+			/* The root relaxation, once solved, bounds every
+			 * node. */
+			if (md->lp->real_solution < get_infinite(md->lp))
+				bound = fmax(bound, md->lp->real_solution);
+			break;
+		default:
+			pw_error_set(err, "milp: lp_solve failed on a model of "
+			    "%d columns and %d rows (status %d)", md->b.ncols,
+			    md->b.nrows, status);
+			return PW_ERR_INPUT;
+		}
+		/* Later solves hold some binaries at 0: they bound less. */
+		if (first) {
+			if (mm->grid)
+				bound = ceil(bound - 1e-6);
+			res->bound = fmax(res->bound,
+			    fmin(bound * mm->scale, cap));
+		}
+		first = false;
+		if (get_solutioncount(md->lp) < 1 ||
+		    !get_ptr_variables(md->lp, &values))
+			return PW_OK;
+		rc = pw_milp_take(req, md, values, res, &again, err);
+	} while (rc == PW_OK && again && !pw_milp_abort(md->lp, clock));
+	return rc;
+}
+
+/*
+ * Whole units: proves the optimum from below.  Each step asks the model
+ * for a schedule of makespan T, from the least the bounds allow upward;
+ * below the optimum the windows are narrow and infeasibility is quick,
+ * and the first T that holds is the optimum.  TOP is the model up to
+ * the incumbent, the last step.
+ */
+static int
+pw_milp_ladder(const struct pw_milp_request *req, const struct pw_timing *inc,
+    struct pw_milp_model *top, struct pw_milp_clock *clock,
+    struct pw_milp_result *res, struct pw_error *err)
+{
+	struct pw_milp_model md;
+	enum pw_milp_outcome outcome = PW_MILP_NONE;
+	double t, scale = top->mm.scale;
+	int rc = PW_OK;
+
+	for (t = top->mm.obj_lo; t < top->mm.obj_hi &&
+	    outcome == PW_MILP_NONE; t++) {
+		if (pw_milp_abort(NULL, clock))
+			return PW_OK;
+		if ((rc = pw_milp_model(&md, req, inc, t * scale,
+		    (t + 1) * scale, err)) == PW_OK)
+			rc = pw_milp_run(req, &md, clock, (t + 1) * scale, res,
+			    &outcome, err);
+		pw_milp_model_free(&md);
+		if (rc != PW_OK)
+			return rc;
+	}
+	if (outcome == PW_MILP_NONE)
+		rc = pw_milp_run(req, top, clock, req->incumbent_objective, res,
+		    &outcome, err);
+	return rc;
+}
+
+/*
+ * Big-M in whole units: half the time left looks for better schedules
+ * from the top.  The time-indexed model grows with the makespan, so from
+ * a better schedule it may fit, and then proves from below with the rest
+ * of the time; else big-M goes on from the better schedule.
+ */
+static int
+pw_milp_descend(const struct pw_milp_request *req, struct pw_milp_model *top,
+    struct pw_milp_clock *clock, struct pw_milp_result *res,
+    struct pw_error *err)
+{
+	struct pw_milp_request again = *req;
+	struct pw_milp_model md;
+	struct pw_schedule *best;
+	struct pw_timing *inc = NULL;
+	struct pw_error serr;
+	enum pw_milp_outcome outcome;
+	double limit = clock->limit, now = pw_milp_elapsed(&clock->t0);
+	int rc;
+
+	clock->limit = now + (limit - now) / 2;
+	rc = pw_milp_run(req, top, clock, req->incumbent_objective, res,
+	    &outcome, err);
+	clock->limit = limit;
+	if (rc != PW_OK || outcome != PW_MILP_STOPPED ||
+	    res->schedule == NULL || pw_milp_abort(NULL, clock))
+		return rc;
+	/* The better schedule is the incumbent now: kept here, handed back
+	 * unless something better still replaces it. */
+	best = res->schedule;
+	res->schedule = NULL;
+	again.incumbent = best;
+	again.incumbent_objective = res->objective;
+	again.write_lp = NULL;
+	memset(&md, 0, sizeof md);
+	if (pw_simulate(req->problem, best, &inc, &serr) != PW_OK) {
+		pw_error_set(err, "milp: the accepted schedule does not "
+		    "simulate: %s", serr.msg);
+		rc = PW_ERR_INPUT;
+	} else if ((rc = pw_milp_model(&md, &again, inc, req->lower_bound,
+	    res->objective, err)) == PW_OK) {
+		rc = md.form == &pw_form_time ?
+		    pw_milp_ladder(&again, inc, &md, clock, res, err) :
+		    pw_milp_run(&again, &md, clock, res->objective, res,
+		    &outcome, err);
+	}
+	pw_milp_model_free(&md);
+	pw_timing_free(inc);
+	if (res->schedule == NULL)
+		res->schedule = best;
+	else
+		pw_schedule_free(best);
+	return rc;
+}
+
+/* See pw_milp_result.exact. */
+static bool
+pw_milp_exact(const struct pw_milp_request *req, const struct pw_mm *mm)
+{
+	int u;
+
+	if (req->free != NULL || req->npins > 0)
+		return false;
+	for (u = 0; u < mm->nacts; u++)
+		if (mm->acts[u].w < 0 || mm->acts[u].z != PW_Z_NO)
+			return false;
+	return true;
+}
+
+static int
+pw_milp_validate(const struct pw_milp_request *req, struct pw_error *err)
+{
+	if (req->problem == NULL || req->incumbent == NULL) {
+		pw_error_set(err, "milp: the request needs a problem and an "
+		    "incumbent");
+		return PW_ERR_INPUT;
+	}
+	if (!isfinite(req->incumbent_objective) ||
+	    req->incumbent_objective < 0) {
+		pw_error_set(err, "milp: incumbent objective %g is not a "
+		    "finite time", req->incumbent_objective);
+		return PW_ERR_INPUT;
+	}
+	if (!(req->time_limit >= 0)) {
+		pw_error_set(err, "milp: time limit %g is not a number of "
+		    "seconds", req->time_limit);
+		return PW_ERR_INPUT;
+	}
+	return PW_OK;
+}
+
+int
+pw_milp_solve(const struct pw_milp_request *req, struct pw_milp_result *res,
+    struct pw_error *err)
+{
+	struct pw_milp_clock clock;
+	struct pw_milp_model top;
+	struct pw_timing *inc = NULL;
+	struct pw_error serr;
+	enum pw_milp_outcome outcome;
+	int rc;
+
+	memset(res, 0, sizeof *res);
+	memset(&top, 0, sizeof top);
+	res->objective = req->incumbent_objective;
+	res->bound = req->lower_bound;
+	res->size.whole = req->free == NULL;
+	if ((rc = pw_milp_validate(req, err)) != PW_OK)
+		return rc;
+	/* Nothing to gain, or no time to gain it in. */
+	if (req->incumbent_objective <= 0 ||
+	    req->lower_bound >= req->incumbent_objective ||
+	    (req->cancel != NULL && *req->cancel)) {
+		res->optimal = req->incumbent_objective <= req->lower_bound;
+		res->bound = fmin(res->bound, res->objective);
+		return PW_OK;
+	}
+	memset(&clock, 0, sizeof clock);
+	clock_gettime(CLOCK_MONOTONIC, &clock.t0);
+	clock.limit = req->time_limit;
+	clock.node_limit = req->node_limit;
+	clock.cancel = req->cancel;
+	if (pw_simulate(req->problem, req->incumbent, &inc, &serr) != PW_OK) {
+		pw_error_set(err, "milp: incumbent: %s", serr.msg);
+		return PW_ERR_INPUT;
+	}
+	rc = pw_milp_model(&top, req, inc, req->lower_bound,
+	    req->incumbent_objective, err);
+	res->size.variables = top.b.ncols;
+	res->size.binaries = top.b.nbinaries;
+	res->size.rows = top.b.nrows;
+	res->size.formulation = top.form != NULL ? top.form->name : NULL;
+	if (rc != PW_OK)
+		goto out;
+	res->bound = fmax(res->bound, top.mm.obj_lo * top.mm.scale);
+	if (req->write_lp != NULL &&
+	    (rc = pw_milp_write(top.lp, req->write_lp, err)) != PW_OK)
+		goto out;
+	res->exact = pw_milp_exact(req, &top.mm);
+	if (top.form == &pw_form_time && req->objective == PW_OBJ_MAKESPAN)
+		rc = pw_milp_ladder(req, inc, &top, &clock, res, err);
+	else if (top.mm.grid && req->objective == PW_OBJ_MAKESPAN)
+		rc = pw_milp_descend(req, &top, &clock, res, err);
+	else
+		rc = pw_milp_run(req, &top, &clock, req->incumbent_objective,
+		    res, &outcome, err);
+	res->bound = fmin(res->bound, res->objective);
+	res->optimal = res->bound >= res->objective * (1 - 1e-9);
+out:
+	pw_milp_model_free(&top);
+	pw_timing_free(inc);
+	return rc;
+}

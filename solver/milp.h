@@ -1,0 +1,65 @@
+/*
+ * milp.h - the mixed-integer program of a schedule (or of a window of it)
+ * with lp_solve.  Private to solver/: solver.c drives it, whole or in
+ * large-neighbourhood windows.
+ */
+#ifndef PW_MILP_H
+#define PW_MILP_H
+
+#include "solver.h"
+
+struct pw_milp_request {
+	const struct pw_problem *problem;
+	enum pw_objective objective;
+	/* A feasible schedule (within every limit) to improve: its objective
+	 * gives big-M and the "objective <= incumbent" row. */
+	const struct pw_schedule *incumbent;
+	double	incumbent_objective;
+	/* [pw_op_universe]: ops free to move; NULL: all (the whole model).
+	 * The relative order of two ops on one resource is a decision only
+	 * when at least one of them is free; otherwise it stays the
+	 * incumbent's.  Start times are always variables. */
+	const bool *free;
+	/* Whether offload decisions of free activations may change; those of
+	 * fixed ones stay the incumbent's. */
+	bool	offload;
+	const bool *may_offload;	/* [nstages] or NULL: see pw_solve_opts */
+	const struct pw_pin *pins;
+	size_t	npins;
+	double	lower_bound;	/* a valid bound: adds "objective >= bound" */
+	double	time_limit;	/* seconds for lp_solve */
+	/* 0, or a budget of branch-and-bound nodes: unlike time_limit it
+	 * stops at the same point on every run (deterministic windows). */
+	long	node_limit;
+	volatile sig_atomic_t *cancel;
+	const char *write_lp;	/* NULL or a path: the model in LP format */
+};
+
+struct pw_milp_result {
+	/* A schedule better than the incumbent (the caller owns it), or NULL
+	 * when none was found. */
+	struct pw_schedule *schedule;
+	double	objective;	/* of schedule, or the incumbent's */
+	/* lp_solve's bound on this model: a bound for the whole problem only
+	 * when exact. */
+	double	bound;
+	/* The bound holds for every schedule of the problem: the model was
+	 * whole (free == NULL), the incumbent splits every backward into B
+	 * and W (fusing never helps), no pins, no offload.  Other models
+	 * restrict the search: fixed orders, a backward fused or not as in
+	 * the incumbent, transfers of a stage in microbatch order, a
+	 * reload counted from the op after the last it skipped,
+	 * microbatch order against pinned ops. */
+	bool	exact;
+	bool	optimal;	/* objective == bound, within the model */
+	struct pw_model_size size;
+};
+
+/* Builds and solves the model.  Returns PW_OK (with or without an
+ * improvement), PW_ERR_INPUT for a malformed request or when lp_solve
+ * fails in a way that is our bug (the message says how), PW_ERR_IO when
+ * write_lp cannot be written. */
+int	pw_milp_solve(const struct pw_milp_request *, struct pw_milp_result *,
+	    struct pw_error *);
+
+#endif /* PW_MILP_H */

@@ -1,0 +1,116 @@
+/*
+ * solver.h - the optimizer: memory-constrained schedule optimization with
+ * lp_solve (MILP), a memory-aware list-scheduling heuristic and
+ * large-neighbourhood search.  Uses the core (src/pipewright.h) and
+ * nothing else of pipewright.
+ *
+ * Every result carries a lower bound and the gap (objective - bound) /
+ * objective, and every schedule it returns passes pw_check.
+ */
+#ifndef PW_SOLVER_H
+#define PW_SOLVER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pipewright.h"
+
+enum pw_objective {
+	PW_OBJ_MAKESPAN,	/* one iteration: first start to last end */
+	PW_OBJ_SPAN,		/* the largest per-device span (Zero Bubble's) */
+};
+
+enum pw_offload_mode {
+	PW_OFFLOAD_AUTO,	/* offload where it helps and the problem allows */
+	PW_OFFLOAD_ON,		/* as AUTO, and also start from offloading families */
+	PW_OFFLOAD_OFF,		/* never offload */
+};
+
+/* A user's pin: BEFORE must start no later than AFTER starts, both compute
+ * ops on the same device. */
+struct pw_pin {
+	struct pw_op before;
+	struct pw_op after;
+};
+
+/* What the solver reports while it works (at least every 100 ms). */
+struct pw_progress {
+	double	incumbent;	/* objective of the best schedule so far */
+	double	bound;		/* best lower bound so far */
+	double	gap;		/* (incumbent - bound) / incumbent */
+	double	elapsed;	/* seconds since pw_solve started */
+	const char *phase;	/* "start", "heuristic", "milp", "lns", "done" */
+};
+
+struct pw_solve_opts {
+	enum pw_objective objective;
+	enum pw_offload_mode offload;
+	double	time_limit;		/* seconds of wall time; <= 0: 10 s */
+	unsigned long seed;		/* same input, options, seed: same result */
+	/* Where to start: a schedule for the problem (the caller keeps it),
+	 * or a family name; both NULL: the best feasible family. */
+	const struct pw_schedule *start;
+	const char *start_family;
+	/* [nstages]: stages whose activations may be offloaded; NULL: every
+	 * stage with offload bytes (when the problem has a link). */
+	const bool *may_offload;
+	const struct pw_pin *pins;
+	size_t	npins;
+	/* Writes the whole model (when one is built) in LP format, readable
+	 * by lp_solve's command-line tool; NULL: none. */
+	const char *write_lp;
+	/* Called from the solving thread; may be NULL. */
+	void	(*progress)(const struct pw_progress *, void *arg);
+	void	*progress_arg;
+	/* Another thread sets *cancel non-zero to stop within 100 ms; the best
+	 * schedule so far is returned.  May be NULL. */
+	volatile sig_atomic_t *cancel;
+};
+
+/* The size of the MILP that was built (whole or the largest window). */
+struct pw_model_size {
+	int	variables;
+	int	binaries;
+	int	rows;
+	bool	whole;		/* the whole problem was one model */
+	/* "big-M" (ordering binaries) or "time-indexed" (a binary per op
+	 * and time slot: small models in whole time units); NULL when no
+	 * model was built.  A static string. */
+	const char *formulation;
+};
+
+struct pw_solve_result {
+	struct pw_schedule *schedule;	/* owned by the result */
+	double	objective;
+	double	bound;
+	double	gap;
+	bool	optimal;	/* gap 0 proven */
+	bool	cancelled;
+	double	elapsed;
+	char	start[64];	/* where it started: a family name or "given" */
+	double	start_objective;
+	struct pw_model_size model;
+};
+
+/* Fills OPTS with the defaults: makespan, offload auto, 10 s, seed 1. */
+void	pw_solve_opts_init(struct pw_solve_opts *);
+
+/* Optimizes PROBLEM's schedule under its memory limits.  Returns PW_OK
+ * and a result the caller frees with pw_solve_result_free; PW_ERR_INPUT
+ * for bad options (naming the option) or an infeasible problem (naming
+ * the device, what it needs and what it has). */
+int	pw_solve(const struct pw_problem *, const struct pw_solve_opts *,
+	    struct pw_solve_result *, struct pw_error *);
+void	pw_solve_result_free(struct pw_solve_result *);
+
+/* The objective of a timed schedule. */
+double	pw_objective_value(enum pw_objective, const struct pw_metrics *);
+
+/* The largest of the solver's problem-only lower bounds: per-device work,
+ * the pipeline's head and tail, one microbatch's critical path, and the
+ * memory bound (each activation held for its round trip within the
+ * limit) with its offload-bandwidth relaxation (docs/solver.md). */
+double	pw_lower_bound(const struct pw_problem *, enum pw_objective);
+
+#endif /* PW_SOLVER_H */

@@ -1,0 +1,733 @@
+/*
+ * test_lua.c - the Lua scripting subsystem: problems built by scripts
+ * against the same problems built in C, cost overrides, schedule objects,
+ * the writers, and every sandbox refusal with the exact shape of its error
+ * (file:line, then the traceback).
+ *
+ * Runs in a fresh temporary directory (scripts write below the current
+ * one); make check sets EXAMPLES for examples/default.lua.
+ */
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <lualib.h>
+
+#include "pipewright.h"
+#include "pwlua.h"
+#include "tap.h"
+
+/* A tiny model whose costs are exact in binary (as in test_cost.c). */
+#define TINY_MODEL \
+	"local tiny = pw.model.gpt{ name = 'tiny', layers = 4, hidden = 16," \
+	" heads = 2, seq = 8, vocab = 100, micro_batch = 2 }\n" \
+	"local toy = pw.hardware{ name = 'toy', peak_flops = 1048576," \
+	" efficiency = 0.5, memory = 1e9, pcie_d2h = 64, pcie_h2d = 32," \
+	" pcie_latency = 0.125, p2p_bandwidth = 1024, p2p_latency = 0.25 }\n"
+
+static const struct pw_model tiny = {
+	.name = "tiny", .layers = 4, .hidden = 16, .heads = 2, .kv_heads = 0,
+	.ffn = 0, .seq = 8, .vocab = 100, .micro_batch = 2,
+	.flash_attention = false, .recompute = PW_RECOMPUTE_NONE,
+};
+static const struct pw_hardware toy = {
+	.name = "toy", .peak_flops = 1048576, .efficiency = 0.5, .memory = 1e9,
+	.pcie_d2h = 64, .pcie_h2d = 32, .pcie_latency = 0.125,
+	.p2p_bandwidth = 1024, .p2p_latency = 0.25,
+};
+
+/* The unit problem: 4 devices, 8 microbatches, F = B = W = 1. */
+#define UNIT_STAGE "{ f = 1, b = 1, w = 1, act = 1, hold = 0.5 }"
+#define UNIT_SPEC \
+	"{ devices = 4, microbatches = 8, stages = { " UNIT_STAGE ", " \
+	UNIT_STAGE ", " UNIT_STAGE ", " UNIT_STAGE " }"
+
+static char tmpdir[PATH_MAX];
+
+static void
+write_file(const char *name, const char *text)
+{
+	FILE *fp = fopen(name, "w");
+
+	if (fp == NULL || fputs(text, fp) == EOF || fclose(fp) != 0) {
+		perror(name);
+		exit(99);
+	}
+}
+
+/* The whole file NAME (the caller frees it), or NULL. */
+static char *
+read_file(const char *name)
+{
+	FILE *fp = fopen(name, "r");
+	char *buf;
+	long len;
+
+	if (fp == NULL)
+		return NULL;
+	fseek(fp, 0, SEEK_END);
+	len = ftell(fp);
+	rewind(fp);
+	buf = pw_xcalloc((size_t)len + 1, 1);
+	if (fread(buf, 1, (size_t)len, fp) != (size_t)len) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(fp);
+	return buf;
+}
+
+/* The number of entries in the current directory besides . and .. */
+static int
+count_entries(void)
+{
+	struct dirent *e;
+	DIR *dir = opendir(".");
+	int n = 0;
+
+	while ((e = readdir(dir)) != NULL)
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(dir);
+	return n;
+}
+
+/* Writes TEXT (unless NULL) to NAME and runs it in LUA; the result and
+ * ERR. */
+static int
+run_text(struct pwlua *lua, const char *name, const char *text,
+    struct pw_error *err)
+{
+	if (text != NULL)
+		write_file(name, text);
+	err->msg[0] = '\0';
+	return pwlua_run(lua, name, 0, NULL, err);
+}
+
+/* Runs TEXT in a fresh interpreter that may write below ".", expecting
+ * success (the script checks itself with assert). */
+static void
+script_ok(const char *name, const char *text, const char *what)
+{
+	const char *dirs[] = { ".", NULL };
+	const struct pwlua_config config = { 0, 0, dirs };
+	struct pwlua *lua = pwlua_new(&config, NULL);
+	struct pw_error err;
+
+	if (!tap_int(run_text(lua, name, text, &err), PW_OK, "%s", what))
+		tap_diag("%s", err.msg);
+	pwlua_free(lua);
+}
+
+/* Runs TEXT in a fresh interpreter with CONFIG, expecting RC and the
+ * message WANT exactly. */
+static void
+script_fails(const struct pwlua_config *config, const char *name,
+    const char *text, int rc, const char *want, const char *what)
+{
+	struct pw_error err;
+	struct pwlua *lua = pwlua_new(config, &err);
+
+	if (!tap_ok(lua != NULL, "%s: the interpreter starts", what)) {
+		tap_diag("%s", err.msg);
+		return;
+	}
+	tap_int(run_text(lua, name, text, &err), rc, "%s: fails", what);
+	tap_str(err.msg, want, "%s: the message", what);
+	pwlua_free(lua);
+}
+
+/* The problem the script TEXT returns, or NULL after a failed check. */
+static struct pw_problem *
+script_problem(const char *name, const char *text)
+{
+	struct pw_problem *p;
+	struct pw_error err;
+
+	write_file(name, text);
+	if ((p = pwlua_problem_read(name, &err)) == NULL)
+		tap_diag("%s", err.msg);
+	return p;
+}
+
+static bool
+same_origin(const struct pw_origin *a, const struct pw_origin *b)
+{
+	const struct pw_model *ma = &a->model, *mb = &b->model;
+	const struct pw_hardware *ha = &a->hardware, *hb = &b->hardware;
+
+	return strcmp(ma->name, mb->name) == 0 && ma->layers == mb->layers &&
+	    ma->hidden == mb->hidden && ma->heads == mb->heads &&
+	    ma->kv_heads == mb->kv_heads && ma->ffn == mb->ffn &&
+	    ma->seq == mb->seq && ma->vocab == mb->vocab &&
+	    ma->micro_batch == mb->micro_batch &&
+	    ma->flash_attention == mb->flash_attention &&
+	    ma->recompute == mb->recompute &&
+	    strcmp(ha->name, hb->name) == 0 &&
+	    ha->peak_flops == hb->peak_flops &&
+	    ha->efficiency == hb->efficiency && ha->memory == hb->memory &&
+	    ha->pcie_d2h == hb->pcie_d2h && ha->pcie_h2d == hb->pcie_h2d &&
+	    ha->pcie_latency == hb->pcie_latency &&
+	    ha->p2p_bandwidth == hb->p2p_bandwidth &&
+	    ha->p2p_latency == hb->p2p_latency &&
+	    a->split.devices == b->split.devices &&
+	    a->split.chunks == b->split.chunks &&
+	    a->split.placement == b->split.placement &&
+	    a->split.microbatches == b->split.microbatches &&
+	    a->split.memory_limit == b->split.memory_limit &&
+	    a->split.offload == b->split.offload &&
+	    (a->split.layers_per_stage == NULL) ==
+	    (b->split.layers_per_stage == NULL);
+}
+
+/* examples/default.lua is the built-in default problem, exactly. */
+static void
+test_default(void)
+{
+	const char *examples = getenv("EXAMPLES");
+	struct pw_problem *p, *want = pw_problem_default();
+	struct pw_error err;
+	char path[PATH_MAX];
+
+	if (examples == NULL) {
+		tap_skip("EXAMPLES is not set (run by make check)",
+		    "examples/default.lua is the default problem");
+		pw_problem_free(want);
+		return;
+	}
+	snprintf(path, sizeof path, "%s/default.lua", examples);
+	if (!tap_ok((p = pwlua_problem_read(path, &err)) != NULL,
+	    "examples/default.lua reads")) {
+		tap_diag("%s", err.msg);
+		pw_problem_free(want);
+		return;
+	}
+	tap_ok(pw_problem_same(p, want), "default.lua: the default problem");
+	tap_str(p->name, want->name, "default.lua: its name");
+	tap_ok(p->origin != NULL && same_origin(p->origin, want->origin),
+	    "default.lua: its origin");
+	pw_problem_free(p);
+	pw_problem_free(want);
+}
+
+/* A model problem built by a script equals the one pw_cost_problem
+ * builds, origin included. */
+static void
+test_model_problem(void)
+{
+	const struct pw_split split = {
+		.devices = 2, .chunks = 2, .placement = PW_PLACE_V,
+		.microbatches = 4, .layers_per_stage = NULL,
+		.memory_limit = 5e8, .offload = true,
+	};
+	struct pw_problem *p, *want;
+	struct pw_error err;
+
+	p = script_problem("model.lua", TINY_MODEL
+	    "return pw.problem{ model = tiny, hardware = toy, devices = 2,\n"
+	    "  placement = 'v', microbatches = 4, memory_limit = 5e8,\n"
+	    "  offload = true }\n");
+	if (!tap_int(pw_cost_problem(&tiny, &toy, &split, &want, &err), PW_OK,
+	    "the C model problem builds"))
+		tap_diag("%s", err.msg);
+	if (p != NULL && want != NULL) {
+		tap_ok(pw_problem_same(p, want), "script model problem: same "
+		    "stages, memory and link as pw_cost_problem's");
+		tap_str(p->name, "tiny-2xtoy", "script model problem: name");
+		tap_ok(p->origin != NULL && same_origin(p->origin,
+		    want->origin), "script model problem: same origin");
+		tap_int(p->nstages, 4, "V placement: 2 chunks per device");
+		tap_int(p->stages[3].device, 0, "V: stage 3 on device 0");
+	}
+	pw_problem_free(p);
+	pw_problem_free(want);
+
+	/* Presets and overrides: pw.model "x" { ... } is the preset with
+	 * those fields changed. */
+	script_ok("presets.lua",
+	    "local m = pw.model 'gpt3-6.7b' { seq = 4096 }\n"
+	    "assert(m.seq == 4096 and m.layers == 32 and m.hidden == 4096)\n"
+	    "assert(m.name == 'gpt3-6.7b' and m.recompute == 'none')\n"
+	    "local h = pw.hardware 'H100-SXM' { efficiency = 0.25 }\n"
+	    "assert(h.efficiency == 0.25 and h.peak_flops == 989e12)\n"
+	    "assert(pw.hardware 'h100-sxm'.efficiency == 0.5)\n"
+	    "assert(#pw.model.presets == 11 and #pw.hardware.presets == 3)\n"
+	    "assert(pw.GiB == 2^30 and pw.GB == 1e9 and pw.ms == 1e-3)\n",
+	    "presets, overrides and units");
+}
+
+/* A problem given by its stages equals the same problem built in C. */
+static void
+test_raw_problem(void)
+{
+	struct pw_problem *p, *want;
+	int s;
+
+	p = script_problem("raw.lua",
+	    "return pw.problem{ name = 'raw', devices = 2, microbatches = 3,\n"
+	    "  comm = 0.5, placement = 'v', static = { 1, 2 },\n"
+	    "  memory_limit = { 10, math.huge },\n"
+	    "  link = { d2h = 4, h2d = 2, latency = 0.25, duplex = false,\n"
+	    "    groups = { { 2 } } },\n"
+	    "  stages = {\n"
+	    "    { f = 1, b = 2, w = 3, act = 4, hold = 1, offload = 2 },\n"
+	    "    { f = 1, b = 2, w = 3, act = 4, comm = 0.75 },\n"
+	    "    { f = 1, b = 2, w = 3, act = 4 },\n"
+	    "    { device = 1, f = 5, b = 6, w = 7, act = 3 } } }\n");
+	want = pw_problem_new(2, 4, 3);
+	pw_problem_set_comm(want, 0.5);
+	for (s = 0; s < 4; s++) {
+		want->stages[s] = (struct pw_stage){ .device = s < 2 ? s : 3 - s,
+		    .f = 1, .b = 2, .w = 3, .act = 4, .comm = 0.5 };
+	}
+	want->stages[0].hold = 1;
+	want->stages[0].offload = 2;
+	want->stages[1].comm = 0.75;
+	want->stages[3] = (struct pw_stage){ .device = 0, .f = 5, .b = 6,
+	    .w = 7, .act = 3, .comm = 0.5 };
+	want->memory[0] = (struct pw_device_memory){ 1, 10 };
+	want->memory[1] = (struct pw_device_memory){ 2, INFINITY };
+	pw_problem_set_link(want, 4, 2, 0.25, false);
+	want->link.group[0] = 1;
+	want->link.group[1] = 0;
+	if (p != NULL) {
+		tap_ok(pw_problem_same(p, want), "raw problem: same as built "
+		    "in C (placement, devices, comm, static, limits, link "
+		    "groups)");
+		tap_str(p->name, "raw", "raw problem: name");
+		tap_ok(p->origin == NULL, "raw problem: no origin");
+	}
+	pw_problem_free(p);
+	pw_problem_free(want);
+}
+
+/* Cost overrides change exactly what they name; the origin goes when the
+ * model no longer gives the problem. */
+static void
+test_overrides(void)
+{
+	const struct pw_split split = {
+		.devices = 2, .chunks = 1, .placement = PW_PLACE_LOOP,
+		.microbatches = 4, .layers_per_stage = NULL,
+		.memory_limit = 0, .offload = true,
+	};
+	struct pw_problem *p, *want;
+	struct pw_error err;
+
+	if (pw_cost_problem(&tiny, &toy, &split, &want, &err) != PW_OK) {
+		tap_ok(false, "the C model problem builds: %s", err.msg);
+		return;
+	}
+	p = script_problem("cost.lua", TINY_MODEL
+	    "local seen = 0\n"
+	    "return pw.problem{ model = tiny, hardware = toy, devices = 2,\n"
+	    "  microbatches = 4, offload = { 2 },\n"
+	    "  cost = function(stage, kind, default)\n"
+	    "    seen = seen + 1\n"
+	    "    if stage == 2 and kind == 'f' then return 3 * default end\n"
+	    "    if stage == 1 and kind == 'comm' then return 0.5 end\n"
+	    "  end,\n"
+	    "  static = function(device, default)\n"
+	    "    if device == 1 then return default + 1024 end\n"
+	    "  end,\n"
+	    "  memory_limit = { 2e9, 3e9 } }\n");
+	if (p != NULL) {
+		tap_near(p->stages[1].f, 3 * want->stages[1].f, 0,
+		    "cost function: f of stage 2 tripled");
+		tap_near(p->stages[0].f, want->stages[0].f, 0,
+		    "cost function: nil keeps the default");
+		tap_near(p->stages[0].comm, 0.5, 0, "cost function: comm");
+		tap_near(p->stages[0].offload, 0, 0,
+		    "offload = {2}: stage 1 keeps its activations");
+		tap_near(p->stages[1].offload, want->stages[1].offload, 0,
+		    "offload = {2}: stage 2 may offload");
+		tap_near(p->memory[0].static_bytes,
+		    want->memory[0].static_bytes + 1024, 0,
+		    "static function: device 1 + 1 KiB");
+		tap_near(p->memory[1].static_bytes,
+		    want->memory[1].static_bytes, 0,
+		    "static function: nil keeps the default");
+		tap_near(p->memory[1].limit, 3e9, 0, "per-device limit");
+		tap_ok(p->origin == NULL, "overridden costs drop the origin");
+	}
+	pw_problem_free(p);
+
+	p = script_problem("table.lua", TINY_MODEL
+	    "return pw.problem{ model = tiny, hardware = toy, devices = 2,\n"
+	    "  microbatches = 4, cost = { [1] = { act = 2e6, hold = 1e6 } } }\n");
+	if (p != NULL) {
+		tap_near(p->stages[0].act, 2e6, 0, "cost table: act of stage 1");
+		tap_near(p->stages[0].hold, 1e6, 0, "cost table: hold of stage 1");
+		tap_near(p->stages[1].act, want->stages[1].act, 0,
+		    "cost table: stage 2 as the model says");
+	}
+	pw_problem_free(p);
+
+	p = script_problem("same.lua", TINY_MODEL
+	    "return pw.problem{ model = tiny, hardware = toy, devices = 2,\n"
+	    "  microbatches = 4, offload = true, memory_limit = { 1e9, 1e9 },\n"
+	    "  cost = function() return nil end }\n");
+	if (p != NULL) {
+		tap_ok(pw_problem_same(p, want), "overrides that change nothing");
+		tap_ok(p->origin != NULL, "...keep the origin");
+	}
+	pw_problem_free(p);
+	pw_problem_free(want);
+}
+
+/* Schedules, metrics, constraints and the optimizer from a script. */
+static void
+test_schedules(void)
+{
+	script_ok("sched.lua",
+	    "local p = pw.problem" UNIT_SPEC " }\n"
+	    "local s = assert(pw.schedule(p, '1f1b'))\n"
+	    "assert(s.family == '1f1b' and s.makespan == 33)\n"
+	    "assert(s.bubble_rate == 9 / 33 and s.idle == 36)\n"
+	    "assert(s.peak[1] == 4 and s.peak[4] == 1 and #s.peak == 4)\n"
+	    "assert(s.feasible and s.bound == 27 and s.gap == 6 / 33)\n"
+	    "assert(#s.ops == 64 and s.ops[1].kind == 'F')\n"
+	    "assert(s.ops[1].stage == 1 and s.ops[1].mb == 1)\n"
+	    "assert(s.ops[1].device == 1 and s.ops[1].finish == 1)\n"
+	    "assert(s.problem == p and s.busy[2] == 24)\n"
+	    "local h2 = assert(pw.schedule(p, 'zb-h2'))\n"
+	    "assert(h2.makespan == 27 and h2.peak[1] == 7)\n"
+	    "local none, why = pw.schedule(p, 'zb-v')\n"
+	    "assert(none == nil and why:find('^zb%-v does not apply'))\n"
+	    "local fams = pw.families()\n"
+	    "assert(fams[1] == 'gpipe' and fams[2] == '1f1b')\n",
+	    "families: exact 1F1B and ZB-H2 metrics on the unit problem");
+
+	script_ok("solve.lua",
+	    "local p = pw.problem" UNIT_SPEC ",\n"
+	    "  memory_limit = 4, time_limit = 2, objective = 'makespan',\n"
+	    "  precede = { { { 'F', 1, 1 }, { kind = 'F', stage = 1, mb = 2 } } } }\n"
+	    "assert(p.objective == 'makespan' and p.time_limit == 2)\n"
+	    "assert(p.precede[1][2].mb == 2)\n"
+	    "local s = assert(pw.solve(p, { seed = 3 }))\n"
+	    "assert(s.feasible and s.peak[1] <= 4)\n"
+	    "assert(s.objective == s.makespan and s.makespan >= 27)\n"
+	    "assert(s.makespan <= 33 and s.bound <= s.makespan)\n"
+	    "assert(s.start ~= nil)\n",
+	    "pw.solve under a limit of 4 with a must-precede pair");
+}
+
+/* pw.load and pw.write_json: files round-trip into equal objects. */
+static void
+test_load_write(void)
+{
+	char *text;
+
+	script_ok("rt.lua",
+	    "local p = pw.problem" UNIT_SPEC " }\n"
+	    "pw.write_json('p.json', p)\n"
+	    "assert(pw.load('p.json') == p)\n"
+	    "local s = pw.schedule(p, 'zb-h1')\n"
+	    "pw.write_json('s.json', s)\n"
+	    "local t = pw.load('s.json')\n"
+	    "assert(t.makespan == s.makespan and t.problem == p)\n"
+	    "assert(#t.ops == #s.ops)\n",
+	    "write_json then load: the same problem and schedule");
+	write_file("rt2.lua", "return pw.problem" UNIT_SPEC " }\n");
+	script_ok("rt.lua", "local p = pw.load('rt2.lua')\n"
+	    "assert(p.devices == 4 and p.nstages == 4)\n"
+	    "assert(p.stages[1].hold == 0.5 and p.memory_limit[1] == math.huge)\n",
+	    "pw.load runs a problem script");
+
+	script_ok("csv.lua",
+	    "pw.write_csv('r.csv', { { x = 1, name = 'a,b', y = 0.1 },\n"
+	    "  { x = 2.5, name = 'say \"hi\"', z = true } })\n"
+	    "pw.write_csv('l.csv', { { 'k', 'v' }, { 1, 1/3 } })\n"
+	    "pw.write_csv('c.csv', { { a = 1, b = 2 } }, { 'b', 'a' })\n",
+	    "write_csv: records, lists, chosen columns");
+	text = read_file("r.csv");
+	tap_str(text, "name,x,y,z\n\"a,b\",1,0.1,\n\"say \"\"hi\"\"\",2.5,,true\n",
+	    "records: sorted columns, quoting, shortest numbers");
+	free(text);
+	text = read_file("l.csv");
+	tap_str(text, "k,v\n1,0.3333333333333333\n", "lists: as given");
+	free(text);
+	text = read_file("c.csv");
+	tap_str(text, "b,a\n2,1\n", "columns: in the order given");
+	free(text);
+}
+
+/* The interpreter: arguments, persistence, and what it refuses. */
+static void
+test_sandbox(void)
+{
+	const char *dirs[] = { "allowed", NULL };
+	const struct pwlua_config small = { 100000, 0, dirs };
+	const struct pwlua_config capped = { 0, 4 << 20, NULL };
+	const struct pwlua_config none = { 0, 0, NULL };
+	char *const argv[] = { "one", "two" };
+	char want[PATH_MAX + 512], real[PATH_MAX];
+	struct pw_error err;
+	struct pwlua *lua;
+
+	script_ok("absent.lua",
+	    "assert(io == nil and os == nil and package == nil)\n"
+	    "assert(debug == nil and load == nil and loadfile == nil)\n"
+	    "assert(dofile == nil and string and table and math and utf8)\n"
+	    "assert(require 'pipewright' == pw and require 'string' == string)\n"
+	    "assert(not pcall(require, 'io'))\n",
+	    "io, os, package, debug, load, loadfile, dofile are absent");
+
+	lua = pwlua_new(NULL, &err);
+	write_file("args.lua", "assert(arg[0] == 'args.lua' and arg[1] == 'one')\n"
+	    "assert(arg[2] == 'two' and select('#', ...) == 2)\n"
+	    "kept = (kept or 0) + 1\n");
+	tap_int(pwlua_run(lua, "args.lua", 2, argv, &err), PW_OK,
+	    "arg and ... hold the arguments");
+	tap_int(run_text(lua, "err.lua", "local x = 1\nerror('boom')\n", &err),
+	    PW_ERR_INPUT, "error(): PW_ERR_INPUT");
+	tap_str(err.msg, "err.lua:2: boom\nstack traceback:\n\t[C]: in "
+	    "function 'error'\n\terr.lua:2: in main chunk",
+	    "error(): file:line, then the traceback");
+	tap_int(run_text(lua, "after.lua", "assert(kept == 1)\n", &err), PW_OK,
+	    "after an error the interpreter runs on, globals kept");
+	pwlua_free(lua);
+
+	script_fails(NULL, "obj.lua", "\nerror({})\n", PW_ERR_INPUT,
+	    "obj.lua:2: (error object is a table value)\nstack traceback:\n"
+	    "\t[C]: in function 'error'\n\tobj.lua:2: in main chunk",
+	    "an error object gets the position of its line");
+	script_fails(NULL, "load.lua", "local f = load('return 1')\n",
+	    PW_ERR_INPUT, "load.lua:1: attempt to call a nil value (global "
+	    "'load')\nstack traceback:\n\tload.lua:1: in main chunk",
+	    "load is absent");
+	script_fails(NULL, "dofile.lua", "\n\ndofile('x.lua')\n", PW_ERR_INPUT,
+	    "dofile.lua:3: attempt to call a nil value (global 'dofile')\n"
+	    "stack traceback:\n\tdofile.lua:3: in main chunk",
+	    "dofile is absent");
+	script_fails(NULL, "io.lua", "io.write('x')\n", PW_ERR_INPUT,
+	    "io.lua:1: attempt to index a nil value (global 'io')\n"
+	    "stack traceback:\n\tio.lua:1: in main chunk", "io is absent");
+	script_fails(NULL, "req.lua", "require 'os'\n", PW_ERR_INPUT,
+	    "req.lua:1: module 'os' is not available to scripts (only "
+	    "pipewright, string, table, math and utf8)\nstack traceback:\n"
+	    "\t[C]: in function 'require'\n\treq.lua:1: in main chunk",
+	    "require of anything else");
+	script_fails(NULL, "syntax.lua", "local x =\n", PW_ERR_INPUT,
+	    "syntax.lua:2: unexpected symbol near <eof>", "a syntax error");
+	script_fails(NULL, "missing.lua", NULL, PW_ERR_IO,
+	    "missing.lua: cannot open: No such file or directory",
+	    "a missing script");
+
+	mkdir("allowed", 0777);
+	if (realpath("allowed", real) == NULL)
+		real[0] = '\0';
+	snprintf(want, sizeof want, "out.lua:2: pw.write_csv: ../x.csv: "
+	    "scripts may write only below %s\nstack traceback:\n\t[C]: in "
+	    "function 'pipewright.write_csv'\n\tout.lua:2: in main chunk",
+	    real);
+	script_fails(&small, "out.lua", "local rows = { { 1 } }\n"
+	    "pw.write_csv('../x.csv', rows)\n", PW_ERR_INPUT, want,
+	    "a write outside the allowed directories");
+	snprintf(want, sizeof want, "cwd.lua:1: pw.write_json: p.json: "
+	    "scripts may write only below %s\nstack traceback:\n\t[C]: in "
+	    "function 'pipewright.write_json'\n\tcwd.lua:1: in main chunk",
+	    real);
+	script_fails(&small, "cwd.lua", "pw.write_json('p.json', "
+	    "pw.problem" UNIT_SPEC " })\n", PW_ERR_INPUT, want,
+	    "the current directory is not allowed unless given");
+	script_fails(&none, "nowrite.lua", "pw.write_csv('allowed/x.csv', {})\n",
+	    PW_ERR_INPUT, "nowrite.lua:1: pw.write_csv: allowed/x.csv: this "
+	    "script may not write files\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.write_csv'\n\tnowrite.lua:1: in main chunk",
+	    "no write directories: no writing");
+	script_fails(&small, "loop.lua", "local n = 0\nwhile true do n = n + 1 "
+	    "end\n", PW_ERR_INPUT, "loop.lua:2: instruction budget of 100000 "
+	    "exceeded (a runaway loop?)\nstack traceback:\n\tloop.lua:2: in "
+	    "main chunk", "a runaway loop is stopped by the budget");
+	script_fails(&small, "pcall.lua", "while true do\n  pcall(function() "
+	    "while true do end end)\nend\n", PW_ERR_INPUT, "pcall.lua:2: "
+	    "instruction budget of 100000 exceeded (a runaway loop?)\nstack "
+	    "traceback:\n\tpcall.lua:2: in main chunk",
+	    "pcall does not swallow the budget's stop");
+	script_fails(&capped, "mem.lua", "local t = {}\nfor i = 1, 1e7 do t[i] = "
+	    "i end\n", PW_ERR_INPUT, "mem.lua:2: memory cap of 4194304 bytes "
+	    "exceeded\nstack traceback:\n\tmem.lua:2: in main chunk",
+	    "a memory hog hits the cap");
+	script_fails(&capped, "rep.lua", "local function f()\n  return "
+	    "string.rep('x', 1 << 24)\nend\nf()\n", PW_ERR_INPUT, "rep.lua:2: "
+	    "memory cap of 4194304 bytes exceeded\nstack traceback:\n\t[C]: "
+	    "in field 'rep'\n\trep.lua:2: in local 'f'\n\trep.lua:4: in main "
+	    "chunk", "one allocation over the cap, in a function");
+	tap_ok(pwlua_new(&(struct pwlua_config){ 0, 1024, NULL }, &err) ==
+	    NULL, "a cap too small to start: NULL");
+	tap_str(err.msg, "the Lua interpreter does not start within a memory "
+	    "cap of 1024 bytes", "...saying so");
+	tap_ok(pwlua_new(&(struct pwlua_config){ 0, 0, (const char *[]){
+	    "nowhere", NULL } }, &err) == NULL, "a missing write directory: "
+	    "NULL");
+	tap_str(err.msg, "nowhere: cannot write below it: No such file or "
+	    "directory", "...saying so");
+}
+
+/* Precompiled Lua, made here with luac's own function, is refused. */
+static int
+dump_writer(lua_State *L, const void *p, size_t len, void *fp)
+{
+	(void)L;
+	return fwrite(p, 1, len, fp) != len;
+}
+
+static void
+test_bytecode(void)
+{
+	lua_State *L = luaL_newstate();
+	FILE *fp = fopen("bc.lua", "wb");
+
+	if (luaL_loadstring(L, "print('hi')") != LUA_OK ||
+	    lua_dump(L, dump_writer, fp, 0) != 0 || fclose(fp) != 0)
+		tap_diag("cannot make bytecode");
+	lua_close(L);
+	script_fails(NULL, "bc.lua", NULL, PW_ERR_INPUT, "bc.lua: precompiled "
+	    "Lua (bytecode) is refused; scripts are loaded as source text only",
+	    "bytecode is refused");
+	fp = fopen("bc2.lua", "wb");
+	fputs("#!/usr/bin/env lua\n", fp);
+	fclose(fp);
+	L = luaL_newstate();
+	fp = fopen("bc2.lua", "ab");
+	if (luaL_loadstring(L, "print('hi')") != LUA_OK ||
+	    lua_dump(L, dump_writer, fp, 0) != 0 || fclose(fp) != 0)
+		tap_diag("cannot make bytecode");
+	lua_close(L);
+	script_fails(NULL, "bc2.lua", NULL, PW_ERR_INPUT, "bc2.lua: "
+	    "precompiled Lua (bytecode) is refused; scripts are loaded as "
+	    "source text only", "bytecode after a #! line is refused");
+}
+
+/* Errors leave no partial files: a failed write leaves nothing, an
+ * existing file stays as it was. */
+static void
+test_no_partial_files(void)
+{
+	const char *dirs[] = { ".", NULL };
+	const struct pwlua_config config = { 0, 0, dirs };
+	char *text;
+	int before;
+
+	mkdir("clean", 0777);
+	if (chdir("clean") != 0)
+		return;
+	write_file("keep.csv", "old\n");
+	write_file("bad.lua", "local rows = {}\n"
+	    "for i = 1, 5000 do rows[i] = { i, 'x' } end\n"
+	    "rows[4000][2] = {}\n"
+	    "pw.write_csv('keep.csv', rows)\n");
+	before = count_entries();
+	script_fails(&config, "bad.lua", NULL, PW_ERR_INPUT, "bad.lua:4: "
+	    "pw.write_csv: rows[4000][2]: must be a number, a string or a "
+	    "boolean (got table)\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.write_csv'\n\tbad.lua:4: in main chunk",
+	    "a bad cell in row 4000");
+	text = read_file("keep.csv");
+	tap_str(text, "old\n", "the existing file is as it was");
+	free(text);
+	tap_int(count_entries(), before, "no temporary file is left");
+	write_file("late.lua", "pw.write_csv('new.csv', { { 1 } })\n"
+	    "error('later')\n");
+	script_fails(&config, "late.lua", NULL, PW_ERR_INPUT, "late.lua:2: "
+	    "later\nstack traceback:\n\t[C]: in function 'error'\n\t"
+	    "late.lua:2: in main chunk", "an error after a write");
+	text = read_file("new.csv");
+	tap_str(text, "1\n", "the file written before it is whole");
+	free(text);
+	if (chdir("..") != 0)
+		tap_diag("cannot return to %s", tmpdir);
+}
+
+/* Mistakes in a problem script name the field, at the script's line. */
+static void
+test_problem_errors(void)
+{
+	struct pw_error err;
+
+	write_file("bad1.lua", "return pw.problem{ devices = 2, microbatch = 4 }\n");
+	tap_ok(pwlua_problem_read("bad1.lua", &err) == NULL,
+	    "an unknown field is refused");
+	tap_str(err.msg, "bad1.lua:1: pw.problem: unknown field 'microbatch'\n"
+	    "stack traceback:\n\t[C]: in function 'pipewright.problem'\n\tbad1.lua:1: in "
+	    "main chunk", "...naming it and the line");
+	write_file("bad2.lua", "return pw.problem" UNIT_SPEC ",\n"
+	    "  cost = function(s, k, d) if s == 3 then return 'x' end end }\n");
+	tap_ok(pwlua_problem_read("bad2.lua", &err) == NULL,
+	    "a cost function returning a string is refused");
+	tap_str(err.msg, "bad2.lua:1: pw.problem: cost(3, \"f\") returned a "
+	    "string; a number, or nil for the default\nstack traceback:\n"
+	    "\t[C]: in function 'pipewright.problem'\n\tbad2.lua:1: in main chunk",
+	    "...naming the stage and the kind");
+	write_file("bad3.lua", "return 42\n");
+	tap_ok(pwlua_problem_read("bad3.lua", &err) == NULL,
+	    "a script returning a number is no problem");
+	tap_str(err.msg, "bad3.lua: a problem script must end with 'return "
+	    "pw.problem{...}' (it returned number)", "...saying what it must "
+	    "return");
+	write_file("bad4.lua", "return pw.problem" UNIT_SPEC ",\n"
+	    "  memory_limit = 0.5 }\n");
+	tap_ok(pwlua_problem_read("bad4.lua", &err) == NULL,
+	    "a limit below one activation is refused");
+	tap_str(err.msg, "bad4.lua:1: pw.problem: memory[0].limit: 0.5 is "
+	    "below what one microbatch needs on device 0 (static 0 B + act of "
+	    "stage 0 1 B) [devices and stages numbered from 0]\nstack traceback:\n\t[C]: in function 'pipewright.problem'\n"
+	    "\tbad4.lua:1: in main chunk", "...by the core's validation");
+}
+
+/* Removes the directory PATH and everything below it. */
+static void
+remove_tree(const char *path)
+{
+	char child[PATH_MAX];
+	struct dirent *e;
+	struct stat st;
+	DIR *dir;
+
+	if ((dir = opendir(path)) == NULL)
+		return;
+	while ((e = readdir(dir)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+		if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode))
+			remove_tree(child);
+		else
+			unlink(child);
+	}
+	closedir(dir);
+	rmdir(path);
+}
+
+int
+main(void)
+{
+	const char *base = getenv("TMPDIR");
+
+	snprintf(tmpdir, sizeof tmpdir, "%s/test_lua.XXXXXX",
+	    base != NULL ? base : "/tmp");
+	if (mkdtemp(tmpdir) == NULL || chdir(tmpdir) != 0) {
+		perror(tmpdir);
+		return 99;
+	}
+	test_default();
+	test_model_problem();
+	test_raw_problem();
+	test_overrides();
+	test_schedules();
+	test_load_write();
+	test_sandbox();
+	test_bytecode();
+	test_no_partial_files();
+	test_problem_errors();
+	if (chdir("/") == 0)
+		remove_tree(tmpdir);
+	return tap_done();
+}

@@ -1,0 +1,461 @@
+/*
+ * test_solver.c - the optimizer: lower bounds on hand-computed cases,
+ * option and infeasibility errors, and pw_solve's promises (results pass
+ * the checker and stay within every limit, never worse than the start,
+ * pins hold, the same seed gives the same schedule, cancellation and
+ * progress).  No wall-clock time is asserted: the searches here finish
+ * long before their limits, which are only safety nets.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solver.h"
+#include "tap.h"
+
+/* A safety net far above what these searches take. */
+#define TEST_LIMIT	60.0
+
+/* Returns a problem the caller frees: P devices, one stage each, M
+ * microbatches, f = b = w = 1, act 1, hold 0.5, comm COMM, every limit
+ * LIMIT (INFINITY for none). */
+static struct pw_problem *
+test_unit(int p, int m, double comm, double limit)
+{
+	struct pw_problem *prob;
+	struct pw_error err;
+	int s;
+
+	prob = pw_problem_new(p, p, m);
+	if (pw_problem_place_loop(prob, &err) != PW_OK)
+		abort();
+	for (s = 0; s < p; s++) {
+		prob->stages[s].f = prob->stages[s].b = prob->stages[s].w = 1;
+		prob->stages[s].act = 1;
+		prob->stages[s].hold = 0.5;
+		prob->memory[s].limit = limit;
+	}
+	pw_problem_set_comm(prob, comm);
+	return prob;
+}
+
+/* Two devices, two chunks each on loop placement, M microbatches, unit
+ * stages whose whole activation may move over a link of LINK bytes/s
+ * each way (0: none), every limit LIMIT. */
+static struct pw_problem *
+test_loop(int m, double link, double limit)
+{
+	struct pw_problem *prob;
+	struct pw_error err;
+	int s;
+
+	prob = pw_problem_new(2, 4, m);
+	if (pw_problem_place_loop(prob, &err) != PW_OK)
+		abort();
+	for (s = 0; s < 4; s++) {
+		prob->stages[s].f = prob->stages[s].b = prob->stages[s].w = 1;
+		prob->stages[s].act = prob->stages[s].offload = 1;
+		prob->stages[s].hold = 0.5;
+	}
+	prob->memory[0].limit = prob->memory[1].limit = limit;
+	pw_problem_set_comm(prob, 0);
+	if (link > 0)
+		pw_problem_set_link(prob, link, link, 0, false);
+	return prob;
+}
+
+static void
+test_bounds(void)
+{
+	struct pw_problem *p;
+
+	/* Device 3 starts after 3 forwards and works 24: 27.  The span
+	 * holds each device's 24.  At a limit of 2, device 0 holds each
+	 * activation for its round trip of 8 and each hold for a W:
+	 * 8 * (8 + 0.5) / 2 = 34. */
+	p = test_unit(4, 8, 0, INFINITY);
+	tap_near(pw_lower_bound(p, PW_OBJ_MAKESPAN), 27, 1e-12,
+	    "unit 4x8: makespan bound 27");
+	tap_near(pw_lower_bound(p, PW_OBJ_SPAN), 24, 1e-12,
+	    "unit 4x8: span bound 24");
+	pw_problem_free(p);
+	p = test_unit(4, 8, 0, 2);
+	tap_near(pw_lower_bound(p, PW_OBJ_MAKESPAN), 34, 1e-12,
+	    "unit 4x8, limit 2: the memory bound 34");
+	tap_near(pw_lower_bound(p, PW_OBJ_SPAN), 34, 1e-12,
+	    "unit 4x8, limit 2: span bound 34");
+	pw_problem_free(p);
+	p = test_unit(4, 8, 0, 3);
+	tap_near(pw_lower_bound(p, PW_OBJ_MAKESPAN), 27, 1e-12,
+	    "unit 4x8, limit 3: work (27) beats memory (68/3)");
+	pw_problem_free(p);
+	/* With comm 0.5 device 3 starts at 3 * 1.5. */
+	p = test_unit(4, 8, 0.5, INFINITY);
+	tap_near(pw_lower_bound(p, PW_OBJ_MAKESPAN), 28.5, 1e-12,
+	    "unit 4x8, comm 0.5: makespan bound 28.5");
+	pw_problem_free(p);
+	/* One microbatch: the critical path F F B B W = 5 beats each
+	 * device's head and work (0 + 3, 1 + 3). */
+	p = test_unit(2, 1, 0, INFINITY);
+	tap_near(pw_lower_bound(p, PW_OBJ_MAKESPAN), 5, 1e-12,
+	    "unit 2x1: the critical path 5");
+	pw_problem_free(p);
+}
+
+static void
+test_progress(const struct pw_progress *pr, void *arg)
+{
+	int *calls = arg;
+
+	calls[0]++;
+	calls[1] = strcmp(pr->phase, "done") == 0;
+	if (pr->gap < 0 || pr->gap > 1 || pr->bound > pr->incumbent)
+		calls[2]++;
+}
+
+/* Runs pw_solve; on success checks the result against the checker, the
+ * limits and the bound.  Returns the rc. */
+static int
+test_solve(const struct pw_problem *p, const struct pw_solve_opts *o,
+    struct pw_solve_result *r, const char *what)
+{
+	struct pw_timing *t = NULL;
+	struct pw_metrics *m;
+	struct pw_timed_op *ops;
+	struct pw_violations v;
+	struct pw_error err;
+	size_t n;
+	int rc;
+
+	if ((rc = pw_solve(p, o, r, &err)) != PW_OK) {
+		tap_diag("%s: %s", what, err.msg);
+		return rc;
+	}
+	if (!tap_ok(pw_simulate(p, r->schedule, &t, &err) == PW_OK,
+	    "%s: the result simulates", what)) {
+		tap_diag("%s", err.msg);
+		return PW_ERR_INPUT;
+	}
+	m = pw_metrics_compute(p, r->schedule, t);
+	tap_ok(m->feasible, "%s: the result keeps every limit", what);
+	tap_near(pw_objective_value(o->objective, m), r->objective, 1e-9,
+	    "%s: the objective is the schedule's", what);
+	tap_ok(r->bound <= r->objective + 1e-9 && r->gap >= 0,
+	    "%s: bound %g <= objective %g", what, r->bound, r->objective);
+	ops = pw_timed_ops(p, r->schedule, t, &n);
+	if (!tap_int(pw_check(p, ops, n, &v), 0, "%s: the result passes "
+	    "the checker", what))
+		tap_diag("%s", v.msg[0]);
+	pw_violations_free(&v);
+	free(ops);
+	pw_metrics_free(m);
+	pw_timing_free(t);
+	return PW_OK;
+}
+
+/* True when A and B have the same orders and anchors. */
+static bool
+test_same(const struct pw_schedule *a, const struct pw_schedule *b)
+{
+	int r, i;
+
+	if (a->ndevices != b->ndevices || a->nchannels != b->nchannels)
+		return false;
+	for (r = 0; r < a->ndevices + a->nchannels; r++) {
+		const struct pw_seq *x = r < a->ndevices ? &a->device[r] :
+		    &a->channel[r - a->ndevices];
+		const struct pw_seq *y = r < b->ndevices ? &b->device[r] :
+		    &b->channel[r - b->ndevices];
+
+		if (x->len != y->len)
+			return false;
+		for (i = 0; i < x->len; i++)
+			if (x->ops[i].kind != y->ops[i].kind ||
+			    x->ops[i].stage != y->ops[i].stage ||
+			    x->ops[i].mb != y->ops[i].mb)
+				return false;
+	}
+	for (i = 0; i < a->nstages * a->microbatches; i++)
+		if (a->anchor[i].kind != b->anchor[i].kind ||
+		    (a->anchor[i].kind != PW_NKINDS &&
+		    (a->anchor[i].stage != b->anchor[i].stage ||
+		    a->anchor[i].mb != b->anchor[i].mb)))
+			return false;
+	return true;
+}
+
+static void
+test_optimal(void)
+{
+	struct pw_solve_result r, again;
+	struct pw_solve_opts o;
+	struct pw_problem *p;
+	int calls[3] = { 0, 0, 0 };
+
+	/* No limit: ZB-H1 meets the bound 27, nothing to search. */
+	p = test_unit(4, 8, 0, INFINITY);
+	pw_solve_opts_init(&o);
+	o.time_limit = TEST_LIMIT;
+	o.progress = test_progress;
+	o.progress_arg = calls;
+	if (test_solve(p, &o, &r, "unit 4x8") == PW_OK) {
+		tap_near(r.objective, 27, 1e-9, "unit 4x8: makespan 27");
+		tap_ok(r.optimal && r.gap == 0, "unit 4x8: proven optimal");
+		tap_str(r.start, "zb-h1", "unit 4x8: starts from zb-h1, the "
+		    "first family at 27");
+		tap_ok(r.model.formulation == NULL, "unit 4x8: no model built");
+		tap_ok(!r.cancelled, "unit 4x8: not cancelled");
+	}
+	tap_ok(calls[0] >= 1 && calls[1], "progress: called, last with "
+	    "phase done (%d calls)", calls[0]);
+	tap_int(calls[2], 0, "progress: gap in [0, 1], bound <= incumbent");
+	pw_solve_result_free(&r);
+	pw_problem_free(p);
+
+	/* Limit 3: the families' 31 is optimal, which lp_solve proves;
+	 * the same seed gives the same schedule. */
+	p = test_unit(4, 8, 0, 3);
+	pw_solve_opts_init(&o);
+	o.time_limit = TEST_LIMIT;
+	o.seed = 7;
+	if (test_solve(p, &o, &r, "unit 4x8, limit 3") == PW_OK) {
+		tap_near(r.objective, 31, 1e-9, "limit 3: makespan 31");
+		tap_ok(r.optimal, "limit 3: proven optimal");
+		tap_near(r.bound, 31, 1e-9, "limit 3: bound 31 (lp_solve's)");
+		tap_ok(r.model.whole && r.model.binaries > 0, "limit 3: the "
+		    "whole model was built (%d binaries)", r.model.binaries);
+		if (test_solve(p, &o, &again, "limit 3, again") == PW_OK)
+			tap_ok(test_same(r.schedule, again.schedule),
+			    "limit 3: the same seed gives the same schedule");
+		pw_solve_result_free(&again);
+	}
+	pw_solve_result_free(&r);
+	pw_problem_free(p);
+}
+
+static void
+test_start(void)
+{
+	const struct pw_family *fam = pw_family_find("1f1b");
+	struct pw_problem *p, *used = NULL;
+	struct pw_schedule *start = NULL;
+	struct pw_solve_result r;
+	struct pw_solve_opts o;
+	struct pw_error err;
+	volatile sig_atomic_t cancel = 1;
+
+	p = test_unit(4, 8, 0, 5);
+	if (!tap_ok(fam != NULL && pw_family_build(fam, p, &used, &start,
+	    &err) == PW_OK, "1f1b builds"))
+		goto out;
+	/* Cancelled before it starts: the start comes back. */
+	pw_solve_opts_init(&o);
+	o.start = start;
+	o.cancel = &cancel;
+	if (test_solve(p, &o, &r, "cancelled") == PW_OK) {
+		tap_ok(r.cancelled, "cancelled: says so");
+		tap_ok(test_same(r.schedule, start), "cancelled: the start "
+		    "schedule comes back");
+		tap_near(r.objective, 33, 1e-9, "cancelled: 1F1B's 33");
+		tap_str(r.start, "given", "cancelled: started from the given");
+		tap_near(r.start_objective, 33, 1e-9, "cancelled: start 33");
+	}
+	pw_solve_result_free(&r);
+	/* Not cancelled: better than the start. */
+	o.cancel = NULL;
+	o.time_limit = TEST_LIMIT;
+	if (test_solve(p, &o, &r, "from 1f1b") == PW_OK) {
+		tap_ok(r.objective < 33, "from 1f1b: better than its 33 (%g)",
+		    r.objective);
+		tap_near(r.objective, 27, 1e-9, "from 1f1b: the bound 27");
+	}
+	pw_solve_result_free(&r);
+	/* A family by name; never worse than it. */
+	pw_solve_opts_init(&o);
+	o.start_family = "gpipe";
+	o.time_limit = TEST_LIMIT;
+	pw_problem_free(p);
+	p = test_unit(4, 8, 0, INFINITY);
+	if (test_solve(p, &o, &r, "from gpipe") == PW_OK) {
+		tap_str(r.start, "gpipe", "from gpipe: says so");
+		tap_near(r.start_objective, 33, 1e-9, "from gpipe: start 33");
+		tap_ok(r.objective <= r.start_objective, "from gpipe: no "
+		    "worse than the start");
+	}
+	pw_solve_result_free(&r);
+out:
+	pw_schedule_free(start);
+	pw_problem_free(used);
+	pw_problem_free(p);
+}
+
+/* Start of OP in a simulated SCHED, its fused or split form included. */
+static double
+test_start_of(const struct pw_problem *p, const struct pw_schedule *sched,
+    struct pw_op op)
+{
+	struct pw_timing *t;
+	struct pw_error err;
+	double at;
+
+	if (pw_simulate(p, sched, &t, &err) != PW_OK)
+		return NAN;
+	if (!pw_timing_has(t, pw_op_index(p, op)))
+		op.kind = op.kind == PW_BW ? PW_B : PW_BW;
+	at = t->start[pw_op_index(p, op)];
+	pw_timing_free(t);
+	return at;
+}
+
+static void
+test_pins(void)
+{
+	struct pw_pin pin = { { PW_F, 1, 5 }, { PW_B, 1, 0 } };
+	struct pw_solve_result r;
+	struct pw_solve_opts o;
+	struct pw_problem *p;
+
+	/* ZB-H1 runs B(1,0) after three forwards on device 1; the pin
+	 * wants six first, which the heuristic then provides. */
+	p = test_unit(4, 8, 0, INFINITY);
+	pw_solve_opts_init(&o);
+	o.start_family = "zb-h1";
+	o.pins = &pin;
+	o.npins = 1;
+	o.time_limit = TEST_LIMIT;
+	if (test_solve(p, &o, &r, "pinned") == PW_OK) {
+		tap_ok(test_start_of(p, r.schedule, pin.before) <=
+		    test_start_of(p, r.schedule, pin.after), "pinned: F(1,5) "
+		    "starts no later than B(1,0)");
+		tap_str(r.start, "zb-h1 (infeasible)", "pinned: the start "
+		    "breaks the pin");
+	}
+	pw_solve_result_free(&r);
+	pw_problem_free(p);
+}
+
+static void
+test_offload(void)
+{
+	struct pw_solve_result r;
+	struct pw_solve_opts o;
+	struct pw_problem *p;
+	struct pw_error err;
+	int c, moved = 0;
+
+	/* A device holds two chunks of act 1 under a limit of 1.5: one
+	 * microbatch fits only with its lower chunk on the host. */
+	p = test_loop(4, 4, 1.5);
+	pw_solve_opts_init(&o);
+	/* lp_solve does not prove this one quickly; any answer will do. */
+	o.time_limit = 1;
+	if (test_solve(p, &o, &r, "offload needed") == PW_OK) {
+		for (c = 0; c < r.schedule->nchannels; c++)
+			moved += r.schedule->channel[c].len;
+		tap_ok(moved > 0, "offload needed: transfers (%d)", moved);
+		tap_ok(r.bound >= pw_lower_bound(p, PW_OBJ_MAKESPAN) - 1e-9,
+		    "offload needed: at least the problem's bound");
+	}
+	pw_solve_result_free(&r);
+	o.offload = PW_OFFLOAD_OFF;
+	tap_int(pw_solve(p, &o, &r, &err), PW_ERR_INPUT, "offload off: "
+	    "infeasible");
+	tap_str(err.msg, "infeasible: device 0 needs 2 B to run one "
+	    "microbatch through its 2 stages (static 0 B included) with "
+	    "nothing offloaded, but its limit is 1.5 B", "offload off: "
+	    "names the device, its need and its limit");
+	pw_problem_free(p);
+
+	p = test_loop(4, 0, 1.5);
+	pw_solve_opts_init(&o);
+	tap_int(pw_solve(p, &o, &r, &err), PW_ERR_INPUT, "no link: "
+	    "infeasible");
+	tap_ok(strstr(err.msg, "device 0 needs 2 B") != NULL, "no link: %s",
+	    err.msg);
+	pw_problem_free(p);
+}
+
+/* PW_ERR_INPUT with a message containing WHAT. */
+static void
+test_bad(const struct pw_problem *p, const struct pw_solve_opts *o,
+    const char *what)
+{
+	struct pw_solve_result r;
+	struct pw_error err;
+
+	memset(&err, 0, sizeof err);
+	tap_int(pw_solve(p, o, &r, &err), PW_ERR_INPUT, "bad %s: refused",
+	    what);
+	if (!tap_ok(strstr(err.msg, what) != NULL && strchr(err.msg, '\n') ==
+	    NULL, "bad %s: one line naming it", what))
+		tap_diag("%s", err.msg);
+}
+
+static void
+test_options(void)
+{
+	struct pw_pin pin = { { PW_F, 0, 0 }, { PW_F, 1, 0 } };
+	struct pw_solve_opts o;
+	struct pw_problem *p;
+
+	p = test_unit(4, 8, 0, INFINITY);
+	pw_solve_opts_init(&o);
+	tap_int(o.objective, PW_OBJ_MAKESPAN, "defaults: makespan");
+	tap_int(o.offload, PW_OFFLOAD_AUTO, "defaults: offload auto");
+	tap_near(o.time_limit, 10, 0, "defaults: 10 s");
+	tap_int((long long)o.seed, 1, "defaults: seed 1");
+	o.objective = (enum pw_objective)7;
+	test_bad(p, &o, "objective");
+	pw_solve_opts_init(&o);
+	o.offload = (enum pw_offload_mode)9;
+	test_bad(p, &o, "offload");
+	pw_solve_opts_init(&o);
+	o.time_limit = NAN;
+	test_bad(p, &o, "time_limit");
+	pw_solve_opts_init(&o);
+	o.start_family = "nosuch";
+	test_bad(p, &o, "start_family: unknown family 'nosuch'");
+	pw_solve_opts_init(&o);
+	o.start_family = "zb-v";
+	test_bad(p, &o, "start_family: zb-v does not apply");
+	pw_solve_opts_init(&o);
+	o.pins = &pin;
+	o.npins = 1;
+	test_bad(p, &o, "pin 0: F(0,0) (device 0) and F(1,0) (device 1)");
+	pin.after = (struct pw_op){ PW_F, 0, 8 };
+	test_bad(p, &o, "pin 0");
+	pin.after = pin.before;
+	test_bad(p, &o, "pin 0 pins F(0,0) before itself");
+	/* Against the dependencies: B(0,0) needs F(0,0) first. */
+	pin.before = (struct pw_op){ PW_B, 0, 0 };
+	pin.after = (struct pw_op){ PW_F, 0, 0 };
+	test_bad(p, &o, "pins cannot hold");
+	pw_problem_free(p);
+}
+
+static void
+test_objective(void)
+{
+	struct pw_metrics m;
+
+	memset(&m, 0, sizeof m);
+	m.makespan = 30;
+	m.max_span = 26;
+	tap_near(pw_objective_value(PW_OBJ_MAKESPAN, &m), 30, 0,
+	    "objective: makespan");
+	tap_near(pw_objective_value(PW_OBJ_SPAN, &m), 26, 0,
+	    "objective: the largest span");
+}
+
+int
+main(void)
+{
+	test_bounds();
+	test_objective();
+	test_options();
+	test_optimal();
+	test_start();
+	test_pins();
+	test_offload();
+	return tap_done();
+}
