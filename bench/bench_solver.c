@@ -70,11 +70,35 @@ bench_model(const struct pw_model_size *ms, char *buf, size_t len)
 	return buf;
 }
 
-static void
-bench_tally(bool met)
+/* Counts a case, which met its anchor when MET, and frees its problem P
+ * and, when it was solved (M not NULL), its metrics M and result R.
+ * Returns MET. */
+static bool
+bench_done(struct pw_problem *p, struct pw_metrics *m,
+    struct pw_solve_result *r, bool met)
 {
 	bench_cases++;
 	bench_met += met;
+	if (m != NULL) {
+		pw_metrics_free(m);
+		pw_solve_result_free(r);
+	}
+	pw_problem_free(p);
+	fflush(stdout);
+	return met;
+}
+
+/* Returns a problem the caller frees: D devices, NSTAGES stages on loop
+ * placement, M microbatches, all else zero. */
+static struct pw_problem *
+bench_problem(int d, int nstages, int m)
+{
+	struct pw_problem *p = pw_problem_new(d, nstages, m);
+	struct pw_error err;
+
+	if (pw_problem_place_loop(p, &err) != PW_OK)
+		abort();
+	return p;
 }
 
 static void
@@ -83,7 +107,6 @@ bench_unit(void)
 	struct pw_solve_result r;
 	struct pw_metrics *m;
 	struct pw_problem *p;
-	struct pw_error err;
 	char model[96];
 	int lim, s, met = 0;
 
@@ -92,9 +115,7 @@ bench_unit(void)
 	printf("%-6s %-8s %-8s %-7s %-6s %-7s %-8s %s\n", "limit", "anchor",
 	    "ours", "bound", "ratio", "gap", "time", "model");
 	for (lim = 2; lim <= 7; lim++) {
-		p = pw_problem_new(4, 4, 8);
-		if (pw_problem_place_loop(p, &err) != PW_OK)
-			abort();
+		p = bench_problem(4, 4, 8);
 		for (s = 0; s < 4; s++) {
 			p->stages[s].f = p->stages[s].b = p->stages[s].w = 1;
 			p->stages[s].act = 1;
@@ -103,19 +124,12 @@ bench_unit(void)
 		}
 		pw_problem_set_comm(p, 0);
 		if ((m = bench_solve(p, PW_OBJ_MAKESPAN, PW_OFFLOAD_OFF, 10,
-		    &r)) != NULL) {
+		    &r)) != NULL)
 			printf("%-6d %-8s %-8g %-7g %-6.3f %-7.4f %-8.2f %s\n",
 			    lim, "gap 0", r.objective, r.bound, r.objective /
 			    r.bound, r.gap, r.elapsed, bench_model(&r.model,
 			    model, sizeof model));
-			met += r.optimal;
-			bench_tally(r.optimal);
-			pw_metrics_free(m);
-			pw_solve_result_free(&r);
-		} else
-			bench_tally(false);
-		pw_problem_free(p);
-		fflush(stdout);
+		met += bench_done(p, m, &r, m != NULL && r.optimal);
 	}
 	printf("(a) %d of 6 proven optimal\n\n", met);
 }
@@ -126,12 +140,9 @@ static struct pw_problem *
 bench_zb_problem(const struct test_zb_case *c, int factor)
 {
 	struct pw_problem *p;
-	struct pw_error err;
 	int s;
 
-	p = pw_problem_new(c->p, c->p, c->m);
-	if (pw_problem_place_loop(p, &err) != PW_OK)
-		abort();
+	p = bench_problem(c->p, c->p, c->m);
 	for (s = 0; s < c->p; s++) {
 		p->stages[s].f = c->f;
 		p->stages[s].b = c->b;
@@ -154,6 +165,7 @@ bench_zb(void)
 	struct pw_metrics *m;
 	struct pw_problem *p;
 	double anchor;
+	bool ok;
 	int k, met = 0, n = 0;
 
 	printf("(b) Zero Bubble Table 5, span, no offload; anchor: the "
@@ -169,25 +181,19 @@ bench_zb(void)
 			anchor = test_csv_num(&csv, col[k]);
 			p = bench_zb_problem(&c, k + 1);
 			n++;
+			ok = false;
 			if ((m = bench_solve(p, PW_OBJ_SPAN, PW_OFFLOAD_OFF, 2,
 			    &r)) != NULL) {
 				/* The table's four decimals. */
-				bool ok = round(m->bubble_rate * 1e4) <=
+				ok = round(m->bubble_rate * 1e4) <=
 				    round(anchor * 1e4);
-
 				printf("%-10s %-4s %-8.4f %-8.4f %-6.3f %-7.4f "
 				    "%-8.2f %s\n", c.name, k == 0 ? "1p" :
 				    "2p", anchor, m->bubble_rate,
 				    m->bubble_rate / anchor, r.gap, r.elapsed,
 				    r.start);
-				met += ok;
-				bench_tally(ok);
-				pw_metrics_free(m);
-				pw_solve_result_free(&r);
-			} else
-				bench_tally(false);
-			pw_problem_free(p);
-			fflush(stdout);
+			}
+			met += bench_done(p, m, &r, ok);
 		}
 	}
 	test_csv_close(&csv);
@@ -202,12 +208,9 @@ static struct pw_problem *
 bench_po_problem(int d, int v, double k, double limit)
 {
 	struct pw_problem *p;
-	struct pw_error err;
 	int s, i;
 
-	p = pw_problem_new(d, d * v, 8 * d);
-	if (pw_problem_place_loop(p, &err) != PW_OK)
-		abort();
+	p = bench_problem(d, d * v, 8 * d);
 	for (s = 0; s < p->nstages; s++) {
 		p->stages[s].f = p->stages[s].b = p->stages[s].w = 1;
 		p->stages[s].act = p->stages[s].hold = 1;
@@ -254,14 +257,9 @@ bench_offload(void)
 				    dv[i][1], ks[k], limit[i], anchor,
 				    m->bubble_rate, m->bubble_rate / anchor,
 				    r.gap, r.elapsed, peak, r.start);
-				met += m->bubble_rate <= anchor;
-				bench_tally(m->bubble_rate <= anchor);
-				pw_metrics_free(m);
-				pw_solve_result_free(&r);
-			} else
-				bench_tally(false);
-			pw_problem_free(p);
-			fflush(stdout);
+			}
+			met += bench_done(p, m, &r, m != NULL &&
+			    m->bubble_rate <= anchor);
 		}
 	printf("(c) %d of 6 at or below the anchor\n\n", met);
 }
@@ -290,14 +288,11 @@ static struct pw_problem *
 bench_uneven_problem(int p, int m)
 {
 	struct pw_problem *prob;
-	struct pw_error err;
 	uint64_t x = 1000 * (uint64_t)p + (uint64_t)m;
 	double c;
 	int s;
 
-	prob = pw_problem_new(p, p, m);
-	if (pw_problem_place_loop(prob, &err) != PW_OK)
-		abort();
+	prob = bench_problem(p, p, m);
 	for (s = 0; s < p; s++) {
 		c = 1 + 0.2 * (2 * bench_unit_random(&x) - 1);
 		prob->stages[s].f = c;
@@ -365,19 +360,12 @@ bench_scale(void)
 		p = bench_uneven_problem(pm[i][0], pm[i][1]);
 		anchor = bench_best_family(p, &name);
 		if ((m = bench_solve(p, PW_OBJ_MAKESPAN, PW_OFFLOAD_OFF,
-		    seconds[i], &r)) != NULL) {
+		    seconds[i], &r)) != NULL)
 			printf("p=%-2d m=%-6d %-6g %-10.4f %-10.4f %-7.5f "
 			    "%-7.4f %-8.2f %s\n", pm[i][0], pm[i][1],
 			    seconds[i], anchor, r.objective, r.objective /
 			    anchor, r.gap, r.elapsed, name);
-			met += r.objective < anchor;
-			bench_tally(r.objective < anchor);
-			pw_metrics_free(m);
-			pw_solve_result_free(&r);
-		} else
-			bench_tally(false);
-		pw_problem_free(p);
-		fflush(stdout);
+		met += bench_done(p, m, &r, m != NULL && r.objective < anchor);
 	}
 	printf("(d) %d of 3 better than the best family\n\n", met);
 }

@@ -110,11 +110,18 @@ pwl_field(lua_State *L, int idx, const char *what, const char *name,
 	return true;
 }
 
-static int
-pwl_wrong(lua_State *L, const char *what, const char *name, const char *want)
+/* Pushes the field NAME of the table at IDX, failing unless it is of Lua
+ * type TYPE (WANT in words); whether it is absent. */
+static bool
+pwl_typed(lua_State *L, int idx, const char *what, const char *name,
+    bool need, int type, const char *want)
 {
-	return pwl_fail(L, "%s: %s: must be %s (got %s)", what, name, want,
-	    luaL_typename(L, -1));
+	if (pwl_field(L, idx, what, name, need))
+		return true;
+	if (lua_type(L, -1) != type)
+		pwl_fail(L, "%s: %s: must be %s (got %s)", what, name, want,
+		    luaL_typename(L, -1));
+	return false;
 }
 
 double
@@ -123,10 +130,9 @@ pwl_get_number(lua_State *L, int idx, const char *what, const char *name,
 {
 	double v;
 
-	if (pwl_field(L, idx, what, name, def == PWL_NEED_NUMBER))
+	if (pwl_typed(L, idx, what, name, def == PWL_NEED_NUMBER, LUA_TNUMBER,
+	    "a number"))
 		return def;
-	if (lua_type(L, -1) != LUA_TNUMBER)
-		pwl_wrong(L, what, name, "a number");
 	v = lua_tonumber(L, -1);
 	lua_pop(L, 1);
 	return v;
@@ -139,10 +145,9 @@ pwl_get_int(lua_State *L, int idx, const char *what, const char *name,
 	lua_Integer v;
 	int ok;
 
-	if (pwl_field(L, idx, what, name, def == PWL_NEED_INT))
+	if (pwl_typed(L, idx, what, name, def == PWL_NEED_INT, LUA_TNUMBER,
+	    "a whole number"))
 		return def;
-	if (lua_type(L, -1) != LUA_TNUMBER)
-		pwl_wrong(L, what, name, "a whole number");
 	v = lua_tointegerx(L, -1, &ok);
 	if (!ok)
 		pwl_fail(L, "%s: %s: must be a whole number (got %s)", what,
@@ -160,10 +165,9 @@ pwl_get_bool(lua_State *L, int idx, const char *what, const char *name,
 {
 	bool v;
 
-	if (pwl_field(L, idx, what, name, false))
+	if (pwl_typed(L, idx, what, name, false, LUA_TBOOLEAN,
+	    "true or false"))
 		return def;
-	if (!lua_isboolean(L, -1))
-		pwl_wrong(L, what, name, "true or false");
 	v = lua_toboolean(L, -1);
 	lua_pop(L, 1);
 	return v;

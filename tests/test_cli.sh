@@ -12,53 +12,12 @@ EXAMPLES=${EXAMPLES:-$srcdir/examples}
 PW=$PIPEWRIGHT
 UNIT=$EXAMPLES/unit4x8.json
 
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 99' HUP INT TERM
+. "$srcdir/tests/tap.sh"
 
-n=0
-failed=0
-
-# run CMD...: runs it with stdout in $tmp/out, stderr in $tmp/err and the
-# exit status in $status.
-run() {
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	status=$?
-}
-
-# ok DESCRIPTION TEST...: one test point, passing when TEST succeeds; on a
-# failure the last command's status and stderr are shown.
-ok() {
-	point=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $point"
-	else
-		echo "not ok $n - $point"
-		failed=$((failed + 1))
-		echo "#   status $status; stderr:"
-		sed 's/^/#   /' "$tmp/err" 2>/dev/null | head -5
-	fi
-}
-
-skip() {
-	n=$((n + 1))
-	echo "ok $n - $1 # SKIP $2"
-}
-
-status_is() { [ "$status" -eq "$1" ]; }
 out_has() { grep -q -e "$1" "$tmp/out"; }
 err_has() { grep -q -e "$1" "$tmp/err"; }
 out_starts() { [ "$(head -c ${#1} "$tmp/out")" = "$1" ]; }
-out_empty() { [ ! -s "$tmp/out" ]; }
 differs() { ! cmp -s "$1" "$2"; }
-# The error is one line, "pipewright: ...", naming WHAT (a fixed string).
-one_error() {
-	[ "$(wc -l <"$tmp/err")" -eq 1 ] &&
-	    grep -q '^pipewright: ' "$tmp/err" &&
-	    grep -q -F -e "$1" "$tmp/err"
-}
 
 # fails STATUS WHAT DESCRIPTION CMD...: CMD exits STATUS with one error
 # line naming WHAT and nothing on stdout.

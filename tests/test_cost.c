@@ -4,24 +4,15 @@
 
 #include "pipewright.h"
 #include "tap.h"
+#include "testlib.h"
 
 /*
- * A model small enough to compute by hand: s = 8, b = 2, h = 16, a = 2,
- * V = 100, so sbh = 256.  Per layer F = 256(24*16 + 4*8) = 106496,
- * B = 256(384 + 64) = 114688, W = 256 * 384 = 98304 FLOPs; the LM head
- * 2sbhV = 51200 in each.  The hardware runs 2^20 * 0.5 = 2^19 FLOP/s, so
+ * test_tiny_model on test_toy_hw (testlib.h), small enough to compute by
+ * hand: s = 8, b = 2, h = 16, a = 2, V = 100, so sbh = 256.  Per layer
+ * F = 256(24*16 + 4*8) = 106496, B = 256(384 + 64) = 114688,
+ * W = 256 * 384 = 98304 FLOPs; the LM head 2sbhV = 51200 in each.  The hardware runs 2^20 * 0.5 = 2^19 FLOP/s, so
  * every time below is exact in binary.
  */
-static const struct pw_model tiny = {
-	.name = "tiny", .layers = 4, .hidden = 16, .heads = 2, .kv_heads = 0,
-	.ffn = 0, .seq = 8, .vocab = 100, .micro_batch = 2,
-	.flash_attention = false, .recompute = PW_RECOMPUTE_NONE,
-};
-static const struct pw_hardware toy = {
-	.name = "toy", .peak_flops = 1048576, .efficiency = 0.5, .memory = 1e9,
-	.pcie_d2h = 64, .pcie_h2d = 32, .pcie_latency = 0.125,
-	.p2p_bandwidth = 1024, .p2p_latency = 0.25,
-};
 static const struct pw_split two = {
 	.devices = 2, .chunks = 1, .placement = PW_PLACE_LOOP,
 	.microbatches = 4, .layers_per_stage = NULL, .memory_limit = 0,
@@ -45,7 +36,7 @@ build(const struct pw_model *m, const struct pw_hardware *hw,
 static void
 test_tiny(void)
 {
-	struct pw_problem *p = build(&tiny, &toy, &two);
+	struct pw_problem *p = build(&test_tiny_model, &test_toy_hw, &two);
 
 	if (p == NULL)
 		return;
@@ -85,12 +76,12 @@ static void
 check_memory(bool flash, enum pw_recompute rc, double act, double hold,
     const char *what)
 {
-	struct pw_model m = tiny;
+	struct pw_model m = test_tiny_model;
 	struct pw_problem *p;
 
 	m.flash_attention = flash;
 	m.recompute = rc;
-	if ((p = build(&m, &toy, &two)) == NULL)
+	if ((p = build(&m, &test_toy_hw, &two)) == NULL)
 		return;
 	tap_near(p->stages[0].act, act, 0, "%s: act", what);
 	tap_near(p->stages[0].hold, hold, 0, "%s: hold", what);
@@ -100,7 +91,7 @@ check_memory(bool flash, enum pw_recompute rc, double act, double hold,
 static void
 test_memory_choices(void)
 {
-	struct pw_model m = tiny;
+	struct pw_model m = test_tiny_model;
 	struct pw_problem *p;
 
 	check_memory(true, PW_RECOMPUTE_NONE, 2 * 8704, 2 * 8192,
@@ -113,7 +104,7 @@ test_memory_choices(void)
 	    "full recompute: the input 2sbh until W");
 
 	m.recompute = PW_RECOMPUTE_FULL;
-	if ((p = build(&m, &toy, &two)) != NULL) {
+	if ((p = build(&m, &test_toy_hw, &two)) != NULL) {
 		tap_near(p->stages[0].b, 442368.0 / 524288, 0,
 		    "full recompute: B runs F again (2 x (106496 + 114688))");
 		tap_near(p->stages[0].f, 212992.0 / 524288, 0,
@@ -127,13 +118,13 @@ test_memory_choices(void)
 static void
 test_gqa(void)
 {
-	struct pw_model m = tiny;
+	struct pw_model m = test_tiny_model;
 	struct pw_problem *p;
 
 	m.kv_heads = 1;
 	m.ffn = 32;
 	m.flash_attention = true;
-	if ((p = build(&m, &toy, &two)) == NULL)
+	if ((p = build(&m, &test_toy_hw, &two)) == NULL)
 		return;
 	tap_near(p->stages[0].f, 2 * 256.0 * (224 + 32) / 524288, 0, "GQA: f");
 	tap_near(p->stages[0].b, 2 * 256.0 * (224 + 64) / 524288, 0, "GQA: b");
@@ -147,7 +138,7 @@ test_gqa(void)
 	pw_problem_free(p);
 
 	m.recompute = PW_RECOMPUTE_PIPEOFFLOAD;
-	if ((p = build(&m, &toy, &two)) == NULL)
+	if ((p = build(&m, &test_toy_hw, &two)) == NULL)
 		return;
 	tap_near(p->stages[0].act, 2 * 16 * (8 * 16 + 4 * 8 + 2 * 32), 0,
 	    "GQA with PipeOffload recompute: sb(8h + 4h_kv + 2ffn)");
@@ -158,14 +149,14 @@ static void
 test_splits(void)
 {
 	static const int explicit[] = { 1, 3 };
-	struct pw_model m = tiny;
+	struct pw_model m = test_tiny_model;
 	struct pw_split sp = two;
 	struct pw_problem *p;
 
 	/* 10 layers on 4 stages: 2, 3, 3, 2. */
 	m.layers = 10;
 	sp.devices = 4;
-	if ((p = build(&m, &toy, &sp)) != NULL) {
+	if ((p = build(&m, &test_toy_hw, &sp)) != NULL) {
 		tap_near(p->stages[1].f, 3 * 106496.0 / 524288, 0,
 		    "10 on 4: stage 1 has 3 layers");
 		tap_near(p->stages[2].f, 3 * 106496.0 / 524288, 0,
@@ -182,7 +173,7 @@ test_splits(void)
 	}
 	/* 7 layers on 4 stages: 2, 2, 2, 1 (the odd one away from the head). */
 	m.layers = 7;
-	if ((p = build(&m, &toy, &sp)) != NULL) {
+	if ((p = build(&m, &test_toy_hw, &sp)) != NULL) {
 		tap_near(p->memory[0].static_bytes, 16 * (2 * 3072 + 1600), 0,
 		    "7 on 4: stage 0 has 2 layers");
 		tap_near(p->memory[3].static_bytes, 16 * (3072 + 1600), 0,
@@ -194,7 +185,7 @@ test_splits(void)
 	sp.layers_per_stage = explicit;
 	sp.offload = false;
 	sp.memory_limit = 5e8;
-	if ((p = build(&tiny, &toy, &sp)) != NULL) {
+	if ((p = build(&test_tiny_model, &test_toy_hw, &sp)) != NULL) {
 		tap_near(p->stages[0].f, 106496.0 / 524288, 0,
 		    "explicit split: stage 0 has 1 layer");
 		tap_near(p->stages[1].w, (3 * 98304.0 + 51200) / 524288, 0,
@@ -208,7 +199,7 @@ test_splits(void)
 	sp = two;
 	sp.chunks = 2;
 	sp.placement = PW_PLACE_V;
-	if ((p = build(&tiny, &toy, &sp)) != NULL) {
+	if ((p = build(&test_tiny_model, &test_toy_hw, &sp)) != NULL) {
 		tap_ok(pw_problem_is_v(p), "V placement");
 		tap_near(p->memory[0].static_bytes, 16 * (2 * 3072 + 2 * 1600), 0,
 		    "V: device 0 has both ends");
@@ -217,7 +208,7 @@ test_splits(void)
 		pw_problem_free(p);
 	}
 	sp.placement = PW_PLACE_LOOP;
-	if ((p = build(&tiny, &toy, &sp)) != NULL) {
+	if ((p = build(&test_tiny_model, &test_toy_hw, &sp)) != NULL) {
 		tap_ok(pw_problem_is_loop(p), "loop placement, 2 chunks");
 		tap_near(p->memory[1].static_bytes, 16 * (2 * 3072 + 1600), 0,
 		    "loop: device 1 has stages 1 and 3 and the head");
@@ -245,58 +236,58 @@ static void
 test_bad(void)
 {
 	static const int short_list[] = { 1, 2 };
-	struct pw_model m = tiny;
-	struct pw_hardware hw = toy;
+	struct pw_model m = test_tiny_model;
+	struct pw_hardware hw = test_toy_hw;
 	struct pw_split sp = two;
 	struct pw_problem *p;
 	struct pw_error err;
 
 	sp.devices = 0;
-	check_bad(&tiny, &toy, &sp, "split: devices: must be at least 1 (got 0)");
+	check_bad(&test_tiny_model, &test_toy_hw, &sp, "split: devices: must be at least 1 (got 0)");
 	sp = two;
 	sp.devices = 3;
 	sp.chunks = 2;
-	check_bad(&tiny, &toy, &sp, "split: 4 layers cannot fill 6 stages "
+	check_bad(&test_tiny_model, &test_toy_hw, &sp, "split: 4 layers cannot fill 6 stages "
 	    "(3 devices x 2 chunks) with at least one each");
 	sp = two;
 	sp.layers_per_stage = short_list;
-	check_bad(&tiny, &toy, &sp,
+	check_bad(&test_tiny_model, &test_toy_hw, &sp,
 	    "split: layers_per_stage: sums to 3, the model has 4 layers");
 	sp = two;
 	sp.placement = PW_PLACE_V;
-	check_bad(&tiny, &toy, &sp,
+	check_bad(&test_tiny_model, &test_toy_hw, &sp,
 	    "split: chunks: V placement needs 2 chunks per device (got 1)");
 
 	hw.efficiency = 0;
-	check_bad(&tiny, &hw, &two, "toy: efficiency: must be in (0, 1] (got 0)");
+	check_bad(&test_tiny_model, &hw, &two, "toy: efficiency: must be in (0, 1] (got 0)");
 	hw.efficiency = 1.5;
-	check_bad(&tiny, &hw, &two, "toy: efficiency: must be in (0, 1] (got 1.5)");
-	hw = toy;
+	check_bad(&test_tiny_model, &hw, &two, "toy: efficiency: must be in (0, 1] (got 1.5)");
+	hw = test_toy_hw;
 	hw.pcie_d2h = 0;
-	check_bad(&tiny, &hw, &two, "toy: pcie_d2h: must be a positive number (got 0)");
+	check_bad(&test_tiny_model, &hw, &two, "toy: pcie_d2h: must be a positive number (got 0)");
 	sp = two;
 	sp.offload = false;
-	tap_int(pw_cost_problem(&tiny, &hw, &sp, &p, &err), PW_OK,
+	tap_int(pw_cost_problem(&test_tiny_model, &hw, &sp, &p, &err), PW_OK,
 	    "no PCIe needed without offload");
 	pw_problem_free(p);
-	hw = toy;
+	hw = test_toy_hw;
 	hw.peak_flops = NAN;
-	check_bad(&tiny, &hw, &two, "toy: peak_flops: must be a positive number (got nan)");
+	check_bad(&test_tiny_model, &hw, &two, "toy: peak_flops: must be a positive number (got nan)");
 
 	m.kv_heads = 3;
-	check_bad(&m, &toy, &two, "tiny: kv_heads: 3 does not divide heads 2");
-	m = tiny;
+	check_bad(&m, &test_toy_hw, &two, "tiny: kv_heads: 3 does not divide heads 2");
+	m = test_tiny_model;
 	m.heads = 3;
-	check_bad(&m, &toy, &two, "tiny: heads: 3 does not divide hidden 16");
-	m = tiny;
+	check_bad(&m, &test_toy_hw, &two, "tiny: heads: 3 does not divide hidden 16");
+	m = test_tiny_model;
 	m.seq = 0;
-	check_bad(&m, &toy, &two, "tiny: seq: must be at least 1 (got 0)");
+	check_bad(&m, &test_toy_hw, &two, "tiny: seq: must be at least 1 (got 0)");
 
 	/* The problem's own validation: 16 bytes x 7744 parameters do not
 	 * fit in 100000 bytes. */
 	sp = two;
 	sp.memory_limit = 100000;
-	tap_int(pw_cost_problem(&tiny, &toy, &sp, &p, &err), PW_ERR_INPUT,
+	tap_int(pw_cost_problem(&test_tiny_model, &test_toy_hw, &sp, &p, &err), PW_ERR_INPUT,
 	    "a limit below the static memory");
 	tap_ok(strncmp(err.msg, "tiny: memory[0].limit: 100000 is below", 38) == 0,
 	    "names the model and the device: %s", err.msg);

@@ -13,44 +13,12 @@ case $PIPEWRIGHT in /*) ;; *) PIPEWRIGHT=$(pwd)/$PIPEWRIGHT ;; esac
 case $EXAMPLES in /*) ;; *) EXAMPLES=$(pwd)/$EXAMPLES ;; esac
 PW=$PIPEWRIGHT
 
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 99' HUP INT TERM
+. "$srcdir/tests/tap.sh"
 mkdir "$tmp/work" "$tmp/other" || exit 99
 cd "$tmp/work" || exit 99
 
-n=0
-
-# run CMD...: stdout in $tmp/out, stderr in $tmp/err, status in $status.
-run() {
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	status=$?
-}
-
-# ok DESCRIPTION TEST...: one test point, passing when TEST succeeds.
-ok() {
-	point=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $point"
-	else
-		echo "not ok $n - $point"
-		echo "#   status $status; stderr:"
-		sed 's/^/#   /' "$tmp/err" 2>/dev/null | head -5
-	fi
-}
-
-status_is() { [ "$status" -eq "$1" ]; }
 out_has() { grep -q -F -x -e "$1" "$tmp/out"; }
 out_lines() { [ "$(grep -c -e "$1" "$tmp/out")" -eq "$2" ]; }
-err_empty() { [ ! -s "$tmp/err" ]; }
-out_empty() { [ ! -s "$tmp/out" ]; }
-# The error is one line, "pipewright: ...", with WHAT (a fixed string).
-one_error() {
-	[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q '^pipewright: ' "$tmp/err" &&
-	    grep -q -F -e "$1" "$tmp/err"
-}
 # Nothing but the expected files in the working directory.
 only_files() { [ "$(ls -A | tr '\n' ' ')" = "$1" ]; }
 

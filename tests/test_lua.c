@@ -23,25 +23,15 @@
 #include "pipewright.h"
 #include "pwlua.h"
 #include "tap.h"
+#include "testlib.h"
 
-/* A tiny model whose costs are exact in binary (as in test_cost.c). */
+/* test_tiny_model and test_toy_hw (testlib.h) as a script builds them. */
 #define TINY_MODEL \
 	"local tiny = pw.model.gpt{ name = 'tiny', layers = 4, hidden = 16," \
 	" heads = 2, seq = 8, vocab = 100, micro_batch = 2 }\n" \
 	"local toy = pw.hardware{ name = 'toy', peak_flops = 1048576," \
 	" efficiency = 0.5, memory = 1e9, pcie_d2h = 64, pcie_h2d = 32," \
 	" pcie_latency = 0.125, p2p_bandwidth = 1024, p2p_latency = 0.25 }\n"
-
-static const struct pw_model tiny = {
-	.name = "tiny", .layers = 4, .hidden = 16, .heads = 2, .kv_heads = 0,
-	.ffn = 0, .seq = 8, .vocab = 100, .micro_batch = 2,
-	.flash_attention = false, .recompute = PW_RECOMPUTE_NONE,
-};
-static const struct pw_hardware toy = {
-	.name = "toy", .peak_flops = 1048576, .efficiency = 0.5, .memory = 1e9,
-	.pcie_d2h = 64, .pcie_h2d = 32, .pcie_latency = 0.125,
-	.p2p_bandwidth = 1024, .p2p_latency = 0.25,
-};
 
 /* The unit problem: 4 devices, 8 microbatches, F = B = W = 1. */
 #define UNIT_STAGE "{ f = 1, b = 1, w = 1, act = 1, hold = 0.5 }"
@@ -60,28 +50,6 @@ write_file(const char *name, const char *text)
 		perror(name);
 		exit(99);
 	}
-}
-
-/* The whole file NAME (the caller frees it), or NULL. */
-static char *
-read_file(const char *name)
-{
-	FILE *fp = fopen(name, "r");
-	char *buf;
-	long len;
-
-	if (fp == NULL)
-		return NULL;
-	fseek(fp, 0, SEEK_END);
-	len = ftell(fp);
-	rewind(fp);
-	buf = pw_xcalloc((size_t)len + 1, 1);
-	if (fread(buf, 1, (size_t)len, fp) != (size_t)len) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(fp);
-	return buf;
 }
 
 /* The number of entries in the current directory besides . and .. */
@@ -233,7 +201,7 @@ test_model_problem(void)
 	    "return pw.problem{ model = tiny, hardware = toy, devices = 2,\n"
 	    "  placement = 'v', microbatches = 4, memory_limit = 5e8,\n"
 	    "  offload = true }\n");
-	if (!tap_int(pw_cost_problem(&tiny, &toy, &split, &want, &err), PW_OK,
+	if (!tap_int(pw_cost_problem(&test_tiny_model, &test_toy_hw, &split, &want, &err), PW_OK,
 	    "the C model problem builds"))
 		tap_diag("%s", err.msg);
 	if (p != NULL && want != NULL) {
@@ -320,7 +288,7 @@ test_overrides(void)
 	struct pw_problem *p, *want;
 	struct pw_error err;
 
-	if (pw_cost_problem(&tiny, &toy, &split, &want, &err) != PW_OK) {
+	if (pw_cost_problem(&test_tiny_model, &test_toy_hw, &split, &want, &err) != PW_OK) {
 		tap_ok(false, "the C model problem builds: %s", err.msg);
 		return;
 	}
@@ -446,14 +414,14 @@ test_load_write(void)
 	    "pw.write_csv('l.csv', { { 'k', 'v' }, { 1, 1/3 } })\n"
 	    "pw.write_csv('c.csv', { { a = 1, b = 2 } }, { 'b', 'a' })\n",
 	    "write_csv: records, lists, chosen columns");
-	text = read_file("r.csv");
+	text = test_read_file("r.csv");
 	tap_str(text, "name,x,y,z\n\"a,b\",1,0.1,\n\"say \"\"hi\"\"\",2.5,,true\n",
 	    "records: sorted columns, quoting, shortest numbers");
 	free(text);
-	text = read_file("l.csv");
+	text = test_read_file("l.csv");
 	tap_str(text, "k,v\n1,0.3333333333333333\n", "lists: as given");
 	free(text);
-	text = read_file("c.csv");
+	text = test_read_file("c.csv");
 	tap_str(text, "b,a\n2,1\n", "columns: in the order given");
 	free(text);
 }
@@ -630,7 +598,7 @@ test_no_partial_files(void)
 	    "boolean (got table)\nstack traceback:\n\t[C]: in function "
 	    "'pipewright.write_csv'\n\tbad.lua:4: in main chunk",
 	    "a bad cell in row 4000");
-	text = read_file("keep.csv");
+	text = test_read_file("keep.csv");
 	tap_str(text, "old\n", "the existing file is as it was");
 	free(text);
 	tap_int(count_entries(), before, "no temporary file is left");
@@ -639,7 +607,7 @@ test_no_partial_files(void)
 	script_fails(&config, "late.lua", NULL, PW_ERR_INPUT, "late.lua:2: "
 	    "later\nstack traceback:\n\t[C]: in function 'error'\n\t"
 	    "late.lua:2: in main chunk", "an error after a write");
-	text = read_file("new.csv");
+	text = test_read_file("new.csv");
 	tap_str(text, "1\n", "the file written before it is whole");
 	free(text);
 	if (chdir("..") != 0)

@@ -67,39 +67,44 @@ test_loop(int m, double link, double limit)
 static void
 test_bounds(void)
 {
-	struct pw_problem *p;
-
 	/* Device 3 starts after 3 forwards and works 24: 27.  The span
 	 * holds each device's 24.  At a limit of 2, device 0 holds each
 	 * activation for its round trip of 8 and each hold for a W:
-	 * 8 * (8 + 0.5) / 2 = 34. */
-	p = test_unit(4, 8, 0, INFINITY);
-	tap_near(pw_lower_bound(p, PW_OBJ_MAKESPAN), 27, 1e-12,
-	    "unit 4x8: makespan bound 27");
-	tap_near(pw_lower_bound(p, PW_OBJ_SPAN), 24, 1e-12,
-	    "unit 4x8: span bound 24");
-	pw_problem_free(p);
-	p = test_unit(4, 8, 0, 2);
-	tap_near(pw_lower_bound(p, PW_OBJ_MAKESPAN), 34, 1e-12,
-	    "unit 4x8, limit 2: the memory bound 34");
-	tap_near(pw_lower_bound(p, PW_OBJ_SPAN), 34, 1e-12,
-	    "unit 4x8, limit 2: span bound 34");
-	pw_problem_free(p);
-	p = test_unit(4, 8, 0, 3);
-	tap_near(pw_lower_bound(p, PW_OBJ_MAKESPAN), 27, 1e-12,
-	    "unit 4x8, limit 3: work (27) beats memory (68/3)");
-	pw_problem_free(p);
-	/* With comm 0.5 device 3 starts at 3 * 1.5. */
-	p = test_unit(4, 8, 0.5, INFINITY);
-	tap_near(pw_lower_bound(p, PW_OBJ_MAKESPAN), 28.5, 1e-12,
-	    "unit 4x8, comm 0.5: makespan bound 28.5");
-	pw_problem_free(p);
-	/* One microbatch: the critical path F F B B W = 5 beats each
-	 * device's head and work (0 + 3, 1 + 3). */
-	p = test_unit(2, 1, 0, INFINITY);
-	tap_near(pw_lower_bound(p, PW_OBJ_MAKESPAN), 5, 1e-12,
-	    "unit 2x1: the critical path 5");
-	pw_problem_free(p);
+	 * 8 * (8 + 0.5) / 2 = 34.  With comm 0.5 device 3 starts at
+	 * 3 * 1.5.  One microbatch: the critical path F F B B W = 5 beats
+	 * each device's head and work (0 + 3, 1 + 3). */
+	static const struct {
+		int			 p, m;
+		double			 comm, limit;
+		enum pw_objective	 obj;
+		double			 want;
+		const char		*what;
+	} cases[] = {
+		{ 4, 8, 0, INFINITY, PW_OBJ_MAKESPAN, 27,
+		    "unit 4x8: makespan bound 27" },
+		{ 4, 8, 0, INFINITY, PW_OBJ_SPAN, 24,
+		    "unit 4x8: span bound 24" },
+		{ 4, 8, 0, 2, PW_OBJ_MAKESPAN, 34,
+		    "unit 4x8, limit 2: the memory bound 34" },
+		{ 4, 8, 0, 2, PW_OBJ_SPAN, 34,
+		    "unit 4x8, limit 2: span bound 34" },
+		{ 4, 8, 0, 3, PW_OBJ_MAKESPAN, 27,
+		    "unit 4x8, limit 3: work (27) beats memory (68/3)" },
+		{ 4, 8, 0.5, INFINITY, PW_OBJ_MAKESPAN, 28.5,
+		    "unit 4x8, comm 0.5: makespan bound 28.5" },
+		{ 2, 1, 0, INFINITY, PW_OBJ_MAKESPAN, 5,
+		    "unit 2x1: the critical path 5" },
+	};
+	struct pw_problem *p;
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		p = test_unit(cases[i].p, cases[i].m, cases[i].comm,
+		    cases[i].limit);
+		tap_near(pw_lower_bound(p, cases[i].obj), cases[i].want, 1e-12,
+		    "%s", cases[i].what);
+		pw_problem_free(p);
+	}
 }
 
 static void

@@ -9,22 +9,7 @@
 
 #include "pipewright.h"
 #include "tap.h"
-
-static char *
-slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	size_t n;
-
-	if (f == NULL)
-		return NULL;
-	buf = pw_xcalloc(1, 4096);
-	n = fread(buf, 1, 4095, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
+#include "testlib.h"
 
 /* Counts the entries of DIR whose names start with PREFIX. */
 static int
@@ -82,7 +67,7 @@ test_outfile(void)
 	fputs("first\n", out.fp);
 	tap_ok(access(path, F_OK) != 0, "nothing at the path before commit");
 	tap_int(pw_outfile_commit(&out, &err), PW_OK, "commit");
-	text = slurp(path);
+	text = test_read_file(path);
 	tap_str(text, "first\n", "committed content");
 	free(text);
 	{
@@ -97,7 +82,7 @@ test_outfile(void)
 	tap_int(pw_outfile_open(&out, path, &err), PW_OK, "reopen");
 	fputs("second\n", out.fp);
 	pw_outfile_abort(&out);
-	text = slurp(path);
+	text = test_read_file(path);
 	tap_str(text, "first\n", "abort keeps the old file");
 	free(text);
 	tap_int(count_prefixed(dir, "out.txt.tmp"), 0, "abort leaves no temporary file");

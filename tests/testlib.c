@@ -1,4 +1,5 @@
 /* testlib.c - shared builders and verdicts of the tests (testlib.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,12 +7,44 @@
 #include "tap.h"
 #include "testlib.h"
 
+const struct pw_model test_tiny_model = {
+	.name = "tiny", .layers = 4, .hidden = 16, .heads = 2, .kv_heads = 0,
+	.ffn = 0, .seq = 8, .vocab = 100, .micro_batch = 2,
+	.flash_attention = false, .recompute = PW_RECOMPUTE_NONE,
+};
+const struct pw_hardware test_toy_hw = {
+	.name = "toy", .peak_flops = 1048576, .efficiency = 0.5, .memory = 1e9,
+	.pcie_d2h = 64, .pcie_h2d = 32, .pcie_latency = 0.125,
+	.p2p_bandwidth = 1024, .p2p_latency = 0.25,
+};
+
 struct pw_op
 test_op(enum pw_kind kind, int stage, int mb)
 {
 	struct pw_op o = { kind, stage, mb };
 
 	return o;
+}
+
+char *
+test_read_file(const char *name)
+{
+	FILE *fp = fopen(name, "r");
+	char *buf;
+	long len;
+
+	if (fp == NULL)
+		return NULL;
+	fseek(fp, 0, SEEK_END);
+	len = ftell(fp);
+	rewind(fp);
+	buf = pw_xcalloc((size_t)len + 1, 1);
+	if (fread(buf, 1, (size_t)len, fp) != (size_t)len) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(fp);
+	return buf;
 }
 
 struct pw_problem *

@@ -16,6 +16,15 @@ struct test_zb_case;
 /* The op (KIND, STAGE, MB), for orders written by hand. */
 struct pw_op	test_op(enum pw_kind kind, int stage, int mb);
 
+/* A model and hardware whose costs are exact in binary: s = 8, b = 2,
+ * h = 16, a = 2, V = 100 (so sbh = 256) on 2^20 * 0.5 = 2^19 FLOP/s. */
+extern const struct pw_model test_tiny_model;
+extern const struct pw_hardware test_toy_hw;
+
+/* Returns the whole file NAME, a string the caller frees, or NULL when it
+ * cannot be read. */
+char	*test_read_file(const char *name);
+
 /* Returns a problem the caller frees: P devices with V stages each in
  * PLACE (V placement needs v = 2), M microbatches, every stage *STAGE but
  * for its device, and STAGE's comm between devices.  Aborts when the
