@@ -11,6 +11,7 @@
 
 #include "pipewright.h"
 #include "tap.h"
+#include "testlib.h"
 
 static char tmpdir[] = "/tmp/pw-test-json.XXXXXX";
 static const char *testdata;
@@ -21,25 +22,6 @@ static char *
 tmp_path(const char *name)
 {
 	return pw_xasprintf("%s/%s", tmpdir, name);
-}
-
-/* Returns the whole file (the caller frees it), or NULL. */
-static char *
-slurp(const char *path)
-{
-	FILE *fp;
-	char *buf;
-	long len;
-
-	if ((fp = fopen(path, "rb")) == NULL)
-		return NULL;
-	fseek(fp, 0, SEEK_END);
-	len = ftell(fp);
-	rewind(fp);
-	buf = pw_xmalloc((size_t)len + 1);
-	buf[fread(buf, 1, (size_t)len, fp)] = '\0';
-	fclose(fp);
-	return buf;
 }
 
 static void
@@ -192,8 +174,8 @@ test_problem_roundtrip(void)
 	tap_ok(same_problem(p, q, why, sizeof why), "round trip keeps every "
 	    "field exactly (%s)", why);
 	tap_int(pw_problem_write(again, q, &err), PW_OK, "write it again");
-	t1 = slurp(path);
-	t2 = slurp(again);
+	t1 = test_read_file(path);
+	t2 = test_read_file(again);
 	tap_ok(t1 != NULL && t2 != NULL && strcmp(t1, t2) == 0,
 	    "writing is deterministic");
 	free(t1);
@@ -265,14 +247,14 @@ test_groups(void)
 	pw_problem_set_link(p, 1e9, 1e9, 0, true);
 	tap_int(pw_problem_write(path, p, &err), PW_OK, "write one group per "
 	    "device");
-	text = slurp(path);
+	text = test_read_file(path);
 	tap_ok(text != NULL && strstr(text, "\"groups\"") == NULL &&
 	    strstr(text, "\"link\"") != NULL, "one group per device: no "
 	    "\"groups\" written");
 	free(text);
 	p->link.present = false;
 	tap_int(pw_problem_write(path, p, &err), PW_OK, "write without link");
-	text = slurp(path);
+	text = test_read_file(path);
 	tap_ok(text != NULL && strstr(text, "\"link\"") == NULL,
 	    "no link: no \"link\" written");
 	free(text);
@@ -355,7 +337,7 @@ test_origin(void)
 		    "the origin round-trips");
 		pw_problem_free(q);
 	}
-	text = slurp(path);
+	text = test_read_file(path);
 	edit = strstr(text, "\"f\": 0.0155");
 	if (tap_ok(edit != NULL, "found stage 0's f")) {
 		edit[9] = '9';	/* 0.0155... becomes 0.0195... */
@@ -366,7 +348,7 @@ test_origin(void)
 		pw_problem_free(q);
 	}
 	free(text);
-	text = slurp(path);
+	text = test_read_file(path);
 	edit = strstr(text, "\"recompute\": \"none\"");
 	if (tap_ok(edit != NULL, "found the recompute field")) {
 		memcpy(edit + 13, "\"some\"", 6);
@@ -402,8 +384,8 @@ test_examples(void)
 		tap_diag("%s", err.msg);
 	pw_problem_free(p);
 	tap_int(pw_problem_write(out, def, &err), PW_OK, "write the default");
-	t1 = slurp(path);
-	t2 = slurp(out);
+	t1 = test_read_file(path);
+	t2 = test_read_file(out);
 	tap_ok(t1 != NULL && t2 != NULL && strcmp(t1, t2) == 0,
 	    "examples/default.json is what the writer writes today");
 	free(t1);
@@ -733,7 +715,7 @@ test_atomic(void)
 	p->stages[3].f = -1;
 	tap_int(pw_problem_write(keep, p, &err), PW_ERR_INPUT,
 	    "an invalid problem is not written");
-	text = slurp(keep);
+	text = test_read_file(keep);
 	tap_str(text, "old\n", "... and the old file stays as it was");
 	free(text);
 	tap_int(count_entries(tmpdir), before,
@@ -864,7 +846,7 @@ test_schedule_roundtrip(void)
 	tap_int(pw_schedule_read(edited, &q, &ops2, &n2, &err), PW_OK,
 	    "metrics are never read back");
 
-	text = slurp(path);
+	text = test_read_file(path);
 	for (lines = 0, line = text; line != NULL && (line = strstr(line,
 	    "\"start\"")) != NULL; line++)
 		lines++;
