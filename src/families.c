@@ -94,21 +94,23 @@ static int
 pw_layout_resplit(enum pw_layout layout, const struct pw_problem *p,
     struct pw_problem **out, struct pw_error *err)
 {
-	int chunks = 1;
+	int chunks;
 
+	/* Without an origin there is nothing to split: say so. */
+	if (p->origin == NULL)
+		return pw_problem_resplit(p, PW_PLACE_LOOP, 1, out, err);
 	switch (layout) {
 	case PW_LAYOUT_SINGLE:
-		break;
+		return pw_problem_resplit(p, PW_PLACE_LOOP, 1, out, err);
 	case PW_LAYOUT_LOOP:
-		chunks = p->origin != NULL ? p->origin->model.layers /
-		    p->devices : 2;
-		if (chunks < 2)
-			chunks = 2;
-		break;
+		chunks = p->origin->model.layers / p->devices;
+		return pw_problem_resplit(p, PW_PLACE_LOOP, chunks < 2 ? 2 :
+		    chunks, out, err);
 	case PW_LAYOUT_V:
 		return pw_problem_resplit(p, PW_PLACE_V, 2, out, err);
 	}
-	return pw_problem_resplit(p, PW_PLACE_LOOP, chunks, out, err);
+	assert(!"unknown layout");
+	return PW_ERR_NOT_APPLICABLE;
 }
 
 int
