@@ -750,8 +750,7 @@ pw_hsearch_keep(struct pw_hsearch *hs, struct pw_schedule *sched)
 		pw_schedule_free(sched);
 		return false;
 	}
-	if (hs->best == NULL || pw_solver_better(e.objective,
-	    hs->eval.objective)) {
+	if (hs->best == NULL || pw_eval_better(&e, &hs->eval)) {
 		pw_schedule_free(hs->best);
 		hs->best = sched;
 		hs->eval = e;

@@ -19,6 +19,11 @@
 /* solver.c: whether OBJ is below INCUMBENT by more than rounding. */
 bool	pw_solver_better(double obj, double incumbent);
 
+/* solver.c: the sum of every op's end in timing T: the tie-break between
+ * schedules of one objective (the earlier everything ends, the more room
+ * the next move has). */
+double	pw_solver_ends(const struct pw_timing *t);
+
 /* solver.c: returns a copy of SCHED (for the problem) that the caller
  * owns. */
 struct pw_schedule *pw_solver_copy(const struct pw_problem *,
@@ -34,11 +39,16 @@ bool	*pw_solver_offloadable(const struct pw_problem *,
 /* How a schedule does against the solver's constraints. */
 struct pw_eval {
 	double	objective;
+	double	ends;		/* pw_solver_ends */
 	/* Within every limit, every pin holding, offloads only of
 	 * OFFLOADABLE stages; WHY says what fails first when not. */
 	bool	feasible;
 	char	why[256];
 };
+
+/* solver.c: whether A beats B: a better objective, or the same and an
+ * earlier sum of ends. */
+bool	pw_eval_better(const struct pw_eval *a, const struct pw_eval *b);
 
 /* solver.c: simulates SCHED and fills E.  Returns PW_OK, or the
  * simulator's error (malformed orders, deadlock) with its message. */

@@ -16,6 +16,7 @@
 
 #include <lpsolve/lp_lib.h>
 
+#include "internal.h"
 #include "milp_int.h"
 
 /* What the abort callback watches. */
@@ -60,8 +61,8 @@ static lprec *
 pw_milp_lp(const struct pw_lpb *b)
 {
 	lprec *lp;
-	REAL one = 1;
-	int c, r, objcol = b->objcol;
+	REAL weight[2] = { 1, b->tieweight };
+	int c, r, objcols[2] = { b->objcol, b->tiecol };
 
 	if ((lp = make_lp(0, b->ncols)) == NULL)
 		return NULL;
@@ -87,7 +88,7 @@ pw_milp_lp(const struct pw_lpb *b)
 			goto fail;
 	}
 	if (!set_add_rowmode(lp, FALSE) ||
-	    !set_obj_fnex(lp, 1, &one, &objcol))
+	    !set_obj_fnex(lp, b->tiecol > 0 ? 2 : 1, weight, objcols))
 		goto fail;
 	set_minim(lp);
 	return lp;
@@ -247,7 +248,8 @@ pw_milp_pin_broken(const struct pw_milp_request *req, const struct pw_timing *t)
 }
 
 /* Simulates and checks SCHED (which it takes); keeps it in RES when it
- * is within every limit and strictly better.  When it breaks a limit,
+ * is within every limit and strictly better (with ties, maybe only in its
+ * sum of ends).  When it breaks a limit,
  * *BROKE is its timing (the caller frees it), else NULL.  PW_ERR_INPUT
  * when the rebuilt schedule is malformed or fails the checker: a bug in
  * the model. */
@@ -261,6 +263,7 @@ pw_milp_accept(const struct pw_milp_request *req, struct pw_schedule *sched,
 	struct pw_metrics *m = NULL;
 	struct pw_timed_op *ops = NULL;
 	struct pw_violations v = { 0, 0, NULL };
+	struct pw_eval cand, inc;
 	struct pw_error serr;
 	double obj;
 	size_t n;
@@ -280,8 +283,13 @@ pw_milp_accept(const struct pw_milp_request *req, struct pw_schedule *sched,
 		t = NULL;
 		goto out;
 	}
-	if (pw_milp_pin_broken(req, t) != NULL ||
-	    obj >= res->objective * (1 - 1e-9))
+	cand.objective = obj;
+	cand.ends = pw_solver_ends(t);
+	inc.objective = res->objective;
+	inc.ends = res->ends;
+	if (pw_milp_pin_broken(req, t) != NULL || !(req->ties ?
+	    pw_eval_better(&cand, &inc) : pw_solver_better(obj,
+	    res->objective)))
 		goto out;
 	ops = pw_timed_ops(p, sched, t, &n);
 	if (pw_check(p, ops, n, &v) > 0) {
@@ -293,6 +301,7 @@ pw_milp_accept(const struct pw_milp_request *req, struct pw_schedule *sched,
 	pw_schedule_free(res->schedule);
 	res->schedule = sched;
 	res->objective = obj;
+	res->ends = cand.ends;
 	sched = NULL;
 out:
 	pw_schedule_free(sched);
@@ -339,7 +348,8 @@ pw_milp_model(struct pw_milp_model *md, const struct pw_milp_request *req,
 	if ((rc = pw_mm_build(&md->mm, req, inc, at_least, better_than,
 	    err)) != PW_OK)
 		return rc;
-	md->form = pw_form_time.fits(&md->mm) ? &pw_form_time : &pw_form_disj;
+	md->form = !req->ties && pw_form_time.fits(&md->mm) ? &pw_form_time :
+	    &pw_form_disj;
 	md->form->build(&md->mm, &md->b, &md->state);
 	if ((md->lp = pw_milp_lp(&md->b)) == NULL) {
 		pw_error_set(err, "milp: lp_solve refused a model of %d "
@@ -420,9 +430,11 @@ pw_milp_run(const struct pw_milp_request *req, struct pw_milp_model *md,
 	 * NODE_FRACTIONSELECT by far. */
 	set_bb_rule(md->lp, NODE_FIRSTSELECT);
 	set_bb_floorfirst(md->lp, BRANCH_CEILING);
-	/* Reaching the bound ends the search. */
-	set_break_at_value(md->lp, mm->obj_lo + (mm->grid ? 0.5 :
-	    1e-9 * fmax(1, mm->obj_lo)));
+	/* Reaching the bound ends the search (with ties, the free ops may
+	 * still end earlier). */
+	if (!req->ties)
+		set_break_at_value(md->lp, mm->obj_lo + (mm->grid ? 0.5 :
+		    1e-9 * fmax(1, mm->obj_lo)));
 	do {
 		status = solve(md->lp);
 		clock->nodes += (long)get_total_nodes(md->lp);
@@ -452,8 +464,9 @@ pw_milp_run(const struct pw_milp_request *req, struct pw_milp_model *md,
 			    md->b.nrows, status);
 			return PW_ERR_INPUT;
 		}
-		/* Later solves hold some binaries at 0: they bound less. */
-		if (first) {
+		/* Later solves hold some binaries at 0: they bound less; with
+		 * ties the model's objective is not the schedule's. */
+		if (first && !req->ties) {
 			if (mm->grid)
 				bound = ceil(bound - 1e-6);
 			res->bound = fmax(res->bound,
@@ -608,6 +621,7 @@ pw_milp_solve(const struct pw_milp_request *req, struct pw_milp_result *res,
 	memset(res, 0, sizeof *res);
 	memset(&top, 0, sizeof top);
 	res->objective = req->incumbent_objective;
+	res->ends = NAN;
 	res->bound = req->lower_bound;
 	res->size.whole = req->free == NULL;
 	if ((rc = pw_milp_validate(req, err)) != PW_OK)
@@ -629,6 +643,7 @@ pw_milp_solve(const struct pw_milp_request *req, struct pw_milp_result *res,
 		pw_error_set(err, "milp: incumbent: %s", serr.msg);
 		return PW_ERR_INPUT;
 	}
+	res->ends = pw_solver_ends(inc);
 	rc = pw_milp_model(&top, req, inc, req->lower_bound,
 	    req->incumbent_objective, err);
 	res->size.variables = top.b.ncols;
@@ -642,7 +657,12 @@ pw_milp_solve(const struct pw_milp_request *req, struct pw_milp_result *res,
 	    (rc = pw_milp_write(top.lp, req->write_lp, err)) != PW_OK)
 		goto out;
 	res->exact = pw_milp_exact(req, &top.mm);
-	if (top.form == &pw_form_time && req->objective == PW_OBJ_MAKESPAN)
+	outcome = PW_MILP_STOPPED;
+	if (req->ties)
+		rc = pw_milp_run(req, &top, &clock, req->incumbent_objective,
+		    res, &outcome, err);
+	else if (top.form == &pw_form_time &&
+	    req->objective == PW_OBJ_MAKESPAN)
 		rc = pw_milp_ladder(req, inc, &top, &clock, res, err);
 	else if (top.mm.grid && req->objective == PW_OBJ_MAKESPAN)
 		rc = pw_milp_descend(req, &top, &clock, res, err);
@@ -650,7 +670,8 @@ pw_milp_solve(const struct pw_milp_request *req, struct pw_milp_result *res,
 		rc = pw_milp_run(req, &top, &clock, req->incumbent_objective,
 		    res, &outcome, err);
 	res->bound = fmin(res->bound, res->objective);
-	res->optimal = res->bound >= res->objective * (1 - 1e-9);
+	res->optimal = req->ties ? outcome != PW_MILP_STOPPED :
+	    res->bound >= res->objective * (1 - 1e-9);
 out:
 	pw_milp_model_free(&top);
 	pw_timing_free(inc);

@@ -31,6 +31,12 @@ struct pw_milp_request {
 	/* 0, or a budget of branch-and-bound nodes: unlike time_limit it
 	 * stops at the same point on every run (deterministic windows). */
 	long	node_limit;
+	/* Also take a schedule of the incumbent's objective whose ops end
+	 * earlier in sum (pw_solver_ends): the model then minimizes the
+	 * objective and, far behind, the free ops' starts.  For windows:
+	 * where several critical paths run side by side, shortening one
+	 * at a time is how the objective falls. */
+	bool	ties;
 	volatile sig_atomic_t *cancel;
 	const char *write_lp;	/* NULL or a path: the model in LP format */
 };
@@ -40,6 +46,7 @@ struct pw_milp_result {
 	 * when none was found. */
 	struct pw_schedule *schedule;
 	double	objective;	/* of schedule, or the incumbent's */
+	double	ends;		/* its sum of ends (pw_solver_ends) */
 	/* lp_solve's bound on this model: a bound for the whole problem only
 	 * when exact. */
 	double	bound;
@@ -51,7 +58,9 @@ struct pw_milp_result {
 	 * reload counted from the op after the last it skipped,
 	 * microbatch order against pinned ops. */
 	bool	exact;
-	bool	optimal;	/* objective == bound, within the model */
+	/* objective == bound within the model; with ties, the model was
+	 * solved to the end */
+	bool	optimal;
 	struct pw_model_size size;
 };
 

@@ -627,6 +627,33 @@ pw_disj_objective(struct pw_mm *mm, struct pw_lpb *b, struct pw_disj *d)
 	}
 }
 
+/* With ties: a column for the sum of the free ops' starts, minimized
+ * with a weight small enough that no change of it outweighs the least
+ * change of the objective (a whole unit, or a thousandth of the
+ * horizon). */
+static void
+pw_disj_ties(struct pw_mm *mm, struct pw_lpb *b, struct pw_disj *d)
+{
+	double room = fmax(1, mm->horizon);
+	int i, n = 0;
+
+	if (!mm->req->ties)
+		return;
+	for (i = 0; i < mm->nops; i++)
+		if (mm->ops[i].free && d->tcol[i] != 0 && !mm->ops[i].maybe) {
+			pw_lpb_term(b, d->tcol[i], 1);
+			n++;
+		}
+	if (n == 0) {
+		pw_lpb_discard(b);
+		return;
+	}
+	b->tiecol = pw_lpb_col(b, 0, n * room, false, "ties");
+	pw_lpb_term(b, b->tiecol, -1);
+	pw_lpb_row(b, PW_ROW_EQ, 0);
+	b->tieweight = (mm->grid ? 0.5 : 1e-3) / (n * room);
+}
+
 static void
 pw_disj_build(struct pw_mm *mm, struct pw_lpb *b, void **state)
 {
@@ -639,6 +666,7 @@ pw_disj_build(struct pw_mm *mm, struct pw_lpb *b, void **state)
 	pw_disj_pairs(mm, b, d);
 	pw_disj_memory(mm, b, d);
 	pw_disj_objective(mm, b, d);
+	pw_disj_ties(mm, b, d);
 }
 
 static void

@@ -678,8 +678,10 @@ pw_mm_range(struct pw_mm *mm, double at_least, double better_than)
 	int i, s;
 
 	if (mm->grid) {
-		/* Only a strictly better schedule is of use. */
-		hi = ceil(hi - PW_MM_EPS * fmax(1, hi)) - 1;
+		/* Only a strictly better schedule is of use (with ties, one of
+		 * the same objective too). */
+		hi = req->ties ? floor(hi + PW_MM_EPS * fmax(1, hi)) :
+		    ceil(hi - PW_MM_EPS * fmax(1, hi)) - 1;
 		lo = ceil(lo - PW_MM_EPS * fmax(1, lo));
 	}
 	mm->obj_lo = lo;

@@ -134,6 +134,9 @@ struct pw_lpb {
 	double	*val;
 	double	pending;	/* the open row's constant, left side */
 	int	objcol;
+	/* 0, or a column minimized with weight tieweight beside objcol */
+	int	tiecol;
+	double	tieweight;
 	bool	infeasible;	/* some row or bound cannot hold */
 };
 

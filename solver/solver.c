@@ -122,6 +122,27 @@ pw_solver_better(double obj, double incumbent)
 	return obj < incumbent - PW_SOLVER_EPS * fmax(1, fabs(incumbent));
 }
 
+double
+pw_solver_ends(const struct pw_timing *t)
+{
+	double sum = 0;
+	size_t k;
+
+	for (k = 0; k < t->universe; k++)
+		if (pw_timing_has(t, k))
+			sum += t->end[k];
+	return sum;
+}
+
+bool
+pw_eval_better(const struct pw_eval *a, const struct pw_eval *b)
+{
+	if (pw_solver_better(a->objective, b->objective))
+		return true;
+	return !pw_solver_better(b->objective, a->objective) &&
+	    pw_solver_better(a->ends, b->ends);
+}
+
 bool *
 pw_solver_offloadable(const struct pw_problem *p, enum pw_offload_mode mode,
     const bool *may_offload)
@@ -198,6 +219,7 @@ pw_solver_eval(const struct pw_problem *p, const struct pw_schedule *sched,
 		return rc;
 	m = pw_metrics_compute(p, sched, t);
 	e->objective = pw_objective_value(obj, m);
+	e->ends = pw_solver_ends(t);
 	e->feasible = true;
 	for (d = 0; d < p->devices && e->feasible; d++) {
 		if (m->device[d].within_limit)
@@ -435,8 +457,7 @@ pw_search_offer(struct pw_search *s, struct pw_schedule *sched,
 
 	if (pw_solver_eval(s->p, sched, s->o->objective, s->offloadable,
 	    s->o->pins, s->o->npins, &e, &err) != PW_OK || !e.feasible ||
-	    (s->best != NULL && !pw_solver_better(e.objective,
-	    s->eval.objective)) ||
+	    (s->best != NULL && !pw_eval_better(&e, &s->eval)) ||
 	    !pw_solver_checked(s->p, sched, why, sizeof why)) {
 		pw_schedule_free(sched);
 		return false;
@@ -695,6 +716,7 @@ pw_search_milp(struct pw_search *s, const bool *mask, double seconds,
 	rq.time_limit = seconds;
 	rq.cancel = &s->stop;
 	rq.write_lp = write_lp;
+	rq.ties = mask != NULL;
 	memset(&res, 0, sizeof res);
 	*improved = *optimal = false;
 	if ((rc = pw_milp_solve(&rq, &res, &s->err)) != PW_OK)

@@ -56,6 +56,9 @@ const struct pw_family pw_families[] = {
 	{ "po-sel", "PO layout offloading what lowers each device's peak, "
 	    "no bubble added; needs a link",
 	    PW_LAYOUT_LOOP, pw_family_po_sel },
+	{ "po-auto", "group interleaving with the largest group size that "
+	    "fits the limits, offloading what it must; loop placement",
+	    PW_LAYOUT_LOOP, pw_family_po_auto },
 };
 
 const size_t pw_nfamilies = sizeof pw_families / sizeof pw_families[0];

@@ -35,6 +35,8 @@ int	pw_family_po_f(const struct pw_problem *, struct pw_schedule **,
 	    struct pw_error *);
 int	pw_family_po_sel(const struct pw_problem *, struct pw_schedule **,
 	    struct pw_error *);
+int	pw_family_po_auto(const struct pw_problem *, struct pw_schedule **,
+	    struct pw_error *);
 /* PipeOffload's group interleaving with group size G, 1 <= G <= devices
  * (GIS is G = devices, GIS-H G = ceil(devices/2), the PO layout G = 1);
  * the schedule is named "gis-gG". */

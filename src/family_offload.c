@@ -233,17 +233,18 @@ pw_po_can_offload(const char *name, const struct pw_problem *p,
 }
 
 /*
- * The PO layout named NAME with transfers planned by SELECT, PipeOffload's
- * rule naming the activations of the CHUNKS lowest chunks (the longest
- * lived), a margin of one backward as the authors use.  Returns the
- * schedule the caller owns in *OUT.
+ * The layout of group size G named NAME with transfers planned by SELECT,
+ * PipeOffload's rule naming the activations of the CHUNKS lowest chunks
+ * (the longest lived), a reload ending MARGIN backwards before its
+ * backward (the authors use one).  Returns the schedule the caller owns
+ * in *OUT.
  */
 static int
-pw_po_plan(const char *name, const struct pw_problem *p,
-    enum pw_offload_select select, int chunks, struct pw_schedule **out,
-    struct pw_error *err)
+pw_po_plan(const char *name, const struct pw_problem *p, int g,
+    enum pw_offload_select select, int chunks, double margin,
+    struct pw_schedule **out, struct pw_error *err)
 {
-	struct pw_offload_opts opts = { select, 1.0, NULL };
+	struct pw_offload_opts opts = { select, margin, NULL };
 	bool *rule;
 	int rc, s, j;
 
@@ -253,7 +254,7 @@ pw_po_plan(const char *name, const struct pw_problem *p,
 		for (j = 0; j < p->microbatches; j++)
 			rule[s * p->microbatches + j] = s / p->devices < chunks;
 	opts.rule = rule;
-	if ((rc = pw_slots_build(name, p, 1, out, err)) == PW_OK &&
+	if ((rc = pw_slots_build(name, p, g, out, err)) == PW_OK &&
 	    (rc = pw_offload_plan(p, *out, &opts, err)) != PW_OK) {
 		pw_schedule_free(*out);
 		*out = NULL;
@@ -271,7 +272,8 @@ pw_family_po_h(const struct pw_problem *p, struct pw_schedule **out,
 	*out = NULL;
 	if ((rc = pw_po_can_offload("po-h", p, err)) != PW_OK)
 		return rc;
-	return pw_po_plan("po-h", p, PW_OFFLOAD_LAZY, (v + 1) / 2, out, err);
+	return pw_po_plan("po-h", p, 1, PW_OFFLOAD_LAZY, (v + 1) / 2, 1.0, out,
+	    err);
 }
 
 int
@@ -283,15 +285,16 @@ pw_family_po_f(const struct pw_problem *p, struct pw_schedule **out,
 	*out = NULL;
 	if ((rc = pw_po_can_offload("po-f", p, err)) != PW_OK)
 		return rc;
-	return pw_po_plan("po-f", p, PW_OFFLOAD_LAZY, p->nstages / p->devices,
-	    out, err);
+	return pw_po_plan("po-f", p, 1, PW_OFFLOAD_LAZY, p->nstages /
+	    p->devices, 1.0, out, err);
 }
 
 /* The highest device peak of SCHED, which the planner has simulated; the
- * sum of all of them in *SUM. */
+ * sum of all of them in *SUM; whether every device keeps its limit in
+ * *FITS. */
 static double
 pw_po_peak(const struct pw_problem *p, const struct pw_schedule *sched,
-    double *sum)
+    double *sum, bool *fits)
 {
 	struct pw_timing *t = NULL;
 	struct pw_metrics *m;
@@ -304,6 +307,7 @@ pw_po_peak(const struct pw_problem *p, const struct pw_schedule *sched,
 	(void)rc;
 	m = pw_metrics_compute(p, sched, t);
 	*sum = 0;
+	*fits = m->feasible;
 	for (d = 0; d < p->devices; d++) {
 		if (d == 0 || m->device[d].peak > peak)
 			peak = m->device[d].peak;
@@ -315,27 +319,28 @@ pw_po_peak(const struct pw_problem *p, const struct pw_schedule *sched,
 }
 
 /*
- * PO-sel: PipeOffload's rule on the c lowest chunks for every c from 0 to
- * v, each followed by peak shaving over all activations; keeps the lowest
- * highest peak (then the lowest sum of peaks).  None adds bubble, so
- * neither does the best.
+ * PO-sel, named NAME: PipeOffload's rule on the c lowest chunks for every
+ * c from 0 to v, each followed by peak shaving over all activations;
+ * keeps the lowest highest peak (then the lowest sum of peaks).  None
+ * adds bubble, so neither does the best.
  */
-int
-pw_family_po_sel(const struct pw_problem *p, struct pw_schedule **out,
-    struct pw_error *err)
+static int
+pw_po_sel(const char *name, const struct pw_problem *p,
+    struct pw_schedule **out, struct pw_error *err)
 {
 	struct pw_schedule *sched;
 	double peak, sum, best = 0, best_sum = 0;
+	bool fits;
 	int rc, c, v = p->nstages / p->devices;
 
 	*out = NULL;
-	if ((rc = pw_po_can_offload("po-sel", p, err)) != PW_OK)
+	if ((rc = pw_po_can_offload(name, p, err)) != PW_OK)
 		return rc;
 	for (c = 0; c <= v; c++) {
-		if ((rc = pw_po_plan("po-sel", p, PW_OFFLOAD_PEAK, c, &sched,
-		    err)) != PW_OK)
+		if ((rc = pw_po_plan(name, p, 1, PW_OFFLOAD_PEAK, c, 1.0,
+		    &sched, err)) != PW_OK)
 			break;
-		peak = pw_po_peak(p, sched, &sum);
+		peak = pw_po_peak(p, sched, &sum, &fits);
 		if (*out == NULL || peak < best ||
 		    (peak == best && sum < best_sum)) {
 			pw_schedule_free(*out);
@@ -350,4 +355,106 @@ pw_family_po_sel(const struct pw_problem *p, struct pw_schedule **out,
 		*out = NULL;
 	}
 	return rc;
+}
+
+int
+pw_family_po_sel(const struct pw_problem *p, struct pw_schedule **out,
+    struct pw_error *err)
+{
+	return pw_po_sel("po-sel", p, out, err);
+}
+
+/*
+ * The layout of group size G within every limit, in *OUT (NULL when
+ * none is found): as it is, else with PipeOffload's rule on the c lowest
+ * chunks then peak shaving (c = 0..v) and a margin of one backward, then
+ * of none; the first plan that fits.  A plan moves no compute op, so
+ * every plan that fits has the layout's bubble.
+ */
+static int
+pw_po_fit(const struct pw_problem *p, int g, bool offload,
+    struct pw_schedule **out, struct pw_error *err)
+{
+	static const double margin[2] = { 1.0, 0.0 };
+	struct pw_schedule *sched;
+	double sum;
+	bool fits;
+	int rc, c, k, v = p->nstages / p->devices;
+
+	*out = NULL;
+	if ((rc = pw_slots_build("po-auto", p, g, &sched, err)) != PW_OK)
+		return rc;
+	pw_po_peak(p, sched, &sum, &fits);
+	if (fits) {
+		*out = sched;
+		return PW_OK;
+	}
+	pw_schedule_free(sched);
+	for (k = 0; k < 2 && offload; k++)
+		for (c = 0; c <= v; c++) {
+			if ((rc = pw_po_plan("po-auto", p, g, PW_OFFLOAD_PEAK, c,
+			    margin[k], &sched, err)) != PW_OK)
+				return rc;
+			pw_po_peak(p, sched, &sum, &fits);
+			if (fits) {
+				*out = sched;
+				return PW_OK;
+			}
+			pw_schedule_free(sched);
+		}
+	return PW_OK;
+}
+
+/*
+ * PO-auto: the group size and the offload plan for the limits.  A larger
+ * group has less bubble ((d - g)(v - 1) slots more than GIS) and more
+ * activations in flight, so the largest group size that fits (as it is or
+ * planned, pw_po_fit) is searched by bisection between the PO layout
+ * (g = 1) and GIS (g = d), taking the fit to fall as g grows.  When even
+ * the PO layout does not fit: PO-sel's plan, the lowest peak, or without
+ * a link the PO layout as it is.
+ */
+int
+pw_family_po_auto(const struct pw_problem *p, struct pw_schedule **out,
+    struct pw_error *err)
+{
+	struct pw_schedule *sched = NULL;
+	struct pw_error why;
+	bool offload;
+	int rc, lo = 1, hi = p->devices, mid;
+
+	*out = NULL;
+	if ((rc = pw_slots_applies("po-auto", p, err)) != PW_OK)
+		return rc;
+	offload = pw_po_can_offload("po-auto", p, &why) == PW_OK;
+	if ((rc = pw_po_fit(p, hi, offload, out, err)) != PW_OK ||
+	    *out != NULL)
+		return rc;
+	if ((rc = pw_po_fit(p, lo, offload, out, err)) != PW_OK)
+		return rc;
+	if (*out == NULL) {
+		if (offload && (rc = pw_po_sel("po-auto", p, out, err)) !=
+		    PW_OK)
+			return rc;
+		return offload ? PW_OK : pw_slots_build("po-auto", p, lo, out,
+		    err);
+	}
+	/* *OUT fits with group size LO, nothing did with HI. */
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if ((rc = pw_po_fit(p, mid, offload, &sched, err)) != PW_OK) {
+			pw_schedule_free(*out);
+			*out = NULL;
+			return rc;
+		}
+		if (sched == NULL) {
+			hi = mid;
+			continue;
+		}
+		pw_schedule_free(*out);
+		*out = sched;
+		sched = NULL;
+		lo = mid;
+	}
+	return PW_OK;
 }

@@ -1,7 +1,7 @@
 /*
  * test_offload.c - PipeOffload's layouts (GIS, GIS with a group size,
  * GIS-H, PO), the offload planner and the offloading families (PO-H, PO-F,
- * PO-sel), against shared/reference/pipeoffload.md.
+ * PO-sel, PO-auto), against shared/reference/pipeoffload.md.
  *
  * The reference's setting: m = 8d microbatches, f = b = w = 1 per stage,
  * act = hold = offload = 1 per stage (so peaks count stage-activations),
@@ -157,7 +157,7 @@ test_checked(const struct pw_problem *prob, struct pw_schedule *sched,
 }
 
 static const char *test_names[] = {
-	"gis", "gis-h", "po", "po-h", "po-f", "po-sel"
+	"gis", "gis-h", "po", "po-h", "po-f", "po-sel", "po-auto"
 };
 #define TEST_NNAMES (sizeof test_names / sizeof test_names[0])
 
@@ -493,6 +493,97 @@ test_sel_beats_rule(void)
 	pw_problem_free(prob);
 }
 
+/* PROB's layout of group size G as it is (maybe over the limits): its
+ * result in *R (false after a failed test line). */
+static bool
+test_group(const struct pw_problem *prob, int g, struct test_result *r)
+{
+	struct pw_schedule *sched = NULL;
+	struct pw_error err;
+
+	if (!tap_ok(pw_family_group_interleaved(prob, g, &sched, &err) ==
+	    PW_OK, "gis-g%d builds", g)) {
+		tap_diag("%s", err.msg);
+		return false;
+	}
+	test_run(prob, sched, r);
+	pw_schedule_free(sched);
+	return true;
+}
+
+/* PO-auto on PROB with every limit LIMIT: within the limits, the
+ * makespan of group size WANT_G, WANT_MOVED activations moved (-1: some). */
+static void
+test_po_auto_case(struct pw_problem *prob, double limit, int want_g,
+    int want_moved, const char *what)
+{
+	struct test_result r, g;
+	int i;
+
+	for (i = 0; i < prob->devices; i++)
+		prob->memory[i].limit = limit;
+	if (!test_group(prob, want_g, &g) ||
+	    !test_checked(prob, test_build("po-auto", prob), &r, what))
+		return;
+	tap_near(r.makespan, g.makespan, 0, "%s: makespan %g, group size "
+	    "%d's", what, r.makespan, want_g);
+	tap_ok(r.peak <= limit, "%s: peak %g within %g", what, r.peak, limit);
+	if (want_moved >= 0)
+		tap_ok(r.moved == want_moved, "%s: %d activations moved, want "
+		    "%d", what, r.moved, want_moved);
+	else
+		tap_ok(r.moved > 0, "%s: %d activations moved", what, r.moved);
+	tap_diag("%s: bubble rate %.4f, peak %g", what, r.bubble, r.peak);
+}
+
+/*
+ * PO-auto: the largest group size that fits.  d=8, v=5, m=64 at k=1.0
+ * with limits of 7 (the PO-H peak at k=0.5): PO-H holds the limit with
+ * the PO layout's bubble, 56 per device (makespan 1016); group size 2
+ * fits with offloads (bubble 48: makespan 1008, a rate of 0.0476, below
+ * half the paper's PO bubble, 0.0495), 3 does not.  Without a limit it is
+ * GIS (974); without a link, limit 24: GIS-H's g = 4 (peak g(v-1)+d = 24,
+ * makespan 990), nothing moved; limit 20: not even the PO layout (peak
+ * 24) fits, so it is that layout as it is.
+ */
+static void
+test_po_auto(void)
+{
+	struct pw_problem *prob = test_problem(8, 5, 64, 1.0);
+	struct pw_schedule *sched;
+	struct test_result r, g;
+	int i;
+
+	test_po_auto_case(prob, 7, 2, -1, "po-auto d=8 v=5 k=1 limit 7");
+	if (test_checked(prob, test_build("po-auto", prob), &r, "po-auto "
+	    "d=8 v=5 k=1 limit 7"))
+		tap_near(r.makespan, 1008, 0, "po-auto d=8 v=5 k=1 limit 7: "
+		    "makespan 1008 (bubble %.4f)", r.bubble);
+	if (test_group(prob, 3, &r))
+		tap_ok(r.peak > 7, "gis-g3 d=8 v=5: peak %g over 7 before "
+		    "offload", r.peak);
+	test_po_auto_case(prob, INFINITY, 8, 0, "po-auto d=8 v=5 no limit");
+	pw_problem_free(prob);
+	prob = test_problem(8, 5, 64, 0);
+	test_po_auto_case(prob, 24, 4, 0, "po-auto d=8 v=5 no link limit 24");
+	if (test_checked(prob, test_build("po-auto", prob), &r, "po-auto "
+	    "d=8 v=5 no link limit 24"))
+		tap_near(r.makespan, 990, 0, "po-auto no link limit 24: "
+		    "makespan 990, GIS-H's");
+	for (i = 0; i < prob->devices; i++)
+		prob->memory[i].limit = 20;
+	if ((sched = test_build("po-auto", prob)) != NULL &&
+	    test_group(prob, 1, &g)) {
+		test_run(prob, sched, &r);
+		tap_ok(r.makespan == g.makespan && r.peak == 24 && r.moved == 0,
+		    "po-auto no link limit 20: the PO layout as it is "
+		    "(makespan %g, peak %g, %d moved)", r.makespan, r.peak,
+		    r.moved);
+	}
+	pw_schedule_free(sched);
+	pw_problem_free(prob);
+}
+
 /*
  * The planner on a case worked out by hand: one device, one stage,
  * GPipe, m = 3; f = b = w = 1 (BW 2); transfers 0.25 s on one channel;
@@ -708,7 +799,8 @@ test_refusals(void)
  * Every family over a grid (d 1..6, v 1..3, several m, uneven costs and
  * comm, the paired link at k = 0.8): builds, has every op once (F, B, W),
  * simulates and passes the checker; the offloading families keep the PO
- * layout's makespan, and PO-sel peaks no higher than PO-H or PO-F.
+ * layout's makespan (PO-auto, without limits, GIS's), and PO-sel peaks
+ * no higher than PO-H or PO-F.
  */
 static void
 test_grid(void)
@@ -757,9 +849,10 @@ test_grid(void)
 						}
 					pw_schedule_free(sched);
 				}
+				/* PO-auto, without limits: GIS. */
 				for (i = 0; i < TEST_NNAMES; i++)
 					if (!r[i].ok || (i >= 3 && r[i].makespan !=
-					    r[2].makespan))
+					    r[i == 6 ? 0 : 2].makespan))
 						break;
 				if (i == TEST_NNAMES && (r[5].peak > r[3].peak ||
 				    r[5].peak > r[4].peak))
@@ -789,6 +882,7 @@ main(void)
 	test_offload_table();
 	test_offload_families();
 	test_sel_beats_rule();
+	test_po_auto();
 	test_planner_exact();
 	test_planner_errors();
 	test_planner_general();
