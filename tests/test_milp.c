@@ -346,6 +346,78 @@ test_window(const struct pw_problem *prob, const struct pw_schedule *inc,
 	free(mask);
 }
 
+/* The sum of every op's end in SCHED (as pw_solver_ends counts). */
+static double
+test_ends(const struct pw_problem *prob, const struct pw_schedule *sched)
+{
+	struct pw_timing *t;
+	struct pw_error err;
+	double sum = 0;
+	size_t k;
+
+	if (pw_simulate(prob, sched, &t, &err) != PW_OK)
+		return NAN;
+	for (k = 0; k < t->universe; k++)
+		if (pw_timing_has(t, k))
+			sum += t->end[k];
+	pw_timing_free(t);
+	return sum;
+}
+
+/*
+ * Ties: split 1F1B on 4x8 without a limit takes 30, its ops' ends sum
+ * to 1488.  Freeing the ops that start in [0, 8): the makespan cannot
+ * fall through that window, so without ties the model finds nothing;
+ * with ties it finds a schedule of the same makespan whose ends sum to
+ * 1481.
+ */
+static void
+test_ties(void)
+{
+	struct pw_problem *prob = test_unit(4, 8, INFINITY, 0);
+	struct pw_schedule *inc = test_1f1b(prob, 100);
+	size_t universe = pw_op_universe(prob), i;
+	bool *mask = pw_xcalloc(universe, sizeof *mask);
+	struct pw_milp_request rq;
+	struct pw_milp_result res;
+	struct pw_timing *t;
+	struct pw_error err;
+	double ends = test_ends(prob, inc), obj;
+	int k;
+
+	if (pw_simulate(prob, inc, &t, &err) != PW_OK)
+		abort();
+	for (i = 0; i < universe; i++)
+		mask[i] = pw_timing_has(t, i) && t->start[i] < 8;
+	pw_timing_free(t);
+	for (k = 0; k < 2; k++) {
+		test_request(&rq, prob, inc, PW_OBJ_MAKESPAN);
+		obj = rq.incumbent_objective;
+		rq.free = mask;
+		rq.ties = k == 1;
+		if (!test_solve(&rq, &res, k ? "ties" : "no ties"))
+			continue;
+		tap_diag("%s: ends %g -> %g", k ? "ties" : "no ties", ends,
+		    res.schedule != NULL ? test_ends(prob, res.schedule) :
+		    ends);
+		if (k == 0) {
+			tap_ok(res.schedule == NULL && res.objective == obj,
+			    "no ties: nothing below %g in [0, 8)", obj);
+		} else {
+			test_result(prob, &res, PW_OBJ_MAKESPAN, "ties");
+			tap_ok(res.schedule != NULL && res.objective == 30 &&
+			    ends == 1488 && res.ends == 1481 &&
+			    res.ends == test_ends(prob, res.schedule),
+			    "ties: makespan %g (30), ends %g -> %g (1488 -> "
+			    "1481)", res.objective, ends, res.ends);
+		}
+		pw_schedule_free(res.schedule);
+	}
+	free(mask);
+	pw_schedule_free(inc);
+	pw_problem_free(prob);
+}
+
 /* Windows of split 1F1B under 3 bytes (38): time-indexed, being small. */
 static void
 test_windows(void)
@@ -620,6 +692,7 @@ main(void)
 	test_four_by_eight();
 	test_limits();
 	test_windows();
+	test_ties();
 	test_offload();
 	test_write_lp();
 	test_cancel();
