@@ -105,6 +105,9 @@ struct pw_heur {
 	bool	*done;			/* [universe] */
 	size_t	left;
 	bool	bitten;		/* the limit refused an F, or forced a W */
+	/* Set (once a schedule is in hand): a run polls it and gives up,
+	 * so that a stop takes effect within a fraction of a run. */
+	volatile sig_atomic_t *stop;
 };
 
 /* A candidate of one device's decision. */
@@ -474,7 +477,7 @@ pw_heur_first(const struct pw_heur *h)
 /*
  * Runs policy POL into a new schedule (compute orders only) in *OUT.
  * Returns false when the orders cannot complete (pins against the
- * dependencies or the microbatch order).
+ * dependencies or the microbatch order) or H's stop cut the run short.
  */
 static bool
 pw_heur_run(struct pw_heur *h, const struct pw_hpolicy *pol,
@@ -504,6 +507,8 @@ pw_heur_run(struct pw_heur *h, const struct pw_hpolicy *pol,
 			if ((d = pw_heur_first(h)) < 0)
 				break;
 		}
+		if (h->stop != NULL && h->left % 1024 == 0 && *h->stop)
+			break;
 		s = h->dev[d].next.stage;
 		pw_heur_commit(h, d);
 		/* Who may decide differently now: this device and those
@@ -803,6 +808,7 @@ pw_hsearch_try(struct pw_hsearch *hs, struct pw_heur *h,
 	int d;
 
 	*again = false;
+	h->stop = hs->best != NULL ? hs->o->stop : NULL;
 	if (!pw_heur_run(h, pol, &sched)) {
 		snprintf(hs->why, sizeof hs->why, "the pins cannot hold with "
 		    "the dependencies and the microbatch order");
@@ -820,7 +826,8 @@ pw_hsearch_try(struct pw_hsearch *hs, struct pw_heur *h,
 		rule = pw_xcalloc((size_t)hs->p->nstages *
 		    (size_t)hs->p->microbatches, sizeof *rule);
 		ok = pw_hsearch_plan(hs, sched, rule);
-		ok = pw_hsearch_plan(hs, sched, NULL) || ok;
+		if (h->stop == NULL || !*h->stop)
+			ok = pw_hsearch_plan(hs, sched, NULL) || ok;
 		free(rule);
 		pw_schedule_free(sched);
 	} else

@@ -273,7 +273,7 @@ pw_milp_accept(const struct pw_milp_request *req, struct pw_schedule *sched,
 	if ((rc = pw_simulate(p, sched, &t, &serr)) != PW_OK) {
 		pw_error_set(err, "milp: the solution's schedule does not "
 		    "simulate: %s", serr.msg);
-		rc = PW_ERR_INPUT;
+		rc = PW_ERR_INTERNAL;
 		goto out;
 	}
 	m = pw_metrics_compute(p, sched, t);
@@ -295,7 +295,7 @@ pw_milp_accept(const struct pw_milp_request *req, struct pw_schedule *sched,
 	if (pw_check(p, ops, n, &v) > 0) {
 		pw_error_set(err, "milp: the solution's schedule fails the "
 		    "checker: %s", v.msg[0]);
-		rc = PW_ERR_INPUT;
+		rc = PW_ERR_INTERNAL;
 		goto out;
 	}
 	pw_schedule_free(res->schedule);
@@ -354,7 +354,7 @@ pw_milp_model(struct pw_milp_model *md, const struct pw_milp_request *req,
 	if ((md->lp = pw_milp_lp(&md->b)) == NULL) {
 		pw_error_set(err, "milp: lp_solve refused a model of %d "
 		    "columns and %d rows", md->b.ncols, md->b.nrows);
-		return PW_ERR_INPUT;
+		return PW_ERR_INTERNAL;
 	}
 	return PW_OK;
 }
@@ -430,11 +430,15 @@ pw_milp_run(const struct pw_milp_request *req, struct pw_milp_model *md,
 	 * NODE_FRACTIONSELECT by far. */
 	set_bb_rule(md->lp, NODE_FIRSTSELECT);
 	set_bb_floorfirst(md->lp, BRANCH_CEILING);
-	/* Reaching the bound ends the search (with ties, the free ops may
-	 * still end earlier). */
+	/* Reaching the bound ends the search; with ties, so does any
+	 * schedule the model values below the incumbent (the next window
+	 * goes on from it). */
 	if (!req->ties)
 		set_break_at_value(md->lp, mm->obj_lo + (mm->grid ? 0.5 :
 		    1e-9 * fmax(1, mm->obj_lo)));
+	else if (md->b.tiecol > 0)
+		set_break_at_value(md->lp, req->incumbent_objective /
+		    mm->scale + md->b.tieweight * (md->b.tiebase - 1e-3));
 	do {
 		status = solve(md->lp);
 		clock->nodes += (long)get_total_nodes(md->lp);
@@ -462,7 +466,7 @@ pw_milp_run(const struct pw_milp_request *req, struct pw_milp_model *md,
 			pw_error_set(err, "milp: lp_solve failed on a model of "
 			    "%d columns and %d rows (status %d)", md->b.ncols,
 			    md->b.nrows, status);
-			return PW_ERR_INPUT;
+			return PW_ERR_INTERNAL;
 		}
 		/* Later solves hold some binaries at 0: they bound less; with
 		 * ties the model's objective is not the schedule's. */
@@ -554,7 +558,7 @@ pw_milp_descend(const struct pw_milp_request *req, struct pw_milp_model *top,
 	if (pw_simulate(req->problem, best, &inc, &serr) != PW_OK) {
 		pw_error_set(err, "milp: the accepted schedule does not "
 		    "simulate: %s", serr.msg);
-		rc = PW_ERR_INPUT;
+		rc = PW_ERR_INTERNAL;
 	} else if ((rc = pw_milp_model(&md, &again, inc, req->lower_bound,
 	    res->objective, err)) == PW_OK) {
 		rc = md.form == &pw_form_time ?

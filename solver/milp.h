@@ -65,9 +65,10 @@ struct pw_milp_result {
 };
 
 /* Builds and solves the model.  Returns PW_OK (with or without an
- * improvement), PW_ERR_INPUT for a malformed request or when lp_solve
- * fails in a way that is our bug (the message says how), PW_ERR_IO when
- * write_lp cannot be written. */
+ * improvement), PW_ERR_INPUT for a malformed request, PW_ERR_INTERNAL
+ * when lp_solve fails or a solution's schedule fails the simulator or the
+ * checker (our bug; the message says how), PW_ERR_IO when write_lp
+ * cannot be written. */
 int	pw_milp_solve(const struct pw_milp_request *, struct pw_milp_result *,
 	    struct pw_error *);
 

@@ -642,6 +642,8 @@ pw_disj_ties(struct pw_mm *mm, struct pw_lpb *b, struct pw_disj *d)
 	for (i = 0; i < mm->nops; i++)
 		if (mm->ops[i].free && d->tcol[i] != 0 && !mm->ops[i].maybe) {
 			pw_lpb_term(b, d->tcol[i], 1);
+			b->tiebase += mm->inc->start[pw_op_index(mm->p,
+			    mm->ops[i].op)] / mm->scale;
 			n++;
 		}
 	if (n == 0) {

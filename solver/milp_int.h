@@ -134,9 +134,11 @@ struct pw_lpb {
 	double	*val;
 	double	pending;	/* the open row's constant, left side */
 	int	objcol;
-	/* 0, or a column minimized with weight tieweight beside objcol */
+	/* 0, or a column minimized with weight tieweight beside objcol;
+	 * tiebase is its value in the incumbent */
 	int	tiecol;
 	double	tieweight;
+	double	tiebase;
 	bool	infeasible;	/* some row or bound cannot hold */
 };
 

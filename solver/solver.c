@@ -1135,7 +1135,7 @@ pw_search_run(struct pw_search *s)
 		if (s->best == NULL) {
 			pw_error_set(&s->err, "solve: internal error: no "
 			    "schedule passed the checker");
-			return PW_ERR_INPUT;
+			return PW_ERR_INTERNAL;
 		}
 		if (strcmp(s->start, "heuristic") == 0)
 			s->start_objective = s->eval.objective;
@@ -1286,7 +1286,7 @@ pw_solve(const struct pw_problem *p, const struct pw_solve_opts *o,
 	if (!pw_solver_checked(p, s.best, why, sizeof why)) {
 		pw_error_set(err, "solve: internal error: the result fails the "
 		    "checker: %s", why);
-		rc = PW_ERR_INPUT;
+		rc = PW_ERR_INTERNAL;
 		goto out;
 	}
 	free(s.best->family);

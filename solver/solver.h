@@ -99,7 +99,8 @@ void	pw_solve_opts_init(struct pw_solve_opts *);
 /* Optimizes PROBLEM's schedule under its memory limits.  Returns PW_OK
  * and a result the caller frees with pw_solve_result_free; PW_ERR_INPUT
  * for bad options (naming the option) or an infeasible problem (naming
- * the device, what it needs and what it has). */
+ * the device, what it needs and what it has); PW_ERR_INTERNAL when a
+ * result fails the solver's own checks (a bug, never a schedule). */
 int	pw_solve(const struct pw_problem *, const struct pw_solve_opts *,
 	    struct pw_solve_result *, struct pw_error *);
 void	pw_solve_result_free(struct pw_solve_result *);

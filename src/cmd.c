@@ -854,7 +854,7 @@ pw_cmd_solve(const struct pw_command *cmd, int argc, char **argv)
 	struct pw_error err;
 	struct cmd_args a;
 	FILE *out;
-	int status;
+	int status, rc;
 
 	memset(&res, 0, sizeof res);
 	if ((status = cmd_parse(cmd, argc, argv, "FlOxsWo", 1, 1, &a)) !=
@@ -889,8 +889,10 @@ pw_cmd_solve(const struct pw_command *cmd, int argc, char **argv)
 			goto out;
 		o.start = start;
 	}
-	if (pw_solve(problem, &o, &res, &err) != PW_OK) {
+	if ((rc = pw_solve(problem, &o, &res, &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
+		if (rc == PW_ERR_INTERNAL)
+			status = PW_EXIT_INTERNAL;
 		goto out;
 	}
 	if (pw_simulate(problem, res.schedule, &timing, &err) != PW_OK) {

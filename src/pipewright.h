@@ -27,6 +27,7 @@ enum pw_rc {
 	PW_ERR_IO = -2,		/* a file could not be read or written */
 	PW_ERR_DEADLOCK = -3,	/* the orders can never complete */
 	PW_ERR_NOT_APPLICABLE = -4, /* a family does not apply to a problem */
+	PW_ERR_INTERNAL = -5,	/* a result failed its own checks: a bug */
 };
 
 /* Exit codes of the pipewright program (docs/cli.md). */
