@@ -691,12 +691,15 @@ pw_search_away(const struct pw_search *s, bool all)
 
 /*
  * Solves the model with the ops of MASK free (NULL: the whole model) for
- * at most SECONDS, offering what it finds as the incumbent.  *IMPROVED
- * says whether it was taken, *OPTIMAL whether lp_solve finished.
+ * at most SECONDS, offering what it finds as the incumbent (with TIES,
+ * also one of the same objective that ends earlier: pw_milp_request).
+ * *IMPROVED says whether it was taken, *OPTIMAL whether lp_solve
+ * finished.
  */
 static int
-pw_search_milp(struct pw_search *s, const bool *mask, double seconds,
-    const char *write_lp, const char *phase, bool *improved, bool *optimal)
+pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
+    double seconds, const char *write_lp, const char *phase, bool *improved,
+    bool *optimal)
 {
 	struct pw_milp_request rq;
 	struct pw_milp_result res;
@@ -716,7 +719,7 @@ pw_search_milp(struct pw_search *s, const bool *mask, double seconds,
 	rq.time_limit = seconds;
 	rq.cancel = &s->stop;
 	rq.write_lp = write_lp;
-	rq.ties = mask != NULL;
+	rq.ties = ties;
 	memset(&res, 0, sizeof res);
 	*improved = *optimal = false;
 	if ((rc = pw_milp_solve(&rq, &res, &s->err)) != PW_OK)
@@ -1040,20 +1043,22 @@ pw_lns_window(const struct pw_search *s, const struct pw_lns *l, uint64_t *x,
 
 /*
  * Large-neighbourhood search: windows from the seed's sequence, each
- * solved for its share of the time limit.  A window that lp_solve cannot
- * finish shrinks the next ones; a pass of windows without improvement
- * grows them; a pass at the largest size in which every window was
- * solved without improvement ends the search (nothing more to find with
- * these neighbourhoods).
+ * solved for its share of the time limit.  Windows look for a better
+ * objective; after a pass without one, also for schedules of the same
+ * objective that end earlier (ties), until the objective falls again.  A
+ * window that lp_solve cannot finish shrinks the next ones; a pass with
+ * ties without improvement grows them; such a pass at the largest size
+ * in which every window was solved ends the search (nothing more to find
+ * with these neighbourhoods).
  */
 static int
 pw_search_lns(struct pw_search *s)
 {
 	struct pw_lns l;
 	uint64_t x = (uint64_t)s->o->seed;
-	bool *window, improved, optimal;
+	bool *window, improved, optimal, ties = false;
 	size_t size, most;
-	double left, share;
+	double left, share, before;
 	int rc = PW_OK, fails = 0, proven = 0;
 
 	memset(&l, 0, sizeof l);
@@ -1067,10 +1072,14 @@ pw_search_lns(struct pw_search *s)
 	while (!pw_search_stopped(s) && !pw_search_closed(s)) {
 		left = s->limit - pw_search_elapsed(s);
 		pw_lns_window(s, &l, &x, size, window);
-		if ((rc = pw_search_milp(s, window, fmin(share, left), NULL,
-		    "lns", &improved, &optimal)) != PW_OK)
+		before = s->eval.objective;
+		if ((rc = pw_search_milp(s, window, ties, fmin(share, left),
+		    NULL, "lns", &improved, &optimal)) != PW_OK)
 			break;
 		if (improved) {
+			/* Strict windows again once the objective fell. */
+			ties = ties && !pw_solver_better(s->eval.objective,
+			    before);
 			pw_lns_load(s, &l);
 			fails = proven = 0;
 			continue;
@@ -1083,6 +1092,13 @@ pw_search_lns(struct pw_search *s)
 			    size * 2 / 3;
 		if (fails < PW_LNS_PASS)
 			continue;
+		/* A pass without a better objective: the same size again,
+		 * taking schedules that only end earlier (see ties). */
+		if (!ties) {
+			ties = true;
+			fails = proven = 0;
+			continue;
+		}
 		if (size >= most && proven == fails)
 			break;
 		size = size * 3 / 2 > most ? most : size * 3 / 2;
@@ -1147,13 +1163,15 @@ pw_search_run(struct pw_search *s)
 	left = s->limit - pw_search_elapsed(s);
 	if (binaries <= PW_SOLVE_WHOLE_BINARIES) {
 		pw_search_publish(s, "milp");
-		return pw_search_milp(s, NULL, left, s->o->write_lp, "milp",
+		return pw_search_milp(s, NULL, false, left, s->o->write_lp,
+		    "milp",
 		    &improved, &optimal);
 	}
 	if (s->o->write_lp != NULL && binaries <= PW_SOLVE_WRITE_BINARIES) {
 		/* Built for the file; the search goes on in windows. */
 		pw_search_publish(s, "milp");
-		if ((rc = pw_search_milp(s, NULL, fmin(PW_LNS_SECONDS, left),
+		if ((rc = pw_search_milp(s, NULL, false, fmin(PW_LNS_SECONDS,
+		    left),
 		    s->o->write_lp, "milp", &improved, &optimal)) != PW_OK)
 			return rc;
 		s->model.whole = false;
