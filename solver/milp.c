@@ -217,13 +217,22 @@ pw_milp_rebuild(const struct pw_mm *mm, const struct pw_form *form,
 			pw_schedule_append(sched, p, mm->ops[order[x]].op);
 		if (r >= p->devices)
 			continue;
-		/* Devices come last: ORDER still holds this one's. */
+		/* Devices come last: ORDER still holds this one's.  A
+		 * reload outside the zone keeps the incumbent's anchor. */
 		for (u = 0; u < mm->nacts; u++) {
 			int rel = mm->acts[u].rel;
+			struct pw_op anchor, op;
 
-			if (rel >= 0 && !isnan(sol->start[rel]) &&
-			    p->stages[mm->ops[rel].op.stage].device == r)
+			if (rel < 0 || isnan(sol->start[rel]) ||
+			    p->stages[mm->ops[rel].op.stage].device != r)
+				continue;
+			op = mm->ops[rel].op;
+			if (mm->ops[rel].zone == PW_ZONE_IN)
 				pw_milp_anchor(mm, sol, sched, order, n, u);
+			else if (pw_schedule_anchor(mm->req->incumbent,
+			    op.stage, op.mb, &anchor))
+				pw_schedule_set_anchor(sched, op.stage, op.mb,
+				    anchor);
 		}
 	}
 	free(order);
@@ -348,8 +357,8 @@ pw_milp_model(struct pw_milp_model *md, const struct pw_milp_request *req,
 	if ((rc = pw_mm_build(&md->mm, req, inc, at_least, better_than,
 	    err)) != PW_OK)
 		return rc;
-	md->form = !req->ties && pw_form_time.fits(&md->mm) ? &pw_form_time :
-	    &pw_form_disj;
+	md->form = !req->ties && !md->mm.zoned && pw_form_time.fits(&md->mm) ?
+	    &pw_form_time : &pw_form_disj;
 	md->form->build(&md->mm, &md->b, &md->state);
 	if ((md->lp = pw_milp_lp(&md->b)) == NULL) {
 		pw_error_set(err, "milp: lp_solve refused a model of %d "
@@ -364,6 +373,25 @@ enum pw_milp_outcome {
 	PW_MILP_SOLVED,		/* its optimum, maybe no better than before */
 	PW_MILP_STOPPED,	/* out of time or cancelled */
 };
+
+/* Starts for the ops outside a window's zone, which keep their places:
+ * before it as they were, after it in their order past every other. */
+static void
+pw_milp_outside(const struct pw_mm *mm, struct pw_msol *sol)
+{
+	const struct pw_timing *t = mm->inc;
+	double past = 2 * fmax(1, mm->horizon);
+	size_t k;
+	int i;
+
+	for (i = 0; i < mm->nops; i++) {
+		k = pw_op_index(mm->p, mm->ops[i].op);
+		if (mm->ops[i].zone == PW_ZONE_PRE)
+			sol->start[i] = mm->ops[i].lb;
+		else if (mm->ops[i].zone == PW_ZONE_POST)
+			sol->start[i] = past + t->start[k] / mm->scale;
+	}
+}
 
 /* Turns lp_solve's solution into a schedule and offers it to RES.  When
  * the schedule breaks a limit because the simulator times something as
@@ -386,6 +414,7 @@ pw_milp_take(const struct pw_milp_request *req, struct pw_milp_model *md,
 	for (u = 0; u < mm->nacts; u++)
 		sol.away_last[u] = -1;
 	md->form->read(mm, md->state, values, &sol);
+	pw_milp_outside(mm, &sol);
 	rc = pw_milp_accept(req, pw_milp_rebuild(mm, md->form, md->state,
 	    values, &sol), res, &broke, err);
 	if (broke != NULL && md->form->mismatch != NULL) {

@@ -160,8 +160,25 @@ pw_disj_exists(const struct pw_mm *mm, int i)
 	return pw_lit_col(a->zcol, false);
 }
 
+/* Adds COEF times op I's start to the open row: its column, or its
+ * start where it is fixed before the zone.  False for an op after the
+ * zone, which the model does not hold (the caller drops the row). */
+static bool
+pw_disj_start(const struct pw_mm *mm, struct pw_lpb *b, const struct pw_disj *d,
+    int i, double coef)
+{
+	if (d->tcol[i] != 0)
+		pw_lpb_term(b, d->tcol[i], coef);
+	else if (mm->ops[i].zone == PW_ZONE_PRE)
+		pw_lpb_const(b, coef * mm->ops[i].lb);
+	else
+		return false;
+	return true;
+}
+
 /* start(K) >= start(I) + LEN unless one of LITS is false; the big-M is
- * the most the bounds let the row fail by. */
+ * the most the bounds let the row fail by.  Nothing when neither start
+ * is a column. */
 static void
 pw_disj_prec(const struct pw_mm *mm, struct pw_lpb *b, const struct pw_disj *d,
     int i, int k, double len, const struct pw_lit *lits, int nlits)
@@ -169,13 +186,16 @@ pw_disj_prec(const struct pw_mm *mm, struct pw_lpb *b, const struct pw_disj *d,
 	double bigm = len + mm->ops[i].ub - mm->ops[k].lb;
 	int l;
 
-	if (bigm <= pw_disj_tol(mm))
+	if (bigm <= pw_disj_tol(mm) || (d->tcol[i] == 0 && d->tcol[k] == 0))
 		return;
 	for (l = 0; l < nlits; l++)
 		if (lits[l].col == 0 && !lits[l].val)
 			return;
-	pw_lpb_term(b, d->tcol[k], 1);
-	pw_lpb_term(b, d->tcol[i], -1);
+	if (!pw_disj_start(mm, b, d, k, 1) ||
+	    !pw_disj_start(mm, b, d, i, -1)) {
+		pw_lpb_discard(b);
+		return;
+	}
 	for (l = 0; l < nlits; l++)
 		pw_lpb_lit(b, pw_lit_not(lits[l]), bigm);
 	pw_lpb_row(b, PW_ROW_GE, len);
@@ -564,7 +584,8 @@ pw_disj_memory(struct pw_mm *mm, struct pw_lpb *b, struct pw_disj *d)
 		for (x = 0; x < res->n; x++) {
 			int a = res->ops[x];
 
-			if (!moves && mm->ops[a].op.kind != PW_F)
+			if ((!moves && mm->ops[a].op.kind != PW_F) ||
+			    mm->ops[a].zone != PW_ZONE_IN)
 				continue;
 			if (pw_disj_level(mm, b, d, dev, a) <=
 			    p->memory[dev].limit / unit + 1e-9) {
@@ -610,10 +631,14 @@ pw_disj_objective(struct pw_mm *mm, struct pw_lpb *b, struct pw_disj *d)
 			const struct pw_mop *mo = &mm->ops[res->ops[i]];
 
 			busy += mo->dur;
+			/* An op after the zone: its device's last end is
+			 * bounded through the ops before it (desc). */
+			if (mo->zone == PW_ZONE_POST)
+				continue;
 			pw_lpb_term(b, d->lastcol[dev], 1);
-			pw_lpb_term(b, d->tcol[res->ops[i]], -1);
+			pw_disj_start(mm, b, d, res->ops[i], -1);
 			pw_lpb_row(b, PW_ROW_GE, mo->desc);
-			pw_lpb_term(b, d->tcol[res->ops[i]], 1);
+			pw_disj_start(mm, b, d, res->ops[i], 1);
 			pw_lpb_term(b, d->firstcol[dev], -1);
 			pw_lpb_row(b, PW_ROW_GE, mo->anc);
 		}

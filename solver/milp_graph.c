@@ -64,7 +64,55 @@ pw_mm_used(const struct pw_mm *mm, int i)
 {
 	const struct pw_mop *mo = &mm->ops[i];
 
-	return !mo->maybe || mm->acts[mo->act].z == PW_Z_VAR;
+	return mo->zone == PW_ZONE_IN && (!mo->maybe ||
+	    mm->acts[mo->act].z == PW_Z_VAR);
+}
+
+/*
+ * A window's zone: the time span of its free compute ops in the
+ * incumbent.  A fixed op that ends by the span's start is PRE, one that
+ * starts at or after its end is POST; on each resource those come first
+ * and last (one op at a time), so the model keeps them there and holds
+ * only the rest.  A free transfer outside the span (a reload long after
+ * its offload) is fixed there too: else the zone would reach it.
+ */
+static void
+pw_mm_zone(struct pw_mm *mm)
+{
+	const struct pw_timing *t = mm->inc;
+	double from = INFINITY, to = -INFINITY, tol;
+	size_t k;
+	int i;
+
+	if (mm->req->free == NULL)
+		return;
+	for (i = 0; i < mm->nops; i++) {
+		k = pw_op_index(mm->p, mm->ops[i].op);
+		if (!mm->ops[i].free || !pw_timing_has(t, k) ||
+		    pw_kind_is_transfer(mm->ops[i].op.kind))
+			continue;
+		from = fmin(from, t->start[k]);
+		to = fmax(to, t->end[k]);
+	}
+	if (from > to)
+		return;
+	tol = PW_MM_EPS * fmax(1, fabs(to));
+	for (i = 0; i < mm->nops; i++) {
+		struct pw_mop *mo = &mm->ops[i];
+
+		k = pw_op_index(mm->p, mo->op);
+		if (!pw_timing_has(t, k))
+			continue;
+		if (t->end[k] <= from + tol && t->start[k] < from)
+			mo->zone = PW_ZONE_PRE;
+		else if (t->start[k] >= to - tol && t->end[k] > to)
+			mo->zone = PW_ZONE_POST;
+		else
+			continue;
+		/* Only a transfer can be free out here. */
+		mo->free = false;
+		mm->zoned = true;
+	}
 }
 
 /* May the offload of activation A, of stage S, be decided here? */
@@ -76,7 +124,9 @@ pw_mm_may_move(const struct pw_mm *mm, int s, const struct pw_mact *a)
 	bool free = pw_mm_is_free(mm, a->f) || pw_mm_is_free(mm, a->back) ||
 	    pw_mm_is_free(mm, a->off) || pw_mm_is_free(mm, a->rel);
 
+	/* A reload must end before its backward: not one after the zone. */
 	return req->offload && free && p->link.present &&
+	    mm->ops[a->back].zone != PW_ZONE_POST &&
 	    p->stages[s].offload > 0 &&
 	    (req->may_offload == NULL || req->may_offload[s]) &&
 	    (a->off >= 0 || pw_mm_limited(mm, p->stages[s].device));
@@ -106,6 +156,7 @@ pw_mm_ops(struct pw_mm *mm)
 			pw_mm_add_op(mm, seq->ops[i], r, i, free == NULL ||
 			    free[pw_op_index(p, seq->ops[i])]);
 	}
+	pw_mm_zone(mm);
 	mm->nacts = p->nstages * m;
 	mm->acts = pw_xcalloc((size_t)mm->nacts, sizeof *mm->acts);
 	for (s = 0; s < p->nstages; s++) {
@@ -139,6 +190,8 @@ pw_mm_ops(struct pw_mm *mm)
 			}
 			mm->ops[a->off].maybe = mm->ops[a->rel].maybe = true;
 			mm->ops[a->off].free = mm->ops[a->rel].free = true;
+			mm->ops[a->off].zone = mm->ops[a->rel].zone =
+			    PW_ZONE_IN;
 		}
 	}
 	mm->res = pw_xcalloc((size_t)mm->nres, sizeof *mm->res);
@@ -286,6 +339,8 @@ pw_mm_orders(struct pw_mm *mm, int *cap)
 		}
 	}
 	for (r = 0; r < mm->nres; r++) {
+		int pre = -1, post = -1;
+
 		prev = -1;
 		for (i = 0; i < mm->res[r].n; i++) {
 			int o = mm->res[r].ops[i];
@@ -295,6 +350,22 @@ pw_mm_orders(struct pw_mm *mm, int *cap)
 			if (prev >= 0)
 				pw_mm_edge(mm, cap, prev, o, false, 0);
 			prev = o;
+			if (mm->ops[o].zone == PW_ZONE_PRE)
+				pre = o;
+			if (mm->ops[o].zone == PW_ZONE_POST && post < 0)
+				post = o;
+		}
+		/* The zone's free ops stay between the ops before and after
+		 * it. */
+		for (i = 0; i < mm->res[r].n && (pre >= 0 || post >= 0); i++) {
+			int o = mm->res[r].ops[i];
+
+			if (!mm->ops[o].free)
+				continue;
+			if (pre >= 0)
+				pw_mm_edge(mm, cap, pre, o, false, 0);
+			if (post >= 0)
+				pw_mm_edge(mm, cap, o, post, false, 0);
 		}
 	}
 }
@@ -547,7 +618,9 @@ pw_mm_bounds(struct pw_mm *mm, const size_t *first, const int *succ,
 	size_t e;
 
 	for (i = 0; i < mm->nops; i++)
-		mm->ops[i].lb = 0;
+		mm->ops[i].lb = mm->ops[i].zone != PW_ZONE_PRE ? 0 :
+		    mm->inc->start[pw_op_index(mm->p, mm->ops[i].op)] /
+		    mm->scale;
 	for (pass = 0; pass < 2; pass++) {
 		for (t = 0; t < mm->nops; t++) {
 			i = topo[t];
@@ -602,6 +675,9 @@ pw_mm_bounds(struct pw_mm *mm, const size_t *first, const int *succ,
 			    mm->ops[edge->to].ub - pw_mm_len(mm, edge));
 		}
 	}
+	for (i = 0; i < mm->nops; i++)
+		if (mm->ops[i].zone == PW_ZONE_PRE)
+			mm->ops[i].ub = mm->ops[i].lb;
 	free(tail);
 	free(minhead);
 	free(mintail);

@@ -27,6 +27,16 @@ enum pw_zmode {
 	PW_Z_VAR,		/* a decision: the binary column z */
 };
 
+/* Where an op stands against a window (free ops): the model holds the
+ * ops the window's time span touches; on each resource the others come
+ * before it or after it as in the incumbent. */
+enum pw_zone {
+	PW_ZONE_IN,		/* a start column of the model */
+	PW_ZONE_PRE,		/* ends before the window: starts as it did */
+	PW_ZONE_POST,		/* starts after it: counted in the tails
+				 * (rest) of the ops before it */
+};
+
 /* An op of the model: every op of the incumbent, plus the OFFLOAD and
  * RELOAD an activation whose offload is a decision may get. */
 struct pw_mop {
@@ -43,6 +53,7 @@ struct pw_mop {
 	bool	free;		/* its order against other ops is a decision */
 	bool	maybe;		/* a transfer that exists only if z = 1 */
 	int	pos;		/* position in the incumbent, -1 for new ops */
+	enum pw_zone zone;
 };
 
 struct pw_mact {
@@ -82,6 +93,7 @@ struct pw_mm {
 	double	scale;		/* seconds per model time unit */
 	bool	grid;		/* every duration and hop whole units */
 	double	horizon;	/* every op ends by it */
+	bool	zoned;		/* some op is outside the window's zone */
 	double	obj_lo, obj_hi;	/* the objective's range */
 };
 
@@ -95,7 +107,7 @@ void	pw_mm_free(struct pw_mm *);
 /* True when I ends before K starts in every solution (same resource). */
 bool	pw_mm_reach(const struct pw_mm *, int i, int k);
 /* Whether op I is part of the model (a transfer whose activation cannot
- * move is not). */
+ * move is not, nor an op outside the window's zone). */
 bool	pw_mm_used(const struct pw_mm *, int i);
 /* DEVICE's memory limit is finite. */
 bool	pw_mm_limited(const struct pw_mm *, int device);

@@ -50,9 +50,6 @@
 #define PW_LNS_SECONDS		1.0
 #define PW_LNS_SECONDS_MIN	0.05
 #define PW_LNS_PASS		12
-/* No windows past this estimate of their models' away binaries (see
- * pw_search_away): the model of a window grows with the whole problem. */
-#define PW_LNS_AWAY_MAX		50000
 
 /* One solve: the worker's state and what it shares with the reporter. */
 struct pw_search {
@@ -659,30 +656,22 @@ pw_search_binaries(const struct pw_search *s)
 }
 
 /*
- * The binaries a model adds for activations that may be away from their
- * device at a compute op of it (milp.c checks memory at every compute op
- * where a reload could start): per device, its compute ops times the
- * activations the incumbent moves, or with ALL every movable one.
+ * The binaries the whole model adds for activations that may be away
+ * from their device at a compute op of it (milp.c checks memory at every
+ * compute op where a reload could start): per device, its compute ops
+ * times its movable activations.
  */
 static double
-pw_search_away(const struct pw_search *s, bool all)
+pw_search_away(const struct pw_search *s)
 {
 	const struct pw_problem *p = s->p;
 	double *acts, n = 0;
-	int d, c, i, st;
+	int d, st;
 
 	acts = pw_xcalloc((size_t)p->devices, sizeof *acts);
-	for (c = 0; c < s->best->nchannels; c++)
-		for (i = 0; i < s->best->channel[c].len; i++)
-			if (s->best->channel[c].ops[i].kind == PW_OFFLOAD)
-				acts[p->stages[s->best->channel[c].ops[i].
-				    stage].device]++;
-	if (all && s->offloadable != NULL) {
-		memset(acts, 0, (size_t)p->devices * sizeof *acts);
-		for (st = 0; st < p->nstages; st++)
-			if (s->offloadable[st])
-				acts[p->stages[st].device] += p->microbatches;
-	}
+	for (st = 0; st < p->nstages && s->offloadable != NULL; st++)
+		if (s->offloadable[st])
+			acts[p->stages[st].device] += p->microbatches;
 	for (d = 0; d < p->devices; d++)
 		n += acts[d] * 3 * p->microbatches * pw_problem_chunks(p, d);
 	free(acts);
@@ -972,13 +961,33 @@ pw_lns_around(size_t c, size_t len, size_t n)
 	return c + len > n ? n - len : c;
 }
 
+/* How many compute ops of the incumbent start within the time span of
+ * the compute ops of MASK: what a window's model (its zone) holds. */
+static size_t
+pw_lns_zone(const struct pw_lns *l, const bool *mask)
+{
+	double from = INFINITY, to = -INFINITY;
+	size_t i, n = 0;
+
+	for (i = 0; i < l->n; i++)
+		if (mask[l->key[i].op]) {
+			from = fmin(from, l->key[i].start);
+			to = fmax(to, l->t->end[l->key[i].op]);
+		}
+	for (i = 0; i < l->n; i++)
+		n += l->key[i].start >= from && l->key[i].start < to;
+	return n;
+}
+
 /*
  * Frees a window of about SIZE compute ops of the incumbent in MASK,
  * around a critical op three times in four (else any): a time slice
  * across the devices (SIZE consecutive ops by start), a stretch of the
  * op's device, or whole microbatches around the op's on every device,
  * chosen by the generator X, with the transfers of every activation the
- * window touches.
+ * window touches.  Microbatches that live so long that their span holds
+ * more than a window per device (the model would hold all of it) give
+ * way to a time slice.
  */
 static void
 pw_lns_window(const struct pw_search *s, const struct pw_lns *l, uint64_t *x,
@@ -1009,12 +1018,17 @@ pw_lns_window(const struct pw_search *s, const struct pw_lns *l, uint64_t *x,
 			if ((size_t)op.mb >= lo && (size_t)op.mb < lo + len)
 				mask[l->key[i].op] = true;
 		}
-	} else if (kind == 0) {
+		if (pw_lns_zone(l, mask) > size * (size_t)p->devices) {
+			memset(mask, 0, pw_op_universe(p) * sizeof *mask);
+			kind = 0;
+		}
+	}
+	if (kind == 0) {
 		len = size < l->n ? size : l->n;
 		lo = pw_lns_around(c, len, l->n);
 		for (i = lo; i < lo + len; i++)
 			mask[l->key[i].op] = true;
-	} else {
+	} else if (kind == 1) {
 		op = pw_op_from_index(p, l->key[c].op);
 		seq = pw_lns_seq(s, op);
 		len = size < (size_t)seq->len ? size : (size_t)seq->len;
@@ -1076,18 +1090,22 @@ pw_search_lns(struct pw_search *s)
 		if ((rc = pw_search_milp(s, window, ties, fmin(share, left),
 		    NULL, "lns", &improved, &optimal)) != PW_OK)
 			break;
-		if (improved) {
-			/* Strict windows again once the objective fell. */
-			ties = ties && !pw_solver_better(s->eval.objective,
-			    before);
+		if (improved)
 			pw_lns_load(s, &l);
+		if (improved && pw_solver_better(s->eval.objective, before)) {
+			/* Strict windows again once the objective fell. */
+			ties = false;
 			fails = proven = 0;
 			continue;
 		}
+		/* A window that only ends earlier counts as none found
+		 * for the size: the objective needs larger ones. */
 		fails++;
-		if (optimal)
+		/* With ties a window seeks, it proves nothing: one that
+		 * finds nothing in its time does not shrink the next. */
+		if ((optimal || ties) && !improved)
 			proven++;
-		else if (size > PW_LNS_MIN)
+		else if (!optimal && !improved && size > PW_LNS_MIN)
 			size = size * 2 / 3 < PW_LNS_MIN ? PW_LNS_MIN :
 			    size * 2 / 3;
 		if (fails < PW_LNS_PASS)
@@ -1159,7 +1177,7 @@ pw_search_run(struct pw_search *s)
 	if (pw_search_closed(s) || pw_search_stopped(s))
 		return PW_OK;
 
-	binaries = pw_search_binaries(s) + pw_search_away(s, true);
+	binaries = pw_search_binaries(s) + pw_search_away(s);
 	left = s->limit - pw_search_elapsed(s);
 	if (binaries <= PW_SOLVE_WHOLE_BINARIES) {
 		pw_search_publish(s, "milp");
@@ -1176,11 +1194,6 @@ pw_search_run(struct pw_search *s)
 			return rc;
 		s->model.whole = false;
 	}
-	/* Each window's model holds every op, and the activations the
-	 * incumbent moves at every compute op: past a size lp_solve cannot
-	 * take in a window's time, the heuristic's schedule stands. */
-	if (pw_search_away(s, false) > PW_LNS_AWAY_MAX)
-		return PW_OK;
 	pw_search_publish(s, "lns");
 	return pw_search_lns(s);
 }
