@@ -56,9 +56,10 @@ pw_milp_abort(lprec *lp, void *arg)
 }
 
 /* Returns lp_solve's copy of the collected model (the caller deletes it),
- * or NULL when lp_solve cannot take it. */
+ * or NULL when lp_solve cannot take it or CANCEL was set meanwhile (a
+ * large model takes a while: rows go in one at a time). */
 static lprec *
-pw_milp_lp(const struct pw_lpb *b)
+pw_milp_lp(const struct pw_lpb *b, volatile sig_atomic_t *cancel)
 {
 	lprec *lp;
 	REAL weight[2] = { 1, b->tieweight };
@@ -83,6 +84,8 @@ pw_milp_lp(const struct pw_lpb *b)
 	for (r = 0; r < b->nrows; r++) {
 		size_t at = b->rowstart[r];
 
+		if (r % 4096 == 0 && cancel != NULL && *cancel)
+			goto fail;
 		if (!add_constraintex(lp, (int)(b->rowstart[r + 1] - at),
 		    b->val + at, b->idx + at, b->rowtype[r], b->rhs[r]))
 			goto fail;
@@ -321,7 +324,14 @@ out:
 	return rc;
 }
 
-/* One model: the graph, a formulation over it and lp_solve's copy. */
+/* A window's model is not handed to lp_solve past this many rows: it
+ * would take longer to build than a window has (lp_solve takes rows at
+ * about 7 us each) and to solve than that. */
+#define PW_MILP_WINDOW_ROWS	40000
+
+/* One model: the graph, a formulation over it and lp_solve's copy (NULL
+ * when a window's model was too large or the request was cancelled
+ * while building it: then nothing is solved). */
 struct pw_milp_model {
 	struct pw_mm mm;
 	const struct pw_form *form;
@@ -360,7 +370,11 @@ pw_milp_model(struct pw_milp_model *md, const struct pw_milp_request *req,
 	md->form = !req->ties && !md->mm.zoned && pw_form_time.fits(&md->mm) ?
 	    &pw_form_time : &pw_form_disj;
 	md->form->build(&md->mm, &md->b, &md->state);
-	if ((md->lp = pw_milp_lp(&md->b)) == NULL) {
+	if ((req->free != NULL && md->b.nrows > PW_MILP_WINDOW_ROWS) ||
+	    (req->cancel != NULL && *req->cancel))
+		return PW_OK;
+	if ((md->lp = pw_milp_lp(&md->b, req->cancel)) == NULL &&
+	    !(req->cancel != NULL && *req->cancel)) {
 		pw_error_set(err, "milp: lp_solve refused a model of %d "
 		    "columns and %d rows", md->b.ncols, md->b.nrows);
 		return PW_ERR_INTERNAL;
@@ -452,6 +466,8 @@ pw_milp_run(const struct pw_milp_request *req, struct pw_milp_model *md,
 		res->bound = fmax(res->bound, cap);
 		return PW_OK;
 	}
+	if (md->lp == NULL)
+		return PW_OK;
 	put_abortfunc(md->lp, pw_milp_abort, clock);
 	/* Depth first, lowest column first, each binary's incumbent value
 	 * first where it has one (pw_lpb_hint): the first dive lands next
@@ -686,7 +702,7 @@ pw_milp_solve(const struct pw_milp_request *req, struct pw_milp_result *res,
 	if (rc != PW_OK)
 		goto out;
 	res->bound = fmax(res->bound, top.mm.obj_lo * top.mm.scale);
-	if (req->write_lp != NULL &&
+	if (req->write_lp != NULL && top.lp != NULL &&
 	    (rc = pw_milp_write(top.lp, req->write_lp, err)) != PW_OK)
 		goto out;
 	res->exact = pw_milp_exact(req, &top.mm);

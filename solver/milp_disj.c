@@ -436,6 +436,24 @@ pw_disj_was_away(const struct pw_mm *mm, const struct pw_mact *u, int a)
 	    t->start[ir] > t->start[ia] + tol;
 }
 
+/* Whether activation U is away through the whole zone: it left before
+ * the zone, and its reload waits for an op after it (its anchor). */
+static bool
+pw_disj_away_throughout(const struct pw_mm *mm, const struct pw_mact *u)
+{
+	struct pw_op anchor;
+	const struct pw_op *rel = &mm->ops[u->rel].op;
+	int at;
+
+	if (u->z != PW_Z_YES || mm->ops[u->off].zone != PW_ZONE_PRE ||
+	    mm->ops[u->rel].zone != PW_ZONE_POST ||
+	    !pw_schedule_anchor(mm->req->incumbent, rel->stage, rel->mb,
+	    &anchor))
+		return false;
+	at = mm->op_of[pw_op_index(mm->p, anchor)];
+	return at >= 0 && mm->ops[at].zone == PW_ZONE_POST;
+}
+
 /* Adds to the open memory row of op A the bytes of U that may be away
  * (negative coefficient COEF per byte unit). */
 static void
@@ -459,6 +477,10 @@ pw_disj_away(struct pw_mm *mm, struct pw_lpb *b, struct pw_disj *d, int u,
 	    off->lb + off->dur > ma->ub + tol ||
 	    ma->lb + ma->dur > rel->ub + tol)
 		return;
+	if (pw_disj_away_throughout(mm, act)) {
+		pw_lpb_const(b, coef);
+		return;
+	}
 	away = pw_disj_was_away(mm, act, a);
 	if (pw_disj_fixed(mm, act, a) && !away)
 		return;

@@ -50,6 +50,9 @@
 #define PW_LNS_SECONDS		1.0
 #define PW_LNS_SECONDS_MIN	0.05
 #define PW_LNS_PASS		12
+/* A window whose zone (what its model holds) would have more than this
+ * many times its own compute ops is a time slice instead. */
+#define PW_LNS_ZONE		8
 
 /* One solve: the worker's state and what it shares with the reporter. */
 struct pw_search {
@@ -985,9 +988,9 @@ pw_lns_zone(const struct pw_lns *l, const bool *mask)
  * across the devices (SIZE consecutive ops by start), a stretch of the
  * op's device, or whole microbatches around the op's on every device,
  * chosen by the generator X, with the transfers of every activation the
- * window touches.  Microbatches that live so long that their span holds
- * more than a window per device (the model would hold all of it) give
- * way to a time slice.
+ * window touches.  A stretch or microbatches whose time span holds more
+ * than PW_LNS_ZONE times the window's ops (its model would hold them
+ * all) give way to a time slice.
  */
 static void
 pw_lns_window(const struct pw_search *s, const struct pw_lns *l, uint64_t *x,
@@ -1018,17 +1021,8 @@ pw_lns_window(const struct pw_search *s, const struct pw_lns *l, uint64_t *x,
 			if ((size_t)op.mb >= lo && (size_t)op.mb < lo + len)
 				mask[l->key[i].op] = true;
 		}
-		if (pw_lns_zone(l, mask) > size * (size_t)p->devices) {
-			memset(mask, 0, pw_op_universe(p) * sizeof *mask);
-			kind = 0;
-		}
 	}
-	if (kind == 0) {
-		len = size < l->n ? size : l->n;
-		lo = pw_lns_around(c, len, l->n);
-		for (i = lo; i < lo + len; i++)
-			mask[l->key[i].op] = true;
-	} else if (kind == 1) {
+	if (kind == 1) {
 		op = pw_op_from_index(p, l->key[c].op);
 		seq = pw_lns_seq(s, op);
 		len = size < (size_t)seq->len ? size : (size_t)seq->len;
@@ -1036,6 +1030,16 @@ pw_lns_window(const struct pw_search *s, const struct pw_lns *l, uint64_t *x,
 		    (size_t)seq->len);
 		for (i = lo; i < lo + len; i++)
 			mask[pw_op_index(p, seq->ops[i])] = true;
+	}
+	if (kind != 0 && pw_lns_zone(l, mask) > PW_LNS_ZONE * size) {
+		memset(mask, 0, pw_op_universe(p) * sizeof *mask);
+		kind = 0;
+	}
+	if (kind == 0) {
+		len = size < l->n ? size : l->n;
+		lo = pw_lns_around(c, len, l->n);
+		for (i = lo; i < lo + len; i++)
+			mask[l->key[i].op] = true;
 	}
 	for (st = 0; st < p->nstages; st++)
 		for (j = 0; j < p->microbatches; j++) {
