@@ -50,9 +50,6 @@
 #define PW_LNS_SECONDS		1.0
 #define PW_LNS_SECONDS_MIN	0.05
 #define PW_LNS_PASS		12
-/* A window whose zone (what its model holds) would have more than this
- * many times its own compute ops is a time slice instead. */
-#define PW_LNS_ZONE		8
 
 /* One solve: the worker's state and what it shares with the reporter. */
 struct pw_search {
@@ -989,7 +986,7 @@ pw_lns_zone(const struct pw_lns *l, const bool *mask)
  * op's device, or whole microbatches around the op's on every device,
  * chosen by the generator X, with the transfers of every activation the
  * window touches.  A stretch or microbatches whose time span holds more
- * than PW_LNS_ZONE times the window's ops (its model would hold them
+ * than a window's worth of ops per device (its model would hold them
  * all) give way to a time slice.
  */
 static void
@@ -1031,7 +1028,7 @@ pw_lns_window(const struct pw_search *s, const struct pw_lns *l, uint64_t *x,
 		for (i = lo; i < lo + len; i++)
 			mask[pw_op_index(p, seq->ops[i])] = true;
 	}
-	if (kind != 0 && pw_lns_zone(l, mask) > PW_LNS_ZONE * size) {
+	if (kind != 0 && pw_lns_zone(l, mask) > size * (size_t)p->devices) {
 		memset(mask, 0, pw_op_universe(p) * sizeof *mask);
 		kind = 0;
 	}
