@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "pipewright.h"
+#include "solver.h"
 
 /* Defaults for a zero field of struct pwlua_config. */
 #define PWLUA_INSTRUCTIONS	1000000000UL	/* Lua VM instructions per run */
@@ -46,16 +47,31 @@ void	pwlua_free(struct pwlua *);
 int	pwlua_run(struct pwlua *, const char *path, int argc,
 	    char *const *argv, struct pw_error *);
 
+/* What a problem script's pw.problem{...} states for the optimizer
+ * (objective, time_limit, precede): the defaults of a solve of it. */
+struct pwlua_solve_prefs {
+	bool	has_objective;
+	enum pw_objective objective;
+	double	time_limit;		/* seconds; 0: not stated */
+	struct pw_pin *pins;		/* owned, [npins] */
+	size_t	npins;
+};
+
+void	pwlua_solve_prefs_free(struct pwlua_solve_prefs *);
+
 /* Runs the problem script PATH, which returns a problem (or a schedule,
  * whose problem is taken).  Returns PW_OK and a problem the caller owns
- * in *OUT, or an error as pwlua_run does. */
+ * in *OUT, and with PREFS (may be NULL) what the problem states for the
+ * optimizer (nothing for a schedule's), which the caller frees with
+ * pwlua_solve_prefs_free; or an error as pwlua_run does. */
 int	pwlua_problem(struct pwlua *, const char *path, struct pw_problem **out,
-	    struct pw_error *);
+	    struct pwlua_solve_prefs *prefs, struct pw_error *);
 
 /* The problem script PATH in a fresh interpreter with the defaults, as
  * pw_problem_read reads a JSON file: a problem the caller owns, or NULL
- * with ERR set. */
-struct pw_problem *pwlua_problem_read(const char *path, struct pw_error *);
+ * with ERR set; PREFS as for pwlua_problem. */
+struct pw_problem *pwlua_problem_read(const char *path,
+	    struct pwlua_solve_prefs *prefs, struct pw_error *);
 
 /* Whether PATH names a Lua script (it ends in ".lua"). */
 bool	pwlua_is_script(const char *path);

@@ -39,6 +39,7 @@ struct pwl_run {
 	int	argc;
 	char *const *argv;
 	bool	problem;	/* keep the chunk's result as a problem */
+	struct pwlua_solve_prefs *prefs;	/* NULL, or filled with it */
 	int	early;		/* PW_OK, or why the message on the stack has
 				 * no traceback (a load error, a bad result) */
 	struct pw_problem *out;
@@ -304,9 +305,19 @@ pwl_run_body(lua_State *L)
 	lua_call(L, run->argc, run->problem ? 1 : 0);
 	if (!run->problem)
 		return 0;
-	if ((pb = pwl_problem_test(L, -1)) != NULL)
+	if ((pb = pwl_problem_test(L, -1)) != NULL) {
 		run->out = pw_problem_copy(pb->p);
-	else if ((sb = pwl_schedule_test(L, -1)) != NULL)
+		if (run->prefs != NULL) {
+			run->prefs->has_objective = pb->has_objective;
+			run->prefs->objective = pb->objective;
+			run->prefs->time_limit = pb->time_limit;
+			run->prefs->npins = pb->npins;
+			run->prefs->pins = pw_xreallocarray(NULL, pb->npins + 1,
+			    sizeof *pb->pins);
+			memcpy(run->prefs->pins, pb->pins, pb->npins *
+			    sizeof *pb->pins);
+		}
+	} else if ((sb = pwl_schedule_test(L, -1)) != NULL)
 		run->out = pw_problem_copy(sb->problem);
 	else {
 		run->early = PW_ERR_INPUT;
@@ -365,6 +376,7 @@ pwl_call(struct pwlua *lua, struct pwl_run *run, struct pw_error *err)
 	if (run->early != PW_OK) {
 		pw_problem_free(run->out);
 		run->out = NULL;
+		pwlua_solve_prefs_free(run->prefs);
 	}
 	return run->early;
 }
@@ -373,21 +385,32 @@ int
 pwlua_run(struct pwlua *lua, const char *path, int argc, char *const *argv,
     struct pw_error *err)
 {
-	struct pwl_run run = { path, argc, argv, false, PW_OK, NULL };
+	struct pwl_run run = { path, argc, argv, false, NULL, PW_OK, NULL };
 
 	return pwl_call(lua, &run, err);
 }
 
 int
 pwlua_problem(struct pwlua *lua, const char *path, struct pw_problem **out,
-    struct pw_error *err)
+    struct pwlua_solve_prefs *prefs, struct pw_error *err)
 {
-	struct pwl_run run = { path, 0, NULL, true, PW_OK, NULL };
+	struct pwl_run run = { path, 0, NULL, true, prefs, PW_OK, NULL };
 	int rc;
 
+	if (prefs != NULL)
+		memset(prefs, 0, sizeof *prefs);
 	rc = pwl_call(lua, &run, err);
 	*out = run.out;
 	return rc;
+}
+
+void
+pwlua_solve_prefs_free(struct pwlua_solve_prefs *prefs)
+{
+	if (prefs == NULL)
+		return;
+	free(prefs->pins);
+	memset(prefs, 0, sizeof *prefs);
 }
 
 /* Resolves the write directory DIR into *OUT (the caller frees it). */
@@ -466,14 +489,17 @@ pwlua_free(struct pwlua *lua)
 }
 
 struct pw_problem *
-pwlua_problem_read(const char *path, struct pw_error *err)
+pwlua_problem_read(const char *path, struct pwlua_solve_prefs *prefs,
+    struct pw_error *err)
 {
 	struct pw_problem *p = NULL;
 	struct pwlua *lua;
 
+	if (prefs != NULL)
+		memset(prefs, 0, sizeof *prefs);
 	if ((lua = pwlua_new(NULL, err)) == NULL)
 		return NULL;
-	pwlua_problem(lua, path, &p, err);
+	pwlua_problem(lua, path, &p, prefs, err);
 	pwlua_free(lua);
 	return p;
 }

@@ -67,6 +67,7 @@ struct cmd_args {
 	const char *from;
 	double	time_limit;	/* 0: the solver's default */
 	enum pw_objective objective;
+	bool	objective_given;
 	enum pw_offload_mode offload;
 	unsigned long seed;
 	const char *write_lp;
@@ -199,6 +200,7 @@ cmd_solve_option(const struct pw_command *cmd, int c, const char *v,
 	case 'O':
 		if (strcmp(v, "makespan") == 0 || strcmp(v, "span") == 0) {
 			a->objective = v[0] == 'm' ? PW_OBJ_MAKESPAN : PW_OBJ_SPAN;
+			a->objective_given = true;
 			return true;
 		}
 		pw_cmd_fail("%s: --objective '%s' is not makespan or span",
@@ -370,17 +372,21 @@ cmd_label(const char *path)
 
 /* Returns the problem of PATH (a problem or a schedule file, or a Lua
  * problem script), or the built-in default one when PATH is NULL; the
- * caller owns it.  NULL after reporting why. */
+ * caller owns it.  With PREFS (may be NULL), what a script states for the
+ * optimizer, which the caller frees (pwlua_solve_prefs_free).  NULL after
+ * reporting why. */
 static struct pw_problem *
-cmd_problem_load(const char *path)
+cmd_problem_load(const char *path, struct pwlua_solve_prefs *prefs)
 {
 	struct pw_problem *problem;
 	struct pw_error err;
 
+	if (prefs != NULL)
+		memset(prefs, 0, sizeof *prefs);
 	if (path == NULL)
 		return pw_problem_default();
-	problem = pwlua_is_script(path) ? pwlua_problem_read(path, &err) :
-	    pw_problem_read(path, &err);
+	problem = pwlua_is_script(path) ? pwlua_problem_read(path, prefs,
+	    &err) : pw_problem_read(path, &err);
 	if (problem == NULL)
 		pw_cmd_fail("%s", err.msg);
 	return problem;
@@ -411,7 +417,7 @@ cmd_plan_build(struct cmd_plan *plan, const char *path, const char *name)
 		cmd_unknown(PW_CMD_LIST_FAMILIES, "family", name);
 		return PW_EXIT_INPUT;
 	}
-	if ((given = cmd_problem_load(path)) == NULL)
+	if ((given = cmd_problem_load(path, NULL)) == NULL)
 		return PW_EXIT_INPUT;
 	rc = pw_family_build(family, given, &plan->problem, &plan->schedule,
 	    &err);
@@ -573,7 +579,7 @@ pw_cmd_problem(const struct pw_command *cmd, int argc, char **argv)
 
 	if ((status = cmd_parse(cmd, argc, argv, "o", 0, 1, &a)) != CMD_GO)
 		return status;
-	if ((problem = cmd_problem_load(a.pos[0])) == NULL)
+	if ((problem = cmd_problem_load(a.pos[0], NULL)) == NULL)
 		return PW_EXIT_INPUT;
 	status = PW_EXIT_OK;
 	if (pw_problem_write(a.output, problem, &err) != PW_OK) {
@@ -651,7 +657,7 @@ pw_cmd_compare(const struct pw_command *cmd, int argc, char **argv)
 
 	if ((status = cmd_parse(cmd, argc, argv, "", 0, 1, &a)) != CMD_GO)
 		return status;
-	if ((problem = cmd_problem_load(a.pos[0])) == NULL)
+	if ((problem = cmd_problem_load(a.pos[0], NULL)) == NULL)
 		return PW_EXIT_INPUT;
 	pw_compare_print(stdout, problem);
 	pw_problem_free(problem);
@@ -851,6 +857,7 @@ pw_cmd_solve(const struct pw_command *cmd, int argc, char **argv)
 	struct pw_outfile check;
 	struct stat st;
 	struct cmd_progress last = { NULL, 0, 0 };
+	struct pwlua_solve_prefs prefs;
 	struct pw_error err;
 	struct cmd_args a;
 	FILE *out;
@@ -860,15 +867,21 @@ pw_cmd_solve(const struct pw_command *cmd, int argc, char **argv)
 	if ((status = cmd_parse(cmd, argc, argv, "FlOxsWo", 1, 1, &a)) !=
 	    CMD_GO)
 		return status;
-	if ((problem = cmd_problem_load(a.pos[0])) == NULL)
+	if ((problem = cmd_problem_load(a.pos[0], &prefs)) == NULL)
 		return PW_EXIT_INPUT;
 	status = PW_EXIT_INPUT;
 	pw_solve_opts_init(&o);
-	o.objective = a.objective;
+	/* A Lua problem's own objective, time limit and pins, unless the
+	 * command line says otherwise (it has no pins). */
+	o.objective = !a.objective_given && prefs.has_objective ?
+	    prefs.objective : a.objective;
 	o.offload = a.offload;
 	o.seed = a.seed;
-	if (a.time_limit > 0)
-		o.time_limit = a.time_limit;
+	if (a.time_limit > 0 || prefs.time_limit > 0)
+		o.time_limit = a.time_limit > 0 ? a.time_limit :
+		    prefs.time_limit;
+	o.pins = prefs.pins;
+	o.npins = prefs.npins;
 	o.write_lp = a.write_lp;
 	o.progress = cmd_solve_progress;
 	o.progress_arg = &last;
@@ -917,5 +930,6 @@ out:
 	pw_solve_result_free(&res);
 	pw_schedule_free(start);
 	pw_problem_free(problem);
+	pwlua_solve_prefs_free(&prefs);
 	return status;
 }

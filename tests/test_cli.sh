@@ -433,6 +433,36 @@ if [ -f "$UNIT" ]; then
 	ok "solve --objective span exits 0" status_is 0
 	ok "the span objective is ZB-H2's 24" out_has '^objective  *span 24 s (optimal)$'
 
+	# A Lua problem's objective and must-precede pairs hold unless the
+	# command line says otherwise.  W(1,1) before F(1,5) (1-based, on
+	# device 1), which the unpinned optimum breaks.
+	cat >"$tmp/free.lua" <<'EOF'
+local unit = { f = 1, b = 1, w = 1, act = 1, hold = 0.5 }
+return pw.problem{ devices = 4, microbatches = 8, objective = "span",
+  stages = { unit, unit, unit, unit } }
+EOF
+	sed 's/^  stages/  precede = { { { "W", 1, 1 }, { "F", 1, 5 } } }, stages/' \
+	    "$tmp/free.lua" >"$tmp/pinned.lua"
+	cat >"$tmp/pincheck.lua" <<'EOF'
+local w, f
+for _, op in ipairs(pw.load(arg[1]).ops) do
+  if op.kind == "W" and op.stage == 1 and op.mb == 1 then w = op.start end
+  if op.kind == "F" and op.stage == 1 and op.mb == 5 then f = op.start end
+end
+print(w <= f and "held" or "broken")
+EOF
+	run "$PW" solve "$tmp/free.lua" -o "$tmp/free.json"
+	ok "solve of a Lua problem exits 0" status_is 0
+	ok "it takes the script's objective" out_has '^objective  *span 24 s'
+	run "$PW" script "$tmp/pincheck.lua" "$tmp/free.json"
+	ok "unpinned, W(1,1) starts after F(1,5)" out_has '^broken$'
+	run "$PW" solve "$tmp/pinned.lua" -o "$tmp/pinned.json"
+	ok "solve of a pinned Lua problem exits 0" status_is 0
+	run "$PW" script "$tmp/pincheck.lua" "$tmp/pinned.json"
+	ok "the script's pin holds in the solved schedule" out_has '^held$'
+	run "$PW" solve "$tmp/free.lua" --objective makespan -o /dev/null
+	ok "--objective overrides the script's" out_has '^objective  *makespan 27 s'
+
 	# To stdout the schedule is the output and the report goes to stderr.
 	run "$PW" solve "$UNIT"
 	ok "solve to stdout exits 0" status_is 0

@@ -119,7 +119,7 @@ script_problem(const char *name, const char *text)
 	struct pw_error err;
 
 	write_file(name, text);
-	if ((p = pwlua_problem_read(name, &err)) == NULL)
+	if ((p = pwlua_problem_read(name, NULL, &err)) == NULL)
 		tap_diag("%s", err.msg);
 	return p;
 }
@@ -170,7 +170,7 @@ test_default(void)
 		return;
 	}
 	snprintf(path, sizeof path, "%s/default.lua", examples);
-	if (!tap_ok((p = pwlua_problem_read(path, &err)) != NULL,
+	if (!tap_ok((p = pwlua_problem_read(path, NULL, &err)) != NULL,
 	    "examples/default.lua reads")) {
 		tap_diag("%s", err.msg);
 		pw_problem_free(want);
@@ -621,28 +621,28 @@ test_problem_errors(void)
 	struct pw_error err;
 
 	write_file("bad1.lua", "return pw.problem{ devices = 2, microbatch = 4 }\n");
-	tap_ok(pwlua_problem_read("bad1.lua", &err) == NULL,
+	tap_ok(pwlua_problem_read("bad1.lua", NULL, &err) == NULL,
 	    "an unknown field is refused");
 	tap_str(err.msg, "bad1.lua:1: pw.problem: unknown field 'microbatch'\n"
 	    "stack traceback:\n\t[C]: in function 'pipewright.problem'\n\tbad1.lua:1: in "
 	    "main chunk", "...naming it and the line");
 	write_file("bad2.lua", "return pw.problem" UNIT_SPEC ",\n"
 	    "  cost = function(s, k, d) if s == 3 then return 'x' end end }\n");
-	tap_ok(pwlua_problem_read("bad2.lua", &err) == NULL,
+	tap_ok(pwlua_problem_read("bad2.lua", NULL, &err) == NULL,
 	    "a cost function returning a string is refused");
 	tap_str(err.msg, "bad2.lua:1: pw.problem: cost(3, \"f\") returned a "
 	    "string; a number, or nil for the default\nstack traceback:\n"
 	    "\t[C]: in function 'pipewright.problem'\n\tbad2.lua:1: in main chunk",
 	    "...naming the stage and the kind");
 	write_file("bad3.lua", "return 42\n");
-	tap_ok(pwlua_problem_read("bad3.lua", &err) == NULL,
+	tap_ok(pwlua_problem_read("bad3.lua", NULL, &err) == NULL,
 	    "a script returning a number is no problem");
 	tap_str(err.msg, "bad3.lua: a problem script must end with 'return "
 	    "pw.problem{...}' (it returned number)", "...saying what it must "
 	    "return");
 	write_file("bad4.lua", "return pw.problem" UNIT_SPEC ",\n"
 	    "  memory_limit = 0.5 }\n");
-	tap_ok(pwlua_problem_read("bad4.lua", &err) == NULL,
+	tap_ok(pwlua_problem_read("bad4.lua", NULL, &err) == NULL,
 	    "a limit below one activation is refused");
 	tap_str(err.msg, "bad4.lua:1: pw.problem: memory[0].limit: 0.5 is "
 	    "below what one microbatch needs on device 0 (static 0 B + act of "
