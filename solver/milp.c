@@ -360,6 +360,7 @@ pw_milp_model(struct pw_milp_model *md, const struct pw_milp_request *req,
     const struct pw_timing *inc, double at_least, double better_than,
     struct pw_error *err)
 {
+	volatile sig_atomic_t *cancel;
 	int rc;
 
 	memset(md, 0, sizeof *md);
@@ -370,11 +371,13 @@ pw_milp_model(struct pw_milp_model *md, const struct pw_milp_request *req,
 	md->form = !req->ties && !md->mm.zoned && pw_form_time.fits(&md->mm) ?
 	    &pw_form_time : &pw_form_disj;
 	md->form->build(&md->mm, &md->b, &md->state);
+	/* A model asked for in a file is built whatever the time. */
+	cancel = req->write_lp == NULL ? req->cancel : NULL;
 	if ((req->free != NULL && md->b.nrows > PW_MILP_WINDOW_ROWS) ||
-	    (req->cancel != NULL && *req->cancel))
+	    (cancel != NULL && *cancel))
 		return PW_OK;
-	if ((md->lp = pw_milp_lp(&md->b, req->cancel)) == NULL &&
-	    !(req->cancel != NULL && *req->cancel)) {
+	if ((md->lp = pw_milp_lp(&md->b, cancel)) == NULL &&
+	    !(cancel != NULL && *cancel)) {
 		pw_error_set(err, "milp: lp_solve refused a model of %d "
 		    "columns and %d rows", md->b.ncols, md->b.nrows);
 		return PW_ERR_INTERNAL;
@@ -702,7 +705,7 @@ pw_milp_solve(const struct pw_milp_request *req, struct pw_milp_result *res,
 	if (rc != PW_OK)
 		goto out;
 	res->bound = fmax(res->bound, top.mm.obj_lo * top.mm.scale);
-	if (req->write_lp != NULL && top.lp != NULL &&
+	if (req->write_lp != NULL &&
 	    (rc = pw_milp_write(top.lp, req->write_lp, err)) != PW_OK)
 		goto out;
 	res->exact = pw_milp_exact(req, &top.mm);
