@@ -314,8 +314,9 @@ pwl_run_body(lua_State *L)
 			run->prefs->npins = pb->npins;
 			run->prefs->pins = pw_xreallocarray(NULL, pb->npins + 1,
 			    sizeof *pb->pins);
-			memcpy(run->prefs->pins, pb->pins, pb->npins *
-			    sizeof *pb->pins);
+			if (pb->npins > 0)
+				memcpy(run->prefs->pins, pb->pins, pb->npins *
+				    sizeof *pb->pins);
 		}
 	} else if ((sb = pwl_schedule_test(L, -1)) != NULL)
 		run->out = pw_problem_copy(sb->problem);
