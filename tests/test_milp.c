@@ -298,6 +298,30 @@ test_fixed_order(const struct pw_problem *prob, const struct pw_seq *seq,
 	return s;
 }
 
+/* Returns the mask (the caller frees it) of the ops INC starts in
+ * [FROM, TO); their number in *N unless N is NULL. */
+static bool *
+test_window_mask(const struct pw_problem *prob, const struct pw_schedule *inc,
+    double from, double to, int *n)
+{
+	size_t universe = pw_op_universe(prob), i;
+	bool *mask = pw_xcalloc(universe, sizeof *mask);
+	struct pw_timing *t;
+	struct pw_error err;
+	int count = 0;
+
+	if (pw_simulate(prob, inc, &t, &err) != PW_OK)
+		abort();
+	for (i = 0; i < universe; i++)
+		if (pw_timing_has(t, i) && t->start[i] >= from &&
+		    t->start[i] < to)
+			count += mask[i] = true;
+	pw_timing_free(t);
+	if (n != NULL)
+		*n = count;
+	return mask;
+}
+
 /*
  * A window of INC on PROB: only the ops it starts in [FROM, TO) are free.
  * The result improves, and fixed compute ops keep their order on every
@@ -307,22 +331,12 @@ static void
 test_window(const struct pw_problem *prob, const struct pw_schedule *inc,
     double from, double to, bool offload, long nodes, const char *what)
 {
-	size_t universe = pw_op_universe(prob), i;
-	bool *mask = pw_xcalloc(universe, sizeof *mask);
 	struct pw_milp_request rq;
 	struct pw_milp_result res;
-	struct pw_timing *t;
-	struct pw_error err;
 	char *want, *got;
-	int d, nfree = 0;
+	int d, nfree;
+	bool *mask = test_window_mask(prob, inc, from, to, &nfree);
 
-	if (pw_simulate(prob, inc, &t, &err) != PW_OK)
-		abort();
-	for (i = 0; i < universe; i++)
-		if (pw_timing_has(t, i) && t->start[i] >= from &&
-		    t->start[i] < to)
-			nfree += mask[i] = true;
-	pw_timing_free(t);
 	test_request(&rq, prob, inc, PW_OBJ_MAKESPAN);
 	rq.free = mask;
 	rq.offload = offload;
@@ -376,20 +390,12 @@ test_ties(void)
 {
 	struct pw_problem *prob = test_unit(4, 8, INFINITY, 0);
 	struct pw_schedule *inc = test_1f1b(prob, 100);
-	size_t universe = pw_op_universe(prob), i;
-	bool *mask = pw_xcalloc(universe, sizeof *mask);
 	struct pw_milp_request rq;
 	struct pw_milp_result res;
-	struct pw_timing *t;
-	struct pw_error err;
 	double ends = test_ends(prob, inc), obj;
 	int k;
+	bool *mask = test_window_mask(prob, inc, 0, 8, NULL);
 
-	if (pw_simulate(prob, inc, &t, &err) != PW_OK)
-		abort();
-	for (i = 0; i < universe; i++)
-		mask[i] = pw_timing_has(t, i) && t->start[i] < 8;
-	pw_timing_free(t);
 	for (k = 0; k < 2; k++) {
 		test_request(&rq, prob, inc, PW_OBJ_MAKESPAN);
 		obj = rq.incumbent_objective;
