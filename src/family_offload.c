@@ -432,13 +432,9 @@ pw_family_po_auto(const struct pw_problem *p, struct pw_schedule **out,
 		return rc;
 	if ((rc = pw_po_fit(p, lo, offload, out, err)) != PW_OK)
 		return rc;
-	if (*out == NULL) {
-		if (offload && (rc = pw_po_sel("po-auto", p, out, err)) !=
-		    PW_OK)
-			return rc;
-		return offload ? PW_OK : pw_slots_build("po-auto", p, lo, out,
-		    err);
-	}
+	if (*out == NULL)
+		return offload ? pw_po_sel("po-auto", p, out, err) :
+		    pw_slots_build("po-auto", p, lo, out, err);
 	/* *OUT fits with group size LO, nothing did with HI. */
 	while (hi - lo > 1) {
 		mid = lo + (hi - lo) / 2;
