@@ -516,23 +516,24 @@ pwl_origin_refresh(struct pw_problem *p)
 static void
 pwl_constraints(lua_State *L, struct pwl_problem *pb)
 {
+	struct pwlua_solve_prefs *prefs = &pb->prefs;
 	size_t n;
 	int objective;
 
 	objective = pwl_get_option(L, 1, PWL_WHAT, "objective", -1,
 	    pwl_objective_names);
-	pb->has_objective = objective >= 0;
-	pb->objective = pb->has_objective ? (enum pw_objective)objective :
-	    PW_OBJ_MAKESPAN;
-	pb->time_limit = pwl_get_number(L, 1, PWL_WHAT, "time_limit", 0);
-	if (pb->time_limit < 0 || !isfinite(pb->time_limit))
+	prefs->has_objective = objective >= 0;
+	prefs->objective = prefs->has_objective ?
+	    (enum pw_objective)objective : PW_OBJ_MAKESPAN;
+	prefs->time_limit = pwl_get_number(L, 1, PWL_WHAT, "time_limit", 0);
+	if (prefs->time_limit < 0 || !isfinite(prefs->time_limit))
 		pwl_fail(L, PWL_WHAT ": time_limit: must be a positive number "
-		    "of seconds (got %g)", pb->time_limit);
+		    "of seconds (got %g)", prefs->time_limit);
 	if (lua_getfield(L, 1, "precede") != LUA_TNIL &&
 	    (n = pwl_pins_count(L, -1, PWL_WHAT ": precede")) > 0) {
-		pb->pins = pw_xcalloc(n, sizeof *pb->pins);
-		pb->npins = n;
-		pwl_pins_read(L, -1, PWL_WHAT ": precede", pb->p, pb->pins);
+		prefs->pins = pw_xcalloc(n, sizeof *prefs->pins);
+		prefs->npins = n;
+		pwl_pins_read(L, -1, PWL_WHAT ": precede", pb->p, prefs->pins);
 	}
 	lua_pop(L, 1);
 }
@@ -588,7 +589,7 @@ pwl_problem_gc(lua_State *L)
 	struct pwl_problem *pb = luaL_checkudata(L, 1, PWL_PROBLEM);
 
 	pw_problem_free(pb->p);
-	free(pb->pins);
+	pwlua_solve_prefs_free(&pb->prefs);
 	memset(pb, 0, sizeof *pb);
 	return 0;
 }
@@ -693,12 +694,12 @@ pwl_push_pins(lua_State *L, const struct pwl_problem *pb)
 {
 	size_t i;
 
-	lua_createtable(L, (int)pb->npins, 0);
-	for (i = 0; i < pb->npins; i++) {
+	lua_createtable(L, (int)pb->prefs.npins, 0);
+	for (i = 0; i < pb->prefs.npins; i++) {
 		lua_createtable(L, 2, 0);
-		pwl_op_push(L, pb->pins[i].before);
+		pwl_op_push(L, pb->prefs.pins[i].before);
 		lua_rawseti(L, -2, 1);
-		pwl_op_push(L, pb->pins[i].after);
+		pwl_op_push(L, pb->prefs.pins[i].after);
 		lua_rawseti(L, -2, 2);
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
@@ -740,10 +741,10 @@ pwl_problem_field(lua_State *L, const struct pwl_problem *pb,
 		pwl_model_push(L, &p->origin->model);
 	else if (strcmp(key, "hardware") == 0 && p->origin != NULL)
 		pwl_hardware_push(L, &p->origin->hardware);
-	else if (strcmp(key, "objective") == 0 && pb->has_objective)
-		lua_pushstring(L, pwl_objective_names[pb->objective]);
-	else if (strcmp(key, "time_limit") == 0 && pb->time_limit > 0)
-		lua_pushnumber(L, pb->time_limit);
+	else if (strcmp(key, "objective") == 0 && pb->prefs.has_objective)
+		lua_pushstring(L, pwl_objective_names[pb->prefs.objective]);
+	else if (strcmp(key, "time_limit") == 0 && pb->prefs.time_limit > 0)
+		lua_pushnumber(L, pb->prefs.time_limit);
 	else if (strcmp(key, "precede") == 0)
 		pwl_push_pins(L, pb);
 	else if (strcmp(key, "chunks") == 0 || strcmp(key, "model") == 0 ||

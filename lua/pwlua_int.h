@@ -31,12 +31,9 @@
 /* A problem object; its user value is a table caching derived fields. */
 struct pwl_problem {
 	struct pw_problem *p;	/* owned; NULL until built */
-	/* Solver options stated in the script (pw.solve's defaults). */
-	bool	has_objective;
-	enum pw_objective objective;
-	double	time_limit;	/* seconds; 0: not stated */
-	struct pw_pin *pins;	/* owned, [npins]: must-precede pairs */
-	size_t	npins;
+	/* Solver options stated in the script (pw.solve's defaults); its
+	 * pins are owned. */
+	struct pwlua_solve_prefs prefs;
 };
 
 /* A schedule object; user value 1 is the problem object it is for (so

@@ -164,10 +164,10 @@ pwl_solve(lua_State *L)
 	lua_settop(L, 2);
 	pwl_check_fields(L, 2, "pw.solve", fields, sizeof *fields);
 	pw_solve_opts_init(&o);
-	if (pb->has_objective)
-		o.objective = pb->objective;
-	if (pb->time_limit > 0)
-		o.time_limit = pb->time_limit;
+	if (pb->prefs.has_objective)
+		o.objective = pb->prefs.objective;
+	if (pb->prefs.time_limit > 0)
+		o.time_limit = pb->prefs.time_limit;
 	o.objective = pwl_get_option(L, 2, "pw.solve", "objective",
 	    (int)o.objective, pwl_objective_names);
 	o.offload = pwl_get_option(L, 2, "pw.solve", "offload",
@@ -188,14 +188,14 @@ pwl_solve(lua_State *L)
 	if (lua_getfield(L, 2, "precede") != LUA_TNIL)	/* 4 */
 		n = pwl_pins_count(L, 4, "pw.solve: precede");
 	/* 5: the script's pins and these, owned by Lua. */
-	pins = lua_newuserdatauv(L, (pb->npins + n) * sizeof *pins, 0);
-	if (pb->npins > 0)
-		memcpy(pins, pb->pins, pb->npins * sizeof *pins);
+	pins = lua_newuserdatauv(L, (pb->prefs.npins + n) * sizeof *pins, 0);
+	if (pb->prefs.npins > 0)
+		memcpy(pins, pb->prefs.pins, pb->prefs.npins * sizeof *pins);
 	if (n > 0)
 		pwl_pins_read(L, 4, "pw.solve: precede", pb->p,
-		    pins + pb->npins);
+		    pins + pb->prefs.npins);
 	o.pins = pins;
-	o.npins = pb->npins + n;
+	o.npins = pb->prefs.npins + n;
 
 	s = pwl_schedule_push(L, 1);
 	memset(&res, 0, sizeof res);

@@ -308,15 +308,12 @@ pwl_run_body(lua_State *L)
 	if ((pb = pwl_problem_test(L, -1)) != NULL) {
 		run->out = pw_problem_copy(pb->p);
 		if (run->prefs != NULL) {
-			run->prefs->has_objective = pb->has_objective;
-			run->prefs->objective = pb->objective;
-			run->prefs->time_limit = pb->time_limit;
-			run->prefs->npins = pb->npins;
-			run->prefs->pins = pw_xreallocarray(NULL, pb->npins + 1,
-			    sizeof *pb->pins);
-			if (pb->npins > 0)
-				memcpy(run->prefs->pins, pb->pins, pb->npins *
-				    sizeof *pb->pins);
+			*run->prefs = pb->prefs;
+			run->prefs->pins = pw_xreallocarray(NULL,
+			    pb->prefs.npins + 1, sizeof *pb->prefs.pins);
+			if (pb->prefs.npins > 0)
+				memcpy(run->prefs->pins, pb->prefs.pins,
+				    pb->prefs.npins * sizeof *pb->prefs.pins);
 		}
 	} else if ((sb = pwl_schedule_test(L, -1)) != NULL)
 		run->out = pw_problem_copy(sb->problem);
