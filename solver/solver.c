@@ -7,9 +7,17 @@
  * thread to report progress every 50 ms and to watch the cancel flag and
  * the time limit; either sets the worker's stop flag, which the worker
  * checks between units of work and lp_solve polls through milp.c's abort
- * callback.  Only the stop flag crosses from this thread to the worker,
- * and only the numbers of the progress report come back (under a lock),
- * so the result depends on timing only through when the search stops.
+ * callback.  Only the stop flag crosses from this thread to the worker;
+ * what the result is made of comes back under a lock, so the result
+ * depends on timing only through when the search stops.
+ *
+ * Some units of work cannot be interrupted (a family's build, the offload
+ * planner on a large problem, a model handed to lp_solve), and take
+ * seconds on the largest problems.  So once the search is stopped and
+ * has a schedule, the calling thread waits PW_SOLVE_GRACE for the worker
+ * and then returns a copy of its incumbent, leaving the worker to finish
+ * its unit on its own copies of the problem and options; the last of the
+ * two to leave frees the search.
  *
  * The search is deterministic up to the time limit: the families, the
  * heuristic and the order of the windows (a splitmix64 sequence from the
@@ -33,6 +41,10 @@
 
 /* Progress reports come at least this often (seconds). */
 #define PW_SOLVE_TICK		0.05
+/* How long a stopped search may take to finish before pw_solve returns a
+ * copy of its incumbent (seconds): with the tick, a cancel takes effect
+ * within 100 ms. */
+#define PW_SOLVE_GRACE		0.03
 /* The default time limit (seconds). */
 #define PW_SOLVE_DEFAULT_LIMIT	10.0
 /* The whole model is solved when it has at most this many ordering
@@ -51,30 +63,47 @@
 #define PW_LNS_SECONDS_MIN	0.05
 #define PW_LNS_PASS		12
 
-/* One solve: the worker's state and what it shares with the reporter. */
+/*
+ * One solve: the worker's state and what it shares with the reporter,
+ * on the heap and owned by both (REFS): the reporter may leave first.
+ */
 struct pw_search {
-	const struct pw_problem *p;
-	const struct pw_solve_opts *o;
+	const struct pw_problem *p;	/* PROBLEM */
+	const struct pw_solve_opts *o;	/* &OPTS */
 	bool	*offloadable;	/* [nstages] or NULL */
 	double	t0;		/* monotonic seconds at the start */
 	double	limit;		/* seconds */
 	volatile sig_atomic_t stop;
 
+	/* The worker's copies of the caller's problem and options, and what
+	 * OPTS points to (no progress callback, no cancel flag). */
+	struct pw_problem *problem;
+	struct pw_solve_opts opts;
+	struct pw_schedule *own_start;
+	char	*own_start_family;
+	bool	*own_may_offload;
+	struct pw_pin *own_pins;
+	char	*own_write_lp;
+
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	/* Under the lock: the numbers of the last report. */
+	/* Under the lock: the numbers of the last report, who still holds
+	 * the search, whether the worker is done. */
 	double	pub_incumbent;
 	double	pub_bound;
 	const char *pub_phase;
+	int	refs;
 	bool	finished;
 
-	/* The worker's own. */
+	/* Written by the worker under the lock, which the reporter reads
+	 * them under; the worker reads them freely. */
 	struct pw_schedule *best;	/* feasible, checked */
 	struct pw_eval eval;
 	double	bound;
 	char	start[64];
 	double	start_objective;
 	struct pw_model_size model;
+	/* The worker's, read once it has finished. */
 	int	rc;
 	struct pw_error err;
 };
@@ -251,12 +280,18 @@ pw_solver_copy(const struct pw_problem *p, const struct pw_schedule *sched)
 	struct pw_schedule *copy = pw_schedule_new(p);
 	int r, i;
 
+	/* Sequence by sequence, ops as they are: a start schedule is copied
+	 * before the simulator has said whether its ops make sense. */
+	assert(sched->ndevices == copy->ndevices &&
+	    sched->nchannels == copy->nchannels &&
+	    sched->nstages == copy->nstages &&
+	    sched->microbatches == copy->microbatches);
 	for (r = 0; r < sched->ndevices; r++)
 		for (i = 0; i < sched->device[r].len; i++)
-			pw_schedule_append(copy, p, sched->device[r].ops[i]);
+			pw_seq_push(&copy->device[r], sched->device[r].ops[i]);
 	for (r = 0; r < sched->nchannels; r++)
 		for (i = 0; i < sched->channel[r].len; i++)
-			pw_schedule_append(copy, p, sched->channel[r].ops[i]);
+			pw_seq_push(&copy->channel[r], sched->channel[r].ops[i]);
 	memcpy(copy->anchor, sched->anchor, (size_t)p->nstages *
 	    (size_t)p->microbatches * sizeof *copy->anchor);
 	if (sched->family != NULL)
@@ -329,6 +364,18 @@ pw_solve_check_opts(const struct pw_problem *p, const struct pw_solve_opts *o,
 	if (o->start != NULL && o->start_family != NULL) {
 		pw_error_set(err, "solve: start and start_family are both set "
 		    "(give one)");
+		return PW_ERR_INPUT;
+	}
+	if (o->start != NULL && (o->start->ndevices != p->devices ||
+	    o->start->nstages != p->nstages ||
+	    o->start->microbatches != p->microbatches ||
+	    o->start->nchannels != pw_problem_nchannels(p))) {
+		pw_error_set(err, "solve: start: the schedule is shaped for %d "
+		    "devices, %d stages, %d microbatches and %d channels, the "
+		    "problem has %d, %d, %d and %d", o->start->ndevices,
+		    o->start->nstages, o->start->microbatches,
+		    o->start->nchannels, p->devices, p->nstages,
+		    p->microbatches, pw_problem_nchannels(p));
 		return PW_ERR_INPUT;
 	}
 	if (o->npins > 0 && o->pins == NULL) {
@@ -448,6 +495,7 @@ static bool
 pw_search_offer(struct pw_search *s, struct pw_schedule *sched,
     const char *phase)
 {
+	struct pw_schedule *old;
 	struct pw_eval e;
 	struct pw_error err;
 	char why[256];
@@ -459,9 +507,12 @@ pw_search_offer(struct pw_search *s, struct pw_schedule *sched,
 		pw_schedule_free(sched);
 		return false;
 	}
-	pw_schedule_free(s->best);
+	pthread_mutex_lock(&s->lock);
+	old = s->best;
 	s->best = sched;
 	s->eval = e;
+	pthread_mutex_unlock(&s->lock);
+	pw_schedule_free(old);
 	pw_search_publish(s, phase);
 	return true;
 }
@@ -519,53 +570,53 @@ out:
 	return rc;
 }
 
+/* Records where the search started (under the lock: the result reads it). */
+static void
+pw_search_set_start(struct pw_search *s, const char *name, double objective,
+    bool feasible)
+{
+	pthread_mutex_lock(&s->lock);
+	snprintf(s->start, sizeof s->start, "%s%s", name, feasible ? "" :
+	    " (infeasible)");
+	s->start_objective = objective;
+	pthread_mutex_unlock(&s->lock);
+}
+
 /*
  * The start: the given schedule, the named family, or the best feasible
- * family (offloading ones only with offload on).  Fills s->start and
- * s->start_objective and returns the start in *ST (its schedule NULL
- * when no family is feasible).
+ * family (offloading ones only with offload on), recorded in s->start.
+ * Each feasible start is offered as soon as it is built, so that a stop
+ * finds a schedule; without one the heuristic's schedule is the start.
  */
 static int
-pw_search_start(struct pw_search *s, struct pw_start *st)
+pw_search_start(struct pw_search *s)
 {
 	const struct pw_solve_opts *o = s->o;
 	const struct pw_family *fam;
-	struct pw_start cand;
+	const char *name;
+	struct pw_start st, cand;
 	struct pw_error err;
 	size_t i;
 	int rc;
 
-	memset(st, 0, sizeof *st);
+	memset(&st, 0, sizeof st);
 	if (o->start != NULL) {
-		snprintf(s->start, sizeof s->start, "given");
-		if (o->start->ndevices != s->p->devices ||
-		    o->start->nstages != s->p->nstages ||
-		    o->start->microbatches != s->p->microbatches ||
-		    o->start->nchannels != pw_problem_nchannels(s->p)) {
-			pw_error_set(&s->err, "solve: start: the schedule is "
-			    "shaped for %d devices, %d stages, %d microbatches "
-			    "and %d channels, the problem has %d, %d, %d and "
-			    "%d", o->start->ndevices, o->start->nstages,
-			    o->start->microbatches, o->start->nchannels,
-			    s->p->devices, s->p->nstages, s->p->microbatches,
-			    pw_problem_nchannels(s->p));
-			return PW_ERR_INPUT;
-		}
+		name = "given";
 		if ((rc = pw_solver_eval(s->p, o->start, o->objective,
-		    s->offloadable, o->pins, o->npins, &st->eval,
+		    s->offloadable, o->pins, o->npins, &st.eval,
 		    &err)) != PW_OK) {
 			pw_error_set(&s->err, "solve: start: %s", err.msg);
 			return PW_ERR_INPUT;
 		}
-		st->sched = pw_solver_copy(s->p, o->start);
+		st.sched = pw_solver_copy(s->p, o->start);
 	} else if (o->start_family != NULL) {
-		snprintf(s->start, sizeof s->start, "%s", o->start_family);
+		name = o->start_family;
 		if ((fam = pw_family_find(o->start_family)) == NULL) {
 			pw_error_set(&s->err, "solve: start_family: unknown "
 			    "family '%s'", o->start_family);
 			return PW_ERR_INPUT;
 		}
-		if (pw_search_family(s, fam, st, &err) != PW_OK) {
+		if (pw_search_family(s, fam, &st, &err) != PW_OK) {
 			pw_error_set(&s->err, "solve: start_family: %s does "
 			    "not apply: %s", fam->name, err.msg);
 			return PW_ERR_INPUT;
@@ -573,32 +624,28 @@ pw_search_start(struct pw_search *s, struct pw_start *st)
 	} else {
 		for (i = 0; i < pw_nfamilies; i++) {
 			/* Stopped: the first feasible start will do. */
-			if (st->sched != NULL && pw_search_stopped(s))
+			if (s->best != NULL && pw_search_stopped(s))
 				break;
 			if (pw_search_family(s, &pw_families[i], &cand,
 			    &err) != PW_OK)
 				continue;
+			/* The first family of the best objective. */
 			if (!cand.eval.feasible || (pw_solver_offloads(
 			    cand.sched) && o->offload != PW_OFFLOAD_ON) ||
-			    (st->sched != NULL && !pw_solver_better(
-			    cand.eval.objective, st->eval.objective))) {
+			    (s->best != NULL && !pw_solver_better(
+			    cand.eval.objective, s->eval.objective)))
 				pw_schedule_free(cand.sched);
-				continue;
-			}
-			pw_schedule_free(st->sched);
-			*st = cand;
-			snprintf(s->start, sizeof s->start, "%s",
-			    pw_families[i].name);
+			else if (pw_search_offer(s, cand.sched, "start"))
+				pw_search_set_start(s, pw_families[i].name,
+				    cand.eval.objective, true);
 		}
-		if (st->sched == NULL)
-			snprintf(s->start, sizeof s->start, "heuristic");
+		return PW_OK;
 	}
-	if (st->sched != NULL) {
-		s->start_objective = st->eval.objective;
-		if (!st->eval.feasible)
-			snprintf(s->start + strlen(s->start), sizeof s->start -
-			    strlen(s->start), " (infeasible)");
-	}
+	pw_search_set_start(s, name, st.eval.objective, st.eval.feasible);
+	if (st.eval.feasible)
+		pw_search_offer(s, st.sched, "start");
+	else
+		pw_schedule_free(st.sched);
 	return PW_OK;
 }
 
@@ -713,10 +760,11 @@ pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
 	*improved = *optimal = false;
 	if ((rc = pw_milp_solve(&rq, &res, &s->err)) != PW_OK)
 		return rc;
-	if (mask == NULL)
+	pthread_mutex_lock(&s->lock);
+	if (mask == NULL || (!s->model.whole && res.size.binaries >=
+	    s->model.binaries))
 		s->model = res.size;
-	else if (!s->model.whole && res.size.binaries >= s->model.binaries)
-		s->model = res.size;
+	pthread_mutex_unlock(&s->lock);
 	*optimal = res.optimal;
 	if (res.schedule != NULL)
 		*improved = pw_search_offer(s, res.schedule, phase);
@@ -724,9 +772,10 @@ pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
 	 * restricted nothing (milp.h: exact); nothing can be below the
 	 * incumbent's objective. */
 	if (res.exact && s->best != NULL && !isnan(res.bound)) {
-		s->bound = fmax(s->bound, fmin(res.bound, s->eval.objective));
-		if (res.optimal)
-			s->bound = fmax(s->bound, s->eval.objective);
+		pthread_mutex_lock(&s->lock);
+		s->bound = fmax(s->bound, res.optimal ? s->eval.objective :
+		    fmin(res.bound, s->eval.objective));
+		pthread_mutex_unlock(&s->lock);
 		pw_search_publish(s, phase);
 	}
 	return PW_OK;
@@ -1134,21 +1183,19 @@ pw_search_run(struct pw_search *s)
 {
 	struct pw_heuristic_opts ho;
 	struct pw_schedule *sched;
-	struct pw_start st;
 	struct pw_eval he;
 	struct pw_error err;
-	double binaries, left;
+	double bound, binaries, left;
 	bool improved, optimal;
 	int rc;
 
-	s->bound = pw_bound_problem(s->p, s->o->objective, s->offloadable);
+	bound = pw_bound_problem(s->p, s->o->objective, s->offloadable);
+	pthread_mutex_lock(&s->lock);
+	s->bound = bound;
+	pthread_mutex_unlock(&s->lock);
 	pw_search_publish(s, "start");
-	if ((rc = pw_search_start(s, &st)) != PW_OK)
+	if ((rc = pw_search_start(s)) != PW_OK)
 		return rc;
-	if (st.sched != NULL && st.eval.feasible)
-		pw_search_offer(s, st.sched, "start");
-	else
-		pw_schedule_free(st.sched);
 
 	/* Stopped already: the start will do if it is feasible. */
 	if (!pw_search_closed(s) && (s->best == NULL ||
@@ -1172,8 +1219,9 @@ pw_search_run(struct pw_search *s)
 			    "schedule passed the checker");
 			return PW_ERR_INTERNAL;
 		}
-		if (strcmp(s->start, "heuristic") == 0)
-			s->start_objective = s->eval.objective;
+		if (s->start[0] == '\0')
+			pw_search_set_start(s, "heuristic", s->eval.objective,
+			    true);
 	}
 	if (pw_search_closed(s) || pw_search_stopped(s))
 		return PW_OK;
@@ -1193,33 +1241,112 @@ pw_search_run(struct pw_search *s)
 		    left),
 		    s->o->write_lp, "milp", &improved, &optimal)) != PW_OK)
 			return rc;
+		pthread_mutex_lock(&s->lock);
 		s->model.whole = false;
+		pthread_mutex_unlock(&s->lock);
 	}
 	pw_search_publish(s, "lns");
 	return pw_search_lns(s);
+}
+
+/*
+ * Returns a search of P under O that the caller and the worker share
+ * (two references), with the worker's own copies of both.
+ */
+static struct pw_search *
+pw_search_new(const struct pw_problem *p, const struct pw_solve_opts *o,
+    bool *offloadable)
+{
+	struct pw_search *s = pw_xcalloc(1, sizeof *s);
+	pthread_condattr_t ca;
+
+	s->problem = pw_problem_copy(p);
+	s->p = s->problem;
+	s->opts = *o;
+	s->opts.progress = NULL;
+	s->opts.progress_arg = NULL;
+	s->opts.cancel = NULL;
+	if (o->start != NULL)
+		s->opts.start = s->own_start = pw_solver_copy(p, o->start);
+	if (o->start_family != NULL)
+		s->opts.start_family = s->own_start_family =
+		    pw_xstrdup(o->start_family);
+	if (o->may_offload != NULL) {
+		s->own_may_offload = pw_xmalloc((size_t)p->nstages *
+		    sizeof *s->own_may_offload);
+		memcpy(s->own_may_offload, o->may_offload, (size_t)p->nstages *
+		    sizeof *s->own_may_offload);
+		s->opts.may_offload = s->own_may_offload;
+	}
+	if (o->npins > 0) {
+		s->own_pins = pw_xmalloc(o->npins * sizeof *s->own_pins);
+		memcpy(s->own_pins, o->pins, o->npins * sizeof *s->own_pins);
+		s->opts.pins = s->own_pins;
+	}
+	if (o->write_lp != NULL)
+		s->opts.write_lp = s->own_write_lp = pw_xstrdup(o->write_lp);
+	s->o = &s->opts;
+	s->offloadable = offloadable;
+	s->limit = o->time_limit > 0 ? o->time_limit : PW_SOLVE_DEFAULT_LIMIT;
+	s->pub_incumbent = INFINITY;
+	s->pub_phase = "start";
+	s->refs = 2;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	return s;
+}
+
+/* Drops one reference to S, freeing it with the last. */
+static void
+pw_search_release(struct pw_search *s)
+{
+	bool last;
+
+	pthread_mutex_lock(&s->lock);
+	last = --s->refs == 0;
+	pthread_mutex_unlock(&s->lock);
+	if (!last)
+		return;
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	pw_schedule_free(s->best);
+	free(s->offloadable);
+	pw_problem_free(s->problem);
+	pw_schedule_free(s->own_start);
+	free(s->own_start_family);
+	free(s->own_may_offload);
+	free(s->own_pins);
+	free(s->own_write_lp);
+	free(s);
 }
 
 static void *
 pw_search_main(void *arg)
 {
 	struct pw_search *s = arg;
+	int rc;
 
-	s->rc = pw_search_run(s);
+	rc = pw_search_run(s);
 	pthread_mutex_lock(&s->lock);
+	s->rc = rc;
 	s->finished = true;
 	pthread_cond_signal(&s->cond);
 	pthread_mutex_unlock(&s->lock);
+	pw_search_release(s);
 	return NULL;
 }
 
-/* Calls the progress callback with what S published last. */
+/* Calls O's progress callback with S's numbers. */
 static void
-pw_search_report(const struct pw_search *s, double incumbent, double bound,
-    const char *phase)
+pw_search_report(const struct pw_search *s, const struct pw_solve_opts *o,
+    double incumbent, double bound, const char *phase)
 {
 	struct pw_progress pr;
 
-	if (s->o->progress == NULL)
+	if (o->progress == NULL)
 		return;
 	pr.incumbent = incumbent;
 	pr.bound = bound;
@@ -1227,25 +1354,30 @@ pw_search_report(const struct pw_search *s, double incumbent, double bound,
 	    fmax(0, (incumbent - bound) / incumbent) : 0;
 	pr.elapsed = pw_search_elapsed(s);
 	pr.phase = phase;
-	s->o->progress(&pr, s->o->progress_arg);
+	o->progress(&pr, o->progress_arg);
 }
 
 /*
  * The reporter's loop on the calling thread: a report at least every
- * PW_SOLVE_TICK and after each publication, the stop flag set on cancel
- * or at the time limit.  Returns whether the caller cancelled.
+ * PW_SOLVE_TICK and after each publication, the stop flag set on O's
+ * cancel or at the time limit.  Returns, with the lock held, when the
+ * worker has finished, or PW_SOLVE_GRACE after the stop once the search
+ * has a schedule.  *CANCELLED tells whether the caller cancelled.
  */
-static bool
-pw_search_watch(struct pw_search *s)
+static void
+pw_search_watch(struct pw_search *s, const struct pw_solve_opts *o,
+    bool *cancelled)
 {
 	struct timespec ts;
 	double inc, bound, at;
+	double stopped = s->stop != 0 ? 0 : INFINITY;
 	const char *phase;
-	bool cancelled = false;
 
 	pthread_mutex_lock(&s->lock);
-	while (!s->finished) {
-		at = pw_now() + PW_SOLVE_TICK;
+	while (!s->finished && (s->best == NULL ||
+	    pw_search_elapsed(s) < stopped + PW_SOLVE_GRACE)) {
+		at = pw_now() + fmin(PW_SOLVE_TICK, fmax(0, stopped +
+		    PW_SOLVE_GRACE - pw_search_elapsed(s)));
 		ts.tv_sec = (time_t)at;
 		ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
 		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
@@ -1253,94 +1385,87 @@ pw_search_watch(struct pw_search *s)
 		bound = s->pub_bound;
 		phase = s->pub_phase;
 		pthread_mutex_unlock(&s->lock);
-		if (s->o->cancel != NULL && *s->o->cancel) {
+		if (o->cancel != NULL && *o->cancel)
+			*cancelled = true;
+		if (s->stop == 0 && (*cancelled ||
+		    pw_search_elapsed(s) >= s->limit)) {
 			s->stop = 1;
-			cancelled = true;
+			stopped = pw_search_elapsed(s);
 		}
-		if (pw_search_elapsed(s) >= s->limit)
-			s->stop = 1;
-		pw_search_report(s, inc, bound, phase);
+		pw_search_report(s, o, inc, bound, phase);
 		pthread_mutex_lock(&s->lock);
 	}
-	pthread_mutex_unlock(&s->lock);
-	return cancelled;
 }
 
 int
 pw_solve(const struct pw_problem *p, const struct pw_solve_opts *o,
     struct pw_solve_result *res, struct pw_error *err)
 {
-	struct pw_search s;
-	pthread_condattr_t ca;
+	struct pw_search *s;
+	bool *offloadable;
 	pthread_t worker;
-	char why[256];
+	bool finished;
 	int rc;
 
 	memset(res, 0, sizeof *res);
 	if ((rc = pw_problem_validate(p, "solve: problem", err)) != PW_OK ||
 	    (rc = pw_solve_check_opts(p, o, err)) != PW_OK)
 		return rc;
-	memset(&s, 0, sizeof s);
-	s.p = p;
-	s.o = o;
-	s.offloadable = pw_solver_offloadable(p, o->offload, o->may_offload);
-	if ((rc = pw_solve_feasible(p, s.offloadable, err)) != PW_OK) {
-		free(s.offloadable);
+	offloadable = pw_solver_offloadable(p, o->offload, o->may_offload);
+	if ((rc = pw_solve_feasible(p, offloadable, err)) != PW_OK) {
+		free(offloadable);
 		return rc;
 	}
-	s.t0 = pw_now();
-	s.limit = o->time_limit > 0 ? o->time_limit : PW_SOLVE_DEFAULT_LIMIT;
-	s.pub_incumbent = INFINITY;
-	s.pub_phase = "start";
+	s = pw_search_new(p, o, offloadable);
 	if (o->cancel != NULL && *o->cancel) {
-		s.stop = 1;
+		s->stop = 1;
 		res->cancelled = true;
 	}
-	pthread_mutex_init(&s.lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s.cond, &ca);
-	pthread_condattr_destroy(&ca);
-	if ((rc = pthread_create(&worker, NULL, pw_search_main, &s)) != 0) {
+	s->t0 = pw_now();
+	if ((rc = pthread_create(&worker, NULL, pw_search_main, s)) != 0) {
 		pw_error_set(err, "solve: cannot start the search thread: %s",
 		    strerror(rc));
-		rc = PW_ERR_INPUT;
-		goto out;
+		s->refs = 1;
+		pw_search_release(s);
+		return PW_ERR_INTERNAL;
 	}
-	if (pw_search_watch(&s))
-		res->cancelled = true;
-	pthread_join(worker, NULL);
-	if ((rc = s.rc) != PW_OK) {
-		*err = s.err;
-		goto out;
+	pw_search_watch(s, o, &res->cancelled);
+	/* The lock is held: the worker's result, or a copy of its incumbent
+	 * (every incumbent passed the checker when it was offered). */
+	finished = s->finished;
+	if (finished && s->rc != PW_OK) {
+		*err = s->err;
+		rc = s->rc;
+	} else {
+		if (finished) {
+			res->schedule = s->best;
+			s->best = NULL;
+		} else {
+			assert(s->best != NULL);
+			res->schedule = pw_solver_copy(s->p, s->best);
+		}
+		free(res->schedule->family);
+		res->schedule->family = pw_xstrdup("solve");
+		res->objective = s->eval.objective;
+		res->bound = fmin(s->bound, res->objective);
+		res->gap = res->objective > 0 ? (res->objective -
+		    res->bound) / res->objective : 0;
+		res->optimal = res->gap <= PW_SOLVER_EPS;
+		if (res->optimal)
+			res->gap = 0;
+		snprintf(res->start, sizeof res->start, "%s", s->start);
+		res->start_objective = s->start_objective;
+		res->model = s->model;
 	}
-	/* Taken only after checking; a failure here is our bug. */
-	if (!pw_solver_checked(p, s.best, why, sizeof why)) {
-		pw_error_set(err, "solve: internal error: the result fails the "
-		    "checker: %s", why);
-		rc = PW_ERR_INTERNAL;
-		goto out;
+	pthread_mutex_unlock(&s->lock);
+	if (finished)
+		pthread_join(worker, NULL);
+	else
+		pthread_detach(worker);
+	if (rc == PW_OK) {
+		res->elapsed = pw_search_elapsed(s);
+		pw_search_report(s, o, res->objective, res->bound, "done");
 	}
-	free(s.best->family);
-	s.best->family = pw_xstrdup("solve");
-	res->schedule = s.best;
-	s.best = NULL;
-	res->objective = s.eval.objective;
-	res->bound = fmin(s.bound, res->objective);
-	res->gap = res->objective > 0 ? (res->objective - res->bound) /
-	    res->objective : 0;
-	res->optimal = res->gap <= PW_SOLVER_EPS;
-	if (res->optimal)
-		res->gap = 0;
-	res->elapsed = pw_search_elapsed(&s);
-	snprintf(res->start, sizeof res->start, "%s", s.start);
-	res->start_objective = s.start_objective;
-	res->model = s.model;
-	pw_search_report(&s, res->objective, res->bound, "done");
-out:
-	pthread_cond_destroy(&s.cond);
-	pthread_mutex_destroy(&s.lock);
-	pw_schedule_free(s.best);
-	free(s.offloadable);
+	pw_search_release(s);
 	return rc;
 }

@@ -60,11 +60,12 @@ struct pw_solve_opts {
 	/* Writes the whole model (when one is built) in LP format, readable
 	 * by lp_solve's command-line tool; NULL: none. */
 	const char *write_lp;
-	/* Called from the solving thread; may be NULL. */
+	/* Called on the thread that called pw_solve; may be NULL. */
 	void	(*progress)(const struct pw_progress *, void *arg);
 	void	*progress_arg;
-	/* Another thread sets *cancel non-zero to stop within 100 ms; the best
-	 * schedule so far is returned.  May be NULL. */
+	/* Another thread sets *cancel non-zero to stop within 100 ms once the
+	 * search holds a schedule (else at its first); the best schedule so
+	 * far is returned.  May be NULL. */
 	volatile sig_atomic_t *cancel;
 };
 
@@ -100,7 +101,8 @@ void	pw_solve_opts_init(struct pw_solve_opts *);
  * and a result the caller frees with pw_solve_result_free; PW_ERR_INPUT
  * for bad options (naming the option) or an infeasible problem (naming
  * the device, what it needs and what it has); PW_ERR_INTERNAL when a
- * result fails the solver's own checks (a bug, never a schedule). */
+ * result fails the solver's own checks (a bug) or the search thread
+ * cannot start, never with a schedule. */
 int	pw_solve(const struct pw_problem *, const struct pw_solve_opts *,
 	    struct pw_solve_result *, struct pw_error *);
 void	pw_solve_result_free(struct pw_solve_result *);

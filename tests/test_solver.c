@@ -2,8 +2,8 @@
  * test_solver.c - the optimizer: lower bounds on hand-computed cases,
  * option and infeasibility errors, and pw_solve's promises (results pass
  * the checker and stay within every limit, never worse than the start,
- * pins hold, the same seed gives the same schedule, cancellation and
- * progress).  No wall-clock time is asserted: the searches here finish
+ * pins hold, the same seed gives the same schedule, cancellation, also
+ * mid-search, and progress).  No wall-clock time is asserted: the searches here finish
  * long before their limits, which are only safety nets.
  */
 #include <math.h>
@@ -132,8 +132,9 @@ test_solve(const struct pw_problem *p, const struct pw_solve_opts *o,
 	size_t n;
 	int rc;
 
-	if ((rc = pw_solve(p, o, r, &err)) != PW_OK) {
-		tap_diag("%s: %s", what, err.msg);
+	if (!tap_ok((rc = pw_solve(p, o, r, &err)) == PW_OK, "%s: solves",
+	    what)) {
+		tap_diag("%s", err.msg);
 		return rc;
 	}
 	if (!tap_ok(pw_simulate(p, r->schedule, &t, &err) == PW_OK,
@@ -380,6 +381,63 @@ test_offload(void)
 	pw_problem_free(p);
 }
 
+/* Progress callback: cancels (through ARG) once there is an incumbent. */
+static void
+test_cancel_at_incumbent(const struct pw_progress *pr, void *arg)
+{
+	volatile sig_atomic_t *cancel = arg;
+
+	if (!isinf(pr->incumbent))
+		*cancel = 1;
+}
+
+/*
+ * Cancelled mid-search, while the worker may be inside a unit it cannot
+ * leave (a family's build): pw_solve may return before the worker, so
+ * the worker must not touch what the caller frees at once (the problem,
+ * the pins, may_offload; the sanitizer build catches any use).
+ */
+static void
+test_cancel(void)
+{
+	struct pw_solve_result r;
+	struct pw_solve_opts o;
+	struct pw_problem *p;
+	struct pw_pin *pin;
+	volatile sig_atomic_t cancel = 0;
+	bool *may;
+
+	p = test_loop(64, 4, 2.5);
+	pin = calloc(1, sizeof *pin);
+	may = calloc(4, sizeof *may);
+	if (pin == NULL || may == NULL)
+		abort();
+	*pin = (struct pw_pin){ { PW_F, 0, 0 }, { PW_F, 2, 0 } };
+	may[0] = may[1] = may[2] = may[3] = true;
+	pw_solve_opts_init(&o);
+	o.pins = pin;
+	o.npins = 1;
+	o.may_offload = may;
+	o.time_limit = TEST_LIMIT;
+	o.cancel = &cancel;
+	o.progress = test_cancel_at_incumbent;
+	o.progress_arg = (void *)&cancel;
+	if (test_solve(p, &o, &r, "cancelled mid-search") == PW_OK) {
+		tap_ok(r.cancelled, "cancelled mid-search: says so");
+		tap_ok(r.objective <= r.start_objective + 1e-9, "cancelled "
+		    "mid-search: no worse than its start %s", r.start);
+		tap_ok(test_start_of(p, r.schedule, pin->before) <=
+		    test_start_of(p, r.schedule, pin->after), "cancelled "
+		    "mid-search: the pin holds");
+	}
+	pw_solve_result_free(&r);
+	memset(pin, 0xff, sizeof *pin);
+	memset(may, 0, 4 * sizeof *may);
+	free(pin);
+	free(may);
+	pw_problem_free(p);
+}
+
 /* PW_ERR_INPUT with a message containing WHAT. */
 static void
 test_bad(const struct pw_problem *p, const struct pw_solve_opts *o,
@@ -462,5 +520,6 @@ main(void)
 	test_start();
 	test_pins();
 	test_offload();
+	test_cancel();
 	return tap_done();
 }
