@@ -21,6 +21,16 @@
  *   time for which enough activations can move (fractional knapsack per
  *   device, channel time shared by a link group) bounds the objective
  *   (the offload-bandwidth bound).
+ * - Slots: on a device that holds one stage whose activations stay, at
+ *   most n = (limit - static) / act microbatches are resident at once.
+ *   Number its F in the order they start, at s_1 <= s_2 <= ...: when the
+ *   (i+n)-th starts, at least i of the earlier ones have ended their B,
+ *   the first of which at s_i + round trip, so s_(i+n) >= s_i + round
+ *   trip.  Where n activations and one hold do not fit, those i must also
+ *   have ended their W, or i+1 their B, which adds min(w, f).  With
+ *   s_(i+1) >= s_i + f, the last F starts no earlier than the recurrence
+ *   says, and its round trip and tail follow.  The memory bound counts
+ *   the same residence as an area; this one also counts the order.
  */
 #include <assert.h>
 #include <math.h>
@@ -326,6 +336,47 @@ pw_bmem_bound(const struct pw_bmem *bm, double lo)
 	return lo;
 }
 
+/*
+ * The slot bound of device D (0 where it does not apply): its one stage's
+ * last F start by the recurrence above, then the round trip and the least
+ * tail (the span: from the device's first F to that microbatch's W).
+ */
+static double
+pw_bound_slots(const struct pw_problem *p, const struct pw_bstage *bs, int d,
+    const bool *offloadable, bool span)
+{
+	const struct pw_stage *st;
+	double cap, *start, step, bound;
+	int s = -1, i, n, m = p->microbatches;
+
+	for (i = 0; i < p->nstages; i++)
+		if (p->stages[i].device == d) {
+			if (s >= 0)
+				return 0;
+			s = i;
+		}
+	if (s < 0 || (offloadable != NULL && offloadable[s]))
+		return 0;
+	st = &p->stages[s];
+	cap = p->memory[d].limit - p->memory[d].static_bytes;
+	if (isinf(cap) || !(st->act > 0))
+		return 0;
+	n = (int)floor(cap / st->act * (1 + PW_SOLVER_EPS));
+	if (n < 1 || n >= m)
+		return 0;
+	step = bs[s].rt;
+	if (n * st->act + st->hold > cap * (1 + PW_SOLVER_EPS))
+		step += fmin(st->w, st->f);
+	start = pw_xcalloc((size_t)m, sizeof *start);
+	start[0] = span ? 0 : bs[s].r[PW_BF];
+	for (i = 1; i < m; i++)
+		start[i] = fmax(start[i - 1] + st->f, i >= n ?
+		    start[i - n] + step : 0);
+	bound = start[m - 1] + bs[s].rt + (span ? st->w : bs[s].q[PW_BB]);
+	free(start);
+	return bound;
+}
+
 double
 pw_bound_problem(const struct pw_problem *p, enum pw_objective obj,
     const bool *offloadable)
@@ -351,6 +402,9 @@ pw_bound_problem(const struct pw_problem *p, enum pw_objective obj,
 			}
 		lb = fmax(lb, work);
 	}
+	for (d = 0; d < p->devices; d++)
+		lb = fmax(lb, pw_bound_slots(p, bs, d, offloadable,
+		    obj == PW_OBJ_SPAN));
 	/* The critical path (also inside the work bound of stage 0's
 	 * device for the makespan). */
 	lb = fmax(lb, bs[0].rt + p->stages[0].w);

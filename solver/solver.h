@@ -111,9 +111,11 @@ void	pw_solve_result_free(struct pw_solve_result *);
 double	pw_objective_value(enum pw_objective, const struct pw_metrics *);
 
 /* The largest of the solver's problem-only lower bounds: per-device work,
- * the pipeline's head and tail, one microbatch's critical path, and the
+ * the pipeline's head and tail, one microbatch's critical path, the
  * memory bound (each activation held for its round trip within the
- * limit) with its offload-bandwidth relaxation (docs/solver.md). */
+ * limit) with its offload-bandwidth relaxation, and the slot bound (the
+ * order in which a device's limited activations come back; see
+ * docs/solver.md). */
 double	pw_lower_bound(const struct pw_problem *, enum pw_objective);
 
 #endif /* PW_SOLVER_H */

@@ -7,7 +7,11 @@
  * random among those whose dependencies are already placed, so the orders
  * can never deadlock.  The simulated timing must pass the checker, every
  * start must be the earliest its constraints allow, and deliberately broken
- * copies must fail.  One TAP line per property, with the first failure.
+ * copies must fail.  With every limit set to that schedule's peak (so that
+ * it keeps them), the optimizer's lower bounds must not exceed its
+ * objectives; the same for every family that builds on the problem as
+ * given, whose tighter schedules test the bounds harder.  One TAP line per
+ * property, with the first failure.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -17,6 +21,7 @@
 #include <string.h>
 
 #include "pipewright.h"
+#include "solver.h"
 #include "tap.h"
 
 #define NCASES	400
@@ -101,6 +106,7 @@ enum {
 	P_SWAP,		/* rejects two ops of one device with swapped times */
 	P_PEAK,		/* accepts limits at the metrics' peaks */
 	P_BELOW,	/* rejects one limit just below its peak */
+	P_BOUND,	/* lower bounds <= objectives at the peaks' limits */
 	P_COUNT
 };
 
@@ -116,6 +122,8 @@ static struct prop props[P_COUNT] = {
 	{ .name = "the checker rejects swapped times on a device" },
 	{ .name = "the checker accepts limits equal to the metrics' peaks" },
 	{ .name = "the checker rejects a limit just below a peak" },
+	{ .name = "lower bounds at most the objectives of random orders and "
+	    "families, limits at their peaks" },
 };
 
 /* What the cases covered, so a generator that drifts shows in the log. */
@@ -590,6 +598,58 @@ prop_limits(int k, const struct pw_problem *p, const struct pw_schedule *sched,
 	pw_problem_free(q);
 }
 
+/* The lower bounds of P with every limit at SCHED's peak (WHO built it)
+ * against its makespan and span. */
+static void
+prop_bound(int k, const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_timing *t, const char *who)
+{
+	struct pw_problem *q = pw_problem_copy(p);
+	struct pw_metrics *m = pw_metrics_compute(p, sched, t);
+	double lb, obj;
+	int d, o;
+
+	for (d = 0; d < p->devices; d++)
+		q->memory[d].limit = m->device[d].peak;
+	props[P_BOUND].runs++;
+	for (o = PW_OBJ_MAKESPAN; o <= PW_OBJ_SPAN; o++) {
+		lb = pw_lower_bound(q, (enum pw_objective)o);
+		obj = pw_objective_value((enum pw_objective)o, m);
+		if (lb > obj * (1 + 1e-9) + 1e-12) {
+			prop_fail(&props[P_BOUND], k, "%s: %s bound %.17g above "
+			    "its %.17g", who, o == PW_OBJ_MAKESPAN ? "makespan" :
+			    "span", lb, obj);
+			break;
+		}
+	}
+	pw_metrics_free(m);
+	pw_problem_free(q);
+}
+
+/* prop_bound for every family that builds on P as given. */
+static void
+prop_family_bounds(int k, const struct pw_problem *p)
+{
+	struct pw_problem *used;
+	struct pw_schedule *sched;
+	struct pw_timing *t;
+	struct pw_error err;
+	size_t i;
+
+	for (i = 0; i < pw_nfamilies; i++) {
+		if (pw_family_build(&pw_families[i], p, &used, &sched,
+		    &err) != PW_OK)
+			continue;
+		if (pw_problem_same(used, p) && pw_simulate(p, sched, &t,
+		    &err) == PW_OK) {
+			prop_bound(k, p, sched, t, pw_families[i].name);
+			pw_timing_free(t);
+		}
+		pw_schedule_free(sched);
+		pw_problem_free(used);
+	}
+}
+
 static void
 run_case(int k)
 {
@@ -615,6 +675,8 @@ run_case(int k)
 	prop_roundtrip(k, p, t, ops, n);
 	prop_break(k, p, t, ops, n);
 	prop_limits(k, p, sched, t, ops, n);
+	prop_bound(k, p, sched, t, "random order");
+	prop_family_bounds(k, p);
 	free(ops);
 	pw_timing_free(t);
 out:

@@ -69,10 +69,15 @@ test_bounds(void)
 {
 	/* Device 3 starts after 3 forwards and works 24: 27.  The span
 	 * holds each device's 24.  At a limit of 2, device 0 holds each
-	 * activation for its round trip of 8 and each hold for a W:
-	 * 8 * (8 + 0.5) / 2 = 34.  With comm 0.5 device 3 starts at
-	 * 3 * 1.5.  One microbatch: the critical path F F B B W = 5 beats
-	 * each device's head and work (0 + 3, 1 + 3). */
+	 * activation for its round trip of 8 and each hold for a W, an
+	 * area of 8 * (8 + 0.5) / 2 = 34; but its slots say more: two
+	 * activations and a hold do not fit, so the third F starts a round
+	 * trip and min(w, f) after the first, at 0, 1, 9, 10, ..., 28 for
+	 * the eighth, whose round trip and W end at 37 (the span counts
+	 * from that first F, also 0).  At 3, F start at 0, 1, 2, 9, ...,
+	 * 19, and 19 + 8 + 1 = 28 beats the work's 27.  With comm 0.5
+	 * device 3 starts at 3 * 1.5.  One microbatch: the critical path
+	 * F F B B W = 5 beats each device's head and work (0 + 3, 1 + 3). */
 	static const struct {
 		int			 p, m;
 		double			 comm, limit;
@@ -84,12 +89,12 @@ test_bounds(void)
 		    "unit 4x8: makespan bound 27" },
 		{ 4, 8, 0, INFINITY, PW_OBJ_SPAN, 24,
 		    "unit 4x8: span bound 24" },
-		{ 4, 8, 0, 2, PW_OBJ_MAKESPAN, 34,
-		    "unit 4x8, limit 2: the memory bound 34" },
-		{ 4, 8, 0, 2, PW_OBJ_SPAN, 34,
-		    "unit 4x8, limit 2: span bound 34" },
-		{ 4, 8, 0, 3, PW_OBJ_MAKESPAN, 27,
-		    "unit 4x8, limit 3: work (27) beats memory (68/3)" },
+		{ 4, 8, 0, 2, PW_OBJ_MAKESPAN, 37,
+		    "unit 4x8, limit 2: the slot bound 37" },
+		{ 4, 8, 0, 2, PW_OBJ_SPAN, 37,
+		    "unit 4x8, limit 2: span bound 37" },
+		{ 4, 8, 0, 3, PW_OBJ_MAKESPAN, 28,
+		    "unit 4x8, limit 3: slots (28) beat work (27)" },
 		{ 4, 8, 0.5, INFINITY, PW_OBJ_MAKESPAN, 28.5,
 		    "unit 4x8, comm 0.5: makespan bound 28.5" },
 		{ 2, 1, 0, INFINITY, PW_OBJ_MAKESPAN, 5,
@@ -105,6 +110,14 @@ test_bounds(void)
 		    "%s", cases[i].what);
 		pw_problem_free(p);
 	}
+	/* Two stages a device: no slots, and the area counts.  Device 0's
+	 * stages 0 and 2 have round trips 8 and 4, so one microbatch holds
+	 * 8 + 0.5 + 4 + 0.5 = 13 there, and 8 * 13 / 2 = 52 beats its work
+	 * (48). */
+	p = test_loop(8, 0, 2);
+	tap_near(pw_lower_bound(p, PW_OBJ_MAKESPAN), 52, 1e-12, "loop 2x4x8, "
+	    "limit 2: the memory bound 52");
+	pw_problem_free(p);
 }
 
 static void
