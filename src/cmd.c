@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -817,6 +818,18 @@ out:
 	return ok;
 }
 
+/* Set by an interrupt during a search: the search stops and its best
+ * schedule is written.  The handler goes back to the default after one
+ * signal, so a second interrupt ends the program at once. */
+static volatile sig_atomic_t cmd_interrupted;
+
+static void
+cmd_interrupt(int sig)
+{
+	(void)sig;
+	cmd_interrupted = 1;
+}
+
 /* The solver's figures after the metrics. */
 static void
 cmd_solve_report(FILE *fp, const struct pw_solve_opts *o,
@@ -855,6 +868,7 @@ pw_cmd_solve(const struct pw_command *cmd, int argc, char **argv)
 	struct pw_solve_result res;
 	struct pw_solve_opts o;
 	struct pw_outfile check;
+	struct sigaction interrupt, before;
 	struct stat st;
 	struct cmd_progress last = { NULL, 0, 0 };
 	struct pwlua_solve_prefs prefs;
@@ -902,7 +916,16 @@ pw_cmd_solve(const struct pw_command *cmd, int argc, char **argv)
 			goto out;
 		o.start = start;
 	}
-	if ((rc = pw_solve(problem, &o, &res, &err)) != PW_OK) {
+	cmd_interrupted = 0;
+	o.cancel = &cmd_interrupted;
+	memset(&interrupt, 0, sizeof interrupt);
+	interrupt.sa_handler = cmd_interrupt;
+	sigemptyset(&interrupt.sa_mask);
+	interrupt.sa_flags = SA_RESETHAND | SA_RESTART;
+	sigaction(SIGINT, &interrupt, &before);
+	rc = pw_solve(problem, &o, &res, &err);
+	sigaction(SIGINT, &before, NULL);
+	if (rc != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
 		if (rc == PW_ERR_INTERNAL)
 			status = PW_EXIT_INTERNAL;

@@ -469,6 +469,34 @@ EOF
 	ok "solve to stdout writes JSON" out_starts "{"
 	ok "solve to stdout reports on stderr" err_has '^lower bound '
 
+	# An interrupt stops the search and the best schedule so far is
+	# written.  Eight uneven stages under a limit of four activations
+	# keep the windows busy well past the interrupt.
+	cat >"$tmp/long.lua" <<'EOF'
+local stages = {}
+for d = 0, 7 do
+  local c = 1 + 0.04 * ((d * 7) % 5 - 2)
+  stages[#stages + 1] = { f = c, b = c * (1 + 0.05 * (d % 4)),
+    w = c * (0.5 + 0.1 * (d % 3)), act = 1, hold = 0.5 }
+end
+return pw.problem{ devices = 8, microbatches = 32, comm = 0.02,
+  memory_limit = 4, stages = stages }
+EOF
+	"$PW" solve "$tmp/long.lua" --time-limit 600 -o "$tmp/long.json" \
+	    >"$tmp/long.out" 2>"$tmp/long.err" &
+	pid=$!
+	i=0
+	while [ $i -lt 600 ] && ! grep -q ' lns ' "$tmp/long.err"; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -INT $pid
+	wait $pid
+	ok "an interrupted solve exits 0" [ $? -eq 0 ]
+	ok "...saying it was cancelled" grep -q '^objective  *makespan .* (cancelled)$' "$tmp/long.out"
+	run "$PW" check "$tmp/long.json"
+	ok "...and its schedule checks" status_is 0
+
 	# Limit 3: the families' 31 is optimal; the whole model proves it,
 	# the same seed twice gives the same file.
 	sed 's/"limit": null/"limit": 3.0/' "$UNIT" >"$tmp/tight3.json"
