@@ -1,7 +1,8 @@
 /*
  * internal.h - what the optimizer's files share: private to solver/.
- * solver.c drives the search; heuristic.c builds incumbents; bound.c
- * bounds the objective from below; milp.c (milp.h) solves models.
+ * solver.c runs a solve; search.c and lns.c search (search.h); eval.c
+ * judges schedules; heuristic.c builds incumbents; bound.c bounds the
+ * objective from below; milp.c (milp.h) solves models.
  */
 #ifndef PW_SOLVER_INTERNAL_H
 #define PW_SOLVER_INTERNAL_H
@@ -16,20 +17,20 @@
  * checker compares times. */
 #define PW_SOLVER_EPS	1e-9
 
-/* solver.c: whether OBJ is below INCUMBENT by more than rounding. */
+/* eval.c: whether OBJ is below INCUMBENT by more than rounding. */
 bool	pw_solver_better(double obj, double incumbent);
 
-/* solver.c: the sum of every op's end in timing T: the tie-break between
+/* eval.c: the sum of every op's end in timing T: the tie-break between
  * schedules of one objective (the earlier everything ends, the more room
  * the next move has). */
 double	pw_solver_ends(const struct pw_timing *t);
 
-/* solver.c: returns a copy of SCHED (for the problem) that the caller
+/* eval.c: returns a copy of SCHED (for the problem) that the caller
  * owns. */
 struct pw_schedule *pw_solver_copy(const struct pw_problem *,
 	    const struct pw_schedule *);
 
-/* solver.c: the stages whose activations may move to host memory under
+/* eval.c: the stages whose activations may move to host memory under
  * MODE and MAY_OFFLOAD (see pw_solve_opts): the link exists, the stage
  * has offload bytes and the options allow it.  Returns an [nstages]
  * array the caller frees, or NULL when no stage may offload. */
@@ -46,15 +47,20 @@ struct pw_eval {
 	char	why[256];
 };
 
-/* solver.c: whether A beats B: a better objective, or the same and an
+/* eval.c: whether A beats B: a better objective, or the same and an
  * earlier sum of ends. */
 bool	pw_eval_better(const struct pw_eval *a, const struct pw_eval *b);
 
-/* solver.c: simulates SCHED and fills E.  Returns PW_OK, or the
+/* eval.c: simulates SCHED and fills E.  Returns PW_OK, or the
  * simulator's error (malformed orders, deadlock) with its message. */
 int	pw_solver_eval(const struct pw_problem *, const struct pw_schedule *,
 	    enum pw_objective, const bool *offloadable, const struct pw_pin *,
 	    size_t npins, struct pw_eval *, struct pw_error *);
+
+/* eval.c: true when SCHED passes the independent checker; else the
+ * first violation in WHY. */
+bool	pw_solver_checked(const struct pw_problem *,
+	    const struct pw_schedule *, char *why, size_t len);
 
 /* bound.c: the bytes DEVICE needs to run one microbatch alone through
  * its stages, with the activations of OFFLOADABLE stages ([nstages] or

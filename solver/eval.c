@@ -1,0 +1,202 @@
+/*
+ * eval.c - how a schedule does against the solver's constraints: its
+ * objective, the limits, the pins, the offloads allowed, the checker.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+double
+pw_objective_value(enum pw_objective obj, const struct pw_metrics *m)
+{
+	return obj == PW_OBJ_SPAN ? m->max_span : m->makespan;
+}
+
+bool
+pw_solver_better(double obj, double incumbent)
+{
+	return obj < incumbent - PW_SOLVER_EPS * fmax(1, fabs(incumbent));
+}
+
+double
+pw_solver_ends(const struct pw_timing *t)
+{
+	double sum = 0;
+	size_t k;
+
+	for (k = 0; k < t->universe; k++)
+		if (pw_timing_has(t, k))
+			sum += t->end[k];
+	return sum;
+}
+
+bool
+pw_eval_better(const struct pw_eval *a, const struct pw_eval *b)
+{
+	if (pw_solver_better(a->objective, b->objective))
+		return true;
+	return !pw_solver_better(b->objective, a->objective) &&
+	    pw_solver_better(a->ends, b->ends);
+}
+
+bool *
+pw_solver_offloadable(const struct pw_problem *p, enum pw_offload_mode mode,
+    const bool *may_offload)
+{
+	bool *ok, any = false;
+	int s;
+
+	if (mode == PW_OFFLOAD_OFF || !p->link.present)
+		return NULL;
+	ok = pw_xcalloc((size_t)p->nstages, sizeof *ok);
+	for (s = 0; s < p->nstages; s++) {
+		ok[s] = p->stages[s].offload > 0 &&
+		    (may_offload == NULL || may_offload[s]);
+		any = any || ok[s];
+	}
+	if (!any) {
+		free(ok);
+		return NULL;
+	}
+	return ok;
+}
+
+/* The op of a pin as SCHED holds it: a named B or W that SCHED fuses is
+ * its BW, a named BW that SCHED splits is its B. */
+static struct pw_op
+pw_pin_resolve(const struct pw_problem *p, const struct pw_timing *t,
+    struct pw_op op)
+{
+	struct pw_op alt = op;
+
+	if (pw_timing_has(t, pw_op_index(p, op)))
+		return op;
+	alt.kind = op.kind == PW_BW ? PW_B : PW_BW;
+	return alt;
+}
+
+/* False (and the first broken pin in WHY) unless every pin holds. */
+static bool
+pw_pins_hold(const struct pw_problem *p, const struct pw_timing *t,
+    const struct pw_pin *pins, size_t npins, char *why, size_t len)
+{
+	struct pw_op a, b;
+	char na[32], nb[32];
+	double sa, sb;
+	size_t i;
+
+	for (i = 0; i < npins; i++) {
+		a = pw_pin_resolve(p, t, pins[i].before);
+		b = pw_pin_resolve(p, t, pins[i].after);
+		sa = t->start[pw_op_index(p, a)];
+		sb = t->start[pw_op_index(p, b)];
+		if (sa <= sb + PW_SOLVER_EPS * fmax(1, fabs(sb)))
+			continue;
+		snprintf(why, len, "pin %zu: %s starts at %.9g, after %s at "
+		    "%.9g", i, pw_op_name(na, sizeof na, pins[i].before), sa,
+		    pw_op_name(nb, sizeof nb, pins[i].after), sb);
+		return false;
+	}
+	return true;
+}
+
+int
+pw_solver_eval(const struct pw_problem *p, const struct pw_schedule *sched,
+    enum pw_objective obj, const bool *offloadable, const struct pw_pin *pins,
+    size_t npins, struct pw_eval *e, struct pw_error *err)
+{
+	struct pw_timing *t;
+	struct pw_metrics *m;
+	char b1[32], b2[32];
+	int rc, d, c, i;
+
+	memset(e, 0, sizeof *e);
+	if ((rc = pw_simulate(p, sched, &t, err)) != PW_OK)
+		return rc;
+	m = pw_metrics_compute(p, sched, t);
+	e->objective = pw_objective_value(obj, m);
+	e->ends = pw_solver_ends(t);
+	e->feasible = true;
+	for (d = 0; d < p->devices && e->feasible; d++) {
+		if (m->device[d].within_limit)
+			continue;
+		e->feasible = false;
+		snprintf(e->why, sizeof e->why, "device %d peaks at %s over its "
+		    "limit %s", d, pw_fmt_bytes(b1, sizeof b1,
+		    m->device[d].peak), pw_fmt_bytes(b2, sizeof b2,
+		    p->memory[d].limit));
+	}
+	for (c = 0; c < sched->nchannels && e->feasible; c++)
+		for (i = 0; i < sched->channel[c].len && e->feasible; i++) {
+			int s = sched->channel[c].ops[i].stage;
+
+			if (offloadable != NULL && offloadable[s])
+				continue;
+			e->feasible = false;
+			snprintf(e->why, sizeof e->why, "it offloads stage %d, "
+			    "which the options keep on the device", s);
+		}
+	if (e->feasible)
+		e->feasible = pw_pins_hold(p, t, pins, npins, e->why,
+		    sizeof e->why);
+	pw_metrics_free(m);
+	pw_timing_free(t);
+	return PW_OK;
+}
+
+struct pw_schedule *
+pw_solver_copy(const struct pw_problem *p, const struct pw_schedule *sched)
+{
+	struct pw_schedule *copy = pw_schedule_new(p);
+	int r, i;
+
+	/* Sequence by sequence, ops as they are: a start schedule is copied
+	 * before the simulator has said whether its ops make sense. */
+	assert(sched->ndevices == copy->ndevices &&
+	    sched->nchannels == copy->nchannels &&
+	    sched->nstages == copy->nstages &&
+	    sched->microbatches == copy->microbatches);
+	for (r = 0; r < sched->ndevices; r++)
+		for (i = 0; i < sched->device[r].len; i++)
+			pw_seq_push(&copy->device[r], sched->device[r].ops[i]);
+	for (r = 0; r < sched->nchannels; r++)
+		for (i = 0; i < sched->channel[r].len; i++)
+			pw_seq_push(&copy->channel[r], sched->channel[r].ops[i]);
+	memcpy(copy->anchor, sched->anchor, (size_t)p->nstages *
+	    (size_t)p->microbatches * sizeof *copy->anchor);
+	if (sched->family != NULL)
+		copy->family = pw_xstrdup(sched->family);
+	return copy;
+}
+
+/* True when SCHED passes the independent checker; else the first
+ * violation in WHY. */
+bool
+pw_solver_checked(const struct pw_problem *p, const struct pw_schedule *sched,
+    char *why, size_t len)
+{
+	struct pw_timing *t;
+	struct pw_timed_op *ops;
+	struct pw_violations v;
+	struct pw_error err;
+	size_t n;
+	bool ok;
+
+	if (pw_simulate(p, sched, &t, &err) != PW_OK) {
+		snprintf(why, len, "%.200s", err.msg);
+		return false;
+	}
+	ops = pw_timed_ops(p, sched, t, &n);
+	ok = pw_check(p, ops, n, &v) == 0;
+	if (!ok)
+		snprintf(why, len, "%.200s", v.msg[0]);
+	pw_violations_free(&v);
+	free(ops);
+	pw_timing_free(t);
+	return ok;
+}
+

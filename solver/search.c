@@ -1,0 +1,435 @@
+/*
+ * search.c - the worker's search: the start (the given schedule, a named
+ * family or the best feasible family), the list scheduler, the whole
+ * model where it is small enough, then the windows of lns.c.  Every
+ * schedule it keeps passes through pw_search_offer, which checks it.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "milp.h"
+#include "search.h"
+
+/* The whole model is solved when it has at most this many ordering
+ * binaries (estimated before building it): lp_solve proves small
+ * pipeline models in seconds and loses its way in large ones. */
+#define PW_SOLVE_WHOLE_BINARIES	1000
+/* A model is written for --write-lp only up to this size. */
+#define PW_SOLVE_WRITE_BINARIES	200000
+
+double
+pw_search_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------------ */
+/* The search (worker thread)                                          */
+
+double
+pw_search_elapsed(const struct pw_search *s)
+{
+	return pw_search_now() - s->t0;
+}
+
+bool
+pw_search_stopped(const struct pw_search *s)
+{
+	return s->stop != 0 || pw_search_elapsed(s) >= s->limit;
+}
+
+/* Publishes the incumbent, the bound and PHASE for the next report. */
+void
+pw_search_publish(struct pw_search *s, const char *phase)
+{
+	pthread_mutex_lock(&s->lock);
+	s->pub_incumbent = s->best != NULL ? s->eval.objective : INFINITY;
+	s->pub_bound = s->bound;
+	s->pub_phase = phase;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+bool
+pw_search_closed(const struct pw_search *s)
+{
+	double obj = s->eval.objective;
+
+	return s->best != NULL && obj - s->bound <= PW_SOLVER_EPS * fmax(1,
+	    fabs(obj));
+}
+
+/*
+ * Offers SCHED as the incumbent, taking it over: kept when it is
+ * feasible, passes the checker and beats the incumbent, else freed.
+ * Returns whether it was kept.
+ */
+bool
+pw_search_offer(struct pw_search *s, struct pw_schedule *sched,
+    const char *phase)
+{
+	struct pw_schedule *old;
+	struct pw_eval e;
+	struct pw_error err;
+	char why[256];
+
+	if (pw_solver_eval(s->p, sched, s->o->objective, s->offloadable,
+	    s->o->pins, s->o->npins, &e, &err) != PW_OK || !e.feasible ||
+	    (s->best != NULL && !pw_eval_better(&e, &s->eval)) ||
+	    !pw_solver_checked(s->p, sched, why, sizeof why)) {
+		pw_schedule_free(sched);
+		return false;
+	}
+	pthread_mutex_lock(&s->lock);
+	old = s->best;
+	s->best = sched;
+	s->eval = e;
+	pthread_mutex_unlock(&s->lock);
+	pw_schedule_free(old);
+	pw_search_publish(s, phase);
+	return true;
+}
+
+/* Where a start stands: its schedule (owned) and evaluation. */
+struct pw_start {
+	struct pw_schedule *sched;
+	struct pw_eval eval;
+};
+
+/* True when SCHED moves any activation. */
+static bool
+pw_solver_offloads(const struct pw_schedule *sched)
+{
+	int c;
+
+	for (c = 0; c < sched->nchannels; c++)
+		if (sched->channel[c].len > 0)
+			return true;
+	return false;
+}
+
+/*
+ * Builds family FAM on the problem as given into *ST.  Returns PW_OK,
+ * PW_ERR_NOT_APPLICABLE with the reason (the family refuses, needs
+ * another split, or its schedule does not simulate).
+ */
+static int
+pw_search_family(struct pw_search *s, const struct pw_family *fam,
+    struct pw_start *st, struct pw_error *err)
+{
+	struct pw_problem *used = NULL;
+	struct pw_schedule *sched = NULL;
+	int rc;
+
+	memset(st, 0, sizeof *st);
+	if ((rc = pw_family_build(fam, s->p, &used, &sched, err)) != PW_OK)
+		goto out;
+	rc = PW_ERR_NOT_APPLICABLE;
+	if (!pw_problem_same(used, s->p)) {
+		pw_error_set(err, "%s needs its stages laid out otherwise (it "
+		    "splits the model into %d stages); the solver keeps the "
+		    "problem as given", fam->name, used->nstages);
+		goto out;
+	}
+	if (pw_solver_eval(s->p, sched, s->o->objective, s->offloadable,
+	    s->o->pins, s->o->npins, &st->eval, err) != PW_OK)
+		goto out;
+	st->sched = sched;
+	sched = NULL;
+	rc = PW_OK;
+out:
+	pw_schedule_free(sched);
+	pw_problem_free(used);
+	return rc;
+}
+
+/* Records where the search started (under the lock: the result reads it). */
+static void
+pw_search_set_start(struct pw_search *s, const char *name, double objective,
+    bool feasible)
+{
+	pthread_mutex_lock(&s->lock);
+	snprintf(s->start, sizeof s->start, "%s%s", name, feasible ? "" :
+	    " (infeasible)");
+	s->start_objective = objective;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/*
+ * The start: the given schedule, the named family, or the best feasible
+ * family (offloading ones only with offload on), recorded in s->start.
+ * Each feasible start is offered as soon as it is built, so that a stop
+ * finds a schedule; without one the heuristic's schedule is the start.
+ */
+static int
+pw_search_start(struct pw_search *s)
+{
+	const struct pw_solve_opts *o = s->o;
+	const struct pw_family *fam;
+	const char *name;
+	struct pw_start st, cand;
+	struct pw_error err;
+	size_t i;
+	int rc;
+
+	memset(&st, 0, sizeof st);
+	if (o->start != NULL) {
+		name = "given";
+		if ((rc = pw_solver_eval(s->p, o->start, o->objective,
+		    s->offloadable, o->pins, o->npins, &st.eval,
+		    &err)) != PW_OK) {
+			pw_error_set(&s->err, "solve: start: %s", err.msg);
+			return PW_ERR_INPUT;
+		}
+		st.sched = pw_solver_copy(s->p, o->start);
+	} else if (o->start_family != NULL) {
+		name = o->start_family;
+		if ((fam = pw_family_find(o->start_family)) == NULL) {
+			pw_error_set(&s->err, "solve: start_family: unknown "
+			    "family '%s'", o->start_family);
+			return PW_ERR_INPUT;
+		}
+		if (pw_search_family(s, fam, &st, &err) != PW_OK) {
+			pw_error_set(&s->err, "solve: start_family: %s does "
+			    "not apply: %s", fam->name, err.msg);
+			return PW_ERR_INPUT;
+		}
+	} else {
+		for (i = 0; i < pw_nfamilies; i++) {
+			/* Stopped: the first feasible start will do. */
+			if (s->best != NULL && pw_search_stopped(s))
+				break;
+			if (pw_search_family(s, &pw_families[i], &cand,
+			    &err) != PW_OK)
+				continue;
+			/* The first family of the best objective. */
+			if (!cand.eval.feasible || (pw_solver_offloads(
+			    cand.sched) && o->offload != PW_OFFLOAD_ON) ||
+			    (s->best != NULL && !pw_solver_better(
+			    cand.eval.objective, s->eval.objective)))
+				pw_schedule_free(cand.sched);
+			else if (pw_search_offer(s, cand.sched, "start"))
+				pw_search_set_start(s, pw_families[i].name,
+				    cand.eval.objective, true);
+		}
+		return PW_OK;
+	}
+	pw_search_set_start(s, name, st.eval.objective, st.eval.feasible);
+	if (st.eval.feasible)
+		pw_search_offer(s, st.sched, "start");
+	else
+		pw_schedule_free(st.sched);
+	return PW_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* The MILP, whole or in windows                                       */
+
+/* Whether op class (KA, SA) precedes (KB, SB) within one microbatch. */
+static bool
+pw_class_precedes(enum pw_kind ka, int sa, enum pw_kind kb, int sb)
+{
+	switch (ka) {
+	case PW_F:
+		return kb != PW_F || sb > sa;
+	case PW_B:
+		return (kb == PW_B && sb < sa) || (kb == PW_W && sb <= sa);
+	default:
+		return false;
+	}
+}
+
+/*
+ * The ordering binaries of the whole model, estimated before building
+ * it: pairs of ops on one device whose order no dependency implies,
+ * with the ops of one kind of a stage in microbatch order (so a class
+ * that precedes another within a microbatch leaves only the pairs where
+ * the later class has the earlier microbatch), plus one offload binary
+ * per movable activation.
+ */
+static double
+pw_search_binaries(const struct pw_search *s)
+{
+	static const enum pw_kind kinds[] = { PW_F, PW_B, PW_W };
+	const struct pw_problem *p = s->p;
+	double m = p->microbatches, n = 0;
+	int sa, sb, ka, kb;
+
+	for (sa = 0; sa < p->nstages; sa++) {
+		if (s->offloadable != NULL && s->offloadable[sa])
+			n += m;
+		for (sb = sa; sb < p->nstages; sb++) {
+			if (p->stages[sa].device != p->stages[sb].device)
+				continue;
+			for (ka = 0; ka < 3; ka++)
+				for (kb = sa == sb ? ka + 1 : 0; kb < 3; kb++) {
+					if (pw_class_precedes(kinds[ka], sa,
+					    kinds[kb], sb) || pw_class_precedes(
+					    kinds[kb], sb, kinds[ka], sa))
+						n += m * (m - 1) / 2;
+					else
+						n += m * m;
+				}
+		}
+	}
+	return n;
+}
+
+/*
+ * The binaries the whole model adds for activations that may be away
+ * from their device at a compute op of it (milp.c checks memory at every
+ * compute op where a reload could start): per device, its compute ops
+ * times its movable activations.
+ */
+static double
+pw_search_away(const struct pw_search *s)
+{
+	const struct pw_problem *p = s->p;
+	double *acts, n = 0;
+	int d, st;
+
+	acts = pw_xcalloc((size_t)p->devices, sizeof *acts);
+	for (st = 0; st < p->nstages && s->offloadable != NULL; st++)
+		if (s->offloadable[st])
+			acts[p->stages[st].device] += p->microbatches;
+	for (d = 0; d < p->devices; d++)
+		n += acts[d] * 3 * p->microbatches * pw_problem_chunks(p, d);
+	free(acts);
+	return n;
+}
+
+/*
+ * Solves the model with the ops of MASK free (NULL: the whole model) for
+ * at most SECONDS, offering what it finds as the incumbent (with TIES,
+ * also one of the same objective that ends earlier: pw_milp_request).
+ * *IMPROVED says whether it was taken, *OPTIMAL whether lp_solve
+ * finished.
+ */
+int
+pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
+    double seconds, const char *write_lp, const char *phase, bool *improved,
+    bool *optimal)
+{
+	struct pw_milp_request rq;
+	struct pw_milp_result res;
+	int rc;
+
+	memset(&rq, 0, sizeof rq);
+	rq.problem = s->p;
+	rq.objective = s->o->objective;
+	rq.incumbent = s->best;
+	rq.incumbent_objective = s->eval.objective;
+	rq.free = mask;
+	rq.offload = s->offloadable != NULL;
+	rq.may_offload = s->offloadable;
+	rq.pins = s->o->pins;
+	rq.npins = s->o->npins;
+	rq.lower_bound = s->bound;
+	rq.time_limit = seconds;
+	rq.cancel = &s->stop;
+	rq.write_lp = write_lp;
+	rq.ties = ties;
+	memset(&res, 0, sizeof res);
+	*improved = *optimal = false;
+	if ((rc = pw_milp_solve(&rq, &res, &s->err)) != PW_OK)
+		return rc;
+	pthread_mutex_lock(&s->lock);
+	if (mask == NULL || (!s->model.whole && res.size.binaries >=
+	    s->model.binaries))
+		s->model = res.size;
+	pthread_mutex_unlock(&s->lock);
+	*optimal = res.optimal;
+	if (res.schedule != NULL)
+		*improved = pw_search_offer(s, res.schedule, phase);
+	/* lp_solve's bound counts for the problem only when the model
+	 * restricted nothing (milp.h: exact); nothing can be below the
+	 * incumbent's objective. */
+	if (res.exact && s->best != NULL && !isnan(res.bound)) {
+		pthread_mutex_lock(&s->lock);
+		s->bound = fmax(s->bound, res.optimal ? s->eval.objective :
+		    fmin(res.bound, s->eval.objective));
+		pthread_mutex_unlock(&s->lock);
+		pw_search_publish(s, phase);
+	}
+	return PW_OK;
+}
+
+/* The whole search; the result stays in S. */
+int
+pw_search_run(struct pw_search *s)
+{
+	struct pw_heuristic_opts ho;
+	struct pw_schedule *sched;
+	struct pw_eval he;
+	struct pw_error err;
+	double bound, binaries, left;
+	bool improved, optimal;
+	int rc;
+
+	bound = pw_bound_problem(s->p, s->o->objective, s->offloadable);
+	pthread_mutex_lock(&s->lock);
+	s->bound = bound;
+	pthread_mutex_unlock(&s->lock);
+	pw_search_publish(s, "start");
+	if ((rc = pw_search_start(s)) != PW_OK)
+		return rc;
+
+	/* Stopped already: the start will do if it is feasible. */
+	if (!pw_search_closed(s) && (s->best == NULL ||
+	    !pw_search_stopped(s))) {
+		pw_search_publish(s, "heuristic");
+		memset(&ho, 0, sizeof ho);
+		ho.objective = s->o->objective;
+		ho.offloadable = s->offloadable;
+		ho.pins = s->o->pins;
+		ho.npins = s->o->npins;
+		ho.stop = &s->stop;
+		rc = pw_heuristic(s->p, &ho, &sched, &he, &err);
+		if (rc != PW_OK && s->best == NULL) {
+			pw_error_set(&s->err, "solve: %s", err.msg);
+			return rc;
+		}
+		if (rc == PW_OK)
+			pw_search_offer(s, sched, "heuristic");
+		if (s->best == NULL) {
+			pw_error_set(&s->err, "solve: internal error: no "
+			    "schedule passed the checker");
+			return PW_ERR_INTERNAL;
+		}
+		if (s->start[0] == '\0')
+			pw_search_set_start(s, "heuristic", s->eval.objective,
+			    true);
+	}
+	if (pw_search_closed(s) || pw_search_stopped(s))
+		return PW_OK;
+
+	binaries = pw_search_binaries(s) + pw_search_away(s);
+	left = s->limit - pw_search_elapsed(s);
+	if (binaries <= PW_SOLVE_WHOLE_BINARIES) {
+		pw_search_publish(s, "milp");
+		return pw_search_milp(s, NULL, false, left, s->o->write_lp,
+		    "milp",
+		    &improved, &optimal);
+	}
+	if (s->o->write_lp != NULL && binaries <= PW_SOLVE_WRITE_BINARIES) {
+		/* Built for the file; the search goes on in windows. */
+		pw_search_publish(s, "milp");
+		if ((rc = pw_search_milp(s, NULL, false, fmin(PW_LNS_SECONDS,
+		    left),
+		    s->o->write_lp, "milp", &improved, &optimal)) != PW_OK)
+			return rc;
+		pthread_mutex_lock(&s->lock);
+		s->model.whole = false;
+		pthread_mutex_unlock(&s->lock);
+	}
+	pw_search_publish(s, "lns");
+	return pw_search_lns(s);
+}
+

@@ -1,0 +1,89 @@
+/*
+ * search.h - one solve's state, shared by solver.c (the caller's side:
+ * options, the worker thread, progress, the result), search.c (the
+ * worker's search: the start, the heuristic, the whole model) and lns.c
+ * (the large-neighbourhood windows).  Private to solver/.
+ */
+#ifndef PW_SOLVER_SEARCH_H
+#define PW_SOLVER_SEARCH_H
+
+#include <pthread.h>
+
+#include "internal.h"
+
+/* Seconds a large-neighbourhood window may take at most (also what a
+ * model built only for --write-lp may take). */
+#define PW_LNS_SECONDS		1.0
+
+/*
+ * One solve: the worker's state and what it shares with the reporter,
+ * on the heap and owned by both (REFS): the reporter may leave first.
+ */
+struct pw_search {
+	const struct pw_problem *p;	/* PROBLEM */
+	const struct pw_solve_opts *o;	/* &OPTS */
+	bool	*offloadable;	/* [nstages] or NULL */
+	double	t0;		/* monotonic seconds at the start */
+	double	limit;		/* seconds */
+	volatile sig_atomic_t stop;
+
+	/* The worker's copies of the caller's problem and options, and what
+	 * OPTS points to (no progress callback, no cancel flag). */
+	struct pw_problem *problem;
+	struct pw_solve_opts opts;
+	struct pw_schedule *own_start;
+	char	*own_start_family;
+	bool	*own_may_offload;
+	struct pw_pin *own_pins;
+	char	*own_write_lp;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	/* Under the lock: the numbers of the last report, who still holds
+	 * the search, whether the worker is done. */
+	double	pub_incumbent;
+	double	pub_bound;
+	const char *pub_phase;
+	int	refs;
+	bool	finished;
+
+	/* Written by the worker under the lock, which the reporter reads
+	 * them under; the worker reads them freely. */
+	struct pw_schedule *best;	/* feasible, checked */
+	struct pw_eval eval;
+	double	bound;
+	char	start[64];
+	double	start_objective;
+	struct pw_model_size model;
+	/* The worker's, read once it has finished. */
+	int	rc;
+	struct pw_error err;
+};
+
+/* search.c: monotonic seconds. */
+double	pw_search_now(void);
+/* search.c: seconds since S started. */
+double	pw_search_elapsed(const struct pw_search *s);
+/* search.c: whether S must stop (asked to, or out of time). */
+bool	pw_search_stopped(const struct pw_search *s);
+/* search.c: publishes the incumbent, the bound and PHASE for the next
+ * report. */
+void	pw_search_publish(struct pw_search *s, const char *phase);
+/* search.c: whether the incumbent meets the bound. */
+bool	pw_search_closed(const struct pw_search *s);
+/* search.c: offers SCHED (taken over) as the incumbent; whether it was
+ * kept. */
+bool	pw_search_offer(struct pw_search *s, struct pw_schedule *sched,
+	    const char *phase);
+/* search.c: solves the model of the ops MASK frees (NULL: all); see
+ * there. */
+int	pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
+	    double seconds, const char *write_lp, const char *phase,
+	    bool *improved, bool *optimal);
+/* search.c: the whole search; the result stays in S. */
+int	pw_search_run(struct pw_search *s);
+/* lns.c: windows until the time is up or every window of the largest
+ * size was solved without improvement. */
+int	pw_search_lns(struct pw_search *s);
+
+#endif /* PW_SOLVER_SEARCH_H */
