@@ -405,8 +405,11 @@ test_cancel_at_incumbent(const struct pw_progress *pr, void *arg)
 }
 
 /*
- * Cancelled mid-search, while the worker may be inside a unit it cannot
- * leave (a family's build): pw_solve may return before the worker, so
+ * Cancelled mid-search, while the worker is inside a unit it cannot
+ * leave: PipeOffload's setting at d=32, v=2, m=256 (49,152 compute ops),
+ * where the first family within the limit (po-h) is built long before
+ * the slower ones (po-sel, po-auto: seconds).  pw_solve returns a copy
+ * of the incumbent and leaves the worker to finish on its own copies, so
  * the worker must not touch what the caller frees at once (the problem,
  * the pins, may_offload; the sanitizer build catches any use).
  */
@@ -416,18 +419,32 @@ test_cancel(void)
 	struct pw_solve_result r;
 	struct pw_solve_opts o;
 	struct pw_problem *p;
+	struct pw_error err;
 	struct pw_pin *pin;
 	volatile sig_atomic_t cancel = 0;
 	bool *may;
+	int s, d;
 
-	p = test_loop(64, 4, 2.5);
+	p = pw_problem_new(32, 64, 256);
+	if (pw_problem_place_loop(p, &err) != PW_OK)
+		abort();
+	for (s = 0; s < 64; s++) {
+		p->stages[s].f = p->stages[s].b = p->stages[s].w = 1;
+		p->stages[s].act = p->stages[s].hold = p->stages[s].offload = 1;
+	}
+	for (d = 0; d < 32; d++)
+		p->memory[d].limit = 18;
+	pw_problem_set_link(p, 4.0 / 3, 4.0 / 3, 0, false);
 	pin = calloc(1, sizeof *pin);
-	may = calloc(4, sizeof *may);
+	may = calloc(64, sizeof *may);
 	if (pin == NULL || may == NULL)
 		abort();
-	*pin = (struct pw_pin){ { PW_F, 0, 0 }, { PW_F, 2, 0 } };
-	may[0] = may[1] = may[2] = may[3] = true;
+	*pin = (struct pw_pin){ { PW_F, 0, 0 }, { PW_F, 32, 0 } };
+	for (s = 0; s < 64; s++)
+		may[s] = true;
 	pw_solve_opts_init(&o);
+	o.objective = PW_OBJ_SPAN;
+	o.offload = PW_OFFLOAD_ON;
 	o.pins = pin;
 	o.npins = 1;
 	o.may_offload = may;
@@ -445,7 +462,7 @@ test_cancel(void)
 	}
 	pw_solve_result_free(&r);
 	memset(pin, 0xff, sizeof *pin);
-	memset(may, 0, 4 * sizeof *may);
+	memset(may, 0, 64 * sizeof *may);
 	free(pin);
 	free(may);
 	pw_problem_free(p);
