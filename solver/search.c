@@ -338,7 +338,16 @@ pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
 	rq.ties = ties;
 	memset(&res, 0, sizeof res);
 	*improved = *optimal = false;
-	if ((rc = pw_milp_solve(&rq, &res, &s->err)) != PW_OK)
+	/* A model file asked for is written before pw_solve returns, and
+	 * its failure reported. */
+	pthread_mutex_lock(&s->lock);
+	s->writing = write_lp != NULL;
+	pthread_mutex_unlock(&s->lock);
+	rc = pw_milp_solve(&rq, &res, &s->err);
+	pthread_mutex_lock(&s->lock);
+	s->writing = false;
+	pthread_mutex_unlock(&s->lock);
+	if (rc != PW_OK)
 		return rc;
 	pthread_mutex_lock(&s->lock);
 	if (mask == NULL || (!s->model.whole && res.size.binaries >=

@@ -40,11 +40,13 @@ struct pw_search {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	/* Under the lock: the numbers of the last report, who still holds
-	 * the search, whether the worker is done. */
+	 * the search, whether the worker is writing the model file (and may
+	 * not be left), whether it is done. */
 	double	pub_incumbent;
 	double	pub_bound;
 	const char *pub_phase;
 	int	refs;
+	bool	writing;
 	bool	finished;
 
 	/* Written by the worker under the lock, which the reporter reads

@@ -301,7 +301,8 @@ pw_search_report(const struct pw_search *s, const struct pw_solve_opts *o,
  * PW_SOLVE_TICK and after each publication, the stop flag set on O's
  * cancel or at the time limit.  Returns, with the lock held, when the
  * worker has finished, or PW_SOLVE_GRACE after the stop once the search
- * has a schedule.  *CANCELLED tells whether the caller cancelled.
+ * has a schedule and is not writing the model file.  *CANCELLED tells
+ * whether the caller cancelled.
  */
 static void
 pw_search_watch(struct pw_search *s, const struct pw_solve_opts *o,
@@ -313,7 +314,7 @@ pw_search_watch(struct pw_search *s, const struct pw_solve_opts *o,
 	const char *phase;
 
 	pthread_mutex_lock(&s->lock);
-	while (!s->finished && (s->best == NULL ||
+	while (!s->finished && (s->best == NULL || s->writing ||
 	    pw_search_elapsed(s) < stopped + PW_SOLVE_GRACE)) {
 		at = pw_search_now() + fmin(PW_SOLVE_TICK, fmax(0, stopped +
 		    PW_SOLVE_GRACE - pw_search_elapsed(s)));

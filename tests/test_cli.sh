@@ -470,17 +470,18 @@ EOF
 	ok "solve to stdout reports on stderr" err_has '^lower bound '
 
 	# An interrupt stops the search and the best schedule so far is
-	# written.  Eight uneven stages under a limit of four activations
-	# keep the windows busy well past the interrupt.
+	# written.  Sixteen uneven stages under a limit of eight activations
+	# keep the windows busy for minutes (the search never ends by itself
+	# before the interrupt).
 	cat >"$tmp/long.lua" <<'EOF'
 local stages = {}
-for d = 0, 7 do
+for d = 0, 15 do
   local c = 1 + 0.04 * ((d * 7) % 5 - 2)
   stages[#stages + 1] = { f = c, b = c * (1 + 0.05 * (d % 4)),
     w = c * (0.5 + 0.1 * (d % 3)), act = 1, hold = 0.5 }
 end
-return pw.problem{ devices = 8, microbatches = 32, comm = 0.02,
-  memory_limit = 4, stages = stages }
+return pw.problem{ devices = 16, microbatches = 64, comm = 0.02,
+  memory_limit = 8, stages = stages }
 EOF
 	"$PW" solve "$tmp/long.lua" --time-limit 600 -o "$tmp/long.json" \
 	    >"$tmp/long.out" 2>"$tmp/long.err" &
@@ -496,6 +497,22 @@ EOF
 	ok "...saying it was cancelled" grep -q '^objective  *makespan .* (cancelled)$' "$tmp/long.out"
 	run "$PW" check "$tmp/long.json"
 	ok "...and its schedule checks" status_is 0
+	# Interrupted while the model asked for is written: the file is
+	# still written whole, and no temporary file is left beside it.
+	mkdir "$tmp/lp"
+	"$PW" solve "$tmp/long.lua" --time-limit 600 --write-lp "$tmp/lp/long.lp" \
+	    -o /dev/null >"$tmp/long.out" 2>"$tmp/long.err" &
+	pid=$!
+	i=0
+	while [ $i -lt 600 ] && ! grep -q ' milp ' "$tmp/long.err"; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -INT $pid
+	wait $pid
+	ok "an interrupted solve with --write-lp exits 0" [ $? -eq 0 ]
+	ok "...having written the model" grep -q '^/\* Objective function \*/' "$tmp/lp/long.lp"
+	ok "...and nothing else" [ "$(ls "$tmp/lp")" = long.lp ]
 
 	# Limit 3: the families' 31 is optimal; the whole model proves it,
 	# the same seed twice gives the same file.
