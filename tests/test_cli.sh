@@ -469,6 +469,22 @@ EOF
 	ok "solve to stdout writes JSON" out_starts "{"
 	ok "solve to stdout reports on stderr" err_has '^lower bound '
 
+	# Runs "$@" in the background until its progress reaches PHASE ($1),
+	# then interrupts it; its exit status goes to $interrupted.
+	interrupt_at() {
+		phase=$1
+		shift
+		"$@" >"$tmp/long.out" 2>"$tmp/long.err" &
+		pid=$!
+		i=0
+		while [ $i -lt 600 ] && ! grep -q " $phase " "$tmp/long.err"; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		kill -INT $pid
+		wait $pid
+		interrupted=$?
+	}
 	# An interrupt stops the search and the best schedule so far is
 	# written.  Sixteen uneven stages under a limit of eight activations
 	# keep the windows busy for minutes (the search never ends by itself
@@ -483,34 +499,18 @@ end
 return pw.problem{ devices = 16, microbatches = 64, comm = 0.02,
   memory_limit = 8, stages = stages }
 EOF
-	"$PW" solve "$tmp/long.lua" --time-limit 600 -o "$tmp/long.json" \
-	    >"$tmp/long.out" 2>"$tmp/long.err" &
-	pid=$!
-	i=0
-	while [ $i -lt 600 ] && ! grep -q ' lns ' "$tmp/long.err"; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	kill -INT $pid
-	wait $pid
-	ok "an interrupted solve exits 0" [ $? -eq 0 ]
+	interrupt_at lns "$PW" solve "$tmp/long.lua" --time-limit 600 \
+	    -o "$tmp/long.json"
+	ok "an interrupted solve exits 0" [ "$interrupted" -eq 0 ]
 	ok "...saying it was cancelled" grep -q '^objective  *makespan .* (cancelled)$' "$tmp/long.out"
 	run "$PW" check "$tmp/long.json"
 	ok "...and its schedule checks" status_is 0
 	# Interrupted while the model asked for is written: the file is
 	# still written whole, and no temporary file is left beside it.
 	mkdir "$tmp/lp"
-	"$PW" solve "$tmp/long.lua" --time-limit 600 --write-lp "$tmp/lp/long.lp" \
-	    -o /dev/null >"$tmp/long.out" 2>"$tmp/long.err" &
-	pid=$!
-	i=0
-	while [ $i -lt 600 ] && ! grep -q ' milp ' "$tmp/long.err"; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	kill -INT $pid
-	wait $pid
-	ok "an interrupted solve with --write-lp exits 0" [ $? -eq 0 ]
+	interrupt_at milp "$PW" solve "$tmp/long.lua" --time-limit 600 \
+	    --write-lp "$tmp/lp/long.lp" -o /dev/null
+	ok "an interrupted solve with --write-lp exits 0" [ "$interrupted" -eq 0 ]
 	ok "...having written the model" grep -q '^/\* Objective function \*/' "$tmp/lp/long.lp"
 	ok "...and nothing else" [ "$(ls "$tmp/lp")" = long.lp ]
 
