@@ -25,7 +25,7 @@
  *   most n = (limit - static) / act microbatches are resident at once.
  *   Number its F in the order they start, at s_1 <= s_2 <= ...: when the
  *   (i+n)-th starts, at least i of the earlier ones have ended their B,
- *   the first of which at s_i + round trip, so s_(i+n) >= s_i + round
+ *   one of which started its F at s_i or later, so s_(i+n) >= s_i + round
  *   trip.  Where n activations and one hold do not fit, those i must also
  *   have ended their W, or i+1 their B, which adds min(w, f).  With
  *   s_(i+1) >= s_i + f, the last F starts no earlier than the recurrence
@@ -128,6 +128,18 @@ pw_bound_work(const struct pw_problem *p, const struct pw_bstage *bs, int d)
 			best = fmax(best, r + sum + q);
 	}
 	return best;
+}
+
+/* What device D may hold beyond its static memory: its limit with the
+ * tolerance the metrics allow (so that no bound exceeds a schedule they
+ * accept); INFINITY for none. */
+static double
+pw_bound_cap(const struct pw_problem *p, int d)
+{
+	double limit = p->memory[d].limit;
+
+	return limit + PW_SOLVER_EPS * fmax(1, fabs(limit)) -
+	    p->memory[d].static_bytes;
 }
 
 /* Byte-seconds device D holds for one microbatch when nothing moves. */
@@ -251,7 +263,7 @@ pw_bmem_init(struct pw_bmem *bm, const struct pw_problem *p,
 	for (g = 0; g < bm->ngroups; g++)
 		bm->t0[g] = span ? 0 : INFINITY;
 	for (d = 0; d < bm->n; d++) {
-		bm->cap[d] = p->memory[d].limit - p->memory[d].static_bytes;
+		bm->cap[d] = pw_bound_cap(p, d);
 		bm->base[d] = p->microbatches * pw_bound_integral(p, bs, d);
 		bm->head[d] = INFINITY;
 		bm->group[d] = bm->ngroups == bm->n ? d : p->link.group[d];
@@ -346,7 +358,7 @@ pw_bound_slots(const struct pw_problem *p, const struct pw_bstage *bs, int d,
     const bool *offloadable, bool span)
 {
 	const struct pw_stage *st;
-	double cap, *start, step, bound;
+	double cap, slots, *start, step, bound;
 	int s = -1, i, n, m = p->microbatches;
 
 	for (i = 0; i < p->nstages; i++)
@@ -358,14 +370,15 @@ pw_bound_slots(const struct pw_problem *p, const struct pw_bstage *bs, int d,
 	if (s < 0 || (offloadable != NULL && offloadable[s]))
 		return 0;
 	st = &p->stages[s];
-	cap = p->memory[d].limit - p->memory[d].static_bytes;
+	cap = pw_bound_cap(p, d);
 	if (isinf(cap) || !(st->act > 0))
 		return 0;
-	n = (int)floor(cap / st->act * (1 + PW_SOLVER_EPS));
-	if (n < 1 || n >= m)
+	slots = floor(cap / st->act);
+	if (slots < 1 || slots >= m)
 		return 0;
+	n = (int)slots;
 	step = bs[s].rt;
-	if (n * st->act + st->hold > cap * (1 + PW_SOLVER_EPS))
+	if (n * st->act + st->hold > cap)
 		step += fmin(st->w, st->f);
 	start = pw_xcalloc((size_t)m, sizeof *start);
 	start[0] = span ? 0 : bs[s].r[PW_BF];

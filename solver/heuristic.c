@@ -107,7 +107,7 @@ struct pw_heur {
 	bool	bitten;		/* the limit refused an F, or forced a W */
 	/* Set (once a schedule is in hand): a run polls it and gives up,
 	 * so that a stop takes effect within a fraction of a run. */
-	volatile sig_atomic_t *stop;
+	atomic_int *stop;
 };
 
 /* A candidate of one device's decision. */

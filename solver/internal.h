@@ -7,7 +7,7 @@
 #ifndef PW_SOLVER_INTERNAL_H
 #define PW_SOLVER_INTERNAL_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -81,7 +81,7 @@ struct pw_heuristic_opts {
 	size_t	npins;
 	/* Set non-zero: return the best schedule so far (after the first
 	 * complete one). */
-	volatile sig_atomic_t *stop;
+	atomic_int *stop;
 };
 
 /*

@@ -25,7 +25,7 @@ struct pw_milp_clock {
 	double	limit;
 	long	node_limit;
 	long	nodes;		/* of the solves before this one */
-	volatile sig_atomic_t *cancel;
+	atomic_int *cancel;
 };
 
 static double
@@ -59,7 +59,7 @@ pw_milp_abort(lprec *lp, void *arg)
  * or NULL when lp_solve cannot take it or CANCEL was set meanwhile (a
  * large model takes a while: rows go in one at a time). */
 static lprec *
-pw_milp_lp(const struct pw_lpb *b, volatile sig_atomic_t *cancel)
+pw_milp_lp(const struct pw_lpb *b, atomic_int *cancel)
 {
 	lprec *lp;
 	REAL weight[2] = { 1, b->tieweight };
@@ -360,7 +360,7 @@ pw_milp_model(struct pw_milp_model *md, const struct pw_milp_request *req,
     const struct pw_timing *inc, double at_least, double better_than,
     struct pw_error *err)
 {
-	volatile sig_atomic_t *cancel;
+	atomic_int *cancel;
 	int rc;
 
 	memset(md, 0, sizeof *md);

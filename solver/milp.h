@@ -37,7 +37,7 @@ struct pw_milp_request {
 	 * where several critical paths run side by side, shortening one
 	 * at a time is how the objective falls. */
 	bool	ties;
-	volatile sig_atomic_t *cancel;
+	atomic_int *cancel;
 	const char *write_lp;	/* NULL or a path: the model in LP format */
 };
 

@@ -69,11 +69,13 @@ pw_search_closed(const struct pw_search *s)
 /*
  * Offers SCHED as the incumbent, taking it over: kept when it is
  * feasible, passes the checker and beats the incumbent, else freed.
- * Returns whether it was kept.
+ * START, when not NULL, is then also recorded as where the search
+ * started, in the same step, so that no result has one without the
+ * other.  Returns whether it was kept.
  */
 bool
 pw_search_offer(struct pw_search *s, struct pw_schedule *sched,
-    const char *phase)
+    const char *phase, const char *start)
 {
 	struct pw_schedule *old;
 	struct pw_eval e;
@@ -91,6 +93,10 @@ pw_search_offer(struct pw_search *s, struct pw_schedule *sched,
 	old = s->best;
 	s->best = sched;
 	s->eval = e;
+	if (start != NULL) {
+		snprintf(s->start, sizeof s->start, "%s", start);
+		s->start_objective = e.objective;
+	}
 	pthread_mutex_unlock(&s->lock);
 	pw_schedule_free(old);
 	pw_search_publish(s, phase);
@@ -215,15 +221,15 @@ pw_search_start(struct pw_search *s)
 			    (s->best != NULL && !pw_solver_better(
 			    cand.eval.objective, s->eval.objective)))
 				pw_schedule_free(cand.sched);
-			else if (pw_search_offer(s, cand.sched, "start"))
-				pw_search_set_start(s, pw_families[i].name,
-				    cand.eval.objective, true);
+			else
+				pw_search_offer(s, cand.sched, "start",
+				    pw_families[i].name);
 		}
 		return PW_OK;
 	}
 	pw_search_set_start(s, name, st.eval.objective, st.eval.feasible);
 	if (st.eval.feasible)
-		pw_search_offer(s, st.sched, "start");
+		pw_search_offer(s, st.sched, "start", NULL);
 	else
 		pw_schedule_free(st.sched);
 	return PW_OK;
@@ -339,13 +345,16 @@ pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
 	memset(&res, 0, sizeof res);
 	*improved = *optimal = false;
 	/* A model file asked for is written before pw_solve returns, and
-	 * its failure reported. */
+	 * its failure reported; once pw_solve has returned, none is. */
 	pthread_mutex_lock(&s->lock);
-	s->writing = write_lp != NULL;
+	if (s->left)
+		rq.write_lp = NULL;
+	s->writing = rq.write_lp != NULL;
 	pthread_mutex_unlock(&s->lock);
 	rc = pw_milp_solve(&rq, &res, &s->err);
 	pthread_mutex_lock(&s->lock);
 	s->writing = false;
+	pthread_cond_signal(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 	if (rc != PW_OK)
 		return rc;
@@ -356,7 +365,7 @@ pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
 	pthread_mutex_unlock(&s->lock);
 	*optimal = res.optimal;
 	if (res.schedule != NULL)
-		*improved = pw_search_offer(s, res.schedule, phase);
+		*improved = pw_search_offer(s, res.schedule, phase, NULL);
 	/* lp_solve's bound counts for the problem only when the model
 	 * restricted nothing (milp.h: exact); nothing can be below the
 	 * incumbent's objective. */
@@ -405,16 +414,15 @@ pw_search_run(struct pw_search *s)
 			pw_error_set(&s->err, "solve: %s", err.msg);
 			return rc;
 		}
+		/* Without a start, the heuristic's schedule is the start. */
 		if (rc == PW_OK)
-			pw_search_offer(s, sched, "heuristic");
+			pw_search_offer(s, sched, "heuristic", s->start[0] ==
+			    '\0' ? "heuristic" : NULL);
 		if (s->best == NULL) {
 			pw_error_set(&s->err, "solve: internal error: no "
 			    "schedule passed the checker");
 			return PW_ERR_INTERNAL;
 		}
-		if (s->start[0] == '\0')
-			pw_search_set_start(s, "heuristic", s->eval.objective,
-			    true);
 	}
 	if (pw_search_closed(s) || pw_search_stopped(s))
 		return PW_OK;

@@ -25,7 +25,7 @@ struct pw_search {
 	bool	*offloadable;	/* [nstages] or NULL */
 	double	t0;		/* monotonic seconds at the start */
 	double	limit;		/* seconds */
-	volatile sig_atomic_t stop;
+	atomic_int stop;
 
 	/* The worker's copies of the caller's problem and options, and what
 	 * OPTS points to (no progress callback, no cancel flag). */
@@ -41,12 +41,14 @@ struct pw_search {
 	pthread_cond_t cond;
 	/* Under the lock: the numbers of the last report, who still holds
 	 * the search, whether the worker is writing the model file (and may
-	 * not be left), whether it is done. */
+	 * not be left), whether the reporter left before the worker (which
+	 * then writes no model file), whether the worker is done. */
 	double	pub_incumbent;
 	double	pub_bound;
 	const char *pub_phase;
 	int	refs;
 	bool	writing;
+	bool	left;
 	bool	finished;
 
 	/* Written by the worker under the lock, which the reporter reads
@@ -73,10 +75,10 @@ bool	pw_search_stopped(const struct pw_search *s);
 void	pw_search_publish(struct pw_search *s, const char *phase);
 /* search.c: whether the incumbent meets the bound. */
 bool	pw_search_closed(const struct pw_search *s);
-/* search.c: offers SCHED (taken over) as the incumbent; whether it was
- * kept. */
+/* search.c: offers SCHED (taken over) as the incumbent, recording START
+ * (or not: NULL) as where the search started; whether it was kept. */
 bool	pw_search_offer(struct pw_search *s, struct pw_schedule *sched,
-	    const char *phase);
+	    const char *phase, const char *start);
 /* search.c: solves the model of the ops MASK frees (NULL: all); see
  * there. */
 int	pw_search_milp(struct pw_search *s, const bool *mask, bool ties,

@@ -199,6 +199,7 @@ pw_search_new(const struct pw_problem *p, const struct pw_solve_opts *o,
 	struct pw_search *s = pw_xcalloc(1, sizeof *s);
 	pthread_condattr_t ca;
 
+	atomic_init(&s->stop, 0);
 	s->problem = pw_problem_copy(p);
 	s->p = s->problem;
 	s->opts = *o;
@@ -296,28 +297,39 @@ pw_search_report(const struct pw_search *s, const struct pw_solve_opts *o,
 	o->progress(&pr, o->progress_arg);
 }
 
+/* Under the lock: whether the reporter may leave a search stopped at
+ * STOPPED (seconds) with a copy of its incumbent. */
+static bool
+pw_search_may_leave(const struct pw_search *s, double stopped)
+{
+	return s->best != NULL && !s->writing &&
+	    pw_search_elapsed(s) >= stopped + PW_SOLVE_GRACE;
+}
+
 /*
  * The reporter's loop on the calling thread: a report at least every
  * PW_SOLVE_TICK and after each publication, the stop flag set on O's
  * cancel or at the time limit.  Returns, with the lock held, when the
  * worker has finished, or PW_SOLVE_GRACE after the stop once the search
- * has a schedule and is not writing the model file.  *CANCELLED tells
- * whether the caller cancelled.
+ * has a schedule and is not writing the model file (then marking the
+ * search left).  *CANCELLED tells whether the caller cancelled.
  */
 static void
 pw_search_watch(struct pw_search *s, const struct pw_solve_opts *o,
     bool *cancelled)
 {
 	struct timespec ts;
-	double inc, bound, at;
+	double inc, bound, at, wait;
 	double stopped = s->stop != 0 ? 0 : INFINITY;
 	const char *phase;
 
 	pthread_mutex_lock(&s->lock);
-	while (!s->finished && (s->best == NULL || s->writing ||
-	    pw_search_elapsed(s) < stopped + PW_SOLVE_GRACE)) {
-		at = pw_search_now() + fmin(PW_SOLVE_TICK, fmax(0, stopped +
-		    PW_SOLVE_GRACE - pw_search_elapsed(s)));
+	while (!s->finished && !pw_search_may_leave(s, stopped)) {
+		wait = PW_SOLVE_TICK;
+		if (s->best != NULL && !s->writing)
+			wait = fmin(wait, fmax(0, stopped + PW_SOLVE_GRACE -
+			    pw_search_elapsed(s)));
+		at = pw_search_now() + wait;
 		ts.tv_sec = (time_t)at;
 		ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
 		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
@@ -335,6 +347,7 @@ pw_search_watch(struct pw_search *s, const struct pw_solve_opts *o,
 		pw_search_report(s, o, inc, bound, phase);
 		pthread_mutex_lock(&s->lock);
 	}
+	s->left = !s->finished;
 }
 
 int

@@ -10,7 +10,7 @@
 #ifndef PW_SOLVER_H
 #define PW_SOLVER_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -66,7 +66,7 @@ struct pw_solve_opts {
 	/* Another thread sets *cancel non-zero to stop within 100 ms once the
 	 * search holds a schedule (else at its first); the best schedule so
 	 * far is returned.  May be NULL. */
-	volatile sig_atomic_t *cancel;
+	atomic_int *cancel;
 };
 
 /* The size of the MILP that was built (whole or the largest window). */

@@ -821,7 +821,7 @@ out:
 /* Set by an interrupt during a search: the search stops and its best
  * schedule is written.  The handler goes back to the default after one
  * signal, so a second interrupt ends the program at once. */
-static volatile sig_atomic_t cmd_interrupted;
+static atomic_int cmd_interrupted;
 
 static void
 cmd_interrupt(int sig)
@@ -922,7 +922,10 @@ pw_cmd_solve(const struct pw_command *cmd, int argc, char **argv)
 	interrupt.sa_handler = cmd_interrupt;
 	sigemptyset(&interrupt.sa_mask);
 	interrupt.sa_flags = SA_RESETHAND | SA_RESTART;
-	sigaction(SIGINT, &interrupt, &before);
+	/* Interrupts ignored on entry (a script's background job) stay so. */
+	sigaction(SIGINT, NULL, &before);
+	if (before.sa_handler != SIG_IGN)
+		sigaction(SIGINT, &interrupt, NULL);
 	rc = pw_solve(problem, &o, &res, &err);
 	sigaction(SIGINT, &before, NULL);
 	if (rc != PW_OK) {

@@ -470,11 +470,13 @@ EOF
 	ok "solve to stdout reports on stderr" err_has '^lower bound '
 
 	# Runs "$@" in the background until its progress reaches PHASE ($1),
-	# then interrupts it; its exit status goes to $interrupted.
+	# then interrupts it; its exit status goes to $interrupted.  A
+	# background job of a script starts with interrupts ignored, which
+	# solve keeps so; env gives it the default disposition back.
 	interrupt_at() {
 		phase=$1
 		shift
-		"$@" >"$tmp/long.out" 2>"$tmp/long.err" &
+		env --default-signal=INT "$@" >"$tmp/long.out" 2>"$tmp/long.err" &
 		pid=$!
 		i=0
 		while [ $i -lt 600 ] && ! grep -q " $phase " "$tmp/long.err"; do

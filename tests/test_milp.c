@@ -548,7 +548,7 @@ test_cancel(void)
 {
 	struct pw_problem *prob = test_unit(4, 8, INFINITY, 0);
 	struct pw_schedule *inc = test_1f1b(prob, 100);
-	volatile sig_atomic_t cancel = 1;
+	atomic_int cancel = 1;
 	struct pw_milp_request rq;
 	struct pw_milp_result res;
 
