@@ -575,42 +575,27 @@ prop_break(int k, const struct pw_problem *p, const struct pw_timing *t,
 	free(c);
 }
 
-static void
-prop_limits(int k, const struct pw_problem *p, const struct pw_schedule *sched,
-    const struct pw_timing *t, const struct pw_timed_op *ops, size_t n)
+/* Returns a copy of P the caller frees, every limit at its peak in M. */
+static struct pw_problem *
+at_peaks(const struct pw_problem *p, const struct pw_metrics *m)
 {
 	struct pw_problem *q = pw_problem_copy(p);
-	struct pw_metrics *m = pw_metrics_compute(p, sched, t);
-	char what[96];
-	double peak;
 	int d;
 
 	for (d = 0; d < p->devices; d++)
 		q->memory[d].limit = m->device[d].peak;
-	expect_check(P_PEAK, k, q, ops, n, 0, "limits at the peaks");
-	d = rng_int(p->devices);
-	peak = m->device[d].peak;
-	q->memory[d].limit = peak - 1e-6 * fmax(1, peak);
-	snprintf(what, sizeof what, "device %d limit %.17g below peak %.17g",
-	    d, q->memory[d].limit, peak);
-	expect_check(P_BELOW, k, q, ops, n, 1, what);
-	pw_metrics_free(m);
-	pw_problem_free(q);
+	return q;
 }
 
-/* The lower bounds of P with every limit at SCHED's peak (WHO built it)
- * against its makespan and span. */
+/* The lower bounds of Q (limits at the peaks of the schedule WHO built,
+ * whose metrics are M) against its makespan and span. */
 static void
-prop_bound(int k, const struct pw_problem *p, const struct pw_schedule *sched,
-    const struct pw_timing *t, const char *who)
+prop_bound(int k, const struct pw_problem *q, const struct pw_metrics *m,
+    const char *who)
 {
-	struct pw_problem *q = pw_problem_copy(p);
-	struct pw_metrics *m = pw_metrics_compute(p, sched, t);
 	double lb, obj;
-	int d, o;
+	int o;
 
-	for (d = 0; d < p->devices; d++)
-		q->memory[d].limit = m->device[d].peak;
 	props[P_BOUND].runs++;
 	for (o = PW_OBJ_MAKESPAN; o <= PW_OBJ_SPAN; o++) {
 		lb = pw_lower_bound(q, (enum pw_objective)o);
@@ -622,6 +607,26 @@ prop_bound(int k, const struct pw_problem *p, const struct pw_schedule *sched,
 			break;
 		}
 	}
+}
+
+static void
+prop_limits(int k, const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_timing *t, const struct pw_timed_op *ops, size_t n)
+{
+	struct pw_metrics *m = pw_metrics_compute(p, sched, t);
+	struct pw_problem *q = at_peaks(p, m);
+	char what[96];
+	double peak;
+	int d;
+
+	expect_check(P_PEAK, k, q, ops, n, 0, "limits at the peaks");
+	prop_bound(k, q, m, "random order");
+	d = rng_int(p->devices);
+	peak = m->device[d].peak;
+	q->memory[d].limit = peak - 1e-6 * fmax(1, peak);
+	snprintf(what, sizeof what, "device %d limit %.17g below peak %.17g",
+	    d, q->memory[d].limit, peak);
+	expect_check(P_BELOW, k, q, ops, n, 1, what);
 	pw_metrics_free(m);
 	pw_problem_free(q);
 }
@@ -630,8 +635,9 @@ prop_bound(int k, const struct pw_problem *p, const struct pw_schedule *sched,
 static void
 prop_family_bounds(int k, const struct pw_problem *p)
 {
-	struct pw_problem *used;
+	struct pw_problem *used, *q;
 	struct pw_schedule *sched;
+	struct pw_metrics *m;
 	struct pw_timing *t;
 	struct pw_error err;
 	size_t i;
@@ -642,7 +648,11 @@ prop_family_bounds(int k, const struct pw_problem *p)
 			continue;
 		if (pw_problem_same(used, p) && pw_simulate(p, sched, &t,
 		    &err) == PW_OK) {
-			prop_bound(k, p, sched, t, pw_families[i].name);
+			m = pw_metrics_compute(p, sched, t);
+			q = at_peaks(p, m);
+			prop_bound(k, q, m, pw_families[i].name);
+			pw_problem_free(q);
+			pw_metrics_free(m);
 			pw_timing_free(t);
 		}
 		pw_schedule_free(sched);
@@ -675,7 +685,6 @@ run_case(int k)
 	prop_roundtrip(k, p, t, ops, n);
 	prop_break(k, p, t, ops, n);
 	prop_limits(k, p, sched, t, ops, n);
-	prop_bound(k, p, sched, t, "random order");
 	prop_family_bounds(k, p);
 	free(ops);
 	pw_timing_free(t);
