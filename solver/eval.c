@@ -104,19 +104,17 @@ pw_pins_hold(const struct pw_problem *p, const struct pw_timing *t,
 	return true;
 }
 
-int
-pw_solver_eval(const struct pw_problem *p, const struct pw_schedule *sched,
-    enum pw_objective obj, const bool *offloadable, const struct pw_pin *pins,
-    size_t npins, struct pw_eval *e, struct pw_error *err)
+void
+pw_solver_judge(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_timing *t, enum pw_objective obj,
+    const bool *offloadable, const struct pw_pin *pins, size_t npins,
+    struct pw_eval *e)
 {
-	struct pw_timing *t;
 	struct pw_metrics *m;
 	char b1[32], b2[32];
-	int rc, d, c, i;
+	int d, c, i;
 
 	memset(e, 0, sizeof *e);
-	if ((rc = pw_simulate(p, sched, &t, err)) != PW_OK)
-		return rc;
 	m = pw_metrics_compute(p, sched, t);
 	e->objective = pw_objective_value(obj, m);
 	e->ends = pw_solver_ends(t);
@@ -144,6 +142,20 @@ pw_solver_eval(const struct pw_problem *p, const struct pw_schedule *sched,
 		e->feasible = pw_pins_hold(p, t, pins, npins, e->why,
 		    sizeof e->why);
 	pw_metrics_free(m);
+}
+
+int
+pw_solver_eval(const struct pw_problem *p, const struct pw_schedule *sched,
+    enum pw_objective obj, const bool *offloadable, const struct pw_pin *pins,
+    size_t npins, struct pw_eval *e, struct pw_error *err)
+{
+	struct pw_timing *t;
+	int rc;
+
+	memset(e, 0, sizeof *e);
+	if ((rc = pw_simulate(p, sched, &t, err)) != PW_OK)
+		return rc;
+	pw_solver_judge(p, sched, t, obj, offloadable, pins, npins, e);
 	pw_timing_free(t);
 	return PW_OK;
 }
@@ -173,30 +185,19 @@ pw_solver_copy(const struct pw_problem *p, const struct pw_schedule *sched)
 	return copy;
 }
 
-/* True when SCHED passes the independent checker; else the first
- * violation in WHY. */
 bool
 pw_solver_checked(const struct pw_problem *p, const struct pw_schedule *sched,
-    char *why, size_t len)
+    const struct pw_timing *t)
 {
-	struct pw_timing *t;
 	struct pw_timed_op *ops;
 	struct pw_violations v;
-	struct pw_error err;
 	size_t n;
 	bool ok;
 
-	if (pw_simulate(p, sched, &t, &err) != PW_OK) {
-		snprintf(why, len, "%.200s", err.msg);
-		return false;
-	}
 	ops = pw_timed_ops(p, sched, t, &n);
 	ok = pw_check(p, ops, n, &v) == 0;
-	if (!ok)
-		snprintf(why, len, "%.200s", v.msg[0]);
 	pw_violations_free(&v);
 	free(ops);
-	pw_timing_free(t);
 	return ok;
 }
 

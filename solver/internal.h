@@ -51,16 +51,23 @@ struct pw_eval {
  * earlier sum of ends. */
 bool	pw_eval_better(const struct pw_eval *a, const struct pw_eval *b);
 
-/* eval.c: simulates SCHED and fills E.  Returns PW_OK, or the
- * simulator's error (malformed orders, deadlock) with its message. */
+/* eval.c: fills E for SCHED, whose simulated timing is T. */
+void	pw_solver_judge(const struct pw_problem *, const struct pw_schedule *,
+	    const struct pw_timing *, enum pw_objective,
+	    const bool *offloadable, const struct pw_pin *, size_t npins,
+	    struct pw_eval *);
+
+/* eval.c: simulates SCHED and fills E (pw_solver_judge).  Returns PW_OK,
+ * or the simulator's error (malformed orders, deadlock) with its
+ * message. */
 int	pw_solver_eval(const struct pw_problem *, const struct pw_schedule *,
 	    enum pw_objective, const bool *offloadable, const struct pw_pin *,
 	    size_t npins, struct pw_eval *, struct pw_error *);
 
-/* eval.c: true when SCHED passes the independent checker; else the
- * first violation in WHY. */
+/* eval.c: true when SCHED, timed T by the simulator, passes the
+ * independent checker. */
 bool	pw_solver_checked(const struct pw_problem *,
-	    const struct pw_schedule *, char *why, size_t len);
+	    const struct pw_schedule *, const struct pw_timing *);
 
 /* bound.c: the bytes DEVICE needs to run one microbatch alone through
  * its stages, with the activations of OFFLOADABLE stages ([nstages] or

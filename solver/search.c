@@ -78,14 +78,21 @@ pw_search_offer(struct pw_search *s, struct pw_schedule *sched,
     const char *phase, const char *start)
 {
 	struct pw_schedule *old;
+	struct pw_timing *t;
 	struct pw_eval e;
 	struct pw_error err;
-	char why[256];
+	bool keep = false;
 
-	if (pw_solver_eval(s->p, sched, s->o->objective, s->offloadable,
-	    s->o->pins, s->o->npins, &e, &err) != PW_OK || !e.feasible ||
-	    (s->best != NULL && !pw_eval_better(&e, &s->eval)) ||
-	    !pw_solver_checked(s->p, sched, why, sizeof why)) {
+	/* One simulation serves the evaluation and the checker. */
+	if (pw_simulate(s->p, sched, &t, &err) == PW_OK) {
+		pw_solver_judge(s->p, sched, t, s->o->objective,
+		    s->offloadable, s->o->pins, s->o->npins, &e);
+		keep = e.feasible && (s->best == NULL ||
+		    pw_eval_better(&e, &s->eval)) &&
+		    pw_solver_checked(s->p, sched, t);
+		pw_timing_free(t);
+	}
+	if (!keep) {
 		pw_schedule_free(sched);
 		return false;
 	}
