@@ -138,7 +138,7 @@ pw_bound_cap(const struct pw_problem *p, int d)
 {
 	double limit = p->memory[d].limit;
 
-	return limit + PW_SOLVER_EPS * fmax(1, fabs(limit)) -
+	return limit + pw_solver_tol(limit) -
 	    p->memory[d].static_bytes;
 }
 

@@ -19,7 +19,7 @@ pw_objective_value(enum pw_objective obj, const struct pw_metrics *m)
 bool
 pw_solver_better(double obj, double incumbent)
 {
-	return obj < incumbent - PW_SOLVER_EPS * fmax(1, fabs(incumbent));
+	return obj < incumbent - pw_solver_tol(incumbent);
 }
 
 double
@@ -94,7 +94,7 @@ pw_pins_hold(const struct pw_problem *p, const struct pw_timing *t,
 		b = pw_pin_resolve(p, t, pins[i].after);
 		sa = t->start[pw_op_index(p, a)];
 		sb = t->start[pw_op_index(p, b)];
-		if (sa <= sb + PW_SOLVER_EPS * fmax(1, fabs(sb)))
+		if (sa <= sb + pw_solver_tol(sb))
 			continue;
 		snprintf(why, len, "pin %zu: %s starts at %.9g, after %s at "
 		    "%.9g", i, pw_op_name(na, sizeof na, pins[i].before), sa,

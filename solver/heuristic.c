@@ -117,12 +117,6 @@ struct pw_hcand {
 	int	forced;		/* W to run first so that an F fits */
 };
 
-static double
-pw_heur_tol(double x)
-{
-	return PW_SOLVER_EPS * fmax(1, fabs(x));
-}
-
 /* A pinned op as the heuristic's orders hold it: a fused backward is its
  * B, which starts when the fused op would. */
 static struct pw_op
@@ -311,7 +305,7 @@ pw_heur_prefer(const struct pw_heur *h, const struct pw_hcand *a,
 {
 	bool high;
 
-	if (fabs(a->est - b->est) > pw_heur_tol(a->est))
+	if (fabs(a->est - b->est) > pw_solver_tol(a->est))
 		return a->est < b->est;
 	if (a->op.kind != b->op.kind)
 		return (a->op.kind == PW_B) == (h->pol->tie == PW_HT_B);
@@ -392,7 +386,7 @@ pw_heur_decide(struct pw_heur *h, int d, bool force)
 	/* The guard: an F must not delay a B on its way here. */
 	if (have && best.op.kind == PW_F && pol->guard && !force &&
 	    best.est + h->p->stages[best.op.stage].f > arrive +
-	    pw_heur_tol(arrive)) {
+	    pw_solver_tol(arrive)) {
 		have = haveb;
 		best = bestb;
 	}
@@ -407,10 +401,10 @@ pw_heur_decide(struct pw_heur *h, int d, bool force)
 			run = true;
 		else if (have)
 			run = pol->fill == PW_HW_FILL ? v->free < best.est :
-			    v->free + w <= best.est + pw_heur_tol(best.est);
+			    v->free + w <= best.est + pw_solver_tol(best.est);
 		else
 			run = pol->fill == PW_HW_FILL ||
-			    v->free + w <= next + pw_heur_tol(next);
+			    v->free + w <= next + pw_solver_tol(next);
 		if (run) {
 			pw_heur_decide_w(h, d, ws);
 			return;
@@ -731,7 +725,7 @@ pw_hsearch_limits(const struct pw_hsearch *hs, struct pw_heur *h, int extra)
 				grows = true;
 			lim += extra * hs->unit[d];
 		}
-		h->dev[d].limit = lim + pw_heur_tol(lim);
+		h->dev[d].limit = lim + pw_solver_tol(lim);
 	}
 	return extra == 0 || grows;
 }
@@ -821,7 +815,7 @@ pw_hsearch_try(struct pw_hsearch *hs, struct pw_heur *h,
 	}
 	for (d = 0; d < hs->p->devices; d++)
 		over = over || h->dev[d].limit > hs->p->memory[d].limit +
-		    pw_heur_tol(hs->p->memory[d].limit);
+		    pw_solver_tol(hs->p->memory[d].limit);
 	if (over && hs->plan != NULL) {
 		rule = pw_xcalloc((size_t)hs->p->nstages *
 		    (size_t)hs->p->microbatches, sizeof *rule);

@@ -7,6 +7,7 @@
 #ifndef PW_SOLVER_INTERNAL_H
 #define PW_SOLVER_INTERNAL_H
 
+#include <math.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,6 +17,14 @@
 /* Relative tolerance for comparing objectives and memory levels, as the
  * checker compares times. */
 #define PW_SOLVER_EPS	1e-9
+
+/* The tolerance of a comparison at magnitude X: PW_SOLVER_EPS of it,
+ * and absolute below 1. */
+static inline double
+pw_solver_tol(double x)
+{
+	return PW_SOLVER_EPS * fmax(1, fabs(x));
+}
 
 /* eval.c: whether OBJ is below INCUMBENT by more than rounding. */
 bool	pw_solver_better(double obj, double incumbent);

@@ -90,7 +90,7 @@ pw_lns_tight(struct pw_lns *l, size_t k, bool from_start, double delay,
 	if (!pw_timing_has(l->t, k) || l->mark[k])
 		return;
 	t = (from_start ? l->t->start[k] : l->t->end[k]) + delay;
-	if (fabs(t - at) > PW_SOLVER_EPS * fmax(1, fabs(at)))
+	if (fabs(t - at) > pw_solver_tol(at))
 		return;
 	l->mark[k] = true;
 	l->queue[(*nq)++] = k;

@@ -16,7 +16,6 @@
 
 #include <lpsolve/lp_lib.h>
 
-#include "internal.h"
 #include "milp_int.h"
 
 /* What the abort callback watches. */
@@ -137,7 +136,7 @@ struct pw_milp_sorter {
 static int
 pw_milp_cmp(const struct pw_milp_sorter *s, int i, int k)
 {
-	double tol = 1e-9 * fmax(1, s->mm->horizon);
+	double tol = pw_solver_tol(s->mm->horizon);
 	int o;
 
 	if (s->form->order != NULL &&
@@ -182,7 +181,7 @@ pw_milp_anchor(const struct pw_mm *mm, const struct pw_msol *sol,
     struct pw_schedule *sched, const int *order, int n, int u)
 {
 	const struct pw_mact *a = &mm->acts[u];
-	double tol = 1e-9 * fmax(1, mm->horizon);
+	double tol = pw_solver_tol(mm->horizon);
 	int x, at = -1;
 
 	for (x = 0; x < n; x++)
@@ -253,7 +252,7 @@ pw_milp_pin_broken(const struct pw_milp_request *req, const struct pw_timing *t)
 		size_t b = pw_op_index(req->problem, req->pins[k].before);
 		size_t a = pw_op_index(req->problem, req->pins[k].after);
 
-		if (t->start[b] > t->start[a] + 1e-9 * fmax(1, t->start[a]))
+		if (t->start[b] > t->start[a] + pw_solver_tol(t->start[a]))
 			return &req->pins[k];
 	}
 	return NULL;
@@ -483,7 +482,7 @@ pw_milp_run(const struct pw_milp_request *req, struct pw_milp_model *md,
 	 * goes on from it). */
 	if (!req->ties)
 		set_break_at_value(md->lp, mm->obj_lo + (mm->grid ? 0.5 :
-		    1e-9 * fmax(1, mm->obj_lo)));
+		    pw_solver_tol(mm->obj_lo)));
 	else if (md->b.tiecol > 0)
 		set_break_at_value(md->lp, req->incumbent_objective /
 		    mm->scale + md->b.tieweight * (md->b.tiebase - 1e-3));

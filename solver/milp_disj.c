@@ -117,7 +117,7 @@ pw_pairs_get(const struct pw_pairs *h, int i, int k, int *val)
 static double
 pw_disj_tol(const struct pw_mm *mm)
 {
-	return 1e-9 * fmax(1, mm->horizon);
+	return pw_solver_tol(mm->horizon);
 }
 
 /* How much later than an op's start a reload must start for the model
@@ -430,7 +430,7 @@ pw_disj_was_away(const struct pw_mm *mm, const struct pw_mact *u, int a)
 	size_t io = pw_op_index(mm->p, mm->ops[u->off].op);
 	size_t ir = pw_op_index(mm->p, mm->ops[u->rel].op);
 	size_t ia = pw_op_index(mm->p, mm->ops[a].op);
-	double tol = 1e-9 * fmax(1, fabs(t->start[ia]));
+	double tol = pw_solver_tol(t->start[ia]);
 
 	return pw_timing_has(t, io) && t->end[io] <= t->start[ia] + tol &&
 	    t->start[ir] > t->start[ia] + tol;
@@ -760,7 +760,7 @@ pw_disj_mismatch(const struct pw_mm *mm, void *state, const double *values,
 		size_t io = pw_op_index(mm->p, mm->ops[a->off].op);
 		size_t ir = pw_op_index(mm->p, mm->ops[a->rel].op);
 		size_t ia = pw_op_index(mm->p, mm->ops[w->op].op);
-		double tol = 1e-9 * fmax(1, fabs(t->start[ia]));
+		double tol = pw_solver_tol(t->start[ia]);
 
 		if (values[w->col - 1] < 0.5)
 			continue;

@@ -17,9 +17,6 @@
 
 #include "milp_int.h"
 
-/* Relative slack when snapping bounds to whole units. */
-#define PW_MM_EPS	1e-9
-
 static int
 pw_mm_add_op(struct pw_mm *mm, struct pw_op op, int res, int pos, bool free)
 {
@@ -96,7 +93,7 @@ pw_mm_zone(struct pw_mm *mm)
 	}
 	if (from > to)
 		return;
-	tol = PW_MM_EPS * fmax(1, fabs(to));
+	tol = pw_solver_tol(to);
 	for (i = 0; i < mm->nops; i++) {
 		struct pw_mop *mo = &mm->ops[i];
 
@@ -237,7 +234,7 @@ pw_mm_scale(struct pw_mm *mm)
 		q = vmin / k;
 		for (i = 0; i < n; i++) {
 			r = v[i] / q;
-			if (fabs(r - round(r)) > PW_MM_EPS * fmax(1, r))
+			if (fabs(r - round(r)) > pw_solver_tol(r))
 				break;
 		}
 		/* Whole units only while they stay few: past that, steps of
@@ -393,7 +390,7 @@ pw_mm_frees_needed(double need, double avail, double unit)
 {
 	if (unit <= 0 || need <= avail)
 		return 0;
-	return (int)ceil((need - avail) / unit - PW_MM_EPS);
+	return (int)ceil((need - avail) / unit - PW_SOLVER_EPS);
 }
 
 /*
@@ -704,7 +701,7 @@ pw_mm_transfer_bounds(struct pw_mm *mm)
 		off->ub = rel->ub - off->dur;
 		off->rest = mm->horizon - off->ub;
 		rel->rest = mm->horizon - rel->ub;
-		if (off->lb > off->ub + PW_MM_EPS * fmax(1, mm->horizon))
+		if (off->lb > off->ub + pw_solver_tol(mm->horizon))
 			a->z = PW_Z_NO;
 	}
 }
@@ -720,8 +717,8 @@ pw_mm_snap(struct pw_mm *mm)
 	for (i = 0; i < mm->nops; i++) {
 		struct pw_mop *mo = &mm->ops[i];
 
-		mo->lb = ceil(mo->lb - PW_MM_EPS * fmax(1, mo->lb));
-		mo->ub = floor(mo->ub + PW_MM_EPS * fmax(1, fabs(mo->ub)));
+		mo->lb = ceil(mo->lb - pw_solver_tol(mo->lb));
+		mo->ub = floor(mo->ub + pw_solver_tol(mo->ub));
 	}
 }
 
@@ -738,7 +735,7 @@ pw_mm_floor(struct pw_mm *mm)
 	for (i = 0; i < mm->nops; i++)
 		if (!mm->ops[i].maybe)
 			lo = fmax(lo, mm->ops[i].lb + mm->ops[i].rest);
-	mm->obj_lo = mm->grid ? ceil(lo - PW_MM_EPS * fmax(1, lo)) : lo;
+	mm->obj_lo = mm->grid ? ceil(lo - pw_solver_tol(lo)) : lo;
 }
 
 /* The objective's range and the horizon every op ends by. */
@@ -756,9 +753,9 @@ pw_mm_range(struct pw_mm *mm, double at_least, double better_than)
 	if (mm->grid) {
 		/* Only a strictly better schedule is of use (with ties, one of
 		 * the same objective too). */
-		hi = req->ties ? floor(hi + PW_MM_EPS * fmax(1, hi)) :
-		    ceil(hi - PW_MM_EPS * fmax(1, hi)) - 1;
-		lo = ceil(lo - PW_MM_EPS * fmax(1, lo));
+		hi = req->ties ? floor(hi + pw_solver_tol(hi)) :
+		    ceil(hi - pw_solver_tol(hi)) - 1;
+		lo = ceil(lo - pw_solver_tol(lo));
 	}
 	mm->obj_lo = lo;
 	mm->obj_hi = hi;
@@ -782,7 +779,7 @@ pw_mm_range(struct pw_mm *mm, double at_least, double better_than)
 		mm->horizon = fmax(sum, makespan);
 	}
 	if (mm->grid)
-		mm->horizon = ceil(mm->horizon - PW_MM_EPS * mm->horizon);
+		mm->horizon = ceil(mm->horizon - PW_SOLVER_EPS * mm->horizon);
 }
 
 int

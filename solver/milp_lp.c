@@ -178,7 +178,7 @@ void
 pw_lpb_row(struct pw_lpb *b, enum pw_rowtype type, double rhs)
 {
 	size_t from = b->rowstart[b->nrows];
-	double r = rhs - b->pending, tol = 1e-9 * fmax(1, fabs(rhs));
+	double r = rhs - b->pending, tol = pw_solver_tol(rhs);
 
 	b->pending = 0;
 	b->nnz = pw_lpb_merge(b, from);

@@ -62,8 +62,7 @@ pw_search_closed(const struct pw_search *s)
 {
 	double obj = s->eval.objective;
 
-	return s->best != NULL && obj - s->bound <= PW_SOLVER_EPS * fmax(1,
-	    fabs(obj));
+	return s->best != NULL && obj - s->bound <= pw_solver_tol(obj);
 }
 
 /*

@@ -170,7 +170,7 @@ pw_solve_feasible(const struct pw_problem *p, const bool *offloadable,
 	for (d = 0; d < p->devices; d++) {
 		need = pw_bound_need(p, d, offloadable);
 		limit = p->memory[d].limit;
-		if (need <= limit + PW_SOLVER_EPS * fmax(1, fabs(limit)))
+		if (need <= limit + pw_solver_tol(limit))
 			continue;
 		moves = false;
 		for (s = 0; s < p->nstages; s++)
