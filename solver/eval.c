@@ -79,8 +79,7 @@ pw_pin_resolve(const struct pw_problem *p, const struct pw_timing *t,
 	return alt;
 }
 
-/* False (and the first broken pin in WHY) unless every pin holds. */
-static bool
+bool
 pw_pins_hold(const struct pw_problem *p, const struct pw_timing *t,
     const struct pw_pin *pins, size_t npins, char *why, size_t len)
 {

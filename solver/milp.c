@@ -242,26 +242,10 @@ pw_milp_rebuild(const struct pw_mm *mm, const struct pw_form *form,
 	return sched;
 }
 
-/* NULL when every pin holds in timing T, else the first that fails. */
-static const struct pw_pin *
-pw_milp_pin_broken(const struct pw_milp_request *req, const struct pw_timing *t)
-{
-	size_t k;
-
-	for (k = 0; k < req->npins; k++) {
-		size_t b = pw_op_index(req->problem, req->pins[k].before);
-		size_t a = pw_op_index(req->problem, req->pins[k].after);
-
-		if (t->start[b] > t->start[a] + pw_solver_tol(t->start[a]))
-			return &req->pins[k];
-	}
-	return NULL;
-}
-
 /* Simulates and checks SCHED (which it takes); keeps it in RES when it
  * is within every limit and strictly better (with ties, maybe only in its
  * sum of ends).  When it breaks a limit,
- * *BROKE is its timing (the caller frees it), else NULL.  PW_ERR_INPUT
+ * *BROKE is its timing (the caller frees it), else NULL.  PW_ERR_INTERNAL
  * when the rebuilt schedule is malformed or fails the checker: a bug in
  * the model. */
 static int
@@ -276,6 +260,7 @@ pw_milp_accept(const struct pw_milp_request *req, struct pw_schedule *sched,
 	struct pw_violations v = { 0, 0, NULL };
 	struct pw_eval cand, inc;
 	struct pw_error serr;
+	char why[256];
 	double obj;
 	size_t n;
 	int rc;
@@ -298,9 +283,9 @@ pw_milp_accept(const struct pw_milp_request *req, struct pw_schedule *sched,
 	cand.ends = pw_solver_ends(t);
 	inc.objective = res->objective;
 	inc.ends = res->ends;
-	if (pw_milp_pin_broken(req, t) != NULL || !(req->ties ?
-	    pw_eval_better(&cand, &inc) : pw_solver_better(obj,
-	    res->objective)))
+	if (!pw_pins_hold(p, t, req->pins, req->npins, why, sizeof why) ||
+	    !(req->ties ? pw_eval_better(&cand, &inc) :
+	    pw_solver_better(obj, res->objective)))
 		goto out;
 	ops = pw_timed_ops(p, sched, t, &n);
 	if (pw_check(p, ops, n, &v) > 0) {
