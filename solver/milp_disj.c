@@ -256,8 +256,7 @@ pw_disj_precedences(struct pw_mm *mm, struct pw_lpb *b, struct pw_disj *d)
 		const struct pw_medge *edge = &mm->edges[e];
 
 		pw_disj_prec(mm, b, d, edge->from, edge->to,
-		    (edge->from_start ? 0 : mm->ops[edge->from].dur) +
-		    edge->delay, NULL, 0);
+		    pw_mm_len(mm, edge), NULL, 0);
 	}
 	for (u = 0; u < mm->nacts; u++) {
 		const struct pw_mact *a = &mm->acts[u];
@@ -421,12 +420,13 @@ pw_disj_fixed(const struct pw_mm *mm, const struct pw_mact *u, int a)
 	    !mm->ops[u->rel].free;
 }
 
-/* Whether the incumbent had activation U away when op A started (its
- * offload ended by then, its reload had not started). */
+/* Whether timing T (the incumbent's, or a solution's) has activation U
+ * away when op A starts (its offload ended by then, its reload not
+ * started). */
 static bool
-pw_disj_was_away(const struct pw_mm *mm, const struct pw_mact *u, int a)
+pw_disj_was_away(const struct pw_mm *mm, const struct pw_timing *t,
+    const struct pw_mact *u, int a)
 {
-	const struct pw_timing *t = mm->inc;
 	size_t io = pw_op_index(mm->p, mm->ops[u->off].op);
 	size_t ir = pw_op_index(mm->p, mm->ops[u->rel].op);
 	size_t ia = pw_op_index(mm->p, mm->ops[a].op);
@@ -481,7 +481,7 @@ pw_disj_away(struct pw_mm *mm, struct pw_lpb *b, struct pw_disj *d, int u,
 		pw_lpb_const(b, coef);
 		return;
 	}
-	away = pw_disj_was_away(mm, act, a);
+	away = pw_disj_was_away(mm, mm->inc, act, a);
 	if (pw_disj_fixed(mm, act, a) && !away)
 		return;
 	col = pw_lpb_binary(b, "r_%d_%d", u, a);
@@ -756,16 +756,9 @@ pw_disj_mismatch(const struct pw_mm *mm, void *state, const double *values,
 
 	for (k = 0; k < d->naway; k++) {
 		const struct pw_away *w = &d->away[k];
-		const struct pw_mact *a = &mm->acts[w->act];
-		size_t io = pw_op_index(mm->p, mm->ops[a->off].op);
-		size_t ir = pw_op_index(mm->p, mm->ops[a->rel].op);
-		size_t ia = pw_op_index(mm->p, mm->ops[w->op].op);
-		double tol = pw_solver_tol(t->start[ia]);
 
-		if (values[w->col - 1] < 0.5)
-			continue;
-		if (!pw_timing_has(t, io) || t->end[io] > t->start[ia] + tol ||
-		    t->start[ir] <= t->start[ia] + tol)
+		if (values[w->col - 1] >= 0.5 && !pw_disj_was_away(mm, t,
+		    &mm->acts[w->act], w->op))
 			cols[n++] = w->col;
 	}
 	return n;

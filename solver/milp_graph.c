@@ -593,9 +593,7 @@ pw_mm_work(struct pw_mm *mm)
 	}
 }
 
-/* The length of an edge from the start of its source to the start of its
- * target. */
-static double
+double
 pw_mm_len(const struct pw_mm *mm, const struct pw_medge *e)
 {
 	return (e->from_start ? 0 : mm->ops[e->from].dur) + e->delay;

@@ -105,6 +105,9 @@ int	pw_mm_build(struct pw_mm *, const struct pw_milp_request *,
 	    const struct pw_timing *inc, double at_least, double better_than,
 	    struct pw_error *);
 void	pw_mm_free(struct pw_mm *);
+/* The length of edge E from the start of its source to the start of its
+ * target. */
+double	pw_mm_len(const struct pw_mm *, const struct pw_medge *e);
 /* True when I ends before K starts in every solution (same resource). */
 bool	pw_mm_reach(const struct pw_mm *, int i, int k);
 /* Whether op I is part of the model (a transfer whose activation cannot

@@ -136,8 +136,7 @@ pw_time_precedences(struct pw_mm *mm, struct pw_lpb *b, struct pw_time *st)
 	for (e = 0; e < mm->nedges; e++) {
 		const struct pw_medge *edge = &mm->edges[e];
 
-		len = lround((edge->from_start ? 0 :
-		    mm->ops[edge->from].dur) + edge->delay);
+		len = lround(pw_mm_len(mm, edge));
 		for (t = st->lo[edge->to]; t < st->hi[edge->to]; t++) {
 			struct pw_lit before = pw_time_started(st, edge->from,
 			    t - len);
