@@ -242,7 +242,7 @@ pwl_load_schedule(lua_State *L, const char *path)
 		return pwl_fail(L, "pw.load: %s", err.msg);
 	lua_pop(L, 1);
 	sb->problem = pb->p;
-	pwl_schedule_finish(L, sb, "pw.load");
+	pwl_schedule_finish(L, sb, NULL, "pw.load");
 	return 1;
 }
 

@@ -80,11 +80,11 @@ pwl_pins_count(lua_State *L, int idx, const char *what)
 }
 
 void
-pwl_pins_read(lua_State *L, int idx, const char *what,
+pwl_pins_read(lua_State *L, int idx, const char *what, size_t n,
     const struct pw_problem *p, struct pw_pin *out)
 {
 	char where[128];
-	size_t i, n = pwl_pins_count(L, idx, what);
+	size_t i;
 
 	idx = lua_absindex(L, idx);
 	for (i = 0; i < n; i++) {
@@ -533,7 +533,8 @@ pwl_constraints(lua_State *L, struct pwl_problem *pb)
 	    (n = pwl_pins_count(L, -1, PWL_WHAT ": precede")) > 0) {
 		prefs->pins = pw_xcalloc(n, sizeof *prefs->pins);
 		prefs->npins = n;
-		pwl_pins_read(L, -1, PWL_WHAT ": precede", pb->p, prefs->pins);
+		pwl_pins_read(L, -1, PWL_WHAT ": precede", n, pb->p,
+		    prefs->pins);
 	}
 	lua_pop(L, 1);
 }

@@ -115,8 +115,8 @@ struct pwl_problem *pwl_problem_test(lua_State *, int idx);
 void	pwl_op_push(lua_State *, struct pw_op);
 /* The number of must-precede pairs in the list at IDX (named WHAT). */
 size_t	pwl_pins_count(lua_State *, int idx, const char *what);
-/* Reads them, for problem P, into OUT. */
-void	pwl_pins_read(lua_State *, int idx, const char *what,
+/* Reads the N of them (pwl_pins_count), for problem P, into OUT. */
+void	pwl_pins_read(lua_State *, int idx, const char *what, size_t n,
 	    const struct pw_problem *, struct pw_pin *out);
 
 /* schedule.c */
@@ -126,10 +126,11 @@ void	pwl_open_schedule(lua_State *);
 struct pwl_schedule *pwl_schedule_push(lua_State *, int problem);
 struct pwl_schedule *pwl_schedule_test(lua_State *, int idx);
 /* Simulates S->schedule for S->problem and fills the timing, the metrics
- * and, as for any schedule, the makespan as the objective with the
- * optimizer's lower bound on it; a failure raises, prefixed by WHAT. */
+ * and the solver's figures: RES's for a solved schedule, else (RES NULL)
+ * the makespan as the objective with the optimizer's lower bound on it;
+ * a failure raises, prefixed by WHAT. */
 void	pwl_schedule_finish(lua_State *, struct pwl_schedule *s,
-	    const char *what);
+	    const struct pw_solve_result *res, const char *what);
 
 /* write.c */
 void	pwl_open_write(lua_State *);

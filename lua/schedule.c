@@ -62,19 +62,27 @@ pwl_schedule_check(lua_State *L, int arg)
 }
 
 void
-pwl_schedule_finish(lua_State *L, struct pwl_schedule *s, const char *what)
+pwl_schedule_finish(lua_State *L, struct pwl_schedule *s,
+    const struct pw_solve_result *res, const char *what)
 {
 	struct pw_error err;
 
 	if (pw_simulate(s->problem, s->schedule, &s->timing, &err) != PW_OK)
 		pwl_fail(L, "%s: %s", what, err.msg);
 	s->metrics = pw_metrics_compute(s->problem, s->schedule, s->timing);
+	if (res != NULL) {
+		s->objective = res->objective;
+		s->bound = res->bound;
+		s->gap = res->gap;
+		s->optimal = res->optimal;
+		memcpy(s->start, res->start, sizeof s->start);
+		s->start[sizeof s->start - 1] = '\0';
+		return;
+	}
 	s->objective = s->metrics->makespan;
 	s->bound = pw_lower_bound(s->problem, PW_OBJ_MAKESPAN);
 	s->gap = s->objective > 0 ? (s->objective - s->bound) / s->objective :
 	    0;
-	s->optimal = false;
-	s->start[0] = '\0';
 }
 
 /* pw.schedule(problem, family): the family's schedule, or nil and the
@@ -113,7 +121,7 @@ pwl_schedule_new(lua_State *L)
 		s->problem = used->p;
 	if (s->schedule->family == NULL)
 		s->schedule->family = pw_xstrdup(family->name);
-	pwl_schedule_finish(L, s, "pw.schedule: internal error");
+	pwl_schedule_finish(L, s, NULL, "pw.schedule: internal error");
 	return 1;
 }
 
@@ -152,9 +160,6 @@ pwl_solve(lua_State *L)
 	struct pwl_schedule *s;
 	struct pw_error err;
 	struct pw_pin *pins;
-	double objective, bound, gap;
-	bool optimal;
-	char start[sizeof res.start];
 	size_t n = 0;
 
 	if (lua_isnoneornil(L, 2))
@@ -172,15 +177,12 @@ pwl_solve(lua_State *L)
 	    (int)o.objective, pwl_objective_names);
 	o.offload = pwl_get_option(L, 2, "pw.solve", "offload",
 	    (int)o.offload, pwl_offload_names);
-	if (lua_getfield(L, 2, "time_limit") != LUA_TNIL) {
-		o.time_limit = pwl_get_number(L, 2, "pw.solve", "time_limit",
-		    0);
-		if (!(o.time_limit > 0) || !isfinite(o.time_limit))
-			return pwl_fail(L, "pw.solve: time_limit: must be a "
-			    "positive number of seconds (got %g)",
-			    o.time_limit);
-	}
-	lua_pop(L, 1);
+	/* The default (10 s, or the problem's) is positive. */
+	o.time_limit = pwl_get_number(L, 2, "pw.solve", "time_limit",
+	    o.time_limit);
+	if (!(o.time_limit > 0) || !isfinite(o.time_limit))
+		return pwl_fail(L, "pw.solve: time_limit: must be a positive "
+		    "number of seconds (got %g)", o.time_limit);
 	o.seed = (unsigned long)pwl_get_int(L, 2, "pw.solve", "seed",
 	    (int)o.seed, 0, INT_MAX);
 	lua_getfield(L, 2, "start");		/* 3: kept for its string */
@@ -192,7 +194,7 @@ pwl_solve(lua_State *L)
 	if (pb->prefs.npins > 0)
 		memcpy(pins, pb->prefs.pins, pb->prefs.npins * sizeof *pins);
 	if (n > 0)
-		pwl_pins_read(L, 4, "pw.solve: precede", pb->p,
+		pwl_pins_read(L, 4, "pw.solve: precede", n, pb->p,
 		    pins + pb->prefs.npins);
 	o.pins = pins;
 	o.npins = pb->prefs.npins + n;
@@ -204,22 +206,13 @@ pwl_solve(lua_State *L)
 		lua_pushstring(L, err.msg);
 		return 2;
 	}
+	/* The schedule is the userdata's now (freed with it, also when
+	 * finishing raises); the rest of RES owns nothing. */
 	s->schedule = res.schedule;
 	res.schedule = NULL;
-	objective = res.objective;
-	bound = res.bound;
-	gap = res.gap;
-	optimal = res.optimal;
-	memcpy(start, res.start, sizeof start);
-	pw_solve_result_free(&res);
 	s->problem = pb->p;
-	pwl_schedule_finish(L, s, "pw.solve: internal error");
-	s->objective = objective;
-	s->bound = bound;
-	s->gap = gap;
-	s->optimal = optimal;
-	memcpy(s->start, start, sizeof s->start);
-	s->start[sizeof s->start - 1] = '\0';
+	pwl_schedule_finish(L, s, &res, "pw.solve: internal error");
+	pw_solve_result_free(&res);
 	return 1;
 }
 
