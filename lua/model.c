@@ -139,15 +139,8 @@ pwl_record_read(lua_State *L, int idx, const struct pwl_record *rec,
 			break;
 		case PWL_NAME:
 			s = (const char **)(void *)at;
-			lua_getfield(L, idx, f->name);
-			if (lua_type(L, -1) == LUA_TSTRING)
-				*s = lua_tostring(L, -1);
-			else if (!lua_isnil(L, -1))
-				pwl_fail(L, "%s: %s: must be a string (got %s)",
-				    what, f->name, luaL_typename(L, -1));
-			else if (!partial)
-				*s = NULL;
-			lua_pop(L, 1);
+			*s = pwl_get_string(L, idx, what, f->name, partial ?
+			    *s : NULL);
 			break;
 		}
 	}

@@ -173,6 +173,19 @@ pwl_get_bool(lua_State *L, int idx, const char *what, const char *name,
 	return v;
 }
 
+const char *
+pwl_get_string(lua_State *L, int idx, const char *what, const char *name,
+    const char *def)
+{
+	const char *v;
+
+	if (pwl_typed(L, idx, what, name, false, LUA_TSTRING, "a string"))
+		return def;
+	v = lua_tostring(L, -1);
+	lua_pop(L, 1);
+	return v;
+}
+
 int
 pwl_get_option(lua_State *L, int idx, const char *what, const char *name,
     int def, const char *const *names)

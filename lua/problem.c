@@ -560,14 +560,10 @@ pwl_problem_new(lua_State *L)
 	else
 		pwl_build_raw(L, pb);
 	lua_settop(L, 2);
-	if ((t = lua_getfield(L, 1, "name")) == LUA_TSTRING) {
-		name = lua_tostring(L, -1);
+	if ((name = pwl_get_string(L, 1, PWL_WHAT, "name", NULL)) != NULL) {
 		free(pb->p->name);
 		pb->p->name = pw_xstrdup(name);
-	} else if (t != LUA_TNIL)
-		pwl_fail(L, PWL_WHAT ": name: must be a string (got %s)",
-		    luaL_typename(L, -1));
-	lua_pop(L, 1);
+	}
 	pwl_per_device(L, pb->p, "static",
 	    offsetof(struct pw_device_memory, static_bytes));
 	pwl_per_device(L, pb->p, "memory_limit",

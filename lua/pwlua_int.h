@@ -85,6 +85,9 @@ int	pwl_get_int(lua_State *, int idx, const char *what, const char *name,
 	    int def, int min, int max);
 bool	pwl_get_bool(lua_State *, int idx, const char *what, const char *name,
 	    bool def);
+/* A string field: the table at IDX keeps it alive. */
+const char *pwl_get_string(lua_State *, int idx, const char *what,
+	    const char *name, const char *def);
 /* The index in NAMES (NULL-terminated) of the string field NAME, or DEF
  * when it is absent. */
 int	pwl_get_option(lua_State *, int idx, const char *what,

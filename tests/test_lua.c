@@ -648,6 +648,13 @@ test_problem_errors(void)
 	    "below what one microbatch needs on device 0 (static 0 B + act of "
 	    "stage 0 1 B) [devices and stages numbered from 0]\nstack traceback:\n\t[C]: in function 'pipewright.problem'\n"
 	    "\tbad4.lua:1: in main chunk", "...by the core's validation");
+	write_file("bad5.lua", "return pw.problem" UNIT_SPEC ", name = 5 }\n");
+	tap_ok(pwlua_problem_read("bad5.lua", NULL, &err) == NULL,
+	    "a name that is no string is refused");
+	tap_str(err.msg, "bad5.lua:1: pw.problem: name: must be a string (got "
+	    "number)\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.problem'\n\tbad5.lua:1: in main chunk", "...naming "
+	    "the field and its type");
 }
 
 /* Removes the directory PATH and everything below it. */
