@@ -4,7 +4,6 @@
  */
 #include "config.h"
 
-#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,37 +222,27 @@ pwl_families(lua_State *L)
 	return 1;
 }
 
-/* Whether the JSON file PATH says it is a schedule; anything else,
- * unreadable files included, is read as a problem (which reports it). */
-static bool
-pwl_json_is_schedule(const char *path)
-{
-	json_t *root = json_load_file(path, 0, NULL);
-	const char *format;
-	bool schedule;
-
-	format = json_string_value(json_object_get(root, "format"));
-	schedule = format != NULL &&
-	    strcmp(format, "pipewright.schedule.v1") == 0;
-	json_decref(root);
-	return schedule;
-}
-
-/* A schedule file: its problem and its orders, simulated again. */
+/* A JSON file: a problem, or a schedule (its problem and its orders,
+ * simulated again). */
 static int
-pwl_load_schedule(lua_State *L, const char *path)
+pwl_load_file(lua_State *L, const char *path)
 {
 	struct pwl_problem *pb = pwl_problem_push(L);
-	struct pwl_schedule *sb = pwl_schedule_push(L, lua_gettop(L));
 	struct pw_timed_op **ops = (struct pw_timed_op **)pwl_box(L);
+	struct pwl_schedule *sb;
 	struct pw_error err;
 	size_t nops;
 
-	if (pw_schedule_read(path, &pb->p, ops, &nops, &err) != PW_OK ||
-	    pw_schedule_from_timed(pb->p, *ops, nops, &sb->schedule,
+	if (pw_file_read(path, &pb->p, ops, &nops, &err) != PW_OK)
+		return pwl_fail(L, "pw.load: %s", err.msg);
+	if (*ops == NULL) {
+		lua_pop(L, 1);
+		return 1;
+	}
+	sb = pwl_schedule_push(L, -2);
+	if (pw_schedule_from_timed(pb->p, *ops, nops, &sb->schedule,
 	    &err) != PW_OK)
 		return pwl_fail(L, "pw.load: %s", err.msg);
-	lua_pop(L, 1);
 	sb->problem = pb->p;
 	pwl_schedule_finish(L, sb, NULL, "pw.load");
 	return 1;
@@ -264,8 +253,6 @@ static int
 pwl_load(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
-	struct pwl_problem *pb;
-	struct pw_error err;
 
 	if (pwlua_is_script(path)) {
 		if (pwl_loadfile(L, path) != LUA_OK)
@@ -277,12 +264,7 @@ pwl_load(lua_State *L)
 			    "problem or a schedule", path, luaL_typename(L, -1));
 		return 1;
 	}
-	if (pwl_json_is_schedule(path))
-		return pwl_load_schedule(L, path);
-	pb = pwl_problem_push(L);
-	if ((pb->p = pw_problem_read(path, &err)) == NULL)
-		return pwl_fail(L, "pw.load: %s", err.msg);
-	return 1;
+	return pwl_load_file(L, path);
 }
 
 /* pw.fmt_bytes(n), pw.fmt_seconds(t): "3.5 GiB", "12.3 ms". */

@@ -895,10 +895,14 @@ pw_problem_read(const char *path, struct pw_error *err)
 	return p;
 }
 
-/* On success the caller owns *PROBLEM and *OPS; on failure both are NULL. */
-int
-pw_schedule_read(const char *path, struct pw_problem **problem,
-    struct pw_timed_op **ops, size_t *nops, struct pw_error *err)
+/* Reads PATH, a schedule file or (unless SCHEDULE_ONLY) a problem file:
+ * its problem, and a schedule file's ops.  On success the caller owns
+ * *PROBLEM and *OPS (NULL for a problem file); on failure both are
+ * NULL. */
+static int
+pw_jread_file(const char *path, bool schedule_only,
+    struct pw_problem **problem, struct pw_timed_op **ops, size_t *nops,
+    struct pw_error *err)
 {
 	struct pw_jin in = { strcmp(path, "-") == 0 ? "<stdin>" : path, err };
 	struct pw_problem *p = NULL;
@@ -912,10 +916,17 @@ pw_schedule_read(const char *path, struct pw_problem **problem,
 	*problem = NULL;
 	*ops = NULL;
 	*nops = 0;
-	if ((root = pw_jload(&in, path, true, &schedule, &rc)) == NULL)
+	if ((root = pw_jload(&in, path, schedule_only, &schedule,
+	    &rc)) == NULL)
 		return rc;
-	if ((rc = pw_jread_file_problem(&in, root, true, &p)) != PW_OK ||
-	    (rc = pw_jarray(&in, root, "", "ops", false, &array)) != PW_OK)
+	if ((rc = pw_jread_file_problem(&in, root, schedule, &p)) != PW_OK)
+		goto out;
+	if (!schedule) {
+		*problem = p;
+		p = NULL;
+		goto out;
+	}
+	if ((rc = pw_jarray(&in, root, "", "ops", false, &array)) != PW_OK)
 		goto out;
 	n = json_array_size(array);
 	t = pw_xcalloc(n, sizeof *t);
@@ -934,6 +945,20 @@ out:
 	free(t);
 	json_decref(root);
 	return rc;
+}
+
+int
+pw_schedule_read(const char *path, struct pw_problem **problem,
+    struct pw_timed_op **ops, size_t *nops, struct pw_error *err)
+{
+	return pw_jread_file(path, true, problem, ops, nops, err);
+}
+
+int
+pw_file_read(const char *path, struct pw_problem **problem,
+    struct pw_timed_op **ops, size_t *nops, struct pw_error *err)
+{
+	return pw_jread_file(path, false, problem, ops, nops, err);
 }
 
 /* ------------------------------------------------------------------ */

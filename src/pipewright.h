@@ -408,6 +408,11 @@ struct pw_problem *pw_problem_read(const char *path, struct pw_error *);
 /* Reads a schedule file: its problem and its timed ops (caller owns both). */
 int	pw_schedule_read(const char *path, struct pw_problem **problem,
 	    struct pw_timed_op **ops, size_t *nops, struct pw_error *);
+/* Reads a problem file or a schedule file, whichever PATH holds, in one
+ * pass: as pw_schedule_read, with *OPS NULL and *NOPS 0 for a problem
+ * file. */
+int	pw_file_read(const char *path, struct pw_problem **problem,
+	    struct pw_timed_op **ops, size_t *nops, struct pw_error *);
 /* Writes atomically; PATH "-" is stdout. */
 int	pw_problem_write(const char *path, const struct pw_problem *, struct pw_error *);
 int	pw_schedule_write(const char *path, const struct pw_problem *,

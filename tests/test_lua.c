@@ -407,6 +407,18 @@ test_load_write(void)
 	    "assert(p.devices == 4 and p.nstages == 4)\n"
 	    "assert(p.stages[1].hold == 0.5 and p.memory_limit[1] == math.huge)\n",
 	    "pw.load runs a problem script");
+	script_fails(NULL, "ld.lua", "pw.load('nosuch.json')\n", PW_ERR_INPUT,
+	    "ld.lua:1: pw.load: nosuch.json: cannot open: No such file or "
+	    "directory\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.load'\n\tld.lua:1: in main chunk",
+	    "pw.load of a missing file");
+	write_file("nope.json", "{\"format\": \"nope\"}\n");
+	script_fails(NULL, "ld.lua", "pw.load('nope.json')\n", PW_ERR_INPUT,
+	    "ld.lua:1: pw.load: nope.json: format: must be "
+	    "\"pipewright.problem.v1\" or \"pipewright.schedule.v1\" (got "
+	    "\"nope\")\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.load'\n\tld.lua:1: in main chunk",
+	    "pw.load of a file of neither format");
 
 	script_ok("csv.lua",
 	    "pw.write_csv('r.csv', { { x = 1, name = 'a,b', y = 0.1 },\n"
