@@ -206,7 +206,7 @@ pw_disj_columns(struct pw_mm *mm, struct pw_lpb *b, struct pw_disj *d)
 {
 	const struct pw_problem *p = mm->p;
 	char name[64];
-	int i, u, dev;
+	int i, u;
 
 	for (u = 0; u < mm->nacts; u++) {
 		struct pw_mact *a = &mm->acts[u];
@@ -235,14 +235,8 @@ pw_disj_columns(struct pw_mm *mm, struct pw_lpb *b, struct pw_disj *d)
 	    mm->grid, "obj");
 	if (mm->req->objective != PW_OBJ_SPAN)
 		return;
-	d->firstcol = pw_xcalloc((size_t)p->devices, sizeof *d->firstcol);
-	d->lastcol = pw_xcalloc((size_t)p->devices, sizeof *d->lastcol);
-	for (dev = 0; dev < p->devices; dev++) {
-		d->firstcol[dev] = pw_lpb_col(b, 0, mm->horizon, false,
-		    "first_%d", dev);
-		d->lastcol[dev] = pw_lpb_col(b, 0, mm->horizon, false,
-		    "last_%d", dev);
-	}
+	pw_lpb_span_cols(b, p->devices, mm->horizon, &d->firstcol,
+	    &d->lastcol);
 }
 
 /* The precedences that hold in every solution, and the transfers of
@@ -664,13 +658,7 @@ pw_disj_objective(struct pw_mm *mm, struct pw_lpb *b, struct pw_disj *d)
 			pw_lpb_term(b, d->firstcol[dev], -1);
 			pw_lpb_row(b, PW_ROW_GE, mo->anc);
 		}
-		pw_lpb_term(b, d->lastcol[dev], 1);
-		pw_lpb_term(b, d->firstcol[dev], -1);
-		pw_lpb_row(b, PW_ROW_GE, busy);
-		pw_lpb_term(b, b->objcol, 1);
-		pw_lpb_term(b, d->lastcol[dev], -1);
-		pw_lpb_term(b, d->firstcol[dev], 1);
-		pw_lpb_row(b, PW_ROW_GE, 0);
+		pw_lpb_span_rows(b, d->firstcol[dev], d->lastcol[dev], busy);
 	}
 }
 

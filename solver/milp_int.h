@@ -179,6 +179,14 @@ struct pw_lit pw_lit_not(struct pw_lit);
 /* Value of a literal in a solution (columns 1-based in VALUES[col - 1]). */
 bool	pw_lit_value(struct pw_lit, const double *values);
 
+/* The span objective, shared by the formulations: each of DEVICES's
+ * first start and last end as columns in [0, HORIZON] (into *FIRST and
+ * *LAST, arrays the caller frees); and a device's rows LAST - FIRST >=
+ * BUSY and objective >= LAST - FIRST. */
+void	pw_lpb_span_cols(struct pw_lpb *, int devices, double horizon,
+	    int **first, int **last);
+void	pw_lpb_span_rows(struct pw_lpb *, int first, int last, double busy);
+
 /* ------------------------------------------------------------------ */
 /* Formulations                                                        */
 

@@ -244,3 +244,31 @@ pw_lit_value(struct pw_lit l, const double *values)
 		return l.val;
 	return (values[l.col - 1] > 0.5) != l.neg;
 }
+
+void
+pw_lpb_span_cols(struct pw_lpb *b, int devices, double horizon, int **first,
+    int **last)
+{
+	int dev;
+
+	*first = pw_xcalloc((size_t)devices, sizeof **first);
+	*last = pw_xcalloc((size_t)devices, sizeof **last);
+	for (dev = 0; dev < devices; dev++) {
+		(*first)[dev] = pw_lpb_col(b, 0, horizon, false, "first_%d",
+		    dev);
+		(*last)[dev] = pw_lpb_col(b, 0, horizon, false, "last_%d",
+		    dev);
+	}
+}
+
+void
+pw_lpb_span_rows(struct pw_lpb *b, int first, int last, double busy)
+{
+	pw_lpb_term(b, last, 1);
+	pw_lpb_term(b, first, -1);
+	pw_lpb_row(b, PW_ROW_GE, busy);
+	pw_lpb_term(b, b->objcol, 1);
+	pw_lpb_term(b, last, -1);
+	pw_lpb_term(b, first, 1);
+	pw_lpb_row(b, PW_ROW_GE, 0);
+}

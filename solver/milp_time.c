@@ -83,7 +83,7 @@ pw_time_columns(struct pw_mm *mm, struct pw_lpb *b, struct pw_time *st)
 	const struct pw_problem *p = mm->p;
 	char name[64];
 	long t;
-	int i, dev;
+	int i;
 
 	for (i = 0; i < mm->nops; i++) {
 		const struct pw_mop *mo = &mm->ops[i];
@@ -110,14 +110,8 @@ pw_time_columns(struct pw_mm *mm, struct pw_lpb *b, struct pw_time *st)
 	    true, "obj");
 	if (mm->req->objective != PW_OBJ_SPAN)
 		return;
-	st->firstcol = pw_xcalloc((size_t)p->devices, sizeof *st->firstcol);
-	st->lastcol = pw_xcalloc((size_t)p->devices, sizeof *st->lastcol);
-	for (dev = 0; dev < p->devices; dev++) {
-		st->firstcol[dev] = pw_lpb_col(b, 0, mm->horizon, false,
-		    "first_%d", dev);
-		st->lastcol[dev] = pw_lpb_col(b, 0, mm->horizon, false,
-		    "last_%d", dev);
-	}
+	pw_lpb_span_cols(b, p->devices, mm->horizon, &st->firstcol,
+	    &st->lastcol);
 }
 
 static void
@@ -293,13 +287,7 @@ pw_time_objective(struct pw_mm *mm, struct pw_lpb *b, struct pw_time *st)
 			pw_time_start(b, st, i, -1);
 			pw_lpb_row(b, PW_ROW_LE, st->hi[i] - mo->anc);
 		}
-		pw_lpb_term(b, st->lastcol[dev], 1);
-		pw_lpb_term(b, st->firstcol[dev], -1);
-		pw_lpb_row(b, PW_ROW_GE, busy);
-		pw_lpb_term(b, b->objcol, 1);
-		pw_lpb_term(b, st->lastcol[dev], -1);
-		pw_lpb_term(b, st->firstcol[dev], 1);
-		pw_lpb_row(b, PW_ROW_GE, 0);
+		pw_lpb_span_rows(b, st->firstcol[dev], st->lastcol[dev], busy);
 	}
 }
 
