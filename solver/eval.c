@@ -65,18 +65,24 @@ pw_solver_offloadable(const struct pw_problem *p, enum pw_offload_mode mode,
 	return ok;
 }
 
-/* The op of a pin as SCHED holds it: a named B or W that SCHED fuses is
- * its BW, a named BW that SCHED splits is its B. */
+struct pw_op
+pw_pin_other(struct pw_op op)
+{
+	if (op.kind == PW_BW)
+		op.kind = PW_B;
+	else if (op.kind == PW_B || op.kind == PW_W)
+		op.kind = PW_BW;
+	return op;
+}
+
+/* The op of a pin as the schedule timed T holds it (pw_pin_other). */
 static struct pw_op
 pw_pin_resolve(const struct pw_problem *p, const struct pw_timing *t,
     struct pw_op op)
 {
-	struct pw_op alt = op;
-
 	if (pw_timing_has(t, pw_op_index(p, op)))
 		return op;
-	alt.kind = op.kind == PW_BW ? PW_B : PW_BW;
-	return alt;
+	return pw_pin_other(op);
 }
 
 bool

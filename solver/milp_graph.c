@@ -447,6 +447,18 @@ pw_mm_memory_edges(struct pw_mm *mm, int *cap)
 	}
 }
 
+/* The model op of pinned OP as the incumbent holds it (pw_pin_other), or
+ * -1. */
+static int
+pw_mm_find_pinned(const struct pw_mm *mm, struct pw_op op)
+{
+	int i = pw_mm_find(mm, op.kind, op.stage, op.mb);
+
+	if (i < 0)
+		op = pw_pin_other(op);
+	return i >= 0 ? i : pw_mm_find(mm, op.kind, op.stage, op.mb);
+}
+
 static int
 pw_mm_pins(struct pw_mm *mm, int *cap, struct pw_error *err)
 {
@@ -470,8 +482,8 @@ pw_mm_pins(struct pw_mm *mm, int *cap, struct pw_error *err)
 			    "the problem", k);
 			return PW_ERR_INPUT;
 		}
-		i = pw_mm_find(mm, before.kind, before.stage, before.mb);
-		o = pw_mm_find(mm, after.kind, after.stage, after.mb);
+		i = pw_mm_find_pinned(mm, before);
+		o = pw_mm_find_pinned(mm, after);
 		if (i < 0 || o < 0 || pw_kind_is_transfer(before.kind) ||
 		    pw_kind_is_transfer(after.kind)) {
 			pw_error_set(err, "milp: pin %zu (%s before %s) needs "
@@ -480,7 +492,10 @@ pw_mm_pins(struct pw_mm *mm, int *cap, struct pw_error *err)
 			    pw_op_name(b, sizeof b, after));
 			return PW_ERR_INPUT;
 		}
-		/* On one device, starting first means ending first. */
+		/* A B or W pinned against its own fused backward holds;
+		 * on one device, starting first means ending first. */
+		if (i == o)
+			continue;
 		if (mm->ops[i].res == mm->ops[o].res)
 			pw_mm_edge(mm, cap, i, o, false, 0);
 		else

@@ -628,6 +628,44 @@ test_pins(void)
 	pw_problem_free(prob);
 }
 
+/*
+ * Pins on an incumbent that fuses every backward (1F1B on the 2x2
+ * pipeline, device 1: F0 BW0 F1 BW1, 9): a pin naming B(1,0) means
+ * BW(1,0), as the solver's pin check reads it, and a pin between W(1,0)
+ * and B(1,0) pins BW(1,0) against itself, which holds.  The model keeps
+ * each backward fused, so 9 is its optimum.
+ */
+static void
+test_pins_fused(void)
+{
+	struct pw_problem *prob = test_unit(2, 2, INFINITY, 0);
+	struct pw_timing *t = NULL;
+	struct pw_schedule *inc = test_simulate("1f1b", prob, "fused pins",
+	    &t);
+	struct pw_pin pins[2] = {
+		{ test_op(PW_B, 1, 0), test_op(PW_F, 1, 1) },
+		{ test_op(PW_W, 1, 0), test_op(PW_B, 1, 0) },
+	};
+	struct pw_milp_request rq;
+	struct pw_milp_result res;
+
+	if (inc == NULL)
+		goto out;
+	test_request(&rq, prob, inc, PW_OBJ_MAKESPAN);
+	rq.pins = pins;
+	rq.npins = 2;
+	if (test_solve(&rq, &res, "fused pins")) {
+		tap_ok(res.schedule == NULL, "fused pins: nothing better");
+		tap_near(res.objective, 9, 1e-9, "fused pins: 9");
+		tap_ok(res.optimal, "fused pins: optimal in the model");
+		pw_schedule_free(res.schedule);
+	}
+out:
+	pw_timing_free(t);
+	pw_schedule_free(inc);
+	pw_problem_free(prob);
+}
+
 /* Bad requests are refused with one line. */
 static void
 test_refusals(void)
@@ -706,6 +744,7 @@ main(void)
 	test_write_lp();
 	test_cancel();
 	test_pins();
+	test_pins_fused();
 	test_refusals();
 	test_deterministic();
 	return tap_done();

@@ -363,6 +363,22 @@ test_pins(void)
 	}
 	pw_solve_result_free(&r);
 	pw_problem_free(p);
+	/* A pin naming a fused backward holds on the split ones that the
+	 * search builds: BW(1,0) before F(1,1) on p = 3, m = 4 (1F1B runs
+	 * F(1,1) first).  The whole model, under the pin, ends at 15. */
+	p = test_unit(3, 4, 0, INFINITY);
+	pin = (struct pw_pin){ { PW_BW, 1, 0 }, { PW_F, 1, 1 } };
+	o.start_family = "1f1b";
+	if (test_solve(p, &o, &r, "pinned BW") == PW_OK) {
+		tap_ok(test_start_of(p, r.schedule, pin.before) <=
+		    test_start_of(p, r.schedule, pin.after), "pinned BW: "
+		    "B(1,0) starts no later than F(1,1)");
+		tap_str(r.start, "1f1b (infeasible)", "pinned BW: the start "
+		    "breaks the pin");
+		tap_near(r.objective, 15, 1e-9, "pinned BW: 15");
+	}
+	pw_solve_result_free(&r);
+	pw_problem_free(p);
 }
 
 static void
