@@ -440,6 +440,19 @@ pw_lower_bound(const struct pw_problem *p, enum pw_objective obj)
 	return lb;
 }
 
+void
+pw_bound_releases(const struct pw_problem *p, double *rel_f, double *rel_b)
+{
+	struct pw_bstage *bs = pw_bound_stages(p);
+	int s;
+
+	for (s = 0; s < p->nstages; s++) {
+		rel_f[s] = bs[s].r[PW_BF];
+		rel_b[s] = bs[s].r[PW_BB];
+	}
+	free(bs);
+}
+
 double
 pw_bound_need(const struct pw_problem *p, int device, const bool *offloadable)
 {

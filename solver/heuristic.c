@@ -544,16 +544,9 @@ pw_heur_init(struct pw_heur *h, const struct pw_problem *p,
 	h->hop = pw_xcalloc((size_t)h->S, sizeof *h->hop);
 	h->rel_f = pw_xcalloc((size_t)h->S, sizeof *h->rel_f);
 	h->rel_b = pw_xcalloc((size_t)h->S, sizeof *h->rel_b);
-	for (s = 0; s < h->S; s++) {
-		if (s < h->S - 1)
-			h->hop[s] = pw_problem_hop(p, s);
-		if (s > 0)
-			h->rel_f[s] = h->rel_f[s - 1] + p->stages[s - 1].f +
-			    h->hop[s - 1];
-	}
-	h->rel_b[h->S - 1] = h->rel_f[h->S - 1] + p->stages[h->S - 1].f;
-	for (s = h->S - 2; s >= 0; s--)
-		h->rel_b[s] = h->rel_b[s + 1] + p->stages[s + 1].b + h->hop[s];
+	for (s = 0; s < h->S - 1; s++)
+		h->hop[s] = pw_problem_hop(p, s);
+	pw_bound_releases(p, h->rel_f, h->rel_b);
 	h->fend = pw_xcalloc((size_t)h->S * (size_t)h->m, sizeof *h->fend);
 	h->bend = pw_xcalloc((size_t)h->S * (size_t)h->m, sizeof *h->bend);
 	h->dev = pw_xcalloc((size_t)h->n, sizeof *h->dev);

@@ -95,6 +95,12 @@ bool	pw_solver_checked(const struct pw_problem *,
 double	pw_bound_need(const struct pw_problem *, int device,
 	    const bool *offloadable);
 
+/* bound.c: fills REL_F[s] and REL_B[s] ([nstages] each) with the
+ * earliest start of stage s's F and B, counted from the first op's start:
+ * one microbatch's undelayed path through the pipeline. */
+void	pw_bound_releases(const struct pw_problem *, double *rel_f,
+	    double *rel_b);
+
 /* bound.c: pw_lower_bound with offloads only of OFFLOADABLE stages
  * (NULL: none), which raises the memory bound where fewer may move. */
 double	pw_bound_problem(const struct pw_problem *, enum pw_objective,
