@@ -185,6 +185,19 @@ pwl_get_string(lua_State *L, int idx, const char *what, const char *name,
 	return v;
 }
 
+void
+pwl_push_doubles(lua_State *L, const double *first, int n, size_t stride)
+{
+	int i;
+
+	lua_createtable(L, n, 0);
+	for (i = 0; i < n; i++) {
+		lua_pushnumber(L, *(const double *)(const void *)
+		    ((const char *)first + (size_t)i * stride));
+		lua_rawseti(L, -2, i + 1);
+	}
+}
+
 int
 pwl_get_option(lua_State *L, int idx, const char *what, const char *name,
     int def, const char *const *names)

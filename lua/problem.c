@@ -621,20 +621,6 @@ pwl_problem_check(lua_State *L, int arg)
 	return pb;
 }
 
-/* Pushes a list of the device memory member at OFFSET. */
-static void
-pwl_push_memory(lua_State *L, const struct pw_problem *p, size_t offset)
-{
-	int d;
-
-	lua_createtable(L, p->devices, 0);
-	for (d = 0; d < p->devices; d++) {
-		lua_pushnumber(L, *(const double *)(const void *)
-		    ((const char *)&p->memory[d] + offset));
-		lua_rawseti(L, -2, d + 1);
-	}
-}
-
 static void
 pwl_push_stages(lua_State *L, const struct pw_problem *p)
 {
@@ -728,10 +714,11 @@ pwl_problem_field(lua_State *L, const struct pwl_problem *pb,
 	else if (strcmp(key, "stages") == 0)
 		pwl_push_stages(L, p);
 	else if (strcmp(key, "static") == 0)
-		pwl_push_memory(L, p, offsetof(struct pw_device_memory,
-		    static_bytes));
+		pwl_push_doubles(L, &p->memory[0].static_bytes, p->devices,
+		    sizeof *p->memory);
 	else if (strcmp(key, "memory_limit") == 0)
-		pwl_push_memory(L, p, offsetof(struct pw_device_memory, limit));
+		pwl_push_doubles(L, &p->memory[0].limit, p->devices,
+		    sizeof *p->memory);
 	else if (strcmp(key, "link") == 0)
 		pwl_push_link(L, p);
 	else if (strcmp(key, "model") == 0 && p->origin != NULL)

@@ -93,6 +93,11 @@ const char *pwl_get_string(lua_State *, int idx, const char *what,
 int	pwl_get_option(lua_State *, int idx, const char *what,
 	    const char *name, int def, const char *const *names);
 
+/* Pushes a list of the N doubles at FIRST, STRIDE bytes apart: one
+ * member of each record of an array. */
+void	pwl_push_doubles(lua_State *, const double *first, int n,
+	    size_t stride);
+
 /* model.c */
 void	pwl_open_model(lua_State *);
 /* Reads the model or hardware at IDX (named WHAT in errors): a table, or

@@ -230,20 +230,6 @@ pwl_show(lua_State *L)
 	return 0;
 }
 
-/* Pushes a per-device metric (the double at OFFSET in each entry). */
-static void
-pwl_push_devices(lua_State *L, const struct pw_metrics *m, size_t offset)
-{
-	int d;
-
-	lua_createtable(L, m->ndevices, 0);
-	for (d = 0; d < m->ndevices; d++) {
-		lua_pushnumber(L, *(const double *)(const void *)
-		    ((const char *)&m->device[d] + offset));
-		lua_rawseti(L, -2, d + 1);
-	}
-}
-
 /* Pushes the list of timed ops, sorted by start. */
 static void
 pwl_push_ops(lua_State *L, const struct pwl_schedule *s)
@@ -299,14 +285,14 @@ pwl_schedule_field(lua_State *L, const struct pwl_schedule *s,
 	else if (strcmp(key, "feasible") == 0)
 		lua_pushboolean(L, m->feasible);
 	else if (strcmp(key, "peak") == 0)
-		pwl_push_devices(L, m, offsetof(struct pw_device_metrics,
-		    peak));
+		pwl_push_doubles(L, &m->device[0].peak, m->ndevices,
+		    sizeof *m->device);
 	else if (strcmp(key, "busy") == 0)
-		pwl_push_devices(L, m, offsetof(struct pw_device_metrics,
-		    busy));
+		pwl_push_doubles(L, &m->device[0].busy, m->ndevices,
+		    sizeof *m->device);
 	else if (strcmp(key, "span") == 0)
-		pwl_push_devices(L, m, offsetof(struct pw_device_metrics,
-		    span));
+		pwl_push_doubles(L, &m->device[0].span, m->ndevices,
+		    sizeof *m->device);
 	else if (strcmp(key, "objective") == 0)
 		lua_pushnumber(L, s->objective);
 	else if (strcmp(key, "bound") == 0)
