@@ -48,6 +48,7 @@ struct pwl_schedule {
 	double	gap;
 	bool	optimal;
 	char	start[64];	/* where the optimizer started; "" for others */
+	const char *ended;	/* why it ended (static); NULL for others */
 };
 
 /* state.c */

@@ -75,6 +75,7 @@ pwl_schedule_finish(lua_State *L, struct pwl_schedule *s,
 		s->bound = res->bound;
 		s->gap = res->gap;
 		s->optimal = res->optimal;
+		s->ended = pw_solve_end_name(res->ended);
 		memcpy(s->start, res->start, sizeof s->start);
 		s->start[sizeof s->start - 1] = '\0';
 		return;
@@ -153,7 +154,8 @@ static int
 pwl_solve(lua_State *L)
 {
 	static const char *const fields[] = { "objective", "offload",
-	    "time_limit", "seed", "start", "precede", NULL };
+	    "time_limit", "iteration_limit", "seed", "start", "precede",
+	    NULL };
 	struct pwl_problem *pb = pwl_problem_check(L, 1);
 	struct pw_solve_result res;
 	struct pw_solve_opts o;
@@ -183,6 +185,8 @@ pwl_solve(lua_State *L)
 	if (!(o.time_limit > 0) || !isfinite(o.time_limit))
 		return pwl_fail(L, "pw.solve: time_limit: must be a positive "
 		    "number of seconds (got %g)", o.time_limit);
+	o.iteration_limit = pwl_get_int(L, 2, "pw.solve", "iteration_limit",
+	    0, 1, INT_MAX);
 	o.seed = (unsigned long)pwl_get_int(L, 2, "pw.solve", "seed",
 	    (int)o.seed, 0, INT_MAX);
 	lua_getfield(L, 2, "start");		/* 3: kept for its string */
@@ -303,6 +307,8 @@ pwl_schedule_field(lua_State *L, const struct pwl_schedule *s,
 		lua_pushboolean(L, s->optimal);
 	else if (strcmp(key, "start") == 0)
 		lua_pushstring(L, s->start[0] != '\0' ? s->start : NULL);
+	else if (strcmp(key, "ended") == 0)
+		lua_pushstring(L, s->ended);
 	else if (strcmp(key, "ops") == 0)
 		pwl_push_ops(L, s);
 	else

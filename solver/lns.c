@@ -2,8 +2,8 @@
  * lns.c - large-neighbourhood search: windows of ops (time slices,
  * stretches of one device, a microbatch's ops, the critical path's
  * neighbourhood) freed with everything else fixed to the incumbent,
- * each solved by lp_solve under a short limit (search.c's
- * pw_search_milp), improvements kept.
+ * each solved by lp_solve under a short limit of simplex iterations
+ * (search.c's pw_search_milp), improvements kept.
  */
 #include <assert.h>
 #include <math.h>
@@ -14,9 +14,9 @@
 #include "milp.h"
 #include "search.h"
 
-/* Windows: ops freed at first, at least and at most; seconds per window
- * at least (at most: PW_LNS_SECONDS); windows without improvement before
- * the window grows. */
+/* Windows: ops freed at first, at least and at most; the least share of
+ * seconds per window (at most: PW_LNS_SECONDS; counted in iterations at
+ * PW_LNS_RATE); windows without improvement before the window grows. */
 #define PW_LNS_START		24
 #define PW_LNS_MIN		8
 #define PW_LNS_MAX		160
@@ -349,7 +349,9 @@ pw_lns_window(const struct pw_search *s, const struct pw_lns *l, uint64_t *x,
 
 /*
  * Large-neighbourhood search: windows from the seed's sequence, each
- * solved for its share of the time limit.  Windows look for a better
+ * solved for its share of the time limit, counted in simplex iterations
+ * (so that the same windows come out the same on every run and
+ * machine).  Windows look for a better
  * objective; after a pass without one, also for schedules of the same
  * objective that end earlier (ties), until the objective falls again.  A
  * window that lp_solve cannot finish shrinks the next ones; a pass with
@@ -364,7 +366,8 @@ pw_search_lns(struct pw_search *s)
 	uint64_t x = (uint64_t)s->o->seed;
 	bool *window, improved, optimal, ties = false;
 	size_t size, most;
-	double left, share, before;
+	double before;
+	long share;
 	int rc = PW_OK, fails = 0, proven = 0;
 
 	memset(&l, 0, sizeof l);
@@ -373,14 +376,14 @@ pw_search_lns(struct pw_search *s)
 	most = l.n < PW_LNS_MAX ? l.n : PW_LNS_MAX;
 	size = most < PW_LNS_START ? most : PW_LNS_START;
 	/* A window's share of the time: a twentieth of the limit, within
-	 * PW_LNS_SECONDS_MIN and PW_LNS_SECONDS. */
-	share = fmax(PW_LNS_SECONDS_MIN, fmin(PW_LNS_SECONDS, s->limit / 20));
+	 * PW_LNS_SECONDS_MIN and PW_LNS_SECONDS, in iterations. */
+	share = (long)(PW_LNS_RATE * fmax(PW_LNS_SECONDS_MIN,
+	    fmin(PW_LNS_SECONDS, s->limit / 20)));
 	while (!pw_search_stopped(s) && !pw_search_closed(s)) {
-		left = s->limit - pw_search_elapsed(s);
 		pw_lns_window(s, &l, &x, size, window);
 		before = s->eval.objective;
-		if ((rc = pw_search_milp(s, window, ties, fmin(share, left),
-		    NULL, "lns", &improved, &optimal)) != PW_OK)
+		if ((rc = pw_search_milp(s, window, ties, share, NULL, "lns",
+		    &improved, &optimal)) != PW_OK)
 			break;
 		if (improved)
 			pw_lns_load(s, &l);

@@ -22,8 +22,8 @@
 struct pw_milp_clock {
 	struct timespec t0;
 	double	limit;
-	long	node_limit;
-	long	nodes;		/* of the solves before this one */
+	long	iteration_limit;
+	long	iterations;	/* of the solves before this one */
 	atomic_int *cancel;
 };
 
@@ -44,13 +44,14 @@ static int __WINAPI
 pw_milp_abort(lprec *lp, void *arg)
 {
 	struct pw_milp_clock *clock = arg;
-	long nodes = clock->nodes;
+	long iterations = clock->iterations;
 
 	if (lp != NULL)
-		nodes += (long)get_total_nodes(lp);
+		iterations += (long)get_total_iter(lp);
 
 	return (clock->cancel != NULL && *clock->cancel) ||
-	    (clock->node_limit > 0 && nodes >= clock->node_limit) ||
+	    (clock->iteration_limit > 0 &&
+	    iterations >= clock->iteration_limit) ||
 	    pw_milp_elapsed(&clock->t0) >= clock->limit;
 }
 
@@ -473,7 +474,7 @@ pw_milp_run(const struct pw_milp_request *req, struct pw_milp_model *md,
 		    mm->scale + md->b.tieweight * (md->b.tiebase - 1e-3));
 	do {
 		status = solve(md->lp);
-		clock->nodes += (long)get_total_nodes(md->lp);
+		clock->iterations += (long)get_total_iter(md->lp);
 		switch (status) {
 		case INFEASIBLE:
 			if (first) {
@@ -553,10 +554,11 @@ pw_milp_ladder(const struct pw_milp_request *req, const struct pw_timing *inc,
 }
 
 /*
- * Big-M in whole units: half the time left looks for better schedules
- * from the top.  The time-indexed model grows with the makespan, so from
- * a better schedule it may fit, and then proves from below with the rest
- * of the time; else big-M goes on from the better schedule.
+ * Big-M in whole units: half the time left (and half the iterations
+ * left) looks for better schedules from the top.  The time-indexed model
+ * grows with the makespan, so from a better schedule it may fit, and
+ * then proves from below with the rest; else big-M goes on from the
+ * better schedule.
  */
 static int
 pw_milp_descend(const struct pw_milp_request *req, struct pw_milp_model *top,
@@ -570,12 +572,17 @@ pw_milp_descend(const struct pw_milp_request *req, struct pw_milp_model *top,
 	struct pw_error serr;
 	enum pw_milp_outcome outcome;
 	double limit = clock->limit, now = pw_milp_elapsed(&clock->t0);
+	long iteration_limit = clock->iteration_limit;
 	int rc;
 
 	clock->limit = now + (limit - now) / 2;
+	if (iteration_limit > 0)
+		clock->iteration_limit = clock->iterations + (iteration_limit -
+		    clock->iterations) / 2;
 	rc = pw_milp_run(req, top, clock, req->incumbent_objective, res,
 	    &outcome, err);
 	clock->limit = limit;
+	clock->iteration_limit = iteration_limit;
 	if (rc != PW_OK || outcome != PW_MILP_STOPPED ||
 	    res->schedule == NULL || pw_milp_abort(NULL, clock))
 		return rc;
@@ -673,7 +680,7 @@ pw_milp_solve(const struct pw_milp_request *req, struct pw_milp_result *res,
 	memset(&clock, 0, sizeof clock);
 	clock_gettime(CLOCK_MONOTONIC, &clock.t0);
 	clock.limit = req->time_limit;
-	clock.node_limit = req->node_limit;
+	clock.iteration_limit = req->iteration_limit;
 	clock.cancel = req->cancel;
 	if (pw_simulate(req->problem, req->incumbent, &inc, &serr) != PW_OK) {
 		pw_error_set(err, "milp: incumbent: %s", serr.msg);
@@ -709,6 +716,7 @@ pw_milp_solve(const struct pw_milp_request *req, struct pw_milp_result *res,
 	res->optimal = req->ties ? outcome != PW_MILP_STOPPED :
 	    res->bound >= res->objective * (1 - 1e-9);
 out:
+	res->iterations = clock.iterations;
 	pw_milp_model_free(&top);
 	pw_timing_free(inc);
 	return rc;

@@ -28,9 +28,9 @@ struct pw_milp_request {
 	size_t	npins;
 	double	lower_bound;	/* a valid bound: adds "objective >= bound" */
 	double	time_limit;	/* seconds for lp_solve */
-	/* 0, or a budget of branch-and-bound nodes: unlike time_limit it
-	 * stops at the same point on every run (deterministic windows). */
-	long	node_limit;
+	/* 0, or a budget of simplex iterations over every solve: unlike
+	 * time_limit it stops at the same point on every run and machine. */
+	long	iteration_limit;
 	/* Also take a schedule of the incumbent's objective whose ops end
 	 * earlier in sum (pw_solver_ends): the model then minimizes the
 	 * objective and, far behind, the free ops' starts.  For windows:
@@ -62,6 +62,7 @@ struct pw_milp_result {
 	 * solved to the end */
 	bool	optimal;
 	struct pw_model_size size;
+	long	iterations;	/* lp_solve's simplex iterations, every solve */
 };
 
 /* Builds and solves the model.  Returns PW_OK (with or without an

@@ -39,10 +39,19 @@ pw_search_elapsed(const struct pw_search *s)
 	return pw_search_now() - s->t0;
 }
 
+/* Whether S has run out of its iteration limit. */
+static bool
+pw_search_spent(const struct pw_search *s)
+{
+	return s->o->iteration_limit > 0 &&
+	    s->iterations >= s->o->iteration_limit;
+}
+
 bool
 pw_search_stopped(const struct pw_search *s)
 {
-	return s->stop != 0 || pw_search_elapsed(s) >= s->limit;
+	return s->stop != 0 || pw_search_elapsed(s) >= s->limit ||
+	    pw_search_spent(s);
 }
 
 /* Publishes the incumbent, the bound and PHASE for the next report. */
@@ -319,18 +328,20 @@ pw_search_away(const struct pw_search *s)
 
 /*
  * Solves the model with the ops of MASK free (NULL: the whole model) for
- * at most SECONDS, offering what it finds as the incumbent (with TIES,
- * also one of the same objective that ends earlier: pw_milp_request).
- * *IMPROVED says whether it was taken, *OPTIMAL whether lp_solve
- * finished.
+ * at most ITERATIONS simplex iterations (0: no limit of its own) within
+ * what is left of the search's time and iterations, offering what it
+ * finds as the incumbent (with TIES, also one of the same objective that
+ * ends earlier: pw_milp_request).  *IMPROVED says whether it was taken,
+ * *OPTIMAL whether lp_solve finished.
  */
 int
 pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
-    double seconds, const char *write_lp, const char *phase, bool *improved,
+    long iterations, const char *write_lp, const char *phase, bool *improved,
     bool *optimal)
 {
 	struct pw_milp_request rq;
 	struct pw_milp_result res;
+	long left = s->o->iteration_limit - s->iterations;
 	int rc;
 
 	memset(&rq, 0, sizeof rq);
@@ -344,7 +355,11 @@ pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
 	rq.pins = s->o->pins;
 	rq.npins = s->o->npins;
 	rq.lower_bound = s->bound;
-	rq.time_limit = seconds;
+	rq.time_limit = s->limit - pw_search_elapsed(s);
+	rq.iteration_limit = iterations;
+	if (s->o->iteration_limit > 0)
+		rq.iteration_limit = iterations > 0 && iterations < left ?
+		    iterations : left > 1 ? left : 1;
 	rq.cancel = &s->stop;
 	rq.write_lp = write_lp;
 	rq.ties = ties;
@@ -358,6 +373,8 @@ pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
 	s->writing = rq.write_lp != NULL;
 	pthread_mutex_unlock(&s->lock);
 	rc = pw_milp_solve(&rq, &res, &s->err);
+	/* At least one per model: every model counts against the limit. */
+	s->iterations += res.iterations > 0 ? res.iterations : 1;
 	pthread_mutex_lock(&s->lock);
 	s->writing = false;
 	pthread_cond_signal(&s->cond);
@@ -386,14 +403,14 @@ pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
 }
 
 /* The whole search; the result stays in S. */
-int
-pw_search_run(struct pw_search *s)
+static int
+pw_search_phases(struct pw_search *s)
 {
 	struct pw_heuristic_opts ho;
 	struct pw_schedule *sched;
 	struct pw_eval he;
 	struct pw_error err;
-	double bound, binaries, left;
+	double bound, binaries;
 	bool improved, optimal;
 	int rc;
 
@@ -434,19 +451,17 @@ pw_search_run(struct pw_search *s)
 		return PW_OK;
 
 	binaries = pw_search_binaries(s) + pw_search_away(s);
-	left = s->limit - pw_search_elapsed(s);
 	if (binaries <= PW_SOLVE_WHOLE_BINARIES) {
 		pw_search_publish(s, "milp");
-		return pw_search_milp(s, NULL, false, left, s->o->write_lp,
-		    "milp",
-		    &improved, &optimal);
+		return pw_search_milp(s, NULL, false, 0, s->o->write_lp,
+		    "milp", &improved, &optimal);
 	}
 	if (s->o->write_lp != NULL && binaries <= PW_SOLVE_WRITE_BINARIES) {
 		/* Built for the file; the search goes on in windows. */
 		pw_search_publish(s, "milp");
-		if ((rc = pw_search_milp(s, NULL, false, fmin(PW_LNS_SECONDS,
-		    left),
-		    s->o->write_lp, "milp", &improved, &optimal)) != PW_OK)
+		if ((rc = pw_search_milp(s, NULL, false, (long)(PW_LNS_SECONDS *
+		    PW_LNS_RATE), s->o->write_lp, "milp", &improved,
+		    &optimal)) != PW_OK)
 			return rc;
 		pthread_mutex_lock(&s->lock);
 		s->model.whole = false;
@@ -456,3 +471,18 @@ pw_search_run(struct pw_search *s)
 	return pw_search_lns(s);
 }
 
+int
+pw_search_run(struct pw_search *s)
+{
+	int rc = pw_search_phases(s);
+
+	if (pw_search_closed(s))
+		s->ended = PW_END_OPTIMAL;
+	else if (s->stop != 0 || pw_search_elapsed(s) >= s->limit)
+		s->ended = PW_END_TIME;
+	else if (pw_search_spent(s))
+		s->ended = PW_END_ITERATIONS;
+	else
+		s->ended = PW_END_SEARCHED;
+	return rc;
+}

@@ -11,9 +11,14 @@
 
 #include "internal.h"
 
-/* Seconds a large-neighbourhood window may take at most (also what a
- * model built only for --write-lp may take). */
+/* The longest share of time a large-neighbourhood window is given (also
+ * what a model built only for --write-lp is given). */
 #define PW_LNS_SECONDS		1.0
+/* A share is counted in lp_solve's simplex iterations, not read off the
+ * clock, so that a window stops at the same point on every run and
+ * machine: this many per second, the median rate in windows that used
+ * their whole share on the 2-core development machine (6,500/s). */
+#define PW_LNS_RATE		6500
 
 /*
  * One solve: the worker's state and what it shares with the reporter,
@@ -26,6 +31,7 @@ struct pw_search {
 	double	t0;		/* monotonic seconds at the start */
 	double	limit;		/* seconds */
 	atomic_int stop;
+	long	iterations;	/* lp_solve's so far (the worker's) */
 
 	/* The worker's copies of the caller's problem and options, and what
 	 * OPTS points to (no progress callback, no cancel flag). */
@@ -59,16 +65,20 @@ struct pw_search {
 	char	start[64];
 	double	start_objective;
 	struct pw_model_size model;
-	/* The worker's, read once it has finished. */
+	/* The worker's, read once it has finished: its return code, and why
+	 * it ended (PW_END_TIME also when it was stopped: the reporter
+	 * knows whether it was cancelled). */
 	int	rc;
 	struct pw_error err;
+	enum pw_solve_end ended;
 };
 
 /* search.c: monotonic seconds. */
 double	pw_search_now(void);
 /* search.c: seconds since S started. */
 double	pw_search_elapsed(const struct pw_search *s);
-/* search.c: whether S must stop (asked to, or out of time). */
+/* search.c: whether S must stop (asked to, out of time, or out of
+ * iterations). */
 bool	pw_search_stopped(const struct pw_search *s);
 /* search.c: publishes the incumbent, the bound and PHASE for the next
  * report. */
@@ -82,11 +92,12 @@ bool	pw_search_offer(struct pw_search *s, struct pw_schedule *sched,
 /* search.c: solves the model of the ops MASK frees (NULL: all); see
  * there. */
 int	pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
-	    double seconds, const char *write_lp, const char *phase,
+	    long iterations, const char *write_lp, const char *phase,
 	    bool *improved, bool *optimal);
-/* search.c: the whole search; the result stays in S. */
+/* search.c: the whole search; the result stays in S, and why it ended
+ * in S->ended. */
 int	pw_search_run(struct pw_search *s);
-/* lns.c: windows until the time is up or every window of the largest
+/* lns.c: windows until the search stops or every window of the largest
  * size was solved without improvement. */
 int	pw_search_lns(struct pw_search *s);
 

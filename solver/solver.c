@@ -19,12 +19,13 @@
  * two to leave frees the search.
  *
  * The search is deterministic up to the time limit: the families, the
- * heuristic and the order of the windows (a splitmix64 sequence from the
- * seed) depend on the input alone.  What a time limit cuts short (the
- * whole search, or a window that lp_solve does not finish within its
- * share) can make two runs differ; a search that finishes before its
- * limit (a proven optimum, or every window solved without improvement at
- * the largest window size) gives the same schedule every time.
+ * heuristic, the order of the windows (a splitmix64 sequence from the
+ * seed) and where lp_solve stops in each (a share of simplex iterations,
+ * not of seconds) depend on the input and options alone.  Only the time
+ * limit and a cancel read the clock, so a search that ends otherwise (a
+ * proven optimum, every window of the largest size solved without
+ * improvement, or the iteration limit) gives the same schedule on every
+ * run and machine; result.ended says which.
  */
 #include <assert.h>
 #include <math.h>
@@ -53,6 +54,21 @@ pw_solve_opts_init(struct pw_solve_opts *o)
 	o->offload = PW_OFFLOAD_AUTO;
 	o->time_limit = PW_SOLVE_DEFAULT_LIMIT;
 	o->seed = 1;
+}
+
+const char *
+pw_solve_end_name(enum pw_solve_end end)
+{
+	static const char *const names[] = {
+		[PW_END_OPTIMAL] = "optimal",
+		[PW_END_SEARCHED] = "searched",
+		[PW_END_ITERATIONS] = "iteration limit",
+		[PW_END_TIME] = "time limit",
+		[PW_END_CANCELLED] = "cancelled",
+	};
+
+	assert(end >= PW_END_OPTIMAL && end <= PW_END_CANCELLED);
+	return names[end];
 }
 
 void
@@ -97,6 +113,11 @@ pw_solve_check_opts(const struct pw_problem *p, const struct pw_solve_opts *o,
 	if (isnan(o->time_limit) || isinf(o->time_limit)) {
 		pw_error_set(err, "solve: time_limit %g is not a finite number "
 		    "of seconds", o->time_limit);
+		return PW_ERR_INPUT;
+	}
+	if (o->iteration_limit < 0) {
+		pw_error_set(err, "solve: iteration_limit %ld is negative (0: "
+		    "none)", o->iteration_limit);
 		return PW_ERR_INPUT;
 	}
 	if (o->start != NULL && o->start_family != NULL) {
@@ -357,7 +378,7 @@ pw_solve(const struct pw_problem *p, const struct pw_solve_opts *o,
 	struct pw_search *s;
 	bool *offloadable;
 	pthread_t worker;
-	bool finished;
+	bool finished, cancelled = false;
 	int rc;
 
 	memset(res, 0, sizeof *res);
@@ -372,7 +393,7 @@ pw_solve(const struct pw_problem *p, const struct pw_solve_opts *o,
 	s = pw_search_new(p, o, offloadable);
 	if (o->cancel != NULL && *o->cancel) {
 		s->stop = 1;
-		res->cancelled = true;
+		cancelled = true;
 	}
 	s->t0 = pw_search_now();
 	if ((rc = pthread_create(&worker, NULL, pw_search_main, s)) != 0) {
@@ -382,7 +403,7 @@ pw_solve(const struct pw_problem *p, const struct pw_solve_opts *o,
 		pw_search_release(s);
 		return PW_ERR_INTERNAL;
 	}
-	pw_search_watch(s, o, &res->cancelled);
+	pw_search_watch(s, o, &cancelled);
 	/* The lock is held: the worker's result, or a copy of its incumbent
 	 * (every incumbent passed the checker when it was offered). */
 	finished = s->finished;
@@ -406,6 +427,12 @@ pw_solve(const struct pw_problem *p, const struct pw_solve_opts *o,
 		res->optimal = res->gap <= PW_SOLVER_EPS;
 		if (res->optimal)
 			res->gap = 0;
+		/* A worker left behind or stopped was stopped by the time
+		 * limit, or by the caller. */
+		res->ended = finished && s->ended != PW_END_TIME ? s->ended :
+		    cancelled ? PW_END_CANCELLED : PW_END_TIME;
+		if (res->optimal)
+			res->ended = PW_END_OPTIMAL;
 		snprintf(res->start, sizeof res->start, "%s", s->start);
 		res->start_objective = s->start_objective;
 		res->model = s->model;

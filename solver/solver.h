@@ -47,7 +47,13 @@ struct pw_solve_opts {
 	enum pw_objective objective;
 	enum pw_offload_mode offload;
 	double	time_limit;		/* seconds of wall time; <= 0: 10 s */
-	unsigned long seed;		/* same input, options, seed: same result */
+	/* 0, or lp_solve's simplex iterations over the whole search: unlike
+	 * the time limit, it stops the search at the same point on every
+	 * run and machine (the time limit still applies). */
+	long	iteration_limit;
+	/* Same input, options and seed: the same schedule, unless the time
+	 * limit or a cancel cuts the search short (pw_solve_result.ended). */
+	unsigned long seed;
 	/* Where to start: a schedule for the problem (the caller keeps it),
 	 * or a family name; both NULL: the best feasible family. */
 	const struct pw_schedule *start;
@@ -81,21 +87,37 @@ struct pw_model_size {
 	const char *formulation;
 };
 
+/* Why a search ended. */
+enum pw_solve_end {
+	PW_END_OPTIMAL,		/* the schedule meets the bound: gap 0 */
+	PW_END_SEARCHED,	/* no neighbourhood it tries holds better */
+	PW_END_ITERATIONS,	/* the iteration limit */
+	PW_END_TIME,		/* the time limit: a faster or idler machine
+				 * may get further (and another schedule) */
+	PW_END_CANCELLED,	/* the cancel flag: the best so far */
+};
+
 struct pw_solve_result {
 	struct pw_schedule *schedule;	/* owned by the result */
 	double	objective;
 	double	bound;
 	double	gap;
 	bool	optimal;	/* gap 0 proven */
-	bool	cancelled;
+	/* The first three give the same schedule on every run and machine,
+	 * the last two the best found so far. */
+	enum pw_solve_end ended;
 	double	elapsed;
 	char	start[64];	/* where it started: a family name or "given" */
 	double	start_objective;
 	struct pw_model_size model;
 };
 
-/* Fills OPTS with the defaults: makespan, offload auto, 10 s, seed 1. */
+/* Fills OPTS with the defaults: makespan, offload auto, 10 s, no
+ * iteration limit, seed 1. */
 void	pw_solve_opts_init(struct pw_solve_opts *);
+
+/* "optimal", "searched", "iteration limit", "time limit", "cancelled". */
+const char *pw_solve_end_name(enum pw_solve_end);
 
 /* Optimizes PROBLEM's schedule under its memory limits.  Returns PW_OK
  * and a result the caller frees with pw_solve_result_free; PW_ERR_INPUT

@@ -43,6 +43,7 @@ static const struct option cmd_options[] = {
 	{ "write-dir", required_argument, NULL, 'd' },
 	{ "from", required_argument, NULL, 'F' },
 	{ "time-limit", required_argument, NULL, 'l' },
+	{ "iteration-limit", required_argument, NULL, 'I' },
 	{ "objective", required_argument, NULL, 'O' },
 	{ "offload", required_argument, NULL, 'x' },
 	{ "seed", required_argument, NULL, 's' },
@@ -67,6 +68,7 @@ struct cmd_args {
 	/* solve */
 	const char *from;
 	double	time_limit;	/* 0: the solver's default */
+	long	iteration_limit;	/* 0: none */
 	enum pw_objective objective;
 	bool	objective_given;
 	enum pw_offload_mode offload;
@@ -198,6 +200,17 @@ cmd_solve_option(const struct pw_command *cmd, int c, const char *v,
 		pw_cmd_fail("%s: --time-limit '%s' is not a number of seconds "
 		    "above 0", cmd->name, v);
 		return false;
+	case 'I':
+		errno = 0;
+		n = strtoull(v, &end, 10);
+		if (errno == 0 && end != v && *end == '\0' && v[0] != '-' &&
+		    n > 0 && n <= LONG_MAX) {
+			a->iteration_limit = (long)n;
+			return true;
+		}
+		pw_cmd_fail("%s: --iteration-limit '%s' is not a whole number "
+		    "from 1 to %ld", cmd->name, v, LONG_MAX);
+		return false;
 	case 'O':
 		if (strcmp(v, "makespan") == 0 || strcmp(v, "span") == 0) {
 			a->objective = v[0] == 'm' ? PW_OBJ_MAKESPAN : PW_OBJ_SPAN;
@@ -308,6 +321,7 @@ cmd_parse(const struct pw_command *cmd, int argc, char **argv,
 			a->write_lp = optarg;
 			break;
 		case 'l':
+		case 'I':
 		case 'O':
 		case 'x':
 		case 's':
@@ -841,7 +855,8 @@ cmd_solve_report(FILE *fp, const struct pw_solve_opts *o,
 	fprintf(fp, "\n%-13s %s %s%s\n", "objective",
 	    o->objective == PW_OBJ_SPAN ? "span" : "makespan",
 	    pw_fmt_seconds(b1, sizeof b1, r->objective),
-	    r->optimal ? " (optimal)" : r->cancelled ? " (cancelled)" : "");
+	    r->optimal ? " (optimal)" : r->ended == PW_END_CANCELLED ?
+	    " (cancelled)" : "");
 	fprintf(fp, "%-13s %s\n", "lower bound", pw_fmt_seconds(b1, sizeof b1,
 	    r->bound));
 	fprintf(fp, "%-13s %.2f%%\n", "gap", 100 * r->gap);
@@ -856,6 +871,10 @@ cmd_solve_report(FILE *fp, const struct pw_solve_opts *o,
 		    "largest window");
 	fprintf(fp, "%-13s %s\n", "time", pw_fmt_seconds(b1, sizeof b1,
 	    r->elapsed));
+	fprintf(fp, "%-13s %s%s\n", "ended", pw_solve_end_name(r->ended),
+	    r->ended == PW_END_TIME || r->ended == PW_END_CANCELLED ?
+	    " (the best so far: another run may differ)" : " (the same "
+	    "schedule on every run)");
 }
 
 int
@@ -878,7 +897,7 @@ pw_cmd_solve(const struct pw_command *cmd, int argc, char **argv)
 	int status, rc;
 
 	memset(&res, 0, sizeof res);
-	if ((status = cmd_parse(cmd, argc, argv, "FlOxsWo", 1, 1, &a)) !=
+	if ((status = cmd_parse(cmd, argc, argv, "FlIOxsWo", 1, 1, &a)) !=
 	    CMD_GO)
 		return status;
 	if ((problem = cmd_problem_load(a.pos[0], &prefs)) == NULL)
@@ -894,6 +913,7 @@ pw_cmd_solve(const struct pw_command *cmd, int argc, char **argv)
 	if (a.time_limit > 0 || prefs.time_limit > 0)
 		o.time_limit = a.time_limit > 0 ? a.time_limit :
 		    prefs.time_limit;
+	o.iteration_limit = a.iteration_limit;
 	o.pins = prefs.pins;
 	o.npins = prefs.npins;
 	o.write_lp = a.write_lp;

@@ -94,8 +94,8 @@ static const struct pw_command pw_commands[] = {
 	  "  -d, --write-dir DIR also let the script write below DIR\n",
 	  0, pw_cmd_script },
 	{ "solve", "PROBLEM [--from FAMILY|FILE] [--time-limit S] "
-	  "[--objective makespan|span] [--offload auto|on|off] [--seed N] "
-	  "[-o FILE] [--write-lp FILE]",
+	  "[--iteration-limit N] [--objective makespan|span] "
+	  "[--offload auto|on|off] [--seed N] [-o FILE] [--write-lp FILE]",
 	  "optimize a schedule under the memory limits (lp_solve MILP)",
 	  "Starts from the best family schedule that keeps every limit (or\n"
 	  "the one given), improves it with a memory-aware list scheduler\n"
@@ -104,15 +104,19 @@ static const struct pw_command pw_commands[] = {
 	  "best schedule found to FILE, atomically.  Progress goes to\n"
 	  "stderr, one line per phase and improvement; then the metrics,\n"
 	  "the objective, its lower bound, the gap (objective - bound) /\n"
-	  "objective, the start and the model's size (docs/solver.md).\n"
-	  "The same input, options and seed give the same schedule when\n"
-	  "the search ends before its time limit.  Ctrl-C stops the\n"
-	  "search and writes the best schedule so far (\"cancelled\");\n"
-	  "a second Ctrl-C quits at once.\n"
+	  "objective, the start, the model's size and why the search\n"
+	  "ended (docs/solver.md).  The same input, options and seed give\n"
+	  "the same schedule on every run and machine unless the time\n"
+	  "limit ends the search: --iteration-limit ends it at the same\n"
+	  "point everywhere.  Ctrl-C stops the search and writes the best\n"
+	  "schedule so far (\"cancelled\"); a second Ctrl-C quits at once.\n"
 	  "\n"
 	  "  -F, --from FAMILY|FILE  start from a family or a schedule\n"
 	  "                      file for PROBLEM\n"
 	  "  -l, --time-limit S  seconds to search (default 10)\n"
+	  "  -I, --iteration-limit N\n"
+	  "                      also stop after N lp_solve simplex\n"
+	  "                      iterations in all (default: none)\n"
 	  "  -O, --objective makespan|span\n"
 	  "                      one iteration's makespan (default), or\n"
 	  "                      the largest device span (Zero Bubble's)\n"

@@ -418,6 +418,7 @@ if [ -f "$UNIT" ]; then
 	ok "solve prints the gap" out_has '^gap  *0\.00%$'
 	ok "solve prints the start" out_has '^start  *zb-h1 at 27 s$'
 	ok "solve prints the model" out_has '^model  *none built$'
+	ok "solve says why it ended" out_has '^ended  *optimal (the same schedule on every run)$'
 	ok "solve reports progress on stderr" err_has '^solve: .* incumbent '
 	run "$PW" check "$tmp/solved.json"
 	ok "the solved schedule checks" status_is 0
@@ -505,6 +506,7 @@ EOF
 	    -o "$tmp/long.json"
 	ok "an interrupted solve exits 0" [ "$interrupted" -eq 0 ]
 	ok "...saying it was cancelled" grep -q '^objective  *makespan .* (cancelled)$' "$tmp/long.out"
+	ok "...and why it ended" grep -q '^ended  *cancelled (the best so far: another run may differ)$' "$tmp/long.out"
 	run "$PW" check "$tmp/long.json"
 	ok "...and its schedule checks" status_is 0
 	# Interrupted while the model asked for is written: the file is
@@ -529,10 +531,30 @@ EOF
 	run "$PW" check "$tmp/tight3-a.json"
 	ok "the tight schedule checks" status_is 0
 
+	# An iteration limit ends the search at the same point on every run,
+	# also one beside a busy loop (a time limit would not): 6x24 under
+	# a limit of 3 reaches 116 within 5,000 simplex iterations.
+	cat >"$tmp/six.lua" <<'EOF'
+local unit = { f = 1, b = 1, w = 1, act = 1, hold = 0.5 }
+return pw.problem{ devices = 6, microbatches = 24, memory_limit = 3,
+  stages = { unit, unit, unit, unit, unit, unit } }
+EOF
+	run "$PW" solve "$tmp/six.lua" --iteration-limit 5000 -o "$tmp/six-a.json"
+	ok "solve --iteration-limit exits 0" status_is 0
+	ok "...reaching 116" out_has '^objective  *makespan 116 s$'
+	ok "...ending by its limit" out_has '^ended  *iteration limit (the same schedule on every run)$'
+	( while :; do :; done ) &
+	busy=$!
+	run "$PW" solve "$tmp/six.lua" -I 5000 -o "$tmp/six-b.json"
+	kill $busy
+	ok "the same iteration limit gives the same file" cmp -s "$tmp/six-a.json" "$tmp/six-b.json"
+
 	fails 2 "--objective" "solve with a bad objective" "$PW" solve "$UNIT" --objective fast
 	fails 2 "--offload" "solve with a bad offload mode" "$PW" solve "$UNIT" --offload maybe
 	fails 2 "--time-limit" "solve with a bad time limit" "$PW" solve "$UNIT" --time-limit -1
 	fails 2 "--seed" "solve with a bad seed" "$PW" solve "$UNIT" --seed x
+	fails 2 "--iteration-limit '0' is not a whole number from 1" \
+	    "solve with an iteration limit of 0" "$PW" solve "$UNIT" --iteration-limit 0
 	fails 2 "nosuch" "solve from nothing known" "$PW" solve "$UNIT" --from nosuch
 	fails 2 "usage: pipewright solve" "solve without a problem" "$PW" solve
 	fails 2 "its problem is not the one" "solve from another problem's schedule" \

@@ -387,6 +387,24 @@ test_schedules(void)
 	    "assert(s.makespan <= 33 and s.bound <= s.makespan)\n"
 	    "assert(s.start ~= nil)\n",
 	    "pw.solve under a limit of 4 with a must-precede pair");
+
+	/* test_solver's 6x24 under a limit of 3: 116 at 5,000 iterations. */
+	script_ok("solve_it.lua",
+	    "local st = " UNIT_STAGE "\n"
+	    "local p = pw.problem{ devices = 6, microbatches = 24,\n"
+	    "  stages = { st, st, st, st, st, st }, memory_limit = 3 }\n"
+	    "local s = assert(pw.solve(p, { iteration_limit = 5000 }))\n"
+	    "assert(s.objective == 116 and s.ended == 'iteration limit')\n"
+	    "assert(s.start == 'zb-auto')\n"
+	    "assert(pw.schedule(p, 'zb-auto').ended == nil)\n",
+	    "pw.solve: an iteration limit, and why it ended");
+	script_fails(NULL, "solve_it0.lua",
+	    "local p = pw.problem" UNIT_SPEC " }\n"
+	    "pw.solve(p, { iteration_limit = 0 })\n", PW_ERR_INPUT,
+	    "solve_it0.lua:2: pw.solve: iteration_limit: must be from 1 to "
+	    "2147483647 (got 0)\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.solve'\n\tsolve_it0.lua:2: in main chunk",
+	    "pw.solve: iteration limit 0");
 }
 
 /* pw.load and pw.write_json: files round-trip into equal objects. */

@@ -329,7 +329,7 @@ test_window_mask(const struct pw_problem *prob, const struct pw_schedule *inc,
  */
 static void
 test_window(const struct pw_problem *prob, const struct pw_schedule *inc,
-    double from, double to, bool offload, long nodes, const char *what)
+    double from, double to, bool offload, long iterations, const char *what)
 {
 	struct pw_milp_request rq;
 	struct pw_milp_result res;
@@ -340,7 +340,7 @@ test_window(const struct pw_problem *prob, const struct pw_schedule *inc,
 	test_request(&rq, prob, inc, PW_OBJ_MAKESPAN);
 	rq.free = mask;
 	rq.offload = offload;
-	rq.node_limit = nodes;
+	rq.iteration_limit = iterations;
 	tap_ok(nfree > 0, "%s: %d free ops", what, nfree);
 	if (test_solve(&rq, &res, what)) {
 		tap_ok(!res.size.whole && !res.exact, "%s: not the whole "
@@ -439,6 +439,39 @@ test_windows(void)
 }
 
 /*
+ * RQ (a model lp_solve does not finish in 1,000 simplex iterations) under
+ * an iteration limit of 1,000, twice: lp_solve stops by the limit (the
+ * first half goes to looking for a better schedule from the top, and
+ * none turns up), at the same iteration and with the same schedule both
+ * times, whatever the clock says.
+ */
+static void
+test_iteration_limit(struct pw_milp_request *rq)
+{
+	struct pw_milp_result res[2];
+	int k;
+
+	rq->iteration_limit = 1000;
+	for (k = 0; k < 2; k++)
+		if (!test_solve(rq, &res[k], "iteration limit"))
+			return;
+	for (k = 0; k < 2; k++)
+		tap_ok(res[k].iterations >= 500 && res[k].iterations < 1100,
+		    "iteration limit: stopped at %ld, by the limit",
+		    res[k].iterations);
+	tap_ok(!res[0].optimal, "iteration limit: not finished");
+	tap_int(res[1].iterations, res[0].iterations, "iteration limit: "
+	    "the same iteration twice");
+	tap_ok(res[0].objective == res[1].objective && (res[0].schedule ==
+	    NULL) == (res[1].schedule == NULL) && (res[0].schedule == NULL ||
+	    test_same_schedule(res[0].schedule, res[1].schedule)),
+	    "iteration limit: the same schedule twice (%g)", res[0].objective);
+	for (k = 0; k < 2; k++)
+		pw_schedule_free(res[k].schedule);
+	rq->iteration_limit = 0;
+}
+
+/*
  * Offload: 4x8 with a 3-byte limit and a link moving an activation in
  * 0.5 s each way.  Without offload the best under 3 bytes is 31 (every
  * F(s, j+3) waits for B(s, j); the time-indexed model proves 31 in a
@@ -491,8 +524,9 @@ test_offload(void)
 		    1e-9, "offload: 27 <= bound <= objective");
 		pw_schedule_free(res.schedule);
 	}
-	test_window(prob, inc, 8, 30, true, 500,
+	test_window(prob, inc, 8, 30, true, 10000,
 	    "offload window [8, 30)");
+	test_iteration_limit(&rq);
 	pw_schedule_free(inc);
 	pw_problem_free(prob);
 }

@@ -2,9 +2,11 @@
  * test_solver.c - the optimizer: lower bounds on hand-computed cases,
  * option and infeasibility errors, and pw_solve's promises (results pass
  * the checker and stay within every limit, never worse than the start,
- * pins hold, the same seed gives the same schedule, cancellation, also
- * mid-search, and progress).  No wall-clock time is asserted: the searches here finish
- * long before their limits, which are only safety nets.
+ * pins hold, the same seed gives the same schedule, also at an iteration
+ * limit, why a search ended, cancellation, also mid-search, and
+ * progress).  No wall-clock time is asserted: the searches here finish
+ * long before their limits, which are only safety nets (one 1 ms limit
+ * stops a search that no machine finishes that fast).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #include "solver.h"
 #include "tap.h"
+#include "testlib.h"
 
 /* A safety net far above what these searches take. */
 #define TEST_LIMIT	60.0
@@ -184,37 +187,6 @@ test_solve(const struct pw_problem *p, const struct pw_solve_opts *o,
 	return PW_OK;
 }
 
-/* True when A and B have the same orders and anchors. */
-static bool
-test_same(const struct pw_schedule *a, const struct pw_schedule *b)
-{
-	int r, i;
-
-	if (a->ndevices != b->ndevices || a->nchannels != b->nchannels)
-		return false;
-	for (r = 0; r < a->ndevices + a->nchannels; r++) {
-		const struct pw_seq *x = r < a->ndevices ? &a->device[r] :
-		    &a->channel[r - a->ndevices];
-		const struct pw_seq *y = r < b->ndevices ? &b->device[r] :
-		    &b->channel[r - b->ndevices];
-
-		if (x->len != y->len)
-			return false;
-		for (i = 0; i < x->len; i++)
-			if (x->ops[i].kind != y->ops[i].kind ||
-			    x->ops[i].stage != y->ops[i].stage ||
-			    x->ops[i].mb != y->ops[i].mb)
-				return false;
-	}
-	for (i = 0; i < a->nstages * a->microbatches; i++)
-		if (a->anchor[i].kind != b->anchor[i].kind ||
-		    (a->anchor[i].kind != PW_NKINDS &&
-		    (a->anchor[i].stage != b->anchor[i].stage ||
-		    a->anchor[i].mb != b->anchor[i].mb)))
-			return false;
-	return true;
-}
-
 static void
 test_optimal(void)
 {
@@ -235,7 +207,8 @@ test_optimal(void)
 		tap_str(r.start, "zb-h1", "unit 4x8: starts from zb-h1, the "
 		    "first family at 27");
 		tap_ok(r.model.formulation == NULL, "unit 4x8: no model built");
-		tap_ok(!r.cancelled, "unit 4x8: not cancelled");
+		tap_str(pw_solve_end_name(r.ended), "optimal", "unit 4x8: "
+		    "ended optimal");
 	}
 	tap_ok(calls[0] >= 1 && calls[1], "progress: called, last with "
 	    "phase done (%d calls)", calls[0]);
@@ -256,7 +229,7 @@ test_optimal(void)
 		tap_ok(r.model.whole && r.model.binaries > 0, "limit 3: the "
 		    "whole model was built (%d binaries)", r.model.binaries);
 		if (test_solve(p, &o, &again, "limit 3, again") == PW_OK)
-			tap_ok(test_same(r.schedule, again.schedule),
+			tap_ok(test_same_schedule(r.schedule, again.schedule),
 			    "limit 3: the same seed gives the same schedule");
 		pw_solve_result_free(&again);
 	}
@@ -284,8 +257,8 @@ test_start(void)
 	o.start = start;
 	o.cancel = &cancel;
 	if (test_solve(p, &o, &r, "cancelled") == PW_OK) {
-		tap_ok(r.cancelled, "cancelled: says so");
-		tap_ok(test_same(r.schedule, start), "cancelled: the start "
+		tap_int(r.ended, PW_END_CANCELLED, "cancelled: says so");
+		tap_ok(test_same_schedule(r.schedule, start), "cancelled: the start "
 		    "schedule comes back");
 		tap_near(r.objective, 33, 1e-9, "cancelled: 1F1B's 33");
 		tap_str(r.start, "given", "cancelled: started from the given");
@@ -376,6 +349,8 @@ test_pins(void)
 		tap_str(r.start, "1f1b (infeasible)", "pinned BW: the start "
 		    "breaks the pin");
 		tap_near(r.objective, 15, 1e-9, "pinned BW: 15");
+		tap_str(pw_solve_end_name(r.ended), "searched", "pinned BW: "
+		    "the whole model, which the pin restricts, was solved");
 	}
 	pw_solve_result_free(&r);
 	pw_problem_free(p);
@@ -483,7 +458,8 @@ test_cancel(void)
 	o.progress = test_cancel_at_incumbent;
 	o.progress_arg = (void *)&cancel;
 	if (test_solve(p, &o, &r, "cancelled mid-search") == PW_OK) {
-		tap_ok(r.cancelled, "cancelled mid-search: says so");
+		tap_int(r.ended, PW_END_CANCELLED, "cancelled mid-search: says "
+		    "so");
 		tap_ok(r.objective <= r.start_objective + 1e-9, "cancelled "
 		    "mid-search: no worse than its start %s", r.start);
 		tap_ok(test_start_of(p, r.schedule, pin->before) <=
@@ -536,6 +512,10 @@ test_options(void)
 	o.time_limit = NAN;
 	test_bad(p, &o, "time_limit");
 	pw_solve_opts_init(&o);
+	tap_int(o.iteration_limit, 0, "defaults: no iteration limit");
+	o.iteration_limit = -1;
+	test_bad(p, &o, "iteration_limit -1 is negative");
+	pw_solve_opts_init(&o);
 	o.start_family = "nosuch";
 	test_bad(p, &o, "start_family: unknown family 'nosuch'");
 	pw_solve_opts_init(&o);
@@ -553,6 +533,51 @@ test_options(void)
 	pin.before = (struct pw_op){ PW_B, 0, 0 };
 	pin.after = (struct pw_op){ PW_F, 0, 0 };
 	test_bad(p, &o, "pins cannot hold");
+	pw_problem_free(p);
+}
+
+/*
+ * Unit 6x24 under a limit of 3: zb-auto's 117 is the start, the windows
+ * reach 116 within 5,000 simplex iterations.  Stopped there, the search
+ * gives the same schedule twice; stopped by a time limit of 1 ms instead
+ * (no machine searches this problem out that fast), it says so.
+ */
+static void
+test_ends(void)
+{
+	struct pw_problem *p = test_unit(6, 24, 0, 3);
+	struct pw_solve_result r[2];
+	struct pw_solve_opts o;
+	int k;
+
+	pw_solve_opts_init(&o);
+	o.time_limit = TEST_LIMIT;
+	o.iteration_limit = 5000;
+	for (k = 0; k < 2; k++)
+		if (test_solve(p, &o, &r[k], "5,000 iterations") != PW_OK)
+			goto out;
+	for (k = 0; k < 2; k++) {
+		tap_str(pw_solve_end_name(r[k].ended), "iteration limit",
+		    "5,000 iterations: ended by the limit");
+		tap_near(r[k].objective, 116, 1e-9, "5,000 iterations: 116");
+		tap_str(r[k].start, "zb-auto", "5,000 iterations: from "
+		    "zb-auto");
+		tap_near(r[k].start_objective, 117, 1e-9, "5,000 iterations: "
+		    "117 at the start");
+	}
+	tap_ok(test_same_schedule(r[0].schedule, r[1].schedule),
+	    "5,000 iterations: the same schedule twice");
+	for (k = 0; k < 2; k++)
+		pw_solve_result_free(&r[k]);
+	o.iteration_limit = 0;
+	o.time_limit = 1e-3;
+	if (test_solve(p, &o, &r[0], "1 ms") == PW_OK)
+		tap_str(pw_solve_end_name(r[0].ended), "time limit", "1 ms: "
+		    "ended by the time limit");
+	pw_solve_result_free(&r[0]);
+	tap_str(pw_solve_end_name(PW_END_CANCELLED), "cancelled",
+	    "end names: cancelled");
+out:
 	pw_problem_free(p);
 }
 
@@ -579,6 +604,7 @@ main(void)
 	test_optimal();
 	test_start();
 	test_pins();
+	test_ends();
 	test_offload();
 	test_cancel();
 	return tap_done();

@@ -220,3 +220,33 @@ test_refusal(const char *family, const struct pw_problem *prob,
 	tap_str(err.msg, want, "%s: the reason", family);
 	pw_schedule_free(sched);
 }
+
+bool
+test_same_schedule(const struct pw_schedule *a, const struct pw_schedule *b)
+{
+	int r, i;
+
+	if (a->ndevices != b->ndevices || a->nchannels != b->nchannels)
+		return false;
+	for (r = 0; r < a->ndevices + a->nchannels; r++) {
+		const struct pw_seq *x = r < a->ndevices ? &a->device[r] :
+		    &a->channel[r - a->ndevices];
+		const struct pw_seq *y = r < b->ndevices ? &b->device[r] :
+		    &b->channel[r - b->ndevices];
+
+		if (x->len != y->len)
+			return false;
+		for (i = 0; i < x->len; i++)
+			if (x->ops[i].kind != y->ops[i].kind ||
+			    x->ops[i].stage != y->ops[i].stage ||
+			    x->ops[i].mb != y->ops[i].mb)
+				return false;
+	}
+	for (i = 0; i < a->nstages * a->microbatches; i++)
+		if (a->anchor[i].kind != b->anchor[i].kind ||
+		    (a->anchor[i].kind != PW_NKINDS &&
+		    (a->anchor[i].stage != b->anchor[i].stage ||
+		    a->anchor[i].mb != b->anchor[i].mb)))
+			return false;
+	return true;
+}

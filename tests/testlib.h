@@ -51,6 +51,9 @@ struct pw_schedule *test_offload_schedule(const struct pw_problem *,
 
 /* Returns SEQ as "F(0,0) BW(0,0) ...", a string the caller frees. */
 char	*test_order(const struct pw_seq *);
+/* True when A and B have the same orders and anchors. */
+bool	test_same_schedule(const struct pw_schedule *a,
+	    const struct pw_schedule *b);
 
 /* Test lines that the registry has NAME, with a one-line summary.
  * Returns its row (the registry's, not to be freed), or NULL. */
