@@ -554,11 +554,11 @@ pw_milp_ladder(const struct pw_milp_request *req, const struct pw_timing *inc,
 }
 
 /*
- * Big-M in whole units: half the time left (and half the iterations
- * left) looks for better schedules from the top.  The time-indexed model
- * grows with the makespan, so from a better schedule it may fit, and
- * then proves from below with the rest; else big-M goes on from the
- * better schedule.
+ * Big-M in whole units looks from the top for a better schedule, and
+ * stops at the first (lp_solve's break at first: where is up to the
+ * model, not the clock).  The time-indexed model grows with the makespan,
+ * so from a better schedule it may fit, and then proves from below with
+ * what is left; else big-M goes on from the better schedule.
  */
 static int
 pw_milp_descend(const struct pw_milp_request *req, struct pw_milp_model *top,
@@ -571,18 +571,19 @@ pw_milp_descend(const struct pw_milp_request *req, struct pw_milp_model *top,
 	struct pw_timing *inc = NULL;
 	struct pw_error serr;
 	enum pw_milp_outcome outcome;
-	double limit = clock->limit, now = pw_milp_elapsed(&clock->t0);
-	long iteration_limit = clock->iteration_limit;
 	int rc;
 
-	clock->limit = now + (limit - now) / 2;
-	if (iteration_limit > 0)
-		clock->iteration_limit = clock->iterations + (iteration_limit -
-		    clock->iterations) / 2;
+	if (top->lp != NULL)
+		set_break_at_first(top->lp, TRUE);
 	rc = pw_milp_run(req, top, clock, req->incumbent_objective, res,
 	    &outcome, err);
-	clock->limit = limit;
-	clock->iteration_limit = iteration_limit;
+	/* The first was not better once simulated: search on, whole. */
+	if (rc == PW_OK && outcome == PW_MILP_STOPPED && res->schedule ==
+	    NULL && top->lp != NULL && !pw_milp_abort(NULL, clock)) {
+		set_break_at_first(top->lp, FALSE);
+		rc = pw_milp_run(req, top, clock, req->incumbent_objective,
+		    res, &outcome, err);
+	}
 	if (rc != PW_OK || outcome != PW_MILP_STOPPED ||
 	    res->schedule == NULL || pw_milp_abort(NULL, clock))
 		return rc;
