@@ -14,14 +14,20 @@
 #include "milp.h"
 #include "search.h"
 
-/* Windows: ops freed at first, at least and at most; the least share of
- * seconds per window (at most: PW_LNS_SECONDS; counted in iterations at
- * PW_LNS_RATE); windows without improvement before the window grows. */
+/* Windows: ops freed at first, at least and at most; windows without
+ * improvement before the window grows. */
 #define PW_LNS_START		24
 #define PW_LNS_MIN		8
 #define PW_LNS_MAX		160
-#define PW_LNS_SECONDS_MIN	0.05
 #define PW_LNS_PASS		12
+/* A window's share of the search: a twentieth of its limit, within these
+ * (seconds), counted in lp_solve's simplex iterations at PW_LNS_RATE per
+ * second rather than read off the clock, so that a window stops at the
+ * same point on every run.  The rate is the median in windows that used
+ * their whole share on the 2-core development machine. */
+#define PW_LNS_SECONDS_MIN	0.05
+#define PW_LNS_SECONDS		1.0
+#define PW_LNS_RATE		6500
 
 static uint64_t
 pw_rng_next(uint64_t *x)
@@ -349,15 +355,14 @@ pw_lns_window(const struct pw_search *s, const struct pw_lns *l, uint64_t *x,
 
 /*
  * Large-neighbourhood search: windows from the seed's sequence, each
- * solved for its share of the time limit, counted in simplex iterations
- * (so that the same windows come out the same on every run and
- * machine).  Windows look for a better
- * objective; after a pass without one, also for schedules of the same
- * objective that end earlier (ties), until the objective falls again.  A
- * window that lp_solve cannot finish shrinks the next ones; a pass with
- * ties without improvement grows them; such a pass at the largest size
- * in which every window was solved ends the search (nothing more to find
- * with these neighbourhoods).
+ * solved for its share of the search, counted in simplex iterations (so
+ * that the same windows come out the same on every run).  Windows look
+ * for a better objective; after a pass without one, also for schedules
+ * of the same objective that end earlier (ties), until the objective
+ * falls again.  A window that lp_solve cannot finish shrinks the next
+ * ones; a pass with ties without improvement grows them; such a pass at
+ * the largest size in which every window was solved ends the search
+ * (nothing more to find with these neighbourhoods).
  */
 int
 pw_search_lns(struct pw_search *s)
@@ -375,10 +380,12 @@ pw_search_lns(struct pw_search *s)
 	pw_lns_load(s, &l);
 	most = l.n < PW_LNS_MAX ? l.n : PW_LNS_MAX;
 	size = most < PW_LNS_START ? most : PW_LNS_START;
-	/* A window's share of the time: a twentieth of the limit, within
-	 * PW_LNS_SECONDS_MIN and PW_LNS_SECONDS, in iterations. */
+	/* A window's share: a twentieth of the iteration limit, or of the
+	 * time limit without one (so that an iteration limit alone decides
+	 * the schedule), within PW_LNS_SECONDS_MIN and PW_LNS_SECONDS. */
 	share = (long)(PW_LNS_RATE * fmax(PW_LNS_SECONDS_MIN,
-	    fmin(PW_LNS_SECONDS, s->limit / 20)));
+	    fmin(PW_LNS_SECONDS, s->o->iteration_limit > 0 ?
+	    (double)s->o->iteration_limit / PW_LNS_RATE / 20 : s->limit / 20)));
 	while (!pw_search_stopped(s) && !pw_search_closed(s)) {
 		pw_lns_window(s, &l, &x, size, window);
 		before = s->eval.objective;

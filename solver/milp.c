@@ -702,7 +702,9 @@ pw_milp_solve(const struct pw_milp_request *req, struct pw_milp_result *res,
 		goto out;
 	res->exact = pw_milp_exact(req, &top.mm);
 	outcome = PW_MILP_STOPPED;
-	if (req->ties)
+	if (req->write_only)
+		;	/* the file was all it was built for */
+	else if (req->ties)
 		rc = pw_milp_run(req, &top, &clock, req->incumbent_objective,
 		    res, &outcome, err);
 	else if (top.form == &pw_form_time &&

@@ -29,7 +29,7 @@ struct pw_milp_request {
 	double	lower_bound;	/* a valid bound: adds "objective >= bound" */
 	double	time_limit;	/* seconds for lp_solve */
 	/* 0, or a budget of simplex iterations over every solve: unlike
-	 * time_limit it stops at the same point on every run and machine. */
+	 * time_limit it stops at the same point on every run. */
 	long	iteration_limit;
 	/* Also take a schedule of the incumbent's objective whose ops end
 	 * earlier in sum (pw_solver_ends): the model then minimizes the
@@ -39,6 +39,7 @@ struct pw_milp_request {
 	bool	ties;
 	atomic_int *cancel;
 	const char *write_lp;	/* NULL or a path: the model in LP format */
+	bool	write_only;	/* build and write the model, solve nothing */
 };
 
 struct pw_milp_result {

@@ -328,11 +328,12 @@ pw_search_away(const struct pw_search *s)
 
 /*
  * Solves the model with the ops of MASK free (NULL: the whole model) for
- * at most ITERATIONS simplex iterations (0: no limit of its own) within
- * what is left of the search's time and iterations, offering what it
- * finds as the incumbent (with TIES, also one of the same objective that
- * ends earlier: pw_milp_request).  *IMPROVED says whether it was taken,
- * *OPTIMAL whether lp_solve finished.
+ * at most ITERATIONS simplex iterations (0: no limit of its own;
+ * PW_SEARCH_WRITE_ONLY: none, the model is only written to WRITE_LP)
+ * within what is left of the search's time and iterations, offering what
+ * it finds as the incumbent (with TIES, also one of the same objective
+ * that ends earlier: pw_milp_request).  *IMPROVED says whether it was
+ * taken, *OPTIMAL whether lp_solve finished.
  */
 int
 pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
@@ -355,8 +356,11 @@ pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
 	rq.pins = s->o->pins;
 	rq.npins = s->o->npins;
 	rq.lower_bound = s->bound;
-	rq.time_limit = s->limit - pw_search_elapsed(s);
-	rq.iteration_limit = iterations;
+	/* The limit may pass since the caller looked: lp_solve then stops
+	 * at once. */
+	rq.time_limit = fmax(0, s->limit - pw_search_elapsed(s));
+	rq.write_only = iterations == PW_SEARCH_WRITE_ONLY;
+	rq.iteration_limit = iterations > 0 ? iterations : 0;
 	if (s->o->iteration_limit > 0)
 		rq.iteration_limit = iterations > 0 && iterations < left ?
 		    iterations : left > 1 ? left : 1;
@@ -457,11 +461,11 @@ pw_search_phases(struct pw_search *s)
 		    "milp", &improved, &optimal);
 	}
 	if (s->o->write_lp != NULL && binaries <= PW_SOLVE_WRITE_BINARIES) {
-		/* Built for the file; the search goes on in windows. */
+		/* Built for the file only (too large to solve whole); the
+		 * search goes on in windows. */
 		pw_search_publish(s, "milp");
-		if ((rc = pw_search_milp(s, NULL, false, (long)(PW_LNS_SECONDS *
-		    PW_LNS_RATE), s->o->write_lp, "milp", &improved,
-		    &optimal)) != PW_OK)
+		if ((rc = pw_search_milp(s, NULL, false, PW_SEARCH_WRITE_ONLY,
+		    s->o->write_lp, "milp", &improved, &optimal)) != PW_OK)
 			return rc;
 		pthread_mutex_lock(&s->lock);
 		s->model.whole = false;
@@ -476,10 +480,13 @@ pw_search_run(struct pw_search *s)
 {
 	int rc = pw_search_phases(s);
 
-	if (pw_search_closed(s))
-		s->ended = PW_END_OPTIMAL;
-	else if (s->stop != 0 || pw_search_elapsed(s) >= s->limit)
+	/* A stop may have cut a unit short (the heuristic returns its best
+	 * policy so far), so a stopped search is not reproducible even when
+	 * its schedule meets the bound. */
+	if (s->stop != 0 || pw_search_elapsed(s) >= s->limit)
 		s->ended = PW_END_TIME;
+	else if (pw_search_closed(s))
+		s->ended = PW_END_OPTIMAL;
 	else if (pw_search_spent(s))
 		s->ended = PW_END_ITERATIONS;
 	else

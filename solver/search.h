@@ -11,14 +11,8 @@
 
 #include "internal.h"
 
-/* The longest share of time a large-neighbourhood window is given (also
- * what a model built only for --write-lp is given). */
-#define PW_LNS_SECONDS		1.0
-/* A share is counted in lp_solve's simplex iterations, not read off the
- * clock, so that a window stops at the same point on every run and
- * machine: this many per second, the median rate in windows that used
- * their whole share on the 2-core development machine (6,500/s). */
-#define PW_LNS_RATE		6500
+/* pw_search_milp's ITERATIONS for a model built only to be written. */
+#define PW_SEARCH_WRITE_ONLY	(-1L)
 
 /*
  * One solve: the worker's state and what it shares with the reporter,

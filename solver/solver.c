@@ -25,7 +25,8 @@
  * limit and a cancel read the clock, so a search that ends otherwise (a
  * proven optimum, every window of the largest size solved without
  * improvement, or the iteration limit) gives the same schedule on every
- * run and machine; result.ended says which.
+ * run of the same build; result.ended says which.  (lp_solve's pivots,
+ * and so its iterations, may differ between builds and architectures.)
  */
 #include <assert.h>
 #include <math.h>
@@ -358,7 +359,8 @@ pw_search_watch(struct pw_search *s, const struct pw_solve_opts *o,
 		bound = s->pub_bound;
 		phase = s->pub_phase;
 		pthread_mutex_unlock(&s->lock);
-		if (o->cancel != NULL && *o->cancel)
+		/* A cancel counts only when it is what stops the search. */
+		if (s->stop == 0 && o->cancel != NULL && *o->cancel)
 			*cancelled = true;
 		if (s->stop == 0 && (*cancelled ||
 		    pw_search_elapsed(s) >= s->limit)) {
@@ -424,15 +426,15 @@ pw_solve(const struct pw_problem *p, const struct pw_solve_opts *o,
 		res->bound = fmin(s->bound, res->objective);
 		res->gap = res->objective > 0 ? (res->objective -
 		    res->bound) / res->objective : 0;
-		res->optimal = res->gap <= PW_SOLVER_EPS;
+		/* As the search tells a closed gap. */
+		res->optimal = res->objective - res->bound <=
+		    pw_solver_tol(res->objective);
 		if (res->optimal)
 			res->gap = 0;
 		/* A worker left behind or stopped was stopped by the time
 		 * limit, or by the caller. */
 		res->ended = finished && s->ended != PW_END_TIME ? s->ended :
 		    cancelled ? PW_END_CANCELLED : PW_END_TIME;
-		if (res->optimal)
-			res->ended = PW_END_OPTIMAL;
 		snprintf(res->start, sizeof res->start, "%s", s->start);
 		res->start_objective = s->start_objective;
 		res->model = s->model;

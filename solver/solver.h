@@ -49,10 +49,12 @@ struct pw_solve_opts {
 	double	time_limit;		/* seconds of wall time; <= 0: 10 s */
 	/* 0, or lp_solve's simplex iterations over the whole search: unlike
 	 * the time limit, it stops the search at the same point on every
-	 * run and machine (the time limit still applies). */
+	 * run, and it alone sizes the windows (the time limit still stops a
+	 * search that reaches it first). */
 	long	iteration_limit;
 	/* Same input, options and seed: the same schedule, unless the time
-	 * limit or a cancel cuts the search short (pw_solve_result.ended). */
+	 * limit or a cancel cuts the search short (pw_solve_result.ended);
+	 * with an iteration limit, whatever the time limit. */
 	unsigned long seed;
 	/* Where to start: a schedule for the problem (the caller keeps it),
 	 * or a family name; both NULL: the best feasible family. */
@@ -103,7 +105,7 @@ struct pw_solve_result {
 	double	bound;
 	double	gap;
 	bool	optimal;	/* gap 0 proven */
-	/* The first three give the same schedule on every run and machine,
+	/* The first three give the same schedule on every run,
 	 * the last two the best found so far. */
 	enum pw_solve_end ended;
 	double	elapsed;
