@@ -172,14 +172,21 @@ pw_milp_sort(const struct pw_milp_sorter *s, int *ops, int *tmp, int n)
 	memcpy(ops, tmp, (size_t)n * sizeof *ops);
 }
 
-/* The anchor of the reload of activation U: the device's compute op that
+/*
+ * The anchor of the reload of activation U: the device's compute op that
  * started last by the reload's start, or the one after it when the model
  * counted U away during it (the simulator could otherwise start the
  * reload with that op, where the model did not count it), unless that is
- * the backward the reload is for. */
+ * the backward the reload is for, or starts after the transfer that
+ * follows the reload on its channel, NEXT (model start; INFINITY for
+ * none).  Every other edge of the rebuilt schedule goes forward in the
+ * model's time, so only such a later anchor can close a cycle: the
+ * reload waits for the op, which may wait for that transfer (its own
+ * backward's reload, say), which waits for the reload.
+ */
 static void
 pw_milp_anchor(const struct pw_mm *mm, const struct pw_msol *sol,
-    struct pw_schedule *sched, const int *order, int n, int u)
+    struct pw_schedule *sched, const int *order, int n, int u, double next)
 {
 	const struct pw_mact *a = &mm->acts[u];
 	double tol = pw_solver_tol(mm->horizon);
@@ -189,7 +196,8 @@ pw_milp_anchor(const struct pw_mm *mm, const struct pw_msol *sol,
 		if (sol->start[order[x]] <= sol->start[a->rel] + tol)
 			at = x;
 	if (at >= 0 && order[at] == sol->away_last[u] && at + 1 < n &&
-	    order[at + 1] != a->back)
+	    order[at + 1] != a->back && sol->start[order[at + 1]] <=
+	    next + tol)
 		at++;
 	if (at >= 0)
 		pw_schedule_set_anchor(sched, mm->ops[a->rel].op.stage,
@@ -206,6 +214,8 @@ pw_milp_rebuild(const struct pw_mm *mm, const struct pw_form *form,
 	struct pw_schedule *sched = pw_schedule_new(p);
 	int *order = pw_xmalloc(((size_t)mm->nops + 1) * sizeof *order);
 	int *tmp = pw_xmalloc(((size_t)mm->nops + 1) * sizeof *tmp);
+	/* Per transfer: the model start of the next on its channel. */
+	double *next = pw_xmalloc(((size_t)mm->nops + 1) * sizeof *next);
 	int r, x, n, u;
 
 	for (r = mm->nres - 1; r >= 0; r--) {
@@ -216,8 +226,11 @@ pw_milp_rebuild(const struct pw_mm *mm, const struct pw_form *form,
 			if (!isnan(sol->start[res->ops[x]]))
 				order[n++] = res->ops[x];
 		pw_milp_sort(&s, order, tmp, n);
-		for (x = 0; x < n; x++)
+		for (x = 0; x < n; x++) {
 			pw_schedule_append(sched, p, mm->ops[order[x]].op);
+			next[order[x]] = x + 1 < n ?
+			    sol->start[order[x + 1]] : INFINITY;
+		}
 		if (r >= p->devices)
 			continue;
 		/* Devices come last: ORDER still holds this one's.  A
@@ -231,7 +244,8 @@ pw_milp_rebuild(const struct pw_mm *mm, const struct pw_form *form,
 				continue;
 			op = mm->ops[rel].op;
 			if (mm->ops[rel].zone == PW_ZONE_IN)
-				pw_milp_anchor(mm, sol, sched, order, n, u);
+				pw_milp_anchor(mm, sol, sched, order, n, u,
+				    next[rel]);
 			else if (pw_schedule_anchor(mm->req->incumbent,
 			    op.stage, op.mb, &anchor))
 				pw_schedule_set_anchor(sched, op.stage, op.mb,
@@ -240,6 +254,7 @@ pw_milp_rebuild(const struct pw_mm *mm, const struct pw_form *form,
 	}
 	free(order);
 	free(tmp);
+	free(next);
 	return sched;
 }
 

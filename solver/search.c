@@ -385,9 +385,11 @@ pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
 	pthread_mutex_unlock(&s->lock);
 	if (rc != PW_OK)
 		return rc;
+	/* The model reported is one that was solved: the whole one, or the
+	 * largest window. */
 	pthread_mutex_lock(&s->lock);
-	if (mask == NULL || (!s->model.whole && res.size.binaries >=
-	    s->model.binaries))
+	if (!rq.write_only && (mask == NULL || (!s->model.whole &&
+	    res.size.binaries >= s->model.binaries)))
 		s->model = res.size;
 	pthread_mutex_unlock(&s->lock);
 	*optimal = res.optimal;
@@ -467,9 +469,6 @@ pw_search_phases(struct pw_search *s)
 		if ((rc = pw_search_milp(s, NULL, false, PW_SEARCH_WRITE_ONLY,
 		    s->o->write_lp, "milp", &improved, &optimal)) != PW_OK)
 			return rc;
-		pthread_mutex_lock(&s->lock);
-		s->model.whole = false;
-		pthread_mutex_unlock(&s->lock);
 	}
 	pw_search_publish(s, "lns");
 	return pw_search_lns(s);
