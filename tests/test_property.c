@@ -10,8 +10,9 @@
  * copies must fail.  With every limit set to that schedule's peak (so that
  * it keeps them), the optimizer's lower bounds must not exceed its
  * objectives; the same for every family that builds on the problem as
- * given, whose tighter schedules test the bounds harder.  One TAP line per
- * property, with the first failure.
+ * given, whose tighter schedules test the bounds harder; and the optimizer
+ * started from the random order must return a schedule that keeps those
+ * limits.  One TAP line per property, with the first failure.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -107,6 +108,7 @@ enum {
 	P_PEAK,		/* accepts limits at the metrics' peaks */
 	P_BELOW,	/* rejects one limit just below its peak */
 	P_BOUND,	/* lower bounds <= objectives at the peaks' limits */
+	P_SOLVE,	/* the optimizer's result from it keeps the limits */
 	P_COUNT
 };
 
@@ -124,6 +126,9 @@ static struct prop props[P_COUNT] = {
 	{ .name = "the checker rejects a limit just below a peak" },
 	{ .name = "lower bounds at most the objectives of random orders and "
 	    "families, limits at their peaks" },
+	{ .name = "the optimizer, started from a random order with the limits "
+	    "at its peaks, returns a schedule that keeps them, passes the "
+	    "checker and is no worse" },
 };
 
 /* What the cases covered, so a generator that drifts shows in the log. */
@@ -631,6 +636,66 @@ prop_limits(int k, const struct pw_problem *p, const struct pw_schedule *sched,
 	pw_problem_free(q);
 }
 
+/*
+ * Every fourth case (the searches take a while): pw_solve on P with every
+ * limit at the peaks of SCHED (timed T), starting from SCHED, for 2,000
+ * simplex iterations.  Its windows and whole models rebuild schedules
+ * from lp_solve's solutions with offloads, anchors and shared channels,
+ * which is where a model and the simulator can disagree.
+ */
+static void
+prop_solve(int k, const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_timing *t)
+{
+	struct pw_metrics *m = pw_metrics_compute(p, sched, t), *rm = NULL;
+	struct pw_problem *q = at_peaks(p, m);
+	struct pw_timing *rt = NULL;
+	struct pw_timed_op *ops = NULL;
+	struct pw_violations v = { 0, 0, NULL };
+	struct pw_solve_result r;
+	struct pw_solve_opts o;
+	struct pw_error err;
+	size_t n;
+
+	if (k % 4 != 0)
+		goto out;
+	props[P_SOLVE].runs++;
+	pw_solve_opts_init(&o);
+	o.objective = rng_int(2) ? PW_OBJ_MAKESPAN : PW_OBJ_SPAN;
+	o.start = sched;
+	o.time_limit = 60;
+	o.iteration_limit = 2000;
+	o.seed = (unsigned long)k;
+	if (pw_solve(q, &o, &r, &err) != PW_OK) {
+		prop_fail(&props[P_SOLVE], k, "%s", err.msg);
+		goto out;
+	}
+	if (pw_simulate(q, r.schedule, &rt, &err) != PW_OK) {
+		prop_fail(&props[P_SOLVE], k, "the result: %s", err.msg);
+		goto done;
+	}
+	rm = pw_metrics_compute(q, r.schedule, rt);
+	ops = pw_timed_ops(q, r.schedule, rt, &n);
+	if (!rm->feasible)
+		prop_fail(&props[P_SOLVE], k, "the result breaks a limit");
+	else if (pw_check(q, ops, n, &v) > 0)
+		prop_fail(&props[P_SOLVE], k, "the result fails the checker: "
+		    "%s", v.msg[0]);
+	else if (r.objective > pw_objective_value(o.objective, m) *
+	    (1 + 1e-9))
+		prop_fail(&props[P_SOLVE], k, "%.17g, worse than the start's "
+		    "%.17g", r.objective, pw_objective_value(o.objective, m));
+done:
+	pw_violations_free(&v);
+	free(ops);
+	pw_metrics_free(rm);
+	pw_timing_free(rt);
+	pw_solve_result_free(&r);
+out:
+	pw_problem_free(q);
+	pw_metrics_free(m);
+}
+
 /* prop_bound for every family that builds on P as given. */
 static void
 prop_family_bounds(int k, const struct pw_problem *p)
@@ -686,6 +751,7 @@ run_case(int k)
 	prop_break(k, p, t, ops, n);
 	prop_limits(k, p, sched, t, ops, n);
 	prop_family_bounds(k, p);
+	prop_solve(k, p, sched, t);
 	free(ops);
 	pw_timing_free(t);
 out:
