@@ -31,7 +31,11 @@
  * (which moves no compute op) moves what it must, by peak shaving alone
  * and after PipeOffload's rule on every activation; each policy searches
  * the largest extra whose plan still fits.  The best feasible schedule
- * by the objective wins.
+ * by the objective wins.  When no policy finds one, the last resort is
+ * one microbatch at a time (each W right after its B), as it is or with
+ * offloads planned: where one microbatch alone fits with its lower
+ * stages' activations on the host, this often does when the pipelined
+ * orders cannot.
  */
 #include <assert.h>
 #include <math.h>
@@ -779,6 +783,44 @@ pw_hsearch_plan(struct pw_hsearch *hs, const struct pw_schedule *sched,
 }
 
 /*
+ * The last resort: every microbatch through the whole pipeline before
+ * the next starts (forwards up, then each stage's B and its W down), kept
+ * as it is when feasible, else with offloads planned (by peak shaving
+ * alone, and after PipeOffload's rule on every activation).
+ */
+static void
+pw_hsearch_serial(struct pw_hsearch *hs)
+{
+	const struct pw_problem *p = hs->p;
+	struct pw_schedule *sched = pw_schedule_new(p);
+	char why[sizeof hs->why];
+	bool *rule;
+	int j, s;
+
+	/* Failing too, it leaves the policies' reason, which says more. */
+	memcpy(why, hs->why, sizeof why);
+	for (j = 0; j < p->microbatches; j++) {
+		for (s = 0; s < p->nstages; s++)
+			pw_schedule_append(sched, p, (struct pw_op){ PW_F, s, j });
+		for (s = p->nstages - 1; s >= 0; s--) {
+			pw_schedule_append(sched, p, (struct pw_op){ PW_B, s, j });
+			pw_schedule_append(sched, p, (struct pw_op){ PW_W, s, j });
+		}
+	}
+	if (!pw_hsearch_keep(hs, pw_solver_copy(p, sched)) &&
+	    hs->plan != NULL) {
+		rule = pw_xcalloc((size_t)p->nstages * (size_t)p->microbatches,
+		    sizeof *rule);
+		if (!pw_hsearch_plan(hs, sched, rule))
+			pw_hsearch_plan(hs, sched, NULL);
+		free(rule);
+	}
+	if (hs->best == NULL)
+		memcpy(hs->why, why, sizeof why);
+	pw_schedule_free(sched);
+}
+
+/*
  * Runs POL with the limits set and keeps the result if it is the best
  * feasible one: where the orders go above a limit, with offloads planned
  * by peak shaving alone and by PipeOffload's rule on every activation
@@ -916,6 +958,8 @@ pw_heuristic(const struct pw_problem *p, const struct pw_heuristic_opts *o,
 		    hint[pol.fill])) >= 0)
 			hint[pol.fill] = e;
 	}
+	if (hs.best == NULL)
+		pw_hsearch_serial(&hs);
 	pw_heur_free(&h);
 	pw_problem_free(hs.plan);
 	free(hs.need);

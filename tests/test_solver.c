@@ -413,6 +413,50 @@ test_offload_windows(void)
 	pw_problem_free(p);
 }
 
+/*
+ * Three devices with three stages each (loop), unit times, act 1, hold
+ * 0.75, limit 2.5; stages 1 and 5 cannot offload.  One microbatch fits
+ * (device 1 holds stage 1's activation while stage 4's is on the host),
+ * but no family and no policy of the list scheduler keeps the limit:
+ * the heuristic's last resort, one microbatch at a time with its
+ * offloads planned, does (114; before it, the solve failed).
+ */
+static void
+test_serial(void)
+{
+	struct pw_solve_result r;
+	struct pw_solve_opts o;
+	struct pw_problem *p = pw_problem_new(3, 9, 6);
+	struct pw_error err;
+	int s;
+
+	if (pw_problem_place_loop(p, &err) != PW_OK)
+		abort();
+	for (s = 0; s < 9; s++) {
+		p->stages[s].f = p->stages[s].b = p->stages[s].w = 1;
+		p->stages[s].act = 1;
+		p->stages[s].hold = 0.75;
+		p->stages[s].offload = s == 1 || s == 5 ? 0 : 1;
+	}
+	pw_problem_set_comm(p, 0);
+	pw_problem_set_link(p, 8.0 / 3, 8.0 / 3, 0, false);
+	p->link.ngroups = 2;
+	for (s = 0; s < 3; s++) {
+		p->link.group[s] = s / 2;
+		p->memory[s].limit = 2.5;
+	}
+	pw_solve_opts_init(&o);
+	o.time_limit = TEST_LIMIT;
+	o.iteration_limit = 3000;
+	if (test_solve(p, &o, &r, "one at a time") == PW_OK) {
+		tap_str(r.start, "heuristic", "one at a time: no family fits");
+		tap_near(r.start_objective, 114, 1e-9, "one at a time: 114");
+		tap_ok(r.objective <= 114 + 1e-9, "one at a time: no worse");
+	}
+	pw_solve_result_free(&r);
+	pw_problem_free(p);
+}
+
 static void
 test_offload(void)
 {
@@ -453,6 +497,7 @@ test_offload(void)
 	    err.msg);
 	pw_problem_free(p);
 	test_offload_windows();
+	test_serial();
 }
 
 /* Progress callback: cancels (through ARG) once there is an incumbent. */
