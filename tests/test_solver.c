@@ -367,6 +367,34 @@ test_pins(void)
 	pw_problem_free(p);
 }
 
+/* Returns a problem the caller frees: D devices with V stages each (loop
+ * placement), M microbatches, unit times, act 1 and HOLD, every stage
+ * able to move its whole activation, pairs of devices sharing a
+ * half-duplex link that moves one in 0.375, every limit LIMIT. */
+static struct pw_problem *
+test_linked(int d, int v, int m, double hold, double limit)
+{
+	struct pw_problem *p = pw_problem_new(d, d * v, m);
+	struct pw_error err;
+	int s;
+
+	if (pw_problem_place_loop(p, &err) != PW_OK)
+		abort();
+	for (s = 0; s < d * v; s++) {
+		p->stages[s].f = p->stages[s].b = p->stages[s].w = 1;
+		p->stages[s].act = p->stages[s].offload = 1;
+		p->stages[s].hold = hold;
+	}
+	pw_problem_set_comm(p, 0);
+	pw_problem_set_link(p, 8.0 / 3, 8.0 / 3, 0, false);
+	p->link.ngroups = (d + 1) / 2;
+	for (s = 0; s < d; s++) {
+		p->link.group[s] = s / 2;
+		p->memory[s].limit = limit;
+	}
+	return p;
+}
+
 /*
  * Windows that move activations: bench_solver's PipeOffload case at d=4,
  * v=2 (m=32, unit stages, act and hold 1, pairs of devices sharing a
@@ -383,24 +411,8 @@ test_offload_windows(void)
 {
 	struct pw_solve_result r;
 	struct pw_solve_opts o;
-	struct pw_problem *p = pw_problem_new(4, 8, 32);
-	struct pw_error err;
-	int s;
+	struct pw_problem *p = test_linked(4, 2, 32, 1, 3);
 
-	if (pw_problem_place_loop(p, &err) != PW_OK)
-		abort();
-	for (s = 0; s < 8; s++) {
-		p->stages[s].f = p->stages[s].b = p->stages[s].w = 1;
-		p->stages[s].act = p->stages[s].hold = 1;
-		p->stages[s].offload = 1;
-	}
-	pw_problem_set_comm(p, 0);
-	pw_problem_set_link(p, 8.0 / 3, 8.0 / 3, 0, false);
-	p->link.ngroups = 2;
-	for (s = 0; s < 4; s++) {
-		p->link.group[s] = s / 2;
-		p->memory[s].limit = 3;
-	}
 	pw_solve_opts_init(&o);
 	o.objective = PW_OBJ_SPAN;
 	o.offload = PW_OFFLOAD_ON;
@@ -426,25 +438,9 @@ test_serial(void)
 {
 	struct pw_solve_result r;
 	struct pw_solve_opts o;
-	struct pw_problem *p = pw_problem_new(3, 9, 6);
-	struct pw_error err;
-	int s;
+	struct pw_problem *p = test_linked(3, 3, 6, 0.75, 2.5);
 
-	if (pw_problem_place_loop(p, &err) != PW_OK)
-		abort();
-	for (s = 0; s < 9; s++) {
-		p->stages[s].f = p->stages[s].b = p->stages[s].w = 1;
-		p->stages[s].act = 1;
-		p->stages[s].hold = 0.75;
-		p->stages[s].offload = s == 1 || s == 5 ? 0 : 1;
-	}
-	pw_problem_set_comm(p, 0);
-	pw_problem_set_link(p, 8.0 / 3, 8.0 / 3, 0, false);
-	p->link.ngroups = 2;
-	for (s = 0; s < 3; s++) {
-		p->link.group[s] = s / 2;
-		p->memory[s].limit = 2.5;
-	}
+	p->stages[1].offload = p->stages[5].offload = 0;
 	pw_solve_opts_init(&o);
 	o.time_limit = TEST_LIMIT;
 	o.iteration_limit = 3000;
@@ -645,8 +641,9 @@ test_options(void)
  * gives the same schedule three times, the third under a time limit of
  * 2 s, which the search (0.13 s here, 0.3 s with sanitizers) never
  * reaches: were the windows sized by the time limit, 2 s and 60 s would
- * give them 1,300 and 13,000 iterations, and two schedules.  Stopped by a time limit of 1 ms
- * instead (no machine searches this problem out that fast), it says so.
+ * give them 1,300 and 13,000 iterations, and two schedules.  Stopped by
+ * a time limit of 1 ms instead (no machine searches this problem out
+ * that fast), it says so.
  */
 static void
 test_ends(void)
