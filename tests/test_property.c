@@ -127,8 +127,8 @@ static struct prop props[P_COUNT] = {
 	{ .name = "lower bounds at most the objectives of random orders and "
 	    "families, limits at their peaks" },
 	{ .name = "the optimizer, started from a random order with the limits "
-	    "at its peaks, returns a schedule that keeps them, passes the "
-	    "checker and is no worse" },
+	    "at its peaks and two pins it keeps, returns a schedule that "
+	    "keeps them, passes the checker and is no worse" },
 };
 
 /* What the cases covered, so a generator that drifts shows in the log. */
@@ -636,12 +636,42 @@ prop_limits(int k, const struct pw_problem *p, const struct pw_schedule *sched,
 	pw_problem_free(q);
 }
 
+/* The start of OP in T, or of its fused or split form where T has not
+ * OP itself (as a pin names it). */
+static double
+pinned_start(const struct pw_problem *p, const struct pw_timing *t,
+    struct pw_op op)
+{
+	if (!pw_timing_has(t, pw_op_index(p, op)))
+		op.kind = op.kind == PW_BW ? PW_B : PW_BW;
+	return t->start[pw_op_index(p, op)];
+}
+
+/* Up to two pins that hold in SCHED: on a random device, an earlier and
+ * a later compute op of its order.  Returns how many (in PINS). */
+static size_t
+random_pins(const struct pw_problem *p, const struct pw_schedule *sched,
+    struct pw_pin *pins)
+{
+	const struct pw_seq *seq = &sched->device[rng_int(p->devices)];
+	size_t n = 0;
+	int a, b;
+
+	while (n < 2 && seq->len >= 2) {
+		a = rng_int(seq->len - 1);
+		b = a + 1 + rng_int(seq->len - a - 1);
+		pins[n++] = (struct pw_pin){ seq->ops[a], seq->ops[b] };
+	}
+	return n;
+}
+
 /*
  * Every fourth case (the searches take a while): pw_solve on P with every
- * limit at the peaks of SCHED (timed T), starting from SCHED, for 2,000
- * simplex iterations.  Its windows and whole models rebuild schedules
- * from lp_solve's solutions with offloads, anchors and shared channels,
- * which is where a model and the simulator can disagree.
+ * limit at the peaks of SCHED (timed T), starting from SCHED, with up to
+ * two pins that hold in it, for 2,000 simplex iterations.  Its windows
+ * and whole models rebuild schedules from lp_solve's solutions with
+ * offloads, anchors, shared channels and pins, which is where a model and
+ * the simulator can disagree.
  */
 static void
 prop_solve(int k, const struct pw_problem *p, const struct pw_schedule *sched,
@@ -655,7 +685,8 @@ prop_solve(int k, const struct pw_problem *p, const struct pw_schedule *sched,
 	struct pw_solve_result r;
 	struct pw_solve_opts o;
 	struct pw_error err;
-	size_t n;
+	struct pw_pin pins[2];
+	size_t n, i;
 
 	if (k % 4 != 0)
 		goto out;
@@ -666,6 +697,8 @@ prop_solve(int k, const struct pw_problem *p, const struct pw_schedule *sched,
 	o.time_limit = 60;
 	o.iteration_limit = 2000;
 	o.seed = (unsigned long)k;
+	o.pins = pins;
+	o.npins = random_pins(p, sched, pins);
 	if (pw_solve(q, &o, &r, &err) != PW_OK) {
 		prop_fail(&props[P_SOLVE], k, "%s", err.msg);
 		goto out;
@@ -685,6 +718,12 @@ prop_solve(int k, const struct pw_problem *p, const struct pw_schedule *sched,
 	    (1 + 1e-9))
 		prop_fail(&props[P_SOLVE], k, "%.17g, worse than the start's "
 		    "%.17g", r.objective, pw_objective_value(o.objective, m));
+	for (i = 0; i < o.npins; i++)
+		if (pinned_start(q, rt, pins[i].before) >
+		    pinned_start(q, rt, pins[i].after) + 1e-9) {
+			prop_fail(&props[P_SOLVE], k, "pin %zu broken", i);
+			break;
+		}
 done:
 	pw_violations_free(&v);
 	free(ops);
