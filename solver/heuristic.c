@@ -911,7 +911,7 @@ pw_hsearch_extra(struct pw_hsearch *hs, struct pw_heur *h,
 
 int
 pw_heuristic(const struct pw_problem *p, const struct pw_heuristic_opts *o,
-    struct pw_schedule **out, struct pw_eval *eval, struct pw_error *err)
+    struct pw_schedule **out, struct pw_error *err)
 {
 	struct pw_hsearch hs;
 	struct pw_heur h;
@@ -973,6 +973,5 @@ pw_heuristic(const struct pw_problem *p, const struct pw_heuristic_opts *o,
 		return PW_ERR_INPUT;
 	}
 	*out = hs.best;
-	*eval = hs.eval;
 	return PW_OK;
 }

@@ -118,12 +118,12 @@ struct pw_heuristic_opts {
 };
 
 /*
- * The memory-aware list scheduler: the best of its policies.  Returns
- * PW_OK with a schedule the caller owns in *OUT (feasible: within every
- * limit, pins holding) and its evaluation in *EVAL; PW_ERR_INPUT when no
- * policy finds one (the message says why).
+ * The memory-aware list scheduler: the best of its policies, else one
+ * microbatch at a time.  Returns PW_OK with a schedule the caller owns in
+ * *OUT (feasible: within every limit, pins holding); PW_ERR_INPUT when
+ * none is (the message says why).
  */
 int	pw_heuristic(const struct pw_problem *, const struct pw_heuristic_opts *,
-	    struct pw_schedule **out, struct pw_eval *eval, struct pw_error *);
+	    struct pw_schedule **out, struct pw_error *);
 
 #endif /* PW_SOLVER_INTERNAL_H */

@@ -414,7 +414,6 @@ pw_search_phases(struct pw_search *s)
 {
 	struct pw_heuristic_opts ho;
 	struct pw_schedule *sched;
-	struct pw_eval he;
 	struct pw_error err;
 	double bound, binaries;
 	bool improved, optimal;
@@ -438,7 +437,7 @@ pw_search_phases(struct pw_search *s)
 		ho.pins = s->o->pins;
 		ho.npins = s->o->npins;
 		ho.stop = &s->stop;
-		rc = pw_heuristic(s->p, &ho, &sched, &he, &err);
+		rc = pw_heuristic(s->p, &ho, &sched, &err);
 		if (rc != PW_OK && s->best == NULL) {
 			pw_error_set(&s->err, "solve: %s", err.msg);
 			return rc;
