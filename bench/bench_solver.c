@@ -264,21 +264,11 @@ bench_offload(void)
 	printf("(c) %d of 6 at or below the anchor\n\n", met);
 }
 
-static uint64_t
-bench_next(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 /* A number in [0, 1) from X. */
 static double
 bench_unit_random(uint64_t *x)
 {
-	return (double)(bench_next(x) >> 11) * 0x1.0p-53;
+	return (double)(pw_splitmix64(x) >> 11) * 0x1.0p-53;
 }
 
 /* P devices, one stage each, M microbatches; stage costs around 1

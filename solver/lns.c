@@ -32,21 +32,11 @@
 #define PW_LNS_SECONDS		1.0
 #define PW_LNS_RATE		13000
 
-static uint64_t
-pw_rng_next(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 /* A number in [0, N) from the generator X. */
 static size_t
 pw_rng_below(uint64_t *x, size_t n)
 {
-	return n <= 1 ? 0 : (size_t)(pw_rng_next(x) % n);
+	return n <= 1 ? 0 : (size_t)(pw_splitmix64(x) % n);
 }
 
 /* A compute op of the incumbent and its start, for time slices. */

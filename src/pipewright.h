@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* ------------------------------------------------------------------ */
@@ -71,6 +72,10 @@ struct pw_outfile {
 int	pw_outfile_open(struct pw_outfile *, const char *path, struct pw_error *);
 int	pw_outfile_commit(struct pw_outfile *, struct pw_error *);
 void	pw_outfile_abort(struct pw_outfile *);
+
+/* splitmix64: the next number of the sequence whose state is *STATE.
+ * Deterministic on every platform, for seeded searches and generators. */
+uint64_t pw_splitmix64(uint64_t *state);
 
 /* Human-readable units: seconds ("1.23 ms") and bytes ("3.50 GiB").
  * They write into BUF (at least 32 bytes) and return it. */

@@ -235,6 +235,16 @@ pw_fmt_scaled(char *buf, size_t len, double value, const double *scale,
 	return buf;
 }
 
+uint64_t
+pw_splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
 char *
 pw_fmt_seconds(char *buf, size_t len, double seconds)
 {

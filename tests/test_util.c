@@ -132,11 +132,27 @@ test_strings(void)
 	tap_str(err.msg, "a 1, b 2", "error append");
 }
 
+/* splitmix64 from state 0: the reference implementation's first two
+ * outputs (Vigna's splitmix64.c). */
+static void
+test_splitmix(void)
+{
+	uint64_t state = 0;
+
+	tap_ok(pw_splitmix64(&state) == 0xe220a8397b1dcdafULL,
+	    "splitmix64: the first number from 0");
+	tap_ok(pw_splitmix64(&state) == 0x6e789e6aa1b965f4ULL,
+	    "splitmix64: the second");
+	tap_ok(state == 2 * 0x9e3779b97f4a7c15ULL, "splitmix64: the state "
+	    "advances by the golden gamma");
+}
+
 int
 main(void)
 {
 	test_outfile();
 	test_format();
 	test_strings();
+	test_splitmix();
 	return tap_done();
 }
