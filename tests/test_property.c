@@ -24,6 +24,7 @@
 #include "pipewright.h"
 #include "solver.h"
 #include "tap.h"
+#include "testlib.h"
 
 #define NCASES	400
 
@@ -633,17 +634,6 @@ prop_limits(int k, const struct pw_problem *p, const struct pw_schedule *sched,
 	pw_problem_free(q);
 }
 
-/* The start of OP in T, or of its fused or split form where T has not
- * OP itself (as a pin names it). */
-static double
-pinned_start(const struct pw_problem *p, const struct pw_timing *t,
-    struct pw_op op)
-{
-	if (!pw_timing_has(t, pw_op_index(p, op)))
-		op.kind = op.kind == PW_BW ? PW_B : PW_BW;
-	return t->start[pw_op_index(p, op)];
-}
-
 /* Up to two pins that hold in SCHED: on a random device, an earlier and
  * a later compute op of its order.  Returns how many (in PINS). */
 static size_t
@@ -716,8 +706,8 @@ prop_solve(int k, const struct pw_problem *p, const struct pw_schedule *sched,
 		prop_fail(&props[P_SOLVE], k, "%.17g, worse than the start's "
 		    "%.17g", r.objective, pw_objective_value(o.objective, m));
 	for (i = 0; i < o.npins; i++)
-		if (pinned_start(q, rt, pins[i].before) >
-		    pinned_start(q, rt, pins[i].after) + 1e-9) {
+		if (test_pinned_start(q, rt, pins[i].before) >
+		    test_pinned_start(q, rt, pins[i].after) + 1e-9) {
 			prop_fail(&props[P_SOLVE], k, "pin %zu broken", i);
 			break;
 		}

@@ -250,3 +250,12 @@ test_same_schedule(const struct pw_schedule *a, const struct pw_schedule *b)
 			return false;
 	return true;
 }
+
+double
+test_pinned_start(const struct pw_problem *p, const struct pw_timing *t,
+    struct pw_op op)
+{
+	if (!pw_timing_has(t, pw_op_index(p, op)))
+		op.kind = op.kind == PW_BW ? PW_B : PW_BW;
+	return t->start[pw_op_index(p, op)];
+}

@@ -55,6 +55,12 @@ char	*test_order(const struct pw_seq *);
 bool	test_same_schedule(const struct pw_schedule *a,
 	    const struct pw_schedule *b);
 
+/* The start of OP in T, or of its fused or split form where T has not OP
+ * itself, as a pin names it (B or W of a fused backward is its BW, BW of
+ * a split one its B). */
+double	test_pinned_start(const struct pw_problem *, const struct pw_timing *,
+	    struct pw_op);
+
 /* Test lines that the registry has NAME, with a one-line summary.
  * Returns its row (the registry's, not to be freed), or NULL. */
 const struct pw_family *test_registered(const char *name);
