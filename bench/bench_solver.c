@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "csv.h"
+#include "testlib.h"
 #include "solver.h"
 
 static int	bench_met, bench_cases;
@@ -201,31 +202,6 @@ bench_zb(void)
 	    n);
 }
 
-/* D devices, V chunks each on loop placement, m = 8D, unit stages that
- * may offload their whole activation; pairs of devices share one
- * half-duplex channel on which a transfer takes 3k/4. */
-static struct pw_problem *
-bench_po_problem(int d, int v, double k, double limit)
-{
-	struct pw_problem *p;
-	int s, i;
-
-	p = bench_problem(d, d * v, 8 * d);
-	for (s = 0; s < p->nstages; s++) {
-		p->stages[s].f = p->stages[s].b = p->stages[s].w = 1;
-		p->stages[s].act = p->stages[s].hold = 1;
-		p->stages[s].offload = 1;
-	}
-	pw_problem_set_comm(p, 0);
-	pw_problem_set_link(p, 4 / (3 * k), 4 / (3 * k), 0, false);
-	p->link.ngroups = (d + 1) / 2;
-	for (i = 0; i < d; i++) {
-		p->link.group[i] = i / 2;
-		p->memory[i].limit = limit;
-	}
-	return p;
-}
-
 static void
 bench_offload(void)
 {
@@ -244,8 +220,8 @@ bench_offload(void)
 	    "limit", "anchor", "ours", "ratio", "gap", "time", "peak, start");
 	for (i = 0; i < 3; i++)
 		for (k = 0; k < 2; k++) {
-			p = bench_po_problem(dv[i][0], dv[i][1], ks[k],
-			    limit[i]);
+			p = test_po_problem(dv[i][0], dv[i][1],
+			    8 * dv[i][0], ks[k], 1, limit[i]);
 			anchor = po[i] / 2;
 			if ((m = bench_solve(p, PW_OBJ_SPAN, PW_OFFLOAD_ON, 30,
 			    &r)) != NULL) {

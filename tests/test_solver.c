@@ -364,34 +364,6 @@ test_pins(void)
 	pw_problem_free(p);
 }
 
-/* Returns a problem the caller frees: D devices with V stages each (loop
- * placement), M microbatches, unit times, act 1 and HOLD, every stage
- * able to move its whole activation, pairs of devices sharing a
- * half-duplex link that moves one in 0.375, every limit LIMIT. */
-static struct pw_problem *
-test_linked(int d, int v, int m, double hold, double limit)
-{
-	struct pw_problem *p = pw_problem_new(d, d * v, m);
-	struct pw_error err;
-	int s;
-
-	if (pw_problem_place_loop(p, &err) != PW_OK)
-		abort();
-	for (s = 0; s < d * v; s++) {
-		p->stages[s].f = p->stages[s].b = p->stages[s].w = 1;
-		p->stages[s].act = p->stages[s].offload = 1;
-		p->stages[s].hold = hold;
-	}
-	pw_problem_set_comm(p, 0);
-	pw_problem_set_link(p, 8.0 / 3, 8.0 / 3, 0, false);
-	p->link.ngroups = (d + 1) / 2;
-	for (s = 0; s < d; s++) {
-		p->link.group[s] = s / 2;
-		p->memory[s].limit = limit;
-	}
-	return p;
-}
-
 /*
  * Windows that move activations: bench_solver's PipeOffload case at d=4,
  * v=2 (m=32, unit stages, act and hold 1, pairs of devices sharing a
@@ -408,7 +380,7 @@ test_offload_windows(void)
 {
 	struct pw_solve_result r;
 	struct pw_solve_opts o;
-	struct pw_problem *p = test_linked(4, 2, 32, 1, 3);
+	struct pw_problem *p = test_po_problem(4, 2, 32, 0.5, 1, 3);
 
 	pw_solve_opts_init(&o);
 	o.objective = PW_OBJ_SPAN;
@@ -435,7 +407,7 @@ test_serial(void)
 {
 	struct pw_solve_result r;
 	struct pw_solve_opts o;
-	struct pw_problem *p = test_linked(3, 3, 6, 0.75, 2.5);
+	struct pw_problem *p = test_po_problem(3, 3, 6, 0.5, 0.75, 2.5);
 
 	p->stages[1].offload = p->stages[5].offload = 0;
 	pw_solve_opts_init(&o);

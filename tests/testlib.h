@@ -35,6 +35,14 @@ struct pw_problem *test_problem_uniform(int p, int v, int m,
  * chunks: its times and memory split evenly between them. */
 struct pw_stage	test_zb_stage(const struct test_zb_case *c, int v);
 
+/* Returns a problem the caller frees, PipeOffload's setting: D devices
+ * with V stages each (loop placement), M microbatches, unit times, act 1
+ * and HOLD, every stage able to move its whole activation, pairs of
+ * devices sharing a half-duplex link on which a transfer takes 3K/4,
+ * every limit LIMIT. */
+struct pw_problem *test_po_problem(int d, int v, int m, double k,
+	    double hold, double limit);
+
 /* Returns a problem the caller frees for the two-device schedule below:
  * stage d on device d, 2 microbatches, f = 1, b = 1.5, w = 0.5, comm 0.5,
  * no memory. */
