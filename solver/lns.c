@@ -364,7 +364,7 @@ pw_search_lns(struct pw_search *s)
 	uint64_t x = (uint64_t)s->o->seed;
 	bool *window, improved, optimal, ties = false;
 	size_t size, most;
-	double before;
+	double before, budget;
 	long share;
 	int rc = PW_OK, fails = 0, proven = 0;
 
@@ -373,12 +373,14 @@ pw_search_lns(struct pw_search *s)
 	pw_lns_load(s, &l);
 	most = l.n < PW_LNS_MAX ? l.n : PW_LNS_MAX;
 	size = most < PW_LNS_START ? most : PW_LNS_START;
-	/* A window's share: a twentieth of the iteration limit, or of the
-	 * time limit without one (so that an iteration limit alone decides
-	 * the schedule), within PW_LNS_SECONDS_MIN and PW_LNS_SECONDS. */
+	/* A window's share: a twentieth of the search's budget, within
+	 * PW_LNS_SECONDS_MIN and PW_LNS_SECONDS.  The budget is the
+	 * iteration limit where there is one (so that it alone decides the
+	 * schedule), else the time limit. */
+	budget = s->o->iteration_limit > 0 ?
+	    (double)s->o->iteration_limit / PW_LNS_RATE : s->limit;
 	share = (long)(PW_LNS_RATE * fmax(PW_LNS_SECONDS_MIN,
-	    fmin(PW_LNS_SECONDS, s->o->iteration_limit > 0 ?
-	    (double)s->o->iteration_limit / PW_LNS_RATE / 20 : s->limit / 20)));
+	    fmin(PW_LNS_SECONDS, budget / 20)));
 	while (!pw_search_stopped(s) && !pw_search_closed(s)) {
 		pw_lns_window(s, &l, &x, size, window);
 		before = s->eval.objective;
