@@ -263,7 +263,11 @@ pwl_push_ops(lua_State *L, const struct pwl_schedule *s)
 			lua_setfield(L, -2, "channel");
 		}
 		if (op->has_anchor) {
-			pwl_op_push(L, op->anchor);
+			pwl_op_push(L, op->anchor.op);
+			if (op->anchor.at_end) {
+				lua_pushstring(L, "end");
+				lua_setfield(L, -2, "at");
+			}
 			lua_setfield(L, -2, "after");
 		}
 		lua_rawseti(L, -2, (lua_Integer)i + 1);

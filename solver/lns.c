@@ -107,7 +107,8 @@ pw_lns_critical(const struct pw_search *s, struct pw_lns *l)
 	const struct pw_problem *p = s->p;
 	const struct pw_timing *t = l->t;
 	size_t u = pw_op_universe(p), k, head = 0, nq = 0;
-	struct pw_op op, pred, anchor;
+	struct pw_op op, pred;
+	struct pw_anchor anchor;
 	const struct pw_seq *seq;
 	double last = -INFINITY, span, widest = -INFINITY;
 	int d, wd = 0;
@@ -182,8 +183,8 @@ pw_lns_critical(const struct pw_search *s, struct pw_lns *l)
 			    t->start[k], &nq);
 			if (pw_schedule_anchor(s->best, op.stage, op.mb,
 			    &anchor))
-				pw_lns_tight(l, pw_op_index(p, anchor), true, 0,
-				    t->start[k], &nq);
+				pw_lns_tight(l, pw_op_index(p, anchor.op),
+				    !anchor.at_end, 0, t->start[k], &nq);
 			break;
 		case PW_NKINDS:
 			assert(!"unknown op kind");

@@ -201,7 +201,8 @@ pw_milp_anchor(const struct pw_mm *mm, const struct pw_msol *sol,
 		at++;
 	if (at >= 0)
 		pw_schedule_set_anchor(sched, mm->ops[a->rel].op.stage,
-		    mm->ops[a->rel].op.mb, mm->ops[order[at]].op);
+		    mm->ops[a->rel].op.mb, (struct pw_anchor){
+		    mm->ops[order[at]].op, false });
 }
 
 /* Returns the schedule the solution describes (the caller owns it). */
@@ -237,7 +238,8 @@ pw_milp_rebuild(const struct pw_mm *mm, const struct pw_form *form,
 		 * reload outside the zone keeps the incumbent's anchor. */
 		for (u = 0; u < mm->nacts; u++) {
 			int rel = mm->acts[u].rel;
-			struct pw_op anchor, op;
+			struct pw_anchor anchor;
+			struct pw_op op;
 
 			if (rel < 0 || isnan(sol->start[rel]) ||
 			    p->stages[mm->ops[rel].op.stage].device != r)

@@ -435,7 +435,7 @@ pw_disj_was_away(const struct pw_mm *mm, const struct pw_timing *t,
 static bool
 pw_disj_away_throughout(const struct pw_mm *mm, const struct pw_mact *u)
 {
-	struct pw_op anchor;
+	struct pw_anchor anchor;
 	const struct pw_op *rel = &mm->ops[u->rel].op;
 	int at;
 
@@ -444,7 +444,7 @@ pw_disj_away_throughout(const struct pw_mm *mm, const struct pw_mact *u)
 	    !pw_schedule_anchor(mm->req->incumbent, rel->stage, rel->mb,
 	    &anchor))
 		return false;
-	at = mm->op_of[pw_op_index(mm->p, anchor)];
+	at = mm->op_of[pw_op_index(mm->p, anchor.op)];
 	return at >= 0 && mm->ops[at].zone == PW_ZONE_POST;
 }
 

@@ -313,14 +313,16 @@ pw_check_after(struct pw_checker *c, const struct pw_timed_op *t,
 	    pw_op_name(b, sizeof b, dep->op), dep->end, lag);
 }
 
-/* A RELOAD's anchor: a listed compute op on its device that has started. */
+/* A RELOAD's anchor: a listed compute op on its device that has started
+ * (ended, for an anchor at the end). */
 static void
 pw_check_anchor(struct pw_checker *c, const struct pw_timed_op *t)
 {
 	const struct pw_problem *p = c->p;
 	const struct pw_timed_op *at;
-	struct pw_op a = t->anchor;
+	struct pw_op a = t->anchor.op;
 	char name[64], an[64];
+	double when;
 	int device = pw_check_device(p, t->op.stage);
 
 	pw_op_name(name, sizeof name, t->op);
@@ -348,9 +350,13 @@ pw_check_anchor(struct pw_checker *c, const struct pw_timed_op *t)
 		return;
 	}
 	at = pw_check_find(c, a.kind, a.stage, a.mb);
-	if (at != NULL && pw_check_before(t->start, at->start))
+	if (at == NULL)
+		return;
+	when = t->anchor.at_end ? at->end : at->start;
+	if (pw_check_before(t->start, when))
 		pw_check_report(c, "%s starts at %.12g before its anchor %s "
-		    "starts at %.12g", name, t->start, an, at->start);
+		    "%s at %.12g", name, t->start, an, t->anchor.at_end ?
+		    "ends" : "starts", when);
 }
 
 /* The data dependencies of T, with communication across devices. */

@@ -777,9 +777,10 @@ static int
 pw_jread_op(struct pw_jin *in, const json_t *obj, const char *parent,
     const struct pw_problem *p, struct pw_timed_op *to)
 {
+	static const char *const at[] = { "start", "end" };
 	char field[PW_FIELD_MAX];
 	json_t *v;
-	int rc;
+	int rc, where = 0;
 
 	if ((rc = pw_jmember_ref(in, obj, parent, "device", "device",
 	    "devices", p->devices, &to->device)) != PW_OK ||
@@ -799,7 +800,14 @@ pw_jread_op(struct pw_jin *in, const json_t *obj, const char *parent,
 	if (!json_is_object(v))
 		return pw_jbad(in, field, v, "must be an object");
 	to->has_anchor = true;
-	return pw_jread_opref(in, v, field, p, &to->anchor);
+	if ((rc = pw_jread_opref(in, v, field, p, &to->anchor.op)) != PW_OK)
+		return rc;
+	/* "at" is optional: an anchor's start unless it says "end". */
+	if (json_object_get(v, "at") != NULL &&
+	    (rc = pw_jmember_enum(in, v, field, "at", at, 2, &where)) != PW_OK)
+		return rc;
+	to->anchor.at_end = where == 1;
+	return PW_OK;
 }
 
 /* Parses PATH ("-": stdin) into an object and checks its format: a
@@ -1170,9 +1178,11 @@ pw_jop(const struct pw_timed_op *to)
 	if (to->has_anchor) {
 		after = pw_jcheck(json_object());
 		pw_jset(after, "kind",
-		    json_string(pw_kind_name(to->anchor.kind)));
-		pw_jset(after, "stage", json_integer(to->anchor.stage));
-		pw_jset(after, "mb", json_integer(to->anchor.mb));
+		    json_string(pw_kind_name(to->anchor.op.kind)));
+		pw_jset(after, "stage", json_integer(to->anchor.op.stage));
+		pw_jset(after, "mb", json_integer(to->anchor.op.mb));
+		if (to->anchor.at_end)
+			pw_jset(after, "at", json_string("end"));
 		pw_jset(obj, "after", after);
 	}
 	return obj;

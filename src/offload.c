@@ -6,9 +6,9 @@
  * moved activation gets an OFFLOAD in the first window its channel has
  * free after its F ends, and a RELOAD at the latest instant that lets it
  * end the margin before the backward starts with the channel free: the
- * start of a compute op of its device (its anchor) or the end of the
- * transfer just before it on the channel.  Each transfer thus starts
- * where its own constraints (F end; anchor start, offload end, channel
+ * start or the end of a compute op of its device (its anchor) or the end
+ * of the transfer just before it on the channel.  Each transfer thus
+ * starts where its own constraints (F end; anchor, offload end, channel
  * order) already put it, so simulating the result gives exactly the
  * planned times: the compute times, and with them the makespan, do not
  * change.
@@ -34,12 +34,14 @@ struct pw_lane {
 	int	cap;
 };
 
-/* A device: its compute ops' starts (the anchors), and the memory level
- * right after each instant where it can allocate (every event at that
- * instant counted): its compute ops' starts and its reloads' starts. */
+/* A device: its compute ops' starts and ends (the anchors), and the
+ * memory level right after each instant where it can allocate (every
+ * event at that instant counted): its compute ops' starts and its
+ * reloads' starts. */
 struct pw_track {
 	const struct pw_seq *seq;
 	double	*cstart;	/* [seq->len] */
+	double	*cend;		/* [seq->len] */
 	const struct pw_device_metrics *base; /* the curve without transfers */
 	double	*t;		/* tracked instants, increasing */
 	double	*level;
@@ -65,7 +67,7 @@ struct pw_act {
 	bool	moved;
 	double	off_start;	/* planned, once moved */
 	double	rel_start;
-	int	anchor;		/* position of the reload's anchor */
+	int	anchor;		/* the reload's anchor point (pw_track_point) */
 };
 
 struct pw_planner {
@@ -201,10 +203,12 @@ pw_track_init(struct pw_track *tr, const struct pw_problem *p,
 	tr->cap = tr->seq->len + 16;
 	tr->cstart = pw_xreallocarray(NULL, (size_t)tr->cap,
 	    sizeof *tr->cstart);
+	tr->cend = pw_xreallocarray(NULL, (size_t)tr->cap, sizeof *tr->cend);
 	tr->t = pw_xreallocarray(NULL, (size_t)tr->cap, sizeof *tr->t);
 	tr->level = pw_xreallocarray(NULL, (size_t)tr->cap, sizeof *tr->level);
 	for (j = 0; j < tr->seq->len; j++) {
 		tr->cstart[j] = timing->start[pw_op_index(p, tr->seq->ops[j])];
+		tr->cend[j] = timing->end[pw_op_index(p, tr->seq->ops[j])];
 		/* Ops of zero duration can share an instant. */
 		if (tr->n > 0 && tr->t[tr->n - 1] == tr->cstart[j])
 			continue;
@@ -290,14 +294,24 @@ pw_planner_offload_at(const struct pw_planner *pl, const struct pw_act *a)
 	return pw_lane_window(lane, a->f_end, a->t_off);
 }
 
+/* Anchor point K of TR: the start (K even) or the end (K odd) of the
+ * compute op at position K / 2; non-decreasing in K. */
+static double
+pw_track_point(const struct pw_track *tr, int k)
+{
+	return k % 2 == 0 ? tr->cstart[k / 2] : tr->cend[k / 2];
+}
+
 /*
  * The reload's start for A, whose offload ends at OFF_END, in *REL and its
- * anchor, the last compute op of the device starting by then, in *ANCHOR.
- * The reload may start at a compute op's start (anchored there) or at the
- * end of a transfer on its channel (which it then follows): the latest
- * of these from which it ends by the deadline with the channel free.
- * False when there is none after OFF_END (starting right at it would
- * bring the activation back the instant it left).
+ * anchor point in *ANCHOR.  The reload may start at a compute op's start
+ * or end before its backward (anchored there) or at the end of a
+ * transfer on its channel (which it then follows, anchored at the last
+ * compute op started by then): the latest of these from which it ends by
+ * the deadline with the channel free.  An op's end is needed where the
+ * reload must wait for what the op frees and the device's next op is
+ * the backward itself.  False when there is none after OFF_END (starting
+ * right at it would bring the activation back the instant it left).
  */
 static bool
 pw_planner_reload_at(const struct pw_planner *pl, const struct pw_act *a,
@@ -306,7 +320,7 @@ pw_planner_reload_at(const struct pw_planner *pl, const struct pw_act *a,
 	const struct pw_track *tr = &pl->track[a->device];
 	const struct pw_lane *lane;
 	double latest = a->deadline - a->t_rel, at;
-	int j = a->jb - 1, i;
+	int k = 2 * a->jb - 1, i;
 
 	lane = &pl->lane[pw_problem_channel(pl->p, a->device, PW_RELOAD)];
 	/* The last busy interval ending by LATEST. */
@@ -315,22 +329,29 @@ pw_planner_reload_at(const struct pw_planner *pl, const struct pw_act *a,
 		i++;
 	i--;
 	for (;;) {
-		while (j >= 0 && tr->cstart[j] > latest)
-			j--;
-		at = fmax(j >= 0 ? tr->cstart[j] : -INFINITY,
+		while (k >= 0 && pw_track_point(tr, k) > latest)
+			k--;
+		at = fmax(k >= 0 ? pw_track_point(tr, k) : -INFINITY,
 		    i >= 0 ? lane->end[i] : -INFINITY);
 		if (!(at > off_end))
 			return false;
 		if (pw_lane_free(lane, at, at + a->t_rel))
 			break;
-		if (j >= 0 && tr->cstart[j] == at)
-			j--;
+		if (k >= 0 && pw_track_point(tr, k) == at)
+			k--;
 		if (i >= 0 && lane->end[i] == at)
 			i--;
 	}
 	*rel = at;
-	*anchor = pw_lower_bound(tr->cstart, tr->seq->len,
-	    nextafter(at, INFINITY)) - 1;
+	/* The last point by AT (a start on ties); an op's end only where
+	 * the reload starts right at it, else that op's start. */
+	while (k + 1 < 2 * a->jb && pw_track_point(tr, k + 1) <= at)
+		k++;
+	if (k % 2 == 1 && pw_track_point(tr, k) < at)
+		k--;
+	/* AT is after the offload, so after the F's start at least. */
+	assert(k >= 0);
+	*anchor = k;
 	return true;
 }
 
@@ -697,7 +718,8 @@ pw_planner_emit(const struct pw_planner *pl, struct pw_schedule *sched)
 		x[n].start = a->rel_start;
 		x[n++].op = rel;
 		pw_schedule_set_anchor(sched, a->stage, a->mb,
-		    tr->seq->ops[a->anchor]);
+		    (struct pw_anchor){ tr->seq->ops[a->anchor / 2],
+		    a->anchor % 2 == 1 });
 	}
 	qsort(x, n, sizeof *x, pw_xfer_cmp);
 	for (i = 0; i < n; i++)
@@ -789,6 +811,7 @@ pw_offload_plan(const struct pw_problem *p, struct pw_schedule *sched,
 
 	for (d = 0; d < p->devices; d++) {
 		free(pl.track[d].cstart);
+		free(pl.track[d].cend);
 		free(pl.track[d].t);
 		free(pl.track[d].level);
 	}

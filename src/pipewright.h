@@ -207,6 +207,14 @@ char	*pw_channel_name(const struct pw_problem *, int channel, char *buf, size_t 
 /* ------------------------------------------------------------------ */
 /* Schedule: orders plus reload anchors                                */
 
+/* A reload's anchor: a compute op of the same device at whose start, or
+ * (AT_END) end, the reload may begin.  The end lets a reload wait for
+ * the memory an op frees, where the next op is its own backward. */
+struct pw_anchor {
+	struct pw_op op;
+	bool	at_end;
+};
+
 struct pw_seq {
 	int	len;
 	int	cap;
@@ -221,10 +229,10 @@ struct pw_schedule {
 	struct pw_seq *channel;	/* [nchannels]: transfer order of each channel */
 	int	nstages;
 	int	microbatches;
-	/* [nstages * microbatches]: the compute op at whose start the RELOAD
-	 * of (stage, mb) may begin; kind PW_NKINDS where there is none (the
-	 * reload may then start as soon as its offload and channel allow). */
-	struct pw_op *anchor;
+	/* [nstages * microbatches]: where the RELOAD of (stage, mb) may
+	 * begin; op kind PW_NKINDS where it has no anchor (it may then start
+	 * as soon as its offload and channel allow). */
+	struct pw_anchor *anchor;
 };
 
 /* Returns an empty schedule the caller owns, shaped for PROBLEM. */
@@ -233,9 +241,9 @@ void	pw_schedule_free(struct pw_schedule *);
 void	pw_seq_push(struct pw_seq *, struct pw_op);
 /* Appends a compute op to its stage's device, a transfer to its channel. */
 void	pw_schedule_append(struct pw_schedule *, const struct pw_problem *, struct pw_op);
-void	pw_schedule_set_anchor(struct pw_schedule *, int stage, int mb, struct pw_op anchor);
+void	pw_schedule_set_anchor(struct pw_schedule *, int stage, int mb, struct pw_anchor anchor);
 /* True when the anchor of (stage, mb) is set. */
-bool	pw_schedule_anchor(const struct pw_schedule *, int stage, int mb, struct pw_op *out);
+bool	pw_schedule_anchor(const struct pw_schedule *, int stage, int mb, struct pw_anchor *out);
 
 /* ------------------------------------------------------------------ */
 /* Simulator                                                           */
@@ -303,8 +311,8 @@ struct pw_timed_op {
 	double	start;
 	double	end;
 	double	bytes;		/* transfers only */
-	bool	has_anchor;	/* RELOAD only: the op named as its anchor */
-	struct pw_op anchor;
+	bool	has_anchor;	/* RELOAD only: its anchor as stated */
+	struct pw_anchor anchor;
 };
 
 /* Returns the timed ops of a simulated schedule (array the caller frees),

@@ -20,7 +20,8 @@ pw_schedule_new(const struct pw_problem *p)
 	sched->microbatches = p->microbatches;
 	sched->anchor = pw_xmalloc(n * sizeof *sched->anchor);
 	for (i = 0; i < n; i++)
-		sched->anchor[i].kind = PW_NKINDS;
+		sched->anchor[i] = (struct pw_anchor){ { PW_NKINDS, 0, 0 },
+		    false };
 	return sched;
 }
 
@@ -70,7 +71,7 @@ pw_schedule_append(struct pw_schedule *sched, const struct pw_problem *p,
 
 void
 pw_schedule_set_anchor(struct pw_schedule *sched, int stage, int mb,
-    struct pw_op anchor)
+    struct pw_anchor anchor)
 {
 	assert(stage >= 0 && stage < sched->nstages);
 	assert(mb >= 0 && mb < sched->microbatches);
@@ -80,13 +81,13 @@ pw_schedule_set_anchor(struct pw_schedule *sched, int stage, int mb,
 
 bool
 pw_schedule_anchor(const struct pw_schedule *sched, int stage, int mb,
-    struct pw_op *out)
+    struct pw_anchor *out)
 {
-	struct pw_op a;
+	struct pw_anchor a;
 
 	a = sched->anchor[(size_t)stage * (size_t)sched->microbatches +
 	    (size_t)mb];
-	if (a.kind == PW_NKINDS)
+	if (a.op.kind == PW_NKINDS)
 		return false;
 	if (out != NULL)
 		*out = a;

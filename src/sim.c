@@ -118,7 +118,8 @@ static int
 pw_sim_complete(const struct pw_sim *sim, struct pw_error *err)
 {
 	const struct pw_problem *p = sim->p;
-	struct pw_op anchor;
+	struct pw_anchor anchor;
+	struct pw_op a;
 	int s, j;
 	bool f, b, w, bw, off, rel;
 
@@ -141,14 +142,12 @@ pw_sim_complete(const struct pw_sim *sim, struct pw_error *err)
 			}
 			if (!pw_schedule_anchor(sim->sched, s, j, &anchor))
 				continue;
-			if (!rel || anchor.stage < 0 ||
-			    anchor.stage >= p->nstages || anchor.mb < 0 ||
-			    anchor.mb >= p->microbatches ||
-			    pw_kind_is_transfer(anchor.kind) ||
-			    !pw_sim_has(sim, anchor.kind, anchor.stage,
-			    anchor.mb) ||
-			    p->stages[anchor.stage].device !=
-			    p->stages[s].device) {
+			a = anchor.op;
+			if (!rel || a.stage < 0 || a.stage >= p->nstages ||
+			    a.mb < 0 || a.mb >= p->microbatches ||
+			    pw_kind_is_transfer(a.kind) ||
+			    !pw_sim_has(sim, a.kind, a.stage, a.mb) ||
+			    p->stages[a.stage].device != p->stages[s].device) {
 				pw_error_set(err, "schedule: the anchor of "
 				    "RELOAD(%d,%d) must be a scheduled compute op "
 				    "on device %d%s", s, j, p->stages[s].device,
@@ -176,7 +175,8 @@ pw_sim_preds(const struct pw_sim *sim, size_t idx,
     double delay), struct pw_sim *arg)
 {
 	const struct pw_problem *p = sim->p;
-	struct pw_op op = pw_op_from_index(p, idx), anchor;
+	struct pw_op op = pw_op_from_index(p, idx);
+	struct pw_anchor anchor;
 	int32_t res = sim->resource[idx], pos = sim->position[idx];
 	const struct pw_seq *seq;
 	int s = op.stage, j = op.mb;
@@ -212,7 +212,8 @@ pw_sim_preds(const struct pw_sim *sim, size_t idx,
 	case PW_RELOAD:
 		emit(arg, pw_sim_index(sim, PW_OFFLOAD, s, j), idx, false, 0);
 		if (pw_schedule_anchor(sim->sched, s, j, &anchor))
-			emit(arg, pw_op_index(p, anchor), idx, true, 0);
+			emit(arg, pw_op_index(p, anchor.op), idx,
+			    !anchor.at_end, 0);
 		break;
 	case PW_NKINDS:
 		assert(!"unknown op kind");

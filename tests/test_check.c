@@ -84,7 +84,15 @@ anchor(struct list *l, int s, int j, enum pw_kind kind, int as, int aj)
 	struct pw_timed_op *t = get(l, PW_RELOAD, s, j);
 
 	t->has_anchor = true;
-	t->anchor = (struct pw_op){ kind, as, aj };
+	t->anchor = (struct pw_anchor){ { kind, as, aj }, false };
+}
+
+/* As anchor(), at the end of the anchor op. */
+static void
+anchor_end(struct list *l, int s, int j, enum pw_kind kind, int as, int aj)
+{
+	anchor(l, s, j, kind, as, aj);
+	get(l, PW_RELOAD, s, j)->anchor.at_end = true;
 }
 
 /* Checks L and expects WANT violations; with WANT 1, NEEDLE is the whole
@@ -431,6 +439,14 @@ test_anchors(const struct pw_problem *p)
 	anchor(&l, 0, 0, PW_B, 0, 0);
 	expect(p, &l, 1, "RELOAD(0,0) starts at 4.25 before its anchor B(0,0) "
 	    "starts at 5", "reload before its anchor");
+
+	base_list(&l, p);
+	anchor_end(&l, 0, 1, PW_W, 0, 0);
+	expect(p, &l, 0, NULL, "a reload after its anchor's end");
+	get(&l, PW_RELOAD, 0, 1)->start = 7.9;
+	get(&l, PW_RELOAD, 0, 1)->end = 8.65;
+	expect(p, &l, 1, "RELOAD(0,1) starts at 7.9 before its anchor W(0,0) "
+	    "ends at 8", "reload before its anchor's end");
 
 	base_list(&l, p);
 	anchor(&l, 0, 0, PW_F, 1, 0);

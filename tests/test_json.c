@@ -478,8 +478,9 @@ test_foreign_schedule(void)
 	    ops[1].start == 1 && ops[1].end == 1.75 && ops[1].bytes == 1 &&
 	    !ops[1].has_anchor, "OFFLOAD as stated");
 	tap_ok(ops[4].op.kind == PW_RELOAD && ops[4].has_anchor &&
-	    ops[4].anchor.kind == PW_F && ops[4].anchor.stage == 0 &&
-	    ops[4].anchor.mb == 0, "RELOAD anchored at F(0,0)");
+	    ops[4].anchor.op.kind == PW_F && ops[4].anchor.op.stage == 0 &&
+	    ops[4].anchor.op.mb == 0 && !ops[4].anchor.at_end,
+	    "RELOAD anchored at F(0,0)'s start");
 	tap_ok(ops[5].op.kind == PW_BW && ops[5].op.stage == 0 &&
 	    ops[5].start == 4 && ops[5].end == 6 && !ops[5].has_anchor,
 	    "last op BW(0,0) from 4 to 6");
@@ -495,7 +496,7 @@ test_foreign_schedule(void)
 	json_decref(root);
 	if (tap_int(pw_schedule_read(path, &p, &ops, &n, &err), PW_OK,
 	    "an anchor on an F, at an OFFLOAD, is no read error")) {
-		tap_ok(ops[0].has_anchor && ops[0].anchor.kind == PW_OFFLOAD,
+		tap_ok(ops[0].has_anchor && ops[0].anchor.op.kind == PW_OFFLOAD,
 		    "... it is read as stated, for the checker");
 		free(ops);
 		pw_problem_free(p);
@@ -559,6 +560,8 @@ static const struct bad_case {
 	{ "no_format.json", false, true, "missing field \"format\"" },
 	{ "not_object.json", false, true, "must be a JSON object (got "
 	    "[1, 2])" },
+	{ "sched_after_at.json", true, true, "ops[4].after.at: must be one of "
+	    "\"start\", \"end\" (got \"middle\")" },
 	{ "sched_after_kind.json", true, true, "ops[4].after.kind: must be F, "
 	    "B, W, BW, OFFLOAD or RELOAD (got \"FW\")" },
 	{ "sched_bytes.json", true, true, "ops[1]: missing field \"bytes\"" },
@@ -739,14 +742,16 @@ same_timed(const struct pw_timed_op *a, const struct pw_timed_op *b)
 	    a->op.mb == b->op.mb && a->device == b->device &&
 	    a->start == b->start && a->end == b->end && a->bytes == b->bytes &&
 	    a->has_anchor == b->has_anchor && (!a->has_anchor ||
-	    (a->anchor.kind == b->anchor.kind &&
-	    a->anchor.stage == b->anchor.stage &&
-	    a->anchor.mb == b->anchor.mb));
+	    (a->anchor.op.kind == b->anchor.op.kind &&
+	    a->anchor.op.stage == b->anchor.op.stage &&
+	    a->anchor.op.mb == b->anchor.op.mb &&
+	    a->anchor.at_end == b->anchor.at_end));
 }
 
 /* Two stages, two microbatches, split backward, both activations of
- * stage 0 offloaded and one reload anchored; times that are no short
- * decimals, so that exact round trips are put to the test. */
+ * stage 0 offloaded, one reload anchored at an op's start and one at an
+ * op's end; times that are no short decimals, so that exact round trips
+ * are put to the test. */
 static struct pw_schedule *
 offload_schedule(struct pw_problem **out)
 {
@@ -758,7 +763,8 @@ offload_schedule(struct pw_problem **out)
 		{ PW_OFFLOAD, 0, 0 }, { PW_OFFLOAD, 0, 1 },
 		{ PW_RELOAD, 0, 0 }, { PW_RELOAD, 0, 1 },
 	};
-	static const struct pw_op anchor = { PW_F, 0, 1 };
+	static const struct pw_anchor start = { { PW_F, 0, 1 }, false };
+	static const struct pw_anchor end = { { PW_B, 0, 0 }, true };
 	struct pw_problem *p = pw_problem_new(2, 2, 2);
 	struct pw_schedule *s;
 	struct pw_error err;
@@ -781,7 +787,8 @@ offload_schedule(struct pw_problem **out)
 	s->family = pw_xstrdup("handmade");
 	for (i = 0; i < sizeof order / sizeof order[0]; i++)
 		pw_schedule_append(s, p, order[i]);
-	pw_schedule_set_anchor(s, 0, 0, anchor);
+	pw_schedule_set_anchor(s, 0, 0, start);
+	pw_schedule_set_anchor(s, 0, 1, end);
 	*out = p;
 	return s;
 }
@@ -818,7 +825,7 @@ test_schedule_roundtrip(void)
 	for (i = 0, same = n == n2; i < n && same; i++)
 		same = same_timed(&ops[i], &ops2[i]);
 	tap_ok(same, "ops read back exactly as timed, in start order, with "
-	    "the anchor");
+	    "the anchors");
 	if (tap_int(pw_schedule_from_timed(q, ops2, n2, &s2, &err), PW_OK,
 	    "rebuild the schedule from the file") &&
 	    tap_int(pw_simulate(q, s2, &t2, &err), PW_OK, "simulate it")) {
@@ -853,6 +860,9 @@ test_schedule_roundtrip(void)
 	tap_int(lines, (long long)n, "one op per line");
 	tap_ok(text != NULL && strstr(text, "\"after\": {\"kind\": \"F\", "
 	    "\"stage\": 0, \"mb\": 1}") != NULL, "the anchor as \"after\"");
+	tap_ok(text != NULL && strstr(text, "\"after\": {\"kind\": \"B\", "
+	    "\"stage\": 0, \"mb\": 0, \"at\": \"end\"}") != NULL,
+	    "an anchor at an op's end with \"at\": \"end\"");
 	free(text);
 out:
 	pw_metrics_free(m);

@@ -611,7 +611,7 @@ test_planner_exact(void)
 	struct pw_timing *t;
 	struct pw_error err;
 	struct test_result r;
-	struct pw_op anchor;
+	struct pw_anchor anchor;
 	char *got, name[64];
 	size_t i;
 
@@ -635,9 +635,11 @@ test_planner_exact(void)
 			    rel[i].start);
 			tap_ok(pw_schedule_anchor(sched, 0, rel[i].mb, &anchor),
 			    "planner: RELOAD(0,%d) is anchored", rel[i].mb);
-			tap_str(pw_op_name(name, sizeof name, anchor),
+			tap_str(pw_op_name(name, sizeof name, anchor.op),
 			    rel[i].anchor, "planner: RELOAD(0,%d)'s anchor",
 			    rel[i].mb);
+			tap_ok(!anchor.at_end, "planner: RELOAD(0,%d) at its "
+			    "anchor's start", rel[i].mb);
 		}
 		pw_timing_free(t);
 	}
@@ -645,6 +647,71 @@ test_planner_exact(void)
 		tap_near(r.peak, 2, 0, "planner: peak 2 (3 without offload)");
 		tap_near(r.makespan, 9, 0, "planner: makespan stays 9");
 	}
+	pw_problem_free(prob);
+}
+
+/*
+ * A reload that must wait for what an op frees, with the backward next
+ * in the device's order: 2 devices, stages 0-3 on loop placement, one
+ * microbatch, unit times but W(2) of 0.25, act 1, hold 0.75, stage 0's
+ * activation movable (0.5 each way), device 0's limit 1.5.  F(2,0) at 2
+ * needs stage 0's activation away; after B(2,0) (5-6) the hold stays
+ * until W(2,0) ends at 6.25, so the reload, due by B(0,0) at 7, fits only
+ * from W(2,0)'s end (from its start at 6 the level would be 1.75).
+ */
+static void
+test_planner_end_anchor(void)
+{
+	static const struct pw_op order[] = {
+		{ PW_F, 0, 0 }, { PW_F, 2, 0 }, { PW_B, 2, 0 }, { PW_W, 2, 0 },
+		{ PW_B, 0, 0 }, { PW_W, 0, 0 },
+		{ PW_F, 1, 0 }, { PW_F, 3, 0 }, { PW_B, 3, 0 }, { PW_W, 3, 0 },
+		{ PW_B, 1, 0 }, { PW_W, 1, 0 },
+	};
+	struct pw_offload_opts opts = { PW_OFFLOAD_PEAK, 0, NULL };
+	struct pw_problem *prob = pw_problem_new(2, 4, 1);
+	struct pw_schedule *sched;
+	struct pw_op rel = { PW_RELOAD, 0, 0 };
+	struct pw_timing *t;
+	struct pw_metrics *m;
+	struct pw_anchor a;
+	struct pw_error err;
+	struct test_result r;
+	size_t i;
+	int s;
+
+	pw_problem_place_loop(prob, &err);
+	for (s = 0; s < 4; s++)
+		prob->stages[s] = (struct pw_stage){ .device = s % 2, .f = 1,
+		    .b = 1, .w = s == 2 ? 0.25 : 1, .act = 1, .hold = 0.75 };
+	prob->stages[0].offload = 1;
+	prob->memory[0].limit = 1.5;
+	prob->memory[1].limit = INFINITY;
+	pw_problem_set_link(prob, 2, 2, 0, true);
+	sched = pw_schedule_new(prob);
+	for (i = 0; i < sizeof order / sizeof order[0]; i++)
+		pw_schedule_append(sched, prob, order[i]);
+	if (!tap_int(pw_offload_plan(prob, sched, &opts, &err), PW_OK,
+	    "end anchor: planned") ||
+	    !tap_int(pw_simulate(prob, sched, &t, &err), PW_OK,
+	    "end anchor: simulates")) {
+		tap_diag("%s", err.msg);
+		goto out;
+	}
+	m = pw_metrics_compute(prob, sched, t);
+	tap_ok(pw_schedule_anchor(sched, 0, 0, &a) && a.at_end &&
+	    a.op.kind == PW_W && a.op.stage == 2 && a.op.mb == 0,
+	    "end anchor: RELOAD(0,0) after W(2,0) ends");
+	tap_near(t->start[pw_op_index(prob, rel)], 6.25, 0,
+	    "end anchor: the reload starts at 6.25");
+	tap_near(m->device[0].peak, 1, 0, "end anchor: device 0 peaks at 1");
+	tap_near(m->makespan, 9, 0, "end anchor: makespan stays 9");
+	pw_metrics_free(m);
+	pw_timing_free(t);
+	test_checked(prob, sched, &r, "end anchor");
+	sched = NULL;
+out:
+	pw_schedule_free(sched);
 	pw_problem_free(prob);
 }
 
@@ -884,6 +951,7 @@ main(void)
 	test_sel_beats_rule();
 	test_po_auto();
 	test_planner_exact();
+	test_planner_end_anchor();
 	test_planner_errors();
 	test_planner_general();
 	test_refusals();

@@ -233,7 +233,8 @@ gen_release(struct gen *g, enum pw_kind kind, int s, int j)
 }
 
 /* Places OP and releases what waited for it; a RELOAD may take as its
- * anchor any compute op already placed on its device. */
+ * anchor the start or the end of any compute op already placed on its
+ * device. */
 static void
 gen_place(struct gen *g, struct pw_op op)
 {
@@ -245,7 +246,8 @@ gen_place(struct gen *g, struct pw_op op)
 		seq = &g->sched->device[p->stages[s].device];
 		if (seq->len > 0 && rng_int(3) > 0)
 			pw_schedule_set_anchor(g->sched, s, j,
-			    seq->ops[rng_int(seq->len)]);
+			    (struct pw_anchor){ seq->ops[rng_int(seq->len)],
+			    rng_int(2) == 1 });
 	}
 	pw_schedule_append(g->sched, p, op);
 	switch (op.kind) {
@@ -338,7 +340,7 @@ earliest(const struct pw_problem *p, const struct pw_schedule *sched,
     const struct pw_timing *t, struct pw_op op, const struct pw_op *prev)
 {
 	double e = 0;
-	struct pw_op a;
+	struct pw_anchor a;
 	int s = op.stage, j = op.mb;
 	size_t up;
 
@@ -371,7 +373,8 @@ earliest(const struct pw_problem *p, const struct pw_schedule *sched,
 	case PW_RELOAD:
 		e = fmax(e, t->end[ix(p, PW_OFFLOAD, s, j)]);
 		if (pw_schedule_anchor(sched, s, j, &a))
-			e = fmax(e, t->start[pw_op_index(p, a)]);
+			e = fmax(e, (a.at_end ? t->end : t->start)[pw_op_index(p,
+			    a.op)]);
 		break;
 	default:
 		break;
@@ -485,7 +488,8 @@ prop_accept(int k, const struct pw_problem *p, const struct pw_timed_op *ops,
 	free(c);
 }
 
-/* Moves a RELOAD that starts with its anchor a little earlier. */
+/* Moves a RELOAD that starts with its anchor (its start or end) a little
+ * earlier. */
 static void
 prop_anchor(int k, const struct pw_problem *p, const struct pw_timing *t,
     const struct pw_timed_op *ops, size_t n, double shortest)
@@ -497,7 +501,8 @@ prop_anchor(int k, const struct pw_problem *p, const struct pw_timing *t,
 
 	for (r = 0; r < n; r++)
 		if (c[r].has_anchor && c[r].start > 1e-6 && c[r].start ==
-		    t->start[pw_op_index(p, c[r].anchor)] &&
+		    (c[r].anchor.at_end ? t->end : t->start)[pw_op_index(p,
+		    c[r].anchor.op)] &&
 		    rng_int((int)++seen) == 0)
 			pick = r;
 	if (pick < n) {

@@ -80,7 +80,7 @@ static const struct timed tiny_ops[] = {
 static void
 tiny(struct fixture *f, const char *name)
 {
-	struct pw_op anchor = { PW_W, 0, 0 };
+	struct pw_anchor anchor = { { PW_W, 0, 0 }, false };
 	int s;
 
 	f->p = pw_problem_new(2, 2, 2);

@@ -115,7 +115,8 @@ test_offload_schedule(const struct pw_problem *p, bool anchored)
 	for (i = 0; i < sizeof order / sizeof order[0]; i++)
 		pw_schedule_append(s, p, order[i]);
 	if (anchored)
-		pw_schedule_set_anchor(s, 0, 0, test_op(PW_B, 0, 1));
+		pw_schedule_set_anchor(s, 0, 0, (struct pw_anchor){
+		    test_op(PW_B, 0, 1), false });
 	return s;
 }
 
@@ -243,10 +244,11 @@ test_same_schedule(const struct pw_schedule *a, const struct pw_schedule *b)
 				return false;
 	}
 	for (i = 0; i < a->nstages * a->microbatches; i++)
-		if (a->anchor[i].kind != b->anchor[i].kind ||
-		    (a->anchor[i].kind != PW_NKINDS &&
-		    (a->anchor[i].stage != b->anchor[i].stage ||
-		    a->anchor[i].mb != b->anchor[i].mb)))
+		if (a->anchor[i].op.kind != b->anchor[i].op.kind ||
+		    (a->anchor[i].op.kind != PW_NKINDS &&
+		    (a->anchor[i].op.stage != b->anchor[i].op.stage ||
+		    a->anchor[i].op.mb != b->anchor[i].op.mb ||
+		    a->anchor[i].at_end != b->anchor[i].at_end)))
 			return false;
 	return true;
 }
