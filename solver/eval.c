@@ -123,6 +123,8 @@ pw_solver_judge(const struct pw_problem *p, const struct pw_schedule *sched,
 	m = pw_metrics_compute(p, sched, t);
 	e->objective = pw_objective_value(obj, m);
 	e->ends = pw_solver_ends(t);
+	for (d = 0; d < p->devices; d++)
+		e->memory += m->device[d].peak;
 	e->feasible = true;
 	for (d = 0; d < p->devices && e->feasible; d++) {
 		if (m->device[d].within_limit)

@@ -50,6 +50,7 @@ bool	*pw_solver_offloadable(const struct pw_problem *,
 struct pw_eval {
 	double	objective;
 	double	ends;		/* pw_solver_ends */
+	double	memory;		/* the sum of the devices' peaks */
 	/* Within every limit, every pin holding, offloads only of
 	 * OFFLOADABLE stages; WHY says what fails first when not. */
 	bool	feasible;

@@ -85,7 +85,7 @@ bool
 pw_search_offer(struct pw_search *s, struct pw_schedule *sched,
     const char *phase, const char *start)
 {
-	struct pw_schedule *old;
+	struct pw_schedule *old, *answer, *old_answer = NULL;
 	struct pw_timing *t;
 	struct pw_eval e;
 	struct pw_error err;
@@ -104,16 +104,27 @@ pw_search_offer(struct pw_search *s, struct pw_schedule *sched,
 		pw_schedule_free(sched);
 		return false;
 	}
+	answer = s->answer == NULL || pw_solver_better(e.objective,
+	    s->answer_eval.objective) || (!pw_solver_better(
+	    s->answer_eval.objective, e.objective) && pw_solver_better(
+	    e.memory, s->answer_eval.memory)) ? pw_solver_copy(s->p, sched) :
+	    NULL;
 	pthread_mutex_lock(&s->lock);
 	old = s->best;
 	s->best = sched;
 	s->eval = e;
+	if (answer != NULL) {
+		old_answer = s->answer;
+		s->answer = answer;
+		s->answer_eval = e;
+	}
 	if (start != NULL) {
 		snprintf(s->start, sizeof s->start, "%s", start);
 		s->start_objective = e.objective;
 	}
 	pthread_mutex_unlock(&s->lock);
 	pw_schedule_free(old);
+	pw_schedule_free(old_answer);
 	pw_search_publish(s, phase);
 	return true;
 }

@@ -55,6 +55,11 @@ struct pw_search {
 	 * them under; the worker reads them freely. */
 	struct pw_schedule *best;	/* feasible, checked */
 	struct pw_eval eval;
+	/* What the solve returns: of the incumbents of the best objective,
+	 * the one that needs the least memory (a copy).  The windows move
+	 * among ties toward earlier ends, which may cost memory. */
+	struct pw_schedule *answer;
+	struct pw_eval answer_eval;
 	double	bound;
 	char	start[64];
 	double	start_objective;

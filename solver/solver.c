@@ -275,6 +275,7 @@ pw_search_release(struct pw_search *s)
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	pw_schedule_free(s->best);
+	pw_schedule_free(s->answer);
 	free(s->offloadable);
 	pw_problem_free(s->problem);
 	pw_schedule_free(s->own_start);
@@ -414,15 +415,15 @@ pw_solve(const struct pw_problem *p, const struct pw_solve_opts *o,
 		rc = s->rc;
 	} else {
 		if (finished) {
-			res->schedule = s->best;
-			s->best = NULL;
+			res->schedule = s->answer;
+			s->answer = NULL;
 		} else {
-			assert(s->best != NULL);
-			res->schedule = pw_solver_copy(s->p, s->best);
+			assert(s->answer != NULL);
+			res->schedule = pw_solver_copy(s->p, s->answer);
 		}
 		free(res->schedule->family);
 		res->schedule->family = pw_xstrdup("solve");
-		res->objective = s->eval.objective;
+		res->objective = s->answer_eval.objective;
 		res->bound = fmin(s->bound, res->objective);
 		res->gap = res->objective > 0 ? (res->objective -
 		    res->bound) / res->objective : 0;

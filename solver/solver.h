@@ -100,7 +100,9 @@ enum pw_solve_end {
 };
 
 struct pw_solve_result {
-	struct pw_schedule *schedule;	/* owned by the result */
+	/* Owned by the result: of the schedules of the best objective the
+	 * search held, the one whose devices' peaks add up to the least. */
+	struct pw_schedule *schedule;
 	double	objective;
 	double	bound;
 	double	gap;
