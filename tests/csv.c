@@ -59,15 +59,17 @@ test_csv_open(struct test_csv *csv, const char *name)
 	memset(csv, 0, sizeof *csv);
 	csv->path = pw_xasprintf("%s/%s", dir != NULL ? dir : "tests/data",
 	    name);
-	if (!tap_ok((csv->fp = fopen(csv->path, "r")) != NULL, "%s opens",
-	    csv->path))
-		return false;
-	if (!tap_ok(test_csv_line(csv), "%s has a header", csv->path))
-		return false;
+	/* Only failures print: the benchmark reads the tables too. */
+	if ((csv->fp = fopen(csv->path, "r")) == NULL)
+		return tap_ok(false, "%s opens", csv->path);
+	if (!test_csv_line(csv))
+		return tap_ok(false, "%s has a header", csv->path);
 	memcpy(csv->head, csv->line, sizeof csv->head);
 	csv->ncols = test_split(csv->head, csv->name);
-	return tap_ok(csv->ncols > 0, "%s: header has at most %d columns",
-	    csv->path, TEST_CSV_MAXCOLS);
+	if (csv->ncols <= 0)
+		return tap_ok(false, "%s: header has at most %d columns",
+		    csv->path, TEST_CSV_MAXCOLS);
+	return true;
 }
 
 const char *
