@@ -34,13 +34,28 @@ pw_solver_ends(const struct pw_timing *t)
 	return sum;
 }
 
-bool
-pw_eval_better(const struct pw_eval *a, const struct pw_eval *b)
+/* Whether A beats B: a better objective, or the same and a lower
+ * A_TIE than B_TIE. */
+static bool
+pw_eval_ahead(const struct pw_eval *a, const struct pw_eval *b, double a_tie,
+    double b_tie)
 {
 	if (pw_solver_better(a->objective, b->objective))
 		return true;
 	return !pw_solver_better(b->objective, a->objective) &&
-	    pw_solver_better(a->ends, b->ends);
+	    pw_solver_better(a_tie, b_tie);
+}
+
+bool
+pw_eval_better(const struct pw_eval *a, const struct pw_eval *b)
+{
+	return pw_eval_ahead(a, b, a->ends, b->ends);
+}
+
+bool
+pw_eval_leaner(const struct pw_eval *a, const struct pw_eval *b)
+{
+	return pw_eval_ahead(a, b, a->memory, b->memory);
 }
 
 bool *

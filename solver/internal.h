@@ -60,6 +60,9 @@ struct pw_eval {
 /* eval.c: whether A beats B: a better objective, or the same and an
  * earlier sum of ends. */
 bool	pw_eval_better(const struct pw_eval *a, const struct pw_eval *b);
+/* eval.c: whether A beats B: a better objective, or the same and less
+ * memory (the sum of the devices' peaks). */
+bool	pw_eval_leaner(const struct pw_eval *a, const struct pw_eval *b);
 
 /* eval.c: the op that stands for a pinned OP in a schedule without it:
  * a named B or W that the schedule fuses is its BW, a named BW that it

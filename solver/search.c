@@ -104,11 +104,8 @@ pw_search_offer(struct pw_search *s, struct pw_schedule *sched,
 		pw_schedule_free(sched);
 		return false;
 	}
-	answer = s->answer == NULL || pw_solver_better(e.objective,
-	    s->answer_eval.objective) || (!pw_solver_better(
-	    s->answer_eval.objective, e.objective) && pw_solver_better(
-	    e.memory, s->answer_eval.memory)) ? pw_solver_copy(s->p, sched) :
-	    NULL;
+	answer = s->answer == NULL || pw_eval_leaner(&e, &s->answer_eval) ?
+	    pw_solver_copy(s->p, sched) : NULL;
 	pthread_mutex_lock(&s->lock);
 	old = s->best;
 	s->best = sched;
