@@ -181,6 +181,20 @@ cmd_int(const char *s, long min, long max, int *out)
 	return true;
 }
 
+/* Reads an unsigned whole number from S within [MIN, MAX] into OUT (a
+ * sign is refused: strtoull would wrap "-1"). */
+static bool
+cmd_whole(const char *s, unsigned long long min, unsigned long long max,
+    unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno == 0 && end != s && *end == '\0' && s[0] != '-' &&
+	    *out >= min && *out <= max;
+}
+
 /* Parses the value of solve's option C into A; false after reporting
  * what is wrong. */
 static bool
@@ -201,10 +215,7 @@ cmd_solve_option(const struct pw_command *cmd, int c, const char *v,
 		    "above 0", cmd->name, v);
 		return false;
 	case 'I':
-		errno = 0;
-		n = strtoull(v, &end, 10);
-		if (errno == 0 && end != v && *end == '\0' && v[0] != '-' &&
-		    n > 0 && n <= LONG_MAX) {
+		if (cmd_whole(v, 1, LONG_MAX, &n)) {
 			a->iteration_limit = (long)n;
 			return true;
 		}
@@ -232,10 +243,7 @@ cmd_solve_option(const struct pw_command *cmd, int c, const char *v,
 		return false;
 	default:
 		assert(c == 's');
-		errno = 0;
-		n = strtoull(v, &end, 10);
-		if (errno == 0 && end != v && *end == '\0' && v[0] != '-' &&
-		    n <= ULONG_MAX) {
+		if (cmd_whole(v, 0, ULONG_MAX, &n)) {
 			a->seed = (unsigned long)n;
 			return true;
 		}
