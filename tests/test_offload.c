@@ -27,19 +27,7 @@
 static struct pw_problem *
 test_problem(int d, int v, int m, double k)
 {
-	static const struct pw_stage unit = { .f = 1, .b = 1, .w = 1, .act = 1,
-	    .hold = 1, .offload = 1 };
-	struct pw_problem *prob;
-	int i;
-
-	prob = test_problem_uniform(d, v, m, PW_PLACE_LOOP, &unit);
-	if (k > 0) {
-		pw_problem_set_link(prob, 4 / (3 * k), 4 / (3 * k), 0, false);
-		prob->link.ngroups = (d + 1) / 2;
-		for (i = 0; i < d; i++)
-			prob->link.group[i] = i / 2;
-	}
-	return prob;
+	return test_po_problem(d, v, m, k, 1, INFINITY);
 }
 
 /* FAMILY's schedule for PROB (the caller frees it), or NULL after a

@@ -265,23 +265,19 @@ test_pinned_start(const struct pw_problem *p, const struct pw_timing *t,
 struct pw_problem *
 test_po_problem(int d, int v, int m, double k, double hold, double limit)
 {
-	struct pw_problem *p = pw_problem_new(d, d * v, m);
-	struct pw_error err;
-	int s;
+	const struct pw_stage unit = { .f = 1, .b = 1, .w = 1, .act = 1,
+	    .hold = hold, .offload = 1 };
+	struct pw_problem *p;
+	int i;
 
-	if (pw_problem_place_loop(p, &err) != PW_OK)
-		abort();
-	for (s = 0; s < d * v; s++) {
-		p->stages[s].f = p->stages[s].b = p->stages[s].w = 1;
-		p->stages[s].act = p->stages[s].offload = 1;
-		p->stages[s].hold = hold;
+	p = test_problem_uniform(d, v, m, PW_PLACE_LOOP, &unit);
+	if (k > 0) {
+		pw_problem_set_link(p, 4 / (3 * k), 4 / (3 * k), 0, false);
+		p->link.ngroups = (d + 1) / 2;
+		for (i = 0; i < d; i++)
+			p->link.group[i] = i / 2;
 	}
-	pw_problem_set_comm(p, 0);
-	pw_problem_set_link(p, 4 / (3 * k), 4 / (3 * k), 0, false);
-	p->link.ngroups = (d + 1) / 2;
-	for (s = 0; s < d; s++) {
-		p->link.group[s] = s / 2;
-		p->memory[s].limit = limit;
-	}
+	for (i = 0; i < d; i++)
+		p->memory[i].limit = limit;
 	return p;
 }

@@ -37,9 +37,9 @@ struct pw_stage	test_zb_stage(const struct test_zb_case *c, int v);
 
 /* Returns a problem the caller frees, PipeOffload's setting: D devices
  * with V stages each (loop placement), M microbatches, unit times, act 1
- * and HOLD, every stage able to move its whole activation, pairs of
- * devices sharing a half-duplex link on which a transfer takes 3K/4,
- * every limit LIMIT. */
+ * and HOLD, every stage able to move its whole activation, with K > 0
+ * pairs of devices sharing a half-duplex link on which a transfer takes
+ * 3K/4 (K = 0: no link), every limit LIMIT. */
 struct pw_problem *test_po_problem(int d, int v, int m, double k,
 	    double hold, double limit);
 
