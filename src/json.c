@@ -972,6 +972,16 @@ pw_file_read(const char *path, struct pw_problem **problem,
 /* ------------------------------------------------------------------ */
 /* Writer                                                              */
 
+bool
+pw_text_valid(const char *s)
+{
+	json_t *v = json_string(s);
+	bool valid = v != NULL;
+
+	json_decref(v);
+	return valid;
+}
+
 /* Jansson fails to build a value only when memory runs out; like
  * pw_xmalloc, give up then. */
 static json_t *

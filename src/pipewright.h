@@ -147,6 +147,19 @@ void	pw_problem_set_comm(struct pw_problem *, double comm);
 void	pw_problem_set_link(struct pw_problem *, double d2h, double h2d,
 	    double latency, bool duplex);
 
+/* The most (stage, microbatch) pairs a problem may have.  Each pair has
+ * PW_NKINDS ops, and the simulator, the metrics and every view keep a few
+ * dozen bytes per op: this bound keeps a problem within memory a
+ * workstation has, and far above any real pipeline (64 stages x 4096
+ * microbatches is 2^18). */
+#define PW_MAX_PAIRS	((size_t)1 << 22)
+
+/* Checks the counts before anything is sized by them: each at least 1,
+ * no more devices than stages (every device runs one), and at most
+ * PW_MAX_PAIRS (stage, microbatch) pairs.  WHERE prefixes the message. */
+int	pw_problem_check_counts(int devices, int nstages, int microbatches,
+	    const char *where, struct pw_error *);
+
 /* Semantic validation; WHERE prefixes every message ("file.json").
  * Checks counts, non-negative finite values, hold/offload <= act, stage
  * devices in range, and that every limit covers static memory plus the
@@ -430,6 +443,10 @@ int	pw_file_read(const char *path, struct pw_problem **problem,
 int	pw_problem_write(const char *path, const struct pw_problem *, struct pw_error *);
 int	pw_schedule_write(const char *path, const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_timing *, struct pw_error *);
+
+/* Whether S is text every format can carry: valid UTF-8 (JSON refuses
+ * anything else). */
+bool	pw_text_valid(const char *s);
 
 /* The built-in default problem: a GPT-3-like model on 8 devices. */
 struct pw_problem *pw_problem_default(void);

@@ -194,17 +194,39 @@ pw_validate_memory(const struct pw_problem *p, int d, const char *where,
 }
 
 int
+pw_problem_check_counts(int devices, int nstages, int microbatches,
+    const char *where, struct pw_error *err)
+{
+	if (devices < 1 || nstages < 1 || microbatches < 1) {
+		pw_error_set(err, "%s: devices, stages and microbatches must be "
+		    "at least 1 (got %d, %d, %d)", where, devices, nstages,
+		    microbatches);
+		return PW_ERR_INPUT;
+	}
+	if (devices > nstages) {
+		pw_error_set(err, "%s: devices: %d devices for %d stages (every "
+		    "device runs at least one stage)", where, devices, nstages);
+		return PW_ERR_INPUT;
+	}
+	if ((size_t)nstages * (size_t)microbatches > PW_MAX_PAIRS) {
+		pw_error_set(err, "%s: microbatches: %d stages x %d microbatches "
+		    "exceeds the limit of %zu (stage, microbatch) pairs (each "
+		    "keeps %d ops in memory)", where, nstages, microbatches,
+		    PW_MAX_PAIRS, PW_NKINDS);
+		return PW_ERR_INPUT;
+	}
+	return PW_OK;
+}
+
+int
 pw_problem_validate(const struct pw_problem *p, const char *where,
     struct pw_error *err)
 {
 	int s, d, rc;
 
-	if (p->devices < 1 || p->nstages < 1 || p->microbatches < 1) {
-		pw_error_set(err, "%s: devices, stages and microbatches must be "
-		    "at least 1 (got %d, %d, %d)", where, p->devices,
-		    p->nstages, p->microbatches);
-		return PW_ERR_INPUT;
-	}
+	if ((rc = pw_problem_check_counts(p->devices, p->nstages,
+	    p->microbatches, where, err)) != PW_OK)
+		return rc;
 	if (!pw_nonneg(p->comm)) {
 		pw_error_set(err, "%s: comm: must be a non-negative number "
 		    "(got %g)", where, p->comm);
