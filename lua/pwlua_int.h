@@ -1,9 +1,10 @@
 /*
  * pwlua_int.h - the private interface between the files of lua/:
- * state.c (the sandbox), module.c (the module table, pw.load, helpers),
- * model.c (pw.model, pw.hardware), problem.c (pw.problem, problem
- * objects), schedule.c (schedule objects, pw.schedule, pw.solve, pw.show)
- * and write.c (pw.write_*).
+ * state.c (the sandbox), pattern.c (the metered string patterns),
+ * module.c (the module table, pw.load, helpers), model.c (pw.model,
+ * pw.hardware), problem.c (pw.problem, problem objects), schedule.c
+ * (schedule objects, pw.schedule, pw.solve, pw.show) and write.c
+ * (pw.write_*).
  *
  * Rule for every C function called from Lua: read and check all arguments
  * first, then push the userdata that will own any C memory, and only then
@@ -58,6 +59,18 @@ const char *const *pwl_write_dirs(lua_State *);
 /* Loads PATH as Lua text (refusing bytecode); pushes the chunk and
  * returns LUA_OK, or pushes a message and returns an error status. */
 int	pwl_loadfile(lua_State *, const char *path);
+
+/* pattern.c */
+/* What pattern matching is charged to. */
+struct pwl_meter {
+	/* Charges STEPS of matching; false when nothing is left, and the
+	 * matcher then raises "pattern too complex". */
+	bool	(*charge)(struct pwl_meter *, lua_State *, unsigned long steps);
+	unsigned long pending;	/* steps not charged yet */
+};
+/* Replaces find, match, gmatch and gsub of the string library (open in
+ * L) with the metered matcher, charged to METER (which outlives L). */
+void	pwl_open_pattern(lua_State *, struct pwl_meter *meter);
 
 /* module.c */
 int	pwl_open(lua_State *);

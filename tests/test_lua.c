@@ -21,7 +21,7 @@
 #include <lualib.h>
 
 #include "pipewright.h"
-#include "pwlua.h"
+#include "pwlua_int.h"
 #include "tap.h"
 #include "testlib.h"
 
@@ -758,6 +758,100 @@ remove_tree(const char *path)
 	rmdir(path);
 }
 
+/* Random small patterns and subjects: the metered matcher answers as
+ * Lua's own string library does (kept as R). */
+static const char property_script[] =
+    "math.randomseed(42)\n"
+    "local atoms = { 'a', 'b', '.', '%a', '%d', '%s', '%w', '%A', '%S',\n"
+    "  '[ab]', '[^a]', '[a-c]', '[%d_]', '%.', '%%', 'x', '1', '(', ')',\n"
+    "  '()', '%1', '%2', '%b()', '%bab', '%f[%w]', '%f[%W]', '^', '$',\n"
+    "  '[]a]', '[^]]', '%', '[', '[a-]', '[%a-z]', '%z', '%x', '%p' }\n"
+    "local quants = { '', '', '', '*', '+', '-', '?' }\n"
+    "local chars = { 'a', 'b', 'c', '1', '2', ' ', '(', ')', '_', '.',\n"
+    "  'x', ']', '^', '-', '%', '\\0' }\n"
+    "local reps = { '<%0>', '%1', 'x', '%%', '%2', '%', { a = 'A', [1] = 'one',"
+    " b = false },\n"
+    "  function(a, b) if b then return a .. '/' .. tostring(b) end end }\n"
+    "local function pick(t) return t[math.random(#t)] end\n"
+    "local function make(from, quant, max)\n"
+    "  local t = {}\n"
+    "  for i = 1, math.random(0, max) do\n"
+    "    t[i] = pick(from) .. (quant and pick(quants) or '')\n"
+    "  end\n"
+    "  return table.concat(t)\n"
+    "end\n"
+    "local function all(f, ...)\n"
+    "  local r = table.pack(pcall(f, ...))\n"
+    "  if not r[1] then return 'error' end\n"
+    "  for i = 1, r.n do r[i] = tostring(r[i]) end\n"
+    "  return table.concat(r, '|', 1, r.n)\n"
+    "end\n"
+    "local function each(gmatch)\n"
+    "  return function(s, p, init)\n"
+    "    local out = {}\n"
+    "    for a, b in gmatch(s, p, init) do\n"
+    "      out[#out + 1] = tostring(a) .. ':' .. tostring(b)\n"
+    "      if #out > 40 then break end\n"
+    "    end\n"
+    "    return table.concat(out, ',')\n"
+    "  end\n"
+    "end\n"
+    "local mine = { string.find, string.match, each(string.gmatch),\n"
+    "  string.gsub }\n"
+    "local real = { R.find, R.match, each(R.gmatch), R.gsub }\n"
+    "local cases, bad = 0, nil\n"
+    "for n = 1, 4000 do\n"
+    "  local p, s = make(atoms, true, 5), make(chars, false, 8)\n"
+    "  local third = math.random(-3, 10)\n"
+    "  for k = 1, 4 do\n"
+    "    local arg3, arg4 = third, k == 1 and math.random(0, 3) == 0 or nil\n"
+    "    if k == 4 then arg3, arg4 = pick(reps), math.random(-1, 4) end\n"
+    "    local a = all(mine[k], s, p, arg3, arg4)\n"
+    "    local b = all(real[k], s, p, arg3, arg4)\n"
+    "    cases = cases + 1\n"
+    "    if a ~= b and not bad then\n"
+    "      bad = string.format('%d: %q %q %s: %s, not %s', k, s, p,\n"
+    "        tostring(arg3), a, b)\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "return cases, bad\n";
+
+/* A meter with no end, counting what it is charged. */
+struct count_meter {
+	struct pwl_meter meter;
+	unsigned long steps;
+};
+
+static bool
+count_charge(struct pwl_meter *m, lua_State *L, unsigned long steps)
+{
+	(void)L;
+	((struct count_meter *)(void *)m)->steps += steps;
+	return true;
+}
+
+static void
+test_patterns(void)
+{
+	struct count_meter meter = { { count_charge, 0 }, 0 };
+	lua_State *L = luaL_newstate();
+
+	luaL_openlibs(L);
+	if (luaL_dostring(L, "R = { find = string.find, match = string.match,"
+	    " gmatch = string.gmatch, gsub = string.gsub }") != LUA_OK)
+		tap_diag("%s", lua_tostring(L, -1));
+	pwl_open_pattern(L, &meter.meter);
+	if (!tap_int(luaL_dostring(L, property_script), LUA_OK,
+	    "the property script runs"))
+		tap_diag("%s", lua_tostring(L, -1));
+	tap_int(lua_tointeger(L, -2), 16000, "16000 random cases");
+	if (!tap_ok(lua_isnil(L, -1), "...each answered as Lua's own"))
+		tap_diag("%s", lua_tostring(L, -1));
+	tap_ok(meter.steps > 0, "...each charged to the meter");
+	lua_close(L);
+}
+
 int
 main(void)
 {
@@ -779,6 +873,7 @@ main(void)
 	test_bytecode();
 	test_no_partial_files();
 	test_problem_errors();
+	test_patterns();
 	if (chdir("/") == 0)
 		remove_tree(tmpdir);
 	return tap_done();
