@@ -44,24 +44,43 @@ pwl_fail(lua_State *L, const char *fmt, ...)
 	return luaL_error(L, "%s", buf);
 }
 
+/* A box: its pointer first, as pwl_box returns it. */
+struct pwl_box {
+	void	*p;
+	size_t	charged;
+};
+
 static int
 pwl_box_gc(lua_State *L)
 {
-	void **slot = luaL_checkudata(L, 1, PWL_BOX);
+	struct pwl_box *box = luaL_checkudata(L, 1, PWL_BOX);
 
-	free(*slot);
-	*slot = NULL;
+	free(box->p);
+	box->p = NULL;
+	pwl_release(L, &box->charged);
 	return 0;
 }
 
 void **
-pwl_box(lua_State *L)
+pwl_box(lua_State *L, size_t bytes, const char *what)
 {
-	void **slot = lua_newuserdatauv(L, sizeof *slot, 0);
+	struct pwl_box *box = lua_newuserdatauv(L, sizeof *box, 0);
 
-	*slot = NULL;
+	box->p = NULL;
+	box->charged = 0;
 	luaL_setmetatable(L, PWL_BOX);
-	return slot;
+	pwl_charge(L, &box->charged, bytes, what);
+	return &box->p;
+}
+
+void
+pwl_new_metatable(lua_State *L, const char *name, const luaL_Reg *meta)
+{
+	luaL_newmetatable(L, name);
+	luaL_setfuncs(L, meta, 0);
+	lua_pushliteral(L, PWL_LOCKED);
+	lua_setfield(L, -2, "__metatable");
+	lua_pop(L, 1);
 }
 
 /* Whether KEY is among the names of NAMES (see pwl_check_fields). */
@@ -178,9 +197,14 @@ pwl_get_string(lua_State *L, int idx, const char *what, const char *name,
 {
 	const char *v;
 
+	size_t len;
+
 	if (pwl_typed(L, idx, what, name, false, LUA_TSTRING, "a string"))
 		return def;
-	v = lua_tostring(L, -1);
+	v = lua_tolstring(L, -1, &len);
+	if (strlen(v) != len || !pw_text_valid(v))
+		pwl_fail(L, "%s: %s: must be UTF-8 text without NUL bytes", what,
+		    name);
 	lua_pop(L, 1);
 	return v;
 }
@@ -241,18 +265,22 @@ static int
 pwl_load_file(lua_State *L, const char *path)
 {
 	struct pwl_problem *pb = pwl_problem_push(L);
-	struct pw_timed_op **ops = (struct pw_timed_op **)pwl_box(L);
+	struct pw_timed_op **ops = (struct pw_timed_op **)pwl_box(L, 0,
+	    "pw.load");
 	struct pwl_schedule *sb;
 	struct pw_error err;
 	size_t nops;
 
 	if (pw_file_read(path, &pb->p, ops, &nops, &err) != PW_OK)
 		return pwl_fail(L, "pw.load: %s", err.msg);
+	/* Read already (the reader checks the counts): charged after. */
+	pwl_charge(L, &pb->charged, pwl_problem_bytes(pb->p->devices,
+	    pb->p->nstages), "pw.load");
 	if (*ops == NULL) {
 		lua_pop(L, 1);
 		return 1;
 	}
-	sb = pwl_schedule_push(L, -2);
+	sb = pwl_schedule_push(L, -2, pb->p, "pw.load");
 	if (pw_schedule_from_timed(pb->p, *ops, nops, &sb->schedule,
 	    &err) != PW_OK)
 		return pwl_fail(L, "pw.load: %s", err.msg);
@@ -265,8 +293,9 @@ pwl_load_file(lua_State *L, const char *path)
 static int
 pwl_load(lua_State *L)
 {
-	const char *path = luaL_checkstring(L, 1);
+	const char *path = pwl_path_arg(L, 1, "pw.load");
 
+	pwl_path_read(L, "pw.load", path);
 	if (pwlua_is_script(path)) {
 		if (pwl_loadfile(L, path) != LUA_OK)
 			return lua_error(L);
@@ -318,12 +347,13 @@ pwl_open(lua_State *L)
 		{ "offload_ratio", pwl_offload_ratio },
 		{ NULL, NULL }
 	};
+	static const luaL_Reg box[] = {
+		{ "__gc", pwl_box_gc },
+		{ NULL, NULL }
+	};
 	size_t i;
 
-	luaL_newmetatable(L, PWL_BOX);
-	lua_pushcfunction(L, pwl_box_gc);
-	lua_setfield(L, -2, "__gc");
-	lua_pop(L, 1);
+	pwl_new_metatable(L, PWL_BOX, box);
 
 	luaL_newlib(L, funcs);
 	for (i = 0; i < sizeof pwl_units / sizeof pwl_units[0]; i++) {

@@ -178,6 +178,11 @@ pwl_build_model(lua_State *L, struct pwl_problem *pb)
 	    PW_PLACE_LOOP, pwl_placement_names);
 	sp.chunks = pwl_get_int(L, 1, PWL_WHAT, "chunks",
 	    sp.placement == PW_PLACE_V ? 2 : 1, 1, INT_MAX);
+	if ((long long)sp.devices * sp.chunks > INT_MAX)
+		pwl_fail(L, PWL_WHAT ": chunks: %d devices x %d chunks is more "
+		    "than %d stages", sp.devices, sp.chunks, INT_MAX);
+	pwl_problem_charge(L, pb, sp.devices, sp.devices * sp.chunks,
+	    sp.microbatches, PWL_WHAT);
 	if (lua_getfield(L, 1, "layers_per_stage") != LUA_TNIL) {
 		n = (size_t)sp.devices * (size_t)sp.chunks;
 		if (!lua_istable(L, -1) || lua_rawlen(L, -1) != n)
@@ -308,6 +313,7 @@ pwl_build_raw(lua_State *L, struct pwl_problem *pb)
 		    "model and hardware (got %s)", luaL_typename(L, -1));
 	n = (int)lua_rawlen(L, -1);
 
+	pwl_problem_charge(L, pb, devices, n, m, PWL_WHAT);
 	pb->p = p = pw_problem_new(devices, n, m);
 	pw_problem_set_comm(p, comm);
 	/* The placement places the stages that name no device. */
@@ -531,6 +537,8 @@ pwl_constraints(lua_State *L, struct pwl_problem *pb)
 		    "of seconds (got %g)", prefs->time_limit);
 	if (lua_getfield(L, 1, "precede") != LUA_TNIL &&
 	    (n = pwl_pins_count(L, -1, PWL_WHAT ": precede")) > 0) {
+		pwl_charge(L, &pb->charged, n * sizeof *prefs->pins,
+		    PWL_WHAT ": precede");
 		prefs->pins = pw_xcalloc(n, sizeof *prefs->pins);
 		prefs->npins = n;
 		pwl_pins_read(L, -1, PWL_WHAT ": precede", n, pb->p,
@@ -587,8 +595,29 @@ pwl_problem_gc(lua_State *L)
 
 	pw_problem_free(pb->p);
 	pwlua_solve_prefs_free(&pb->prefs);
+	pwl_release(L, &pb->charged);
 	memset(pb, 0, sizeof *pb);
 	return 0;
+}
+
+size_t
+pwl_problem_bytes(int devices, int nstages)
+{
+	return sizeof (struct pw_problem) + (size_t)nstages *
+	    sizeof (struct pw_stage) + (size_t)devices *
+	    (sizeof (struct pw_device_memory) + sizeof (int));
+}
+
+void
+pwl_problem_charge(lua_State *L, struct pwl_problem *pb, int devices,
+    int nstages, int microbatches, const char *what)
+{
+	struct pw_error err;
+
+	if (pw_problem_check_counts(devices, nstages, microbatches, what,
+	    &err) != PW_OK)
+		pwl_fail(L, "%s", err.msg);
+	pwl_charge(L, &pb->charged, pwl_problem_bytes(devices, nstages), what);
 }
 
 struct pwl_problem *
@@ -791,9 +820,7 @@ pwl_open_problem(lua_State *L)
 		{ NULL, NULL }
 	};
 
-	luaL_newmetatable(L, PWL_PROBLEM);
-	luaL_setfuncs(L, meta, 0);
-	lua_pop(L, 1);
+	pwl_new_metatable(L, PWL_PROBLEM, meta);
 	lua_pushcfunction(L, pwl_problem_new);
 	lua_setfield(L, -2, "problem");
 }

@@ -5,7 +5,8 @@
  * src/ knows of it.
  *
  * Every Lua call runs under lua_pcall: a script's error, a runaway loop
- * (the instruction budget) or a memory hog (the memory cap) comes back as
+ * (the instruction budget, the wall-clock limit) or a memory hog (the
+ * memory cap) comes back as
  * an error code and a message naming the file and line, with the Lua
  * traceback; it never unwinds through the caller.  One interpreter per
  * thread.
@@ -22,13 +23,18 @@
 /* Defaults for a zero field of struct pwlua_config. */
 #define PWLUA_INSTRUCTIONS	1000000000UL	/* Lua VM instructions per run */
 #define PWLUA_MEMORY		((size_t)512 << 20)	/* bytes */
+#define PWLUA_SECONDS		60.0	/* wall-clock seconds per run */
 
 struct pwlua_config {
 	unsigned long instructions; /* budget for each run; 0: the default */
-	size_t	memory;		/* cap on the interpreter's memory; 0: the default */
+	/* Cap on the interpreter's memory, with the C objects it makes for
+	 * the script (problems, schedules, ...); 0: the default. */
+	size_t	memory;
 	/* NULL-terminated list of directories below which pw.write_json and
-	 * pw.write_csv may write; NULL: scripts cannot write files. */
+	 * pw.write_csv may write and pw.load may read; NULL: scripts cannot
+	 * write files and read below the current directory only. */
 	const char *const *write_dirs;
+	double	seconds;	/* wall-clock limit of each run; 0: the default */
 };
 
 struct pwlua;
@@ -42,8 +48,10 @@ void	pwlua_free(struct pwlua *);
 /* Runs the script PATH with the global arg = { [0] = PATH, ARGV... } (the
  * arguments also reach the chunk as "...").  Returns PW_OK; PW_ERR_IO
  * when PATH cannot be read; PW_ERR_INPUT for anything the script does
- * wrong (syntax, a runtime error, bytecode, the budget or the cap).
- * Globals persist between runs of one interpreter; the budget does not. */
+ * wrong (syntax, a runtime error, bytecode, the budget, the time or the
+ * cap); PW_ERR_INTERNAL when the watchdog thread cannot start.  Globals
+ * persist between runs of one interpreter; the budget and the time do
+ * not. */
 int	pwlua_run(struct pwlua *, const char *path, int argc,
 	    char *const *argv, struct pw_error *);
 

@@ -1,14 +1,22 @@
 /*
  * pwlua_int.h - the private interface between the files of lua/:
- * state.c (the sandbox), module.c (the module table, pw.load, helpers),
- * model.c (pw.model, pw.hardware), problem.c (pw.problem, problem
- * objects), schedule.c (schedule objects, pw.schedule, pw.solve, pw.show)
- * and write.c (pw.write_*).
+ * state.c (the sandbox), pattern.c (the metered string patterns),
+ * path.c (which files scripts may read and write), module.c (the module
+ * table, pw.load, helpers), model.c (pw.model, pw.hardware), problem.c
+ * (pw.problem, problem objects), schedule.c (schedule objects,
+ * pw.schedule, pw.solve, pw.show) and write.c (pw.write_*).
  *
  * Rule for every C function called from Lua: read and check all arguments
  * first, then push the userdata that will own any C memory, and only then
  * allocate it.  A Lua error (including a memory error) may unwind from
  * any Lua API call; C memory not yet owned by a userdata would leak.
+ * C memory made for a script is charged to its memory cap (pwl_charge)
+ * before it is allocated, and released by the userdata that owns it.
+ *
+ * No script may reach a metatable of ours (each has __metatable) or
+ * free what C still uses: an object that points into another keeps that
+ * one alive through a user value, and a collected object is all NULL,
+ * which every method refuses.
  */
 #ifndef PWLUA_INT_H
 #define PWLUA_INT_H
@@ -27,10 +35,13 @@
 #define PWL_SCHEDULE	"pipewright.schedule"
 #define PWL_MODEL	"pipewright.model"
 #define PWL_HARDWARE	"pipewright.hardware"
+/* What getmetatable says of every metatable scripts could reach. */
+#define PWL_LOCKED	"locked"
 
 /* A problem object; its user value is a table caching derived fields. */
 struct pwl_problem {
 	struct pw_problem *p;	/* owned; NULL until built */
+	size_t	charged;	/* bytes charged to the cap for it */
 	/* Solver options stated in the script (pw.solve's defaults); its
 	 * pins are owned. */
 	struct pwlua_solve_prefs prefs;
@@ -49,15 +60,51 @@ struct pwl_schedule {
 	bool	optimal;
 	char	start[64];	/* where the optimizer started; "" for others */
 	const char *ended;	/* why it ended (static); NULL for others */
+	size_t	charged;	/* bytes charged to the cap for the three */
 };
 
 /* state.c */
-/* The directories scripts may write below (realpaths), NULL-terminated;
- * NULL when this interpreter writes no files. */
-const char *const *pwl_write_dirs(lua_State *);
+/* The directories scripts may write below (WRITE) or read below
+ * (realpaths), NULL-terminated; NULL when this interpreter writes no
+ * files. */
+const char *const *pwl_dirs(lua_State *, bool write);
 /* Loads PATH as Lua text (refusing bytecode); pushes the chunk and
  * returns LUA_OK, or pushes a message and returns an error status. */
 int	pwl_loadfile(lua_State *, const char *path);
+/* Charges BYTES of C memory made for the script to its memory cap and
+ * adds them to *CHARGED, which the owner gives back with pwl_release;
+ * raises "WHAT: ... exceeds the memory cap" when they do not fit. */
+void	pwl_charge(lua_State *, size_t *charged, size_t bytes,
+	    const char *what);
+void	pwl_release(lua_State *, size_t *charged);
+/* The seconds left of the run (raising when none are), and the flag
+ * the watchdog sets at its deadline: pw.solve's cancel flag. */
+double	pwl_time_left(lua_State *, const char *what);
+atomic_int *pwl_cancel(lua_State *);
+
+/* pattern.c */
+/* What pattern matching is charged to. */
+struct pwl_meter {
+	/* Charges STEPS of matching; false when nothing is left, and the
+	 * matcher then raises "pattern too complex". */
+	bool	(*charge)(struct pwl_meter *, lua_State *, unsigned long steps);
+	unsigned long pending;	/* steps not charged yet */
+};
+/* Replaces find, match, gmatch and gsub of the string library (open in
+ * L) with the metered matcher, charged to METER (which outlives L). */
+void	pwl_open_pattern(lua_State *, struct pwl_meter *meter);
+
+/* path.c */
+/* The path argument ARG of the function WHAT, refusing a NUL inside. */
+const char *pwl_path_arg(lua_State *, int arg, const char *what);
+/* Raises unless the script may read PATH: it exists and, links
+ * resolved, lies below one of the read directories. */
+void	pwl_path_read(lua_State *, const char *what, const char *path);
+/* Raises unless the script may write PATH: "-" (stdout), or a file
+ * whose directory resolves below one of the write directories and which
+ * is not there yet or is a regular file (a link or a device could lead
+ * elsewhere). */
+void	pwl_path_write(lua_State *, const char *what, const char *path);
 
 /* module.c */
 int	pwl_open(lua_State *);
@@ -67,8 +114,12 @@ int	pwl_fail(lua_State *, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 /* Pushes a userdata that frees the pointer in its one slot when it is
  * collected, and returns the slot (NULL): the owner of C memory that is
- * built while Lua calls may still raise. */
-void	**pwl_box(lua_State *);
+ * built while Lua calls may still raise.  BYTES are charged to the cap
+ * (raising, WHAT naming it, when they do not fit) until then. */
+void	**pwl_box(lua_State *, size_t bytes, const char *what);
+/* Makes the metatable NAME with the functions META, locked against
+ * scripts (its __metatable field), and leaves the stack as it was. */
+void	pwl_new_metatable(lua_State *, const char *name, const luaL_Reg *meta);
 /* Raises "WHAT: unknown field 'x'" for a key of the table at IDX that is
  * not among NAMES: an array of records STRIDE bytes apart, each starting
  * with its name (a const char *), ended by a NULL name. */
@@ -86,7 +137,8 @@ int	pwl_get_int(lua_State *, int idx, const char *what, const char *name,
 	    int def, int min, int max);
 bool	pwl_get_bool(lua_State *, int idx, const char *what, const char *name,
 	    bool def);
-/* A string field: the table at IDX keeps it alive. */
+/* A string field, which must be valid UTF-8 (it may reach a file): the
+ * table at IDX keeps it alive. */
 const char *pwl_get_string(lua_State *, int idx, const char *what,
 	    const char *name, const char *def);
 /* The index in NAMES (NULL-terminated) of the string field NAME, or DEF
@@ -118,6 +170,12 @@ extern const char *const pwl_objective_names[];
 void	pwl_open_problem(lua_State *);
 /* Pushes an empty problem object and returns it. */
 struct pwl_problem *pwl_problem_push(lua_State *);
+/* An estimate of the bytes of a problem of these counts. */
+size_t	pwl_problem_bytes(int devices, int nstages);
+/* Checks the counts of a problem about to be made for the script (WHAT
+ * prefixes the message) and charges its bytes to PB. */
+void	pwl_problem_charge(lua_State *, struct pwl_problem *pb, int devices,
+	    int nstages, int microbatches, const char *what);
 struct pwl_problem *pwl_problem_check(lua_State *, int arg);
 struct pwl_problem *pwl_problem_test(lua_State *, int idx);
 /* Pushes OP as {kind = "F", stage = s + 1, mb = j + 1}. */
@@ -130,9 +188,10 @@ void	pwl_pins_read(lua_State *, int idx, const char *what, size_t n,
 
 /* schedule.c */
 void	pwl_open_schedule(lua_State *);
-/* Pushes an empty schedule object for the problem object at PROBLEM and
- * returns it. */
-struct pwl_schedule *pwl_schedule_push(lua_State *, int problem);
+/* Pushes an empty schedule object for the problem object at PROBLEM,
+ * charged for a schedule of P (WHAT names it), and returns it. */
+struct pwl_schedule *pwl_schedule_push(lua_State *, int problem,
+	    const struct pw_problem *p, const char *what);
 struct pwl_schedule *pwl_schedule_test(lua_State *, int idx);
 /* Simulates S->schedule for S->problem and fills the timing, the metrics
  * and the solver's figures: RES's for a solved schedule, else (RES NULL)

@@ -23,12 +23,34 @@ pwl_schedule_gc(lua_State *L)
 	pw_metrics_free(s->metrics);
 	pw_timing_free(s->timing);
 	pw_schedule_free(s->schedule);
+	pwl_release(L, &s->charged);
 	memset(s, 0, sizeof *s);
 	return 0;
 }
 
+/* An estimate of the bytes of a schedule of P with its timing and
+ * metrics: a few of each of the problem's ops. */
+static size_t
+pwl_schedule_bytes(const struct pw_problem *p)
+{
+	return sizeof (struct pw_schedule) + sizeof (struct pw_timing) +
+	    sizeof (struct pw_metrics) + pw_op_universe(p) *
+	    (sizeof (struct pw_op) + sizeof (struct pw_anchor) +
+	    2 * sizeof (double) + sizeof (struct pw_mem_point)) +
+	    (size_t)p->devices * sizeof (struct pw_device_metrics);
+}
+
+/* Charges what *CHARGED lacks of BYTES. */
+static void
+pwl_charge_up(lua_State *L, size_t *charged, size_t bytes, const char *what)
+{
+	if (bytes > *charged)
+		pwl_charge(L, charged, bytes - *charged, what);
+}
+
 struct pwl_schedule *
-pwl_schedule_push(lua_State *L, int problem)
+pwl_schedule_push(lua_State *L, int problem, const struct pw_problem *p,
+    const char *what)
 {
 	struct pwl_schedule *s;
 
@@ -40,6 +62,7 @@ pwl_schedule_push(lua_State *L, int problem)
 	lua_setiuservalue(L, -2, 1);
 	lua_newtable(L);
 	lua_setiuservalue(L, -2, 2);
+	pwl_charge(L, &s->charged, pwl_schedule_bytes(p), what);
 	return s;
 }
 
@@ -103,8 +126,11 @@ pwl_schedule_new(lua_State *L)
 	if ((family = pw_family_find(name)) == NULL)
 		return pwl_fail(L, "pw.schedule: unknown family '%s' (see "
 		    "pw.families())", name);
+	/* The family may split the problem again, in as many stages. */
 	used = pwl_problem_push(L);
-	s = pwl_schedule_push(L, 3);
+	pwl_problem_charge(L, used, pb->p->devices, pb->p->nstages,
+	    pb->p->microbatches, "pw.schedule");
+	s = pwl_schedule_push(L, 3, pb->p, "pw.schedule");
 	rc = pw_family_build(family, pb->p, &used->p, &s->schedule, &err);
 	if (rc == PW_ERR_NOT_APPLICABLE) {
 		lua_pushnil(L);
@@ -118,8 +144,14 @@ pwl_schedule_new(lua_State *L)
 		lua_pushvalue(L, 1);
 		lua_setiuservalue(L, 4, 1);
 		s->problem = pb->p;
-	} else
+	} else {
+		/* Split again, into more stages: charged for them now. */
 		s->problem = used->p;
+		pwl_charge_up(L, &used->charged, pwl_problem_bytes(
+		    used->p->devices, used->p->nstages), "pw.schedule");
+		pwl_charge_up(L, &s->charged, pwl_schedule_bytes(used->p),
+		    "pw.schedule");
+	}
 	if (s->schedule->family == NULL)
 		s->schedule->family = pw_xstrdup(family->name);
 	pwl_schedule_finish(L, s, NULL, "pw.schedule: internal error");
@@ -203,7 +235,10 @@ pwl_solve(lua_State *L)
 	o.pins = pins;
 	o.npins = pb->prefs.npins + n;
 
-	s = pwl_schedule_push(L, 1);
+	s = pwl_schedule_push(L, 1, pb->p, "pw.solve");
+	/* No longer than the run has left, and stopped at its deadline. */
+	o.time_limit = fmin(o.time_limit, pwl_time_left(L, "pw.solve"));
+	o.cancel = pwl_cancel(L);
 	memset(&res, 0, sizeof res);
 	if (pw_solve(pb->p, &o, &res, &err) != PW_OK) {
 		lua_pushnil(L);
@@ -238,7 +273,8 @@ pwl_show(lua_State *L)
 static void
 pwl_push_ops(lua_State *L, const struct pwl_schedule *s)
 {
-	struct pw_timed_op **ops = (struct pw_timed_op **)pwl_box(L);
+	struct pw_timed_op **ops = (struct pw_timed_op **)pwl_box(L,
+	    pw_op_universe(s->problem) * sizeof **ops, "schedule: ops");
 	const struct pw_timed_op *op;
 	char channel[64];
 	size_t i, n;
@@ -375,8 +411,6 @@ pwl_open_schedule(lua_State *L)
 		{ NULL, NULL }
 	};
 
-	luaL_newmetatable(L, PWL_SCHEDULE);
-	luaL_setfuncs(L, meta, 0);
-	lua_pop(L, 1);
+	pwl_new_metatable(L, PWL_SCHEDULE, meta);
 	luaL_setfuncs(L, funcs, 0);
 }

@@ -1,16 +1,20 @@
 /*
- * state.c - the sandboxed interpreter: a capping allocator, an instruction
- * budget, the libraries scripts may use, text-only loading, and running
- * scripts under lua_pcall with a traceback.
+ * state.c - the sandboxed interpreter: a capping allocator (which C
+ * memory made for the script is charged to too), an instruction budget,
+ * a wall-clock watchdog, the libraries scripts may use, text-only
+ * loading, and running scripts under lua_pcall with a traceback.
  */
 #include <sys/stat.h>
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <lualib.h>
 
@@ -25,7 +29,17 @@ struct pwlua {
 	size_t	used;
 	unsigned long budget;	/* instructions per run */
 	unsigned long spent;
-	char	**dirs;		/* realpaths, NULL-terminated; NULL: no writes */
+	struct pwl_meter meter;	/* pattern matching, charged to the budget */
+	double	seconds;	/* wall-clock limit per run */
+	struct timespec deadline;	/* of this run, CLOCK_MONOTONIC */
+	/* Set by the watchdog at the deadline (and when closing): every
+	 * instruction then fails, and pw.solve stops. */
+	atomic_int expired;
+	pthread_mutex_t lock;	/* guards done, for the watchdog */
+	pthread_cond_t wake;
+	bool	done;		/* the run is over: the watchdog ends */
+	char	**dirs;		/* realpaths, NULL-terminated */
+	bool	writes;		/* else DIRS is "." and only for reading */
 	/* Where the memory cap was last hit ("file:line:") and the stack
 	 * then: a memory error reaches no message handler, so the allocator
 	 * notes both (without allocating). */
@@ -52,9 +66,59 @@ pwl_lua(lua_State *L)
 }
 
 const char *const *
-pwl_write_dirs(lua_State *L)
+pwl_dirs(lua_State *L, bool write)
 {
-	return (const char *const *)pwl_lua(L)->dirs;
+	struct pwlua *lua = pwl_lua(L);
+
+	return write && !lua->writes ? NULL : (const char *const *)lua->dirs;
+}
+
+void
+pwl_charge(lua_State *L, size_t *charged, size_t bytes, const char *what)
+{
+	struct pwlua *lua = pwl_lua(L);
+
+	/* Lua's collector sees only Lua's own bytes: garbage objects may
+	 * still hold C memory. */
+	if (bytes > lua->cap - lua->used)
+		lua_gc(L, LUA_GCCOLLECT);
+	if (bytes > lua->cap - lua->used)
+		pwl_fail(L, "%s: %zu bytes more exceeds the memory cap of %zu "
+		    "bytes (%zu in use)", what, bytes, lua->cap, lua->used);
+	lua->used += bytes;
+	*charged += bytes;
+}
+
+void
+pwl_release(lua_State *L, size_t *charged)
+{
+	struct pwlua *lua = pwl_lua(L);
+
+	assert(*charged <= lua->used);
+	lua->used -= *charged;
+	*charged = 0;
+}
+
+double
+pwl_time_left(lua_State *L, const char *what)
+{
+	struct pwlua *lua = pwl_lua(L);
+	struct timespec now;
+	double left;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	left = (double)(lua->deadline.tv_sec - now.tv_sec) +
+	    (double)(lua->deadline.tv_nsec - now.tv_nsec) / 1e9;
+	if (left <= 0 || atomic_load(&lua->expired))
+		pwl_fail(L, "%s: the time limit of %g s is spent", what,
+		    lua->seconds);
+	return left;
+}
+
+atomic_int *
+pwl_cancel(lua_State *L)
+{
+	return &pwl_lua(L)->expired;
 }
 
 bool
@@ -144,23 +208,89 @@ pwl_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	return p;
 }
 
-/* Stops a script that has run its budget out.  Every instruction after
- * that fails too, so a pcall in the script cannot swallow the stop. */
+/* Stops a script that has run its budget or its time out.  Every
+ * instruction after that fails too, so a pcall in the script cannot
+ * swallow the stop. */
 static void
 pwl_hook(lua_State *L, lua_Debug *ar)
 {
 	struct pwlua *lua = pwl_lua(L);
+	char msg[128];
 
 	(void)ar;
 	lua->spent += PWL_HOOK_EVERY;
-	if (lua->spent < lua->budget)
+	if (atomic_load(&lua->expired))
+		snprintf(msg, sizeof msg, "time limit of %g s exceeded (a "
+		    "runaway script?)", lua->seconds);
+	else if (lua->spent >= lua->budget)
+		snprintf(msg, sizeof msg, "instruction budget of %lu exceeded "
+		    "(a runaway loop?)", lua->budget);
+	else
 		return;
 	lua_sethook(L, pwl_hook, LUA_MASKCOUNT, 1);
 	luaL_where(L, 0);
-	lua_pushfstring(L, "instruction budget of %I exceeded (a runaway "
-	    "loop?)", (lua_Integer)lua->budget);
+	lua_pushstring(L, msg);
 	lua_concat(L, 2);
 	lua_error(L);
+}
+
+/* The meter of pattern matching: the same budget and deadline. */
+static bool
+pwl_meter_charge(struct pwl_meter *meter, lua_State *L, unsigned long steps)
+{
+	struct pwlua *lua = pwl_lua(L);
+
+	(void)meter;
+	lua->spent += steps;
+	if (lua->spent < lua->budget && !atomic_load(&lua->expired))
+		return true;
+	lua_sethook(L, pwl_hook, LUA_MASKCOUNT, 1);
+	return false;
+}
+
+/*
+ * The watchdog of one run: at the deadline it makes the very next
+ * instruction fail (lua_sethook may be called from another thread) and
+ * cancels a pw.solve in progress through the same flag.  Time spent in
+ * C, where no hook runs, is thus bounded by pw.solve's capped limit and
+ * by the memory cap.
+ */
+static void *
+pwl_watchdog(void *arg)
+{
+	struct pwlua *lua = arg;
+	int rc = 0;
+
+	pthread_mutex_lock(&lua->lock);
+	while (!lua->done && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&lua->wake, &lua->lock,
+		    &lua->deadline);
+	if (!lua->done) {
+		atomic_store(&lua->expired, 1);
+		lua_sethook(lua->L, pwl_hook, LUA_MASKCOUNT, 1);
+	}
+	pthread_mutex_unlock(&lua->lock);
+	return NULL;
+}
+
+/* setmetatable, refusing a metatable with __gc: Lua marks an object for
+ * finalization when its metatable has __gc at this call, and finalizers
+ * run with hooks off, where no budget or deadline could stop them (even
+ * at lua_close).  Upvalue 1 is the base library's setmetatable. */
+static int
+pwl_setmetatable(lua_State *L)
+{
+	if (lua_type(L, 2) == LUA_TTABLE) {
+		lua_pushliteral(L, "__gc");
+		if (lua_rawget(L, 2) != LUA_TNIL)
+			return luaL_error(L, "setmetatable: a metatable with "
+			    "__gc is refused (scripts have no finalizers)");
+		lua_pop(L, 1);
+	}
+	lua_pushvalue(L, lua_upvalueindex(1));
+	lua_insert(L, 1);
+	lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+	return lua_gettop(L);
 }
 
 /* Whether MSG starts with a "file:line:" position. */
@@ -271,6 +401,16 @@ pwl_setup(lua_State *L)
 		lua_pushnil(L);
 		lua_setglobal(L, *name);
 	}
+	lua_getglobal(L, "setmetatable");
+	lua_pushcclosure(L, pwl_setmetatable, 1);
+	lua_setglobal(L, "setmetatable");
+	pwl_open_pattern(L, &pwl_lua(L)->meter);
+	/* The strings' metatable, whose __index is the string table. */
+	lua_pushliteral(L, "");
+	lua_getmetatable(L, -1);
+	lua_pushliteral(L, PWL_LOCKED);
+	lua_setfield(L, -2, "__metatable");
+	lua_pop(L, 2);
 	lua_pushcfunction(L, pwl_require);
 	lua_setglobal(L, "require");
 	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
@@ -339,6 +479,35 @@ pwl_error_set(struct pw_error *err, const char *msg)
 	pw_error_set(err, "%.*s", (int)len, msg);
 }
 
+/* Starts the watchdog of a run from now; false when it cannot start. */
+static bool
+pwl_watch(struct pwlua *lua, pthread_t *thread)
+{
+	double whole = floor(lua->seconds);
+
+	clock_gettime(CLOCK_MONOTONIC, &lua->deadline);
+	lua->deadline.tv_sec += (time_t)whole;
+	lua->deadline.tv_nsec += (long)((lua->seconds - whole) * 1e9);
+	if (lua->deadline.tv_nsec >= 1000000000L) {
+		lua->deadline.tv_sec++;
+		lua->deadline.tv_nsec -= 1000000000L;
+	}
+	atomic_store(&lua->expired, 0);
+	lua->done = false;
+	return pthread_create(thread, NULL, pwl_watchdog, lua) == 0;
+}
+
+/* Ends the watchdog of a run. */
+static void
+pwl_unwatch(struct pwlua *lua, pthread_t thread)
+{
+	pthread_mutex_lock(&lua->lock);
+	lua->done = true;
+	pthread_cond_signal(&lua->wake);
+	pthread_mutex_unlock(&lua->lock);
+	pthread_join(thread, NULL);
+}
+
 /* Runs RUN protected; the message of a failure goes to ERR. */
 static int
 pwl_call(struct pwlua *lua, struct pwl_run *run, struct pw_error *err)
@@ -346,17 +515,24 @@ pwl_call(struct pwlua *lua, struct pwl_run *run, struct pw_error *err)
 	lua_State *L = lua->L;
 	char oom[sizeof lua->oom_where + sizeof lua->oom_trace + 64];
 	const char *msg;
+	pthread_t watchdog;
 	int status;
 
 	lua->spent = 0;
 	lua->oom_where[0] = '\0';
 	lua->oom_trace[0] = '\0';
 	lua_sethook(L, pwl_hook, LUA_MASKCOUNT, PWL_HOOK_EVERY);
+	if (!pwl_watch(lua, &watchdog)) {
+		pw_error_set(err, "%s: cannot start the watchdog thread",
+		    run->path);
+		return PW_ERR_INTERNAL;
+	}
 	lua_settop(L, 0);
 	lua_pushcfunction(L, pwl_msgh);
 	lua_pushcfunction(L, pwl_run_body);
 	lua_pushlightuserdata(L, run);
 	status = lua_pcall(L, 1, 1, 1);
+	pwl_unwatch(lua, watchdog);
 	msg = lua_tostring(L, -1);
 	if (status == LUA_ERRMEM) {
 		/* No Lua call here: this is outside any pcall. */
@@ -411,9 +587,9 @@ pwlua_solve_prefs_free(struct pwlua_solve_prefs *prefs)
 	memset(prefs, 0, sizeof *prefs);
 }
 
-/* Resolves the write directory DIR into *OUT (the caller frees it). */
+/* Resolves the directory DIR into *OUT (the caller frees it). */
 static int
-pwl_write_dir(const char *dir, char **out, struct pw_error *err)
+pwl_dir(const char *dir, char **out, struct pw_error *err)
 {
 	char real[PATH_MAX];
 	struct stat st;
@@ -432,10 +608,25 @@ pwl_write_dir(const char *dir, char **out, struct pw_error *err)
 	return PW_OK;
 }
 
+/* A condition variable whose timed waits read CLOCK_MONOTONIC, as the
+ * deadlines are (a clock set back would not delay them). */
+static void
+pwl_cond_init(pthread_cond_t *cond)
+{
+	pthread_condattr_t attr;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
 struct pwlua *
 pwlua_new(const struct pwlua_config *config, struct pw_error *err)
 {
-	static const struct pwlua_config defaults = { 0, 0, NULL };
+	static const struct pwlua_config defaults = { 0, 0, NULL, 0 };
+	static const char *const here[] = { ".", NULL };
+	const char *const *dirs;
 	struct pwlua *lua;
 	size_t i, n = 0;
 
@@ -445,15 +636,18 @@ pwlua_new(const struct pwlua_config *config, struct pw_error *err)
 	lua->cap = config->memory != 0 ? config->memory : PWLUA_MEMORY;
 	lua->budget = config->instructions != 0 ? config->instructions :
 	    PWLUA_INSTRUCTIONS;
-	if (config->write_dirs != NULL) {
-		while (config->write_dirs[n] != NULL)
-			n++;
-		lua->dirs = pw_xcalloc(n + 1, sizeof *lua->dirs);
-		for (i = 0; i < n; i++)
-			if (pwl_write_dir(config->write_dirs[i], &lua->dirs[i],
-			    err) != PW_OK)
-				goto fail;
-	}
+	lua->seconds = config->seconds > 0 ? config->seconds : PWLUA_SECONDS;
+	lua->meter.charge = pwl_meter_charge;
+	pthread_mutex_init(&lua->lock, NULL);
+	pwl_cond_init(&lua->wake);
+	lua->writes = config->write_dirs != NULL;
+	dirs = lua->writes ? config->write_dirs : here;
+	while (dirs[n] != NULL)
+		n++;
+	lua->dirs = pw_xcalloc(n + 1, sizeof *lua->dirs);
+	for (i = 0; i < n; i++)
+		if (pwl_dir(dirs[i], &lua->dirs[i], err) != PW_OK)
+			goto fail;
 	if ((lua->L = lua_newstate(pwl_alloc, lua)) == NULL)
 		goto small;
 	*(struct pwlua **)lua_getextraspace(lua->L) = lua;
@@ -476,13 +670,17 @@ pwlua_free(struct pwlua *lua)
 
 	if (lua == NULL)
 		return;
-	if (lua->L != NULL)
+	if (lua->L != NULL) {
+		/* Nothing of a script runs while the interpreter closes. */
+		atomic_store(&lua->expired, 1);
+		lua_sethook(lua->L, pwl_hook, LUA_MASKCOUNT, 1);
 		lua_close(lua->L);
-	if (lua->dirs != NULL) {
-		for (dir = lua->dirs; *dir != NULL; dir++)
-			free(*dir);
-		free(lua->dirs);
 	}
+	for (dir = lua->dirs; *dir != NULL; dir++)
+		free(*dir);
+	free(lua->dirs);
+	pthread_cond_destroy(&lua->wake);
+	pthread_mutex_destroy(&lua->lock);
 	free(lua);
 }
 

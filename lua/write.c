@@ -2,69 +2,18 @@
  * write.c - the only way scripts write files: pw.write_json and
  * pw.write_csv, below the directories the interpreter allows, atomically.
  */
-#include <sys/stat.h>
-
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pwlua_int.h"
 
-/*
- * Raises unless the script may write files, and PATH is "-" (stdout) or
- * a file whose directory resolves below one of the write directories and
- * which is not there yet or is a regular file (a link or a device could
- * lead elsewhere).
- */
-static void
-pwl_check_path(lua_State *L, const char *what, const char *path)
-{
-	const char *const *dirs = pwl_write_dirs(L), *const *dir;
-	char parent[PATH_MAX], real[PATH_MAX], list[1024] = "";
-	const char *slash, *base;
-	struct stat st;
-	size_t len;
-
-	if (dirs == NULL)
-		pwl_fail(L, "%s: %s: this script may not write files", what,
-		    path);
-	if (strcmp(path, "-") == 0)
-		return;
-	slash = strrchr(path, '/');
-	base = slash != NULL ? slash + 1 : path;
-	if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
-		pwl_fail(L, "%s: %s: not a file name", what, path);
-	len = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
-	if (len >= sizeof parent)
-		pwl_fail(L, "%s: %s: the name is too long", what, path);
-	memcpy(parent, slash == NULL ? "." : path, slash == NULL ? 1 : len);
-	parent[slash == NULL ? 1 : len] = '\0';
-	if (realpath(parent, real) == NULL)
-		pwl_fail(L, "%s: %s: cannot write there: %s", what, path,
-		    strerror(errno));
-	for (dir = dirs; *dir != NULL; dir++) {
-		len = strlen(*dir);
-		if (strncmp(real, *dir, len) == 0 && (real[len] == '\0' ||
-		    real[len] == '/' || strcmp(*dir, "/") == 0))
-			break;
-		snprintf(list + strlen(list), sizeof list - strlen(list),
-		    "%s%s", dir != dirs ? ", " : "", *dir);
-	}
-	if (*dir == NULL)
-		pwl_fail(L, "%s: %s: scripts may write only below %s", what,
-		    path, list);
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
-		pwl_fail(L, "%s: %s: not a regular file (scripts replace only "
-		    "regular files)", what, path);
-}
-
 /* pw.write_json(path, problem or schedule): the interchange format. */
 static int
 pwl_write_json(lua_State *L)
 {
-	const char *path = luaL_checkstring(L, 1);
+	const char *path = pwl_path_arg(L, 1, "pw.write_json");
 	struct pwl_problem *pb = pwl_problem_test(L, 2);
 	struct pwl_schedule *s = pwl_schedule_test(L, 2);
 	struct pw_error err;
@@ -72,7 +21,7 @@ pwl_write_json(lua_State *L)
 
 	if (pb == NULL && s == NULL)
 		return luaL_typeerror(L, 2, "problem or schedule");
-	pwl_check_path(L, "pw.write_json", path);
+	pwl_path_write(L, "pw.write_json", path);
 	if (pb != NULL)
 		rc = pw_problem_write(path, pb->p, &err);
 	else
@@ -119,7 +68,10 @@ pwl_csv_text(lua_State *L, const char *where)
 		break;
 	case LUA_TSTRING:
 		s = lua_tolstring(L, -1, &len);
-		if (strcspn(s, ",\"\r\n") == len && strlen(s) == len)
+		if (strlen(s) != len || !pw_text_valid(s))
+			pwl_fail(L, "pw.write_csv: %s: must be UTF-8 text without "
+			    "NUL bytes", where);
+		if (strcspn(s, ",\"\r\n") == len)
 			return;
 		/* Quoted, with quotes doubled (RFC 4180). */
 		luaL_buffinit(L, &q);
@@ -268,7 +220,7 @@ pwl_csv_build(lua_State *L, luaL_Buffer *b, int rows, int columns)
 static int
 pwl_write_csv(lua_State *L)
 {
-	const char *path = luaL_checkstring(L, 1);
+	const char *path = pwl_path_arg(L, 1, "pw.write_csv");
 	struct pw_outfile out;
 	struct pw_error err;
 	luaL_Buffer b;
@@ -282,7 +234,7 @@ pwl_write_csv(lua_State *L)
 		columns = 3;
 	}
 	lua_settop(L, 3);
-	pwl_check_path(L, "pw.write_csv", path);
+	pwl_path_write(L, "pw.write_csv", path);
 	nrows = lua_rawlen(L, 2);
 	if (columns == 0 && nrows > 0) {
 		lua_rawgeti(L, 2, 1);

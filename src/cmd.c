@@ -752,7 +752,7 @@ int
 pw_cmd_script(const struct pw_command *cmd, int argc, char **argv)
 {
 	const char *dirs[] = { ".", NULL, NULL };
-	const struct pwlua_config config = { 0, 0, dirs };
+	const struct pwlua_config config = { 0, 0, dirs, 0 };
 	struct pwlua *lua;
 	struct pw_error err;
 	struct cmd_args a;

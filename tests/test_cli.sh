@@ -455,11 +455,11 @@ EOF
 	run "$PW" solve "$tmp/free.lua" -o "$tmp/free.json"
 	ok "solve of a Lua problem exits 0" status_is 0
 	ok "it takes the script's objective" out_has '^objective  *span 24 s'
-	run "$PW" script "$tmp/pincheck.lua" "$tmp/free.json"
+	run "$PW" script --write-dir "$tmp" "$tmp/pincheck.lua" "$tmp/free.json"
 	ok "unpinned, W(1,1) starts after F(1,5)" out_has '^broken$'
 	run "$PW" solve "$tmp/pinned.lua" -o "$tmp/pinned.json"
 	ok "solve of a pinned Lua problem exits 0" status_is 0
-	run "$PW" script "$tmp/pincheck.lua" "$tmp/pinned.json"
+	run "$PW" script --write-dir "$tmp" "$tmp/pincheck.lua" "$tmp/pinned.json"
 	ok "the script's pin holds in the solved schedule" out_has '^held$'
 	run "$PW" solve "$tmp/free.lua" --objective makespan -o /dev/null
 	ok "--objective overrides the script's" out_has '^objective  *makespan 27 s'

@@ -21,7 +21,7 @@
 #include <lualib.h>
 
 #include "pipewright.h"
-#include "pwlua.h"
+#include "pwlua_int.h"
 #include "tap.h"
 #include "testlib.h"
 
@@ -84,7 +84,7 @@ static void
 script_ok(const char *name, const char *text, const char *what)
 {
 	const char *dirs[] = { ".", NULL };
-	const struct pwlua_config config = { 0, 0, dirs };
+	const struct pwlua_config config = { 0, 0, dirs, 0 };
 	struct pwlua *lua = pwlua_new(&config, NULL);
 	struct pw_error err;
 
@@ -508,9 +508,9 @@ static void
 test_sandbox(void)
 {
 	const char *dirs[] = { "allowed", NULL };
-	const struct pwlua_config small = { 100000, 0, dirs };
-	const struct pwlua_config capped = { 0, 4 << 20, NULL };
-	const struct pwlua_config none = { 0, 0, NULL };
+	const struct pwlua_config small = { 100000, 0, dirs, 0 };
+	const struct pwlua_config capped = { 0, 4 << 20, NULL, 0 };
+	const struct pwlua_config none = { 0, 0, NULL, 0 };
 	char *const argv[] = { "one", "two" };
 	char want[PATH_MAX + 512], real[PATH_MAX];
 	struct pw_error err;
@@ -605,12 +605,12 @@ test_sandbox(void)
 	    "memory cap of 4194304 bytes exceeded\nstack traceback:\n\t[C]: "
 	    "in field 'rep'\n\trep.lua:2: in local 'f'\n\trep.lua:4: in main "
 	    "chunk", "one allocation over the cap, in a function");
-	tap_ok(pwlua_new(&(struct pwlua_config){ 0, 1024, NULL }, &err) ==
+	tap_ok(pwlua_new(&(struct pwlua_config){ 0, 1024, NULL, 0 }, &err) ==
 	    NULL, "a cap too small to start: NULL");
 	tap_str(err.msg, "the Lua interpreter does not start within a memory "
 	    "cap of 1024 bytes", "...saying so");
 	tap_ok(pwlua_new(&(struct pwlua_config){ 0, 0, (const char *[]){
-	    "nowhere", NULL } }, &err) == NULL, "a missing write directory: "
+	    "nowhere", NULL }, 0 }, &err) == NULL, "a missing write directory: "
 	    "NULL");
 	tap_str(err.msg, "nowhere: cannot write below it: No such file or "
 	    "directory", "...saying so");
@@ -657,7 +657,7 @@ static void
 test_no_partial_files(void)
 {
 	const char *dirs[] = { ".", NULL };
-	const struct pwlua_config config = { 0, 0, dirs };
+	const struct pwlua_config config = { 0, 0, dirs, 0 };
 	char *text;
 	int before;
 
@@ -758,6 +758,305 @@ remove_tree(const char *path)
 	rmdir(path);
 }
 
+/* No script reaches a metatable of ours, and no sequence of calls frees
+ * what C still uses: a schedule keeps its problem alive. */
+static void
+test_objects_kept(void)
+{
+	script_ok("locked.lua",
+	    "local p = pw.problem" UNIT_SPEC " }\n"
+	    "local s = pw.schedule(p, 'zb-h1')\n"
+	    "local m = pw.model.gpt{ layers = 4, hidden = 16, heads = 2,"
+	    " seq = 8, vocab = 100 }\n"
+	    "for _, x in ipairs{ p, s, m, pw.model, pw.hardware, '' } do\n"
+	    "  assert(getmetatable(x) == 'locked')\n"
+	    "end\n"
+	    "assert(not pcall(setmetatable, m, nil))\n"
+	    "p = nil\n"
+	    "collectgarbage()\n"
+	    "collectgarbage()\n"
+	    "assert(s.problem.devices == 4 and #s.ops == 96)\n",
+	    "every metatable is locked; a schedule keeps its problem");
+	script_fails(NULL, "uaf.lua", "local p = pw.problem" UNIT_SPEC " }\n"
+	    "local s = pw.schedule(p, 'zb-h1')\n"
+	    "getmetatable(p).__gc(p)\n", PW_ERR_INPUT,
+	    "uaf.lua:3: attempt to call a nil value (field '__gc')\n"
+	    "stack traceback:\n\tuaf.lua:3: in main chunk",
+	    "a problem's __gc is out of reach");
+}
+
+/* Script code never runs where hooks are off: setmetatable refuses a
+ * __gc, and __close stays under the budget. */
+static void
+test_finalizers(void)
+{
+	const struct pwlua_config small = { 100000, 0, NULL, 0 };
+
+	script_fails(NULL, "gc.lua", "setmetatable({}, { __gc = function()\n"
+	    "  while true do end end })\ncollectgarbage()\n", PW_ERR_INPUT,
+	    "gc.lua:1: setmetatable: a metatable with __gc is refused (scripts "
+	    "have no finalizers)\nstack traceback:\n\t[C]: in function "
+	    "'setmetatable'\n\tgc.lua:1: in main chunk",
+	    "setmetatable refuses a finalizer");
+	script_fails(NULL, "gcf.lua", "setmetatable({}, { __gc = false })\n",
+	    PW_ERR_INPUT, "gcf.lua:1: setmetatable: a metatable with __gc is "
+	    "refused (scripts have no finalizers)\nstack traceback:\n\t[C]: "
+	    "in function 'setmetatable'\n\tgcf.lua:1: in main chunk",
+	    "...also a __gc that is set later");
+	script_ok("gclate.lua", "local mt = {}\n"
+	    "local t = setmetatable({}, mt)\n"
+	    "mt.__gc = function() while true do end end\n"
+	    "t = nil\ncollectgarbage()\n",
+	    "a __gc added after setmetatable never runs");
+	script_fails(&small, "close.lua", "do\n  local x <close> = setmetatable("
+	    "{}, { __close = function()\n    while true do end end })\nend\n",
+	    PW_ERR_INPUT, "close.lua:3: instruction budget of 100000 exceeded "
+	    "(a runaway loop?)\nstack traceback:\n\tclose.lua:3: in metamethod "
+	    "'close'\n\tclose.lua:3: in main chunk",
+	    "a __close handler is under the budget");
+}
+
+/* The watchdog stops a run at its wall-clock limit, and pw.solve within
+ * what the run has left. */
+static void
+test_watchdog(void)
+{
+	const struct pwlua_config quick = { ULONG_MAX, 0, NULL, 0.25 };
+	const struct pwlua_config second = { ULONG_MAX, 0, NULL, 1 };
+	struct pw_error err;
+	struct pwlua *lua;
+
+	script_fails(&quick, "wd.lua", "local n = 0\nwhile true do n = n + 1 "
+	    "end\n", PW_ERR_INPUT, "wd.lua:2: time limit of 0.25 s exceeded "
+	    "(a runaway script?)\nstack traceback:\n\twd.lua:2: in main chunk",
+	    "the watchdog stops a loop the budget would not");
+	lua = pwlua_new(&second, &err);
+	tap_int(run_text(lua, "wds.lua", "local p = pw.problem" UNIT_SPEC " }\n"
+	    "local s = pw.solve(p, { time_limit = 1e6 })\n"
+	    "while true do end\n", &err), PW_ERR_INPUT,
+	    "pw.solve and a loop: stopped");
+	tap_ok(strstr(err.msg, "time limit of 1 s exceeded") != NULL,
+	    "...by the time limit");
+	tap_int(run_text(lua, "wdn.lua", "local x = 1\n", &err), PW_OK,
+	    "the next run has its own time");
+	pwlua_free(lua);
+}
+
+/* Random small patterns and subjects: the metered matcher answers as
+ * Lua's own string library does (kept as R). */
+static const char property_script[] =
+    "math.randomseed(42)\n"
+    "local atoms = { 'a', 'b', '.', '%a', '%d', '%s', '%w', '%A', '%S',\n"
+    "  '[ab]', '[^a]', '[a-c]', '[%d_]', '%.', '%%', 'x', '1', '(', ')',\n"
+    "  '()', '%1', '%2', '%b()', '%bab', '%f[%w]', '%f[%W]', '^', '$',\n"
+    "  '[]a]', '[^]]', '%', '[', '[a-]', '[%a-z]', '%z', '%x', '%p' }\n"
+    "local quants = { '', '', '', '*', '+', '-', '?' }\n"
+    "local chars = { 'a', 'b', 'c', '1', '2', ' ', '(', ')', '_', '.',\n"
+    "  'x', ']', '^', '-', '%', '\\0' }\n"
+    "local reps = { '<%0>', '%1', 'x', '%%', '%2', '%', { a = 'A', [1] = 'one',"
+    " b = false },\n"
+    "  function(a, b) if b then return a .. '/' .. tostring(b) end end }\n"
+    "local function pick(t) return t[math.random(#t)] end\n"
+    "local function make(from, quant, max)\n"
+    "  local t = {}\n"
+    "  for i = 1, math.random(0, max) do\n"
+    "    t[i] = pick(from) .. (quant and pick(quants) or '')\n"
+    "  end\n"
+    "  return table.concat(t)\n"
+    "end\n"
+    "local function all(f, ...)\n"
+    "  local r = table.pack(pcall(f, ...))\n"
+    "  if not r[1] then return 'error' end\n"
+    "  for i = 1, r.n do r[i] = tostring(r[i]) end\n"
+    "  return table.concat(r, '|', 1, r.n)\n"
+    "end\n"
+    "local function each(gmatch)\n"
+    "  return function(s, p, init)\n"
+    "    local out = {}\n"
+    "    for a, b in gmatch(s, p, init) do\n"
+    "      out[#out + 1] = tostring(a) .. ':' .. tostring(b)\n"
+    "      if #out > 40 then break end\n"
+    "    end\n"
+    "    return table.concat(out, ',')\n"
+    "  end\n"
+    "end\n"
+    "local mine = { string.find, string.match, each(string.gmatch),\n"
+    "  string.gsub }\n"
+    "local real = { R.find, R.match, each(R.gmatch), R.gsub }\n"
+    "local cases, bad = 0, nil\n"
+    "for n = 1, 4000 do\n"
+    "  local p, s = make(atoms, true, 5), make(chars, false, 8)\n"
+    "  local third = math.random(-3, 10)\n"
+    "  for k = 1, 4 do\n"
+    "    local arg3, arg4 = third, k == 1 and math.random(0, 3) == 0 or nil\n"
+    "    if k == 4 then arg3, arg4 = pick(reps), math.random(-1, 4) end\n"
+    "    local a = all(mine[k], s, p, arg3, arg4)\n"
+    "    local b = all(real[k], s, p, arg3, arg4)\n"
+    "    cases = cases + 1\n"
+    "    if a ~= b and not bad then\n"
+    "      bad = string.format('%d: %q %q %s: %s, not %s', k, s, p,\n"
+    "        tostring(arg3), a, b)\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "return cases, bad\n";
+
+/* A meter with no end, counting what it is charged. */
+struct count_meter {
+	struct pwl_meter meter;
+	unsigned long steps;
+};
+
+static bool
+count_charge(struct pwl_meter *m, lua_State *L, unsigned long steps)
+{
+	(void)L;
+	((struct count_meter *)(void *)m)->steps += steps;
+	return true;
+}
+
+static void
+test_patterns(void)
+{
+	static const char *const hostile[][2] = {
+		{ "function 'string.find'", "return s:find(p)" },
+		{ "function 'string.match'", "return s:match(p)" },
+		{ "function 'string.gsub'", "return s:gsub(p, 'x')" },
+		{ "for iterator 'for iterator'", "for x in s:gmatch(p) do end" },
+	};
+	const struct pwlua_config budget = { 10000000, 0, NULL, 0 };
+	struct count_meter meter = { { count_charge, 0 }, 0 };
+	char text[256], want[512];
+	lua_State *L = luaL_newstate();
+	size_t i;
+
+	luaL_openlibs(L);
+	if (luaL_dostring(L, "R = { find = string.find, match = string.match,"
+	    " gmatch = string.gmatch, gsub = string.gsub }") != LUA_OK)
+		tap_diag("%s", lua_tostring(L, -1));
+	pwl_open_pattern(L, &meter.meter);
+	if (!tap_int(luaL_dostring(L, property_script), LUA_OK,
+	    "the property script runs"))
+		tap_diag("%s", lua_tostring(L, -1));
+	tap_int(lua_tointeger(L, -2), 16000, "16000 random cases");
+	if (!tap_ok(lua_isnil(L, -1), "...each answered as Lua's own"))
+		tap_diag("%s", lua_tostring(L, -1));
+	tap_ok(meter.steps > 0, "...each charged to the meter");
+	lua_close(L);
+
+	for (i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+		snprintf(text, sizeof text, "local s = ('a'):rep(3000)\n"
+		    "local p = ('a-'):rep(12) .. 'b'\n%s\n", hostile[i][1]);
+		snprintf(want, sizeof want, "hostile.lua:3: pattern too complex "
+		    "(it ran out of the script's budget)\nstack traceback:\n"
+		    "\t[C]: in %s\n\thostile.lua:3: in main chunk",
+		    hostile[i][0]);
+		script_fails(&budget, "hostile.lua", text, PW_ERR_INPUT, want,
+		    "a backtracking pattern runs out of the budget");
+	}
+	script_fails(&budget, "swallow.lua", "local s = ('a'):rep(3000)\n"
+	    "local ok = pcall(s.find, s, ('a-'):rep(12) .. 'b')\n"
+	    "local x = 1\n", PW_ERR_INPUT, "swallow.lua:3: instruction budget "
+	    "of 10000000 exceeded (a runaway loop?)\nstack traceback:\n"
+	    "\tswallow.lua:3: in main chunk",
+	    "pcall does not swallow the pattern's stop");
+}
+
+/* C memory made for a script counts against its cap; counts too large
+ * for memory are refused before anything is sized by them. */
+static void
+test_c_memory(void)
+{
+	const struct pwlua_config capped = { 0, 32 << 20, NULL, 0 };
+	struct pw_error err;
+	struct pwlua *lua;
+
+	script_fails(NULL, "huge.lua", "local st = " UNIT_STAGE "\n"
+	    "pw.problem{ devices = 1, microbatches = 2147483647,"
+	    " stages = { st } }\n", PW_ERR_INPUT, "huge.lua:2: pw.problem: "
+	    "microbatches: 1 stages x 2147483647 microbatches exceeds the limit "
+	    "of 4194304 (stage, microbatch) pairs (each keeps 6 ops in memory)"
+	    "\nstack traceback:\n\t[C]: in function 'pipewright.problem'\n"
+	    "\thuge.lua:2: in main chunk", "2^31-1 microbatches: an error");
+	lua = pwlua_new(&capped, &err);
+	tap_int(run_text(lua, "many.lua", "local st = " UNIT_STAGE "\n"
+	    "local p = pw.problem{ devices = 4, microbatches = 4096, stages = {"
+	    " st, st, st, st } }\n"
+	    "local kept = {}\n"
+	    "for i = 1, 1000 do kept[i] = pw.schedule(p, 'gpipe') end\n", &err),
+	    PW_ERR_INPUT, "kept schedules: stopped by the cap");
+	tap_ok(strncmp(err.msg, "many.lua:4: pw.schedule: ", 25) == 0 &&
+	    strstr(err.msg, " bytes more exceeds the memory cap of 33554432 "
+	    "bytes (") != NULL, "...naming the call and the cap");
+	if (!tap_int(run_text(lua, "drop.lua", "local st = " UNIT_STAGE "\n"
+	    "local p = pw.problem{ devices = 4, microbatches = 4096, stages = {"
+	    " st, st, st, st } }\n"
+	    "for i = 1, 100 do local s = pw.schedule(p, 'gpipe') end\n", &err),
+	    PW_OK, "dropped schedules give their memory back"))
+		tap_diag("%s", err.msg);
+	pwlua_free(lua);
+}
+
+/* Text that reaches a file is UTF-8; paths have no NUL; pw.load reads
+ * only below the directories, links resolved, and quotes nothing from
+ * outside. */
+static void
+test_files_refused(void)
+{
+	const char *dirs[] = { "inside", NULL };
+	const struct pwlua_config config = { 0, 0, dirs, 0 };
+	char want[PATH_MAX + 512], real[PATH_MAX], cwd[PATH_MAX];
+
+	mkdir("inside", 0777);
+	script_fails(NULL, "utf.lua", "pw.problem{ name = 'bad\\xff',"
+	    " devices = 1, microbatches = 1, stages = { " UNIT_STAGE " } }\n",
+	    PW_ERR_INPUT, "utf.lua:1: pw.problem: name: must be UTF-8 text "
+	    "without NUL bytes\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.problem'\n\tutf.lua:1: in main chunk",
+	    "a problem name that is not UTF-8");
+	script_fails(NULL, "utfm.lua", "pw.hardware{ name = '\\xc3',"
+	    " peak_flops = 1, memory = 1, p2p_bandwidth = 1 }\n", PW_ERR_INPUT,
+	    "utfm.lua:1: pw.hardware: name: must be UTF-8 text without NUL "
+	    "bytes\nstack traceback:\n\t[C]: in field 'hardware'\n"
+	    "\tutfm.lua:1: in main chunk", "a hardware name that is not UTF-8");
+	script_fails(&config, "utfc.lua", "pw.write_csv('-', { { 'ok', "
+	    "'\\xfe' } })\n", PW_ERR_INPUT, "utfc.lua:1: pw.write_csv: "
+	    "rows[1][2]: must be UTF-8 text without NUL bytes\nstack "
+	    "traceback:\n\t[C]: in function 'pipewright.write_csv'\n"
+	    "\tutfc.lua:1: in main chunk", "a CSV cell that is not UTF-8");
+	script_fails(&config, "nul.lua", "pw.write_csv('inside/a\\0.lua', {})\n",
+	    PW_ERR_INPUT, "nul.lua:1: pw.write_csv: inside/a: the path has a "
+	    "NUL byte inside\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.write_csv'\n\tnul.lua:1: in main chunk",
+	    "a NUL inside a written path");
+	script_fails(&config, "nul.lua", "pw.load('inside/p.json\\0.lua')\n",
+	    PW_ERR_INPUT, "nul.lua:1: pw.load: inside/p.json: the path has a "
+	    "NUL byte inside\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.load'\n\tnul.lua:1: in main chunk",
+	    "a NUL inside a read path");
+
+	write_file("secret.json", "TOPSECRET\n");
+	if (symlink("../secret.json", "inside/link.json") != 0)
+		perror("symlink");
+	if (realpath("inside", real) == NULL || getcwd(cwd, sizeof cwd) == NULL)
+		real[0] = cwd[0] = '\0';
+	snprintf(want, sizeof want, "rd.lua:1: pw.load: secret.json: scripts "
+	    "may read only below %s\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.load'\n\trd.lua:1: in main chunk", real);
+	script_fails(&config, "rd.lua", "pw.load('secret.json')\n",
+	    PW_ERR_INPUT, want, "a read outside the directories");
+	snprintf(want, sizeof want, "ln.lua:1: pw.load: inside/link.json: "
+	    "scripts may read only below %s\nstack traceback:\n\t[C]: in "
+	    "function 'pipewright.load'\n\tln.lua:1: in main chunk", real);
+	script_fails(&config, "ln.lua", "pw.load('inside/link.json')\n",
+	    PW_ERR_INPUT, want, "a link leading outside, quoting nothing");
+	snprintf(want, sizeof want, "etc.lua:1: pw.load: /etc/passwd: scripts "
+	    "may read only below %s\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.load'\n\tetc.lua:1: in main chunk", cwd);
+	script_fails(NULL, "etc.lua", "pw.load('/etc/passwd')\n", PW_ERR_INPUT,
+	    want, "writing nothing, a script reads below . only");
+}
+
 int
 main(void)
 {
@@ -779,6 +1078,12 @@ main(void)
 	test_bytecode();
 	test_no_partial_files();
 	test_problem_errors();
+	test_objects_kept();
+	test_finalizers();
+	test_watchdog();
+	test_patterns();
+	test_c_memory();
+	test_files_refused();
 	if (chdir("/") == 0)
 		remove_tree(tmpdir);
 	return tap_done();
