@@ -16,6 +16,7 @@ static const struct pwlua_config fuzz_lua_config = {
 	.instructions = 200000,
 	.memory = (size_t)32 << 20,
 	.write_dirs = NULL,
+	.seconds = 2,
 };
 
 static int fuzz_devnull = -1;
