@@ -47,7 +47,11 @@ seed() {
 	t=$1 suffix=$2 dir=$out/seed-$1
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	for f in "$top"/examples/*"$suffix" "$top"/tests/data/bad/*"$suffix" \
+	# The example experiment scripts each run for seconds: of the Lua
+	# examples only the problem script is a seed.
+	examples="$top/examples/*$suffix"
+	[ "$t" = lua ] && examples=$top/examples/default.lua
+	for f in $examples "$top"/tests/data/bad/*"$suffix" \
 	    "$top"/tests/data/fuzz/"$t"/*"$suffix"; do
 		[ -f "$f" ] || continue
 		cp "$f" "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
