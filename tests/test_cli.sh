@@ -48,7 +48,11 @@ signal_when() {
 	sig=$1
 	cond=$2
 	shift 2
-	env --default-signal=INT "$@" >"$tmp/bg.out" 2>"$tmp/bg.err" &
+	# Emptied here: the background job might open them only after the
+	# first look, which would see the last run's output.
+	: >"$tmp/bg.out"
+	: >"$tmp/bg.err"
+	env --default-signal=INT "$@" >>"$tmp/bg.out" 2>>"$tmp/bg.err" &
 	pid=$!
 	i=0
 	while [ $i -lt 1200 ] && ! eval "$cond"; do
