@@ -88,7 +88,9 @@ void
 pw_cmd_fail(const char *fmt, ...)
 {
 	char buf[sizeof ((struct pw_error *)NULL)->msg + 1024];
+	char one[2 * sizeof buf], *line;
 	const char *s;
+	size_t n = 0;
 	bool colon;
 	va_list ap;
 
@@ -96,20 +98,28 @@ pw_cmd_fail(const char *fmt, ...)
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 
-	fputs("pipewright: ", stderr);
+	/* One line: "blocked:\n  a\n  b" reads "blocked: a; b". */
 	for (s = buf; *s != '\0'; s++) {
 		if (*s != '\n') {
-			fputc(*s, stderr);
+			one[n++] = *s;
 			continue;
 		}
-		/* "blocked:\n  a\n  b" reads "blocked: a; b". */
 		colon = s > buf && s[-1] == ':';
 		while (s[1] == ' ' || s[1] == '\t' || s[1] == '\n')
 			s++;
-		if (s[1] != '\0')
-			fputs(colon ? " " : "; ", stderr);
+		if (s[1] != '\0' && colon)
+			one[n++] = ' ';
+		else if (s[1] != '\0') {
+			one[n++] = ';';
+			one[n++] = ' ';
+		}
 	}
-	fputc('\n', stderr);
+	one[n] = '\0';
+	/* Messages quote file contents and paths: nothing in them may act
+	 * on the terminal. */
+	line = pw_escape(one);
+	fprintf(stderr, "pipewright: %s\n", line);
+	free(line);
 }
 
 /* The size of registry WHICH; fills the name and summary of its entry I
@@ -445,8 +455,8 @@ cmd_plan_build(struct cmd_plan *plan, const char *path, const char *name)
 	rc = pw_family_build(family, given, &plan->problem, &plan->schedule,
 	    &err);
 	if (rc == PW_OK && plan->problem->nstages != given->nstages)
-		fprintf(stderr, "pipewright: %s splits %s again: %d stages, "
-		    "%d per device\n", name, label, plan->problem->nstages,
+		pw_cmd_fail("%s splits %s again: %d stages, %d per device",
+		    name, label, plan->problem->nstages,
 		    plan->problem->nstages / plan->problem->devices);
 	pw_problem_free(given);
 	if (rc == PW_ERR_NOT_APPLICABLE) {
@@ -644,7 +654,7 @@ pw_cmd_check(const struct pw_command *cmd, int argc, char **argv)
 	struct pw_timed_op *ops = NULL;
 	struct pw_error err;
 	struct cmd_args a;
-	const char *label;
+	char *label, *msg;
 	size_t nops = 0;
 	int i, status;
 
@@ -655,16 +665,20 @@ pw_cmd_check(const struct pw_command *cmd, int argc, char **argv)
 		return PW_EXIT_INPUT;
 	}
 	status = PW_EXIT_OK;
-	label = cmd_label(a.pos[0]);
+	label = pw_escape(cmd_label(a.pos[0]));
 	if (pw_check(problem, ops, nops, &v) == 0)
 		printf("%s: valid (%zu ops)\n", label, nops);
 	else {
-		for (i = 0; i < v.n; i++)
-			printf("%s: %s\n", label, v.msg[i]);
+		for (i = 0; i < v.n; i++) {
+			msg = pw_escape(v.msg[i]);
+			printf("%s: %s\n", label, msg);
+			free(msg);
+		}
 		printf("%s: %d violation%s\n", label, v.n,
 		    v.n == 1 ? "" : "s");
 		status = PW_EXIT_INVALID;
 	}
+	free(label);
 	pw_violations_free(&v);
 	free(ops);
 	pw_problem_free(problem);
@@ -731,8 +745,10 @@ pw_cmd_export(const struct pw_command *cmd, int argc, char **argv)
 		pw_cmd_fail("%s", err.msg);
 		goto out;
 	}
+	/* A failed write is the output's to explain (commit fails and names
+	 * the cause); anything else the format's. */
 	if (format->write(out.fp, plan.problem, plan.schedule, plan.timing,
-	    plan.metrics, &err) != PW_OK) {
+	    plan.metrics, &err) != PW_OK && !ferror(out.fp)) {
 		pw_outfile_abort(&out);
 		pw_cmd_fail("%s: %s", strcmp(a.output, "-") == 0 ? "<stdout>" :
 		    a.output, err.msg);
@@ -840,15 +856,16 @@ out:
 	return ok;
 }
 
-/* Set by an interrupt during a search: the search stops and its best
- * schedule is written.  The handler goes back to the default after one
- * signal, so a second interrupt ends the program at once. */
+/* Set by SIGINT or SIGTERM during a search: the search stops and its
+ * best schedule is written.  A second one ends the program at once, as
+ * any fatal signal does (removing temporary files). */
 static atomic_int cmd_interrupted;
 
 static void
 cmd_interrupt(int sig)
 {
-	(void)sig;
+	if (cmd_interrupted)
+		pw_outfile_fatal(sig);
 	cmd_interrupted = 1;
 }
 
@@ -895,14 +912,15 @@ pw_cmd_solve(const struct pw_command *cmd, int argc, char **argv)
 	struct pw_solve_result res;
 	struct pw_solve_opts o;
 	struct pw_outfile check;
-	struct sigaction interrupt, before;
+	static const int cmd_cancel_signals[2] = { SIGINT, SIGTERM };
+	struct sigaction interrupt, before[2];
 	struct stat st;
 	struct cmd_progress last = { NULL, 0, 0 };
 	struct pwlua_solve_prefs prefs;
 	struct pw_error err;
 	struct cmd_args a;
 	FILE *out;
-	int status, rc;
+	int i, status, rc;
 
 	memset(&res, 0, sizeof res);
 	if ((status = cmd_parse(cmd, argc, argv, "FlIOxsWo", 1, 1, &a)) !=
@@ -949,13 +967,16 @@ pw_cmd_solve(const struct pw_command *cmd, int argc, char **argv)
 	memset(&interrupt, 0, sizeof interrupt);
 	interrupt.sa_handler = cmd_interrupt;
 	sigemptyset(&interrupt.sa_mask);
-	interrupt.sa_flags = SA_RESETHAND | SA_RESTART;
-	/* Interrupts ignored on entry (a script's background job) stay so. */
-	sigaction(SIGINT, NULL, &before);
-	if (before.sa_handler != SIG_IGN)
-		sigaction(SIGINT, &interrupt, NULL);
+	interrupt.sa_flags = SA_RESTART;
+	/* Signals ignored on entry (a script's background job) stay so. */
+	for (i = 0; i < 2; i++) {
+		sigaction(cmd_cancel_signals[i], NULL, &before[i]);
+		if (before[i].sa_handler != SIG_IGN)
+			sigaction(cmd_cancel_signals[i], &interrupt, NULL);
+	}
 	rc = pw_solve(problem, &o, &res, &err);
-	sigaction(SIGINT, &before, NULL);
+	for (i = 0; i < 2; i++)
+		sigaction(cmd_cancel_signals[i], &before[i], NULL);
 	if (rc != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
 		if (rc == PW_ERR_INTERNAL)

@@ -108,8 +108,8 @@ static const struct pw_command pw_commands[] = {
 	  "ended (docs/solver.md).  The same input, options and seed give\n"
 	  "the same schedule on every run unless the time limit ends the\n"
 	  "search: --iteration-limit ends it at the same point on every\n"
-	  "run.  Ctrl-C stops the search and writes the best\n"
-	  "schedule so far (\"cancelled\"); a second Ctrl-C quits at once.\n"
+	  "run.  Ctrl-C or SIGTERM stops the search and writes the best\n"
+	  "schedule so far (\"cancelled\"); a second one quits at once.\n"
 	  "\n"
 	  "  -F, --from FAMILY|FILE  start from a family or a schedule\n"
 	  "                      file for PROBLEM\n"
@@ -252,6 +252,7 @@ main(int argc, char **argv)
 {
 	int status, error;
 
+	pw_outfile_signals();
 	status = main_dispatch(argc, argv);
 	/* A report that could not be written is a failed command (one that
 	 * failed already said why). */

@@ -60,18 +60,42 @@ char	*pw_xstrdup(const char *);
 /* Returns a formatted string the caller frees. */
 char	*pw_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Atomic output: write to a temporary file beside PATH, rename on commit.
+/*
+ * Atomic output: write to a temporary file beside PATH, rename on commit.
  * PATH "-" means stdout (commit just flushes); an existing PATH that is not
- * a regular file (/dev/null, a FIFO) is written in place.  Abort removes
- * the temporary file, so no half-written output is ever left behind. */
+ * a regular file (/dev/null, a FIFO) is written in place.  A symbolic link
+ * is written through: its target is replaced, keeping the link.  The new
+ * file keeps the mode (and the owner, where this user may) of the file it
+ * replaces.  Abort removes the temporary file, so no half-written output
+ * is ever left behind; so does a fatal signal once pw_outfile_signals is
+ * installed.  The temporary file is ".NAME.pw-tmp.PID.XXXXXX" beside the
+ * target, and opening NAME removes those a killed run left.  Errors name
+ * the cause of the first write that failed.  OUT must stay where it is
+ * while open (its stream writes through it).
+ */
 struct pw_outfile {
 	FILE	*fp;
-	char	*path;
-	char	*tmp;
+	char	*path;		/* as given; NULL for stdout */
+	char	*target;	/* the file written: PATH, its links followed */
+	char	*tmp;		/* the temporary file, NULL when in place */
+	int	fd;
+	int	error;		/* errno of the first failed write, else 0 */
 };
 int	pw_outfile_open(struct pw_outfile *, const char *path, struct pw_error *);
 int	pw_outfile_commit(struct pw_outfile *, struct pw_error *);
 void	pw_outfile_abort(struct pw_outfile *);
+/* Installs pw_outfile_fatal for SIGHUP, SIGINT and SIGTERM (those ignored
+ * on entry stay ignored): once at the start of a program. */
+void	pw_outfile_signals(void);
+/* Async-signal-safe: removes every open output's temporary file, then
+ * ends the process by SIG with its default action. */
+void	pw_outfile_fatal(int sig);
+
+/* S for a terminal or a text report: control characters (C0, DEL, C1, the
+ * line and paragraph separators) and bytes that are not UTF-8 become
+ * "\xHH", one per byte; the rest, valid UTF-8, is kept.  The caller
+ * frees the result. */
+char	*pw_escape(const char *s);
 
 /* splitmix64: the next number of the sequence whose state is *STATE.
  * Deterministic on every platform, for seeded searches and generators. */

@@ -319,7 +319,7 @@ report_notes(FILE *fp, const struct pw_problem *p,
 		} else {
 			label = pw_xasprintf("%s %s:", rows[i].family->name,
 			    rows[i].verdict);
-			why = pw_xstrdup(rows[i].why);
+			why = pw_escape(rows[i].why);
 		}
 		report_wrap(fp, label, why);
 		free(label);
@@ -399,6 +399,7 @@ void
 pw_compare_print(FILE *fp, const struct pw_problem *p)
 {
 	struct report_row *rows;
+	char *name;
 	size_t i;
 	int namew = (int)strlen("family");
 
@@ -410,9 +411,11 @@ pw_compare_print(FILE *fp, const struct pw_problem *p)
 			namew = (int)strlen(pw_families[i].name);
 	}
 
+	name = p->name != NULL ? pw_escape(p->name) : NULL;
 	fprintf(fp, "%s%s%d devices, %d stages, %d microbatches\n\n",
-	    p->name != NULL ? p->name : "", p->name != NULL ? ": " : "",
+	    name != NULL ? name : "", name != NULL ? ": " : "",
 	    p->devices, p->nstages, p->microbatches);
+	free(name);
 	report_table(fp, p, rows, namew);
 	report_notes(fp, p, rows);
 	report_devices(fp, p, rows, namew);

@@ -208,29 +208,19 @@ show_axis(FILE *fp, const struct show_map *m, int labelw, double makespan)
 	free(ruler);
 }
 
-/* Names come from files: keep the chart plain ASCII, and keep escape
- * sequences away from the terminal. */
-static void
-show_ascii(char *text)
-{
-	for (; *text != '\0'; text++) {
-		if ((unsigned char)*text < 0x20 || (unsigned char)*text > 0x7e)
-			*text = '?';
-	}
-}
-
 static void
 show_header(FILE *fp, const struct pw_problem *p, const struct pw_schedule *s,
     const struct pw_metrics *mt, int width)
 {
 	struct show_wrap w;
 	const struct pw_device_metrics *dm;
-	char *title, *head, b1[32], b2[32];
+	char *title, *shown, *head, b1[32], b2[32];
 	int d;
 
 	title = pw_view_title(p, s);
-	show_ascii(title);
-	head = pw_xasprintf("%s: ", title);
+	shown = pw_escape(title);
+	head = pw_xasprintf("%s: ", shown);
+	free(shown);
 	show_wrap_begin(&w, fp, width, head);
 	show_wrap_item(&w, "%d devices", p->devices);
 	show_wrap_item(&w, "%d stages", p->nstages);

@@ -1,14 +1,25 @@
-/* util.c - errors, the allocation wrapper, atomic output files, units. */
-#define _GNU_SOURCE	/* vasprintf */
+/* util.c - errors, the allocation wrapper, atomic output files, units,
+ * escapes for text output. */
+#define _GNU_SOURCE	/* vasprintf, fopencookie, mkostemp */
+#include <sys/stat.h>
+
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <locale.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
+#include <wchar.h>
+#include <wctype.h>
 
 #include "pipewright.h"
 
@@ -114,103 +125,423 @@ pw_umask(void)
 	return mask;
 }
 
+/*
+ * The temporary files of the outputs being written, for the handler of a
+ * fatal signal to remove: it reads the slots and unlinks, both
+ * async-signal-safe.  A slot is set only once its file exists under its
+ * final name, and cleared before the name is freed.
+ */
+#define PW_OUTFILE_MAX	8
+static _Atomic(char *) pw_outfile_tmps[PW_OUTFILE_MAX];
+
+/* The signals that end a run and leave its outputs as they were. */
+static const int pw_outfile_fatal_signals[] = { SIGHUP, SIGINT, SIGTERM };
+#define PW_OUTFILE_NSIGNALS \
+	(sizeof pw_outfile_fatal_signals / sizeof pw_outfile_fatal_signals[0])
+
+void
+pw_outfile_fatal(int sig)
+{
+	int saved = errno;
+	char *tmp;
+	size_t i;
+
+	for (i = 0; i < PW_OUTFILE_MAX; i++) {
+		if ((tmp = atomic_load(&pw_outfile_tmps[i])) != NULL)
+			unlink(tmp);
+	}
+	/* SIG is blocked in its handler: it ends the run on the return. */
+	signal(sig, SIG_DFL);
+	raise(sig);
+	errno = saved;
+}
+
+void
+pw_outfile_signals(void)
+{
+	struct sigaction sa, before;
+	size_t i;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = pw_outfile_fatal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < PW_OUTFILE_NSIGNALS; i++)
+		sigaddset(&sa.sa_mask, pw_outfile_fatal_signals[i]);
+	for (i = 0; i < PW_OUTFILE_NSIGNALS; i++) {
+		/* Ignored on entry (nohup, a script's background job): kept. */
+		if (sigaction(pw_outfile_fatal_signals[i], NULL, &before) == 0 &&
+		    before.sa_handler != SIG_IGN)
+			sigaction(pw_outfile_fatal_signals[i], &sa, NULL);
+	}
+}
+
+/* Blocks (BLOCK) or unblocks the fatal signals, so that a temporary file
+ * never exists unregistered. */
+static void
+pw_outfile_hold(bool block)
+{
+	sigset_t set;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < PW_OUTFILE_NSIGNALS; i++)
+		sigaddset(&set, pw_outfile_fatal_signals[i]);
+	sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
+/* Sets (TMP) or clears (NULL) OUT's slot; false when all are taken. */
+static bool
+pw_outfile_register(struct pw_outfile *out, char *tmp)
+{
+	char *expected;
+	size_t i;
+
+	for (i = 0; i < PW_OUTFILE_MAX; i++) {
+		expected = tmp != NULL ? NULL : out->tmp;
+		if (atomic_compare_exchange_strong(&pw_outfile_tmps[i],
+		    &expected, tmp))
+			return true;
+	}
+	return false;
+}
+
+/* The stream's writes: the first error's errno is kept for the message,
+ * where stdio would lose it among later calls. */
+static ssize_t
+pw_outfile_write(void *cookie, const char *buf, size_t len)
+{
+	struct pw_outfile *out = cookie;
+	size_t done = 0;
+	ssize_t n;
+
+	while (out->error == 0 && done < len) {
+		n = write(out->fd, buf + done, len - done);
+		if (n > 0)
+			done += (size_t)n;
+		else if (n == 0)
+			out->error = EIO;
+		else if (errno != EINTR)
+			out->error = errno;
+	}
+	return out->error == 0 ? (ssize_t)len : 0;
+}
+
+/* Ends OUT's write with its errno ERROR (0: none) in ERR; returns the
+ * rc. */
+static int
+pw_outfile_failed(struct pw_outfile *out, const char *what, int error,
+    struct pw_error *err)
+{
+	pw_error_set(err, "%s: %s%s%s", out->path != NULL ? out->path :
+	    "stdout", what, error != 0 ? ": " : "", error != 0 ?
+	    strerror(error) : "");
+	pw_outfile_abort(out);
+	return PW_ERR_IO;
+}
+
+/* PATH with every symbolic link of its last component followed, as the
+ * file to write (a link that leads nowhere yet names the file to
+ * create); the caller frees it.  NULL with errno set when a link cannot
+ * be read or they loop. */
+static char *
+pw_outfile_resolve(const char *path, struct stat *st, bool *exists)
+{
+	char link[PATH_MAX], *target = pw_xstrdup(path), *next, *slash;
+	ssize_t len;
+	int hops;
+
+	for (hops = 0; ; hops++) {
+		if (lstat(target, st) != 0) {
+			*exists = false;
+			return target;
+		}
+		*exists = true;
+		if (!S_ISLNK(st->st_mode))
+			return target;
+		if (hops == 40) {
+			errno = ELOOP;
+			break;
+		}
+		if ((len = readlink(target, link, sizeof link)) < 0)
+			break;
+		if ((size_t)len == sizeof link) {
+			errno = ENAMETOOLONG;
+			break;
+		}
+		link[len] = '\0';
+		slash = strrchr(target, '/');
+		if (link[0] == '/' || slash == NULL)
+			next = pw_xstrdup(link);
+		else
+			next = pw_xasprintf("%.*s/%s", (int)(slash - target),
+			    target, link);
+		free(target);
+		target = next;
+	}
+	free(target);
+	return NULL;
+}
+
+/* Whether NAME is a temporary file name of pw_outfile_open's beside a
+ * file called BASE (".BASE.pw-tmp.PID.XXXXXX"), and of which PID. */
+static bool
+pw_outfile_tmp_name(const char *name, const char *base, pid_t *pid)
+{
+	static const char suffix[] = ".pw-tmp.";
+	size_t blen = strlen(base), i;
+	long n = 0;
+
+	if (name[0] != '.' || strncmp(name + 1, base, blen) != 0 ||
+	    strncmp(name + 1 + blen, suffix, sizeof suffix - 1) != 0)
+		return false;
+	name += 1 + blen + sizeof suffix - 1;
+	if (*name < '1' || *name > '9')
+		return false;
+	for (; *name >= '0' && *name <= '9'; name++) {
+		if ((n = 10 * n + (*name - '0')) > INT_MAX)
+			return false;
+	}
+	if (*name++ != '.')
+		return false;
+	for (i = 0; i < 6; i++) {
+		if (!isalnum((unsigned char)name[i]))
+			return false;
+	}
+	*pid = (pid_t)n;
+	return name[6] == '\0';
+}
+
+/* Removes the temporary files of BASE in DIR that a killed run left: of
+ * that exact name, regular files of this user, of a process that is
+ * gone.  Nothing else is touched. */
+static void
+pw_outfile_sweep(const char *dir, const char *base)
+{
+	struct dirent *e;
+	struct stat st;
+	pid_t pid;
+	DIR *d;
+
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (!pw_outfile_tmp_name(e->d_name, base, &pid) ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) !=
+		    0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		if (kill(pid, 0) != 0 && errno == ESRCH)
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
+/* Gives the new file FD the mode of the file it replaces (ST; EXISTS
+ * false: the usual mode), and its owner and group as far as this user
+ * may: where the group cannot be kept, the group gets what others get. */
+static int
+pw_outfile_mode(int fd, const struct stat *st, bool exists)
+{
+	mode_t mode;
+
+	if (!exists)
+		return fchmod(fd, 0666 & ~pw_umask());
+	mode = st->st_mode & 07777;
+	if (fchown(fd, st->st_uid, st->st_gid) != 0) {
+		/* Set-id bits only for the owner they were given by. */
+		mode &= ~(mode_t)06000;
+		if (fchown(fd, (uid_t)-1, st->st_gid) != 0)
+			mode = (mode & ~(mode_t)070) | ((mode & 07) << 3);
+	}
+	return fchmod(fd, mode);
+}
+
+/* Opens FD as OUT's stream. */
+static void
+pw_outfile_stream(struct pw_outfile *out, int fd)
+{
+	static const cookie_io_functions_t io = { NULL, pw_outfile_write,
+	    NULL, NULL };
+
+	out->fd = fd;
+	if ((out->fp = fopencookie(out, "w", io)) == NULL) {
+		fprintf(stderr, "pipewright: out of memory opening a stream\n");
+		abort();
+	}
+}
+
 int
 pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 {
 	struct stat st;
-	int fd;
+	const char *base;
+	char *dir;
+	bool exists;
+	int fd, error;
 
 	memset(out, 0, sizeof *out);
+	out->fd = -1;
 	if (strcmp(path, "-") == 0) {
-		out->fp = stdout;
+		/* What stdout holds goes first. */
+		fflush(stdout);
+		pw_outfile_stream(out, STDOUT_FILENO);
 		return PW_OK;
 	}
 	out->path = pw_xstrdup(path);
+	if ((out->target = pw_outfile_resolve(path, &st, &exists)) == NULL)
+		return pw_outfile_failed(out, "cannot follow the link", errno,
+		    err);
 	/* A device or a pipe (/dev/null, a FIFO) is written in place: renaming
 	 * over it would replace it with a regular file. */
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		if ((out->fp = fopen(path, "w")) == NULL) {
-			pw_error_set(err, "%s: cannot write: %s", path,
-			    strerror(errno));
-			free(out->path);
-			memset(out, 0, sizeof *out);
-			return PW_ERR_IO;
-		}
+	if (exists && !S_ISREG(st.st_mode)) {
+		if ((fd = open(out->target, O_WRONLY | O_TRUNC | O_NOCTTY |
+		    O_CLOEXEC)) == -1)
+			return pw_outfile_failed(out, "cannot write", errno,
+			    err);
+		pw_outfile_stream(out, fd);
 		return PW_OK;
 	}
-	out->tmp = pw_xasprintf("%s.tmp.XXXXXX", path);
-	fd = mkstemp(out->tmp);
-	/* mkstemp makes the file private; outputs get the usual mode. */
-	if (fd == -1 || fchmod(fd, 0666 & ~pw_umask()) != 0 ||
-	    (out->fp = fdopen(fd, "w")) == NULL) {
-		pw_error_set(err, "%s: cannot write: %s", path, strerror(errno));
-		if (fd != -1) {
-			close(fd);
-			unlink(out->tmp);
-		}
+	base = strrchr(out->target, '/');
+	dir = base == NULL ? pw_xstrdup(".") : base == out->target ?
+	    pw_xstrdup("/") : pw_xasprintf("%.*s", (int)(base - out->target),
+	    out->target);
+	base = base == NULL ? out->target : base + 1;
+	pw_outfile_sweep(dir, base);
+	out->tmp = pw_xasprintf("%s/.%s.pw-tmp.%ld.XXXXXX", dir, base,
+	    (long)getpid());
+	pw_outfile_hold(true);
+	if ((fd = mkostemp(out->tmp, O_CLOEXEC)) != -1 &&
+	    !pw_outfile_register(out, out->tmp)) {
+		unlink(out->tmp);
+		close(fd);
+		fd = -1;
+		errno = EMFILE;
+	}
+	error = errno;
+	pw_outfile_hold(false);
+	if (fd == -1) {
 		free(out->tmp);
-		free(out->path);
-		memset(out, 0, sizeof *out);
+		out->tmp = NULL;
+		pw_error_set(err, "%s: cannot create a temporary file in %s: %s",
+		    path, dir, strerror(error));
+		free(dir);
+		pw_outfile_abort(out);
 		return PW_ERR_IO;
 	}
+	free(dir);
+	out->fd = fd;
+	if (pw_outfile_mode(fd, &st, exists) != 0)
+		return pw_outfile_failed(out, "cannot set the mode", errno,
+		    err);
+	pw_outfile_stream(out, fd);
 	return PW_OK;
 }
 
 int
 pw_outfile_commit(struct pw_outfile *out, struct pw_error *err)
 {
-	int rc = PW_OK;
+	FILE *fp = out->fp;
 
-	if (out->tmp == NULL) {
-		if (fflush(out->fp) != 0 || ferror(out->fp))
-			rc = PW_ERR_IO;
-		if (out->fp != stdout && fclose(out->fp) != 0)
-			rc = PW_ERR_IO;
-		if (rc != PW_OK)
-			pw_error_set(err, "%s: write failed: %s",
-			    out->path != NULL ? out->path : "stdout",
-			    strerror(errno));
-		free(out->path);
-		memset(out, 0, sizeof *out);
-		return rc;
-	}
-	if (ferror(out->fp) || fflush(out->fp) != 0 ||
-	    fsync(fileno(out->fp)) != 0) {
-		pw_error_set(err, "%s: write failed: %s", out->path,
-		    strerror(errno));
-		pw_outfile_abort(out);
-		return PW_ERR_IO;
-	}
-	if (fclose(out->fp) != 0) {
-		pw_error_set(err, "%s: write failed: %s", out->path,
-		    strerror(errno));
-		out->fp = NULL;
-		pw_outfile_abort(out);
-		return PW_ERR_IO;
-	}
 	out->fp = NULL;
-	if (rename(out->tmp, out->path) != 0) {
-		pw_error_set(err, "%s: cannot replace: %s", out->path,
-		    strerror(errno));
+	if (fclose(fp) != 0 || out->error != 0)
+		return pw_outfile_failed(out, "write failed", out->error, err);
+	if (out->tmp == NULL) {
+		if (out->fd != STDOUT_FILENO && close(out->fd) != 0) {
+			out->fd = -1;
+			return pw_outfile_failed(out, "write failed", errno,
+			    err);
+		}
+		out->fd = -1;
 		pw_outfile_abort(out);
-		return PW_ERR_IO;
+		return PW_OK;
 	}
+	if (fsync(out->fd) != 0)
+		return pw_outfile_failed(out, "write failed", errno, err);
+	if (close(out->fd) != 0) {
+		out->fd = -1;
+		return pw_outfile_failed(out, "write failed", errno, err);
+	}
+	out->fd = -1;
+	if (rename(out->tmp, out->target) != 0)
+		return pw_outfile_failed(out, "cannot replace", errno, err);
+	/* Renamed: there is no temporary file left to remove. */
+	pw_outfile_register(out, NULL);
 	free(out->tmp);
-	free(out->path);
-	memset(out, 0, sizeof *out);
+	out->tmp = NULL;
+	pw_outfile_abort(out);
 	return PW_OK;
 }
 
 void
 pw_outfile_abort(struct pw_outfile *out)
 {
-	if (out->fp != NULL && out->fp != stdout)
+	if (out->fp != NULL)
 		fclose(out->fp);
-	if (out->tmp != NULL)
+	if (out->fd != -1 && out->fd != STDOUT_FILENO)
+		close(out->fd);
+	if (out->tmp != NULL) {
 		unlink(out->tmp);
+		pw_outfile_register(out, NULL);
+	}
 	free(out->tmp);
+	free(out->target);
 	free(out->path);
 	memset(out, 0, sizeof *out);
+	out->fd = -1;
+}
+
+/* The C library's UTF-8 decoder whatever the process's locale; (locale_t)0
+ * where the system has none. */
+static locale_t
+pw_utf8_locale(void)
+{
+	static locale_t utf8;
+
+	if (utf8 == (locale_t)0)
+		utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	return utf8;
+}
+
+char *
+pw_escape(const char *s)
+{
+	locale_t utf8 = pw_utf8_locale(), before = (locale_t)0;
+	size_t len = strlen(s), i, k, n, used = 0;
+	unsigned char c;
+	char *e = pw_xmalloc(4 * len + 1);
+	mbstate_t state;
+	wchar_t wc;
+	bool plain;
+
+	if (utf8 != (locale_t)0)
+		before = uselocale(utf8);
+	for (i = 0; i < len; i += n) {
+		c = (unsigned char)s[i];
+		n = 1;
+		if (c < 0x80)
+			plain = c >= 0x20 && c != 0x7f;
+		else if (utf8 == (locale_t)0)
+			plain = false;
+		else {
+			memset(&state, 0, sizeof state);
+			n = mbrtowc(&wc, s + i, len - i, &state);
+			/* Not UTF-8: the byte alone is escaped. */
+			if (n == (size_t)-1 || n == (size_t)-2 || n == 0)
+				n = 1, plain = false;
+			else
+				plain = !iswcntrl((wint_t)wc);
+		}
+		for (k = 0; k < n; k++) {
+			if (plain)
+				e[used++] = s[i + k];
+			else
+				used += (size_t)sprintf(e + used, "\\x%02x",
+				    (unsigned char)s[i + k]);
+		}
+	}
+	e[used] = '\0';
+	if (utf8 != (locale_t)0)
+		uselocale(before);
+	return e;
 }
 
 /* Picks the largest unit not above VALUE so numbers read like 12.5 ms. */

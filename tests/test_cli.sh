@@ -32,6 +32,40 @@ fails() {
 	ok "$desc: nothing on stdout" out_empty
 }
 
+# has_tmp DIR NAME, no_tmp DIR NAME: whether a temporary file of NAME
+# (.NAME.pw-tmp.PID.XXXXXX) is in DIR.
+has_tmp() {
+	set -- "$1/.$2.pw-tmp."*
+	[ -e "$1" ]
+}
+no_tmp() { ! has_tmp "$@"; }
+# signal_when SIG CONDITION CMD...: runs CMD in the background (its output
+# in $tmp/bg.out and $tmp/bg.err) until CONDITION (a command line) holds,
+# then sends it SIG; its exit status goes to $signalled.  A background job
+# of a script starts with interrupts ignored, which solve keeps so; env
+# gives it the default disposition back.
+signal_when() {
+	sig=$1
+	cond=$2
+	shift 2
+	# Emptied here: the background job might open them only after the
+	# first look, which would see the last run's output.
+	: >"$tmp/bg.out"
+	: >"$tmp/bg.err"
+	env --default-signal=INT "$@" >>"$tmp/bg.out" 2>>"$tmp/bg.err" &
+	pid=$!
+	i=0
+	while [ $i -lt 1200 ] && ! eval "$cond"; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	kill -"$sig" $pid
+	wait $pid
+	signalled=$?
+}
+# Whether FILE holds no control character but newlines.
+no_control() { ! LC_ALL=C grep -q "$(printf '[\001-\011\013-\037\177]')" "$1"; }
+
 # A JSON number field of $tmp/out ("makespan": 33.0 -> 33).
 field() {
 	sed -n "s/^ *\"$1\": *\\([-0-9.eE+]*\\),*\$/\\1/p" "$tmp/out" | head -1
@@ -363,7 +397,83 @@ ok "it leaves the existing output alone" grep -qx precious "$tmp/keep"
 run "$PW" schedule --family 1f1b -o "$tmp/keep"
 ok "schedule replaces an existing output" status_is 0
 ok "with a whole schedule" cmp -s "$tmp/keep" "$tmp/default-1f1b.json"
-ok "no temporary file is left behind" sh -c '! ls "$1"/keep?* >/dev/null 2>&1' sh "$tmp"
+ok "no temporary file is left behind" no_tmp "$tmp" keep
+
+# An output keeps its mode, and a link given as the output keeps leading
+# to the file written.
+chmod 600 "$tmp/keep"
+run "$PW" schedule --family 1f1b -o "$tmp/keep"
+ok "a private output stays private" [ "$(ls -l "$tmp/keep" | cut -c1-10)" = "-rw-------" ]
+ln -s keep "$tmp/keep-link"
+run "$PW" export "$tmp/default-1f1b.json" --to svg -o "$tmp/keep-link"
+ok "export through a link exits 0" status_is 0
+ok "the link is still a link" [ -L "$tmp/keep-link" ]
+ok "its target holds the output" sh -c '[ "$(head -c 4 "$1")" = "<svg" ]' sh "$tmp/keep"
+ok "the target kept its mode" [ "$(ls -l "$tmp/keep" | cut -c1-10)" = "-rw-------" ]
+ok "no temporary file beside the target" no_tmp "$tmp" keep
+
+# A fatal signal while an output is written leaves the output as it was
+# and no temporary file.  Writing 786,432 ops (about 47 MB) takes seconds:
+# the signal comes once the temporary file is there, the run still
+# writing (its status says the signal ended it).
+cat >"$tmp/big.lua" <<'EOF'
+local stages = {}
+for d = 1, 32 do stages[d] = { f = 1, b = 1, w = 1, act = 1, hold = 0.5 } end
+return pw.problem{ devices = 32, microbatches = 8192, stages = stages }
+EOF
+# Each signal with the status of a run it ends (128 + its number).
+for spec in TERM:143 HUP:129; do
+	sig=${spec%:*}
+	want=${spec#*:}
+	printf 'precious\n' >"$tmp/big.json"
+	signal_when $sig 'has_tmp "$tmp" big.json' \
+	    "$PW" schedule "$tmp/big.lua" --family 1f1b -o "$tmp/big.json"
+	ok "SIG$sig during schedule -o ends it" [ "$signalled" -eq "$want" ]
+	ok "...leaving no temporary file" no_tmp "$tmp" big.json
+	ok "...and the output as it was" grep -qx precious "$tmp/big.json"
+	printf 'precious\n' >"$tmp/big.trace"
+	signal_when $sig 'has_tmp "$tmp" big.trace' \
+	    "$PW" export "$tmp/big.lua" --family 1f1b --to chrome -o "$tmp/big.trace"
+	ok "SIG$sig during export ends it" [ "$signalled" -eq "$want" ]
+	ok "...leaving no temporary file" no_tmp "$tmp" big.trace
+	ok "...and the output as it was" grep -qx precious "$tmp/big.trace"
+done
+
+# After SIGKILL a temporary file remains; the next run of the same output
+# removes it (its process is gone), and nothing else that looks alike.
+sh -c 'exit 0' &
+dead=$!
+wait $dead
+for f in ".keep.pw-tmp.$dead.AbC123" ".keep.pw-tmp.$dead.AbC12" ".keep.pw-tmp.$$.AbC123" \
+    ".keep.pw-tmp.$dead.AbC123x" ".other.pw-tmp.$dead.AbC123"; do
+	: >"$tmp/$f"
+done
+run "$PW" schedule --family 1f1b -o "$tmp/keep-link"
+ok "a run after SIGKILL exits 0" status_is 0
+ok "...removing the dead run's temporary file" [ ! -e "$tmp/.keep.pw-tmp.$dead.AbC123" ]
+ok "...and only that" sh -c 'cd "$1" && shift && for f; do [ -e "$f" ] || exit 1; done &&
+    [ "$(ls -A | grep -c pw-tmp)" -eq $# ]' sh "$tmp" ".keep.pw-tmp.$dead.AbC12" \
+    ".keep.pw-tmp.$dead.AbC123x" ".keep.pw-tmp.$$.AbC123" ".other.pw-tmp.$dead.AbC123"
+rm -f "$tmp"/.*pw-tmp*
+
+# Names from files are escaped in everything printed as text: an ESC,
+# a BEL and a C1 CSI reach no terminal.
+if [ -f "$UNIT" ]; then
+	sed 's/"name": "unit4x8"/"name": "x\\u001b]0;t\\u0007\\u009by"/' "$UNIT" >"$tmp/esc.json"
+	"$PW" schedule "$tmp/esc.json" --family 1f1b -o "$tmp/esc-1f1b.json" >/dev/null
+	run "$PW" compare "$tmp/esc.json"
+	ok "compare escapes the name" out_has '^x\\x1b]0;t\\x07\\xc2\\x9by: 4 devices'
+	ok "...and prints no control character" no_control "$tmp/out"
+	run "$PW" show "$tmp/esc-1f1b.json"
+	ok "show escapes the name" out_has '^x\\x1b]0;t\\x07\\xc2\\x9by: 4 devices'
+	ok "...and prints no control character" no_control "$tmp/out"
+	run "$PW" eval "$tmp/esc-1f1b.json"
+	ok "eval prints no control character" no_control "$tmp/out"
+fi
+printf 'x\033[2J\n\377.json' >"$tmp/esc-name"
+fails 2 'x\x1b[2J; \xff.json: cannot open' \
+    "a path with ESC, a newline and a stray byte, escaped" "$PW" eval "$(cat "$tmp/esc-name")"
+ok "...no control character on stderr" no_control "$tmp/err"
 
 # A full disk: the output that cannot be written is an error, said once.
 if [ -c /dev/full ]; then
@@ -470,24 +580,6 @@ EOF
 	ok "solve to stdout writes JSON" out_starts "{"
 	ok "solve to stdout reports on stderr" err_has '^lower bound '
 
-	# Runs "$@" in the background until its progress reaches PHASE ($1),
-	# then interrupts it; its exit status goes to $interrupted.  A
-	# background job of a script starts with interrupts ignored, which
-	# solve keeps so; env gives it the default disposition back.
-	interrupt_at() {
-		phase=$1
-		shift
-		env --default-signal=INT "$@" >"$tmp/long.out" 2>"$tmp/long.err" &
-		pid=$!
-		i=0
-		while [ $i -lt 600 ] && ! grep -q " $phase " "$tmp/long.err"; do
-			sleep 0.1
-			i=$((i + 1))
-		done
-		kill -INT $pid
-		wait $pid
-		interrupted=$?
-	}
 	# An interrupt stops the search and the best schedule so far is
 	# written.  Sixteen uneven stages under a limit of eight activations
 	# keep the windows busy for minutes (the search never ends by itself
@@ -502,19 +594,23 @@ end
 return pw.problem{ devices = 16, microbatches = 64, comm = 0.02,
   memory_limit = 8, stages = stages }
 EOF
-	interrupt_at lns "$PW" solve "$tmp/long.lua" --time-limit 600 \
-	    -o "$tmp/long.json"
-	ok "an interrupted solve exits 0" [ "$interrupted" -eq 0 ]
-	ok "...saying it was cancelled" grep -q '^objective  *makespan .* (cancelled)$' "$tmp/long.out"
-	ok "...and why it ended" grep -q '^ended  *cancelled (the best so far: another run may differ)$' "$tmp/long.out"
-	run "$PW" check "$tmp/long.json"
-	ok "...and its schedule checks" status_is 0
+	for sig in INT TERM; do
+		signal_when $sig 'grep -q " lns " "$tmp/bg.err"' \
+		    "$PW" solve "$tmp/long.lua" --time-limit 600 -o "$tmp/long.json"
+		ok "a solve stopped by SIG$sig exits 0" [ "$signalled" -eq 0 ]
+		ok "...saying it was cancelled" grep -q '^objective  *makespan .* (cancelled)$' "$tmp/bg.out"
+		ok "...and why it ended" grep -q '^ended  *cancelled (the best so far: another run may differ)$' "$tmp/bg.out"
+		run "$PW" check "$tmp/long.json"
+		ok "...and its schedule checks" status_is 0
+		ok "...leaving no temporary file" no_tmp "$tmp" long.json
+		rm "$tmp/long.json"
+	done
 	# Interrupted while the model asked for is written: the file is
 	# still written whole, and no temporary file is left beside it.
 	mkdir "$tmp/lp"
-	interrupt_at milp "$PW" solve "$tmp/long.lua" --time-limit 600 \
-	    --write-lp "$tmp/lp/long.lp" -o /dev/null
-	ok "an interrupted solve with --write-lp exits 0" [ "$interrupted" -eq 0 ]
+	signal_when INT 'grep -q " milp " "$tmp/bg.err"' "$PW" solve \
+	    "$tmp/long.lua" --time-limit 600 --write-lp "$tmp/lp/long.lp" -o /dev/null
+	ok "an interrupted solve with --write-lp exits 0" [ "$signalled" -eq 0 ]
 	ok "...having written the model" grep -q '^/\* Objective function \*/' "$tmp/lp/long.lp"
 	ok "...and nothing else" [ "$(ls "$tmp/lp")" = long.lp ]
 

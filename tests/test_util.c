@@ -1,10 +1,14 @@
-/* test_util.c - allocation helpers, atomic output files, unit formatting. */
+/* test_util.c - allocation helpers, atomic output files, escapes, unit
+ * formatting. */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pipewright.h"
@@ -51,6 +55,152 @@ test_fifo(const char *path)
 	close(fd);
 }
 
+/* Writes TEXT to PATH through pw_outfile; its rc. */
+static int
+write_through(const char *path, const char *text)
+{
+	struct pw_outfile out;
+	struct pw_error err;
+	int rc;
+
+	if ((rc = pw_outfile_open(&out, path, &err)) != PW_OK)
+		return rc;
+	fputs(text, out.fp);
+	return pw_outfile_commit(&out, &err);
+}
+
+/* The mode of PATH, -1 when it is not there. */
+static int
+mode_of(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 ? (int)(st.st_mode & 07777) : -1;
+}
+
+/* Replacing a file keeps its mode; a link is written through; the
+ * temporary files of runs that are gone are removed, nothing else. */
+static void
+test_replace(const char *dir)
+{
+	char *file = pw_xasprintf("%s/private", dir);
+	char *link = pw_xasprintf("%s/link", dir);
+	char *sub = pw_xasprintf("%s/sub", dir);
+	char *dangling = pw_xasprintf("%s/dangling", dir);
+	char *made = pw_xasprintf("%s/sub/made", dir);
+	char *names[5], *text;
+	struct pw_outfile out;
+	struct pw_error err;
+	pid_t dead;
+	size_t i;
+	int fd;
+
+	tap_int(write_through(file, "one\n"), PW_OK, "write a file");
+	chmod(file, 0640);
+	tap_int(write_through(file, "two\n"), PW_OK, "replace it");
+	tap_int(mode_of(file), 0640, "the replaced file keeps mode 0640");
+	chmod(file, 0600);
+	tap_ok(symlink("private", link) == 0, "make a link");
+	tap_int(write_through(link, "three\n"), PW_OK, "write through the link");
+	tap_int(mode_of(link), 0777, "the link is still a link");
+	text = test_read_file(file);
+	tap_str(text, "three\n", "its target holds the output");
+	free(text);
+	tap_int(mode_of(file), 0600, "and kept its mode 0600");
+	tap_int(count_prefixed(dir, ".private.pw-tmp"), 0, "no temporary file beside it");
+	mkdir(sub, 0700);
+	tap_ok(symlink("sub/made", dangling) == 0, "make a link to nothing yet");
+	tap_int(write_through(dangling, "four\n"), PW_OK, "write through it");
+	text = test_read_file(made);
+	tap_str(text, "four\n", "the link's target is made");
+	free(text);
+	unlink(link);
+	tap_ok(symlink("link", link) == 0, "a link to itself");
+	tap_int(pw_outfile_open(&out, link, &err), PW_ERR_IO, "a loop fails");
+	tap_ok(strstr(err.msg, "link: cannot follow the link: Too many levels") !=
+	    NULL, "naming the loop (%s)", err.msg);
+	unlink(link);
+
+	/* A child that has exited and been waited for is gone. */
+	if ((dead = fork()) == 0)
+		_exit(0);
+	waitpid(dead, NULL, 0);
+	names[0] = pw_xasprintf("%s/.private.pw-tmp.%ld.Ab12cd", dir, (long)dead);
+	names[1] = pw_xasprintf("%s/.private.pw-tmp.%ld.Ab12c", dir, (long)dead);
+	names[2] = pw_xasprintf("%s/.private.pw-tmp.%ld.Ab12cd", dir, (long)getpid());
+	names[3] = pw_xasprintf("%s/.private.pw-tmp.0%ld.Ab12cd", dir, (long)dead);
+	names[4] = pw_xasprintf("%s/.privat.pw-tmp.%ld.Ab12cd", dir, (long)dead);
+	for (i = 0; i < 5; i++) {
+		if ((fd = open(names[i], O_WRONLY | O_CREAT, 0600)) != -1)
+			close(fd);
+	}
+	tap_int(write_through(file, "five\n"), PW_OK, "write after a killed run");
+	tap_ok(access(names[0], F_OK) != 0, "the dead run's temporary file is gone");
+	for (i = 1; i < 5; i++) {
+		tap_ok(access(names[i], F_OK) == 0, "%s is kept", strrchr(names[i], '/') + 1);
+		unlink(names[i]);
+		free(names[i]);
+	}
+	free(names[0]);
+	unlink(made);
+	rmdir(sub);
+	unlink(dangling);
+	unlink(file);
+	free(made);
+	free(dangling);
+	free(sub);
+	free(link);
+	free(file);
+}
+
+/* The cause of a failed write is the errno of the write that failed. */
+static void
+test_full(void)
+{
+	struct pw_outfile out;
+	struct pw_error err;
+	char big[65536];
+
+	if (access("/dev/full", W_OK) != 0) {
+		tap_skip("no /dev/full", "a full disk");
+		return;
+	}
+	memset(big, 'x', sizeof big);
+	tap_int(pw_outfile_open(&out, "/dev/full", &err), PW_OK, "open /dev/full");
+	fwrite(big, 1, sizeof big, out.fp);
+	errno = EINVAL;		/* stale, as stdio would leave it */
+	tap_int(pw_outfile_commit(&out, &err), PW_ERR_IO, "commit fails");
+	tap_str(err.msg, "/dev/full: write failed: No space left on device",
+	    "naming the cause");
+}
+
+static void
+test_escape(void)
+{
+	static const struct {
+		const char *in, *want, *what;
+	} cases[] = {
+		{ "plain name-1.json", "plain name-1.json", "printable ASCII" },
+		{ "a\033]0;x\007b", "a\\x1b]0;x\\x07b", "ESC and BEL" },
+		{ "\n\t\177", "\\x0a\\x09\\x7f", "newline, tab, DEL" },
+		{ "caf\303\251 \342\202\254", "caf\303\251 \342\202\254",
+		  "UTF-8 kept" },
+		{ "\302\233[2J", "\\xc2\\x9b[2J", "a C1 control (CSI)" },
+		{ "\342\200\250", "\\xe2\\x80\\xa8", "the line separator" },
+		{ "\377a\303", "\\xffa\\xc3", "bytes that are not UTF-8" },
+		{ "\300\257", "\\xc0\\xaf", "an overlong '/'" },
+		{ "", "", "nothing" },
+	};
+	size_t i;
+	char *e;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		e = pw_escape(cases[i].in);
+		tap_str(e, cases[i].want, "escape: %s", cases[i].what);
+		free(e);
+	}
+}
+
 static void
 test_outfile(void)
 {
@@ -85,7 +235,7 @@ test_outfile(void)
 	text = test_read_file(path);
 	tap_str(text, "first\n", "abort keeps the old file");
 	free(text);
-	tap_int(count_prefixed(dir, "out.txt.tmp"), 0, "abort leaves no temporary file");
+	tap_int(count_prefixed(dir, ".out.txt.pw-tmp"), 0, "abort leaves no temporary file");
 
 	free(path);
 	path = pw_xasprintf("%s/fifo", dir);
@@ -94,10 +244,12 @@ test_outfile(void)
 	free(path);
 	path = pw_xasprintf("%s/missing/out.txt", dir);
 	tap_int(pw_outfile_open(&out, path, &err), PW_ERR_IO, "missing directory fails");
-	tap_ok(strstr(err.msg, "missing/out.txt: cannot write: ") != NULL,
+	tap_ok(strstr(err.msg, "missing/out.txt: cannot create a temporary file in ") !=
+	    NULL,
 	    "error names the path (%s)", err.msg);
 	free(path);
 
+	test_replace(dir);
 	path = pw_xasprintf("%s/out.txt", dir);
 	unlink(path);
 	free(path);
@@ -151,6 +303,8 @@ int
 main(void)
 {
 	test_outfile();
+	test_full();
+	test_escape();
 	test_format();
 	test_strings();
 	test_splitmix();
