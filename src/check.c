@@ -221,8 +221,8 @@ pw_check_admit(struct pw_checker *c, size_t i)
 		}
 		if (!isfinite(t->bytes) || pw_check_differ(t->bytes,
 		    st->offload, 0))
-			pw_check_report(c, "%s moves %.12g bytes, but stage %d "
-			    "offloads %.12g", name, t->bytes, t->op.stage,
+			pw_check_report(c, "%s moves %.15g bytes, but stage %d "
+			    "offloads %.15g", name, t->bytes, t->op.stage,
 			    st->offload);
 	}
 	key = pw_check_key(p, t->op.kind, t->op.stage, t->op.mb);
@@ -291,8 +291,8 @@ pw_check_duration_of(struct pw_checker *c, const struct pw_timed_op *t)
 	if (!pw_check_differ(t->end - t->start, want, fmax(fabs(t->start),
 	    fabs(t->end))))
 		return;
-	pw_check_report(c, "%s lasts %.12g (from %.12g to %.12g), but should "
-	    "last %.12g", pw_op_name(name, sizeof name, t->op),
+	pw_check_report(c, "%s lasts %.15g (from %.15g to %.15g), but should "
+	    "last %.15g", pw_op_name(name, sizeof name, t->op),
 	    t->end - t->start, t->start, t->end, want);
 }
 
@@ -307,8 +307,8 @@ pw_check_after(struct pw_checker *c, const struct pw_timed_op *t,
 	if (dep == NULL || !pw_check_before(t->start, dep->end + comm))
 		return;
 	if (comm != 0)
-		snprintf(lag, sizeof lag, " plus comm %.12g", comm);
-	pw_check_report(c, "%s starts at %.12g before %s ends at %.12g%s",
+		snprintf(lag, sizeof lag, " plus comm %.15g", comm);
+	pw_check_report(c, "%s starts at %.15g before %s ends at %.15g%s",
 	    pw_op_name(a, sizeof a, t->op), t->start,
 	    pw_op_name(b, sizeof b, dep->op), dep->end, lag);
 }
@@ -354,8 +354,8 @@ pw_check_anchor(struct pw_checker *c, const struct pw_timed_op *t)
 		return;
 	when = t->anchor.at_end ? at->end : at->start;
 	if (pw_check_before(t->start, when))
-		pw_check_report(c, "%s starts at %.12g before its anchor %s "
-		    "%s at %.12g", name, t->start, an, t->anchor.at_end ?
+		pw_check_report(c, "%s starts at %.15g before its anchor %s "
+		    "%s at %.15g", name, t->start, an, t->anchor.at_end ?
 		    "ends" : "starts", when);
 }
 
@@ -445,8 +445,8 @@ pw_check_resources(struct pw_checker *c, struct pw_check_busy *busy, size_t n)
 			continue;
 		}
 		if (pw_check_before(busy[i].start, busy[last].end))
-			pw_check_report(c, "%s runs %s [%.12g, %.12g] and %s "
-			    "[%.12g, %.12g] at once", pw_check_resource_name(c->p,
+			pw_check_report(c, "%s runs %s [%.15g, %.15g] and %s "
+			    "[%.15g, %.15g] at once", pw_check_resource_name(c->p,
 			    busy[i].resource, res, sizeof res),
 			    pw_op_name(a, sizeof a, busy[last].t->op),
 			    busy[last].start, busy[last].end,
@@ -526,8 +526,8 @@ pw_check_memory_of(struct pw_checker *c, int d, const struct pw_check_mem *ev,
 	bool over = level > limit && pw_check_differ(level, limit, 0);
 
 	if (over)
-		pw_check_report(c, "device %d: static memory %.12g exceeds its "
-		    "limit %.12g", d, level, limit);
+		pw_check_report(c, "device %d: static memory %.15g exceeds its "
+		    "limit %.15g", d, level, limit);
 	while (i < n && ev[i].device == d && !over) {
 		t0 = ev[i].t;
 		culprit = ev[i].op;
@@ -539,8 +539,8 @@ pw_check_memory_of(struct pw_checker *c, int d, const struct pw_check_mem *ev,
 		}
 		over = level > limit && pw_check_differ(level, limit, 0);
 		if (over)
-			pw_check_report(c, "device %d holds %.12g bytes at "
-			    "%.12g (at %s), over its limit %.12g", d, level,
+			pw_check_report(c, "device %d holds %.15g bytes at "
+			    "%.15g (at %s), over its limit %.15g", d, level,
 			    t0, pw_op_name(name, sizeof name, culprit->op),
 			    limit);
 	}
