@@ -17,7 +17,7 @@
 
 #include "pipewright.h"
 
-/* Relative tolerance of every time and byte comparison. */
+/* Relative tolerance of every comparison. */
 #define PW_CHECK_RTOL	1e-9
 
 #define PW_CHECK_ABSENT	SIZE_MAX
@@ -29,6 +29,9 @@ struct pw_checker {
 	 * op of the problem, PW_CHECK_ABSENT when the list lacks it. */
 	size_t	*slot;
 	size_t	 nslots;
+	/* The problem's time scale (pw_check_scale), which sets every
+	 * time tolerance. */
+	double	 scale;
 	struct pw_violations *out;
 };
 
@@ -69,21 +72,21 @@ pw_check_report(struct pw_checker *c, const char *fmt, ...)
 	v->msg[v->n++] = pw_xstrdup(buf);
 }
 
-/* True when A and B differ by more than the tolerance, which scales with
- * the largest of 1, |A|, |B| and SCALE. */
+/* True when memory LEVEL (finite) is above LIMIT by more than the
+ * tolerance, which scales with the limit as the metrics' does. */
 static bool
-pw_check_differ(double a, double b, double scale)
+pw_check_over(double level, double limit)
 {
-	double m = fmax(1.0, fmax(scale, fmax(fabs(a), fabs(b))));
-
-	return fabs(a - b) > PW_CHECK_RTOL * m;
+	return level > limit + PW_CHECK_RTOL * fmax(1, limit);
 }
 
-/* True when A lies before B by more than the tolerance. */
+/* True when instant A lies before B by more than TOL.  Finite A and B may
+ * differ by more than a double holds; the difference then overflows to an
+ * infinity of the right sign, which is all this needs. */
 static bool
-pw_check_before(double a, double b)
+pw_check_before(double a, double b, double tol)
 {
-	return a < b && pw_check_differ(a, b, 0);
+	return b - a > tol;
 }
 
 static bool
@@ -139,6 +142,68 @@ pw_check_duration(const struct pw_problem *p, struct pw_op op)
 	return NAN;
 }
 
+/* The larger of M and D, unless D is not finite. */
+static double
+pw_check_longer(double m, double d)
+{
+	return isfinite(d) ? fmax(m, d) : m;
+}
+
+/* The problem's time scale: the most compute time of any one device (F,
+ * B and W of its stages for every microbatch, which the makespan of every
+ * valid schedule spans), or a longer transfer or hop.  It comes from the
+ * problem alone, so no schedule can widen a tolerance by where it lies on
+ * the clock or by how far apart it puts its ops.  Sums and durations that
+ * overflow do not count. */
+static double
+pw_check_scale(const struct pw_problem *p)
+{
+	double *work = pw_xcalloc((size_t)p->devices, sizeof *work);
+	const struct pw_stage *st;
+	double m = 0;
+	int s, d;
+
+	for (s = 0; s < p->nstages; s++) {
+		st = &p->stages[s];
+		work[st->device] += p->microbatches * (pw_check_duration(p,
+		    (struct pw_op){ PW_F, s, 0 }) + pw_check_duration(p,
+		    (struct pw_op){ PW_BW, s, 0 }));
+		if (p->link.present && st->offload > 0) {
+			m = pw_check_longer(m, pw_check_duration(p,
+			    (struct pw_op){ PW_OFFLOAD, s, 0 }));
+			m = pw_check_longer(m, pw_check_duration(p,
+			    (struct pw_op){ PW_RELOAD, s, 0 }));
+		}
+		if (s + 1 < p->nstages)
+			m = pw_check_longer(m, pw_check_hop(p, s));
+	}
+	for (d = 0; d < p->devices; d++)
+		m = pw_check_longer(m, work[d]);
+	free(work);
+	return m;
+}
+
+/* The tolerance of a comparison of times of ops lasting up to SPAN:
+ * PW_CHECK_RTOL of SPAN (at most the problem's scale, which a non-finite
+ * SPAN gets) plus PW_CHECK_RTOL of the problem's scale, for the rounding
+ * that times as far apart as a makespan carry (and ops of zero length).
+ * Always finite. */
+static double
+pw_check_tol(const struct pw_checker *c, double span)
+{
+	return PW_CHECK_RTOL * (fmin(span, c->scale) + c->scale);
+}
+
+/* The tolerance of an ordering between ops A and B, with a hop of HOP
+ * seconds between them: that of the longest of the three. */
+static double
+pw_check_order_tol(const struct pw_checker *c, struct pw_op a, struct pw_op b,
+    double hop)
+{
+	return pw_check_tol(c, fmax(hop, fmax(pw_check_duration(c->p, a),
+	    pw_check_duration(c->p, b))));
+}
+
 /* The channel of a transfer: its device's group, split by direction on a
  * full-duplex link. */
 static int
@@ -164,8 +229,10 @@ pw_check_has(const struct pw_checker *c, enum pw_kind kind, int stage, int mb)
 	return c->slot[pw_check_key(c->p, kind, stage, mb)] != PW_CHECK_ABSENT;
 }
 
-/* The listed op with finite times, or NULL: an absent op and one with a
- * non-finite time are reported once and otherwise skipped. */
+/* The listed op with a finite duration, or NULL: an absent op and one
+ * without are reported once and otherwise skipped.  end - start is finite
+ * only when both times are and their difference does not overflow, so
+ * every timed check works on finite starts, ends and durations. */
 static const struct pw_timed_op *
 pw_check_timed(const struct pw_checker *c, size_t key)
 {
@@ -174,7 +241,7 @@ pw_check_timed(const struct pw_checker *c, size_t key)
 	if (c->slot[key] == PW_CHECK_ABSENT)
 		return NULL;
 	t = &c->ops[c->slot[key]];
-	if (!isfinite(t->start) || !isfinite(t->end))
+	if (!isfinite(t->end - t->start))
 		return NULL;
 	return t;
 }
@@ -187,9 +254,9 @@ pw_check_find(const struct pw_checker *c, enum pw_kind kind, int stage, int mb)
 
 /* Enters op I in its slot unless it cannot be placed (outside the
  * problem, a transfer the problem cannot make, a repeat).  A wrong stated
- * device, wrong bytes, a non-finite time or a stray anchor are reported
- * but leave the op in, so it counts as present: the problem says where it
- * runs, and only its timed checks are skipped. */
+ * device, wrong bytes, a non-finite time or duration or a stray anchor
+ * are reported but leave the op in, so it counts as present: the problem
+ * says where it runs, and only its timed checks are skipped. */
 static void
 pw_check_admit(struct pw_checker *c, size_t i)
 {
@@ -219,10 +286,10 @@ pw_check_admit(struct pw_checker *c, size_t i)
 			    name, t->op.stage);
 			return;
 		}
-		if (!isfinite(t->bytes) || pw_check_differ(t->bytes,
-		    st->offload, 0))
-			pw_check_report(c, "%s moves %.12g bytes, but stage %d "
-			    "offloads %.12g", name, t->bytes, t->op.stage,
+		if (!(fabs(t->bytes - st->offload) <= PW_CHECK_RTOL *
+		    st->offload))
+			pw_check_report(c, "%s moves %.15g bytes, but stage %d "
+			    "offloads %.15g", name, t->bytes, t->op.stage,
 			    st->offload);
 	}
 	key = pw_check_key(p, t->op.kind, t->op.stage, t->op.mb);
@@ -235,9 +302,10 @@ pw_check_admit(struct pw_checker *c, size_t i)
 		pw_check_report(c, "%s is stated on device %d, but stage %d "
 		    "runs on device %d", name, t->device, t->op.stage,
 		    st->device);
-	if (!isfinite(t->start) || !isfinite(t->end))
-		pw_check_report(c, "%s has a non-finite time (start %g, end "
-		    "%g)", name, t->start, t->end);
+	if (!isfinite(t->end - t->start))
+		pw_check_report(c, "%s has a non-finite %s (start %g, end %g)",
+		    name, isfinite(t->start) && isfinite(t->end) ? "duration" :
+		    "time", t->start, t->end);
 	if (t->has_anchor && t->op.kind != PW_RELOAD)
 		pw_check_report(c, "%s names an anchor, but only a RELOAD "
 		    "may", name);
@@ -288,11 +356,11 @@ pw_check_duration_of(struct pw_checker *c, const struct pw_timed_op *t)
 	double want = pw_check_duration(c->p, t->op);
 	char name[64];
 
-	if (!pw_check_differ(t->end - t->start, want, fmax(fabs(t->start),
-	    fabs(t->end))))
+	/* False for a WANT that is not finite: no listed op lasts that. */
+	if (fabs(t->end - t->start - want) <= pw_check_tol(c, want))
 		return;
-	pw_check_report(c, "%s lasts %.12g (from %.12g to %.12g), but should "
-	    "last %.12g", pw_op_name(name, sizeof name, t->op),
+	pw_check_report(c, "%s lasts %.15g (from %.15g to %.15g), but should "
+	    "last %.15g", pw_op_name(name, sizeof name, t->op),
 	    t->end - t->start, t->start, t->end, want);
 }
 
@@ -304,11 +372,12 @@ pw_check_after(struct pw_checker *c, const struct pw_timed_op *t,
 {
 	char a[64], b[64], lag[64] = "";
 
-	if (dep == NULL || !pw_check_before(t->start, dep->end + comm))
+	if (dep == NULL || !pw_check_before(t->start, dep->end + comm,
+	    pw_check_order_tol(c, t->op, dep->op, comm)))
 		return;
 	if (comm != 0)
-		snprintf(lag, sizeof lag, " plus comm %.12g", comm);
-	pw_check_report(c, "%s starts at %.12g before %s ends at %.12g%s",
+		snprintf(lag, sizeof lag, " plus comm %.15g", comm);
+	pw_check_report(c, "%s starts at %.15g before %s ends at %.15g%s",
 	    pw_op_name(a, sizeof a, t->op), t->start,
 	    pw_op_name(b, sizeof b, dep->op), dep->end, lag);
 }
@@ -353,9 +422,10 @@ pw_check_anchor(struct pw_checker *c, const struct pw_timed_op *t)
 	if (at == NULL)
 		return;
 	when = t->anchor.at_end ? at->end : at->start;
-	if (pw_check_before(t->start, when))
-		pw_check_report(c, "%s starts at %.12g before its anchor %s "
-		    "%s at %.12g", name, t->start, an, t->anchor.at_end ?
+	if (pw_check_before(t->start, when, pw_check_order_tol(c, t->op,
+	    at->op, 0)))
+		pw_check_report(c, "%s starts at %.15g before its anchor %s "
+		    "%s at %.15g", name, t->start, an, t->anchor.at_end ?
 		    "ends" : "starts", when);
 }
 
@@ -444,9 +514,11 @@ pw_check_resources(struct pw_checker *c, struct pw_check_busy *busy, size_t n)
 			last = i;
 			continue;
 		}
-		if (pw_check_before(busy[i].start, busy[last].end))
-			pw_check_report(c, "%s runs %s [%.12g, %.12g] and %s "
-			    "[%.12g, %.12g] at once", pw_check_resource_name(c->p,
+		if (pw_check_before(busy[i].start, busy[last].end,
+		    pw_check_order_tol(c, busy[i].t->op,
+		    busy[last].t->op, 0)))
+			pw_check_report(c, "%s runs %s [%.15g, %.15g] and %s "
+			    "[%.15g, %.15g] at once", pw_check_resource_name(c->p,
 			    busy[i].resource, res, sizeof res),
 			    pw_op_name(a, sizeof a, busy[last].t->op),
 			    busy[last].start, busy[last].end,
@@ -510,39 +582,45 @@ pw_check_mem_events(const struct pw_problem *p, const struct pw_timed_op *t,
 	return n;
 }
 
-/* Device D's memory, instant by instant: events within the tolerance of
- * an instant's first event belong to it, and the level after all of them
- * is the instant's peak (frees come before allocations).  Reports the
- * first instant over the limit; returns the index past D's events. */
+/* Device D's memory, instant by instant: events within the ordering
+ * tolerance of an instant's first event belong to it, and the level after
+ * all of them is the instant's peak (frees come before allocations).
+ * Reports the first instant over the limit, or whose level overflows (a
+ * sum no double holds is above any limit it could be compared with);
+ * returns the index past D's events. */
 static size_t
 pw_check_memory_of(struct pw_checker *c, int d, const struct pw_check_mem *ev,
     size_t i, size_t n)
 {
 	double level = c->p->memory[d].static_bytes;
 	double limit = c->p->memory[d].limit;
-	const struct pw_timed_op *culprit;
+	const struct pw_timed_op *first, *culprit;
 	char name[64];
 	double t0;
-	bool over = level > limit && pw_check_differ(level, limit, 0);
+	bool over = pw_check_over(level, limit);
 
 	if (over)
-		pw_check_report(c, "device %d: static memory %.12g exceeds its "
-		    "limit %.12g", d, level, limit);
+		pw_check_report(c, "device %d: static memory %.15g exceeds its "
+		    "limit %.15g", d, level, limit);
 	while (i < n && ev[i].device == d && !over) {
 		t0 = ev[i].t;
-		culprit = ev[i].op;
-		for (; i < n && ev[i].device == d &&
-		    !pw_check_before(t0, ev[i].t); i++) {
+		first = culprit = ev[i].op;
+		for (; i < n && ev[i].device == d && !pw_check_before(t0,
+		    ev[i].t, pw_check_order_tol(c, first->op, ev[i].op->op,
+		    0)); i++) {
 			level += ev[i].delta;
 			if (ev[i].delta > 0)
 				culprit = ev[i].op;
 		}
-		over = level > limit && pw_check_differ(level, limit, 0);
-		if (over)
-			pw_check_report(c, "device %d holds %.12g bytes at "
-			    "%.12g (at %s), over its limit %.12g", d, level,
-			    t0, pw_op_name(name, sizeof name, culprit->op),
-			    limit);
+		over = !isfinite(level) || pw_check_over(level, limit);
+		pw_op_name(name, sizeof name, culprit->op);
+		if (!isfinite(level))
+			pw_check_report(c, "device %d: its memory overflows at "
+			    "%.15g (at %s)", d, t0, name);
+		else if (over)
+			pw_check_report(c, "device %d holds %.15g bytes at "
+			    "%.15g (at %s), over its limit %.15g", d, level,
+			    t0, name, limit);
 	}
 	while (i < n && ev[i].device == d)
 		i++;
@@ -606,6 +684,7 @@ pw_check(const struct pw_problem *p, const struct pw_timed_op *ops, size_t n,
 	memset(out, 0, sizeof *out);
 	c.p = p;
 	c.ops = ops;
+	c.scale = pw_check_scale(p);
 	c.out = out;
 	c.nslots = (size_t)PW_NKINDS * (size_t)p->nstages *
 	    (size_t)p->microbatches;

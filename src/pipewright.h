@@ -372,8 +372,9 @@ struct pw_violations {
 	char	**msg;
 };
 
-/* Fills OUT with one line per violation (times compared with a relative
- * tolerance of 1e-9).  Returns the number of violations. */
+/* Fills OUT with one line per violation (tolerances of 1e-9 of the durations
+ * compared plus 1e-9 of the problem's scale, its busiest device's compute
+ * time, never of the clock).  Returns the number of violations. */
 int	pw_check(const struct pw_problem *, const struct pw_timed_op *, size_t n,
 	    struct pw_violations *out);
 void	pw_violations_free(struct pw_violations *);

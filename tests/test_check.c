@@ -95,6 +95,18 @@ anchor_end(struct list *l, int s, int j, enum pw_kind kind, int as, int aj)
 	get(l, PW_RELOAD, s, j)->anchor.at_end = true;
 }
 
+/* Moves every op of L by OFFSET seconds. */
+static void
+shift(struct list *l, double offset)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		l->op[i].start += offset;
+		l->op[i].end += offset;
+	}
+}
+
 /* Checks L and expects WANT violations; with WANT 1, NEEDLE is the whole
  * message, otherwise a part of some message. */
 static void
@@ -495,8 +507,133 @@ test_memory(const struct pw_problem *p)
 	pw_problem_free(q);
 }
 
+/*
+ * The base case at 1e12 s, where each of its times is exact: it stays
+ * valid, and a zero-length op, an overlap and memory over a limit are
+ * still caught (a tolerance of 1e-9 of the clock was 1000 s there).  At
+ * 1e6/3 s, where the times round, it stays valid, and so it does with
+ * W(1,1) at 1e15 s, which must not loosen the checks of the rest.  The
+ * fused mini case at 1e12 s catches a zero-length F and BW.
+ */
+static void
+test_far(const struct pw_problem *p)
+{
+	struct pw_problem *q = pw_problem_copy(p);
+	struct list l;
+
+	base_list(&l, p);
+	shift(&l, 1e12);
+	expect(p, &l, 0, NULL, "the base case at 1e12 s");
+	get(&l, PW_F, 0, 0)->end = 1e12;
+	expect(p, &l, 1, "F(0,0) lasts 0 (from 1000000000000 to 1000000000000)"
+	    ", but should last 1", "a zero-length F at 1e12 s");
+
+	base_list(&l, p);
+	move(&l, PW_F, 0, 1, 0.5, 1.5);
+	shift(&l, 1e12);
+	expect(p, &l, 1, "device 0 runs F(0,0) [1000000000000, 1000000000001] "
+	    "and F(0,1) [1000000000000.5, 1000000000001.5] at once",
+	    "an overlap at 1e12 s");
+
+	q->memory[0].limit = 8.5;
+	base_list(&l, q);
+	shift(&l, 1e12);
+	expect(q, &l, 1, "device 0 holds 9 bytes at 1000000000001 (at F(0,1)), "
+	    "over its limit 8.5", "memory over the limit at 1e12 s");
+
+	base_list(&l, p);
+	shift(&l, 1e6 / 3);
+	expect(p, &l, 0, NULL, "the base case at 1e6/3 s, rounded");
+
+	/* One op far away lengthens the makespan, not the tolerance. */
+	base_list(&l, p);
+	move(&l, PW_W, 1, 1, 1e15, 1e15 + 1);
+	expect(p, &l, 0, NULL, "W(1,1) at 1e15 s");
+	move(&l, PW_F, 0, 0, 0, 0);
+	expect(p, &l, 1, "F(0,0) lasts 0 (from 0 to 0), but should last 1",
+	    "and a zero-length F near 0");
+	pw_problem_free(q);
+
+	/* The fused mini case, with F(0,0) and BW(0,0) of zero length. */
+	q = mini_problem(true, false);
+	mini_list(&l, q);
+	shift(&l, 1e12);
+	expect(q, &l, 0, NULL, "the mini case at 1e12 s");
+	get(&l, PW_F, 0, 0)->end = 1e12;
+	get(&l, PW_BW, 0, 0)->end = get(&l, PW_BW, 0, 0)->start;
+	expect(q, &l, 2, "BW(0,0) lasts 0 (from 1000000000005 to "
+	    "1000000000005), but should last 1", "zero-length F and BW at "
+	    "1e12 s");
+	pw_problem_free(q);
+}
+
+/* Times, durations and sums no double holds: each is one line, and the
+ * op is otherwise skipped. */
+static void
+test_nonfinite(const struct pw_problem *p)
+{
+	/* An op of the base case as stated instead, and the one message. */
+	static const struct {
+		enum pw_kind kind;
+		int	s, j;
+		double	start, end, bytes;
+		const char *msg;
+	} bad[] = {
+		{ PW_F, 0, 0, 1e308, -1e308, 0, "F(0,0) has a non-finite "
+		    "duration (start 1e+308, end -1e+308)" },
+		{ PW_W, 0, 1, NAN, 12, 0, "W(0,1) has a non-finite time (start "
+		    "nan, end 12)" },
+		{ PW_OFFLOAD, 0, 1, 2.25, 3.5, NAN, "OFFLOAD(0,1) moves nan "
+		    "bytes, but stage 0 offloads 2" },
+	};
+	struct pw_timed_op *t;
+	struct pw_problem *q;
+	struct list l;
+	size_t i;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		base_list(&l, p);
+		t = get(&l, bad[i].kind, bad[i].s, bad[i].j);
+		t->start = bad[i].start;
+		t->end = bad[i].end;
+		t->bytes = bad[i].bytes;
+		expect(p, &l, 1, bad[i].msg, bad[i].msg);
+	}
+
+	/* 2 bytes at 1e-308 bytes/s: no OFFLOAD lasts that long. */
+	q = pw_problem_copy(p);
+	q->link.d2h = 1e-308;
+	base_list(&l, q);
+	expect(q, &l, 2, "OFFLOAD(0,0) lasts 1.25 (from 1 to 2.25), but should "
+	    "last inf", "an OFFLOAD that should last longer than a double "
+	    "holds");
+	pw_problem_free(q);
+}
+
+/* Zero-length F at 1e308 and -1e308: the gap between them overflows, and
+ * its sign still says F(1,0) starts first. */
+static void
+test_overflowing_gap(void)
+{
+	struct pw_problem *p = mini_problem(true, false);
+	struct list l;
+
+	p->stages[0].f = 0;
+	p->stages[1].f = 0;
+	mini_list(&l, p);
+	move(&l, PW_F, 0, 0, 1e308, 1e308);
+	move(&l, PW_F, 1, 0, -1e308, -1e308);
+	drop(&l, PW_OFFLOAD, 0, 0);
+	drop(&l, PW_RELOAD, 0, 0);
+	expect(p, &l, 1, "F(1,0) starts at -1e+308 before F(0,0) ends at "
+	    "1e+308", "a gap that overflows");
+	pw_problem_free(p);
+}
+
 /* One device, fused backward, act 2: BW00 frees 2 at 2 as F01 allocates
- * 2, so a limit of 2 holds only when frees come first. */
+ * 2, so a limit of 2 holds only when frees come first.  With act 1e308
+ * and both F first, the level at F01 overflows, which no limit allows,
+ * not even none. */
 static void
 test_frees_first(void)
 {
@@ -514,6 +651,12 @@ test_frees_first(void)
 	p->memory[0].limit = 1.5;
 	expect(p, &l, 1, "device 0 holds 2 bytes at 0 (at F(0,0)), over its "
 	    "limit 1.5", "and the limit binds");
+	p->stages[0].act = 1e308;
+	p->memory[0].limit = INFINITY;
+	move(&l, PW_F, 0, 1, 1, 2);
+	move(&l, PW_BW, 0, 0, 2, 3);
+	expect(p, &l, 1, "device 0: its memory overflows at 1 (at F(0,1))",
+	    "a memory sum that overflows");
 	pw_problem_free(p);
 }
 
@@ -561,6 +704,9 @@ main(void)
 	test_memory(p);
 	test_frees_first();
 	test_transfer_memory();
+	test_far(p);
+	test_nonfinite(p);
+	test_overflowing_gap();
 	pw_problem_free(p);
 	return tap_done();
 }

@@ -12,7 +12,9 @@
  * objectives; the same for every family that builds on the problem as
  * given, whose tighter schedules test the bounds harder; and the optimizer
  * started from the random order must return a schedule that keeps those
- * limits.  One TAP line per property, with the first failure.
+ * limits.  Far from 0 on the clock the checker must judge as near it, and
+ * times no double holds must be reported, once.  One TAP line per
+ * property, with the first failure.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -107,6 +109,9 @@ enum {
 	P_BELOW,	/* rejects one limit just below its peak */
 	P_BOUND,	/* lower bounds <= objectives at the peaks' limits */
 	P_SOLVE,	/* the optimizer's result from it keeps the limits */
+	P_FAR,		/* accepts it shifted to 1e6 s, and to 1e12 s if exact */
+	P_FLAT,		/* names a zero-length op of it shifted to 1e12 s */
+	P_NONFINITE,	/* reports an op with a non-finite time or duration */
 	P_COUNT
 };
 
@@ -127,6 +132,12 @@ static struct prop props[P_COUNT] = {
 	{ .name = "the optimizer, started from a random order with the limits "
 	    "at its peaks and two pins it keeps, returns a schedule that "
 	    "keeps them, passes the checker and is no worse" },
+	{ .name = "the checker accepts a schedule shifted by 1e6 s, and by "
+	    "1e12 s where every time moves exactly" },
+	{ .name = "the checker names a zero-length op of a schedule shifted "
+	    "by 1e12 s (the only violation where the shift is exact)" },
+	{ .name = "the checker reports an op with a NaN or infinite time, or "
+	    "one from 1e308 to -1e308, in one line and nothing else" },
 };
 
 /* What the cases covered, so a generator that drifts shows in the log. */
@@ -444,20 +455,28 @@ prop_roundtrip(int k, const struct pw_problem *p, const struct pw_timing *t,
 	pw_schedule_free(sched);
 }
 
-/* Runs the checker; WANT is the exact count, or -1 for "at least one". */
+/* Runs the checker; WANT is the exact count, or -1 for "at least one";
+ * PREFIX, unless NULL, must begin some message. */
 static void
 expect_check(int which, int k, const struct pw_problem *p,
-    const struct pw_timed_op *ops, size_t n, int want, const char *what)
+    const struct pw_timed_op *ops, size_t n, int want, const char *prefix,
+    const char *what)
 {
 	struct pw_violations v;
-	int got;
+	bool named = prefix == NULL;
+	int got, i;
 
 	props[which].runs++;
 	got = pw_check(p, ops, n, &v);
+	for (i = 0; i < v.n && !named; i++)
+		named = strncmp(v.msg[i], prefix, strlen(prefix)) == 0;
 	if (want >= 0 ? got != want : got == 0)
 		prop_fail(&props[which], k, "%s: %d violations (want %s%d)%s%s",
 		    what, got, want >= 0 ? "" : "> ", want >= 0 ? want : 0,
 		    v.n > 0 ? "; first: " : "", v.n > 0 ? v.msg[0] : "");
+	else if (!named)
+		prop_fail(&props[which], k, "%s: no message begins \"%s\"; "
+		    "first: %s", what, prefix, v.msg[0]);
 	pw_violations_free(&v);
 }
 
@@ -477,14 +496,14 @@ prop_accept(int k, const struct pw_problem *p, const struct pw_timed_op *ops,
 	struct pw_timed_op *c = copy_ops(ops, n), tmp;
 	size_t i, r;
 
-	expect_check(P_ACCEPT, k, p, ops, n, 0, "as simulated");
+	expect_check(P_ACCEPT, k, p, ops, n, 0, NULL, "as simulated");
 	for (i = n; i > 1; i--) {
 		r = (size_t)rng_int((int)i);
 		tmp = c[i - 1];
 		c[i - 1] = c[r];
 		c[r] = tmp;
 	}
-	expect_check(P_ACCEPT, k, p, c, n, 0, "shuffled");
+	expect_check(P_ACCEPT, k, p, c, n, 0, NULL, "shuffled");
 	free(c);
 }
 
@@ -511,7 +530,7 @@ prop_anchor(int k, const struct pw_problem *p, const struct pw_timing *t,
 		c[pick].end -= d;
 		snprintf(what, sizeof what, "%s moved %g before its anchor",
 		    pw_op_name(name, sizeof name, c[pick].op), d);
-		expect_check(P_ANCHOR, k, p, c, n, -1, what);
+		expect_check(P_ANCHOR, k, p, c, n, -1, NULL, what);
 	}
 	free(c);
 }
@@ -540,7 +559,7 @@ prop_break(int k, const struct pw_problem *p, const struct pw_timing *t,
 	c[r].end -= d;
 	snprintf(what, sizeof what, "%s moved %g earlier",
 	    pw_op_name(name, sizeof name, c[r].op), d);
-	expect_check(P_SHIFT, k, p, c, n, -1, what);
+	expect_check(P_SHIFT, k, p, c, n, -1, NULL, what);
 	prop_anchor(k, p, t, ops, n, shortest);
 
 	memcpy(c, ops, n * sizeof *c);
@@ -548,14 +567,14 @@ prop_break(int k, const struct pw_problem *p, const struct pw_timing *t,
 	c[r].end -= 0.5 * (c[r].end - c[r].start);
 	snprintf(what, sizeof what, "%s shortened",
 	    pw_op_name(name, sizeof name, c[r].op));
-	expect_check(P_SHORTEN, k, p, c, n, -1, what);
+	expect_check(P_SHORTEN, k, p, c, n, -1, NULL, what);
 
 	memcpy(c, ops, n * sizeof *c);
 	r = (size_t)rng_int((int)n);
 	snprintf(what, sizeof what, "%s dropped",
 	    pw_op_name(name, sizeof name, c[r].op));
 	memmove(&c[r], &c[r + 1], (n - r - 1) * sizeof *c);
-	expect_check(P_DROP, k, p, c, n - 1, -1, what);
+	expect_check(P_DROP, k, p, c, n - 1, -1, NULL, what);
 
 	/* Two compute ops of one device whose durations differ. */
 	memcpy(c, ops, n * sizeof *c);
@@ -577,9 +596,82 @@ prop_break(int k, const struct pw_problem *p, const struct pw_timing *t,
 		snprintf(what, sizeof what, "times of %s and %s swapped",
 		    pw_op_name(name, sizeof name, c[a].op),
 		    pw_op_name(other, sizeof other, c[b].op));
-		expect_check(P_SWAP, k, p, c, n, -1, what);
+		expect_check(P_SWAP, k, p, c, n, -1, NULL, what);
 		break;
 	}
+	free(c);
+}
+
+/* Returns a copy of OPS (the caller frees) with every time OFFSET
+ * later; EXACT says whether each moved exactly. */
+static struct pw_timed_op *
+shift_ops(const struct pw_timed_op *ops, size_t n, double offset, bool *exact)
+{
+	struct pw_timed_op *c = copy_ops(ops, n);
+	size_t i;
+
+	*exact = true;
+	for (i = 0; i < n; i++) {
+		c[i].start += offset;
+		c[i].end += offset;
+		*exact &= c[i].start - offset == ops[i].start &&
+		    c[i].end - offset == ops[i].end;
+	}
+	return c;
+}
+
+/*
+ * The valid schedule OPS at 1e6 s, where its times round by about 1e-10 s
+ * (far below 1e-9 of any cost here), is still valid; at 1e12 s only where
+ * every time moves exactly (the grid's quarters), as rounding there is
+ * 1e-4 s.  At 1e12 s, a random op made to last 0 must be named, and be
+ * the only violation where the shift is exact.
+ */
+static void
+prop_far(int k, const struct pw_problem *p, const struct pw_timed_op *ops,
+    size_t n)
+{
+	struct pw_timed_op *c;
+	char prefix[96], name[64];
+	bool exact;
+	size_t r;
+
+	c = shift_ops(ops, n, 1e6, &exact);
+	expect_check(P_FAR, k, p, c, n, 0, NULL, "shifted by 1e6 s");
+	free(c);
+	c = shift_ops(ops, n, 1e12, &exact);
+	if (exact)
+		expect_check(P_FAR, k, p, c, n, 0, NULL, "shifted by 1e12 s");
+	r = (size_t)rng_int((int)n);
+	c[r].end = c[r].start;
+	snprintf(prefix, sizeof prefix, "%s lasts 0 (",
+	    pw_op_name(name, sizeof name, c[r].op));
+	expect_check(P_FLAT, k, p, c, n, exact ? 1 : -1, prefix,
+	    "shifted by 1e12 s, one op of zero length");
+	free(c);
+}
+
+/* One op of OPS with a time no double holds, or a duration no double
+ * holds (1e308 to -1e308): exactly one message, which says so. */
+static void
+prop_nonfinite(int k, const struct pw_problem *p, const struct pw_timed_op *ops,
+    size_t n)
+{
+	static const double bad[][2] = { { NAN, 0 }, { 0, INFINITY },
+	    { -INFINITY, 0 }, { NAN, NAN }, { 1e308, -1e308 } };
+	struct pw_timed_op *c = copy_ops(ops, n);
+	char want[160], name[64];
+	size_t r = (size_t)rng_int((int)n);
+	int v = rng_int((int)(sizeof bad / sizeof bad[0]));
+
+	if (bad[v][0] != 0)
+		c[r].start = bad[v][0];
+	if (bad[v][1] != 0)
+		c[r].end = bad[v][1];
+	snprintf(want, sizeof want, "%s has a non-finite %s (start %g, end %g)",
+	    pw_op_name(name, sizeof name, c[r].op), isfinite(c[r].start) &&
+	    isfinite(c[r].end) ? "duration" : "time", c[r].start, c[r].end);
+	expect_check(P_NONFINITE, k, p, c, n, 1, want, want);
 	free(c);
 }
 
@@ -627,14 +719,14 @@ prop_limits(int k, const struct pw_problem *p, const struct pw_schedule *sched,
 	double peak;
 	int d;
 
-	expect_check(P_PEAK, k, q, ops, n, 0, "limits at the peaks");
+	expect_check(P_PEAK, k, q, ops, n, 0, NULL, "limits at the peaks");
 	prop_bound(k, q, m, "random order");
 	d = rng_int(p->devices);
 	peak = m->device[d].peak;
 	q->memory[d].limit = peak - 1e-6 * fmax(1, peak);
 	snprintf(what, sizeof what, "device %d limit %.17g below peak %.17g",
 	    d, q->memory[d].limit, peak);
-	expect_check(P_BELOW, k, q, ops, n, 1, what);
+	expect_check(P_BELOW, k, q, ops, n, 1, NULL, what);
 	pw_metrics_free(m);
 	pw_problem_free(q);
 }
@@ -783,6 +875,8 @@ run_case(int k)
 	prop_limits(k, p, sched, t, ops, n);
 	prop_family_bounds(k, p);
 	prop_solve(k, p, sched, t);
+	prop_far(k, p, ops, n);
+	prop_nonfinite(k, p, ops, n);
 	free(ops);
 	pw_timing_free(t);
 out:
