@@ -349,6 +349,9 @@ pw_cost_problem(const struct pw_model *m, const struct pw_hardware *hw,
 
 	nstages = sp->devices * sp->chunks;
 	last = nstages - 1;
+	if ((rc = pw_problem_check_counts(sp->devices, nstages,
+	    sp->microbatches, "split", err)) != PW_OK)
+		return rc;
 	p = pw_problem_new(sp->devices, nstages, sp->microbatches);
 	p->name = pw_xasprintf("%s-%dx%s", pw_cost_where(m->name, "model"),
 	    sp->devices, pw_cost_where(hw->name, "hardware"));

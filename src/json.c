@@ -687,6 +687,10 @@ pw_jread_problem(struct pw_jin *in, const json_t *obj, const char *parent,
 		    "memory"), devices, json_array_size(memory));
 		return PW_ERR_INPUT;
 	}
+	if ((rc = pw_problem_check_counts(devices,
+	    (int)json_array_size(stages), microbatches, in->file,
+	    in->err)) != PW_OK)
+		return rc;
 
 	p = pw_problem_new(devices, (int)json_array_size(stages), microbatches);
 	pw_problem_set_comm(p, comm);
@@ -937,6 +941,15 @@ pw_jread_file(const char *path, bool schedule_only,
 	if ((rc = pw_jarray(&in, root, "", "ops", false, &array)) != PW_OK)
 		goto out;
 	n = json_array_size(array);
+	/* A schedule states each op of the problem at most once. */
+	if (n > pw_op_universe(p)) {
+		pw_error_set(err, "%s: ops: %zu ops, more than the %zu the "
+		    "problem has (%d stages x %d microbatches x %d kinds)",
+		    in.file, n, pw_op_universe(p), p->nstages,
+		    p->microbatches, PW_NKINDS);
+		rc = PW_ERR_INPUT;
+		goto out;
+	}
 	t = pw_xcalloc(n, sizeof *t);
 	for (i = 0; i < n; i++)
 		if ((rc = pw_jelement(&in, array, "ops", i, elem,
@@ -1033,7 +1046,7 @@ pw_jset_fields(json_t *obj, const struct pw_jfield *table, size_t n,
 static json_t *
 pw_jgroups(const struct pw_problem *p)
 {
-	json_t *groups, *g;
+	json_t *groups;
 	int d, k;
 	bool own = p->link.ngroups == p->devices;
 
@@ -1041,14 +1054,14 @@ pw_jgroups(const struct pw_problem *p)
 		own = p->link.group[d] == d;
 	if (own)
 		return NULL;
+	/* Each device joins its group's list, so that this is linear in the
+	 * devices however many groups there are. */
 	groups = pw_jcheck(json_array());
-	for (k = 0; k < p->link.ngroups; k++) {
-		g = pw_jcheck(json_array());
-		for (d = 0; d < p->devices; d++)
-			if (p->link.group[d] == k)
-				pw_jappend(g, json_integer(d));
-		pw_jappend(groups, g);
-	}
+	for (k = 0; k < p->link.ngroups; k++)
+		pw_jappend(groups, json_array());
+	for (d = 0; d < p->devices; d++)
+		pw_jappend(json_array_get(groups, (size_t)p->link.group[d]),
+		    json_integer(d));
 	return groups;
 }
 

@@ -147,12 +147,15 @@ void	pw_problem_set_comm(struct pw_problem *, double comm);
 void	pw_problem_set_link(struct pw_problem *, double d2h, double h2d,
 	    double latency, bool duplex);
 
-/* The most (stage, microbatch) pairs a problem may have.  Each pair has
- * PW_NKINDS ops, and the simulator, the metrics and every view keep a few
- * dozen bytes per op: this bound keeps a problem within memory a
- * workstation has, and far above any real pipeline (64 stages x 4096
- * microbatches is 2^18). */
-#define PW_MAX_PAIRS	((size_t)1 << 22)
+/* The most (stage, microbatch) pairs a problem may have, checked before
+ * anything is sized by them.  Each pair has PW_NKINDS ops; reading a
+ * schedule file costs about 1 KB per op stated (its JSON tree), and
+ * simulating, timing and drawing a few dozen bytes per op of the
+ * universe.  Measured at 2^18 pairs (4 stages x 65,536 microbatches,
+ * zb-h1's 786,432 ops): schedule 128 MB, check and show 780 MB; so 2^20
+ * keeps the largest problem within about 3 GB for every command, and is
+ * far above any real pipeline (64 stages x 4096 microbatches is 2^18). */
+#define PW_MAX_PAIRS	((size_t)1 << 20)
 
 /* Checks the counts before anything is sized by them: each at least 1,
  * no more devices than stages (every device runs one), and at most

@@ -581,6 +581,20 @@ static const struct bad_case {
 	    "exist (stages = 2)" },
 	{ "sched_start.json", true, true, "ops[2].start: must be a number (got "
 	    "\"1.0\")" },
+	{ "sched_ops_too_many.json", true, true, "ops: 14 ops, more than the "
+	    "12 the problem has (2 stages x 1 microbatches x 6 kinds)" },
+	{ "pairs_too_many.json", false, true, "microbatches: 4 stages x "
+	    "2000000 microbatches exceeds the limit of 1048576 (stage, "
+	    "microbatch) pairs (each keeps 6 ops in memory)" },
+	{ "sum_act.json", false, true, "memory[0]: static 0 plus every "
+	    "activation of device 0 held at once (2 microbatches) is not a "
+	    "finite number of bytes" },
+	{ "sum_comm.json", false, true, "stages[0].comm: 1e+308 makes the "
+	    "time of every op in series, once per device, not finite (2 "
+	    "microbatches, 2 devices)" },
+	{ "sum_f.json", false, true, "stages[0].f: 1e+308 makes the time of "
+	    "every op in series, once per device, not finite (2 microbatches, "
+	    "2 devices)" },
 	{ "stage_comm_negative.json", false, true, "stages[0].comm: must be a "
 	    "non-negative number (got -1)" },
 	{ "stage_device.json", false, true, "stages[2].device: device 9 does "
