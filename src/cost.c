@@ -338,7 +338,10 @@ pw_cost_problem(const struct pw_model *m, const struct pw_hardware *hw,
 	int rc, s, d, nstages, last;
 
 	*out = NULL;
-	if ((rc = pw_cost_check_model(m, err)) != PW_OK ||
+	/* The names become the problem's name and its origin's. */
+	if ((rc = pw_text_check(m->name, "model", "name", err)) != PW_OK ||
+	    (rc = pw_text_check(hw->name, "hardware", "name", err)) != PW_OK ||
+	    (rc = pw_cost_check_model(m, err)) != PW_OK ||
 	    (rc = pw_cost_check_hardware(hw, sp->offload, err)) != PW_OK ||
 	    (rc = pw_cost_check_split(sp, m->layers, err)) != PW_OK)
 		return rc;

@@ -995,7 +995,18 @@ pw_text_valid(const char *s)
 	return valid;
 }
 
-/* Jansson fails to build a value only when memory runs out; like
+int
+pw_text_check(const char *s, const char *where, const char *field,
+    struct pw_error *err)
+{
+	if (s == NULL || pw_text_valid(s))
+		return PW_OK;
+	pw_error_set(err, "%s: %s: must be valid UTF-8 text", where, field);
+	return PW_ERR_INPUT;
+}
+
+/* Jansson fails to build a value only when memory runs out or it is
+ * given text that is not UTF-8, which pw_jset_text checks first; like
  * pw_xmalloc, give up then. */
 static json_t *
 pw_jcheck(json_t *v)
@@ -1065,22 +1076,42 @@ pw_jgroups(const struct pw_problem *p)
 	return groups;
 }
 
-static void
-pw_jset_name(json_t *obj, const char *name)
+/* Sets member KEY to text from a user (NULL: no member), which JSON
+ * can carry only when it is UTF-8; FIELD names it in the message. */
+static int
+pw_jset_text(json_t *obj, const char *key, const char *text,
+    const char *where, const char *field, struct pw_error *err)
 {
-	if (name != NULL)
-		pw_jset(obj, "name", json_string(name));
+	int rc;
+
+	if (text == NULL)
+		return PW_OK;
+	if ((rc = pw_text_check(text, where, field, err)) != PW_OK)
+		return rc;
+	pw_jset(obj, key, json_string(text));
+	return PW_OK;
 }
 
-/* Returns the origin as a new JSON object the caller releases. */
+/* Returns the origin as a new JSON object the caller releases, or NULL
+ * with ERR set when a name cannot be written. */
 static json_t *
-pw_jorigin(const struct pw_origin *o)
+pw_jorigin(const struct pw_origin *o, const char *where, const char *parent,
+    struct pw_error *err)
 {
 	json_t *obj, *model, *hw, *split, *layers;
+	char field[PW_FIELD_MAX];
 	size_t i, n;
 
 	model = pw_jcheck(json_object());
-	pw_jset_name(model, o->model.name);
+	hw = pw_jcheck(json_object());
+	if (pw_jset_text(model, "name", o->model.name, where,
+	    pw_jname(field, parent, "origin.model.name"), err) != PW_OK ||
+	    pw_jset_text(hw, "name", o->hardware.name, where,
+	    pw_jname(field, parent, "origin.hardware.name"), err) != PW_OK) {
+		json_decref(model);
+		json_decref(hw);
+		return NULL;
+	}
 	for (i = 0; i < PW_NFIELDS(pw_jmodel); i++)
 		pw_jset(model, pw_jmodel[i].key, json_integer(*(const int *)
 		    ((const char *)&o->model + pw_jmodel[i].off)));
@@ -1088,8 +1119,6 @@ pw_jorigin(const struct pw_origin *o)
 	    json_boolean(o->model.flash_attention));
 	pw_jset(model, "recompute",
 	    json_string(pw_jrecompute[o->model.recompute]));
-	hw = pw_jcheck(json_object());
-	pw_jset_name(hw, o->hardware.name);
 	pw_jset_fields(hw, pw_jhardware, PW_NFIELDS(pw_jhardware),
 	    &o->hardware);
 	split = pw_jcheck(json_object());
@@ -1113,18 +1142,23 @@ pw_jorigin(const struct pw_origin *o)
 	return obj;
 }
 
-/* Returns the problem as a new JSON object the caller releases; FORMAT
- * adds the problem file's "format". */
+/* Returns the problem as a new JSON object the caller releases, or NULL
+ * with ERR set when a name cannot be written; FORMAT adds the problem
+ * file's "format", PARENT prefixes field names ("" or "problem"). */
 static json_t *
-pw_jproblem(const struct pw_problem *p, bool format)
+pw_jproblem(const struct pw_problem *p, bool format, const char *where,
+    const char *parent, struct pw_error *err)
 {
-	json_t *obj, *stages, *memory, *link, *groups, *v;
+	json_t *obj, *stages, *memory, *link, *groups, *v, *origin;
+	char field[PW_FIELD_MAX];
 	int i;
 
 	obj = pw_jcheck(json_object());
 	if (format)
 		pw_jset(obj, "format", json_string(PW_FORMAT_PROBLEM));
-	pw_jset_name(obj, p->name);
+	if (pw_jset_text(obj, "name", p->name, where,
+	    pw_jname(field, parent, "name"), err) != PW_OK)
+		goto fail;
 	pw_jset(obj, "devices", json_integer(p->devices));
 	pw_jset(obj, "microbatches", json_integer(p->microbatches));
 	pw_jset(obj, "comm", pw_jreal(p->comm));
@@ -1155,9 +1189,16 @@ pw_jproblem(const struct pw_problem *p, bool format)
 			pw_jset(link, "groups", groups);
 		pw_jset(obj, "link", link);
 	}
-	if (p->origin != NULL)
-		pw_jset(obj, "origin", pw_jorigin(p->origin));
+	if (p->origin != NULL) {
+		if ((origin = pw_jorigin(p->origin, where, parent,
+		    err)) == NULL)
+			goto fail;
+		pw_jset(obj, "origin", origin);
+	}
 	return obj;
+fail:
+	json_decref(obj);
+	return NULL;
 }
 
 /* Returns the metrics as a new JSON object the caller releases. */
@@ -1340,7 +1381,8 @@ pw_problem_write(const char *path, const struct pw_problem *p,
 	/* What could not be read back is not written. */
 	if ((rc = pw_problem_validate(p, path, err)) != PW_OK)
 		return rc;
-	head = pw_jproblem(p, true);
+	if ((head = pw_jproblem(p, true, path, "", err)) == NULL)
+		return PW_ERR_INPUT;
 	rc = pw_jwrite(path, head, NULL, 0, false, err);
 	json_decref(head);
 	return rc;
@@ -1352,7 +1394,7 @@ pw_schedule_write(const char *path, const struct pw_problem *p,
     struct pw_error *err)
 {
 	struct pw_timed_op *ops;
-	json_t *head;
+	json_t *head, *problem;
 	size_t n;
 	int rc;
 
@@ -1360,9 +1402,15 @@ pw_schedule_write(const char *path, const struct pw_problem *p,
 		return rc;
 	head = pw_jcheck(json_object());
 	pw_jset(head, "format", json_string(PW_FORMAT_SCHEDULE));
-	if (sched->family != NULL)
-		pw_jset(head, "family", json_string(sched->family));
-	pw_jset(head, "problem", pw_jproblem(p, false));
+	if ((rc = pw_jset_text(head, "family", sched->family, path, "family",
+	    err)) == PW_OK &&
+	    (problem = pw_jproblem(p, false, path, "problem", err)) == NULL)
+		rc = PW_ERR_INPUT;
+	if (rc != PW_OK) {
+		json_decref(head);
+		return rc;
+	}
+	pw_jset(head, "problem", problem);
 	pw_jset(head, "metrics", pw_jmetrics(p, sched, t));
 	ops = pw_timed_ops(p, sched, t, &n);
 	rc = pw_jwrite(path, head, ops, n, true, err);

@@ -450,6 +450,10 @@ int	pw_schedule_write(const char *path, const struct pw_problem *,
 /* Whether S is text every format can carry: valid UTF-8 (JSON refuses
  * anything else). */
 bool	pw_text_valid(const char *s);
+/* PW_OK when S is NULL (absent) or valid text, else PW_ERR_INPUT with
+ * "WHERE: FIELD: must be valid UTF-8 text". */
+int	pw_text_check(const char *s, const char *where, const char *field,
+	    struct pw_error *);
 
 /* The built-in default problem: a GPT-3-like model on 8 devices. */
 struct pw_problem *pw_problem_default(void);

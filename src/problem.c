@@ -154,6 +154,20 @@ pw_validate_stage(const struct pw_problem *p, int s, const char *where,
 	return PW_OK;
 }
 
+/* The names an origin carries into files. */
+static int
+pw_origin_check(const struct pw_origin *o, const char *where,
+    struct pw_error *err)
+{
+	int rc;
+
+	if ((rc = pw_text_check(o->model.name, where, "origin.model.name",
+	    err)) != PW_OK)
+		return rc;
+	return pw_text_check(o->hardware.name, where, "origin.hardware.name",
+	    err);
+}
+
 /* What one pass over the stages learns of a device. */
 struct pw_vdevice {
 	int	chunks;		/* stages on it */
@@ -312,6 +326,10 @@ pw_problem_validate(const struct pw_problem *p, const char *where,
 	}
 	if (p->link.present &&
 	    (rc = pw_validate_link(p, where, err)) != PW_OK)
+		return rc;
+	if ((rc = pw_text_check(p->name, where, "name", err)) != PW_OK ||
+	    (p->origin != NULL &&
+	    (rc = pw_origin_check(p->origin, where, err)) != PW_OK))
 		return rc;
 	vd = pw_xcalloc((size_t)p->devices, sizeof *vd);
 	for (d = 0; d < p->devices; d++)

@@ -807,6 +807,61 @@ offload_schedule(struct pw_problem **out)
 	return s;
 }
 
+/* Text that is not UTF-8 (which jansson refuses) is an input error that
+ * names its field, in the writer, the validation and the cost model,
+ * and no file is left behind. */
+static void
+test_text(void)
+{
+	struct pw_problem *p = pw_problem_default(), *q = NULL;
+	struct pw_schedule *s = NULL;
+	struct pw_timing *t = NULL;
+	struct pw_model m = pw_model_presets[0];
+	struct pw_error err;
+	char *path = tmp_path("text.json"), *want;
+	int before = count_entries(tmpdir);
+
+	free((char *)p->origin->hardware.name);
+	p->origin->hardware.name = pw_xstrdup("H\xff");
+	tap_int(pw_problem_write(path, p, &err), PW_ERR_INPUT,
+	    "a hardware name that is not UTF-8 is not written");
+	want = pw_xasprintf("%s: origin.hardware.name: must be valid UTF-8 "
+	    "text", path);
+	tap_str(err.msg, want, "the message names the field");
+	free(want);
+	tap_int(pw_cost_problem(&p->origin->model, &p->origin->hardware,
+	    &p->origin->split, &q, &err), PW_ERR_INPUT,
+	    "the cost model refuses it");
+	tap_str(err.msg, "hardware: name: must be valid UTF-8 text",
+	    "and names the field");
+	m.name = "m\xc3";
+	tap_int(pw_cost_problem(&m, &p->origin->hardware, &p->origin->split,
+	    &q, &err), PW_ERR_INPUT, "a cut model name too");
+	tap_str(err.msg, "model: name: must be valid UTF-8 text",
+	    "its message");
+	pw_problem_free(q);
+	pw_origin_free(p->origin);
+	p->origin = NULL;
+	if (tap_int(pw_family_build(pw_family_find("1f1b"), p, &q, &s, &err),
+	    PW_OK, "build 1f1b") &&
+	    tap_int(pw_simulate(q, s, &t, &err), PW_OK, "simulate it")) {
+		free(s->family);
+		s->family = pw_xstrdup("1f1b\xe9");
+		tap_int(pw_schedule_write(path, q, s, t, &err), PW_ERR_INPUT,
+		    "a family name that is not UTF-8 is not written");
+		want = pw_xasprintf("%s: family: must be valid UTF-8 text",
+		    path);
+		tap_str(err.msg, want, "and named");
+		free(want);
+	}
+	tap_int(count_entries(tmpdir), before, "no file left behind");
+	pw_timing_free(t);
+	pw_schedule_free(s);
+	pw_problem_free(q);
+	pw_problem_free(p);
+	free(path);
+}
+
 static void
 test_schedule_roundtrip(void)
 {
@@ -932,6 +987,7 @@ main(void)
 	test_bad_inputs();
 	test_unreadable();
 	test_atomic();
+	test_text();
 	test_schedule_roundtrip();
 	remove_tmpdir();
 	return tap_done();

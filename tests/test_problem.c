@@ -201,10 +201,11 @@ test_validate_sums(void)
 	pw_problem_free(p);
 }
 
-/* One limit on the size. */
+/* One limit on the size, and names that files can carry. */
 static void
-test_validate_counts(void)
+test_validate_counts_text(void)
 {
+	struct pw_problem *p;
 	struct pw_error err;
 	char want[256];
 
@@ -220,6 +221,18 @@ test_validate_counts(void)
 	tap_int(pw_problem_check_counts(3, 2, 1, "x.json", &err), PW_ERR_INPUT,
 	    "more devices than stages");
 
+	p = uniform(2, 2, 4);
+	pw_problem_place_loop(p, &err);
+	p->name = pw_xstrdup("caf\xe9");
+	tap_int(pw_problem_validate(p, "x.json", &err), PW_ERR_INPUT,
+	    "a name that is not UTF-8");
+	tap_str(err.msg, "x.json: name: must be valid UTF-8 text",
+	    "the message names the field");
+	free(p->name);
+	p->name = pw_xstrdup("caf\xc3\xa9");
+	tap_int(pw_problem_validate(p, "x.json", &err), PW_OK,
+	    "a UTF-8 name is fine");
+	pw_problem_free(p);
 }
 
 /* Devices x stages: 20,000 devices of two stages each validate in one
@@ -248,7 +261,7 @@ main(void)
 	test_placement();
 	test_validate();
 	test_validate_sums();
-	test_validate_counts();
+	test_validate_counts_text();
 	test_validate_wide();
 	test_ops();
 	test_copy();
