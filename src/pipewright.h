@@ -148,13 +148,14 @@ void	pw_problem_set_link(struct pw_problem *, double d2h, double h2d,
 	    double latency, bool duplex);
 
 /* The most (stage, microbatch) pairs a problem may have, checked before
- * anything is sized by them.  Each pair has PW_NKINDS ops; reading a
- * schedule file costs about 1 KB per op stated (its JSON tree), and
- * simulating, timing and drawing a few dozen bytes per op of the
- * universe.  Measured at 2^18 pairs (4 stages x 65,536 microbatches,
- * zb-h1's 786,432 ops): schedule 128 MB, check and show 780 MB; so 2^20
- * keeps the largest problem within about 3 GB for every command, and is
- * far above any real pipeline (64 stages x 4096 microbatches is 2^18). */
+ * anything is sized by them.  Each pair has PW_NKINDS ops, and every
+ * command keeps a few hundred bytes per op (a schedule file's ops are
+ * read one at a time, never as one JSON tree).  Measured at 2^20 pairs
+ * (4 stages x 262,144 microbatches, zb-h1's 3,145,728 ops): schedule
+ * 465 MB, check 510 MB, show 570 MB; a file stating every op of the
+ * universe about doubles check's.  So this keeps the largest problem
+ * near 1 GB for every command, and is far above any real pipeline (64
+ * stages x 4096 microbatches is 2^18). */
 #define PW_MAX_PAIRS	((size_t)1 << 20)
 
 /* Checks the counts before anything is sized by them: each at least 1,
