@@ -338,7 +338,10 @@ pw_cost_problem(const struct pw_model *m, const struct pw_hardware *hw,
 	int rc, s, d, nstages, last;
 
 	*out = NULL;
-	if ((rc = pw_cost_check_model(m, err)) != PW_OK ||
+	/* The names become the problem's name and its origin's. */
+	if ((rc = pw_text_check(m->name, "model", "name", err)) != PW_OK ||
+	    (rc = pw_text_check(hw->name, "hardware", "name", err)) != PW_OK ||
+	    (rc = pw_cost_check_model(m, err)) != PW_OK ||
 	    (rc = pw_cost_check_hardware(hw, sp->offload, err)) != PW_OK ||
 	    (rc = pw_cost_check_split(sp, m->layers, err)) != PW_OK)
 		return rc;
@@ -349,6 +352,9 @@ pw_cost_problem(const struct pw_model *m, const struct pw_hardware *hw,
 
 	nstages = sp->devices * sp->chunks;
 	last = nstages - 1;
+	if ((rc = pw_problem_check_counts(sp->devices, nstages,
+	    sp->microbatches, "split", err)) != PW_OK)
+		return rc;
 	p = pw_problem_new(sp->devices, nstages, sp->microbatches);
 	p->name = pw_xasprintf("%s-%dx%s", pw_cost_where(m->name, "model"),
 	    sp->devices, pw_cost_where(hw->name, "hardware"));

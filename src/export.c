@@ -113,20 +113,44 @@ pw_view_times(const struct pw_problem *p, const struct pw_timing *t,
 }
 
 double
-pw_view_tick(double span, int maxticks)
+pw_view_at(double t0, double span, double t)
 {
-	static const double mult[] = { 1, 2, 5 };
+	double x;
+
+	if (!(span > 0) || !isfinite(span))
+		return 0;
+	/* t - t0 may overflow to infinity (then x is 1) but, both being
+	 * finite, never to NaN; the division of denormals stays exact
+	 * enough for a picture. */
+	x = (t - t0) / span;
+	if (!(x > 0))
+		return 0;
+	return x < 1 ? x : 1;
+}
+
+int
+pw_view_ticks(double span, int maxticks, double *step)
+{
+	static const double mult[] = { 1, 2, 5, 10 };
 	double unit, raw;
 	size_t i;
 
 	assert(maxticks > 0);
+	*step = 1;
 	if (!(span > 0) || !isfinite(span))
 		return 1;
 	raw = span / maxticks;
+	/* Near the ends of the doubles, a power of ten can underflow to 0 or
+	 * a multiple of it overflow: one interval then, the whole span. */
 	unit = pow(10, floor(log10(raw)));
+	*step = span;
 	for (i = 0; i < sizeof mult / sizeof mult[0]; i++) {
-		if (mult[i] * unit >= raw * (1 - 1e-9))
-			return mult[i] * unit;
+		if (mult[i] * unit >= raw * (1 - 1e-9) &&
+		    isfinite(mult[i] * unit) && mult[i] * unit > 0) {
+			*step = mult[i] * unit;
+			break;
+		}
 	}
-	return 10 * unit;
+	raw = floor(span / *step * (1 + 1e-9));
+	return raw < maxticks ? (int)raw + 1 : maxticks + 1;
 }

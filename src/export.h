@@ -39,8 +39,13 @@ char	*pw_view_title(const struct pw_problem *, const struct pw_schedule *);
 /* Start and end of OP; false when the timing lacks it. */
 bool	pw_view_times(const struct pw_problem *, const struct pw_timing *,
 	    struct pw_op, double *start, double *end);
-/* A round tick step (1, 2 or 5 times a power of ten) that cuts SPAN
- * seconds into at most MAXTICKS intervals. */
-double	pw_view_tick(double span, int maxticks);
+/* Where time T falls on a chart of SPAN seconds from T0, as a fraction
+ * in [0, 1] (0 for a chart of no span).  Never NaN, whatever finite times
+ * it is given: spans of a denormal, times near DBL_MAX. */
+double	pw_view_at(double t0, double span, double t);
+/* The ticks of an axis of SPAN seconds: returns how many (1 to
+ * MAXTICKS + 1) at multiples of *STEP from 0, *STEP a round step (1, 2 or
+ * 5 times a power of ten) where one exists, else SPAN itself. */
+int	pw_view_ticks(double span, int maxticks, double *step);
 
 #endif /* PW_EXPORT_H */

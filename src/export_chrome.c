@@ -135,8 +135,8 @@ pw_export_chrome(FILE *fp, const struct pw_problem *p,
 	free(rows);
 	if (o.unencodable) {
 		pw_error_set(err, "chrome trace: a value cannot be encoded (a "
-		    "time or size that is not finite, or a name that is not "
-		    "UTF-8)");
+		    "time beyond what microseconds can hold, about 1.8e302 s, "
+		    "or a name that is not UTF-8)");
 		return PW_ERR_INPUT;
 	}
 	if (ferror(fp)) {

@@ -47,21 +47,22 @@ static const char *const svg_key[PW_NKINDS] = {
  * scale the memory plots share. */
 struct svg_map {
 	double	t0;
-	double	scale;		/* pixels per second */
+	double	span;		/* seconds across the plot, 0 for none */
 	double	ymax;		/* bytes at the top of a memory plot */
 };
 
 static double
 svg_x(const struct svg_map *m, double t)
 {
-	return SVG_LEFT + (t - m->t0) * m->scale;
+	return SVG_LEFT + pw_view_at(m->t0, m->span, t) * SVG_PLOT;
 }
 
 /* The y of BYTES in the memory plot whose bottom is at BOTTOM. */
 static double
 svg_y(const struct svg_map *m, double bottom, double bytes)
 {
-	return bottom - bytes / m->ymax * (SVG_MEM_H - SVG_MEM_PAD);
+	return bottom - pw_view_at(0, m->ymax, bytes) *
+	    (SVG_MEM_H - SVG_MEM_PAD);
 }
 
 /* Writes TEXT as XML character data; control characters, which XML 1.0
@@ -142,7 +143,7 @@ svg_op(FILE *fp, const struct svg_map *m, double y, struct pw_op op,
     double start, double end, const int *chunks)
 {
 	char name[64], b1[32], b2[32], num[16];
-	double x = svg_x(m, start), w = (end - start) * m->scale;
+	double x = svg_x(m, start), w = svg_x(m, end) - x;
 	int n;
 
 	fprintf(fp, "<rect class=\"op %s%s\" x=\"%.2f\" y=\"%.2f\" "
@@ -162,13 +163,13 @@ svg_op(FILE *fp, const struct svg_map *m, double y, struct pw_op op,
 static void
 svg_gantt(FILE *fp, const struct svg_map *m, const struct pw_problem *p,
     const struct pw_timing *t, const struct pw_view_row *rows, int nrows,
-    const int *chunks, double makespan)
+    const int *chunks)
 {
 	double axis = SVG_GANTT_TOP + nrows * SVG_ROW_PITCH + 2;
 	double y, step, x, start, end;
 	struct pw_op op;
 	char buf[32];
-	int r, i, k;
+	int r, i, k, nticks;
 
 	for (r = 0; r < nrows; r++) {
 		y = SVG_GANTT_TOP + r * SVG_ROW_PITCH;
@@ -179,8 +180,8 @@ svg_gantt(FILE *fp, const struct svg_map *m, const struct pw_problem *p,
 	}
 	fprintf(fp, "<line class=\"axis\" x1=\"%d\" y1=\"%.2f\" x2=\"%d\" "
 	    "y2=\"%.2f\"/>\n", SVG_LEFT, axis, SVG_LEFT + SVG_PLOT, axis);
-	step = pw_view_tick(makespan, SVG_PLOT / SVG_TICK_GAP);
-	for (k = 0; k * step <= makespan * (1 + 1e-9); k++) {
+	nticks = pw_view_ticks(m->span, SVG_PLOT / SVG_TICK_GAP, &step);
+	for (k = 0; k < nticks; k++) {
 		x = svg_x(m, m->t0 + k * step);
 		fprintf(fp, "<line class=\"grid\" x1=\"%.2f\" y1=\"%d\" "
 		    "x2=\"%.2f\" y2=\"%.2f\"/>\n", x, SVG_GANTT_TOP - 2, x,
@@ -189,8 +190,6 @@ svg_gantt(FILE *fp, const struct svg_map *m, const struct pw_problem *p,
 		    "x2=\"%.2f\" y2=\"%.2f\"/>\n", x, axis, x, axis + 5);
 		svg_text(fp, x, axis + 18, "mid",
 		    pw_fmt_seconds(buf, sizeof buf, k * step));
-		if (!(makespan > 0))
-			break;
 	}
 	for (r = 0; r < nrows; r++) {
 		y = SVG_GANTT_TOP + r * SVG_ROW_PITCH;
@@ -271,8 +270,8 @@ pw_export_svg(FILE *fp, const struct pw_problem *p,
 	rows = pw_view_rows(p, s, &nrows);
 	chunks = pw_view_chunks(p);
 	m.t0 = isfinite(mt->start) ? mt->start : 0;
-	m.scale = mt->makespan > 0 && isfinite(mt->makespan) ?
-	    SVG_PLOT / mt->makespan : 0;
+	m.span = mt->makespan > 0 && isfinite(mt->makespan) ?
+	    mt->makespan : 0;
 	m.ymax = 0;
 	for (d = 0; d < mt->ndevices; d++) {
 		m.ymax = fmax(m.ymax, mt->device[d].peak);
@@ -290,8 +289,7 @@ pw_export_svg(FILE *fp, const struct pw_problem *p,
 	    "<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n",
 	    SVG_WIDTH, height, SVG_WIDTH, height, svg_style);
 	svg_header(fp, p, s, mt, pw_view_interleaved(chunks, p->nstages));
-	svg_gantt(fp, &m, p, t, rows, nrows, chunks,
-	    m.scale > 0 ? mt->makespan : 0);
+	svg_gantt(fp, &m, p, t, rows, nrows, chunks);
 	head = pw_xasprintf("memory (0 to %s near the top of every plot; "
 	    "dashed: limit; red: above it)", pw_fmt_bytes(b1, sizeof b1,
 	    m.ymax));

@@ -1,4 +1,5 @@
-/* json.c - the interchange format (docs/format.md), through jansson. */
+/* json.c - the interchange format (docs/format.md): yajl streams the
+ * text, jansson holds the values and writes them. */
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <yajl/yajl_parse.h>
 
 #include "pipewright.h"
 
@@ -144,6 +146,19 @@ pw_jflags(const json_t *v)
 		return JSON_ENCODE_ANY |
 		    JSON_REAL_PRECISION(pw_jprecision(json_real_value(v)));
 	return JSON_ENCODE_ANY;
+}
+
+/* Jansson fails to build a value only when memory runs out or it is
+ * given text that is not UTF-8, which pw_jset_text checks first; like
+ * pw_xmalloc, give up then. */
+static json_t *
+pw_jcheck(json_t *v)
+{
+	if (v == NULL) {
+		fprintf(stderr, "pipewright: out of memory building JSON\n");
+		abort();
+	}
+	return v;
 }
 
 /* ------------------------------------------------------------------ */
@@ -687,6 +702,10 @@ pw_jread_problem(struct pw_jin *in, const json_t *obj, const char *parent,
 		    "memory"), devices, json_array_size(memory));
 		return PW_ERR_INPUT;
 	}
+	if ((rc = pw_problem_check_counts(devices,
+	    (int)json_array_size(stages), microbatches, in->file,
+	    in->err)) != PW_OK)
+		return rc;
 
 	p = pw_problem_new(devices, (int)json_array_size(stages), microbatches);
 	pw_problem_set_comm(p, comm);
@@ -810,80 +829,477 @@ pw_jread_op(struct pw_jin *in, const json_t *obj, const char *parent,
 	return PW_OK;
 }
 
-/* Parses PATH ("-": stdin) into an object and checks its format: a
- * schedule file, or when !SCHEDULE_ONLY also a problem file.  Returns
- * the object (the caller releases it) or NULL with *RC set. */
-static json_t *
-pw_jload(struct pw_jin *in, const char *path, bool schedule_only,
-    bool *schedule, int *rc)
-{
-	json_error_t jerr;
-	json_t *root, *v;
-	const char *format;
-	char field[PW_FIELD_MAX];
-	FILE *fp;
+/* ------------------------------------------------------------------ */
+/* Loader: yajl streams the text, jansson holds the values             */
 
-	fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-	if (fp == NULL) {
-		pw_error_set(in->err, "%s: cannot open: %s", in->file,
-		    strerror(errno));
-		*rc = PW_ERR_IO;
-		return NULL;
-	}
-	*rc = PW_ERR_INPUT;
-	root = json_loadf(fp, JSON_REJECT_DUPLICATES, &jerr);
-	if (ferror(fp)) {
-		pw_error_set(in->err, "%s: cannot read: %s", in->file,
-		    strerror(errno));
-		*rc = PW_ERR_IO;
-	} else if (root == NULL)
-		pw_error_set(in->err, "%s: line %d column %d: JSON syntax "
-		    "error: %s", in->file, jerr.line, jerr.column, jerr.text);
-	if (fp != stdin)
-		fclose(fp);
-	if (root == NULL || *rc == PW_ERR_IO)
-		goto fail;
-	if (!json_is_object(root)) {
-		pw_jbad(in, "", root, "must be a JSON object");
-		goto fail;
-	}
-	if (pw_jmember(in, root, "", "format", true, field, &v) != PW_OK)
-		goto fail;
-	format = json_is_string(v) ? json_string_value(v) : "";
-	*schedule = strcmp(format, PW_FORMAT_SCHEDULE) == 0;
-	if (schedule_only && !*schedule) {
-		pw_jbad(in, field, v, "must be \"" PW_FORMAT_SCHEDULE "\"");
-		goto fail;
-	}
-	if (!*schedule && strcmp(format, PW_FORMAT_PROBLEM) != 0) {
-		pw_jbad(in, field, v, "must be \"" PW_FORMAT_PROBLEM "\" or \""
-		    PW_FORMAT_SCHEDULE "\"");
-		goto fail;
-	}
-	*rc = PW_OK;
-	return root;
-fail:
-	json_decref(root);
-	return NULL;
-}
+/*
+ * A schedule file's top-level "ops" array never becomes one tree: a
+ * reader of the problem alone skips its elements, and a reader of the
+ * ops reads each element as it closes, once the format and the problem
+ * before it are read.  A file that states its ops before those is read
+ * twice: the first pass skips the ops, the second reads them (input that
+ * cannot seek is kept in a temporary file for it).
+ */
+struct pw_jfile {
+	struct pw_jin	*in;
+	bool		 schedule_only;
+	bool		 want_ops;	/* read the ops, else skip them */
+	bool		 headed;	/* the format and problem are read */
+	bool		 rescan;	/* ops came before them: read again */
+	bool		 schedule;	/* a schedule file */
+	struct pw_problem *p;
+	struct pw_timed_op *ops;
+	size_t		 nops, cap;
+};
 
-/* Reads the problem of a problem file, or of a schedule file (under
- * "problem"), so that every command takes either. */
+/* The deepest nesting read, as jansson's own parser allows: deeper
+ * values would overflow the stack of jansson's recursive release. */
+#define PW_JSON_MAX_DEPTH	2048
+
+/* An open container and, for an object, the key of its next member. */
+struct pw_jframe {
+	json_t	*v;
+	char	*key;
+};
+
+struct pw_jparse {
+	struct pw_jfile	*f;
+	yajl_handle	 h;
+	struct pw_jframe *stack;
+	size_t		 depth, cap;
+	json_t		*root;
+	size_t		 skip;		/* depth inside a skipped array, or 0 */
+	bool		 stream;	/* the open ops array's elements are read */
+	/* The chunk being parsed and the line and column at its start, for
+	 * messages. */
+	const unsigned char *chunk;
+	size_t		 chunklen;
+	int		 line, column;
+	int		 rc;
+};
+
+/* Checks the root's format (a schedule file, or when !SCHEDULE_ONLY also
+ * a problem file) and reads its problem. */
 static int
-pw_jread_file_problem(struct pw_jin *in, const json_t *root, bool schedule,
-    struct pw_problem **out)
+pw_jhead(struct pw_jfile *f, const json_t *root)
 {
+	struct pw_jin *in = f->in;
 	char field[PW_FIELD_MAX];
+	const char *format;
 	json_t *v;
 	int rc;
 
-	if (!schedule)
-		return pw_jread_problem(in, root, "", out);
-	*out = NULL;
-	rc = pw_jmember(in, root, "", "problem", true, field, &v);
-	if (rc != PW_OK)
+	f->headed = true;
+	if (!json_is_object(root))
+		return pw_jbad(in, "", root, "must be a JSON object");
+	if ((rc = pw_jmember(in, root, "", "format", true, field,
+	    &v)) != PW_OK)
 		return rc;
-	return pw_jread_problem(in, v, field, out);
+	format = json_is_string(v) ? json_string_value(v) : "";
+	f->schedule = strcmp(format, PW_FORMAT_SCHEDULE) == 0;
+	if (f->schedule_only && !f->schedule)
+		return pw_jbad(in, field, v, "must be \"" PW_FORMAT_SCHEDULE
+		    "\"");
+	if (!f->schedule && strcmp(format, PW_FORMAT_PROBLEM) != 0)
+		return pw_jbad(in, field, v, "must be \"" PW_FORMAT_PROBLEM
+		    "\" or \"" PW_FORMAT_SCHEDULE "\"");
+	if (!f->schedule)
+		return pw_jread_problem(in, root, "", &f->p);
+	if ((rc = pw_jmember(in, root, "", "problem", true, field,
+	    &v)) != PW_OK)
+		return rc;
+	return pw_jread_problem(in, v, field, &f->p);
+}
+
+/* Reads V, element I of "ops", into the next timed op. */
+static int
+pw_jfile_op(struct pw_jfile *f, const json_t *v, size_t i)
+{
+	char elem[PW_FIELD_MAX];
+	int rc;
+
+	/* A schedule states each op of the problem at most once. */
+	if (i >= pw_op_universe(f->p)) {
+		pw_error_set(f->in->err, "%s: ops: more than the %zu ops the "
+		    "problem has (%d stages x %d microbatches x %d kinds)",
+		    f->in->file, pw_op_universe(f->p), f->p->nstages,
+		    f->p->microbatches, PW_NKINDS);
+		return PW_ERR_INPUT;
+	}
+	pw_jname_index(elem, "ops", i);
+	if (!json_is_object(v))
+		return pw_jbad(f->in, elem, v, "must be an object");
+	if (f->nops == f->cap) {
+		f->cap = f->cap == 0 ? 256 : 2 * f->cap;
+		f->ops = pw_xreallocarray(f->ops, f->cap, sizeof *f->ops);
+	}
+	memset(&f->ops[f->nops], 0, sizeof *f->ops);
+	if ((rc = pw_jread_op(f->in, v, elem, f->p, &f->ops[f->nops])) != PW_OK)
+		return rc;
+	f->nops++;
+	return PW_OK;
+}
+
+/* Sets a syntax error at the parser's position in its chunk. */
+static int
+pw_jp_fail(struct pw_jparse *P, const char *what)
+{
+	size_t i, n = yajl_get_bytes_consumed(P->h);
+	int line = P->line, column = P->column;
+
+	if (n > P->chunklen)
+		n = P->chunklen;
+
+	for (i = 0; i < n; i++) {
+		column++;
+		if (P->chunk[i] == '\n') {
+			line++;
+			column = 0;
+		}
+	}
+	pw_error_set(P->f->in->err, "%s: line %d column %d: JSON syntax "
+	    "error: %s", P->f->in->file, line, column, what);
+	P->rc = PW_ERR_INPUT;
+	return 0;
+}
+
+/* Adds a finished value to the open container, or makes it the root;
+ * an element of the ops being streamed is read and dropped.  Returns
+ * yajl's 1 to go on, 0 to stop. */
+static int
+pw_jp_value(struct pw_jparse *P, json_t *v)
+{
+	struct pw_jframe *top;
+	size_t i;
+
+	pw_jcheck(v);
+	if (P->depth == 0) {
+		P->root = v;
+		return 1;
+	}
+	top = &P->stack[P->depth - 1];
+	if (json_is_object(top->v)) {
+		if (json_object_set_new(top->v, top->key, v) != 0)
+			pw_jcheck(NULL);
+		free(top->key);
+		top->key = NULL;
+		return 1;
+	}
+	if (P->stream && P->depth == 2) {
+		i = P->f->nops;
+		P->rc = pw_jfile_op(P->f, v, i);
+		json_decref(v);
+		return P->rc == PW_OK;
+	}
+	if (json_array_append_new(top->v, v) != 0)
+		pw_jcheck(NULL);
+	return 1;
+}
+
+static int
+pw_jp_null(void *ctx)
+{
+	struct pw_jparse *P = ctx;
+
+	return P->skip > 0 || pw_jp_value(P, json_null());
+}
+
+static int
+pw_jp_boolean(void *ctx, int b)
+{
+	struct pw_jparse *P = ctx;
+
+	return P->skip > 0 || pw_jp_value(P, json_boolean(b));
+}
+
+static int
+pw_jp_integer(void *ctx, long long x)
+{
+	struct pw_jparse *P = ctx;
+
+	return P->skip > 0 || pw_jp_value(P, json_integer(x));
+}
+
+static int
+pw_jp_double(void *ctx, double x)
+{
+	struct pw_jparse *P = ctx;
+
+	return P->skip > 0 || pw_jp_value(P, json_real(x));
+}
+
+/* Text as jansson holds it (NUL-terminated), refusing "\u0000" as
+ * jansson does by default; the caller frees it. */
+static char *
+pw_jp_text(struct pw_jparse *P, const unsigned char *s, size_t len)
+{
+	char *text;
+
+	if (memchr(s, '\0', len) != NULL) {
+		pw_jp_fail(P, "\\u0000 is not allowed in a string");
+		return NULL;
+	}
+	text = pw_xmalloc(len + 1);
+	memcpy(text, s, len);
+	text[len] = '\0';
+	return text;
+}
+
+static int
+pw_jp_string(void *ctx, const unsigned char *s, size_t len)
+{
+	struct pw_jparse *P = ctx;
+	char *text;
+	int go;
+
+	if (P->skip > 0)
+		return 1;
+	if ((text = pw_jp_text(P, s, len)) == NULL)
+		return 0;
+	go = pw_jp_value(P, json_string(text));
+	free(text);
+	return go;
+}
+
+static int
+pw_jp_key(void *ctx, const unsigned char *s, size_t len)
+{
+	struct pw_jparse *P = ctx;
+	struct pw_jframe *top = &P->stack[P->depth - 1];
+
+	if (P->skip > 0)
+		return 1;
+	if ((top->key = pw_jp_text(P, s, len)) == NULL)
+		return 0;
+	if (json_object_get(top->v, top->key) != NULL)
+		return pw_jp_fail(P, "duplicate object key");
+	return 1;
+}
+
+/* Whether the array opening now is the top level's "ops". */
+static bool
+pw_jp_is_ops(const struct pw_jparse *P)
+{
+	return P->depth == 1 && P->stack[0].key != NULL &&
+	    strcmp(P->stack[0].key, "ops") == 0;
+}
+
+static int
+pw_jp_open(struct pw_jparse *P, json_t *v)
+{
+	pw_jcheck(v);
+	if (P->depth + P->skip >= PW_JSON_MAX_DEPTH) {
+		json_decref(v);
+		return pw_jp_fail(P, "maximum parsing depth reached");
+	}
+	if (P->depth == P->cap) {
+		P->cap = P->cap == 0 ? 16 : 2 * P->cap;
+		P->stack = pw_xreallocarray(P->stack, P->cap,
+		    sizeof *P->stack);
+	}
+	P->stack[P->depth].v = v;
+	P->stack[P->depth].key = NULL;
+	P->depth++;
+	return 1;
+}
+
+/* Opens a container inside a skipped array. */
+static int
+pw_jp_skip(struct pw_jparse *P)
+{
+	if (P->depth + P->skip >= PW_JSON_MAX_DEPTH)
+		return pw_jp_fail(P, "maximum parsing depth reached");
+	P->skip++;
+	return 1;
+}
+
+static int
+pw_jp_start_map(void *ctx)
+{
+	struct pw_jparse *P = ctx;
+
+	if (P->skip > 0)
+		return pw_jp_skip(P);
+	return pw_jp_open(P, json_object());
+}
+
+/* The ops array opens: with the format and problem already there, they
+ * are read now and the elements read one by one (or skipped); else the
+ * array is kept whole. */
+static int
+pw_jp_start_array(void *ctx)
+{
+	struct pw_jparse *P = ctx;
+	struct pw_jfile *f = P->f;
+	const json_t *root;
+
+	if (P->skip > 0)
+		return pw_jp_skip(P);
+	if (!pw_jp_is_ops(P))
+		return pw_jp_open(P, json_array());
+	root = P->stack[0].v;
+	if (f->want_ops && !f->headed &&
+	    json_object_get(root, "format") != NULL &&
+	    json_object_get(root, "problem") != NULL &&
+	    (P->rc = pw_jhead(f, root)) != PW_OK)
+		return 0;
+	if (!f->want_ops || !f->headed || !f->schedule) {
+		f->rescan = f->want_ops && !f->headed;
+		return pw_jp_skip(P);
+	}
+	P->stream = true;
+	return pw_jp_open(P, json_array());
+}
+
+/* Closes a container; the end of a skipped array leaves an empty one. */
+static int
+pw_jp_close(void *ctx)
+{
+	struct pw_jparse *P = ctx;
+
+	if (P->skip > 0)
+		return --P->skip > 0 || pw_jp_value(P, json_array());
+	P->depth--;
+	if (P->depth == 1)
+		P->stream = false;
+	return pw_jp_value(P, P->stack[P->depth].v);
+}
+
+static const yajl_callbacks pw_jp_callbacks = {
+	.yajl_null = pw_jp_null,
+	.yajl_boolean = pw_jp_boolean,
+	.yajl_integer = pw_jp_integer,
+	.yajl_double = pw_jp_double,
+	.yajl_string = pw_jp_string,
+	.yajl_start_map = pw_jp_start_map,
+	.yajl_map_key = pw_jp_key,
+	.yajl_end_map = pw_jp_close,
+	.yajl_start_array = pw_jp_start_array,
+	.yajl_end_array = pw_jp_close,
+};
+
+/* Ends a yajl step: a refusal of yajl's own becomes a syntax error. */
+static int
+pw_jp_status(struct pw_jparse *P, yajl_status st)
+{
+	unsigned char *msg;
+	size_t n;
+
+	if (st == yajl_status_ok || P->rc != PW_OK)
+		return P->rc;
+	msg = yajl_get_error(P->h, 0, NULL, 0);
+	n = strlen((char *)msg);
+	while (n > 0 && msg[n - 1] == '\n')
+		msg[--n] = '\0';
+	pw_jp_fail(P, (char *)msg);
+	yajl_free_error(P->h, msg);
+	return P->rc;
+}
+
+/* Parses FP into *ROOT (the caller releases it; ops read on the way are
+ * in F), chunk by chunk, copying the text to TEE unless NULL. */
+static int
+pw_jparse_stream(struct pw_jfile *f, FILE *fp, FILE *tee, json_t **root)
+{
+	struct pw_jparse P = { .f = f, .line = 1 };
+	unsigned char buf[1 << 16];
+	size_t n, i;
+	int rc = PW_OK;
+
+	P.h = yajl_alloc(&pw_jp_callbacks, NULL, &P);
+	if (P.h == NULL)
+		pw_jcheck(NULL);
+	P.chunk = buf;
+	while (rc == PW_OK && (n = fread(buf, 1, sizeof buf, fp)) > 0) {
+		P.chunklen = n;
+		if (tee != NULL && fwrite(buf, 1, n, tee) != n) {
+			pw_error_set(f->in->err, "%s: cannot keep a copy to "
+			    "read twice: %s", f->in->file, strerror(errno));
+			rc = PW_ERR_IO;
+			break;
+		}
+		if ((rc = pw_jp_status(&P, yajl_parse(P.h, buf, n))) != PW_OK)
+			break;
+		for (i = 0; i < n; i++) {
+			P.column++;
+			if (buf[i] == '\n') {
+				P.line++;
+				P.column = 0;
+			}
+		}
+	}
+	if (rc == PW_OK && ferror(fp)) {
+		pw_error_set(f->in->err, "%s: cannot read: %s", f->in->file,
+		    strerror(errno));
+		rc = PW_ERR_IO;
+	}
+	/* The end of the text: positions are where the last chunk ended. */
+	P.chunklen = 0;
+	if (rc == PW_OK)
+		rc = pw_jp_status(&P, yajl_complete_parse(P.h));
+	while (P.depth > 0) {
+		P.depth--;
+		json_decref(P.stack[P.depth].v);
+		free(P.stack[P.depth].key);
+	}
+	free(P.stack);
+	yajl_free(P.h);
+	if (rc != PW_OK) {
+		json_decref(P.root);
+		P.root = NULL;
+	}
+	*root = P.root;
+	return rc;
+}
+
+/* Reads PATH ("-": stdin) into F: its format, its problem and, where F
+ * wants them, a schedule file's ops. */
+static int
+pw_jload(struct pw_jfile *f, const char *path)
+{
+	json_t *root = NULL, *array;
+	FILE *fp, *tee = NULL;
+	long start = -1;
+	int rc;
+
+	fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	if (fp == NULL) {
+		pw_error_set(f->in->err, "%s: cannot open: %s", f->in->file,
+		    strerror(errno));
+		return PW_ERR_IO;
+	}
+	if (f->want_ops && (start = ftell(fp)) < 0 &&
+	    (tee = tmpfile()) == NULL) {
+		pw_error_set(f->in->err, "%s: cannot keep a copy to read "
+		    "twice: %s", f->in->file, strerror(errno));
+		rc = PW_ERR_IO;
+		goto out;
+	}
+	rc = pw_jparse_stream(f, fp, tee, &root);
+	if (rc == PW_OK && !f->headed)
+		rc = pw_jhead(f, root);
+	if (rc == PW_OK && f->rescan && f->schedule) {
+		json_decref(root);
+		root = NULL;
+		if (fseek(tee != NULL ? tee : fp, tee != NULL ? 0 : start,
+		    SEEK_SET) != 0) {
+			pw_error_set(f->in->err, "%s: cannot read it again: %s",
+			    f->in->file, strerror(errno));
+			rc = PW_ERR_IO;
+			goto out;
+		}
+		rc = pw_jparse_stream(f, tee != NULL ? tee : fp, NULL, &root);
+	}
+	/* The ops were read as they came, leaving an empty array. */
+	if (rc == PW_OK && f->schedule && f->want_ops)
+		rc = pw_jarray(f->in, root, "", "ops", false, &array);
+out:
+	json_decref(root);
+	if (tee != NULL)
+		fclose(tee);
+	if (fp != stdin)
+		fclose(fp);
+	return rc;
 }
 
 /* Returns a problem the caller owns, or NULL with ERR set. */
@@ -891,16 +1307,13 @@ struct pw_problem *
 pw_problem_read(const char *path, struct pw_error *err)
 {
 	struct pw_jin in = { strcmp(path, "-") == 0 ? "<stdin>" : path, err };
-	struct pw_problem *p = NULL;
-	json_t *root;
-	bool schedule;
-	int rc;
+	struct pw_jfile f = { .in = &in };
 
-	if ((root = pw_jload(&in, path, false, &schedule, &rc)) == NULL)
+	if (pw_jload(&f, path) != PW_OK) {
+		pw_problem_free(f.p);
 		return NULL;
-	pw_jread_file_problem(&in, root, schedule, &p);
-	json_decref(root);
-	return p;
+	}
+	return f.p;
 }
 
 /* Reads PATH, a schedule file or (unless SCHEDULE_ONLY) a problem file:
@@ -913,46 +1326,24 @@ pw_jread_file(const char *path, bool schedule_only,
     struct pw_error *err)
 {
 	struct pw_jin in = { strcmp(path, "-") == 0 ? "<stdin>" : path, err };
-	struct pw_problem *p = NULL;
-	struct pw_timed_op *t = NULL;
-	char elem[PW_FIELD_MAX];
-	json_t *root, *array, *v;
-	bool schedule;
-	size_t i, n = 0;
+	struct pw_jfile f = { .in = &in, .schedule_only = schedule_only,
+	    .want_ops = true };
 	int rc;
 
 	*problem = NULL;
 	*ops = NULL;
 	*nops = 0;
-	if ((root = pw_jload(&in, path, schedule_only, &schedule,
-	    &rc)) == NULL)
+	if ((rc = pw_jload(&f, path)) != PW_OK) {
+		pw_problem_free(f.p);
+		free(f.ops);
 		return rc;
-	if ((rc = pw_jread_file_problem(&in, root, schedule, &p)) != PW_OK)
-		goto out;
-	if (!schedule) {
-		*problem = p;
-		p = NULL;
-		goto out;
 	}
-	if ((rc = pw_jarray(&in, root, "", "ops", false, &array)) != PW_OK)
-		goto out;
-	n = json_array_size(array);
-	t = pw_xcalloc(n, sizeof *t);
-	for (i = 0; i < n; i++)
-		if ((rc = pw_jelement(&in, array, "ops", i, elem,
-		    &v)) != PW_OK ||
-		    (rc = pw_jread_op(&in, v, elem, p, &t[i])) != PW_OK)
-			goto out;
-	*problem = p;
-	*ops = t;
-	*nops = n;
-	p = NULL;
-	t = NULL;
-out:
-	pw_problem_free(p);
-	free(t);
-	json_decref(root);
-	return rc;
+	*problem = f.p;
+	if (f.schedule) {
+		*ops = f.ops != NULL ? f.ops : pw_xmalloc(sizeof **ops);
+		*nops = f.nops;
+	}
+	return PW_OK;
 }
 
 int
@@ -982,16 +1373,14 @@ pw_text_valid(const char *s)
 	return valid;
 }
 
-/* Jansson fails to build a value only when memory runs out; like
- * pw_xmalloc, give up then. */
-static json_t *
-pw_jcheck(json_t *v)
+int
+pw_text_check(const char *s, const char *where, const char *field,
+    struct pw_error *err)
 {
-	if (v == NULL) {
-		fprintf(stderr, "pipewright: out of memory building JSON\n");
-		abort();
-	}
-	return v;
+	if (s == NULL || pw_text_valid(s))
+		return PW_OK;
+	pw_error_set(err, "%s: %s: must be valid UTF-8 text", where, field);
+	return PW_ERR_INPUT;
 }
 
 static void
@@ -1033,7 +1422,7 @@ pw_jset_fields(json_t *obj, const struct pw_jfield *table, size_t n,
 static json_t *
 pw_jgroups(const struct pw_problem *p)
 {
-	json_t *groups, *g;
+	json_t *groups;
 	int d, k;
 	bool own = p->link.ngroups == p->devices;
 
@@ -1041,33 +1430,53 @@ pw_jgroups(const struct pw_problem *p)
 		own = p->link.group[d] == d;
 	if (own)
 		return NULL;
+	/* Each device joins its group's list, so that this is linear in the
+	 * devices however many groups there are. */
 	groups = pw_jcheck(json_array());
-	for (k = 0; k < p->link.ngroups; k++) {
-		g = pw_jcheck(json_array());
-		for (d = 0; d < p->devices; d++)
-			if (p->link.group[d] == k)
-				pw_jappend(g, json_integer(d));
-		pw_jappend(groups, g);
-	}
+	for (k = 0; k < p->link.ngroups; k++)
+		pw_jappend(groups, json_array());
+	for (d = 0; d < p->devices; d++)
+		pw_jappend(json_array_get(groups, (size_t)p->link.group[d]),
+		    json_integer(d));
 	return groups;
 }
 
-static void
-pw_jset_name(json_t *obj, const char *name)
+/* Sets member KEY to text from a user (NULL: no member), which JSON
+ * can carry only when it is UTF-8; FIELD names it in the message. */
+static int
+pw_jset_text(json_t *obj, const char *key, const char *text,
+    const char *where, const char *field, struct pw_error *err)
 {
-	if (name != NULL)
-		pw_jset(obj, "name", json_string(name));
+	int rc;
+
+	if (text == NULL)
+		return PW_OK;
+	if ((rc = pw_text_check(text, where, field, err)) != PW_OK)
+		return rc;
+	pw_jset(obj, key, json_string(text));
+	return PW_OK;
 }
 
-/* Returns the origin as a new JSON object the caller releases. */
+/* Returns the origin as a new JSON object the caller releases, or NULL
+ * with ERR set when a name cannot be written. */
 static json_t *
-pw_jorigin(const struct pw_origin *o)
+pw_jorigin(const struct pw_origin *o, const char *where, const char *parent,
+    struct pw_error *err)
 {
 	json_t *obj, *model, *hw, *split, *layers;
+	char field[PW_FIELD_MAX];
 	size_t i, n;
 
 	model = pw_jcheck(json_object());
-	pw_jset_name(model, o->model.name);
+	hw = pw_jcheck(json_object());
+	if (pw_jset_text(model, "name", o->model.name, where,
+	    pw_jname(field, parent, "origin.model.name"), err) != PW_OK ||
+	    pw_jset_text(hw, "name", o->hardware.name, where,
+	    pw_jname(field, parent, "origin.hardware.name"), err) != PW_OK) {
+		json_decref(model);
+		json_decref(hw);
+		return NULL;
+	}
 	for (i = 0; i < PW_NFIELDS(pw_jmodel); i++)
 		pw_jset(model, pw_jmodel[i].key, json_integer(*(const int *)
 		    ((const char *)&o->model + pw_jmodel[i].off)));
@@ -1075,8 +1484,6 @@ pw_jorigin(const struct pw_origin *o)
 	    json_boolean(o->model.flash_attention));
 	pw_jset(model, "recompute",
 	    json_string(pw_jrecompute[o->model.recompute]));
-	hw = pw_jcheck(json_object());
-	pw_jset_name(hw, o->hardware.name);
 	pw_jset_fields(hw, pw_jhardware, PW_NFIELDS(pw_jhardware),
 	    &o->hardware);
 	split = pw_jcheck(json_object());
@@ -1100,18 +1507,23 @@ pw_jorigin(const struct pw_origin *o)
 	return obj;
 }
 
-/* Returns the problem as a new JSON object the caller releases; FORMAT
- * adds the problem file's "format". */
+/* Returns the problem as a new JSON object the caller releases, or NULL
+ * with ERR set when a name cannot be written; FORMAT adds the problem
+ * file's "format", PARENT prefixes field names ("" or "problem"). */
 static json_t *
-pw_jproblem(const struct pw_problem *p, bool format)
+pw_jproblem(const struct pw_problem *p, bool format, const char *where,
+    const char *parent, struct pw_error *err)
 {
-	json_t *obj, *stages, *memory, *link, *groups, *v;
+	json_t *obj, *stages, *memory, *link, *groups, *v, *origin;
+	char field[PW_FIELD_MAX];
 	int i;
 
 	obj = pw_jcheck(json_object());
 	if (format)
 		pw_jset(obj, "format", json_string(PW_FORMAT_PROBLEM));
-	pw_jset_name(obj, p->name);
+	if (pw_jset_text(obj, "name", p->name, where,
+	    pw_jname(field, parent, "name"), err) != PW_OK)
+		goto fail;
 	pw_jset(obj, "devices", json_integer(p->devices));
 	pw_jset(obj, "microbatches", json_integer(p->microbatches));
 	pw_jset(obj, "comm", pw_jreal(p->comm));
@@ -1142,9 +1554,16 @@ pw_jproblem(const struct pw_problem *p, bool format)
 			pw_jset(link, "groups", groups);
 		pw_jset(obj, "link", link);
 	}
-	if (p->origin != NULL)
-		pw_jset(obj, "origin", pw_jorigin(p->origin));
+	if (p->origin != NULL) {
+		if ((origin = pw_jorigin(p->origin, where, parent,
+		    err)) == NULL)
+			goto fail;
+		pw_jset(obj, "origin", origin);
+	}
 	return obj;
+fail:
+	json_decref(obj);
+	return NULL;
 }
 
 /* Returns the metrics as a new JSON object the caller releases. */
@@ -1327,7 +1746,8 @@ pw_problem_write(const char *path, const struct pw_problem *p,
 	/* What could not be read back is not written. */
 	if ((rc = pw_problem_validate(p, path, err)) != PW_OK)
 		return rc;
-	head = pw_jproblem(p, true);
+	if ((head = pw_jproblem(p, true, path, "", err)) == NULL)
+		return PW_ERR_INPUT;
 	rc = pw_jwrite(path, head, NULL, 0, false, err);
 	json_decref(head);
 	return rc;
@@ -1339,7 +1759,7 @@ pw_schedule_write(const char *path, const struct pw_problem *p,
     struct pw_error *err)
 {
 	struct pw_timed_op *ops;
-	json_t *head;
+	json_t *head, *problem;
 	size_t n;
 	int rc;
 
@@ -1347,9 +1767,15 @@ pw_schedule_write(const char *path, const struct pw_problem *p,
 		return rc;
 	head = pw_jcheck(json_object());
 	pw_jset(head, "format", json_string(PW_FORMAT_SCHEDULE));
-	if (sched->family != NULL)
-		pw_jset(head, "family", json_string(sched->family));
-	pw_jset(head, "problem", pw_jproblem(p, false));
+	if ((rc = pw_jset_text(head, "family", sched->family, path, "family",
+	    err)) == PW_OK &&
+	    (problem = pw_jproblem(p, false, path, "problem", err)) == NULL)
+		rc = PW_ERR_INPUT;
+	if (rc != PW_OK) {
+		json_decref(head);
+		return rc;
+	}
+	pw_jset(head, "problem", problem);
 	pw_jset(head, "metrics", pw_jmetrics(p, sched, t));
 	ops = pw_timed_ops(p, sched, t, &n);
 	rc = pw_jwrite(path, head, ops, n, true, err);

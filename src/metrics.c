@@ -176,7 +176,9 @@ pw_metrics_compute(const struct pw_problem *p, const struct pw_schedule *sched,
 		m->max_busy = fmax(m->max_busy, dm->busy);
 		m->total_idle += dm->idle;
 	}
-	m->bubble_rate = m->max_span > 0 ?
+	/* 0 too where the span is beyond the doubles (a timing no
+	 * validated problem has), rather than NaN. */
+	m->bubble_rate = m->max_span > 0 && isfinite(m->max_span) ?
 	    (m->max_span - m->max_busy) / m->max_span : 0;
 	pw_metrics_memory(p, m, ev, nev);
 	m->feasible = true;

@@ -171,12 +171,16 @@ void	pw_problem_set_comm(struct pw_problem *, double comm);
 void	pw_problem_set_link(struct pw_problem *, double d2h, double h2d,
 	    double latency, bool duplex);
 
-/* The most (stage, microbatch) pairs a problem may have.  Each pair has
- * PW_NKINDS ops, and the simulator, the metrics and every view keep a few
- * dozen bytes per op: this bound keeps a problem within memory a
- * workstation has, and far above any real pipeline (64 stages x 4096
- * microbatches is 2^18). */
-#define PW_MAX_PAIRS	((size_t)1 << 22)
+/* The most (stage, microbatch) pairs a problem may have, checked before
+ * anything is sized by them.  Each pair has PW_NKINDS ops, and every
+ * command keeps a few hundred bytes per op (a schedule file's ops are
+ * read one at a time, never as one JSON tree).  Measured at 2^20 pairs
+ * (4 stages x 262,144 microbatches, zb-h1's 3,145,728 ops): schedule
+ * 465 MB, check 510 MB, show 570 MB; a file stating every op of the
+ * universe about doubles check's.  So this keeps the largest problem
+ * near 1 GB for every command, and is far above any real pipeline (64
+ * stages x 4096 microbatches is 2^18). */
+#define PW_MAX_PAIRS	((size_t)1 << 20)
 
 /* Checks the counts before anything is sized by them: each at least 1,
  * no more devices than stages (every device runs one), and at most
@@ -472,6 +476,10 @@ int	pw_schedule_write(const char *path, const struct pw_problem *,
 /* Whether S is text every format can carry: valid UTF-8 (JSON refuses
  * anything else). */
 bool	pw_text_valid(const char *s);
+/* PW_OK when S is NULL (absent) or valid text, else PW_ERR_INPUT with
+ * "WHERE: FIELD: must be valid UTF-8 text". */
+int	pw_text_check(const char *s, const char *where, const char *field,
+	    struct pw_error *);
 
 /* The built-in default problem: a GPT-3-like model on 8 devices. */
 struct pw_problem *pw_problem_default(void);

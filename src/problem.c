@@ -154,13 +154,33 @@ pw_validate_stage(const struct pw_problem *p, int s, const char *where,
 	return PW_OK;
 }
 
+/* The names an origin carries into files. */
 static int
-pw_validate_memory(const struct pw_problem *p, int d, const char *where,
+pw_origin_check(const struct pw_origin *o, const char *where,
     struct pw_error *err)
 {
+	int rc;
+
+	if ((rc = pw_text_check(o->model.name, where, "origin.model.name",
+	    err)) != PW_OK)
+		return rc;
+	return pw_text_check(o->hardware.name, where, "origin.hardware.name",
+	    err);
+}
+
+/* What one pass over the stages learns of a device. */
+struct pw_vdevice {
+	int	chunks;		/* stages on it */
+	int	largest;	/* the stage of its largest act, -1 for none */
+	double	acts;		/* every stage's act, one microbatch each */
+};
+
+static int
+pw_validate_memory(const struct pw_problem *p, int d,
+    const struct pw_vdevice *vd, const char *where, struct pw_error *err)
+{
 	const struct pw_device_memory *mem = &p->memory[d];
-	double largest = 0;
-	int s, largest_stage = -1;
+	double largest = vd->largest < 0 ? 0 : p->stages[vd->largest].act;
 	char need[32], have[32];
 
 	if (!pw_nonneg(mem->static_bytes)) {
@@ -173,11 +193,14 @@ pw_validate_memory(const struct pw_problem *p, int d, const char *where,
 		    "number or null (got %g)", where, d, mem->limit);
 		return PW_ERR_INPUT;
 	}
-	for (s = 0; s < p->nstages; s++) {
-		if (p->stages[s].device == d && p->stages[s].act > largest) {
-			largest = p->stages[s].act;
-			largest_stage = s;
-		}
+	/* A schedule may hold every activation of the device at once (GPipe
+	 * does), and the metrics add them up: that sum must be a number. */
+	if (!isfinite(mem->static_bytes + vd->acts * p->microbatches)) {
+		pw_error_set(err, "%s: memory[%d]: static %g plus every "
+		    "activation of device %d held at once (%d microbatches) "
+		    "is not a finite number of bytes", where, d,
+		    mem->static_bytes, d, p->microbatches);
+		return PW_ERR_INPUT;
 	}
 	/* No schedule, offloaded or not, can run a microbatch through a stage
 	 * without holding its whole activation while F runs. */
@@ -186,8 +209,72 @@ pw_validate_memory(const struct pw_problem *p, int d, const char *where,
 		    "microbatch needs on device %d (static %s + act of stage %d "
 		    "%s)", where, d, mem->limit, d,
 		    pw_fmt_bytes(need, sizeof need, mem->static_bytes),
-		    largest_stage,
+		    vd->largest,
 		    pw_fmt_bytes(have, sizeof have, largest));
+		return PW_ERR_INPUT;
+	}
+	return PW_OK;
+}
+
+static int
+pw_validate_link(const struct pw_problem *p, const char *where,
+    struct pw_error *err)
+{
+	int d;
+
+	if (!(p->link.d2h > 0 && isfinite(p->link.d2h)) ||
+	    !(p->link.h2d > 0 && isfinite(p->link.h2d))) {
+		pw_error_set(err, "%s: link: d2h and h2d must be positive "
+		    "bandwidths (got %g, %g)", where, p->link.d2h, p->link.h2d);
+		return PW_ERR_INPUT;
+	}
+	if (!pw_nonneg(p->link.latency)) {
+		pw_error_set(err, "%s: link.latency: must be a non-negative "
+		    "number (got %g)", where, p->link.latency);
+		return PW_ERR_INPUT;
+	}
+	for (d = 0; d < p->devices; d++)
+		if (p->link.group[d] < 0 || p->link.group[d] >= p->link.ngroups) {
+			pw_error_set(err, "%s: link.groups: device %d is in "
+			    "group %d of %d", where, d, p->link.group[d],
+			    p->link.ngroups);
+			return PW_ERR_INPUT;
+		}
+	return PW_OK;
+}
+
+/*
+ * Adds stage S's share of the serial time to *SERIAL: every op of one
+ * microbatch (a transfer pair where it can offload) and both hand-overs
+ * to the next stage.  No makespan exceeds the serial time of every
+ * microbatch, and the total idle time adds a makespan per device, so
+ * that product must be finite for every time derived from a schedule to
+ * be a number.  Names the first field that makes it overflow.
+ */
+static int
+pw_validate_serial(const struct pw_problem *p, int s, double *serial,
+    const char *where, struct pw_error *err)
+{
+	const struct pw_stage *st = &p->stages[s];
+	struct pw_op off = { PW_OFFLOAD, s, 0 }, rel = { PW_RELOAD, s, 0 };
+	double hop = s + 1 < p->nstages ? pw_problem_hop(p, s) : 0;
+	double moved = p->link.present && st->offload > 0 ?
+	    pw_op_duration(p, off) + pw_op_duration(p, rel) : 0;
+	const char *const name[] = { "f", "b", "w", "comm", "offload" };
+	const double term[] = { st->f, st->b, st->w, 2 * hop, moved };
+	const double value[] = { st->f, st->b, st->w, st->comm, st->offload };
+	double scale = (double)p->microbatches * p->devices;
+	size_t i;
+
+	for (i = 0; i < sizeof term / sizeof term[0]; i++) {
+		*serial += term[i];
+		if (isfinite(*serial * scale))
+			continue;
+		pw_error_set(err, "%s: stages[%d].%s: %g makes the time of "
+		    "every op in series, once per device, not finite (%d "
+		    "microbatches, %d devices%s)", where, s, name[i], value[i],
+		    p->microbatches, p->devices, i == 4 ?
+		    ", transfers over link.d2h and link.h2d" : "");
 		return PW_ERR_INPUT;
 	}
 	return PW_OK;
@@ -218,10 +305,15 @@ pw_problem_check_counts(int devices, int nstages, int microbatches,
 	return PW_OK;
 }
 
+/* One pass over the stages, so that validating is linear in the stages
+ * whatever the devices. */
 int
 pw_problem_validate(const struct pw_problem *p, const char *where,
     struct pw_error *err)
 {
+	struct pw_vdevice *vd = NULL;
+	const struct pw_stage *st;
+	double serial = 0;
 	int s, d, rc;
 
 	if ((rc = pw_problem_check_counts(p->devices, p->nstages,
@@ -232,42 +324,42 @@ pw_problem_validate(const struct pw_problem *p, const char *where,
 		    "(got %g)", where, p->comm);
 		return PW_ERR_INPUT;
 	}
-	for (s = 0; s < p->nstages; s++)
-		if ((rc = pw_validate_stage(p, s, where, err)) != PW_OK)
-			return rc;
+	if (p->link.present &&
+	    (rc = pw_validate_link(p, where, err)) != PW_OK)
+		return rc;
+	if ((rc = pw_text_check(p->name, where, "name", err)) != PW_OK ||
+	    (p->origin != NULL &&
+	    (rc = pw_origin_check(p->origin, where, err)) != PW_OK))
+		return rc;
+	vd = pw_xcalloc((size_t)p->devices, sizeof *vd);
 	for (d = 0; d < p->devices; d++)
-		if (pw_problem_chunks(p, d) == 0) {
+		vd[d].largest = -1;
+	for (s = 0; s < p->nstages; s++) {
+		if ((rc = pw_validate_stage(p, s, where, err)) != PW_OK ||
+		    (rc = pw_validate_serial(p, s, &serial, where,
+		    err)) != PW_OK)
+			goto out;
+		st = &p->stages[s];
+		vd[st->device].chunks++;
+		vd[st->device].acts += st->act;
+		if (vd[st->device].largest < 0 ||
+		    st->act > p->stages[vd[st->device].largest].act)
+			vd[st->device].largest = s;
+	}
+	for (d = 0; d < p->devices; d++)
+		if (vd[d].chunks == 0) {
 			pw_error_set(err, "%s: devices: device %d has no stage",
 			    where, d);
-			return PW_ERR_INPUT;
+			rc = PW_ERR_INPUT;
+			goto out;
 		}
 	for (d = 0; d < p->devices; d++)
-		if ((rc = pw_validate_memory(p, d, where, err)) != PW_OK)
-			return rc;
-	if (p->link.present) {
-		if (!(p->link.d2h > 0 && isfinite(p->link.d2h)) ||
-		    !(p->link.h2d > 0 && isfinite(p->link.h2d))) {
-			pw_error_set(err, "%s: link: d2h and h2d must be positive "
-			    "bandwidths (got %g, %g)", where, p->link.d2h,
-			    p->link.h2d);
-			return PW_ERR_INPUT;
-		}
-		if (!pw_nonneg(p->link.latency)) {
-			pw_error_set(err, "%s: link.latency: must be a "
-			    "non-negative number (got %g)", where,
-			    p->link.latency);
-			return PW_ERR_INPUT;
-		}
-		for (d = 0; d < p->devices; d++)
-			if (p->link.group[d] < 0 ||
-			    p->link.group[d] >= p->link.ngroups) {
-				pw_error_set(err, "%s: link.groups: device %d is "
-				    "in group %d of %d", where, d,
-				    p->link.group[d], p->link.ngroups);
-				return PW_ERR_INPUT;
-			}
-	}
-	return PW_OK;
+		if ((rc = pw_validate_memory(p, d, &vd[d], where,
+		    err)) != PW_OK)
+			goto out;
+out:
+	free(vd);
+	return rc;
 }
 
 bool

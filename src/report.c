@@ -59,7 +59,7 @@ report_tightest(const struct pw_problem *p, const struct pw_metrics *m,
 static double
 report_share(const struct pw_problem *p, const struct pw_metrics *m, int d)
 {
-	return 100 * m->device[d].peak / p->memory[d].limit;
+	return 100 * (m->device[d].peak / p->memory[d].limit);
 }
 
 static double

@@ -24,10 +24,11 @@ static const char *const show_legend[] = {
 	"digits: microbatch",
 };
 
-/* Maps times to columns: column c covers [t0 + c/scale, t0 + (c+1)/scale). */
+/* Maps times to columns: column c covers the c-th of NCOLS equal parts
+ * of [t0, t0 + span]; span 0 puts everything in column 0. */
 struct show_map {
 	double	t0;
-	double	scale;		/* columns per second */
+	double	span;
 	int	ncols;
 };
 
@@ -81,13 +82,7 @@ show_wrap_item(struct show_wrap *w, const char *fmt, ...)
 static int
 show_edge(const struct show_map *m, double t)
 {
-	double x = floor((t - m->t0) * m->scale + 0.5);
-
-	if (x < 0)
-		return 0;
-	if (x > m->ncols)
-		return m->ncols;
-	return (int)x;
+	return (int)floor(pw_view_at(m->t0, m->span, t) * m->ncols + 0.5);
 }
 
 /* True when OP is timed and takes time, so that it can own columns. */
@@ -153,8 +148,10 @@ show_row(char *cells, const struct show_map *m, const struct pw_problem *p,
 	for (i = 0; i < seq->len; i++) {
 		if (width[i] > 0 || !show_visible(p, t, seq->ops[i], &s, &e))
 			continue;
-		mid = floor(((s + e) / 2 - m->t0) * m->scale);
-		c = mid < 0 ? 0 : mid >= m->ncols ? m->ncols - 1 : (int)mid;
+		/* Halves first: s + e may overflow. */
+		mid = floor(pw_view_at(m->t0, m->span, s / 2 + e / 2) *
+		    m->ncols);
+		c = mid >= m->ncols ? m->ncols - 1 : (int)mid;
 		j = owner[c];
 		if (j < 0 || width[j] > 1)
 			show_own(owner, width, c, i);
@@ -175,10 +172,10 @@ show_row(char *cells, const struct show_map *m, const struct pw_problem *p,
 /* A ruler with '+' at round times and, under it, the times of the ticks
  * whose labels fit without touching the previous one. */
 static void
-show_axis(FILE *fp, const struct show_map *m, int labelw, double makespan)
+show_axis(FILE *fp, const struct show_map *m, int labelw)
 {
 	char *ruler, *labels, buf[64];
-	int len = labelw + m->ncols + 2, pos, next = 0, k, n;
+	int len = labelw + m->ncols + 2, pos, next = 0, k, n, nticks;
 	double step, t;
 
 	ruler = pw_xmalloc((size_t)len + 1);
@@ -186,9 +183,10 @@ show_axis(FILE *fp, const struct show_map *m, int labelw, double makespan)
 	memset(ruler, ' ', (size_t)len);
 	memset(ruler + labelw + 1, '-', (size_t)m->ncols + 1);
 	memset(labels, ' ', (size_t)len);
-	step = pw_view_tick(makespan, m->ncols / SHOW_TICK_GAP > 0 ?
-	    m->ncols / SHOW_TICK_GAP : 1);
-	for (k = 0; (t = k * step) <= makespan * (1 + 1e-9); k++) {
+	nticks = pw_view_ticks(m->span, m->ncols / SHOW_TICK_GAP > 0 ?
+	    m->ncols / SHOW_TICK_GAP : 1, &step);
+	for (k = 0; k < nticks; k++) {
+		t = k * step;
 		pos = labelw + 1 + show_edge(m, m->t0 + t);
 		ruler[pos] = '+';
 		pw_fmt_seconds(buf, sizeof buf, t);
@@ -197,8 +195,6 @@ show_axis(FILE *fp, const struct show_map *m, int labelw, double makespan)
 			memcpy(labels + pos, buf, (size_t)n);
 			next = pos + n + 1;
 		}
-		if (!(makespan > 0))
-			break;
 	}
 	ruler[len] = labels[len] = '\0';
 	for (pos = len; pos > 0 && labels[pos - 1] == ' '; pos--)
@@ -286,8 +282,8 @@ pw_show(FILE *fp, const struct pw_problem *p, const struct pw_schedule *s,
 	m.ncols = width - labelw - 2;
 	assert(m.ncols > 0);
 	m.t0 = isfinite(mt->start) ? mt->start : 0;
-	m.scale = mt->makespan > 0 && isfinite(mt->makespan) ?
-	    m.ncols / mt->makespan : 0;
+	m.span = mt->makespan > 0 && isfinite(mt->makespan) ?
+	    mt->makespan : 0;
 
 	show_header(fp, p, s, mt, width);
 	cells = pw_xmalloc((size_t)m.ncols + 1);
@@ -296,7 +292,7 @@ pw_show(FILE *fp, const struct pw_problem *p, const struct pw_schedule *s,
 		show_row(cells, &m, p, t, rows[r].seq, chunks);
 		fprintf(fp, "%-*s|%s|\n", labelw, rows[r].label, cells);
 	}
-	show_axis(fp, &m, labelw, m.scale > 0 ? mt->makespan : 0);
+	show_axis(fp, &m, labelw);
 	show_legend_print(fp, width, pw_view_interleaved(chunks, p->nstages));
 	free(cells);
 	free(chunks);

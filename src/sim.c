@@ -17,6 +17,9 @@
 
 #define PW_NO_RESOURCE INT32_MIN
 
+_Static_assert(PW_MAX_PAIRS * PW_NKINDS <= UINT32_MAX,
+    "an edge names its op in 32 bits");
+
 /* A constraint "start(to) >= end(from) + delay" (or start(from) + delay
  * when from_start is set). */
 struct pw_edge {
@@ -330,12 +333,12 @@ pw_simulate(const struct pw_problem *p, const struct pw_schedule *sched,
 	memset(&sim, 0, sizeof sim);
 	sim.p = p;
 	sim.sched = sched;
+	/* The problem's one limit on its size, which also keeps every op
+	 * index within an edge's 32 bits. */
+	if ((rc = pw_problem_check_counts(p->devices, p->nstages,
+	    p->microbatches, "schedule", err)) != PW_OK)
+		return rc;
 	sim.universe = pw_op_universe(p);
-	if (sim.universe > UINT32_MAX) {
-		pw_error_set(err, "schedule: %zu ops exceed the simulator's "
-		    "limit", sim.universe);
-		return PW_ERR_INPUT;
-	}
 	sim.resource = pw_xmalloc(sim.universe * sizeof *sim.resource);
 	sim.position = pw_xmalloc(sim.universe * sizeof *sim.position);
 	for (i = 0; i < sim.universe; i++)

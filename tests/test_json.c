@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -557,6 +558,8 @@ static const struct bad_case {
 	{ "name_number.json", false, true, "name: must be a string (got 5)" },
 	{ "negative_f.json", false, true, "stages[3].f: must be a non-negative "
 	    "number (got -1)" },
+	{ "nesting_deep.json", false, true, "line 1 column 2049: JSON syntax "
+	    "error: maximum parsing depth reached" },
 	{ "no_format.json", false, true, "missing field \"format\"" },
 	{ "not_object.json", false, true, "must be a JSON object (got "
 	    "[1, 2])" },
@@ -581,6 +584,20 @@ static const struct bad_case {
 	    "exist (stages = 2)" },
 	{ "sched_start.json", true, true, "ops[2].start: must be a number (got "
 	    "\"1.0\")" },
+	{ "sched_ops_too_many.json", true, true, "ops: more than the 12 ops "
+	    "the problem has (2 stages x 1 microbatches x 6 kinds)" },
+	{ "pairs_too_many.json", false, true, "microbatches: 4 stages x "
+	    "2000000 microbatches exceeds the limit of 1048576 (stage, "
+	    "microbatch) pairs (each keeps 6 ops in memory)" },
+	{ "sum_act.json", false, true, "memory[0]: static 0 plus every "
+	    "activation of device 0 held at once (2 microbatches) is not a "
+	    "finite number of bytes" },
+	{ "sum_comm.json", false, true, "stages[0].comm: 1e+308 makes the "
+	    "time of every op in series, once per device, not finite (2 "
+	    "microbatches, 2 devices)" },
+	{ "sum_f.json", false, true, "stages[0].f: 1e+308 makes the time of "
+	    "every op in series, once per device, not finite (2 microbatches, "
+	    "2 devices)" },
 	{ "stage_comm_negative.json", false, true, "stages[0].comm: must be a "
 	    "non-negative number (got -1)" },
 	{ "stage_device.json", false, true, "stages[2].device: device 9 does "
@@ -793,6 +810,164 @@ offload_schedule(struct pw_problem **out)
 	return s;
 }
 
+/* Text that is not UTF-8 (which jansson refuses) is an input error that
+ * names its field, in the writer, the validation and the cost model,
+ * and no file is left behind. */
+static void
+test_text(void)
+{
+	struct pw_problem *p = pw_problem_default(), *q = NULL;
+	struct pw_schedule *s = NULL;
+	struct pw_timing *t = NULL;
+	struct pw_model m = pw_model_presets[0];
+	struct pw_error err;
+	char *path = tmp_path("text.json"), *want;
+	int before = count_entries(tmpdir);
+
+	free((char *)p->origin->hardware.name);
+	p->origin->hardware.name = pw_xstrdup("H\xff");
+	tap_int(pw_problem_write(path, p, &err), PW_ERR_INPUT,
+	    "a hardware name that is not UTF-8 is not written");
+	want = pw_xasprintf("%s: origin.hardware.name: must be valid UTF-8 "
+	    "text", path);
+	tap_str(err.msg, want, "the message names the field");
+	free(want);
+	tap_int(pw_cost_problem(&p->origin->model, &p->origin->hardware,
+	    &p->origin->split, &q, &err), PW_ERR_INPUT,
+	    "the cost model refuses it");
+	tap_str(err.msg, "hardware: name: must be valid UTF-8 text",
+	    "and names the field");
+	m.name = "m\xc3";
+	tap_int(pw_cost_problem(&m, &p->origin->hardware, &p->origin->split,
+	    &q, &err), PW_ERR_INPUT, "a cut model name too");
+	tap_str(err.msg, "model: name: must be valid UTF-8 text",
+	    "its message");
+	pw_problem_free(q);
+	pw_origin_free(p->origin);
+	p->origin = NULL;
+	if (tap_int(pw_family_build(pw_family_find("1f1b"), p, &q, &s, &err),
+	    PW_OK, "build 1f1b") &&
+	    tap_int(pw_simulate(q, s, &t, &err), PW_OK, "simulate it")) {
+		free(s->family);
+		s->family = pw_xstrdup("1f1b\xe9");
+		tap_int(pw_schedule_write(path, q, s, t, &err), PW_ERR_INPUT,
+		    "a family name that is not UTF-8 is not written");
+		want = pw_xasprintf("%s: family: must be valid UTF-8 text",
+		    path);
+		tap_str(err.msg, want, "and named");
+		free(want);
+	}
+	tap_int(count_entries(tmpdir), before, "no file left behind");
+	pw_timing_free(t);
+	pw_schedule_free(s);
+	pw_problem_free(q);
+	pw_problem_free(p);
+	free(path);
+}
+
+/* Returns FILE's text with its top-level "ops" first (as a tool sorting
+ * keys would write it), in a string the caller frees. */
+static char *
+ops_first(const char *file)
+{
+	json_t *root = json_load_file(file, 0, NULL), *out = json_object();
+	const char *key;
+	json_t *v;
+	char *text;
+
+	json_object_set(out, "ops", json_object_get(root, "ops"));
+	json_object_foreach(root, key, v)
+		json_object_set(out, key, v);
+	text = json_dumps(out, JSON_REAL_PRECISION(17));
+	json_decref(out);
+	json_decref(root);
+	return text;
+}
+
+/* Reads "-" with TEXT on a pipe as standard input, which cannot seek. */
+static int
+read_piped(const char *text, struct pw_problem **p, struct pw_timed_op **ops,
+    size_t *n, struct pw_error *err)
+{
+	int fds[2], saved = dup(0), rc;
+	pid_t pid;
+
+	if (saved < 0 || pipe(fds) != 0 || (pid = fork()) < 0)
+		abort();
+	if (pid == 0) {
+		close(fds[0]);
+		if (write(fds[1], text, strlen(text)) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	dup2(fds[0], 0);
+	close(fds[0]);
+	rc = pw_schedule_read("-", p, ops, n, err);
+	dup2(saved, 0);
+	close(saved);
+	clearerr(stdin);
+	waitpid(pid, NULL, 0);
+	return rc;
+}
+
+/* Ops stated before the format and the problem are read all the same:
+ * from a file, and from a pipe. */
+static void
+test_ops_first(void)
+{
+	struct pw_problem *def = pw_problem_default(), *used, *p, *q;
+	struct pw_schedule *s;
+	struct pw_timing *t;
+	struct pw_timed_op *ops, *ops2;
+	struct pw_error err;
+	char *path = tmp_path("order.json"), *moved = tmp_path("moved.json");
+	char *text;
+	size_t n, n2, i;
+	bool same;
+
+	if (!tap_int(pw_family_build(pw_family_find("zb-h1"), def, &used, &s,
+	    &err), PW_OK, "build zb-h1") ||
+	    !tap_int(pw_simulate(used, s, &t, &err), PW_OK, "simulate it") ||
+	    !tap_int(pw_schedule_write(path, used, s, t, &err), PW_OK,
+	    "write it"))
+		return;
+	text = ops_first(path);
+	tap_ok(strncmp(text, "{\"ops\": [", 9) == 0, "ops come first");
+	spew(moved, text);
+	tap_int(pw_schedule_read(path, &p, &ops, &n, &err), PW_OK,
+	    "read as written");
+	tap_int(pw_schedule_read(moved, &q, &ops2, &n2, &err), PW_OK,
+	    "read with the ops first");
+	for (i = 0, same = n == n2 && n > 0; i < n && same; i++)
+		same = same_timed(&ops[i], &ops2[i]);
+	tap_ok(same && pw_problem_same(p, q), "the same problem and ops");
+	pw_problem_free(q);
+	free(ops2);
+	tap_int(read_piped(text, &q, &ops2, &n2, &err), PW_OK,
+	    "read from a pipe with the ops first");
+	for (i = 0, same = n == n2; i < n && same; i++)
+		same = same_timed(&ops[i], &ops2[i]);
+	tap_ok(same, "the same ops from the pipe");
+	pw_problem_free(q);
+	free(ops2);
+	q = pw_problem_read(moved, &err);
+	tap_ok(q != NULL && pw_problem_same(p, q),
+	    "the problem alone, skipping the ops");
+	pw_problem_free(q);
+	free(ops);
+	pw_problem_free(p);
+	free(text);
+	unlink(moved);
+	unlink(path);
+	free(moved);
+	free(path);
+	pw_timing_free(t);
+	pw_schedule_free(s);
+	pw_problem_free(used);
+	pw_problem_free(def);
+}
+
 static void
 test_schedule_roundtrip(void)
 {
@@ -918,6 +1093,8 @@ main(void)
 	test_bad_inputs();
 	test_unreadable();
 	test_atomic();
+	test_text();
+	test_ops_first();
 	test_schedule_roundtrip();
 	remove_tmpdir();
 	return tap_done();

@@ -1,5 +1,7 @@
 /* test_problem.c - placements, validation, op indexing and channels. */
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,11 +142,127 @@ test_copy(void)
 	pw_problem_free(q);
 }
 
+/* Finite values whose sums are not: each names its field (issue 12). */
+static void
+test_validate_sums(void)
+{
+	static const struct {
+		const char *what;
+		size_t	off;		/* a double of stage 1, or (size_t)-1 */
+		double	value;
+		const char *msg;
+	} c[] = {
+		{ "f near DBL_MAX", offsetof(struct pw_stage, f), 1e308,
+		    "x.json: stages[1].f: 1e+308 makes the time of every op "
+		    "in series, once per device, not finite (4 microbatches, "
+		    "2 devices)" },
+		{ "comm near DBL_MAX", offsetof(struct pw_stage, comm), 1e308,
+		    "x.json: stages[0].comm: 1e+308 makes the time of every op "
+		    "in series, once per device, not finite (4 microbatches, "
+		    "2 devices)" },
+		{ "act near DBL_MAX", offsetof(struct pw_stage, act), 1e308,
+		    "x.json: memory[1]: static 0 plus every activation of "
+		    "device 1 held at once (4 microbatches) is not a finite "
+		    "number of bytes" },
+		{ "a transfer that takes for ever", (size_t)-1, 5e-324,
+		    "x.json: stages[0].offload: 4 makes the time of every op "
+		    "in series, once per device, not finite (4 microbatches, "
+		    "2 devices, transfers over link.d2h and link.h2d)" },
+	};
+	struct pw_problem *p;
+	struct pw_error err;
+	size_t i;
+
+	for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+		p = uniform(2, 2, 4);
+		pw_problem_place_loop(p, &err);
+		/* Large but finite: 3e307 in series, twice 1.5e307 each. */
+		p->stages[0].f = 1e306;
+		if (c[i].off == (size_t)-1)
+			pw_problem_set_link(p, c[i].value, 1, 0, true);
+		else if (c[i].off == offsetof(struct pw_stage, comm))
+			pw_problem_set_comm(p, c[i].value);
+		else
+			*(double *)((char *)&p->stages[1] + c[i].off) =
+			    c[i].value;
+		tap_int(pw_problem_validate(p, "x.json", &err), PW_ERR_INPUT,
+		    "%s is refused", c[i].what);
+		tap_str(err.msg, c[i].msg, "%s: the message", c[i].what);
+		pw_problem_free(p);
+	}
+	p = uniform(2, 2, 4);
+	pw_problem_place_loop(p, &err);
+	p->stages[0].f = 2e306;
+	tap_int(pw_problem_validate(p, "x.json", &err), PW_OK,
+	    "2e306 in series, 8 microbatch-devices: finite");
+	p->stages[1].comm = 1e308;
+	tap_int(pw_problem_validate(p, "x.json", &err), PW_OK,
+	    "the last stage's comm is never used: not counted");
+	pw_problem_free(p);
+}
+
+/* One limit on the size, and names that files can carry. */
+static void
+test_validate_counts_text(void)
+{
+	struct pw_problem *p;
+	struct pw_error err;
+	char want[256];
+
+	tap_int(pw_problem_check_counts(2, 4, (int)(PW_MAX_PAIRS / 4),
+	    "x.json", &err), PW_OK, "PW_MAX_PAIRS pairs are allowed");
+	tap_int(pw_problem_check_counts(2, 4, (int)(PW_MAX_PAIRS / 4) + 1,
+	    "x.json", &err), PW_ERR_INPUT, "one microbatch more is not");
+	snprintf(want, sizeof want, "x.json: microbatches: 4 stages x %d "
+	    "microbatches exceeds the limit of %zu (stage, microbatch) pairs "
+	    "(each keeps 6 ops in memory)", (int)(PW_MAX_PAIRS / 4) + 1,
+	    PW_MAX_PAIRS);
+	tap_str(err.msg, want, "the message says the limit and why");
+	tap_int(pw_problem_check_counts(3, 2, 1, "x.json", &err), PW_ERR_INPUT,
+	    "more devices than stages");
+
+	p = uniform(2, 2, 4);
+	pw_problem_place_loop(p, &err);
+	p->name = pw_xstrdup("caf\xe9");
+	tap_int(pw_problem_validate(p, "x.json", &err), PW_ERR_INPUT,
+	    "a name that is not UTF-8");
+	tap_str(err.msg, "x.json: name: must be valid UTF-8 text",
+	    "the message names the field");
+	free(p->name);
+	p->name = pw_xstrdup("caf\xc3\xa9");
+	tap_int(pw_problem_validate(p, "x.json", &err), PW_OK,
+	    "a UTF-8 name is fine");
+	pw_problem_free(p);
+}
+
+/* Devices x stages: 20,000 devices of two stages each validate in one
+ * pass (this took minutes when each device scanned every stage; the test
+ * checks the result, its speed is left to the figures in the log). */
+static void
+test_validate_wide(void)
+{
+	struct pw_problem *p = uniform(20000, 40000, 1);
+	struct pw_error err;
+
+	tap_int(pw_problem_place_loop(p, &err), PW_OK, "40,000 stages placed");
+	tap_int(pw_problem_validate(p, "x.json", &err), PW_OK,
+	    "20,000 devices validate");
+	p->stages[19999].device = p->stages[39999].device = 19998;
+	tap_int(pw_problem_validate(p, "x.json", &err), PW_ERR_INPUT,
+	    "the last device left without a stage");
+	tap_str(err.msg, "x.json: devices: device 19999 has no stage",
+	    "is named");
+	pw_problem_free(p);
+}
+
 int
 main(void)
 {
 	test_placement();
 	test_validate();
+	test_validate_sums();
+	test_validate_counts_text();
+	test_validate_wide();
 	test_ops();
 	test_copy();
 	return tap_done();

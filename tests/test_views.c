@@ -2,12 +2,14 @@
  * test_views.c - the text Gantt chart, the Chrome trace and the SVG of
  * hand-timed schedules, compared with hand-drawn expectations.
  */
+#include <float.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "export.h"
 #include "pipewright.h"
 #include "tap.h"
 
@@ -77,11 +79,20 @@ static const struct timed tiny_ops[] = {
 };
 #define TINY_NOPS	(sizeof tiny_ops / sizeof tiny_ops[0])
 
+/* The tiny schedule with every time t at SCALE * t + SHIFT. */
 static void
-tiny(struct fixture *f, const char *name)
+tiny_at(struct fixture *f, const char *name, double scale, double shift)
 {
 	struct pw_anchor anchor = { { PW_W, 0, 0 }, false };
+	struct timed ops[TINY_NOPS];
+	size_t i;
 	int s;
+
+	for (i = 0; i < TINY_NOPS; i++) {
+		ops[i] = tiny_ops[i];
+		ops[i].start = scale * ops[i].start + shift;
+		ops[i].end = scale * ops[i].end + shift;
+	}
 
 	f->p = pw_problem_new(2, 2, 2);
 	f->p->name = pw_xstrdup(name);
@@ -91,9 +102,15 @@ tiny(struct fixture *f, const char *name)
 	f->p->memory[0].limit = 3.5;
 	f->p->memory[1].limit = 4;
 	pw_problem_set_link(f->p, 1, 1, 0, true);
-	fixture_time(f, tiny_ops, TINY_NOPS);
+	fixture_time(f, ops, TINY_NOPS);
 	pw_schedule_set_anchor(f->s, 0, 1, anchor);
 	f->s->family = pw_xstrdup("hand");
+}
+
+static void
+tiny(struct fixture *f, const char *name)
+{
+	tiny_at(f, name, 1, 0);
 }
 
 /* Returns what WRITE printed, in a string the caller frees. */
@@ -507,6 +524,107 @@ test_empty(void)
 	fixture_free(&f);
 }
 
+/* The chart rows of show at width 60: what must not move when every
+ * time is scaled.  Returns a string the caller frees. */
+static char *
+show_rows(const struct fixture *f)
+{
+	static const char *const prefix[] = { "dev 0 ", "dev 1 ",
+	    "link0.d2h ", "link0.h2d " };
+	char *text = capture_show(f, 60), *rows = pw_xstrdup(""), *line, *next;
+	size_t i;
+
+	for (i = 0; i < sizeof prefix / sizeof prefix[0]; i++) {
+		line = line_of(text, prefix[i]);
+		next = pw_xasprintf("%s%s\n", rows, line != NULL ? line : "-");
+		free(line);
+		free(rows);
+		rows = next;
+	}
+	free(text);
+	return rows;
+}
+
+/* Ticks stay round where they can and are never more than asked for nor
+ * a step of 0, at both ends of the doubles. */
+static void
+test_ticks(void)
+{
+	double step;
+
+	tap_int(pw_view_ticks(8, 13, &step), 9, "8 s: 9 ticks");
+	tap_near(step, 1, 0, "a second apart");
+	tap_int(pw_view_ticks(8e307, 13, &step), 9, "8e307 s: 9 ticks");
+	tap_near(step, 1e307, 1e-15, "1e307 s apart");
+	tap_int(pw_view_ticks(4e-323, 13, &step), 2,
+	    "8 denormals: no round step, so both ends");
+	tap_ok(step == 4e-323, "a step of the whole span");
+	tap_int(pw_view_ticks(DBL_MAX, 13, &step), 9,
+	    "DBL_MAX: 9 ticks (2e307 apart)");
+	tap_ok(isfinite(step) && step > 0, "a finite step");
+	tap_int(pw_view_ticks(0, 13, &step), 1, "no span: one tick");
+	tap_int(pw_view_ticks(INFINITY, 13, &step), 1, "no finite span: one");
+	tap_near(pw_view_at(0, 5e-324, 5e-324), 1, 0,
+	    "a denormal span maps its end to 1");
+	tap_near(pw_view_at(-DBL_MAX, DBL_MAX, DBL_MAX), 1, 0,
+	    "an overflowing difference clamps to 1");
+	tap_near(pw_view_at(0, 0, 3), 0, 0, "no span maps to 0");
+}
+
+/* Every view draws any finite timing: times of a few denormals draw as
+ * unit times do, times near DBL_MAX too, and a timing whose makespan
+ * overflows draws without NaN (the trace, in microseconds, refuses). */
+static void
+test_extreme_times(void)
+{
+	static const struct {
+		const char *what;
+		double	scale, shift;
+		int	grid;		/* SVG grid lines */
+		int	chrome;		/* the trace's return code */
+	} c[] = {
+		{ "denormal times", 5e-324, 0, 2, PW_OK },
+		{ "times near DBL_MAX", 2e307, 0, 9, PW_ERR_INPUT },
+		{ "a makespan that overflows", 3e307, -1.5e308, 1,
+		    PW_ERR_INPUT },
+	};
+	struct fixture f;
+	char *want, *got;
+	size_t i;
+	int rc;
+
+	tiny(&f, "tiny");
+	want = show_rows(&f);
+	fixture_free(&f);
+	for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+		tiny_at(&f, "tiny", c[i].scale, c[i].shift);
+		got = show_rows(&f);
+		if (c[i].shift == 0)
+			tap_str(got, want, "%s: show draws the unit chart",
+			    c[i].what);
+		free(got);
+		got = capture_show(&f, 60);
+		tap_ok(strstr(got, "nan") == NULL && strlen(got) < 1000,
+		    "%s: show draws no NaN", c[i].what);
+		free(got);
+		got = capture_export("svg", &f, &rc);
+		tap_ok(rc == PW_OK && strstr(got, "nan") == NULL &&
+		    (c[i].shift != 0 || strstr(got, "inf") == NULL),
+		    "%s: the SVG has no NaN%s", c[i].what, c[i].shift != 0 ?
+		    "" : " or infinity");
+		tap_int(count(got, "<rect class=\"op "), 12,
+		    "%s: every op drawn", c[i].what);
+		tap_int(count(got, "class=\"grid\""), c[i].grid,
+		    "%s: %d grid lines", c[i].what, c[i].grid);
+		free(got);
+		got = capture_export("chrome", &f, &rc);
+		tap_int(rc, c[i].chrome, "%s: the trace", c[i].what);
+		free(got);
+		fixture_free(&f);
+	}
+	free(want);
+}
+
 static void
 test_registry(void)
 {
@@ -529,6 +647,8 @@ main(void)
 	test_chrome_bad_name();
 	test_svg();
 	test_empty();
+	test_ticks();
+	test_extreme_times();
 	test_registry();
 	return tap_done();
 }

@@ -29,11 +29,11 @@ sources() {
 }
 core=$(sources $FUZZ_CORE)
 json_src="$top/tests/fuzz/fuzz_json.c $core"
-json_libs="$JANSSON_LIBS $LIBS"
+json_libs="$JANSSON_LIBS $YAJL_LIBS $LIBS"
 lua_src="$top/tests/fuzz/fuzz_lua.c $(sources $FUZZ_LUA $FUZZ_SOLVER) $core"
-lua_libs="$LUA_LIBS $LPSOLVE_LIBS $JANSSON_LIBS -lpthread $LIBS"
+lua_libs="$LUA_LIBS $LPSOLVE_LIBS $JANSSON_LIBS $YAJL_LIBS -lpthread $LIBS"
 cflags="-std=c11 -g -O1 -fno-omit-frame-pointer $FUZZ_CPPFLAGS \
--I$top/tests -I$top/tests/fuzz $JANSSON_CFLAGS $LUA_CFLAGS"
+-I$top/tests -I$top/tests/fuzz $JANSSON_CFLAGS $YAJL_CFLAGS $LUA_CFLAGS"
 
 # build NAME FLAGS SOURCES LIBS: one clang command, sources and harness.
 build() {
