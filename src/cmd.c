@@ -800,7 +800,8 @@ struct cmd_progress {
 };
 
 /* One line per phase and per improvement of the incumbent or the
- * bound. */
+ * bound, and the last ("done"): a search that ends before its first
+ * report still says what it found. */
 static void
 cmd_solve_progress(const struct pw_progress *pr, void *arg)
 {
@@ -813,8 +814,6 @@ cmd_solve_progress(const struct pw_progress *pr, void *arg)
 	last->phase = pr->phase;
 	last->incumbent = pr->incumbent;
 	last->bound = pr->bound;
-	if (strcmp(pr->phase, "done") == 0)
-		return;
 	fprintf(stderr, "solve: %8s  %-9s incumbent %s, bound %s, gap %.2f%%\n",
 	    pw_fmt_seconds(b1, sizeof b1, pr->elapsed), pr->phase,
 	    isinf(pr->incumbent) ? "none" : pw_fmt_seconds(b2, sizeof b2,
