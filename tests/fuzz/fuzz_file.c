@@ -18,7 +18,8 @@ fuzz_input_file(const uint8_t *data, size_t size, const char *suffix)
 		    dir != NULL ? dir : "/tmp", (long)getpid(), suffix);
 	}
 	if ((fp = fopen(path, "wb")) == NULL ||
-	    fwrite(data, 1, size, fp) != size || fclose(fp) != 0) {
+	    (size > 0 && fwrite(data, 1, size, fp) != size) ||
+	    fclose(fp) != 0) {
 		perror(path);
 		abort();
 	}
