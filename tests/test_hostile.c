@@ -11,11 +11,11 @@
  *
  * The variants: for every leaf, one per hostile value: numbers at 0,
  * negative, 1e308, the smallest denormal, INT_MAX and a string; strings
- * with control characters and with invalid UTF-8; for every list, one
- * with its last element dropped, one with its first repeated and one
- * empty; for every object, one per member removed.  Long lists are
- * mutated only at their first, middle and last element, which keeps the
- * battery to a few thousand runs.
+ * with control characters and with invalid UTF-8 (six forms in turn);
+ * for every list, one with its last element dropped, one with its first
+ * repeated and one empty; for every object, one per member removed.
+ * Long lists are mutated only at their first, middle and last element,
+ * which keeps the battery to a few thousand runs.
  *
  * make check sets PIPEWRIGHT; the files are made with it.
  */
@@ -45,9 +45,20 @@
 #define HOSTILE_MB	4096
 
 /* Where invalid UTF-8 goes: jansson writes only valid text, so the
- * variant holds this marker and the bytes replace it in the file. */
+ * variant holds this marker and one of these forms replaces it in the
+ * file, in turn: bytes no UTF-8 has, an overlong NUL, an encoded
+ * surrogate, a lead byte past U+10FFFF, and escapes of a lone low
+ * surrogate and of a high one not followed by a low one. */
 #define HOSTILE_MARK	"@@hostile-bytes@@"
-static const char hostile_bytes[] = "\xff\xfe\xc3(";
+static const char *const hostile_bytes[] = {
+	"\xff\xfe\xc3(",
+	"\xc0\x80",
+	"\xed\xa0\x80",
+	"\xf5\x80\x80\x80",
+	"\\udc00",
+	"\\ud800\\u0041",
+};
+#define HOSTILE_NBYTES	(sizeof hostile_bytes / sizeof hostile_bytes[0])
 
 /* The battery's state: where it writes, what it runs, how far it is. */
 struct hostile {
@@ -318,7 +329,7 @@ hostile_emit(struct hostile *h, const char *what)
 		hostile_fail("%s: cannot write", path);
 	if ((mark = strstr(text, HOSTILE_MARK)) != NULL) {
 		fwrite(text, 1, (size_t)(mark - text), fp);
-		fputs(hostile_bytes, fp);
+		fputs(hostile_bytes[h->n % HOSTILE_NBYTES], fp);
 		fputs(mark + strlen(HOSTILE_MARK), fp);
 	} else
 		fputs(text, fp);
