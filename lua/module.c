@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,15 @@ pwl_box(lua_State *L, size_t bytes, const char *what)
 	luaL_setmetatable(L, PWL_BOX);
 	pwl_charge(L, &box->charged, bytes, what);
 	return &box->p;
+}
+
+size_t
+pwl_array_bytes(lua_State *L, size_t n, size_t size, const char *what)
+{
+	if (size != 0 && n > SIZE_MAX / size)
+		pwl_fail(L, "%s: %zu records of %zu bytes do not fit in memory",
+		    what, n, size);
+	return n * size;
 }
 
 void

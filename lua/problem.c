@@ -71,12 +71,21 @@ pwl_op_read(lua_State *L, int idx, const char *what,
 }
 
 size_t
-pwl_pins_count(lua_State *L, int idx, const char *what)
+pwl_pins_count(lua_State *L, int idx, const char *what,
+    const struct pw_problem *p)
 {
+	size_t n, most = pw_op_universe(p);
+
 	if (!lua_istable(L, idx))
 		pwl_fail(L, "%s: must be a list of {before, after} pairs (got "
 		    "%s)", what, luaL_typename(L, idx));
-	return lua_rawlen(L, idx);
+	/* The length is a border the script chooses (t[2^62] = x makes
+	 * one), not a count of what is there: bounded before anything is
+	 * sized by it. */
+	if ((n = lua_rawlen(L, idx)) > most)
+		pwl_fail(L, "%s: %zu pairs is more than the problem's %zu ops",
+		    what, n, most);
+	return n;
 }
 
 void
@@ -188,7 +197,8 @@ pwl_build_model(lua_State *L, struct pwl_problem *pb)
 		if (!lua_istable(L, -1) || lua_rawlen(L, -1) != n)
 			pwl_fail(L, PWL_WHAT ": layers_per_stage: must list %zu "
 			    "layer counts, one per stage", n);
-		layers = lua_newuserdatauv(L, n * sizeof *layers, 0);
+		layers = lua_newuserdatauv(L, pwl_array_bytes(L, n,
+		    sizeof *layers, PWL_WHAT ": layers_per_stage"), 0);
 		for (i = 0; i < n; i++) {
 			lua_rawgeti(L, -2, (lua_Integer)i + 1);
 			if (!lua_isinteger(L, -1))
@@ -536,8 +546,9 @@ pwl_constraints(lua_State *L, struct pwl_problem *pb)
 		pwl_fail(L, PWL_WHAT ": time_limit: must be a positive number "
 		    "of seconds (got %g)", prefs->time_limit);
 	if (lua_getfield(L, 1, "precede") != LUA_TNIL &&
-	    (n = pwl_pins_count(L, -1, PWL_WHAT ": precede")) > 0) {
-		pwl_charge(L, &pb->charged, n * sizeof *prefs->pins,
+	    (n = pwl_pins_count(L, -1, PWL_WHAT ": precede", pb->p)) > 0) {
+		pwl_charge(L, &pb->charged, pwl_array_bytes(L, n,
+		    sizeof *prefs->pins, PWL_WHAT ": precede"),
 		    PWL_WHAT ": precede");
 		prefs->pins = pw_xcalloc(n, sizeof *prefs->pins);
 		prefs->npins = n;

@@ -117,6 +117,9 @@ int	pwl_fail(lua_State *, const char *fmt, ...)
  * built while Lua calls may still raise.  BYTES are charged to the cap
  * (raising, WHAT naming it, when they do not fit) until then. */
 void	**pwl_box(lua_State *, size_t bytes, const char *what);
+/* The bytes of N records of SIZE bytes, raising (WHAT naming them) when
+ * they do not fit in a size_t. */
+size_t	pwl_array_bytes(lua_State *, size_t n, size_t size, const char *what);
 /* Makes the metatable NAME with the functions META, locked against
  * scripts (its __metatable field), and leaves the stack as it was. */
 void	pwl_new_metatable(lua_State *, const char *name, const luaL_Reg *meta);
@@ -180,8 +183,10 @@ struct pwl_problem *pwl_problem_check(lua_State *, int arg);
 struct pwl_problem *pwl_problem_test(lua_State *, int idx);
 /* Pushes OP as {kind = "F", stage = s + 1, mb = j + 1}. */
 void	pwl_op_push(lua_State *, struct pw_op);
-/* The number of must-precede pairs in the list at IDX (named WHAT). */
-size_t	pwl_pins_count(lua_State *, int idx, const char *what);
+/* The number of must-precede pairs in the list at IDX (named WHAT),
+ * raising when it is more than P has ops. */
+size_t	pwl_pins_count(lua_State *, int idx, const char *what,
+	    const struct pw_problem *p);
 /* Reads the N of them (pwl_pins_count), for problem P, into OUT. */
 void	pwl_pins_read(lua_State *, int idx, const char *what, size_t n,
 	    const struct pw_problem *, struct pw_pin *out);

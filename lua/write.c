@@ -115,6 +115,15 @@ pwl_is_record(lua_State *L, int row)
 	return record;
 }
 
+/* Pushes row I of the rows at ROWS, raising unless it is a table. */
+static void
+pwl_csv_row(lua_State *L, int rows, size_t i)
+{
+	if (lua_rawgeti(L, rows, (lua_Integer)i) != LUA_TTABLE)
+		pwl_fail(L, "pw.write_csv: rows[%zu]: must be a table (got %s)",
+		    i, luaL_typename(L, -1));
+}
+
 /* Pushes the sorted names of every field of the record rows at ROWS. */
 static void
 pwl_csv_columns(lua_State *L, int rows, size_t nrows)
@@ -126,7 +135,7 @@ pwl_csv_columns(lua_State *L, int rows, size_t nrows)
 	lua_newtable(L);
 	set = lua_gettop(L);
 	for (i = 1; i <= nrows; i++) {
-		lua_rawgeti(L, rows, (lua_Integer)i);
+		pwl_csv_row(L, rows, i);
 		lua_pushnil(L);
 		while (lua_next(L, -2) != 0) {
 			lua_pop(L, 1);
@@ -144,7 +153,8 @@ pwl_csv_columns(lua_State *L, int rows, size_t nrows)
 		}
 		lua_pop(L, 1);
 	}
-	names = lua_newuserdatauv(L, n * sizeof *names, 0);
+	names = lua_newuserdatauv(L, pwl_array_bytes(L, n, sizeof *names,
+	    "pw.write_csv: columns"), 0);
 	k = 0;
 	lua_pushnil(L);
 	while (lua_next(L, set) != 0) {
@@ -187,9 +197,7 @@ pwl_csv_build(lua_State *L, luaL_Buffer *b, int rows, int columns)
 	if (ncols > 0)
 		luaL_addchar(b, '\n');
 	for (i = 1; i <= nrows; i++) {
-		if (lua_rawgeti(L, rows, (lua_Integer)i) != LUA_TTABLE)
-			pwl_fail(L, "pw.write_csv: rows[%zu]: must be a table "
-			    "(got %s)", i, luaL_typename(L, -1));
+		pwl_csv_row(L, rows, i);
 		record = pwl_is_record(L, lua_gettop(L));
 		if (record && columns == 0)
 			pwl_fail(L, "pw.write_csv: rows[%zu]: a record among "

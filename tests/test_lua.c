@@ -691,6 +691,21 @@ test_no_partial_files(void)
 		tap_diag("cannot return to %s", tmpdir);
 }
 
+/* Every row of pw.write_csv is a table, also among records (whose
+ * columns are gathered before the rows are written). */
+static void
+test_csv_rows(void)
+{
+	const char *dirs[] = { ".", NULL };
+	const struct pwlua_config config = { 0, 0, dirs, 0 };
+
+	script_fails(&config, "rec.lua", "pw.write_csv('rec.csv', { { a = 1 },"
+	    " 5 })\n", PW_ERR_INPUT, "rec.lua:1: pw.write_csv: rows[2]: must "
+	    "be a table (got number)\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.write_csv'\n\trec.lua:1: in main chunk",
+	    "a number among record rows");
+}
+
 /* Mistakes in a problem script name the field, at the script's line. */
 static void
 test_problem_errors(void)
@@ -840,6 +855,34 @@ test_watchdog(void)
 	tap_int(run_text(lua, "wdn.lua", "local x = 1\n", &err), PW_OK,
 	    "the next run has its own time");
 	pwlua_free(lua);
+}
+
+/* A list's length is a border the script picks: keys 2^0 .. 2^62 and
+ * then 1 .. 5 make #t 2^62.  No count read from one sizes anything
+ * unchecked. */
+#define BORDER_LIST(v) \
+	"local big = {}\n" \
+	"for k = 0, 62 do big[1 << k] = " v " end\n" \
+	"for i = 1, 5 do big[i] = " v " end\n" \
+	"assert(#big == 1 << 62)\n"
+
+static void
+test_borders(void)
+{
+	script_fails(NULL, "bsolve.lua", "local p = pw.problem" UNIT_SPEC " }\n"
+	    BORDER_LIST("{ { 'F', 1, 1 }, { 'F', 2, 1 } }")
+	    "pw.solve(p, { precede = big })\n", PW_ERR_INPUT, "bsolve.lua:6: "
+	    "pw.solve: precede: 4611686018427387904 pairs is more than the "
+	    "problem's 192 ops\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.solve'\n\tbsolve.lua:6: in main chunk",
+	    "pw.solve: a precede list of border 2^62");
+	script_fails(NULL, "bprob.lua", BORDER_LIST("{ { 'F', 1, 1 }, "
+	    "{ 'F', 2, 1 } }")
+	    "pw.problem" UNIT_SPEC ", precede = big }\n", PW_ERR_INPUT,
+	    "bprob.lua:5: pw.problem: precede: 4611686018427387904 pairs is "
+	    "more than the problem's 192 ops\nstack traceback:\n\t[C]: in "
+	    "function 'pipewright.problem'\n\tbprob.lua:5: in main chunk",
+	    "pw.problem: a precede list of border 2^62");
 }
 
 /* Random small patterns and subjects: the metered matcher answers as
@@ -1080,10 +1123,12 @@ main(void)
 	test_sandbox();
 	test_bytecode();
 	test_no_partial_files();
+	test_csv_rows();
 	test_problem_errors();
 	test_objects_kept();
 	test_finalizers();
 	test_watchdog();
+	test_borders();
 	test_patterns();
 	test_c_memory();
 	test_files_refused();
