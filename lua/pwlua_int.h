@@ -77,6 +77,13 @@ int	pwl_loadfile(lua_State *, const char *path);
 void	pwl_charge(lua_State *, size_t *charged, size_t bytes,
 	    const char *what);
 void	pwl_release(lua_State *, size_t *charged);
+/* Charges STEPS of work done in C for the script to its instruction
+ * budget: NULL, or, when the budget or the run's time is spent, what is
+ * spent ("time limit of 1 s exceeded"); every later instruction then
+ * fails too, so that a pcall cannot swallow the stop.  pwl_work raises
+ * "WHAT: " and that instead. */
+const char *pwl_spend(lua_State *, unsigned long steps);
+void	pwl_work(lua_State *, unsigned long steps, const char *what);
 /* The seconds left of the run (raising when none are), and the flag
  * the watchdog sets at its deadline: pw.solve's cancel flag. */
 double	pwl_time_left(lua_State *, const char *what);
@@ -85,9 +92,12 @@ atomic_int *pwl_cancel(lua_State *);
 /* pattern.c */
 /* What pattern matching is charged to. */
 struct pwl_meter {
-	/* Charges STEPS of matching; false when nothing is left, and the
-	 * matcher then raises "pattern too complex". */
-	bool	(*charge)(struct pwl_meter *, lua_State *, unsigned long steps);
+	/* Charges STEPS of matching: NULL, or what is spent when nothing is
+	 * left (a static or long-lived string), and the matcher then raises
+	 * "pattern too complex (WHY)".  The sandbox's is pwl_spend; a test
+	 * runs the matcher on a bare lua_State with one that counts. */
+	const char *(*charge)(struct pwl_meter *, lua_State *,
+	    unsigned long steps);
 	unsigned long pending;	/* steps not charged yet */
 };
 /* Replaces find, match, gmatch and gsub of the string library (open in

@@ -45,6 +45,7 @@ struct pwlua {
 	 * notes both (without allocating). */
 	char	oom_where[256];
 	char	oom_trace[2048];
+	char	why[96];	/* what pwl_spent found spent */
 };
 
 /* What one protected run does, and what it found. */
@@ -208,6 +209,24 @@ pwl_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	return p;
 }
 
+/* Adds STEPS to what the run has spent, saturating (a budget may be
+ * ULONG_MAX); NULL, or the message of what is spent, in LUA's buffer. */
+static const char *
+pwl_spent(struct pwlua *lua, unsigned long steps)
+{
+	lua->spent = steps > ULONG_MAX - lua->spent ? ULONG_MAX :
+	    lua->spent + steps;
+	if (atomic_load(&lua->expired))
+		snprintf(lua->why, sizeof lua->why, "time limit of %g s "
+		    "exceeded", lua->seconds);
+	else if (lua->spent >= lua->budget)
+		snprintf(lua->why, sizeof lua->why, "instruction budget of "
+		    "%lu exceeded", lua->budget);
+	else
+		return NULL;
+	return lua->why;
+}
+
 /* Stops a script that has run its budget or its time out.  Every
  * instruction after that fails too, so a pcall in the script cannot
  * swallow the stop. */
@@ -215,37 +234,45 @@ static void
 pwl_hook(lua_State *L, lua_Debug *ar)
 {
 	struct pwlua *lua = pwl_lua(L);
-	char msg[128];
+	const char *why;
 
 	(void)ar;
-	lua->spent += PWL_HOOK_EVERY;
-	if (atomic_load(&lua->expired))
-		snprintf(msg, sizeof msg, "time limit of %g s exceeded (a "
-		    "runaway script?)", lua->seconds);
-	else if (lua->spent >= lua->budget)
-		snprintf(msg, sizeof msg, "instruction budget of %lu exceeded "
-		    "(a runaway loop?)", lua->budget);
-	else
+	if ((why = pwl_spent(lua, PWL_HOOK_EVERY)) == NULL)
 		return;
 	lua_sethook(L, pwl_hook, LUA_MASKCOUNT, 1);
 	luaL_where(L, 0);
-	lua_pushstring(L, msg);
-	lua_concat(L, 2);
+	lua_pushstring(L, why);
+	lua_pushstring(L, atomic_load(&lua->expired) ? " (a runaway script?)" :
+	    " (a runaway loop?)");
+	lua_concat(L, 3);
 	lua_error(L);
 }
 
+const char *
+pwl_spend(lua_State *L, unsigned long steps)
+{
+	const char *why = pwl_spent(pwl_lua(L), steps);
+
+	if (why != NULL)
+		lua_sethook(L, pwl_hook, LUA_MASKCOUNT, 1);
+	return why;
+}
+
+void
+pwl_work(lua_State *L, unsigned long steps, const char *what)
+{
+	const char *why = pwl_spend(L, steps);
+
+	if (why != NULL)
+		pwl_fail(L, "%s: %s", what, why);
+}
+
 /* The meter of pattern matching: the same budget and deadline. */
-static bool
+static const char *
 pwl_meter_charge(struct pwl_meter *meter, lua_State *L, unsigned long steps)
 {
-	struct pwlua *lua = pwl_lua(L);
-
 	(void)meter;
-	lua->spent += steps;
-	if (lua->spent < lua->budget && !atomic_load(&lua->expired))
-		return true;
-	lua_sethook(L, pwl_hook, LUA_MASKCOUNT, 1);
-	return false;
+	return pwl_spend(L, steps);
 }
 
 /*

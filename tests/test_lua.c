@@ -950,12 +950,12 @@ struct count_meter {
 	unsigned long steps;
 };
 
-static bool
+static const char *
 count_charge(struct pwl_meter *m, lua_State *L, unsigned long steps)
 {
 	(void)L;
 	((struct count_meter *)(void *)m)->steps += steps;
-	return true;
+	return NULL;
 }
 
 static void
@@ -968,6 +968,7 @@ test_patterns(void)
 		{ "for iterator 'for iterator'", "for x in s:gmatch(p) do end" },
 	};
 	const struct pwlua_config budget = { 10000000, 0, NULL, 0 };
+	const struct pwlua_config quick = { ULONG_MAX, 0, NULL, 0.25 };
 	struct count_meter meter = { { count_charge, 0 }, 0 };
 	char text[256], want[512];
 	lua_State *L = luaL_newstate();
@@ -991,12 +992,42 @@ test_patterns(void)
 		snprintf(text, sizeof text, "local s = ('a'):rep(3000)\n"
 		    "local p = ('a-'):rep(12) .. 'b'\n%s\n", hostile[i][1]);
 		snprintf(want, sizeof want, "hostile.lua:3: pattern too complex "
-		    "(it ran out of the script's budget)\nstack traceback:\n"
+		    "(instruction budget of 10000000 exceeded)\nstack "
+		    "traceback:\n"
 		    "\t[C]: in %s\n\thostile.lua:3: in main chunk",
 		    hostile[i][0]);
 		script_fails(&budget, "hostile.lua", text, PW_ERR_INPUT, want,
 		    "a backtracking pattern runs out of the budget");
 	}
+	/* ~1e13 steps of set scanning: each is charged, and the deadline,
+	 * read where they are, stops it too. */
+	script_fails(&budget, "set.lua", "local s = ('z'):rep(1e7)\n"
+	    "local p = '[' .. ('a'):rep(1e6) .. 'z]*'\nreturn s:find(p)\n",
+	    PW_ERR_INPUT, "set.lua:3: pattern too complex (instruction budget "
+	    "of 10000000 exceeded)\nstack traceback:\n\t[C]: in function "
+	    "'string.find'\n\tset.lua:3: in main chunk",
+	    "a long set is charged by its length");
+	script_fails(&quick, "setq.lua", "local s = ('z'):rep(1e7)\n"
+	    "local p = '[' .. ('a'):rep(1e6) .. 'z]*'\nreturn s:find(p)\n",
+	    PW_ERR_INPUT, "setq.lua:3: pattern too complex (time limit of 0.25 "
+	    "s exceeded)\nstack traceback:\n\t[C]: in function "
+	    "'string.find'\n\tsetq.lua:3: in main chunk",
+	    "...and stopped at the time limit, saying so");
+	script_fails(&budget, "plain.lua", "local s = ('a'):rep(1e6)\n"
+	    "for i = 1, 100 do s:find('b', 1, true) end\n", PW_ERR_INPUT,
+	    "plain.lua:2: pattern too complex (instruction budget of 10000000 "
+	    "exceeded)\nstack traceback:\n\t[C]: in function 'string.find'"
+	    "\n\tplain.lua:2: in main chunk", "a plain find is charged by what "
+	    "it scans");
+	script_fails(&budget, "gsub.lua", "local s = ('a'):rep(1e6)\n"
+	    "for i = 1, 100 do s:gsub('^b', 'c') end\n", PW_ERR_INPUT,
+	    "gsub.lua:2: pattern too complex (instruction budget of 10000000 "
+	    "exceeded)\nstack traceback:\n\t[C]: in function 'string.gsub'"
+	    "\n\tgsub.lua:2: in main chunk", "gsub is charged by what it "
+	    "copies");
+	script_ok("posref.lua", "assert(('aa'):find('()%1') == nil)\n"
+	    "assert(('aa'):match('()a%1') == nil)\n",
+	    "a back reference to a position capture matches nothing");
 	script_fails(&budget, "swallow.lua", "local s = ('a'):rep(3000)\n"
 	    "local ok = pcall(s.find, s, ('a-'):rep(12) .. 'b')\n"
 	    "local x = 1\n", PW_ERR_INPUT, "swallow.lua:3: instruction budget "
