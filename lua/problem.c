@@ -408,39 +408,38 @@ pwl_per_device(lua_State *L, struct pw_problem *p, const char *name,
 	lua_pop(L, 1);
 }
 
-/* offload = {stages...}: every other stage keeps its activations. */
+/* offload = {stages...}: every other stage keeps its activations.  One
+ * pass over the list marks the stages (a userdata the cap is charged
+ * for), one over the stages reads the marks. */
 static void
 pwl_offload_only(lua_State *L, struct pw_problem *p)
 {
+	bool *listed;
 	size_t i, n;
-	lua_Integer s;
-	bool listed;
+	int s;
 
 	if (lua_getfield(L, 1, "offload") != LUA_TTABLE) {
 		lua_pop(L, 1);
 		return;
 	}
-	n = lua_rawlen(L, -1);
+	listed = lua_newuserdatauv(L, (size_t)p->nstages, 0);
+	memset(listed, 0, (size_t)p->nstages);
+	n = lua_rawlen(L, -2);
+	/* A border past the list's end finds nil there and raises. */
 	for (i = 1; i <= n; i++) {
-		lua_rawgeti(L, -1, (lua_Integer)i);
+		lua_rawgeti(L, -2, (lua_Integer)i);
 		if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
 		    lua_tointeger(L, -1) > p->nstages)
 			pwl_fail(L, PWL_WHAT ": offload[%zu]: must be a stage from "
 			    "1 to %d (got %s)", i, p->nstages,
 			    luaL_tolstring(L, -1, NULL));
+		listed[lua_tointeger(L, -1) - 1] = true;
 		lua_pop(L, 1);
 	}
-	for (s = 1; s <= p->nstages; s++) {
-		listed = false;
-		for (i = 1; i <= n && !listed; i++) {
-			lua_rawgeti(L, -1, (lua_Integer)i);
-			listed = lua_tointeger(L, -1) == s;
-			lua_pop(L, 1);
-		}
-		if (!listed)
-			p->stages[s - 1].offload = 0;
-	}
-	lua_pop(L, 1);
+	for (s = 0; s < p->nstages; s++)
+		if (!listed[s])
+			p->stages[s].offload = 0;
+	lua_pop(L, 2);
 }
 
 /* cost = function(stage, kind, default) or {[stage] = {kind = value}}. */

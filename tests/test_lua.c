@@ -885,6 +885,29 @@ test_borders(void)
 	    "pw.problem: a precede list of border 2^62");
 }
 
+/* offload = {...} is read in one pass: repeats mark a stage once, and a
+ * stage out of range names its place. */
+static void
+test_offload_list(void)
+{
+	script_ok("offl.lua", "local st = { f = 1, b = 1, w = 1, act = 1,"
+	    " hold = 0.5, offload = 0.5 }\n"
+	    "local p = pw.problem{ devices = 2, microbatches = 2,"
+	    " link = { d2h = 1, h2d = 1 }, stages = { st, st, st, st },"
+	    " offload = { 4, 2, 4, 2 } }\n"
+	    "local o = {}\n"
+	    "for s, x in ipairs(p.stages) do o[s] = x.offload end\n"
+	    "assert(o[1] == 0 and o[2] == 0.5 and o[3] == 0 and o[4] == 0.5,"
+	    " table.concat(o, ' '))\n", "offload: repeated stages, the rest "
+	    "keep their activations");
+	script_fails(NULL, "offb.lua", "local st = " UNIT_STAGE "\n"
+	    "pw.problem{ devices = 1, microbatches = 1, stages = { st },"
+	    " offload = { 1, 2 } }\n", PW_ERR_INPUT, "offb.lua:2: pw.problem: "
+	    "offload[2]: must be a stage from 1 to 1 (got 2)\nstack traceback:"
+	    "\n\t[C]: in function 'pipewright.problem'\n\toffb.lua:2: in main "
+	    "chunk", "offload: a stage out of range");
+}
+
 /* Random small patterns and subjects: the metered matcher answers as
  * Lua's own string library does (kept as R). */
 static const char property_script[] =
@@ -1160,6 +1183,7 @@ main(void)
 	test_finalizers();
 	test_watchdog();
 	test_borders();
+	test_offload_list();
 	test_patterns();
 	test_c_memory();
 	test_files_refused();
