@@ -12,6 +12,10 @@
  * any Lua API call; C memory not yet owned by a userdata would leak.
  * C memory made for a script is charged to its memory cap (pwl_charge)
  * before it is allocated, and released by the userdata that owns it.
+ * Work C does for a script out of proportion to the instructions that
+ * asked for it is charged to the instruction budget (pwl_work), which
+ * is also where the wall-clock deadline is read: nothing else of Lua's
+ * is touched by the watchdog thread.
  *
  * No script may reach a metatable of ours (each has __metatable) or
  * free what C still uses: an object that points into another keeps that

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +33,9 @@ struct pwlua {
 	struct pwl_meter meter;	/* pattern matching, charged to the budget */
 	double	seconds;	/* wall-clock limit per run */
 	struct timespec deadline;	/* of this run, CLOCK_MONOTONIC */
-	/* Set by the watchdog at the deadline (and when closing): every
-	 * instruction then fails, and pw.solve stops. */
+	/* Set by the watchdog at the deadline (and when closing), read by
+	 * the hook, pwl_spend and pw.solve: the one thing both threads
+	 * touch outside the lock. */
 	atomic_int expired;
 	pthread_mutex_t lock;	/* guards done, for the watchdog */
 	pthread_cond_t wake;
@@ -276,11 +278,14 @@ pwl_meter_charge(struct pwl_meter *meter, lua_State *L, unsigned long steps)
 }
 
 /*
- * The watchdog of one run: at the deadline it makes the very next
- * instruction fail (lua_sethook may be called from another thread) and
- * cancels a pw.solve in progress through the same flag.  Time spent in
- * C, where no hook runs, is thus bounded by pw.solve's capped limit and
- * by the memory cap.
+ * The watchdog of one run: at the deadline it sets the expired flag, and
+ * touches nothing of Lua's (no Lua call is safe from another thread).
+ * The count hook reads the flag every PWL_HOOK_EVERY instructions and
+ * the work C does for the script reads it where it is charged
+ * (pwl_spend: pattern matching, the CSV writer), so a run stops within
+ * that many instructions or steps of its deadline; pw.solve reads it as
+ * its cancel flag.  Other C work is linear in what the script built,
+ * and so bounded by the budget and the memory cap.
  */
 static void *
 pwl_watchdog(void *arg)
@@ -292,10 +297,8 @@ pwl_watchdog(void *arg)
 	while (!lua->done && rc != ETIMEDOUT)
 		rc = pthread_cond_timedwait(&lua->wake, &lua->lock,
 		    &lua->deadline);
-	if (!lua->done) {
+	if (!lua->done)
 		atomic_store(&lua->expired, 1);
-		lua_sethook(lua->L, pwl_hook, LUA_MASKCOUNT, 1);
-	}
 	pthread_mutex_unlock(&lua->lock);
 	return NULL;
 }
@@ -511,6 +514,8 @@ static bool
 pwl_watch(struct pwlua *lua, pthread_t *thread)
 {
 	double whole = floor(lua->seconds);
+	sigset_t block, saved;
+	bool started;
 
 	clock_gettime(CLOCK_MONOTONIC, &lua->deadline);
 	lua->deadline.tv_sec += (time_t)whole;
@@ -521,7 +526,17 @@ pwl_watch(struct pwlua *lua, pthread_t *thread)
 	}
 	atomic_store(&lua->expired, 0);
 	lua->done = false;
-	return pthread_create(thread, NULL, pwl_watchdog, lua) == 0;
+	/* The thread starts with these blocked, so that the caller's
+	 * handlers (removing temporary files) run on its own thread. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	if (pthread_sigmask(SIG_BLOCK, &block, &saved) != 0)
+		return false;
+	started = pthread_create(thread, NULL, pwl_watchdog, lua) == 0;
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	return started;
 }
 
 /* Ends the watchdog of a run. */
@@ -659,6 +674,13 @@ pwlua_new(const struct pwlua_config *config, struct pw_error *err)
 
 	if (config == NULL)
 		config = &defaults;
+	/* A deadline must be a time_t the clock reaches. */
+	if (!(config->seconds >= 0 && config->seconds <= PWLUA_SECONDS_MAX)) {
+		pw_error_set(err, "the time limit of a script must be from 0 "
+		    "(the default) to %g seconds (got %g)", PWLUA_SECONDS_MAX,
+		    config->seconds);
+		return NULL;
+	}
 	lua = pw_xcalloc(1, sizeof *lua);
 	lua->cap = config->memory != 0 ? config->memory : PWLUA_MEMORY;
 	lua->budget = config->instructions != 0 ? config->instructions :

@@ -838,8 +838,11 @@ test_watchdog(void)
 {
 	const struct pwlua_config quick = { ULONG_MAX, 0, NULL, 0.25 };
 	const struct pwlua_config second = { ULONG_MAX, 0, NULL, 1 };
+	const double bad[] = { INFINITY, NAN, 1e300, -1 };
+	char want[256];
 	struct pw_error err;
 	struct pwlua *lua;
+	size_t i;
 
 	script_fails(&quick, "wd.lua", "local n = 0\nwhile true do n = n + 1 "
 	    "end\n", PW_ERR_INPUT, "wd.lua:2: time limit of 0.25 s exceeded "
@@ -855,6 +858,17 @@ test_watchdog(void)
 	tap_int(run_text(lua, "wdn.lua", "local x = 1\n", &err), PW_OK,
 	    "the next run has its own time");
 	pwlua_free(lua);
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const struct pwlua_config absurd = { 0, 0, NULL, bad[i] };
+
+		err.msg[0] = '\0';
+		tap_ok(pwlua_new(&absurd, &err) == NULL, "seconds %g: refused",
+		    bad[i]);
+		snprintf(want, sizeof want, "the time limit of a script must be "
+		    "from 0 (the default) to 3.16224e+07 seconds (got %g)",
+		    bad[i]);
+		tap_str(err.msg, want, "...saying so");
+	}
 }
 
 /* A list's length is a border the script picks: keys 2^0 .. 2^62 and
