@@ -1169,6 +1169,23 @@ test_files_refused(void)
 	    "'pipewright.load'\n\tetc.lua:1: in main chunk", cwd);
 	script_fails(NULL, "etc.lua", "pw.load('/etc/passwd')\n", PW_ERR_INPUT,
 	    want, "writing nothing, a script reads below . only");
+	snprintf(want, sizeof want, "miss.lua:1: pw.load: ../nosuch.json: "
+	    "scripts may read only below %s\nstack traceback:\n\t[C]: in "
+	    "function 'pipewright.load'\n\tmiss.lua:1: in main chunk", real);
+	script_fails(&config, "miss.lua", "pw.load('../nosuch.json')\n",
+	    PW_ERR_INPUT, want, "a missing file outside: refused, not 'no "
+	    "such file'");
+	if (mkfifo("inside/fifo.json", 0666) != 0)
+		perror("mkfifo");
+	script_fails(&config, "fifo.lua", "pw.load('inside/fifo.json')\n",
+	    PW_ERR_INPUT, "fifo.lua:1: pw.load: inside/fifo.json: not a "
+	    "regular file (scripts read only regular files)\nstack traceback:"
+	    "\n\t[C]: in function 'pipewright.load'\n\tfifo.lua:1: in main "
+	    "chunk", "a FIFO is refused before it is opened");
+	script_fails(&config, "stdin.lua", "pw.load('-')\n", PW_ERR_INPUT,
+	    "stdin.lua:1: pw.load: -: scripts read files, not the standard "
+	    "input\nstack traceback:\n\t[C]: in function 'pipewright.load'"
+	    "\n\tstdin.lua:1: in main chunk", "'-' is no file to read");
 }
 
 int
