@@ -2,7 +2,6 @@
  * write.c - the only way scripts write files: pw.write_json and
  * pw.write_csv, below the directories the interpreter allows, atomically.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,11 +260,9 @@ pwl_write_csv(lua_State *L)
 	text = lua_tolstring(L, -1, &len);
 	if (pw_outfile_open(&out, path, &err) != PW_OK)
 		return pwl_fail(L, "pw.write_csv: %s", err.msg);
-	if (fwrite(text, 1, len, out.fp) != len) {
-		pw_outfile_abort(&out);
-		return pwl_fail(L, "pw.write_csv: %s: write failed: %s", path,
-		    strerror(errno));
-	}
+	/* A failed write is recorded in OUT, and the commit reports its
+	 * errno (not that of removing the temporary file). */
+	fwrite(text, 1, len, out.fp);
 	if (pw_outfile_commit(&out, &err) != PW_OK)
 		return pwl_fail(L, "pw.write_csv: %s", err.msg);
 	return 0;
