@@ -134,6 +134,9 @@ void	**pwl_box(lua_State *, size_t bytes, const char *what);
 /* The bytes of N records of SIZE bytes, raising (WHAT naming them) when
  * they do not fit in a size_t. */
 size_t	pwl_array_bytes(lua_State *, size_t n, size_t size, const char *what);
+/* Locks the metatable at the top against scripts: getmetatable then
+ * says PWL_LOCKED, and setmetatable refuses to replace it. */
+void	pwl_lock(lua_State *);
 /* Makes the metatable NAME with the functions META, locked against
  * scripts (its __metatable field), and leaves the stack as it was. */
 void	pwl_new_metatable(lua_State *, const char *name, const luaL_Reg *meta);
@@ -154,6 +157,10 @@ int	pwl_get_int(lua_State *, int idx, const char *what, const char *name,
 	    int def, int min, int max);
 bool	pwl_get_bool(lua_State *, int idx, const char *what, const char *name,
 	    bool def);
+/* Raises "WHAT: NAME: must be UTF-8 text without NUL bytes" unless the
+ * LEN bytes at S are (they may reach a file). */
+void	pwl_check_text(lua_State *, const char *s, size_t len,
+	    const char *what, const char *name);
 /* A string field, which must be valid UTF-8 (it may reach a file): the
  * table at IDX keeps it alive. */
 const char *pwl_get_string(lua_State *, int idx, const char *what,

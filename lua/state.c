@@ -438,8 +438,7 @@ pwl_setup(lua_State *L)
 	/* The strings' metatable, whose __index is the string table. */
 	lua_pushliteral(L, "");
 	lua_getmetatable(L, -1);
-	lua_pushliteral(L, PWL_LOCKED);
-	lua_setfield(L, -2, "__metatable");
+	pwl_lock(L);
 	lua_pop(L, 2);
 	lua_pushcfunction(L, pwl_require);
 	lua_setglobal(L, "require");
@@ -629,21 +628,23 @@ pwlua_solve_prefs_free(struct pwlua_solve_prefs *prefs)
 	memset(prefs, 0, sizeof *prefs);
 }
 
-/* Resolves the directory DIR into *OUT (the caller frees it). */
+/* Resolves the directory DIR into *OUT (the caller frees it); DOING
+ * words the message ("write", or "read" for the default "."). */
 static int
-pwl_dir(const char *dir, char **out, struct pw_error *err)
+pwl_dir(const char *dir, const char *doing, char **out,
+    struct pw_error *err)
 {
 	char real[PATH_MAX];
 	struct stat st;
 
 	if (realpath(dir, real) == NULL || stat(real, &st) != 0) {
-		pw_error_set(err, "%s: cannot write below it: %s", dir,
+		pw_error_set(err, "%s: cannot %s below it: %s", dir, doing,
 		    strerror(errno));
 		return PW_ERR_IO;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		pw_error_set(err, "%s: cannot write below it: not a directory",
-		    dir);
+		pw_error_set(err, "%s: cannot %s below it: not a directory",
+		    dir, doing);
 		return PW_ERR_INPUT;
 	}
 	*out = pw_xstrdup(real);
@@ -695,7 +696,8 @@ pwlua_new(const struct pwlua_config *config, struct pw_error *err)
 		n++;
 	lua->dirs = pw_xcalloc(n + 1, sizeof *lua->dirs);
 	for (i = 0; i < n; i++)
-		if (pwl_dir(dirs[i], &lua->dirs[i], err) != PW_OK)
+		if (pwl_dir(dirs[i], lua->writes ? "write" : "read",
+		    &lua->dirs[i], err) != PW_OK)
 			goto fail;
 	if ((lua->L = lua_newstate(pwl_alloc, lua)) == NULL)
 		goto small;

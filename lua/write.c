@@ -67,9 +67,7 @@ pwl_csv_text(lua_State *L, const char *where)
 		break;
 	case LUA_TSTRING:
 		s = lua_tolstring(L, -1, &len);
-		if (strlen(s) != len || !pw_text_valid(s))
-			pwl_fail(L, "pw.write_csv: %s: must be UTF-8 text without "
-			    "NUL bytes", where);
+		pwl_check_text(L, s, len, "pw.write_csv", where);
 		if (strcspn(s, ",\"\r\n") == len)
 			return;
 		/* Quoted, with quotes doubled (RFC 4180). */
@@ -206,6 +204,8 @@ pwl_csv_build(lua_State *L, luaL_Buffer *b, int rows, int columns)
 		/* B may keep its own value on the stack: each cell is pushed
 		 * alone and added with luaL_addvalue. */
 		for (j = 1; j <= n; j++) {
+			/* N may be a border far past the row's cells. */
+			pwl_work(L, 1, "pw.write_csv");
 			snprintf(where, sizeof where, "rows[%zu][%zu]", i, j);
 			if (j > 1)
 				luaL_addchar(b, ',');

@@ -691,6 +691,15 @@ test_no_partial_files(void)
 		tap_diag("cannot return to %s", tmpdir);
 }
 
+/* A list's length is a border the script picks: keys 2^0 .. 2^62 and
+ * then 1 .. 5 make #t 2^62.  No count read from one sizes anything
+ * unchecked. */
+#define BORDER_LIST(v) \
+	"local big = {}\n" \
+	"for k = 0, 62 do big[1 << k] = " v " end\n" \
+	"for i = 1, 5 do big[i] = " v " end\n" \
+	"assert(#big == 1 << 62)\n"
+
 /* Every row of pw.write_csv is a table, also among records (whose
  * columns are gathered before the rows are written). */
 static void
@@ -698,12 +707,19 @@ test_csv_rows(void)
 {
 	const char *dirs[] = { ".", NULL };
 	const struct pwlua_config config = { 0, 0, dirs, 0 };
+	const struct pwlua_config small = { 10000000, 0, dirs, 0 };
 
 	script_fails(&config, "rec.lua", "pw.write_csv('rec.csv', { { a = 1 },"
 	    " 5 })\n", PW_ERR_INPUT, "rec.lua:1: pw.write_csv: rows[2]: must "
 	    "be a table (got number)\nstack traceback:\n\t[C]: in function "
 	    "'pipewright.write_csv'\n\trec.lua:1: in main chunk",
 	    "a number among record rows");
+	script_fails(&small, "csvb.lua", BORDER_LIST("1")
+	    "pw.write_csv('csvb.csv', { big })\n", PW_ERR_INPUT, "csvb.lua:5: "
+	    "pw.write_csv: instruction budget of 10000000 exceeded\nstack "
+	    "traceback:\n\t[C]: in function 'pipewright.write_csv'\n"
+	    "\tcsvb.lua:5: in main chunk", "a row of border 2^62 is charged "
+	    "cell by cell");
 }
 
 /* Mistakes in a problem script name the field, at the script's line. */
@@ -870,15 +886,6 @@ test_watchdog(void)
 		tap_str(err.msg, want, "...saying so");
 	}
 }
-
-/* A list's length is a border the script picks: keys 2^0 .. 2^62 and
- * then 1 .. 5 make #t 2^62.  No count read from one sizes anything
- * unchecked. */
-#define BORDER_LIST(v) \
-	"local big = {}\n" \
-	"for k = 0, 62 do big[1 << k] = " v " end\n" \
-	"for i = 1, 5 do big[i] = " v " end\n" \
-	"assert(#big == 1 << 62)\n"
 
 static void
 test_borders(void)
