@@ -269,8 +269,7 @@ pwl_record_open(lua_State *L, const struct pwl_record *rec, const char *name)
 	lua_pushlightuserdata(L, (void *)rec);
 	lua_pushcclosure(L, pwl_record_override, 1);
 	lua_setfield(L, -2, "__call");
-	lua_pushliteral(L, PWL_LOCKED);
-	lua_setfield(L, -2, "__metatable");
+	pwl_lock(L);
 	lua_pop(L, 1);
 
 	lua_createtable(L, 0, 2);
@@ -285,8 +284,7 @@ pwl_record_open(lua_State *L, const struct pwl_record *rec, const char *name)
 	lua_pushlightuserdata(L, (void *)rec);
 	lua_pushcclosure(L, pwl_record_call, 1);
 	lua_setfield(L, -2, "__call");
-	lua_pushliteral(L, PWL_LOCKED);
-	lua_setfield(L, -2, "__metatable");
+	pwl_lock(L);
 	lua_setmetatable(L, -2);
 	lua_setfield(L, -2, name);
 }

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,13 +74,28 @@ pwl_box(lua_State *L, size_t bytes, const char *what)
 	return &box->p;
 }
 
+size_t
+pwl_array_bytes(lua_State *L, size_t n, size_t size, const char *what)
+{
+	if (size != 0 && n > SIZE_MAX / size)
+		pwl_fail(L, "%s: %zu records of %zu bytes do not fit in memory",
+		    what, n, size);
+	return n * size;
+}
+
+void
+pwl_lock(lua_State *L)
+{
+	lua_pushliteral(L, PWL_LOCKED);
+	lua_setfield(L, -2, "__metatable");
+}
+
 void
 pwl_new_metatable(lua_State *L, const char *name, const luaL_Reg *meta)
 {
 	luaL_newmetatable(L, name);
 	luaL_setfuncs(L, meta, 0);
-	lua_pushliteral(L, PWL_LOCKED);
-	lua_setfield(L, -2, "__metatable");
+	pwl_lock(L);
 	lua_pop(L, 1);
 }
 
@@ -191,6 +207,15 @@ pwl_get_bool(lua_State *L, int idx, const char *what, const char *name,
 	return v;
 }
 
+void
+pwl_check_text(lua_State *L, const char *s, size_t len, const char *what,
+    const char *name)
+{
+	if (strlen(s) != len || !pw_text_valid(s))
+		pwl_fail(L, "%s: %s: must be UTF-8 text without NUL bytes", what,
+		    name);
+}
+
 const char *
 pwl_get_string(lua_State *L, int idx, const char *what, const char *name,
     const char *def)
@@ -202,9 +227,7 @@ pwl_get_string(lua_State *L, int idx, const char *what, const char *name,
 	if (pwl_typed(L, idx, what, name, false, LUA_TSTRING, "a string"))
 		return def;
 	v = lua_tolstring(L, -1, &len);
-	if (strlen(v) != len || !pw_text_valid(v))
-		pwl_fail(L, "%s: %s: must be UTF-8 text without NUL bytes", what,
-		    name);
+	pwl_check_text(L, v, len, what, name);
 	lua_pop(L, 1);
 	return v;
 }

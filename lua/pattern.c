@@ -44,15 +44,15 @@ static void
 pat_step(struct pat_state *ms, unsigned long n)
 {
 	struct pwl_meter *m = ms->meter;
+	const char *why;
 
 	m->pending += n;
 	if (m->pending < PAT_BATCH)
 		return;
 	n = m->pending;
 	m->pending = 0;
-	if (!m->charge(m, ms->L, n))
-		luaL_error(ms->L, "pattern too complex (it ran out of the "
-		    "script's budget)");
+	if ((why = m->charge(m, ms->L, n)) != NULL)
+		luaL_error(ms->L, "pattern too complex (%s)", why);
 }
 
 static void
@@ -102,6 +102,8 @@ pat_class(int c, int cl)
 static const char *
 pat_class_end(struct pat_state *ms, const char *p)
 {
+	const char *start = p;
+
 	if (*p == '%') {
 		if (p + 1 >= ms->p_end)
 			luaL_error(ms->L, "malformed pattern (ends with '%%')");
@@ -120,15 +122,19 @@ pat_class_end(struct pat_state *ms, const char *p)
 			p++;
 		p++;
 	} while (p >= ms->p_end || *p != ']');
+	/* Scanned again at every step that uses it. */
+	pat_step(ms, (unsigned long)(p - start));
 	return p + 1;
 }
 
-/* Whether C is in the set from P ('[') to END (its ']'). */
+/* Whether C is in the set from P ('[') to END (its ']'), charged by
+ * the set's length. */
 static bool
-pat_set(int c, const char *p, const char *end)
+pat_set(struct pat_state *ms, int c, const char *p, const char *end)
 {
 	bool negate = false;
 
+	pat_step(ms, (unsigned long)(end - p));
 	p++;
 	if (*p == '^') {
 		negate = true;
@@ -151,7 +157,7 @@ pat_set(int c, const char *p, const char *end)
 
 /* Whether the character at S (if any) matches the class from P to EP. */
 static bool
-pat_single(const struct pat_state *ms, const char *s, const char *p,
+pat_single(struct pat_state *ms, const char *s, const char *p,
     const char *ep)
 {
 	int c;
@@ -165,7 +171,7 @@ pat_single(const struct pat_state *ms, const char *s, const char *p,
 	case '%':
 		return pat_class(c, (unsigned char)p[1]);
 	case '[':
-		return pat_set(c, p, ep - 1);
+		return pat_set(ms, c, p, ep - 1);
 	default:
 		return (unsigned char)*p == c;
 	}
@@ -203,9 +209,11 @@ pat_greedy(struct pat_state *ms, const char *s, const char *p,
 	const char *r;
 	ptrdiff_t n = 0;
 
-	while (pat_single(ms, s + n, p, ep))
+	/* Charged as it goes: the run may be the whole subject. */
+	while (pat_single(ms, s + n, p, ep)) {
+		pat_step(ms, 1);
 		n++;
-	pat_step(ms, (unsigned long)n);
+	}
 	for (; n >= 0; n--)
 		if ((r = pat_do(ms, s + n, ep + 1)) != NULL)
 			return r;
@@ -276,8 +284,12 @@ static const char *
 pat_backref(struct pat_state *ms, const char *s, int c)
 {
 	int i = pat_capture_index(ms, c);
-	size_t len = (size_t)ms->cap[i].len;
+	size_t len;
 
+	/* A position capture has no text: it matches nothing, as in Lua. */
+	if (ms->cap[i].len == PAT_POSITION)
+		return NULL;
+	len = (size_t)ms->cap[i].len;
 	pat_step(ms, len);
 	if ((size_t)(ms->s_end - s) >= len &&
 	    memcmp(ms->cap[i].at, s, len) == 0)
@@ -329,8 +341,8 @@ pat_do(struct pat_state *ms, const char *s, const char *p)
 				luaL_error(ms->L, "missing '[' after '%%f' in "
 				    "pattern");
 			ep = pat_class_end(ms, p);
-			if (pat_set(s == ms->s ? '\0' : (unsigned char)s[-1], p,
-			    ep - 1) || !pat_set(s < ms->s_end ?
+			if (pat_set(ms, s == ms->s ? '\0' : (unsigned char)s[-1],
+			    p, ep - 1) || !pat_set(ms, s < ms->s_end ?
 			    (unsigned char)*s : '\0', p, ep - 1))
 				break;
 			p = ep;
@@ -416,10 +428,11 @@ pat_offset(lua_Integer init, size_t len)
 
 /* Whether the pattern P is taken literally by string.find. */
 static bool
-pat_plain(const char *p, size_t lp)
+pat_plain(struct pat_state *ms, const char *p, size_t lp)
 {
 	size_t i;
 
+	pat_step(ms, lp);
 	for (i = 0; i < lp; i++)
 		if (p[i] != '\0' && strchr(PAT_SPECIALS, p[i]) != NULL)
 			return false;
@@ -438,11 +451,13 @@ pat_search(struct pat_state *ms, const char *s, size_t ls, const char *p,
 		return s;
 	while (lp <= (size_t)(end - s) &&
 	    (at = memchr(s, *p, (size_t)(end - s) - lp + 1)) != NULL) {
-		pat_step(ms, (unsigned long)(at - s) / 16 + lp);
+		pat_step(ms, (unsigned long)(at - s) + lp);
 		if (memcmp(at, p, lp) == 0)
 			return at;
 		s = at + 1;
 	}
+	/* The last scan, which found nothing. */
+	pat_step(ms, (unsigned long)(end - s));
 	return NULL;
 }
 
@@ -464,7 +479,7 @@ pat_find(lua_State *L, bool find)
 		return 1;
 	}
 	pat_start(&ms, L, s, ls, p, lp);
-	if (find && (lua_toboolean(L, 4) || pat_plain(p, lp))) {
+	if (find && (lua_toboolean(L, 4) || pat_plain(&ms, p, lp))) {
 		if ((at = pat_search(&ms, s + init, ls - init, p, lp)) == NULL) {
 			luaL_pushfail(L);
 			return 1;
@@ -560,6 +575,22 @@ pat_str_gmatch(lua_State *L)
 	return 1;
 }
 
+/* Adds the value at the top (made a string first when TEXT) to B,
+ * charged by its length: gsub copies every byte of its result. */
+static void
+pat_add_top(struct pat_state *ms, luaL_Buffer *b, bool text)
+{
+	size_t len;
+
+	if (text) {
+		luaL_tolstring(ms->L, -1, &len);
+		lua_remove(ms->L, -2);
+	} else
+		lua_tolstring(ms->L, -1, &len);
+	pat_step(ms, len);
+	luaL_addvalue(b);
+}
+
 /* Adds the replacement string at 3 for the match S..E to B. */
 static void
 pat_add_string(struct pat_state *ms, luaL_Buffer *b, const char *s,
@@ -585,9 +616,7 @@ pat_add_string(struct pat_state *ms, luaL_Buffer *b, const char *s,
 			lua_pushlstring(ms->L, s, (size_t)(e - s));
 		else
 			pat_push_capture(ms, r[i] - '1', s, e);
-		luaL_tolstring(ms->L, -1, NULL);
-		lua_remove(ms->L, -2);
-		luaL_addvalue(b);
+		pat_add_top(ms, b, true);
 	}
 }
 
@@ -612,12 +641,11 @@ pat_add_value(struct pat_state *ms, luaL_Buffer *b, const char *s,
 	}
 	if (!lua_toboolean(L, -1)) {
 		lua_pop(L, 1);
-		luaL_addlstring(b, s, (size_t)(e - s));
+		lua_pushlstring(L, s, (size_t)(e - s));
 	} else if (!lua_isstring(L, -1))
 		luaL_error(L, "invalid replacement value (a %s)",
 		    luaL_typename(L, -1));
-	else
-		luaL_addvalue(b);
+	pat_add_top(ms, b, false);
 }
 
 static int
@@ -648,13 +676,15 @@ pat_str_gsub(lua_State *L)
 			n++;
 			pat_add_value(&ms, &b, src, e, type);
 			src = last = e;
-		} else if (src < ms.s_end)
+		} else if (src < ms.s_end) {
+			pat_step(&ms, 1);
 			luaL_addchar(&b, *src++);
-		else
+		} else
 			break;
 		if (anchor)
 			break;
 	}
+	pat_step(&ms, (unsigned long)(ms.s_end - src));
 	luaL_addlstring(&b, src, (size_t)(ms.s_end - src));
 	luaL_pushresult(&b);
 	lua_pushinteger(L, n);

@@ -71,12 +71,21 @@ pwl_op_read(lua_State *L, int idx, const char *what,
 }
 
 size_t
-pwl_pins_count(lua_State *L, int idx, const char *what)
+pwl_pins_count(lua_State *L, int idx, const char *what,
+    const struct pw_problem *p)
 {
+	size_t n, most = pw_op_universe(p);
+
 	if (!lua_istable(L, idx))
 		pwl_fail(L, "%s: must be a list of {before, after} pairs (got "
 		    "%s)", what, luaL_typename(L, idx));
-	return lua_rawlen(L, idx);
+	/* The length is a border the script chooses (t[2^62] = x makes
+	 * one), not a count of what is there: bounded before anything is
+	 * sized by it. */
+	if ((n = lua_rawlen(L, idx)) > most)
+		pwl_fail(L, "%s: %zu pairs is more than the problem's %zu ops",
+		    what, n, most);
+	return n;
 }
 
 void
@@ -188,7 +197,8 @@ pwl_build_model(lua_State *L, struct pwl_problem *pb)
 		if (!lua_istable(L, -1) || lua_rawlen(L, -1) != n)
 			pwl_fail(L, PWL_WHAT ": layers_per_stage: must list %zu "
 			    "layer counts, one per stage", n);
-		layers = lua_newuserdatauv(L, n * sizeof *layers, 0);
+		layers = lua_newuserdatauv(L, pwl_array_bytes(L, n,
+		    sizeof *layers, PWL_WHAT ": layers_per_stage"), 0);
 		for (i = 0; i < n; i++) {
 			lua_rawgeti(L, -2, (lua_Integer)i + 1);
 			if (!lua_isinteger(L, -1))
@@ -398,39 +408,38 @@ pwl_per_device(lua_State *L, struct pw_problem *p, const char *name,
 	lua_pop(L, 1);
 }
 
-/* offload = {stages...}: every other stage keeps its activations. */
+/* offload = {stages...}: every other stage keeps its activations.  One
+ * pass over the list marks the stages (a userdata the cap is charged
+ * for), one over the stages reads the marks. */
 static void
 pwl_offload_only(lua_State *L, struct pw_problem *p)
 {
+	bool *listed;
 	size_t i, n;
-	lua_Integer s;
-	bool listed;
+	int s;
 
 	if (lua_getfield(L, 1, "offload") != LUA_TTABLE) {
 		lua_pop(L, 1);
 		return;
 	}
-	n = lua_rawlen(L, -1);
+	listed = lua_newuserdatauv(L, (size_t)p->nstages, 0);
+	memset(listed, 0, (size_t)p->nstages);
+	n = lua_rawlen(L, -2);
+	/* A border past the list's end finds nil there and raises. */
 	for (i = 1; i <= n; i++) {
-		lua_rawgeti(L, -1, (lua_Integer)i);
+		lua_rawgeti(L, -2, (lua_Integer)i);
 		if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
 		    lua_tointeger(L, -1) > p->nstages)
 			pwl_fail(L, PWL_WHAT ": offload[%zu]: must be a stage from "
 			    "1 to %d (got %s)", i, p->nstages,
 			    luaL_tolstring(L, -1, NULL));
+		listed[lua_tointeger(L, -1) - 1] = true;
 		lua_pop(L, 1);
 	}
-	for (s = 1; s <= p->nstages; s++) {
-		listed = false;
-		for (i = 1; i <= n && !listed; i++) {
-			lua_rawgeti(L, -1, (lua_Integer)i);
-			listed = lua_tointeger(L, -1) == s;
-			lua_pop(L, 1);
-		}
-		if (!listed)
-			p->stages[s - 1].offload = 0;
-	}
-	lua_pop(L, 1);
+	for (s = 0; s < p->nstages; s++)
+		if (!listed[s])
+			p->stages[s].offload = 0;
+	lua_pop(L, 2);
 }
 
 /* cost = function(stage, kind, default) or {[stage] = {kind = value}}. */
@@ -536,8 +545,9 @@ pwl_constraints(lua_State *L, struct pwl_problem *pb)
 		pwl_fail(L, PWL_WHAT ": time_limit: must be a positive number "
 		    "of seconds (got %g)", prefs->time_limit);
 	if (lua_getfield(L, 1, "precede") != LUA_TNIL &&
-	    (n = pwl_pins_count(L, -1, PWL_WHAT ": precede")) > 0) {
-		pwl_charge(L, &pb->charged, n * sizeof *prefs->pins,
+	    (n = pwl_pins_count(L, -1, PWL_WHAT ": precede", pb->p)) > 0) {
+		pwl_charge(L, &pb->charged, pwl_array_bytes(L, n,
+		    sizeof *prefs->pins, PWL_WHAT ": precede"),
 		    PWL_WHAT ": precede");
 		prefs->pins = pw_xcalloc(n, sizeof *prefs->pins);
 		prefs->npins = n;

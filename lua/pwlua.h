@@ -24,6 +24,7 @@
 #define PWLUA_INSTRUCTIONS	1000000000UL	/* Lua VM instructions per run */
 #define PWLUA_MEMORY		((size_t)512 << 20)	/* bytes */
 #define PWLUA_SECONDS		60.0	/* wall-clock seconds per run */
+#define PWLUA_SECONDS_MAX	31622400.0	/* the most one may ask: a year */
 
 struct pwlua_config {
 	unsigned long instructions; /* budget for each run; 0: the default */
@@ -40,8 +41,9 @@ struct pwlua_config {
 struct pwlua;
 
 /* Returns an interpreter the caller owns (CONFIG NULL: the defaults and
- * no writing), or NULL with ERR set when a write directory does not exist
- * or the memory cap is too small to start. */
+ * no writing), or NULL with ERR set when a write directory does not exist,
+ * the memory cap is too small to start, or the time limit is not from 0
+ * to PWLUA_SECONDS_MAX. */
 struct pwlua *pwlua_new(const struct pwlua_config *, struct pw_error *);
 void	pwlua_free(struct pwlua *);
 

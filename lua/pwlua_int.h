@@ -12,6 +12,10 @@
  * any Lua API call; C memory not yet owned by a userdata would leak.
  * C memory made for a script is charged to its memory cap (pwl_charge)
  * before it is allocated, and released by the userdata that owns it.
+ * Work C does for a script out of proportion to the instructions that
+ * asked for it is charged to the instruction budget (pwl_work), which
+ * is also where the wall-clock deadline is read: nothing else of Lua's
+ * is touched by the watchdog thread.
  *
  * No script may reach a metatable of ours (each has __metatable) or
  * free what C still uses: an object that points into another keeps that
@@ -77,6 +81,13 @@ int	pwl_loadfile(lua_State *, const char *path);
 void	pwl_charge(lua_State *, size_t *charged, size_t bytes,
 	    const char *what);
 void	pwl_release(lua_State *, size_t *charged);
+/* Charges STEPS of work done in C for the script to its instruction
+ * budget: NULL, or, when the budget or the run's time is spent, what is
+ * spent ("time limit of 1 s exceeded"); every later instruction then
+ * fails too, so that a pcall cannot swallow the stop.  pwl_work raises
+ * "WHAT: " and that instead. */
+const char *pwl_spend(lua_State *, unsigned long steps);
+void	pwl_work(lua_State *, unsigned long steps, const char *what);
 /* The seconds left of the run (raising when none are), and the flag
  * the watchdog sets at its deadline: pw.solve's cancel flag. */
 double	pwl_time_left(lua_State *, const char *what);
@@ -85,9 +96,12 @@ atomic_int *pwl_cancel(lua_State *);
 /* pattern.c */
 /* What pattern matching is charged to. */
 struct pwl_meter {
-	/* Charges STEPS of matching; false when nothing is left, and the
-	 * matcher then raises "pattern too complex". */
-	bool	(*charge)(struct pwl_meter *, lua_State *, unsigned long steps);
+	/* Charges STEPS of matching: NULL, or what is spent when nothing is
+	 * left (a static or long-lived string), and the matcher then raises
+	 * "pattern too complex (WHY)".  The sandbox's is pwl_spend; a test
+	 * runs the matcher on a bare lua_State with one that counts. */
+	const char *(*charge)(struct pwl_meter *, lua_State *,
+	    unsigned long steps);
 	unsigned long pending;	/* steps not charged yet */
 };
 /* Replaces find, match, gmatch and gsub of the string library (open in
@@ -117,6 +131,12 @@ int	pwl_fail(lua_State *, const char *fmt, ...)
  * built while Lua calls may still raise.  BYTES are charged to the cap
  * (raising, WHAT naming it, when they do not fit) until then. */
 void	**pwl_box(lua_State *, size_t bytes, const char *what);
+/* The bytes of N records of SIZE bytes, raising (WHAT naming them) when
+ * they do not fit in a size_t. */
+size_t	pwl_array_bytes(lua_State *, size_t n, size_t size, const char *what);
+/* Locks the metatable at the top against scripts: getmetatable then
+ * says PWL_LOCKED, and setmetatable refuses to replace it. */
+void	pwl_lock(lua_State *);
 /* Makes the metatable NAME with the functions META, locked against
  * scripts (its __metatable field), and leaves the stack as it was. */
 void	pwl_new_metatable(lua_State *, const char *name, const luaL_Reg *meta);
@@ -137,6 +157,10 @@ int	pwl_get_int(lua_State *, int idx, const char *what, const char *name,
 	    int def, int min, int max);
 bool	pwl_get_bool(lua_State *, int idx, const char *what, const char *name,
 	    bool def);
+/* Raises "WHAT: NAME: must be UTF-8 text without NUL bytes" unless the
+ * LEN bytes at S are (they may reach a file). */
+void	pwl_check_text(lua_State *, const char *s, size_t len,
+	    const char *what, const char *name);
 /* A string field, which must be valid UTF-8 (it may reach a file): the
  * table at IDX keeps it alive. */
 const char *pwl_get_string(lua_State *, int idx, const char *what,
@@ -180,8 +204,10 @@ struct pwl_problem *pwl_problem_check(lua_State *, int arg);
 struct pwl_problem *pwl_problem_test(lua_State *, int idx);
 /* Pushes OP as {kind = "F", stage = s + 1, mb = j + 1}. */
 void	pwl_op_push(lua_State *, struct pw_op);
-/* The number of must-precede pairs in the list at IDX (named WHAT). */
-size_t	pwl_pins_count(lua_State *, int idx, const char *what);
+/* The number of must-precede pairs in the list at IDX (named WHAT),
+ * raising when it is more than P has ops. */
+size_t	pwl_pins_count(lua_State *, int idx, const char *what,
+	    const struct pw_problem *p);
 /* Reads the N of them (pwl_pins_count), for problem P, into OUT. */
 void	pwl_pins_read(lua_State *, int idx, const char *what, size_t n,
 	    const struct pw_problem *, struct pw_pin *out);

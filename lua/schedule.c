@@ -224,9 +224,11 @@ pwl_solve(lua_State *L)
 	lua_getfield(L, 2, "start");		/* 3: kept for its string */
 	pwl_solve_start(L, pb, &o);
 	if (lua_getfield(L, 2, "precede") != LUA_TNIL)	/* 4 */
-		n = pwl_pins_count(L, 4, "pw.solve: precede");
-	/* 5: the script's pins and these, owned by Lua. */
-	pins = lua_newuserdatauv(L, (pb->prefs.npins + n) * sizeof *pins, 0);
+		n = pwl_pins_count(L, 4, "pw.solve: precede", pb->p);
+	/* 5: the script's pins and these, owned by Lua (each count is at
+	 * most the problem's ops, so the sum does not wrap). */
+	pins = lua_newuserdatauv(L, pwl_array_bytes(L, pb->prefs.npins + n,
+	    sizeof *pins, "pw.solve: precede"), 0);
 	if (pb->prefs.npins > 0)
 		memcpy(pins, pb->prefs.pins, pb->prefs.npins * sizeof *pins);
 	if (n > 0)

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +33,9 @@ struct pwlua {
 	struct pwl_meter meter;	/* pattern matching, charged to the budget */
 	double	seconds;	/* wall-clock limit per run */
 	struct timespec deadline;	/* of this run, CLOCK_MONOTONIC */
-	/* Set by the watchdog at the deadline (and when closing): every
-	 * instruction then fails, and pw.solve stops. */
+	/* Set by the watchdog at the deadline (and when closing), read by
+	 * the hook, pwl_spend and pw.solve: the one thing both threads
+	 * touch outside the lock. */
 	atomic_int expired;
 	pthread_mutex_t lock;	/* guards done, for the watchdog */
 	pthread_cond_t wake;
@@ -45,6 +47,7 @@ struct pwlua {
 	 * notes both (without allocating). */
 	char	oom_where[256];
 	char	oom_trace[2048];
+	char	why[96];	/* what pwl_spent found spent */
 };
 
 /* What one protected run does, and what it found. */
@@ -208,6 +211,24 @@ pwl_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	return p;
 }
 
+/* Adds STEPS to what the run has spent, saturating (a budget may be
+ * ULONG_MAX); NULL, or the message of what is spent, in LUA's buffer. */
+static const char *
+pwl_spent(struct pwlua *lua, unsigned long steps)
+{
+	lua->spent = steps > ULONG_MAX - lua->spent ? ULONG_MAX :
+	    lua->spent + steps;
+	if (atomic_load(&lua->expired))
+		snprintf(lua->why, sizeof lua->why, "time limit of %g s "
+		    "exceeded", lua->seconds);
+	else if (lua->spent >= lua->budget)
+		snprintf(lua->why, sizeof lua->why, "instruction budget of "
+		    "%lu exceeded", lua->budget);
+	else
+		return NULL;
+	return lua->why;
+}
+
 /* Stops a script that has run its budget or its time out.  Every
  * instruction after that fails too, so a pcall in the script cannot
  * swallow the stop. */
@@ -215,45 +236,56 @@ static void
 pwl_hook(lua_State *L, lua_Debug *ar)
 {
 	struct pwlua *lua = pwl_lua(L);
-	char msg[128];
+	const char *why;
 
 	(void)ar;
-	lua->spent += PWL_HOOK_EVERY;
-	if (atomic_load(&lua->expired))
-		snprintf(msg, sizeof msg, "time limit of %g s exceeded (a "
-		    "runaway script?)", lua->seconds);
-	else if (lua->spent >= lua->budget)
-		snprintf(msg, sizeof msg, "instruction budget of %lu exceeded "
-		    "(a runaway loop?)", lua->budget);
-	else
+	if ((why = pwl_spent(lua, PWL_HOOK_EVERY)) == NULL)
 		return;
 	lua_sethook(L, pwl_hook, LUA_MASKCOUNT, 1);
 	luaL_where(L, 0);
-	lua_pushstring(L, msg);
-	lua_concat(L, 2);
+	lua_pushstring(L, why);
+	lua_pushstring(L, atomic_load(&lua->expired) ? " (a runaway script?)" :
+	    " (a runaway loop?)");
+	lua_concat(L, 3);
 	lua_error(L);
 }
 
+const char *
+pwl_spend(lua_State *L, unsigned long steps)
+{
+	const char *why = pwl_spent(pwl_lua(L), steps);
+
+	if (why != NULL)
+		lua_sethook(L, pwl_hook, LUA_MASKCOUNT, 1);
+	return why;
+}
+
+void
+pwl_work(lua_State *L, unsigned long steps, const char *what)
+{
+	const char *why = pwl_spend(L, steps);
+
+	if (why != NULL)
+		pwl_fail(L, "%s: %s", what, why);
+}
+
 /* The meter of pattern matching: the same budget and deadline. */
-static bool
+static const char *
 pwl_meter_charge(struct pwl_meter *meter, lua_State *L, unsigned long steps)
 {
-	struct pwlua *lua = pwl_lua(L);
-
 	(void)meter;
-	lua->spent += steps;
-	if (lua->spent < lua->budget && !atomic_load(&lua->expired))
-		return true;
-	lua_sethook(L, pwl_hook, LUA_MASKCOUNT, 1);
-	return false;
+	return pwl_spend(L, steps);
 }
 
 /*
- * The watchdog of one run: at the deadline it makes the very next
- * instruction fail (lua_sethook may be called from another thread) and
- * cancels a pw.solve in progress through the same flag.  Time spent in
- * C, where no hook runs, is thus bounded by pw.solve's capped limit and
- * by the memory cap.
+ * The watchdog of one run: at the deadline it sets the expired flag, and
+ * touches nothing of Lua's (no Lua call is safe from another thread).
+ * The count hook reads the flag every PWL_HOOK_EVERY instructions and
+ * the work C does for the script reads it where it is charged
+ * (pwl_spend: pattern matching, the CSV writer), so a run stops within
+ * that many instructions or steps of its deadline; pw.solve reads it as
+ * its cancel flag.  Other C work is linear in what the script built,
+ * and so bounded by the budget and the memory cap.
  */
 static void *
 pwl_watchdog(void *arg)
@@ -265,10 +297,8 @@ pwl_watchdog(void *arg)
 	while (!lua->done && rc != ETIMEDOUT)
 		rc = pthread_cond_timedwait(&lua->wake, &lua->lock,
 		    &lua->deadline);
-	if (!lua->done) {
+	if (!lua->done)
 		atomic_store(&lua->expired, 1);
-		lua_sethook(lua->L, pwl_hook, LUA_MASKCOUNT, 1);
-	}
 	pthread_mutex_unlock(&lua->lock);
 	return NULL;
 }
@@ -408,8 +438,7 @@ pwl_setup(lua_State *L)
 	/* The strings' metatable, whose __index is the string table. */
 	lua_pushliteral(L, "");
 	lua_getmetatable(L, -1);
-	lua_pushliteral(L, PWL_LOCKED);
-	lua_setfield(L, -2, "__metatable");
+	pwl_lock(L);
 	lua_pop(L, 2);
 	lua_pushcfunction(L, pwl_require);
 	lua_setglobal(L, "require");
@@ -484,6 +513,8 @@ static bool
 pwl_watch(struct pwlua *lua, pthread_t *thread)
 {
 	double whole = floor(lua->seconds);
+	sigset_t block, saved;
+	bool started;
 
 	clock_gettime(CLOCK_MONOTONIC, &lua->deadline);
 	lua->deadline.tv_sec += (time_t)whole;
@@ -494,7 +525,17 @@ pwl_watch(struct pwlua *lua, pthread_t *thread)
 	}
 	atomic_store(&lua->expired, 0);
 	lua->done = false;
-	return pthread_create(thread, NULL, pwl_watchdog, lua) == 0;
+	/* The thread starts with these blocked, so that the caller's
+	 * handlers (removing temporary files) run on its own thread. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	if (pthread_sigmask(SIG_BLOCK, &block, &saved) != 0)
+		return false;
+	started = pthread_create(thread, NULL, pwl_watchdog, lua) == 0;
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	return started;
 }
 
 /* Ends the watchdog of a run. */
@@ -587,21 +628,23 @@ pwlua_solve_prefs_free(struct pwlua_solve_prefs *prefs)
 	memset(prefs, 0, sizeof *prefs);
 }
 
-/* Resolves the directory DIR into *OUT (the caller frees it). */
+/* Resolves the directory DIR into *OUT (the caller frees it); DOING
+ * words the message ("write", or "read" for the default "."). */
 static int
-pwl_dir(const char *dir, char **out, struct pw_error *err)
+pwl_dir(const char *dir, const char *doing, char **out,
+    struct pw_error *err)
 {
 	char real[PATH_MAX];
 	struct stat st;
 
 	if (realpath(dir, real) == NULL || stat(real, &st) != 0) {
-		pw_error_set(err, "%s: cannot write below it: %s", dir,
+		pw_error_set(err, "%s: cannot %s below it: %s", dir, doing,
 		    strerror(errno));
 		return PW_ERR_IO;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		pw_error_set(err, "%s: cannot write below it: not a directory",
-		    dir);
+		pw_error_set(err, "%s: cannot %s below it: not a directory",
+		    dir, doing);
 		return PW_ERR_INPUT;
 	}
 	*out = pw_xstrdup(real);
@@ -632,6 +675,13 @@ pwlua_new(const struct pwlua_config *config, struct pw_error *err)
 
 	if (config == NULL)
 		config = &defaults;
+	/* A deadline must be a time_t the clock reaches. */
+	if (!(config->seconds >= 0 && config->seconds <= PWLUA_SECONDS_MAX)) {
+		pw_error_set(err, "the time limit of a script must be from 0 "
+		    "(the default) to %g seconds (got %g)", PWLUA_SECONDS_MAX,
+		    config->seconds);
+		return NULL;
+	}
 	lua = pw_xcalloc(1, sizeof *lua);
 	lua->cap = config->memory != 0 ? config->memory : PWLUA_MEMORY;
 	lua->budget = config->instructions != 0 ? config->instructions :
@@ -646,7 +696,8 @@ pwlua_new(const struct pwlua_config *config, struct pw_error *err)
 		n++;
 	lua->dirs = pw_xcalloc(n + 1, sizeof *lua->dirs);
 	for (i = 0; i < n; i++)
-		if (pwl_dir(dirs[i], &lua->dirs[i], err) != PW_OK)
+		if (pwl_dir(dirs[i], lua->writes ? "write" : "read",
+		    &lua->dirs[i], err) != PW_OK)
 			goto fail;
 	if ((lua->L = lua_newstate(pwl_alloc, lua)) == NULL)
 		goto small;

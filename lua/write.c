@@ -2,7 +2,6 @@
  * write.c - the only way scripts write files: pw.write_json and
  * pw.write_csv, below the directories the interpreter allows, atomically.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,9 +67,7 @@ pwl_csv_text(lua_State *L, const char *where)
 		break;
 	case LUA_TSTRING:
 		s = lua_tolstring(L, -1, &len);
-		if (strlen(s) != len || !pw_text_valid(s))
-			pwl_fail(L, "pw.write_csv: %s: must be UTF-8 text without "
-			    "NUL bytes", where);
+		pwl_check_text(L, s, len, "pw.write_csv", where);
 		if (strcspn(s, ",\"\r\n") == len)
 			return;
 		/* Quoted, with quotes doubled (RFC 4180). */
@@ -115,6 +112,15 @@ pwl_is_record(lua_State *L, int row)
 	return record;
 }
 
+/* Pushes row I of the rows at ROWS, raising unless it is a table. */
+static void
+pwl_csv_row(lua_State *L, int rows, size_t i)
+{
+	if (lua_rawgeti(L, rows, (lua_Integer)i) != LUA_TTABLE)
+		pwl_fail(L, "pw.write_csv: rows[%zu]: must be a table (got %s)",
+		    i, luaL_typename(L, -1));
+}
+
 /* Pushes the sorted names of every field of the record rows at ROWS. */
 static void
 pwl_csv_columns(lua_State *L, int rows, size_t nrows)
@@ -126,7 +132,7 @@ pwl_csv_columns(lua_State *L, int rows, size_t nrows)
 	lua_newtable(L);
 	set = lua_gettop(L);
 	for (i = 1; i <= nrows; i++) {
-		lua_rawgeti(L, rows, (lua_Integer)i);
+		pwl_csv_row(L, rows, i);
 		lua_pushnil(L);
 		while (lua_next(L, -2) != 0) {
 			lua_pop(L, 1);
@@ -144,7 +150,8 @@ pwl_csv_columns(lua_State *L, int rows, size_t nrows)
 		}
 		lua_pop(L, 1);
 	}
-	names = lua_newuserdatauv(L, n * sizeof *names, 0);
+	names = lua_newuserdatauv(L, pwl_array_bytes(L, n, sizeof *names,
+	    "pw.write_csv: columns"), 0);
 	k = 0;
 	lua_pushnil(L);
 	while (lua_next(L, set) != 0) {
@@ -187,9 +194,7 @@ pwl_csv_build(lua_State *L, luaL_Buffer *b, int rows, int columns)
 	if (ncols > 0)
 		luaL_addchar(b, '\n');
 	for (i = 1; i <= nrows; i++) {
-		if (lua_rawgeti(L, rows, (lua_Integer)i) != LUA_TTABLE)
-			pwl_fail(L, "pw.write_csv: rows[%zu]: must be a table "
-			    "(got %s)", i, luaL_typename(L, -1));
+		pwl_csv_row(L, rows, i);
 		record = pwl_is_record(L, lua_gettop(L));
 		if (record && columns == 0)
 			pwl_fail(L, "pw.write_csv: rows[%zu]: a record among "
@@ -199,6 +204,8 @@ pwl_csv_build(lua_State *L, luaL_Buffer *b, int rows, int columns)
 		/* B may keep its own value on the stack: each cell is pushed
 		 * alone and added with luaL_addvalue. */
 		for (j = 1; j <= n; j++) {
+			/* N may be a border far past the row's cells. */
+			pwl_work(L, 1, "pw.write_csv");
 			snprintf(where, sizeof where, "rows[%zu][%zu]", i, j);
 			if (j > 1)
 				luaL_addchar(b, ',');
@@ -253,11 +260,9 @@ pwl_write_csv(lua_State *L)
 	text = lua_tolstring(L, -1, &len);
 	if (pw_outfile_open(&out, path, &err) != PW_OK)
 		return pwl_fail(L, "pw.write_csv: %s", err.msg);
-	if (fwrite(text, 1, len, out.fp) != len) {
-		pw_outfile_abort(&out);
-		return pwl_fail(L, "pw.write_csv: %s: write failed: %s", path,
-		    strerror(errno));
-	}
+	/* A failed write is recorded in OUT, and the commit reports its
+	 * errno (not that of removing the temporary file). */
+	fwrite(text, 1, len, out.fp);
 	if (pw_outfile_commit(&out, &err) != PW_OK)
 		return pwl_fail(L, "pw.write_csv: %s", err.msg);
 	return 0;

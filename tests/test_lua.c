@@ -691,6 +691,37 @@ test_no_partial_files(void)
 		tap_diag("cannot return to %s", tmpdir);
 }
 
+/* A list's length is a border the script picks: keys 2^0 .. 2^62 and
+ * then 1 .. 5 make #t 2^62.  No count read from one sizes anything
+ * unchecked. */
+#define BORDER_LIST(v) \
+	"local big = {}\n" \
+	"for k = 0, 62 do big[1 << k] = " v " end\n" \
+	"for i = 1, 5 do big[i] = " v " end\n" \
+	"assert(#big == 1 << 62)\n"
+
+/* Every row of pw.write_csv is a table, also among records (whose
+ * columns are gathered before the rows are written). */
+static void
+test_csv_rows(void)
+{
+	const char *dirs[] = { ".", NULL };
+	const struct pwlua_config config = { 0, 0, dirs, 0 };
+	const struct pwlua_config small = { 10000000, 0, dirs, 0 };
+
+	script_fails(&config, "rec.lua", "pw.write_csv('rec.csv', { { a = 1 },"
+	    " 5 })\n", PW_ERR_INPUT, "rec.lua:1: pw.write_csv: rows[2]: must "
+	    "be a table (got number)\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.write_csv'\n\trec.lua:1: in main chunk",
+	    "a number among record rows");
+	script_fails(&small, "csvb.lua", BORDER_LIST("1")
+	    "pw.write_csv('csvb.csv', { big })\n", PW_ERR_INPUT, "csvb.lua:5: "
+	    "pw.write_csv: instruction budget of 10000000 exceeded\nstack "
+	    "traceback:\n\t[C]: in function 'pipewright.write_csv'\n"
+	    "\tcsvb.lua:5: in main chunk", "a row of border 2^62 is charged "
+	    "cell by cell");
+}
+
 /* Mistakes in a problem script name the field, at the script's line. */
 static void
 test_problem_errors(void)
@@ -823,8 +854,11 @@ test_watchdog(void)
 {
 	const struct pwlua_config quick = { ULONG_MAX, 0, NULL, 0.25 };
 	const struct pwlua_config second = { ULONG_MAX, 0, NULL, 1 };
+	const double bad[] = { INFINITY, NAN, 1e300, -1 };
+	char want[256];
 	struct pw_error err;
 	struct pwlua *lua;
+	size_t i;
 
 	script_fails(&quick, "wd.lua", "local n = 0\nwhile true do n = n + 1 "
 	    "end\n", PW_ERR_INPUT, "wd.lua:2: time limit of 0.25 s exceeded "
@@ -840,6 +874,59 @@ test_watchdog(void)
 	tap_int(run_text(lua, "wdn.lua", "local x = 1\n", &err), PW_OK,
 	    "the next run has its own time");
 	pwlua_free(lua);
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const struct pwlua_config absurd = { 0, 0, NULL, bad[i] };
+
+		err.msg[0] = '\0';
+		tap_ok(pwlua_new(&absurd, &err) == NULL, "seconds %g: refused",
+		    bad[i]);
+		snprintf(want, sizeof want, "the time limit of a script must be "
+		    "from 0 (the default) to 3.16224e+07 seconds (got %g)",
+		    bad[i]);
+		tap_str(err.msg, want, "...saying so");
+	}
+}
+
+static void
+test_borders(void)
+{
+	script_fails(NULL, "bsolve.lua", "local p = pw.problem" UNIT_SPEC " }\n"
+	    BORDER_LIST("{ { 'F', 1, 1 }, { 'F', 2, 1 } }")
+	    "pw.solve(p, { precede = big })\n", PW_ERR_INPUT, "bsolve.lua:6: "
+	    "pw.solve: precede: 4611686018427387904 pairs is more than the "
+	    "problem's 192 ops\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.solve'\n\tbsolve.lua:6: in main chunk",
+	    "pw.solve: a precede list of border 2^62");
+	script_fails(NULL, "bprob.lua", BORDER_LIST("{ { 'F', 1, 1 }, "
+	    "{ 'F', 2, 1 } }")
+	    "pw.problem" UNIT_SPEC ", precede = big }\n", PW_ERR_INPUT,
+	    "bprob.lua:5: pw.problem: precede: 4611686018427387904 pairs is "
+	    "more than the problem's 192 ops\nstack traceback:\n\t[C]: in "
+	    "function 'pipewright.problem'\n\tbprob.lua:5: in main chunk",
+	    "pw.problem: a precede list of border 2^62");
+}
+
+/* offload = {...} is read in one pass: repeats mark a stage once, and a
+ * stage out of range names its place. */
+static void
+test_offload_list(void)
+{
+	script_ok("offl.lua", "local st = { f = 1, b = 1, w = 1, act = 1,"
+	    " hold = 0.5, offload = 0.5 }\n"
+	    "local p = pw.problem{ devices = 2, microbatches = 2,"
+	    " link = { d2h = 1, h2d = 1 }, stages = { st, st, st, st },"
+	    " offload = { 4, 2, 4, 2 } }\n"
+	    "local o = {}\n"
+	    "for s, x in ipairs(p.stages) do o[s] = x.offload end\n"
+	    "assert(o[1] == 0 and o[2] == 0.5 and o[3] == 0 and o[4] == 0.5,"
+	    " table.concat(o, ' '))\n", "offload: repeated stages, the rest "
+	    "keep their activations");
+	script_fails(NULL, "offb.lua", "local st = " UNIT_STAGE "\n"
+	    "pw.problem{ devices = 1, microbatches = 1, stages = { st },"
+	    " offload = { 1, 2 } }\n", PW_ERR_INPUT, "offb.lua:2: pw.problem: "
+	    "offload[2]: must be a stage from 1 to 1 (got 2)\nstack traceback:"
+	    "\n\t[C]: in function 'pipewright.problem'\n\toffb.lua:2: in main "
+	    "chunk", "offload: a stage out of range");
 }
 
 /* Random small patterns and subjects: the metered matcher answers as
@@ -907,12 +994,12 @@ struct count_meter {
 	unsigned long steps;
 };
 
-static bool
+static const char *
 count_charge(struct pwl_meter *m, lua_State *L, unsigned long steps)
 {
 	(void)L;
 	((struct count_meter *)(void *)m)->steps += steps;
-	return true;
+	return NULL;
 }
 
 static void
@@ -925,6 +1012,7 @@ test_patterns(void)
 		{ "for iterator 'for iterator'", "for x in s:gmatch(p) do end" },
 	};
 	const struct pwlua_config budget = { 10000000, 0, NULL, 0 };
+	const struct pwlua_config quick = { ULONG_MAX, 0, NULL, 0.25 };
 	struct count_meter meter = { { count_charge, 0 }, 0 };
 	char text[256], want[512];
 	lua_State *L = luaL_newstate();
@@ -948,12 +1036,42 @@ test_patterns(void)
 		snprintf(text, sizeof text, "local s = ('a'):rep(3000)\n"
 		    "local p = ('a-'):rep(12) .. 'b'\n%s\n", hostile[i][1]);
 		snprintf(want, sizeof want, "hostile.lua:3: pattern too complex "
-		    "(it ran out of the script's budget)\nstack traceback:\n"
+		    "(instruction budget of 10000000 exceeded)\nstack "
+		    "traceback:\n"
 		    "\t[C]: in %s\n\thostile.lua:3: in main chunk",
 		    hostile[i][0]);
 		script_fails(&budget, "hostile.lua", text, PW_ERR_INPUT, want,
 		    "a backtracking pattern runs out of the budget");
 	}
+	/* ~1e13 steps of set scanning: each is charged, and the deadline,
+	 * read where they are, stops it too. */
+	script_fails(&budget, "set.lua", "local s = ('z'):rep(1e7)\n"
+	    "local p = '[' .. ('a'):rep(1e6) .. 'z]*'\nreturn s:find(p)\n",
+	    PW_ERR_INPUT, "set.lua:3: pattern too complex (instruction budget "
+	    "of 10000000 exceeded)\nstack traceback:\n\t[C]: in function "
+	    "'string.find'\n\tset.lua:3: in main chunk",
+	    "a long set is charged by its length");
+	script_fails(&quick, "setq.lua", "local s = ('z'):rep(1e7)\n"
+	    "local p = '[' .. ('a'):rep(1e6) .. 'z]*'\nreturn s:find(p)\n",
+	    PW_ERR_INPUT, "setq.lua:3: pattern too complex (time limit of 0.25 "
+	    "s exceeded)\nstack traceback:\n\t[C]: in function "
+	    "'string.find'\n\tsetq.lua:3: in main chunk",
+	    "...and stopped at the time limit, saying so");
+	script_fails(&budget, "plain.lua", "local s = ('a'):rep(1e6)\n"
+	    "for i = 1, 100 do s:find('b', 1, true) end\n", PW_ERR_INPUT,
+	    "plain.lua:2: pattern too complex (instruction budget of 10000000 "
+	    "exceeded)\nstack traceback:\n\t[C]: in function 'string.find'"
+	    "\n\tplain.lua:2: in main chunk", "a plain find is charged by what "
+	    "it scans");
+	script_fails(&budget, "gsub.lua", "local s = ('a'):rep(1e6)\n"
+	    "for i = 1, 100 do s:gsub('^b', 'c') end\n", PW_ERR_INPUT,
+	    "gsub.lua:2: pattern too complex (instruction budget of 10000000 "
+	    "exceeded)\nstack traceback:\n\t[C]: in function 'string.gsub'"
+	    "\n\tgsub.lua:2: in main chunk", "gsub is charged by what it "
+	    "copies");
+	script_ok("posref.lua", "assert(('aa'):find('()%1') == nil)\n"
+	    "assert(('aa'):match('()a%1') == nil)\n",
+	    "a back reference to a position capture matches nothing");
 	script_fails(&budget, "swallow.lua", "local s = ('a'):rep(3000)\n"
 	    "local ok = pcall(s.find, s, ('a-'):rep(12) .. 'b')\n"
 	    "local x = 1\n", PW_ERR_INPUT, "swallow.lua:3: instruction budget "
@@ -1058,6 +1176,23 @@ test_files_refused(void)
 	    "'pipewright.load'\n\tetc.lua:1: in main chunk", cwd);
 	script_fails(NULL, "etc.lua", "pw.load('/etc/passwd')\n", PW_ERR_INPUT,
 	    want, "writing nothing, a script reads below . only");
+	snprintf(want, sizeof want, "miss.lua:1: pw.load: ../nosuch.json: "
+	    "scripts may read only below %s\nstack traceback:\n\t[C]: in "
+	    "function 'pipewright.load'\n\tmiss.lua:1: in main chunk", real);
+	script_fails(&config, "miss.lua", "pw.load('../nosuch.json')\n",
+	    PW_ERR_INPUT, want, "a missing file outside: refused, not 'no "
+	    "such file'");
+	if (mkfifo("inside/fifo.json", 0666) != 0)
+		perror("mkfifo");
+	script_fails(&config, "fifo.lua", "pw.load('inside/fifo.json')\n",
+	    PW_ERR_INPUT, "fifo.lua:1: pw.load: inside/fifo.json: not a "
+	    "regular file (scripts read only regular files)\nstack traceback:"
+	    "\n\t[C]: in function 'pipewright.load'\n\tfifo.lua:1: in main "
+	    "chunk", "a FIFO is refused before it is opened");
+	script_fails(&config, "stdin.lua", "pw.load('-')\n", PW_ERR_INPUT,
+	    "stdin.lua:1: pw.load: -: scripts read files, not the standard "
+	    "input\nstack traceback:\n\t[C]: in function 'pipewright.load'"
+	    "\n\tstdin.lua:1: in main chunk", "'-' is no file to read");
 }
 
 int
@@ -1080,10 +1215,13 @@ main(void)
 	test_sandbox();
 	test_bytecode();
 	test_no_partial_files();
+	test_csv_rows();
 	test_problem_errors();
 	test_objects_kept();
 	test_finalizers();
 	test_watchdog();
+	test_borders();
+	test_offload_list();
 	test_patterns();
 	test_c_memory();
 	test_files_refused();
