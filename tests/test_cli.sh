@@ -365,6 +365,16 @@ for f in "$TESTDATA"/bad/*.json; do
 	fails 2 "$f" "check $(basename "$f")" "$PW" check "$f"
 done
 
+# Text jansson refuses is an input error for every reader, never an abort.
+for f in "$TESTDATA"/bad/utf8_*.json; do
+	for cmd in problem check show "schedule --family 1f1b"; do
+		fails 2 "$f" "$cmd $(basename "$f")" "$PW" $cmd "$f"
+	done
+done
+run "$PW" problem "$TESTDATA/bad/utf8_lone_low.json"
+ok "a lone low surrogate is named as such" err_has \
+	'utf8_lone_low.json: line 1 column 19: JSON syntax error: invalid \\u escape: a UTF-16 surrogate without its pair$'
+
 printf 'this is not JSON\n' >"$tmp/notjson.json"
 for cmd in check eval show; do
 	fails 2 "$tmp/missing.json" "$cmd of a missing file" "$PW" $cmd "$tmp/missing.json"
