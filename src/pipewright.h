@@ -14,6 +14,7 @@
 #ifndef PIPEWRIGHT_H
 #define PIPEWRIGHT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -90,6 +91,11 @@ void	pw_outfile_signals(void);
 /* Async-signal-safe: removes every open output's temporary file, then
  * ends the process by SIG with its default action. */
 void	pw_outfile_fatal(int sig);
+/* pthread_create with the fatal signals blocked in the new thread, so
+ * that pw_outfile_fatal runs on the main thread only, which blocks them
+ * while it changes what the handler reads.  Every thread the program
+ * starts is started so. */
+int	pw_thread_start(pthread_t *, void *(*fn)(void *), void *arg);
 
 /* S for a terminal or a text report: control characters (C0, DEL, C1, the
  * line and paragraph separators) and bytes that are not UTF-8 become

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -129,7 +130,11 @@ pw_umask(void)
  * The temporary files of the outputs being written, for the handler of a
  * fatal signal to remove: it reads the slots and unlinks, both
  * async-signal-safe.  A slot is set only once its file exists under its
- * final name, and cleared before the name is freed.
+ * final name, and cleared before the name is freed.  The handler runs
+ * only on a thread where the signals are not blocked: never one started
+ * by pw_thread_start, and never the thread that changes a slot or frees
+ * the name it held, which blocks them meanwhile (pw_outfile_block); so
+ * a name it reads stays allocated until it returns.
  */
 #define PW_OUTFILE_MAX	8
 static _Atomic(char *) pw_outfile_tmps[PW_OUTFILE_MAX];
@@ -175,10 +180,10 @@ pw_outfile_signals(void)
 	}
 }
 
-/* Blocks (BLOCK) or unblocks the fatal signals, so that a temporary file
- * never exists unregistered. */
+/* Blocks the fatal signals in this thread, its mask before in *OLD for
+ * pthread_sigmask(SIG_SETMASK) to restore. */
 static void
-pw_outfile_hold(bool block)
+pw_outfile_block(sigset_t *old)
 {
 	sigset_t set;
 	size_t i;
@@ -186,7 +191,20 @@ pw_outfile_hold(bool block)
 	sigemptyset(&set);
 	for (i = 0; i < PW_OUTFILE_NSIGNALS; i++)
 		sigaddset(&set, pw_outfile_fatal_signals[i]);
-	sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+int
+pw_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	sigset_t old;
+	int rc;
+
+	/* The new thread inherits the mask. */
+	pw_outfile_block(&old);
+	rc = pthread_create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
 }
 
 /* Sets (TMP) or clears (NULL) OUT's slot; false when all are taken. */
@@ -203,6 +221,20 @@ pw_outfile_register(struct pw_outfile *out, char *tmp)
 			return true;
 	}
 	return false;
+}
+
+/* Clears OUT's slot and frees its temporary file's name, which the
+ * handler may be reading until then. */
+static void
+pw_outfile_forget(struct pw_outfile *out)
+{
+	sigset_t old;
+
+	pw_outfile_block(&old);
+	pw_outfile_register(out, NULL);
+	free(out->tmp);
+	out->tmp = NULL;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* The stream's writes: the first error's errno is kept for the message,
@@ -376,6 +408,7 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 	const char *base;
 	char *dir;
 	bool exists;
+	sigset_t old;
 	int fd, error;
 
 	memset(out, 0, sizeof *out);
@@ -408,7 +441,8 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 	pw_outfile_sweep(dir, base);
 	out->tmp = pw_xasprintf("%s/.%s.pw-tmp.%ld.XXXXXX", dir, base,
 	    (long)getpid());
-	pw_outfile_hold(true);
+	/* Not interrupted between the file's creation and its slot. */
+	pw_outfile_block(&old);
 	if ((fd = mkostemp(out->tmp, O_CLOEXEC)) != -1 &&
 	    !pw_outfile_register(out, out->tmp)) {
 		unlink(out->tmp);
@@ -417,7 +451,7 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 		errno = EMFILE;
 	}
 	error = errno;
-	pw_outfile_hold(false);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (fd == -1) {
 		free(out->tmp);
 		out->tmp = NULL;
@@ -464,9 +498,7 @@ pw_outfile_commit(struct pw_outfile *out, struct pw_error *err)
 	if (rename(out->tmp, out->target) != 0)
 		return pw_outfile_failed(out, "cannot replace", errno, err);
 	/* Renamed: there is no temporary file left to remove. */
-	pw_outfile_register(out, NULL);
-	free(out->tmp);
-	out->tmp = NULL;
+	pw_outfile_forget(out);
 	pw_outfile_abort(out);
 	return PW_OK;
 }
@@ -480,9 +512,8 @@ pw_outfile_abort(struct pw_outfile *out)
 		close(out->fd);
 	if (out->tmp != NULL) {
 		unlink(out->tmp);
-		pw_outfile_register(out, NULL);
+		pw_outfile_forget(out);
 	}
-	free(out->tmp);
 	free(out->target);
 	free(out->path);
 	memset(out, 0, sizeof *out);

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,9 +301,61 @@ test_splitmix(void)
 	    "advances by the golden gamma");
 }
 
+/* Whether this thread blocks SIGHUP, SIGINT and SIGTERM, each. */
+static int
+blocked_fatal(void)
+{
+	sigset_t now;
+
+	pthread_sigmask(SIG_BLOCK, NULL, &now);
+	return sigismember(&now, SIGHUP) + sigismember(&now, SIGINT) +
+	    sigismember(&now, SIGTERM);
+}
+
+static void *
+thread_mask(void *arg)
+{
+	*(int *)arg = blocked_fatal();
+	return NULL;
+}
+
+/* The fatal signals' handler must not run on another thread: one that
+ * pw_thread_start starts blocks them, its starter's mask stays, and an
+ * output's open and commit leave the mask as they found it (SIGINT
+ * blocked before stays blocked). */
+static void
+test_signal_mask(void)
+{
+	char dir[] = "/tmp/pw-test-util-XXXXXX";
+	sigset_t intr, old;
+	pthread_t t;
+	int in_thread = -1;
+	char *path;
+
+	tap_int(pw_thread_start(&t, thread_mask, &in_thread), 0,
+	    "pw_thread_start starts a thread");
+	pthread_join(t, NULL);
+	tap_int(in_thread, 3, "the thread blocks all three fatal signals");
+	tap_int(blocked_fatal(), 0, "the starter blocks none of them still");
+
+	if (!tap_ok(mkdtemp(dir) != NULL, "temporary directory"))
+		return;
+	path = pw_xasprintf("%s/masked.txt", dir);
+	sigemptyset(&intr);
+	sigaddset(&intr, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &intr, &old);
+	tap_int(write_through(path, "x\n"), PW_OK, "write with SIGINT blocked");
+	tap_int(blocked_fatal(), 1, "SIGINT alone is blocked after it");
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	unlink(path);
+	free(path);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
+	test_signal_mask();
 	test_outfile();
 	test_full();
 	test_escape();
