@@ -68,7 +68,8 @@ char	*pw_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * is written through: its target is replaced, keeping the link.  The new
  * file keeps the mode (and the owner, where this user may) of the file it
  * replaces.  Abort removes the temporary file, so no half-written output
- * is ever left behind; so does a fatal signal once pw_outfile_signals is
+ * is ever left behind (on stdout or in place, what is still buffered is
+ * dropped); so does a fatal signal once pw_outfile_signals is
  * installed.  The temporary file is ".NAME.pw-tmp.PID.XXXXXX" beside the
  * target, and opening NAME removes those a killed run left.  Errors name
  * the cause of the first write that failed.  OUT must stay where it is
@@ -80,6 +81,8 @@ struct pw_outfile {
 	char	*target;	/* the file written: PATH, its links followed */
 	char	*tmp;		/* the temporary file, NULL when in place */
 	int	fd;
+	bool	is_stdout;	/* fd is stdout's, never closed here (a file
+				 * may get fd 1 when stdout was closed) */
 	int	error;		/* errno of the first failed write, else 0 */
 };
 int	pw_outfile_open(struct pw_outfile *, const char *path, struct pw_error *);

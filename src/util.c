@@ -416,6 +416,7 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 	if (strcmp(path, "-") == 0) {
 		/* What stdout holds goes first. */
 		fflush(stdout);
+		out->is_stdout = true;
 		pw_outfile_stream(out, STDOUT_FILENO);
 		return PW_OK;
 	}
@@ -470,35 +471,36 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 	return PW_OK;
 }
 
+/* Closes OUT's file (never stdout); 0, or the errno of the failure. */
+static int
+pw_outfile_close(struct pw_outfile *out)
+{
+	int fd = out->fd;
+
+	out->fd = -1;
+	return out->is_stdout || close(fd) == 0 ? 0 : errno;
+}
+
 int
 pw_outfile_commit(struct pw_outfile *out, struct pw_error *err)
 {
 	FILE *fp = out->fp;
+	int error;
 
 	out->fp = NULL;
 	if (fclose(fp) != 0 || out->error != 0)
 		return pw_outfile_failed(out, "write failed", out->error, err);
-	if (out->tmp == NULL) {
-		if (out->fd != STDOUT_FILENO && close(out->fd) != 0) {
-			out->fd = -1;
-			return pw_outfile_failed(out, "write failed", errno,
+	if (out->tmp != NULL && fsync(out->fd) != 0)
+		return pw_outfile_failed(out, "write failed", errno, err);
+	if ((error = pw_outfile_close(out)) != 0)
+		return pw_outfile_failed(out, "write failed", error, err);
+	if (out->tmp != NULL) {
+		if (rename(out->tmp, out->target) != 0)
+			return pw_outfile_failed(out, "cannot replace", errno,
 			    err);
-		}
-		out->fd = -1;
-		pw_outfile_abort(out);
-		return PW_OK;
+		/* Renamed: there is no temporary file left to remove. */
+		pw_outfile_forget(out);
 	}
-	if (fsync(out->fd) != 0)
-		return pw_outfile_failed(out, "write failed", errno, err);
-	if (close(out->fd) != 0) {
-		out->fd = -1;
-		return pw_outfile_failed(out, "write failed", errno, err);
-	}
-	out->fd = -1;
-	if (rename(out->tmp, out->target) != 0)
-		return pw_outfile_failed(out, "cannot replace", errno, err);
-	/* Renamed: there is no temporary file left to remove. */
-	pw_outfile_forget(out);
 	pw_outfile_abort(out);
 	return PW_OK;
 }
@@ -506,10 +508,14 @@ pw_outfile_commit(struct pw_outfile *out, struct pw_error *err)
 void
 pw_outfile_abort(struct pw_outfile *out)
 {
-	if (out->fp != NULL)
+	if (out->fp != NULL) {
+		/* What is still buffered is dropped, not written: stdout
+		 * and a device are written in place. */
+		out->error = ECANCELED;
 		fclose(out->fp);
-	if (out->fd != -1 && out->fd != STDOUT_FILENO)
-		close(out->fd);
+	}
+	if (out->fd != -1)
+		pw_outfile_close(out);
 	if (out->tmp != NULL) {
 		unlink(out->tmp);
 		pw_outfile_forget(out);

@@ -352,10 +352,53 @@ test_signal_mask(void)
 	rmdir(dir);
 }
 
+/* Abort drops what stdout's stream still buffers; and a file that gets
+ * fd 1 (stdout closed at the start) is closed like any other.  The test
+ * points wait until stdout, which they are written to, is back. */
+static void
+test_abort_stdout(void)
+{
+	char path[] = "/tmp/pw-test-util-XXXXXX";
+	struct pw_outfile out;
+	struct pw_error err;
+	int fd, saved, open1, open2, fd1, kept, closed;
+	char *text;
+
+	if (!tap_ok((fd = mkstemp(path)) != -1, "temporary file"))
+		return;
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	close(fd);
+	open1 = pw_outfile_open(&out, "-", &err);
+	fputs("half a schedule\n", out.fp);
+	pw_outfile_abort(&out);
+	kept = fcntl(STDOUT_FILENO, F_GETFD) != -1;
+
+	close(STDOUT_FILENO);
+	open2 = pw_outfile_open(&out, path, &err);
+	fd1 = out.fd;
+	pw_outfile_abort(&out);
+	closed = fcntl(STDOUT_FILENO, F_GETFD) == -1 && errno == EBADF;
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+
+	tap_int(open1, PW_OK, "open stdout");
+	tap_ok(kept, "abort keeps stdout open");
+	text = test_read_file(path);
+	tap_str(text, "", "abort writes nothing of what was buffered");
+	free(text);
+	tap_int(open2, PW_OK, "open a file with stdout closed");
+	tap_int(fd1, STDOUT_FILENO, "the temporary file is fd 1");
+	tap_ok(closed, "abort closes it all the same");
+	unlink(path);
+}
+
 int
 main(void)
 {
 	test_signal_mask();
+	test_abort_stdout();
 	test_outfile();
 	test_full();
 	test_escape();
