@@ -71,7 +71,7 @@ char	*pw_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * is ever left behind (on stdout or in place, what is still buffered is
  * dropped); so does a fatal signal once pw_outfile_signals is
  * installed.  The temporary file is ".NAME.pw-tmp.PID.XXXXXX" beside the
- * target, and opening NAME removes those a killed run left.  Errors name
+ * target (a long NAME shortened, see docs/cli.md), and opening NAME removes those a killed run left.  Errors name
  * the cause of the first write that failed.  OUT must stay where it is
  * while open (its stream writes through it).
  */

@@ -314,8 +314,30 @@ pw_outfile_resolve(const char *path, struct stat *st, bool *exists)
 	return NULL;
 }
 
+/* The most of a name a temporary name keeps: NAME_MAX less the rest of
+ * ".NAME.pw-tmp.PID.XXXXXX" with the longest PID. */
+#define PW_OUTFILE_TMP_BASE	(NAME_MAX - 26)
+
+/* BASE as a temporary name carries it (the caller frees it): whole when
+ * it fits, else its start, '~' and a hash of the whole, so that the name
+ * stays within NAME_MAX yet stands for this BASE alone. */
+static char *
+pw_outfile_tmp_base(const char *base)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+	const char *s;
+
+	if (strlen(base) <= PW_OUTFILE_TMP_BASE)
+		return pw_xstrdup(base);
+	for (s = base; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return pw_xasprintf("%.*s~%016llx", PW_OUTFILE_TMP_BASE - 17, base,
+	    (unsigned long long)h);
+}
+
 /* Whether NAME is a temporary file name of pw_outfile_open's beside a
- * file called BASE (".BASE.pw-tmp.PID.XXXXXX"), and of which PID. */
+ * file whose name a temporary name carries as BASE
+ * (".BASE.pw-tmp.PID.XXXXXX"), and of which PID. */
 static bool
 pw_outfile_tmp_name(const char *name, const char *base, pid_t *pid)
 {
@@ -406,7 +428,7 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 {
 	struct stat st;
 	const char *base;
-	char *dir;
+	char *dir, *tbase;
 	bool exists;
 	sigset_t old;
 	int fd, error;
@@ -439,9 +461,11 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 	    pw_xstrdup("/") : pw_xasprintf("%.*s", (int)(base - out->target),
 	    out->target);
 	base = base == NULL ? out->target : base + 1;
-	pw_outfile_sweep(dir, base);
-	out->tmp = pw_xasprintf("%s/.%s.pw-tmp.%ld.XXXXXX", dir, base,
+	tbase = pw_outfile_tmp_base(base);
+	pw_outfile_sweep(dir, tbase);
+	out->tmp = pw_xasprintf("%s/.%s.pw-tmp.%ld.XXXXXX", dir, tbase,
 	    (long)getpid());
+	free(tbase);
 	/* Not interrupted between the file's creation and its slot. */
 	pw_outfile_block(&old);
 	if ((fd = mkostemp(out->tmp, O_CLOEXEC)) != -1 &&

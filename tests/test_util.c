@@ -394,9 +394,40 @@ test_abort_stdout(void)
 	unlink(path);
 }
 
+/* An output name of 250 bytes, whose temporary name would be longer
+ * than a name may be, is written all the same, leaving no temporary
+ * file; so is one of 229, the most a temporary name keeps whole. */
+static void
+test_long_name(void)
+{
+	char dir[] = "/tmp/pw-test-util-XXXXXX", name[251];
+	static const size_t lens[] = { 229, 250 };
+	char *path, *text;
+	size_t i;
+
+	if (!tap_ok(mkdtemp(dir) != NULL, "temporary directory"))
+		return;
+	for (i = 0; i < 2; i++) {
+		memset(name, 'n', lens[i]);
+		name[lens[i]] = '\0';
+		path = pw_xasprintf("%s/%s", dir, name);
+		tap_int(write_through(path, "long\n"), PW_OK, "write a name "
+		    "of %zu bytes", lens[i]);
+		text = test_read_file(path);
+		tap_str(text, "long\n", "its content");
+		free(text);
+		tap_int(count_prefixed(dir, "\\.n"), 0, "no temporary file "
+		    "left");
+		unlink(path);
+		free(path);
+	}
+	rmdir(dir);
+}
+
 int
 main(void)
 {
+	test_long_name();
 	test_signal_mask();
 	test_abort_stdout();
 	test_outfile();
