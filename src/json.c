@@ -1174,13 +1174,23 @@ pw_jp_is_ops(const struct pw_jparse *P)
 	    strcmp(json_string_value(P->stack[0].key), "ops") == 0;
 }
 
+/* Whether one more container may open; else a syntax error. */
+static bool
+pw_jp_deeper(struct pw_jparse *P)
+{
+	if (P->depth + P->skip < PW_JSON_MAX_DEPTH)
+		return true;
+	pw_jp_fail(P, "maximum parsing depth reached");
+	return false;
+}
+
 static int
 pw_jp_open(struct pw_jparse *P, json_t *v)
 {
 	pw_jcheck(v);
-	if (P->depth + P->skip >= PW_JSON_MAX_DEPTH) {
+	if (!pw_jp_deeper(P)) {
 		json_decref(v);
-		return pw_jp_fail(P, "maximum parsing depth reached");
+		return 0;
 	}
 	if (P->depth == P->cap) {
 		P->cap = P->cap == 0 ? 16 : 2 * P->cap;
@@ -1197,8 +1207,8 @@ pw_jp_open(struct pw_jparse *P, json_t *v)
 static int
 pw_jp_skip(struct pw_jparse *P)
 {
-	if (P->depth + P->skip >= PW_JSON_MAX_DEPTH)
-		return pw_jp_fail(P, "maximum parsing depth reached");
+	if (!pw_jp_deeper(P))
+		return 0;
 	P->skip++;
 	return 1;
 }
