@@ -84,19 +84,17 @@ struct cmd_plan {
 	struct pw_metrics *metrics;
 };
 
-void
-pw_cmd_fail(const char *fmt, ...)
+/* Says FMT's message on stderr as pw_cmd_fail and pw_cmd_note do. */
+static void
+cmd_say(const char *fmt, va_list ap)
 {
 	char buf[sizeof ((struct pw_error *)NULL)->msg + 1024];
 	char one[2 * sizeof buf], *line;
 	const char *s;
 	size_t n = 0;
 	bool colon;
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
 
 	/* One line: "blocked:\n  a\n  b" reads "blocked: a; b". */
 	for (s = buf; *s != '\0'; s++) {
@@ -120,6 +118,26 @@ pw_cmd_fail(const char *fmt, ...)
 	line = pw_escape(one);
 	fprintf(stderr, "pipewright: %s\n", line);
 	free(line);
+}
+
+void
+pw_cmd_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cmd_say(fmt, ap);
+	va_end(ap);
+}
+
+void
+pw_cmd_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cmd_say(fmt, ap);
+	va_end(ap);
 }
 
 /* The size of registry WHICH; fills the name and summary of its entry I
@@ -464,7 +482,7 @@ cmd_plan_build(struct cmd_plan *plan, const char *path, const char *name)
 	rc = pw_family_build(family, given, &plan->problem, &plan->schedule,
 	    &err);
 	if (rc == PW_OK && plan->problem->nstages != given->nstages)
-		pw_cmd_fail("%s splits %s again: %d stages, %d per device",
+		pw_cmd_note("%s splits %s again: %d stages, %d per device",
 		    name, label, plan->problem->nstages,
 		    plan->problem->nstages / plan->problem->devices);
 	pw_problem_free(given);
@@ -517,7 +535,7 @@ cmd_plan_compare_times(const struct cmd_plan *plan, const char *path,
 	if (ndiffer == 0)
 		return;
 	k = pw_op_index(plan->problem, ops[first].op);
-	pw_cmd_fail("%s: the stored times of %zu of %zu ops differ from the"
+	pw_cmd_note("%s: the stored times of %zu of %zu ops differ from the"
 	    " simulated ones (first %s: stored %.9g-%.9g, simulated %.9g-%.9g);"
 	    " the orders are kept and the times recomputed", cmd_label(path),
 	    ndiffer,
@@ -980,12 +998,8 @@ pw_cmd_solve(const struct pw_command *cmd, int argc, char **argv)
 	interrupt.sa_handler = cmd_interrupt;
 	sigemptyset(&interrupt.sa_mask);
 	interrupt.sa_flags = SA_RESTART;
-	/* Signals ignored on entry (a script's background job) stay so. */
-	for (i = 0; i < 2; i++) {
-		sigaction(cmd_cancel_signals[i], NULL, &before[i]);
-		if (before[i].sa_handler != SIG_IGN)
-			sigaction(cmd_cancel_signals[i], &interrupt, NULL);
-	}
+	for (i = 0; i < 2; i++)
+		pw_signal_catch(cmd_cancel_signals[i], &interrupt, &before[i]);
 	rc = pw_solve(problem, &o, &res, &err);
 	for (i = 0; i < 2; i++)
 		sigaction(cmd_cancel_signals[i], &before[i], NULL);

@@ -15,6 +15,7 @@
 #define PIPEWRIGHT_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -88,6 +89,11 @@ struct pw_outfile {
 int	pw_outfile_open(struct pw_outfile *, const char *path, struct pw_error *);
 int	pw_outfile_commit(struct pw_outfile *, struct pw_error *);
 void	pw_outfile_abort(struct pw_outfile *);
+/* Installs SA for SIG unless SIG is ignored (nohup, a script's
+ * background job), which stays so; the disposition before goes to
+ * *BEFORE unless NULL. */
+void	pw_signal_catch(int sig, const struct sigaction *sa,
+	    struct sigaction *before);
 /* Installs pw_outfile_fatal for SIGHUP, SIGINT and SIGTERM (those ignored
  * on entry stay ignored): once at the start of a program. */
 void	pw_outfile_signals(void);

@@ -162,9 +162,21 @@ pw_outfile_fatal(int sig)
 }
 
 void
+pw_signal_catch(int sig, const struct sigaction *sa, struct sigaction *before)
+{
+	struct sigaction was;
+
+	if (before == NULL)
+		before = &was;
+	/* Ignored on entry (nohup, a script's background job): kept. */
+	if (sigaction(sig, NULL, before) == 0 && before->sa_handler != SIG_IGN)
+		sigaction(sig, sa, NULL);
+}
+
+void
 pw_outfile_signals(void)
 {
-	struct sigaction sa, before;
+	struct sigaction sa;
 	size_t i;
 
 	memset(&sa, 0, sizeof sa);
@@ -172,12 +184,8 @@ pw_outfile_signals(void)
 	sigemptyset(&sa.sa_mask);
 	for (i = 0; i < PW_OUTFILE_NSIGNALS; i++)
 		sigaddset(&sa.sa_mask, pw_outfile_fatal_signals[i]);
-	for (i = 0; i < PW_OUTFILE_NSIGNALS; i++) {
-		/* Ignored on entry (nohup, a script's background job): kept. */
-		if (sigaction(pw_outfile_fatal_signals[i], NULL, &before) == 0 &&
-		    before.sa_handler != SIG_IGN)
-			sigaction(pw_outfile_fatal_signals[i], &sa, NULL);
-	}
+	for (i = 0; i < PW_OUTFILE_NSIGNALS; i++)
+		pw_signal_catch(pw_outfile_fatal_signals[i], &sa, NULL);
 }
 
 /* Blocks the fatal signals in this thread, its mask before in *OLD for
