@@ -399,7 +399,7 @@ pw_solve(const struct pw_problem *p, const struct pw_solve_opts *o,
 		cancelled = true;
 	}
 	s->t0 = pw_search_now();
-	if ((rc = pthread_create(&worker, NULL, pw_search_main, s)) != 0) {
+	if ((rc = pw_thread_start(&worker, pw_search_main, s)) != 0) {
 		pw_error_set(err, "solve: cannot start the search thread: %s",
 		    strerror(rc));
 		s->refs = 1;

@@ -84,19 +84,17 @@ struct cmd_plan {
 	struct pw_metrics *metrics;
 };
 
-void
-pw_cmd_fail(const char *fmt, ...)
+/* Says FMT's message on stderr as pw_cmd_fail and pw_cmd_note do. */
+static void
+cmd_say(const char *fmt, va_list ap)
 {
 	char buf[sizeof ((struct pw_error *)NULL)->msg + 1024];
 	char one[2 * sizeof buf], *line;
 	const char *s;
 	size_t n = 0;
 	bool colon;
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
 
 	/* One line: "blocked:\n  a\n  b" reads "blocked: a; b". */
 	for (s = buf; *s != '\0'; s++) {
@@ -120,6 +118,26 @@ pw_cmd_fail(const char *fmt, ...)
 	line = pw_escape(one);
 	fprintf(stderr, "pipewright: %s\n", line);
 	free(line);
+}
+
+void
+pw_cmd_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cmd_say(fmt, ap);
+	va_end(ap);
+}
+
+void
+pw_cmd_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cmd_say(fmt, ap);
+	va_end(ap);
 }
 
 /* The size of registry WHICH; fills the name and summary of its entry I
@@ -435,6 +453,15 @@ cmd_plan_free(struct cmd_plan *plan)
 	memset(plan, 0, sizeof *plan);
 }
 
+/* The exit status of a failure RC (enum pw_rc), as docs/cli.md lists
+ * them: a bug is 3, anything else the input's or the files' (2). */
+static int
+cmd_status(int rc)
+{
+	assert(rc != PW_OK);
+	return rc == PW_ERR_INTERNAL ? PW_EXIT_INTERNAL : PW_EXIT_INPUT;
+}
+
 /* Fills PLAN with family NAME's schedule for the problem of PATH (NULL:
  * the default problem). */
 static int
@@ -455,18 +482,18 @@ cmd_plan_build(struct cmd_plan *plan, const char *path, const char *name)
 	rc = pw_family_build(family, given, &plan->problem, &plan->schedule,
 	    &err);
 	if (rc == PW_OK && plan->problem->nstages != given->nstages)
-		pw_cmd_fail("%s splits %s again: %d stages, %d per device",
+		pw_cmd_note("%s splits %s again: %d stages, %d per device",
 		    name, label, plan->problem->nstages,
 		    plan->problem->nstages / plan->problem->devices);
 	pw_problem_free(given);
 	if (rc == PW_ERR_NOT_APPLICABLE) {
 		pw_cmd_fail("%s does not apply to %s: %s", name, label,
 		    err.msg);
-		return PW_EXIT_INPUT;
+		return cmd_status(rc);
 	}
 	if (rc != PW_OK) {
 		pw_cmd_fail("%s on %s: %s", name, label, err.msg);
-		return PW_EXIT_INPUT;
+		return cmd_status(rc);
 	}
 	if (plan->schedule->family == NULL)
 		plan->schedule->family = pw_xstrdup(family->name);
@@ -508,7 +535,7 @@ cmd_plan_compare_times(const struct cmd_plan *plan, const char *path,
 	if (ndiffer == 0)
 		return;
 	k = pw_op_index(plan->problem, ops[first].op);
-	pw_cmd_fail("%s: the stored times of %zu of %zu ops differ from the"
+	pw_cmd_note("%s: the stored times of %zu of %zu ops differ from the"
 	    " simulated ones (first %s: stored %.9g-%.9g, simulated %.9g-%.9g);"
 	    " the orders are kept and the times recomputed", cmd_label(path),
 	    ndiffer,
@@ -523,17 +550,19 @@ cmd_plan_read(struct cmd_plan *plan, const char *path)
 	struct pw_timed_op *ops = NULL;
 	struct pw_error err;
 	size_t nops = 0;
-	int status = PW_EXIT_INPUT;
+	int status, rc;
 
-	if (pw_schedule_read(path, &plan->problem, &ops, &nops, &err) !=
-	    PW_OK) {
+	if ((rc = pw_schedule_read(path, &plan->problem, &ops, &nops,
+	    &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
+		status = cmd_status(rc);
 		goto out;
 	}
-	if (pw_schedule_from_timed(plan->problem, ops, nops, &plan->schedule,
-	    &err) != PW_OK || pw_simulate(plan->problem, plan->schedule,
-	    &plan->timing, &err) != PW_OK) {
+	if ((rc = pw_schedule_from_timed(plan->problem, ops, nops,
+	    &plan->schedule, &err)) != PW_OK || (rc = pw_simulate(plan->problem,
+	    plan->schedule, &plan->timing, &err)) != PW_OK) {
 		pw_cmd_fail("%s: %s", cmd_label(path), err.msg);
+		status = cmd_status(rc);
 		goto out;
 	}
 	plan->metrics = pw_metrics_compute(plan->problem, plan->schedule,
@@ -578,7 +607,7 @@ pw_cmd_schedule(const struct pw_command *cmd, int argc, char **argv)
 	struct cmd_plan plan = { NULL, NULL, NULL, NULL };
 	struct cmd_args a;
 	struct pw_error err;
-	int status;
+	int status, rc;
 
 	if ((status = cmd_parse(cmd, argc, argv, "fo", 0, 1, &a)) != CMD_GO)
 		return status;
@@ -589,10 +618,10 @@ pw_cmd_schedule(const struct pw_command *cmd, int argc, char **argv)
 	}
 	if ((status = cmd_plan_build(&plan, a.pos[0], a.family)) != PW_EXIT_OK)
 		goto out;
-	if (pw_schedule_write(a.output, plan.problem, plan.schedule,
-	    plan.timing, &err) != PW_OK) {
+	if ((rc = pw_schedule_write(a.output, plan.problem, plan.schedule,
+	    plan.timing, &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
-		status = PW_EXIT_INPUT;
+		status = cmd_status(rc);
 		goto out;
 	}
 	pw_metrics_print(strcmp(a.output, "-") == 0 ? stderr : stdout,
@@ -608,16 +637,16 @@ pw_cmd_problem(const struct pw_command *cmd, int argc, char **argv)
 	struct pw_problem *problem;
 	struct cmd_args a;
 	struct pw_error err;
-	int status;
+	int status, rc;
 
 	if ((status = cmd_parse(cmd, argc, argv, "o", 0, 1, &a)) != CMD_GO)
 		return status;
 	if ((problem = cmd_problem_load(a.pos[0], NULL)) == NULL)
 		return PW_EXIT_INPUT;
 	status = PW_EXIT_OK;
-	if (pw_problem_write(a.output, problem, &err) != PW_OK) {
+	if ((rc = pw_problem_write(a.output, problem, &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
-		status = PW_EXIT_INPUT;
+		status = cmd_status(rc);
 	}
 	pw_problem_free(problem);
 	return status;
@@ -628,7 +657,7 @@ pw_cmd_eval(const struct pw_command *cmd, int argc, char **argv)
 {
 	struct cmd_plan plan = { NULL, NULL, NULL, NULL };
 	struct cmd_args a;
-	int status;
+	int status, rc;
 
 	if ((status = cmd_parse(cmd, argc, argv, "jf", 1, 1, &a)) != CMD_GO)
 		return status;
@@ -636,10 +665,10 @@ pw_cmd_eval(const struct pw_command *cmd, int argc, char **argv)
 		goto out;
 	if (!a.json)
 		pw_metrics_print(stdout, plan.problem, plan.metrics);
-	else if (pw_metrics_print_json(stdout, plan.problem,
-	    plan.metrics) != PW_OK) {
+	else if ((rc = pw_metrics_print_json(stdout, plan.problem,
+	    plan.metrics)) != PW_OK) {
 		pw_cmd_fail("eval: cannot write the metrics to stdout");
-		status = PW_EXIT_INPUT;
+		status = cmd_status(rc);
 	}
 out:
 	cmd_plan_free(&plan);
@@ -656,13 +685,14 @@ pw_cmd_check(const struct pw_command *cmd, int argc, char **argv)
 	struct cmd_args a;
 	char *label, *msg;
 	size_t nops = 0;
-	int i, status;
+	int i, status, rc;
 
 	if ((status = cmd_parse(cmd, argc, argv, "", 1, 1, &a)) != CMD_GO)
 		return status;
-	if (pw_schedule_read(a.pos[0], &problem, &ops, &nops, &err) != PW_OK) {
+	if ((rc = pw_schedule_read(a.pos[0], &problem, &ops, &nops, &err)) !=
+	    PW_OK) {
 		pw_cmd_fail("%s", err.msg);
-		return PW_EXIT_INPUT;
+		return cmd_status(rc);
 	}
 	status = PW_EXIT_OK;
 	label = pw_escape(cmd_label(a.pos[0]));
@@ -725,7 +755,7 @@ pw_cmd_export(const struct pw_command *cmd, int argc, char **argv)
 	struct pw_outfile out;
 	struct pw_error err;
 	struct cmd_args a;
-	int status;
+	int status, rc;
 
 	if ((status = cmd_parse(cmd, argc, argv, "tof", 1, 1, &a)) != CMD_GO)
 		return status;
@@ -740,25 +770,25 @@ pw_cmd_export(const struct pw_command *cmd, int argc, char **argv)
 	}
 	if ((status = cmd_plan_load(&plan, a.pos[0], a.family)) != PW_EXIT_OK)
 		goto out;
-	status = PW_EXIT_INPUT;
-	if (pw_outfile_open(&out, a.output, &err) != PW_OK) {
+	if ((rc = pw_outfile_open(&out, a.output, &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
+		status = cmd_status(rc);
 		goto out;
 	}
 	/* A failed write is the output's to explain (commit fails and names
 	 * the cause); anything else the format's. */
-	if (format->write(out.fp, plan.problem, plan.schedule, plan.timing,
-	    plan.metrics, &err) != PW_OK && !ferror(out.fp)) {
+	if ((rc = format->write(out.fp, plan.problem, plan.schedule,
+	    plan.timing, plan.metrics, &err)) != PW_OK && !ferror(out.fp)) {
 		pw_outfile_abort(&out);
 		pw_cmd_fail("%s: %s", strcmp(a.output, "-") == 0 ? "<stdout>" :
 		    a.output, err.msg);
+		status = cmd_status(rc);
 		goto out;
 	}
-	if (pw_outfile_commit(&out, &err) != PW_OK) {
+	if ((rc = pw_outfile_commit(&out, &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
-		goto out;
+		status = cmd_status(rc);
 	}
-	status = PW_EXIT_OK;
 out:
 	cmd_plan_free(&plan);
 	return status;
@@ -772,7 +802,7 @@ pw_cmd_script(const struct pw_command *cmd, int argc, char **argv)
 	struct pwlua *lua;
 	struct pw_error err;
 	struct cmd_args a;
-	int status;
+	int status, rc;
 
 	if ((status = cmd_parse(cmd, argc, argv, "d", 1, CMD_REST, &a)) !=
 	    CMD_GO)
@@ -783,10 +813,10 @@ pw_cmd_script(const struct pw_command *cmd, int argc, char **argv)
 		return PW_EXIT_INPUT;
 	}
 	status = PW_EXIT_OK;
-	if (pwlua_run(lua, a.rest[0], a.nrest - 1, a.rest + 1, &err) !=
-	    PW_OK) {
+	if ((rc = pwlua_run(lua, a.rest[0], a.nrest - 1, a.rest + 1,
+	    &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
-		status = PW_EXIT_INPUT;
+		status = cmd_status(rc);
 	}
 	pwlua_free(lua);
 	return status;
@@ -948,8 +978,9 @@ pw_cmd_solve(const struct pw_command *cmd, int argc, char **argv)
 	 * device or a FIFO is only opened to write the schedule). */
 	if (strcmp(a.output, "-") != 0 && (stat(a.output, &st) != 0 ||
 	    S_ISREG(st.st_mode))) {
-		if (pw_outfile_open(&check, a.output, &err) != PW_OK) {
+		if ((rc = pw_outfile_open(&check, a.output, &err)) != PW_OK) {
 			pw_cmd_fail("%s", err.msg);
+			status = cmd_status(rc);
 			goto out;
 		}
 		pw_outfile_abort(&check);
@@ -967,19 +998,14 @@ pw_cmd_solve(const struct pw_command *cmd, int argc, char **argv)
 	interrupt.sa_handler = cmd_interrupt;
 	sigemptyset(&interrupt.sa_mask);
 	interrupt.sa_flags = SA_RESTART;
-	/* Signals ignored on entry (a script's background job) stay so. */
-	for (i = 0; i < 2; i++) {
-		sigaction(cmd_cancel_signals[i], NULL, &before[i]);
-		if (before[i].sa_handler != SIG_IGN)
-			sigaction(cmd_cancel_signals[i], &interrupt, NULL);
-	}
+	for (i = 0; i < 2; i++)
+		pw_signal_catch(cmd_cancel_signals[i], &interrupt, &before[i]);
 	rc = pw_solve(problem, &o, &res, &err);
 	for (i = 0; i < 2; i++)
 		sigaction(cmd_cancel_signals[i], &before[i], NULL);
 	if (rc != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
-		if (rc == PW_ERR_INTERNAL)
-			status = PW_EXIT_INTERNAL;
+		status = cmd_status(rc);
 		goto out;
 	}
 	if (pw_simulate(problem, res.schedule, &timing, &err) != PW_OK) {
@@ -988,9 +1014,10 @@ pw_cmd_solve(const struct pw_command *cmd, int argc, char **argv)
 		status = PW_EXIT_INTERNAL;
 		goto out;
 	}
-	if (pw_schedule_write(a.output, problem, res.schedule, timing,
-	    &err) != PW_OK) {
+	if ((rc = pw_schedule_write(a.output, problem, res.schedule, timing,
+	    &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
+		status = cmd_status(rc);
 		goto out;
 	}
 	metrics = pw_metrics_compute(problem, res.schedule, timing);

@@ -39,6 +39,8 @@ int	pw_cmd_solve(const struct pw_command *, int, char **);
 /* cmd.c: prints "pipewright: MESSAGE" as one line on stderr (newlines in
  * the message become "; "). */
 void	pw_cmd_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* cmd.c: the same for a note, which does not end the command. */
+void	pw_cmd_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* cmd.c: a registry (PW_CMD_LIST_FAMILIES or _FORMATS), one line per
  * entry with its summary. */
 void	pw_cmd_list(FILE *, int which);

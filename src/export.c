@@ -128,6 +128,22 @@ pw_view_at(double t0, double span, double t)
 	return x < 1 ? x : 1;
 }
 
+struct pw_view
+pw_view_of(const struct pw_metrics *mt)
+{
+	struct pw_view v = { isfinite(mt->start) ? mt->start : 0,
+	    mt->makespan };
+
+	return v;
+}
+
+double
+pw_view_tick(const struct pw_view *v, double step, int k, double *t)
+{
+	*t = k * step;
+	return pw_view_at(v->t0, v->span, v->t0 + *t);
+}
+
 int
 pw_view_ticks(double span, int maxticks, double *step)
 {

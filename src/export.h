@@ -43,6 +43,17 @@ bool	pw_view_times(const struct pw_problem *, const struct pw_timing *,
  * in [0, 1] (0 for a chart of no span).  Never NaN, whatever finite times
  * it is given: spans of a denormal, times near DBL_MAX. */
 double	pw_view_at(double t0, double span, double t);
+/* A chart's time axis: from T0, where the schedule starts (0 when that
+ * is not finite), over SPAN, its makespan, which pw_view_at and
+ * pw_view_ticks take as no span when it is 0 or not finite. */
+struct pw_view {
+	double	t0;
+	double	span;
+};
+struct pw_view pw_view_of(const struct pw_metrics *);
+/* Tick K of V's axis, whose ticks are STEP apart (from pw_view_ticks):
+ * returns its place as pw_view_at gives it; *T is its time from t0. */
+double	pw_view_tick(const struct pw_view *v, double step, int k, double *t);
 /* The ticks of an axis of SPAN seconds: returns how many (1 to
  * MAXTICKS + 1) at multiples of *STEP from 0, *STEP a round step (1, 2 or
  * 5 times a power of ten) where one exists, else SPAN itself. */

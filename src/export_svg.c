@@ -46,15 +46,14 @@ static const char *const svg_key[PW_NKINDS] = {
 /* The time scale shared by the chart and the memory plots, and the byte
  * scale the memory plots share. */
 struct svg_map {
-	double	t0;
-	double	span;		/* seconds across the plot, 0 for none */
+	struct pw_view v;	/* the time across the plot */
 	double	ymax;		/* bytes at the top of a memory plot */
 };
 
 static double
 svg_x(const struct svg_map *m, double t)
 {
-	return SVG_LEFT + pw_view_at(m->t0, m->span, t) * SVG_PLOT;
+	return SVG_LEFT + pw_view_at(m->v.t0, m->v.span, t) * SVG_PLOT;
 }
 
 /* The y of BYTES in the memory plot whose bottom is at BOTTOM. */
@@ -166,7 +165,7 @@ svg_gantt(FILE *fp, const struct svg_map *m, const struct pw_problem *p,
     const int *chunks)
 {
 	double axis = SVG_GANTT_TOP + nrows * SVG_ROW_PITCH + 2;
-	double y, step, x, start, end;
+	double y, step, x, start, end, when;
 	struct pw_op op;
 	char buf[32];
 	int r, i, k, nticks;
@@ -180,16 +179,16 @@ svg_gantt(FILE *fp, const struct svg_map *m, const struct pw_problem *p,
 	}
 	fprintf(fp, "<line class=\"axis\" x1=\"%d\" y1=\"%.2f\" x2=\"%d\" "
 	    "y2=\"%.2f\"/>\n", SVG_LEFT, axis, SVG_LEFT + SVG_PLOT, axis);
-	nticks = pw_view_ticks(m->span, SVG_PLOT / SVG_TICK_GAP, &step);
+	nticks = pw_view_ticks(m->v.span, SVG_PLOT / SVG_TICK_GAP, &step);
 	for (k = 0; k < nticks; k++) {
-		x = svg_x(m, m->t0 + k * step);
+		x = SVG_LEFT + pw_view_tick(&m->v, step, k, &when) * SVG_PLOT;
 		fprintf(fp, "<line class=\"grid\" x1=\"%.2f\" y1=\"%d\" "
 		    "x2=\"%.2f\" y2=\"%.2f\"/>\n", x, SVG_GANTT_TOP - 2, x,
 		    axis);
 		fprintf(fp, "<line class=\"axis\" x1=\"%.2f\" y1=\"%.2f\" "
 		    "x2=\"%.2f\" y2=\"%.2f\"/>\n", x, axis, x, axis + 5);
 		svg_text(fp, x, axis + 18, "mid",
-		    pw_fmt_seconds(buf, sizeof buf, k * step));
+		    pw_fmt_seconds(buf, sizeof buf, when));
 	}
 	for (r = 0; r < nrows; r++) {
 		y = SVG_GANTT_TOP + r * SVG_ROW_PITCH;
@@ -226,7 +225,7 @@ svg_memory(FILE *fp, const struct svg_map *m, const struct pw_problem *p,
 		y = svg_y(m, bottom, dm->curve[i].bytes);
 		fprintf(fp, "%.2f,%.2f ", svg_x(m, dm->curve[i].t), y);
 	}
-	fprintf(fp, "%.2f,%.2f\"/>\n", svg_x(m, m->t0 + mt->makespan), y);
+	fprintf(fp, "%.2f,%.2f\"/>\n", svg_x(m, m->v.t0 + mt->makespan), y);
 	if (isfinite(limit)) {
 		/* Up to a pixel above the line: a curve at the limit stays
 		 * blue. */
@@ -269,9 +268,7 @@ pw_export_svg(FILE *fp, const struct pw_problem *p,
 
 	rows = pw_view_rows(p, s, &nrows);
 	chunks = pw_view_chunks(p);
-	m.t0 = isfinite(mt->start) ? mt->start : 0;
-	m.span = mt->makespan > 0 && isfinite(mt->makespan) ?
-	    mt->makespan : 0;
+	m.v = pw_view_of(mt);
 	m.ymax = 0;
 	for (d = 0; d < mt->ndevices; d++) {
 		m.ymax = fmax(m.ymax, mt->device[d].peak);

@@ -149,8 +149,11 @@ pw_jflags(const json_t *v)
 }
 
 /* Jansson fails to build a value only when memory runs out or it is
- * given text that is not UTF-8, which pw_jset_text checks first; like
- * pw_xmalloc, give up then. */
+ * given text that is not UTF-8.  Text never reaches it unchecked: the
+ * writer's user text passes pw_text_check first, and the reader builds
+ * every string and key with pw_jp_text, which reports a refusal as
+ * invalid text; so a NULL here is memory running out and, like
+ * pw_xmalloc, gives up. */
 static json_t *
 pw_jcheck(json_t *v)
 {
@@ -856,10 +859,31 @@ struct pw_jfile {
  * values would overflow the stack of jansson's recursive release. */
 #define PW_JSON_MAX_DEPTH	2048
 
-/* An open container and, for an object, the key of its next member. */
+/* An open container and, for an object, the key of its next member (a
+ * JSON string, so that jansson has checked it). */
 struct pw_jframe {
 	json_t	*v;
-	char	*key;
+	json_t	*key;
+};
+
+/* Where the raw text stands between strings' "\u" escapes, which yajl
+ * decodes more loosely than jansson: it turns a lone low surrogate into
+ * bytes jansson refuses, a lone high one into "?", and pairs a high one
+ * with any escape that follows. */
+enum pw_jesc {
+	PW_JE_OUT,		/* outside strings */
+	PW_JE_STRING,
+	PW_JE_BACKSLASH,
+	PW_JE_HEX		/* in the digits of "\u" */
+};
+
+struct pw_jscan {
+	enum pw_jesc	 state;
+	int		 digits;
+	unsigned	 unit;		/* the UTF-16 unit being read */
+	bool		 high;		/* a high surrogate awaits its pair */
+	uint64_t	 at;		/* offset of the byte scanned next */
+	uint64_t	 bad;		/* offset of the first bad escape */
 };
 
 struct pw_jparse {
@@ -875,6 +899,8 @@ struct pw_jparse {
 	const unsigned char *chunk;
 	size_t		 chunklen;
 	int		 line, column;
+	uint64_t	 offset;	/* of the chunk in the text */
+	struct pw_jscan	 scan;
 	int		 rc;
 };
 
@@ -979,9 +1005,10 @@ pw_jp_value(struct pw_jparse *P, json_t *v)
 	}
 	top = &P->stack[P->depth - 1];
 	if (json_is_object(top->v)) {
-		if (json_object_set_new(top->v, top->key, v) != 0)
+		if (json_object_set_new(top->v, json_string_value(top->key),
+		    v) != 0)
 			pw_jcheck(NULL);
-		free(top->key);
+		json_decref(top->key);
 		top->key = NULL;
 		return 1;
 	}
@@ -1028,37 +1055,96 @@ pw_jp_double(void *ctx, double x)
 	return P->skip > 0 || pw_jp_value(P, json_real(x));
 }
 
-/* Text as jansson holds it (NUL-terminated), refusing "\u0000" as
- * jansson does by default; the caller frees it. */
-static char *
+/* Marks the first "\\u" escape in the chunk that is not UTF-16 as
+ * jansson reads it: a surrogate must come as a high one and then a low
+ * one.  The chunk is scanned before yajl parses it, so the mark may lie
+ * in text yajl then refuses; pw_jp_text reports it only once yajl has
+ * read past it, when that text was valid JSON and the scan exact. */
+static void
+pw_jscan_chunk(struct pw_jscan *S, const unsigned char *s, size_t n)
+{
+	size_t i;
+	bool bad;
+	int c;
+
+	for (i = 0; i < n && S->bad == UINT64_MAX; i++, S->at++) {
+		c = s[i];
+		bad = false;
+		switch (S->state) {
+		case PW_JE_OUT:
+			if (c == '"')
+				S->state = PW_JE_STRING;
+			break;
+		case PW_JE_STRING:
+			bad = S->high && c != '\\';
+			if (c == '\\')
+				S->state = PW_JE_BACKSLASH;
+			else if (c == '"')
+				S->state = PW_JE_OUT;
+			break;
+		case PW_JE_BACKSLASH:
+			bad = S->high && c != 'u';
+			S->state = c == 'u' ? PW_JE_HEX : PW_JE_STRING;
+			S->unit = 0;
+			S->digits = 0;
+			break;
+		case PW_JE_HEX:
+			S->unit = 16 * S->unit + (unsigned)(c <= '9' ?
+			    c - '0' : (c | 0x20) - 'a' + 10);
+			if (++S->digits < 4)
+				break;
+			S->state = PW_JE_STRING;
+			if (S->unit >= 0xdc00 && S->unit <= 0xdfff)
+				bad = !S->high;
+			else
+				bad = S->high;
+			S->high = S->unit >= 0xd800 && S->unit <= 0xdbff;
+			break;
+		}
+		if (bad)
+			S->bad = S->at;
+	}
+}
+
+/* The string or key yajl just read, S of LEN bytes, as a new JSON
+ * string (the caller owns it), or NULL with a syntax error: its raw
+ * text had a bad escape, or it holds "\\u0000" (refused as jansson does
+ * by default) or is not UTF-8 as jansson reads it (yajl's own check is
+ * looser).  Jansson decides, as the value lives in it; text in a
+ * skipped array is checked alike, so that whether a file reads does not
+ * depend on the command. */
+static json_t *
 pw_jp_text(struct pw_jparse *P, const unsigned char *s, size_t len)
 {
-	char *text;
+	json_t *v;
 
+	if (P->scan.bad < P->offset + yajl_get_bytes_consumed(P->h)) {
+		pw_jp_fail(P, "invalid \\u escape: a UTF-16 surrogate "
+		    "without its pair");
+		return NULL;
+	}
 	if (memchr(s, '\0', len) != NULL) {
 		pw_jp_fail(P, "\\u0000 is not allowed in a string");
 		return NULL;
 	}
-	text = pw_xmalloc(len + 1);
-	memcpy(text, s, len);
-	text[len] = '\0';
-	return text;
+	if ((v = json_stringn((const char *)s, len)) == NULL)
+		pw_jp_fail(P, "invalid UTF-8 text in a string");
+	return v;
 }
 
 static int
 pw_jp_string(void *ctx, const unsigned char *s, size_t len)
 {
 	struct pw_jparse *P = ctx;
-	char *text;
-	int go;
+	json_t *v;
 
-	if (P->skip > 0)
-		return 1;
-	if ((text = pw_jp_text(P, s, len)) == NULL)
+	if ((v = pw_jp_text(P, s, len)) == NULL)
 		return 0;
-	go = pw_jp_value(P, json_string(text));
-	free(text);
-	return go;
+	if (P->skip > 0) {
+		json_decref(v);
+		return 1;
+	}
+	return pw_jp_value(P, v);
 }
 
 static int
@@ -1066,12 +1152,16 @@ pw_jp_key(void *ctx, const unsigned char *s, size_t len)
 {
 	struct pw_jparse *P = ctx;
 	struct pw_jframe *top = &P->stack[P->depth - 1];
+	json_t *key;
 
-	if (P->skip > 0)
-		return 1;
-	if ((top->key = pw_jp_text(P, s, len)) == NULL)
+	if ((key = pw_jp_text(P, s, len)) == NULL)
 		return 0;
-	if (json_object_get(top->v, top->key) != NULL)
+	if (P->skip > 0) {
+		json_decref(key);
+		return 1;
+	}
+	top->key = key;
+	if (json_object_get(top->v, json_string_value(top->key)) != NULL)
 		return pw_jp_fail(P, "duplicate object key");
 	return 1;
 }
@@ -1081,16 +1171,26 @@ static bool
 pw_jp_is_ops(const struct pw_jparse *P)
 {
 	return P->depth == 1 && P->stack[0].key != NULL &&
-	    strcmp(P->stack[0].key, "ops") == 0;
+	    strcmp(json_string_value(P->stack[0].key), "ops") == 0;
+}
+
+/* Whether one more container may open; else a syntax error. */
+static bool
+pw_jp_deeper(struct pw_jparse *P)
+{
+	if (P->depth + P->skip < PW_JSON_MAX_DEPTH)
+		return true;
+	pw_jp_fail(P, "maximum parsing depth reached");
+	return false;
 }
 
 static int
 pw_jp_open(struct pw_jparse *P, json_t *v)
 {
 	pw_jcheck(v);
-	if (P->depth + P->skip >= PW_JSON_MAX_DEPTH) {
+	if (!pw_jp_deeper(P)) {
 		json_decref(v);
-		return pw_jp_fail(P, "maximum parsing depth reached");
+		return 0;
 	}
 	if (P->depth == P->cap) {
 		P->cap = P->cap == 0 ? 16 : 2 * P->cap;
@@ -1107,8 +1207,8 @@ pw_jp_open(struct pw_jparse *P, json_t *v)
 static int
 pw_jp_skip(struct pw_jparse *P)
 {
-	if (P->depth + P->skip >= PW_JSON_MAX_DEPTH)
-		return pw_jp_fail(P, "maximum parsing depth reached");
+	if (!pw_jp_deeper(P))
+		return 0;
 	P->skip++;
 	return 1;
 }
@@ -1201,7 +1301,8 @@ pw_jp_status(struct pw_jparse *P, yajl_status st)
 static int
 pw_jparse_stream(struct pw_jfile *f, FILE *fp, FILE *tee, json_t **root)
 {
-	struct pw_jparse P = { .f = f, .line = 1 };
+	struct pw_jparse P = { .f = f, .line = 1,
+	    .scan = { .bad = UINT64_MAX } };
 	unsigned char buf[1 << 16];
 	size_t n, i;
 	int rc = PW_OK;
@@ -1218,8 +1319,10 @@ pw_jparse_stream(struct pw_jfile *f, FILE *fp, FILE *tee, json_t **root)
 			rc = PW_ERR_IO;
 			break;
 		}
+		pw_jscan_chunk(&P.scan, buf, n);
 		if ((rc = pw_jp_status(&P, yajl_parse(P.h, buf, n))) != PW_OK)
 			break;
+		P.offset += n;
 		for (i = 0; i < n; i++) {
 			P.column++;
 			if (buf[i] == '\n') {
@@ -1240,7 +1343,7 @@ pw_jparse_stream(struct pw_jfile *f, FILE *fp, FILE *tee, json_t **root)
 	while (P.depth > 0) {
 		P.depth--;
 		json_decref(P.stack[P.depth].v);
-		free(P.stack[P.depth].key);
+		json_decref(P.stack[P.depth].key);
 	}
 	free(P.stack);
 	yajl_free(P.h);

@@ -14,6 +14,8 @@
 #ifndef PIPEWRIGHT_H
 #define PIPEWRIGHT_H
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -67,9 +69,10 @@ char	*pw_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * is written through: its target is replaced, keeping the link.  The new
  * file keeps the mode (and the owner, where this user may) of the file it
  * replaces.  Abort removes the temporary file, so no half-written output
- * is ever left behind; so does a fatal signal once pw_outfile_signals is
+ * is ever left behind (on stdout or in place, what is still buffered is
+ * dropped); so does a fatal signal once pw_outfile_signals is
  * installed.  The temporary file is ".NAME.pw-tmp.PID.XXXXXX" beside the
- * target, and opening NAME removes those a killed run left.  Errors name
+ * target (a long NAME shortened, see docs/cli.md), and opening NAME removes those a killed run left.  Errors name
  * the cause of the first write that failed.  OUT must stay where it is
  * while open (its stream writes through it).
  */
@@ -79,17 +82,29 @@ struct pw_outfile {
 	char	*target;	/* the file written: PATH, its links followed */
 	char	*tmp;		/* the temporary file, NULL when in place */
 	int	fd;
+	bool	is_stdout;	/* fd is stdout's, never closed here (a file
+				 * may get fd 1 when stdout was closed) */
 	int	error;		/* errno of the first failed write, else 0 */
 };
 int	pw_outfile_open(struct pw_outfile *, const char *path, struct pw_error *);
 int	pw_outfile_commit(struct pw_outfile *, struct pw_error *);
 void	pw_outfile_abort(struct pw_outfile *);
+/* Installs SA for SIG unless SIG is ignored (nohup, a script's
+ * background job), which stays so; the disposition before goes to
+ * *BEFORE unless NULL. */
+void	pw_signal_catch(int sig, const struct sigaction *sa,
+	    struct sigaction *before);
 /* Installs pw_outfile_fatal for SIGHUP, SIGINT and SIGTERM (those ignored
  * on entry stay ignored): once at the start of a program. */
 void	pw_outfile_signals(void);
 /* Async-signal-safe: removes every open output's temporary file, then
  * ends the process by SIG with its default action. */
 void	pw_outfile_fatal(int sig);
+/* pthread_create with the fatal signals blocked in the new thread, so
+ * that pw_outfile_fatal runs on the main thread only, which blocks them
+ * while it changes what the handler reads.  Every thread the program
+ * starts is started so. */
+int	pw_thread_start(pthread_t *, void *(*fn)(void *), void *arg);
 
 /* S for a terminal or a text report: control characters (C0, DEL, C1, the
  * line and paragraph separators) and bytes that are not UTF-8 become

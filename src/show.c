@@ -27,8 +27,7 @@ static const char *const show_legend[] = {
 /* Maps times to columns: column c covers the c-th of NCOLS equal parts
  * of [t0, t0 + span]; span 0 puts everything in column 0. */
 struct show_map {
-	double	t0;
-	double	span;
+	struct pw_view v;
 	int	ncols;
 };
 
@@ -80,9 +79,15 @@ show_wrap_item(struct show_wrap *w, const char *fmt, ...)
 
 /* The edge nearest to T, clamped to the chart. */
 static int
+show_column(const struct show_map *m, double at)
+{
+	return (int)floor(at * m->ncols + 0.5);
+}
+
+static int
 show_edge(const struct show_map *m, double t)
 {
-	return (int)floor(pw_view_at(m->t0, m->span, t) * m->ncols + 0.5);
+	return show_column(m, pw_view_at(m->v.t0, m->v.span, t));
 }
 
 /* True when OP is timed and takes time, so that it can own columns. */
@@ -149,7 +154,7 @@ show_row(char *cells, const struct show_map *m, const struct pw_problem *p,
 		if (width[i] > 0 || !show_visible(p, t, seq->ops[i], &s, &e))
 			continue;
 		/* Halves first: s + e may overflow. */
-		mid = floor(pw_view_at(m->t0, m->span, s / 2 + e / 2) *
+		mid = floor(pw_view_at(m->v.t0, m->v.span, s / 2 + e / 2) *
 		    m->ncols);
 		c = mid >= m->ncols ? m->ncols - 1 : (int)mid;
 		j = owner[c];
@@ -183,11 +188,11 @@ show_axis(FILE *fp, const struct show_map *m, int labelw)
 	memset(ruler, ' ', (size_t)len);
 	memset(ruler + labelw + 1, '-', (size_t)m->ncols + 1);
 	memset(labels, ' ', (size_t)len);
-	nticks = pw_view_ticks(m->span, m->ncols / SHOW_TICK_GAP > 0 ?
+	nticks = pw_view_ticks(m->v.span, m->ncols / SHOW_TICK_GAP > 0 ?
 	    m->ncols / SHOW_TICK_GAP : 1, &step);
 	for (k = 0; k < nticks; k++) {
-		t = k * step;
-		pos = labelw + 1 + show_edge(m, m->t0 + t);
+		pos = labelw + 1 + show_column(m, pw_view_tick(&m->v, step, k,
+		    &t));
 		ruler[pos] = '+';
 		pw_fmt_seconds(buf, sizeof buf, t);
 		n = (int)strlen(buf);
@@ -281,9 +286,7 @@ pw_show(FILE *fp, const struct pw_problem *p, const struct pw_schedule *s,
 	labelw++;
 	m.ncols = width - labelw - 2;
 	assert(m.ncols > 0);
-	m.t0 = isfinite(mt->start) ? mt->start : 0;
-	m.span = mt->makespan > 0 && isfinite(mt->makespan) ?
-	    mt->makespan : 0;
+	m.v = pw_view_of(mt);
 
 	show_header(fp, p, s, mt, width);
 	cells = pw_xmalloc((size_t)m.ncols + 1);

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -129,7 +130,11 @@ pw_umask(void)
  * The temporary files of the outputs being written, for the handler of a
  * fatal signal to remove: it reads the slots and unlinks, both
  * async-signal-safe.  A slot is set only once its file exists under its
- * final name, and cleared before the name is freed.
+ * final name, and cleared before the name is freed.  The handler runs
+ * only on a thread where the signals are not blocked: never one started
+ * by pw_thread_start, and never the thread that changes a slot or frees
+ * the name it held, which blocks them meanwhile (pw_outfile_block); so
+ * a name it reads stays allocated until it returns.
  */
 #define PW_OUTFILE_MAX	8
 static _Atomic(char *) pw_outfile_tmps[PW_OUTFILE_MAX];
@@ -157,9 +162,21 @@ pw_outfile_fatal(int sig)
 }
 
 void
+pw_signal_catch(int sig, const struct sigaction *sa, struct sigaction *before)
+{
+	struct sigaction was;
+
+	if (before == NULL)
+		before = &was;
+	/* Ignored on entry (nohup, a script's background job): kept. */
+	if (sigaction(sig, NULL, before) == 0 && before->sa_handler != SIG_IGN)
+		sigaction(sig, sa, NULL);
+}
+
+void
 pw_outfile_signals(void)
 {
-	struct sigaction sa, before;
+	struct sigaction sa;
 	size_t i;
 
 	memset(&sa, 0, sizeof sa);
@@ -167,18 +184,14 @@ pw_outfile_signals(void)
 	sigemptyset(&sa.sa_mask);
 	for (i = 0; i < PW_OUTFILE_NSIGNALS; i++)
 		sigaddset(&sa.sa_mask, pw_outfile_fatal_signals[i]);
-	for (i = 0; i < PW_OUTFILE_NSIGNALS; i++) {
-		/* Ignored on entry (nohup, a script's background job): kept. */
-		if (sigaction(pw_outfile_fatal_signals[i], NULL, &before) == 0 &&
-		    before.sa_handler != SIG_IGN)
-			sigaction(pw_outfile_fatal_signals[i], &sa, NULL);
-	}
+	for (i = 0; i < PW_OUTFILE_NSIGNALS; i++)
+		pw_signal_catch(pw_outfile_fatal_signals[i], &sa, NULL);
 }
 
-/* Blocks (BLOCK) or unblocks the fatal signals, so that a temporary file
- * never exists unregistered. */
+/* Blocks the fatal signals in this thread, its mask before in *OLD for
+ * pthread_sigmask(SIG_SETMASK) to restore. */
 static void
-pw_outfile_hold(bool block)
+pw_outfile_block(sigset_t *old)
 {
 	sigset_t set;
 	size_t i;
@@ -186,7 +199,20 @@ pw_outfile_hold(bool block)
 	sigemptyset(&set);
 	for (i = 0; i < PW_OUTFILE_NSIGNALS; i++)
 		sigaddset(&set, pw_outfile_fatal_signals[i]);
-	sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+int
+pw_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	sigset_t old;
+	int rc;
+
+	/* The new thread inherits the mask. */
+	pw_outfile_block(&old);
+	rc = pthread_create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
 }
 
 /* Sets (TMP) or clears (NULL) OUT's slot; false when all are taken. */
@@ -203,6 +229,20 @@ pw_outfile_register(struct pw_outfile *out, char *tmp)
 			return true;
 	}
 	return false;
+}
+
+/* Clears OUT's slot and frees its temporary file's name, which the
+ * handler may be reading until then. */
+static void
+pw_outfile_forget(struct pw_outfile *out)
+{
+	sigset_t old;
+
+	pw_outfile_block(&old);
+	pw_outfile_register(out, NULL);
+	free(out->tmp);
+	out->tmp = NULL;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* The stream's writes: the first error's errno is kept for the message,
@@ -282,8 +322,30 @@ pw_outfile_resolve(const char *path, struct stat *st, bool *exists)
 	return NULL;
 }
 
+/* The most of a name a temporary name keeps: NAME_MAX less the rest of
+ * ".NAME.pw-tmp.PID.XXXXXX" with the longest PID. */
+#define PW_OUTFILE_TMP_BASE	(NAME_MAX - 26)
+
+/* BASE as a temporary name carries it (the caller frees it): whole when
+ * it fits, else its start, '~' and a hash of the whole, so that the name
+ * stays within NAME_MAX yet stands for this BASE alone. */
+static char *
+pw_outfile_tmp_base(const char *base)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+	const char *s;
+
+	if (strlen(base) <= PW_OUTFILE_TMP_BASE)
+		return pw_xstrdup(base);
+	for (s = base; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return pw_xasprintf("%.*s~%016llx", PW_OUTFILE_TMP_BASE - 17, base,
+	    (unsigned long long)h);
+}
+
 /* Whether NAME is a temporary file name of pw_outfile_open's beside a
- * file called BASE (".BASE.pw-tmp.PID.XXXXXX"), and of which PID. */
+ * file whose name a temporary name carries as BASE
+ * (".BASE.pw-tmp.PID.XXXXXX"), and of which PID. */
 static bool
 pw_outfile_tmp_name(const char *name, const char *base, pid_t *pid)
 {
@@ -374,8 +436,9 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 {
 	struct stat st;
 	const char *base;
-	char *dir;
+	char *dir, *tbase;
 	bool exists;
+	sigset_t old;
 	int fd, error;
 
 	memset(out, 0, sizeof *out);
@@ -383,6 +446,7 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 	if (strcmp(path, "-") == 0) {
 		/* What stdout holds goes first. */
 		fflush(stdout);
+		out->is_stdout = true;
 		pw_outfile_stream(out, STDOUT_FILENO);
 		return PW_OK;
 	}
@@ -405,10 +469,13 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 	    pw_xstrdup("/") : pw_xasprintf("%.*s", (int)(base - out->target),
 	    out->target);
 	base = base == NULL ? out->target : base + 1;
-	pw_outfile_sweep(dir, base);
-	out->tmp = pw_xasprintf("%s/.%s.pw-tmp.%ld.XXXXXX", dir, base,
+	tbase = pw_outfile_tmp_base(base);
+	pw_outfile_sweep(dir, tbase);
+	out->tmp = pw_xasprintf("%s/.%s.pw-tmp.%ld.XXXXXX", dir, tbase,
 	    (long)getpid());
-	pw_outfile_hold(true);
+	free(tbase);
+	/* Not interrupted between the file's creation and its slot. */
+	pw_outfile_block(&old);
 	if ((fd = mkostemp(out->tmp, O_CLOEXEC)) != -1 &&
 	    !pw_outfile_register(out, out->tmp)) {
 		unlink(out->tmp);
@@ -417,7 +484,7 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 		errno = EMFILE;
 	}
 	error = errno;
-	pw_outfile_hold(false);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (fd == -1) {
 		free(out->tmp);
 		out->tmp = NULL;
@@ -436,37 +503,36 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 	return PW_OK;
 }
 
+/* Closes OUT's file (never stdout); 0, or the errno of the failure. */
+static int
+pw_outfile_close(struct pw_outfile *out)
+{
+	int fd = out->fd;
+
+	out->fd = -1;
+	return out->is_stdout || close(fd) == 0 ? 0 : errno;
+}
+
 int
 pw_outfile_commit(struct pw_outfile *out, struct pw_error *err)
 {
 	FILE *fp = out->fp;
+	int error;
 
 	out->fp = NULL;
 	if (fclose(fp) != 0 || out->error != 0)
 		return pw_outfile_failed(out, "write failed", out->error, err);
-	if (out->tmp == NULL) {
-		if (out->fd != STDOUT_FILENO && close(out->fd) != 0) {
-			out->fd = -1;
-			return pw_outfile_failed(out, "write failed", errno,
+	if (out->tmp != NULL && fsync(out->fd) != 0)
+		return pw_outfile_failed(out, "write failed", errno, err);
+	if ((error = pw_outfile_close(out)) != 0)
+		return pw_outfile_failed(out, "write failed", error, err);
+	if (out->tmp != NULL) {
+		if (rename(out->tmp, out->target) != 0)
+			return pw_outfile_failed(out, "cannot replace", errno,
 			    err);
-		}
-		out->fd = -1;
-		pw_outfile_abort(out);
-		return PW_OK;
+		/* Renamed: there is no temporary file left to remove. */
+		pw_outfile_forget(out);
 	}
-	if (fsync(out->fd) != 0)
-		return pw_outfile_failed(out, "write failed", errno, err);
-	if (close(out->fd) != 0) {
-		out->fd = -1;
-		return pw_outfile_failed(out, "write failed", errno, err);
-	}
-	out->fd = -1;
-	if (rename(out->tmp, out->target) != 0)
-		return pw_outfile_failed(out, "cannot replace", errno, err);
-	/* Renamed: there is no temporary file left to remove. */
-	pw_outfile_register(out, NULL);
-	free(out->tmp);
-	out->tmp = NULL;
 	pw_outfile_abort(out);
 	return PW_OK;
 }
@@ -474,15 +540,18 @@ pw_outfile_commit(struct pw_outfile *out, struct pw_error *err)
 void
 pw_outfile_abort(struct pw_outfile *out)
 {
-	if (out->fp != NULL)
+	if (out->fp != NULL) {
+		/* What is still buffered is dropped, not written: stdout
+		 * and a device are written in place. */
+		out->error = ECANCELED;
 		fclose(out->fp);
-	if (out->fd != -1 && out->fd != STDOUT_FILENO)
-		close(out->fd);
+	}
+	if (out->fd != -1)
+		pw_outfile_close(out);
 	if (out->tmp != NULL) {
 		unlink(out->tmp);
-		pw_outfile_register(out, NULL);
+		pw_outfile_forget(out);
 	}
-	free(out->tmp);
 	free(out->target);
 	free(out->path);
 	memset(out, 0, sizeof *out);

@@ -365,6 +365,32 @@ for f in "$TESTDATA"/bad/*.json; do
 	fails 2 "$f" "check $(basename "$f")" "$PW" check "$f"
 done
 
+# Text jansson refuses is an input error for every reader, never an abort.
+for f in "$TESTDATA"/bad/utf8_*.json; do
+	for cmd in problem check show "schedule --family 1f1b"; do
+		fails 2 "$f" "$cmd $(basename "$f")" "$PW" $cmd "$f"
+	done
+done
+run "$PW" problem "$TESTDATA/bad/utf8_lone_low.json"
+ok "a lone low surrogate is named as such" err_has \
+	'utf8_lone_low.json: line 1 column 19: JSON syntax error: invalid \\u escape: a UTF-16 surrogate without its pair$'
+
+# A script whose watchdog cannot start is the program's failure (exit 3),
+# not the script's: with a 4 GB stack limit and 1 GB of address space no
+# thread stack fits.  Sanitizers reserve more address space than that.
+printf 'print("ran")\n' >"$tmp/hello.lua"
+if ldd "$PW" 2>/dev/null | grep -q -e libasan -e libubsan; then
+	skip "script without a watchdog thread" "a sanitizer build"
+elif ! (ulimit -s 4000000) 2>/dev/null; then
+	skip "script without a watchdog thread" "the stack limit is fixed"
+else
+	run sh -c 'ulimit -s 4000000 && ulimit -v 1000000 && exec "$@"' sh \
+	    "$PW" script "$tmp/hello.lua"
+	ok "script without a watchdog thread: exit 3" status_is 3
+	ok "script without a watchdog thread: says so" one_error \
+	    "hello.lua: cannot start the watchdog thread"
+fi
+
 printf 'this is not JSON\n' >"$tmp/notjson.json"
 for cmd in check eval show; do
 	fails 2 "$tmp/missing.json" "$cmd of a missing file" "$PW" $cmd "$tmp/missing.json"

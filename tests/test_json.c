@@ -614,6 +614,21 @@ static const struct bad_case {
 	    "error: " },
 	{ "trailing.json", false, false, "line 1 column 37: JSON syntax "
 	    "error: " },
+	/* Text jansson refuses, though yajl reads it, in a value, a key and
+	 * an element a problem read skips. */
+	{ "utf8_f5.json", false, true, "line 1 column 17: JSON syntax error: "
+	    "invalid UTF-8 text in a string" },
+	{ "utf8_high_pair.json", false, true, "line 1 column 25: JSON syntax "
+	    "error: invalid \\u escape: a UTF-16 surrogate without its pair" },
+	{ "utf8_lone_low.json", false, true, "line 1 column 19: JSON syntax "
+	    "error: invalid \\u escape: a UTF-16 surrogate without its pair" },
+	{ "utf8_overlong.json", false, true, "line 1 column 15: JSON syntax "
+	    "error: invalid UTF-8 text in a string" },
+	{ "utf8_skipped_op.json", false, true, "line 55 column 19: JSON "
+	    "syntax error: invalid \\u escape: a UTF-16 surrogate without its "
+	    "pair" },
+	{ "utf8_surrogate.json", false, true, "line 1 column 41: JSON syntax "
+	    "error: invalid UTF-8 text in a string" },
 };
 
 #define NBAD (sizeof bad_cases / sizeof bad_cases[0])

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,9 +301,135 @@ test_splitmix(void)
 	    "advances by the golden gamma");
 }
 
+/* Whether this thread blocks SIGHUP, SIGINT and SIGTERM, each. */
+static int
+blocked_fatal(void)
+{
+	sigset_t now;
+
+	pthread_sigmask(SIG_BLOCK, NULL, &now);
+	return sigismember(&now, SIGHUP) + sigismember(&now, SIGINT) +
+	    sigismember(&now, SIGTERM);
+}
+
+static void *
+thread_mask(void *arg)
+{
+	*(int *)arg = blocked_fatal();
+	return NULL;
+}
+
+/* The fatal signals' handler must not run on another thread: one that
+ * pw_thread_start starts blocks them, its starter's mask stays, and an
+ * output's open and commit leave the mask as they found it (SIGINT
+ * blocked before stays blocked). */
+static void
+test_signal_mask(void)
+{
+	char dir[] = "/tmp/pw-test-util-XXXXXX";
+	sigset_t intr, old;
+	pthread_t t;
+	int in_thread = -1;
+	char *path;
+
+	tap_int(pw_thread_start(&t, thread_mask, &in_thread), 0,
+	    "pw_thread_start starts a thread");
+	pthread_join(t, NULL);
+	tap_int(in_thread, 3, "the thread blocks all three fatal signals");
+	tap_int(blocked_fatal(), 0, "the starter blocks none of them still");
+
+	if (!tap_ok(mkdtemp(dir) != NULL, "temporary directory"))
+		return;
+	path = pw_xasprintf("%s/masked.txt", dir);
+	sigemptyset(&intr);
+	sigaddset(&intr, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &intr, &old);
+	tap_int(write_through(path, "x\n"), PW_OK, "write with SIGINT blocked");
+	tap_int(blocked_fatal(), 1, "SIGINT alone is blocked after it");
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	unlink(path);
+	free(path);
+	rmdir(dir);
+}
+
+/* Abort drops what stdout's stream still buffers; and a file that gets
+ * fd 1 (stdout closed at the start) is closed like any other.  The test
+ * points wait until stdout, which they are written to, is back. */
+static void
+test_abort_stdout(void)
+{
+	char path[] = "/tmp/pw-test-util-XXXXXX";
+	struct pw_outfile out;
+	struct pw_error err;
+	int fd, saved, open1, open2, fd1, kept, closed;
+	char *text;
+
+	if (!tap_ok((fd = mkstemp(path)) != -1, "temporary file"))
+		return;
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	close(fd);
+	open1 = pw_outfile_open(&out, "-", &err);
+	fputs("half a schedule\n", out.fp);
+	pw_outfile_abort(&out);
+	kept = fcntl(STDOUT_FILENO, F_GETFD) != -1;
+
+	close(STDOUT_FILENO);
+	open2 = pw_outfile_open(&out, path, &err);
+	fd1 = out.fd;
+	pw_outfile_abort(&out);
+	closed = fcntl(STDOUT_FILENO, F_GETFD) == -1 && errno == EBADF;
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+
+	tap_int(open1, PW_OK, "open stdout");
+	tap_ok(kept, "abort keeps stdout open");
+	text = test_read_file(path);
+	tap_str(text, "", "abort writes nothing of what was buffered");
+	free(text);
+	tap_int(open2, PW_OK, "open a file with stdout closed");
+	tap_int(fd1, STDOUT_FILENO, "the temporary file is fd 1");
+	tap_ok(closed, "abort closes it all the same");
+	unlink(path);
+}
+
+/* An output name of 250 bytes, whose temporary name would be longer
+ * than a name may be, is written all the same, leaving no temporary
+ * file; so is one of 229, the most a temporary name keeps whole. */
+static void
+test_long_name(void)
+{
+	char dir[] = "/tmp/pw-test-util-XXXXXX", name[251];
+	static const size_t lens[] = { 229, 250 };
+	char *path, *text;
+	size_t i;
+
+	if (!tap_ok(mkdtemp(dir) != NULL, "temporary directory"))
+		return;
+	for (i = 0; i < 2; i++) {
+		memset(name, 'n', lens[i]);
+		name[lens[i]] = '\0';
+		path = pw_xasprintf("%s/%s", dir, name);
+		tap_int(write_through(path, "long\n"), PW_OK, "write a name "
+		    "of %zu bytes", lens[i]);
+		text = test_read_file(path);
+		tap_str(text, "long\n", "its content");
+		free(text);
+		tap_int(count_prefixed(dir, "\\.n"), 0, "no temporary file "
+		    "left");
+		unlink(path);
+		free(path);
+	}
+	rmdir(dir);
+}
+
 int
 main(void)
 {
+	test_long_name();
+	test_signal_mask();
+	test_abort_stdout();
 	test_outfile();
 	test_full();
 	test_escape();
