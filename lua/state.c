@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -513,8 +512,6 @@ static bool
 pwl_watch(struct pwlua *lua, pthread_t *thread)
 {
 	double whole = floor(lua->seconds);
-	sigset_t block, saved;
-	bool started;
 
 	clock_gettime(CLOCK_MONOTONIC, &lua->deadline);
 	lua->deadline.tv_sec += (time_t)whole;
@@ -525,17 +522,9 @@ pwl_watch(struct pwlua *lua, pthread_t *thread)
 	}
 	atomic_store(&lua->expired, 0);
 	lua->done = false;
-	/* The thread starts with these blocked, so that the caller's
-	 * handlers (removing temporary files) run on its own thread. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGHUP);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	if (pthread_sigmask(SIG_BLOCK, &block, &saved) != 0)
-		return false;
-	started = pthread_create(thread, NULL, pwl_watchdog, lua) == 0;
-	pthread_sigmask(SIG_SETMASK, &saved, NULL);
-	return started;
+	/* With the fatal signals blocked, so that the caller's handlers
+	 * (removing temporary files) run on its own thread. */
+	return pw_thread_start(thread, pwl_watchdog, lua) == 0;
 }
 
 /* Ends the watchdog of a run. */
