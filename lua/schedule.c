@@ -196,9 +196,12 @@ pwl_solve(lua_State *L)
 	struct pw_pin *pins;
 	size_t n = 0;
 
-	if (lua_isnoneornil(L, 2))
+	/* No options, or nil: an empty table in their place (pushed after
+	 * the settop, which would drop it above a nil argument). */
+	if (lua_isnoneornil(L, 2)) {
+		lua_settop(L, 1);
 		lua_newtable(L);
-	else
+	} else
 		luaL_checktype(L, 2, LUA_TTABLE);
 	lua_settop(L, 2);
 	pwl_check_fields(L, 2, "pw.solve", fields, sizeof *fields);

@@ -405,6 +405,13 @@ test_schedules(void)
 	    "2147483647 (got 0)\nstack traceback:\n\t[C]: in function "
 	    "'pipewright.solve'\n\tsolve_it0.lua:2: in main chunk",
 	    "pw.solve: iteration limit 0");
+	/* A nil in place of the options (fuzz_lua: it was dropped by the
+	 * settop and lua_next ran on the nil). */
+	script_ok("solve_nil.lua",
+	    "local p = pw.problem" UNIT_SPEC " }\n"
+	    "local s = assert(pw.solve(p, nil))\n"
+	    "assert(s.objective == 27 and s.optimal)\n",
+	    "pw.solve with nil options: the defaults");
 }
 
 /* pw.load and pw.write_json: files round-trip into equal objects. */
