@@ -275,6 +275,14 @@ pw_planner_acts(struct pw_planner *pl, const struct pw_timing *timing,
 			a->deadline = a->b_start - opts->margin * b_len;
 			a->t_off = pw_op_duration(p, off);
 			a->t_rel = pw_op_duration(p, rel);
+			/* A transfer shorter than the clock's resolution where
+			 * it would run (4e-11 s at 4e7 s) would be an empty
+			 * interval, and a channel's intervals must be
+			 * disjoint and non-empty for their starts to order
+			 * them: such an activation stays. */
+			if (a->b_start + a->t_off == a->b_start ||
+			    a->b_start + a->t_rel == a->b_start)
+				continue;
 			a->bytes = st->offload;
 			a->rule = opts->rule == NULL ||
 			    opts->rule[s * p->microbatches + j];
