@@ -125,7 +125,7 @@ bench_unit(void)
 			p->memory[s].limit = lim;
 		}
 		pw_problem_set_comm(p, 0);
-		if ((m = bench_solve(p, PW_OBJ_MAKESPAN, PW_OFFLOAD_OFF, 10,
+		if ((m = bench_solve(p, PW_OBJ_MAKESPAN, PW_OFFMODE_OFF, 10,
 		    &r)) != NULL)
 			printf("%-6d %-8s %-8g %-7g %-6.3f %-7.4f %-8.2f %s\n",
 			    lim, "gap 0", r.objective, r.bound, r.objective /
@@ -184,7 +184,7 @@ bench_zb(void)
 			p = bench_zb_problem(&c, k + 1);
 			n++;
 			ok = false;
-			if ((m = bench_solve(p, PW_OBJ_SPAN, PW_OFFLOAD_OFF, 2,
+			if ((m = bench_solve(p, PW_OBJ_SPAN, PW_OFFMODE_OFF, 2,
 			    &r)) != NULL) {
 				/* The table's four decimals. */
 				ok = round(m->bubble_rate * 1e4) <=
@@ -224,7 +224,7 @@ bench_offload(void)
 			p = test_po_problem(dv[i][0], dv[i][1],
 			    8 * dv[i][0], ks[k], 1, limit[i]);
 			anchor = po[i] / 2;
-			if ((m = bench_solve(p, PW_OBJ_SPAN, PW_OFFLOAD_ON, 30,
+			if ((m = bench_solve(p, PW_OBJ_SPAN, PW_OFFMODE_ON, 30,
 			    &r)) != NULL) {
 				peak = 0;
 				for (d = 0; d < p->devices; d++)
@@ -344,7 +344,7 @@ bench_scale(void)
 		p = bench_uneven_problem(rows[i].p, rows[i].m, limit);
 		anchor = bench_best_family(p, &name);
 		met = false;
-		if ((m = bench_solve(p, PW_OBJ_MAKESPAN, PW_OFFLOAD_OFF,
+		if ((m = bench_solve(p, PW_OBJ_MAKESPAN, PW_OFFMODE_OFF,
 		    rows[i].seconds, &r)) != NULL) {
 			if (r.objective < anchor) {
 				verdict = "better";

@@ -434,7 +434,7 @@ pw_lower_bound(const struct pw_problem *p, enum pw_objective obj)
 	bool *offloadable;
 	double lb;
 
-	offloadable = pw_solver_offloadable(p, PW_OFFLOAD_AUTO, NULL);
+	offloadable = pw_solver_offloadable(p, PW_OFFMODE_AUTO, NULL);
 	lb = pw_bound_problem(p, obj, offloadable);
 	free(offloadable);
 	return lb;

@@ -65,7 +65,7 @@ pw_solver_offloadable(const struct pw_problem *p, enum pw_offload_mode mode,
 	bool *ok, any = false;
 	int s;
 
-	if (mode == PW_OFFLOAD_OFF || !p->link.present)
+	if (mode == PW_OFFMODE_OFF || !p->link.present)
 		return NULL;
 	ok = pw_xcalloc((size_t)p->nstages, sizeof *ok);
 	for (s = 0; s < p->nstages; s++) {
@@ -180,31 +180,6 @@ pw_solver_eval(const struct pw_problem *p, const struct pw_schedule *sched,
 	pw_solver_judge(p, sched, t, obj, offloadable, pins, npins, e);
 	pw_timing_free(t);
 	return PW_OK;
-}
-
-struct pw_schedule *
-pw_solver_copy(const struct pw_problem *p, const struct pw_schedule *sched)
-{
-	struct pw_schedule *copy = pw_schedule_new(p);
-	int r, i;
-
-	/* Sequence by sequence, ops as they are: a start schedule is copied
-	 * before the simulator has said whether its ops make sense. */
-	assert(sched->ndevices == copy->ndevices &&
-	    sched->nchannels == copy->nchannels &&
-	    sched->nstages == copy->nstages &&
-	    sched->microbatches == copy->microbatches);
-	for (r = 0; r < sched->ndevices; r++)
-		for (i = 0; i < sched->device[r].len; i++)
-			pw_seq_push(&copy->device[r], sched->device[r].ops[i]);
-	for (r = 0; r < sched->nchannels; r++)
-		for (i = 0; i < sched->channel[r].len; i++)
-			pw_seq_push(&copy->channel[r], sched->channel[r].ops[i]);
-	memcpy(copy->anchor, sched->anchor, (size_t)p->nstages *
-	    (size_t)p->microbatches * sizeof *copy->anchor);
-	if (sched->family != NULL)
-		copy->family = pw_xstrdup(sched->family);
-	return copy;
 }
 
 bool

@@ -771,11 +771,11 @@ pw_hsearch_plan(struct pw_hsearch *hs, const struct pw_schedule *sched,
     const bool *rule)
 {
 	struct pw_offload_opts oo;
-	struct pw_schedule *plan = pw_solver_copy(hs->p, sched);
+	struct pw_schedule *plan = pw_schedule_copy(sched);
 	struct pw_error err;
 	bool ok;
 
-	oo.select = PW_OFFLOAD_PEAK;
+	oo.select = PW_OFFSEL_PEAK;
 	oo.margin = 0;
 	oo.rule = rule;
 	if (pw_offload_plan(hs->plan, plan, &oo, &err) != PW_OK) {

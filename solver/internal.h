@@ -34,11 +34,6 @@ bool	pw_solver_better(double obj, double incumbent);
  * the next move has). */
 double	pw_solver_ends(const struct pw_timing *t);
 
-/* eval.c: returns a copy of SCHED (for the problem) that the caller
- * owns. */
-struct pw_schedule *pw_solver_copy(const struct pw_problem *,
-	    const struct pw_schedule *);
-
 /* eval.c: the stages whose activations may move to host memory under
  * MODE and MAY_OFFLOAD (see pw_solve_opts): the link exists, the stage
  * has offload bytes and the options allow it.  Returns an [nstages]

@@ -275,7 +275,7 @@ pw_milp_accept(const struct pw_milp_request *req, struct pw_schedule *sched,
 	struct pw_timing *t = NULL;
 	struct pw_metrics *m = NULL;
 	struct pw_timed_op *ops = NULL;
-	struct pw_violations v = { 0, 0, NULL };
+	struct pw_violations v = { 0, 0, NULL, NULL };
 	struct pw_eval cand, inc;
 	struct pw_error serr;
 	char why[256];

@@ -105,7 +105,7 @@ pw_search_offer(struct pw_search *s, struct pw_schedule *sched,
 		return false;
 	}
 	answer = s->answer == NULL || pw_eval_leaner(&e, &s->answer_eval) ?
-	    pw_solver_copy(s->p, sched) : NULL;
+	    pw_schedule_copy(sched) : NULL;
 	pthread_mutex_lock(&s->lock);
 	old = s->best;
 	s->best = sched;
@@ -217,7 +217,7 @@ pw_search_start(struct pw_search *s)
 			pw_error_set(&s->err, "solve: start: %s", err.msg);
 			return PW_ERR_INPUT;
 		}
-		st.sched = pw_solver_copy(s->p, o->start);
+		st.sched = pw_schedule_copy(o->start);
 	} else if (o->start_family != NULL) {
 		name = o->start_family;
 		if ((fam = pw_family_find(o->start_family)) == NULL) {
@@ -240,7 +240,7 @@ pw_search_start(struct pw_search *s)
 				continue;
 			/* The first family of the best objective. */
 			if (!cand.eval.feasible || (pw_solver_offloads(
-			    cand.sched) && o->offload != PW_OFFLOAD_ON) ||
+			    cand.sched) && o->offload != PW_OFFMODE_ON) ||
 			    (s->best != NULL && !pw_solver_better(
 			    cand.eval.objective, s->eval.objective)))
 				pw_schedule_free(cand.sched);

@@ -52,7 +52,7 @@ pw_solve_opts_init(struct pw_solve_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->objective = PW_OBJ_MAKESPAN;
-	o->offload = PW_OFFLOAD_AUTO;
+	o->offload = PW_OFFMODE_AUTO;
 	o->time_limit = PW_SOLVE_DEFAULT_LIMIT;
 	o->seed = 1;
 }
@@ -105,8 +105,8 @@ pw_solve_check_opts(const struct pw_problem *p, const struct pw_solve_opts *o,
 		    (int)o->objective);
 		return PW_ERR_INPUT;
 	}
-	if (o->offload != PW_OFFLOAD_AUTO && o->offload != PW_OFFLOAD_ON &&
-	    o->offload != PW_OFFLOAD_OFF) {
+	if (o->offload != PW_OFFMODE_AUTO && o->offload != PW_OFFMODE_ON &&
+	    o->offload != PW_OFFMODE_OFF) {
 		pw_error_set(err, "solve: offload mode %d is not auto, on or "
 		    "off", (int)o->offload);
 		return PW_ERR_INPUT;
@@ -168,7 +168,7 @@ pw_solve_check_opts(const struct pw_problem *p, const struct pw_solve_opts *o,
 			return PW_ERR_INPUT;
 		}
 	}
-	if (o->may_offload != NULL && o->offload == PW_OFFLOAD_OFF)
+	if (o->may_offload != NULL && o->offload == PW_OFFMODE_OFF)
 		for (s = 0; s < p->nstages; s++)
 			if (o->may_offload[s]) {
 				pw_error_set(err, "solve: may_offload allows "
@@ -229,7 +229,7 @@ pw_search_new(const struct pw_problem *p, const struct pw_solve_opts *o,
 	s->opts.progress_arg = NULL;
 	s->opts.cancel = NULL;
 	if (o->start != NULL)
-		s->opts.start = s->own_start = pw_solver_copy(p, o->start);
+		s->opts.start = s->own_start = pw_schedule_copy(o->start);
 	if (o->start_family != NULL)
 		s->opts.start_family = s->own_start_family =
 		    pw_xstrdup(o->start_family);
@@ -419,7 +419,7 @@ pw_solve(const struct pw_problem *p, const struct pw_solve_opts *o,
 			s->answer = NULL;
 		} else {
 			assert(s->answer != NULL);
-			res->schedule = pw_solver_copy(s->p, s->answer);
+			res->schedule = pw_schedule_copy(s->answer);
 		}
 		free(res->schedule->family);
 		res->schedule->family = pw_xstrdup("solve");

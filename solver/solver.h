@@ -22,9 +22,9 @@ enum pw_objective {
 };
 
 enum pw_offload_mode {
-	PW_OFFLOAD_AUTO,	/* offload where it helps and the problem allows */
-	PW_OFFLOAD_ON,		/* as AUTO, and also start from offloading families */
-	PW_OFFLOAD_OFF,		/* never offload */
+	PW_OFFMODE_AUTO,	/* offload where it helps and the problem allows */
+	PW_OFFMODE_ON,		/* as AUTO, and also start from offloading families */
+	PW_OFFMODE_OFF,		/* never offload */
 };
 
 /* A user's pin: BEFORE must start no later than AFTER starts, both compute

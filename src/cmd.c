@@ -262,8 +262,8 @@ cmd_solve_option(const struct pw_command *cmd, int c, const char *v,
 	case 'x':
 		if (strcmp(v, "auto") == 0 || strcmp(v, "on") == 0 ||
 		    strcmp(v, "off") == 0) {
-			a->offload = v[1] == 'u' ? PW_OFFLOAD_AUTO : v[1] == 'n' ?
-			    PW_OFFLOAD_ON : PW_OFFLOAD_OFF;
+			a->offload = v[1] == 'u' ? PW_OFFMODE_AUTO : v[1] == 'n' ?
+			    PW_OFFMODE_ON : PW_OFFMODE_OFF;
 			return true;
 		}
 		pw_cmd_fail("%s: --offload '%s' is not auto, on or off",
@@ -301,7 +301,7 @@ cmd_parse(const struct pw_command *cmd, int argc, char **argv,
 	memset(a, 0, sizeof *a);
 	a->output = "-";
 	a->objective = PW_OBJ_MAKESPAN;
-	a->offload = PW_OFFLOAD_AUTO;
+	a->offload = PW_OFFMODE_AUTO;
 	a->seed = 1;
 
 	/* A leading ':' makes getopt tell a missing argument apart; '+'
@@ -678,7 +678,7 @@ out:
 int
 pw_cmd_check(const struct pw_command *cmd, int argc, char **argv)
 {
-	struct pw_violations v = { 0, 0, NULL };
+	struct pw_violations v = { 0, 0, NULL, NULL };
 	struct pw_problem *problem = NULL;
 	struct pw_timed_op *ops = NULL;
 	struct pw_error err;

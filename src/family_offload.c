@@ -272,7 +272,7 @@ pw_family_po_h(const struct pw_problem *p, struct pw_schedule **out,
 	*out = NULL;
 	if ((rc = pw_po_can_offload("po-h", p, err)) != PW_OK)
 		return rc;
-	return pw_po_plan("po-h", p, 1, PW_OFFLOAD_LAZY, (v + 1) / 2, 1.0, out,
+	return pw_po_plan("po-h", p, 1, PW_OFFSEL_LAZY, (v + 1) / 2, 1.0, out,
 	    err);
 }
 
@@ -285,7 +285,7 @@ pw_family_po_f(const struct pw_problem *p, struct pw_schedule **out,
 	*out = NULL;
 	if ((rc = pw_po_can_offload("po-f", p, err)) != PW_OK)
 		return rc;
-	return pw_po_plan("po-f", p, 1, PW_OFFLOAD_LAZY, p->nstages /
+	return pw_po_plan("po-f", p, 1, PW_OFFSEL_LAZY, p->nstages /
 	    p->devices, 1.0, out, err);
 }
 
@@ -337,7 +337,7 @@ pw_po_sel(const char *name, const struct pw_problem *p,
 	if ((rc = pw_po_can_offload(name, p, err)) != PW_OK)
 		return rc;
 	for (c = 0; c <= v; c++) {
-		if ((rc = pw_po_plan(name, p, 1, PW_OFFLOAD_PEAK, c, 1.0,
+		if ((rc = pw_po_plan(name, p, 1, PW_OFFSEL_PEAK, c, 1.0,
 		    &sched, err)) != PW_OK)
 			break;
 		peak = pw_po_peak(p, sched, &sum, &fits);
@@ -392,7 +392,7 @@ pw_po_fit(const struct pw_problem *p, int g, bool offload,
 	pw_schedule_free(sched);
 	for (k = 0; k < 2 && offload; k++)
 		for (c = 0; c <= v; c++) {
-			if ((rc = pw_po_plan("po-auto", p, g, PW_OFFLOAD_PEAK, c,
+			if ((rc = pw_po_plan("po-auto", p, g, PW_OFFSEL_PEAK, c,
 			    margin[k], &sched, err)) != PW_OK)
 				return rc;
 			pw_po_peak(p, sched, &sum, &fits);

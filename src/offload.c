@@ -80,7 +80,7 @@ struct pw_planner {
 
 /* The first index in the sorted V[0..n) whose value is at least X. */
 static int
-pw_lower_bound(const double *v, int n, double x)
+pw_offload_first_at_least(const double *v, int n, double x)
 {
 	int lo = 0, hi = n;
 
@@ -103,7 +103,8 @@ pw_lane_window(const struct pw_lane *lane, double release, double len)
 	int i;
 
 	/* Intervals ending by the release cannot be in the way. */
-	for (i = pw_lower_bound(lane->end, lane->n, release); i < lane->n; i++) {
+	for (i = pw_offload_first_at_least(lane->end, lane->n, release);
+	    i < lane->n; i++) {
 		if (lane->end[i] <= t)
 			continue;
 		if (lane->start[i] >= t + len)
@@ -117,7 +118,7 @@ pw_lane_window(const struct pw_lane *lane, double release, double len)
 static bool
 pw_lane_free(const struct pw_lane *lane, double start, double end)
 {
-	int i = pw_lower_bound(lane->end, lane->n, start);
+	int i = pw_offload_first_at_least(lane->end, lane->n, start);
 
 	/* Busy intervals are disjoint and sorted, so their ends are too; the
 	 * first ending after START is the only one that can overlap. */
@@ -129,7 +130,7 @@ pw_lane_free(const struct pw_lane *lane, double start, double end)
 static void
 pw_lane_add(struct pw_lane *lane, double start, double end)
 {
-	int i = pw_lower_bound(lane->start, lane->n, start);
+	int i = pw_offload_first_at_least(lane->start, lane->n, start);
 
 	if (lane->n == lane->cap) {
 		lane->cap = lane->cap == 0 ? 64 : 2 * lane->cap;
@@ -233,7 +234,7 @@ static int
 pw_track_find(const struct pw_track *tr, double start, struct pw_op op)
 {
 	const struct pw_op *ops = tr->seq->ops;
-	int j = pw_lower_bound(tr->cstart, tr->seq->len, start);
+	int j = pw_offload_first_at_least(tr->cstart, tr->seq->len, start);
 
 	while (j < tr->seq->len && (ops[j].kind != op.kind ||
 	    ops[j].stage != op.stage || ops[j].mb != op.mb))
@@ -332,7 +333,7 @@ pw_planner_reload_at(const struct pw_planner *pl, const struct pw_act *a,
 
 	lane = &pl->lane[pw_problem_channel(pl->p, a->device, PW_RELOAD)];
 	/* The last busy interval ending by LATEST. */
-	i = pw_lower_bound(lane->end, lane->n, latest);
+	i = pw_offload_first_at_least(lane->end, lane->n, latest);
 	if (i < lane->n && lane->end[i] == latest)
 		i++;
 	i--;
@@ -369,7 +370,7 @@ static void
 pw_planner_instant(struct pw_planner *pl, struct pw_track *tr, int device,
     double t)
 {
-	int i = pw_lower_bound(tr->t, tr->n, t);
+	int i = pw_offload_first_at_least(tr->t, tr->n, t);
 	size_t k;
 	double level;
 
@@ -415,8 +416,8 @@ pw_planner_lower(struct pw_planner *pl, const struct pw_act *a, double from,
 	int i;
 
 	pw_planner_instant(pl, tr, a->device, to);
-	for (i = pw_lower_bound(tr->t, tr->n, from); i < tr->n && tr->t[i] < to;
-	    i++)
+	for (i = pw_offload_first_at_least(tr->t, tr->n, from);
+	    i < tr->n && tr->t[i] < to; i++)
 		tr->level[i] -= a->bytes;
 	pw_track_repeak(tr);
 }
@@ -578,7 +579,7 @@ pw_planner_delay(struct pw_planner *pl)
 		lane = &pl->lane[pw_problem_channel(pl->p, a->device,
 		    PW_RELOAD)];
 		end = a->rel_start + a->t_rel;
-		k = pw_lower_bound(lane->start, lane->n, a->rel_start);
+		k = pw_offload_first_at_least(lane->start, lane->n, a->rel_start);
 		assert(k < lane->n && lane->start[k] == a->rel_start);
 		if (k + 1 < lane->n && lane->start[k + 1] == end)
 			continue;
@@ -808,7 +809,7 @@ pw_offload_plan(const struct pw_problem *p, struct pw_schedule *sched,
 	if (p->link.present)
 		pw_planner_acts(&pl, timing, opts);
 	pw_planner_lazy(&pl);
-	if (opts->select == PW_OFFLOAD_PEAK) {
+	if (opts->select == PW_OFFSEL_PEAK) {
 		pw_planner_delay(&pl);
 		pw_planner_shave(&pl);
 	}

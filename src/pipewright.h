@@ -294,6 +294,9 @@ struct pw_schedule {
 /* Returns an empty schedule the caller owns, shaped for PROBLEM. */
 struct pw_schedule *pw_schedule_new(const struct pw_problem *);
 void	pw_schedule_free(struct pw_schedule *);
+/* Returns a copy of SCHED the caller owns: orders, anchors and family as
+ * they are, whether or not they make sense for any problem. */
+struct pw_schedule *pw_schedule_copy(const struct pw_schedule *);
 void	pw_seq_push(struct pw_seq *, struct pw_op);
 /* Appends a compute op to its stage's device, a transfer to its channel. */
 void	pw_schedule_append(struct pw_schedule *, const struct pw_problem *, struct pw_op);
@@ -302,13 +305,99 @@ void	pw_schedule_set_anchor(struct pw_schedule *, int stage, int mb, struct pw_a
 bool	pw_schedule_anchor(const struct pw_schedule *, int stage, int mb, struct pw_anchor *out);
 
 /* ------------------------------------------------------------------ */
+/* The model's rules: what each op waits for, what it does to memory   */
+/* (docs/model.md).  The simulator, the metrics, the solver and the     */
+/* families use these; the checker keeps its own copy on purpose, so   */
+/* that a wrong rule here cannot hide from it.                          */
+
+/* What makes an op wait. */
+enum pw_pred_kind {
+	PW_PRED_DEVICE,		/* the op before it in its device's order */
+	PW_PRED_CHANNEL,	/* the transfer before it on its channel */
+	PW_PRED_DEP,		/* a data dependency, with its communication */
+	PW_PRED_ANCHOR,		/* a reload's anchor */
+};
+
+/* "start(op) >= end(pred.op) + delay", or start(pred.op) + delay when
+ * FROM_START (a reload anchored at an op's start). */
+struct pw_pred {
+	struct pw_op op;
+	enum pw_pred_kind kind;
+	bool	from_start;
+	double	delay;		/* seconds */
+};
+
+/* The most predecessors an op has (its order's previous op, and a
+ * backward's next-stage B, BW and its reload), and the most candidates
+ * pw_op_deps names. */
+#define PW_MAX_PREDS	4
+#define PW_MAX_DEPS	3
+
+/* The ops OP may depend on, as PW_PRED_DEP and (with ANCHOR, a RELOAD's
+ * anchor, else NULL) PW_PRED_ANCHOR rows in OUT; returns how many.  They
+ * are candidates: a schedule waits for those it has (of a next stage's B
+ * and BW, the one it uses; a reload only where the activation moves), so
+ * a caller drops those absent from its schedule.  F(s) waits for F(s-1)
+ * plus the hop; B or BW of the last stage for its F, of another stage
+ * for the next stage's backward plus the hop, and for its reload; W for
+ * its B; OFFLOAD for its F; RELOAD for its OFFLOAD and its anchor. */
+int	pw_op_deps(const struct pw_problem *, struct pw_op op,
+	    const struct pw_anchor *anchor, struct pw_pred out[PW_MAX_DEPS]);
+
+/* Where each op of a schedule is.  Resource r is device r for r below
+ * the problem's devices, else channel r - devices (the numbering every
+ * per-resource question uses). */
+#define PW_NOWHERE	INT32_MIN
+struct pw_where {
+	size_t	universe;
+	int32_t	*resource;	/* [universe]: PW_NOWHERE for absent ops */
+	int32_t	*position;	/* [universe]: index in its resource's order */
+};
+
+/* Indexes SCHED's ops, refusing an op out of range, on a resource it does
+ * not belong to, moving nothing (a transfer of a stage with offload 0) or
+ * appearing twice.  Returns PW_OK and an index the caller owns, or
+ * PW_ERR_INPUT naming the op and the resource. */
+int	pw_where_build(const struct pw_problem *, const struct pw_schedule *,
+	    struct pw_where **out, struct pw_error *);
+void	pw_where_free(struct pw_where *);
+bool	pw_where_has(const struct pw_where *, const struct pw_problem *,
+	    struct pw_op);
+
+/* The predecessors of OP (present in W) in SCHED: the op before it in its
+ * order, then the dependencies and anchor of pw_op_deps that W holds.
+ * Returns how many were written to OUT. */
+int	pw_preds(const struct pw_problem *, const struct pw_schedule *,
+	    const struct pw_where *, struct pw_op op,
+	    struct pw_pred out[PW_MAX_PREDS]);
+
+/* What an op does to its device's memory: ALLOC bytes at its start, FREED
+ * bytes at its end (docs/model.md, "Memory"). */
+struct pw_mem_effect {
+	double	alloc;
+	double	freed;
+};
+
+struct pw_mem_effect pw_op_memory(const struct pw_problem *, struct pw_op);
+
+/* ------------------------------------------------------------------ */
 /* Simulator                                                           */
 
-/* Start and end of every op, indexed by pw_op_index; NAN for absent ops. */
+/* Start and end of every op, indexed by pw_op_index; NAN for absent ops.
+ * BIND records, for every op, the predecessor whose constraint set its
+ * start (the first of the latest, in pw_preds order): the critical path
+ * is the chain of binding predecessors back from the last op. */
+#define PW_NO_BIND	UINT32_MAX
+struct pw_bind {
+	uint32_t pred;		/* pw_op_index, PW_NO_BIND: nothing (start 0) */
+	uint8_t	kind;		/* enum pw_pred_kind */
+};
+
 struct pw_timing {
 	size_t	universe;
 	double	*start;
 	double	*end;
+	struct pw_bind *bind;	/* [universe] */
 };
 
 /* Gives every op the earliest start its orders and dependencies allow.
@@ -385,10 +474,36 @@ int	pw_schedule_from_timed(const struct pw_problem *, const struct pw_timed_op *
 /* Checker: verifies timed ops from first principles, sharing no code  */
 /* with the simulator.                                                 */
 
+/* What a violation is about. */
+enum pw_violation_kind {
+	PW_VIOL_SHAPE,		/* the ops as listed: out of range, repeated,
+				 * on a wrong device or channel, missing */
+	PW_VIOL_DURATION,	/* an op's end - start is not its duration */
+	PW_VIOL_DEPENDENCY,	/* an op starts before what it waits for */
+	PW_VIOL_ANCHOR,		/* a reload starts before its anchor allows */
+	PW_VIOL_OVERLAP,	/* two ops share a device or a channel */
+	PW_VIOL_MEMORY,		/* a device above its limit */
+};
+
+/* One violation as data, for a front end to point at; MSG is the line
+ * built from it. */
+struct pw_violation {
+	enum pw_violation_kind kind;
+	bool	has_op;
+	struct pw_op op;	/* the op at fault */
+	bool	has_other;
+	struct pw_op other;	/* the op it conflicts with or waits for */
+	int	resource;	/* pw_where's numbering; -1 when none */
+	double	at;		/* the instant, NAN when none */
+	double	bytes;		/* memory violations: bytes above the
+				 * limit, else NAN */
+};
+
 struct pw_violations {
 	int	n;
 	int	cap;
-	char	**msg;
+	char	**msg;			/* [n]: the lines */
+	struct pw_violation *item;	/* [n]: the same as data */
 };
 
 /* Fills OUT with one line per violation (tolerances of 1e-9 of the durations
@@ -439,11 +554,11 @@ enum pw_offload_select {
 	 * activation the rule names except those whose F-to-B gap (less
 	 * the margin) is at most three round trips (the authors' "lazy"
 	 * rule). */
-	PW_OFFLOAD_LAZY,
+	PW_OFFSEL_LAZY,
 	/* The rule, then peak shaving: on the device with the highest peak,
 	 * moves an activation resident at the peak (longest gap first, any
 	 * activation with offload bytes), until no device's peak can fall. */
-	PW_OFFLOAD_PEAK,
+	PW_OFFSEL_PEAK,
 };
 
 struct pw_offload_opts {

@@ -1,6 +1,7 @@
 /* schedule.c - a schedule: per-resource orders plus reload anchors. */
 #include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pipewright.h"
 
@@ -23,6 +24,42 @@ pw_schedule_new(const struct pw_problem *p)
 		sched->anchor[i] = (struct pw_anchor){ { PW_NKINDS, 0, 0 },
 		    false };
 	return sched;
+}
+
+struct pw_schedule *
+pw_schedule_copy(const struct pw_schedule *sched)
+{
+	struct pw_schedule *copy = pw_xcalloc(1, sizeof *copy);
+	size_t n = (size_t)sched->nstages * (size_t)sched->microbatches;
+	int r;
+
+	/* Sequence by sequence, ops as they are: a start schedule is copied
+	 * before the simulator has said whether its ops make sense. */
+	copy->ndevices = sched->ndevices;
+	copy->nchannels = sched->nchannels;
+	copy->nstages = sched->nstages;
+	copy->microbatches = sched->microbatches;
+	copy->device = pw_xcalloc((size_t)sched->ndevices, sizeof *copy->device);
+	copy->channel = pw_xcalloc((size_t)sched->nchannels,
+	    sizeof *copy->channel);
+	for (r = 0; r < sched->ndevices + sched->nchannels; r++) {
+		const struct pw_seq *from = r < sched->ndevices ?
+		    &sched->device[r] : &sched->channel[r - sched->ndevices];
+		struct pw_seq *to = r < sched->ndevices ? &copy->device[r] :
+		    &copy->channel[r - sched->ndevices];
+
+		to->len = to->cap = from->len;
+		to->ops = from->len == 0 ? NULL :
+		    pw_xreallocarray(NULL, (size_t)from->len, sizeof *to->ops);
+		if (from->len > 0)
+			memcpy(to->ops, from->ops, (size_t)from->len *
+			    sizeof *to->ops);
+	}
+	copy->anchor = pw_xreallocarray(NULL, n, sizeof *copy->anchor);
+	memcpy(copy->anchor, sched->anchor, n * sizeof *copy->anchor);
+	if (sched->family != NULL)
+		copy->family = pw_xstrdup(sched->family);
+	return copy;
 }
 
 void

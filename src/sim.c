@@ -358,9 +358,12 @@ pw_simulate(const struct pw_problem *p, const struct pw_schedule *sched,
 	t->universe = sim.universe;
 	t->start = pw_xmalloc(sim.universe * sizeof *t->start);
 	t->end = pw_xmalloc(sim.universe * sizeof *t->end);
+	t->bind = pw_xmalloc(sim.universe * sizeof *t->bind);
 	ready = pw_xmalloc(sim.universe * sizeof *ready);
 	for (i = 0; i < sim.universe; i++) {
 		t->start[i] = t->end[i] = NAN;
+		t->bind[i].pred = PW_NO_BIND;
+		t->bind[i].kind = PW_PRED_DEP;
 		if (sim.resource[i] == PW_NO_RESOURCE)
 			continue;
 		present++;
@@ -416,6 +419,7 @@ pw_timing_free(struct pw_timing *t)
 		return;
 	free(t->start);
 	free(t->end);
+	free(t->bind);
 	free(t);
 }
 

@@ -486,7 +486,7 @@ static void
 test_offload(void)
 {
 	struct pw_problem *prob = test_unit(4, 8, INFINITY, 0);
-	struct pw_offload_opts oo = { PW_OFFLOAD_PEAK, 1, NULL };
+	struct pw_offload_opts oo = { PW_OFFSEL_PEAK, 1, NULL };
 	struct pw_schedule *inc;
 	struct pw_milp_request rq;
 	struct pw_milp_result res;

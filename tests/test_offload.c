@@ -350,7 +350,7 @@ test_rule_peak(const struct pw_problem *prob, int c, bool gis_h,
 	snprintf(what, sizeof what, "%s d=%d v=%d, %d chunks offloaded",
 	    gis_h ? "gis-h" : "po", prob->devices,
 	    prob->nstages / prob->devices, c);
-	if (!test_checked(prob, test_po_chunks(prob, PW_OFFLOAD_LAZY, c,
+	if (!test_checked(prob, test_po_chunks(prob, PW_OFFSEL_LAZY, c,
 	    gis_h), &r, what))
 		return -1;
 	*makespan = r.makespan;
@@ -593,7 +593,7 @@ test_planner_exact(void)
 	static const struct { int mb; double start; const char *anchor; }
 	    rel[] = { { 0, 2.25, "F(0,2)" }, { 1, 3.25, "BW(0,0)" },
 	    { 2, 5, "BW(0,1)" } };
-	struct pw_offload_opts opts = { PW_OFFLOAD_LAZY, 0, NULL };
+	struct pw_offload_opts opts = { PW_OFFSEL_LAZY, 0, NULL };
 	struct pw_problem *prob = test_problem(1, 1, 3, 0);
 	struct pw_schedule *sched;
 	struct pw_timing *t;
@@ -656,7 +656,7 @@ test_planner_end_anchor(void)
 		{ PW_F, 1, 0 }, { PW_F, 3, 0 }, { PW_B, 3, 0 }, { PW_W, 3, 0 },
 		{ PW_B, 1, 0 }, { PW_W, 1, 0 },
 	};
-	struct pw_offload_opts opts = { PW_OFFLOAD_PEAK, 0, NULL };
+	struct pw_offload_opts opts = { PW_OFFSEL_PEAK, 0, NULL };
 	struct pw_problem *prob = pw_problem_new(2, 4, 1);
 	struct pw_schedule *sched;
 	struct pw_op rel = { PW_RELOAD, 0, 0 };
@@ -706,7 +706,7 @@ out:
 static void
 test_planner_errors(void)
 {
-	struct pw_offload_opts opts = { PW_OFFLOAD_LAZY, 1, NULL };
+	struct pw_offload_opts opts = { PW_OFFSEL_LAZY, 1, NULL };
 	struct pw_problem *prob = test_problem(2, 2, 4, 0.5);
 	struct pw_schedule *sched;
 	struct pw_error err;
@@ -755,9 +755,9 @@ test_planner_general(void)
 		"1f1b", "zb-h1", "zb-h2", "1f1b-interleaved", "gis-h", "po"
 	};
 	static const enum pw_offload_select selects[] = {
-		PW_OFFLOAD_LAZY, PW_OFFLOAD_PEAK
+		PW_OFFSEL_LAZY, PW_OFFSEL_PEAK
 	};
-	struct pw_offload_opts opts = { PW_OFFLOAD_LAZY, 0.5, NULL };
+	struct pw_offload_opts opts = { PW_OFFSEL_LAZY, 0.5, NULL };
 	struct pw_problem *prob;
 	struct pw_schedule *sched;
 	struct test_result r, base;

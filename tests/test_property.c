@@ -765,7 +765,7 @@ prop_solve(int k, const struct pw_problem *p, const struct pw_schedule *sched,
 	struct pw_problem *q = at_peaks(p, m);
 	struct pw_timing *rt = NULL;
 	struct pw_timed_op *ops = NULL;
-	struct pw_violations v = { 0, 0, NULL };
+	struct pw_violations v = { 0, 0, NULL, NULL };
 	struct pw_solve_result r;
 	struct pw_solve_opts o;
 	struct pw_error err;

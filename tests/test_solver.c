@@ -389,7 +389,7 @@ test_offload_windows(void)
 
 	pw_solve_opts_init(&o);
 	o.objective = PW_OBJ_SPAN;
-	o.offload = PW_OFFLOAD_ON;
+	o.offload = PW_OFFMODE_ON;
 	o.time_limit = TEST_LIMIT;
 	o.iteration_limit = 10000;
 	if (test_solve(p, &o, &r, "offload windows") == PW_OK) {
@@ -466,7 +466,7 @@ test_offload(void)
 		    "offload needed: at least the problem's bound");
 	}
 	pw_solve_result_free(&r);
-	o.offload = PW_OFFLOAD_OFF;
+	o.offload = PW_OFFMODE_OFF;
 	tap_int(pw_solve(p, &o, &r, &err), PW_ERR_INPUT, "offload off: "
 	    "infeasible");
 	tap_str(err.msg, "infeasible: device 0 needs 2 B to run one "
@@ -538,7 +538,7 @@ test_cancel(void)
 		may[s] = true;
 	pw_solve_opts_init(&o);
 	o.objective = PW_OBJ_SPAN;
-	o.offload = PW_OFFLOAD_ON;
+	o.offload = PW_OFFMODE_ON;
 	o.pins = pin;
 	o.npins = 1;
 	o.may_offload = may;
@@ -588,7 +588,7 @@ test_options(void)
 	p = test_unit(4, 8, 0, INFINITY);
 	pw_solve_opts_init(&o);
 	tap_int(o.objective, PW_OBJ_MAKESPAN, "defaults: makespan");
-	tap_int(o.offload, PW_OFFLOAD_AUTO, "defaults: offload auto");
+	tap_int(o.offload, PW_OFFMODE_AUTO, "defaults: offload auto");
 	tap_near(o.time_limit, 10, 0, "defaults: 10 s");
 	tap_int((long long)o.seed, 1, "defaults: seed 1");
 	o.objective = (enum pw_objective)7;

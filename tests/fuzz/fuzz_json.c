@@ -31,7 +31,7 @@ fuzz_views(const struct pw_problem *p, const struct pw_schedule *sched)
 {
 	struct pw_timing *timing;
 	struct pw_metrics *metrics;
-	struct pw_violations v = { 0, 0, NULL };
+	struct pw_violations v = { 0, 0, NULL, NULL };
 	struct pw_timed_op *ops;
 	struct pw_error err;
 	size_t i, n;
@@ -84,7 +84,7 @@ fuzz_families(const struct pw_problem *p)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct pw_violations v = { 0, 0, NULL };
+	struct pw_violations v = { 0, 0, NULL, NULL };
 	struct pw_problem *p = NULL;
 	struct pw_schedule *sched;
 	struct pw_timed_op *ops = NULL;
