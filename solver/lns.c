@@ -52,7 +52,7 @@ struct pw_lns {
 	size_t	n;
 	size_t	*crit;		/* positions in KEY of the critical ones */
 	size_t	ncrit;
-	int	*where;		/* [universe]: position in its resource's order */
+	struct pw_where *where;	/* where its ops are */
 	size_t	*queue;		/* [universe], scratch */
 	bool	*mark;		/* [universe], scratch */
 };
@@ -107,11 +107,10 @@ pw_lns_critical(const struct pw_search *s, struct pw_lns *l)
 	const struct pw_problem *p = s->p;
 	const struct pw_timing *t = l->t;
 	size_t u = pw_op_universe(p), k, head = 0, nq = 0;
-	struct pw_op op, pred;
-	struct pw_anchor anchor;
+	struct pw_pred pred[PW_MAX_PREDS];
 	const struct pw_seq *seq;
 	double last = -INFINITY, span, widest = -INFINITY;
-	int d, wd = 0;
+	int d, i, npred, wd = 0;
 
 	memset(l->mark, 0, u * sizeof *l->mark);
 	for (d = 0; d < p->devices; d++) {
@@ -135,60 +134,11 @@ pw_lns_critical(const struct pw_search *s, struct pw_lns *l)
 			pw_lns_tight(l, k, false, 0, last, &nq);
 	while (head < nq) {
 		k = l->queue[head++];
-		op = pw_op_from_index(p, k);
-		seq = pw_lns_seq(s, op);
-		if (l->where[k] > 0)
-			pw_lns_tight(l, pw_op_index(p, seq->ops[l->where[k] - 1]),
-			    false, 0, t->start[k], &nq);
-		pred = op;
-		switch (op.kind) {
-		case PW_F:
-			if (op.stage == 0)
-				break;
-			pred.stage--;
-			pw_lns_tight(l, pw_op_index(p, pred), false,
-			    pw_problem_hop(p, op.stage - 1), t->start[k], &nq);
-			break;
-		case PW_B:
-		case PW_BW:
-			pred.kind = PW_RELOAD;
-			pw_lns_tight(l, pw_op_index(p, pred), false, 0,
-			    t->start[k], &nq);
-			if (op.stage == p->nstages - 1) {
-				pred.kind = PW_F;
-				pw_lns_tight(l, pw_op_index(p, pred), false, 0,
-				    t->start[k], &nq);
-				break;
-			}
-			pred.stage++;
-			for (pred.kind = PW_B; pred.kind <= PW_BW;
-			    pred.kind = (enum pw_kind)(pred.kind + 2))
-				pw_lns_tight(l, pw_op_index(p, pred), false,
-				    pw_problem_hop(p, op.stage), t->start[k],
-				    &nq);
-			break;
-		case PW_W:
-			pred.kind = PW_B;
-			pw_lns_tight(l, pw_op_index(p, pred), false, 0,
-			    t->start[k], &nq);
-			break;
-		case PW_OFFLOAD:
-			pred.kind = PW_F;
-			pw_lns_tight(l, pw_op_index(p, pred), false, 0,
-			    t->start[k], &nq);
-			break;
-		case PW_RELOAD:
-			pred.kind = PW_OFFLOAD;
-			pw_lns_tight(l, pw_op_index(p, pred), false, 0,
-			    t->start[k], &nq);
-			if (pw_schedule_anchor(s->best, op.stage, op.mb,
-			    &anchor))
-				pw_lns_tight(l, pw_op_index(p, anchor.op),
-				    !anchor.at_end, 0, t->start[k], &nq);
-			break;
-		case PW_NKINDS:
-			assert(!"unknown op kind");
-		}
+		npred = pw_preds(p, s->best, l->where, pw_op_from_index(p, k),
+		    pred);
+		for (i = 0; i < npred; i++)
+			pw_lns_tight(l, pw_op_index(p, pred[i].op),
+			    pred[i].from_start, pred[i].delay, t->start[k], &nq);
 	}
 	l->ncrit = 0;
 	for (k = 0; k < l->n; k++)
@@ -208,25 +158,23 @@ pw_lns_load(const struct pw_search *s, struct pw_lns *l)
 	if (l->key == NULL) {
 		l->key = pw_xcalloc(u, sizeof *l->key);
 		l->crit = pw_xcalloc(u, sizeof *l->crit);
-		l->where = pw_xcalloc(u, sizeof *l->where);
 		l->queue = pw_xcalloc(u, sizeof *l->queue);
 		l->mark = pw_xcalloc(u, sizeof *l->mark);
 	}
 	pw_timing_free(l->t);
+	pw_where_free(l->where);
 	rc = pw_simulate(s->p, b, &l->t, &err);
+	assert(rc == PW_OK);
+	rc = pw_where_build(s->p, b, &l->where, &err);
 	assert(rc == PW_OK);
 	(void)rc;
 	l->n = 0;
 	for (r = 0; r < b->ndevices; r++)
 		for (i = 0; i < b->device[r].len; i++) {
 			k = pw_op_index(s->p, b->device[r].ops[i]);
-			l->where[k] = i;
 			l->key[l->n].start = l->t->start[k];
 			l->key[l->n++].op = k;
 		}
-	for (r = 0; r < b->nchannels; r++)
-		for (i = 0; i < b->channel[r].len; i++)
-			l->where[pw_op_index(s->p, b->channel[r].ops[i])] = i;
 	qsort(l->key, l->n, sizeof *l->key, pw_lns_cmp);
 	pw_lns_critical(s, l);
 }
@@ -237,7 +185,7 @@ pw_lns_free(struct pw_lns *l)
 	pw_timing_free(l->t);
 	free(l->key);
 	free(l->crit);
-	free(l->where);
+	pw_where_free(l->where);
 	free(l->queue);
 	free(l->mark);
 }
@@ -314,7 +262,7 @@ pw_lns_window(const struct pw_search *s, const struct pw_lns *l, uint64_t *x,
 		op = pw_op_from_index(p, l->key[c].op);
 		seq = pw_lns_seq(s, op);
 		len = size < (size_t)seq->len ? size : (size_t)seq->len;
-		lo = pw_lns_around((size_t)l->where[l->key[c].op], len,
+		lo = pw_lns_around((size_t)l->where->position[l->key[c].op], len,
 		    (size_t)seq->len);
 		for (i = lo; i < lo + len; i++)
 			mask[pw_op_index(p, seq->ops[i])] = true;
