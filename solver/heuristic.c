@@ -432,27 +432,25 @@ pw_heur_commit(struct pw_heur *h, int d)
 	const struct pw_problem *p = h->p;
 	struct pw_hdev *v = &h->dev[d];
 	struct pw_op op = v->next;
-	const struct pw_stage *st = &p->stages[op.stage];
+	struct pw_mem_effect mem = pw_op_memory(p, op);
 	int s = op.stage, k = s * h->m + op.mb;
 
-	assert(v->decided && st->device == d);
+	assert(v->decided && p->stages[s].device == d);
 	v->free = v->start + pw_op_duration(p, op);
+	v->level += mem.alloc - mem.freed;
 	switch (op.kind) {
 	case PW_F:
 		assert(op.mb == h->nf[s]);
-		v->level += st->act;
 		h->fend[k] = v->free;
 		h->nf[s]++;
 		break;
 	case PW_B:
 		assert(op.mb == h->nb[s]);
-		v->level -= st->act - st->hold;
 		h->bend[k] = v->free;
 		h->nb[s]++;
 		break;
 	default:
 		assert(op.kind == PW_W && op.mb == h->nw[s]);
-		v->level -= st->hold;
 		h->nw[s]++;
 		break;
 	}
