@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipewright.h"
+#include "plan.h"
 
 /* One channel's planned transfers: disjoint busy intervals by start. */
 struct pw_lane {
@@ -42,7 +42,7 @@ struct pw_track {
 	const struct pw_seq *seq;
 	double	*cstart;	/* [seq->len] */
 	double	*cend;		/* [seq->len] */
-	const struct pw_device_metrics *base; /* the curve without transfers */
+	const struct pw_metrics *base;	/* the curves without transfers */
 	double	*t;		/* tracked instants, increasing */
 	double	*level;
 	int	n;
@@ -173,29 +173,11 @@ pw_track_repeak(struct pw_track *tr)
 		}
 }
 
-/* The level of the step curve BASE right after instant T. */
-static double
-pw_curve_at(const struct pw_device_metrics *base, double t)
-{
-	int lo = 0, hi = base->ncurve;
-
-	/* The last point at or before T; the first is at the start. */
-	while (hi - lo > 1) {
-		int mid = lo + (hi - lo) / 2;
-
-		if (base->curve[mid].t <= t)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return base->curve[lo].bytes;
-}
-
-/* Device D's track from the simulated TIMING and its memory curve BASE. */
+/* Device D's track from the simulated TIMING and the memory curves BASE. */
 static void
 pw_track_init(struct pw_track *tr, const struct pw_problem *p,
     const struct pw_schedule *sched, const struct pw_timing *timing,
-    const struct pw_device_metrics *base, int d)
+    const struct pw_metrics *base, int d)
 {
 	int j;
 
@@ -214,7 +196,7 @@ pw_track_init(struct pw_track *tr, const struct pw_problem *p,
 		if (tr->n > 0 && tr->t[tr->n - 1] == tr->cstart[j])
 			continue;
 		tr->t[tr->n] = tr->cstart[j];
-		tr->level[tr->n++] = pw_curve_at(base, tr->cstart[j]);
+		tr->level[tr->n++] = pw_memory_at(base, d, tr->cstart[j]);
 	}
 	pw_track_repeak(tr);
 }
@@ -376,7 +358,7 @@ pw_planner_instant(struct pw_planner *pl, struct pw_track *tr, int device,
 
 	if (i < tr->n && tr->t[i] == t)
 		return;
-	level = pw_curve_at(tr->base, t);
+	level = pw_memory_at(tr->base, device, t);
 	for (k = 0; k < pl->nact; k++) {
 		const struct pw_act *a = &pl->act[k];
 
@@ -804,7 +786,7 @@ pw_offload_plan(const struct pw_problem *p, struct pw_schedule *sched,
 	met = pw_metrics_compute(p, sched, timing);
 	pl.track = pw_xcalloc((size_t)p->devices, sizeof *pl.track);
 	for (d = 0; d < p->devices; d++)
-		pw_track_init(&pl.track[d], p, sched, timing, &met->device[d], d);
+		pw_track_init(&pl.track[d], p, sched, timing, met, d);
 	pl.lane = pw_xcalloc((size_t)sched->nchannels + 1, sizeof *pl.lane);
 	if (p->link.present)
 		pw_planner_acts(&pl, timing, opts);
