@@ -53,7 +53,14 @@ int	pw_family_zb_1p(const struct pw_problem *, struct pw_schedule **,
 int	pw_family_zb_2p(const struct pw_problem *, struct pw_schedule **,
 	    struct pw_error *);
 
-/* family_v.c: the V placement's ZB-V, V-Half and V-Min. */
+/* The V placement (family_zbv.c): device D's stage on LEG (0, the down
+ * stroke, or 1), and PW_OK when P is in V placement, else PW_ERR_NOT_
+ * APPLICABLE with the reason naming family NAME. */
+int	pw_v_stage(const struct pw_problem *p, int d, int leg);
+int	pw_v_applies(const char *name, const struct pw_problem *p,
+	    struct pw_error *err);
+
+/* family_zbv.c: ZB-V; family_vgrid.c: V-Half and V-Min. */
 int	pw_family_zb_v(const struct pw_problem *, struct pw_schedule **,
 	    struct pw_error *);
 int	pw_family_v_half(const struct pw_problem *, struct pw_schedule **,
