@@ -372,56 +372,94 @@ check_op_at(const struct pw_problem *p, const struct pw_schedule *s,
 	    op) : "idle", want, "resource %d at %g runs %s", r, at, want);
 }
 
-/* The two-device 1F1B (comm 0.5) timed in test_bind, ending at 10. */
+/* A question at an instant: what runs on resource R (NULL: "idle"), or
+ * with R negative, the memory of device -1 - R in bytes. */
+struct at_row {
+	int	r;
+	double	at;
+	const char *op;
+	double	bytes;
+};
+
+/* What every question of plan.h answers on S, simulated on P. */
+struct query_case {
+	const char *what;
+	const char *slack;
+	const char *critical;
+	const struct at_row *rows;
+	size_t	nrows;
+};
+
 static void
-test_query_1f1b(void)
+check_queries(const struct pw_problem *p, const struct pw_schedule *s,
+    const struct query_case *c)
 {
-	struct pw_problem *p = test_two_device_problem();
-	struct pw_schedule *s = test_two_device_schedule(p);
 	struct pw_timing *t;
 	struct pw_metrics *m;
 	struct pw_error err;
+	const struct at_row *row;
+	size_t i;
+	int d;
+
+	if (!tap_int(pw_simulate(p, s, &t, &err), PW_OK, "%s simulates",
+	    c->what))
+		return;
+	check_slack(p, s, t, c->slack, c->what);
+	check_critical(p, s, t, c->critical, c->what);
+	m = pw_metrics_compute(p, s, t);
+	for (i = 0; i < c->nrows; i++) {
+		row = &c->rows[i];
+		d = -1 - row->r;
+		if (row->r >= 0)
+			check_op_at(p, s, t, row->r, row->at,
+			    row->op != NULL ? row->op : "idle");
+		else
+			tap_near(pw_memory_at(m, d, row->at), row->bytes, 0,
+			    "%s: memory of device %d at %g", c->what, d, row->at);
+	}
+	pw_metrics_free(m);
+	pw_timing_free(t);
+}
+
+/* The two-device 1F1B (comm 0.5) timed in test_bind, ending at 10, with
+ * act 3, hold 1 and 10 static bytes: device 0 allocates 3 at 0 and 1 and
+ * frees 3 at 7 and 10; device 1 frees BW(1,0) at 4.5 as F(1,1)
+ * allocates (frees first). */
+static void
+test_query_1f1b(void)
+{
+	static const struct at_row rows[] = {
+		{ 0, 0.5, "F(0,0)", 0 }, { 0, 1, "F(0,1)", 0 },
+		{ 0, 3, NULL, 0 }, { 0, 5, "BW(0,0)", 0 }, { 0, 7, NULL, 0 },
+		{ 0, 9.99, "BW(0,1)", 0 }, { 0, 10, NULL, 0 },
+		{ 0, -1, NULL, 0 }, { 1, 1.2, NULL, 0 },
+		{ 1, 1.5, "F(1,0)", 0 }, { 1, 7.4, "BW(1,1)", 0 },
+		{ 2, 1, NULL, 0 },
+		{ -1, 0, NULL, 13 }, { -1, 0.5, NULL, 13 }, { -1, 1, NULL, 16 },
+		{ -1, 6.99, NULL, 16 }, { -1, 7, NULL, 13 },
+		{ -1, 100, NULL, 10 }, { -2, 4.5, NULL, 13 },
+	};
+	static const struct query_case c = { "1F1B",
+		"F(0,0)=0 BW(0,0)=1 F(0,1)=2 BW(0,1)=0 "
+		"F(1,0)=0 BW(1,0)=0 F(1,1)=0 BW(1,1)=0",
+		"F(0,0) [0,1]; "
+		"F(1,0) [1.5,2.5] by dependency F(0,0)+0.5; "
+		"BW(1,0) [2.5,4.5] by device F(1,0); "
+		"F(1,1) [4.5,5.5] by device BW(1,0); "
+		"BW(1,1) [5.5,7.5] by device F(1,1); "
+		"BW(0,1) [8,10] by dependency BW(1,1)+0.5",
+		rows, sizeof rows / sizeof rows[0]
+	};
+	struct pw_problem *p = test_two_device_problem();
+	struct pw_schedule *s = test_two_device_schedule(p);
 	int d;
 
 	for (d = 0; d < 2; d++) {
-		p->stages[d].act = 3;
-		p->stages[d].hold = 1;
+		p->stages[d] = (struct pw_stage){ .device = d, .f = 1, .b = 1.5,
+		    .w = 0.5, .act = 3, .hold = 1, .comm = 0.5 };
 		p->memory[d].static_bytes = 10;
 	}
-	if (!tap_int(pw_simulate(p, s, &t, &err), PW_OK, "1F1B simulates"))
-		return;
-	check_slack(p, s, t, "F(0,0)=0 BW(0,0)=1 F(0,1)=2 BW(0,1)=0 "
-	    "F(1,0)=0 BW(1,0)=0 F(1,1)=0 BW(1,1)=0", "1F1B");
-	check_critical(p, s, t, "F(0,0) [0,1]; "
-	    "F(1,0) [1.5,2.5] by dependency F(0,0)+0.5; "
-	    "BW(1,0) [2.5,4.5] by device F(1,0); "
-	    "F(1,1) [4.5,5.5] by device BW(1,0); "
-	    "BW(1,1) [5.5,7.5] by device F(1,1); "
-	    "BW(0,1) [8,10] by dependency BW(1,1)+0.5", "1F1B");
-	check_op_at(p, s, t, 0, 0.5, "F(0,0)");
-	check_op_at(p, s, t, 0, 1, "F(0,1)");
-	check_op_at(p, s, t, 0, 3, "idle");
-	check_op_at(p, s, t, 0, 5, "BW(0,0)");
-	check_op_at(p, s, t, 0, 7, "idle");
-	check_op_at(p, s, t, 0, 9.99, "BW(0,1)");
-	check_op_at(p, s, t, 0, 10, "idle");
-	check_op_at(p, s, t, 0, -1, "idle");
-	check_op_at(p, s, t, 1, 1.2, "idle");
-	check_op_at(p, s, t, 1, 1.5, "F(1,0)");
-	check_op_at(p, s, t, 1, 7.4, "BW(1,1)");
-	check_op_at(p, s, t, 2, 1, "idle");
-	m = pw_metrics_compute(p, s, t);
-	/* Device 0: +3 at 0 and 1, -3 at 7 and 10, over 10 static. */
-	tap_near(pw_memory_at(m, 0, 0), 13, 0, "memory of device 0 at 0");
-	tap_near(pw_memory_at(m, 0, 0.5), 13, 0, "memory of device 0 at 0.5");
-	tap_near(pw_memory_at(m, 0, 1), 16, 0, "memory of device 0 at 1");
-	tap_near(pw_memory_at(m, 0, 6.99), 16, 0, "memory of device 0 at 6.99");
-	tap_near(pw_memory_at(m, 0, 7), 13, 0, "memory of device 0 at 7");
-	tap_near(pw_memory_at(m, 0, 100), 10, 0, "memory of device 0 at 100");
-	/* Device 1 frees BW(1,0) at 4.5 as F(1,1) allocates: frees first. */
-	tap_near(pw_memory_at(m, 1, 4.5), 13, 0, "memory of device 1 at 4.5");
-	pw_metrics_free(m);
-	pw_timing_free(t);
+	check_queries(p, s, &c);
 	pw_schedule_free(s);
 	pw_problem_free(p);
 }
@@ -430,44 +468,36 @@ test_query_1f1b(void)
  * F(0,0) [0,1], F(0,1) [1,2], B(0,1) [2,3], W(0,1) [3,4], OFFLOAD [1,1.5],
  * RELOAD from its anchor B(0,1)'s start [2,6], B(0,0) [6,7], W(0,0)
  * [7,8].  The anchor's edge from a start carries no duration, either
- * way. */
+ * way.  Memory: +3 at 0 and 1, -2 at 1.5, +2 at 2, -2 at 3, -1 at 4, -2
+ * at 7, -1 at 8. */
 static void
 test_query_offload(void)
 {
+	static const struct at_row rows[] = {
+		{ 1, 1.25, "OFFLOAD(0,0)", 0 }, { 1, 1.5, NULL, 0 },
+		{ 2, 2, "RELOAD(0,0)", 0 }, { 2, 6, NULL, 0 },
+		{ 3, 2, NULL, 0 },
+		{ -1, 1.49, NULL, 6 }, { -1, 1.5, NULL, 4 },
+		{ -1, 2.5, NULL, 6 }, { -1, 5, NULL, 3 }, { -1, 7.5, NULL, 1 },
+		{ -1, 9, NULL, 0 },
+	};
+	static const struct query_case c = { "the offload",
+		"F(0,0)=0 B(0,0)=0 W(0,0)=0 OFFLOAD(0,0)=0.5 "
+		"RELOAD(0,0)=0 F(0,1)=0 B(0,1)=0 W(0,1)=2",
+		"F(0,0) [0,1]; "
+		"F(0,1) [1,2] by device F(0,0); "
+		"B(0,1) [2,3] by device F(0,1); "
+		"RELOAD(0,0) [2,6] by anchor B(0,1) from start; "
+		"B(0,0) [6,7] by dependency RELOAD(0,0); "
+		"W(0,0) [7,8] by device B(0,0)",
+		rows, sizeof rows / sizeof rows[0]
+	};
 	struct pw_problem *p = offload_problem(true);
 	struct pw_schedule *s;
-	struct pw_timing *t;
-	struct pw_metrics *m;
-	struct pw_error err;
 
 	pw_problem_set_link(p, 4, 0.5, 0, true);
 	s = test_offload_schedule(p, true);
-	if (!tap_int(pw_simulate(p, s, &t, &err), PW_OK, "offload simulates"))
-		return;
-	check_slack(p, s, t, "F(0,0)=0 B(0,0)=0 W(0,0)=0 OFFLOAD(0,0)=0.5 "
-	    "RELOAD(0,0)=0 F(0,1)=0 B(0,1)=0 W(0,1)=2", "the offload");
-	check_critical(p, s, t, "F(0,0) [0,1]; "
-	    "F(0,1) [1,2] by device F(0,0); "
-	    "B(0,1) [2,3] by device F(0,1); "
-	    "RELOAD(0,0) [2,6] by anchor B(0,1) from start; "
-	    "B(0,0) [6,7] by dependency RELOAD(0,0); "
-	    "W(0,0) [7,8] by device B(0,0)", "the offload");
-	check_op_at(p, s, t, 1, 1.25, "OFFLOAD(0,0)");
-	check_op_at(p, s, t, 1, 1.5, "idle");
-	check_op_at(p, s, t, 2, 2, "RELOAD(0,0)");
-	check_op_at(p, s, t, 2, 6, "idle");
-	check_op_at(p, s, t, 3, 2, "idle");
-	m = pw_metrics_compute(p, s, t);
-	/* +3 at 0 and 1, -2 at 1.5, +2 at 2, -2 at 3, -1 at 4, -2 at 7,
-	 * -1 at 8. */
-	tap_near(pw_memory_at(m, 0, 1.49), 6, 0, "memory before the offload ends");
-	tap_near(pw_memory_at(m, 0, 1.5), 4, 0, "memory once it ends");
-	tap_near(pw_memory_at(m, 0, 2.5), 6, 0, "memory while reloading");
-	tap_near(pw_memory_at(m, 0, 5), 3, 0, "memory after W(0,1)");
-	tap_near(pw_memory_at(m, 0, 7.5), 1, 0, "memory after B(0,0)");
-	tap_near(pw_memory_at(m, 0, 9), 0, 0, "memory at the end");
-	pw_metrics_free(m);
-	pw_timing_free(t);
+	check_queries(p, s, &c);
 	pw_schedule_free(s);
 	pw_problem_free(p);
 }
