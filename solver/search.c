@@ -54,7 +54,15 @@ pw_search_stopped(const struct pw_search *s)
 	    pw_search_spent(s);
 }
 
-/* Publishes the incumbent, the bound and PHASE for the next report. */
+/* A counter, not only the signal: a run that was not waiting when it
+ * came still sees it at its next wait. */
+void
+pw_search_signal(struct pw_search *s)
+{
+	s->events++;
+	pthread_cond_signal(&s->cond);
+}
+
 void
 pw_search_publish(struct pw_search *s, const char *phase)
 {
@@ -62,7 +70,7 @@ pw_search_publish(struct pw_search *s, const char *phase)
 	s->pub_incumbent = s->best != NULL ? s->eval.objective : INFINITY;
 	s->pub_bound = s->bound;
 	s->pub_phase = phase;
-	pthread_cond_signal(&s->cond);
+	pw_search_signal(s);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -389,7 +397,7 @@ pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
 	s->iterations += res.iterations > 0 ? res.iterations : 1;
 	pthread_mutex_lock(&s->lock);
 	s->writing = false;
-	pthread_cond_signal(&s->cond);
+	pw_search_signal(s);
 	pthread_mutex_unlock(&s->lock);
 	if (rc != PW_OK)
 		return rc;
