@@ -443,7 +443,10 @@ test_offload_windows(void)
  * limit: the heuristic's last resort, one microbatch in the pipeline at
  * a time with its offloads planned, does (99; strictly one after the
  * other, each W right after its B, gave 114, and 109 while reloads could
- * begin only at an op's start; before either, the solve failed).
+ * begin only at an op's start; before either, the solve failed).  The
+ * windows reach 98 within 3,000 simplex iterations, whatever the time
+ * limit: windows sized by the 60 s safety net instead (13,000 iterations
+ * each, not 650) end at 99.
  */
 static void
 test_serial(void)
@@ -459,7 +462,10 @@ test_serial(void)
 	if (test_solve(p, &o, &r, "one at a time") == PW_OK) {
 		tap_str(r.start, "heuristic", "one at a time: no family fits");
 		tap_near(r.start_objective, 99, 1e-9, "one at a time: 99");
-		tap_ok(r.objective <= 99 + 1e-9, "one at a time: no worse");
+		tap_near(r.objective, 98, 1e-9, "one at a time: the windows' "
+		    "98");
+		tap_str(pw_solve_end_name(r.ended), "iteration limit",
+		    "one at a time: ended by the iteration limit");
 	}
 	pw_solve_result_free(&r);
 	pw_problem_free(p);
@@ -814,13 +820,12 @@ test_run_errors(void)
 /*
  * Unit 6x24 under a limit of 3: zb-auto's 117 is the start, the windows
  * reach 116 within 5,000 simplex iterations.  Stopped there, the search
- * gives the same schedule three times, the third under a time limit of
- * 6 s, 46 times what the search takes here (0.13 s; 0.3 s with
- * sanitizers): were the windows sized by the time limit, 6 s and 60 s
- * would give them 3,900 and 13,000 iterations (the first window then
- * all of the 5,000), and two schedules.  (A limit over 7.7 s would no
- * longer tell: its share would reach the 5,000 too; 2 s told, and a
- * loaded machine reached it.)  Stopped by a time limit of 1 ns instead,
+ * gives the same schedule three times, the third under another time
+ * limit, both far above what the search takes (0.13 s here; 2.5 s on
+ * two cores shared with nine busy threads, where the 2 s this test once
+ * gave the third reached its limit).  That the time limit does not size
+ * the windows test_serial tells, whose windows do use their share; these
+ * reach 116 the same with any share.  Stopped by a time limit of 1 ns,
  * which every search passes before its end, it says so.
  */
 static void
@@ -834,7 +839,7 @@ test_ends(void)
 	pw_solve_opts_init(&o);
 	o.iteration_limit = 5000;
 	for (k = 0; k < 3; k++) {
-		o.time_limit = k < 2 ? TEST_LIMIT : TEST_LIMIT / 10;
+		o.time_limit = k < 2 ? TEST_LIMIT : TEST_LIMIT / 2;
 		if (test_solve(p, &o, &r[k], "5,000 iterations") != PW_OK)
 			goto out;
 	}
@@ -850,7 +855,7 @@ test_ends(void)
 	tap_ok(test_same_schedule(r[0].schedule, r[1].schedule),
 	    "5,000 iterations: the same schedule twice");
 	tap_ok(test_same_schedule(r[0].schedule, r[2].schedule),
-	    "5,000 iterations: the same schedule under a 6 s time limit");
+	    "5,000 iterations: the same schedule under a 30 s time limit");
 	o.time_limit = TEST_LIMIT;
 	test_run_polled(p, &o, r[0].schedule);
 	test_run_cancel(p, &o);
