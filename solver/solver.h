@@ -168,11 +168,11 @@ int	pw_solve_start(const struct pw_problem *, const struct pw_solve_opts *,
 bool	pw_solve_poll(struct pw_solve_run *, struct pw_progress *pr);
 
 /* Blocks for at most SECONDS, returning early when the worker publishes
- * (a new incumbent, bound or phase) or ends, at the time limit and when
- * a stopped search may be left (pw_solve_poll's false), and at once when
- * any of these came since the last poll.  A change of the cancel flag
- * does not wake it: wait at most 50 ms at a time to honour the flag
- * within 100 ms. */
+ * (a new incumbent, bound or phase) or ends, on a pw_solve_cancel, at
+ * the time limit and when a stopped search may be left (pw_solve_poll's
+ * false), and at once when any of these came since the last poll.  A
+ * change of the cancel flag does not wake it: wait at most 50 ms at a
+ * time to honour the flag within 100 ms. */
 void	pw_solve_wait(struct pw_solve_run *, double seconds);
 
 /* Returns a copy the caller owns of the schedule pw_solve_finish would
@@ -181,8 +181,9 @@ void	pw_solve_wait(struct pw_solve_run *, double seconds);
  * before the first schedule. */
 struct pw_schedule *pw_solve_take(struct pw_solve_run *, double *objective);
 
-/* Asks the search to stop, as the cancel flag does: the result then ends
- * PW_END_CANCELLED, unless the search had ended already. */
+/* Asks the search to stop at the next poll (pw_solve_finish polls), as
+ * the cancel flag does: the result then ends PW_END_CANCELLED, unless the
+ * search had ended already. */
 void	pw_solve_cancel(struct pw_solve_run *);
 
 /* Waits, polling, for the search to end (the time limit, the cancel flag
