@@ -49,6 +49,7 @@ pwl_fail(lua_State *L, const char *fmt, ...)
 struct pwl_box {
 	void	*p;
 	size_t	charged;
+	void	(*destroy)(void *);
 };
 
 static int
@@ -56,7 +57,8 @@ pwl_box_gc(lua_State *L)
 {
 	struct pwl_box *box = luaL_checkudata(L, 1, PWL_BOX);
 
-	free(box->p);
+	if (box->p != NULL)
+		box->destroy(box->p);
 	box->p = NULL;
 	pwl_release(L, &box->charged);
 	return 0;
@@ -65,10 +67,18 @@ pwl_box_gc(lua_State *L)
 void **
 pwl_box(lua_State *L, size_t bytes, const char *what)
 {
+	return pwl_box_with(L, bytes, what, free);
+}
+
+void **
+pwl_box_with(lua_State *L, size_t bytes, const char *what,
+    void (*destroy)(void *))
+{
 	struct pwl_box *box = lua_newuserdatauv(L, sizeof *box, 0);
 
 	box->p = NULL;
 	box->charged = 0;
+	box->destroy = destroy;
 	luaL_setmetatable(L, PWL_BOX);
 	pwl_charge(L, &box->charged, bytes, what);
 	return &box->p;
@@ -290,6 +300,7 @@ pwl_load_file(lua_State *L, const char *path)
 	struct pwl_problem *pb = pwl_problem_push(L);
 	struct pw_timed_op **ops = (struct pw_timed_op **)pwl_box(L, 0,
 	    "pw.load");
+	struct pw_schedule *sched;
 	struct pwl_schedule *sb;
 	struct pw_error err;
 	size_t nops;
@@ -304,11 +315,10 @@ pwl_load_file(lua_State *L, const char *path)
 		return 1;
 	}
 	sb = pwl_schedule_push(L, -2, pb->p, "pw.load");
-	if (pw_schedule_from_timed(pb->p, *ops, nops, &sb->schedule,
-	    &err) != PW_OK)
+	if (pw_schedule_from_timed(pb->p, *ops, nops, &sched, &err) != PW_OK)
 		return pwl_fail(L, "pw.load: %s", err.msg);
-	sb->problem = pb->p;
-	pwl_schedule_finish(L, sb, NULL, "pw.load");
+	pwl_schedule_finish(L, sb, pw_problem_copy(pb->p), sched, NULL,
+	    "pw.load");
 	return 1;
 }
 

@@ -32,6 +32,7 @@
 #include <lauxlib.h>
 
 #include "pipewright.h"
+#include "plan.h"
 #include "solver.h"
 #include "pwlua.h"
 
@@ -51,20 +52,18 @@ struct pwl_problem {
 	struct pwlua_solve_prefs prefs;
 };
 
-/* A schedule object; user value 1 is the problem object it is for (so
- * PROBLEM stays alive), 2 a table caching derived fields. */
+/* A schedule object; user value 1 is the problem object of the plan's
+ * problem (the script's own, or its split again), 2 a table caching
+ * derived fields. */
 struct pwl_schedule {
-	const struct pw_problem *problem;
-	struct pw_schedule *schedule;	/* owned, as are the two below */
-	struct pw_timing *timing;
-	struct pw_metrics *metrics;
+	struct pw_plan *plan;	/* owned; NULL until built */
 	double	objective;	/* seconds */
 	double	bound;		/* seconds */
 	double	gap;
 	bool	optimal;
 	char	start[64];	/* where the optimizer started; "" for others */
 	const char *ended;	/* why it ended (static); NULL for others */
-	size_t	charged;	/* bytes charged to the cap for the three */
+	size_t	charged;	/* bytes charged to the cap for the plan */
 };
 
 /* state.c */
@@ -129,8 +128,11 @@ int	pwl_fail(lua_State *, const char *fmt, ...)
 /* Pushes a userdata that frees the pointer in its one slot when it is
  * collected, and returns the slot (NULL): the owner of C memory that is
  * built while Lua calls may still raise.  BYTES are charged to the cap
- * (raising, WHAT naming it, when they do not fit) until then. */
+ * (raising, WHAT naming it, when they do not fit) until then.
+ * pwl_box_with frees it with DESTROY instead of free. */
 void	**pwl_box(lua_State *, size_t bytes, const char *what);
+void	**pwl_box_with(lua_State *, size_t bytes, const char *what,
+	    void (*destroy)(void *));
 /* The bytes of N records of SIZE bytes, raising (WHAT naming them) when
  * they do not fit in a size_t. */
 size_t	pwl_array_bytes(lua_State *, size_t n, size_t size, const char *what);
@@ -219,11 +221,12 @@ void	pwl_open_schedule(lua_State *);
 struct pwl_schedule *pwl_schedule_push(lua_State *, int problem,
 	    const struct pw_problem *p, const char *what);
 struct pwl_schedule *pwl_schedule_test(lua_State *, int idx);
-/* Simulates S->schedule for S->problem and fills the timing, the metrics
- * and the solver's figures: RES's for a solved schedule, else (RES NULL)
- * the makespan as the objective with the optimizer's lower bound on it;
- * a failure raises, prefixed by WHAT. */
+/* Makes S's plan of PROBLEM and SCHED (both taken, also when this
+ * raises) and fills the solver's figures: RES's for a solved schedule,
+ * else (RES NULL) the makespan as the objective with the optimizer's
+ * lower bound on it; orders that do not time raise, prefixed by WHAT. */
 void	pwl_schedule_finish(lua_State *, struct pwl_schedule *s,
+	    struct pw_problem *problem, struct pw_schedule *sched,
 	    const struct pw_solve_result *res, const char *what);
 
 /* write.c */

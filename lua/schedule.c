@@ -1,6 +1,7 @@
 /*
- * schedule.c - schedule objects and what makes them: pw.schedule (a
- * family), pw.solve (the optimizer) and pw.show (the text Gantt chart).
+ * schedule.c - schedule objects (each a plan of the core's) and what
+ * makes them: pw.schedule (a family), pw.solve (the optimizer), pw.show
+ * (the text Gantt chart) and pw.compare (every family's figures).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,23 +21,24 @@ pwl_schedule_gc(lua_State *L)
 {
 	struct pwl_schedule *s = luaL_checkudata(L, 1, PWL_SCHEDULE);
 
-	pw_metrics_free(s->metrics);
-	pw_timing_free(s->timing);
-	pw_schedule_free(s->schedule);
+	pw_plan_free(s->plan);
 	pwl_release(L, &s->charged);
 	memset(s, 0, sizeof *s);
 	return 0;
 }
 
-/* An estimate of the bytes of a schedule of P with its timing and
+/* An estimate of the bytes of a plan of P: its copy of the problem, the
+ * orders twice (as edited and as timed), the timing, the index and the
  * metrics: a few of each of the problem's ops. */
 static size_t
 pwl_schedule_bytes(const struct pw_problem *p)
 {
-	return sizeof (struct pw_schedule) + sizeof (struct pw_timing) +
+	return pwl_problem_bytes(p->devices, p->nstages) +
+	    2 * sizeof (struct pw_schedule) + sizeof (struct pw_timing) +
 	    sizeof (struct pw_metrics) + pw_op_universe(p) *
-	    (sizeof (struct pw_op) + sizeof (struct pw_anchor) +
-	    2 * sizeof (double) + sizeof (struct pw_mem_point)) +
+	    (2 * sizeof (struct pw_op) + 2 * sizeof (struct pw_anchor) +
+	    2 * sizeof (double) + sizeof (struct pw_bind) +
+	    2 * sizeof (int32_t) + sizeof (struct pw_mem_point)) +
 	    (size_t)p->devices * sizeof (struct pw_device_metrics);
 }
 
@@ -71,7 +73,7 @@ pwl_schedule_test(lua_State *L, int idx)
 {
 	struct pwl_schedule *s = luaL_testudata(L, idx, PWL_SCHEDULE);
 
-	return s != NULL && s->metrics != NULL ? s : NULL;
+	return s != NULL && s->plan != NULL ? s : NULL;
 }
 
 static struct pwl_schedule *
@@ -84,15 +86,13 @@ pwl_schedule_check(lua_State *L, int arg)
 	return s;
 }
 
-void
-pwl_schedule_finish(lua_State *L, struct pwl_schedule *s,
-    const struct pw_solve_result *res, const char *what)
+/* The solver's figures of S: RES's, or (RES NULL) the makespan as the
+ * objective with the optimizer's lower bound on it. */
+static void
+pwl_schedule_figures(struct pwl_schedule *s, const struct pw_solve_result *res)
 {
-	struct pw_error err;
+	const struct pw_problem *p = pw_plan_problem(s->plan);
 
-	if (pw_simulate(s->problem, s->schedule, &s->timing, &err) != PW_OK)
-		pwl_fail(L, "%s: %s", what, err.msg);
-	s->metrics = pw_metrics_compute(s->problem, s->schedule, s->timing);
 	if (res != NULL) {
 		s->objective = res->objective;
 		s->bound = res->bound;
@@ -103,10 +103,22 @@ pwl_schedule_finish(lua_State *L, struct pwl_schedule *s,
 		s->start[sizeof s->start - 1] = '\0';
 		return;
 	}
-	s->objective = s->metrics->makespan;
-	s->bound = pw_lower_bound(s->problem, PW_OBJ_MAKESPAN);
+	s->objective = pw_plan_metrics(s->plan)->makespan;
+	s->bound = pw_lower_bound(p, PW_OBJ_MAKESPAN);
 	s->gap = s->objective > 0 ? (s->objective - s->bound) / s->objective :
 	    0;
+}
+
+void
+pwl_schedule_finish(lua_State *L, struct pwl_schedule *s,
+    struct pw_problem *problem, struct pw_schedule *sched,
+    const struct pw_solve_result *res, const char *what)
+{
+	struct pw_error err;
+
+	if (pw_plan_new(problem, sched, &s->plan, &err) != PW_OK)
+		pwl_fail(L, "%s: %s", what, err.msg);
+	pwl_schedule_figures(s, res);
 }
 
 /* pw.schedule(problem, family): the family's schedule, or nil and the
@@ -117,6 +129,7 @@ pwl_schedule_new(lua_State *L)
 	struct pwl_problem *pb = pwl_problem_check(L, 1);
 	const char *name = luaL_checkstring(L, 2);
 	const struct pw_family *family;
+	const struct pw_problem *p;
 	struct pwl_problem *used;
 	struct pwl_schedule *s;
 	struct pw_error err;
@@ -131,30 +144,31 @@ pwl_schedule_new(lua_State *L)
 	pwl_problem_charge(L, used, pb->p->devices, pb->p->nstages,
 	    pb->p->microbatches, "pw.schedule");
 	s = pwl_schedule_push(L, 3, pb->p, "pw.schedule");
-	rc = pw_family_build(family, pb->p, &used->p, &s->schedule, &err);
+	rc = pw_plan_family(family, pb->p, &s->plan, &err);
 	if (rc == PW_ERR_NOT_APPLICABLE) {
 		lua_pushnil(L);
 		lua_pushfstring(L, "%s does not apply: %s", name, err.msg);
 		return 2;
 	}
+	if (rc == PW_ERR_INTERNAL)
+		return pwl_fail(L, "pw.schedule: internal error: %s", err.msg);
 	if (rc != PW_OK)
 		return pwl_fail(L, "pw.schedule: %s: %s", name, err.msg);
+	p = pw_plan_problem(s->plan);
 	/* Not split again: the schedule is for the script's own problem. */
-	if (pw_problem_same(used->p, pb->p)) {
+	if (pw_problem_same(p, pb->p)) {
 		lua_pushvalue(L, 1);
 		lua_setiuservalue(L, 4, 1);
-		s->problem = pb->p;
 	} else {
-		/* Split again, into more stages: charged for them now. */
-		s->problem = used->p;
-		pwl_charge_up(L, &used->charged, pwl_problem_bytes(
-		    used->p->devices, used->p->nstages), "pw.schedule");
-		pwl_charge_up(L, &s->charged, pwl_schedule_bytes(used->p),
+		/* Split again, into more stages: charged for them now, and
+		 * the script's problem object for it its own copy. */
+		pwl_charge_up(L, &used->charged, pwl_problem_bytes(p->devices,
+		    p->nstages), "pw.schedule");
+		pwl_charge_up(L, &s->charged, pwl_schedule_bytes(p),
 		    "pw.schedule");
+		used->p = pw_problem_copy(p);
 	}
-	if (s->schedule->family == NULL)
-		s->schedule->family = pw_xstrdup(family->name);
-	pwl_schedule_finish(L, s, NULL, "pw.schedule: internal error");
+	pwl_schedule_figures(s, NULL);
 	return 1;
 }
 
@@ -171,10 +185,10 @@ pwl_solve_start(lua_State *L, const struct pwl_problem *pb,
 			pwl_fail(L, "pw.solve: start: unknown family '%s' (see "
 			    "pw.families())", o->start_family);
 	} else if ((start = pwl_schedule_test(L, -1)) != NULL) {
-		if (!pw_problem_same(start->problem, pb->p))
+		if (!pw_problem_same(pw_plan_problem(start->plan), pb->p))
 			pwl_fail(L, "pw.solve: start: that schedule is for "
 			    "another problem");
-		o->start = start->schedule;
+		o->start = pw_plan_schedule(start->plan);
 	} else if (!lua_isnil(L, -1))
 		pwl_fail(L, "pw.solve: start: must be a family name or a "
 		    "schedule (got %s)", luaL_typename(L, -1));
@@ -190,6 +204,7 @@ pwl_solve(lua_State *L)
 	    NULL };
 	struct pwl_problem *pb = pwl_problem_check(L, 1);
 	struct pw_solve_result res;
+	struct pw_schedule *sched;
 	struct pw_solve_opts o;
 	struct pwl_schedule *s;
 	struct pw_error err;
@@ -250,12 +265,12 @@ pwl_solve(lua_State *L)
 		lua_pushstring(L, err.msg);
 		return 2;
 	}
-	/* The schedule is the userdata's now (freed with it, also when
+	/* The schedule is the plan's now (freed with it, also when
 	 * finishing raises); the rest of RES owns nothing. */
-	s->schedule = res.schedule;
+	sched = res.schedule;
 	res.schedule = NULL;
-	s->problem = pb->p;
-	pwl_schedule_finish(L, s, &res, "pw.solve: internal error");
+	pwl_schedule_finish(L, s, pw_problem_copy(pb->p), sched, &res,
+	    "pw.solve: internal error");
 	pw_solve_result_free(&res);
 	return 1;
 }
@@ -269,22 +284,83 @@ pwl_show(lua_State *L)
 
 	luaL_argcheck(L, width >= 1 && width <= PWL_WIDTH_MAX, 2,
 	    "the width must be from 1 to 100000 columns");
-	pw_show(stdout, s->problem, s->schedule, s->timing, s->metrics,
-	    (int)width);
+	pw_show(stdout, pw_plan_problem(s->plan), pw_plan_timed(s->plan),
+	    pw_plan_timing(s->plan), pw_plan_metrics(s->plan), (int)width);
 	return 0;
+}
+
+static void
+pwl_rows_free(void *rows)
+{
+	pw_compare_rows_free(rows);
+}
+
+/* Pushes NAME = X into the table at the top. */
+static void
+pwl_set_number(lua_State *L, const char *name, double x)
+{
+	lua_pushnumber(L, x);
+	lua_setfield(L, -2, name);
+}
+
+/* pw.compare(problem): one table per family, in the registry's order:
+ * its figures, or why it has no schedule. */
+static int
+pwl_compare(lua_State *L)
+{
+	struct pwl_problem *pb = pwl_problem_check(L, 1);
+	const struct pw_problem *p = pb->p;
+	const struct pw_compare_row *r;
+	struct pw_compare_row **rows;
+	size_t i;
+
+	lua_settop(L, 1);
+	/* One family's plan at a time, and every row's metrics. */
+	rows = (struct pw_compare_row **)pwl_box_with(L, pwl_schedule_bytes(p) +
+	    pw_nfamilies * (sizeof (struct pw_metrics) + (size_t)p->devices *
+	    sizeof (struct pw_device_metrics) + pw_op_universe(p) *
+	    sizeof (struct pw_mem_point)), "pw.compare", pwl_rows_free);
+	*rows = pw_compare_rows(p);
+	lua_createtable(L, (int)pw_nfamilies, 0);
+	for (i = 0; i < pw_nfamilies; i++) {
+		r = &(*rows)[i];
+		lua_createtable(L, 0, 8);
+		lua_pushstring(L, r->family->name);
+		lua_setfield(L, -2, "family");
+		if (r->rc != PW_OK) {
+			lua_pushstring(L, r->why);
+			lua_setfield(L, -2, "why");
+		} else {
+			pwl_set_number(L, "makespan", r->metrics->makespan);
+			pwl_set_number(L, "bubble", r->metrics->bubble_rate);
+			pwl_set_number(L, "idle", r->metrics->total_idle);
+			pwl_set_number(L, "max_peak", r->max_peak);
+			lua_pushboolean(L, r->metrics->feasible);
+			lua_setfield(L, -2, "feasible");
+			if (r->tightest >= 0) {
+				lua_pushinteger(L, r->tightest + 1);
+				lua_setfield(L, -2, "tightest");
+				pwl_set_number(L, "share", r->share);
+			}
+		}
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	return 1;
 }
 
 /* Pushes the list of timed ops, sorted by start. */
 static void
 pwl_push_ops(lua_State *L, const struct pwl_schedule *s)
 {
+	const struct pw_problem *p = pw_plan_problem(s->plan);
 	struct pw_timed_op **ops = (struct pw_timed_op **)pwl_box(L,
-	    pw_op_universe(s->problem) * sizeof **ops, "schedule: ops");
+	    pw_op_universe(p) * sizeof **ops, "schedule: ops");
 	const struct pw_timed_op *op;
 	char channel[64];
 	size_t i, n;
 
-	*ops = pw_timed_ops(s->problem, s->schedule, s->timing, &n);
+	*ops = pw_timed_ops(p, pw_plan_timed(s->plan), pw_plan_timing(s->plan),
+	    &n);
 	lua_createtable(L, (int)n, 0);
 	for (i = 0; i < n; i++) {
 		op = &(*ops)[i];
@@ -298,9 +374,9 @@ pwl_push_ops(lua_State *L, const struct pwl_schedule *s)
 		if (pw_kind_is_transfer(op->op.kind)) {
 			lua_pushnumber(L, op->bytes);
 			lua_setfield(L, -2, "bytes");
-			lua_pushstring(L, pw_channel_name(s->problem,
-			    pw_problem_channel(s->problem, op->device,
-			    op->op.kind), channel, sizeof channel));
+			lua_pushstring(L, pw_channel_name(p,
+			    pw_problem_channel(p, op->device, op->op.kind),
+			    channel, sizeof channel));
 			lua_setfield(L, -2, "channel");
 		}
 		if (op->has_anchor) {
@@ -321,10 +397,10 @@ static void
 pwl_schedule_field(lua_State *L, const struct pwl_schedule *s,
     const char *key)
 {
-	const struct pw_metrics *m = s->metrics;
+	const struct pw_metrics *m = pw_plan_metrics(s->plan);
 
 	if (strcmp(key, "family") == 0)
-		lua_pushstring(L, s->schedule->family);
+		lua_pushstring(L, pw_plan_schedule(s->plan)->family);
 	else if (strcmp(key, "makespan") == 0)
 		lua_pushnumber(L, m->makespan);
 	else if (strcmp(key, "bubble_rate") == 0)
@@ -385,18 +461,20 @@ static int
 pwl_schedule_tostring(lua_State *L)
 {
 	struct pwl_schedule *s = pwl_schedule_check(L, 1);
+	const struct pw_metrics *m = pw_plan_metrics(s->plan);
+	const char *family = pw_plan_schedule(s->plan)->family;
 	char span[32], peak[32];
 	double top = 0;
 	int d;
 
-	for (d = 0; d < s->metrics->ndevices; d++)
-		if (s->metrics->device[d].peak > top)
-			top = s->metrics->device[d].peak;
+	for (d = 0; d < m->ndevices; d++)
+		if (m->device[d].peak > top)
+			top = m->device[d].peak;
 	lua_pushfstring(L, "schedule %s: makespan %s, bubble rate %f, peak %s%s",
-	    s->schedule->family != NULL ? s->schedule->family : "(unnamed)",
-	    pw_fmt_seconds(span, sizeof span, s->metrics->makespan),
-	    s->metrics->bubble_rate, pw_fmt_bytes(peak, sizeof peak, top),
-	    s->metrics->feasible ? "" : " (over a limit)");
+	    family != NULL ? family : "(unnamed)",
+	    pw_fmt_seconds(span, sizeof span, m->makespan),
+	    m->bubble_rate, pw_fmt_bytes(peak, sizeof peak, top),
+	    m->feasible ? "" : " (over a limit)");
 	return 1;
 }
 
@@ -413,6 +491,7 @@ pwl_open_schedule(lua_State *L)
 		{ "schedule", pwl_schedule_new },
 		{ "solve", pwl_solve },
 		{ "show", pwl_show },
+		{ "compare", pwl_compare },
 		{ NULL, NULL }
 	};
 

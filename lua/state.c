@@ -484,7 +484,7 @@ pwl_run_body(lua_State *L)
 				    pb->prefs.npins * sizeof *pb->prefs.pins);
 		}
 	} else if ((sb = pwl_schedule_test(L, -1)) != NULL)
-		run->out = pw_problem_copy(sb->problem);
+		run->out = pw_problem_copy(pw_plan_problem(sb->plan));
 	else {
 		run->early = PW_ERR_INPUT;
 		lua_pushfstring(L, "%s: a problem script must end with "

@@ -24,8 +24,8 @@ pwl_write_json(lua_State *L)
 	if (pb != NULL)
 		rc = pw_problem_write(path, pb->p, &err);
 	else
-		rc = pw_schedule_write(path, s->problem, s->schedule, s->timing,
-		    &err);
+		rc = pw_schedule_write(path, pw_plan_problem(s->plan),
+		    pw_plan_timed(s->plan), pw_plan_timing(s->plan), &err);
 	if (rc != PW_OK)
 		return pwl_fail(L, "pw.write_json: %s", err.msg);
 	return 0;

@@ -8,6 +8,11 @@
  * plan's timing and metrics are never set by a caller: they are computed
  * from its problem and schedule after every change.
  *
+ * Undo is by inverses, not snapshots: every edit answers with the edit
+ * that reverses it (a move with a move back, an insert with a remove, an
+ * anchor with the anchor before), so a front end's history is a stack of
+ * small edits and undoing re-times the orders like any other edit.
+ *
  * Conventions as in pipewright.h: PW_OK or a negative enum pw_rc with a
  * struct pw_error; the caller owns what "new", "copy" and "read" return.
  */
@@ -26,8 +31,9 @@ bool	pw_op_at(const struct pw_problem *, const struct pw_schedule *,
 	    const struct pw_timing *, int resource, double t, struct pw_op *out);
 
 /* DEVICE's memory in bytes at instant T (after every event at T, frees
- * first), from its curve by binary search; static memory before the
- * first event. */
+ * first), from its curve by binary search; before the curve's first
+ * point (the metrics' start) that point's level: static memory unless an
+ * op allocates at the start itself. */
 double	pw_memory_at(const struct pw_metrics *, int device, double t);
 
 /* Every op's slack: how much later than its start it could start with
@@ -146,7 +152,9 @@ int	pw_plan_apply(struct pw_plan *, const struct pw_edit *edit,
 /* Replaces PLAN's orders by SCHED (taken: the plan owns it, whatever this
  * returns), shaped for the plan's problem, and re-times them; as
  * pw_plan_apply, the plan keeps its last good timing when they fail, and
- * the code is pw_plan_status's. */
+ * the code is pw_plan_status's.  A schedule of another shape (devices,
+ * channels, stages, microbatches) is refused with PW_ERR_INPUT and freed,
+ * and nothing changes. */
 int	pw_plan_replace(struct pw_plan *, struct pw_schedule *sched,
 	    struct pw_error *);
 

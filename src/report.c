@@ -1,6 +1,7 @@
 /*
- * report.c - metrics and the family comparison as text, metrics as JSON.
- * Everything here only reads what the simulator and metrics computed.
+ * report.c - metrics and the family comparison as text, metrics as JSON,
+ * and the comparison's rows as data.  Everything here only reads what the
+ * simulator and metrics computed.
  */
 #include <assert.h>
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <jansson.h>
 
 #include "pipewright.h"
+#include "plan.h"
 
 /* Devices per line of the comparison's per-device block: the family
  * column and 8 cells of 10 fit 100 columns for names up to 20. */
@@ -19,15 +21,6 @@
 /* Notes under the table are wrapped at this width. */
 #define REPORT_WIDTH		100
 #define REPORT_INDENT		4
-
-/* One family's result in the comparison. */
-struct report_row {
-	const struct pw_family *family;
-	int	nstages;		/* of the problem it ran on */
-	struct pw_metrics *metrics;	/* NULL when there is no schedule */
-	const char *verdict;		/* when metrics is NULL: the kind */
-	char	*why;			/* and the reason */
-};
 
 /*
  * The device that uses the largest share of its limit (-1 when no device
@@ -178,41 +171,77 @@ pw_metrics_print_json(FILE *fp, const struct pw_problem *p,
 /* Builds, times and measures ROW's family on P; a family that does not
  * apply (or fails) gets the reason instead. */
 static void
-report_row_run(struct report_row *row, const struct pw_problem *p)
+report_row_run(struct pw_compare_row *row, const struct pw_problem *p)
 {
-	struct pw_problem *used = NULL;
-	struct pw_schedule *schedule = NULL;
-	struct pw_timing *timing = NULL;
+	const struct pw_problem *used;
+	const struct pw_metrics *m;
+	struct pw_plan *plan;
 	struct pw_error err;
-	int rc;
+	int t;
 
-	rc = pw_family_build(row->family, p, &used, &schedule, &err);
-	if (rc == PW_OK && pw_simulate(used, schedule, &timing, &err) ==
-	    PW_OK) {
-		row->metrics = pw_metrics_compute(used, schedule, timing);
-		row->nstages = used->nstages;
-	} else {
-		row->verdict = rc == PW_ERR_NOT_APPLICABLE ? "not applicable" :
-		    "error";
+	row->tightest = -1;
+	if ((row->rc = pw_plan_family(row->family, p, &plan, &err)) != PW_OK) {
 		row->why = pw_xstrdup(err.msg);
+		return;
 	}
-	pw_timing_free(timing);
-	pw_schedule_free(schedule);
-	pw_problem_free(used);
+	/* The row outlives the plan: its metrics are measured again. */
+	used = pw_plan_problem(plan);
+	row->nstages = used->nstages;
+	row->metrics = pw_metrics_compute(used, pw_plan_timed(plan),
+	    pw_plan_timing(plan));
+	m = row->metrics;
+	row->max_peak = report_max_peak(m);
+	row->tightest = t = report_tightest(p, m, &row->nover);
+	row->share = t < 0 ? NAN : m->device[t].peak / p->memory[t].limit;
+	pw_plan_free(plan);
+}
+
+struct pw_compare_row *
+pw_compare_rows(const struct pw_problem *p)
+{
+	struct pw_compare_row *rows;
+	size_t i;
+
+	rows = pw_xcalloc(pw_nfamilies, sizeof *rows);
+	for (i = 0; i < pw_nfamilies; i++) {
+		rows[i].family = &pw_families[i];
+		report_row_run(&rows[i], p);
+	}
+	return rows;
+}
+
+void
+pw_compare_rows_free(struct pw_compare_row *rows)
+{
+	size_t i;
+
+	if (rows == NULL)
+		return;
+	for (i = 0; i < pw_nfamilies; i++) {
+		pw_metrics_free(rows[i].metrics);
+		free(rows[i].why);
+	}
+	free(rows);
+}
+
+/* What a row without a schedule says it is. */
+static const char *
+report_verdict(const struct pw_compare_row *row)
+{
+	return row->rc == PW_ERR_NOT_APPLICABLE ? "not applicable" : "error";
 }
 
 /* The status column: "ok", how the schedule breaks a limit, or the verdict
  * that there is none.  Writes into BUF and returns it. */
 static const char *
 report_status(char *buf, size_t len, const struct pw_problem *p,
-    const struct report_row *row)
+    const struct pw_compare_row *row)
 {
 	char excess[32];
-	int nover, t;
+	int nover = row->nover, t = row->tightest;
 
-	if (row->metrics == NULL)
-		return row->verdict;
-	t = report_tightest(p, row->metrics, &nover);
+	if (row->rc != PW_OK)
+		return report_verdict(row);
 	if (nover == 0)
 		return "ok";
 	assert(t >= 0);
@@ -236,14 +265,13 @@ report_table_line(FILE *fp, int namew, const char *family,
 }
 
 static void
-report_table(FILE *fp, const struct pw_problem *p, struct report_row *rows,
-    int namew)
+report_table(FILE *fp, const struct pw_problem *p,
+    const struct pw_compare_row *rows, int namew)
 {
 	char b1[32], b2[32], b3[32], b4[32], b5[32], status[128];
 	const struct pw_metrics *m;
 	const char *name;
 	size_t i;
-	int nover, t;
 
 	report_table_line(fp, namew, "family", "makespan", "bubble",
 	    "total idle", "max peak", "peak/limit", "status");
@@ -256,16 +284,15 @@ report_table(FILE *fp, const struct pw_problem *p, struct report_row *rows,
 			continue;
 		}
 		snprintf(b2, sizeof b2, "%.4f", m->bubble_rate);
-		t = report_tightest(p, m, &nover);
-		if (t < 0)
+		if (rows[i].tightest < 0)
 			snprintf(b5, sizeof b5, "no limit");
 		else
-			snprintf(b5, sizeof b5, "d%d %.1f%%", t,
-			    report_share(p, m, t));
+			snprintf(b5, sizeof b5, "d%d %.1f%%", rows[i].tightest,
+			    100 * rows[i].share);
 		report_table_line(fp, namew, name,
 		    pw_fmt_seconds(b1, sizeof b1, m->makespan), b2,
 		    pw_fmt_seconds(b3, sizeof b3, m->total_idle),
-		    pw_fmt_bytes(b4, sizeof b4, report_max_peak(m)), b5,
+		    pw_fmt_bytes(b4, sizeof b4, rows[i].max_peak), b5,
 		    report_status(status, sizeof status, p, &rows[i]));
 	}
 }
@@ -298,7 +325,7 @@ report_wrap(FILE *fp, const char *label, const char *text)
 /* Why each family without a schedule has none. */
 static void
 report_notes(FILE *fp, const struct pw_problem *p,
-    const struct report_row *rows)
+    const struct pw_compare_row *rows)
 {
 	bool first = true;
 	char *label, *why;
@@ -318,7 +345,7 @@ report_notes(FILE *fp, const struct pw_problem *p,
 			    rows[i].nstages / p->devices);
 		} else {
 			label = pw_xasprintf("%s %s:", rows[i].family->name,
-			    rows[i].verdict);
+			    report_verdict(&rows[i]));
 			why = pw_escape(rows[i].why);
 		}
 		report_wrap(fp, label, why);
@@ -369,8 +396,8 @@ report_device_line(FILE *fp, const struct pw_problem *p,
 /* Each device's peak as a share of its limit (its bytes where it has
  * none), REPORT_DEVICES_PER_LINE devices to a block. */
 static void
-report_devices(FILE *fp, const struct pw_problem *p, struct report_row *rows,
-    int namew)
+report_devices(FILE *fp, const struct pw_problem *p,
+    const struct pw_compare_row *rows, int namew)
 {
 	int first, last;
 	size_t i;
@@ -396,21 +423,16 @@ report_devices(FILE *fp, const struct pw_problem *p, struct report_row *rows,
 }
 
 void
-pw_compare_print(FILE *fp, const struct pw_problem *p)
+pw_compare_rows_print(FILE *fp, const struct pw_problem *p,
+    const struct pw_compare_row *rows)
 {
-	struct report_row *rows;
 	char *name;
 	size_t i;
 	int namew = (int)strlen("family");
 
-	rows = pw_xcalloc(pw_nfamilies, sizeof *rows);
-	for (i = 0; i < pw_nfamilies; i++) {
-		rows[i].family = &pw_families[i];
-		report_row_run(&rows[i], p);
+	for (i = 0; i < pw_nfamilies; i++)
 		if ((int)strlen(pw_families[i].name) > namew)
 			namew = (int)strlen(pw_families[i].name);
-	}
-
 	name = p->name != NULL ? pw_escape(p->name) : NULL;
 	fprintf(fp, "%s%s%d devices, %d stages, %d microbatches\n\n",
 	    name != NULL ? name : "", name != NULL ? ": " : "",
@@ -419,10 +441,13 @@ pw_compare_print(FILE *fp, const struct pw_problem *p)
 	report_table(fp, p, rows, namew);
 	report_notes(fp, p, rows);
 	report_devices(fp, p, rows, namew);
+}
 
-	for (i = 0; i < pw_nfamilies; i++) {
-		pw_metrics_free(rows[i].metrics);
-		free(rows[i].why);
-	}
-	free(rows);
+void
+pw_compare_print(FILE *fp, const struct pw_problem *p)
+{
+	struct pw_compare_row *rows = pw_compare_rows(p);
+
+	pw_compare_rows_print(fp, p, rows);
+	pw_compare_rows_free(rows);
 }

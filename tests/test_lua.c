@@ -373,6 +373,25 @@ test_schedules(void)
 	    "assert(fams[1] == 'gpipe' and fams[2] == '1f1b')\n",
 	    "families: exact 1F1B and ZB-H2 metrics on the unit problem");
 
+	script_ok("compare.lua",
+	    "local p = pw.problem" UNIT_SPEC ", memory_limit = 6 }\n"
+	    "local rows = pw.compare(p)\n"
+	    "assert(#rows == #pw.families())\n"
+	    "local r = rows[2]\n"
+	    "assert(r.family == '1f1b' and r.makespan == 33 and r.why == nil)\n"
+	    "assert(r.bubble == 9 / 33 and r.idle == 36 and r.max_peak == 4)\n"
+	    "assert(r.feasible and r.tightest == 1 and r.share == 4 / 6)\n"
+	    "local h2 = rows[5]\n"
+	    "assert(h2.family == 'zb-h2' and h2.makespan == 27)\n"
+	    "assert(h2.max_peak == 7 and not h2.feasible)\n"
+	    "assert(h2.tightest == 1 and h2.share == 7 / 6)\n"
+	    "local v = rows[9]\n"
+	    "assert(v.family == 'zb-v' and v.makespan == nil)\n"
+	    "assert(v.why:find('^zb%-v needs V placement'))\n"
+	    "local free = pw.compare(pw.problem" UNIT_SPEC " })[2]\n"
+	    "assert(free.tightest == nil and free.share == nil)\n",
+	    "compare: every family's row, exact on the unit problem");
+
 	script_ok("solve.lua",
 	    "local p = pw.problem" UNIT_SPEC ",\n"
 	    "  memory_limit = 4, time_limit = 2, objective = 'makespan',\n"

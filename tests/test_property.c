@@ -13,8 +13,10 @@
  * given, whose tighter schedules test the bounds harder; and the optimizer
  * started from the random order must return a schedule that keeps those
  * limits.  Far from 0 on the clock the checker must judge as near it, and
- * times no double holds must be reported, once.  One TAP line per
- * property, with the first failure.
+ * times no double holds must be reported, once.  The questions of plan.h
+ * (slack, the critical path, the op and the memory at an instant) must
+ * agree with the timing they are asked of.  One TAP line per property,
+ * with the first failure.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -24,6 +26,7 @@
 #include <string.h>
 
 #include "pipewright.h"
+#include "plan.h"
 #include "solver.h"
 #include "tap.h"
 #include "testlib.h"
@@ -112,6 +115,10 @@ enum {
 	P_FAR,		/* accepts it shifted to 1e6 s, and to 1e12 s if exact */
 	P_FLAT,		/* names a zero-length op of it shifted to 1e12 s */
 	P_NONFINITE,	/* reports an op with a non-finite time or duration */
+	P_SLACK,	/* slack is never negative, NaN only for absent ops */
+	P_CRITICAL,	/* the critical path adds up to the makespan, slack 0 */
+	P_OP_AT,	/* pw_op_at names the op the timing says */
+	P_MEMORY_AT,	/* pw_memory_at is the sum of the ops' effects */
 	P_COUNT
 };
 
@@ -138,6 +145,15 @@ static struct prop props[P_COUNT] = {
 	    "by 1e12 s (the only violation where the shift is exact)" },
 	{ .name = "the checker reports an op with a NaN or infinite time, or "
 	    "one from 1e308 to -1e308, in one line and nothing else" },
+	{ .name = "every present op's slack is finite and never negative, "
+	    "every absent op's NaN" },
+	{ .name = "the critical path runs from 0 along binding predecessors, "
+	    "each of its ops has slack 0, and its durations and delays add "
+	    "up to the makespan" },
+	{ .name = "pw_op_at at every op's start and mid-point and at random "
+	    "instants names the op running then, or none" },
+	{ .name = "pw_memory_at at every event and at random instants is "
+	    "static memory plus the effects of pw_op_memory up to then" },
 };
 
 /* What the cases covered, so a generator that drifts shows in the log. */
@@ -848,6 +864,210 @@ prop_family_bounds(int k, const struct pw_problem *p)
 	}
 }
 
+/* Slack of every op and the critical path. */
+static void
+prop_critical(int k, const struct pw_problem *p,
+    const struct pw_schedule *sched, const struct pw_timing *t)
+{
+	double *slack = pw_slack(p, sched, t);
+	struct pw_critical *path;
+	const struct pw_critical *c;
+	char name[64];
+	double last = 0, sum = 0, at;
+	size_t i, n;
+
+	props[P_SLACK].runs++;
+	props[P_CRITICAL].runs++;
+	for (i = 0; i < t->universe; i++) {
+		if (pw_timing_has(t, i) ? isfinite(slack[i]) && slack[i] >= 0 :
+		    isnan(slack[i])) {
+			if (pw_timing_has(t, i))
+				last = fmax(last, t->end[i]);
+			continue;
+		}
+		prop_fail(&props[P_SLACK], k, "%s has slack %.17g",
+		    pw_op_name(name, sizeof name, pw_op_from_index(p, i)),
+		    slack[i]);
+		break;
+	}
+	path = pw_critical_path(p, sched, t, &n);
+	if (n == 0 || path[0].bound || path[0].start != 0 ||
+	    path[n - 1].end != last) {
+		prop_fail(&props[P_CRITICAL], k, "%zu ops from %.17g to %.17g, "
+		    "the makespan %.17g", n, n > 0 ? path[0].start : NAN,
+		    n > 0 ? path[n - 1].end : NAN, last);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		c = &path[i];
+		if (slack[pw_op_index(p, c->op)] != 0) {
+			prop_fail(&props[P_CRITICAL], k, "%s on the path has "
+			    "slack %.17g", pw_op_name(name, sizeof name, c->op),
+			    slack[pw_op_index(p, c->op)]);
+			goto out;
+		}
+		if (i + 1 < n && path[i + 1].by.from_start)
+			continue;
+		sum += c->end - c->start;
+		if (i + 1 < n)
+			sum += path[i + 1].by.delay;
+	}
+	for (i = 1; i < n; i++) {
+		c = &path[i];
+		at = (c->by.from_start ? path[i - 1].start : path[i - 1].end) +
+		    c->by.delay;
+		if (!c->bound || memcmp(&c->by.op, &path[i - 1].op,
+		    sizeof c->op) != 0 || at != c->start) {
+			prop_fail(&props[P_CRITICAL], k, "%s at %.17g is not "
+			    "bound by the op before it on the path",
+			    pw_op_name(name, sizeof name, c->op), c->start);
+			goto out;
+		}
+	}
+	if (fabs(sum - last) > 1e-9 * fmax(1, last))
+		prop_fail(&props[P_CRITICAL], k, "the path adds up to %.17g, "
+		    "the makespan is %.17g", sum, last);
+out:
+	free(path);
+	free(slack);
+}
+
+/* The op of SEQ running at AT by a scan, or NULL. */
+static const struct pw_op *
+running_at(const struct pw_problem *p, const struct pw_seq *seq,
+    const struct pw_timing *t, double at)
+{
+	size_t idx;
+	int i;
+
+	for (i = 0; i < seq->len; i++) {
+		idx = pw_op_index(p, seq->ops[i]);
+		if (t->start[idx] <= at && at < t->end[idx])
+			return &seq->ops[i];
+	}
+	return NULL;
+}
+
+/* pw_op_at on resource R at AT against the scan; false on a mismatch. */
+static bool
+probe_op_at(int k, const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_timing *t, int r, double at)
+{
+	const struct pw_seq *seq = r < p->devices ? &sched->device[r] :
+	    &sched->channel[r - p->devices];
+	const struct pw_op *want = running_at(p, seq, t, at);
+	struct pw_op got;
+	char name[64], wname[64];
+	bool has = pw_op_at(p, sched, t, r, at, &got);
+
+	if (has == (want != NULL) && (!has || memcmp(&got, want,
+	    sizeof got) == 0))
+		return true;
+	prop_fail(&props[P_OP_AT], k, "resource %d at %.17g: %s, the timing "
+	    "says %s", r, at, has ? pw_op_name(name, sizeof name, got) : "idle",
+	    want != NULL ? pw_op_name(wname, sizeof wname, *want) : "idle");
+	return false;
+}
+
+static void
+prop_op_at(int k, const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_timing *t, double makespan)
+{
+	const struct pw_seq *seq;
+	size_t idx;
+	int r, i;
+
+	props[P_OP_AT].runs++;
+	for (r = 0; r < p->devices + sched->nchannels; r++) {
+		seq = r < p->devices ? &sched->device[r] :
+		    &sched->channel[r - p->devices];
+		for (i = 0; i < seq->len; i++) {
+			idx = pw_op_index(p, seq->ops[i]);
+			if (!probe_op_at(k, p, sched, t, r, t->start[idx]) ||
+			    !probe_op_at(k, p, sched, t, r, (t->start[idx] +
+			    t->end[idx]) / 2))
+				return;
+		}
+		for (i = 0; i < 20; i++)
+			if (!probe_op_at(k, p, sched, t, r,
+			    rng_unit() * 1.1 * makespan))
+				return;
+	}
+}
+
+/* DEVICE's memory at AT summed from every op's effects: allocations at
+ * starts up to AT, frees at ends up to AT. */
+static double
+memory_sum(const struct pw_problem *p, const struct pw_timing *t, int device,
+    double at, double *scale)
+{
+	struct pw_mem_effect e;
+	double bytes = p->memory[device].static_bytes;
+	size_t i;
+
+	*scale = fmax(1, bytes);
+	for (i = 0; i < t->universe; i++) {
+		struct pw_op op = pw_op_from_index(p, i);
+
+		if (!pw_timing_has(t, i) || p->stages[op.stage].device != device)
+			continue;
+		e = pw_op_memory(p, op);
+		*scale += e.alloc + e.freed;
+		if (t->start[i] <= at)
+			bytes += e.alloc;
+		if (t->end[i] <= at)
+			bytes -= e.freed;
+	}
+	return bytes;
+}
+
+static void
+prop_memory_at(int k, const struct pw_problem *p,
+    const struct pw_schedule *sched, const struct pw_timing *t,
+    double makespan)
+{
+	struct pw_metrics *m = pw_metrics_compute(p, sched, t);
+	double at, want, got, scale;
+	size_t i;
+	int d, probe;
+
+	props[P_MEMORY_AT].runs++;
+	for (d = 0; d < p->devices; d++)
+		for (probe = 0; probe < 40; probe++) {
+			/* Half the probes at an instant where events fall. */
+			i = (size_t)rng_int((int)t->universe);
+			at = probe % 2 == 1 ? rng_unit() * 1.1 * makespan :
+			    !pw_timing_has(t, i) ? 0 : probe % 4 == 0 ?
+			    t->start[i] : t->end[i];
+			want = memory_sum(p, t, d, at, &scale);
+			got = pw_memory_at(m, d, at);
+			if (fabs(got - want) <= 1e-9 * scale)
+				continue;
+			prop_fail(&props[P_MEMORY_AT], k, "device %d at %.17g: "
+			    "%.17g bytes, the ops' effects sum to %.17g", d, at,
+			    got, want);
+			goto out;
+		}
+out:
+	pw_metrics_free(m);
+}
+
+/* The questions of plan.h against what the timing says. */
+static void
+prop_queries(int k, const struct pw_problem *p,
+    const struct pw_schedule *sched, const struct pw_timing *t)
+{
+	double makespan = 0;
+	size_t i;
+
+	for (i = 0; i < t->universe; i++)
+		if (pw_timing_has(t, i))
+			makespan = fmax(makespan, t->end[i]);
+	prop_critical(k, p, sched, t);
+	prop_op_at(k, p, sched, t, makespan);
+	prop_memory_at(k, p, sched, t, makespan);
+}
+
 static void
 run_case(int k)
 {
@@ -877,6 +1097,7 @@ run_case(int k)
 	prop_solve(k, p, sched, t);
 	prop_far(k, p, ops, n);
 	prop_nonfinite(k, p, ops, n);
+	prop_queries(k, p, sched, t);
 	free(ops);
 	pw_timing_free(t);
 out:
