@@ -6,15 +6,15 @@
  * A run starts the search on a worker thread; everything else of the run
  * happens on the caller's thread, each time the caller asks
  * (pw_solve_cancel, which any thread may call, only sets a flag for the
- * next poll and wakes a wait).  A poll
- * reads what the worker last published and watches the cancel flags and
- * the time limit; either sets the worker's stop flag, which the worker
- * checks between units of work and lp_solve polls through milp.c's abort
- * callback.  Only the stop flag crosses from the caller's thread to the
- * worker; what the result is made of comes back under a lock, so the
- * result depends on timing only through when the search stops.  pw_solve
- * is the loop a front end would write: wait a tick or for a publication,
- * poll, report, until the search is over; then finish.
+ * next poll and wakes a wait).  A poll reads what the worker last
+ * published and watches the cancel flags and the time limit; either
+ * sets the worker's stop flag, which the worker checks between units of
+ * work and lp_solve polls through milp.c's abort callback.  Only the stop
+ * flag crosses from the caller's thread to the worker; what the result
+ * is made of comes back under a lock, so the result depends on timing
+ * only through when the search stops.  pw_solve is the loop a front end
+ * would write: wait a tick or for a publication, poll, report, until the
+ * search is over; then finish.
  *
  * Some units of work cannot be interrupted (a family's build, the offload
  * planner on a large problem, a model handed to lp_solve), and take
