@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "plan.h"
 
 double
 pw_objective_value(enum pw_objective obj, const struct pw_metrics *m)
@@ -124,18 +125,18 @@ pw_pins_hold(const struct pw_problem *p, const struct pw_timing *t,
 	return true;
 }
 
-void
-pw_solver_judge(const struct pw_problem *p, const struct pw_schedule *sched,
-    const struct pw_timing *t, enum pw_objective obj,
+/* Fills E for SCHED, timed T, whose metrics are M. */
+static void
+pw_solver_judge_metrics(const struct pw_problem *p,
+    const struct pw_schedule *sched, const struct pw_timing *t,
+    const struct pw_metrics *m, enum pw_objective obj,
     const bool *offloadable, const struct pw_pin *pins, size_t npins,
     struct pw_eval *e)
 {
-	struct pw_metrics *m;
 	char b1[32], b2[32];
 	int d, c, i;
 
 	memset(e, 0, sizeof *e);
-	m = pw_metrics_compute(p, sched, t);
 	e->objective = pw_objective_value(obj, m);
 	e->ends = pw_solver_ends(t);
 	for (d = 0; d < p->devices; d++)
@@ -163,7 +164,29 @@ pw_solver_judge(const struct pw_problem *p, const struct pw_schedule *sched,
 	if (e->feasible)
 		e->feasible = pw_pins_hold(p, t, pins, npins, e->why,
 		    sizeof e->why);
+}
+
+void
+pw_solver_judge(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_timing *t, enum pw_objective obj,
+    const bool *offloadable, const struct pw_pin *pins, size_t npins,
+    struct pw_eval *e)
+{
+	struct pw_metrics *m = pw_metrics_compute(p, sched, t);
+
+	pw_solver_judge_metrics(p, sched, t, m, obj, offloadable, pins, npins,
+	    e);
 	pw_metrics_free(m);
+}
+
+void
+pw_solver_judge_plan(const struct pw_plan *plan, enum pw_objective obj,
+    const bool *offloadable, const struct pw_pin *pins, size_t npins,
+    struct pw_eval *e)
+{
+	pw_solver_judge_metrics(pw_plan_problem(plan), pw_plan_timed(plan),
+	    pw_plan_timing(plan), pw_plan_metrics(plan), obj, offloadable,
+	    pins, npins, e);
 }
 
 int

@@ -76,6 +76,13 @@ void	pw_solver_judge(const struct pw_problem *, const struct pw_schedule *,
 	    const bool *offloadable, const struct pw_pin *, size_t npins,
 	    struct pw_eval *);
 
+/* eval.c: fills E for PLAN's timed orders, from the timing and the
+ * metrics it holds. */
+struct pw_plan;
+void	pw_solver_judge_plan(const struct pw_plan *, enum pw_objective,
+	    const bool *offloadable, const struct pw_pin *, size_t npins,
+	    struct pw_eval *);
+
 /* eval.c: simulates SCHED and fills E (pw_solver_judge).  Returns PW_OK,
  * or the simulator's error (malformed orders, deadlock) with its
  * message. */

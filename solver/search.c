@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "milp.h"
+#include "plan.h"
 #include "search.h"
 
 /* The whole model is solved when it has at most this many ordering
@@ -54,7 +55,15 @@ pw_search_stopped(const struct pw_search *s)
 	    pw_search_spent(s);
 }
 
-/* Publishes the incumbent, the bound and PHASE for the next report. */
+/* A counter, not only the signal: a run that was not waiting when it
+ * came still sees it at its next wait. */
+void
+pw_search_signal(struct pw_search *s)
+{
+	s->events++;
+	pthread_cond_signal(&s->cond);
+}
+
 void
 pw_search_publish(struct pw_search *s, const char *phase)
 {
@@ -62,7 +71,7 @@ pw_search_publish(struct pw_search *s, const char *phase)
 	s->pub_incumbent = s->best != NULL ? s->eval.objective : INFINITY;
 	s->pub_bound = s->bound;
 	s->pub_phase = phase;
-	pthread_cond_signal(&s->cond);
+	pw_search_signal(s);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -145,37 +154,34 @@ pw_solver_offloads(const struct pw_schedule *sched)
 }
 
 /*
- * Builds family FAM on the problem as given into *ST.  Returns PW_OK,
- * PW_ERR_NOT_APPLICABLE with the reason (the family refuses, needs
- * another split, or its schedule does not simulate).
+ * Builds family FAM on the problem as given into *ST, judged on its plan's
+ * timing.  Returns PW_OK, else the reason: the family refuses
+ * (PW_ERR_NOT_APPLICABLE), needs another split (the same), or its
+ * schedule does not simulate (pw_plan_family's PW_ERR_INTERNAL).
  */
 static int
 pw_search_family(struct pw_search *s, const struct pw_family *fam,
     struct pw_start *st, struct pw_error *err)
 {
-	struct pw_problem *used = NULL;
-	struct pw_schedule *sched = NULL;
+	const struct pw_problem *used;
+	struct pw_plan *plan;
 	int rc;
 
 	memset(st, 0, sizeof *st);
-	if ((rc = pw_family_build(fam, s->p, &used, &sched, err)) != PW_OK)
-		goto out;
-	rc = PW_ERR_NOT_APPLICABLE;
+	if ((rc = pw_plan_family(fam, s->p, &plan, err)) != PW_OK)
+		return rc;
+	used = pw_plan_problem(plan);
 	if (!pw_problem_same(used, s->p)) {
 		pw_error_set(err, "%s needs its stages laid out otherwise (it "
 		    "splits the model into %d stages); the solver keeps the "
 		    "problem as given", fam->name, used->nstages);
-		goto out;
+		rc = PW_ERR_NOT_APPLICABLE;
+	} else {
+		pw_solver_judge_plan(plan, s->o->objective, s->offloadable,
+		    s->o->pins, s->o->npins, &st->eval);
+		st->sched = pw_schedule_copy(pw_plan_timed(plan));
 	}
-	if (pw_solver_eval(s->p, sched, s->o->objective, s->offloadable,
-	    s->o->pins, s->o->npins, &st->eval, err) != PW_OK)
-		goto out;
-	st->sched = sched;
-	sched = NULL;
-	rc = PW_OK;
-out:
-	pw_schedule_free(sched);
-	pw_problem_free(used);
+	pw_plan_free(plan);
 	return rc;
 }
 
@@ -389,7 +395,7 @@ pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
 	s->iterations += res.iterations > 0 ? res.iterations : 1;
 	pthread_mutex_lock(&s->lock);
 	s->writing = false;
-	pthread_cond_signal(&s->cond);
+	pw_search_signal(s);
 	pthread_mutex_unlock(&s->lock);
 	if (rc != PW_OK)
 		return rc;

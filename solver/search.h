@@ -1,6 +1,6 @@
 /*
- * search.h - one solve's state, shared by solver.c (the caller's side:
- * options, the worker thread, progress, the result), search.c (the
+ * search.h - one solve's state, shared by solver.c (the caller's side, a
+ * run: options, the worker thread, progress, the result), search.c (the
  * worker's search: the start, the heuristic, the whole model) and lns.c
  * (the large-neighbourhood windows).  Private to solver/.
  */
@@ -15,8 +15,8 @@
 #define PW_SEARCH_WRITE_ONLY	(-1L)
 
 /*
- * One solve: the worker's state and what it shares with the reporter,
- * on the heap and owned by both (REFS): the reporter may leave first.
+ * One solve: the worker's state and what it shares with the run, on the
+ * heap and owned by both (REFS): the run may leave first.
  */
 struct pw_search {
 	const struct pw_problem *p;	/* PROBLEM */
@@ -39,20 +39,22 @@ struct pw_search {
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	/* Under the lock: the numbers of the last report, who still holds
-	 * the search, whether the worker is writing the model file (and may
-	 * not be left), whether the reporter left before the worker (which
-	 * then writes no model file), whether the worker is done. */
+	/* Under the lock: the numbers of the last publication, how many
+	 * times the worker signalled (pw_search_signal), who still holds the
+	 * search, whether the worker is writing the model file (and may not
+	 * be left), whether the run left before the worker (which then
+	 * writes no model file), whether the worker is done. */
 	double	pub_incumbent;
 	double	pub_bound;
 	const char *pub_phase;
+	unsigned long events;
 	int	refs;
 	bool	writing;
 	bool	left;
 	bool	finished;
 
-	/* Written by the worker under the lock, which the reporter reads
-	 * them under; the worker reads them freely. */
+	/* Written by the worker under the lock, which the run reads them
+	 * under; the worker reads them freely. */
 	struct pw_schedule *best;	/* feasible, checked */
 	struct pw_eval eval;
 	/* What the solve returns: of the incumbents of the best objective,
@@ -65,8 +67,8 @@ struct pw_search {
 	double	start_objective;
 	struct pw_model_size model;
 	/* The worker's, read once it has finished: its return code, and why
-	 * it ended (PW_END_TIME also when it was stopped: the reporter
-	 * knows whether it was cancelled). */
+	 * it ended (PW_END_TIME also when it was stopped: the run knows
+	 * whether it was cancelled). */
 	int	rc;
 	struct pw_error err;
 	enum pw_solve_end ended;
@@ -79,6 +81,9 @@ double	pw_search_elapsed(const struct pw_search *s);
 /* search.c: whether S must stop (asked to, out of time, or out of
  * iterations). */
 bool	pw_search_stopped(const struct pw_search *s);
+/* search.c: under the lock, wakes the run for what the worker changed
+ * (a publication, the end of a model file, its own end). */
+void	pw_search_signal(struct pw_search *s);
 /* search.c: publishes the incumbent, the bound and PHASE for the next
  * report. */
 void	pw_search_publish(struct pw_search *s, const char *phase);

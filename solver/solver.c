@@ -1,20 +1,26 @@
 /*
- * solver.c - pw_solve: options, the worker thread that runs the search
- * (search.c, lns.c), progress, cancellation and the result.
+ * solver.c - pw_solve and the run it loops over (pw_solve_start, _poll,
+ * _wait, _take, _cancel, _finish): options, the worker thread that runs
+ * the search (search.c, lns.c), progress, cancellation and the result.
  *
- * pw_solve runs the search on a worker thread and stays on the calling
- * thread to report progress every 50 ms and to watch the cancel flag and
- * the time limit; either sets the worker's stop flag, which the worker
- * checks between units of work and lp_solve polls through milp.c's abort
- * callback.  Only the stop flag crosses from this thread to the worker;
- * what the result is made of comes back under a lock, so the result
- * depends on timing only through when the search stops.
+ * A run starts the search on a worker thread; everything else of the run
+ * happens on the caller's thread, each time the caller asks
+ * (pw_solve_cancel, which any thread may call, only sets a flag for the
+ * next poll and wakes a wait).  A poll reads what the worker last
+ * published and watches the cancel flags and the time limit; either
+ * sets the worker's stop flag, which the worker checks between units of
+ * work and lp_solve polls through milp.c's abort callback.  Only the stop
+ * flag crosses from the caller's thread to the worker; what the result
+ * is made of comes back under a lock, so the result depends on timing
+ * only through when the search stops.  pw_solve is the loop a front end
+ * would write: wait a tick or for a publication, poll, report, until the
+ * search is over; then finish.
  *
  * Some units of work cannot be interrupted (a family's build, the offload
  * planner on a large problem, a model handed to lp_solve), and take
  * seconds on the largest problems.  So once the search is stopped and
- * has a schedule, the calling thread waits PW_SOLVE_GRACE for the worker
- * and then returns a copy of its incumbent, leaving the worker to finish
+ * has a schedule, the run waits PW_SOLVE_GRACE for the worker and then
+ * finishes with a copy of its incumbent, leaving the worker to finish
  * its unit on its own copies of the problem and options; the last of the
  * two to leave frees the search.
  *
@@ -40,9 +46,9 @@
 
 /* Progress reports come at least this often (seconds). */
 #define PW_SOLVE_TICK		0.05
-/* How long a stopped search may take to finish before pw_solve returns a
- * copy of its incumbent (seconds): with the tick, a cancel takes effect
- * within 100 ms. */
+/* How long a stopped search may take to finish before the run leaves it
+ * with a copy of its incumbent (seconds): with the tick, a cancel takes
+ * effect within 100 ms. */
 #define PW_SOLVE_GRACE		0.03
 /* The default time limit (seconds). */
 #define PW_SOLVE_DEFAULT_LIMIT	10.0
@@ -296,32 +302,42 @@ pw_search_main(void *arg)
 	pthread_mutex_lock(&s->lock);
 	s->rc = rc;
 	s->finished = true;
-	pthread_cond_signal(&s->cond);
+	pw_search_signal(s);
 	pthread_mutex_unlock(&s->lock);
 	pw_search_release(s);
 	return NULL;
 }
 
-/* Calls O's progress callback with S's numbers. */
-static void
-pw_search_report(const struct pw_search *s, const struct pw_solve_opts *o,
-    double incumbent, double bound, const char *phase)
-{
-	struct pw_progress pr;
+/* ------------------------------------------------------------------ */
+/* A run: the caller's side                                            */
 
-	if (o->progress == NULL)
-		return;
-	pr.incumbent = incumbent;
-	pr.bound = bound;
-	pr.gap = isinf(incumbent) ? 1 : incumbent > 0 ?
+struct pw_solve_run {
+	struct pw_search *s;	/* one of its two references */
+	pthread_t worker;
+	atomic_int *flag;	/* the caller's cancel flag, or NULL */
+	atomic_int cancel;	/* pw_solve_cancel's */
+	/* A cancel is what stopped the search (not the time limit). */
+	bool	cancelled;
+	/* Seconds from the start to the stop; INFINITY while unstopped. */
+	double	stopped;
+	unsigned long seen;	/* s->events at the last poll */
+};
+
+/* Fills PR with these numbers and the gap between them. */
+static void
+pw_solve_progress(struct pw_progress *pr, double incumbent, double bound,
+    double elapsed, const char *phase)
+{
+	pr->incumbent = incumbent;
+	pr->bound = bound;
+	pr->gap = isinf(incumbent) ? 1 : incumbent > 0 ?
 	    fmax(0, (incumbent - bound) / incumbent) : 0;
-	pr.elapsed = pw_search_elapsed(s);
-	pr.phase = phase;
-	o->progress(&pr, o->progress_arg);
+	pr->elapsed = elapsed;
+	pr->phase = phase;
 }
 
-/* Under the lock: whether the reporter may leave a search stopped at
- * STOPPED (seconds) with a copy of its incumbent. */
+/* Under the lock: whether the run may leave a search stopped at STOPPED
+ * (seconds) with a copy of its incumbent. */
 static bool
 pw_search_may_leave(const struct pw_search *s, double stopped)
 {
@@ -329,62 +345,25 @@ pw_search_may_leave(const struct pw_search *s, double stopped)
 	    pw_search_elapsed(s) >= stopped + PW_SOLVE_GRACE;
 }
 
-/*
- * The reporter's loop on the calling thread: a report at least every
- * PW_SOLVE_TICK and after each publication, the stop flag set on O's
- * cancel or at the time limit.  Returns, with the lock held, when the
- * worker has finished, or PW_SOLVE_GRACE after the stop once the search
- * has a schedule and is not writing the model file (then marking the
- * search left).  *CANCELLED tells whether the caller cancelled.
- */
-static void
-pw_search_watch(struct pw_search *s, const struct pw_solve_opts *o,
-    bool *cancelled)
+/* Returns SCHED, the caller's, named as the solve's. */
+static struct pw_schedule *
+pw_solve_named(struct pw_schedule *sched)
 {
-	struct timespec ts;
-	double inc, bound, at, wait;
-	double stopped = s->stop != 0 ? 0 : INFINITY;
-	const char *phase;
-
-	pthread_mutex_lock(&s->lock);
-	while (!s->finished && !pw_search_may_leave(s, stopped)) {
-		wait = PW_SOLVE_TICK;
-		if (s->best != NULL && !s->writing)
-			wait = fmin(wait, fmax(0, stopped + PW_SOLVE_GRACE -
-			    pw_search_elapsed(s)));
-		at = pw_search_now() + wait;
-		ts.tv_sec = (time_t)at;
-		ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
-		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
-		inc = s->pub_incumbent;
-		bound = s->pub_bound;
-		phase = s->pub_phase;
-		pthread_mutex_unlock(&s->lock);
-		/* A cancel counts only when it is what stops the search. */
-		if (s->stop == 0 && o->cancel != NULL && *o->cancel)
-			*cancelled = true;
-		if (s->stop == 0 && (*cancelled ||
-		    pw_search_elapsed(s) >= s->limit)) {
-			s->stop = 1;
-			stopped = pw_search_elapsed(s);
-		}
-		pw_search_report(s, o, inc, bound, phase);
-		pthread_mutex_lock(&s->lock);
-	}
-	s->left = !s->finished;
+	free(sched->family);
+	sched->family = pw_xstrdup("solve");
+	return sched;
 }
 
 int
-pw_solve(const struct pw_problem *p, const struct pw_solve_opts *o,
-    struct pw_solve_result *res, struct pw_error *err)
+pw_solve_start(const struct pw_problem *p, const struct pw_solve_opts *o,
+    struct pw_solve_run **out, struct pw_error *err)
 {
+	struct pw_solve_run *run;
 	struct pw_search *s;
 	bool *offloadable;
-	pthread_t worker;
-	bool finished, cancelled = false;
 	int rc;
 
-	memset(res, 0, sizeof *res);
+	*out = NULL;
 	if ((rc = pw_problem_validate(p, "solve: problem", err)) != PW_OK ||
 	    (rc = pw_solve_check_opts(p, o, err)) != PW_OK)
 		return rc;
@@ -394,35 +373,146 @@ pw_solve(const struct pw_problem *p, const struct pw_solve_opts *o,
 		return rc;
 	}
 	s = pw_search_new(p, o, offloadable);
+	run = pw_xcalloc(1, sizeof *run);
+	run->s = s;
+	run->flag = o->cancel;
+	atomic_init(&run->cancel, 0);
+	run->stopped = INFINITY;
 	if (o->cancel != NULL && *o->cancel) {
 		s->stop = 1;
-		cancelled = true;
+		run->cancelled = true;
+		run->stopped = 0;
 	}
 	s->t0 = pw_search_now();
-	if ((rc = pw_thread_start(&worker, pw_search_main, s)) != 0) {
+	if ((rc = pw_thread_start(&run->worker, pw_search_main, s)) != 0) {
 		pw_error_set(err, "solve: cannot start the search thread: %s",
 		    strerror(rc));
 		s->refs = 1;
 		pw_search_release(s);
+		free(run);
 		return PW_ERR_INTERNAL;
 	}
-	pw_search_watch(s, o, &cancelled);
-	/* The lock is held: the worker's result, or a copy of its incumbent
-	 * (every incumbent passed the checker when it was offered). */
+	*out = run;
+	return PW_OK;
+}
+
+bool
+pw_solve_poll(struct pw_solve_run *run, struct pw_progress *pr)
+{
+	struct pw_search *s = run->s;
+	double inc, bound;
+	const char *phase;
+	bool finished, working;
+
+	pthread_mutex_lock(&s->lock);
+	run->seen = s->events;
+	inc = s->pub_incumbent;
+	bound = s->pub_bound;
+	phase = s->pub_phase;
+	finished = s->finished;
+	/* A stop set below starts its grace period now: it cannot let the
+	 * run leave yet. */
+	working = !finished && !pw_search_may_leave(s, run->stopped);
+	pthread_mutex_unlock(&s->lock);
+	/* A cancel counts only when it is what stops the search. */
+	if (!finished && s->stop == 0 && (run->cancel != 0 ||
+	    (run->flag != NULL && *run->flag != 0)))
+		run->cancelled = true;
+	if (!finished && s->stop == 0 && (run->cancelled ||
+	    pw_search_elapsed(s) >= s->limit)) {
+		s->stop = 1;
+		run->stopped = pw_search_elapsed(s);
+	}
+	if (pr != NULL)
+		pw_solve_progress(pr, inc, bound, pw_search_elapsed(s), phase);
+	return working;
+}
+
+void
+pw_solve_wait(struct pw_solve_run *run, double seconds)
+{
+	struct pw_search *s = run->s;
+	struct timespec ts;
+	double at;
+
+	pthread_mutex_lock(&s->lock);
+	at = pw_search_now() + fmax(0, seconds);
+	if (s->stop == 0)
+		at = fmin(at, s->t0 + s->limit);
+	else if (s->best != NULL && !s->writing)
+		at = fmin(at, s->t0 + run->stopped + PW_SOLVE_GRACE);
+	/* The events that change what bounds AT wake the loop too. */
+	while (s->events == run->seen && !s->finished &&
+	    pw_search_now() < at) {
+		ts.tv_sec = (time_t)at;
+		ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
+		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+struct pw_schedule *
+pw_solve_take(struct pw_solve_run *run, double *objective)
+{
+	struct pw_search *s = run->s;
+	struct pw_schedule *sched = NULL;
+	double obj = INFINITY;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->answer != NULL) {
+		sched = pw_solve_named(pw_schedule_copy(s->answer));
+		obj = s->answer_eval.objective;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (objective != NULL)
+		*objective = obj;
+	return sched;
+}
+
+void
+pw_solve_cancel(struct pw_solve_run *run)
+{
+	run->cancel = 1;
+	/* Wakes a pw_solve_wait, which then returns to its caller's poll. */
+	pthread_mutex_lock(&run->s->lock);
+	pw_search_signal(run->s);
+	pthread_mutex_unlock(&run->s->lock);
+}
+
+int
+pw_solve_finish(struct pw_solve_run *run, struct pw_solve_result *res,
+    struct pw_error *err)
+{
+	struct pw_search *s = run->s;
+	bool finished;
+	int rc = PW_OK;
+
+	memset(res, 0, sizeof *res);
+	/* Checked under the lock that the result is taken under, so that the
+	 * worker cannot begin a model file in between. */
+	pthread_mutex_lock(&s->lock);
+	while (!s->finished && !pw_search_may_leave(s, run->stopped)) {
+		pthread_mutex_unlock(&s->lock);
+		pw_solve_wait(run, PW_SOLVE_TICK);
+		pw_solve_poll(run, NULL);
+		pthread_mutex_lock(&s->lock);
+	}
+	s->left = !s->finished;
+	/* The worker's result, or a copy of its incumbent (every incumbent
+	 * passed the checker when it was offered). */
 	finished = s->finished;
 	if (finished && s->rc != PW_OK) {
 		*err = s->err;
 		rc = s->rc;
 	} else {
 		if (finished) {
-			res->schedule = s->answer;
+			res->schedule = pw_solve_named(s->answer);
 			s->answer = NULL;
 		} else {
 			assert(s->answer != NULL);
-			res->schedule = pw_schedule_copy(s->answer);
+			res->schedule = pw_solve_named(pw_schedule_copy(
+			    s->answer));
 		}
-		free(res->schedule->family);
-		res->schedule->family = pw_xstrdup("solve");
 		res->objective = s->answer_eval.objective;
 		res->bound = fmin(s->bound, res->objective);
 		res->gap = res->objective > 0 ? (res->objective -
@@ -435,20 +525,47 @@ pw_solve(const struct pw_problem *p, const struct pw_solve_opts *o,
 		/* A worker left behind or stopped was stopped by the time
 		 * limit, or by the caller. */
 		res->ended = finished && s->ended != PW_END_TIME ? s->ended :
-		    cancelled ? PW_END_CANCELLED : PW_END_TIME;
+		    run->cancelled ? PW_END_CANCELLED : PW_END_TIME;
 		snprintf(res->start, sizeof res->start, "%s", s->start);
 		res->start_objective = s->start_objective;
 		res->model = s->model;
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (finished)
-		pthread_join(worker, NULL);
+		pthread_join(run->worker, NULL);
 	else
-		pthread_detach(worker);
-	if (rc == PW_OK) {
+		pthread_detach(run->worker);
+	if (rc == PW_OK)
 		res->elapsed = pw_search_elapsed(s);
-		pw_search_report(s, o, res->objective, res->bound, "done");
-	}
 	pw_search_release(s);
+	free(run);
+	return rc;
+}
+
+int
+pw_solve(const struct pw_problem *p, const struct pw_solve_opts *o,
+    struct pw_solve_result *res, struct pw_error *err)
+{
+	struct pw_solve_run *run;
+	struct pw_progress pr;
+	bool working;
+	int rc;
+
+	memset(res, 0, sizeof *res);
+	if ((rc = pw_solve_start(p, o, &run, err)) != PW_OK)
+		return rc;
+	/* A report at least every tick and after each publication. */
+	do {
+		pw_solve_wait(run, PW_SOLVE_TICK);
+		working = pw_solve_poll(run, &pr);
+		if (o->progress != NULL)
+			o->progress(&pr, o->progress_arg);
+	} while (working);
+	rc = pw_solve_finish(run, res, err);
+	if (rc == PW_OK && o->progress != NULL) {
+		pw_solve_progress(&pr, res->objective, res->bound,
+		    res->elapsed, "done");
+		o->progress(&pr, o->progress_arg);
+	}
 	return rc;
 }

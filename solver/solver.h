@@ -34,12 +34,13 @@ struct pw_pin {
 	struct pw_op after;
 };
 
-/* What the solver reports while it works (at least every 100 ms). */
+/* What the solver reports while it works (pw_solve: at least every
+ * 100 ms; pw_solve_poll: whenever asked). */
 struct pw_progress {
 	double	incumbent;	/* objective of the best schedule so far */
 	double	bound;		/* best lower bound so far */
 	double	gap;		/* (incumbent - bound) / incumbent */
-	double	elapsed;	/* seconds since pw_solve started */
+	double	elapsed;	/* seconds since the search started */
 	const char *phase;	/* "start", "heuristic", "milp", "lns", "done" */
 };
 
@@ -68,12 +69,13 @@ struct pw_solve_opts {
 	/* Writes the whole model (when one is built) in LP format, readable
 	 * by lp_solve's command-line tool; NULL: none. */
 	const char *write_lp;
-	/* Called on the thread that called pw_solve; may be NULL. */
+	/* Called on the thread that called pw_solve; may be NULL.  Not
+	 * called by a run (pw_solve_start). */
 	void	(*progress)(const struct pw_progress *, void *arg);
 	void	*progress_arg;
 	/* Another thread sets *cancel non-zero to stop within 100 ms once the
-	 * search holds a schedule (else at its first); the best schedule so
-	 * far is returned.  May be NULL. */
+	 * search holds a schedule (else at its first; a run: from its next
+	 * poll); the best schedule so far is returned.  May be NULL. */
 	atomic_int *cancel;
 };
 
@@ -123,15 +125,74 @@ void	pw_solve_opts_init(struct pw_solve_opts *);
 /* "optimal", "searched", "iteration limit", "time limit", "cancelled". */
 const char *pw_solve_end_name(enum pw_solve_end);
 
-/* Optimizes PROBLEM's schedule under its memory limits.  Returns PW_OK
- * and a result the caller frees with pw_solve_result_free; PW_ERR_INPUT
- * for bad options (naming the option) or an infeasible problem (naming
- * the device, what it needs and what it has); PW_ERR_INTERNAL when a
- * result fails the solver's own checks (a bug) or the search thread
- * cannot start, never with a schedule. */
+/* Optimizes PROBLEM's schedule under its memory limits, blocking until
+ * the search ends (pw_solve_start, then pw_solve_poll and pw_solve_wait
+ * with O's progress callback after each poll, then pw_solve_finish).
+ * Returns PW_OK and a result the caller frees with pw_solve_result_free;
+ * PW_ERR_INPUT for bad options (naming the option) or an infeasible
+ * problem (naming the device, what it needs and what it has);
+ * PW_ERR_INTERNAL when a result fails the solver's own checks (a bug) or
+ * the search thread cannot start, never with a schedule. */
 int	pw_solve(const struct pw_problem *, const struct pw_solve_opts *,
 	    struct pw_solve_result *, struct pw_error *);
 void	pw_solve_result_free(struct pw_solve_result *);
+
+/*
+ * The same search without blocking, for a front end's event loop: start
+ * it, poll it (at 20 Hz, or after each pw_solve_wait), take its best
+ * schedule so far whenever it is wanted, cancel it, finish it.  A run is
+ * used from one thread, except pw_solve_cancel, which any thread may call
+ * while the run exists.  The search's worker keeps its own copies of the
+ * problem and the options; of the caller's, only the cancel flag
+ * (opts.cancel) is read after pw_solve_start, and must live until
+ * pw_solve_finish.  The progress callback is pw_solve's alone: a run
+ * never calls it.
+ */
+struct pw_solve_run;
+
+/* Starts searching PROBLEM under O.  Returns PW_OK and a run in *OUT,
+ * which pw_solve_finish frees; else pw_solve's errors of the input, the
+ * options and the thread (*OUT NULL).  The worker's errors (a start
+ * family that does not apply, a start that does not simulate) come from
+ * pw_solve_finish. */
+int	pw_solve_start(const struct pw_problem *, const struct pw_solve_opts *,
+	    struct pw_solve_run **out, struct pw_error *);
+
+/* Never blocks (the lock it takes the worker holds only to publish).
+ * Fills PR (may be NULL) with the latest numbers, INFINITY for the
+ * incumbent before the first schedule; sets the stop when the time limit
+ * has passed or the cancel flag is set, as pw_solve does.  Returns
+ * whether the search is still working: false once the worker has ended,
+ * or has been stopped for 30 ms holding a schedule (pw_solve_finish then
+ * returns at once). */
+bool	pw_solve_poll(struct pw_solve_run *, struct pw_progress *pr);
+
+/* Blocks for at most SECONDS, returning early when the worker publishes
+ * (a new incumbent, bound or phase) or ends, on a pw_solve_cancel, at
+ * the time limit and when a stopped search may be left (pw_solve_poll's
+ * false), and at once when any of these came since the last poll.  A
+ * change of the cancel flag does not wake it: wait at most 50 ms at a
+ * time to honour the flag within 100 ms. */
+void	pw_solve_wait(struct pw_solve_run *, double seconds);
+
+/* Returns a copy the caller owns of the schedule pw_solve_finish would
+ * return now (the leanest of the best objective so far; family "solve"),
+ * with its objective in *OBJECTIVE (may be NULL); NULL (and INFINITY)
+ * before the first schedule. */
+struct pw_schedule *pw_solve_take(struct pw_solve_run *, double *objective);
+
+/* Asks the search to stop at the next poll (pw_solve_finish polls), as
+ * the cancel flag does: the result then ends PW_END_CANCELLED, unless the
+ * search had ended already. */
+void	pw_solve_cancel(struct pw_solve_run *);
+
+/* Waits, polling, for the search to end (the time limit, the cancel flag
+ * and pw_solve_cancel still stop it), then fills RES as pw_solve does and
+ * frees the run.  A search stopped while inside a unit it cannot leave
+ * is left 30 ms after the stop with a copy of its incumbent, to finish
+ * on its own.  Returns pw_solve's codes. */
+int	pw_solve_finish(struct pw_solve_run *, struct pw_solve_result *,
+	    struct pw_error *);
 
 /* The objective of a timed schedule. */
 double	pw_objective_value(enum pw_objective, const struct pw_metrics *);

@@ -224,7 +224,6 @@ test_four_by_eight(void)
 	struct pw_milp_result res;
 
 	test_request(&rq, prob, inc, PW_OBJ_MAKESPAN);
-	rq.time_limit = 5;
 	tap_near(rq.incumbent_objective, 30, 0, "4x8: split 1F1B takes 30");
 	if (test_solve(&rq, &res, "4x8")) {
 		tap_ok(res.objective <= 30, "4x8: no worse than the incumbent");
@@ -261,7 +260,6 @@ test_limits(void)
 		snprintf(what, sizeof what, "4x8 limit %g", limits[k]);
 		tap_ok(e.ok && e.feasible, "%s: the incumbent fits", what);
 		test_request(&rq, prob, inc, PW_OBJ_MAKESPAN);
-		rq.time_limit = 5;
 		if (test_solve(&rq, &res, what)) {
 			tap_ok(res.objective <= e.objective,
 			    "%s: no worse than the incumbent", what);
@@ -508,7 +506,6 @@ test_offload(void)
 	    "moves %d activations to fit 3 bytes", e.moved);
 	test_request(&rq, prob, inc, PW_OBJ_MAKESPAN);
 	rq.offload = true;
-	rq.time_limit = 30;
 	if (test_solve(&rq, &res, "offload")) {
 		tap_str(res.size.formulation, "big-M", "offload: big-M");
 		tap_ok(!res.exact, "offload: the model restricts the search");
