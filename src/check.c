@@ -2,14 +2,19 @@
  * check.c - the independent checker.
  *
  * It verifies timed ops against a problem from first principles and on
- * purpose shares no code with the simulator: durations, hops, channels and
- * memory events are recomputed here from the problem's fields, so a bug in
- * sim.c cannot hide by being called from here too.  Every pass is linear or
- * a sort, so a million ops check in about a second.
+ * purpose shares no code with the simulator: durations, hops, channels,
+ * dependencies and memory events are recomputed here from the problem's
+ * fields.  pw_op_deps and pw_op_memory are the simulator's copy of the
+ * same rules; this file keeps its own, so that a wrong rule there cannot
+ * hide by being called from here too.  Every pass is linear or a sort, so
+ * a million ops check in about a second.
+ *
+ * Each violation is found as data (struct pw_violation, with the line
+ * that says it and the list entry at fault), and pw_check_line writes its
+ * message from that data, so the two cannot disagree.
  */
 #include <assert.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,25 +56,101 @@ struct pw_check_mem {
 	const struct pw_timed_op *op;
 };
 
-static void	pw_check_report(struct pw_checker *, const char *, ...)
-		    __attribute__((format(printf, 2, 3)));
+/* The line a violation gets, by kind (pw_check_kinds). */
+enum pw_check_line {
+	PW_CHECK_OUTSIDE,		/* an entry that is no op of the problem */
+	PW_CHECK_NO_LINK,		/* a transfer, and no link */
+	PW_CHECK_NO_BYTES,		/* a transfer of a stage without offload */
+	PW_CHECK_BYTES,			/* a transfer of other bytes */
+	PW_CHECK_REPEAT,
+	PW_CHECK_DEVICE,		/* stated on another device */
+	PW_CHECK_NONFINITE,
+	PW_CHECK_MISSING,
+	PW_CHECK_MISSING_BACKWARD,	/* neither BW nor B and W */
+	PW_CHECK_BOTH_BACKWARDS,	/* BW and B or W */
+	PW_CHECK_UNMATCHED,		/* one transfer of the pair */
+	PW_CHECK_DURATION,
+	PW_CHECK_EARLY,			/* before a dependency ends */
+	PW_CHECK_STRAY_ANCHOR,		/* an anchor on no RELOAD */
+	PW_CHECK_ANCHOR_OUTSIDE,
+	PW_CHECK_ANCHOR_TRANSFER,
+	PW_CHECK_ANCHOR_DEVICE,
+	PW_CHECK_ANCHOR_UNLISTED,
+	PW_CHECK_ANCHOR_EARLY,
+	PW_CHECK_OVERLAP,
+	PW_CHECK_STATIC,		/* static memory over the limit */
+	PW_CHECK_OVERFLOW,		/* a memory level no double holds */
+	PW_CHECK_OVER,			/* memory over the limit */
+};
 
-static void
-pw_check_report(struct pw_checker *c, const char *fmt, ...)
+static const enum pw_violation_kind pw_check_kinds[] = {
+	[PW_CHECK_OUTSIDE] = PW_VIOL_SHAPE,
+	[PW_CHECK_NO_LINK] = PW_VIOL_SHAPE,
+	[PW_CHECK_NO_BYTES] = PW_VIOL_SHAPE,
+	[PW_CHECK_BYTES] = PW_VIOL_SHAPE,
+	[PW_CHECK_REPEAT] = PW_VIOL_SHAPE,
+	[PW_CHECK_DEVICE] = PW_VIOL_SHAPE,
+	[PW_CHECK_NONFINITE] = PW_VIOL_SHAPE,
+	[PW_CHECK_MISSING] = PW_VIOL_SHAPE,
+	[PW_CHECK_MISSING_BACKWARD] = PW_VIOL_SHAPE,
+	[PW_CHECK_BOTH_BACKWARDS] = PW_VIOL_SHAPE,
+	[PW_CHECK_UNMATCHED] = PW_VIOL_SHAPE,
+	[PW_CHECK_DURATION] = PW_VIOL_DURATION,
+	[PW_CHECK_EARLY] = PW_VIOL_DEPENDENCY,
+	[PW_CHECK_STRAY_ANCHOR] = PW_VIOL_ANCHOR,
+	[PW_CHECK_ANCHOR_OUTSIDE] = PW_VIOL_ANCHOR,
+	[PW_CHECK_ANCHOR_TRANSFER] = PW_VIOL_ANCHOR,
+	[PW_CHECK_ANCHOR_DEVICE] = PW_VIOL_ANCHOR,
+	[PW_CHECK_ANCHOR_UNLISTED] = PW_VIOL_ANCHOR,
+	[PW_CHECK_ANCHOR_EARLY] = PW_VIOL_ANCHOR,
+	[PW_CHECK_OVERLAP] = PW_VIOL_OVERLAP,
+	[PW_CHECK_STATIC] = PW_VIOL_MEMORY,
+	[PW_CHECK_OVERFLOW] = PW_VIOL_MEMORY,
+	[PW_CHECK_OVER] = PW_VIOL_MEMORY,
+};
+
+/* A violation as found: the row the caller gets, the line that says it,
+ * the list entry at fault (whose stated device, bytes, times, anchor and
+ * position the line quotes) and the one quantity no row holds. */
+struct pw_check_found {
+	enum pw_check_line line;
+	struct pw_violation v;
+	const struct pw_timed_op *listed;	/* NULL where none */
+	double	level;		/* PW_CHECK_OVER: the device's memory */
+};
+
+/* A violation of LINE about OP (NULL: no op of the problem), listed as
+ * entry T (NULL: none), with no other op, resource, instant or bytes. */
+static struct pw_check_found
+pw_check_viol(enum pw_check_line line, const struct pw_op *op,
+    const struct pw_timed_op *t)
 {
-	struct pw_violations *v = c->out;
-	char buf[512];
-	va_list ap;
+	struct pw_check_found f;
 
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	if (v->n == v->cap) {
-		v->cap = v->cap == 0 ? 16 : v->cap * 2;
-		v->msg = pw_xreallocarray(v->msg, (size_t)v->cap,
-		    sizeof *v->msg);
-	}
-	v->msg[v->n++] = pw_xstrdup(buf);
+	memset(&f, 0, sizeof f);
+	f.line = line;
+	f.v.kind = pw_check_kinds[line];
+	f.v.has_op = op != NULL;
+	if (op != NULL)
+		f.v.op = *op;
+	f.v.resource = -1;
+	f.v.at = NAN;
+	f.v.bytes = NAN;
+	f.listed = t;
+	f.level = NAN;
+	return f;
+}
+
+/* As pw_check_viol, with OTHER. */
+static struct pw_check_found
+pw_check_viol2(enum pw_check_line line, const struct pw_op *op,
+    const struct pw_timed_op *t, struct pw_op other)
+{
+	struct pw_check_found f = pw_check_viol(line, op, t);
+
+	f.v.has_other = true;
+	f.v.other = other;
+	return f;
 }
 
 /* True when memory LEVEL (finite) is above LIMIT by more than the
@@ -252,6 +333,186 @@ pw_check_find(const struct pw_checker *c, enum pw_kind kind, int stage, int mb)
 	return pw_check_timed(c, pw_check_key(c->p, kind, stage, mb));
 }
 
+/* Seconds between ops A and B of one microbatch that depend on each
+ * other: the hop between their stages, adjacent when they differ. */
+static double
+pw_check_lag(const struct pw_problem *p, struct pw_op a, struct pw_op b)
+{
+	if (a.stage == b.stage)
+		return 0;
+	return pw_check_hop(p, a.stage < b.stage ? a.stage : b.stage);
+}
+
+static char *
+pw_check_resource_name(const struct pw_problem *p, int resource, char *buf,
+    size_t len)
+{
+	if (resource < p->devices)
+		snprintf(buf, len, "device %d", resource);
+	else
+		pw_channel_name(p, resource - p->devices, buf, len);
+	return buf;
+}
+
+/* Writes the line of F into BUF from F's fields, the problem and the
+ * listed times of F's ops. */
+static void
+pw_check_line(const struct pw_checker *c, const struct pw_check_found *f,
+    char *buf, size_t len)
+{
+	const struct pw_problem *p = c->p;
+	const struct pw_violation *v = &f->v;
+	const struct pw_timed_op *t = f->listed, *u = NULL;
+	const struct pw_stage *st = v->has_op ? &p->stages[v->op.stage] : NULL;
+	char a[64] = "", b[64] = "", res[64] = "", lag[64] = "";
+	double comm;
+
+	if (v->has_op)
+		pw_op_name(a, sizeof a, v->op);
+	if (v->has_other) {
+		pw_op_name(b, sizeof b, v->other);
+		u = pw_check_find(c, v->other.kind, v->other.stage,
+		    v->other.mb);
+	}
+	if (v->resource >= 0)
+		pw_check_resource_name(p, v->resource, res, sizeof res);
+	switch (f->line) {
+	case PW_CHECK_OUTSIDE:
+		snprintf(buf, len, "op %zu (kind %d, stage %d, mb %d) is not "
+		    "an op of the problem (%d stages, %d microbatches)",
+		    (size_t)(t - c->ops), (int)t->op.kind, t->op.stage,
+		    t->op.mb, p->nstages, p->microbatches);
+		break;
+	case PW_CHECK_NO_LINK:
+		snprintf(buf, len, "%s: the problem has no offload link", a);
+		break;
+	case PW_CHECK_NO_BYTES:
+		snprintf(buf, len, "%s: stage %d has no offload bytes", a,
+		    v->op.stage);
+		break;
+	case PW_CHECK_BYTES:
+		snprintf(buf, len, "%s moves %.15g bytes, but stage %d "
+		    "offloads %.15g", a, t->bytes, v->op.stage, st->offload);
+		break;
+	case PW_CHECK_REPEAT:
+		snprintf(buf, len, "%s appears more than once (ops %zu and "
+		    "%zu)", a, c->slot[pw_check_key(p, v->op.kind, v->op.stage,
+		    v->op.mb)], (size_t)(t - c->ops));
+		break;
+	case PW_CHECK_DEVICE:
+		snprintf(buf, len, "%s is stated on device %d, but stage %d "
+		    "runs on device %d", a, t->device, v->op.stage,
+		    st->device);
+		break;
+	case PW_CHECK_NONFINITE:
+		snprintf(buf, len, "%s has a non-finite %s (start %g, end %g)",
+		    a, isfinite(t->start) && isfinite(t->end) ? "duration" :
+		    "time", t->start, t->end);
+		break;
+	case PW_CHECK_MISSING:
+		snprintf(buf, len, "missing %s", a);
+		break;
+	case PW_CHECK_MISSING_BACKWARD:
+		snprintf(buf, len, "missing %s (or B and W)", a);
+		break;
+	case PW_CHECK_BOTH_BACKWARDS:
+		snprintf(buf, len, "%s and %s both present: a backward is "
+		    "fused or split, not both", a, b);
+		break;
+	case PW_CHECK_UNMATCHED:
+		snprintf(buf, len, "missing %s to match %s", a, b);
+		break;
+	case PW_CHECK_DURATION:
+		snprintf(buf, len, "%s lasts %.15g (from %.15g to %.15g), but "
+		    "should last %.15g", a, t->end - t->start, v->at, t->end,
+		    pw_check_duration(p, v->op));
+		break;
+	case PW_CHECK_EARLY:
+		comm = pw_check_lag(p, v->op, v->other);
+		if (comm != 0)
+			snprintf(lag, sizeof lag, " plus comm %.15g", comm);
+		snprintf(buf, len, "%s starts at %.15g before %s ends at "
+		    "%.15g%s", a, v->at, b, u->end, lag);
+		break;
+	case PW_CHECK_STRAY_ANCHOR:
+		snprintf(buf, len, "%s names an anchor, but only a RELOAD may",
+		    a);
+		break;
+	case PW_CHECK_ANCHOR_OUTSIDE:
+		snprintf(buf, len, "%s is anchored at (kind %d, stage %d, mb "
+		    "%d), which is no op of the problem", a,
+		    (int)t->anchor.op.kind, t->anchor.op.stage,
+		    t->anchor.op.mb);
+		break;
+	case PW_CHECK_ANCHOR_TRANSFER:
+		snprintf(buf, len, "%s is anchored at %s, which is no compute "
+		    "op", a, b);
+		break;
+	case PW_CHECK_ANCHOR_DEVICE:
+		snprintf(buf, len, "%s is anchored at %s on device %d, not on "
+		    "its own device %d", a, b, pw_check_device(p,
+		    v->other.stage), st->device);
+		break;
+	case PW_CHECK_ANCHOR_UNLISTED:
+		snprintf(buf, len, "%s is anchored at %s, which is not listed",
+		    a, b);
+		break;
+	case PW_CHECK_ANCHOR_EARLY:
+		snprintf(buf, len, "%s starts at %.15g before its anchor %s "
+		    "%s at %.15g", a, v->at, b, t->anchor.at_end ? "ends" :
+		    "starts", t->anchor.at_end ? u->end : u->start);
+		break;
+	case PW_CHECK_OVERLAP:
+		snprintf(buf, len, "%s runs %s [%.15g, %.15g] and %s [%.15g, "
+		    "%.15g] at once", res, b, u->start, u->end, a, t->start,
+		    t->end);
+		break;
+	case PW_CHECK_STATIC:
+		snprintf(buf, len, "%s: static memory %.15g exceeds its limit "
+		    "%.15g", res, p->memory[v->resource].static_bytes,
+		    p->memory[v->resource].limit);
+		break;
+	case PW_CHECK_OVERFLOW:
+		snprintf(buf, len, "%s: its memory overflows at %.15g (at %s)",
+		    res, v->at, a);
+		break;
+	case PW_CHECK_OVER:
+		snprintf(buf, len, "%s holds %.15g bytes at %.15g (at %s), over "
+		    "its limit %.15g", res, f->level, v->at, a,
+		    p->memory[v->resource].limit);
+		break;
+	}
+}
+
+/* Appends F's row and its line to the checker's output. */
+static void
+pw_check_report(struct pw_checker *c, const struct pw_check_found *f)
+{
+	struct pw_violations *v = c->out;
+	char buf[512];
+
+	pw_check_line(c, f, buf, sizeof buf);
+	if (v->n == v->cap) {
+		v->cap = v->cap == 0 ? 16 : v->cap * 2;
+		v->msg = pw_xreallocarray(v->msg, (size_t)v->cap,
+		    sizeof *v->msg);
+		v->item = pw_xreallocarray(v->item, (size_t)v->cap,
+		    sizeof *v->item);
+	}
+	v->item[v->n] = f->v;
+	v->msg[v->n++] = pw_xstrdup(buf);
+}
+
+/* Reports LINE about the op of entry T, as pw_check_viol. */
+static void
+pw_check_report_op(struct pw_checker *c, enum pw_check_line line,
+    const struct pw_timed_op *t)
+{
+	struct pw_check_found f = pw_check_viol(line, &t->op, t);
+
+	pw_check_report(c, &f);
+}
+
 /* Enters op I in its slot unless it cannot be placed (outside the
  * problem, a transfer the problem cannot make, a repeat).  A wrong stated
  * device, wrong bytes, a non-finite time or duration or a stray anchor
@@ -263,53 +524,56 @@ pw_check_admit(struct pw_checker *c, size_t i)
 	const struct pw_problem *p = c->p;
 	const struct pw_timed_op *t = &c->ops[i];
 	const struct pw_stage *st;
-	char name[64];
+	struct pw_check_found f;
 	size_t key;
 
 	if (!pw_check_in_problem(p, t->op)) {
-		pw_check_report(c, "op %zu (kind %d, stage %d, mb %d) is not "
-		    "an op of the problem (%d stages, %d microbatches)", i,
-		    (int)t->op.kind, t->op.stage, t->op.mb, p->nstages,
-		    p->microbatches);
+		f = pw_check_viol(PW_CHECK_OUTSIDE, NULL, t);
+		pw_check_report(c, &f);
 		return;
 	}
-	pw_op_name(name, sizeof name, t->op);
 	st = &p->stages[t->op.stage];
 	if (pw_kind_is_transfer(t->op.kind)) {
 		if (!p->link.present) {
-			pw_check_report(c, "%s: the problem has no offload "
-			    "link", name);
+			pw_check_report_op(c, PW_CHECK_NO_LINK, t);
 			return;
 		}
 		if (!(st->offload > 0)) {
-			pw_check_report(c, "%s: stage %d has no offload bytes",
-			    name, t->op.stage);
+			pw_check_report_op(c, PW_CHECK_NO_BYTES, t);
 			return;
 		}
 		if (!(fabs(t->bytes - st->offload) <= PW_CHECK_RTOL *
 		    st->offload))
-			pw_check_report(c, "%s moves %.15g bytes, but stage %d "
-			    "offloads %.15g", name, t->bytes, t->op.stage,
-			    st->offload);
+			pw_check_report_op(c, PW_CHECK_BYTES, t);
 	}
 	key = pw_check_key(p, t->op.kind, t->op.stage, t->op.mb);
 	if (c->slot[key] != PW_CHECK_ABSENT) {
-		pw_check_report(c, "%s appears more than once (ops %zu and "
-		    "%zu)", name, c->slot[key], i);
+		pw_check_report_op(c, PW_CHECK_REPEAT, t);
 		return;
 	}
-	if (t->device != st->device)
-		pw_check_report(c, "%s is stated on device %d, but stage %d "
-		    "runs on device %d", name, t->device, t->op.stage,
-		    st->device);
+	if (t->device != st->device) {
+		f = pw_check_viol(PW_CHECK_DEVICE, &t->op, t);
+		if (t->device >= 0 && t->device < p->devices)
+			f.v.resource = t->device;
+		pw_check_report(c, &f);
+	}
 	if (!isfinite(t->end - t->start))
-		pw_check_report(c, "%s has a non-finite %s (start %g, end %g)",
-		    name, isfinite(t->start) && isfinite(t->end) ? "duration" :
-		    "time", t->start, t->end);
+		pw_check_report_op(c, PW_CHECK_NONFINITE, t);
 	if (t->has_anchor && t->op.kind != PW_RELOAD)
-		pw_check_report(c, "%s names an anchor, but only a RELOAD "
-		    "may", name);
+		pw_check_report_op(c, PW_CHECK_STRAY_ANCHOR, t);
 	c->slot[key] = i;
+}
+
+/* Reports LINE of the presence check about OP, beside OTHER (NULL:
+ * none). */
+static void
+pw_check_shape(struct pw_checker *c, enum pw_check_line line,
+    struct pw_op op, const struct pw_op *other)
+{
+	struct pw_check_found f = other != NULL ? pw_check_viol2(line, &op,
+	    NULL, *other) : pw_check_viol(line, &op, NULL);
+
+	pw_check_report(c, &f);
 }
 
 /* Each (stage, mb): F, then BW or both B and W, and both transfers or
@@ -317,69 +581,74 @@ pw_check_admit(struct pw_checker *c, size_t i)
 static void
 pw_check_presence(struct pw_checker *c, int s, int j)
 {
-	char a[64], b[64];
-	struct pw_op op = { PW_F, s, j };
-	bool bw, bb, w, off, rel;
+	struct pw_op f = { PW_F, s, j }, bw = { PW_BW, s, j };
+	struct pw_op b = { PW_B, s, j }, w = { PW_W, s, j };
+	struct pw_op off = { PW_OFFLOAD, s, j }, rel = { PW_RELOAD, s, j };
+	bool has_bw, has_b, has_w, has_off, has_rel;
 
 	if (!pw_check_has(c, PW_F, s, j))
-		pw_check_report(c, "missing %s", pw_op_name(a, sizeof a, op));
-	bw = pw_check_has(c, PW_BW, s, j);
-	bb = pw_check_has(c, PW_B, s, j);
-	w = pw_check_has(c, PW_W, s, j);
-	op.kind = PW_BW;
-	pw_op_name(a, sizeof a, op);
-	if (bw && (bb || w)) {
-		op.kind = bb ? PW_B : PW_W;
-		pw_check_report(c, "%s and %s both present: a backward is "
-		    "fused or split, not both", a, pw_op_name(b, sizeof b,
-		    op));
-	} else if (!bw && !bb && !w) {
-		pw_check_report(c, "missing %s (or B and W)", a);
-	} else if (!bw && bb != w) {
-		op.kind = bb ? PW_W : PW_B;
-		pw_check_report(c, "missing %s", pw_op_name(b, sizeof b, op));
-	}
-	off = pw_check_has(c, PW_OFFLOAD, s, j);
-	rel = pw_check_has(c, PW_RELOAD, s, j);
-	if (off != rel) {
-		op.kind = off ? PW_RELOAD : PW_OFFLOAD;
-		pw_op_name(a, sizeof a, op);
-		op.kind = off ? PW_OFFLOAD : PW_RELOAD;
-		pw_check_report(c, "missing %s to match %s", a,
-		    pw_op_name(b, sizeof b, op));
-	}
+		pw_check_shape(c, PW_CHECK_MISSING, f, NULL);
+	has_bw = pw_check_has(c, PW_BW, s, j);
+	has_b = pw_check_has(c, PW_B, s, j);
+	has_w = pw_check_has(c, PW_W, s, j);
+	if (has_bw && (has_b || has_w))
+		pw_check_shape(c, PW_CHECK_BOTH_BACKWARDS, bw,
+		    has_b ? &b : &w);
+	else if (!has_bw && !has_b && !has_w)
+		pw_check_shape(c, PW_CHECK_MISSING_BACKWARD, bw, NULL);
+	else if (!has_bw && has_b != has_w)
+		pw_check_shape(c, PW_CHECK_MISSING, has_b ? w : b, NULL);
+	has_off = pw_check_has(c, PW_OFFLOAD, s, j);
+	has_rel = pw_check_has(c, PW_RELOAD, s, j);
+	if (has_off != has_rel)
+		pw_check_shape(c, PW_CHECK_UNMATCHED, has_off ? rel : off,
+		    has_off ? &off : &rel);
 }
 
 static void
 pw_check_duration_of(struct pw_checker *c, const struct pw_timed_op *t)
 {
 	double want = pw_check_duration(c->p, t->op);
-	char name[64];
+	struct pw_check_found f;
 
 	/* False for a WANT that is not finite: no listed op lasts that. */
 	if (fabs(t->end - t->start - want) <= pw_check_tol(c, want))
 		return;
-	pw_check_report(c, "%s lasts %.15g (from %.15g to %.15g), but should "
-	    "last %.15g", pw_op_name(name, sizeof name, t->op),
-	    t->end - t->start, t->start, t->end, want);
+	f = pw_check_viol(PW_CHECK_DURATION, &t->op, t);
+	f.v.at = t->start;
+	pw_check_report(c, &f);
 }
 
-/* Reports when T starts before DEP ends plus COMM.  An absent DEP is
- * reported by the presence check already. */
+/* Reports when T starts before DEP ends plus the hop between them.  An
+ * absent DEP is reported by the presence check already. */
 static void
 pw_check_after(struct pw_checker *c, const struct pw_timed_op *t,
-    const struct pw_timed_op *dep, double comm)
+    const struct pw_timed_op *dep)
 {
-	char a[64], b[64], lag[64] = "";
+	struct pw_check_found f;
+	double comm;
 
-	if (dep == NULL || !pw_check_before(t->start, dep->end + comm,
-	    pw_check_order_tol(c, t->op, dep->op, comm)))
+	if (dep == NULL)
 		return;
-	if (comm != 0)
-		snprintf(lag, sizeof lag, " plus comm %.15g", comm);
-	pw_check_report(c, "%s starts at %.15g before %s ends at %.15g%s",
-	    pw_op_name(a, sizeof a, t->op), t->start,
-	    pw_op_name(b, sizeof b, dep->op), dep->end, lag);
+	comm = pw_check_lag(c->p, t->op, dep->op);
+	if (!pw_check_before(t->start, dep->end + comm, pw_check_order_tol(c,
+	    t->op, dep->op, comm)))
+		return;
+	f = pw_check_viol2(PW_CHECK_EARLY, &t->op, t, dep->op);
+	f.v.at = t->start;
+	pw_check_report(c, &f);
+}
+
+/* True when RELOAD T starts before its anchor A, listed and timed, has
+ * started (ended, for an anchor at the end). */
+static bool
+pw_check_before_anchor(const struct pw_checker *c, const struct pw_timed_op *t,
+    struct pw_op a)
+{
+	const struct pw_timed_op *at = pw_check_find(c, a.kind, a.stage, a.mb);
+
+	return at != NULL && pw_check_before(t->start, t->anchor.at_end ?
+	    at->end : at->start, pw_check_order_tol(c, t->op, at->op, 0));
 }
 
 /* A RELOAD's anchor: a listed compute op on its device that has started
@@ -388,45 +657,29 @@ static void
 pw_check_anchor(struct pw_checker *c, const struct pw_timed_op *t)
 {
 	const struct pw_problem *p = c->p;
-	const struct pw_timed_op *at;
 	struct pw_op a = t->anchor.op;
-	char name[64], an[64];
-	double when;
-	int device = pw_check_device(p, t->op.stage);
+	struct pw_check_found f;
+	enum pw_check_line line;
 
-	pw_op_name(name, sizeof name, t->op);
 	if (!pw_check_in_problem(p, a)) {
-		pw_check_report(c, "%s is anchored at (kind %d, stage %d, mb "
-		    "%d), which is no op of the problem", name, (int)a.kind,
-		    a.stage, a.mb);
+		pw_check_report_op(c, PW_CHECK_ANCHOR_OUTSIDE, t);
 		return;
 	}
-	pw_op_name(an, sizeof an, a);
-	if (!pw_check_is_compute(a.kind)) {
-		pw_check_report(c, "%s is anchored at %s, which is no compute "
-		    "op", name, an);
+	if (!pw_check_is_compute(a.kind))
+		line = PW_CHECK_ANCHOR_TRANSFER;
+	else if (pw_check_device(p, a.stage) != pw_check_device(p,
+	    t->op.stage))
+		line = PW_CHECK_ANCHOR_DEVICE;
+	else if (!pw_check_has(c, a.kind, a.stage, a.mb))
+		line = PW_CHECK_ANCHOR_UNLISTED;
+	else if (pw_check_before_anchor(c, t, a))
+		line = PW_CHECK_ANCHOR_EARLY;
+	else
 		return;
-	}
-	if (pw_check_device(p, a.stage) != device) {
-		pw_check_report(c, "%s is anchored at %s on device %d, not on "
-		    "its own device %d", name, an, pw_check_device(p, a.stage),
-		    device);
-		return;
-	}
-	if (!pw_check_has(c, a.kind, a.stage, a.mb)) {
-		pw_check_report(c, "%s is anchored at %s, which is not listed",
-		    name, an);
-		return;
-	}
-	at = pw_check_find(c, a.kind, a.stage, a.mb);
-	if (at == NULL)
-		return;
-	when = t->anchor.at_end ? at->end : at->start;
-	if (pw_check_before(t->start, when, pw_check_order_tol(c, t->op,
-	    at->op, 0)))
-		pw_check_report(c, "%s starts at %.15g before its anchor %s "
-		    "%s at %.15g", name, t->start, an, t->anchor.at_end ?
-		    "ends" : "starts", when);
+	f = pw_check_viol2(line, &t->op, t, a);
+	if (line == PW_CHECK_ANCHOR_EARLY)
+		f.v.at = t->start;
+	pw_check_report(c, &f);
 }
 
 /* The data dependencies of T, with communication across devices. */
@@ -440,29 +693,28 @@ pw_check_deps(struct pw_checker *c, const struct pw_timed_op *t)
 	switch (t->op.kind) {
 	case PW_F:
 		if (s > 0)
-			pw_check_after(c, t, pw_check_find(c, PW_F, s - 1, j),
-			    pw_check_hop(p, s - 1));
+			pw_check_after(c, t, pw_check_find(c, PW_F, s - 1, j));
 		break;
 	case PW_B:
 	case PW_BW:
 		if (s == p->nstages - 1) {
-			pw_check_after(c, t, pw_check_find(c, PW_F, s, j), 0);
+			pw_check_after(c, t, pw_check_find(c, PW_F, s, j));
 		} else {
 			dep = pw_check_find(c, PW_B, s + 1, j);
 			if (dep == NULL)
 				dep = pw_check_find(c, PW_BW, s + 1, j);
-			pw_check_after(c, t, dep, pw_check_hop(p, s));
+			pw_check_after(c, t, dep);
 		}
-		pw_check_after(c, t, pw_check_find(c, PW_RELOAD, s, j), 0);
+		pw_check_after(c, t, pw_check_find(c, PW_RELOAD, s, j));
 		break;
 	case PW_W:
-		pw_check_after(c, t, pw_check_find(c, PW_B, s, j), 0);
+		pw_check_after(c, t, pw_check_find(c, PW_B, s, j));
 		break;
 	case PW_OFFLOAD:
-		pw_check_after(c, t, pw_check_find(c, PW_F, s, j), 0);
+		pw_check_after(c, t, pw_check_find(c, PW_F, s, j));
 		break;
 	case PW_RELOAD:
-		pw_check_after(c, t, pw_check_find(c, PW_OFFLOAD, s, j), 0);
+		pw_check_after(c, t, pw_check_find(c, PW_OFFLOAD, s, j));
 		if (t->has_anchor)
 			pw_check_anchor(c, t);
 		break;
@@ -488,24 +740,13 @@ pw_check_busy_cmp(const void *a, const void *b)
 	return 0;
 }
 
-static char *
-pw_check_resource_name(const struct pw_problem *p, int resource, char *buf,
-    size_t len)
-{
-	if (resource < p->devices)
-		snprintf(buf, len, "device %d", resource);
-	else
-		pw_channel_name(p, resource - p->devices, buf, len);
-	return buf;
-}
-
 /* One op at a time per device and per channel.  Sorted by start, each op
  * is compared with the one reaching furthest among those before it, so
  * every op that overlaps an earlier one is reported once. */
 static void
 pw_check_resources(struct pw_checker *c, struct pw_check_busy *busy, size_t n)
 {
-	char res[64], a[64], b[64];
+	struct pw_check_found f;
 	size_t i, last = 0;
 
 	qsort(busy, n, sizeof *busy, pw_check_busy_cmp);
@@ -516,14 +757,13 @@ pw_check_resources(struct pw_checker *c, struct pw_check_busy *busy, size_t n)
 		}
 		if (pw_check_before(busy[i].start, busy[last].end,
 		    pw_check_order_tol(c, busy[i].t->op,
-		    busy[last].t->op, 0)))
-			pw_check_report(c, "%s runs %s [%.15g, %.15g] and %s "
-			    "[%.15g, %.15g] at once", pw_check_resource_name(c->p,
-			    busy[i].resource, res, sizeof res),
-			    pw_op_name(a, sizeof a, busy[last].t->op),
-			    busy[last].start, busy[last].end,
-			    pw_op_name(b, sizeof b, busy[i].t->op),
-			    busy[i].start, busy[i].end);
+		    busy[last].t->op, 0))) {
+			f = pw_check_viol2(PW_CHECK_OVERLAP, &busy[i].t->op,
+			    busy[i].t, busy[last].t->op);
+			f.v.resource = busy[i].resource;
+			f.v.at = busy[i].start;
+			pw_check_report(c, &f);
+		}
 		if (busy[i].end > busy[last].end)
 			last = i;
 	}
@@ -595,13 +835,16 @@ pw_check_memory_of(struct pw_checker *c, int d, const struct pw_check_mem *ev,
 	double level = c->p->memory[d].static_bytes;
 	double limit = c->p->memory[d].limit;
 	const struct pw_timed_op *first, *culprit;
-	char name[64];
+	struct pw_check_found f;
 	double t0;
 	bool over = pw_check_over(level, limit);
 
-	if (over)
-		pw_check_report(c, "device %d: static memory %.15g exceeds its "
-		    "limit %.15g", d, level, limit);
+	if (over) {
+		f = pw_check_viol(PW_CHECK_STATIC, NULL, NULL);
+		f.v.resource = d;
+		f.v.bytes = level - limit;
+		pw_check_report(c, &f);
+	}
 	while (i < n && ev[i].device == d && !over) {
 		t0 = ev[i].t;
 		first = culprit = ev[i].op;
@@ -613,14 +856,15 @@ pw_check_memory_of(struct pw_checker *c, int d, const struct pw_check_mem *ev,
 				culprit = ev[i].op;
 		}
 		over = !isfinite(level) || pw_check_over(level, limit);
-		pw_op_name(name, sizeof name, culprit->op);
-		if (!isfinite(level))
-			pw_check_report(c, "device %d: its memory overflows at "
-			    "%.15g (at %s)", d, t0, name);
-		else if (over)
-			pw_check_report(c, "device %d holds %.15g bytes at "
-			    "%.15g (at %s), over its limit %.15g", d, level,
-			    t0, name, limit);
+		if (!over)
+			continue;
+		f = pw_check_viol(isfinite(level) ? PW_CHECK_OVER :
+		    PW_CHECK_OVERFLOW, &culprit->op, culprit);
+		f.v.resource = d;
+		f.v.at = t0;
+		f.v.bytes = isfinite(level) ? level - limit : INFINITY;
+		f.level = level;
+		pw_check_report(c, &f);
 	}
 	while (i < n && ev[i].device == d)
 		i++;
@@ -709,5 +953,6 @@ pw_violations_free(struct pw_violations *v)
 	for (i = 0; i < v->n; i++)
 		free(v->msg[i]);
 	free(v->msg);
+	free(v->item);
 	memset(v, 0, sizeof *v);
 }

@@ -480,13 +480,18 @@ enum pw_violation_kind {
 				 * on a wrong device or channel, missing */
 	PW_VIOL_DURATION,	/* an op's end - start is not its duration */
 	PW_VIOL_DEPENDENCY,	/* an op starts before what it waits for */
-	PW_VIOL_ANCHOR,		/* a reload starts before its anchor allows */
+	PW_VIOL_ANCHOR,		/* a reload starts before its anchor allows,
+				 * or its anchor is no listed compute op of
+				 * its device; an anchor on another op */
 	PW_VIOL_OVERLAP,	/* two ops share a device or a channel */
 	PW_VIOL_MEMORY,		/* a device above its limit */
 };
 
 /* One violation as data, for a front end to point at; MSG is the line
- * built from it. */
+ * built from it.  OP and OTHER are always ops of the problem (a listed
+ * entry outside it has no op); RESOURCE is the shared device or channel
+ * of an overlap, the device of a memory violation, or the device an op
+ * is wrongly stated on. */
 struct pw_violation {
 	enum pw_violation_kind kind;
 	bool	has_op;

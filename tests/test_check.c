@@ -134,6 +134,61 @@ expect(const struct pw_problem *p, const struct list *l, int want,
 	tap_ok(v.n == 0 && v.msg == NULL, "%s: violations freed", label);
 }
 
+/* The one violation expected of a list, as data: NO_OP where the row
+ * names no op. */
+struct want {
+	enum pw_violation_kind kind;
+	struct pw_op op, other;
+	int	resource;
+	double	at, bytes;
+};
+
+#define NO_OP	((struct pw_op){ PW_NKINDS, -1, -1 })
+
+/* Equal, or both NaN. */
+static bool
+same(double a, double b)
+{
+	return a == b || (isnan(a) && isnan(b));
+}
+
+static bool
+same_op(bool has, struct pw_op got, struct pw_op want)
+{
+	if (want.kind == PW_NKINDS)
+		return !has;
+	return has && got.kind == want.kind && got.stage == want.stage &&
+	    got.mb == want.mb;
+}
+
+/* Checks L, expects one violation and compares its row with W field by
+ * field. */
+static void
+expect_item(const struct pw_problem *p, const struct list *l,
+    struct want w, const char *label)
+{
+	struct pw_violations v;
+	const struct pw_violation *it;
+
+	if (!tap_int(pw_check(p, l->op, l->n, &v), 1, "%s: one violation",
+	    label)) {
+		pw_violations_free(&v);
+		return;
+	}
+	it = &v.item[0];
+	tap_int(it->kind, w.kind, "%s: kind", label);
+	tap_ok(same_op(it->has_op, it->op, w.op), "%s: op", label);
+	tap_ok(same_op(it->has_other, it->other, w.other), "%s: other op",
+	    label);
+	tap_int(it->resource, w.resource, "%s: resource", label);
+	tap_ok(same(it->at, w.at), "%s: at %.17g, want %.17g", label, it->at,
+	    w.at);
+	tap_ok(same(it->bytes, w.bytes), "%s: bytes %.17g, want %.17g", label,
+	    it->bytes, w.bytes);
+	pw_violations_free(&v);
+	tap_ok(v.item == NULL, "%s: rows freed", label);
+}
+
 static struct pw_problem *
 base_problem(void)
 {
@@ -686,6 +741,108 @@ test_transfer_memory(void)
 	pw_problem_free(p);
 }
 
+#define OP(k, s, j)	((struct pw_op){ PW_ ## k, s, j })
+
+/* Each kind of violation as data, with every field the checker sets. */
+static void
+test_items(const struct pw_problem *p)
+{
+	struct pw_problem *q;
+	struct list l;
+
+	base_list(&l, p);
+	get(&l, PW_F, 0, 0)->device = 1;
+	expect_item(p, &l, (struct want){ PW_VIOL_SHAPE, OP(F, 0, 0), NO_OP,
+	    1, NAN, NAN }, "row of an op on a wrong device");
+
+	base_list(&l, p);
+	get(&l, PW_F, 0, 0)->device = 7;
+	expect_item(p, &l, (struct want){ PW_VIOL_SHAPE, OP(F, 0, 0), NO_OP,
+	    -1, NAN, NAN }, "row of an op on no device");
+
+	base_list(&l, p);
+	drop(&l, PW_RELOAD, 0, 1);
+	expect_item(p, &l, (struct want){ PW_VIOL_SHAPE, OP(RELOAD, 0, 1),
+	    OP(OFFLOAD, 0, 1), -1, NAN, NAN }, "row of a missing RELOAD");
+
+	base_list(&l, p);
+	add(&l, p, PW_F, 1, 0, 20, 21);
+	l.op[l.n - 1].op.stage = 5;
+	expect_item(p, &l, (struct want){ PW_VIOL_SHAPE, NO_OP, NO_OP, -1,
+	    NAN, NAN }, "row of an op outside the problem");
+
+	base_list(&l, p);
+	get(&l, PW_W, 1, 1)->end = 9.75;
+	expect_item(p, &l, (struct want){ PW_VIOL_DURATION, OP(W, 1, 1),
+	    NO_OP, -1, 8.5, NAN }, "row of a W too long");
+
+	base_list(&l, p);
+	move(&l, PW_F, 1, 0, 1, 2);
+	expect_item(p, &l, (struct want){ PW_VIOL_DEPENDENCY, OP(F, 1, 0),
+	    OP(F, 0, 0), -1, 1, NAN }, "row of an F ignoring comm");
+
+	base_list(&l, p);
+	move(&l, PW_RELOAD, 0, 1, 8, 8.75);
+	move(&l, PW_B, 0, 1, 8.75, 10.75);
+	expect_item(p, &l, (struct want){ PW_VIOL_DEPENDENCY, OP(B, 0, 1),
+	    OP(B, 1, 1), -1, 8.75, NAN }, "row of a B ignoring comm");
+
+	base_list(&l, p);
+	anchor(&l, 0, 0, PW_B, 0, 0);
+	expect_item(p, &l, (struct want){ PW_VIOL_ANCHOR, OP(RELOAD, 0, 0),
+	    OP(B, 0, 0), -1, 4.25, NAN }, "row of a reload before its anchor");
+
+	base_list(&l, p);
+	anchor(&l, 0, 0, PW_F, 1, 0);
+	expect_item(p, &l, (struct want){ PW_VIOL_ANCHOR, OP(RELOAD, 0, 0),
+	    OP(F, 1, 0), -1, NAN, NAN }, "row of an anchor on another device");
+
+	base_list(&l, p);
+	anchor(&l, 0, 1, PW_W, 0, 7);
+	expect_item(p, &l, (struct want){ PW_VIOL_ANCHOR, OP(RELOAD, 0, 1),
+	    NO_OP, -1, NAN, NAN }, "row of an anchor outside the problem");
+
+	base_list(&l, p);
+	get(&l, PW_F, 1, 0)->has_anchor = true;
+	expect_item(p, &l, (struct want){ PW_VIOL_ANCHOR, OP(F, 1, 0), NO_OP,
+	    -1, NAN, NAN }, "row of an anchor on an F");
+
+	base_list(&l, p);
+	move(&l, PW_F, 0, 1, 0.5, 1.5);
+	expect_item(p, &l, (struct want){ PW_VIOL_OVERLAP, OP(F, 0, 1),
+	    OP(F, 0, 0), 0, 0.5, NAN }, "row of a device overlap");
+
+	/* Channel 0 (link0.d2h) is resource 2, after the two devices. */
+	base_list(&l, p);
+	move(&l, PW_OFFLOAD, 0, 1, 2, 3.25);
+	expect_item(p, &l, (struct want){ PW_VIOL_OVERLAP, OP(OFFLOAD, 0, 1),
+	    OP(OFFLOAD, 0, 0), 2, 2, NAN }, "row of a channel overlap");
+
+	q = pw_problem_copy(p);
+	base_list(&l, q);
+	q->memory[0].limit = 8.5;
+	expect_item(q, &l, (struct want){ PW_VIOL_MEMORY, OP(F, 0, 1), NO_OP,
+	    0, 1, 0.5 }, "row of memory over the limit");
+
+	q->memory[0].limit = 9;
+	q->memory[1].static_bytes = 3.25;
+	expect_item(q, &l, (struct want){ PW_VIOL_MEMORY, NO_OP, NO_OP, 1,
+	    NAN, 0.25 }, "row of static memory over the limit");
+	pw_problem_free(q);
+
+	q = pw_problem_new(1, 1, 2);
+	q->stages[0] = (struct pw_stage){ .f = 1, .b = 1, .act = 1e308 };
+	q->memory[0].limit = INFINITY;
+	l.n = 0;
+	add(&l, q, PW_F, 0, 0, 0, 1);
+	add(&l, q, PW_F, 0, 1, 1, 2);
+	add(&l, q, PW_BW, 0, 0, 2, 3);
+	add(&l, q, PW_BW, 0, 1, 3, 4);
+	expect_item(q, &l, (struct want){ PW_VIOL_MEMORY, OP(F, 0, 1), NO_OP,
+	    0, 1, INFINITY }, "row of a memory level that overflows");
+	pw_problem_free(q);
+}
+
 int
 main(void)
 {
@@ -707,6 +864,7 @@ main(void)
 	test_far(p);
 	test_nonfinite(p);
 	test_overflowing_gap();
+	test_items(p);
 	pw_problem_free(p);
 	return tap_done();
 }
