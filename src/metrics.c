@@ -43,40 +43,17 @@ pw_mem_push(struct pw_mem_event **ev, size_t *n, size_t *cap, int device,
 	(*n)++;
 }
 
-/* The memory effects of one op: what it allocates at its start and frees
- * at its end. */
+/* Pushes what OP does to its device's memory at its start and end. */
 static void
 pw_mem_effects(const struct pw_problem *p, const struct pw_timing *t,
     struct pw_op op, struct pw_mem_event **ev, size_t *n, size_t *cap)
 {
-	const struct pw_stage *st = &p->stages[op.stage];
+	struct pw_mem_effect e = pw_op_memory(p, op);
 	size_t idx = pw_op_index(p, op);
-	double alloc = 0, freed = 0;
+	int device = p->stages[op.stage].device;
 
-	switch (op.kind) {
-	case PW_F:
-		alloc = st->act;
-		break;
-	case PW_B:
-		freed = st->act - st->hold;
-		break;
-	case PW_W:
-		freed = st->hold;
-		break;
-	case PW_BW:
-		freed = st->act;
-		break;
-	case PW_OFFLOAD:
-		freed = st->offload;
-		break;
-	case PW_RELOAD:
-		alloc = st->offload;
-		break;
-	case PW_NKINDS:
-		assert(!"unknown op kind");
-	}
-	pw_mem_push(ev, n, cap, st->device, t->start[idx], alloc);
-	pw_mem_push(ev, n, cap, st->device, t->end[idx], -freed);
+	pw_mem_push(ev, n, cap, device, t->start[idx], e.alloc);
+	pw_mem_push(ev, n, cap, device, t->end[idx], -e.freed);
 }
 
 static void

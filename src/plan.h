@@ -8,6 +8,11 @@
  * plan's timing and metrics are never set by a caller: they are computed
  * from its problem and schedule after every change.
  *
+ * Undo is by inverses, not snapshots: every edit answers with the edit
+ * that reverses it (a move with a move back, an insert with a remove, an
+ * anchor with the anchor before), so a front end's history is a stack of
+ * small edits and undoing re-times the orders like any other edit.
+ *
  * Conventions as in pipewright.h: PW_OK or a negative enum pw_rc with a
  * struct pw_error; the caller owns what "new", "copy" and "read" return.
  */
@@ -146,7 +151,9 @@ int	pw_plan_apply(struct pw_plan *, const struct pw_edit *edit,
 /* Replaces PLAN's orders by SCHED (taken: the plan owns it, whatever this
  * returns), shaped for the plan's problem, and re-times them; as
  * pw_plan_apply, the plan keeps its last good timing when they fail, and
- * the code is pw_plan_status's. */
+ * the code is pw_plan_status's.  A schedule of another shape (devices,
+ * channels, stages, microbatches) is refused with PW_ERR_INPUT and freed,
+ * and nothing changes. */
 int	pw_plan_replace(struct pw_plan *, struct pw_schedule *sched,
 	    struct pw_error *);
 

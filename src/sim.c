@@ -15,8 +15,6 @@
 
 #include "pipewright.h"
 
-#define PW_NO_RESOURCE INT32_MIN
-
 _Static_assert(PW_MAX_PAIRS * PW_NKINDS <= UINT32_MAX,
     "an edge names its op in 32 bits");
 
@@ -32,10 +30,7 @@ struct pw_sim {
 	const struct pw_problem *p;
 	const struct pw_schedule *sched;
 	size_t	universe;
-	/* Per op: resource (device d >= 0, channel c as -1 - c) and position,
-	 * PW_NO_RESOURCE for absent ops. */
-	int32_t	*resource;
-	int32_t	*position;
+	struct pw_where *where;
 	/* Successor lists in CSR form. */
 	size_t	*first;
 	struct pw_edge *edge;
@@ -48,71 +43,13 @@ pw_sim_has(const struct pw_sim *sim, int kind, int stage, int mb)
 {
 	struct pw_op op = { (enum pw_kind)kind, stage, mb };
 
-	return sim->resource[pw_op_index(sim->p, op)] != PW_NO_RESOURCE;
+	return pw_where_has(sim->where, sim->p, op);
 }
 
-static size_t
-pw_sim_index(const struct pw_sim *sim, int kind, int stage, int mb)
+static bool
+pw_sim_present(const struct pw_sim *sim, size_t idx)
 {
-	struct pw_op op = { (enum pw_kind)kind, stage, mb };
-
-	return pw_op_index(sim->p, op);
-}
-
-/* Places every op of one resource's order, rejecting ops that belong
- * elsewhere or appear twice. */
-static int
-pw_sim_place(struct pw_sim *sim, const struct pw_seq *seq, int32_t resource,
-    struct pw_error *err)
-{
-	const struct pw_problem *p = sim->p;
-	char name[64], res[32];
-	size_t idx;
-	int i, device;
-	bool want_transfer = resource < 0;
-
-	if (resource >= 0)
-		snprintf(res, sizeof res, "device %d", resource);
-	else
-		pw_channel_name(p, -1 - resource, res, sizeof res);
-	for (i = 0; i < seq->len; i++) {
-		struct pw_op op = seq->ops[i];
-
-		if (op.stage < 0 || op.stage >= p->nstages || op.mb < 0 ||
-		    op.mb >= p->microbatches || op.kind < 0 ||
-		    op.kind >= PW_NKINDS) {
-			pw_error_set(err, "schedule: %s position %d: op (%d,%d) "
-			    "out of range", res, i, op.stage, op.mb);
-			return PW_ERR_INPUT;
-		}
-		device = p->stages[op.stage].device;
-		if (pw_kind_is_transfer(op.kind) != want_transfer ||
-		    (resource >= 0 && device != resource) ||
-		    (resource < 0 &&
-		     pw_problem_channel(p, device, op.kind) != -1 - resource)) {
-			pw_error_set(err, "schedule: %s is ordered on %s but "
-			    "belongs to %s %d", pw_op_name(name, sizeof name,
-			    op), res,
-			    pw_kind_is_transfer(op.kind) ? "the link of device" :
-			    "device", device);
-			return PW_ERR_INPUT;
-		}
-		if (want_transfer && p->stages[op.stage].offload <= 0) {
-			pw_error_set(err, "schedule: %s moves nothing (stage %d "
-			    "has offload 0)", pw_op_name(name, sizeof name, op),
-			    op.stage);
-			return PW_ERR_INPUT;
-		}
-		idx = pw_op_index(p, op);
-		if (sim->resource[idx] != PW_NO_RESOURCE) {
-			pw_error_set(err, "schedule: %s appears twice",
-			    pw_op_name(name, sizeof name, op));
-			return PW_ERR_INPUT;
-		}
-		sim->resource[idx] = resource;
-		sim->position[idx] = i;
-	}
-	return PW_OK;
+	return sim->where->resource[idx] != PW_NOWHERE;
 }
 
 /* Every (stage, mb) needs F, a backward (BW, or B and W) and, if it
@@ -162,88 +99,35 @@ pw_sim_complete(const struct pw_sim *sim, struct pw_error *err)
 	return PW_OK;
 }
 
-/* The backward op of (stage, mb) that later ops wait for: B or BW. */
-static size_t
-pw_sim_backward(const struct pw_sim *sim, int stage, int mb)
-{
-	return pw_sim_index(sim, pw_sim_has(sim, PW_BW, stage, mb) ? PW_BW :
-	    PW_B, stage, mb);
-}
-
-/* Calls EMIT for every constraint that op IDX must wait for; the one list
- * of dependencies, used both to count and to fill the edges. */
+/* Counts (FILL false) or fills the edges of every op's predecessors:
+ * one walk for both, so the two cannot disagree. */
 static void
-pw_sim_preds(const struct pw_sim *sim, size_t idx,
-    void (*emit)(struct pw_sim *, size_t from, size_t to, bool from_start,
-    double delay), struct pw_sim *arg)
+pw_sim_edges(struct pw_sim *sim, bool fill)
 {
-	const struct pw_problem *p = sim->p;
-	struct pw_op op = pw_op_from_index(p, idx);
-	struct pw_anchor anchor;
-	int32_t res = sim->resource[idx], pos = sim->position[idx];
-	const struct pw_seq *seq;
-	int s = op.stage, j = op.mb;
+	struct pw_pred pred[PW_MAX_PREDS];
+	size_t i, from;
+	int k, n;
 
-	if (pos > 0) {
-		seq = res >= 0 ? &sim->sched->device[res] :
-		    &sim->sched->channel[-1 - res];
-		emit(arg, pw_op_index(p, seq->ops[pos - 1]), idx, false, 0);
+	for (i = 0; i < sim->universe; i++) {
+		if (!pw_sim_present(sim, i))
+			continue;
+		n = pw_preds(sim->p, sim->sched, sim->where,
+		    pw_op_from_index(sim->p, i), pred);
+		for (k = 0; k < n; k++) {
+			from = pw_op_index(sim->p, pred[k].op);
+			if (fill) {
+				struct pw_edge *e = &sim->edge[sim->first[from]++];
+
+				e->to = (uint32_t)i;
+				e->from_start = pred[k].from_start;
+				e->delay = pred[k].delay;
+				sim->indegree[i]++;
+			} else {
+				sim->first[from + 1]++;
+				sim->nedges++;
+			}
+		}
 	}
-	switch (op.kind) {
-	case PW_F:
-		if (s > 0)
-			emit(arg, pw_sim_index(sim, PW_F, s - 1, j), idx, false,
-			    pw_problem_hop(p, s - 1));
-		break;
-	case PW_B:
-	case PW_BW:
-		if (s == p->nstages - 1)
-			emit(arg, pw_sim_index(sim, PW_F, s, j), idx, false, 0);
-		else
-			emit(arg, pw_sim_backward(sim, s + 1, j), idx, false,
-			    pw_problem_hop(p, s));
-		if (pw_sim_has(sim, PW_RELOAD, s, j))
-			emit(arg, pw_sim_index(sim, PW_RELOAD, s, j), idx,
-			    false, 0);
-		break;
-	case PW_W:
-		emit(arg, pw_sim_index(sim, PW_B, s, j), idx, false, 0);
-		break;
-	case PW_OFFLOAD:
-		emit(arg, pw_sim_index(sim, PW_F, s, j), idx, false, 0);
-		break;
-	case PW_RELOAD:
-		emit(arg, pw_sim_index(sim, PW_OFFLOAD, s, j), idx, false, 0);
-		if (pw_schedule_anchor(sim->sched, s, j, &anchor))
-			emit(arg, pw_op_index(p, anchor.op), idx,
-			    !anchor.at_end, 0);
-		break;
-	case PW_NKINDS:
-		assert(!"unknown op kind");
-	}
-}
-
-static void
-pw_sim_count(struct pw_sim *sim, size_t from, size_t to, bool from_start,
-    double delay)
-{
-	(void)to;
-	(void)from_start;
-	(void)delay;
-	sim->first[from + 1]++;
-	sim->nedges++;
-}
-
-static void
-pw_sim_fill(struct pw_sim *sim, size_t from, size_t to, bool from_start,
-    double delay)
-{
-	struct pw_edge *e = &sim->edge[sim->first[from]++];
-
-	e->to = (uint32_t)to;
-	e->from_start = from_start;
-	e->delay = delay;
-	sim->indegree[to]++;
 }
 
 static void
@@ -253,18 +137,41 @@ pw_sim_build(struct pw_sim *sim)
 
 	sim->first = pw_xcalloc(u + 1, sizeof *sim->first);
 	sim->indegree = pw_xcalloc(u, sizeof *sim->indegree);
-	for (i = 0; i < u; i++)
-		if (sim->resource[i] != PW_NO_RESOURCE)
-			pw_sim_preds(sim, i, pw_sim_count, sim);
+	pw_sim_edges(sim, false);
 	for (i = 0; i < u; i++)
 		sim->first[i + 1] += sim->first[i];
 	sim->edge = pw_xmalloc(sim->nedges * sizeof *sim->edge);
-	for (i = 0; i < u; i++)
-		if (sim->resource[i] != PW_NO_RESOURCE)
-			pw_sim_preds(sim, i, pw_sim_fill, sim);
+	pw_sim_edges(sim, true);
 	/* Filling advanced each first[i] to first[i + 1]; shift back. */
 	memmove(sim->first + 1, sim->first, u * sizeof *sim->first);
 	sim->first[0] = 0;
+}
+
+/* The binding predecessor of op IDX, whose start is final: the first in
+ * pw_preds order whose constraint equals the start (computed as the
+ * forward pass did, so equality is exact). */
+static struct pw_bind
+pw_sim_bind(const struct pw_sim *sim, const struct pw_timing *t, size_t idx)
+{
+	struct pw_pred pred[PW_MAX_PREDS];
+	struct pw_bind bind = { PW_NO_BIND, PW_PRED_DEP };
+	size_t from;
+	double at;
+	int k, n;
+
+	n = pw_preds(sim->p, sim->sched, sim->where,
+	    pw_op_from_index(sim->p, idx), pred);
+	for (k = 0; k < n; k++) {
+		from = pw_op_index(sim->p, pred[k].op);
+		at = (pred[k].from_start ? t->start[from] : t->end[from]) +
+		    pred[k].delay;
+		if (at == t->start[idx]) {
+			bind.pred = (uint32_t)from;
+			bind.kind = (uint8_t)pred[k].kind;
+			break;
+		}
+	}
+	return bind;
 }
 
 /* Names the first blocked op of every resource and what it waits for. */
@@ -301,8 +208,7 @@ pw_sim_deadlock(const struct pw_sim *sim, const struct pw_timing *t,
 		for (from = 0; from < sim->universe; from++) {
 			size_t e;
 
-			if (sim->resource[from] == PW_NO_RESOURCE ||
-			    !isnan(t->end[from]))
+			if (!pw_sim_present(sim, from) || !isnan(t->end[from]))
 				continue;
 			for (e = sim->first[from]; e < sim->first[from + 1]; e++) {
 				if (sim->edge[e].to != idx)
@@ -324,7 +230,7 @@ pw_simulate(const struct pw_problem *p, const struct pw_schedule *sched,
 	struct pw_timing *t = NULL;
 	uint32_t *ready = NULL;
 	size_t i, e, nready = 0, present = 0, done = 0;
-	int r, rc;
+	int rc;
 
 	*out = NULL;
 	assert(sched->ndevices == p->devices && sched->nstages == p->nstages &&
@@ -339,17 +245,8 @@ pw_simulate(const struct pw_problem *p, const struct pw_schedule *sched,
 	    p->microbatches, "schedule", err)) != PW_OK)
 		return rc;
 	sim.universe = pw_op_universe(p);
-	sim.resource = pw_xmalloc(sim.universe * sizeof *sim.resource);
-	sim.position = pw_xmalloc(sim.universe * sizeof *sim.position);
-	for (i = 0; i < sim.universe; i++)
-		sim.resource[i] = PW_NO_RESOURCE;
-	for (r = 0; r < sched->ndevices; r++)
-		if ((rc = pw_sim_place(&sim, &sched->device[r], r, err)) != PW_OK)
-			goto out;
-	for (r = 0; r < sched->nchannels; r++)
-		if ((rc = pw_sim_place(&sim, &sched->channel[r], -1 - r,
-		    err)) != PW_OK)
-			goto out;
+	if ((rc = pw_where_build(p, sched, &sim.where, err)) != PW_OK)
+		return rc;
 	if ((rc = pw_sim_complete(&sim, err)) != PW_OK)
 		goto out;
 	pw_sim_build(&sim);
@@ -364,7 +261,7 @@ pw_simulate(const struct pw_problem *p, const struct pw_schedule *sched,
 		t->start[i] = t->end[i] = NAN;
 		t->bind[i].pred = PW_NO_BIND;
 		t->bind[i].kind = PW_PRED_DEP;
-		if (sim.resource[i] == PW_NO_RESOURCE)
+		if (!pw_sim_present(&sim, i))
 			continue;
 		present++;
 		t->start[i] = 0;
@@ -377,6 +274,7 @@ pw_simulate(const struct pw_problem *p, const struct pw_schedule *sched,
 
 		t->end[idx] = t->start[idx] +
 		    pw_op_duration(p, pw_op_from_index(p, idx));
+		t->bind[idx] = pw_sim_bind(&sim, t, idx);
 		done++;
 		for (e = sim.first[idx]; e < sim.first[idx + 1]; e++) {
 			const struct pw_edge *edge = &sim.edge[e];
@@ -391,8 +289,7 @@ pw_simulate(const struct pw_problem *p, const struct pw_schedule *sched,
 	}
 	if (done < present) {
 		for (i = 0; i < sim.universe; i++)
-			if (sim.resource[i] != PW_NO_RESOURCE &&
-			    sim.indegree[i] != 0)
+			if (pw_sim_present(&sim, i) && sim.indegree[i] != 0)
 				t->start[i] = t->end[i] = NAN;
 		pw_sim_deadlock(&sim, t, present - done, err);
 		pw_timing_free(t);
@@ -404,8 +301,7 @@ pw_simulate(const struct pw_problem *p, const struct pw_schedule *sched,
 	rc = PW_OK;
 out:
 	free(ready);
-	free(sim.resource);
-	free(sim.position);
+	pw_where_free(sim.where);
 	free(sim.first);
 	free(sim.edge);
 	free(sim.indegree);

@@ -37,7 +37,7 @@ fixture_time(struct fixture *f, const struct timed *ops, size_t n)
 	size_t i, idx;
 
 	f->s = pw_schedule_new(f->p);
-	f->t = pw_xmalloc(sizeof *f->t);
+	f->t = pw_xcalloc(1, sizeof *f->t);
 	f->t->universe = pw_op_universe(f->p);
 	f->t->start = pw_xmalloc(f->t->universe * sizeof *f->t->start);
 	f->t->end = pw_xmalloc(f->t->universe * sizeof *f->t->end);

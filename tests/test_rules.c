@@ -1,0 +1,329 @@
+/*
+ * test_rules.c - the model's rules as functions (rules.c): each op's
+ * candidates and predecessors, the index of where ops are, memory
+ * effects, and the simulator's binding predecessors; every value worked
+ * out by hand.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipewright.h"
+#include "plan.h"
+#include "tap.h"
+#include "testlib.h"
+
+/* PRED as "dependency F(0,1)+0.25", "anchor B(0,1) from start". */
+static void
+pred_text(char *buf, size_t len, const struct pw_pred *pred)
+{
+	char name[64];
+	size_t n;
+
+	n = (size_t)snprintf(buf, len, "%s %s", pw_pred_kind_name(pred->kind),
+	    pw_op_name(name, sizeof name, pred->op));
+	if (pred->delay != 0 && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "+%g", pred->delay);
+	if (pred->from_start && n < len)
+		snprintf(buf + n, len - n, " from start");
+}
+
+/* The N rows of PREDS joined by ", ", into BUF. */
+static const char *
+preds_text(char *buf, size_t len, const struct pw_pred *preds, int n)
+{
+	char one[128];
+	size_t used = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && used < len; i++) {
+		pred_text(one, sizeof one, &preds[i]);
+		used += (size_t)snprintf(buf + used, len - used, "%s%s",
+		    i == 0 ? "" : ", ", one);
+	}
+	return buf;
+}
+
+static void
+check_deps(const struct pw_problem *p, struct pw_op op,
+    const struct pw_anchor *anchor, const char *want)
+{
+	struct pw_pred deps[PW_MAX_DEPS];
+	char buf[512], name[64];
+	int n;
+
+	n = pw_op_deps(p, op, anchor, deps);
+	tap_str(preds_text(buf, sizeof buf, deps, n), want, "deps of %s%s",
+	    pw_op_name(name, sizeof name, op), anchor == NULL ? "" :
+	    anchor->at_end ? " anchored at an end" : " anchored at a start");
+}
+
+/* Three stages on devices 0, 1, 1: the hop 0 -> 1 is stage 0's comm,
+ * 1 -> 2 stays on device 1 and costs nothing. */
+static void
+test_deps(void)
+{
+	struct pw_problem *p = pw_problem_new(2, 3, 2);
+	struct pw_anchor start = { { PW_B, 0, 0 }, false };
+	struct pw_anchor end = { { PW_W, 0, 0 }, true };
+
+	p->stages[1].device = p->stages[2].device = 1;
+	p->stages[0].comm = 0.25;
+	p->stages[1].comm = 0.5;
+	p->stages[2].comm = 0.75;
+	check_deps(p, test_op(PW_F, 0, 0), NULL, "");
+	check_deps(p, test_op(PW_F, 1, 1), NULL, "dependency F(0,1)+0.25");
+	check_deps(p, test_op(PW_F, 2, 0), NULL, "dependency F(1,0)");
+	check_deps(p, test_op(PW_B, 2, 0), NULL,
+	    "dependency F(2,0), dependency RELOAD(2,0)");
+	check_deps(p, test_op(PW_BW, 2, 1), NULL,
+	    "dependency F(2,1), dependency RELOAD(2,1)");
+	check_deps(p, test_op(PW_BW, 0, 1), NULL, "dependency B(1,1)+0.25, "
+	    "dependency BW(1,1)+0.25, dependency RELOAD(0,1)");
+	check_deps(p, test_op(PW_B, 1, 0), NULL, "dependency B(2,0), "
+	    "dependency BW(2,0), dependency RELOAD(1,0)");
+	check_deps(p, test_op(PW_W, 1, 0), NULL, "dependency B(1,0)");
+	check_deps(p, test_op(PW_OFFLOAD, 0, 1), NULL, "dependency F(0,1)");
+	check_deps(p, test_op(PW_RELOAD, 0, 1), NULL,
+	    "dependency OFFLOAD(0,1)");
+	check_deps(p, test_op(PW_RELOAD, 0, 1), &start,
+	    "dependency OFFLOAD(0,1), anchor B(0,0) from start");
+	check_deps(p, test_op(PW_RELOAD, 0, 1), &end,
+	    "dependency OFFLOAD(0,1), anchor W(0,0)");
+	/* An anchor is a reload's alone. */
+	check_deps(p, test_op(PW_F, 1, 1), &start, "dependency F(0,1)+0.25");
+	pw_problem_free(p);
+}
+
+/* The one-stage offload problem of test_sim: act 3, hold 1, offload 2. */
+static struct pw_problem *
+offload_problem(bool duplex)
+{
+	struct pw_problem *p = pw_problem_new(1, 1, 2);
+
+	p->stages[0] = (struct pw_stage){ 0, 1, 1, 1, 3, 1, 2, 0 };
+	pw_problem_set_link(p, 4, 2, 0, duplex);
+	return p;
+}
+
+static void
+check_preds(const struct pw_problem *p, const struct pw_schedule *s,
+    const struct pw_where *w, struct pw_op op, const char *want)
+{
+	struct pw_pred preds[PW_MAX_PREDS];
+	char buf[512], name[64];
+	int n;
+
+	n = pw_preds(p, s, w, op, preds);
+	tap_str(preds_text(buf, sizeof buf, preds, n), want, "preds of %s",
+	    pw_op_name(name, sizeof name, op));
+}
+
+static void
+test_preds(void)
+{
+	struct pw_problem *p = offload_problem(true);
+	struct pw_schedule *s = test_offload_schedule(p, true);
+	struct pw_where *w;
+	struct pw_error err;
+
+	if (!tap_int(pw_where_build(p, s, &w, &err), PW_OK, "where: builds"))
+		return;
+	tap_int((long long)w->universe, 12, "where: universe of 1 x 2 pairs");
+	tap_int(w->resource[pw_op_index(p, test_op(PW_B, 0, 0))], 0,
+	    "where: B(0,0) on device 0");
+	tap_int(w->position[pw_op_index(p, test_op(PW_B, 0, 0))], 4,
+	    "where: B(0,0) fifth");
+	tap_int(w->resource[pw_op_index(p, test_op(PW_OFFLOAD, 0, 0))], 1,
+	    "where: the offload on resource 1, link0.d2h");
+	tap_int(w->resource[pw_op_index(p, test_op(PW_RELOAD, 0, 0))], 2,
+	    "where: the reload on resource 2, link0.h2d");
+	tap_int(w->resource[pw_op_index(p, test_op(PW_OFFLOAD, 0, 1))],
+	    PW_NOWHERE, "where: an absent op is nowhere");
+	tap_ok(pw_where_has(w, p, test_op(PW_W, 0, 1)), "where: has W(0,1)");
+	tap_ok(!pw_where_has(w, p, test_op(PW_BW, 0, 1)), "where: lacks BW(0,1)");
+	tap_ok(!pw_where_has(w, p, test_op(PW_F, 1, 0)),
+	    "where: an op out of range is absent");
+
+	check_preds(p, s, w, test_op(PW_F, 0, 0), "");
+	check_preds(p, s, w, test_op(PW_F, 0, 1), "device F(0,0)");
+	check_preds(p, s, w, test_op(PW_B, 0, 1),
+	    "device F(0,1), dependency F(0,1)");
+	check_preds(p, s, w, test_op(PW_B, 0, 0),
+	    "device W(0,1), dependency F(0,0), dependency RELOAD(0,0)");
+	check_preds(p, s, w, test_op(PW_W, 0, 0),
+	    "device B(0,0), dependency B(0,0)");
+	check_preds(p, s, w, test_op(PW_OFFLOAD, 0, 0), "dependency F(0,0)");
+	check_preds(p, s, w, test_op(PW_RELOAD, 0, 0),
+	    "dependency OFFLOAD(0,0), anchor B(0,1) from start");
+	pw_where_free(w);
+	pw_schedule_free(s);
+	pw_problem_free(p);
+
+	/* Half duplex: the reload follows the offload on the one channel. */
+	p = offload_problem(false);
+	s = test_offload_schedule(p, false);
+	if (tap_int(pw_where_build(p, s, &w, &err), PW_OK,
+	    "where: half duplex builds")) {
+		check_preds(p, s, w, test_op(PW_RELOAD, 0, 0),
+		    "channel OFFLOAD(0,0), dependency OFFLOAD(0,0)");
+		pw_where_free(w);
+	}
+	pw_schedule_free(s);
+	pw_problem_free(p);
+}
+
+static void
+check_where_error(const struct pw_problem *p, const struct pw_schedule *s,
+    const char *want, const char *what)
+{
+	struct pw_where *w = NULL;
+	struct pw_error err;
+
+	tap_int(pw_where_build(p, s, &w, &err), PW_ERR_INPUT, "where: %s refused",
+	    what);
+	tap_ok(w == NULL, "where: no index for %s", what);
+	tap_str(err.msg, want, "where: %s named", what);
+}
+
+static void
+test_where_errors(void)
+{
+	struct pw_problem *p = offload_problem(true);
+	struct pw_schedule *s = pw_schedule_new(p);
+
+	pw_seq_push(&s->device[0], test_op(PW_F, 0, 0));
+	pw_seq_push(&s->device[0], test_op(PW_F, 0, 2));
+	check_where_error(p, s, "schedule: device 0 position 1: op (0,2) out "
+	    "of range", "a microbatch out of range");
+	s->device[0].ops[1] = test_op(PW_OFFLOAD, 0, 0);
+	check_where_error(p, s, "schedule: OFFLOAD(0,0) is ordered on device 0 "
+	    "but belongs to the link of device 0", "a transfer on a device");
+	s->device[0].ops[1] = test_op(PW_F, 0, 0);
+	check_where_error(p, s, "schedule: F(0,0) appears twice",
+	    "a repeated op");
+	s->device[0].len = 1;
+	pw_seq_push(&s->channel[1], test_op(PW_OFFLOAD, 0, 0));
+	check_where_error(p, s, "schedule: OFFLOAD(0,0) is ordered on "
+	    "link0.h2d but belongs to the link of device 0",
+	    "an offload on the reload's channel");
+	s->channel[1].ops[0] = test_op(PW_F, 0, 1);
+	check_where_error(p, s, "schedule: F(0,1) is ordered on link0.h2d but "
+	    "belongs to device 0", "a compute op on a channel");
+	s->channel[1].len = 0;
+	pw_seq_push(&s->channel[0], test_op(PW_OFFLOAD, 0, 1));
+	p->stages[0].offload = 0;
+	check_where_error(p, s, "schedule: OFFLOAD(0,1) moves nothing (stage 0 "
+	    "has offload 0)", "a transfer of nothing");
+	pw_schedule_free(s);
+	pw_problem_free(p);
+}
+
+static void
+test_memory(void)
+{
+	static const char *const want[PW_NKINDS] = {
+		"3 0", "0 2", "0 1", "0 3", "0 2", "2 0"
+	};
+	struct pw_problem *p = offload_problem(true);
+	struct pw_mem_effect e;
+	char buf[64];
+	int k;
+
+	for (k = 0; k < PW_NKINDS; k++) {
+		e = pw_op_memory(p, test_op((enum pw_kind)k, 0, 1));
+		snprintf(buf, sizeof buf, "%g %g", e.alloc, e.freed);
+		tap_str(buf, want[k], "memory of %s: alloc at start, free at end",
+		    pw_kind_name((enum pw_kind)k));
+	}
+	pw_problem_free(p);
+}
+
+/* What binds OP in T: "none" or "kind op". */
+static void
+check_bind(const struct pw_problem *p, const struct pw_timing *t,
+    struct pw_op op, const char *want)
+{
+	const struct pw_bind *b = &t->bind[pw_op_index(p, op)];
+	char buf[128], name[64], from[64];
+
+	if (b->pred == PW_NO_BIND)
+		snprintf(buf, sizeof buf, "none");
+	else
+		snprintf(buf, sizeof buf, "%s %s",
+		    pw_pred_kind_name((enum pw_pred_kind)b->kind),
+		    pw_op_name(from, sizeof from, pw_op_from_index(p, b->pred)));
+	tap_str(buf, want, "%s is bound by %s", pw_op_name(name, sizeof name, op),
+	    want);
+}
+
+struct bind_row {
+	struct pw_op op;
+	const char *want;
+};
+
+/* Simulates S on P and checks the binding predecessor of each row. */
+static void
+check_binds(const struct pw_problem *p, const struct pw_schedule *s,
+    const struct bind_row *rows, size_t n, const char *what)
+{
+	struct pw_timing *t;
+	struct pw_error err;
+	size_t i;
+
+	if (!tap_int(pw_simulate(p, s, &t, &err), PW_OK, "%s simulates", what))
+		return;
+	for (i = 0; i < n; i++)
+		check_bind(p, t, rows[i].op, rows[i].want);
+	pw_timing_free(t);
+}
+
+/* The two-device 1F1B of test_sim: F(1,0) starts at 1.5, BW(1,0) at 2.5
+ * (its device and its F tie: the order's row comes first), F(1,1) at
+ * 4.5, BW(1,1) at 5.5, BW(0,0) at 5, BW(0,1) at 8.  In the offload
+ * schedule of test_sim the anchored reload starts at its anchor's start,
+ * 2. */
+static void
+test_bind(void)
+{
+	static const struct bind_row onefb[] = {
+		{ { PW_F, 0, 0 }, "none" },
+		{ { PW_F, 0, 1 }, "device F(0,0)" },
+		{ { PW_F, 1, 0 }, "dependency F(0,0)" },
+		{ { PW_BW, 1, 0 }, "device F(1,0)" },
+		{ { PW_F, 1, 1 }, "device BW(1,0)" },
+		{ { PW_BW, 1, 1 }, "device F(1,1)" },
+		{ { PW_BW, 0, 0 }, "dependency BW(1,0)" },
+		{ { PW_BW, 0, 1 }, "dependency BW(1,1)" },
+		{ { PW_B, 0, 0 }, "none" },
+	};
+	static const struct bind_row offload[] = {
+		{ { PW_OFFLOAD, 0, 0 }, "dependency F(0,0)" },
+		{ { PW_RELOAD, 0, 0 }, "anchor B(0,1)" },
+		{ { PW_B, 0, 0 }, "device W(0,1)" },
+	};
+	struct pw_problem *p = test_two_device_problem();
+	struct pw_schedule *s = test_two_device_schedule(p);
+
+	check_binds(p, s, onefb, sizeof onefb / sizeof onefb[0], "1F1B");
+	pw_schedule_free(s);
+	pw_problem_free(p);
+	p = offload_problem(true);
+	s = test_offload_schedule(p, true);
+	check_binds(p, s, offload, sizeof offload / sizeof offload[0],
+	    "offload");
+	pw_schedule_free(s);
+	pw_problem_free(p);
+}
+
+int
+main(void)
+{
+	test_deps();
+	test_preds();
+	test_where_errors();
+	test_memory();
+	test_bind();
+	return tap_done();
+}
