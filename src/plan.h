@@ -31,8 +31,9 @@ bool	pw_op_at(const struct pw_problem *, const struct pw_schedule *,
 	    const struct pw_timing *, int resource, double t, struct pw_op *out);
 
 /* DEVICE's memory in bytes at instant T (after every event at T, frees
- * first), from its curve by binary search; static memory before the
- * first event. */
+ * first), from its curve by binary search; before the curve's first
+ * point (the metrics' start) that point's level: static memory unless an
+ * op allocates at the start itself. */
 double	pw_memory_at(const struct pw_metrics *, int device, double t);
 
 /* Every op's slack: how much later than its start it could start with

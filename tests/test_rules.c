@@ -317,6 +317,161 @@ test_bind(void)
 	pw_problem_free(p);
 }
 
+/* Every op's slack in T, in index order, "op=slack" for present ops. */
+static void
+check_slack(const struct pw_problem *p, const struct pw_schedule *s,
+    const struct pw_timing *t, const char *want, const char *what)
+{
+	double *slack = pw_slack(p, s, t);
+	char buf[1024], name[64];
+	size_t i, used = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < t->universe && used < sizeof buf; i++)
+		if (pw_timing_has(t, i))
+			used += (size_t)snprintf(buf + used, sizeof buf - used,
+			    "%s%s=%g", used == 0 ? "" : " ", pw_op_name(name,
+			    sizeof name, pw_op_from_index(p, i)), slack[i]);
+	tap_str(buf, want, "slack of %s", what);
+	free(slack);
+}
+
+/* The critical path of T as "op [start,end] <- kind op+delay ...". */
+static void
+check_critical(const struct pw_problem *p, const struct pw_schedule *s,
+    const struct pw_timing *t, const char *want, const char *what)
+{
+	struct pw_critical *path;
+	char buf[1024], name[64], by[128];
+	size_t i, n, used = 0;
+
+	path = pw_critical_path(p, s, t, &n);
+	buf[0] = '\0';
+	for (i = 0; i < n && used < sizeof buf; i++) {
+		by[0] = '\0';
+		if (path[i].bound)
+			pred_text(by, sizeof by, &path[i].by);
+		used += (size_t)snprintf(buf + used, sizeof buf - used,
+		    "%s%s [%g,%g]%s%s", i == 0 ? "" : "; ",
+		    pw_op_name(name, sizeof name, path[i].op), path[i].start,
+		    path[i].end, path[i].bound ? " by " : "", by);
+	}
+	tap_str(buf, want, "critical path of %s", what);
+	free(path);
+}
+
+/* What runs on resource R at AT: the op's name or "idle". */
+static void
+check_op_at(const struct pw_problem *p, const struct pw_schedule *s,
+    const struct pw_timing *t, int r, double at, const char *want)
+{
+	struct pw_op op;
+	char name[64];
+
+	tap_str(pw_op_at(p, s, t, r, at, &op) ? pw_op_name(name, sizeof name,
+	    op) : "idle", want, "resource %d at %g runs %s", r, at, want);
+}
+
+/* The two-device 1F1B (comm 0.5) timed in test_bind, ending at 10. */
+static void
+test_query_1f1b(void)
+{
+	struct pw_problem *p = test_two_device_problem();
+	struct pw_schedule *s = test_two_device_schedule(p);
+	struct pw_timing *t;
+	struct pw_metrics *m;
+	struct pw_error err;
+	int d;
+
+	for (d = 0; d < 2; d++) {
+		p->stages[d].act = 3;
+		p->stages[d].hold = 1;
+		p->memory[d].static_bytes = 10;
+	}
+	if (!tap_int(pw_simulate(p, s, &t, &err), PW_OK, "1F1B simulates"))
+		return;
+	check_slack(p, s, t, "F(0,0)=0 BW(0,0)=1 F(0,1)=2 BW(0,1)=0 "
+	    "F(1,0)=0 BW(1,0)=0 F(1,1)=0 BW(1,1)=0", "1F1B");
+	check_critical(p, s, t, "F(0,0) [0,1]; "
+	    "F(1,0) [1.5,2.5] by dependency F(0,0)+0.5; "
+	    "BW(1,0) [2.5,4.5] by device F(1,0); "
+	    "F(1,1) [4.5,5.5] by device BW(1,0); "
+	    "BW(1,1) [5.5,7.5] by device F(1,1); "
+	    "BW(0,1) [8,10] by dependency BW(1,1)+0.5", "1F1B");
+	check_op_at(p, s, t, 0, 0.5, "F(0,0)");
+	check_op_at(p, s, t, 0, 1, "F(0,1)");
+	check_op_at(p, s, t, 0, 3, "idle");
+	check_op_at(p, s, t, 0, 5, "BW(0,0)");
+	check_op_at(p, s, t, 0, 7, "idle");
+	check_op_at(p, s, t, 0, 9.99, "BW(0,1)");
+	check_op_at(p, s, t, 0, 10, "idle");
+	check_op_at(p, s, t, 0, -1, "idle");
+	check_op_at(p, s, t, 1, 1.2, "idle");
+	check_op_at(p, s, t, 1, 1.5, "F(1,0)");
+	check_op_at(p, s, t, 1, 7.4, "BW(1,1)");
+	check_op_at(p, s, t, 2, 1, "idle");
+	m = pw_metrics_compute(p, s, t);
+	/* Device 0: +3 at 0 and 1, -3 at 7 and 10, over 10 static. */
+	tap_near(pw_memory_at(m, 0, 0), 13, 0, "memory of device 0 at 0");
+	tap_near(pw_memory_at(m, 0, 0.5), 13, 0, "memory of device 0 at 0.5");
+	tap_near(pw_memory_at(m, 0, 1), 16, 0, "memory of device 0 at 1");
+	tap_near(pw_memory_at(m, 0, 6.99), 16, 0, "memory of device 0 at 6.99");
+	tap_near(pw_memory_at(m, 0, 7), 13, 0, "memory of device 0 at 7");
+	tap_near(pw_memory_at(m, 0, 100), 10, 0, "memory of device 0 at 100");
+	/* Device 1 frees BW(1,0) at 4.5 as F(1,1) allocates: frees first. */
+	tap_near(pw_memory_at(m, 1, 4.5), 13, 0, "memory of device 1 at 4.5");
+	pw_metrics_free(m);
+	pw_timing_free(t);
+	pw_schedule_free(s);
+	pw_problem_free(p);
+}
+
+/* The anchored offload schedule on a slow reload (2 bytes at 0.5 B/s):
+ * F(0,0) [0,1], F(0,1) [1,2], B(0,1) [2,3], W(0,1) [3,4], OFFLOAD [1,1.5],
+ * RELOAD from its anchor B(0,1)'s start [2,6], B(0,0) [6,7], W(0,0)
+ * [7,8].  The anchor's edge from a start carries no duration, either
+ * way. */
+static void
+test_query_offload(void)
+{
+	struct pw_problem *p = offload_problem(true);
+	struct pw_schedule *s;
+	struct pw_timing *t;
+	struct pw_metrics *m;
+	struct pw_error err;
+
+	pw_problem_set_link(p, 4, 0.5, 0, true);
+	s = test_offload_schedule(p, true);
+	if (!tap_int(pw_simulate(p, s, &t, &err), PW_OK, "offload simulates"))
+		return;
+	check_slack(p, s, t, "F(0,0)=0 B(0,0)=0 W(0,0)=0 OFFLOAD(0,0)=0.5 "
+	    "RELOAD(0,0)=0 F(0,1)=0 B(0,1)=0 W(0,1)=2", "the offload");
+	check_critical(p, s, t, "F(0,0) [0,1]; "
+	    "F(0,1) [1,2] by device F(0,0); "
+	    "B(0,1) [2,3] by device F(0,1); "
+	    "RELOAD(0,0) [2,6] by anchor B(0,1) from start; "
+	    "B(0,0) [6,7] by dependency RELOAD(0,0); "
+	    "W(0,0) [7,8] by device B(0,0)", "the offload");
+	check_op_at(p, s, t, 1, 1.25, "OFFLOAD(0,0)");
+	check_op_at(p, s, t, 1, 1.5, "idle");
+	check_op_at(p, s, t, 2, 2, "RELOAD(0,0)");
+	check_op_at(p, s, t, 2, 6, "idle");
+	check_op_at(p, s, t, 3, 2, "idle");
+	m = pw_metrics_compute(p, s, t);
+	/* +3 at 0 and 1, -2 at 1.5, +2 at 2, -2 at 3, -1 at 4, -2 at 7,
+	 * -1 at 8. */
+	tap_near(pw_memory_at(m, 0, 1.49), 6, 0, "memory before the offload ends");
+	tap_near(pw_memory_at(m, 0, 1.5), 4, 0, "memory once it ends");
+	tap_near(pw_memory_at(m, 0, 2.5), 6, 0, "memory while reloading");
+	tap_near(pw_memory_at(m, 0, 5), 3, 0, "memory after W(0,1)");
+	tap_near(pw_memory_at(m, 0, 7.5), 1, 0, "memory after B(0,0)");
+	tap_near(pw_memory_at(m, 0, 9), 0, 0, "memory at the end");
+	pw_metrics_free(m);
+	pw_timing_free(t);
+	pw_schedule_free(s);
+	pw_problem_free(p);
+}
+
 int
 main(void)
 {
@@ -325,5 +480,7 @@ main(void)
 	test_where_errors();
 	test_memory();
 	test_bind();
+	test_query_1f1b();
+	test_query_offload();
 	return tap_done();
 }
