@@ -109,14 +109,7 @@ int	pw_cmd_status(int rc);
  * default problem). */
 const char *pw_cmd_label(const char *path);
 
-/* A schedule and everything computed from it; owns every member. */
-struct pw_cmd_plan {
-	struct pw_problem *problem;
-	struct pw_schedule *schedule;
-	struct pw_timing *timing;
-	struct pw_metrics *metrics;
-};
-
+struct pw_plan;
 struct pwlua_solve_prefs;
 
 /* cmd_plan.c: returns the problem of PATH (a problem or a schedule file,
@@ -126,15 +119,21 @@ struct pwlua_solve_prefs;
  * (pwlua_solve_prefs_free).  NULL after reporting why. */
 struct pw_problem *pw_cmd_problem_load(const char *path,
 	    struct pwlua_solve_prefs *prefs);
-/* cmd_plan.c: fills PLAN with family NAME's schedule for the problem of
- * PATH (NULL: the default problem); returns an enum pw_exit after
- * reporting any failure.  The caller frees PLAN, whatever it returns. */
-int	pw_cmd_plan_build(struct pw_cmd_plan *plan, const char *path,
-	    const char *name);
-/* cmd_plan.c: a schedule file, or with FAMILY a problem (or schedule)
- * file whose problem gets that family's schedule; as pw_cmd_plan_build. */
-int	pw_cmd_plan_load(struct pw_cmd_plan *plan, const char *path,
-	    const char *family);
-void	pw_cmd_plan_free(struct pw_cmd_plan *);
+/* cmd_plan.c: family NAME's plan for the problem of PATH (NULL: the
+ * default problem) in *OUT, which the caller frees; returns an enum
+ * pw_exit, with *OUT NULL after reporting a failure. */
+int	pw_cmd_plan_build(const char *path, const char *name,
+	    struct pw_plan **out);
+/* cmd_plan.c: the plan of a schedule file (saying when its stored times
+ * differ), or with FAMILY of a problem (or schedule) file whose problem
+ * gets that family's schedule; as pw_cmd_plan_build. */
+int	pw_cmd_plan_load(const char *path, const char *family,
+	    struct pw_plan **out);
+/* cmd_plan.c: writes PLAN's schedule to OUTPUT ("-": stdout) and its
+ * metrics to stdout, or to stderr when the schedule goes to stdout: the
+ * stream in *REPORT, for what the command says after them.  Returns an
+ * enum pw_exit after reporting any failure. */
+int	pw_cmd_plan_write(const struct pw_plan *plan, const char *output,
+	    FILE **report);
 
 #endif /* PW_CMD_H */

@@ -7,26 +7,28 @@
 #include <stdlib.h>
 
 #include "pipewright.h"
+#include "plan.h"
 #include "cmd.h"
 
 int
 pw_cmd_eval(const struct pw_cmd_args *a)
 {
-	struct pw_cmd_plan plan = { NULL, NULL, NULL, NULL };
+	struct pw_plan *plan = NULL;
 	int status, rc;
 
-	if ((status = pw_cmd_plan_load(&plan, a->pos[0], a->family)) !=
+	if ((status = pw_cmd_plan_load(a->pos[0], a->family, &plan)) !=
 	    PW_EXIT_OK)
 		goto out;
 	if (!a->json)
-		pw_metrics_print(stdout, plan.problem, plan.metrics);
-	else if ((rc = pw_metrics_print_json(stdout, plan.problem,
-	    plan.metrics)) != PW_OK) {
+		pw_metrics_print(stdout, pw_plan_problem(plan),
+		    pw_plan_metrics(plan));
+	else if ((rc = pw_metrics_print_json(stdout, pw_plan_problem(plan),
+	    pw_plan_metrics(plan))) != PW_OK) {
 		pw_cmd_fail("eval: cannot write the metrics to stdout");
 		status = pw_cmd_status(rc);
 	}
 out:
-	pw_cmd_plan_free(&plan);
+	pw_plan_free(plan);
 	return status;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pipewright.h"
+#include "plan.h"
 #include "cmd.h"
 #include "pwlua.h"
 
@@ -28,38 +29,25 @@ pw_cmd_problem_load(const char *path, struct pwlua_solve_prefs *prefs)
 	return problem;
 }
 
-void
-pw_cmd_plan_free(struct pw_cmd_plan *plan)
-{
-	pw_metrics_free(plan->metrics);
-	pw_timing_free(plan->timing);
-	pw_schedule_free(plan->schedule);
-	pw_problem_free(plan->problem);
-	memset(plan, 0, sizeof *plan);
-}
-
 int
-pw_cmd_plan_build(struct pw_cmd_plan *plan, const char *path,
-    const char *name)
+pw_cmd_plan_build(const char *path, const char *name, struct pw_plan **out)
 {
 	const struct pw_family *family;
 	const char *label = pw_cmd_label(path);
+	const struct pw_problem *used;
 	struct pw_problem *given;
 	struct pw_error err;
-	int rc;
+	int rc, nstages;
 
+	*out = NULL;
 	if ((family = pw_family_find(name)) == NULL) {
 		pw_cmd_unknown(PW_CMD_LIST_FAMILIES, "family", name);
 		return PW_EXIT_INPUT;
 	}
 	if ((given = pw_cmd_problem_load(path, NULL)) == NULL)
 		return PW_EXIT_INPUT;
-	rc = pw_family_build(family, given, &plan->problem, &plan->schedule,
-	    &err);
-	if (rc == PW_OK && plan->problem->nstages != given->nstages)
-		pw_cmd_note("%s splits %s again: %d stages, %d per device",
-		    name, label, plan->problem->nstages,
-		    plan->problem->nstages / plan->problem->devices);
+	rc = pw_plan_family(family, given, out, &err);
+	nstages = given->nstages;
 	pw_problem_free(given);
 	if (rc == PW_ERR_NOT_APPLICABLE) {
 		pw_cmd_fail("%s does not apply to %s: %s", name, label,
@@ -70,35 +58,29 @@ pw_cmd_plan_build(struct pw_cmd_plan *plan, const char *path,
 		pw_cmd_fail("%s on %s: %s", name, label, err.msg);
 		return pw_cmd_status(rc);
 	}
-	if (plan->schedule->family == NULL)
-		plan->schedule->family = pw_xstrdup(family->name);
-	/* A family's own schedule that cannot be timed is our bug. */
-	if (pw_simulate(plan->problem, plan->schedule, &plan->timing,
-	    &err) != PW_OK) {
-		pw_cmd_fail("internal error: the %s schedule of %s does not"
-		    " simulate: %s", name, label, err.msg);
-		return PW_EXIT_INTERNAL;
-	}
-	plan->metrics = pw_metrics_compute(plan->problem, plan->schedule,
-	    plan->timing);
+	used = pw_plan_problem(*out);
+	if (used->nstages != nstages)
+		pw_cmd_note("%s splits %s again: %d stages, %d per device",
+		    name, label, used->nstages, used->nstages / used->devices);
 	return PW_EXIT_OK;
 }
 
 /* Says on stderr, in one line, when the times stored in PATH differ from
- * the simulated ones (by more than 1e-9 of the larger of the makespan and
- * the time). */
+ * PLAN's (by more than 1e-9 of the larger of the makespan and the
+ * time). */
 static void
-cmd_plan_compare_times(const struct pw_cmd_plan *plan, const char *path,
+cmd_plan_compare_times(const struct pw_plan *plan, const char *path,
     const struct pw_timed_op *ops, size_t nops)
 {
-	const struct pw_timing *t = plan->timing;
+	const struct pw_problem *p = pw_plan_problem(plan);
+	const struct pw_timing *t = pw_plan_timing(plan);
 	double scale, tol;
 	size_t i, k, first = 0, ndiffer = 0;
 	char name[64];
 
 	for (i = 0; i < nops; i++) {
-		k = pw_op_index(plan->problem, ops[i].op);
-		scale = fmax(plan->metrics->makespan,
+		k = pw_op_index(p, ops[i].op);
+		scale = fmax(pw_plan_metrics(plan)->makespan,
 		    fmax(fabs(ops[i].start), fabs(ops[i].end)));
 		tol = 1e-9 * scale;
 		if (pw_timing_has(t, k) && fabs(t->start[k] - ops[i].start) <=
@@ -109,52 +91,47 @@ cmd_plan_compare_times(const struct pw_cmd_plan *plan, const char *path,
 	}
 	if (ndiffer == 0)
 		return;
-	k = pw_op_index(plan->problem, ops[first].op);
+	k = pw_op_index(p, ops[first].op);
 	pw_cmd_note("%s: the stored times of %zu of %zu ops differ from the"
 	    " simulated ones (first %s: stored %.9g-%.9g, simulated %.9g-%.9g);"
-	    " the orders are kept and the times recomputed", pw_cmd_label(path),
-	    ndiffer,
-	    nops, pw_op_name(name, sizeof name, ops[first].op),
-	    ops[first].start, ops[first].end, t->start[k], t->end[k]);
+	    " the orders are kept and the times recomputed",
+	    pw_cmd_label(path), ndiffer, nops,
+	    pw_op_name(name, sizeof name, ops[first].op), ops[first].start,
+	    ops[first].end, t->start[k], t->end[k]);
 }
 
-/* Fills PLAN from the schedule file PATH: its orders, re-simulated. */
-static int
-cmd_plan_read(struct pw_cmd_plan *plan, const char *path)
+int
+pw_cmd_plan_load(const char *path, const char *family, struct pw_plan **out)
 {
 	struct pw_timed_op *ops = NULL;
 	struct pw_error err;
 	size_t nops = 0;
-	int status, rc;
+	int rc;
 
-	if ((rc = pw_schedule_read(path, &plan->problem, &ops, &nops,
-	    &err)) != PW_OK) {
+	if (family != NULL)
+		return pw_cmd_plan_build(path, family, out);
+	if ((rc = pw_plan_read(path, out, &ops, &nops, &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
-		status = pw_cmd_status(rc);
-		goto out;
+		return pw_cmd_status(rc);
 	}
-	if ((rc = pw_schedule_from_timed(plan->problem, ops, nops,
-	    &plan->schedule, &err)) != PW_OK || (rc = pw_simulate(plan->problem,
-	    plan->schedule, &plan->timing, &err)) != PW_OK) {
-		pw_cmd_fail("%s: %s", pw_cmd_label(path), err.msg);
-		status = pw_cmd_status(rc);
-		goto out;
-	}
-	plan->metrics = pw_metrics_compute(plan->problem, plan->schedule,
-	    plan->timing);
-	cmd_plan_compare_times(plan, path, ops, nops);
-	status = PW_EXIT_OK;
-out:
+	cmd_plan_compare_times(*out, path, ops, nops);
 	free(ops);
-	return status;
+	return PW_EXIT_OK;
 }
 
 int
-pw_cmd_plan_load(struct pw_cmd_plan *plan, const char *path,
-    const char *family)
+pw_cmd_plan_write(const struct pw_plan *plan, const char *output,
+    FILE **report)
 {
-	if (family != NULL)
-		return pw_cmd_plan_build(plan, path, family);
-	return cmd_plan_read(plan, path);
-}
+	struct pw_error err;
+	int rc;
 
+	if ((rc = pw_schedule_write(output, pw_plan_problem(plan),
+	    pw_plan_schedule(plan), pw_plan_timing(plan), &err)) != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		return pw_cmd_status(rc);
+	}
+	*report = strcmp(output, "-") == 0 ? stderr : stdout;
+	pw_metrics_print(*report, pw_plan_problem(plan), pw_plan_metrics(plan));
+	return PW_EXIT_OK;
+}

@@ -4,36 +4,27 @@
  * written) and compare (every family in one table).
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "pipewright.h"
+#include "plan.h"
 #include "cmd.h"
 
 int
 pw_cmd_schedule(const struct pw_cmd_args *a)
 {
-	struct pw_cmd_plan plan = { NULL, NULL, NULL, NULL };
-	struct pw_error err;
-	int status, rc;
+	struct pw_plan *plan = NULL;
+	FILE *report;
+	int status;
 
 	if (a->family == NULL) {
 		pw_cmd_fail("schedule: --family NAME is required (try"
 		    " 'pipewright schedule --help')");
 		return PW_EXIT_INPUT;
 	}
-	if ((status = pw_cmd_plan_build(&plan, a->pos[0], a->family)) !=
+	if ((status = pw_cmd_plan_build(a->pos[0], a->family, &plan)) ==
 	    PW_EXIT_OK)
-		goto out;
-	if ((rc = pw_schedule_write(a->output, plan.problem, plan.schedule,
-	    plan.timing, &err)) != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
-		status = pw_cmd_status(rc);
-		goto out;
-	}
-	pw_metrics_print(strcmp(a->output, "-") == 0 ? stderr : stdout,
-	    plan.problem, plan.metrics);
-out:
-	pw_cmd_plan_free(&plan);
+		status = pw_cmd_plan_write(plan, a->output, &report);
+	pw_plan_free(plan);
 	return status;
 }
 

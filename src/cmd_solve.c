@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "pipewright.h"
+#include "plan.h"
 #include "cmd.h"
 #include "pwlua.h"
 #include "solver.h"
@@ -126,24 +127,45 @@ cmd_solve_report(FILE *fp, const struct pw_solve_opts *o,
 	    "schedule on every run)");
 }
 
+/* Runs the search of PROBLEM with Ctrl-C and SIGTERM as its cancel, as
+ * pw_solve returns. */
+static int
+cmd_solve_run(const struct pw_problem *problem, struct pw_solve_opts *o,
+    struct pw_solve_result *res, struct pw_error *err)
+{
+	static const int signals[2] = { SIGINT, SIGTERM };
+	struct sigaction interrupt, before[2];
+	int i, rc;
+
+	cmd_solve_interrupted = 0;
+	o->cancel = &cmd_solve_interrupted;
+	memset(&interrupt, 0, sizeof interrupt);
+	interrupt.sa_handler = cmd_solve_interrupt;
+	sigemptyset(&interrupt.sa_mask);
+	interrupt.sa_flags = SA_RESTART;
+	for (i = 0; i < 2; i++)
+		pw_signal_catch(signals[i], &interrupt, &before[i]);
+	rc = pw_solve(problem, o, res, err);
+	for (i = 0; i < 2; i++)
+		sigaction(signals[i], &before[i], NULL);
+	return rc;
+}
+
 int
 pw_cmd_solve(const struct pw_cmd_args *a)
 {
 	struct pw_problem *problem = NULL;
 	struct pw_schedule *start = NULL;
-	struct pw_timing *timing = NULL;
-	struct pw_metrics *metrics = NULL;
+	struct pw_plan *plan = NULL;
 	struct pw_solve_result res;
 	struct pw_solve_opts o;
 	struct pw_outfile check;
-	static const int cmd_solve_signals[2] = { SIGINT, SIGTERM };
-	struct sigaction interrupt, before[2];
 	struct stat st;
 	struct cmd_solve_last last = { NULL, 0, 0 };
 	struct pwlua_solve_prefs prefs;
 	struct pw_error err;
 	FILE *out;
-	int i, status, rc;
+	int status, rc;
 
 	memset(&res, 0, sizeof res);
 	if ((problem = pw_cmd_problem_load(a->pos[0], &prefs)) == NULL)
@@ -183,42 +205,23 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 			goto out;
 		o.start = start;
 	}
-	cmd_solve_interrupted = 0;
-	o.cancel = &cmd_solve_interrupted;
-	memset(&interrupt, 0, sizeof interrupt);
-	interrupt.sa_handler = cmd_solve_interrupt;
-	sigemptyset(&interrupt.sa_mask);
-	interrupt.sa_flags = SA_RESTART;
-	for (i = 0; i < 2; i++)
-		pw_signal_catch(cmd_solve_signals[i], &interrupt, &before[i]);
-	rc = pw_solve(problem, &o, &res, &err);
-	for (i = 0; i < 2; i++)
-		sigaction(cmd_solve_signals[i], &before[i], NULL);
-	if (rc != PW_OK) {
+	if ((rc = cmd_solve_run(problem, &o, &res, &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
 		status = pw_cmd_status(rc);
 		goto out;
 	}
-	if (pw_simulate(problem, res.schedule, &timing, &err) != PW_OK) {
+	if (pw_plan_new(pw_problem_copy(problem),
+	    pw_schedule_copy(res.schedule), &plan, &err) != PW_OK) {
 		pw_cmd_fail("internal error: the solved schedule does not "
 		    "simulate: %s", err.msg);
 		status = PW_EXIT_INTERNAL;
 		goto out;
 	}
-	if ((rc = pw_schedule_write(a->output, problem, res.schedule, timing,
-	    &err)) != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
-		status = pw_cmd_status(rc);
-		goto out;
-	}
-	metrics = pw_metrics_compute(problem, res.schedule, timing);
-	out = strcmp(a->output, "-") == 0 ? stderr : stdout;
-	pw_metrics_print(out, problem, metrics);
-	cmd_solve_report(out, &o, &res);
-	status = PW_EXIT_OK;
+	if ((status = pw_cmd_plan_write(plan, a->output, &out)) ==
+	    PW_EXIT_OK)
+		cmd_solve_report(out, &o, &res);
 out:
-	pw_metrics_free(metrics);
-	pw_timing_free(timing);
+	pw_plan_free(plan);
 	pw_solve_result_free(&res);
 	pw_schedule_free(start);
 	pw_problem_free(problem);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "pipewright.h"
+#include "plan.h"
 #include "cmd.h"
 
 /* Columns for show unless the terminal or $COLUMNS says. */
@@ -35,21 +36,22 @@ cmd_view_width(void)
 int
 pw_cmd_show(const struct pw_cmd_args *a)
 {
-	struct pw_cmd_plan plan = { NULL, NULL, NULL, NULL };
+	struct pw_plan *plan = NULL;
 	int status;
 
-	if ((status = pw_cmd_plan_load(&plan, a->pos[0], a->family)) ==
+	if ((status = pw_cmd_plan_load(a->pos[0], a->family, &plan)) ==
 	    PW_EXIT_OK)
-		pw_show(stdout, plan.problem, plan.schedule, plan.timing,
-		    plan.metrics, a->width != 0 ? a->width : cmd_view_width());
-	pw_cmd_plan_free(&plan);
+		pw_show(stdout, pw_plan_problem(plan), pw_plan_schedule(plan),
+		    pw_plan_timing(plan), pw_plan_metrics(plan),
+		    a->width != 0 ? a->width : cmd_view_width());
+	pw_plan_free(plan);
 	return status;
 }
 
 int
 pw_cmd_export(const struct pw_cmd_args *a)
 {
-	struct pw_cmd_plan plan = { NULL, NULL, NULL, NULL };
+	struct pw_plan *plan = NULL;
 	const struct pw_export_format *format;
 	struct pw_outfile out;
 	struct pw_error err;
@@ -64,7 +66,7 @@ pw_cmd_export(const struct pw_cmd_args *a)
 		pw_cmd_unknown(PW_CMD_LIST_FORMATS, "format", a->format);
 		return PW_EXIT_INPUT;
 	}
-	if ((status = pw_cmd_plan_load(&plan, a->pos[0], a->family)) !=
+	if ((status = pw_cmd_plan_load(a->pos[0], a->family, &plan)) !=
 	    PW_EXIT_OK)
 		goto out;
 	if ((rc = pw_outfile_open(&out, a->output, &err)) != PW_OK) {
@@ -74,8 +76,9 @@ pw_cmd_export(const struct pw_cmd_args *a)
 	}
 	/* A failed write is the output's to explain (commit fails and names
 	 * the cause); anything else the format's. */
-	if ((rc = format->write(out.fp, plan.problem, plan.schedule,
-	    plan.timing, plan.metrics, &err)) != PW_OK && !ferror(out.fp)) {
+	if ((rc = format->write(out.fp, pw_plan_problem(plan),
+	    pw_plan_schedule(plan), pw_plan_timing(plan), pw_plan_metrics(plan),
+	    &err)) != PW_OK && !ferror(out.fp)) {
 		pw_outfile_abort(&out);
 		pw_cmd_fail("%s: %s", strcmp(a->output, "-") == 0 ? "<stdout>" :
 		    a->output, err.msg);
@@ -87,6 +90,6 @@ pw_cmd_export(const struct pw_cmd_args *a)
 		status = pw_cmd_status(rc);
 	}
 out:
-	pw_cmd_plan_free(&plan);
+	pw_plan_free(plan);
 	return status;
 }
