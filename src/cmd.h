@@ -38,6 +38,7 @@ struct pw_cmd_args {
 	const char *format;
 	int	width;		/* 0: from the terminal */
 	bool	json;
+	bool	critical;
 	const char *write_dir;
 	char	**rest;		/* PW_CMD_REST: [nrest] */
 	int	nrest;

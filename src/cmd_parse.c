@@ -21,6 +21,7 @@ static const struct option cmd_parse_table[] = {
 	{ "to", required_argument, NULL, 't' },
 	{ "width", required_argument, NULL, 'w' },
 	{ "json", no_argument, NULL, 'j' },
+	{ "critical", no_argument, NULL, 'c' },
 	{ "write-dir", required_argument, NULL, 'd' },
 	{ "from", required_argument, NULL, 'F' },
 	{ "time-limit", required_argument, NULL, 'l' },
@@ -178,6 +179,9 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 			break;
 		case 'j':
 			a->json = true;
+			break;
+		case 'c':
+			a->critical = true;
 			break;
 		case 'd':
 			a->write_dir = optarg;

@@ -35,18 +35,29 @@ static const struct pw_command pw_commands[] = {
 	  "\n"
 	  "  -o, --output FILE   where to write (default \"-\": stdout)\n",
 	  0, "o", 0, 1, pw_cmd_problem },
-	{ "eval", "FILE [--json]",
-	  "the metrics of a schedule file",
+	{ "eval", "FILE [--json] [--critical]",
+	  "the metrics of a schedule file, or its critical path",
 	  "The orders of FILE are the schedule: its ops are simulated\n"
 	  "again and the metrics come from the recomputed times (a line\n"
 	  "on stderr says so when they differ from the stored ones).\n"
 	  "Exit 0 even when the schedule breaks a memory limit; the\n"
-	  "output says so.\n"
+	  "output says so.  The JSON object ends with every op, its\n"
+	  "times and its slack (how much later it could start with the\n"
+	  "makespan kept).\n"
+	  "\n"
+	  "--critical prints the critical path instead: from the first\n"
+	  "op to the one that ends last, each op with where it runs, its\n"
+	  "start and end, and the constraint that binds its start (the\n"
+	  "order of its device or channel, a dependency and its delay, a\n"
+	  "reload's anchor); then the total: the durations and delays\n"
+	  "that add up to the makespan.\n"
 	  "\n"
 	  "  -j, --json          print the metrics as one JSON object\n"
+	  "  -c, --critical      print the critical path (with --json,\n"
+	  "                      as JSON)\n"
 	  "  -f, --family NAME   FILE is a problem: use that family's\n"
 	  "                      schedule\n",
-	  PW_CMD_LIST_FAMILIES, "jf", 1, 1, pw_cmd_eval },
+	  PW_CMD_LIST_FAMILIES, "jcf", 1, 1, pw_cmd_eval },
 	{ "check", "FILE",
 	  "verify a schedule file's stored times from first principles",
 	  "Checks every op present once, durations, dependencies with\n"
