@@ -793,5 +793,16 @@ else
 fi
 fails 2 "--critical" "check takes no --critical" "$PW" check --critical "$tmp/two-1f1b.json"
 
+# ------------------------------------------------------------ docs
+# docs/cli.md's family table is the registry: the names and summaries of
+# 'schedule --help', in its order.
+"$PW" schedule --help | awk '/^families:/ { on = 1; next }
+    on && NF { name = $1; sub(/^ *[^ ]+ +/, ""); print name "|" $0 }' >"$tmp/families.help"
+awk 'on && !/^\|/ { exit }
+    on && /^\| `/ { sub(/^\| `/, ""); sub(/` \| /, "|"); sub(/ \|$/, ""); print }
+    /^\| name \| schedule \|$/ { on = 1 }' "$srcdir/docs/cli.md" >"$tmp/families.doc"
+ok "schedule --help lists the families with their summaries" grep -q '^gpipe|GPipe: ' "$tmp/families.help"
+ok "docs/cli.md's family table is schedule --help's list" cmp -s "$tmp/families.doc" "$tmp/families.help"
+
 echo "1..$n"
 [ "$failed" -eq 0 ]
