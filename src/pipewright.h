@@ -720,6 +720,10 @@ void	pw_show(FILE *, const struct pw_problem *, const struct pw_schedule *,
 /* Metrics as text or JSON. */
 void	pw_metrics_print(FILE *, const struct pw_problem *, const struct pw_metrics *);
 int	pw_metrics_print_json(FILE *, const struct pw_problem *, const struct pw_metrics *);
+/* The JSON object pw_metrics_print_json prints (jansson's json_t), which
+ * the caller owns, for a front end to add its own members to. */
+struct json_t;
+struct json_t *pw_metrics_json(const struct pw_problem *, const struct pw_metrics *);
 /* Every family on PROBLEM in one table. */
 void	pw_compare_print(FILE *, const struct pw_problem *);
 

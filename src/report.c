@@ -130,13 +130,12 @@ report_json_number(double x)
 	return isfinite(x) ? json_real(x) : json_null();
 }
 
-int
-pw_metrics_print_json(FILE *fp, const struct pw_problem *p,
-    const struct pw_metrics *m)
+struct json_t *
+pw_metrics_json(const struct pw_problem *p, const struct pw_metrics *m)
 {
 	const struct pw_device_metrics *dm;
 	json_t *root, *devices, *dev;
-	int d, rc = PW_OK;
+	int d;
 
 	root = json_object();
 	json_object_set_new(root, "makespan", report_json_number(m->makespan));
@@ -162,6 +161,16 @@ pw_metrics_print_json(FILE *fp, const struct pw_problem *p,
 		json_array_append_new(devices, dev);
 	}
 	json_object_set_new(root, "devices", devices);
+	return root;
+}
+
+int
+pw_metrics_print_json(FILE *fp, const struct pw_problem *p,
+    const struct pw_metrics *m)
+{
+	json_t *root = pw_metrics_json(p, m);
+	int rc = PW_OK;
+
 	if (json_dumpf(root, fp, JSON_INDENT(2)) != 0 || fputc('\n', fp) == EOF)
 		rc = PW_ERR_IO;
 	json_decref(root);

@@ -695,5 +695,114 @@ sed -e 's/"limit": 100.0/"limit": 1.5/g' -e 's/"static": 1.0/"static": 0.0/g' \
 fails 2 "device 0 needs 2 B" "solve an infeasible problem" "$PW" solve "$tmp/loop-tight.json"
 ok "the explanation names the limit" err_has 'its limit is 1.5 B'
 
+# ------------------------------------------------------------ critical path, slack
+# Two devices, two microbatches, f = 1, b = 2, w = 1, comm 0.5.  1F1B by
+# hand: F(0,0) 0-1; F(1,0) waits for it and the hop, 1.5-2.5; device 1
+# runs BW(1,0) 2.5-5.5, F(1,1) 5.5-6.5 (F(0,1) arrived at 2.5), BW(1,1)
+# 6.5-9.5; device 0 runs BW(0,0) 6-9 after BW(1,0) and the hop, BW(0,1)
+# after BW(1,1) and the hop, 10-13.  Durations 1+1+3+1+3+3 = 12, hops 1.
+cat >"$tmp/two.json" <<'EOF'
+{
+  "format": "pipewright.problem.v1",
+  "name": "two",
+  "devices": 2,
+  "microbatches": 2,
+  "comm": 0.5,
+  "stages": [
+    {"device": 0, "f": 1.0, "b": 2.0, "w": 1.0, "act": 1.0, "hold": 0.5, "offload": 0.0},
+    {"device": 1, "f": 1.0, "b": 2.0, "w": 1.0, "act": 1.0, "hold": 0.5, "offload": 0.0}
+  ],
+  "memory": [
+    {"static": 0.0, "limit": null},
+    {"static": 0.0, "limit": null}
+  ]
+}
+EOF
+cat >"$tmp/two.critical" <<'EOF'
+op       on        start  end    bound by
+F(0,0)   device 0  0 s    1 s    starts at 0
+F(1,0)   device 1  1.5 s  2.5 s  dependency on F(0,0) + 500 ms
+BW(1,0)  device 1  2.5 s  5.5 s  device order after F(1,0)
+F(1,1)   device 1  5.5 s  6.5 s  device order after BW(1,0)
+BW(1,1)  device 1  6.5 s  9.5 s  device order after F(1,1)
+BW(0,1)  device 0  10 s   13 s   dependency on BW(1,1) + 500 ms
+total    durations 12 s + delays 1 s = makespan 13 s
+EOF
+run "$PW" schedule "$tmp/two.json" --family 1f1b -o "$tmp/two-1f1b.json"
+ok "two: the 1f1b schedule exits 0" status_is 0
+run "$PW" eval "$tmp/two-1f1b.json" --critical
+ok "eval --critical exits 0" status_is 0
+ok "eval --critical: the path worked by hand" cmp -s "$tmp/out" "$tmp/two.critical"
+ok "eval --critical is quiet on stderr" err_empty
+run "$PW" eval "$tmp/two.json" -f 1f1b -c
+ok "eval -c -f 1f1b: the same path from the problem" cmp -s "$tmp/out" "$tmp/two.critical"
+
+# As JSON: the sums, then each op and the edge that binds it.
+tr -d ' \n' >"$tmp/two.critical.json" <<'EOF'
+{"makespan": 13.0, "durations": 12.0, "delays": 1.0, "path": [
+{"op": "F(0,0)", "kind": "F", "stage": 0, "mb": 0, "device": 0, "start": 0.0, "end": 1.0, "bound_by": null},
+{"op": "F(1,0)", "kind": "F", "stage": 1, "mb": 0, "device": 1, "start": 1.5, "end": 2.5,
+ "bound_by": {"edge": "dependency", "op": "F(0,0)", "from": "end", "delay": 0.5}},
+{"op": "BW(1,0)", "kind": "BW", "stage": 1, "mb": 0, "device": 1, "start": 2.5, "end": 5.5,
+ "bound_by": {"edge": "device", "op": "F(1,0)", "from": "end", "delay": 0.0}},
+{"op": "F(1,1)", "kind": "F", "stage": 1, "mb": 1, "device": 1, "start": 5.5, "end": 6.5,
+ "bound_by": {"edge": "device", "op": "BW(1,0)", "from": "end", "delay": 0.0}},
+{"op": "BW(1,1)", "kind": "BW", "stage": 1, "mb": 1, "device": 1, "start": 6.5, "end": 9.5,
+ "bound_by": {"edge": "device", "op": "F(1,1)", "from": "end", "delay": 0.0}},
+{"op": "BW(0,1)", "kind": "BW", "stage": 0, "mb": 1, "device": 0, "start": 10.0, "end": 13.0,
+ "bound_by": {"edge": "dependency", "op": "BW(1,1)", "from": "end", "delay": 0.5}}]}
+EOF
+run "$PW" eval "$tmp/two-1f1b.json" --critical --json
+ok "eval --critical --json exits 0" status_is 0
+tr -d ' \n' <"$tmp/out" >"$tmp/out.flat"
+ok "eval --critical --json: the path worked by hand" cmp -s "$tmp/out.flat" "$tmp/two.critical.json"
+
+# Slack by hand, the makespan kept: BW(0,0) may end as late as BW(0,1)'s
+# start, 10, so start at 7: 1; F(0,1) must end by F(1,1)'s start less the
+# hop, 5, so start at 4: 3; every other op is on the critical path.
+tr -d ' \n' >"$tmp/two.ops.json" <<'EOF'
+"ops": [
+{"op": "F(0,0)", "kind": "F", "stage": 0, "mb": 0, "device": 0, "start": 0.0, "end": 1.0, "slack": 0.0},
+{"op": "F(0,1)", "kind": "F", "stage": 0, "mb": 1, "device": 0, "start": 1.0, "end": 2.0, "slack": 3.0},
+{"op": "BW(0,0)", "kind": "BW", "stage": 0, "mb": 0, "device": 0, "start": 6.0, "end": 9.0, "slack": 1.0},
+{"op": "BW(0,1)", "kind": "BW", "stage": 0, "mb": 1, "device": 0, "start": 10.0, "end": 13.0, "slack": 0.0},
+{"op": "F(1,0)", "kind": "F", "stage": 1, "mb": 0, "device": 1, "start": 1.5, "end": 2.5, "slack": 0.0},
+{"op": "BW(1,0)", "kind": "BW", "stage": 1, "mb": 0, "device": 1, "start": 2.5, "end": 5.5, "slack": 0.0},
+{"op": "F(1,1)", "kind": "F", "stage": 1, "mb": 1, "device": 1, "start": 5.5, "end": 6.5, "slack": 0.0},
+{"op": "BW(1,1)", "kind": "BW", "stage": 1, "mb": 1, "device": 1, "start": 6.5, "end": 9.5, "slack": 0.0}]}
+EOF
+run "$PW" eval "$tmp/two-1f1b.json" --json
+ok "eval --json with the ops exits 0" status_is 0
+tr -d ' \n' <"$tmp/out" | sed 's/^.*"devices":\[[^]]*\],//' >"$tmp/out.flat"
+ok "eval --json: every op with its slack, after the devices" cmp -s "$tmp/out.flat" "$tmp/two.ops.json"
+ok "eval --json: the metrics still come first" out_starts '{
+  "makespan": 13.0,
+  "bubble_rate": '
+
+if [ -f "$UNIT" ]; then
+	# 1F1B on p = 4, m = 8, f = b = w = 1: the forwards down to the last
+	# stage (3 s), its 8 forwards and fused backwards (24 s), the fused
+	# backwards back up (6 s).
+	run "$PW" eval "$tmp/unit-1f1b.json" --critical
+	ok "unit 1f1b: the path has 4 + 15 + 3 ops" [ "$(grep -c '^[FB]' "$tmp/out")" -eq 22 ]
+	ok "unit 1f1b: 15 follow device 3's order" \
+	    [ "$(grep -c 'device 3 .*device order after' "$tmp/out")" -eq 15 ]
+	ok "unit 1f1b: the total" out_has '^total    durations 33 s + delays 0 s = makespan 33 s$'
+else
+	skip "eval --critical on the unit problem" "no $UNIT"
+fi
+fails 2 "--critical" "check takes no --critical" "$PW" check --critical "$tmp/two-1f1b.json"
+
+# ------------------------------------------------------------ docs
+# docs/cli.md's family table is the registry: the names and summaries of
+# 'schedule --help', in its order.
+"$PW" schedule --help | awk '/^families:/ { on = 1; next }
+    on && NF { name = $1; sub(/^ *[^ ]+ +/, ""); print name "|" $0 }' >"$tmp/families.help"
+awk 'on && !/^\|/ { exit }
+    on && /^\| `/ { sub(/^\| `/, ""); sub(/` \| /, "|"); sub(/ \|$/, ""); print }
+    /^\| name \| schedule \|$/ { on = 1 }' "$srcdir/docs/cli.md" >"$tmp/families.doc"
+ok "schedule --help lists the families with their summaries" grep -q '^gpipe|GPipe: ' "$tmp/families.help"
+ok "docs/cli.md's family table is schedule --help's list" cmp -s "$tmp/families.doc" "$tmp/families.help"
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

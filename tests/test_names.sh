@@ -2,7 +2,7 @@
 # test_names.sh - the layering as the built objects show it, as TAP.  No
 # layer references a symbol that a layer above it defines: the core
 # (libpwcore.a) none of the solver's (libpwsolver.a), the scripting
-# layer's (libpwlua.a) or the program's (src/main.c, src/cmd*.c); the
+# layer's (libpwlua.a) or the program's (src/cli/: main.c, cmd*.c); the
 # solver none of the scripting layer's or the program's; the scripting
 # layer none of the program's.  And no static function shares its name
 # with an extern function of another object, as offload.c's private

@@ -1,6 +1,7 @@
 /*
  * main.c - the pipewright program: the command table, help and dispatch.
- * What each command does lives in cmd.c; docs/cli.md documents them all.
+ * A command's row declares its options and arguments (cmd_parse.c reads
+ * them); what it does lives in cmd_*.c; docs/cli.md documents them all.
  */
 #include "config.h"
 
@@ -11,7 +12,7 @@
 #include "pipewright.h"
 #include "cmd.h"
 
-static int	main_help(const struct pw_command *, int, char **);
+static int	main_help(const struct pw_cmd_args *);
 
 static const struct pw_command pw_commands[] = {
 	{ "schedule", "[PROBLEM] --family NAME [-o FILE]",
@@ -25,7 +26,7 @@ static const struct pw_command pw_commands[] = {
 	  "\n"
 	  "  -f, --family NAME   the schedule family (below)\n"
 	  "  -o, --output FILE   where to write (default \"-\": stdout)\n",
-	  PW_CMD_LIST_FAMILIES, pw_cmd_schedule },
+	  PW_CMD_LIST_FAMILIES, "fo", 0, 1, pw_cmd_schedule },
 	{ "problem", "[PROBLEM] [-o FILE]",
 	  "write a problem file (the built-in default one without PROBLEM)",
 	  "Reads PROBLEM (a problem or a schedule file) and writes its\n"
@@ -33,19 +34,30 @@ static const struct pw_command pw_commands[] = {
 	  "edit, or the problem inside a schedule.\n"
 	  "\n"
 	  "  -o, --output FILE   where to write (default \"-\": stdout)\n",
-	  0, pw_cmd_problem },
-	{ "eval", "FILE [--json]",
-	  "the metrics of a schedule file",
+	  0, "o", 0, 1, pw_cmd_problem },
+	{ "eval", "FILE [--json] [--critical]",
+	  "the metrics of a schedule file, or its critical path",
 	  "The orders of FILE are the schedule: its ops are simulated\n"
 	  "again and the metrics come from the recomputed times (a line\n"
 	  "on stderr says so when they differ from the stored ones).\n"
 	  "Exit 0 even when the schedule breaks a memory limit; the\n"
-	  "output says so.\n"
+	  "output says so.  The JSON object ends with every op, its\n"
+	  "times and its slack (how much later it could start with the\n"
+	  "makespan kept).\n"
+	  "\n"
+	  "--critical prints the critical path instead: from the first\n"
+	  "op to the one that ends last, each op with where it runs, its\n"
+	  "start and end, and the constraint that binds its start (the\n"
+	  "order of its device or channel, a dependency and its delay, a\n"
+	  "reload's anchor); then the total: the durations and delays\n"
+	  "that add up to the makespan.\n"
 	  "\n"
 	  "  -j, --json          print the metrics as one JSON object\n"
+	  "  -c, --critical      print the critical path (with --json,\n"
+	  "                      as JSON)\n"
 	  "  -f, --family NAME   FILE is a problem: use that family's\n"
 	  "                      schedule\n",
-	  PW_CMD_LIST_FAMILIES, pw_cmd_eval },
+	  PW_CMD_LIST_FAMILIES, "jcf", 1, 1, pw_cmd_eval },
 	{ "check", "FILE",
 	  "verify a schedule file's stored times from first principles",
 	  "Checks every op present once, durations, dependencies with\n"
@@ -53,7 +65,7 @@ static const struct pw_command pw_commands[] = {
 	  "and memory within every limit, independently of the simulator.\n"
 	  "Prints \"FILE: valid (N ops)\" or every violation and their\n"
 	  "count.  Exit 0 valid, 1 violations, 2 unreadable.\n",
-	  0, pw_cmd_check },
+	  0, "", 1, 1, pw_cmd_check },
 	{ "compare", "[PROBLEM]",
 	  "every schedule family on a problem in one table",
 	  "PROBLEM is a problem file or a schedule file (whose problem is\n"
@@ -62,7 +74,7 @@ static const struct pw_command pw_commands[] = {
 	  "the device nearest to (or furthest over) its limit, and whether\n"
 	  "the schedule fits or why not; then each device's peak against\n"
 	  "its limit.\n",
-	  PW_CMD_LIST_FAMILIES, pw_cmd_compare },
+	  PW_CMD_LIST_FAMILIES, "", 0, 1, pw_cmd_compare },
 	{ "show", "FILE [--width N]",
 	  "a text Gantt chart of a schedule",
 	  "One row per device and per used channel, as wide as the\n"
@@ -71,7 +83,7 @@ static const struct pw_command pw_commands[] = {
 	  "  -w, --width N       columns to use\n"
 	  "  -f, --family NAME   FILE is a problem: use that family's\n"
 	  "                      schedule\n",
-	  PW_CMD_LIST_FAMILIES, pw_cmd_show },
+	  PW_CMD_LIST_FAMILIES, "wf", 1, 1, pw_cmd_show },
 	{ "export", "FILE --to FORMAT [-o OUT]",
 	  "write a schedule as a trace or a picture",
 	  "OUT is written atomically: on failure it is left as it was.\n"
@@ -80,7 +92,8 @@ static const struct pw_command pw_commands[] = {
 	  "  -o, --output OUT    where to write (default \"-\": stdout)\n"
 	  "  -f, --family NAME   FILE is a problem: use that family's\n"
 	  "                      schedule\n",
-	  PW_CMD_LIST_FORMATS | PW_CMD_LIST_FAMILIES, pw_cmd_export },
+	  PW_CMD_LIST_FORMATS | PW_CMD_LIST_FAMILIES, "tof", 1, 1,
+	  pw_cmd_export },
 	{ "script", "[--write-dir DIR] FILE [ARGS...]",
 	  "run a Lua script: a problem, a sweep, an experiment",
 	  "Runs FILE, Lua 5.4 source, with the module pipewright as the\n"
@@ -92,7 +105,7 @@ static const struct pw_command pw_commands[] = {
 	  "takes a problem script (NAME.lua returning pw.problem{...}).\n"
 	  "\n"
 	  "  -d, --write-dir DIR also let the script write below DIR\n",
-	  0, pw_cmd_script },
+	  0, "d", 1, PW_CMD_REST, pw_cmd_script },
 	{ "solve", "PROBLEM [--from FAMILY|FILE] [--time-limit S] "
 	  "[--iteration-limit N] [--objective makespan|span] "
 	  "[--offload auto|on|off] [--seed N] [-o FILE] [--write-lp FILE]",
@@ -126,11 +139,11 @@ static const struct pw_command pw_commands[] = {
 	  "  -s, --seed N        the search's seed (default 1)\n"
 	  "  -o, --output FILE   where to write (default \"-\": stdout)\n"
 	  "  -W, --write-lp FILE the whole model in LP format (lp_solve)\n",
-	  PW_CMD_LIST_FAMILIES, pw_cmd_solve },
+	  PW_CMD_LIST_FAMILIES, "FlIOxsWo", 1, 1, pw_cmd_solve },
 	{ "help", "[COMMAND]",
 	  "the list of commands, or one command's help",
 	  "'pipewright COMMAND --help' is 'pipewright help COMMAND'.\n",
-	  0, main_help },
+	  0, NULL, 0, 1, main_help },
 };
 
 static const size_t pw_ncommands = sizeof pw_commands / sizeof pw_commands[0];
@@ -180,32 +193,40 @@ main_usage(FILE *fp)
 	    " 2 bad input or usage, 3 internal error.\n");
 }
 
+/* Its row has no options: a command's name is an argument even when it
+ * starts with '-', and "help --help" is help's own. */
 static int
-main_help(const struct pw_command *self, int argc, char **argv)
+main_help(const struct pw_cmd_args *a)
 {
 	const struct pw_command *cmd;
 
-	if (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
-	    strcmp(argv[1], "-h") == 0)) {
-		pw_command_usage(stdout, self);
-		return PW_EXIT_OK;
-	}
-	if (argc > 2) {
-		pw_cmd_fail("help: unexpected argument '%s' (usage: pipewright"
-		    " %s %s)", argv[2], self->name, self->synopsis);
-		return PW_EXIT_INPUT;
-	}
-	if (argc < 2) {
+	if (a->pos[0] == NULL) {
 		main_usage(stdout);
 		return PW_EXIT_OK;
 	}
-	if ((cmd = main_find(argv[1])) == NULL) {
+	if (strcmp(a->pos[0], "--help") == 0 || strcmp(a->pos[0], "-h") == 0) {
+		pw_command_usage(stdout, a->cmd);
+		return PW_EXIT_OK;
+	}
+	if ((cmd = main_find(a->pos[0])) == NULL) {
 		pw_cmd_fail("help: unknown command '%s' (try 'pipewright"
-		    " help')", argv[1]);
+		    " help')", a->pos[0]);
 		return PW_EXIT_INPUT;
 	}
 	pw_command_usage(stdout, cmd);
 	return PW_EXIT_OK;
+}
+
+/* Runs CMD on ARGV (ARGV[0] is its name) as its row says. */
+static int
+main_run(const struct pw_command *cmd, int argc, char **argv)
+{
+	struct pw_cmd_args a;
+	int status;
+
+	if ((status = pw_cmd_parse(cmd, argc, argv, &a)) != PW_CMD_GO)
+		return status;
+	return cmd->run(&a);
 }
 
 /*
@@ -218,7 +239,7 @@ main_job(void)
 {
 	char *argv[] = { (char *)"compare", NULL };
 
-	return pw_cmd_compare(main_find("compare"), 1, argv);
+	return main_run(main_find("compare"), 1, argv);
 }
 
 static int
@@ -229,7 +250,7 @@ main_dispatch(int argc, char **argv)
 	if (argc < 2)
 		return main_job();
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-		return main_help(main_find("help"), argc - 1, argv + 1);
+		return main_run(main_find("help"), argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
 		printf("pipewright %s\n", PACKAGE_VERSION);
 		return PW_EXIT_OK;
@@ -244,7 +265,7 @@ main_dispatch(int argc, char **argv)
 		    argv[1]);
 		return PW_EXIT_INPUT;
 	}
-	return cmd->run(cmd, argc - 1, argv + 1);
+	return main_run(cmd, argc - 1, argv + 1);
 }
 
 int

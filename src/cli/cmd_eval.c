@@ -1,0 +1,263 @@
+/*
+ * cmd_eval.c - the eval command: a schedule's metrics, from its orders
+ * timed again, with each op's slack in JSON; or its critical path, the
+ * chain of constraints that sets the makespan, as a table or JSON.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipewright.h"
+#include "plan.h"
+#include "cmd.h"
+
+/* Where OP runs, as "device D" or "channel C", into BUF. */
+static const char *
+cmd_eval_on(char *buf, size_t len, const struct pw_plan *plan,
+    struct pw_op op)
+{
+	const struct pw_problem *p = pw_plan_problem(plan);
+	int r = pw_plan_where(plan)->resource[pw_op_index(p, op)];
+
+	if (r < p->devices)
+		snprintf(buf, len, "device %d", r);
+	else
+		snprintf(buf, len, "channel %d", r - p->devices);
+	return buf;
+}
+
+/* What binds C's start, in words, into BUF. */
+static void
+cmd_eval_edge(char *buf, size_t len, const struct pw_critical *c)
+{
+	char name[64], delay[32];
+
+	pw_op_name(name, sizeof name, c->by.op);
+	pw_fmt_seconds(delay, sizeof delay, c->by.delay);
+	if (!c->bound)
+		snprintf(buf, len, "starts at 0");
+	else if (c->by.kind == PW_PRED_DEP)
+		snprintf(buf, len, "dependency on %s + %s", name, delay);
+	else if (c->by.kind == PW_PRED_ANCHOR)
+		snprintf(buf, len, "anchor at the %s of %s + %s",
+		    c->by.from_start ? "start" : "end", name, delay);
+	else
+		snprintf(buf, len, "%s order after %s",
+		    pw_pred_kind_name(c->by.kind), name);
+}
+
+/* What adds up to the last end of PATH[N]: the durations of its ops (but
+ * of one whose successor is bound to its start) and the delays of its
+ * edges. */
+static void
+cmd_eval_sums(const struct pw_critical *path, size_t n, double *durations,
+    double *delays)
+{
+	size_t i;
+
+	*durations = *delays = 0;
+	for (i = 0; i < n; i++) {
+		if (i + 1 == n || !path[i + 1].by.from_start)
+			*durations += path[i].end - path[i].start;
+		if (path[i].bound)
+			*delays += path[i].by.delay;
+	}
+}
+
+/* One row of the critical path's table: op, on, start, end, bound by. */
+#define CMD_EVAL_NCOLS	5
+struct cmd_eval_row {
+	char	col[CMD_EVAL_NCOLS][160];
+};
+
+static const struct cmd_eval_row cmd_eval_header = {
+	{ "op", "on", "start", "end", "bound by" }
+};
+
+static void
+cmd_eval_row(struct cmd_eval_row *row, const struct pw_plan *plan,
+    const struct pw_critical *c)
+{
+	pw_op_name(row->col[0], sizeof row->col[0], c->op);
+	cmd_eval_on(row->col[1], sizeof row->col[1], plan, c->op);
+	pw_fmt_seconds(row->col[2], sizeof row->col[2], c->start);
+	pw_fmt_seconds(row->col[3], sizeof row->col[3], c->end);
+	cmd_eval_edge(row->col[4], sizeof row->col[4], c);
+}
+
+static void
+cmd_eval_print_row(FILE *fp, const struct cmd_eval_row *row,
+    const int *width)
+{
+	int i;
+
+	for (i = 0; i < CMD_EVAL_NCOLS - 1; i++)
+		fprintf(fp, "%-*s  ", width[i], row->col[i]);
+	fprintf(fp, "%s\n", row->col[i]);
+}
+
+/* The critical path as a table, one row per op from first to last, and
+ * the total that makes the makespan. */
+static void
+cmd_eval_print_critical(FILE *fp, const struct pw_plan *plan)
+{
+	const struct pw_critical *path;
+	struct cmd_eval_row *rows;
+	double durations, delays;
+	int width[CMD_EVAL_NCOLS] = { 0 }, j;
+	char d1[32], d2[32], d3[32];
+	size_t i, n;
+
+	path = pw_plan_critical(plan, &n);
+	rows = pw_xmalloc((n + 1) * sizeof *rows);
+	rows[0] = cmd_eval_header;
+	for (i = 0; i < n; i++)
+		cmd_eval_row(&rows[i + 1], plan, &path[i]);
+	for (i = 0; i <= n; i++)
+		for (j = 0; j < CMD_EVAL_NCOLS; j++)
+			if ((int)strlen(rows[i].col[j]) > width[j])
+				width[j] = (int)strlen(rows[i].col[j]);
+	for (i = 0; i <= n; i++)
+		cmd_eval_print_row(fp, &rows[i], width);
+	free(rows);
+	cmd_eval_sums(path, n, &durations, &delays);
+	fprintf(fp, "%-*s  durations %s + delays %s = makespan %s\n",
+	    width[0], "total", pw_fmt_seconds(d1, sizeof d1, durations),
+	    pw_fmt_seconds(d2, sizeof d2, delays), pw_fmt_seconds(d3,
+	    sizeof d3, pw_plan_metrics(plan)->makespan));
+}
+
+/* OP as a JSON object: its name, kind, stage, microbatch, where it runs
+ * and its times in PLAN. */
+static json_t *
+cmd_eval_json_op(const struct pw_plan *plan, struct pw_op op)
+{
+	const struct pw_problem *p = pw_plan_problem(plan);
+	const struct pw_timing *t = pw_plan_timing(plan);
+	size_t k = pw_op_index(p, op);
+	int r = pw_plan_where(plan)->resource[k];
+	json_t *o = json_object();
+	char name[64];
+
+	json_object_set_new(o, "op", json_string(pw_op_name(name,
+	    sizeof name, op)));
+	json_object_set_new(o, "kind", json_string(pw_kind_name(op.kind)));
+	json_object_set_new(o, "stage", json_integer(op.stage));
+	json_object_set_new(o, "mb", json_integer(op.mb));
+	if (r < p->devices)
+		json_object_set_new(o, "device", json_integer(r));
+	else
+		json_object_set_new(o, "channel", json_integer(r - p->devices));
+	json_object_set_new(o, "start", json_real(t->start[k]));
+	json_object_set_new(o, "end", json_real(t->end[k]));
+	return o;
+}
+
+/* Eval's JSON: the metrics, then every op (each device's order, then
+ * each channel's) with its slack. */
+static json_t *
+cmd_eval_json_metrics(const struct pw_plan *plan)
+{
+	const struct pw_problem *p = pw_plan_problem(plan);
+	const struct pw_schedule *sched = pw_plan_timed(plan);
+	const double *slack = pw_plan_slack(plan);
+	const struct pw_seq *seq;
+	json_t *root, *ops, *o;
+	int r, i;
+
+	root = pw_metrics_json(p, pw_plan_metrics(plan));
+	ops = json_array();
+	for (r = 0; r < p->devices + sched->nchannels; r++) {
+		seq = r < p->devices ? &sched->device[r] :
+		    &sched->channel[r - p->devices];
+		for (i = 0; i < seq->len; i++) {
+			o = cmd_eval_json_op(plan, seq->ops[i]);
+			json_object_set_new(o, "slack",
+			    json_real(slack[pw_op_index(p, seq->ops[i])]));
+			json_array_append_new(ops, o);
+		}
+	}
+	json_object_set_new(root, "ops", ops);
+	return root;
+}
+
+/* The critical path as JSON: the sums that make the makespan, then each
+ * op with the edge that binds it (null for the first). */
+static json_t *
+cmd_eval_json_critical(const struct pw_plan *plan)
+{
+	const struct pw_critical *path;
+	double durations, delays;
+	json_t *root, *ops, *o, *by;
+	char name[64];
+	size_t i, n;
+
+	path = pw_plan_critical(plan, &n);
+	cmd_eval_sums(path, n, &durations, &delays);
+	root = json_object();
+	json_object_set_new(root, "makespan",
+	    json_real(pw_plan_metrics(plan)->makespan));
+	json_object_set_new(root, "durations", json_real(durations));
+	json_object_set_new(root, "delays", json_real(delays));
+	ops = json_array();
+	for (i = 0; i < n; i++) {
+		o = cmd_eval_json_op(plan, path[i].op);
+		by = json_null();
+		if (path[i].bound) {
+			by = json_object();
+			json_object_set_new(by, "edge", json_string(
+			    pw_pred_kind_name(path[i].by.kind)));
+			json_object_set_new(by, "op", json_string(pw_op_name(
+			    name, sizeof name, path[i].by.op)));
+			json_object_set_new(by, "from", json_string(
+			    path[i].by.from_start ? "start" : "end"));
+			json_object_set_new(by, "delay",
+			    json_real(path[i].by.delay));
+		}
+		json_object_set_new(o, "bound_by", by);
+		json_array_append_new(ops, o);
+	}
+	json_object_set_new(root, "path", ops);
+	return root;
+}
+
+/* Prints ROOT (taken) on stdout; an enum pw_exit after saying that WHAT
+ * could not be written. */
+static int
+cmd_eval_dump(json_t *root, const char *what)
+{
+	int status = PW_EXIT_OK;
+
+	if (json_dumpf(root, stdout, JSON_INDENT(2)) != 0 ||
+	    fputc('\n', stdout) == EOF) {
+		pw_cmd_fail("eval: cannot write the %s to stdout", what);
+		status = pw_cmd_status(PW_ERR_IO);
+	}
+	json_decref(root);
+	return status;
+}
+
+int
+pw_cmd_eval(const struct pw_cmd_args *a)
+{
+	struct pw_plan *plan = NULL;
+	int status;
+
+	if ((status = pw_cmd_plan_load(a->pos[0], a->family, &plan)) !=
+	    PW_EXIT_OK)
+		goto out;
+	if (a->critical && a->json)
+		status = cmd_eval_dump(cmd_eval_json_critical(plan),
+		    "critical path");
+	else if (a->critical)
+		cmd_eval_print_critical(stdout, plan);
+	else if (a->json)
+		status = cmd_eval_dump(cmd_eval_json_metrics(plan), "metrics");
+	else
+		pw_metrics_print(stdout, pw_plan_problem(plan),
+		    pw_plan_metrics(plan));
+out:
+	pw_plan_free(plan);
+	return status;
+}

@@ -1,0 +1,271 @@
+/*
+ * cmd_parse.c - a command line as its row in the command table says: the
+ * options the row names (every command's are declared here once), then
+ * its positional arguments.  Errors name the command and the argument.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipewright.h"
+#include "cmd.h"
+
+/* Every option of every command; a command's row names those it takes. */
+static const struct option cmd_parse_table[] = {
+	{ "family", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "to", required_argument, NULL, 't' },
+	{ "width", required_argument, NULL, 'w' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "critical", no_argument, NULL, 'c' },
+	{ "write-dir", required_argument, NULL, 'd' },
+	{ "from", required_argument, NULL, 'F' },
+	{ "time-limit", required_argument, NULL, 'l' },
+	{ "iteration-limit", required_argument, NULL, 'I' },
+	{ "objective", required_argument, NULL, 'O' },
+	{ "offload", required_argument, NULL, 'x' },
+	{ "seed", required_argument, NULL, 's' },
+	{ "write-lp", required_argument, NULL, 'W' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+#define CMD_PARSE_NOPTIONS \
+	(sizeof cmd_parse_table / sizeof cmd_parse_table[0])
+
+bool
+pw_cmd_int(const char *s, long min, long max, int *out)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || n < min || n > max)
+		return false;
+	*out = (int)n;
+	return true;
+}
+
+/* Reads an unsigned whole number from S within [MIN, MAX] into OUT (a
+ * sign is refused: strtoull would wrap "-1"). */
+static bool
+cmd_parse_whole(const char *s, unsigned long long min, unsigned long long max,
+    unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno == 0 && end != s && *end == '\0' && s[0] != '-' &&
+	    *out >= min && *out <= max;
+}
+
+/* Parses the value of solve's option C into A; false after reporting
+ * what is wrong. */
+static bool
+cmd_parse_solve(const struct pw_command *cmd, int c, const char *v,
+    struct pw_cmd_args *a)
+{
+	unsigned long long n;
+	char *end;
+
+	switch (c) {
+	case 'l':
+		errno = 0;
+		a->time_limit = strtod(v, &end);
+		if (errno == 0 && end != v && *end == '\0' &&
+		    isfinite(a->time_limit) && a->time_limit > 0)
+			return true;
+		pw_cmd_fail("%s: --time-limit '%s' is not a number of seconds "
+		    "above 0", cmd->name, v);
+		return false;
+	case 'I':
+		if (cmd_parse_whole(v, 1, LONG_MAX, &n)) {
+			a->iteration_limit = (long)n;
+			return true;
+		}
+		pw_cmd_fail("%s: --iteration-limit '%s' is not a whole number "
+		    "from 1 to %ld", cmd->name, v, LONG_MAX);
+		return false;
+	case 'O':
+		if (strcmp(v, "makespan") == 0 || strcmp(v, "span") == 0) {
+			a->objective = v[0] == 'm' ? PW_OBJ_MAKESPAN : PW_OBJ_SPAN;
+			a->objective_given = true;
+			return true;
+		}
+		pw_cmd_fail("%s: --objective '%s' is not makespan or span",
+		    cmd->name, v);
+		return false;
+	case 'x':
+		if (strcmp(v, "auto") == 0 || strcmp(v, "on") == 0 ||
+		    strcmp(v, "off") == 0) {
+			a->offload = v[1] == 'u' ? PW_OFFMODE_AUTO : v[1] == 'n' ?
+			    PW_OFFMODE_ON : PW_OFFMODE_OFF;
+			return true;
+		}
+		pw_cmd_fail("%s: --offload '%s' is not auto, on or off",
+		    cmd->name, v);
+		return false;
+	default:
+		assert(c == 's');
+		if (cmd_parse_whole(v, 0, ULONG_MAX, &n)) {
+			a->seed = (unsigned long)n;
+			return true;
+		}
+		pw_cmd_fail("%s: --seed '%s' is not a whole number from 0 to "
+		    "%lu", cmd->name, v, ULONG_MAX);
+		return false;
+	}
+}
+
+/* Reads the options of ARGV that CMD's row names into A; returns
+ * PW_CMD_GO with optind at the first positional argument, or the exit
+ * status when the command is done. */
+static int
+cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
+    struct pw_cmd_args *a)
+{
+	struct option longopts[CMD_PARSE_NOPTIONS];
+	char shortopts[2 * CMD_PARSE_NOPTIONS + 3];
+	const char *bad;
+	size_t i, nlong = 0, nshort = 0;
+	int c;
+
+	/* A leading ':' makes getopt tell a missing argument apart; '+'
+	 * stops at the first positional argument. */
+	if (cmd->maxpos == PW_CMD_REST)
+		shortopts[nshort++] = '+';
+	shortopts[nshort++] = ':';
+	for (i = 0; cmd_parse_table[i].name != NULL; i++) {
+		if (cmd_parse_table[i].val != 'h' &&
+		    strchr(cmd->options, cmd_parse_table[i].val) == NULL)
+			continue;
+		longopts[nlong++] = cmd_parse_table[i];
+		shortopts[nshort++] = (char)cmd_parse_table[i].val;
+		if (cmd_parse_table[i].has_arg == required_argument)
+			shortopts[nshort++] = ':';
+	}
+	longopts[nlong] = cmd_parse_table[CMD_PARSE_NOPTIONS - 1];
+	shortopts[nshort] = '\0';
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			pw_command_usage(stdout, cmd);
+			return PW_EXIT_OK;
+		case 'f':
+			a->family = optarg;
+			break;
+		case 'o':
+			a->output = optarg;
+			break;
+		case 't':
+			a->format = optarg;
+			break;
+		case 'w':
+			if (!pw_cmd_int(optarg, 1, PW_CMD_WIDTH_MAX,
+			    &a->width)) {
+				pw_cmd_fail("%s: --width '%s' is not a whole"
+				    " number from 1 to %d", cmd->name, optarg,
+				    PW_CMD_WIDTH_MAX);
+				return PW_EXIT_INPUT;
+			}
+			break;
+		case 'j':
+			a->json = true;
+			break;
+		case 'c':
+			a->critical = true;
+			break;
+		case 'd':
+			a->write_dir = optarg;
+			break;
+		case 'F':
+			a->from = optarg;
+			break;
+		case 'W':
+			a->write_lp = optarg;
+			break;
+		case 'l':
+		case 'I':
+		case 'O':
+		case 'x':
+		case 's':
+			if (!cmd_parse_solve(cmd, c, optarg, a))
+				return PW_EXIT_INPUT;
+			break;
+		case ':':
+			bad = argv[optind - 1];
+			if (strncmp(bad, "--", 2) == 0)
+				pw_cmd_fail("%s: option '%s' needs a value (try"
+				    " 'pipewright %s --help')", cmd->name, bad,
+				    cmd->name);
+			else
+				pw_cmd_fail("%s: option '-%c' needs a value"
+				    " (try 'pipewright %s --help')",
+				    cmd->name, optopt, cmd->name);
+			return PW_EXIT_INPUT;
+		default:
+			/* Long options leave optopt 0 and have been passed. */
+			if (optopt != 0)
+				pw_cmd_fail("%s: unknown option '-%c' (try"
+				    " 'pipewright %s --help')", cmd->name,
+				    optopt, cmd->name);
+			else
+				pw_cmd_fail("%s: unknown option '%s' (try"
+				    " 'pipewright %s --help')", cmd->name,
+				    argv[optind - 1], cmd->name);
+			return PW_EXIT_INPUT;
+		}
+	}
+
+	return PW_CMD_GO;
+}
+
+int
+pw_cmd_parse(const struct pw_command *cmd, int argc, char **argv,
+    struct pw_cmd_args *a)
+{
+	int i, npos, first = 1, status;
+
+	assert(cmd->maxpos <= (int)(sizeof a->pos / sizeof a->pos[0]));
+	memset(a, 0, sizeof *a);
+	a->cmd = cmd;
+	a->output = "-";
+	a->objective = PW_OBJ_MAKESPAN;
+	a->offload = PW_OFFMODE_AUTO;
+	a->seed = 1;
+	if (cmd->options != NULL) {
+		if ((status = cmd_parse_options(cmd, argc, argv, a)) !=
+		    PW_CMD_GO)
+			return status;
+		first = optind;
+	}
+
+	npos = argc - first;
+	if (npos < cmd->minpos) {
+		pw_cmd_fail("%s: missing an argument (usage: pipewright %s %s)",
+		    cmd->name, cmd->name, cmd->synopsis);
+		return PW_EXIT_INPUT;
+	}
+	if (cmd->maxpos == PW_CMD_REST) {
+		a->rest = argv + first;
+		a->nrest = npos;
+		return PW_CMD_GO;
+	}
+	if (npos > cmd->maxpos) {
+		pw_cmd_fail("%s: unexpected argument '%s' (usage: pipewright"
+		    " %s %s)", cmd->name, argv[first + cmd->maxpos], cmd->name,
+		    cmd->synopsis);
+		return PW_EXIT_INPUT;
+	}
+	for (i = 0; i < npos; i++)
+		a->pos[i] = argv[first + i];
+	return PW_CMD_GO;
+}

@@ -1,0 +1,137 @@
+/*
+ * cmd_plan.c - the inputs of the commands: a problem from a file, a
+ * script or the built-in default, and a schedule with everything computed
+ * from it, read from a file or built by a family.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipewright.h"
+#include "plan.h"
+#include "cmd.h"
+#include "pwlua.h"
+
+struct pw_problem *
+pw_cmd_problem_load(const char *path, struct pwlua_solve_prefs *prefs)
+{
+	struct pw_problem *problem;
+	struct pw_error err;
+
+	if (prefs != NULL)
+		memset(prefs, 0, sizeof *prefs);
+	if (path == NULL)
+		return pw_problem_default();
+	problem = pwlua_is_script(path) ? pwlua_problem_read(path, prefs,
+	    &err) : pw_problem_read(path, &err);
+	if (problem == NULL)
+		pw_cmd_fail("%s", err.msg);
+	return problem;
+}
+
+int
+pw_cmd_plan_build(const char *path, const char *name, struct pw_plan **out)
+{
+	const struct pw_family *family;
+	const char *label = pw_cmd_label(path);
+	const struct pw_problem *used;
+	struct pw_problem *given;
+	struct pw_error err;
+	int rc, nstages;
+
+	*out = NULL;
+	if ((family = pw_family_find(name)) == NULL) {
+		pw_cmd_unknown(PW_CMD_LIST_FAMILIES, "family", name);
+		return PW_EXIT_INPUT;
+	}
+	if ((given = pw_cmd_problem_load(path, NULL)) == NULL)
+		return PW_EXIT_INPUT;
+	rc = pw_plan_family(family, given, out, &err);
+	nstages = given->nstages;
+	pw_problem_free(given);
+	if (rc == PW_ERR_NOT_APPLICABLE) {
+		pw_cmd_fail("%s does not apply to %s: %s", name, label,
+		    err.msg);
+		return pw_cmd_status(rc);
+	}
+	if (rc != PW_OK) {
+		pw_cmd_fail("%s on %s: %s", name, label, err.msg);
+		return pw_cmd_status(rc);
+	}
+	used = pw_plan_problem(*out);
+	if (used->nstages != nstages)
+		pw_cmd_note("%s splits %s again: %d stages, %d per device",
+		    name, label, used->nstages, used->nstages / used->devices);
+	return PW_EXIT_OK;
+}
+
+/* Says on stderr, in one line, when the times stored in PATH differ from
+ * PLAN's (by more than 1e-9 of the larger of the makespan and the
+ * time). */
+static void
+cmd_plan_compare_times(const struct pw_plan *plan, const char *path,
+    const struct pw_timed_op *ops, size_t nops)
+{
+	const struct pw_problem *p = pw_plan_problem(plan);
+	const struct pw_timing *t = pw_plan_timing(plan);
+	double scale, tol;
+	size_t i, k, first = 0, ndiffer = 0;
+	char name[64];
+
+	for (i = 0; i < nops; i++) {
+		k = pw_op_index(p, ops[i].op);
+		scale = fmax(pw_plan_metrics(plan)->makespan,
+		    fmax(fabs(ops[i].start), fabs(ops[i].end)));
+		tol = 1e-9 * scale;
+		if (pw_timing_has(t, k) && fabs(t->start[k] - ops[i].start) <=
+		    tol && fabs(t->end[k] - ops[i].end) <= tol)
+			continue;
+		if (ndiffer++ == 0)
+			first = i;
+	}
+	if (ndiffer == 0)
+		return;
+	k = pw_op_index(p, ops[first].op);
+	pw_cmd_note("%s: the stored times of %zu of %zu ops differ from the"
+	    " simulated ones (first %s: stored %.9g-%.9g, simulated %.9g-%.9g);"
+	    " the orders are kept and the times recomputed",
+	    pw_cmd_label(path), ndiffer, nops,
+	    pw_op_name(name, sizeof name, ops[first].op), ops[first].start,
+	    ops[first].end, t->start[k], t->end[k]);
+}
+
+int
+pw_cmd_plan_load(const char *path, const char *family, struct pw_plan **out)
+{
+	struct pw_timed_op *ops = NULL;
+	struct pw_error err;
+	size_t nops = 0;
+	int rc;
+
+	if (family != NULL)
+		return pw_cmd_plan_build(path, family, out);
+	if ((rc = pw_plan_read(path, out, &ops, &nops, &err)) != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		return pw_cmd_status(rc);
+	}
+	cmd_plan_compare_times(*out, path, ops, nops);
+	free(ops);
+	return PW_EXIT_OK;
+}
+
+int
+pw_cmd_plan_write(const struct pw_plan *plan, const char *output,
+    FILE **report)
+{
+	struct pw_error err;
+	int rc;
+
+	if ((rc = pw_schedule_write(output, pw_plan_problem(plan),
+	    pw_plan_schedule(plan), pw_plan_timing(plan), &err)) != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		return pw_cmd_status(rc);
+	}
+	*report = strcmp(output, "-") == 0 ? stderr : stdout;
+	pw_metrics_print(*report, pw_plan_problem(plan), pw_plan_metrics(plan));
+	return PW_EXIT_OK;
+}

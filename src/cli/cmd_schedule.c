@@ -1,0 +1,59 @@
+/*
+ * cmd_schedule.c - the commands that start from a problem: schedule (a
+ * family's schedule, written and measured), problem (the problem itself,
+ * written) and compare (every family in one table).
+ */
+#include <stdio.h>
+
+#include "pipewright.h"
+#include "plan.h"
+#include "cmd.h"
+
+int
+pw_cmd_schedule(const struct pw_cmd_args *a)
+{
+	struct pw_plan *plan = NULL;
+	FILE *report;
+	int status;
+
+	if (a->family == NULL) {
+		pw_cmd_fail("schedule: --family NAME is required (try"
+		    " 'pipewright schedule --help')");
+		return PW_EXIT_INPUT;
+	}
+	if ((status = pw_cmd_plan_build(a->pos[0], a->family, &plan)) ==
+	    PW_EXIT_OK)
+		status = pw_cmd_plan_write(plan, a->output, &report);
+	pw_plan_free(plan);
+	return status;
+}
+
+int
+pw_cmd_problem(const struct pw_cmd_args *a)
+{
+	struct pw_problem *problem;
+	struct pw_error err;
+	int status, rc;
+
+	if ((problem = pw_cmd_problem_load(a->pos[0], NULL)) == NULL)
+		return PW_EXIT_INPUT;
+	status = PW_EXIT_OK;
+	if ((rc = pw_problem_write(a->output, problem, &err)) != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		status = pw_cmd_status(rc);
+	}
+	pw_problem_free(problem);
+	return status;
+}
+
+int
+pw_cmd_compare(const struct pw_cmd_args *a)
+{
+	struct pw_problem *problem;
+
+	if ((problem = pw_cmd_problem_load(a->pos[0], NULL)) == NULL)
+		return PW_EXIT_INPUT;
+	pw_compare_print(stdout, problem);
+	pw_problem_free(problem);
+	return PW_EXIT_OK;
+}

@@ -1,0 +1,230 @@
+/*
+ * cmd_solve.c - the solve command: the optimizer's options from the
+ * command line and a Lua problem, its progress on stderr, Ctrl-C and
+ * SIGTERM as "stop and keep the best", and its figures after the metrics.
+ */
+#include <sys/stat.h>
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipewright.h"
+#include "plan.h"
+#include "cmd.h"
+#include "pwlua.h"
+#include "solver.h"
+
+/* What solve last said on stderr, so that it says only what changed. */
+struct cmd_solve_last {
+	const char *phase;
+	double	incumbent;
+	double	bound;
+};
+
+/* One line per phase and per improvement of the incumbent or the
+ * bound, and the last ("done"): a search that ends before its first
+ * report still says what it found. */
+static void
+cmd_solve_progress(const struct pw_progress *pr, void *arg)
+{
+	struct cmd_solve_last *last = arg;
+	char b1[32], b2[32], b3[32];
+
+	if (last->phase != NULL && strcmp(last->phase, pr->phase) == 0 &&
+	    pr->incumbent == last->incumbent && pr->bound == last->bound)
+		return;
+	last->phase = pr->phase;
+	last->incumbent = pr->incumbent;
+	last->bound = pr->bound;
+	fprintf(stderr, "solve: %8s  %-9s incumbent %s, bound %s, gap %.2f%%\n",
+	    pw_fmt_seconds(b1, sizeof b1, pr->elapsed), pr->phase,
+	    isinf(pr->incumbent) ? "none" : pw_fmt_seconds(b2, sizeof b2,
+	    pr->incumbent), pw_fmt_seconds(b3, sizeof b3, pr->bound),
+	    100 * pr->gap);
+}
+
+/* The start schedule of --from FILE for PROBLEM in *OUT (the caller
+ * frees it); false after reporting why. */
+static bool
+cmd_solve_from(const char *path, const struct pw_problem *problem,
+    struct pw_schedule **out)
+{
+	struct pw_problem *given = NULL;
+	struct pw_timed_op *ops = NULL;
+	struct pw_error err;
+	size_t nops = 0;
+	bool ok = false;
+
+	*out = NULL;
+	if (pw_schedule_read(path, &given, &ops, &nops, &err) != PW_OK) {
+		pw_cmd_fail("solve: --from '%s' is no family (see 'pipewright "
+		    "solve --help') and no schedule file: %s", path, err.msg);
+		goto out;
+	}
+	if (!pw_problem_same(given, problem)) {
+		pw_cmd_fail("solve: --from %s: its problem is not the one to "
+		    "solve", pw_cmd_label(path));
+		goto out;
+	}
+	if (pw_schedule_from_timed(problem, ops, nops, out, &err) != PW_OK) {
+		pw_cmd_fail("solve: --from %s: %s", pw_cmd_label(path),
+		    err.msg);
+		goto out;
+	}
+	ok = true;
+out:
+	free(ops);
+	pw_problem_free(given);
+	return ok;
+}
+
+/* Set by SIGINT or SIGTERM during a search: the search stops and its
+ * best schedule is written.  A second one ends the program at once, as
+ * any fatal signal does (removing temporary files). */
+static atomic_int cmd_solve_interrupted;
+
+static void
+cmd_solve_interrupt(int sig)
+{
+	if (cmd_solve_interrupted)
+		pw_outfile_fatal(sig);
+	cmd_solve_interrupted = 1;
+}
+
+/* The solver's figures after the metrics. */
+static void
+cmd_solve_report(FILE *fp, const struct pw_solve_opts *o,
+    const struct pw_solve_result *r)
+{
+	const struct pw_model_size *ms = &r->model;
+	char b1[32], b2[32];
+
+	fprintf(fp, "\n%-13s %s %s%s\n", "objective",
+	    o->objective == PW_OBJ_SPAN ? "span" : "makespan",
+	    pw_fmt_seconds(b1, sizeof b1, r->objective),
+	    r->optimal ? " (optimal)" : r->ended == PW_END_CANCELLED ?
+	    " (cancelled)" : "");
+	fprintf(fp, "%-13s %s\n", "lower bound", pw_fmt_seconds(b1, sizeof b1,
+	    r->bound));
+	fprintf(fp, "%-13s %.2f%%\n", "gap", 100 * r->gap);
+	fprintf(fp, "%-13s %s at %s\n", "start", r->start,
+	    pw_fmt_seconds(b2, sizeof b2, r->start_objective));
+	if (ms->formulation == NULL)
+		fprintf(fp, "%-13s none built\n", "model");
+	else
+		fprintf(fp, "%-13s %s, %d variables, %d binaries, %d rows "
+		    "(%s)\n", "model", ms->formulation, ms->variables,
+		    ms->binaries, ms->rows, ms->whole ? "whole" :
+		    "largest window");
+	fprintf(fp, "%-13s %s\n", "time", pw_fmt_seconds(b1, sizeof b1,
+	    r->elapsed));
+	fprintf(fp, "%-13s %s%s\n", "ended", pw_solve_end_name(r->ended),
+	    r->ended == PW_END_TIME || r->ended == PW_END_CANCELLED ?
+	    " (the best so far: another run may differ)" : " (the same "
+	    "schedule on every run)");
+}
+
+/* Runs the search of PROBLEM with Ctrl-C and SIGTERM as its cancel, as
+ * pw_solve returns. */
+static int
+cmd_solve_run(const struct pw_problem *problem, struct pw_solve_opts *o,
+    struct pw_solve_result *res, struct pw_error *err)
+{
+	static const int signals[2] = { SIGINT, SIGTERM };
+	struct sigaction interrupt, before[2];
+	int i, rc;
+
+	cmd_solve_interrupted = 0;
+	o->cancel = &cmd_solve_interrupted;
+	memset(&interrupt, 0, sizeof interrupt);
+	interrupt.sa_handler = cmd_solve_interrupt;
+	sigemptyset(&interrupt.sa_mask);
+	interrupt.sa_flags = SA_RESTART;
+	for (i = 0; i < 2; i++)
+		pw_signal_catch(signals[i], &interrupt, &before[i]);
+	rc = pw_solve(problem, o, res, err);
+	for (i = 0; i < 2; i++)
+		sigaction(signals[i], &before[i], NULL);
+	return rc;
+}
+
+int
+pw_cmd_solve(const struct pw_cmd_args *a)
+{
+	struct pw_problem *problem = NULL;
+	struct pw_schedule *start = NULL;
+	struct pw_plan *plan = NULL;
+	struct pw_solve_result res;
+	struct pw_solve_opts o;
+	struct pw_outfile check;
+	struct stat st;
+	struct cmd_solve_last last = { NULL, 0, 0 };
+	struct pwlua_solve_prefs prefs;
+	struct pw_error err;
+	FILE *out;
+	int status, rc;
+
+	memset(&res, 0, sizeof res);
+	if ((problem = pw_cmd_problem_load(a->pos[0], &prefs)) == NULL)
+		return PW_EXIT_INPUT;
+	status = PW_EXIT_INPUT;
+	pw_solve_opts_init(&o);
+	/* A Lua problem's own objective, time limit and pins, unless the
+	 * command line says otherwise (it has no pins). */
+	o.objective = !a->objective_given && prefs.has_objective ?
+	    prefs.objective : a->objective;
+	o.offload = a->offload;
+	o.seed = a->seed;
+	if (a->time_limit > 0 || prefs.time_limit > 0)
+		o.time_limit = a->time_limit > 0 ? a->time_limit :
+		    prefs.time_limit;
+	o.iteration_limit = a->iteration_limit;
+	o.pins = prefs.pins;
+	o.npins = prefs.npins;
+	o.write_lp = a->write_lp;
+	o.progress = cmd_solve_progress;
+	o.progress_arg = &last;
+	/* An output that cannot be written fails before the search (a
+	 * device or a FIFO is only opened to write the schedule). */
+	if (strcmp(a->output, "-") != 0 && (stat(a->output, &st) != 0 ||
+	    S_ISREG(st.st_mode))) {
+		if ((rc = pw_outfile_open(&check, a->output, &err)) != PW_OK) {
+			pw_cmd_fail("%s", err.msg);
+			status = pw_cmd_status(rc);
+			goto out;
+		}
+		pw_outfile_abort(&check);
+	}
+	if (a->from != NULL && pw_family_find(a->from) != NULL)
+		o.start_family = a->from;
+	else if (a->from != NULL) {
+		if (!cmd_solve_from(a->from, problem, &start))
+			goto out;
+		o.start = start;
+	}
+	if ((rc = cmd_solve_run(problem, &o, &res, &err)) != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		status = pw_cmd_status(rc);
+		goto out;
+	}
+	if (pw_plan_new(pw_problem_copy(problem),
+	    pw_schedule_copy(res.schedule), &plan, &err) != PW_OK) {
+		pw_cmd_fail("internal error: the solved schedule does not "
+		    "simulate: %s", err.msg);
+		status = PW_EXIT_INTERNAL;
+		goto out;
+	}
+	if ((status = pw_cmd_plan_write(plan, a->output, &out)) ==
+	    PW_EXIT_OK)
+		cmd_solve_report(out, &o, &res);
+out:
+	pw_plan_free(plan);
+	pw_solve_result_free(&res);
+	pw_schedule_free(start);
+	pw_problem_free(problem);
+	pwlua_solve_prefs_free(&prefs);
+	return status;
+}

@@ -1,0 +1,95 @@
+/*
+ * cmd_view.c - the commands that draw a schedule: show (a text Gantt
+ * chart) and export (a trace or a picture, in a registry's format).
+ */
+#include <sys/ioctl.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pipewright.h"
+#include "plan.h"
+#include "cmd.h"
+
+/* Columns for show unless the terminal or $COLUMNS says. */
+#define CMD_VIEW_WIDTH	100
+
+/* Columns for show: the terminal's, else $COLUMNS, else the default. */
+static int
+cmd_view_width(void)
+{
+	struct winsize ws;
+	const char *columns;
+	int width;
+
+	if (isatty(STDOUT_FILENO) &&
+	    ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	columns = getenv("COLUMNS");
+	if (columns != NULL && pw_cmd_int(columns, 1, PW_CMD_WIDTH_MAX, &width))
+		return width;
+	return CMD_VIEW_WIDTH;
+}
+
+int
+pw_cmd_show(const struct pw_cmd_args *a)
+{
+	struct pw_plan *plan = NULL;
+	int status;
+
+	if ((status = pw_cmd_plan_load(a->pos[0], a->family, &plan)) ==
+	    PW_EXIT_OK)
+		pw_show(stdout, pw_plan_problem(plan), pw_plan_schedule(plan),
+		    pw_plan_timing(plan), pw_plan_metrics(plan),
+		    a->width != 0 ? a->width : cmd_view_width());
+	pw_plan_free(plan);
+	return status;
+}
+
+int
+pw_cmd_export(const struct pw_cmd_args *a)
+{
+	struct pw_plan *plan = NULL;
+	const struct pw_export_format *format;
+	struct pw_outfile out;
+	struct pw_error err;
+	int status, rc;
+
+	if (a->format == NULL) {
+		pw_cmd_fail("export: --to FORMAT is required (try 'pipewright"
+		    " export --help')");
+		return PW_EXIT_INPUT;
+	}
+	if ((format = pw_export_find(a->format)) == NULL) {
+		pw_cmd_unknown(PW_CMD_LIST_FORMATS, "format", a->format);
+		return PW_EXIT_INPUT;
+	}
+	if ((status = pw_cmd_plan_load(a->pos[0], a->family, &plan)) !=
+	    PW_EXIT_OK)
+		goto out;
+	if ((rc = pw_outfile_open(&out, a->output, &err)) != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		status = pw_cmd_status(rc);
+		goto out;
+	}
+	/* A failed write is the output's to explain (commit fails and names
+	 * the cause); anything else the format's. */
+	if ((rc = format->write(out.fp, pw_plan_problem(plan),
+	    pw_plan_schedule(plan), pw_plan_timing(plan), pw_plan_metrics(plan),
+	    &err)) != PW_OK && !ferror(out.fp)) {
+		pw_outfile_abort(&out);
+		pw_cmd_fail("%s: %s", strcmp(a->output, "-") == 0 ? "<stdout>" :
+		    a->output, err.msg);
+		status = pw_cmd_status(rc);
+		goto out;
+	}
+	if ((rc = pw_outfile_commit(&out, &err)) != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		status = pw_cmd_status(rc);
+	}
+out:
+	pw_plan_free(plan);
+	return status;
+}
