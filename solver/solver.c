@@ -221,7 +221,7 @@ pw_solve_feasible(const struct pw_problem *p, const bool *offloadable,
  * (two references), with the worker's own copies of both.
  */
 static struct pw_search *
-pw_search_new(const struct pw_problem *p, const struct pw_solve_opts *o,
+pw_solve_search_new(const struct pw_problem *p, const struct pw_solve_opts *o,
     bool *offloadable)
 {
 	struct pw_search *s = pw_xcalloc(1, sizeof *s);
@@ -269,7 +269,7 @@ pw_search_new(const struct pw_problem *p, const struct pw_solve_opts *o,
 
 /* Drops one reference to S, freeing it with the last. */
 static void
-pw_search_release(struct pw_search *s)
+pw_solve_search_release(struct pw_search *s)
 {
 	bool last;
 
@@ -293,7 +293,7 @@ pw_search_release(struct pw_search *s)
 }
 
 static void *
-pw_search_main(void *arg)
+pw_solve_worker(void *arg)
 {
 	struct pw_search *s = arg;
 	int rc;
@@ -304,7 +304,7 @@ pw_search_main(void *arg)
 	s->finished = true;
 	pw_search_signal(s);
 	pthread_mutex_unlock(&s->lock);
-	pw_search_release(s);
+	pw_solve_search_release(s);
 	return NULL;
 }
 
@@ -339,7 +339,7 @@ pw_solve_progress(struct pw_progress *pr, double incumbent, double bound,
 /* Under the lock: whether the run may leave a search stopped at STOPPED
  * (seconds) with a copy of its incumbent. */
 static bool
-pw_search_may_leave(const struct pw_search *s, double stopped)
+pw_solve_may_leave(const struct pw_search *s, double stopped)
 {
 	return s->best != NULL && !s->writing &&
 	    pw_search_elapsed(s) >= stopped + PW_SOLVE_GRACE;
@@ -372,7 +372,7 @@ pw_solve_start(const struct pw_problem *p, const struct pw_solve_opts *o,
 		free(offloadable);
 		return rc;
 	}
-	s = pw_search_new(p, o, offloadable);
+	s = pw_solve_search_new(p, o, offloadable);
 	run = pw_xcalloc(1, sizeof *run);
 	run->s = s;
 	run->flag = o->cancel;
@@ -384,11 +384,11 @@ pw_solve_start(const struct pw_problem *p, const struct pw_solve_opts *o,
 		run->stopped = 0;
 	}
 	s->t0 = pw_search_now();
-	if ((rc = pw_thread_start(&run->worker, pw_search_main, s)) != 0) {
+	if ((rc = pw_thread_start(&run->worker, pw_solve_worker, s)) != 0) {
 		pw_error_set(err, "solve: cannot start the search thread: %s",
 		    strerror(rc));
 		s->refs = 1;
-		pw_search_release(s);
+		pw_solve_search_release(s);
 		free(run);
 		return PW_ERR_INTERNAL;
 	}
@@ -412,7 +412,7 @@ pw_solve_poll(struct pw_solve_run *run, struct pw_progress *pr)
 	finished = s->finished;
 	/* A stop set below starts its grace period now: it cannot let the
 	 * run leave yet. */
-	working = !finished && !pw_search_may_leave(s, run->stopped);
+	working = !finished && !pw_solve_may_leave(s, run->stopped);
 	pthread_mutex_unlock(&s->lock);
 	/* A cancel counts only when it is what stops the search. */
 	if (!finished && s->stop == 0 && (run->cancel != 0 ||
@@ -491,7 +491,7 @@ pw_solve_finish(struct pw_solve_run *run, struct pw_solve_result *res,
 	/* Checked under the lock that the result is taken under, so that the
 	 * worker cannot begin a model file in between. */
 	pthread_mutex_lock(&s->lock);
-	while (!s->finished && !pw_search_may_leave(s, run->stopped)) {
+	while (!s->finished && !pw_solve_may_leave(s, run->stopped)) {
 		pthread_mutex_unlock(&s->lock);
 		pw_solve_wait(run, PW_SOLVE_TICK);
 		pw_solve_poll(run, NULL);
@@ -537,7 +537,7 @@ pw_solve_finish(struct pw_solve_run *run, struct pw_solve_result *res,
 		pthread_detach(run->worker);
 	if (rc == PW_OK)
 		res->elapsed = pw_search_elapsed(s);
-	pw_search_release(s);
+	pw_solve_search_release(s);
 	free(run);
 	return rc;
 }

@@ -336,6 +336,11 @@ pw_plan_check(struct pw_plan *plan, const struct pw_edit *e,
 			pw_error_set(err, "anchor: %s is not a RELOAD", name);
 			return PW_ERR_INPUT;
 		}
+		if (!(p->stages[e->op.stage].offload > 0)) {
+			pw_error_set(err, "anchor: %s cannot exist (stage %d "
+			    "offloads 0 bytes)", name, e->op.stage);
+			return PW_ERR_INPUT;
+		}
 		if (!e->has_anchor)
 			return PW_OK;
 		if (!pw_plan_op_valid(p, e->anchor.op) ||
@@ -441,11 +446,52 @@ pw_plan_apply(struct pw_plan *plan, const struct pw_edit *edit,
 	return PW_OK;
 }
 
+/*
+ * Whether SCHED's orders are ones that edits could have made from PLAN's:
+ * every op once, on its own resource, each anchor one that an anchor edit
+ * would set.  Edits keep orders so, which is what lets every edit's
+ * inverse apply; orders that merely fail to time (a deadlock, an op
+ * missing) are admitted.
+ */
+static int
+pw_plan_admit(struct pw_plan *plan, const struct pw_schedule *sched,
+    struct pw_error *err)
+{
+	const struct pw_problem *p = plan->problem;
+	struct pw_where *where = NULL;
+	struct pw_error why;
+	struct pw_edit e;
+	struct pw_seq *seq;
+	int rc, s, j, at;
+
+	if ((rc = pw_where_build(p, sched, &where, &why)) != PW_OK) {
+		pw_error_set(err, "replace: %s", why.msg);
+		return rc;
+	}
+	pw_where_free(where);
+	memset(&e, 0, sizeof e);
+	e.kind = PW_EDIT_ANCHOR;
+	e.has_anchor = true;
+	for (s = 0; s < p->nstages; s++)
+		for (j = 0; j < p->microbatches; j++) {
+			if (!pw_schedule_anchor(sched, s, j, &e.anchor))
+				continue;
+			e.op = (struct pw_op){ PW_RELOAD, s, j };
+			if ((rc = pw_plan_check(plan, &e, &seq, &at, &why)) !=
+			    PW_OK) {
+				pw_error_set(err, "replace: %s", why.msg);
+				return rc;
+			}
+		}
+	return PW_OK;
+}
+
 int
 pw_plan_replace(struct pw_plan *plan, struct pw_schedule *sched,
     struct pw_error *err)
 {
 	const struct pw_problem *p = plan->problem;
+	int rc;
 
 	if (sched->ndevices != p->devices || sched->nchannels !=
 	    pw_problem_nchannels(p) || sched->nstages != p->nstages ||
@@ -458,6 +504,10 @@ pw_plan_replace(struct pw_plan *plan, struct pw_schedule *sched,
 		    p->microbatches);
 		pw_schedule_free(sched);
 		return PW_ERR_INPUT;
+	}
+	if ((rc = pw_plan_admit(plan, sched, err)) != PW_OK) {
+		pw_schedule_free(sched);
+		return rc;
 	}
 	pw_schedule_free(plan->sched);
 	plan->sched = sched;

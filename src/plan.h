@@ -23,6 +23,9 @@
 
 /* ------------------------------------------------------------------ */
 /* Questions about a timed schedule: each in O(ops) or better          */
+/* (of a plan, ask them of pw_plan_timed with pw_plan_timing and        */
+/* pw_plan_metrics: after a failed re-time its edited orders are not    */
+/* the ones timed)                                                      */
 
 /* The op running on resource R (pw_where's numbering) at instant T: the
  * one with start <= T < end, found by binary search on R's order.
@@ -138,7 +141,8 @@ struct pw_edit {
  * Applies EDIT to PLAN's schedule and re-times it.  An edit that cannot
  * apply (an op out of range or of the wrong kind, a MOVE or REMOVE of an
  * absent op, an INSERT of a present one or of a transfer moving nothing,
- * a position out of range, an anchor off the reload's device) returns
+ * a position out of range, an anchor off the reload's device or on
+ * the reload of a stage that offloads nothing) returns
  * PW_ERR_INPUT and changes nothing.  Otherwise it returns PW_OK with the
  * edit that reverses it in *UNDO (may be NULL), whether or not the new
  * orders time: a remove leaves them malformed until the op is inserted
@@ -152,9 +156,13 @@ int	pw_plan_apply(struct pw_plan *, const struct pw_edit *edit,
 /* Replaces PLAN's orders by SCHED (taken: the plan owns it, whatever this
  * returns), shaped for the plan's problem, and re-times them; as
  * pw_plan_apply, the plan keeps its last good timing when they fail, and
- * the code is pw_plan_status's.  A schedule of another shape (devices,
- * channels, stages, microbatches) is refused with PW_ERR_INPUT and freed,
- * and nothing changes. */
+ * the code is pw_plan_status's.  Orders no edits could make are refused
+ * with PW_ERR_INPUT, SCHED freed and nothing changed, so that every
+ * edit's inverse applies later: another shape (devices, channels, stages,
+ * microbatches), an op out of range, on a wrong resource, moving nothing
+ * or listed twice (pw_where_build), or an anchor an anchor edit would
+ * refuse.  Orders that merely fail to time (an op missing, a deadlock)
+ * are taken. */
 int	pw_plan_replace(struct pw_plan *, struct pw_schedule *sched,
 	    struct pw_error *);
 

@@ -28,7 +28,7 @@ core=$build/libpwcore.a
 solver=$build/libpwsolver.a
 lua=$build/libpwlua.a
 # The program's objects, whatever automake names them.
-program=$(ls "$build"/src/pipewright-*.o 2>/dev/null)
+program=$(ls "$build"/src/cli/pipewright-*.o 2>/dev/null)
 
 # defined FILE...: the extern symbols the objects of FILE define, sorted.
 defined() {

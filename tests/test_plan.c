@@ -221,9 +221,12 @@ test_refusals(void)
 		    .has_anchor = true, .anchor = { { PW_F, 1, 0 } } },
 		    "anchor: RELOAD(0,0) is on device 0, its anchor F(1,0) on "
 		    "device 1" },
+		{ { .kind = PW_EDIT_ANCHOR, .op = { PW_RELOAD, 1, 0 } },
+		    "anchor: RELOAD(1,0) cannot exist (stage 1 offloads 0 "
+		    "bytes)" },
 	};
 	struct pw_problem *p = test_two_device_problem();
-	struct pw_schedule *before;
+	struct pw_schedule *before, *bad;
 	struct pw_plan *plan;
 	struct pw_edit undo;
 	struct pw_error err;
@@ -243,6 +246,21 @@ test_refusals(void)
 		tap_str(err.msg, cases[i].msg, "refusals: case %zu's message",
 		    i);
 	}
+	/* Orders no edits could make are refused whole, so that every
+	 * edit's inverse applies. */
+	bad = pw_schedule_copy(before);
+	pw_schedule_set_anchor(bad, 0, 0, (struct pw_anchor){ { PW_F, 1, 0 },
+	    false });
+	tap_int(pw_plan_replace(plan, bad, &err), PW_ERR_INPUT,
+	    "refusals: replace by orders with a foreign anchor");
+	tap_str(err.msg, "replace: anchor: RELOAD(0,0) is on device 0, its "
+	    "anchor F(1,0) on device 1", "refusals: replace's message");
+	bad = pw_schedule_copy(before);
+	bad->device[0].ops[1] = bad->device[0].ops[0];
+	tap_int(pw_plan_replace(plan, bad, &err), PW_ERR_INPUT,
+	    "refusals: replace by orders with an op twice");
+	tap_str(err.msg, "replace: schedule: F(0,0) appears twice",
+	    "refusals: replace's message");
 	tap_ok(test_same_schedule(pw_plan_schedule(plan), before),
 	    "refusals: nothing changed");
 	pw_schedule_free(before);

@@ -12,7 +12,8 @@
 #include "plan.h"
 #include "cmd.h"
 
-/* Where OP runs, as "device D" or "channel C", into BUF. */
+/* Where OP runs, as "device D" or its channel's name ("link0.h2d", as
+ * show and the checker name it), into BUF. */
 static const char *
 cmd_eval_on(char *buf, size_t len, const struct pw_plan *plan,
     struct pw_op op)
@@ -23,7 +24,7 @@ cmd_eval_on(char *buf, size_t len, const struct pw_plan *plan,
 	if (r < p->devices)
 		snprintf(buf, len, "device %d", r);
 	else
-		snprintf(buf, len, "channel %d", r - p->devices);
+		pw_channel_name(p, r - p->devices, buf, len);
 	return buf;
 }
 
