@@ -26,21 +26,21 @@
 #include <string.h>
 
 #include "csv.h"
+#include "plan.h"
 #include "testlib.h"
 #include "solver.h"
 
 static int	bench_met, bench_cases;
 
-/* Solves P for at most SECONDS; fills R and the metrics of its result
- * (the caller frees them), or prints why not and returns NULL. */
-static struct pw_metrics *
+/* Solves P for at most SECONDS; fills R and returns the plan of its
+ * result (the caller frees both), or prints why not and returns NULL. */
+static struct pw_plan *
 bench_solve(const struct pw_problem *p, enum pw_objective obj,
     enum pw_offload_mode offload, double seconds, struct pw_solve_result *r)
 {
 	struct pw_solve_opts o;
-	struct pw_timing *t;
 	struct pw_error err;
-	struct pw_metrics *m;
+	struct pw_plan *plan;
 
 	pw_solve_opts_init(&o);
 	o.objective = obj;
@@ -50,14 +50,13 @@ bench_solve(const struct pw_problem *p, enum pw_objective obj,
 		printf("  error: %s\n", err.msg);
 		return NULL;
 	}
-	if (pw_simulate(p, r->schedule, &t, &err) != PW_OK) {
+	if (pw_plan_new(pw_problem_copy(p), pw_schedule_copy(r->schedule),
+	    &plan, &err) != PW_OK) {
 		printf("  error: the result does not simulate: %s\n", err.msg);
 		pw_solve_result_free(r);
 		return NULL;
 	}
-	m = pw_metrics_compute(p, r->schedule, t);
-	pw_timing_free(t);
-	return m;
+	return plan;
 }
 
 /* "time-indexed, 641 binaries (whole)" into BUF. */
@@ -73,16 +72,16 @@ bench_model(const struct pw_model_size *ms, char *buf, size_t len)
 }
 
 /* Counts a case, which met its anchor when MET, and frees its problem P
- * and, when it was solved (M not NULL), its metrics M and result R.
+ * and, when it was solved (PLAN not NULL), its plan and result R.
  * Returns MET. */
 static bool
-bench_done(struct pw_problem *p, struct pw_metrics *m,
+bench_done(struct pw_problem *p, struct pw_plan *plan,
     struct pw_solve_result *r, bool met)
 {
 	bench_cases++;
 	bench_met += met;
-	if (m != NULL) {
-		pw_metrics_free(m);
+	if (plan != NULL) {
+		pw_plan_free(plan);
 		pw_solve_result_free(r);
 	}
 	pw_problem_free(p);
@@ -107,7 +106,7 @@ static void
 bench_unit(void)
 {
 	struct pw_solve_result r;
-	struct pw_metrics *m;
+	struct pw_plan *plan;
 	struct pw_problem *p;
 	char model[96];
 	int lim, s, met = 0;
@@ -125,13 +124,13 @@ bench_unit(void)
 			p->memory[s].limit = lim;
 		}
 		pw_problem_set_comm(p, 0);
-		if ((m = bench_solve(p, PW_OBJ_MAKESPAN, PW_OFFMODE_OFF, 10,
-		    &r)) != NULL)
+		if ((plan = bench_solve(p, PW_OBJ_MAKESPAN, PW_OFFMODE_OFF,
+		    10, &r)) != NULL)
 			printf("%-6d %-8s %-8g %-7g %-6.3f %-7.4f %-8.2f %s\n",
 			    lim, "gap 0", r.objective, r.bound, r.objective /
 			    r.bound, r.gap, r.elapsed, bench_model(&r.model,
 			    model, sizeof model));
-		met += bench_done(p, m, &r, m != NULL && r.optimal);
+		met += bench_done(p, plan, &r, plan != NULL && r.optimal);
 	}
 	printf("(a) %d of 6 proven optimal\n\n", met);
 }
@@ -164,7 +163,8 @@ bench_zb(void)
 	struct pw_solve_result r;
 	struct test_zb_case c;
 	struct test_csv csv;
-	struct pw_metrics *m;
+	const struct pw_metrics *m;
+	struct pw_plan *plan;
 	struct pw_problem *p;
 	double anchor;
 	bool ok;
@@ -184,8 +184,9 @@ bench_zb(void)
 			p = bench_zb_problem(&c, k + 1);
 			n++;
 			ok = false;
-			if ((m = bench_solve(p, PW_OBJ_SPAN, PW_OFFMODE_OFF, 2,
-			    &r)) != NULL) {
+			if ((plan = bench_solve(p, PW_OBJ_SPAN, PW_OFFMODE_OFF,
+			    2, &r)) != NULL) {
+				m = pw_plan_metrics(plan);
 				/* The table's four decimals. */
 				ok = round(m->bubble_rate * 1e4) <=
 				    round(anchor * 1e4);
@@ -195,7 +196,7 @@ bench_zb(void)
 				    m->bubble_rate / anchor, r.gap, r.elapsed,
 				    r.start);
 			}
-			met += bench_done(p, m, &r, ok);
+			met += bench_done(p, plan, &r, ok);
 		}
 	}
 	test_csv_close(&csv);
@@ -210,7 +211,8 @@ bench_offload(void)
 	static const double limit[3] = { 7, 8, 18 }, po[3] = { 0.099, 0.105,
 	    0.111 }, ks[2] = { 0.5, 1.0 };
 	struct pw_solve_result r;
-	struct pw_metrics *m;
+	const struct pw_metrics *m = NULL;
+	struct pw_plan *plan;
 	struct pw_problem *p;
 	double peak, anchor;
 	int i, k, d, met = 0;
@@ -224,8 +226,9 @@ bench_offload(void)
 			p = test_po_problem(dv[i][0], dv[i][1],
 			    8 * dv[i][0], ks[k], 1, limit[i]);
 			anchor = po[i] / 2;
-			if ((m = bench_solve(p, PW_OBJ_SPAN, PW_OFFMODE_ON, 30,
-			    &r)) != NULL) {
+			if ((plan = bench_solve(p, PW_OBJ_SPAN, PW_OFFMODE_ON,
+			    30, &r)) != NULL) {
+				m = pw_plan_metrics(plan);
 				peak = 0;
 				for (d = 0; d < p->devices; d++)
 					peak = fmax(peak, m->device[d].peak);
@@ -235,7 +238,7 @@ bench_offload(void)
 				    m->bubble_rate, m->bubble_rate / anchor,
 				    r.gap, r.elapsed, peak, r.start);
 			}
-			met += bench_done(p, m, &r, m != NULL &&
+			met += bench_done(p, plan, &r, plan != NULL &&
 			    m->bubble_rate <= anchor);
 		}
 	printf("(c) %d of 6 at or below the anchor\n\n", met);
@@ -278,31 +281,23 @@ bench_uneven_problem(int p, int m, double limit)
 static double
 bench_best_family(const struct pw_problem *p, const char **name)
 {
-	struct pw_problem *used;
-	struct pw_schedule *s;
-	struct pw_timing *t;
-	struct pw_metrics *m;
+	const struct pw_metrics *m;
+	struct pw_plan *plan;
 	struct pw_error err;
 	double best = INFINITY;
 	size_t i;
 
 	*name = "none";
 	for (i = 0; i < pw_nfamilies; i++) {
-		if (pw_family_build(&pw_families[i], p, &used, &s, &err) !=
-		    PW_OK)
+		if (pw_plan_family(&pw_families[i], p, &plan, &err) != PW_OK)
 			continue;
-		if (pw_problem_same(used, p) && pw_simulate(p, s, &t,
-		    &err) == PW_OK) {
-			m = pw_metrics_compute(p, s, t);
-			if (m->feasible && m->makespan < best) {
-				best = m->makespan;
-				*name = pw_families[i].name;
-			}
-			pw_metrics_free(m);
-			pw_timing_free(t);
+		m = pw_plan_metrics(plan);
+		if (pw_problem_same(pw_plan_problem(plan), p) &&
+		    m->feasible && m->makespan < best) {
+			best = m->makespan;
+			*name = pw_families[i].name;
 		}
-		pw_schedule_free(s);
-		pw_problem_free(used);
+		pw_plan_free(plan);
 	}
 	return best;
 }
@@ -326,7 +321,7 @@ bench_scale(void)
 	};
 	const int nrows = (int)(sizeof rows / sizeof rows[0]);
 	struct pw_solve_result r;
-	struct pw_metrics *m;
+	struct pw_plan *plan;
 	struct pw_problem *p;
 	const char *name, *verdict;
 	double anchor, limit;
@@ -344,7 +339,7 @@ bench_scale(void)
 		p = bench_uneven_problem(rows[i].p, rows[i].m, limit);
 		anchor = bench_best_family(p, &name);
 		met = false;
-		if ((m = bench_solve(p, PW_OBJ_MAKESPAN, PW_OFFMODE_OFF,
+		if ((plan = bench_solve(p, PW_OBJ_MAKESPAN, PW_OFFMODE_OFF,
 		    rows[i].seconds, &r)) != NULL) {
 			if (r.objective < anchor) {
 				verdict = "better";
@@ -362,7 +357,7 @@ bench_scale(void)
 			    r.objective / anchor, r.gap, r.elapsed, name,
 			    verdict);
 		}
-		bench_done(p, m, &r, met);
+		bench_done(p, plan, &r, met);
 	}
 	printf("(d) %d of %d better than the best family, %d where the "
 	    "family is proven optimal\n\n", better, nrows, proven);

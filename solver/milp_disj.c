@@ -244,7 +244,8 @@ pw_disj_columns(struct pw_mm *mm, struct pw_lpb *b, struct pw_disj *d)
 static void
 pw_disj_precedences(struct pw_mm *mm, struct pw_lpb *b, struct pw_disj *d)
 {
-	int e, u;
+	struct pw_medge trip[PW_MM_ACT_DEPS];
+	int e, u, i, n;
 
 	for (e = 0; e < mm->nedges; e++) {
 		const struct pw_medge *edge = &mm->edges[e];
@@ -259,11 +260,10 @@ pw_disj_precedences(struct pw_mm *mm, struct pw_lpb *b, struct pw_disj *d)
 		if (a->z != PW_Z_VAR)
 			continue;
 		z = pw_lit_col(a->zcol, false);
-		pw_disj_prec(mm, b, d, a->f, a->off, mm->ops[a->f].dur, &z, 1);
-		pw_disj_prec(mm, b, d, a->off, a->rel, mm->ops[a->off].dur, &z,
-		    1);
-		pw_disj_prec(mm, b, d, a->rel, a->back, mm->ops[a->rel].dur, &z,
-		    1);
+		n = pw_mm_act_deps(mm, a, true, trip);
+		for (i = 0; i < n; i++)
+			pw_disj_prec(mm, b, d, trip[i].from, trip[i].to,
+			    pw_mm_len(mm, &trip[i]), &z, 1);
 	}
 }
 

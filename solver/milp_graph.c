@@ -272,43 +272,66 @@ pw_mm_edge(struct pw_mm *mm, int *cap, int from, int to, bool from_start,
 	e->delay = delay;
 }
 
+/* SECONDS in model units, whole ones on a grid. */
 static double
-pw_mm_hop(const struct pw_mm *mm, int s)
+pw_mm_delay(const struct pw_mm *mm, double seconds)
 {
-	double h = pw_problem_hop(mm->p, s) / mm->scale;
+	double h = seconds / mm->scale;
 
 	return mm->grid ? round(h) : h;
 }
 
-/* The dependencies, as the simulator has them (reload anchors aside: the
- * rebuilt schedule sets its own). */
+int
+pw_mm_act_deps(const struct pw_mm *mm, const struct pw_mact *a,
+    bool round_trip, struct pw_medge out[PW_MM_ACT_DEPS])
+{
+	struct pw_pred deps[PW_MAX_DEPS];
+	int targets[3], t, i, k, from, n = 0;
+	bool transfer;
+
+	targets[0] = round_trip ? a->off : a->f;
+	targets[1] = round_trip ? a->rel : a->back;
+	targets[2] = round_trip ? a->back : a->w;
+	for (t = 0; t < 3; t++) {
+		if (targets[t] < 0)
+			continue;
+		k = pw_op_deps(mm->p, mm->ops[targets[t]].op, NULL, deps);
+		for (i = 0; i < k; i++) {
+			from = mm->op_of[pw_op_index(mm->p, deps[i].op)];
+			transfer = pw_kind_is_transfer(deps[i].op.kind) ||
+			    pw_kind_is_transfer(mm->ops[targets[t]].op.kind);
+			if (from < 0 || transfer != round_trip)
+				continue;
+			assert(n < PW_MM_ACT_DEPS);
+			out[n].from = from;
+			out[n].to = targets[t];
+			out[n].from_start = deps[i].from_start;
+			out[n].delay = pw_mm_delay(mm, deps[i].delay);
+			n++;
+		}
+	}
+	return n;
+}
+
+/* The dependencies of pw_op_deps between the model's ops (reload anchors
+ * aside: the rebuilt schedule sets its own), each activation's in the
+ * order of pw_mm_act_deps; a round trip that is a decision is the
+ * formulation's. */
 static void
 pw_mm_deps(struct pw_mm *mm, int *cap)
 {
-	const struct pw_problem *p = mm->p;
-	int s, j, m = p->microbatches, S = p->nstages;
+	struct pw_medge e[2 * PW_MM_ACT_DEPS];
+	int u, i, n;
 
-	for (s = 0; s < S; s++) {
-		for (j = 0; j < m; j++) {
-			const struct pw_mact *a = &mm->acts[s * m + j];
+	for (u = 0; u < mm->nacts; u++) {
+		const struct pw_mact *a = &mm->acts[u];
 
-			if (s > 0)
-				pw_mm_edge(mm, cap, mm->acts[(s - 1) * m + j].f,
-				    a->f, false, pw_mm_hop(mm, s - 1));
-			if (s == S - 1)
-				pw_mm_edge(mm, cap, a->f, a->back, false, 0);
-			else
-				pw_mm_edge(mm, cap,
-				    mm->acts[(s + 1) * m + j].back, a->back,
-				    false, pw_mm_hop(mm, s));
-			if (a->w >= 0)
-				pw_mm_edge(mm, cap, a->back, a->w, false, 0);
-			if (a->z != PW_Z_YES)
-				continue;
-			pw_mm_edge(mm, cap, a->f, a->off, false, 0);
-			pw_mm_edge(mm, cap, a->off, a->rel, false, 0);
-			pw_mm_edge(mm, cap, a->rel, a->back, false, 0);
-		}
+		n = pw_mm_act_deps(mm, a, false, e);
+		if (a->z == PW_Z_YES)
+			n += pw_mm_act_deps(mm, a, true, e + n);
+		for (i = 0; i < n; i++)
+			pw_mm_edge(mm, cap, e[i].from, e[i].to, e[i].from_start,
+			    e[i].delay);
 	}
 }
 
@@ -788,7 +811,8 @@ pw_mm_range(struct pw_mm *mm, double at_least, double better_than)
 		for (i = 0; i < mm->nops; i++)
 			sum += mm->ops[i].dur;
 		for (s = 0; s + 1 < p->nstages; s++)
-			sum += 2 * p->microbatches * pw_mm_hop(mm, s);
+			sum += 2 * p->microbatches *
+			    pw_mm_delay(mm, pw_problem_hop(p, s));
 		mm->horizon = fmax(sum, makespan);
 	}
 	if (mm->grid)

@@ -108,6 +108,13 @@ void	pw_mm_free(struct pw_mm *);
 /* The length of edge E from the start of its source to the start of its
  * target. */
 double	pw_mm_len(const struct pw_mm *, const struct pw_medge *e);
+/* The dependencies (pw_op_deps) into activation A's ops as edges into
+ * OUT, returning how many: those between its compute ops (into its F,
+ * backward and W, in that order), or with ROUND_TRIP those of its
+ * transfers (F to OFFLOAD to RELOAD to the backward). */
+#define PW_MM_ACT_DEPS	3
+int	pw_mm_act_deps(const struct pw_mm *, const struct pw_mact *a,
+	    bool round_trip, struct pw_medge out[PW_MM_ACT_DEPS]);
 /* True when I ends before K starts in every solution (same resource). */
 bool	pw_mm_reach(const struct pw_mm *, int i, int k);
 /* Whether op I is part of the model (a transfer whose activation cannot

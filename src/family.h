@@ -52,6 +52,11 @@ int	pw_family_zb_1p(const struct pw_problem *, struct pw_schedule **,
 	    struct pw_error *);
 int	pw_family_zb_2p(const struct pw_problem *, struct pw_schedule **,
 	    struct pw_error *);
+/* The op OP waits for in a schedule of F, B and W (no BW, no transfer),
+ * as the dependency of pw_op_deps with its hop; false for the first
+ * forward, which waits for nothing.  Zero Bubble's families and the V
+ * grid ask it. */
+bool	pw_zb_dep(const struct pw_problem *, struct pw_op, struct pw_pred *);
 
 /* The V placement (family_zbv.c): device D's stage on LEG (0, the down
  * stroke, or 1), and PW_OK when P is in V placement, else PW_ERR_NOT_

@@ -221,29 +221,28 @@ pw_vgrid_walk(struct pw_vgrid *g, int d, struct pw_schedule *sched)
 	return peak;
 }
 
-/* The pass whose output PASS of microbatch MB on device D consumes, as
- * (device, pass); false for the first forward. */
-static bool
-pw_vpass_dep(int n, int d, enum pw_vpass pass, int *dd, enum pw_vpass *dp)
+/* The pass of OP on device D, one of D's stages. */
+static enum pw_vpass
+pw_vpass_of(struct pw_op op, int d)
 {
-	switch (pass) {
-	case PW_VF0:
-		*dd = d - 1;
-		*dp = PW_VF0;
-		return d > 0;
-	case PW_VF1:
-		*dd = d == n - 1 ? d : d + 1;
-		*dp = d == n - 1 ? PW_VF0 : PW_VF1;
-		return true;
-	case PW_VB1:
-		*dd = d == 0 ? d : d - 1;
-		*dp = d == 0 ? PW_VF1 : PW_VB1;
-		return true;
-	default:
-		*dd = d == n - 1 ? d : d + 1;
-		*dp = d == n - 1 ? PW_VB1 : PW_VB0;
-		return true;
-	}
+	if (op.kind == PW_F)
+		return op.stage == d ? PW_VF0 : PW_VF1;
+	return op.stage == d ? PW_VB0 : PW_VB1;
+}
+
+/* The pass whose output PASS of microbatch MB on device D consumes (its
+ * op's pw_zb_dep), as (device, pass); false for the first forward. */
+static bool
+pw_vpass_dep(const struct pw_problem *p, int d, enum pw_vpass pass, int mb,
+    int *dd, enum pw_vpass *dp)
+{
+	struct pw_pred dep;
+
+	if (!pw_zb_dep(p, pw_vpass_op(p, d, pass, mb), &dep))
+		return false;
+	*dd = p->stages[dep.op.stage].device;
+	*dp = pw_vpass_of(dep.op, *dd);
+	return true;
 }
 
 /* The earliest slot for PASS of microbatch MB on device D: after its
@@ -254,7 +253,7 @@ pw_vgrid_earliest(struct pw_vgrid *g, int d, enum pw_vpass pass, int mb)
 	enum pw_vpass dp;
 	int dd, lo = 0;
 
-	if (pw_vpass_dep(g->n, d, pass, &dd, &dp))
+	if (pw_vpass_dep(g->p, d, pass, mb, &dd, &dp))
 		lo = *pw_vgrid_at(g, dd, dp, mb) + 1;
 	if (mb > 0 && *pw_vgrid_at(g, d, pass, mb - 1) + 1 > lo)
 		lo = *pw_vgrid_at(g, d, pass, mb - 1) + 1;
@@ -267,11 +266,9 @@ static void
 pw_vgrid_advance(struct pw_vgrid *g, int d, int t, int peak)
 {
 	struct pw_op op = *pw_vgrid_cell(g, d, t);
-	enum pw_vpass pass;
+	enum pw_vpass pass = pw_vpass_of(op, d);
 	int c;
 
-	pass = op.kind == PW_F ? (op.stage == d ? PW_VF0 : PW_VF1) :
-	    (op.stage == d ? PW_VB0 : PW_VB1);
 	for (c = pw_vgrid_earliest(g, d, pass, op.mb); c < t; c++) {
 		if (pw_vgrid_cell(g, d, c)->kind != PW_NKINDS)
 			continue;

@@ -134,28 +134,63 @@ pw_zb_forced(const struct pw_zb *z, int d)
 	return -1;
 }
 
-/* Lower bound on the end of F (KIND PW_F) or B of microbatch J on device
- * D: exact once committed, otherwise from the device's free time and the
- * input's own bound. */
-static double
-pw_zb_bound(const struct pw_zb *z, enum pw_kind kind, int d, int j)
+bool
+pw_zb_dep(const struct pw_problem *p, struct pw_op op, struct pw_pred *dep)
 {
-	const struct pw_zb_dev *v = &z->dev[d];
-	const struct pw_stage *st = &z->p->stages[d];
+	struct pw_pred deps[PW_MAX_DEPS];
+	int i, n = pw_op_deps(p, op, NULL, deps);
+
+	for (i = 0; i < n; i++)
+		if (deps[i].op.kind != PW_BW &&
+		    !pw_kind_is_transfer(deps[i].op.kind)) {
+			*dep = deps[i];
+			return true;
+		}
+	return false;
+}
+
+/* Whether F or B OP is committed (stage s on device s). */
+static bool
+pw_zb_committed(const struct pw_zb *z, struct pw_op op)
+{
+	const struct pw_zb_dev *v = &z->dev[op.stage];
+
+	return op.mb < (op.kind == PW_F ? v->nf : v->nb);
+}
+
+static double pw_zb_end(const struct pw_zb *, struct pw_op);
+
+/*
+ * When F or B OP's input is there: 0 for the first forward, else its
+ * dependency's end (pw_zb_end) plus the hop, a lower bound until that is
+ * committed.  With EXACT, false while it is not.
+ */
+static bool
+pw_zb_input(const struct pw_zb *z, struct pw_op op, bool exact, double *r)
+{
+	struct pw_pred dep;
+
+	*r = 0;
+	if (!pw_zb_dep(z->p, op, &dep))
+		return true;
+	if (exact && !pw_zb_committed(z, dep.op))
+		return false;
+	*r = pw_zb_end(z, dep.op) + dep.delay;
+	return true;
+}
+
+/* Lower bound on the end of F or B OP: exact once committed, otherwise
+ * from its device's free time and its input's own bound. */
+static double
+pw_zb_end(const struct pw_zb *z, struct pw_op op)
+{
 	double in;
 
-	if (kind == PW_F) {
-		if (j < v->nf)
-			return z->fend[d * z->m + j];
-		in = d == 0 ? 0 : pw_zb_bound(z, PW_F, d - 1, j) +
-		    pw_problem_hop(z->p, d - 1);
-		return fmax(v->free, in) + st->f;
-	}
-	if (j < v->nb)
-		return z->bend[d * z->m + j];
-	in = d == z->n - 1 ? pw_zb_bound(z, PW_F, d, j) :
-	    pw_zb_bound(z, PW_B, d + 1, j) + pw_problem_hop(z->p, d);
-	return fmax(v->free, in) + st->b;
+	if (pw_zb_committed(z, op))
+		return (op.kind == PW_F ? z->fend : z->bend)[op.stage * z->m +
+		    op.mb];
+	pw_zb_input(z, op, false, &in);
+	return fmax(z->dev[op.stage].free, in) + pw_op_duration(z->p, op);
 }
 
 /* True when device D's next F is allowed and its input committed; sets
@@ -164,18 +199,11 @@ static bool
 pw_zb_ready_f(const struct pw_zb *z, int d, double *r)
 {
 	const struct pw_zb_dev *v = &z->dev[d];
-	int j = v->nf;
+	struct pw_op op = { PW_F, d, v->nf };
 
-	if (j == z->m || j - v->nb >= v->cap)
+	if (op.mb == z->m || op.mb - v->nb >= v->cap)
 		return false;
-	if (d == 0) {
-		*r = 0;
-		return true;
-	}
-	if (j >= z->dev[d - 1].nf)
-		return false;
-	*r = z->fend[(d - 1) * z->m + j] + pw_problem_hop(z->p, d - 1);
-	return true;
+	return pw_zb_input(z, op, true, r);
 }
 
 /* The same for device D's next B. */
@@ -183,18 +211,11 @@ static bool
 pw_zb_ready_b(const struct pw_zb *z, int d, double *r)
 {
 	const struct pw_zb_dev *v = &z->dev[d];
-	int j = v->nb;
+	struct pw_op op = { PW_B, d, v->nb };
 
-	if (j == v->nf)
+	if (op.mb == v->nf)
 		return false;
-	if (d == z->n - 1) {
-		*r = z->fend[d * z->m + j];
-		return true;
-	}
-	if (j >= z->dev[d + 1].nb)
-		return false;
-	*r = z->bend[(d + 1) * z->m + j] + pw_problem_hop(z->p, d);
-	return true;
+	return pw_zb_input(z, op, true, r);
 }
 
 /* True when the policy runs a W in a gap of GAP seconds before device D's
@@ -278,6 +299,7 @@ pw_zb_decide(struct pw_zb *z, int d)
 {
 	struct pw_zb_dev *v = &z->dev[d];
 	const struct pw_stage *st = &z->p->stages[d];
+	struct pw_op first_b = { PW_B, d, 0 };
 	double rb = 0, rf = 0, tb = INFINITY, tf = INFINITY, bound;
 	bool hb, hf, f;
 	int forced = -1, wb = 0, wf = 0;
@@ -297,8 +319,8 @@ pw_zb_decide(struct pw_zb *z, int d)
 		f = hf && (!hb || tf < tb || (tf == tb && pw_zb_f_wins(z, d)));
 	if (f && z->pol->guard && v->nb == 0 && v->nf > 0 && d > 0 &&
 	    d < z->n - 1) {
-		bound = hb ? rb : pw_zb_bound(z, PW_B, d + 1, 0) +
-		    pw_problem_hop(z->p, d);
+		/* Exact, rb, once the B's input is committed. */
+		pw_zb_input(z, first_b, false, &bound);
 		if (tf + st->f > bound) {
 			if (!hb)
 				return;

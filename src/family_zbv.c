@@ -41,27 +41,6 @@ pw_v_applies(const char *name, const struct pw_problem *p,
 }
 
 /*
- * The op OP waits for, as a dependency of pw_op_deps with its hop, of the
- * kinds the V schedules use (never BW, never a transfer); false for the
- * first forward, which waits for nothing.
- */
-static bool
-pw_zbv_dep(const struct pw_problem *p, struct pw_op op, struct pw_pred *dep)
-{
-	struct pw_pred deps[PW_MAX_DEPS];
-	int i, n = pw_op_deps(p, op, NULL, deps);
-
-	for (i = 0; i < n; i++)
-		if (deps[i].op.kind != PW_BW &&
-		    !pw_kind_is_transfer(deps[i].op.kind)) {
-			*dep = deps[i];
-			return true;
-		}
-	return false;
-}
-
-
-/*
  * ZB-V caps every device at 2p chunk activations (p whole-stage ones,
  * 1F1B's peak; the problem's limit is not read) and fills the pipeline
  * with a greedy that times every op as it places it, in the steps of the
@@ -201,7 +180,7 @@ pw_zbv_ready(const struct pw_zbv *z, struct pw_op op, double *ready)
 	if (op.mb >= z->m)
 		return false;
 	*ready = 0;
-	if (!pw_zbv_dep(z->p, op, &dep))
+	if (!pw_zb_dep(z->p, op, &dep))
 		return true;
 	if (!pw_zbv_placed(z, dep.op))
 		return false;
@@ -216,7 +195,7 @@ pw_zbv_arrival(const struct pw_zbv *z, struct pw_op op, double *t)
 {
 	struct pw_pred dep;
 
-	if (!pw_zbv_dep(z->p, op, &dep) ||
+	if (!pw_zb_dep(z->p, op, &dep) ||
 	    z->p->stages[dep.op.stage].device == z->p->stages[op.stage].device)
 		return false;
 	return pw_zbv_ready(z, op, t);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "family.h"
 #include "pipewright.h"
 #include "plan.h"
 #include "tap.h"
@@ -93,6 +94,38 @@ test_deps(void)
 	    "dependency OFFLOAD(0,1), anchor W(0,0)");
 	/* An anchor is a reload's alone. */
 	check_deps(p, test_op(PW_F, 1, 1), &start, "dependency F(0,1)+0.25");
+	pw_problem_free(p);
+}
+
+/* pw_zb_dep of OP ("" for none) as pred_text writes it. */
+static void
+check_zb_dep(const struct pw_problem *p, struct pw_op op, const char *want)
+{
+	struct pw_pred dep;
+	char buf[128], name[64];
+
+	buf[0] = '\0';
+	if (pw_zb_dep(p, op, &dep))
+		pred_text(buf, sizeof buf, &dep);
+	tap_str(buf, want, "zb dep of %s", pw_op_name(name, sizeof name, op));
+}
+
+/* The families' one input of F, B and W: pw_op_deps' first candidate of
+ * those kinds (test_deps' problem). */
+static void
+test_zb_dep(void)
+{
+	struct pw_problem *p = pw_problem_new(2, 3, 2);
+
+	p->stages[1].device = p->stages[2].device = 1;
+	p->stages[0].comm = 0.25;
+	p->stages[1].comm = 0.5;
+	check_zb_dep(p, test_op(PW_F, 0, 1), "");
+	check_zb_dep(p, test_op(PW_F, 1, 1), "dependency F(0,1)+0.25");
+	check_zb_dep(p, test_op(PW_B, 2, 0), "dependency F(2,0)");
+	check_zb_dep(p, test_op(PW_B, 0, 1), "dependency B(1,1)+0.25");
+	check_zb_dep(p, test_op(PW_B, 1, 0), "dependency B(2,0)");
+	check_zb_dep(p, test_op(PW_W, 1, 0), "dependency B(1,0)");
 	pw_problem_free(p);
 }
 
@@ -506,6 +539,7 @@ int
 main(void)
 {
 	test_deps();
+	test_zb_dep();
 	test_preds();
 	test_where_errors();
 	test_memory();

@@ -5,15 +5,16 @@
  * every view and exporter and the writer; a small problem file goes
  * through every family the same way, and through compare.
  *
- * One oracle beyond the sanitizers: on a schedule the simulator timed,
+ * Two oracles beyond the sanitizers: on a schedule the simulator timed,
  * the independent checker finds a violation exactly when the metrics
  * find a device over its limit (families may break limits; nothing else
- * may be wrong).
+ * may be wrong); and a family's schedule always times.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "pipewright.h"
+#include "plan.h"
 #include "fuzz.h"
 
 /* Families on problems up to this many (stage, microbatch) pairs: enough
@@ -24,21 +25,20 @@
 
 static FILE *fuzz_sink;
 
-/* Simulates SCHED and sends the result through every view, exporter and
- * the writer; a simulated schedule the checker refuses is a bug. */
+/* Sends PLAN through every view, exporter and the writer; a timed
+ * schedule the checker refuses is a bug. */
 static void
-fuzz_views(const struct pw_problem *p, const struct pw_schedule *sched)
+fuzz_views(const struct pw_plan *plan)
 {
-	struct pw_timing *timing;
-	struct pw_metrics *metrics;
+	const struct pw_problem *p = pw_plan_problem(plan);
+	const struct pw_schedule *sched = pw_plan_schedule(plan);
+	const struct pw_timing *timing = pw_plan_timing(plan);
+	const struct pw_metrics *metrics = pw_plan_metrics(plan);
 	struct pw_violations v = { 0, 0, NULL, NULL };
 	struct pw_timed_op *ops;
 	struct pw_error err;
 	size_t i, n;
 
-	if (pw_simulate(p, sched, &timing, &err) != PW_OK)
-		return;
-	metrics = pw_metrics_compute(p, sched, timing);
 	pw_show(fuzz_sink, p, sched, timing, metrics, 100);
 	pw_metrics_print(fuzz_sink, p, metrics);
 	pw_metrics_print_json(fuzz_sink, p, metrics);
@@ -55,28 +55,30 @@ fuzz_views(const struct pw_problem *p, const struct pw_schedule *sched)
 	}
 	pw_violations_free(&v);
 	free(ops);
-	pw_metrics_free(metrics);
-	pw_timing_free(timing);
 }
 
 /* Every family's schedule of a small problem, and the comparison. */
 static void
 fuzz_families(const struct pw_problem *p)
 {
-	struct pw_problem *used;
-	struct pw_schedule *sched;
+	struct pw_plan *plan;
 	struct pw_error err;
 	size_t i;
+	int rc;
 
 	if ((size_t)p->nstages * (size_t)p->microbatches > FUZZ_FAMILY_PAIRS)
 		return;
 	for (i = 0; i < pw_nfamilies; i++) {
-		if (pw_family_build(&pw_families[i], p, &used, &sched,
-		    &err) != PW_OK)
+		rc = pw_plan_family(&pw_families[i], p, &plan, &err);
+		if (rc == PW_ERR_INTERNAL) {
+			fprintf(stderr, "fuzz_json: %s's schedule does not "
+			    "time: %s\n", pw_families[i].name, err.msg);
+			abort();
+		}
+		if (rc != PW_OK)
 			continue;
-		fuzz_views(used, sched);
-		pw_schedule_free(sched);
-		pw_problem_free(used);
+		fuzz_views(plan);
+		pw_plan_free(plan);
 	}
 	pw_compare_print(fuzz_sink, p);
 }
@@ -87,6 +89,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pw_violations v = { 0, 0, NULL, NULL };
 	struct pw_problem *p = NULL;
 	struct pw_schedule *sched;
+	struct pw_plan *plan;
 	struct pw_timed_op *ops = NULL;
 	struct pw_error err;
 	size_t nops = 0;
@@ -101,9 +104,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		pw_check(p, ops, nops, &v);
 		pw_violations_free(&v);
 		if (pw_schedule_from_timed(p, ops, nops, &sched, &err) ==
-		    PW_OK) {
-			fuzz_views(p, sched);
-			pw_schedule_free(sched);
+		    PW_OK && pw_plan_new(pw_problem_copy(p), sched, &plan,
+		    &err) == PW_OK) {
+			fuzz_views(plan);
+			pw_plan_free(plan);
 		}
 	} else
 		fuzz_families(p);
