@@ -10,9 +10,10 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+#include <string.h>
 
 #include "pipewright.h"
+#include "bench.h"
 #include "plan.h"
 
 #define RUNS		7
@@ -20,30 +21,6 @@
 #define CELLS		(200 * 64)
 /* Instants asked per run of a per-cell question. */
 #define QUESTIONS	100000
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
-median(double *took)
-{
-	qsort(took, RUNS, sizeof took[0], cmp_double);
-	return took[RUNS / 2];
-}
 
 /* The questions timed, one row each. */
 enum bench_what {
@@ -79,22 +56,28 @@ bench_once(struct pw_plan *plan, enum bench_what what, uint64_t *seed,
 	int i, d;
 
 	/* The last op of device 0 one place earlier: a valid move whose
-	 * re-time succeeds or deadlocks, either way a whole re-time. */
+	 * re-time succeeds or deadlocks, either way a whole re-time.  The
+	 * edits free the timed orders that S, T and M point into: those are
+	 * read only by the other questions. */
+	memset(&edit, 0, sizeof edit);
 	edit.kind = PW_EDIT_MOVE;
 	edit.op = s->device[0].ops[s->device[0].len - 1];
 	edit.to = s->device[0].len - 2;
 	if (what == BENCH_EDIT || what == BENCH_UNDO) {
-		start = now();
+		start = bench_now();
 		if (pw_plan_apply(plan, &edit, &undo, &err) != PW_OK) {
 			fprintf(stderr, "bench_plan: %s\n", err.msg);
 			return -1;
 		}
-		took = now() - start;
-		start = now();
-		(void)pw_plan_apply(plan, &undo, NULL, &err);
-		return what == BENCH_EDIT ? took : now() - start;
+		took = bench_now() - start;
+		start = bench_now();
+		if (pw_plan_apply(plan, &undo, NULL, &err) != PW_OK) {
+			fprintf(stderr, "bench_plan: undo: %s\n", err.msg);
+			return -1;
+		}
+		return what == BENCH_EDIT ? took : bench_now() - start;
 	}
-	start = now();
+	start = bench_now();
 	switch (what) {
 	case BENCH_SLACK:
 		slack = pw_slack(p, s, t);
@@ -117,11 +100,11 @@ bench_once(struct pw_plan *plan, enum bench_what what, uint64_t *seed,
 			else if (pw_op_at(p, s, t, d, at, &op))
 				*sink += op.mb;
 		}
-		return (now() - start) / QUESTIONS;
+		return (bench_now() - start) / QUESTIONS;
 	default:
 		break;
 	}
-	return now() - start;
+	return bench_now() - start;
 }
 
 static int
@@ -156,7 +139,7 @@ bench(const char *family, int devices, int microbatches)
 				pw_plan_free(plan);
 				return 1;
 			}
-		ours = median(took);
+		ours = bench_median(took, RUNS);
 		anchor = w >= BENCH_OP_AT ? FRAME / CELLS : FRAME;
 		printf("%-8s %-10s %4d %6d %9zu %12.3g %12.3g %8.3f\n", family,
 		    bench_names[w], devices, microbatches, nops, anchor, ours,

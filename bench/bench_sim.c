@@ -8,28 +8,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "pipewright.h"
+#include "bench.h"
 
 #define RUNS 7
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static struct pw_problem *
 uniform(int devices, int microbatches)
@@ -47,7 +30,7 @@ uniform(int devices, int microbatches)
 /* Median seconds of RUNS simulations (CHECK false) or checks of the
  * simulated timed ops (CHECK true); negative on failure. */
 static double
-bench_median(const struct pw_problem *p, const struct pw_schedule *s,
+bench_sim_median(const struct pw_problem *p, const struct pw_schedule *s,
     bool check)
 {
 	struct pw_timing *t;
@@ -59,14 +42,14 @@ bench_median(const struct pw_problem *p, const struct pw_schedule *s,
 	int i;
 
 	for (i = 0; i < RUNS; i++) {
-		start = now();
+		start = bench_now();
 		if (pw_simulate(p, s, &t, &err) != PW_OK) {
 			fprintf(stderr, "bench_sim: %s\n", err.msg);
 			return -1;
 		}
 		if (check) {
 			ops = pw_timed_ops(p, s, t, &n);
-			start = now();
+			start = bench_now();
 			if (pw_check(p, ops, n, &v) != 0) {
 				fprintf(stderr, "bench_sim: the checker rejects "
 				    "a simulated schedule: %s\n", v.msg[0]);
@@ -78,11 +61,10 @@ bench_median(const struct pw_problem *p, const struct pw_schedule *s,
 			pw_violations_free(&v);
 			free(ops);
 		}
-		took[i] = now() - start;
+		took[i] = bench_now() - start;
 		pw_timing_free(t);
 	}
-	qsort(took, RUNS, sizeof took[0], cmp_double);
-	return took[RUNS / 2];
+	return bench_median(took, RUNS);
 }
 
 static int
@@ -106,7 +88,7 @@ bench(const char *family, int devices, int microbatches)
 	/* The 1 s anchor scaled to this size: 1e6 ops per second. */
 	anchor = (double)nops / 1e6;
 	for (i = 0; i < 2; i++) {
-		if ((median[i] = bench_median(p, s, i == 1)) < 0)
+		if ((median[i] = bench_sim_median(p, s, i == 1)) < 0)
 			goto out;
 		printf("%-8s %-9s %4d %6d %9zu %10.4f %10.4f %7.3f %11.0f\n",
 		    family, i == 0 ? "simulate" : "check", devices,

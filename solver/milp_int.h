@@ -111,7 +111,10 @@ double	pw_mm_len(const struct pw_mm *, const struct pw_medge *e);
 /* The dependencies (pw_op_deps) into activation A's ops as edges into
  * OUT, returning how many: those between its compute ops (into its F,
  * backward and W, in that order), or with ROUND_TRIP those of its
- * transfers (F to OFFLOAD to RELOAD to the backward). */
+ * transfers (F to OFFLOAD to RELOAD to the backward).  Three at most:
+ * of the next stage's B and BW, which pw_op_deps both names, a model
+ * holds one, since its incumbent simulated (the simulator refuses a
+ * backward that is both). */
 #define PW_MM_ACT_DEPS	3
 int	pw_mm_act_deps(const struct pw_mm *, const struct pw_mact *a,
 	    bool round_trip, struct pw_medge out[PW_MM_ACT_DEPS]);

@@ -336,13 +336,13 @@ pw_plan_check(struct pw_plan *plan, const struct pw_edit *e,
 			pw_error_set(err, "anchor: %s is not a RELOAD", name);
 			return PW_ERR_INPUT;
 		}
+		if (!e->has_anchor)
+			return PW_OK;
 		if (!(p->stages[e->op.stage].offload > 0)) {
 			pw_error_set(err, "anchor: %s cannot exist (stage %d "
 			    "offloads 0 bytes)", name, e->op.stage);
 			return PW_ERR_INPUT;
 		}
-		if (!e->has_anchor)
-			return PW_OK;
 		if (!pw_plan_op_valid(p, e->anchor.op) ||
 		    pw_kind_is_transfer(e->anchor.op.kind)) {
 			pw_error_set(err, "anchor: %s: the anchor is not a "

@@ -221,7 +221,8 @@ test_refusals(void)
 		    .has_anchor = true, .anchor = { { PW_F, 1, 0 } } },
 		    "anchor: RELOAD(0,0) is on device 0, its anchor F(1,0) on "
 		    "device 1" },
-		{ { .kind = PW_EDIT_ANCHOR, .op = { PW_RELOAD, 1, 0 } },
+		{ { .kind = PW_EDIT_ANCHOR, .op = { PW_RELOAD, 1, 0 },
+		    .has_anchor = true, .anchor = { { PW_F, 1, 1 } } },
 		    "anchor: RELOAD(1,0) cannot exist (stage 1 offloads 0 "
 		    "bytes)" },
 	};

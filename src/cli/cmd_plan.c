@@ -54,6 +54,13 @@ pw_cmd_plan_build(const char *path, const char *name, struct pw_plan **out)
 		    err.msg);
 		return pw_cmd_status(rc);
 	}
+	/* pw_plan_family's one internal error: the family's own schedule
+	 * does not simulate, our bug. */
+	if (rc == PW_ERR_INTERNAL) {
+		pw_cmd_fail("internal error: the %s schedule of %s does not"
+		    " simulate: %s", name, label, err.msg);
+		return PW_EXIT_INTERNAL;
+	}
 	if (rc != PW_OK) {
 		pw_cmd_fail("%s on %s: %s", name, label, err.msg);
 		return pw_cmd_status(rc);

@@ -14,7 +14,7 @@
 
 static int	main_help(const struct pw_cmd_args *);
 
-static const struct pw_command pw_commands[] = {
+static const struct pw_command main_commands[] = {
 	{ "schedule", "[PROBLEM] --family NAME [-o FILE]",
 	  "build a family's schedule for a problem and time it",
 	  "PROBLEM is a problem file or a schedule file (whose problem is\n"
@@ -146,16 +146,17 @@ static const struct pw_command pw_commands[] = {
 	  0, NULL, 0, 1, main_help },
 };
 
-static const size_t pw_ncommands = sizeof pw_commands / sizeof pw_commands[0];
+static const size_t main_ncommands = sizeof main_commands /
+    sizeof main_commands[0];
 
 static const struct pw_command *
 main_find(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < pw_ncommands; i++) {
-		if (strcmp(pw_commands[i].name, name) == 0)
-			return &pw_commands[i];
+	for (i = 0; i < main_ncommands; i++) {
+		if (strcmp(main_commands[i].name, name) == 0)
+			return &main_commands[i];
 	}
 	return NULL;
 }
@@ -184,9 +185,9 @@ main_usage(FILE *fp)
 	    "Designs pipeline-parallel training schedules.  Without a\n"
 	    "command it compares every schedule family on the built-in\n"
 	    "default problem.\n\ncommands:\n");
-	for (i = 0; i < pw_ncommands; i++) {
-		fprintf(fp, "  %-10s %s\n", pw_commands[i].name,
-		    pw_commands[i].summary);
+	for (i = 0; i < main_ncommands; i++) {
+		fprintf(fp, "  %-10s %s\n", main_commands[i].name,
+		    main_commands[i].summary);
 	}
 	fprintf(fp, "\n'pipewright help COMMAND' or 'pipewright COMMAND --help'"
 	    " tells more.\nExit status: 0 ok, 1 invalid schedule (check),"
