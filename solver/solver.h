@@ -27,13 +27,6 @@ enum pw_offload_mode {
 	PW_OFFMODE_OFF,		/* never offload */
 };
 
-/* A user's pin: BEFORE must start no later than AFTER starts, both compute
- * ops on the same device. */
-struct pw_pin {
-	struct pw_op before;
-	struct pw_op after;
-};
-
 /* What the solver reports while it works (pw_solve: at least every
  * 100 ms; pw_solve_poll: whenever asked). */
 struct pw_progress {

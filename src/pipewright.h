@@ -252,6 +252,21 @@ struct pw_op pw_op_from_index(const struct pw_problem *, size_t);
 double	pw_op_duration(const struct pw_problem *, struct pw_op);
 /* "F(3,12)" style, written into BUF, returned. */
 char	*pw_op_name(char *buf, size_t len, struct pw_op);
+/* Reads an op name as pw_op_name writes it ("B(3,12)"; the kind in any
+ * case, blanks allowed around the numbers), in range for P.  Returns
+ * PW_OK, or PW_ERR_INPUT with ERR naming what is wrong with S. */
+int	pw_op_parse(const char *s, const struct pw_problem *p, struct pw_op *out,
+	    struct pw_error *);
+
+/* A user's pin: BEFORE must start no later than AFTER starts, both
+ * compute ops on the same device.  A pin names an op as the user sees
+ * it: B or W of a fused backward means its BW, BW of a split one its B.
+ * The optimizer keeps pins as constraints; schedule files carry them
+ * (docs/format.md, "pins"). */
+struct pw_pin {
+	struct pw_op before;
+	struct pw_op after;
+};
 
 /* Channels of the offload link. */
 int	pw_problem_nchannels(const struct pw_problem *);
@@ -371,6 +386,15 @@ int	pw_preds(const struct pw_problem *, const struct pw_schedule *,
 	    const struct pw_where *, struct pw_op op,
 	    struct pw_pred out[PW_MAX_PREDS]);
 
+/* The successors of OP in SCHED: the ops whose pw_preds name it (the op
+ * after it in its order, the ops waiting for it, the reloads anchored at
+ * it), each as a row whose OP is the successor and whose KIND, FROM_START
+ * and DELAY are that successor's edge.  Writes at most MAX rows to OUT
+ * and returns how many there are (more than MAX when they do not fit). */
+int	pw_succs(const struct pw_problem *, const struct pw_schedule *,
+	    const struct pw_where *, struct pw_op op, struct pw_pred *out,
+	    int max);
+
 /* What an op does to its device's memory: ALLOC bytes at its start, FREED
  * bytes at its end (docs/model.md, "Memory"). */
 struct pw_mem_effect {
@@ -408,6 +432,28 @@ int	pw_simulate(const struct pw_problem *, const struct pw_schedule *,
 	    struct pw_timing **out, struct pw_error *);
 void	pw_timing_free(struct pw_timing *);
 bool	pw_timing_has(const struct pw_timing *, size_t index);
+
+/* The position in resource R's order (pw_where's numbering) of the first
+ * op that ends after T, by binary search (an order's ends never
+ * decrease); the order's length when none does.  What a view asks to
+ * draw only the ops in its window. */
+int	pw_order_seek(const struct pw_problem *, const struct pw_schedule *,
+	    const struct pw_timing *, int resource, double t);
+
+/* An op a deadlocked schedule never starts and one predecessor it waits
+ * for that never ends (ON.op; ON.kind says which edge). */
+struct pw_wait {
+	struct pw_op op;
+	struct pw_pred on;
+};
+
+/* When SCHED deadlocks (pw_simulate's PW_ERR_DEADLOCK): for every
+ * resource whose order stops, its first op that never starts, with what
+ * it waits for, in resource order.  Returns how many, with the array in
+ * *OUT (the caller frees it); 0 and NULL when SCHED times or is
+ * malformed. */
+size_t	pw_deadlock_waits(const struct pw_problem *, const struct pw_schedule *,
+	    struct pw_wait **out);
 
 /* ------------------------------------------------------------------ */
 /* Metrics                                                             */
@@ -607,6 +653,16 @@ int	pw_file_read(const char *path, struct pw_problem **problem,
 int	pw_problem_write(const char *path, const struct pw_problem *, struct pw_error *);
 int	pw_schedule_write(const char *path, const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_timing *, struct pw_error *);
+/* The same with the user's pins (NPINS may be 0): the file's "pins". */
+int	pw_schedule_write_pins(const char *path, const struct pw_problem *,
+	    const struct pw_schedule *, const struct pw_timing *,
+	    const struct pw_pin *pins, size_t npins, struct pw_error *);
+/* pw_file_read, also giving the file's pins (*PINS, the caller frees
+ * it; NULL and 0 when it has none, and for a problem file).  A pin must
+ * name two compute ops of the problem on one device. */
+int	pw_file_read_pins(const char *path, struct pw_problem **problem,
+	    struct pw_timed_op **ops, size_t *nops, struct pw_pin **pins,
+	    size_t *npins, struct pw_error *);
 
 /* Whether S is text every format can carry: valid UTF-8 (JSON refuses
  * anything else). */

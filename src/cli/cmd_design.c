@@ -1,0 +1,1 @@
+/* src/cli/cmd_design.c - to be written (issue 14). */

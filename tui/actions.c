@@ -1,0 +1,1 @@
+/* tui/actions.c - to be written (issue 14). */

@@ -1,0 +1,1 @@
+/* tui/colors.c - to be written (issue 14). */

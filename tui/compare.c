@@ -1,0 +1,1 @@
+/* tui/compare.c - to be written (issue 14). */

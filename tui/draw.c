@@ -1,0 +1,1 @@
+/* tui/draw.c - to be written (issue 14). */

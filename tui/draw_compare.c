@@ -1,0 +1,1 @@
+/* tui/draw_compare.c - to be written (issue 14). */

@@ -1,0 +1,1 @@
+/* tui/draw_details.c - to be written (issue 14). */

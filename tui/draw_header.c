@@ -1,0 +1,1 @@
+/* tui/draw_header.c - to be written (issue 14). */

@@ -1,0 +1,1 @@
+/* tui/draw_panels.c - to be written (issue 14). */

@@ -1,0 +1,1 @@
+/* tui/draw_sweep.c - to be written (issue 14). */

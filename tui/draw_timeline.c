@@ -1,0 +1,1 @@
+/* tui/draw_timeline.c - to be written (issue 14). */

@@ -1,0 +1,1 @@
+/* tui/form.c - to be written (issue 14). */

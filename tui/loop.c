@@ -1,0 +1,1 @@
+/* tui/loop.c - to be written (issue 14). */

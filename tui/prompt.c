@@ -1,0 +1,1 @@
+/* tui/prompt.c - to be written (issue 14). */

@@ -1,0 +1,1 @@
+/* tui/recover.c - to be written (issue 14). */

@@ -1,0 +1,1 @@
+/* tui/solve.c - to be written (issue 14). */

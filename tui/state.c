@@ -1,0 +1,1 @@
+/* tui/state.c - to be written (issue 14). */

@@ -1,0 +1,1 @@
+/* tui/sweep.c - to be written (issue 14). */

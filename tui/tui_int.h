@@ -1,0 +1,501 @@
+/*
+ * tui_int.h - the designer's private interface, shared by the files of
+ * tui/ and its tests.
+ *
+ * The state (struct tui: the plan, selection, view window, undo list,
+ * panels) is kept apart from drawing and from input.  Input is a key ->
+ * action table (actions.c): an action changes the state and returns what
+ * must be redrawn (TUI_DRAW_*), or what the loop must do with the terminal
+ * (TUI_DO_*), the way htop's Action.c does.  Drawing (draw_*.c) reads the
+ * state and writes into windows; it never changes the plan.  The loop
+ * (loop.c) owns the terminal: it reads keys, runs actions, polls the
+ * optimizer and the sweep, and redraws what the actions asked for.
+ *
+ * Files: state.c (the state, loading, plan changes, undo), actions.c (the
+ * key table and its actions), form.c (the constraints panel), prompt.c
+ * (the input line and its questions), solve.c (the optimizer in the
+ * background), compare.c and sweep.c (the compare view and the memory
+ * sweep), recover.c (the recovery file), layout.c (where each panel and
+ * lane goes), colors.c (the colour enum and the glyphs), draw_*.c (one
+ * drawing function per panel), loop.c (the terminal and the event loop).
+ */
+#ifndef PW_TUI_INT_H
+#define PW_TUI_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <curses.h>
+
+#include "pipewright.h"
+#include "plan.h"
+#include "solver.h"
+#include "tui.h"
+
+struct tui;
+
+/* ------------------------------------------------------------------ */
+/* What an action returns                                              */
+
+#define TUI_DRAW_HEADER		0x001u	/* problem, source, metrics */
+#define TUI_DRAW_TIMELINE	0x002u	/* ruler, lanes, memory strips */
+#define TUI_DRAW_DETAILS	0x004u	/* the selected op's panel */
+#define TUI_DRAW_MESSAGE	0x008u	/* the message line */
+#define TUI_DRAW_PANEL		0x010u	/* the open panel, form or prompt */
+#define TUI_DRAW_ALL		0x01fu
+#define TUI_DO_QUIT		0x100u	/* leave the loop */
+#define TUI_DO_EDITOR		0x200u	/* suspend the screen, run $EDITOR on
+					 * tui.edit_path, then tui_edit_done */
+#define TUI_DO_SUSPEND		0x400u	/* Ctrl-Z: restore the terminal, stop */
+
+/* ------------------------------------------------------------------ */
+/* Colours: one enum indexed by op kind and by state (htop's CRT.h)    */
+
+enum tui_color {
+	TUI_COLOR_F,		/* indexed by enum pw_kind: F .. RELOAD */
+	TUI_COLOR_B,
+	TUI_COLOR_W,
+	TUI_COLOR_BW,
+	TUI_COLOR_OFFLOAD,
+	TUI_COLOR_RELOAD,
+	TUI_COLOR_SELECTED,	/* the selected op */
+	TUI_COLOR_RELATED,	/* its predecessors and successors */
+	TUI_COLOR_CRITICAL,	/* an op of the critical path (toggle) */
+	TUI_COLOR_BLOCKED,	/* a deadlocked op and what it waits for */
+	TUI_COLOR_PIN,		/* a pinned op */
+	TUI_COLOR_MEMORY,	/* the memory strip within the limit */
+	TUI_COLOR_MEMORY_OVER,	/* above the limit */
+	TUI_COLOR_RULER,
+	TUI_COLOR_HEADER,
+	TUI_COLOR_LABEL,	/* lane labels */
+	TUI_COLOR_HINT,		/* the message line's key hints */
+	TUI_COLOR_ERROR,	/* the message line's error, the error panel */
+	TUI_COLOR_PANEL,	/* panels' frames and text */
+	TUI_COLOR_FIELD,	/* a form field */
+	TUI_COLOR_FIELD_ACTIVE,	/* the field with the focus */
+	TUI_COLOR_SERIES,	/* the sweep's plot: TUI_COLOR_SERIES + i */
+	TUI_NCOLORS = TUI_COLOR_SERIES + 8
+};
+
+/* Which glyphs the terminal gets. */
+struct tui_glyphs {
+	bool	ascii;		/* no UTF-8: '#', '|', letters only */
+	bool	mono;		/* no colour: reverse and bold only */
+};
+
+/* colors.c: the curses attribute of colour C in the current mode (after
+ * tui_colors_init, which the loop calls once the screen exists). */
+void	tui_colors_init(struct tui_glyphs *);
+attr_t	tui_attr(enum tui_color c);
+/* colors.c: the one-letter glyph of an op kind ('F', 'B', 'W', 'X' for
+ * fused BW, 'o' offload, 'r' reload): the bar's fill where no microbatch
+ * number fits, so that kinds read apart without colour. */
+char	tui_kind_glyph(enum pw_kind);
+
+/* ------------------------------------------------------------------ */
+/* The view window                                                     */
+
+struct tui_view {
+	double	t0;		/* the time at the timeline's left edge, s */
+	double	span;		/* seconds across the timeline's width */
+	int	top;		/* first device block shown (scrolling) */
+	bool	*folded;	/* [devices]: block folded to its compute lane */
+};
+
+/* ------------------------------------------------------------------ */
+/* Layout: where panels and lanes go for a screen of ROWS x COLS       */
+
+#define TUI_MIN_ROWS	24
+#define TUI_MIN_COLS	80
+
+struct tui_rect {
+	int	y, x, h, w;
+};
+
+enum tui_lane_kind {
+	TUI_LANE_COMPUTE,
+	TUI_LANE_TRANSFER,	/* one per channel the device's transfers use */
+	TUI_LANE_MEMORY,
+};
+
+struct tui_lane {
+	int	device;
+	enum tui_lane_kind kind;
+	int	channel;	/* TRANSFER: the channel; else -1 */
+	int	y;		/* screen row */
+};
+
+struct tui_layout {
+	bool	too_small;	/* below TUI_MIN_ROWS x TUI_MIN_COLS */
+	int	rows, cols;
+	struct tui_rect header;
+	struct tui_rect ruler;
+	struct tui_rect timeline;	/* the lanes' area, labels included */
+	int	label_w;		/* columns of lane labels in it */
+	struct tui_rect details;
+	struct tui_rect message;
+	struct tui_rect panel;		/* the form, help, error, compare,
+					 * sweep: over the timeline */
+	int	nlanes;			/* the lanes that fit */
+	struct tui_lane *lanes;		/* [nlanes], owned by the layout */
+	int	last_device;		/* the last device with a lane shown */
+};
+
+/* layout.c: computes OUT for D's state; the caller frees it with
+ * tui_layout_free.  Drawing, mouse clicks and scrolling all use it. */
+void	tui_layout(const struct tui *, int rows, int cols,
+	    struct tui_layout *out);
+void	tui_layout_free(struct tui_layout *);
+/* layout.c: the time at timeline column COL (0 = the first column after
+ * the labels) of a WIDTH-column timeline, and the column of time T
+ * (fractional: eighths of a cell come from its fraction). */
+double	tui_view_time(const struct tui_view *, int width, double col);
+double	tui_view_col(const struct tui_view *, int width, double t);
+
+/* ------------------------------------------------------------------ */
+/* History: undo and redo                                              */
+
+/* A whole state to go back to: changes that replace the plan (constraint
+ * changes, reloads, optimizer results, family switches, a sweep point). */
+struct tui_snapshot {
+	struct pw_plan *plan;
+	struct pw_pin *pins;
+	size_t	npins;
+	char	*source;	/* where the schedule came from, for the header */
+	int	family;		/* index in pw_families, -1 when none */
+};
+
+enum tui_change_kind {
+	TUI_CHANGE_EDIT,	/* an order or anchor edit: its inverse */
+	TUI_CHANGE_PIN_ADD,	/* PIN added: undo removes it */
+	TUI_CHANGE_PIN_REMOVE,	/* PIN removed at INDEX: undo inserts it */
+	TUI_CHANGE_PLAN,	/* SNAP is the state before (or after) */
+};
+
+struct tui_change {
+	enum tui_change_kind kind;
+	const char *what;	/* "move F(0,3)", ...: for the message line;
+				 * owned (pw_xstrdup) */
+	struct pw_edit edit;
+	struct pw_pin pin;
+	size_t	index;
+	struct tui_snapshot snap;
+};
+
+struct tui_history {
+	struct tui_change *undo;	/* a stack, [nundo] */
+	size_t	nundo, capundo;
+	struct tui_change *redo;
+	size_t	nredo, capredo;
+};
+
+/* ------------------------------------------------------------------ */
+/* Panels and prompts                                                  */
+
+enum tui_mode {
+	TUI_MODE_TIMELINE,	/* the timeline with the details panel */
+	TUI_MODE_HELP,		/* the key table */
+	TUI_MODE_FORM,		/* the constraints panel has the keys */
+	TUI_MODE_COMPARE,
+	TUI_MODE_SWEEP,
+	TUI_MODE_ERROR,		/* a multi-line error (Lua traceback) */
+	TUI_MODE_PROMPT,	/* the input line has the keys */
+	TUI_NMODES
+};
+#define TUI_MODE_BIT(m)	(1u << (m))
+
+enum tui_prompt_kind {
+	TUI_PROMPT_FIND,	/* "/": an op by name, B(3,12) */
+	TUI_PROMPT_GOTO,	/* "g": a device number */
+	TUI_PROMPT_SAVE_AS,	/* a schedule file name */
+	TUI_PROMPT_EXPORT,	/* a .svg or Chrome trace .json file */
+	TUI_PROMPT_NEW_FILE,	/* "e" without a file: a .lua or .json name */
+	TUI_PROMPT_COMPARE_FILE, /* a schedule file for the compare view */
+	TUI_PROMPT_QUIT,	/* unsaved changes: s(ave), q(uit), Esc */
+	TUI_PROMPT_RESTORE,	/* a recovery file exists: y / n */
+};
+
+struct tui_prompt {
+	enum tui_prompt_kind kind;
+	enum tui_mode back;	/* the mode to return to */
+	char	question[160];
+	char	text[1024];	/* what the user typed */
+	size_t	len;
+};
+
+/* The constraints panel: the fields are form.c's table. */
+struct tui_form {
+	int	field;		/* the field with the focus */
+	bool	editing;	/* Enter opened it for typing */
+	char	text[128];	/* the text being typed */
+	size_t	len;
+};
+
+/* ------------------------------------------------------------------ */
+/* The optimizer in the background (solve.c)                           */
+
+struct tui_solve {
+	struct pw_solve_run *run;	/* NULL: not running */
+	struct pw_progress progress;
+	double	shown;		/* objective of the schedule on screen */
+	struct tui_snapshot before;	/* the state it started from (undo) */
+	bool	improved;	/* a better schedule replaced the plan */
+	struct pw_schedule *last;	/* the last result, for compare; owned */
+	struct pw_problem *last_problem;	/* its problem; owned */
+};
+
+/* ------------------------------------------------------------------ */
+/* The compare view (compare.c)                                        */
+
+/* What a compare slot shows: a family (index >= 0) or one of these. */
+#define TUI_CMP_CURRENT		(-1)
+#define TUI_CMP_OPTIMIZER	(-2)
+#define TUI_CMP_FILE		(-3)
+
+struct tui_compare {
+	int	source[2];	/* top and bottom */
+	struct pw_plan *plan[2];	/* NULL where the source has none */
+	char	*why[2];	/* why not, owned */
+	char	*file;		/* the schedule file of TUI_CMP_FILE */
+	int	focus;		/* the slot the keys change */
+};
+
+/* ------------------------------------------------------------------ */
+/* The memory sweep (sweep.c): computed on a thread                    */
+
+struct tui_sweep;	/* sweep.c's, opaque */
+
+/* ------------------------------------------------------------------ */
+/* The state                                                           */
+
+struct tui {
+	/* What is designed.  A problem is read-only once loaded: a change
+	 * of constraints builds a new one and a new plan. */
+	struct pw_plan *plan;
+	char	*path;		/* the file it came from; NULL: default */
+	bool	path_is_schedule;	/* PATH is a schedule file */
+	bool	path_is_lua;
+	char	*save_path;	/* where "s" writes; NULL: ask */
+	char	*source;	/* "family 1f1b", "file x.json", "optimizer
+				 * (gap 2.1%)": the header's "from" */
+	int	family;		/* the family of the plan, -1 when none */
+	int	cycle;		/* where "f" goes next in pw_families */
+	struct pw_pin *pins;
+	size_t	npins;
+	bool	dirty;		/* changes not saved */
+
+	/* What the optimizer is asked (the constraints panel sets them). */
+	enum pw_objective objective;
+	double	time_limit;		/* seconds */
+	long	iteration_limit;	/* 0: none (tests set it) */
+
+	/* Selection and view. */
+	bool	has_sel;
+	struct pw_op sel;
+	bool	pin_pending;	/* "p" pressed: the next select pins */
+	struct pw_op pin_first;
+	bool	show_critical;
+	struct tui_view view;
+	int	rows, cols;	/* the screen's size, set by the loop */
+	struct tui_glyphs glyphs;
+
+	/* A deadlock after an edit: the stuck ops and what they wait for
+	 * (pw_deadlock_waits), NULL when the orders time. */
+	struct pw_wait *waits;
+	size_t	nwaits;
+
+	struct tui_history history;
+
+	enum tui_mode mode;
+	struct tui_prompt prompt;
+	struct tui_form form;
+	int	help_top;	/* first help row shown */
+	char	*error_text;	/* TUI_MODE_ERROR's text, owned */
+
+	char	message[512];	/* the message line */
+	bool	message_is_error;
+
+	struct tui_solve solve;
+	struct tui_compare compare;
+	struct tui_sweep *sweep;
+
+	char	*edit_path;	/* TUI_DO_EDITOR's file */
+	char	*recover_path;	/* the recovery file, NULL: none */
+};
+
+/* ------------------------------------------------------------------ */
+/* state.c                                                             */
+
+/* Returns a state the caller frees with tui_free, for the file PATH (a
+ * problem .json or .lua, or a schedule file; NULL: the default problem)
+ * with the best feasible family's schedule (a schedule file: its own),
+ * the view fitted to a ROWS x COLS screen; NULL with ERR set when PATH
+ * cannot be loaded. */
+struct tui *tui_new(const char *path, int rows, int cols, struct pw_error *);
+void	tui_free(struct tui *);
+
+/* Replaces the plan by PLAN (taken), recording the state before as one
+ * undoable change WHAT; SOURCE and FAMILY say where it came from.  Keeps
+ * the selection when PLAN has the op, clears redo, marks the state dirty,
+ * refreshes the deadlock list.  Returns TUI_DRAW_ALL. */
+unsigned tui_plan_set(struct tui *, struct pw_plan *plan, const char *what,
+	    const char *source, int family);
+/* Applies EDIT to the plan and records its inverse as WHAT.  A refused
+ * edit sets the error message and changes nothing.  Returns what to
+ * redraw. */
+unsigned tui_apply(struct tui *, const struct pw_edit *edit, const char *what);
+/* Undo and redo of any change; the message line says what. */
+unsigned tui_undo(struct tui *);
+unsigned tui_redo(struct tui *);
+
+/* Sets the message line (printf-like); ERROR colours it. */
+void	tui_message(struct tui *, bool error, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+
+/* The view fitted to the whole schedule. */
+void	tui_view_fit(struct tui *);
+/* Scrolls and pans so that the selected op is on screen. */
+void	tui_view_follow(struct tui *);
+/* Selects OP (present in the plan) and follows it. */
+void	tui_select(struct tui *, struct pw_op op);
+
+/* Reloads the problem from tui.path after an edit of the file ($EDITOR):
+ * a Lua or JSON error opens the error panel with file:line and the
+ * traceback and keeps the state; else the new problem replaces the plan
+ * (its schedule kept when it fits, else the family's) as one change. */
+unsigned tui_edit_done(struct tui *);
+
+/* Saves the plan's schedule with the pins to PATH (atomic); NULL: to
+ * tui.save_path.  Clears dirty and removes the recovery file. */
+int	tui_save(struct tui *, const char *path, struct pw_error *);
+
+/* ------------------------------------------------------------------ */
+/* actions.c: the key table                                            */
+
+/* Keys that are not curses' (KEY_*) or characters. */
+#define TUI_KEY_CTRL(c)	((c) & 0x1f)
+#define TUI_KEY_ESC	27
+
+typedef unsigned (*tui_action)(struct tui *);
+
+struct tui_key {
+	int	keys[4];	/* the codes, 0-terminated */
+	const char *names;	/* "Left h" */
+	unsigned modes;		/* TUI_MODE_BIT()s where it acts */
+	tui_action act;
+	const char *help;	/* what it does, one line */
+};
+
+extern const struct tui_key tui_keys[];
+extern const size_t tui_nkeys;
+
+/* Runs the action bound to KEY in the current mode (the prompt and the
+ * form's typing first take their keys).  Returns what to redraw and do;
+ * 0 for an unbound key. */
+unsigned tui_key(struct tui *, int key);
+/* A mouse event at screen ROW, COL (button 1 press: select; wheel:
+ * zoom), on a layout of the current screen. */
+unsigned tui_mouse(struct tui *, const struct tui_layout *, int row, int col,
+	    mmask_t buttons);
+
+/* ------------------------------------------------------------------ */
+/* form.c: the constraints panel's fields                              */
+
+/* How many fields the form has (one memory limit per device among
+ * them), each field's label and current value as text. */
+int	tui_form_nfields(const struct tui *);
+const char *tui_form_label(const struct tui *, int field, char *buf,
+	    size_t len);
+const char *tui_form_value(const struct tui *, int field, char *buf,
+	    size_t len);
+/* Sets FIELD from TEXT ("40 GiB", "inf", "v", "span", "12 s"): a new
+ * problem and plan as one change, or the optimizer's options.  A bad
+ * value returns PW_ERR_INPUT with a one-line reason in ERR and changes
+ * nothing; a field a problem with given stages cannot change says so. */
+int	tui_form_set(struct tui *, int field, const char *text,
+	    struct pw_error *);
+
+/* ------------------------------------------------------------------ */
+/* prompt.c                                                            */
+
+/* Opens the input line for KIND with QUESTION and TEXT typed already. */
+unsigned tui_prompt_open(struct tui *, enum tui_prompt_kind,
+	    const char *question, const char *text);
+/* A key while the prompt is open: typing, Backspace, Enter (submit),
+ * Esc (cancel). */
+unsigned tui_prompt_key(struct tui *, int key);
+
+/* ------------------------------------------------------------------ */
+/* solve.c                                                             */
+
+/* Starts the optimizer from the current schedule with the pins and the
+ * form's objective and limits; the message line shows its progress. */
+unsigned tui_solve_begin(struct tui *);
+/* Polls a running search (the loop calls it at least 5 times a second):
+ * shows each better schedule as it arrives, and the result when it ends
+ * as one undoable change.  Returns what to redraw; 0 when idle. */
+unsigned tui_solve_tick(struct tui *);
+/* Esc: cancels the search, keeping the best schedule so far. */
+unsigned tui_solve_cancel(struct tui *);
+bool	tui_solve_running(const struct tui *);
+/* Blocks until the search has something new (at most SECONDS): what the
+ * loop waits on instead of sleeping while a search runs. */
+void	tui_solve_wait(struct tui *, double seconds);
+
+/* ------------------------------------------------------------------ */
+/* compare.c                                                           */
+
+/* Opens the compare view: the best family and the current schedule. */
+unsigned tui_compare_open(struct tui *);
+/* Sets slot SLOT's source (TUI_CMP_* or a family index) and builds it. */
+unsigned tui_compare_set(struct tui *, int slot, int source);
+/* Cycles the focused slot's source forwards (STEP 1) or back (-1). */
+unsigned tui_compare_cycle(struct tui *, int step);
+void	tui_compare_clear(struct tui *);
+
+/* ------------------------------------------------------------------ */
+/* sweep.c                                                             */
+
+/* Opens the memory sweep, starting its thread when it has not run for
+ * this problem. */
+unsigned tui_sweep_open(struct tui *);
+/* Polls the thread; returns what to redraw (0 when nothing new). */
+unsigned tui_sweep_tick(struct tui *);
+/* Moves the sweep's cursor (DX points along the limits, DY among the
+ * series) and loads the point's schedule (LOAD). */
+unsigned tui_sweep_move(struct tui *, int dx, int dy);
+unsigned tui_sweep_load(struct tui *);
+void	tui_sweep_free(struct tui_sweep *);
+
+/* ------------------------------------------------------------------ */
+/* recover.c                                                           */
+
+/* The recovery file of PATH (NULL: the default problem's, in the
+ * current directory), a string the caller frees. */
+char	*tui_recover_name(const char *path);
+/* Writes the state to its recovery file (atomic) after a change. */
+void	tui_recover_write(struct tui *);
+/* Removes it (after a save, or a clean quit). */
+void	tui_recover_remove(struct tui *);
+
+/* ------------------------------------------------------------------ */
+/* Drawing: each function reads the state and writes into W            */
+
+/* Draws the parts of the screen FLAGS names (TUI_DRAW_*) for a layout
+ * of W's size; below 80x24 a one-line notice instead. */
+void	tui_draw(WINDOW *, struct tui *, unsigned flags);
+
+/* The lanes of PLAN's devices FIRST..LAST over VIEW's window in AREA
+ * (labels in its first LABEL_W columns), compute lanes only when
+ * COMPUTE_ONLY: what the timeline and the compare view share.  D gives
+ * the selection, pins and highlights (NULL: none). */
+void	tui_draw_lanes(WINDOW *, const struct tui *d, const struct pw_plan *plan,
+	    const struct tui_view *view, struct tui_rect area, int label_w,
+	    bool compute_only);
+/* The time ruler with units over VIEW in AREA. */
+void	tui_draw_ruler(WINDOW *, const struct tui_view *view,
+	    struct tui_rect area, int label_w);
+
+#endif /* PW_TUI_INT_H */
