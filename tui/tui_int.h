@@ -285,6 +285,8 @@ struct tui {
 	struct pw_pin *pins;
 	size_t	npins;
 	bool	dirty;		/* changes not saved */
+	unsigned long changes;	/* counts every change (the recovery file
+				 * is written when it moves) */
 
 	/* What the optimizer is asked (the constraints panel sets them). */
 	enum pw_objective objective;
@@ -297,6 +299,8 @@ struct tui {
 	bool	pin_pending;	/* "p" pressed: the next select pins */
 	struct pw_op pin_first;
 	bool	show_critical;
+	bool	dragging;	/* button 1 went down on DRAG_OP */
+	struct pw_op drag_op;
 	struct tui_view view;
 	int	rows, cols;	/* the screen's size, set by the loop */
 	struct tui_glyphs glyphs;
@@ -479,6 +483,10 @@ char	*tui_recover_name(const char *path);
 void	tui_recover_write(struct tui *);
 /* Removes it (after a save, or a clean quit). */
 void	tui_recover_remove(struct tui *);
+/* TUI_PROMPT_RESTORE's yes: replaces the plan and pins by the recovery
+ * file's, as one change (dirty: they are not saved).  Returns what to
+ * redraw; a recovery file that cannot be read says so and is kept. */
+unsigned tui_recover_restore(struct tui *);
 
 /* ------------------------------------------------------------------ */
 /* Drawing: each function reads the state and writes into W            */
