@@ -294,7 +294,25 @@ struct tui_compare {
 /* ------------------------------------------------------------------ */
 /* The memory sweep (sweep.c): computed on a thread                    */
 
-struct tui_sweep;	/* sweep.c's, opaque */
+/* The solver's sweep (pw_sweep_*) of the plan's problem, run on a
+ * thread; drawn (draw_sweep.c) from the points published so far. */
+struct tui_sweep {
+	struct pw_sweep *sweep;
+	pthread_t thread;
+	bool	joined;		/* the thread is over and joined */
+	atomic_int cancel;	/* the run's cancel flag */
+	atomic_bool finished;	/* the run has returned */
+	bool	complete;	/* it computed every point (once FINISHED) */
+	/* The problem swept and the last point loaded, their limits set to
+	 * INFINITY (the sweep sets them): a plan whose problem is neither
+	 * makes the sweep stale. */
+	struct pw_problem *key;
+	struct pw_problem *loaded;
+	unsigned long changes;	/* tui.changes when last checked */
+	size_t	shown;		/* points done when last drawn */
+	size_t	limit;		/* the cursor: a limit's index */
+	size_t	series;		/* and a series (pw_sweep_series_name) */
+};
 
 /* ------------------------------------------------------------------ */
 /* The state                                                           */
@@ -538,6 +556,10 @@ bool	tui_pin_names(struct pw_op pin, struct pw_op op);
 /* The time ruler with units over VIEW in AREA. */
 void	tui_draw_ruler(WINDOW *, const struct tui_view *view,
 	    struct tui_rect area, int label_w);
+/* draw_compare.c, draw_sweep.c: the compare view and the memory sweep
+ * in LAYOUT's panel (tui_draw calls them in their modes). */
+void	tui_draw_compare(WINDOW *, struct tui *, const struct tui_layout *);
+void	tui_draw_sweep(WINDOW *, struct tui *, const struct tui_layout *);
 
 /* draw_header.c, draw_details.c, draw_panels.c: one function per panel,
  * drawing D into its rect of L. */
