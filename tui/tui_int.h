@@ -111,7 +111,7 @@ enum tui_glyph {
 /* colors.c: glyph WHICH in G's mode. */
 wchar_t	tui_glyph(const struct tui_glyphs *g, enum tui_glyph which);
 /* colors.c: a level of EIGHTHS eighths (0..8, clamped) of a cell's
- * height: the memory strip's and the sweep's (ASCII: " ._-~=+*#"). */
+ * height: the memory strip's and the sweep's (ASCII: " .,:-=*#@"). */
 wchar_t	tui_glyph_level(const struct tui_glyphs *g, int eighths);
 /* colors.c: the block filling the left EIGHTHS (1..8) of a cell, for a
  * bar's end (UTF-8 only). */
@@ -571,7 +571,7 @@ void	tui_draw_form(WINDOW *, const struct tui *d, const struct tui_layout *l);
 void	tui_draw_error(WINDOW *, const struct tui *d, const struct tui_layout *l);
 
 /* draw.c: what every panel writes with.  tui_draw_text writes the UTF-8
- * text S (bytes the locale cannot read as '?', control characters as
+ * text S (bytes the locale cannot read as '?', a tab as a blank, other control characters as
  * '?') at Y, X in ATTR, clipped to W columns; returns the columns
  * written.  tui_draw_clear blanks R. tui_draw_box frames R with TITLE
  * in its top rule and returns the rect inside. tui_draw_wrap writes S
