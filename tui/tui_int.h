@@ -556,10 +556,6 @@ bool	tui_pin_names(struct pw_op pin, struct pw_op op);
 /* The time ruler with units over VIEW in AREA. */
 void	tui_draw_ruler(WINDOW *, const struct tui_view *view,
 	    struct tui_rect area, int label_w);
-/* draw_compare.c, draw_sweep.c: the compare view and the memory sweep
- * in LAYOUT's panel (tui_draw calls them in their modes). */
-void	tui_draw_compare(WINDOW *, struct tui *, const struct tui_layout *);
-void	tui_draw_sweep(WINDOW *, struct tui *, const struct tui_layout *);
 
 /* draw_header.c, draw_details.c, draw_panels.c: one function per panel,
  * drawing D into its rect of L. */
