@@ -504,7 +504,12 @@ unsigned tui_compare_open(struct tui *);
 unsigned tui_compare_set(struct tui *, int slot, int source);
 /* Cycles the focused slot's source forwards (STEP 1) or back (-1). */
 unsigned tui_compare_cycle(struct tui *, int step);
+/* Frees both slots and the file (tui_free, and on leaving the view). */
 void	tui_compare_clear(struct tui *);
+/* "family zb-h1", "current schedule", "optimizer result", "file x.json":
+ * slot SLOT's source, written into BUF and returned. */
+const char *tui_compare_name(const struct tui *, int slot, char *buf,
+	    size_t len);
 
 /* ------------------------------------------------------------------ */
 /* sweep.c                                                             */
