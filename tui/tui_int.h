@@ -504,7 +504,12 @@ unsigned tui_compare_open(struct tui *);
 unsigned tui_compare_set(struct tui *, int slot, int source);
 /* Cycles the focused slot's source forwards (STEP 1) or back (-1). */
 unsigned tui_compare_cycle(struct tui *, int step);
+/* Frees both slots and the file (tui_free, and on leaving the view). */
 void	tui_compare_clear(struct tui *);
+/* "family zb-h1", "current schedule", "optimizer result", "file x.json":
+ * slot SLOT's source, written into BUF and returned. */
+const char *tui_compare_name(const struct tui *, int slot, char *buf,
+	    size_t len);
 
 /* ------------------------------------------------------------------ */
 /* sweep.c                                                             */
@@ -556,10 +561,6 @@ bool	tui_pin_names(struct pw_op pin, struct pw_op op);
 /* The time ruler with units over VIEW in AREA. */
 void	tui_draw_ruler(WINDOW *, const struct tui_view *view,
 	    struct tui_rect area, int label_w);
-/* draw_compare.c, draw_sweep.c: the compare view and the memory sweep
- * in LAYOUT's panel (tui_draw calls them in their modes). */
-void	tui_draw_compare(WINDOW *, struct tui *, const struct tui_layout *);
-void	tui_draw_sweep(WINDOW *, struct tui *, const struct tui_layout *);
 
 /* draw_header.c, draw_details.c, draw_panels.c: one function per panel,
  * drawing D into its rect of L. */
