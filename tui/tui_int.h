@@ -570,6 +570,10 @@ void	tui_draw_message(WINDOW *, const struct tui *d, const struct tui_layout *l)
 void	tui_draw_help(WINDOW *, const struct tui *d, const struct tui_layout *l);
 void	tui_draw_form(WINDOW *, const struct tui *d, const struct tui_layout *l);
 void	tui_draw_error(WINDOW *, const struct tui *d, const struct tui_layout *l);
+/* draw_compare.c and draw_sweep.c (the compare view, the memory sweep):
+ * into L's panel rect. */
+void	tui_draw_compare(WINDOW *, struct tui *d, const struct tui_layout *l);
+void	tui_draw_sweep(WINDOW *, struct tui *d, const struct tui_layout *l);
 
 /* draw.c: what every panel writes with.  tui_draw_text writes the UTF-8
  * text S (bytes the locale cannot read as '?', control characters as
