@@ -198,4 +198,97 @@ double	pw_objective_value(enum pw_objective, const struct pw_metrics *);
  * docs/solver.md). */
 double	pw_lower_bound(const struct pw_problem *, enum pw_objective);
 
+/*
+ * The memory sweep: step time against the memory limit, for every family
+ * of the registry and for the optimizer.  At each limit L every device's
+ * limit is set to L (and a model's split, so that a family splitting the
+ * model again keeps it); a point is feasible when every device's peak is
+ * at most L.  Built once (pw_sweep_new), computed by pw_sweep_run on any
+ * one thread, read meanwhile by another: a point is published, whole,
+ * once pw_sweep_get returns it.
+ */
+
+/* The default list's length: one limit below the smallest the problem
+ * validates with, the rest up to the largest peak of the families at
+ * no limit, then INFINITY. */
+#define PW_SWEEP_POINTS	12
+
+struct pw_sweep_point {
+	double	limit;		/* bytes; INFINITY: unlimited */
+	int	rc;		/* PW_OK, else why there is no schedule */
+	char	*why;		/* rc != PW_OK: one line, owned */
+	double	makespan;	/* s; rc == PW_OK */
+	double	bubble_rate;
+	double	peak;		/* bytes: the highest device's, static included */
+	int	peak_device;
+	bool	feasible;	/* every device's peak <= limit */
+	/* Owned by the sweep, rc == PW_OK: the schedule and the problem it
+	 * is for (at LIMIT; a family's may be the model split again). */
+	struct pw_problem *problem;
+	struct pw_schedule *schedule;
+	atomic_bool ready;	/* published: pw_sweep_get's to read */
+};
+
+struct pw_sweep;
+
+struct pw_sweep_opts {
+	/* The limits in bytes (INFINITY allowed), NLIMITS of them; NULL:
+	 * the default list of PW_SWEEP_POINTS. */
+	const double *limits;
+	size_t	nlimits;
+	/* The optimizer series: seconds and lp_solve iterations per point
+	 * (pw_solve_opts'); both 0: no optimizer series. */
+	double	time_limit;
+	long	iteration_limit;
+	enum pw_objective objective;	/* the optimizer's */
+	/* Another thread sets *CANCEL non-zero to stop the run at the next
+	 * point (an optimizer's search within 100 ms).  May be NULL; must
+	 * live until pw_sweep_run returns. */
+	atomic_int *cancel;
+	/* Called on pw_sweep_run's thread after each point is published,
+	 * with the points done so far; may be NULL (another thread polls
+	 * pw_sweep.done instead). */
+	void	(*progress)(const struct pw_sweep *, size_t done, void *arg);
+	void	*progress_arg;
+};
+
+struct pw_sweep {
+	struct pw_problem *problem;	/* a copy of the swept one */
+	struct pw_sweep_opts opts;	/* limits: NULL; LIMITS below */
+	size_t	nlimits;
+	double	*limits;	/* [nlimits], ascending; for the default list
+				 * written by pw_sweep_run (read them through
+				 * the points) */
+	bool	default_limits;	/* LIMITS is the default list */
+	size_t	nseries;	/* pw_nfamilies, and the optimizer last */
+	bool	optimizer;	/* the last series is the optimizer's */
+	/* [nlimits * nseries], limit-major: pw_sweep_get's */
+	struct pw_sweep_point *point;
+	size_t	total;		/* nlimits * nseries */
+	atomic_size_t done;	/* points computed so far */
+};
+
+/* Returns PW_OK and a sweep of PROBLEM under O (copied) the caller frees
+ * with pw_sweep_free, nothing computed yet; PW_ERR_INPUT naming a bad
+ * option (no limits, a limit not positive, a negative optimizer
+ * limit). */
+int	pw_sweep_new(const struct pw_problem *, const struct pw_sweep_opts *,
+	    struct pw_sweep **out, struct pw_error *);
+/* Computes every point (the default list's unlimited one first, as it
+ * places the others), publishing each as it is done.  Returns true when
+ * all were computed, false when the cancel flag stopped it. */
+bool	pw_sweep_run(struct pw_sweep *);
+/* Series SERIES' point at the limit of index LIMIT, or NULL while it is
+ * not computed.  Series i < pw_nfamilies is pw_families[i]; the last,
+ * when SWEEP->optimizer, the optimizer's. */
+const struct pw_sweep_point *pw_sweep_get(const struct pw_sweep *,
+	    size_t limit, size_t series);
+/* The series' name: the family's, or "optimizer" (a static string). */
+const char *pw_sweep_series_name(const struct pw_sweep *, size_t series);
+/* Of the feasible points at the limit of index LIMIT computed so far,
+ * the series of the one with the least makespan (the first among ties);
+ * -1 when none. */
+int	pw_sweep_best(const struct pw_sweep *, size_t limit);
+void	pw_sweep_free(struct pw_sweep *);
+
 #endif /* PW_SOLVER_H */

@@ -1,1 +1,151 @@
-/* tui/compare.c - to be written (issue 14). */
+/*
+ * compare.c - the compare view's state: two slots, each a schedule from
+ * a source (the current schedule, a family, the optimizer's last result,
+ * a schedule file) built as a plan of its own, so that the view never
+ * changes the designer's plan.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "tui_int.h"
+
+/* The family of the least makespan among those within their limits on
+ * P (among all, when none is); TUI_CMP_CURRENT when none builds. */
+static int
+tui_compare_best(const struct pw_problem *p)
+{
+	struct pw_compare_row *rows = pw_compare_rows(p);
+	int best = TUI_CMP_CURRENT, fits = TUI_CMP_CURRENT;
+	size_t i;
+
+	for (i = 0; i < pw_nfamilies; i++) {
+		if (rows[i].rc != PW_OK)
+			continue;
+		if (best < 0 || rows[i].metrics->makespan <
+		    rows[best].metrics->makespan)
+			best = (int)i;
+		if (rows[i].nover == 0 && (fits < 0 ||
+		    rows[i].metrics->makespan < rows[fits].metrics->makespan))
+			fits = (int)i;
+	}
+	pw_compare_rows_free(rows);
+	return fits >= 0 ? fits : best;
+}
+
+/* Frees slot SLOT's plan and reason. */
+static void
+tui_compare_empty(struct tui_compare *c, int slot)
+{
+	pw_plan_free(c->plan[slot]);
+	c->plan[slot] = NULL;
+	free(c->why[slot]);
+	c->why[slot] = NULL;
+}
+
+void
+tui_compare_clear(struct tui *d)
+{
+	tui_compare_empty(&d->compare, 0);
+	tui_compare_empty(&d->compare, 1);
+	free(d->compare.file);
+	d->compare.file = NULL;
+}
+
+unsigned
+tui_compare_set(struct tui *d, int slot, int source)
+{
+	struct tui_compare *c = &d->compare;
+	struct pw_error err;
+	int rc = PW_OK;
+
+	assert(slot == 0 || slot == 1);
+	assert(source >= TUI_CMP_FILE && source < (int)pw_nfamilies);
+	tui_compare_empty(c, slot);
+	c->source[slot] = source;
+	switch (source) {
+	case TUI_CMP_CURRENT:
+		c->plan[slot] = pw_plan_copy(d->plan);
+		break;
+	case TUI_CMP_OPTIMIZER:
+		if (d->solve.last == NULL) {
+			c->why[slot] = pw_xstrdup("no optimizer result yet");
+			break;
+		}
+		rc = pw_plan_new(pw_problem_copy(d->solve.last_problem),
+		    pw_schedule_copy(d->solve.last), &c->plan[slot], &err);
+		break;
+	case TUI_CMP_FILE:
+		if (c->file == NULL) {
+			c->why[slot] = pw_xstrdup("no schedule file chosen");
+			break;
+		}
+		rc = pw_plan_read(c->file, &c->plan[slot], NULL, NULL, &err);
+		break;
+	default:
+		rc = pw_plan_family(&pw_families[source],
+		    pw_plan_problem(d->plan), &c->plan[slot], &err);
+		break;
+	}
+	if (rc != PW_OK)
+		c->why[slot] = pw_xstrdup(err.msg);
+	return TUI_DRAW_PANEL;
+}
+
+unsigned
+tui_compare_open(struct tui *d)
+{
+	tui_compare_empty(&d->compare, 0);
+	tui_compare_empty(&d->compare, 1);
+	tui_compare_set(d, 0, tui_compare_best(pw_plan_problem(d->plan)));
+	tui_compare_set(d, 1, TUI_CMP_CURRENT);
+	d->compare.focus = 0;
+	d->mode = TUI_MODE_COMPARE;
+	return TUI_DRAW_ALL;
+}
+
+/* The sources in the order cycling visits them: the current schedule,
+ * each family, the optimizer's result, the file (when one is set). */
+static int
+tui_compare_rank(int source)
+{
+	return source == TUI_CMP_CURRENT ? 0 : source >= 0 ? source + 1 :
+	    source == TUI_CMP_OPTIMIZER ? (int)pw_nfamilies + 1 :
+	    (int)pw_nfamilies + 2;
+}
+
+static int
+tui_compare_unrank(int rank)
+{
+	return rank == 0 ? TUI_CMP_CURRENT : rank <= (int)pw_nfamilies ?
+	    rank - 1 : rank == (int)pw_nfamilies + 1 ? TUI_CMP_OPTIMIZER :
+	    TUI_CMP_FILE;
+}
+
+unsigned
+tui_compare_cycle(struct tui *d, int step)
+{
+	int n = (int)pw_nfamilies + (d->compare.file != NULL ? 3 : 2);
+	int slot = d->compare.focus, rank;
+
+	rank = tui_compare_rank(d->compare.source[slot]) % n;
+	rank = ((rank + step) % n + n) % n;
+	return tui_compare_set(d, slot, tui_compare_unrank(rank));
+}
+
+const char *
+tui_compare_name(const struct tui *d, int slot, char *buf, size_t len)
+{
+	int source = d->compare.source[slot];
+
+	if (source == TUI_CMP_CURRENT)
+		snprintf(buf, len, "current schedule");
+	else if (source == TUI_CMP_OPTIMIZER)
+		snprintf(buf, len, "optimizer result");
+	else if (source == TUI_CMP_FILE)
+		snprintf(buf, len, "file %s", d->compare.file != NULL ?
+		    d->compare.file : "(none)");
+	else
+		snprintf(buf, len, "family %s", pw_families[source].name);
+	return buf;
+}

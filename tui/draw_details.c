@@ -1,1 +1,162 @@
-/* tui/draw_details.c - to be written (issue 14). */
+/*
+ * draw_details.c - the details panel of the selected op: what and where
+ * it is, when it runs, its slack, its device's memory at its start, what
+ * it waits for and what waits for it, and its pins.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tui_int.h"
+
+/* Rows of successors listed; the count says when there are more. */
+#define TUI_DETAILS_MAX_SUCCS	16
+
+/* Indexed by enum pw_kind. */
+static const char *const tui_details_kind[PW_NKINDS] = {
+	"forward", "input gradient", "weight gradient", "fused backward",
+	"offload", "reload",
+};
+
+/* Appends "NAME edge +delay" rows of EDGES to BUF. */
+static void
+tui_details_edges(char *buf, size_t len, const char *head,
+    const struct pw_pred *edges, int n, int total)
+{
+	char name[48], delay[32];
+	size_t used;
+	int k;
+
+	used = (size_t)snprintf(buf, len, "%s", head);
+	for (k = 0; k < n && used < len; k++) {
+		delay[0] = '\0';
+		if (edges[k].delay > 0) {
+			snprintf(delay, sizeof delay, " +");
+			pw_fmt_seconds(delay + 2, sizeof delay - 2,
+			    edges[k].delay);
+		}
+		used += (size_t)snprintf(buf + used, len - used, "%s%s %s%s%s",
+		    k > 0 ? ", " : " ", pw_op_name(name, sizeof name,
+		    edges[k].op), pw_pred_kind_name(edges[k].kind),
+		    edges[k].from_start ? " (start)" : "", delay);
+	}
+	if (n == 0 && used < len)
+		snprintf(buf + used, len - used, " none");
+	else if (total > n && used < len)
+		snprintf(buf + used, len - used, ", and %d more", total - n);
+}
+
+/* Appends OP's pins to BUF: what it must precede and follow. */
+static void
+tui_details_pins(const struct tui *d, struct pw_op op, char *buf, size_t len)
+{
+	const struct pw_pin *pin;
+	char name[48];
+	size_t used = 0, i;
+
+	buf[0] = '\0';
+	for (i = 0; i < d->npins && used < len; i++) {
+		pin = &d->pins[i];
+		if (tui_pin_names(pin->before, op))
+			used += (size_t)snprintf(buf + used, len - used,
+			    "%s before %s", used > 0 ? "," : "pinned:",
+			    pw_op_name(name, sizeof name, pin->after));
+		else if (tui_pin_names(pin->after, op))
+			used += (size_t)snprintf(buf + used, len - used,
+			    "%s after %s", used > 0 ? "," : "pinned:",
+			    pw_op_name(name, sizeof name, pin->before));
+	}
+}
+
+/* The selected OP's rows into R from *ROW on. */
+static void
+tui_details_op(WINDOW *w, const struct tui *d, struct pw_op op,
+    struct tui_rect r, int *row)
+{
+	const struct pw_plan *plan = d->plan;
+	const struct pw_problem *p = pw_plan_problem(plan);
+	const struct pw_schedule *s = pw_plan_timed(plan);
+	const struct pw_timing *t = pw_plan_timing(plan);
+	const struct pw_where *where = pw_plan_where(plan);
+	const double *slack = pw_plan_slack(plan);
+	struct pw_pred preds[PW_MAX_PREDS], succs[TUI_DETAILS_MAX_SUCCS];
+	char line[2048], where_s[96], a[32], b[32], c[32], e[32], name[64];
+	attr_t attr = tui_attr(TUI_COLOR_PANEL);
+	int dev = p->stages[op.stage].device, k, chunk = 0, n, total;
+	double limit = p->memory[dev].limit;
+	size_t i = pw_op_index(p, op);
+
+	for (k = 0; k < op.stage; k++)
+		chunk += p->stages[k].device == dev;
+	if (pw_kind_is_transfer(op.kind))
+		snprintf(where_s, sizeof where_s, "channel %s (d%d)",
+		    pw_channel_name(p, pw_problem_channel(p, dev, op.kind),
+		    name, sizeof name), dev);
+	else
+		snprintf(where_s, sizeof where_s, "device d%d", dev);
+	snprintf(line, sizeof line, "stage %d, chunk %d, microbatch %d, %s",
+	    op.stage, chunk, op.mb, where_s);
+	tui_draw_wrap(w, r, row, attr, line);
+	if (!pw_where_has(where, p, op) || !pw_timing_has(t, i)) {
+		tui_draw_wrap(w, r, row, attr, "not in the timed orders");
+		return;
+	}
+	snprintf(line, sizeof line, "start %s  end %s  duration %s  slack %s%s",
+	    pw_fmt_seconds(a, sizeof a, t->start[i]),
+	    pw_fmt_seconds(b, sizeof b, t->end[i]),
+	    pw_fmt_seconds(c, sizeof c, t->end[i] - t->start[i]),
+	    pw_fmt_seconds(e, sizeof e, slack[i]),
+	    slack[i] == 0 ? " (critical)" : "");
+	tui_draw_wrap(w, r, row, attr, line);
+	pw_fmt_bytes(a, sizeof a, pw_memory_at(pw_plan_metrics(plan), dev,
+	    t->start[i]));
+	if (isfinite(limit))
+		pw_fmt_bytes(b, sizeof b, limit);
+	snprintf(line, sizeof line, "memory of d%d at its start %s of %s", dev,
+	    a, isfinite(limit) ? b : "no limit");
+	tui_draw_wrap(w, r, row, attr, line);
+	n = pw_preds(p, s, where, op, preds);
+	tui_details_edges(line, sizeof line, "preds:", preds, n, n);
+	tui_draw_wrap(w, r, row, attr, line);
+	total = pw_succs(p, s, where, op, succs, TUI_DETAILS_MAX_SUCCS);
+	tui_details_edges(line, sizeof line, "succs:", succs,
+	    total < TUI_DETAILS_MAX_SUCCS ? total : TUI_DETAILS_MAX_SUCCS, total);
+	tui_draw_wrap(w, r, row, attr, line);
+	tui_details_pins(d, op, line, sizeof line);
+	if (line[0] != '\0')
+		tui_draw_wrap(w, r, row, attr | tui_attr(TUI_COLOR_PIN), line);
+}
+
+void
+tui_draw_details(WINDOW *w, const struct tui *d, const struct tui_layout *l)
+{
+	struct tui_rect r = l->details, in;
+	wchar_t h = tui_glyph(&d->glyphs, TUI_GLYPH_HLINE);
+	wchar_t v = tui_glyph(&d->glyphs, TUI_GLYPH_VLINE);
+	attr_t a = tui_attr(TUI_COLOR_PANEL);
+	bool side = r.x > 0;	/* the wide layout's column at the right */
+	char title[96], name[48];
+	int x, y, row = 0;
+
+	tui_draw_clear(w, r, a);
+	wattrset(w, a);
+	for (x = r.x; x < r.x + r.w; x++)
+		mvwaddnwstr(w, r.y, x, &h, 1);
+	for (y = r.y; side && y < r.y + r.h; y++)
+		mvwaddnwstr(w, y, r.x, &v, 1);
+	wattrset(w, A_NORMAL);
+	if (d->has_sel)
+		snprintf(title, sizeof title, " %s %s ", pw_op_name(name,
+		    sizeof name, d->sel), tui_details_kind[d->sel.kind]);
+	else
+		snprintf(title, sizeof title, " details ");
+	tui_draw_text(w, r.y, r.x + 2, r.w - 4, a | A_BOLD, title);
+	in = (struct tui_rect){ r.y + 1, r.x + (side ? 2 : 1), r.h - 1,
+	    r.w - (side ? 3 : 2) };
+	if (d->has_sel)
+		tui_details_op(w, d, d->sel, in, &row);
+	else
+		tui_draw_wrap(w, in, &row, a, "Nothing selected: the arrow "
+		    "keys select an op, / finds one by name (B(3,12)), "
+		    "? lists every key.");
+}

@@ -1,1 +1,108 @@
-/* tui/draw_header.c - to be written (issue 14). */
+/*
+ * draw_header.c - the header's two rows: what is designed (problem,
+ * devices, stages and placement, microbatches, where the schedule came
+ * from), then the schedule's metrics and whether it is feasible.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tui_int.h"
+
+/* "loop, 2 chunks", "V, 2 chunks", "custom" into BUF. */
+static const char *
+tui_header_placement(const struct pw_problem *p, char *buf, size_t len)
+{
+	int v = p->nstages / p->devices;
+	const char *how = pw_problem_is_v(p) ? "V" :
+	    pw_problem_is_loop(p) ? "loop" : NULL;
+
+	if (how == NULL)
+		snprintf(buf, len, "custom placement");
+	else
+		snprintf(buf, len, "%s, %d chunk%s", how, v, v == 1 ? "" : "s");
+	return buf;
+}
+
+/* The device with the highest peak against its limit (else the highest
+ * peak), as "peak 30.5 GiB / 40 GiB (d3)". */
+static void
+tui_header_peak(const struct pw_problem *p, const struct pw_metrics *m,
+    char *buf, size_t len)
+{
+	double share, best = -1, limit;
+	char peak[32], lim[32];
+	int k, at = 0;
+
+	for (k = 0; k < m->ndevices; k++) {
+		limit = p->memory[k].limit;
+		share = isfinite(limit) && limit > 0 ? m->device[k].peak / limit :
+		    m->device[k].peak * 1e-30;
+		if (share > best)
+			best = share, at = k;
+	}
+	limit = p->memory[at].limit;
+	pw_fmt_bytes(peak, sizeof peak, m->device[at].peak);
+	if (isfinite(limit))
+		pw_fmt_bytes(lim, sizeof lim, limit);
+	else
+		snprintf(lim, sizeof lim, "no limit");
+	snprintf(buf, len, "peak %s / %s (d%d)", peak, lim, at);
+}
+
+/* Feasible, or the first reason the plan is not: its failed re-time,
+ * else the first device over its limit. */
+static void
+tui_header_status(const struct tui *d, char *buf, size_t len)
+{
+	const struct pw_metrics *m = pw_plan_metrics(d->plan);
+	struct pw_error err;
+	char *nl;
+	int k;
+
+	if (pw_plan_status(d->plan, &err) != PW_OK) {
+		if ((nl = strchr(err.msg, '\n')) != NULL)
+			*nl = '\0';
+		snprintf(buf, len, "%s", err.msg);
+		return;
+	}
+	for (k = 0; k < m->ndevices; k++) {
+		if (!m->device[k].within_limit) {
+			snprintf(buf, len, "memory over on d%d", k);
+			return;
+		}
+	}
+	snprintf(buf, len, "feasible");
+}
+
+void
+tui_draw_header(WINDOW *w, const struct tui *d, const struct tui_layout *l)
+{
+	const struct pw_problem *p = pw_plan_problem(d->plan);
+	const struct pw_metrics *m = pw_plan_metrics(d->plan);
+	const struct pw_progress *pr = &d->solve.progress;
+	char line[5120], place[64], peak[128], status[4096], bound[64] = "";
+	char mk[32], idle[32], b[32];
+	attr_t a = tui_attr(TUI_COLOR_HEADER);
+
+	tui_draw_clear(w, l->header, a);
+	snprintf(line, sizeof line, "%s  %d device%s, %d stages (%s), "
+	    "%d microbatches  from %s",
+	    p->name != NULL ? p->name : d->path != NULL ? d->path : "(unnamed)",
+	    p->devices, p->devices == 1 ? "" : "s", p->nstages,
+	    tui_header_placement(p, place, sizeof place), p->microbatches,
+	    d->source != NULL ? d->source : "(unknown)");
+	tui_draw_text(w, l->header.y, l->header.x, l->header.w, a | A_BOLD,
+	    line);
+	tui_header_peak(p, m, peak, sizeof peak);
+	tui_header_status(d, status, sizeof status);
+	/* A search that ran knows a lower bound. */
+	if (pr->phase != NULL && isfinite(pr->bound) && pr->bound > 0)
+		snprintf(bound, sizeof bound, "  bound %s  gap %.1f%%",
+		    pw_fmt_seconds(b, sizeof b, pr->bound), pr->gap * 100);
+	snprintf(line, sizeof line, "makespan %s  bubble %.1f%%  idle %s  "
+	    "%s%s  %s", pw_fmt_seconds(mk, sizeof mk, m->makespan),
+	    m->bubble_rate * 100, pw_fmt_seconds(idle, sizeof idle,
+	    m->total_idle), peak, bound, status);
+	tui_draw_text(w, l->header.y + 1, l->header.x, l->header.w, a, line);
+}

@@ -1,1 +1,132 @@
-/* tui/draw_panels.c - to be written (issue 14). */
+/*
+ * draw_panels.c - the message line and the panels drawn over the
+ * timeline: the key table (help), the constraints form and the error
+ * panel.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tui_int.h"
+
+/* Columns of the help's key names and of the form's labels. */
+#define TUI_PANELS_KEYS_W	20
+#define TUI_PANELS_LABEL_W	30
+
+/* The message line's key hints in each mode. */
+static const char *const tui_panels_hints[TUI_NMODES] = {
+	[TUI_MODE_TIMELINE] = "? help  q quit  arrows select  +/- zoom  "
+	    "< > move  p pin  u undo  o optimize  f family  c compare  "
+	    "m sweep  s save",
+	[TUI_MODE_HELP] = "Up/Down scroll  Esc closes",
+	[TUI_MODE_FORM] = "Tab next field  Enter edits  Esc closes",
+	[TUI_MODE_COMPARE] = "Esc closes  ? help",
+	[TUI_MODE_SWEEP] = "Esc closes  ? help",
+	[TUI_MODE_ERROR] = "Esc closes",
+	[TUI_MODE_PROMPT] = "Enter accepts  Esc cancels",
+};
+
+void
+tui_draw_message(WINDOW *w, const struct tui *d, const struct tui_layout *l)
+{
+	const struct pw_progress *pr = &d->solve.progress;
+	struct tui_rect r = l->message;
+	char line[1536], inc[32], bound[32], el[32];
+	wchar_t cursor = tui_glyph(&d->glyphs, TUI_GLYPH_CURSOR);
+	attr_t a = tui_attr(TUI_COLOR_HINT);
+	int x;
+
+	tui_draw_clear(w, r, A_NORMAL);
+	if (d->mode == TUI_MODE_PROMPT) {
+		snprintf(line, sizeof line, "%s %s", d->prompt.question,
+		    d->prompt.text);
+		x = tui_draw_text(w, r.y, r.x, r.w - 1, A_BOLD, line);
+		wattrset(w, A_REVERSE);
+		mvwaddnwstr(w, r.y, r.x + x, &cursor, 1);
+		wattrset(w, A_NORMAL);
+		return;
+	}
+	if (d->solve.run != NULL) {
+		snprintf(line, sizeof line, "optimizing: incumbent %s  bound %s  "
+		    "gap %.1f%%  elapsed %s  %s  (Esc cancels)",
+		    pw_fmt_seconds(inc, sizeof inc, pr->incumbent),
+		    pw_fmt_seconds(bound, sizeof bound, pr->bound),
+		    pr->gap * 100, pw_fmt_seconds(el, sizeof el, pr->elapsed),
+		    pr->phase != NULL ? pr->phase : "start");
+		a = tui_attr(TUI_COLOR_PANEL) | A_BOLD;
+	} else if (d->message[0] != '\0') {
+		snprintf(line, sizeof line, "%s", d->message);
+		a = d->message_is_error ? tui_attr(TUI_COLOR_ERROR) :
+		    tui_attr(TUI_COLOR_PANEL);
+	} else {
+		snprintf(line, sizeof line, "%s", tui_panels_hints[d->mode]);
+	}
+	tui_draw_text(w, r.y, r.x, r.w, a, line);
+}
+
+void
+tui_draw_help(WINDOW *w, const struct tui *d, const struct tui_layout *l)
+{
+	struct tui_rect in = tui_draw_box(w, d, l->panel,
+	    "keys (Up/Down scroll, Esc closes)");
+	attr_t a = tui_attr(TUI_COLOR_PANEL);
+	int top = d->help_top, row, x;
+	size_t k;
+
+	if (top > (int)tui_nkeys - in.h)
+		top = (int)tui_nkeys - in.h;
+	if (top < 0)
+		top = 0;
+	for (row = 0, k = (size_t)top; row < in.h && k < tui_nkeys; row++, k++) {
+		x = tui_draw_text(w, in.y + row, in.x, TUI_PANELS_KEYS_W,
+		    a | A_BOLD, tui_keys[k].names);
+		if (x < TUI_PANELS_KEYS_W)
+			x = TUI_PANELS_KEYS_W;
+		tui_draw_text(w, in.y + row, in.x + x + 1, in.w - x - 1, a,
+		    tui_keys[k].help);
+	}
+}
+
+void
+tui_draw_form(WINDOW *w, const struct tui *d, const struct tui_layout *l)
+{
+	struct tui_rect in = tui_draw_box(w, d, l->panel,
+	    "constraints (Tab next, Enter edits, Esc closes)");
+	wchar_t cursor = tui_glyph(&d->glyphs, TUI_GLYPH_CURSOR);
+	int n = tui_form_nfields(d), first = 0, f, row, x;
+	char label[128], value[256];
+	attr_t a;
+
+	/* Scroll so that the focused field shows. */
+	if (d->form.field >= in.h)
+		first = d->form.field - in.h + 1;
+	for (row = 0, f = first; row < in.h && f < n; row++, f++) {
+		tui_draw_text(w, in.y + row, in.x, TUI_PANELS_LABEL_W,
+		    tui_attr(TUI_COLOR_PANEL),
+		    tui_form_label(d, f, label, sizeof label));
+		a = tui_attr(f == d->form.field ? TUI_COLOR_FIELD_ACTIVE :
+		    TUI_COLOR_FIELD);
+		if (f == d->form.field && d->form.editing) {
+			x = tui_draw_text(w, in.y + row, in.x +
+			    TUI_PANELS_LABEL_W, in.w - TUI_PANELS_LABEL_W - 1,
+			    a, d->form.text);
+			wattrset(w, a | A_REVERSE);
+			mvwaddnwstr(w, in.y + row, in.x + TUI_PANELS_LABEL_W + x,
+			    &cursor, 1);
+			wattrset(w, A_NORMAL);
+		} else {
+			tui_draw_text(w, in.y + row, in.x + TUI_PANELS_LABEL_W,
+			    in.w - TUI_PANELS_LABEL_W, a,
+			    tui_form_value(d, f, value, sizeof value));
+		}
+	}
+}
+
+void
+tui_draw_error(WINDOW *w, const struct tui *d, const struct tui_layout *l)
+{
+	struct tui_rect in = tui_draw_box(w, d, l->panel, "error (Esc closes)");
+	int row = 0;
+
+	tui_draw_wrap(w, in, &row, tui_attr(TUI_COLOR_ERROR),
+	    d->error_text != NULL ? d->error_text : "");
+}

@@ -16,21 +16,20 @@
 #define TUI_LAYOUT_DETAILS_W	42
 #define TUI_LAYOUT_DETAILS_H	6
 
-/* Appends the lanes of DEVICE to OUT while rows remain; false when full. */
+/* Appends the lanes of DEVICE to OUT[*N] while rows remain; false when
+ * full. */
 static bool
-tui_layout_device(const struct tui *d, int device, int *y, int end,
-    struct tui_layout *out)
+tui_layout_device(const struct pw_problem *p, const struct tui_view *v,
+    int device, bool compute_only, int *y, int end, struct tui_lane *out,
+    int *n)
 {
-	const struct pw_problem *p = pw_plan_problem(d->plan);
 	int channels[2], nchannels = 0, c, k;
 	bool moves = false;
 
 	if (*y >= end)
 		return false;
-	out->lanes[out->nlanes++] = (struct tui_lane){ device,
-	    TUI_LANE_COMPUTE, -1, (*y)++ };
-	out->last_device = device;
-	if (d->view.folded != NULL && d->view.folded[device])
+	out[(*n)++] = (struct tui_lane){ device, TUI_LANE_COMPUTE, -1, (*y)++ };
+	if (compute_only || (v->folded != NULL && v->folded[device]))
 		return true;
 	for (k = 0; k < p->nstages; k++) {
 		if (p->stages[k].device == device && p->stages[k].offload > 0)
@@ -45,22 +44,38 @@ tui_layout_device(const struct tui *d, int device, int *y, int end,
 	for (k = 0; k < nchannels; k++) {
 		if (*y >= end)
 			return false;
-		out->lanes[out->nlanes++] = (struct tui_lane){ device,
-		    TUI_LANE_TRANSFER, channels[k], (*y)++ };
+		out[(*n)++] = (struct tui_lane){ device, TUI_LANE_TRANSFER,
+		    channels[k], (*y)++ };
 	}
 	if (*y >= end)
 		return false;
-	out->lanes[out->nlanes++] = (struct tui_lane){ device,
-	    TUI_LANE_MEMORY, -1, (*y)++ };
+	out[(*n)++] = (struct tui_lane){ device, TUI_LANE_MEMORY, -1, (*y)++ };
 	return true;
+}
+
+int
+tui_layout_lanes(const struct pw_plan *plan, const struct tui_view *v,
+    int y, int h, bool compute_only, struct tui_lane *out, int *last)
+{
+	const struct pw_problem *p = pw_plan_problem(plan);
+	int dev, n = 0, end = y + h;
+
+	*last = -1;
+	/* A view of another plan (the compare view's) may start past it. */
+	dev = v->top >= 0 && v->top < p->devices ? v->top : 0;
+	for (; dev < p->devices; dev++) {
+		if (y >= end)
+			break;
+		*last = dev;
+		if (!tui_layout_device(p, v, dev, compute_only, &y, end, out, &n))
+			break;
+	}
+	return n;
 }
 
 void
 tui_layout(const struct tui *d, int rows, int cols, struct tui_layout *out)
 {
-	const struct pw_problem *p = pw_plan_problem(d->plan);
-	int y, end, dev;
-
 	*out = (struct tui_layout){ .rows = rows, .cols = cols,
 	    .label_w = TUI_LAYOUT_LABEL_W, .last_device = -1 };
 	if (rows < TUI_MIN_ROWS || cols < TUI_MIN_COLS) {
@@ -84,15 +99,12 @@ tui_layout(const struct tui *d, int rows, int cols, struct tui_layout *out)
 		    out->details.y - 3, cols };
 	}
 	out->panel = (struct tui_rect){ 2, 0, rows - 3, cols };
-	/* At most one lane per row; a device has at most four. */
+	assert(d->view.top >= 0 &&
+	    d->view.top < pw_plan_problem(d->plan)->devices);
+	/* At most one lane per row. */
 	out->lanes = pw_xcalloc((size_t)out->timeline.h + 1, sizeof *out->lanes);
-	y = out->timeline.y;
-	end = out->timeline.y + out->timeline.h;
-	assert(d->view.top >= 0 && d->view.top < p->devices);
-	for (dev = d->view.top; dev < p->devices; dev++) {
-		if (!tui_layout_device(d, dev, &y, end, out))
-			break;
-	}
+	out->nlanes = tui_layout_lanes(d->plan, &d->view, out->timeline.y,
+	    out->timeline.h, false, out->lanes, &out->last_device);
 }
 
 void

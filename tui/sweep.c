@@ -1,1 +1,228 @@
-/* tui/sweep.c - to be written (issue 14). */
+/*
+ * sweep.c - the memory sweep view's state: the solver's sweep of the
+ * plan's problem on a thread (pw_sweep_run), polled by the loop, a cursor
+ * among its limits and series, and a point loaded as the plan.
+ *
+ * The thread only runs pw_sweep_run; the designer reads the points it
+ * publishes (pw_sweep_get) and joins it once FINISHED is set, so no lock
+ * is shared.  A finished sweep is kept for its problem: opening the view
+ * again shows it at once.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "tui_int.h"
+
+/* The optimizer's seconds per point when no iteration limit is set: a
+ * short search beside the families, not the full one of "o". */
+#define TUI_SWEEP_SECONDS	1.0
+
+/* Returns a copy of P the caller frees with its limits INFINITY, so that
+ * problems that differ only by the limits (which the sweep sets) compare
+ * equal. */
+static struct pw_problem *
+tui_sweep_key(const struct pw_problem *p)
+{
+	struct pw_problem *q = pw_problem_copy(p);
+	int d;
+
+	for (d = 0; d < q->devices; d++)
+		q->memory[d].limit = INFINITY;
+	return q;
+}
+
+/* Whether the sweep is of another problem than the plan's (and the plan
+ * is not a point loaded from it). */
+static bool
+tui_sweep_stale(const struct tui_sweep *s, const struct pw_problem *p)
+{
+	struct pw_problem *k = tui_sweep_key(p);
+	bool stale = !pw_problem_same(s->key, k) &&
+	    (s->loaded == NULL || !pw_problem_same(s->loaded, k));
+
+	pw_problem_free(k);
+	return stale;
+}
+
+static void *
+tui_sweep_main(void *arg)
+{
+	struct tui_sweep *s = arg;
+
+	s->complete = pw_sweep_run(s->sweep);
+	atomic_store(&s->finished, true);
+	return NULL;
+}
+
+void
+tui_sweep_free(struct tui_sweep *s)
+{
+	if (s == NULL)
+		return;
+	if (!s->joined) {
+		atomic_store(&s->cancel, 1);
+		pthread_join(s->thread, NULL);
+	}
+	pw_sweep_free(s->sweep);
+	pw_problem_free(s->key);
+	pw_problem_free(s->loaded);
+	free(s);
+}
+
+/* Starts a sweep of D's problem.  Returns it, or NULL with the message
+ * line saying why. */
+static struct tui_sweep *
+tui_sweep_start(struct tui *d)
+{
+	const struct pw_problem *p = pw_plan_problem(d->plan);
+	struct pw_sweep_opts o = { .objective = d->objective };
+	struct tui_sweep *s;
+	struct pw_error err;
+
+	/* An iteration limit makes the series the same on every run; the
+	 * solver's default time limit then only guards it. */
+	o.iteration_limit = d->iteration_limit;
+	if (o.iteration_limit == 0)
+		o.time_limit = d->time_limit > 0 &&
+		    d->time_limit < TUI_SWEEP_SECONDS ? d->time_limit :
+		    TUI_SWEEP_SECONDS;
+	s = pw_xcalloc(1, sizeof *s);
+	atomic_init(&s->cancel, 0);
+	atomic_init(&s->finished, false);
+	o.cancel = &s->cancel;
+	if (pw_sweep_new(p, &o, &s->sweep, &err) != PW_OK) {
+		tui_message(d, true, "%s", err.msg);
+		free(s);
+		return NULL;
+	}
+	if (pw_thread_start(&s->thread, tui_sweep_main, s) != 0) {
+		tui_message(d, true, "sweep: cannot start its thread");
+		pw_sweep_free(s->sweep);
+		free(s);
+		return NULL;
+	}
+	s->key = tui_sweep_key(p);
+	s->changes = d->changes;
+	s->limit = s->sweep->nlimits - 1;
+	s->series = d->family >= 0 ? (size_t)d->family : 0;
+	return s;
+}
+
+unsigned
+tui_sweep_open(struct tui *d)
+{
+	if (d->sweep != NULL && tui_sweep_stale(d->sweep,
+	    pw_plan_problem(d->plan))) {
+		tui_sweep_free(d->sweep);
+		d->sweep = NULL;
+	}
+	if (d->sweep == NULL) {
+		if ((d->sweep = tui_sweep_start(d)) == NULL)
+			return TUI_DRAW_MESSAGE;
+		tui_message(d, false, "sweep: computing %zu points in the "
+		    "background; Enter loads the point under the cursor",
+		    d->sweep->sweep->total);
+	} else
+		tui_message(d, false, "sweep: Enter loads the point under the "
+		    "cursor, Esc goes back");
+	d->mode = TUI_MODE_SWEEP;
+	return TUI_DRAW_ALL;
+}
+
+unsigned
+tui_sweep_tick(struct tui *d)
+{
+	struct tui_sweep *s = d->sweep;
+	unsigned redraw = 0;
+	size_t done;
+
+	if (s == NULL)
+		return 0;
+	if (!s->joined && s->changes != d->changes) {
+		s->changes = d->changes;
+		if (tui_sweep_stale(s, pw_plan_problem(d->plan))) {
+			tui_sweep_free(s);
+			d->sweep = NULL;
+			if (d->mode == TUI_MODE_SWEEP)
+				d->mode = TUI_MODE_TIMELINE;
+			tui_message(d, false, "sweep cancelled: the problem "
+			    "changed");
+			return TUI_DRAW_ALL;
+		}
+	}
+	done = atomic_load(&s->sweep->done);
+	if (done != s->shown) {
+		s->shown = done;
+		redraw |= TUI_DRAW_PANEL;
+	}
+	if (!s->joined && atomic_load(&s->finished)) {
+		pthread_join(s->thread, NULL);
+		s->joined = true;
+		tui_message(d, false, "sweep: %zu of %zu points", done,
+		    s->sweep->total);
+		redraw |= TUI_DRAW_PANEL | TUI_DRAW_MESSAGE;
+	}
+	return d->mode == TUI_MODE_SWEEP ? redraw : redraw & TUI_DRAW_MESSAGE;
+}
+
+/* Moves *AT by STEP within [0, N). */
+static void
+tui_sweep_step(size_t *at, int step, size_t n)
+{
+	long v = (long)*at + step;
+
+	*at = v < 0 ? 0 : v >= (long)n ? n - 1 : (size_t)v;
+}
+
+unsigned
+tui_sweep_move(struct tui *d, int dx, int dy)
+{
+	struct tui_sweep *s = d->sweep;
+
+	if (s == NULL)
+		return 0;
+	tui_sweep_step(&s->limit, dx, s->sweep->nlimits);
+	tui_sweep_step(&s->series, dy, s->sweep->nseries);
+	return TUI_DRAW_PANEL;
+}
+
+unsigned
+tui_sweep_load(struct tui *d)
+{
+	struct tui_sweep *s = d->sweep;
+	const struct pw_sweep_point *pt;
+	const char *name;
+	struct pw_plan *plan;
+	struct pw_error err;
+	char lim[32], *what;
+	unsigned redraw;
+
+	if (s == NULL)
+		return 0;
+	name = pw_sweep_series_name(s->sweep, s->series);
+	if ((pt = pw_sweep_get(s->sweep, s->limit, s->series)) == NULL) {
+		tui_message(d, true, "sweep: %s's point is not computed yet",
+		    name);
+		return TUI_DRAW_MESSAGE;
+	}
+	pw_fmt_bytes(lim, sizeof lim, pt->limit);
+	if (pt->rc != PW_OK) {
+		tui_message(d, true, "sweep: %s at %s: %s", name, lim, pt->why);
+		return TUI_DRAW_MESSAGE;
+	}
+	if (pw_plan_new(pw_problem_copy(pt->problem),
+	    pw_schedule_copy(pt->schedule), &plan, &err) != PW_OK) {
+		tui_message(d, true, "sweep: %s at %s: %s", name, lim, err.msg);
+		return TUI_DRAW_MESSAGE;
+	}
+	pw_problem_free(s->loaded);
+	s->loaded = tui_sweep_key(pt->problem);
+	what = pw_xasprintf("sweep point %s, %s", lim, name);
+	d->mode = TUI_MODE_TIMELINE;
+	redraw = tui_plan_set(d, plan, what, what, s->series < pw_nfamilies ?
+	    (int)s->series : -1);
+	/* Loading is this sweep's own change: it stays for its problem. */
+	s->changes = d->changes;
+	free(what);
+	return redraw | TUI_DRAW_ALL;
+}

@@ -94,6 +94,29 @@ attr_t	tui_attr(enum tui_color c);
  * number fits, so that kinds read apart without colour. */
 char	tui_kind_glyph(enum pw_kind);
 
+/* The glyphs that differ between UTF-8 and ASCII. */
+enum tui_glyph {
+	TUI_GLYPH_HLINE,	/* panel rules */
+	TUI_GLYPH_VLINE,
+	TUI_GLYPH_IDLE,		/* a lane where nothing runs */
+	TUI_GLYPH_DIM,		/* an op off the critical path, when shown */
+	TUI_GLYPH_PIN,		/* the last cell of a pinned op */
+	TUI_GLYPH_BLOCKED,	/* the first cell of a deadlocked op */
+	TUI_GLYPH_OVER,		/* a memory strip's column above the limit */
+	TUI_GLYPH_CURSOR,	/* where typing goes */
+	TUI_GLYPH_RIGHT_HALF,	/* a bar starting in a cell's second half */
+	TUI_GLYPH_RIGHT_EIGHTH,	/* ... in its last eighth */
+	TUI_NGLYPHS
+};
+/* colors.c: glyph WHICH in G's mode. */
+wchar_t	tui_glyph(const struct tui_glyphs *g, enum tui_glyph which);
+/* colors.c: a level of EIGHTHS eighths (0..8, clamped) of a cell's
+ * height: the memory strip's and the sweep's (ASCII: " ._-~=+*#"). */
+wchar_t	tui_glyph_level(const struct tui_glyphs *g, int eighths);
+/* colors.c: the block filling the left EIGHTHS (1..8) of a cell, for a
+ * bar's end (UTF-8 only). */
+wchar_t	tui_glyph_left(int eighths);
+
 /* ------------------------------------------------------------------ */
 /* The view window                                                     */
 
@@ -150,6 +173,12 @@ struct tui_layout {
 void	tui_layout(const struct tui *, int rows, int cols,
 	    struct tui_layout *out);
 void	tui_layout_free(struct tui_layout *);
+/* layout.c: the lanes of PLAN's devices from VIEW's top on (folded ones
+ * to their compute lane; every one when COMPUTE_ONLY) on the H rows from
+ * Y, into OUT (H entries at least).  Returns how many; *LAST is the last
+ * device with a lane shown (-1: none). */
+int	tui_layout_lanes(const struct pw_plan *, const struct tui_view *,
+	    int y, int h, bool compute_only, struct tui_lane *out, int *last);
 /* layout.c: the time at timeline column COL (0 = the first column after
  * the labels) of a WIDTH-column timeline, and the column of time T
  * (fractional: eighths of a cell come from its fraction). */
@@ -271,7 +300,25 @@ struct tui_compare {
 /* ------------------------------------------------------------------ */
 /* The memory sweep (sweep.c): computed on a thread                    */
 
-struct tui_sweep;	/* sweep.c's, opaque */
+/* The solver's sweep (pw_sweep_*) of the plan's problem, run on a
+ * thread; drawn (draw_sweep.c) from the points published so far. */
+struct tui_sweep {
+	struct pw_sweep *sweep;
+	pthread_t thread;
+	bool	joined;		/* the thread is over and joined */
+	atomic_int cancel;	/* the run's cancel flag */
+	atomic_bool finished;	/* the run has returned */
+	bool	complete;	/* it computed every point (once FINISHED) */
+	/* The problem swept and the last point loaded, their limits set to
+	 * INFINITY (the sweep sets them): a plan whose problem is neither
+	 * makes the sweep stale. */
+	struct pw_problem *key;
+	struct pw_problem *loaded;
+	unsigned long changes;	/* tui.changes when last checked */
+	size_t	shown;		/* points done when last drawn */
+	size_t	limit;		/* the cursor: a limit's index */
+	size_t	series;		/* and a series (pw_sweep_series_name) */
+};
 
 /* ------------------------------------------------------------------ */
 /* The state                                                           */
@@ -501,7 +548,12 @@ unsigned tui_compare_open(struct tui *);
 unsigned tui_compare_set(struct tui *, int slot, int source);
 /* Cycles the focused slot's source forwards (STEP 1) or back (-1). */
 unsigned tui_compare_cycle(struct tui *, int step);
+/* Frees both slots and the file (tui_free, and on leaving the view). */
 void	tui_compare_clear(struct tui *);
+/* "family zb-h1", "current schedule", "optimizer result", "file x.json":
+ * slot SLOT's source, written into BUF and returned. */
+const char *tui_compare_name(const struct tui *, int slot, char *buf,
+	    size_t len);
 
 /* ------------------------------------------------------------------ */
 /* sweep.c                                                             */
@@ -539,15 +591,46 @@ unsigned tui_recover_restore(struct tui *);
  * of W's size; below 80x24 a one-line notice instead. */
 void	tui_draw(WINDOW *, struct tui *, unsigned flags);
 
-/* The lanes of PLAN's devices FIRST..LAST over VIEW's window in AREA
- * (labels in its first LABEL_W columns), compute lanes only when
- * COMPUTE_ONLY: what the timeline and the compare view share.  D gives
- * the selection, pins and highlights (NULL: none). */
+/* The lanes of PLAN's devices from VIEW's top on (tui_layout_lanes) over
+ * VIEW's window in AREA (labels in its first LABEL_W columns), compute
+ * lanes only when COMPUTE_ONLY: what the timeline and the compare view
+ * share.  D gives the glyphs, the selection, pins and highlights (NULL:
+ * UTF-8, none). */
 void	tui_draw_lanes(WINDOW *, const struct tui *d, const struct pw_plan *plan,
 	    const struct tui_view *view, struct tui_rect area, int label_w,
 	    bool compute_only);
+/* draw_timeline.c: whether a pin's op PIN names OP: B or W of a fused
+ * backward is its BW, BW of a split one its B (pw_pin). */
+bool	tui_pin_names(struct pw_op pin, struct pw_op op);
 /* The time ruler with units over VIEW in AREA. */
 void	tui_draw_ruler(WINDOW *, const struct tui_view *view,
 	    struct tui_rect area, int label_w);
+
+/* draw_header.c, draw_details.c, draw_panels.c: one function per panel,
+ * drawing D into its rect of L. */
+void	tui_draw_header(WINDOW *, const struct tui *d, const struct tui_layout *l);
+void	tui_draw_details(WINDOW *, const struct tui *d, const struct tui_layout *l);
+void	tui_draw_message(WINDOW *, const struct tui *d, const struct tui_layout *l);
+void	tui_draw_help(WINDOW *, const struct tui *d, const struct tui_layout *l);
+void	tui_draw_form(WINDOW *, const struct tui *d, const struct tui_layout *l);
+void	tui_draw_error(WINDOW *, const struct tui *d, const struct tui_layout *l);
+/* draw_compare.c and draw_sweep.c (the compare view, the memory sweep):
+ * into L's panel rect. */
+void	tui_draw_compare(WINDOW *, struct tui *d, const struct tui_layout *l);
+void	tui_draw_sweep(WINDOW *, struct tui *d, const struct tui_layout *l);
+
+/* draw.c: what every panel writes with.  tui_draw_text writes the UTF-8
+ * text S (bytes the locale cannot read as '?', control characters as
+ * '?') at Y, X in ATTR, clipped to W columns; returns the columns
+ * written.  tui_draw_clear blanks R. tui_draw_box frames R with TITLE
+ * in its top rule and returns the rect inside. tui_draw_wrap writes S
+ * into R from row *ROW on, breaking lines at blanks (and at its
+ * newlines), and advances *ROW; what does not fit is cut. */
+int	tui_draw_text(WINDOW *, int y, int x, int w, attr_t attr, const char *s);
+void	tui_draw_clear(WINDOW *, struct tui_rect r, attr_t attr);
+struct tui_rect tui_draw_box(WINDOW *, const struct tui *d, struct tui_rect r,
+	    const char *title);
+void	tui_draw_wrap(WINDOW *, struct tui_rect r, int *row, attr_t attr,
+	    const char *s);
 
 #endif /* PW_TUI_INT_H */
