@@ -83,6 +83,14 @@ int	pwlua_problem(struct pwlua *, const char *path, struct pw_problem **out,
 struct pw_problem *pwlua_problem_read(const char *path,
 	    struct pwlua_solve_prefs *prefs, struct pw_error *);
 
+/* Writes P to PATH (atomically) as a problem script that returns it:
+ * a problem with an origin as pw.problem of its model, hardware and
+ * split; one with given stages as its stages, memory and link, so that
+ * pwlua_problem_read gives back the same problem.  Returns PW_OK, or
+ * PW_ERR_IO naming the file. */
+int	pwlua_problem_write(const char *path, const struct pw_problem *p,
+	    struct pw_error *);
+
 /* Whether PATH names a Lua script (it ends in ".lua"). */
 bool	pwlua_is_script(const char *path);
 

@@ -1,7 +1,11 @@
 /*
  * write.c - the only way scripts write files: pw.write_json and
- * pw.write_csv, below the directories the interpreter allows, atomically.
+ * pw.write_csv, below the directories the interpreter allows, atomically;
+ * and the other way round, a problem written as the script that builds
+ * it (pwlua_problem_write, for the designer's "e" on a problem from no
+ * file).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,4 +282,229 @@ pwl_open_write(lua_State *L)
 	};
 
 	luaL_setfuncs(L, funcs, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* pwlua_problem_write: a problem as the script that builds it         */
+
+/* V as a Lua number that reads back as the same double. */
+static void
+pwl_emit_number(FILE *fp, double v)
+{
+	char num[64];
+	int prec;
+
+	if (isinf(v)) {
+		fputs(v > 0 ? "math.huge" : "-math.huge", fp);
+		return;
+	}
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(num, sizeof num, "%.*g", prec, v);
+		if (strtod(num, NULL) == v)
+			break;
+	}
+	/* A whole number is written as a float: fields of bytes and
+	 * seconds are numbers, and integers read the same. */
+	fputs(num, fp);
+}
+
+/* S as a Lua string literal: quotes, backslashes and control bytes
+ * escaped by their decimal codes. */
+static void
+pwl_emit_string(FILE *fp, const char *s)
+{
+	fputc('"', fp);
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\' || c < ' ' || c == 127)
+			fprintf(fp, "\\%03u", c);
+		else
+			fputc(c, fp);
+	}
+	fputc('"', fp);
+}
+
+static void
+pwl_emit_field(FILE *fp, const char *indent, const char *name, double v)
+{
+	fprintf(fp, "%s%s = ", indent, name);
+	pwl_emit_number(fp, v);
+	fputs(",\n", fp);
+}
+
+/* NAME = { v, ... } of the per-device values at OFFSET in P's memory. */
+static void
+pwl_emit_per_device(FILE *fp, const struct pw_problem *p, const char *name,
+    size_t offset)
+{
+	int d;
+
+	fprintf(fp, "\t%s = {", name);
+	for (d = 0; d < p->devices; d++) {
+		fputs(d ? ", " : " ", fp);
+		pwl_emit_number(fp, *(const double *)(const void *)
+		    ((const char *)&p->memory[d] + offset));
+	}
+	fputs(" },\n", fp);
+}
+
+static void
+pwl_emit_model(FILE *fp, const struct pw_model *m)
+{
+	static const char *const recompute[] = { "none", "pipeoffload",
+	    "full" };
+
+	fputs("\tmodel = pw.model{\n", fp);
+	if (m->name != NULL) {
+		fputs("\t\tname = ", fp);
+		pwl_emit_string(fp, m->name);
+		fputs(",\n", fp);
+	}
+	fprintf(fp, "\t\tlayers = %d,\n\t\thidden = %d,\n\t\theads = %d,\n"
+	    "\t\tkv_heads = %d,\n\t\tffn = %d,\n\t\tseq = %d,\n"
+	    "\t\tvocab = %d,\n\t\tmicro_batch = %d,\n"
+	    "\t\tflash_attention = %s,\n\t\trecompute = \"%s\",\n\t},\n",
+	    m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->seq,
+	    m->vocab, m->micro_batch, m->flash_attention ? "true" : "false",
+	    recompute[m->recompute]);
+}
+
+static void
+pwl_emit_hardware(FILE *fp, const struct pw_hardware *hw)
+{
+	fputs("\thardware = pw.hardware{\n", fp);
+	if (hw->name != NULL) {
+		fputs("\t\tname = ", fp);
+		pwl_emit_string(fp, hw->name);
+		fputs(",\n", fp);
+	}
+	pwl_emit_field(fp, "\t\t", "peak_flops", hw->peak_flops);
+	pwl_emit_field(fp, "\t\t", "efficiency", hw->efficiency);
+	pwl_emit_field(fp, "\t\t", "memory", hw->memory);
+	pwl_emit_field(fp, "\t\t", "pcie_d2h", hw->pcie_d2h);
+	pwl_emit_field(fp, "\t\t", "pcie_h2d", hw->pcie_h2d);
+	pwl_emit_field(fp, "\t\t", "pcie_latency", hw->pcie_latency);
+	pwl_emit_field(fp, "\t\t", "p2p_bandwidth", hw->p2p_bandwidth);
+	pwl_emit_field(fp, "\t\t", "p2p_latency", hw->p2p_latency);
+	fputs("\t},\n", fp);
+}
+
+/* The model, hardware and split of P's origin, and P's limits: one
+ * number when every device has the same (which keeps the origin on
+ * reading), else one per device. */
+static void
+pwl_emit_origin(FILE *fp, const struct pw_problem *p)
+{
+	const struct pw_origin *o = p->origin;
+	const struct pw_split *sp = &o->split;
+	int d, s;
+	bool uniform = true;
+
+	pwl_emit_model(fp, &o->model);
+	pwl_emit_hardware(fp, &o->hardware);
+	fprintf(fp, "\tdevices = %d,\n\tchunks = %d,\n\tplacement = \"%s\",\n"
+	    "\tmicrobatches = %d,\n\toffload = %s,\n", sp->devices,
+	    sp->chunks, sp->placement == PW_PLACE_V ? "v" : "loop",
+	    sp->microbatches, sp->offload ? "true" : "false");
+	if (sp->layers_per_stage != NULL) {
+		fputs("\tlayers_per_stage = {", fp);
+		for (s = 0; s < sp->devices * sp->chunks; s++)
+			fprintf(fp, "%s%d", s ? ", " : " ",
+			    sp->layers_per_stage[s]);
+		fputs(" },\n", fp);
+	}
+	for (d = 1; d < p->devices; d++)
+		uniform = uniform && p->memory[d].limit == p->memory[0].limit;
+	if (uniform)
+		pwl_emit_field(fp, "\t", "memory_limit", p->memory[0].limit);
+	else
+		pwl_emit_per_device(fp, p, "memory_limit",
+		    offsetof(struct pw_device_memory, limit));
+}
+
+/* P's stages, memory and link as they are. */
+static void
+pwl_emit_stages(FILE *fp, const struct pw_problem *p)
+{
+	static const struct {
+		const char *name;
+		size_t	offset;
+	} costs[] = {
+		{ "f", offsetof(struct pw_stage, f) },
+		{ "b", offsetof(struct pw_stage, b) },
+		{ "w", offsetof(struct pw_stage, w) },
+		{ "act", offsetof(struct pw_stage, act) },
+		{ "hold", offsetof(struct pw_stage, hold) },
+		{ "offload", offsetof(struct pw_stage, offload) },
+		{ "comm", offsetof(struct pw_stage, comm) },
+	};
+	const struct pw_stage *st;
+	const char *sep;
+	size_t k;
+	int s, g, d;
+
+	fprintf(fp, "\tdevices = %d,\n\tmicrobatches = %d,\n", p->devices,
+	    p->microbatches);
+	pwl_emit_field(fp, "\t", "comm", p->comm);
+	fputs("\tstages = {\n", fp);
+	for (s = 0; s < p->nstages; s++) {
+		st = &p->stages[s];
+		fprintf(fp, "\t\t{ device = %d", st->device + 1);
+		for (k = 0; k < sizeof costs / sizeof costs[0]; k++) {
+			fprintf(fp, ", %s = ", costs[k].name);
+			pwl_emit_number(fp, *(const double *)(const void *)
+			    ((const char *)st + costs[k].offset));
+		}
+		fputs(" },\n", fp);
+	}
+	fputs("\t},\n", fp);
+	pwl_emit_per_device(fp, p, "static",
+	    offsetof(struct pw_device_memory, static_bytes));
+	pwl_emit_per_device(fp, p, "memory_limit",
+	    offsetof(struct pw_device_memory, limit));
+	if (!p->link.present)
+		return;
+	fputs("\tlink = {\n", fp);
+	pwl_emit_field(fp, "\t\t", "d2h", p->link.d2h);
+	pwl_emit_field(fp, "\t\t", "h2d", p->link.h2d);
+	pwl_emit_field(fp, "\t\t", "latency", p->link.latency);
+	fprintf(fp, "\t\tduplex = %s,\n\t\tgroups = {",
+	    p->link.duplex ? "true" : "false");
+	for (g = 0; g < p->link.ngroups; g++) {
+		fputs(g ? ", {" : " {", fp);
+		sep = " ";
+		for (d = 0; d < p->devices; d++) {
+			if (p->link.group[d] == g) {
+				fprintf(fp, "%s%d", sep, d + 1);
+				sep = ", ";
+			}
+		}
+		fputs(" }", fp);
+	}
+	fputs(" },\n\t},\n", fp);
+}
+
+int
+pwlua_problem_write(const char *path, const struct pw_problem *p,
+    struct pw_error *err)
+{
+	struct pw_outfile out;
+	int rc;
+
+	if ((rc = pw_outfile_open(&out, path, err)) != PW_OK)
+		return rc;
+	fputs("-- A pipewright problem (docs/lua.md); pipewright design "
+	    "reloads it after each edit.\nreturn pw.problem{\n", out.fp);
+	if (p->name != NULL) {
+		fputs("\tname = ", out.fp);
+		pwl_emit_string(out.fp, p->name);
+		fputs(",\n", out.fp);
+	}
+	if (p->origin != NULL)
+		pwl_emit_origin(out.fp, p);
+	else
+		pwl_emit_stages(out.fp, p);
+	fputs("}\n", out.fp);
+	return pw_outfile_commit(&out, err);
 }

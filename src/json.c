@@ -109,6 +109,16 @@ static const struct pw_jfield pw_jsplit[] = {
 static const char *const pw_jrecompute[] = { "none", "pipeoffload", "full" };
 static const char *const pw_jplacement[] = { "loop", "v" };
 
+/* The ops a pin names, each an object as an anchor is ("kind", "stage",
+ * "mb"). */
+static const struct pw_jpinfield {
+	const char *key;
+	size_t	off;
+} pw_jpin[] = {
+	{ "before", offsetof(struct pw_pin, before) },
+	{ "after", offsetof(struct pw_pin, after) },
+};
+
 #define PW_NFIELDS(t)	(sizeof (t) / sizeof (t)[0])
 
 static double *
@@ -832,6 +842,94 @@ pw_jread_op(struct pw_jin *in, const json_t *obj, const char *parent,
 	return PW_OK;
 }
 
+/* Whether A and B name one op as a pin does: B and BW of a microbatch
+ * are both its backward's first op. */
+static bool
+pw_jpin_same(struct pw_op a, struct pw_op b)
+{
+	bool ab = a.kind == PW_B || a.kind == PW_BW;
+	bool bb = b.kind == PW_B || b.kind == PW_BW;
+
+	return a.stage == b.stage && a.mb == b.mb &&
+	    (a.kind == b.kind || (ab && bb));
+}
+
+/* Reads one pin: two compute ops of one device, not one op twice. */
+static int
+pw_jread_pin(struct pw_jin *in, const json_t *obj, const char *parent,
+    const struct pw_problem *p, struct pw_pin *pin)
+{
+	char field[PW_FIELD_MAX], kind[PW_FIELD_MAX], nb[64], na[64];
+	struct pw_op *op;
+	json_t *v;
+	size_t i;
+	int rc, db, da;
+
+	for (i = 0; i < PW_NFIELDS(pw_jpin); i++) {
+		op = (struct pw_op *)((char *)pin + pw_jpin[i].off);
+		if ((rc = pw_jmember(in, obj, parent, pw_jpin[i].key, true,
+		    field, &v)) != PW_OK)
+			return rc;
+		if (!json_is_object(v))
+			return pw_jbad(in, field, v, "must be an object");
+		if ((rc = pw_jread_opref(in, v, field, p, op)) != PW_OK)
+			return rc;
+		if (pw_kind_is_transfer(op->kind))
+			return pw_jbad(in, pw_jname(kind, field, "kind"),
+			    json_object_get(v, "kind"), "must be a compute "
+			    "op's kind: F, B, W or BW");
+	}
+	pw_op_name(nb, sizeof nb, pin->before);
+	pw_op_name(na, sizeof na, pin->after);
+	db = p->stages[pin->before.stage].device;
+	da = p->stages[pin->after.stage].device;
+	if (db != da) {
+		pw_error_set(in->err, "%s: %s: %s is on device %d and %s on "
+		    "device %d: a pin joins two ops of one device", in->file,
+		    parent, nb, db, na, da);
+		return PW_ERR_INPUT;
+	}
+	if (pw_jpin_same(pin->before, pin->after)) {
+		pw_error_set(in->err, "%s: %s: %s and %s are one op", in->file,
+		    parent, nb, na);
+		return PW_ERR_INPUT;
+	}
+	return PW_OK;
+}
+
+/* Reads OBJ's optional "pins" for P: *PINS the caller frees, NULL when
+ * there are none. */
+static int
+pw_jread_pins(struct pw_jin *in, const json_t *obj,
+    const struct pw_problem *p, struct pw_pin **pins, size_t *npins)
+{
+	char field[PW_FIELD_MAX];
+	json_t *array, *v;
+	size_t i, n;
+	int rc;
+
+	*pins = NULL;
+	*npins = 0;
+	if ((rc = pw_jmember(in, obj, "", "pins", false, field,
+	    &array)) != PW_OK || array == NULL)
+		return rc;
+	if (!json_is_array(array))
+		return pw_jbad(in, field, array, "must be an array");
+	if ((n = json_array_size(array)) == 0)
+		return PW_OK;
+	*pins = pw_xreallocarray(NULL, n, sizeof **pins);
+	for (i = 0; i < n; i++)
+		if ((rc = pw_jelement(in, array, "pins", i, field,
+		    &v)) != PW_OK ||
+		    (rc = pw_jread_pin(in, v, field, p, &(*pins)[i])) != PW_OK) {
+			free(*pins);
+			*pins = NULL;
+			return rc;
+		}
+	*npins = n;
+	return PW_OK;
+}
+
 /* ------------------------------------------------------------------ */
 /* Loader: yajl streams the text, jansson holds the values             */
 
@@ -853,6 +951,8 @@ struct pw_jfile {
 	struct pw_problem *p;
 	struct pw_timed_op *ops;
 	size_t		 nops, cap;
+	struct pw_pin	*pins;		/* a schedule file's, with its ops */
+	size_t		 npins;
 };
 
 /* The deepest nesting read, as jansson's own parser allows: deeper
@@ -1393,9 +1493,11 @@ pw_jload(struct pw_jfile *f, const char *path)
 		}
 		rc = pw_jparse_stream(f, tee != NULL ? tee : fp, NULL, &root);
 	}
-	/* The ops were read as they came, leaving an empty array. */
-	if (rc == PW_OK && f->schedule && f->want_ops)
-		rc = pw_jarray(f->in, root, "", "ops", false, &array);
+	/* The ops were read as they came, leaving an empty array; the pins,
+	 * a few, are whole in the tree wherever they stand. */
+	if (rc == PW_OK && f->schedule && f->want_ops &&
+	    (rc = pw_jarray(f->in, root, "", "ops", false, &array)) == PW_OK)
+		rc = pw_jread_pins(f->in, root, f->p, &f->pins, &f->npins);
 out:
 	json_decref(root);
 	if (tee != NULL)
@@ -1420,13 +1522,14 @@ pw_problem_read(const char *path, struct pw_error *err)
 }
 
 /* Reads PATH, a schedule file or (unless SCHEDULE_ONLY) a problem file:
- * its problem, and a schedule file's ops.  On success the caller owns
- * *PROBLEM and *OPS (NULL for a problem file); on failure both are
- * NULL. */
+ * its problem, and a schedule file's ops and pins.  On success the
+ * caller owns *PROBLEM, *OPS (NULL for a problem file) and *PINS (NULL
+ * when there are none; PINS NULL: they are read and dropped); on failure
+ * all are NULL. */
 static int
 pw_jread_file(const char *path, bool schedule_only,
     struct pw_problem **problem, struct pw_timed_op **ops, size_t *nops,
-    struct pw_error *err)
+    struct pw_pin **pins, size_t *npins, struct pw_error *err)
 {
 	struct pw_jin in = { strcmp(path, "-") == 0 ? "<stdin>" : path, err };
 	struct pw_jfile f = { .in = &in, .schedule_only = schedule_only,
@@ -1436,15 +1539,26 @@ pw_jread_file(const char *path, bool schedule_only,
 	*problem = NULL;
 	*ops = NULL;
 	*nops = 0;
+	if (pins != NULL) {
+		*pins = NULL;
+		*npins = 0;
+	}
 	if ((rc = pw_jload(&f, path)) != PW_OK) {
 		pw_problem_free(f.p);
 		free(f.ops);
+		free(f.pins);
 		return rc;
 	}
 	*problem = f.p;
 	if (f.schedule) {
 		*ops = f.ops != NULL ? f.ops : pw_xmalloc(sizeof **ops);
 		*nops = f.nops;
+	}
+	if (pins == NULL)
+		free(f.pins);
+	else {
+		*pins = f.pins;
+		*npins = f.npins;
 	}
 	return PW_OK;
 }
@@ -1453,14 +1567,23 @@ int
 pw_schedule_read(const char *path, struct pw_problem **problem,
     struct pw_timed_op **ops, size_t *nops, struct pw_error *err)
 {
-	return pw_jread_file(path, true, problem, ops, nops, err);
+	return pw_jread_file(path, true, problem, ops, nops, NULL, NULL, err);
 }
 
 int
 pw_file_read(const char *path, struct pw_problem **problem,
     struct pw_timed_op **ops, size_t *nops, struct pw_error *err)
 {
-	return pw_jread_file(path, false, problem, ops, nops, err);
+	return pw_jread_file(path, false, problem, ops, nops, NULL, NULL, err);
+}
+
+int
+pw_file_read_pins(const char *path, struct pw_problem **problem,
+    struct pw_timed_op **ops, size_t *nops, struct pw_pin **pins,
+    size_t *npins, struct pw_error *err)
+{
+	return pw_jread_file(path, false, problem, ops, nops, pins, npins,
+	    err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1692,6 +1815,19 @@ pw_jmetrics(const struct pw_problem *p, const struct pw_schedule *sched,
 	return obj;
 }
 
+/* Returns OP's "kind", "stage" and "mb" as a new JSON object the caller
+ * releases: an anchor or a pin's op. */
+static json_t *
+pw_jopref(struct pw_op op)
+{
+	json_t *obj = pw_jcheck(json_object());
+
+	pw_jset(obj, "kind", json_string(pw_kind_name(op.kind)));
+	pw_jset(obj, "stage", json_integer(op.stage));
+	pw_jset(obj, "mb", json_integer(op.mb));
+	return obj;
+}
+
 /* Returns one op as a new JSON object the caller releases. */
 static json_t *
 pw_jop(const struct pw_timed_op *to)
@@ -1708,11 +1844,7 @@ pw_jop(const struct pw_timed_op *to)
 	if (pw_kind_is_transfer(to->op.kind))
 		pw_jset(obj, "bytes", pw_jreal(to->bytes));
 	if (to->has_anchor) {
-		after = pw_jcheck(json_object());
-		pw_jset(after, "kind",
-		    json_string(pw_kind_name(to->anchor.op.kind)));
-		pw_jset(after, "stage", json_integer(to->anchor.op.stage));
-		pw_jset(after, "mb", json_integer(to->anchor.op.mb));
+		after = pw_jopref(to->anchor.op);
 		if (to->anchor.at_end)
 			pw_jset(after, "at", json_string("end"));
 		pw_jset(obj, "after", after);
@@ -1808,10 +1940,11 @@ pw_jemit(FILE *fp, const json_t *v, int depth)
 
 /* Writes HEAD's members and, for a schedule, the member "ops" built one
  * op at a time, so that a million-op schedule never becomes one JSON
- * tree; all atomically to PATH. */
+ * tree, then TAIL's members (TAIL may be NULL); all atomically to
+ * PATH. */
 static int
 pw_jwrite(const char *path, const json_t *head, const struct pw_timed_op *ops,
-    size_t nops, bool with_ops, struct pw_error *err)
+    size_t nops, bool with_ops, const json_t *tail, struct pw_error *err)
 {
 	struct pw_outfile out;
 	json_t *op;
@@ -1835,6 +1968,8 @@ pw_jwrite(const char *path, const json_t *head, const struct pw_timed_op *ops,
 		}
 		fputs(nops > 0 ? "\n  ]" : "]", out.fp);
 	}
+	if (tail != NULL)
+		pw_jemit_members(out.fp, tail, true, 1, &first);
 	fputs("\n}\n", out.fp);
 	return pw_outfile_commit(&out, err);
 }
@@ -1851,9 +1986,39 @@ pw_problem_write(const char *path, const struct pw_problem *p,
 		return rc;
 	if ((head = pw_jproblem(p, true, path, "", err)) == NULL)
 		return PW_ERR_INPUT;
-	rc = pw_jwrite(path, head, NULL, 0, false, err);
+	rc = pw_jwrite(path, head, NULL, 0, false, NULL, err);
 	json_decref(head);
 	return rc;
+}
+
+/* Returns "pins" for PINS as a new JSON object the caller releases, or
+ * NULL with ERR set when a pin could not be read back (checked by the
+ * reader's own rules, on the object built). */
+static json_t *
+pw_jpins(const struct pw_problem *p, const struct pw_pin *pins, size_t npins,
+    const char *path, struct pw_error *err)
+{
+	struct pw_jin in = { path, err };
+	struct pw_pin *back;
+	json_t *obj, *array, *pin;
+	size_t i, j, nback;
+
+	array = pw_jcheck(json_array());
+	for (i = 0; i < npins; i++) {
+		pin = pw_jcheck(json_object());
+		for (j = 0; j < PW_NFIELDS(pw_jpin); j++)
+			pw_jset(pin, pw_jpin[j].key, pw_jopref(*(const struct
+			    pw_op *)((const char *)&pins[i] + pw_jpin[j].off)));
+		pw_jappend(array, pin);
+	}
+	obj = pw_jcheck(json_object());
+	pw_jset(obj, "pins", array);
+	if (pw_jread_pins(&in, obj, p, &back, &nback) != PW_OK) {
+		json_decref(obj);
+		return NULL;
+	}
+	free(back);
+	return obj;
 }
 
 int
@@ -1861,13 +2026,24 @@ pw_schedule_write(const char *path, const struct pw_problem *p,
     const struct pw_schedule *sched, const struct pw_timing *t,
     struct pw_error *err)
 {
+	return pw_schedule_write_pins(path, p, sched, t, NULL, 0, err);
+}
+
+int
+pw_schedule_write_pins(const char *path, const struct pw_problem *p,
+    const struct pw_schedule *sched, const struct pw_timing *t,
+    const struct pw_pin *pins, size_t npins, struct pw_error *err)
+{
 	struct pw_timed_op *ops;
-	json_t *head, *problem;
+	json_t *head, *problem, *tail = NULL;
 	size_t n;
 	int rc;
 
 	if ((rc = pw_problem_validate(p, path, err)) != PW_OK)
 		return rc;
+	/* Files without pins stay as they were before pins. */
+	if (npins > 0 && (tail = pw_jpins(p, pins, npins, path, err)) == NULL)
+		return PW_ERR_INPUT;
 	head = pw_jcheck(json_object());
 	pw_jset(head, "format", json_string(PW_FORMAT_SCHEDULE));
 	if ((rc = pw_jset_text(head, "family", sched->family, path, "family",
@@ -1876,13 +2052,15 @@ pw_schedule_write(const char *path, const struct pw_problem *p,
 		rc = PW_ERR_INPUT;
 	if (rc != PW_OK) {
 		json_decref(head);
+		json_decref(tail);
 		return rc;
 	}
 	pw_jset(head, "problem", problem);
 	pw_jset(head, "metrics", pw_jmetrics(p, sched, t));
 	ops = pw_timed_ops(p, sched, t, &n);
-	rc = pw_jwrite(path, head, ops, n, true, err);
+	rc = pw_jwrite(path, head, ops, n, true, tail, err);
 	free(ops);
 	json_decref(head);
+	json_decref(tail);
 	return rc;
 }

@@ -1,5 +1,6 @@
 /* problem.c - the problem model: stages, devices, memory, link, ops. */
 #include <assert.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -521,6 +522,108 @@ pw_op_name(char *buf, size_t len, struct pw_op op)
 {
 	snprintf(buf, len, "%s(%d,%d)", pw_kind_name(op.kind), op.stage, op.mb);
 	return buf;
+}
+
+/* Blanks, which an op name may have around its numbers. */
+static const char *
+pw_problem_blanks(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+/* Reads a number of an op name at *S (a sign allowed, so that "-1" is
+ * named out of range), moving *S past it and the blanks after it; its
+ * text is [*TEXT, *S).  A number too long for a long is LONG_MIN or
+ * LONG_MAX, out of any range.  Returns false when *S holds no number. */
+static bool
+pw_problem_number(const char **s, const char **text, int *len, long *out)
+{
+	const char *p = pw_problem_blanks(*s), *digits;
+	bool neg = *p == '-';
+
+	*text = p;
+	if (*p == '-' || *p == '+')
+		p++;
+	digits = p;
+	*out = 0;
+	for (; *p >= '0' && *p <= '9'; p++)
+		*out = *out > (LONG_MAX - 9) / 10 ? LONG_MAX :
+		    *out * 10 + (*p - '0');
+	if (p == digits)
+		return false;
+	if (neg)
+		*out = -*out;
+	*len = (int)(p - *text);
+	*s = pw_problem_blanks(p);
+	return true;
+}
+
+/* Sets ERR for the op name SHOWN, whose WHAT (the stage or the
+ * microbatch, its text TEXT of LEN bytes) is not below COUNT. */
+static int
+pw_problem_op_range(struct pw_error *err, const char *shown,
+    const char *what, const char *text, int len, int count)
+{
+	pw_error_set(err, "'%s': %s %.*s is out of range (0 to %d)", shown,
+	    what, len, text, count - 1);
+	return PW_ERR_INPUT;
+}
+
+int
+pw_op_parse(const char *s, const struct pw_problem *p, struct pw_op *out,
+    struct pw_error *err)
+{
+	const char *at = pw_problem_blanks(s), *kind = at, *ts, *tm;
+	char upper[16], *shown;
+	struct pw_op op;
+	long stage, mb;
+	int ls, lm, rc = PW_ERR_INPUT;
+	size_t i, n;
+
+	while ((*at >= 'A' && *at <= 'Z') || (*at >= 'a' && *at <= 'z'))
+		at++;
+	n = (size_t)(at - kind);
+	shown = pw_escape(s);
+	at = pw_problem_blanks(at);
+	if (n == 0 || *at++ != '(' ||
+	    !pw_problem_number(&at, &ts, &ls, &stage) || *at++ != ',' ||
+	    !pw_problem_number(&at, &tm, &lm, &mb) || *at++ != ')' ||
+	    *pw_problem_blanks(at) != '\0') {
+		pw_error_set(err, "'%s': not an op name such as B(3,12) "
+		    "(KIND(STAGE,MICROBATCH))", shown);
+		goto out;
+	}
+	/* Kind names are short: a longer word is no kind. */
+	if (n < sizeof upper) {
+		for (i = 0; i < n; i++)
+			upper[i] = kind[i] >= 'a' ? (char)(kind[i] - 'a' + 'A') :
+			    kind[i];
+		upper[n] = '\0';
+	}
+	if (n >= sizeof upper || pw_kind_parse(upper, &op.kind) != PW_OK) {
+		pw_error_set(err, "'%s': unknown kind '%.*s'", shown, (int)n,
+		    kind);
+		goto out;
+	}
+	if (stage < 0 || stage >= p->nstages) {
+		rc = pw_problem_op_range(err, shown, "stage", ts, ls,
+		    p->nstages);
+		goto out;
+	}
+	if (mb < 0 || mb >= p->microbatches) {
+		rc = pw_problem_op_range(err, shown, "microbatch", tm, lm,
+		    p->microbatches);
+		goto out;
+	}
+	op.stage = (int)stage;
+	op.mb = (int)mb;
+	*out = op;
+	rc = PW_OK;
+out:
+	free(shown);
+	return rc;
 }
 
 int

@@ -24,35 +24,64 @@ pw_pred_kind_name(enum pw_pred_kind kind)
 	return pw_query_pred_names[kind];
 }
 
-bool
-pw_op_at(const struct pw_problem *p, const struct pw_schedule *sched,
-    const struct pw_timing *t, int resource, double at, struct pw_op *out)
+/* Resource R's order (pw_where's numbering), NULL when SCHED has no R. */
+static const struct pw_seq *
+pw_query_order(const struct pw_problem *p, const struct pw_schedule *sched,
+    int r)
 {
-	const struct pw_seq *seq;
-	size_t idx;
-	int lo = 0, hi, mid;
+	if (r < 0 || r >= p->devices + sched->nchannels)
+		return NULL;
+	return r < p->devices ? &sched->device[r] :
+	    &sched->channel[r - p->devices];
+}
 
-	if (resource < 0 || resource >= p->devices + sched->nchannels)
-		return false;
-	seq = resource < p->devices ? &sched->device[resource] :
-	    &sched->channel[resource - p->devices];
-	/* An order runs in sequence, so its starts never decrease: find how
-	 * many start at or before AT; only the last of those can run. */
-	hi = seq->len;
+/* How many ops of SEQ have a TIMES entry (their starts or their ends) at
+ * or before T.  An order runs in sequence, so both never decrease along
+ * it: a binary search. */
+static int
+pw_query_count(const struct pw_problem *p, const struct pw_seq *seq,
+    const double *times, double t)
+{
+	int lo = 0, hi = seq->len, mid;
+
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (t->start[pw_op_index(p, seq->ops[mid])] <= at)
+		if (times[pw_op_index(p, seq->ops[mid])] <= t)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == 0)
+	return lo;
+}
+
+bool
+pw_op_at(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_timing *t, int resource, double at, struct pw_op *out)
+{
+	const struct pw_seq *seq = pw_query_order(p, sched, resource);
+	size_t idx;
+	int n;
+
+	if (seq == NULL)
 		return false;
-	idx = pw_op_index(p, seq->ops[lo - 1]);
+	/* Of the ops started by AT, only the last can run at AT. */
+	if ((n = pw_query_count(p, seq, t->start, at)) == 0)
+		return false;
+	idx = pw_op_index(p, seq->ops[n - 1]);
 	if (!(at < t->end[idx]))
 		return false;
-	*out = seq->ops[lo - 1];
+	*out = seq->ops[n - 1];
 	return true;
+}
+
+int
+pw_order_seek(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_timing *t, int resource, double at)
+{
+	const struct pw_seq *seq = pw_query_order(p, sched, resource);
+
+	assert(seq != NULL);
+	return pw_query_count(p, seq, t->end, at);
 }
 
 double

@@ -208,6 +208,90 @@ pw_preds(const struct pw_problem *p, const struct pw_schedule *sched,
 	return n;
 }
 
+/* Adds to OUT (room for MAX) the rows by which CAND, when W holds it,
+ * waits for OP: its pw_op_deps rows naming OP, with ANCHOR (its reload
+ * anchor, else NULL) only the anchor's row.  Asking pw_op_deps keeps the
+ * successors the inverse of pw_preds by construction.  *N counts every
+ * row, also those past MAX. */
+static void
+pw_rules_succ_add(const struct pw_problem *p, const struct pw_where *w,
+    struct pw_op op, struct pw_op cand, const struct pw_anchor *anchor,
+    struct pw_pred *out, int max, int *n)
+{
+	struct pw_pred deps[PW_MAX_DEPS];
+	int i, ndeps;
+
+	if (!pw_where_has(w, p, cand))
+		return;
+	ndeps = pw_op_deps(p, cand, anchor, deps);
+	for (i = 0; i < ndeps; i++) {
+		if (deps[i].op.kind != op.kind || deps[i].op.stage != op.stage ||
+		    deps[i].op.mb != op.mb ||
+		    (anchor != NULL && deps[i].kind != PW_PRED_ANCHOR))
+			continue;
+		if (*n < max) {
+			out[*n] = deps[i];
+			out[*n].op = cand;
+		}
+		(*n)++;
+	}
+}
+
+int
+pw_succs(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_where *w, struct pw_op op, struct pw_pred *out, int max)
+{
+	struct pw_anchor anchor;
+	const struct pw_seq *seq;
+	struct pw_op cand;
+	size_t idx = pw_op_index(p, op);
+	int32_t r = w->resource[idx], pos = w->position[idx];
+	int n = 0, s, k, device;
+
+	assert(r != PW_NOWHERE);
+	seq = r < p->devices ? &sched->device[r] :
+	    &sched->channel[r - p->devices];
+	if (pos + 1 < seq->len) {
+		if (max > 0) {
+			out[0].op = seq->ops[pos + 1];
+			out[0].kind = r < p->devices ? PW_PRED_DEVICE :
+			    PW_PRED_CHANNEL;
+			out[0].from_start = false;
+			out[0].delay = 0;
+		}
+		n++;
+	}
+	/* Every dependency joins ops of one microbatch and neighbouring
+	 * stages. */
+	cand.mb = op.mb;
+	for (s = op.stage > 0 ? op.stage - 1 : 0;
+	    s <= op.stage + 1 && s < p->nstages; s++)
+		for (k = 0; k < PW_NKINDS; k++) {
+			cand.kind = (enum pw_kind)k;
+			cand.stage = s;
+			pw_rules_succ_add(p, w, op, cand, NULL, out, max, &n);
+		}
+	/* A reload's anchor is a compute op of its own device (pw_simulate
+	 * refuses others), so only that device's stages can hold one. */
+	if (sched->nchannels == 0 || pw_kind_is_transfer(op.kind))
+		return n;
+	device = p->stages[op.stage].device;
+	cand.kind = PW_RELOAD;
+	for (s = 0; s < p->nstages; s++) {
+		if (p->stages[s].device != device)
+			continue;
+		cand.stage = s;
+		for (cand.mb = 0; cand.mb < p->microbatches; cand.mb++)
+			if (pw_schedule_anchor(sched, s, cand.mb, &anchor) &&
+			    anchor.op.kind == op.kind &&
+			    anchor.op.stage == op.stage &&
+			    anchor.op.mb == op.mb)
+				pw_rules_succ_add(p, w, op, cand, &anchor, out,
+				    max, &n);
+	}
+	return n;
+}
+
 struct pw_mem_effect
 pw_op_memory(const struct pw_problem *p, struct pw_op op)
 {

@@ -174,19 +174,25 @@ pw_sim_bind(const struct pw_sim *sim, const struct pw_timing *t, size_t idx)
 	return bind;
 }
 
-/* Names the first blocked op of every resource and what it waits for. */
-static void
-pw_sim_deadlock(const struct pw_sim *sim, const struct pw_timing *t,
-    size_t blocked, struct pw_error *err)
+/*
+ * The first op of every resource's order that never starts (T holds NAN
+ * for those) and the first of its pw_preds that never ends: one exists,
+ * since what never starts waits for something unfinished, and the op
+ * before it in its order has ended.  Returns how many, with the array
+ * in *OUT (the caller frees it).
+ */
+static size_t
+pw_sim_waits(const struct pw_sim *sim, const struct pw_timing *t,
+    struct pw_wait **out)
 {
 	const struct pw_problem *p = sim->p;
 	const struct pw_schedule *sched = sim->sched;
-	char name[64], wait[64], res[32];
-	size_t idx, from;
-	int r, i, nres = sched->ndevices + sched->nchannels;
-	bool any;
+	struct pw_pred pred[PW_MAX_PREDS];
+	struct pw_wait *waits;
+	size_t n = 0;
+	int r, i, k, npred, nres = sched->ndevices + sched->nchannels;
 
-	pw_error_set(err, "deadlock: %zu ops can never start:", blocked);
+	waits = pw_xmalloc((size_t)nres * sizeof *waits);
 	for (r = 0; r < nres; r++) {
 		const struct pw_seq *seq = r < sched->ndevices ?
 		    &sched->device[r] : &sched->channel[r - sched->ndevices];
@@ -196,40 +202,59 @@ pw_sim_deadlock(const struct pw_sim *sim, const struct pw_timing *t,
 				break;
 		if (i == seq->len)
 			continue;
-		idx = pw_op_index(p, seq->ops[i]);
-		if (r < sched->ndevices)
+		npred = pw_preds(p, sched, sim->where, seq->ops[i], pred);
+		for (k = 0; k < npred; k++)
+			if (isnan(t->end[pw_op_index(p, pred[k].op)]))
+				break;
+		assert(k < npred);
+		waits[n].op = seq->ops[i];
+		waits[n].on = pred[k];
+		n++;
+	}
+	*out = waits;
+	return n;
+}
+
+/* Names the BLOCKED ops' count and, from the NWAITS WAITS, the first
+ * blocked op of every resource and what it waits for. */
+static void
+pw_sim_deadlock(const struct pw_sim *sim, size_t blocked,
+    const struct pw_wait *waits, size_t nwaits, struct pw_error *err)
+{
+	const struct pw_problem *p = sim->p;
+	char name[64], wait[64], res[32];
+	size_t i;
+	int r;
+
+	pw_error_set(err, "deadlock: %zu ops can never start:", blocked);
+	for (i = 0; i < nwaits; i++) {
+		r = sim->where->resource[pw_op_index(p, waits[i].op)];
+		if (r < p->devices)
 			snprintf(res, sizeof res, "device %d", r);
 		else
-			pw_channel_name(p, r - sched->ndevices, res, sizeof res);
-		pw_error_append(err, "\n  %s: %s waits for", res,
-		    pw_op_name(name, sizeof name, seq->ops[i]));
-		any = false;
-		/* Scan predecessors: an edge into idx from an unfinished op. */
-		for (from = 0; from < sim->universe; from++) {
-			size_t e;
-
-			if (!pw_sim_present(sim, from) || !isnan(t->end[from]))
-				continue;
-			for (e = sim->first[from]; e < sim->first[from + 1]; e++) {
-				if (sim->edge[e].to != idx)
-					continue;
-				pw_error_append(err, "%s %s", any ? "," : "",
-				    pw_op_name(wait, sizeof wait,
-				    pw_op_from_index(p, from)));
-				any = true;
-			}
-		}
+			pw_channel_name(p, r - p->devices, res, sizeof res);
+		pw_error_append(err, "\n  %s: %s waits for %s", res,
+		    pw_op_name(name, sizeof name, waits[i].op),
+		    pw_op_name(wait, sizeof wait, waits[i].on.op));
 	}
 }
 
-int
-pw_simulate(const struct pw_problem *p, const struct pw_schedule *sched,
-    struct pw_timing **out, struct pw_error *err)
+/*
+ * Times SCHED: PW_OK with the timing in *OUT (the caller owns it), else
+ * the error.  A deadlock also gives what each resource waits for in
+ * *WAITS and *NWAITS (the caller frees it) when WAITS is not NULL: the
+ * list and the message come from one walk.
+ */
+static int
+pw_sim_run(const struct pw_problem *p, const struct pw_schedule *sched,
+    struct pw_timing **out, struct pw_wait **waits, size_t *nwaits,
+    struct pw_error *err)
 {
 	struct pw_sim sim;
 	struct pw_timing *t = NULL;
+	struct pw_wait *w;
 	uint32_t *ready = NULL;
-	size_t i, e, nready = 0, present = 0, done = 0;
+	size_t i, e, nw, nready = 0, present = 0, done = 0;
 	int rc;
 
 	*out = NULL;
@@ -291,7 +316,13 @@ pw_simulate(const struct pw_problem *p, const struct pw_schedule *sched,
 		for (i = 0; i < sim.universe; i++)
 			if (pw_sim_present(&sim, i) && sim.indegree[i] != 0)
 				t->start[i] = t->end[i] = NAN;
-		pw_sim_deadlock(&sim, t, present - done, err);
+		nw = pw_sim_waits(&sim, t, &w);
+		pw_sim_deadlock(&sim, present - done, w, nw, err);
+		if (waits != NULL) {
+			*waits = w;
+			*nwaits = nw;
+		} else
+			free(w);
 		pw_timing_free(t);
 		t = NULL;
 		rc = PW_ERR_DEADLOCK;
@@ -306,6 +337,27 @@ out:
 	free(sim.edge);
 	free(sim.indegree);
 	return rc;
+}
+
+int
+pw_simulate(const struct pw_problem *p, const struct pw_schedule *sched,
+    struct pw_timing **out, struct pw_error *err)
+{
+	return pw_sim_run(p, sched, out, NULL, NULL, err);
+}
+
+size_t
+pw_deadlock_waits(const struct pw_problem *p, const struct pw_schedule *sched,
+    struct pw_wait **out)
+{
+	struct pw_timing *t;
+	struct pw_error err;
+	size_t n = 0;
+
+	*out = NULL;
+	if (pw_sim_run(p, sched, &t, out, &n, &err) == PW_OK)
+		pw_timing_free(t);
+	return n;
 }
 
 void

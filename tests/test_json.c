@@ -880,19 +880,19 @@ test_text(void)
 	free(path);
 }
 
-/* Returns FILE's text with its top-level "ops" first (as a tool sorting
- * keys would write it), in a string the caller frees. */
+/* Returns FILE's text with its top-level member KEY first (as a tool
+ * sorting keys would write it), in a string the caller frees. */
 static char *
-ops_first(const char *file)
+member_first(const char *file, const char *key)
 {
 	json_t *root = json_load_file(file, 0, NULL), *out = json_object();
-	const char *key;
+	const char *k;
 	json_t *v;
 	char *text;
 
-	json_object_set(out, "ops", json_object_get(root, "ops"));
-	json_object_foreach(root, key, v)
-		json_object_set(out, key, v);
+	json_object_set(out, key, json_object_get(root, key));
+	json_object_foreach(root, k, v)
+		json_object_set(out, k, v);
 	text = json_dumps(out, JSON_REAL_PRECISION(17));
 	json_decref(out);
 	json_decref(root);
@@ -947,7 +947,7 @@ test_ops_first(void)
 	    !tap_int(pw_schedule_write(path, used, s, t, &err), PW_OK,
 	    "write it"))
 		return;
-	text = ops_first(path);
+	text = member_first(path, "ops");
 	tap_ok(strncmp(text, "{\"ops\": [", 9) == 0, "ops come first");
 	spew(moved, text);
 	tap_int(pw_schedule_read(path, &p, &ops, &n, &err), PW_OK,
@@ -1088,6 +1088,219 @@ remove_tmpdir(void)
 	rmdir(tmpdir);
 }
 
+/* TEXT, a schedule file as written without pins, with PINS (a JSON
+ * value's text) as its last member: a string the caller frees. */
+static char *
+with_pins(const char *text, const char *pins)
+{
+	size_t n = strlen(text);
+
+	if (n < 3 || strcmp(text + n - 3, "\n}\n") != 0)
+		abort();
+	return pw_xasprintf("%.*s,\n  \"pins\": %s\n}\n", (int)(n - 3), text,
+	    pins);
+}
+
+static bool
+same_pin(const struct pw_pin *a, const struct pw_pin *b)
+{
+	return a->before.kind == b->before.kind &&
+	    a->before.stage == b->before.stage &&
+	    a->before.mb == b->before.mb && a->after.kind == b->after.kind &&
+	    a->after.stage == b->after.stage && a->after.mb == b->after.mb;
+}
+
+/* Frees what a read gave and clears it for the next. */
+static void
+release(struct pw_problem **p, struct pw_timed_op **ops, struct pw_pin **pins)
+{
+	pw_problem_free(*p);
+	free(*ops);
+	free(*pins);
+	*p = NULL;
+	*ops = NULL;
+	*pins = NULL;
+}
+
+/* A pinned file read wrong: its text is the pinless file's with PINS. */
+static const struct pin_bad {
+	const char *pins;
+	const char *want;	/* after "FILE: " */
+} pin_bads[] = {
+	{ "3", "pins: must be an array (got 3)" },
+	{ "[1]", "pins[0]: must be an object (got 1)" },
+	{ "[{\"before\": {\"kind\": \"F\", \"stage\": 0, \"mb\": 0}}]",
+	    "pins[0]: missing field \"after\"" },
+	{ "[{\"before\": [], \"after\": {}}]",
+	    "pins[0].before: must be an object (got [])" },
+	{ "[{\"before\": {\"kind\": \"F\", \"stage\": 0, \"mb\": 0}, "
+	    "\"after\": {\"kind\": \"B\", \"stage\": 0, \"mb\": 1}}, "
+	    "{\"before\": {\"kind\": \"F\", \"stage\": 0, \"mb\": 0}, "
+	    "\"after\": {\"kind\": \"B\", \"stage\": 9, \"mb\": 1}}]",
+	    "pins[1].after.stage: stage 9 does not exist (stages = 2)" },
+	{ "[{\"before\": {\"kind\": \"F\", \"stage\": 0, \"mb\": 2}, "
+	    "\"after\": {\"kind\": \"B\", \"stage\": 0, \"mb\": 1}}]",
+	    "pins[0].before.mb: microbatch 2 does not exist "
+	    "(microbatches = 2)" },
+	{ "[{\"before\": {\"kind\": \"X\", \"stage\": 0, \"mb\": 0}, "
+	    "\"after\": {\"kind\": \"B\", \"stage\": 0, \"mb\": 1}}]",
+	    "pins[0].before.kind: must be F, B, W, BW, OFFLOAD or RELOAD "
+	    "(got \"X\")" },
+	{ "[{\"before\": {\"kind\": \"OFFLOAD\", \"stage\": 0, \"mb\": 0}, "
+	    "\"after\": {\"kind\": \"B\", \"stage\": 0, \"mb\": 1}}]",
+	    "pins[0].before.kind: must be a compute op's kind: F, B, W or BW "
+	    "(got \"OFFLOAD\")" },
+	{ "[{\"before\": {\"kind\": \"F\", \"stage\": 0, \"mb\": 0}, "
+	    "\"after\": {\"kind\": \"F\", \"stage\": 1, \"mb\": 0}}]",
+	    "pins[0]: F(0,0) is on device 0 and F(1,0) on device 1: a pin "
+	    "joins two ops of one device" },
+	{ "[{\"before\": {\"kind\": \"W\", \"stage\": 1, \"mb\": 1}, "
+	    "\"after\": {\"kind\": \"W\", \"stage\": 1, \"mb\": 1}}]",
+	    "pins[0]: W(1,1) and W(1,1) are one op" },
+	{ "[{\"before\": {\"kind\": \"B\", \"stage\": 0, \"mb\": 1}, "
+	    "\"after\": {\"kind\": \"BW\", \"stage\": 0, \"mb\": 1}}]",
+	    "pins[0]: B(0,1) and BW(0,1) are one op" },
+};
+
+/* Pins in schedule files: written after the ops, one per line, read
+ * back wherever they stand, absent without a byte of difference, and
+ * refused with the file and the field named. */
+static void
+test_pins(void)
+{
+	static const struct pw_pin pins[2] = {
+		{ { PW_F, 0, 1 }, { PW_B, 0, 0 } },
+		{ { PW_W, 1, 1 }, { PW_F, 1, 0 } },
+	};
+	static const char pins_text[] = "[\n"
+	    "    {\"before\": {\"kind\": \"F\", \"stage\": 0, \"mb\": 1}, "
+	    "\"after\": {\"kind\": \"B\", \"stage\": 0, \"mb\": 0}},\n"
+	    "    {\"before\": {\"kind\": \"W\", \"stage\": 1, \"mb\": 1}, "
+	    "\"after\": {\"kind\": \"F\", \"stage\": 1, \"mb\": 0}}\n  ]";
+	struct pw_problem *p, *q = NULL;
+	struct pw_schedule *s = offload_schedule(&p);
+	struct pw_timing *t = NULL;
+	struct pw_timed_op *ops = NULL, *ops2 = NULL;
+	struct pw_pin *back = NULL, bad = { { PW_F, 0, 0 }, { PW_B, 9, 0 } };
+	struct pw_error err;
+	char *plain = tmp_path("plain.json"), *none = tmp_path("none.json");
+	char *pinned = tmp_path("pinned.json"), *edited = tmp_path("e.json");
+	char *t1 = NULL, *t2 = NULL, *t3 = NULL, *want, *text;
+	size_t i, n, n2, nback = 7;
+	bool same;
+	int before;
+
+	if (!tap_int(pw_simulate(p, s, &t, &err), PW_OK, "pins: simulate") ||
+	    !tap_int(pw_schedule_write(plain, p, s, t, &err), PW_OK,
+	    "pins: write without pins") ||
+	    !tap_int(pw_schedule_write_pins(none, p, s, t, NULL, 0, &err),
+	    PW_OK, "pins: write with no pins") ||
+	    !tap_int(pw_schedule_write_pins(pinned, p, s, t, pins, 2, &err),
+	    PW_OK, "pins: write two pins")) {
+		tap_diag("%s", err.msg);
+		goto out;
+	}
+	t1 = test_read_file(plain);
+	t2 = test_read_file(none);
+	t3 = test_read_file(pinned);
+	tap_str(t2, t1, "pins: none written is the file as before pins");
+	text = with_pins(t1, pins_text);
+	tap_str(t3, text, "pins: after the ops, one pin per line");
+	free(text);
+
+	if (tap_int(pw_file_read_pins(pinned, &q, &ops, &n, &back, &nback,
+	    &err), PW_OK, "pins: read back")) {
+		tap_int((long long)nback, 2, "pins: both read");
+		tap_ok(nback == 2 && same_pin(&back[0], &pins[0]) &&
+		    same_pin(&back[1], &pins[1]), "pins: the same pins");
+		tap_ok(pw_problem_same(p, q), "pins: the same problem");
+	}
+	release(&q, &ops2, &back);
+	if (tap_int(pw_schedule_read(plain, &q, &ops2, &n2, &err), PW_OK,
+	    "pins: read the plain file")) {
+		for (i = 0, same = n == n2 && n > 0; i < n && same; i++)
+			same = same_timed(&ops[i], &ops2[i]);
+		tap_ok(same, "pins: the pinned file's ops are the plain one's");
+	}
+	release(&q, &ops2, &back);
+	/* The readers without pins read a pinned file. */
+	tap_int(pw_schedule_read(pinned, &q, &ops2, &n2, &err), PW_OK,
+	    "pins: pw_schedule_read reads a pinned file");
+	tap_int((long long)n2, (long long)n, "pins: and all its ops");
+	release(&q, &ops2, &back);
+	nback = 7;
+	back = (struct pw_pin *)&nback;
+	tap_int(pw_file_read_pins(plain, &q, &ops2, &n2, &back, &nback, &err),
+	    PW_OK, "pins: a file without pins");
+	tap_ok(back == NULL && nback == 0, "pins: has none");
+	release(&q, &ops2, &back);
+
+	/* Pins before the ops, the way a tool sorting keys writes them. */
+	text = member_first(pinned, "pins");
+	tap_ok(strncmp(text, "{\"pins\": [", 10) == 0, "pins: moved first");
+	spew(edited, text);
+	free(text);
+	if (tap_int(pw_file_read_pins(edited, &q, &ops2, &n2, &back, &nback,
+	    &err), PW_OK, "pins: read with the pins first"))
+		tap_ok(nback == 2 && n2 == n && same_pin(&back[0], &pins[0]) &&
+		    same_pin(&back[1], &pins[1]), "pins: the same pins and ops");
+	release(&q, &ops2, &back);
+
+	/* A problem file has no pins. */
+	if (tap_int(pw_problem_write(edited, p, &err), PW_OK,
+	    "pins: write a problem file") &&
+	    tap_int(pw_file_read_pins(edited, &q, &ops2, &n2, &back, &nback,
+	    &err), PW_OK, "pins: read the problem file"))
+		tap_ok(ops2 == NULL && back == NULL && nback == 0,
+		    "pins: no ops, no pins");
+	pw_problem_free(q);
+	q = NULL;
+
+	for (i = 0; i < sizeof pin_bads / sizeof pin_bads[0]; i++) {
+		text = with_pins(t1, pin_bads[i].pins);
+		spew(edited, text);
+		free(text);
+		tap_int(pw_file_read_pins(edited, &q, &ops2, &n2, &back,
+		    &nback, &err), PW_ERR_INPUT, "pins: bad %zu refused", i);
+		want = pw_xasprintf("%s: %s", edited, pin_bads[i].want);
+		tap_str(err.msg, want, "pins: bad %zu named", i);
+		free(want);
+		tap_ok(q == NULL && ops2 == NULL && back == NULL,
+		    "pins: bad %zu gives nothing", i);
+	}
+	/* The plain readers refuse them too: one reader. */
+	tap_int(pw_schedule_read(edited, &q, &ops2, &n2, &err), PW_ERR_INPUT,
+	    "pins: pw_schedule_read refuses a bad pin");
+
+	/* What could not be read back is not written. */
+	before = count_entries(tmpdir);
+	unlink(edited);
+	before--;
+	tap_int(pw_schedule_write_pins(edited, p, s, t, &bad, 1, &err),
+	    PW_ERR_INPUT, "pins: a bad pin is not written");
+	want = pw_xasprintf("%s: pins[0].after.stage: stage 9 does not exist "
+	    "(stages = 2)", edited);
+	tap_str(err.msg, want, "pins: the writer names it");
+	free(want);
+	tap_int(count_entries(tmpdir), before, "pins: no file left behind");
+out:
+	unlink(plain);
+	unlink(none);
+	unlink(pinned);
+	unlink(edited);
+	free(plain);
+	free(none);
+	free(pinned);
+	free(edited);
+	free(t1);
+	free(t2);
+	free(t3);
+	free(ops);
+	pw_timing_free(t);
+	pw_schedule_free(s);
+	pw_problem_free(p);
+}
+
 int
 main(void)
 {
@@ -1111,6 +1324,7 @@ main(void)
 	test_text();
 	test_ops_first();
 	test_schedule_roundtrip();
+	test_pins();
 	remove_tmpdir();
 	return tap_done();
 }

@@ -255,6 +255,73 @@ test_validate_wide(void)
 	pw_problem_free(p);
 }
 
+/* Names as pw_op_name writes them and as a user types them, on 8
+ * stages and 32 microbatches: the op read, or the one-line error. */
+static void
+test_op_parse(void)
+{
+	static const struct { const char *s, *want; } rows[] = {
+		{ "B(3,12)", "B(3,12)" },
+		{ "bw( 0 , 1 )", "BW(0,1)" },
+		{ "  Offload(7,31) ", "OFFLOAD(7,31)" },
+		{ "reload(0,0)", "RELOAD(0,0)" },
+		{ "w(2,\t5)", "W(2,5)" },
+		{ "f (1,2)", "F(1,2)" },
+		{ "X(1,2)", "'X(1,2)': unknown kind 'X'" },
+		{ "BWX(1,2)", "'BWX(1,2)': unknown kind 'BWX'" },
+		{ "FORWARDPASSES(1,2)",
+		    "'FORWARDPASSES(1,2)': unknown kind 'FORWARDPASSES'" },
+		{ "F(9,0)", "'F(9,0)': stage 9 is out of range (0 to 7)" },
+		{ "F(-1,0)", "'F(-1,0)': stage -1 is out of range (0 to 7)" },
+		{ "F(0,32)",
+		    "'F(0,32)': microbatch 32 is out of range (0 to 31)" },
+		{ "F(0,99999999999999999999999)",
+		    "'F(0,99999999999999999999999)': microbatch "
+		    "99999999999999999999999 is out of range (0 to 31)" },
+		{ "F(1", "'F(1': not an op name such as B(3,12) "
+		    "(KIND(STAGE,MICROBATCH))" },
+		{ "F(1,2)x", "'F(1,2)x': not an op name such as B(3,12) "
+		    "(KIND(STAGE,MICROBATCH))" },
+		{ "(1,2)", "'(1,2)': not an op name such as B(3,12) "
+		    "(KIND(STAGE,MICROBATCH))" },
+		{ "F(,2)", "'F(,2)': not an op name such as B(3,12) "
+		    "(KIND(STAGE,MICROBATCH))" },
+		{ "F(1 2)", "'F(1 2)': not an op name such as B(3,12) "
+		    "(KIND(STAGE,MICROBATCH))" },
+		{ "", "'': not an op name such as B(3,12) "
+		    "(KIND(STAGE,MICROBATCH))" },
+		{ "F(1,\n2)", "'F(1,\\x0a2)': not an op name such as B(3,12) "
+		    "(KIND(STAGE,MICROBATCH))" },
+	};
+	struct pw_problem *p = pw_problem_new(8, 8, 32);
+	struct pw_error err;
+	struct pw_op op = { PW_W, 5, 5 };
+	char name[64];
+	size_t i;
+
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		if (pw_op_parse(rows[i].s, p, &op, &err) == PW_OK)
+			pw_op_name(err.msg, sizeof err.msg, op);
+		tap_str(err.msg, rows[i].want, "op parse: '%s'", rows[i].want);
+	}
+	/* A refusal leaves OUT as it was. */
+	op = (struct pw_op){ PW_W, 5, 5 };
+	tap_int(pw_op_parse("F(9,0)", p, &op, &err), PW_ERR_INPUT,
+	    "op parse: refuses");
+	tap_str(pw_op_name(name, sizeof name, op), "W(5,5)",
+	    "op parse: a refusal keeps the op");
+	/* Every name pw_op_name writes reads back. */
+	for (i = 0; i < pw_op_universe(p); i++) {
+		pw_op_name(name, sizeof name, pw_op_from_index(p, i));
+		if (pw_op_parse(name, p, &op, &err) != PW_OK ||
+		    pw_op_index(p, op) != i)
+			break;
+	}
+	tap_int((long long)i, (long long)pw_op_universe(p),
+	    "op parse: every name round-trips");
+	pw_problem_free(p);
+}
+
 int
 main(void)
 {
@@ -265,5 +332,6 @@ main(void)
 	test_validate_wide();
 	test_ops();
 	test_copy();
+	test_op_parse();
 	return tap_done();
 }

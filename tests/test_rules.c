@@ -140,26 +140,65 @@ offload_problem(bool duplex)
 	return p;
 }
 
+/* OP's predecessors, or with SUCCS its successors, against WANT. */
+static void
+check_edges(const struct pw_problem *p, const struct pw_schedule *s,
+    const struct pw_where *w, struct pw_op op, bool succs, const char *want)
+{
+	struct pw_pred rows[16];
+	char buf[512], name[64];
+	int n;
+
+	n = succs ? pw_succs(p, s, w, op, rows, 16) :
+	    pw_preds(p, s, w, op, rows);
+	tap_str(preds_text(buf, sizeof buf, rows, n), want, "%s of %s",
+	    succs ? "succs" : "preds", pw_op_name(name, sizeof name, op));
+}
+
 static void
 check_preds(const struct pw_problem *p, const struct pw_schedule *s,
     const struct pw_where *w, struct pw_op op, const char *want)
 {
-	struct pw_pred preds[PW_MAX_PREDS];
-	char buf[512], name[64];
-	int n;
+	check_edges(p, s, w, op, false, want);
+}
 
-	n = pw_preds(p, s, w, op, preds);
-	tap_str(preds_text(buf, sizeof buf, preds, n), want, "preds of %s",
-	    pw_op_name(name, sizeof name, op));
+static void
+check_succs(const struct pw_problem *p, const struct pw_schedule *s,
+    const struct pw_where *w, struct pw_op op, const char *want)
+{
+	check_edges(p, s, w, op, true, want);
 }
 
 static void
 test_preds(void)
 {
+	/* Each op's predecessors, and the same edges turned round: its
+	 * successors, each row naming the op that waits. */
+	static const struct {
+		struct pw_op op;
+		const char *preds, *succs;
+	} rows[] = {
+		{ { PW_F, 0, 0 }, "", "device F(0,1), dependency B(0,0), "
+		    "dependency OFFLOAD(0,0)" },
+		{ { PW_F, 0, 1 }, "device F(0,0)",
+		    "device B(0,1), dependency B(0,1)" },
+		{ { PW_B, 0, 1 }, "device F(0,1), dependency F(0,1)",
+		    "device W(0,1), dependency W(0,1), anchor RELOAD(0,0) from "
+		    "start" },
+		{ { PW_B, 0, 0 }, "device W(0,1), dependency F(0,0), "
+		    "dependency RELOAD(0,0)", "device W(0,0), dependency W(0,0)" },
+		{ { PW_W, 0, 0 }, "device B(0,0), dependency B(0,0)", "" },
+		{ { PW_OFFLOAD, 0, 0 }, "dependency F(0,0)",
+		    "dependency RELOAD(0,0)" },
+		{ { PW_RELOAD, 0, 0 }, "dependency OFFLOAD(0,0), anchor B(0,1) "
+		    "from start", "dependency B(0,0)" },
+	};
 	struct pw_problem *p = offload_problem(true);
 	struct pw_schedule *s = test_offload_schedule(p, true);
+	struct pw_pred one[1];
 	struct pw_where *w;
 	struct pw_error err;
+	size_t i;
 
 	if (!tap_int(pw_where_build(p, s, &w, &err), PW_OK, "where: builds"))
 		return;
@@ -179,17 +218,17 @@ test_preds(void)
 	tap_ok(!pw_where_has(w, p, test_op(PW_F, 1, 0)),
 	    "where: an op out of range is absent");
 
-	check_preds(p, s, w, test_op(PW_F, 0, 0), "");
-	check_preds(p, s, w, test_op(PW_F, 0, 1), "device F(0,0)");
-	check_preds(p, s, w, test_op(PW_B, 0, 1),
-	    "device F(0,1), dependency F(0,1)");
-	check_preds(p, s, w, test_op(PW_B, 0, 0),
-	    "device W(0,1), dependency F(0,0), dependency RELOAD(0,0)");
-	check_preds(p, s, w, test_op(PW_W, 0, 0),
-	    "device B(0,0), dependency B(0,0)");
-	check_preds(p, s, w, test_op(PW_OFFLOAD, 0, 0), "dependency F(0,0)");
-	check_preds(p, s, w, test_op(PW_RELOAD, 0, 0),
-	    "dependency OFFLOAD(0,0), anchor B(0,1) from start");
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		check_preds(p, s, w, rows[i].op, rows[i].preds);
+		check_succs(p, s, w, rows[i].op, rows[i].succs);
+	}
+	/* The count is every successor, however few rows fit. */
+	tap_int(pw_succs(p, s, w, test_op(PW_F, 0, 0), NULL, 0), 3,
+	    "succs: counted with no room");
+	tap_int(pw_succs(p, s, w, test_op(PW_F, 0, 0), one, 1), 3,
+	    "succs: counted past the room");
+	tap_ok(one[0].kind == PW_PRED_DEVICE && one[0].op.kind == PW_F &&
+	    one[0].op.mb == 1, "succs: the first row fits");
 	pw_where_free(w);
 	pw_schedule_free(s);
 	pw_problem_free(p);
@@ -535,6 +574,242 @@ test_query_offload(void)
 	pw_problem_free(p);
 }
 
+/* The successors of the two-device 1F1B, by hand: the forward hands
+ * on with the hop; the last stage's backward feeds the stage before
+ * it. */
+static void
+test_succs(void)
+{
+	struct pw_problem *p = test_two_device_problem();
+	struct pw_schedule *s = test_two_device_schedule(p);
+	struct pw_where *w;
+	struct pw_error err;
+
+	if (tap_int(pw_where_build(p, s, &w, &err), PW_OK,
+	    "succs: two devices build")) {
+		check_succs(p, s, w, test_op(PW_F, 0, 0),
+		    "device F(0,1), dependency F(1,0)+0.5");
+		check_succs(p, s, w, test_op(PW_F, 1, 1),
+		    "device BW(1,1), dependency BW(1,1)");
+		check_succs(p, s, w, test_op(PW_BW, 1, 0),
+		    "device F(1,1), dependency BW(0,0)+0.5");
+		check_succs(p, s, w, test_op(PW_BW, 0, 1), "");
+		pw_where_free(w);
+	}
+	pw_schedule_free(s);
+	pw_problem_free(p);
+}
+
+/* How many rows of ROWS (N) name OP by edge E. */
+static int
+count_rows(const struct pw_pred *rows, int n, struct pw_op op,
+    const struct pw_pred *e)
+{
+	int i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k += rows[i].op.kind == op.kind && rows[i].op.stage == op.stage &&
+		    rows[i].op.mb == op.mb && rows[i].kind == e->kind &&
+		    rows[i].from_start == e->from_start &&
+		    rows[i].delay == e->delay;
+	return k;
+}
+
+/* pw_succs is pw_preds turned round on SCHED: every edge X <- P shows
+ * as P -> X as often, and the edges add up.  Returns the edges seen,
+ * counting the anchors' in *ANCHORS. */
+static size_t
+check_inverse(const struct pw_problem *p, const struct pw_schedule *sched,
+    const char *what, size_t *anchors)
+{
+	struct pw_pred preds[PW_MAX_PREDS], succs[64], edge;
+	struct pw_where *w;
+	struct pw_error err;
+	struct pw_op x;
+	size_t i, npreds = 0, nsuccs = 0, bad = 0;
+	int k, np, ns;
+
+	if (!tap_int(pw_where_build(p, sched, &w, &err), PW_OK,
+	    "inverse: %s indexes", what))
+		return 0;
+	for (i = 0; i < w->universe; i++) {
+		if (w->resource[i] == PW_NOWHERE)
+			continue;
+		x = pw_op_from_index(p, i);
+		np = pw_preds(p, sched, w, x, preds);
+		npreds += (size_t)np;
+		ns = pw_succs(p, sched, w, x, succs, 64);
+		nsuccs += (size_t)ns;
+		for (k = 0; k < np; k++) {
+			edge = preds[k];
+			*anchors += edge.kind == PW_PRED_ANCHOR;
+			ns = pw_succs(p, sched, w, edge.op, succs, 64);
+			if (ns > 64 || count_rows(succs, ns, x, &edge) !=
+			    count_rows(preds, np, edge.op, &edge))
+				bad++;
+		}
+	}
+	tap_int((long long)bad, 0, "inverse: %s: every edge both ways", what);
+	tap_int((long long)nsuccs, (long long)npreds,
+	    "inverse: %s: the edges add up", what);
+	pw_where_free(w);
+	return npreds;
+}
+
+/* Every family on problems of each layout, with and without offloads:
+ * the successors agree with the predecessors edge for edge. */
+static void
+test_succs_inverse(void)
+{
+	static const struct pw_stage st = { .f = 1, .b = 1, .w = 0.5,
+	    .act = 2, .hold = 1, .comm = 0.25 };
+	struct pw_problem *probs[4], *used;
+	struct pw_schedule *sched;
+	struct pw_offload_opts opts = { PW_OFFSEL_PEAK, 1, NULL };
+	struct pw_error err;
+	char what[128];
+	size_t i, k, edges = 0, anchors = 0;
+	int built = 0;
+
+	probs[0] = test_problem_uniform(4, 1, 8, PW_PLACE_LOOP, &st);
+	probs[1] = test_problem_uniform(3, 2, 6, PW_PLACE_LOOP, &st);
+	probs[2] = test_problem_uniform(4, 2, 8, PW_PLACE_V, &st);
+	probs[3] = test_po_problem(4, 1, 8, 2, 0.5, INFINITY);
+	for (k = 0; k < 4; k++)
+		for (i = 0; i < pw_nfamilies; i++) {
+			if (pw_family_build(&pw_families[i], probs[k], &used,
+			    &sched, &err) != PW_OK)
+				continue;
+			built++;
+			snprintf(what, sizeof what, "%s on problem %zu",
+			    pw_families[i].name, k);
+			edges += check_inverse(used, sched, what, &anchors);
+			/* Offloads add transfers, channels and anchors. */
+			if (used->link.present && sched->nchannels > 0 &&
+			    sched->channel[0].len == 0 &&
+			    pw_offload_plan(used, sched, &opts, &err) == PW_OK) {
+				snprintf(what, sizeof what, "%s on problem %zu "
+				    "offloaded", pw_families[i].name, k);
+				edges += check_inverse(used, sched, what, &anchors);
+			}
+			pw_schedule_free(sched);
+			pw_problem_free(used);
+		}
+	tap_ok(built >= 10, "inverse: %d family schedules checked", built);
+	tap_ok(edges > 1000, "inverse: %zu edges checked", edges);
+	tap_ok(anchors > 10, "inverse: %zu of them anchors", anchors);
+	for (k = 0; k < 4; k++)
+		pw_problem_free(probs[k]);
+}
+
+/* pw_order_seek on test_query_1f1b's device 0: F(0,0) [0,1], F(0,1)
+ * [1,2], BW(0,0) [5,7], BW(0,1) [8,10]. */
+static void
+test_order_seek(void)
+{
+	static const struct { double t; int want; } rows[] = {
+		{ -1, 0 }, { 0, 0 }, { 0.5, 0 }, { 1, 1 }, { 1.5, 1 },
+		{ 2, 2 }, { 6.99, 2 }, { 7, 3 }, { 9, 3 }, { 10, 4 },
+		{ 100, 4 },
+	};
+	struct pw_problem *p = test_two_device_problem();
+	struct pw_schedule *s = test_two_device_schedule(p);
+	struct pw_timing *t;
+	struct pw_error err;
+	size_t i;
+
+	if (tap_int(pw_simulate(p, s, &t, &err), PW_OK, "seek: simulates")) {
+		for (i = 0; i < sizeof rows / sizeof rows[0]; i++)
+			tap_int(pw_order_seek(p, s, t, 0, rows[i].t),
+			    rows[i].want, "seek: device 0 after %g", rows[i].t);
+		/* Device 1: F(1,0) [1.5,2.5] ... BW(1,1) [5.5,7.5]. */
+		tap_int(pw_order_seek(p, s, t, 1, 1), 0, "seek: device 1 "
+		    "before its first op");
+		tap_int(pw_order_seek(p, s, t, 1, 7.5), 4, "seek: device 1 "
+		    "after its last op");
+		pw_timing_free(t);
+	}
+	pw_schedule_free(s);
+	pw_problem_free(p);
+}
+
+/* S on P deadlocks with message MSG, and pw_deadlock_waits lists WANT:
+ * each blocked op and the edge it waits by, as "B(0,0) <- dependency
+ * RELOAD(0,0)", joined by "; ". */
+static void
+check_deadlock(const struct pw_problem *p, const struct pw_schedule *s,
+    const char *msg, const char *want, const char *what)
+{
+	struct pw_timing *t;
+	struct pw_wait *waits;
+	struct pw_error err;
+	char buf[512], edge[128], name[64];
+	size_t i, n, used = 0;
+
+	tap_int(pw_simulate(p, s, &t, &err), PW_ERR_DEADLOCK,
+	    "waits: %s deadlocks", what);
+	tap_str(err.msg, msg, "waits: %s: the message", what);
+	n = pw_deadlock_waits(p, s, &waits);
+	buf[0] = '\0';
+	for (i = 0; i < n && used < sizeof buf; i++) {
+		pred_text(edge, sizeof edge, &waits[i].on);
+		used += (size_t)snprintf(buf + used, sizeof buf - used,
+		    "%s%s <- %s", i == 0 ? "" : "; ",
+		    pw_op_name(name, sizeof name, waits[i].op), edge);
+	}
+	tap_str(buf, want, "waits: %s: the list", what);
+	free(waits);
+}
+
+/* Deadlocks by hand: each resource's first blocked op and the one
+ * unfinished predecessor it names, in the list as in the message. */
+static void
+test_deadlock_waits(void)
+{
+	static const struct pw_op order[] = {
+		{ PW_BW, 0, 0 }, { PW_F, 0, 0 }, { PW_F, 0, 1 }, { PW_BW, 0, 1 },
+		{ PW_F, 1, 0 }, { PW_BW, 1, 0 }, { PW_F, 1, 1 }, { PW_BW, 1, 1 },
+	};
+	struct pw_problem *p = test_two_device_problem();
+	struct pw_schedule *s = pw_schedule_new(p);
+	struct pw_wait *waits;
+	size_t i, n;
+
+	/* Device 0 runs BW(0,0) first, which waits for BW(1,0); device 1's
+	 * F(1,0) waits for F(0,0), behind BW(0,0). */
+	for (i = 0; i < sizeof order / sizeof order[0]; i++)
+		pw_schedule_append(s, p, order[i]);
+	check_deadlock(p, s, "deadlock: 8 ops can never start:\n"
+	    "  device 0: BW(0,0) waits for BW(1,0)\n"
+	    "  device 1: F(1,0) waits for F(0,0)",
+	    "BW(0,0) <- dependency BW(1,0)+0.5; "
+	    "F(1,0) <- dependency F(0,0)+0.5", "two devices");
+	pw_schedule_free(s);
+
+	/* A timed schedule waits for nothing. */
+	s = test_two_device_schedule(p);
+	waits = (struct pw_wait *)&n;
+	tap_int((long long)pw_deadlock_waits(p, s, &waits), 0,
+	    "waits: none when it times");
+	tap_ok(waits == NULL, "waits: and no list");
+	pw_schedule_free(s);
+	pw_problem_free(p);
+
+	/* The channel: a half-duplex link ordered reload first.  The reload
+	 * waits for its offload; B(0,0), for the reload. */
+	p = offload_problem(false);
+	s = test_offload_schedule(p, false);
+	s->channel[0].ops[0] = test_op(PW_RELOAD, 0, 0);
+	s->channel[0].ops[1] = test_op(PW_OFFLOAD, 0, 0);
+	check_deadlock(p, s, "deadlock: 4 ops can never start:\n"
+	    "  device 0: B(0,0) waits for RELOAD(0,0)\n"
+	    "  link0: RELOAD(0,0) waits for OFFLOAD(0,0)",
+	    "B(0,0) <- dependency RELOAD(0,0); "
+	    "RELOAD(0,0) <- dependency OFFLOAD(0,0)", "the channel");
+	pw_schedule_free(s);
+	pw_problem_free(p);
+}
+
 int
 main(void)
 {
@@ -546,5 +821,9 @@ main(void)
 	test_bind();
 	test_query_1f1b();
 	test_query_offload();
+	test_succs();
+	test_succs_inverse();
+	test_order_seek();
+	test_deadlock_waits();
 	return tap_done();
 }

@@ -27,7 +27,9 @@ tui_draw_text(WINDOW *w, int y, int x, int width, attr_t attr, const char *s)
 			wc = L'?';
 			n = 1;
 		}
-		if (iswcntrl((wint_t)wc))
+		if (wc == L'\t')
+			wc = L' ';
+		else if (iswcntrl((wint_t)wc))
 			wc = L'?';
 		cw = wcwidth(wc);
 		if (cw < 0)

@@ -25,6 +25,22 @@ static const char *const tui_panels_hints[TUI_NMODES] = {
 	[TUI_MODE_PROMPT] = "Enter accepts  Esc cancels",
 };
 
+/* HINTS into BUF, whole hints only (two blanks part them), in WIDTH
+ * columns. */
+static void
+tui_panels_hints_fit(char *buf, size_t len, const char *hints, int width)
+{
+	const char *end = hints + strlen(hints), *gap;
+
+	if (end - hints > width) {
+		end = hints;
+		for (gap = strstr(hints, "  "); gap != NULL && gap - hints <= width;
+		    gap = strstr(gap + 2, "  "))
+			end = gap;
+	}
+	snprintf(buf, len, "%.*s", (int)(end - hints), hints);
+}
+
 void
 tui_draw_message(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 {
@@ -58,7 +74,8 @@ tui_draw_message(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 		a = d->message_is_error ? tui_attr(TUI_COLOR_ERROR) :
 		    tui_attr(TUI_COLOR_PANEL);
 	} else {
-		snprintf(line, sizeof line, "%s", tui_panels_hints[d->mode]);
+		tui_panels_hints_fit(line, sizeof line, tui_panels_hints[d->mode],
+		    r.w);
 	}
 	tui_draw_text(w, r.y, r.x, r.w, a, line);
 }

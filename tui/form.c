@@ -1,1 +1,521 @@
-/* tui/form.c - to be written (issue 14). */
+/*
+ * form.c - the constraints panel: the problem's split, memory and link,
+ * and the optimizer's objective, time limit and family, as fields of text
+ * with units.  A field that changes the problem builds a new one (a
+ * problem is read-only once loaded) and the plan follows as one change;
+ * a bad value is refused with one line and changes nothing.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tui_int.h"
+
+enum tui_form_kind {
+	TUI_FIELD_DEVICES,
+	TUI_FIELD_CHUNKS,
+	TUI_FIELD_PLACEMENT,
+	TUI_FIELD_MICROBATCHES,
+	TUI_FIELD_LIMIT,	/* every device's */
+	TUI_FIELD_DEVICE_LIMIT,	/* one per device */
+	TUI_FIELD_OFFLOAD,
+	TUI_FIELD_D2H,
+	TUI_FIELD_H2D,
+	TUI_FIELD_OBJECTIVE,
+	TUI_FIELD_TIME_LIMIT,
+	TUI_FIELD_FAMILY,
+};
+
+/* Fields before the per-device limits, and after them. */
+#define TUI_FORM_HEAD	5
+#define TUI_FORM_TAIL	6
+
+static const char *const tui_form_labels[] = {
+	"devices", "chunks per device", "placement", "microbatches",
+	"memory limit", "memory limit of device", "offload", "D2H bandwidth",
+	"H2D bandwidth", "objective", "time limit", "family",
+};
+
+static const struct pw_problem *
+tui_form_problem(const struct tui *d)
+{
+	return pw_plan_problem(d->plan);
+}
+
+int
+tui_form_nfields(const struct tui *d)
+{
+	return TUI_FORM_HEAD + tui_form_problem(d)->devices + TUI_FORM_TAIL;
+}
+
+/* FIELD's kind, with its device in *DEVICE for a per-device limit. */
+static enum tui_form_kind
+tui_form_kind(const struct tui *d, int field, int *device)
+{
+	int n = tui_form_problem(d)->devices;
+
+	*device = -1;
+	if (field < TUI_FORM_HEAD)
+		return (enum tui_form_kind)field;
+	if (field < TUI_FORM_HEAD + n) {
+		*device = field - TUI_FORM_HEAD;
+		return TUI_FIELD_DEVICE_LIMIT;
+	}
+	return (enum tui_form_kind)(field - n + 1);
+}
+
+const char *
+tui_form_label(const struct tui *d, int field, char *buf, size_t len)
+{
+	int dev;
+	enum tui_form_kind k = tui_form_kind(d, field, &dev);
+
+	if (k == TUI_FIELD_DEVICE_LIMIT)
+		snprintf(buf, len, "%s %d", tui_form_labels[k], dev);
+	else
+		snprintf(buf, len, "%s", tui_form_labels[k]);
+	return buf;
+}
+
+/* A limit as the form shows it: bytes, or "inf". */
+static const char *
+tui_form_limit(char *buf, size_t len, double limit)
+{
+	if (isinf(limit))
+		snprintf(buf, len, "inf");
+	else
+		pw_fmt_bytes(buf, len, limit);
+	return buf;
+}
+
+/* The bandwidth in bytes/s the link (else the model's hardware) has. */
+static double
+tui_form_bandwidth(const struct pw_problem *p, enum tui_form_kind k)
+{
+	if (p->link.present)
+		return k == TUI_FIELD_D2H ? p->link.d2h : p->link.h2d;
+	if (p->origin != NULL)
+		return k == TUI_FIELD_D2H ? p->origin->hardware.pcie_d2h :
+		    p->origin->hardware.pcie_h2d;
+	return 0;
+}
+
+const char *
+tui_form_value(const struct tui *d, int field, char *buf, size_t len)
+{
+	const struct pw_problem *p = tui_form_problem(d);
+	int dev, i;
+	enum tui_form_kind k = tui_form_kind(d, field, &dev);
+	double bw;
+
+	switch (k) {
+	case TUI_FIELD_DEVICES:
+		snprintf(buf, len, "%d", p->devices);
+		break;
+	case TUI_FIELD_CHUNKS:
+		snprintf(buf, len, "%d", pw_problem_chunks(p, 0));
+		break;
+	case TUI_FIELD_PLACEMENT:
+		snprintf(buf, len, "%s", pw_problem_is_v(p) ? "v" :
+		    pw_problem_is_loop(p) ? "loop" : "given");
+		break;
+	case TUI_FIELD_MICROBATCHES:
+		snprintf(buf, len, "%d", p->microbatches);
+		break;
+	case TUI_FIELD_LIMIT:
+		for (i = 1; i < p->devices; i++) {
+			if (p->memory[i].limit != p->memory[0].limit) {
+				snprintf(buf, len, "per device");
+				return buf;
+			}
+		}
+		tui_form_limit(buf, len, p->memory[0].limit);
+		break;
+	case TUI_FIELD_DEVICE_LIMIT:
+		tui_form_limit(buf, len, p->memory[dev].limit);
+		break;
+	case TUI_FIELD_OFFLOAD:
+		snprintf(buf, len, "%s", p->link.present ? "on" : "off");
+		break;
+	case TUI_FIELD_D2H:
+	case TUI_FIELD_H2D:
+		bw = tui_form_bandwidth(p, k);
+		if (bw > 0)
+			snprintf(buf, len, "%g GB/s", bw / 1e9);
+		else
+			snprintf(buf, len, "none");
+		break;
+	case TUI_FIELD_OBJECTIVE:
+		snprintf(buf, len, "%s", d->objective == PW_OBJ_SPAN ? "span" :
+		    "makespan");
+		break;
+	case TUI_FIELD_TIME_LIMIT:
+		pw_fmt_seconds(buf, len, d->time_limit);
+		break;
+	case TUI_FIELD_FAMILY:
+		snprintf(buf, len, "%s", d->family >= 0 ?
+		    pw_families[d->family].name : "none");
+		break;
+	}
+	return buf;
+}
+
+/* ------------------------------------------------------------------ */
+/* Values                                                              */
+
+struct tui_form_unit {
+	const char *name;
+	double	scale;
+};
+
+/* TEXT as a number with one of UNITS (case-insensitive; none: the first,
+ * the unit the form shows), blanks allowed between; "inf", "none" and
+ * "unlimited" are INFINITY when INF_OK.  False when it is none of these
+ * or not positive. */
+static bool
+tui_form_number(const char *text, const struct tui_form_unit *units,
+    bool inf_ok, double *out)
+{
+	char *end;
+	double v;
+
+	while (isspace((unsigned char)*text))
+		text++;
+	if (inf_ok && (strcasecmp(text, "inf") == 0 ||
+	    strcasecmp(text, "none") == 0 ||
+	    strcasecmp(text, "unlimited") == 0)) {
+		*out = INFINITY;
+		return true;
+	}
+	errno = 0;
+	v = strtod(text, &end);
+	if (end == text || errno != 0 || !isfinite(v) || !(v > 0))
+		return false;
+	while (isspace((unsigned char)*end))
+		end++;
+	if (*end == '\0') {
+		*out = v * units[0].scale;
+		return true;
+	}
+	for (; units->name != NULL; units++) {
+		if (strcasecmp(end, units->name) == 0) {
+			*out = v * units->scale;
+			return isfinite(*out);
+		}
+	}
+	return false;
+}
+
+static const struct tui_form_unit tui_form_bytes[] = {
+	{ "GiB", 1073741824.0 }, { "B", 1 }, { "KiB", 1024.0 },
+	{ "MiB", 1048576.0 }, { "TiB", 1099511627776.0 }, { "KB", 1e3 },
+	{ "MB", 1e6 }, { "GB", 1e9 }, { "TB", 1e12 }, { NULL, 0 },
+};
+
+static const struct tui_form_unit tui_form_rates[] = {
+	{ "GB/s", 1e9 }, { "B/s", 1 }, { "KB/s", 1e3 }, { "MB/s", 1e6 },
+	{ "TB/s", 1e12 }, { "GiB/s", 1073741824.0 },
+	{ "MiB/s", 1048576.0 }, { NULL, 0 },
+};
+
+static const struct tui_form_unit tui_form_times[] = {
+	{ "s", 1 }, { "ms", 1e-3 }, { "us", 1e-6 }, { "min", 60 },
+	{ NULL, 0 },
+};
+
+/* TEXT as an amount of UNITS (tui_form_number) in *OUT; false with ERR
+ * saying that it is no KIND. */
+static bool
+tui_form_amount(const char *text, const struct tui_form_unit *units,
+    bool inf_ok, const char *label, const char *kind, double *out,
+    struct pw_error *err)
+{
+	if (tui_form_number(text, units, inf_ok, out))
+		return true;
+	pw_error_set(err, "%s: \"%s\" is no %s", label, text, kind);
+	return false;
+}
+
+/* TEXT as A (0) or B (1); -1 with ERR set when it is neither. */
+static int
+tui_form_choice(const char *text, const char *a, const char *b,
+    const char *label, struct pw_error *err)
+{
+	if (strcmp(text, a) == 0)
+		return 0;
+	if (strcmp(text, b) == 0)
+		return 1;
+	pw_error_set(err, "%s: \"%s\" is neither %s nor %s", label, text, a,
+	    b);
+	return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* New problems                                                        */
+
+/* Puts P's limits on NP: each device's when the count is the same, else
+ * P's one limit when every device has it. */
+static void
+tui_form_keep_limits(const struct pw_problem *p, struct pw_problem *np)
+{
+	int i;
+
+	if (np->devices == p->devices) {
+		for (i = 0; i < p->devices; i++)
+			np->memory[i].limit = p->memory[i].limit;
+		return;
+	}
+	for (i = 1; i < p->devices; i++) {
+		if (p->memory[i].limit != p->memory[0].limit)
+			return;
+	}
+	for (i = 0; i < np->devices; i++)
+		np->memory[i].limit = p->memory[0].limit;
+}
+
+/* P's model split again as SPLIT on HW, keeping P's name and limits. */
+static int
+tui_form_rebuild(const struct pw_problem *p, const struct pw_hardware *hw,
+    const struct pw_split *split, struct pw_problem **out,
+    struct pw_error *err)
+{
+	int rc = pw_cost_problem(&p->origin->model, hw, split, out, err);
+
+	if (rc != PW_OK)
+		return rc;
+	free((*out)->name);
+	(*out)->name = p->name ? pw_xstrdup(p->name) : NULL;
+	tui_form_keep_limits(p, *out);
+	return PW_OK;
+}
+
+/* The problem field K (DEVICE for a per-device limit) of P set to TEXT,
+ * in *OUT. */
+static int
+tui_form_problem_set(const struct pw_problem *p, enum tui_form_kind k,
+    int device, const char *label, const char *text,
+    struct pw_problem **out, struct pw_error *err)
+{
+	const struct pw_origin *o = p->origin;
+	struct pw_split sp;
+	struct pw_hardware hw;
+	struct pw_problem *np = NULL;
+	double v = 0;
+	int n = 0, i, rc;
+	bool split = false;
+
+	if (o != NULL) {
+		sp = o->split;
+		hw = o->hardware;
+	}
+	switch (k) {
+	case TUI_FIELD_DEVICES:
+	case TUI_FIELD_CHUNKS:
+	case TUI_FIELD_MICROBATCHES:
+		if (!tui_parse_int(text, 1, 1 << 20, &n)) {
+			pw_error_set(err, "%s: \"%s\" is no whole number of at "
+			    "least 1", label, text);
+			return PW_ERR_INPUT;
+		}
+		if (k != TUI_FIELD_MICROBATCHES && o == NULL)
+			goto given;
+		if (o == NULL) {
+			if ((rc = pw_problem_check_counts(p->devices,
+			    p->nstages, n, label, err)) != PW_OK)
+				return rc;
+			np = pw_problem_copy(p);
+			np->microbatches = n;
+			break;
+		}
+		if (k == TUI_FIELD_DEVICES)
+			sp.devices = n;
+		else if (k == TUI_FIELD_CHUNKS)
+			sp.chunks = n;
+		else
+			sp.microbatches = n;
+		split = true;
+		break;
+	case TUI_FIELD_PLACEMENT:
+		if ((n = tui_form_choice(text, "loop", "v", label, err)) < 0)
+			return PW_ERR_INPUT;
+		if (o == NULL)
+			goto given;
+		sp.placement = n ? PW_PLACE_V : PW_PLACE_LOOP;
+		if (sp.placement == PW_PLACE_V)
+			sp.chunks = 2;
+		split = true;
+		break;
+	case TUI_FIELD_LIMIT:
+	case TUI_FIELD_DEVICE_LIMIT:
+		if (!tui_form_amount(text, tui_form_bytes, true, label,
+		    "amount of memory (as 40 GiB, or inf)", &v, err))
+			return PW_ERR_INPUT;
+		np = pw_problem_copy(p);
+		for (i = 0; i < np->devices; i++) {
+			if (k == TUI_FIELD_LIMIT || i == device)
+				np->memory[i].limit = v;
+		}
+		break;
+	case TUI_FIELD_OFFLOAD:
+		if ((n = tui_form_choice(text, "off", "on", label, err)) < 0)
+			return PW_ERR_INPUT;
+		if (o != NULL) {
+			sp.offload = n;
+			split = true;
+			break;
+		}
+		np = pw_problem_copy(p);
+		if (n == 0) {
+			np->link.present = false;
+		} else if (!np->link.present) {
+			if (!(np->link.d2h > 0 && np->link.h2d > 0)) {
+				pw_problem_free(np);
+				pw_error_set(err, "%s: set the D2H and H2D "
+				    "bandwidths first", label);
+				return PW_ERR_INPUT;
+			}
+			np->link.present = true;
+		}
+		break;
+	case TUI_FIELD_D2H:
+	case TUI_FIELD_H2D:
+		if (!tui_form_amount(text, tui_form_rates, false, label,
+		    "bandwidth (as 25 GB/s)", &v, err))
+			return PW_ERR_INPUT;
+		if (o != NULL) {
+			*(k == TUI_FIELD_D2H ? &hw.pcie_d2h : &hw.pcie_h2d) = v;
+			split = true;
+			break;
+		}
+		np = pw_problem_copy(p);
+		if (!np->link.present)
+			/* A new link, on: both ways at this rate until the
+			 * other is set. */
+			pw_problem_set_link(np, v, v, 0, true);
+		*(k == TUI_FIELD_D2H ? &np->link.d2h : &np->link.h2d) = v;
+		break;
+	default:
+		return PW_ERR_INTERNAL;
+	}
+	if (split) {
+		if (k == TUI_FIELD_DEVICES || k == TUI_FIELD_CHUNKS ||
+		    k == TUI_FIELD_PLACEMENT)
+			sp.layers_per_stage = NULL;
+		if (k == TUI_FIELD_CHUNKS && n != 2)
+			sp.placement = PW_PLACE_LOOP;
+		if ((rc = tui_form_rebuild(p, &hw, &sp, &np, err)) != PW_OK)
+			goto fail;
+	}
+	if ((rc = pw_problem_validate(np, label, err)) != PW_OK)
+		goto fail;
+	*out = np;
+	return PW_OK;
+given:
+	pw_error_set(err, "%s: this problem's stages are given: edit its file "
+	    "to split it differently", label);
+	return PW_ERR_INPUT;
+fail:
+	{
+		/* Errors of a rebuild or a validation are one line. */
+		char *nl = strchr(err->msg, '\n');
+
+		if (nl != NULL)
+			*nl = '\0';
+	}
+	pw_problem_free(np);
+	return rc;
+}
+
+/* The optimizer's field K set to TEXT, as one change WHAT. */
+static int
+tui_form_option_set(struct tui *d, enum tui_form_kind k, const char *label,
+    const char *text, const char *what, struct pw_error *err)
+{
+	struct tui_snapshot before;
+	const struct pw_family *f;
+	struct pw_plan *plan;
+	char source[96];
+	double v = 0;
+	int span = 0;
+
+	if (k == TUI_FIELD_FAMILY) {
+		if ((f = pw_family_find(text)) == NULL) {
+			pw_error_set(err, "%s: \"%s\" is no family (f cycles "
+			    "through them)", label, text);
+			return PW_ERR_INPUT;
+		}
+		if (pw_plan_family(f, pw_plan_problem(d->plan), &plan, err) !=
+		    PW_OK)
+			return PW_ERR_NOT_APPLICABLE;
+		snprintf(source, sizeof source, "family %s", f->name);
+		tui_plan_set(d, plan, what, source, (int)(f - pw_families));
+		return PW_OK;
+	}
+	if (k == TUI_FIELD_OBJECTIVE && (span = tui_form_choice(text,
+	    "makespan", "span", label, err)) < 0)
+		return PW_ERR_INPUT;
+	if (k == TUI_FIELD_TIME_LIMIT && !tui_form_amount(text,
+	    tui_form_times, false, label, "time (as 12 s or 500 ms)", &v, err))
+		return PW_ERR_INPUT;
+	before = tui_snapshot_take(d);
+	if (k == TUI_FIELD_OBJECTIVE)
+		d->objective = span ? PW_OBJ_SPAN : PW_OBJ_MAKESPAN;
+	else
+		d->time_limit = v;
+	tui_plan_record(d, &before, what);
+	return PW_OK;
+}
+
+int
+tui_form_set(struct tui *d, int field, const char *text, struct pw_error *err)
+{
+	struct pw_problem *np;
+	char label[64], *what, *t;
+	int dev, rc;
+	enum tui_form_kind k = tui_form_kind(d, field, &dev);
+	size_t n;
+
+	/* Blanks around the value do not count. */
+	while (isspace((unsigned char)*text))
+		text++;
+	t = pw_xstrdup(text);
+	for (n = strlen(t); n > 0 && isspace((unsigned char)t[n - 1]); n--)
+		t[n - 1] = '\0';
+	tui_form_label(d, field, label, sizeof label);
+	what = pw_xasprintf("%s %s", label, t);
+	if (k >= TUI_FIELD_OBJECTIVE) {
+		rc = tui_form_option_set(d, k, label, t, what, err);
+	} else if ((rc = tui_form_problem_set(pw_plan_problem(d->plan), k, dev,
+	    label, t, &np, err)) == PW_OK) {
+		rc = tui_problem_set(d, np, what, err);
+	}
+	free(what);
+	free(t);
+	return rc;
+}
+
+unsigned
+tui_form_key(struct tui *d, int key)
+{
+	struct tui_form *f = &d->form;
+	struct pw_error err;
+
+	if (key == TUI_KEY_ESC) {
+		f->editing = false;
+		return TUI_DRAW_PANEL;
+	}
+	if (key == '\n' || key == '\r' || key == KEY_ENTER) {
+		f->editing = false;
+		if (tui_form_set(d, f->field, f->text, &err) != PW_OK) {
+			tui_message(d, true, "%s", err.msg);
+			return TUI_DRAW_PANEL | TUI_DRAW_MESSAGE;
+		}
+		return TUI_DRAW_ALL;
+	}
+	return tui_prompt_type(f->text, &f->len, sizeof f->text, key) ?
+	    TUI_DRAW_PANEL : 0;
+}

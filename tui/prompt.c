@@ -1,1 +1,306 @@
-/* tui/prompt.c - to be written (issue 14). */
+/*
+ * prompt.c - the input line: a question, what the user types, and what
+ * each kind of question does with the answer.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pwlua.h"
+#include "tui_int.h"
+
+unsigned
+tui_prompt_open(struct tui *d, enum tui_prompt_kind kind,
+    const char *question, const char *text)
+{
+	struct tui_prompt *pr = &d->prompt;
+
+	if (d->mode != TUI_MODE_PROMPT)
+		pr->back = d->mode;
+	pr->kind = kind;
+	pr->then_quit = false;
+	snprintf(pr->question, sizeof pr->question, "%s", question);
+	snprintf(pr->text, sizeof pr->text, "%s", text);
+	pr->len = strlen(pr->text);
+	d->mode = TUI_MODE_PROMPT;
+	return TUI_DRAW_MESSAGE | TUI_DRAW_PANEL;
+}
+
+bool
+tui_prompt_type(char *text, size_t *len, size_t cap, int key)
+{
+	if (key == KEY_BACKSPACE || key == 127 || key == '\b') {
+		/* Back over a whole UTF-8 character. */
+		while (*len > 0 && ((unsigned char)text[--*len] & 0xc0) == 0x80)
+			;
+		text[*len] = '\0';
+		return true;
+	}
+	if (key < ' ' || key > 0xff || key == 127 || *len + 1 >= cap)
+		return false;
+	text[(*len)++] = (char)key;
+	text[*len] = '\0';
+	return true;
+}
+
+bool
+tui_parse_int(const char *text, int min, int max, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	while (isspace((unsigned char)*end))
+		end++;
+	if (end == text || *end != '\0' || errno != 0 || v < min || v > max)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+/* Closes the prompt, back to the mode it opened over. */
+static void
+tui_prompt_close(struct tui *d)
+{
+	d->mode = d->prompt.back;
+}
+
+/* A device number: the op nearest in time to the selection there. */
+static unsigned
+tui_prompt_goto(struct tui *d, const char *text)
+{
+	const struct pw_problem *p = pw_plan_problem(d->plan);
+	struct pw_op op;
+	int dev;
+	double t;
+
+	if (!tui_parse_int(text, 0, p->devices - 1, &dev)) {
+		tui_message(d, true, "go to: \"%s\" is no device (0 to %d)",
+		    text, p->devices - 1);
+		return TUI_DRAW_MESSAGE;
+	}
+	t = d->has_sel ? pw_plan_timing(d->plan)->start[pw_op_index(p,
+	    d->sel)] : d->view.t0;
+	if (!tui_op_near(d, dev, t, &op)) {
+		tui_message(d, true, "go to: device %d runs no op", dev);
+		return TUI_DRAW_MESSAGE;
+	}
+	tui_select(d, op);
+	tui_message(d, false, "device %d", dev);
+	return TUI_DRAW_TIMELINE | TUI_DRAW_DETAILS | TUI_DRAW_MESSAGE;
+}
+
+static unsigned
+tui_prompt_find(struct tui *d, const char *text)
+{
+	struct pw_op op, found;
+	struct pw_error err;
+	char name[48];
+
+	if (pw_op_parse(text, pw_plan_problem(d->plan), &op, &err) != PW_OK) {
+		tui_message(d, true, "find: %s", err.msg);
+		return TUI_DRAW_MESSAGE;
+	}
+	if (!tui_op_find(d, op, &found)) {
+		tui_message(d, true, "find: the schedule has no %s",
+		    pw_op_name(name, sizeof name, op));
+		return TUI_DRAW_MESSAGE;
+	}
+	tui_select(d, found);
+	tui_message(d, false, "%s", pw_op_name(name, sizeof name, found));
+	return TUI_DRAW_TIMELINE | TUI_DRAW_DETAILS | TUI_DRAW_MESSAGE;
+}
+
+static unsigned
+tui_prompt_save_as(struct tui *d, const char *text, bool then_quit)
+{
+	struct pw_error err;
+
+	if (tui_save(d, text, &err) != PW_OK) {
+		tui_message(d, true, "%s", err.msg);
+		return TUI_DRAW_MESSAGE;
+	}
+	tui_message(d, false, "saved %s", text);
+	return TUI_DRAW_MESSAGE | TUI_DRAW_HEADER |
+	    (then_quit ? TUI_DO_QUIT : 0);
+}
+
+/* Whether PATH ends in SUFFIX. */
+static bool
+tui_prompt_ends(const char *path, const char *suffix)
+{
+	size_t n = strlen(path), k = strlen(suffix);
+
+	return n > k && strcmp(path + n - k, suffix) == 0;
+}
+
+static unsigned
+tui_prompt_export(struct tui *d, const char *text)
+{
+	const struct pw_export_format *fmt;
+	struct pw_outfile out;
+	struct pw_error err;
+	int rc;
+
+	fmt = pw_export_find(tui_prompt_ends(text, ".svg") ? "svg" :
+	    tui_prompt_ends(text, ".json") ? "chrome" : "");
+	if (fmt == NULL) {
+		tui_message(d, true, "export: %s: name a .svg or a .json "
+		    "(Chrome trace) file", text);
+		return TUI_DRAW_MESSAGE;
+	}
+	rc = pw_outfile_open(&out, text, &err);
+	if (rc == PW_OK) {
+		rc = fmt->write(out.fp, pw_plan_problem(d->plan),
+		    pw_plan_timed(d->plan), pw_plan_timing(d->plan),
+		    pw_plan_metrics(d->plan), &err);
+		if (rc == PW_OK)
+			rc = pw_outfile_commit(&out, &err);
+		else
+			pw_outfile_abort(&out);
+	}
+	if (rc != PW_OK)
+		tui_message(d, true, "export: %s", err.msg);
+	else
+		tui_message(d, false, "exported %s (%s)", text, fmt->name);
+	return TUI_DRAW_MESSAGE;
+}
+
+/* Writes the problem to the new file TEXT, which becomes its file, and
+ * edits it. */
+static unsigned
+tui_prompt_new_file(struct tui *d, const char *text)
+{
+	const struct pw_problem *p = pw_plan_problem(d->plan);
+	struct pw_error err;
+	bool lua = pwlua_is_script(text);
+	int rc;
+
+	if (!lua && !tui_prompt_ends(text, ".json")) {
+		tui_message(d, true, "%s: name a .lua or a .json file", text);
+		return TUI_DRAW_MESSAGE;
+	}
+	rc = lua ? pwlua_problem_write(text, p, &err) :
+	    pw_problem_write(text, p, &err);
+	if (rc != PW_OK) {
+		tui_message(d, true, "%s", err.msg);
+		return TUI_DRAW_MESSAGE;
+	}
+	free(d->path);
+	d->path = pw_xstrdup(text);
+	d->path_is_lua = lua;
+	d->path_is_schedule = false;
+	free(d->edit_path);
+	d->edit_path = pw_xstrdup(text);
+	tui_message(d, false, "wrote %s", text);
+	return TUI_DO_EDITOR | TUI_DRAW_ALL;
+}
+
+static unsigned
+tui_prompt_compare_file(struct tui *d, const char *text)
+{
+	free(d->compare.file);
+	d->compare.file = pw_xstrdup(text);
+	return tui_compare_set(d, d->compare.focus, TUI_CMP_FILE) |
+	    TUI_DRAW_PANEL;
+}
+
+/* The quit prompt answers at the first key. */
+static unsigned
+tui_prompt_quit(struct tui *d, int key)
+{
+	switch (key) {
+	case 's':
+		if (d->save_path == NULL) {
+			tui_prompt_open(d, TUI_PROMPT_SAVE_AS,
+			    "save the schedule as: ", "schedule.json");
+			d->prompt.then_quit = true;
+			return TUI_DRAW_MESSAGE;
+		}
+		tui_prompt_close(d);
+		return tui_prompt_save_as(d, d->save_path, true);
+	case 'q':
+		tui_prompt_close(d);
+		return TUI_DO_QUIT;
+	case TUI_KEY_ESC:
+		tui_prompt_close(d);
+		tui_message(d, false, "not quitting");
+		return TUI_DRAW_MESSAGE;
+	default:
+		return 0;
+	}
+}
+
+/* The restore prompt: y restores the recovery file, n leaves it. */
+static unsigned
+tui_prompt_restore(struct tui *d, int key)
+{
+	if (key == 'y' || key == 'Y') {
+		tui_prompt_close(d);
+		return tui_recover_restore(d) | TUI_DRAW_MESSAGE;
+	}
+	if (key == 'n' || key == 'N' || key == TUI_KEY_ESC) {
+		tui_prompt_close(d);
+		tui_message(d, false, "recovery file kept, not restored");
+		return TUI_DRAW_MESSAGE;
+	}
+	return 0;
+}
+
+static unsigned
+tui_prompt_submit(struct tui *d)
+{
+	char text[sizeof d->prompt.text];
+	bool then_quit = d->prompt.then_quit;
+	const char *s = text;
+
+	snprintf(text, sizeof text, "%s", d->prompt.text);
+	tui_prompt_close(d);
+	while (isspace((unsigned char)*s))
+		s++;
+	if (*s == '\0') {
+		tui_message(d, false, "nothing entered");
+		return TUI_DRAW_MESSAGE | TUI_DRAW_PANEL;
+	}
+	switch (d->prompt.kind) {
+	case TUI_PROMPT_FIND:
+		return tui_prompt_find(d, s);
+	case TUI_PROMPT_GOTO:
+		return tui_prompt_goto(d, s);
+	case TUI_PROMPT_SAVE_AS:
+		return tui_prompt_save_as(d, s, then_quit);
+	case TUI_PROMPT_EXPORT:
+		return tui_prompt_export(d, s);
+	case TUI_PROMPT_NEW_FILE:
+		return tui_prompt_new_file(d, s);
+	case TUI_PROMPT_COMPARE_FILE:
+		return tui_prompt_compare_file(d, s);
+	case TUI_PROMPT_QUIT:
+	case TUI_PROMPT_RESTORE:
+		break;
+	}
+	return 0;
+}
+
+unsigned
+tui_prompt_key(struct tui *d, int key)
+{
+	struct tui_prompt *pr = &d->prompt;
+
+	if (pr->kind == TUI_PROMPT_QUIT)
+		return tui_prompt_quit(d, key);
+	if (pr->kind == TUI_PROMPT_RESTORE)
+		return tui_prompt_restore(d, key);
+	if (key == TUI_KEY_ESC) {
+		tui_prompt_close(d);
+		tui_message(d, false, "cancelled");
+		return TUI_DRAW_MESSAGE | TUI_DRAW_PANEL;
+	}
+	if (key == '\n' || key == '\r' || key == KEY_ENTER)
+		return tui_prompt_submit(d) | TUI_DRAW_MESSAGE;
+	return tui_prompt_type(pr->text, &pr->len, sizeof pr->text, key) ?
+	    TUI_DRAW_MESSAGE : 0;
+}

@@ -1,1 +1,842 @@
-/* tui/state.c - to be written (issue 14). */
+/*
+ * state.c - the designer's state: what is loaded, the plan on screen and
+ * every change made to it, with undo and redo.
+ *
+ * A change is recorded as what undoes it: an order edit as its inverse
+ * edit (pw_plan_apply answers with one), a pin as its removal or
+ * insertion, and whatever replaces the plan (a constraint change, a
+ * reload, an optimizer result, a family, a sweep point) as a snapshot of
+ * the state before.  Undoing a change performs it and turns it into what
+ * undoes the undo, so that undo and redo are one function between two
+ * stacks.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pwlua.h"
+#include "tui_int.h"
+
+/* What a file holds once read: a problem, or a schedule's plan. */
+struct tui_state_file {
+	struct pw_problem *problem;	/* NULL when PLAN is set */
+	struct pw_plan *plan;		/* a schedule file's orders, timed */
+	struct pw_pin *pins;
+	size_t	npins;
+	bool	is_schedule;
+	bool	is_lua;
+	bool	has_objective;
+	enum pw_objective objective;
+	double	time_limit;		/* 0: not stated */
+};
+
+/* Reads PATH (NULL: the default problem) into OUT, which the caller
+ * frees with tui_state_file_free.  Errors name the file (a Lua error its
+ * line and traceback). */
+static int
+tui_state_file_read(const char *path, struct tui_state_file *out,
+    struct pw_error *err)
+{
+	struct pwlua_solve_prefs prefs = { 0 };
+	struct pw_timed_op *ops = NULL;
+	struct pw_schedule *sched;
+	size_t nops = 0;
+	int rc;
+
+	*out = (struct tui_state_file){ 0 };
+	if (path == NULL) {
+		out->problem = pw_problem_default();
+		return PW_OK;
+	}
+	if (pwlua_is_script(path)) {
+		out->is_lua = true;
+		out->problem = pwlua_problem_read(path, &prefs, err);
+		if (out->problem == NULL)
+			return PW_ERR_INPUT;
+		out->has_objective = prefs.has_objective;
+		out->objective = prefs.objective;
+		out->time_limit = prefs.time_limit;
+		out->pins = prefs.pins;
+		out->npins = prefs.npins;
+		prefs.pins = NULL;
+		prefs.npins = 0;
+		pwlua_solve_prefs_free(&prefs);
+		return PW_OK;
+	}
+	rc = pw_file_read_pins(path, &out->problem, &ops, &nops, &out->pins,
+	    &out->npins, err);
+	if (rc != PW_OK || nops == 0) {
+		free(ops);
+		return rc;
+	}
+	out->is_schedule = true;
+	rc = pw_schedule_from_timed(out->problem, ops, nops, &sched, err);
+	free(ops);
+	if (rc == PW_OK) {
+		rc = pw_plan_new(out->problem, sched, &out->plan, err);
+		out->problem = NULL;
+	}
+	return rc;
+}
+
+static void
+tui_state_file_free(struct tui_state_file *f)
+{
+	pw_problem_free(f->problem);
+	pw_plan_free(f->plan);
+	free(f->pins);
+}
+
+/* The family index of the best schedule for P: of the families that
+ * build one, the least makespan among those within every limit, else the
+ * least makespan.  Returns -1 with ERR set when no family builds one. */
+static int
+tui_state_best_family(const struct pw_problem *p, struct pw_error *err)
+{
+	struct pw_compare_row *rows = pw_compare_rows(p);
+	int best = -1;
+	bool fits, best_fits = false;
+	size_t i;
+
+	for (i = 0; i < pw_nfamilies; i++) {
+		if (rows[i].rc != PW_OK)
+			continue;
+		fits = rows[i].nover == 0;
+		if (best < 0 || (fits && !best_fits) || (fits == best_fits &&
+		    rows[i].metrics->makespan < rows[best].metrics->makespan)) {
+			best = (int)i;
+			best_fits = fits;
+		}
+	}
+	if (best < 0)
+		pw_error_set(err, "no schedule family builds a schedule for "
+		    "this problem (%s)", rows[0].why);
+	pw_compare_rows_free(rows);
+	return best;
+}
+
+/* The plan of family FAMILY (-1: the best) on P, in *OUT, with its index
+ * in *USED. */
+static int
+tui_state_family_plan(const struct pw_problem *p, int family,
+    struct pw_plan **out, int *used, struct pw_error *err)
+{
+	if (family < 0 && (family = tui_state_best_family(p, err)) < 0)
+		return PW_ERR_NOT_APPLICABLE;
+	*used = family;
+	return pw_plan_family(&pw_families[family], p, out, err);
+}
+
+void
+tui_message(struct tui *d, bool error, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(d->message, sizeof d->message, fmt, ap);
+	va_end(ap);
+	d->message_is_error = error;
+}
+
+/* Whether OP is an op of P (its numbers in range). */
+static bool
+tui_state_in_range(const struct pw_problem *p, struct pw_op op)
+{
+	return op.kind >= 0 && op.kind < PW_NKINDS && op.stage >= 0 &&
+	    op.stage < p->nstages && op.mb >= 0 && op.mb < p->microbatches;
+}
+
+/* Drops the pins that name ops the plan's problem does not have on one
+ * device (after a new problem). */
+static void
+tui_state_pins_fit(struct tui *d)
+{
+	const struct pw_problem *p = pw_plan_problem(d->plan);
+	size_t i, n = 0;
+
+	for (i = 0; i < d->npins; i++) {
+		struct pw_pin pin = d->pins[i];
+
+		if (tui_state_in_range(p, pin.before) &&
+		    tui_state_in_range(p, pin.after) &&
+		    p->stages[pin.before.stage].device ==
+		    p->stages[pin.after.stage].device)
+			d->pins[n++] = pin;
+	}
+	d->npins = n;
+}
+
+/* After the plan changed: folds sized by its devices, the deadlock list,
+ * a selection it has.  Returns pw_plan_status, with the message line
+ * saying what failed when it is not PW_OK. */
+static int
+tui_state_refresh(struct tui *d)
+{
+	const struct pw_problem *p = pw_plan_problem(d->plan);
+	const struct pw_schedule *s = pw_plan_timed(d->plan);
+	const struct pw_where *w = pw_plan_where(d->plan);
+	struct pw_error err;
+	char *nl;
+	int rc, dev;
+
+	if (d->view.nfolded != p->devices) {
+		free(d->view.folded);
+		d->view.folded = pw_xcalloc((size_t)p->devices,
+		    sizeof *d->view.folded);
+		d->view.nfolded = p->devices;
+	}
+	if (d->view.top >= p->devices)
+		d->view.top = 0;
+	free(d->waits);
+	d->waits = NULL;
+	d->nwaits = 0;
+	rc = pw_plan_status(d->plan, &err);
+	if (rc == PW_ERR_DEADLOCK)
+		d->nwaits = pw_deadlock_waits(p, pw_plan_schedule(d->plan),
+		    &d->waits);
+	if (rc != PW_OK) {
+		if ((nl = strchr(err.msg, '\n')) != NULL)
+			*nl = '\0';
+		tui_message(d, true, "%s", err.msg);
+	}
+	if (d->has_sel && tui_state_in_range(p, d->sel) &&
+	    pw_where_has(w, p, d->sel))
+		return rc;
+	d->has_sel = false;
+	for (dev = 0; dev < s->ndevices && !d->has_sel; dev++) {
+		if (s->device[dev].len > 0) {
+			d->sel = s->device[dev].ops[0];
+			d->has_sel = true;
+		}
+	}
+	return rc;
+}
+
+/* The message line after a change WHAT that timed. */
+static void
+tui_state_said(struct tui *d, const char *what)
+{
+	char buf[32];
+
+	if (pw_plan_status(d->plan, NULL) != PW_OK)
+		return;
+	tui_message(d, false, "%s: makespan %s", what, pw_fmt_seconds(buf,
+	    sizeof buf, pw_plan_metrics(d->plan)->makespan));
+}
+
+/* ------------------------------------------------------------------ */
+/* Snapshots and the history                                           */
+
+struct tui_snapshot
+tui_snapshot_take(const struct tui *d)
+{
+	struct tui_snapshot s = {
+		.plan = pw_plan_copy(d->plan),
+		.npins = d->npins,
+		.source = pw_xstrdup(d->source),
+		.family = d->family,
+		.objective = d->objective,
+		.time_limit = d->time_limit,
+	};
+
+	if (d->npins > 0) {
+		s.pins = pw_xreallocarray(NULL, d->npins, sizeof *s.pins);
+		memcpy(s.pins, d->pins, d->npins * sizeof *s.pins);
+	}
+	return s;
+}
+
+void
+tui_snapshot_free(struct tui_snapshot *s)
+{
+	pw_plan_free(s->plan);
+	free(s->pins);
+	free(s->source);
+	*s = (struct tui_snapshot){ .family = -1 };
+}
+
+/* Exchanges the state's plan, pins, source, family and options with S. */
+static void
+tui_state_swap(struct tui *d, struct tui_snapshot *s)
+{
+	struct tui_snapshot mine = {
+		.plan = d->plan, .pins = d->pins, .npins = d->npins,
+		.source = d->source, .family = d->family,
+		.objective = d->objective, .time_limit = d->time_limit,
+	};
+
+	d->plan = s->plan;
+	d->pins = s->pins;
+	d->npins = s->npins;
+	d->source = s->source;
+	d->family = s->family;
+	d->objective = s->objective;
+	d->time_limit = s->time_limit;
+	*s = mine;
+}
+
+static void
+tui_change_free(struct tui_change *c)
+{
+	free((char *)c->what);
+	if (c->kind == TUI_CHANGE_PLAN)
+		tui_snapshot_free(&c->snap);
+}
+
+static void
+tui_history_push(struct tui_change **stack, size_t *n, size_t *cap,
+    struct tui_change c)
+{
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 16;
+		*stack = pw_xreallocarray(*stack, *cap, sizeof **stack);
+	}
+	(*stack)[(*n)++] = c;
+}
+
+static void
+tui_history_clear_redo(struct tui_history *h)
+{
+	while (h->nredo > 0)
+		tui_change_free(&h->redo[--h->nredo]);
+}
+
+/* Records C (taken) as the last change. */
+static void
+tui_state_record(struct tui *d, struct tui_change c)
+{
+	tui_history_clear_redo(&d->history);
+	tui_history_push(&d->history.undo, &d->history.nundo,
+	    &d->history.capundo, c);
+	d->changes++;
+	d->dirty = true;
+}
+
+unsigned
+tui_plan_record(struct tui *d, struct tui_snapshot *before, const char *what)
+{
+	tui_state_record(d, (struct tui_change){ .kind = TUI_CHANGE_PLAN,
+	    .what = pw_xstrdup(what), .snap = *before });
+	*before = (struct tui_snapshot){ .family = -1 };
+	tui_state_said(d, what);
+	return TUI_DRAW_ALL;
+}
+
+void
+tui_plan_show(struct tui *d, struct pw_plan *plan)
+{
+	pw_plan_free(d->plan);
+	d->plan = plan;
+	tui_state_pins_fit(d);
+	tui_state_refresh(d);
+}
+
+unsigned
+tui_plan_set(struct tui *d, struct pw_plan *plan, const char *what,
+    const char *source, int family)
+{
+	struct tui_snapshot before = {
+		.plan = d->plan, .npins = d->npins, .source = d->source,
+		.family = d->family, .objective = d->objective,
+		.time_limit = d->time_limit,
+	};
+
+	if (d->npins > 0) {
+		before.pins = pw_xreallocarray(NULL, d->npins,
+		    sizeof *before.pins);
+		memcpy(before.pins, d->pins, d->npins * sizeof *d->pins);
+	}
+	d->plan = plan;
+	d->source = pw_xstrdup(source);
+	d->family = family;
+	tui_state_pins_fit(d);
+	tui_state_refresh(d);
+	return tui_plan_record(d, &before, what);
+}
+
+unsigned
+tui_apply(struct tui *d, const struct pw_edit *edit, const char *what)
+{
+	struct pw_edit undo;
+	struct pw_error err;
+
+	if (pw_plan_apply(d->plan, edit, &undo, &err) != PW_OK) {
+		tui_message(d, true, "%s: %s", what, err.msg);
+		return TUI_DRAW_MESSAGE;
+	}
+	tui_state_record(d, (struct tui_change){ .kind = TUI_CHANGE_EDIT,
+	    .what = pw_xstrdup(what), .edit = undo });
+	tui_state_refresh(d);
+	tui_state_said(d, what);
+	return TUI_DRAW_ALL;
+}
+
+static void
+tui_state_pin_insert(struct tui *d, size_t index, struct pw_pin pin)
+{
+	d->pins = pw_xreallocarray(d->pins, d->npins + 1, sizeof *d->pins);
+	memmove(d->pins + index + 1, d->pins + index,
+	    (d->npins - index) * sizeof *d->pins);
+	d->pins[index] = pin;
+	d->npins++;
+}
+
+static void
+tui_state_pin_delete(struct tui *d, size_t index)
+{
+	memmove(d->pins + index, d->pins + index + 1,
+	    (d->npins - index - 1) * sizeof *d->pins);
+	d->npins--;
+}
+
+/* "pin F(0,1) < B(0,0)" into BUF. */
+static const char *
+tui_state_pin_name(char *buf, size_t len, const char *verb, struct pw_pin pin)
+{
+	char a[48], b[48];
+
+	snprintf(buf, len, "%s %s before %s", verb,
+	    pw_op_name(a, sizeof a, pin.before),
+	    pw_op_name(b, sizeof b, pin.after));
+	return buf;
+}
+
+unsigned
+tui_pin_add(struct tui *d, struct pw_pin pin)
+{
+	char what[160];
+
+	tui_state_pin_insert(d, d->npins, pin);
+	tui_state_record(d, (struct tui_change){ .kind = TUI_CHANGE_PIN_ADD,
+	    .what = pw_xstrdup(tui_state_pin_name(what, sizeof what, "pin",
+	    pin)), .pin = pin, .index = d->npins - 1 });
+	tui_message(d, false, "%s", what);
+	return TUI_DRAW_ALL;
+}
+
+unsigned
+tui_pin_remove(struct tui *d, size_t index)
+{
+	struct pw_pin pin = d->pins[index];
+	char what[160];
+
+	tui_state_pin_delete(d, index);
+	tui_state_record(d, (struct tui_change){
+	    .kind = TUI_CHANGE_PIN_REMOVE, .what = pw_xstrdup(
+	    tui_state_pin_name(what, sizeof what, "unpin", pin)), .pin = pin,
+	    .index = index });
+	tui_message(d, false, "%s", what);
+	return TUI_DRAW_ALL;
+}
+
+/* Performs what C records and turns C into what reverses that: the one
+ * step of both undo and redo. */
+static int
+tui_state_invert(struct tui *d, struct tui_change *c, struct pw_error *err)
+{
+	struct pw_edit inverse;
+	int rc;
+
+	switch (c->kind) {
+	case TUI_CHANGE_EDIT:
+		if ((rc = pw_plan_apply(d->plan, &c->edit, &inverse, err)) !=
+		    PW_OK)
+			return rc;
+		c->edit = inverse;
+		break;
+	case TUI_CHANGE_PIN_ADD:
+		tui_state_pin_delete(d, c->index);
+		c->kind = TUI_CHANGE_PIN_REMOVE;
+		break;
+	case TUI_CHANGE_PIN_REMOVE:
+		tui_state_pin_insert(d, c->index, c->pin);
+		c->kind = TUI_CHANGE_PIN_ADD;
+		break;
+	case TUI_CHANGE_PLAN:
+		tui_state_swap(d, &c->snap);
+		break;
+	}
+	return PW_OK;
+}
+
+/* Moves the last change of FROM to TO, performing it; VERB for the
+ * message line. */
+static unsigned
+tui_state_step(struct tui *d, struct tui_change *from, size_t *nfrom,
+    struct tui_change **to, size_t *nto, size_t *capto, const char *verb)
+{
+	struct tui_change c;
+	struct pw_error err;
+
+	if (*nfrom == 0) {
+		tui_message(d, true, "nothing to %s", verb);
+		return TUI_DRAW_MESSAGE;
+	}
+	c = from[--*nfrom];
+	if (tui_state_invert(d, &c, &err) != PW_OK) {
+		/* An inverse always applies (pw_plan_apply's promise). */
+		tui_message(d, true, "%s %s: %s", verb, c.what, err.msg);
+		tui_change_free(&c);
+		return TUI_DRAW_MESSAGE;
+	}
+	tui_history_push(to, nto, capto, c);
+	d->changes++;
+	d->dirty = true;
+	tui_message(d, false, "%s %s", verb, c.what);
+	if (tui_state_refresh(d) == PW_OK && c.kind != TUI_CHANGE_PIN_ADD &&
+	    c.kind != TUI_CHANGE_PIN_REMOVE) {
+		char buf[32];
+
+		tui_message(d, false, "%s %s: makespan %s", verb, c.what,
+		    pw_fmt_seconds(buf, sizeof buf,
+		    pw_plan_metrics(d->plan)->makespan));
+	}
+	return TUI_DRAW_ALL;
+}
+
+unsigned
+tui_undo(struct tui *d)
+{
+	struct tui_history *h = &d->history;
+
+	return tui_state_step(d, h->undo, &h->nundo, &h->redo, &h->nredo,
+	    &h->capredo, "undo");
+}
+
+unsigned
+tui_redo(struct tui *d)
+{
+	struct tui_history *h = &d->history;
+
+	return tui_state_step(d, h->redo, &h->nredo, &h->undo, &h->nundo,
+	    &h->capundo, "redo");
+}
+
+/* ------------------------------------------------------------------ */
+/* Problems                                                            */
+
+/* Whether SCHED has the shape of P's schedules. */
+static bool
+tui_state_same_shape(const struct pw_schedule *s, const struct pw_problem *p)
+{
+	return s->ndevices == p->devices && s->nstages == p->nstages &&
+	    s->microbatches == p->microbatches &&
+	    s->nchannels == pw_problem_nchannels(p);
+}
+
+int
+tui_problem_set(struct tui *d, struct pw_problem *problem, const char *what,
+    struct pw_error *err)
+{
+	const struct pw_schedule *s = pw_plan_schedule(d->plan);
+	struct pw_plan *plan = NULL;
+	struct pw_error why;
+	char source[96];
+	int rc = PW_ERR_INPUT, family;
+
+	if (tui_state_same_shape(s, problem) &&
+	    pw_plan_new(pw_problem_copy(problem), pw_schedule_copy(s), &plan,
+	    &why) == PW_OK) {
+		tui_plan_set(d, plan, what, d->source, d->family);
+		rc = PW_OK;
+		goto out;
+	}
+	if (d->family >= 0)
+		rc = tui_state_family_plan(problem, d->family, &plan, &family,
+		    err);
+	if (rc != PW_OK)
+		rc = tui_state_family_plan(problem, -1, &plan, &family, err);
+	if (rc != PW_OK)
+		goto out;
+	snprintf(source, sizeof source, "family %s",
+	    pw_families[family].name);
+	tui_plan_set(d, plan, what, source, family);
+out:
+	pw_problem_free(problem);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Ops                                                                 */
+
+bool
+tui_op_find(const struct tui *d, struct pw_op op, struct pw_op *out)
+{
+	const struct pw_problem *p = pw_plan_problem(d->plan);
+	const struct pw_where *w = pw_plan_where(d->plan);
+	struct pw_op other = op;
+
+	if (!tui_state_in_range(p, op))
+		return false;
+	if (op.kind == PW_B || op.kind == PW_W)
+		other.kind = PW_BW;
+	else if (op.kind == PW_BW)
+		other.kind = PW_B;
+	if (pw_where_has(w, p, op))
+		*out = op;
+	else if (pw_where_has(w, p, other))
+		*out = other;
+	else
+		return false;
+	return true;
+}
+
+bool
+tui_op_near(const struct tui *d, int device, double t, struct pw_op *out)
+{
+	const struct pw_problem *p = pw_plan_problem(d->plan);
+	const struct pw_schedule *s = pw_plan_timed(d->plan);
+	const struct pw_timing *tm = pw_plan_timing(d->plan);
+	const struct pw_seq *q = &s->device[device];
+	int pos;
+
+	if (q->len == 0)
+		return false;
+	pos = pw_order_seek(p, s, tm, device, t);
+	if (pos == q->len)
+		pos--;
+	/* The op at POS ends after T; the one before it ends by T. */
+	if (pos > 0 && tm->start[pw_op_index(p, q->ops[pos])] > t &&
+	    t - tm->end[pw_op_index(p, q->ops[pos - 1])] <
+	    tm->start[pw_op_index(p, q->ops[pos])] - t)
+		pos--;
+	*out = q->ops[pos];
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* The view                                                            */
+
+void
+tui_view_fit(struct tui *d)
+{
+	const struct pw_metrics *m = pw_plan_metrics(d->plan);
+
+	d->view.t0 = m->start;
+	d->view.span = m->makespan > 0 ? m->makespan : 1;
+	d->view.top = 0;
+}
+
+void
+tui_view_follow(struct tui *d)
+{
+	const struct pw_problem *p = pw_plan_problem(d->plan);
+	const struct pw_metrics *m = pw_plan_metrics(d->plan);
+	struct tui_layout l;
+	double start, lo, hi;
+	int dev;
+
+	if (!d->has_sel)
+		return;
+	dev = p->stages[d->sel.stage].device;
+	if (dev < d->view.top)
+		d->view.top = dev;
+	for (;;) {
+		tui_layout(d, d->rows, d->cols, &l);
+		if (l.too_small || l.last_device >= dev ||
+		    d->view.top >= dev) {
+			if (l.too_small)
+				d->view.top = dev;
+			tui_layout_free(&l);
+			break;
+		}
+		tui_layout_free(&l);
+		d->view.top++;
+	}
+	start = pw_plan_timing(d->plan)->start[pw_op_index(p, d->sel)];
+	if (start >= d->view.t0 && start < d->view.t0 + d->view.span)
+		return;
+	lo = m->start;
+	hi = fmax(lo, m->start + m->makespan - d->view.span);
+	d->view.t0 = fmin(fmax(start - d->view.span / 2, lo), hi);
+}
+
+void
+tui_select(struct tui *d, struct pw_op op)
+{
+	d->has_sel = true;
+	d->sel = op;
+	tui_view_follow(d);
+}
+
+/* ------------------------------------------------------------------ */
+/* Loading, reloading, saving                                          */
+
+/* "file NAME", the header's source of a schedule read from PATH. */
+static char *
+tui_state_file_source(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return pw_xasprintf("file %s", base ? base + 1 : path);
+}
+
+/* Takes what F states for the optimizer and its pins. */
+static void
+tui_state_take_prefs(struct tui *d, struct tui_state_file *f)
+{
+	if (f->has_objective)
+		d->objective = f->objective;
+	if (f->time_limit > 0)
+		d->time_limit = f->time_limit;
+	if (f->is_lua || f->is_schedule) {
+		free(d->pins);
+		d->pins = f->pins;
+		d->npins = f->npins;
+		f->pins = NULL;
+		tui_state_pins_fit(d);
+	}
+}
+
+struct tui *
+tui_new(const char *path, int rows, int cols, struct pw_error *err)
+{
+	struct tui *d = pw_xcalloc(1, sizeof *d);
+	struct tui_state_file f;
+	int family;
+
+	d->rows = rows;
+	d->cols = cols;
+	d->family = -1;
+	d->objective = PW_OBJ_MAKESPAN;
+	d->time_limit = 10;
+	d->compare.source[0] = d->compare.source[1] = TUI_CMP_CURRENT;
+	if (tui_state_file_read(path, &f, err) != PW_OK)
+		goto fail;
+	if (f.plan != NULL) {
+		d->plan = f.plan;
+		f.plan = NULL;
+		d->source = tui_state_file_source(path);
+		d->save_path = pw_xstrdup(path);
+	} else {
+		if (tui_state_family_plan(f.problem, -1, &d->plan, &family,
+		    err) != PW_OK)
+			goto fail;
+		d->family = family;
+		d->cycle = (family + 1) % (int)pw_nfamilies;
+		d->source = pw_xasprintf("family %s", pw_families[family].name);
+	}
+	d->path = path ? pw_xstrdup(path) : NULL;
+	d->path_is_schedule = f.is_schedule;
+	d->path_is_lua = f.is_lua;
+	tui_state_take_prefs(d, &f);
+	tui_state_file_free(&f);
+	tui_state_refresh(d);
+	tui_view_fit(d);
+	tui_message(d, false, "? help  o optimize  t constraints  q quit");
+	return d;
+fail:
+	if (path != NULL && strncmp(err->msg, path, strlen(path)) != 0) {
+		char *msg = pw_xasprintf("%s: %s", path, err->msg);
+
+		pw_error_set(err, "%s", msg);
+		free(msg);
+	}
+	tui_state_file_free(&f);
+	tui_free(d);
+	return NULL;
+}
+
+void
+tui_free(struct tui *d)
+{
+	struct pw_solve_result res;
+	struct pw_error err;
+
+	if (d == NULL)
+		return;
+	if (d->solve.run != NULL) {
+		pw_solve_cancel(d->solve.run);
+		if (pw_solve_finish(d->solve.run, &res, &err) == PW_OK)
+			pw_solve_result_free(&res);
+	}
+	tui_snapshot_free(&d->solve.before);
+	pw_schedule_free(d->solve.last);
+	pw_problem_free(d->solve.last_problem);
+	tui_compare_clear(d);
+	free(d->compare.file);
+	tui_sweep_free(d->sweep);
+	while (d->history.nundo > 0)
+		tui_change_free(&d->history.undo[--d->history.nundo]);
+	tui_history_clear_redo(&d->history);
+	free(d->history.undo);
+	free(d->history.redo);
+	pw_plan_free(d->plan);
+	free(d->path);
+	free(d->save_path);
+	free(d->source);
+	free(d->pins);
+	free(d->view.folded);
+	free(d->waits);
+	free(d->error_text);
+	free(d->edit_path);
+	free(d->recover_path);
+	free(d);
+}
+
+unsigned
+tui_edit_done(struct tui *d)
+{
+	struct tui_state_file f;
+	struct pw_error err;
+	char *what;
+	unsigned redraw = TUI_DRAW_ALL;
+
+	if (tui_state_file_read(d->path, &f, &err) != PW_OK) {
+		free(d->error_text);
+		d->error_text = pw_xstrdup(err.msg);
+		d->mode = TUI_MODE_ERROR;
+		tui_message(d, true, "%s did not load: the problem and "
+		    "schedule stay as they were (Esc closes)", d->path);
+		tui_state_file_free(&f);
+		return TUI_DRAW_ALL;
+	}
+	what = pw_xasprintf("reload %s", d->path);
+	if (f.plan != NULL) {
+		char *source = tui_state_file_source(d->path);
+
+		tui_plan_set(d, f.plan, what, source, -1);
+		f.plan = NULL;
+		free(source);
+	} else if (tui_problem_set(d, f.problem, what, &err) != PW_OK) {
+		tui_message(d, true, "%s: %s", d->path, err.msg);
+		redraw = TUI_DRAW_MESSAGE;
+	}
+	f.problem = NULL;
+	if (redraw == TUI_DRAW_ALL)
+		tui_state_take_prefs(d, &f);
+	tui_state_file_free(&f);
+	free(what);
+	return redraw;
+}
+
+int
+tui_save(struct tui *d, const char *path, struct pw_error *err)
+{
+	const char *to = path ? path : d->save_path;
+	int rc;
+
+	if (to == NULL) {
+		pw_error_set(err, "no schedule file to save to: S saves as");
+		return PW_ERR_INPUT;
+	}
+	if (pw_plan_status(d->plan, NULL) != PW_OK) {
+		pw_error_set(err, "%s: not saved: the edited orders do not "
+		    "time (undo the edit first)", to);
+		return PW_ERR_INPUT;
+	}
+	rc = pw_schedule_write_pins(to, pw_plan_problem(d->plan),
+	    pw_plan_timed(d->plan), pw_plan_timing(d->plan), d->pins,
+	    d->npins, err);
+	if (rc != PW_OK)
+		return rc;
+	if (path != NULL && path != d->save_path) {
+		free(d->save_path);
+		d->save_path = pw_xstrdup(path);
+	}
+	d->dirty = false;
+	tui_recover_remove(d);
+	return PW_OK;
+}

@@ -111,7 +111,7 @@ enum tui_glyph {
 /* colors.c: glyph WHICH in G's mode. */
 wchar_t	tui_glyph(const struct tui_glyphs *g, enum tui_glyph which);
 /* colors.c: a level of EIGHTHS eighths (0..8, clamped) of a cell's
- * height: the memory strip's and the sweep's (ASCII: " ._-~=+*#"). */
+ * height: the memory strip's and the sweep's (ASCII: " .,:-=*#@"). */
 wchar_t	tui_glyph_level(const struct tui_glyphs *g, int eighths);
 /* colors.c: the block filling the left EIGHTHS (1..8) of a cell, for a
  * bar's end (UTF-8 only). */
@@ -124,7 +124,9 @@ struct tui_view {
 	double	t0;		/* the time at the timeline's left edge, s */
 	double	span;		/* seconds across the timeline's width */
 	int	top;		/* first device block shown (scrolling) */
-	bool	*folded;	/* [devices]: block folded to its compute lane */
+	bool	*folded;	/* [nfolded]: block folded to its compute lane */
+	int	nfolded;	/* the devices of the plan (a new problem's
+				 * count resizes FOLDED) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -194,6 +196,9 @@ struct tui_snapshot {
 	size_t	npins;
 	char	*source;	/* where the schedule came from, for the header */
 	int	family;		/* index in pw_families, -1 when none */
+	/* The optimizer's options: the constraints panel changes them. */
+	enum pw_objective objective;
+	double	time_limit;
 };
 
 enum tui_change_kind {
@@ -252,6 +257,7 @@ struct tui_prompt {
 	char	question[160];
 	char	text[1024];	/* what the user typed */
 	size_t	len;
+	bool	then_quit;	/* SAVE_AS from the quit prompt: quit after */
 };
 
 /* The constraints panel: the fields are form.c's table. */
@@ -397,6 +403,35 @@ unsigned tui_plan_set(struct tui *, struct pw_plan *plan, const char *what,
  * edit sets the error message and changes nothing.  Returns what to
  * redraw. */
 unsigned tui_apply(struct tui *, const struct pw_edit *edit, const char *what);
+/* The state's plan, pins, source, family and optimizer options as a
+ * snapshot the caller owns (copies) and frees with tui_snapshot_free. */
+struct tui_snapshot tui_snapshot_take(const struct tui *);
+void	tui_snapshot_free(struct tui_snapshot *);
+/* Shows PLAN (taken) in place of the plan without recording a change
+ * (the optimizer's incumbents): selection, folds and deadlock list follow. */
+void	tui_plan_show(struct tui *, struct pw_plan *plan);
+/* Records that the current state replaced BEFORE (taken) as one undoable
+ * change WHAT: clears redo, counts the change, marks the state dirty.
+ * Returns TUI_DRAW_ALL. */
+unsigned tui_plan_record(struct tui *, struct tui_snapshot *before,
+	    const char *what);
+/* Replaces the problem by PROBLEM (taken) as one change WHAT: the
+ * schedule kept when it still fits (same shape, it times), else the
+ * current family's, else the best family's.  Returns PW_OK, or an error
+ * in ERR with nothing changed. */
+int	tui_problem_set(struct tui *, struct pw_problem *problem,
+	    const char *what, struct pw_error *);
+/* The op of the timed schedule that OP names as the user sees it (B or
+ * W of a fused backward is its BW, BW of a split one its B): true with
+ * it in *OUT, false when the schedule has none. */
+bool	tui_op_find(const struct tui *, struct pw_op op, struct pw_op *out);
+/* The op of DEVICE's order nearest to instant T (the one running at T,
+ * else the closer of its neighbours): false when DEVICE runs nothing. */
+bool	tui_op_near(const struct tui *, int device, double t,
+	    struct pw_op *out);
+/* Adds PIN (as one change), or removes the pin at INDEX of tui.pins. */
+unsigned tui_pin_add(struct tui *, struct pw_pin pin);
+unsigned tui_pin_remove(struct tui *, size_t index);
 /* Undo and redo of any change; the message line says what. */
 unsigned tui_undo(struct tui *);
 unsigned tui_redo(struct tui *);
@@ -461,6 +496,9 @@ const char *tui_form_label(const struct tui *, int field, char *buf,
 	    size_t len);
 const char *tui_form_value(const struct tui *, int field, char *buf,
 	    size_t len);
+/* A key while the form has the keys and a field is being typed (Enter
+ * sets it, Esc cancels).  Returns what to redraw. */
+unsigned tui_form_key(struct tui *, int key);
 /* Sets FIELD from TEXT ("40 GiB", "inf", "v", "span", "12 s"): a new
  * problem and plan as one change, or the optimizer's options.  A bad
  * value returns PW_ERR_INPUT with a one-line reason in ERR and changes
@@ -477,6 +515,12 @@ unsigned tui_prompt_open(struct tui *, enum tui_prompt_kind,
 /* A key while the prompt is open: typing, Backspace, Enter (submit),
  * Esc (cancel). */
 unsigned tui_prompt_key(struct tui *, int key);
+/* Line editing shared by the prompt and the form: a printable KEY is
+ * appended to TEXT (of CAP bytes, *LEN used), Backspace removes the last
+ * character.  Returns whether KEY was one of these. */
+bool	tui_prompt_type(char *text, size_t *len, size_t cap, int key);
+/* TEXT (blanks after it allowed) as a whole number from MIN to MAX. */
+bool	tui_parse_int(const char *text, int min, int max, int *out);
 
 /* ------------------------------------------------------------------ */
 /* solve.c                                                             */
@@ -570,13 +614,13 @@ void	tui_draw_message(WINDOW *, const struct tui *d, const struct tui_layout *l)
 void	tui_draw_help(WINDOW *, const struct tui *d, const struct tui_layout *l);
 void	tui_draw_form(WINDOW *, const struct tui *d, const struct tui_layout *l);
 void	tui_draw_error(WINDOW *, const struct tui *d, const struct tui_layout *l);
-/* draw_compare.c and draw_sweep.c (the compare view, the memory sweep):
- * into L's panel rect. */
+/* draw_compare.c, draw_sweep.c: the compare view and the memory sweep
+ * in L's panel (tui_draw calls them in their modes). */
 void	tui_draw_compare(WINDOW *, struct tui *d, const struct tui_layout *l);
 void	tui_draw_sweep(WINDOW *, struct tui *d, const struct tui_layout *l);
 
 /* draw.c: what every panel writes with.  tui_draw_text writes the UTF-8
- * text S (bytes the locale cannot read as '?', control characters as
+ * text S (bytes the locale cannot read as '?', a tab as a blank, other control characters as
  * '?') at Y, X in ATTR, clipped to W columns; returns the columns
  * written.  tui_draw_clear blanks R. tui_draw_box frames R with TITLE
  * in its top rule and returns the rect inside. tui_draw_wrap writes S

@@ -120,6 +120,12 @@ struct pwlua_solve_prefs;
  * (pwlua_solve_prefs_free).  NULL after reporting why. */
 struct pw_problem *pw_cmd_problem_load(const char *path,
 	    struct pwlua_solve_prefs *prefs);
+/* cmd_plan.c: as pw_cmd_problem_load, also giving a schedule file's
+ * pins in *PINS (the caller frees it; NULL and 0 when it has none, and
+ * for every other kind of PATH). */
+struct pw_problem *pw_cmd_problem_load_pins(const char *path,
+	    struct pwlua_solve_prefs *prefs, struct pw_pin **pins,
+	    size_t *npins);
 /* cmd_plan.c: family NAME's plan for the problem of PATH (NULL: the
  * default problem) in *OUT, which the caller frees; returns an enum
  * pw_exit, with *OUT NULL after reporting a failure. */
@@ -135,6 +141,11 @@ int	pw_cmd_plan_load(const char *path, const char *family,
  * stream in *REPORT, for what the command says after them.  Returns an
  * enum pw_exit after reporting any failure. */
 int	pw_cmd_plan_write(const struct pw_plan *plan, const char *output,
+	    FILE **report);
+/* cmd_plan.c: as pw_cmd_plan_write, with the user's pins in the
+ * schedule file. */
+int	pw_cmd_plan_write_pins(const struct pw_plan *plan,
+	    const struct pw_pin *pins, size_t npins, const char *output,
 	    FILE **report);
 
 #endif /* PW_CMD_H */

@@ -15,15 +15,33 @@
 struct pw_problem *
 pw_cmd_problem_load(const char *path, struct pwlua_solve_prefs *prefs)
 {
-	struct pw_problem *problem;
+	return pw_cmd_problem_load_pins(path, prefs, NULL, NULL);
+}
+
+struct pw_problem *
+pw_cmd_problem_load_pins(const char *path, struct pwlua_solve_prefs *prefs,
+    struct pw_pin **pins, size_t *npins)
+{
+	struct pw_problem *problem = NULL;
+	struct pw_timed_op *ops;
 	struct pw_error err;
+	size_t nops;
 
 	if (prefs != NULL)
 		memset(prefs, 0, sizeof *prefs);
+	if (pins != NULL) {
+		*pins = NULL;
+		*npins = 0;
+	}
 	if (path == NULL)
 		return pw_problem_default();
-	problem = pwlua_is_script(path) ? pwlua_problem_read(path, prefs,
-	    &err) : pw_problem_read(path, &err);
+	if (pwlua_is_script(path))
+		problem = pwlua_problem_read(path, prefs, &err);
+	else if (pins == NULL)
+		problem = pw_problem_read(path, &err);
+	else if (pw_file_read_pins(path, &problem, &ops, &nops, pins, npins,
+	    &err) == PW_OK)
+		free(ops);
 	if (problem == NULL)
 		pw_cmd_fail("%s", err.msg);
 	return problem;
@@ -130,11 +148,19 @@ int
 pw_cmd_plan_write(const struct pw_plan *plan, const char *output,
     FILE **report)
 {
+	return pw_cmd_plan_write_pins(plan, NULL, 0, output, report);
+}
+
+int
+pw_cmd_plan_write_pins(const struct pw_plan *plan, const struct pw_pin *pins,
+    size_t npins, const char *output, FILE **report)
+{
 	struct pw_error err;
 	int rc;
 
-	if ((rc = pw_schedule_write(output, pw_plan_problem(plan),
-	    pw_plan_schedule(plan), pw_plan_timing(plan), &err)) != PW_OK) {
+	if ((rc = pw_schedule_write_pins(output, pw_plan_problem(plan),
+	    pw_plan_schedule(plan), pw_plan_timing(plan), pins, npins,
+	    &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
 		return pw_cmd_status(rc);
 	}

@@ -46,22 +46,46 @@ cmd_solve_progress(const struct pw_progress *pr, void *arg)
 	    100 * pr->gap);
 }
 
+/* Appends to *ALL (*N of them) each of the NADD pins of ADD that it does
+ * not hold yet: a problem's and a start's pins may be the same file's. */
+static void
+cmd_solve_pins_add(struct pw_pin **all, size_t *n, const struct pw_pin *add,
+    size_t nadd)
+{
+	size_t i, k;
+
+	for (i = 0; i < nadd; i++) {
+		for (k = 0; k < *n; k++)
+			if (memcmp(&(*all)[k], &add[i], sizeof add[i]) == 0)
+				break;
+		if (k < *n)
+			continue;
+		*all = pw_xreallocarray(*all, *n + 1, sizeof **all);
+		(*all)[(*n)++] = add[i];
+	}
+}
+
 /* The start schedule of --from FILE for PROBLEM in *OUT (the caller
- * frees it); false after reporting why. */
+ * frees it), and the file's pins added to *PINS; false after reporting
+ * why. */
 static bool
 cmd_solve_from(const char *path, const struct pw_problem *problem,
-    struct pw_schedule **out)
+    struct pw_schedule **out, struct pw_pin **pins, size_t *npins)
 {
 	struct pw_problem *given = NULL;
 	struct pw_timed_op *ops = NULL;
+	struct pw_pin *filepins = NULL;
 	struct pw_error err;
-	size_t nops = 0;
+	size_t nops = 0, nfilepins = 0;
 	bool ok = false;
 
 	*out = NULL;
-	if (pw_schedule_read(path, &given, &ops, &nops, &err) != PW_OK) {
+	if (pw_file_read_pins(path, &given, &ops, &nops, &filepins,
+	    &nfilepins, &err) != PW_OK || ops == NULL) {
 		pw_cmd_fail("solve: --from '%s' is no family (see 'pipewright "
-		    "solve --help') and no schedule file: %s", path, err.msg);
+		    "solve --help') and no schedule file: %s", path,
+		    ops == NULL && given != NULL ? "it holds a problem only" :
+		    err.msg);
 		goto out;
 	}
 	if (!pw_problem_same(given, problem)) {
@@ -74,8 +98,10 @@ cmd_solve_from(const char *path, const struct pw_problem *problem,
 		    err.msg);
 		goto out;
 	}
+	cmd_solve_pins_add(pins, npins, filepins, nfilepins);
 	ok = true;
 out:
+	free(filepins);
 	free(ops);
 	pw_problem_free(given);
 	return ok;
@@ -163,17 +189,22 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	struct stat st;
 	struct cmd_solve_last last = { NULL, 0, 0 };
 	struct pwlua_solve_prefs prefs;
+	struct pw_pin *pins = NULL, *all = NULL;
 	struct pw_error err;
+	size_t npins = 0, nall = 0;
 	FILE *out;
 	int status, rc;
 
 	memset(&res, 0, sizeof res);
-	if ((problem = pw_cmd_problem_load(a->pos[0], &prefs)) == NULL)
+	/* The pins of schedule files (PROBLEM, --from) are the user's, kept
+	 * in the result; a Lua problem's are its script's. */
+	if ((problem = pw_cmd_problem_load_pins(a->pos[0], &prefs, &pins,
+	    &npins)) == NULL)
 		return PW_EXIT_INPUT;
 	status = PW_EXIT_INPUT;
 	pw_solve_opts_init(&o);
-	/* A Lua problem's own objective, time limit and pins, unless the
-	 * command line says otherwise (it has no pins). */
+	/* A Lua problem's own objective and time limit, unless the command
+	 * line says otherwise. */
 	o.objective = !a->objective_given && prefs.has_objective ?
 	    prefs.objective : a->objective;
 	o.offload = a->offload;
@@ -182,8 +213,6 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 		o.time_limit = a->time_limit > 0 ? a->time_limit :
 		    prefs.time_limit;
 	o.iteration_limit = a->iteration_limit;
-	o.pins = prefs.pins;
-	o.npins = prefs.npins;
 	o.write_lp = a->write_lp;
 	o.progress = cmd_solve_progress;
 	o.progress_arg = &last;
@@ -201,10 +230,14 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	if (a->from != NULL && pw_family_find(a->from) != NULL)
 		o.start_family = a->from;
 	else if (a->from != NULL) {
-		if (!cmd_solve_from(a->from, problem, &start))
+		if (!cmd_solve_from(a->from, problem, &start, &pins, &npins))
 			goto out;
 		o.start = start;
 	}
+	cmd_solve_pins_add(&all, &nall, prefs.pins, prefs.npins);
+	cmd_solve_pins_add(&all, &nall, pins, npins);
+	o.pins = all;
+	o.npins = nall;
 	if ((rc = cmd_solve_run(problem, &o, &res, &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
 		status = pw_cmd_status(rc);
@@ -217,8 +250,8 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 		status = PW_EXIT_INTERNAL;
 		goto out;
 	}
-	if ((status = pw_cmd_plan_write(plan, a->output, &out)) ==
-	    PW_EXIT_OK)
+	if ((status = pw_cmd_plan_write_pins(plan, pins, npins, a->output,
+	    &out)) == PW_EXIT_OK)
 		cmd_solve_report(out, &o, &res);
 out:
 	pw_plan_free(plan);
@@ -226,5 +259,7 @@ out:
 	pw_schedule_free(start);
 	pw_problem_free(problem);
 	pwlua_solve_prefs_free(&prefs);
+	free(pins);
+	free(all);
 	return status;
 }
