@@ -1,1 +1,106 @@
-/* tui/recover.c - to be written (issue 14). */
+/*
+ * recover.c - the recovery file: while edits are unsaved, the state (the
+ * problem, the timed orders and the pins, as a schedule file) is kept
+ * beside the file it came from, as an editor keeps a swap file, written
+ * atomically after each change; the next designer of that file offers to
+ * restore it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pipewright.h"
+#include "plan.h"
+#include "tui_int.h"
+
+#define TUI_RECOVER_SUFFIX	".pw-recover"
+#define TUI_RECOVER_DEFAULT	".pipewright-default" TUI_RECOVER_SUFFIX
+
+char *
+tui_recover_name(const char *path)
+{
+	const char *base;
+
+	if (path == NULL)
+		return pw_xstrdup(TUI_RECOVER_DEFAULT);
+	if ((base = strrchr(path, '/')) == NULL)
+		return pw_xasprintf(".%s" TUI_RECOVER_SUFFIX, path);
+	base++;
+	return pw_xasprintf("%.*s.%s" TUI_RECOVER_SUFFIX, (int)(base - path),
+	    path, base);
+}
+
+void
+tui_recover_write(struct tui *d)
+{
+	struct pw_error err;
+	char *name;
+
+	/* The file's name follows the path: "e" on the default problem
+	 * gives it one. */
+	name = tui_recover_name(d->path);
+	if (d->recover_path != NULL && strcmp(d->recover_path, name) != 0)
+		tui_recover_remove(d);
+	free(d->recover_path);
+	d->recover_path = name;
+	if (pw_schedule_write_pins(name, pw_plan_problem(d->plan),
+	    pw_plan_timed(d->plan), pw_plan_timing(d->plan), d->pins, d->npins,
+	    &err) != PW_OK)
+		tui_message(d, true, "recovery file not written: %s", err.msg);
+}
+
+void
+tui_recover_remove(struct tui *d)
+{
+	if (d->recover_path == NULL)
+		return;
+	if (unlink(d->recover_path) != 0 && errno != ENOENT)
+		tui_message(d, true, "cannot remove the recovery file %s: %s",
+		    d->recover_path, strerror(errno));
+}
+
+unsigned
+tui_recover_restore(struct tui *d)
+{
+	struct pw_problem *problem = NULL;
+	struct pw_schedule *sched = NULL;
+	struct pw_timed_op *ops = NULL;
+	struct pw_pin *pins = NULL;
+	struct pw_plan *plan = NULL;
+	struct pw_error err;
+	size_t nops = 0, npins = 0;
+	char *source;
+	unsigned flags;
+	int rc;
+
+	if (d->recover_path == NULL)
+		d->recover_path = tui_recover_name(d->path);
+	rc = pw_file_read_pins(d->recover_path, &problem, &ops, &nops, &pins,
+	    &npins, &err);
+	if (rc == PW_OK)
+		rc = pw_schedule_from_timed(problem, ops, nops, &sched, &err);
+	free(ops);
+	if (rc == PW_OK) {
+		/* The plan owns the problem and the schedule from here on. */
+		rc = pw_plan_new(problem, sched, &plan, &err);
+		problem = NULL;
+	}
+	if (rc != PW_OK) {
+		pw_problem_free(problem);
+		free(pins);
+		tui_message(d, true, "recovery file kept, not restored: %s",
+		    err.msg);
+		return TUI_DRAW_MESSAGE;
+	}
+
+	source = pw_xasprintf("recovery file %s", d->recover_path);
+	flags = tui_plan_set(d, plan, "restore", source, -1);
+	free(source);
+	free(d->pins);
+	d->pins = pins;
+	d->npins = npins;
+	tui_message(d, false, "restored the unsaved changes of %s (u undoes)",
+	    d->recover_path);
+	return flags;
+}
