@@ -303,5 +303,66 @@ check "the restored changes are unsaved: q asks" poll '^unsaved changes: '
 keys q
 check "q quits: exit 0" exited 0
 
+
+# ------------------------------------------------------------ SIGTERM, a declined restore
+start 'echo $$ >pid; exec "$PW" design'
+check "design again" poll 'F\(0,0\) forward'
+keys '>'
+check "a change" poll '^move F\(0,0\) later'
+check "its recovery file" file_appears "$work/.pipewright-default.pw-recover"
+kill -TERM "$(cat "$work/pid")"
+check "SIGTERM ends the designer by that signal (143)" exited 143
+check "SIGTERM restores the terminal" gone '^makespan '
+check "SIGTERM keeps the recovery file" \
+    [ -e "$work/.pipewright-default.pw-recover" ]
+start 'exec "$PW" design'
+check "the recovery file is offered" poll '^restore unsaved changes from '
+keys n
+check "n declines it" poll '^recovery file kept, not restored'
+keys q
+check "nothing changed: q quits at once" exited 0
+check "a declined restore keeps the recovery file" \
+    [ -e "$work/.pipewright-default.pw-recover" ]
+rm -f "$work/.pipewright-default.pw-recover"
+
+# ------------------------------------------------------------ a crash
+start 'echo $$ >pid; exec "$PW" design'
+check "design once more" poll 'F\(0,0\) forward'
+kill -SEGV "$(cat "$work/pid")"
+check "SIGSEGV goes on to end it (139)" exited 139
+check "a crash restores the terminal" gone '^makespan '
+
+# ------------------------------------------------------------ colour, monochrome, ASCII
+# sgr_colour: the screen (with its attributes) sets a colour.
+sgr_colour() {
+	tm capture-pane -p -e -t pw >"$tmp/sgr"
+	grep -E -q "$(printf '\033')\\[([0-9;]*;)?(3[0-8]|4[0-8]|9[0-7])[;m]" \
+	    "$tmp/sgr"
+}
+# non_ascii: the screen holds a character that is not ASCII.
+non_ascii() { LC_ALL=C grep -q "$(printf '[\200-\377]')" "$tmp/screen"; }
+
+start 'exec "$PW" design'
+check "design draws" poll '^makespan '
+check "in colour on a colour terminal" sgr_colour
+check "with UTF-8 glyphs in a UTF-8 locale" non_ascii
+start 'NO_COLOR=1 exec "$PW" design'
+check "NO_COLOR: design draws" poll '^makespan '
+check "NO_COLOR: no colour" eval '! sgr_colour'
+start 'exec "$PW" design --mono'
+check "--mono: design draws" poll '^makespan '
+check "--mono: no colour" eval '! sgr_colour'
+start 'TERM=vt100 exec "$PW" design'
+check "TERM=vt100: design draws" poll '^makespan '
+check "TERM=vt100: no colour" eval '! sgr_colour'
+start 'exec "$PW" design --ascii'
+check "--ascii: design draws" poll '^makespan '
+check "--ascii: ASCII only" eval '! non_ascii'
+start 'LC_ALL=C exec "$PW" design'
+check "a C locale: design draws" poll '^makespan '
+check "a C locale: ASCII only" eval '! non_ascii'
+keys q
+check "q quits at once when nothing changed" exited 0
+
 echo "1..$n"
 [ "$failed" -eq 0 ]
