@@ -1216,6 +1216,13 @@ test_pins(void)
 		tap_ok(same, "pins: the pinned file's ops are the plain one's");
 	}
 	release(&q, &ops2, &back);
+	/* The problem and the pins alone, the ops skipped. */
+	if (tap_int(pw_file_read_pins(pinned, &q, NULL, NULL, &back, &nback,
+	    &err), PW_OK, "pins: read without the ops"))
+		tap_ok(pw_problem_same(p, q) && nback == 2 &&
+		    same_pin(&back[0], &pins[0]) && same_pin(&back[1], &pins[1]),
+		    "pins: the same problem and pins");
+	release(&q, &ops2, &back);
 	/* The readers without pins read a pinned file. */
 	tap_int(pw_schedule_read(pinned, &q, &ops2, &n2, &err), PW_OK,
 	    "pins: pw_schedule_read reads a pinned file");
