@@ -13,15 +13,15 @@
 int
 tui_draw_text(WINDOW *w, int y, int x, int width, attr_t attr, const char *s)
 {
+	size_t left = strlen(s), n;
 	mbstate_t st;
 	wchar_t wc;
-	size_t n;
 	int used = 0, cw;
 
 	memset(&st, 0, sizeof st);
 	wattrset(w, attr);
-	while (*s != '\0' && used < width) {
-		n = mbrtowc(&wc, s, strlen(s), &st);
+	while (left > 0 && used < width) {
+		n = mbrtowc(&wc, s, left, &st);
 		if (n == (size_t)-1 || n == (size_t)-2) {
 			memset(&st, 0, sizeof st);
 			wc = L'?';
@@ -39,6 +39,7 @@ tui_draw_text(WINDOW *w, int y, int x, int width, attr_t attr, const char *s)
 		mvwaddnwstr(w, y, x + used, &wc, 1);
 		used += cw;
 		s += n;
+		left -= n;
 	}
 	wattrset(w, A_NORMAL);
 	return used;
