@@ -3,6 +3,7 @@
  * terminal too small, and the text primitives every panel writes with.
  */
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
@@ -63,6 +64,7 @@ tui_draw_box(WINDOW *w, const struct tui *d, struct tui_rect r,
 	wchar_t h = tui_glyph(&d->glyphs, TUI_GLYPH_HLINE);
 	wchar_t v = tui_glyph(&d->glyphs, TUI_GLYPH_VLINE);
 	attr_t a = tui_attr(TUI_COLOR_PANEL);
+	char line[256];
 	int x, y;
 
 	tui_draw_clear(w, r, a);
@@ -77,11 +79,8 @@ tui_draw_box(WINDOW *w, const struct tui *d, struct tui_rect r,
 	}
 	wattrset(w, A_NORMAL);
 	if (title != NULL) {
-		x = r.x + 2 + tui_draw_text(w, r.y, r.x + 2, r.w - 4,
-		    a | A_BOLD, " ");
-		x += tui_draw_text(w, r.y, x, r.x + r.w - 3 - x, a | A_BOLD,
-		    title);
-		tui_draw_text(w, r.y, x, r.x + r.w - 2 - x, a | A_BOLD, " ");
+		snprintf(line, sizeof line, " %s ", title);
+		tui_draw_text(w, r.y, r.x + 2, r.w - 4, a | A_BOLD, line);
 	}
 	return (struct tui_rect){ r.y + 1, r.x + 2, r.h - 2, r.w - 4 };
 }

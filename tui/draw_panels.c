@@ -55,7 +55,12 @@ tui_draw_message(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 	if (d->mode == TUI_MODE_PROMPT) {
 		snprintf(line, sizeof line, "%s %s", d->prompt.question,
 		    d->prompt.text);
-		x = tui_draw_text(w, r.y, r.x, r.w - 1, A_BOLD, line);
+		/* A long answer shows its end, where the typing is. */
+		for (x = 0; (int)strlen(line + x) > r.w - 1; x++)
+			;
+		while (((unsigned char)line[x] & 0xc0) == 0x80)
+			x++;
+		x = tui_draw_text(w, r.y, r.x, r.w - 1, A_BOLD, line + x);
 		wattrset(w, A_REVERSE);
 		mvwaddnwstr(w, r.y, r.x + x, &cursor, 1);
 		wattrset(w, A_NORMAL);
