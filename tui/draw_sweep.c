@@ -96,7 +96,7 @@ tui_sweep_axes(WINDOW *w, const struct tui *d, const struct pw_sweep *sw,
 	wchar_t v = tui_glyph(&d->glyphs, TUI_GLYPH_VLINE);
 	attr_t a = tui_attr(TUI_COLOR_RULER);
 	const struct pw_sweep_point *pt;
-	int y, x, col, last = -1;
+	int y, x, col, len, next = r.x + r.w + 1;
 	char label[32];
 	size_t i;
 
@@ -120,19 +120,25 @@ tui_sweep_axes(WINDOW *w, const struct tui *d, const struct pw_sweep *sw,
 	}
 	tui_draw_text(w, pl->top + pl->rows + 1, r.x, TUI_SWEEP_YW - 1, a,
 	    "limit");
-	for (i = 0; i < sw->nlimits; i++) {
+	/* Right to left, so that the unlimited case always has its label
+	 * and a label that would overlap the one after it is left out. */
+	for (i = sw->nlimits; i-- > 0;) {
 		/* A default list's limits are known once a point has them. */
 		if ((pt = pw_sweep_get(sw, i, 0)) == NULL)
 			continue;
-		col = tui_sweep_col(pl, sw, i);
 		if (isinf(pt->limit))
 			snprintf(label, sizeof label, "none");
 		else
 			pw_fmt_bytes(label, sizeof label, pt->limit);
-		if (col <= last && i != cursor)
+		len = (int)strlen(label);
+		col = tui_sweep_col(pl, sw, i);
+		if (col + len > r.x + r.w)
+			col = r.x + r.w - len;
+		if (col + len >= next)
 			continue;
-		last = col + tui_draw_text(w, pl->top + pl->rows + 1, col,
-		    r.x + r.w - col, i == cursor ? a | A_REVERSE : a, label);
+		tui_draw_text(w, pl->top + pl->rows + 1, col, len,
+		    i == cursor ? a | A_REVERSE : a, label);
+		next = col;
 	}
 }
 
