@@ -484,19 +484,13 @@ tui_act_family(struct tui *d)
 static unsigned
 tui_act_compare(struct tui *d)
 {
-	unsigned r = tui_compare_open(d);
-
-	d->mode = TUI_MODE_COMPARE;
-	return r | TUI_DRAW_ALL;
+	return tui_compare_open(d);
 }
 
 static unsigned
 tui_act_sweep(struct tui *d)
 {
-	unsigned r = tui_sweep_open(d);
-
-	d->mode = TUI_MODE_SWEEP;
-	return r | TUI_DRAW_ALL;
+	return tui_sweep_open(d);
 }
 
 static unsigned

@@ -407,8 +407,13 @@ tui_form_problem_set(const struct pw_problem *p, enum tui_form_kind k,
 			sp.layers_per_stage = NULL;
 		if (k == TUI_FIELD_CHUNKS && n != 2)
 			sp.placement = PW_PLACE_LOOP;
-		if ((rc = tui_form_rebuild(p, &hw, &sp, &np, err)) != PW_OK)
+		if ((rc = tui_form_rebuild(p, &hw, &sp, &np, err)) != PW_OK) {
+			char *msg = pw_xstrdup(err->msg);
+
+			pw_error_set(err, "%s: %s", label, msg);
+			free(msg);
 			goto fail;
+		}
 	}
 	if ((rc = pw_problem_validate(np, label, err)) != PW_OK)
 		goto fail;
