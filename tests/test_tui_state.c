@@ -110,6 +110,7 @@ test_load(void)
 {
 	struct tui *d = open_file("tui_small.json");
 	struct tui *dd;
+	struct tui_layout l;
 	struct pw_error err;
 
 	if (d == NULL)
@@ -142,6 +143,21 @@ test_load(void)
 	    "the default problem: 8 devices");
 	tap_ok(strncmp(d->source, "family ", 7) == 0, "from a family (%s)",
 	    d->source);
+	d->rows = 24;
+	d->cols = 80;
+	tui_layout(d, d->rows, d->cols, &l);
+	tap_ok(l.last_device < 7, "not every device fits 80x24 (%d do)",
+	    l.last_device + 1);
+	tui_layout_free(&l);
+	tui_key(d, 'g');
+	type(d, "7\n");
+	tui_layout(d, d->rows, d->cols, &l);
+	tap_ok(d->view.top > 0 && l.last_device == 7, "g 7 scrolls device 7 "
+	    "into view (top %d)", d->view.top);
+	tui_layout_free(&l);
+	tui_key(d, 'g');
+	type(d, "0\n");
+	tap_int(d->view.top, 0, "g 0 scrolls back");
 	tui_free(d);
 }
 
@@ -615,6 +631,11 @@ test_form_model(void)
 	p = pw_plan_problem(d->plan);
 	tap_ok(p->microbatches == 16 && p->memory[0].limit == 40.0 * (1 << 30),
 	    "microbatches rebuild the problem, the limits kept");
+	set_field(d, "family", "1f1b", NULL);
+	p = pw_plan_problem(d->plan);
+	tap_ok(p->nstages == 4 && p->memory[2].limit == 40.0 * (1 << 30),
+	    "a family splitting the model again keeps the limits");
+	tui_undo(d);
 	tui_undo(d);
 	tui_undo(d);
 	tui_undo(d);

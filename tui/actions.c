@@ -440,10 +440,8 @@ static unsigned
 tui_act_escape(struct tui *d)
 {
 	if (d->mode != TUI_MODE_TIMELINE) {
-		if (d->mode == TUI_MODE_FORM && d->form.editing) {
-			d->form.editing = false;
-			return TUI_DRAW_PANEL;
-		}
+		if (d->mode == TUI_MODE_COMPARE)
+			tui_compare_clear(d);
 		d->mode = TUI_MODE_TIMELINE;
 		return TUI_DRAW_ALL;
 	}
@@ -471,7 +469,7 @@ tui_act_family(struct tui *d)
 	i = d->cycle;
 	d->cycle = (i + 1) % (int)pw_nfamilies;
 	f = &pw_families[i];
-	if (pw_plan_family(f, pw_plan_problem(d->plan), &plan, &err) !=
+	if (tui_family_plan(pw_plan_problem(d->plan), i, &plan, NULL, &err) !=
 	    PW_OK) {
 		tui_message(d, true, "family %s: %s (f tries the next)",
 		    f->name, err.msg);

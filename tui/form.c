@@ -359,6 +359,9 @@ tui_form_problem_set(const struct pw_problem *p, enum tui_form_kind k,
 			if (k == TUI_FIELD_LIMIT || i == device)
 				np->memory[i].limit = v;
 		}
+		/* One finite limit for all is the split's, as a script's. */
+		if (np->origin != NULL && k == TUI_FIELD_LIMIT && isfinite(v))
+			np->origin->split.memory_limit = v;
 		break;
 	case TUI_FIELD_OFFLOAD:
 		if ((n = tui_form_choice(text, "off", "on", label, err)) < 0)
@@ -453,8 +456,8 @@ tui_form_option_set(struct tui *d, enum tui_form_kind k, const char *label,
 			    "through them)", label, text);
 			return PW_ERR_INPUT;
 		}
-		if (pw_plan_family(f, pw_plan_problem(d->plan), &plan, err) !=
-		    PW_OK)
+		if (tui_family_plan(pw_plan_problem(d->plan),
+		    (int)(f - pw_families), &plan, NULL, err) != PW_OK)
 			return PW_ERR_NOT_APPLICABLE;
 		snprintf(source, sizeof source, "family %s", f->name);
 		tui_plan_set(d, plan, what, source, (int)(f - pw_families));
