@@ -779,8 +779,44 @@ test_files(void)
 		    "as a schedule file with its pins, saving back to it");
 		tap_str(again->source, "file saved.json", "its source");
 		check_order(again, 0, SMALL_ZBH2_D0, "its orders");
+		select_op(again, "F(0,1)");
+		tui_key(again, '>');
+		tui_recover_write(again);
 		tui_free(again);
 	}
+	again = tui_new(saved, 40, 120, &err);
+	if (again != NULL) {
+		tui_prompt_open(again, TUI_PROMPT_RESTORE, "restore? ", "");
+		tap_int(tui_key(again, 'x'), 0, "the restore prompt wants y or "
+		    "n");
+		tui_key(again, 'y');
+		check_order(again, 0, "F(0,0) F(0,2) F(0,1) B(0,0) W(0,0) "
+		    "F(0,3) B(0,1) W(0,1) B(0,2) W(0,2) B(0,3) W(0,3)",
+		    "y restores the recovery file's orders");
+		tap_ok(again->dirty && again->mode == TUI_MODE_TIMELINE,
+		    "unsaved, back on the timeline");
+		tui_key(again, 'u');
+		check_order(again, 0, SMALL_ZBH2_D0, "undo: the file's own");
+		tui_prompt_open(again, TUI_PROMPT_RESTORE, "restore? ", "");
+		tui_key(again, 'n');
+		tap_str(again->message, "recovery file kept, not restored",
+		    "n keeps it");
+		tui_recover_remove(again);
+		tui_free(again);
+	}
+
+	tui_key(d, 'c');
+	tui_key(d, 'F');
+	d->prompt.len = 0;
+	d->prompt.text[0] = '\0';
+	type(d, saved);
+	tui_key(d, '\n');
+	tap_ok(d->mode == TUI_MODE_COMPARE && d->compare.file != NULL &&
+	    strcmp(d->compare.file, saved) == 0 &&
+	    d->compare.source[d->compare.focus] == TUI_CMP_FILE &&
+	    d->compare.plan[d->compare.focus] != NULL,
+	    "F in the compare view loads a schedule file into the slot");
+	tui_key(d, TUI_KEY_ESC);
 
 	tui_key(d, 'x');
 	d->prompt.len = 0;
