@@ -366,8 +366,10 @@ test_pins(void)
 	tui_key(d, 'p');
 	select_op(d, "F(1,0)");
 	tui_key(d, 'p');
-	tap_ok(d->message_is_error && d->npins == 1, "a pin across devices is "
-	    "refused: %s", d->message);
+	tap_str(d->message, "pin F(0,1): pins join ops of one device; select "
+	    "another op of device 0 and press p (Esc cancels)", "a pin across "
+	    "devices is refused");
+	tap_ok(d->npins == 1 && d->pin_pending, "... and the first op kept");
 	tui_key(d, TUI_KEY_ESC);
 	tap_ok(!d->pin_pending, "Esc cancels a pending pin");
 	select_op(d, "B(0,0)");
@@ -981,6 +983,7 @@ test_mouse_and_views(void)
 {
 	struct tui *d = open_file("tui_small.json");
 	struct tui_layout l;
+	unsigned long changes;
 	int row = -1, i, width;
 	double col;
 
@@ -1020,9 +1023,40 @@ test_mouse_and_views(void)
 	tui_key(d, TUI_KEY_ESC);
 	tui_key(d, TUI_KEY_ESC);
 	tap_int(d->mode, TUI_MODE_TIMELINE, "Esc leaves the compare view");
+	tui_key(d, 'c');
+	tui_key(d, KEY_LEFT);
+	tap_int(d->compare.source[0], 3, "Left: the top slot (the best "
+	    "family, zb-h2) shows the family before it, zb-h1");
+	tui_key(d, TUI_KEY_ESC);
+
+	/* The iteration limit makes the sweep's optimizer series end at the
+	 * same point on every run. */
+	d->iteration_limit = 200;
 	tui_key(d, 'm');
 	tap_int(d->mode, TUI_MODE_SWEEP, "m opens the memory sweep");
+	for (i = 0; i < 600000 && !atomic_load(&d->sweep->finished); i++) {
+		usleep(1000);
+		tui_sweep_tick(d);
+	}
+	tap_ok(atomic_load(&d->sweep->finished), "the sweep ends");
+	tap_ok(d->sweep->limit == d->sweep->sweep->nlimits - 1 &&
+	    d->sweep->series == 4, "the cursor: no limit, the family shown");
+	tui_key(d, KEY_LEFT);
+	tap_int((long long)d->sweep->limit,
+	    (long long)d->sweep->sweep->nlimits - 2, "Left: a smaller limit");
 	tui_key(d, KEY_RIGHT);
+	tui_key(d, KEY_UP);
+	tap_int((long long)d->sweep->series, 3, "Up: the previous series");
+	tui_key(d, KEY_DOWN);
+	tap_int((long long)d->sweep->series, 4, "Down: the next");
+	changes = d->changes;
+	tui_key(d, '\n');
+	tap_ok(d->mode == TUI_MODE_TIMELINE && d->changes == changes + 1 &&
+	    strncmp(d->source, "sweep point ", 12) == 0, "Enter loads the "
+	    "point as one change: %s", d->source);
+	tui_key(d, 'u');
+	tap_str(d->source, "family zb-h2", "undo: the schedule before");
+	tui_key(d, 'm');
 	tui_key(d, TUI_KEY_ESC);
 	tap_int(d->mode, TUI_MODE_TIMELINE, "Esc leaves it");
 	tui_free(d);

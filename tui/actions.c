@@ -363,9 +363,10 @@ tui_act_pin(struct tui *d)
 	pa = tui_actions_position(q, d->pin_first);
 	pb = tui_actions_position(q, d->sel);
 	if (pa < 0 || pa == pb) {
-		tui_message(d, true, "pin %s: select another op of device %d "
-		    "than %s", b, pw_plan_problem(d->plan)->stages[
-		    d->pin_first.stage].device, pa < 0 ? a : b);
+		tui_message(d, true, "pin %s: %s; select another op of device "
+		    "%d and press p (Esc cancels)", b, pa < 0 ? "pins join ops "
+		    "of one device" : "an op cannot precede itself",
+		    pw_plan_problem(d->plan)->stages[d->pin_first.stage].device);
 		return TUI_DRAW_MESSAGE;
 	}
 	d->pin_pending = false;

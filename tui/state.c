@@ -225,6 +225,13 @@ tui_state_refresh(struct tui *d)
 			*nl = '\0';
 		tui_message(d, true, "%s", err.msg);
 	}
+	/* A pin or a drag begun on an op the plan lost is over. */
+	if (d->pin_pending && !(tui_state_in_range(p, d->pin_first) &&
+	    pw_where_has(w, p, d->pin_first)))
+		d->pin_pending = false;
+	if (d->dragging && !(tui_state_in_range(p, d->drag_op) &&
+	    pw_where_has(w, p, d->drag_op)))
+		d->dragging = false;
 	if (d->has_sel && tui_state_in_range(p, d->sel) &&
 	    pw_where_has(w, p, d->sel))
 		return rc;
