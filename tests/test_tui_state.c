@@ -166,6 +166,7 @@ test_navigation(void)
 {
 	struct tui *d = open_file("tui_small.json");
 	unsigned r;
+	int i;
 
 	if (d == NULL)
 		return;
@@ -222,6 +223,16 @@ test_navigation(void)
 	tap_near(d->view.t0, 0, 0, "Home: the start");
 	tui_key(d, '0');
 	tap_ok(d->view.t0 == 0 && d->view.span == 17, "0 fits the schedule");
+	for (i = 0; i < 100; i++)
+		tui_key(d, '+');
+	tap_ok(d->view.span >= 1e-9 && d->view.span < 2e-9,
+	    "zooming in stops at a nanosecond (%g s)", d->view.span);
+	tap_str(d->message, "zoom: as far as it goes", "... saying so");
+	for (i = 0; i < 100; i++)
+		tui_key(d, '-');
+	tap_ok(d->view.span <= 17e3 && d->view.span > 17e3 / 2,
+	    "zooming out stops at a thousand schedules (%g s)", d->view.span);
+	tui_key(d, '0');
 
 	r = tui_key(d, 'g');
 	tap_int(d->mode, TUI_MODE_PROMPT, "g asks for a device");
@@ -611,7 +622,9 @@ test_form_model(void)
 		return;
 	/* The best family's split of the default problem. */
 	chunks = pw_problem_chunks(pw_plan_problem(d->plan), 0);
+	d->form.field = field(d, "family");
 	set_field(d, "devices", "4", NULL);
+	tap_int(d->form.field, 14, "the focus stays on a field that exists");
 	p = pw_plan_problem(d->plan);
 	tap_ok(p->devices == 4 && p->nstages == 4 * chunks && p->origin != NULL,
 	    "the model split again on 4 devices, %d chunks each", chunks);

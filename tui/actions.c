@@ -18,6 +18,10 @@
 	TUI_MODE_BIT(TUI_MODE_ERROR))
 #define TUI_TL		TUI_MODE_BIT(TUI_MODE_TIMELINE)
 
+/* The narrowest window, seconds, and the widest, in whole schedules. */
+#define TUI_ZOOM_MIN_SPAN	1e-9
+#define TUI_ZOOM_MAX_FITS	1e3
+
 /* The order (device or channel) of resource R in S. */
 static const struct pw_seq *
 tui_actions_seq(const struct pw_schedule *s, int r)
@@ -134,6 +138,14 @@ tui_actions_zoom(struct tui *d, double factor)
 	struct tui_view *v = &d->view;
 	double c = d->has_sel ? tui_actions_start(d, d->sel) :
 	    v->t0 + v->span / 2;
+	double whole = pw_plan_metrics(d->plan)->makespan;
+
+	/* From a nanosecond to a thousand schedules across. */
+	if (v->span * factor < TUI_ZOOM_MIN_SPAN ||
+	    v->span * factor > TUI_ZOOM_MAX_FITS * fmax(whole, 1e-9)) {
+		tui_message(d, true, "zoom: as far as it goes");
+		return TUI_DRAW_MESSAGE;
+	}
 
 	v->t0 = c - (c - v->t0) * factor;
 	v->span *= factor;

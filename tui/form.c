@@ -501,6 +501,9 @@ tui_form_set(struct tui *d, int field, const char *text, struct pw_error *err)
 	    label, t, &np, err)) == PW_OK) {
 		rc = tui_problem_set(d, np, what, err);
 	}
+	/* Fewer devices, fewer fields. */
+	if (d->form.field >= tui_form_nfields(d))
+		d->form.field = tui_form_nfields(d) - 1;
 	free(what);
 	free(t);
 	return rc;
