@@ -126,7 +126,7 @@ tui_glyph_level(const struct tui_glyphs *g, int eighths)
 {
 	static const wchar_t utf8[9] = L" \x2581\x2582\x2583\x2584\x2585"
 	    L"\x2586\x2587\x2588";			/* ▁▂▃▄▅▆▇█ */
-	static const wchar_t ascii[9] = L" ._-~=+*#";
+	static const wchar_t ascii[9] = L" .,:-=*#@";
 
 	if (eighths < 0)
 		eighths = 0;

@@ -142,7 +142,7 @@ tui_draw_details(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 	wattrset(w, a);
 	for (x = r.x; x < r.x + r.w; x++)
 		mvwaddnwstr(w, r.y, x, &h, 1);
-	for (y = r.y; side && y < r.y + r.h; y++)
+	for (y = r.y + 1; side && y < r.y + r.h; y++)
 		mvwaddnwstr(w, y, r.x, &v, 1);
 	wattrset(w, A_NORMAL);
 	if (d->has_sel)

@@ -86,8 +86,11 @@ tui_draw_ruler(WINDOW *w, const struct tui_view *v, struct tui_rect area,
 		/* Steps of 10^k print their multiples exactly. */
 		pw_fmt_seconds(label, sizeof label, fabs(t) < step * 1e-9 ? 0 : t);
 		mvwaddch(w, area.y, area.x + label_w + col, '|' | a);
-		last = col + tui_draw_text(w, area.y, area.x + label_w + col + 1,
-		    width - col - 1, a, label);
+		last = col;
+		/* A label cut short would read as another time. */
+		if (col + 1 + (int)strlen(label) <= width)
+			last += tui_draw_text(w, area.y, area.x + label_w + col +
+			    1, width - col - 1, a, label);
 	}
 }
 
@@ -242,11 +245,13 @@ tui_timeline_op(const struct tui_timeline *tl, struct tui_timeline_cell *cells,
 			    tui_glyph(&tl->glyphs, TUI_GLYPH_BLOCKED) : glyph, a };
 		return;
 	}
+	/* The number goes first where the bar shows, so that an op running
+	 * on from past the left edge still says which microbatch it is. */
+	first = c0 < 0 ? 0 : c0;
 	n = snprintf(num, sizeof num, "%d", op.mb);
-	if (c1 - c0 <= n)
+	if ((c1 < tl->width ? c1 : tl->width) - first <= n)
 		n = 0;
-	first = c0;
-	for (c = c0 < 0 ? 0 : c0; c < c1 && c < tl->width; c++) {
+	for (c = first; c < c1 && c < tl->width; c++) {
 		cells[c].attr = a;
 		cells[c].ch = c - first < n ? (wchar_t)num[c - first] : glyph;
 	}
@@ -254,7 +259,11 @@ tui_timeline_op(const struct tui_timeline *tl, struct tui_timeline_cell *cells,
 		cells[c0].ch = tui_glyph(&tl->glyphs, TUI_GLYPH_BLOCKED);
 	if (pinned && c1 - 1 >= 0 && c1 - 1 < tl->width)
 		cells[c1 - 1].ch = tui_glyph(&tl->glyphs, TUI_GLYPH_PIN);
-	/* The end: the bar's last cell, or the one after it, in eighths. */
+	/* The end: the bar's last cell, or the one after it, in eighths;
+	 * not for a dimmed op, which should not catch the eye, nor for a
+	 * bar of one cell, where the edges would be all there is. */
+	if (dim || c1 - c0 < 2)
+		return;
 	f = ce - floor(ce);
 	c = (int)floor(ce);
 	if (f > 0 && c >= 0 && c < tl->width) {

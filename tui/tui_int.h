@@ -111,7 +111,7 @@ enum tui_glyph {
 /* colors.c: glyph WHICH in G's mode. */
 wchar_t	tui_glyph(const struct tui_glyphs *g, enum tui_glyph which);
 /* colors.c: a level of EIGHTHS eighths (0..8, clamped) of a cell's
- * height: the memory strip's and the sweep's (ASCII: " ._-~=+*#"). */
+ * height: the memory strip's and the sweep's (ASCII: " .,:-=*#@"). */
 wchar_t	tui_glyph_level(const struct tui_glyphs *g, int eighths);
 /* colors.c: the block filling the left EIGHTHS (1..8) of a cell, for a
  * bar's end (UTF-8 only). */
@@ -623,13 +623,13 @@ void	tui_draw_message(WINDOW *, const struct tui *d, const struct tui_layout *l)
 void	tui_draw_help(WINDOW *, const struct tui *d, const struct tui_layout *l);
 void	tui_draw_form(WINDOW *, const struct tui *d, const struct tui_layout *l);
 void	tui_draw_error(WINDOW *, const struct tui *d, const struct tui_layout *l);
-/* draw_compare.c and draw_sweep.c (the compare view, the memory sweep):
- * into L's panel rect. */
+/* draw_compare.c, draw_sweep.c: the compare view and the memory sweep
+ * in L's panel (tui_draw calls them in their modes). */
 void	tui_draw_compare(WINDOW *, struct tui *d, const struct tui_layout *l);
 void	tui_draw_sweep(WINDOW *, struct tui *d, const struct tui_layout *l);
 
 /* draw.c: what every panel writes with.  tui_draw_text writes the UTF-8
- * text S (bytes the locale cannot read as '?', control characters as
+ * text S (bytes the locale cannot read as '?', a tab as a blank, other control characters as
  * '?') at Y, X in ATTR, clipped to W columns; returns the columns
  * written.  tui_draw_clear blanks R. tui_draw_box frames R with TITLE
  * in its top rule and returns the rect inside. tui_draw_wrap writes S

@@ -1,0 +1,429 @@
+/*
+ * test_tui_views.c - the designer's compare view and memory sweep: their
+ * state without a screen (opening, each slot source, cycling, refusals, a
+ * file; the sweep's thread polled to its end, the cursor, loading a point
+ * as one undoable change, a refused point, a stale sweep cancelled) and
+ * their drawing on an off-screen screen (newterm on /dev/null), rows
+ * compared with the exact expected text.  The sweep's optimizer runs at
+ * an iteration limit, so every figure is the same on every run; the
+ * polls wait for the thread as long as it takes, never for a set time.
+ */
+#include <locale.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#include "tap.h"
+#include "testlib.h"
+#include "tui_int.h"
+
+/* Ten cells of the plot's rule (UTF-8's box drawing). */
+#define VIEWS_RULE10	"\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80" \
+	"\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80" \
+	"\xe2\x94\x80"
+
+static char problem_path[64] = "/tmp/test_tui_views.XXXXXX.json";
+static char schedule_path[64] = "/tmp/test_tui_views.XXXXXX.json";
+
+/* Writes 4 devices x 8 microbatches of unit stages (act 1 B, hold 0.5 B,
+ * static 2 B) to PROBLEM_PATH; false after a failed line. */
+static bool
+views_write_problem(void)
+{
+	static const struct pw_stage st = { .f = 1, .b = 1, .w = 1,
+	    .act = 1, .hold = 0.5 };
+	struct pw_problem *p = test_problem_uniform(4, 1, 8, PW_PLACE_LOOP,
+	    &st);
+	struct pw_error err;
+	int fd, d, rc;
+
+	for (d = 0; d < p->devices; d++)
+		p->memory[d].static_bytes = 2;
+	p->name = pw_xstrdup("unit");
+	if ((fd = mkstemps(problem_path, 5)) >= 0)
+		close(fd);
+	rc = fd >= 0 ? pw_problem_write(problem_path, p, &err) : PW_ERR_IO;
+	pw_problem_free(p);
+	return tap_ok(rc == PW_OK, "the problem file is written");
+}
+
+/* Returns the designer on PROBLEM_PATH, or NULL after a failed line. */
+static struct tui *
+views_open(void)
+{
+	struct pw_error err;
+	struct tui *d = tui_new(problem_path, 24, 80, &err);
+
+	if (!tap_ok(d != NULL, "the designer opens the problem"))
+		tap_diag("%s", err.msg);
+	else
+		d->iteration_limit = 2000;
+	return d;
+}
+
+/* Screen row Y as UTF-8 text without its trailing blanks, in BUF. */
+static const char *
+views_row(int y, char *buf, size_t len)
+{
+	wchar_t w[256];
+	int n = mvinnwstr(y, 0, w, 255);
+	size_t k;
+
+	w[n > 0 ? n : 0] = L'\0';
+	k = wcstombs(buf, w, len - 1);
+	if (k == (size_t)-1)
+		k = 0;
+	while (k > 0 && buf[k - 1] == ' ')
+		k--;
+	buf[k] = '\0';
+	return buf;
+}
+
+/* Tests that screen row Y reads WANT. */
+static void
+views_expect_row(int y, const char *want, const char *what)
+{
+	char got[1024];
+
+	tap_str(views_row(y, got, sizeof got), want, "%s: row %d", what, y);
+}
+
+static void
+views_draw(struct tui *d)
+{
+	werase(stdscr);
+	tui_colors_init(&d->glyphs);
+	tui_draw(stdscr, d, TUI_DRAW_ALL);
+}
+
+static size_t
+views_family(const char *name)
+{
+	return (size_t)(pw_family_find(name) - pw_families);
+}
+
+static void
+test_compare_state(struct tui *d)
+{
+	struct pw_plan *plan;
+	struct pw_error err;
+	char name[128];
+	int fd;
+
+	tap_int(d->family, (long long)views_family("zb-h1"),
+	    "the designer starts from zb-h1");
+	tui_compare_open(d);
+	tap_ok(d->mode == TUI_MODE_COMPARE, "c opens the compare view");
+	tap_int(d->compare.source[0], (long long)views_family("zb-h1"),
+	    "the top is the best family");
+	tap_int(d->compare.source[1], TUI_CMP_CURRENT,
+	    "the bottom is the current schedule");
+	tap_ok(d->compare.plan[1] != NULL && d->compare.plan[1] != d->plan &&
+	    pw_plan_metrics(d->compare.plan[1])->makespan == 27,
+	    "the current schedule is a copy of its own, 27 s");
+	tap_str(tui_compare_name(d, 0, name, sizeof name), "family zb-h1",
+	    "the top's name");
+
+	tui_compare_cycle(d, 1);
+	tap_int(d->compare.source[0], (long long)views_family("zb-h2"),
+	    "Right: the next family");
+	tui_compare_cycle(d, -2);
+	tap_int(d->compare.source[0],
+	    (long long)views_family("1f1b-interleaved"),
+	    "Left twice: the one before zb-h1");
+	tap_ok(d->compare.plan[0] == NULL && d->compare.why[0] != NULL &&
+	    strncmp(d->compare.why[0], "1f1b-interleaved needs loop "
+	    "placement", 36) == 0, "a family that does not apply keeps its "
+	    "refusal");
+	tui_compare_set(d, 0, TUI_CMP_CURRENT);
+	tui_compare_cycle(d, -1);
+	tap_int(d->compare.source[0], TUI_CMP_OPTIMIZER,
+	    "before the current schedule: the optimizer, without a file");
+	tap_str(d->compare.why[0], "no optimizer result yet",
+	    "no search ran yet");
+	tui_compare_set(d, 0, TUI_CMP_FILE);
+	tap_str(d->compare.why[0], "no schedule file chosen",
+	    "the file slot without a file");
+
+	d->compare.file = pw_xstrdup("/nonexistent/x.json");
+	tui_compare_set(d, 0, TUI_CMP_FILE);
+	tap_ok(d->compare.plan[0] == NULL && d->compare.why[0] != NULL &&
+	    strstr(d->compare.why[0], "/nonexistent/x.json") != NULL,
+	    "an unreadable file is named: %s", d->compare.why[0]);
+	if ((fd = mkstemps(schedule_path, 5)) >= 0)
+		close(fd);
+	if (pw_plan_family(pw_family_find("1f1b"), pw_plan_problem(d->plan),
+	    &plan, &err) != PW_OK || pw_schedule_write(schedule_path,
+	    pw_plan_problem(plan), pw_plan_schedule(plan), pw_plan_timing(plan),
+	    &err) != PW_OK)
+		tap_ok(false, "1f1b's schedule file: %s", err.msg);
+	pw_plan_free(plan);
+	free(d->compare.file);
+	d->compare.file = pw_xstrdup(schedule_path);
+	tui_compare_set(d, 0, TUI_CMP_FILE);
+	tap_ok(d->compare.plan[0] != NULL &&
+	    pw_plan_metrics(d->compare.plan[0])->makespan == 33,
+	    "a schedule file compares: 1f1b's 33 s");
+	tui_compare_cycle(d, 1);
+	tap_int(d->compare.source[0], TUI_CMP_CURRENT,
+	    "after the file: the current schedule again");
+	tui_compare_cycle(d, -1);
+	tap_int(d->compare.source[0], TUI_CMP_FILE, "and back to the file");
+}
+
+/* Screen rows FROM.. as WANT (NULL-terminated). */
+static void
+views_expect_rows(int from, const char *const *want, const char *what)
+{
+	int k;
+
+	for (k = 0; want[k] != NULL; k++)
+		views_expect_row(from + k, want[k], what);
+}
+
+static void
+test_compare_draw(struct tui *d)
+{
+	static const char *const table[] = {
+		"              top               bottom            bottom - top",
+		"makespan      33 s              27 s              -6 s",
+		"bubble rate   27.3%             11.1%             -16.2 pp",
+		"total idle    36 s              12 s              -24 s",
+		"peak          d0 6 B \xe2\x86\x92 6 B (0 B)",
+		"              d1 5 B \xe2\x86\x92 5.5 B (+0.5 B)",
+		"              d2 4 B \xe2\x86\x92 5 B (+1 B)",
+		"              d3 3 B \xe2\x86\x92 4.5 B (+1.5 B)",
+		NULL
+	};
+
+	tui_compare_set(d, 0, (int)views_family("1f1b"));
+	views_draw(d);
+	views_expect_row(2, "        |0 s                 |10 s                 "
+	    "|20 s                 |30 s", "compare");
+	views_expect_row(3, "\xe2\x96\xb6 top: family 1f1b: 33 s, bubble "
+	    "27.3%, idle 36 s, peak 6 B (d0)", "compare");
+	views_expect_row(8, "  bottom: current schedule: 27 s, bubble 11.1%, "
+	    "idle 12 s, peak 6 B (d0)", "compare");
+	views_expect_row(4,
+	    "d0      0F1F2F\xe2\x96\x8c" "3F            \xe2\x96"
+	    "\x95" "0XXX4F1XXX\xe2\x96\x8a" "5F2XXX6F3XXX\xe2"
+	    "\x96\x89" "7F4XXX\xe2\x96\x8d \xe2\x96\x90" "5XX"
+	    "\xe2\x96\x89  6XXX\xe2\x96\x8c \xe2\x96\x90" "7"
+	    "XXX",
+	    "compare: 1f1b's device 0 on the "
+	    "shared axis");
+	views_expect_rows(13, table, "compare");
+
+	/* ASCII: the focus mark and the arrows; the bottom has the focus. */
+	d->glyphs.ascii = true;
+	d->compare.focus = 1;
+	views_draw(d);
+	views_expect_row(3, "  top: family 1f1b: 33 s, bubble 27.3%, idle 36 s, "
+	    "peak 6 B (d0)", "compare, ASCII");
+	views_expect_row(8, "> bottom: current schedule: 27 s, bubble 11.1%, "
+	    "idle 12 s, peak 6 B (d0)", "compare, ASCII");
+	views_expect_row(17, "peak          d0 6 B -> 6 B (0 B)",
+	    "compare, ASCII");
+	d->glyphs.ascii = false;
+	d->compare.focus = 0;
+
+	/* A slot without a schedule: its reason, no lanes, "-" in the
+	 * table. */
+	tui_compare_set(d, 0, TUI_CMP_OPTIMIZER);
+	views_draw(d);
+	views_expect_row(3, "\xe2\x96\xb6 top: optimizer result: no optimizer "
+	    "result yet", "compare, no schedule");
+	views_expect_row(4, "  bottom: current schedule: 27 s, bubble 11.1%, "
+	    "idle 12 s, peak 6 B (d0)", "compare, no schedule");
+	views_expect_row(10, "makespan      -                 27 s              -",
+	    "compare, no schedule");
+	views_expect_row(13, "peak          d0 - \xe2\x86\x92 6 B (-)",
+	    "compare, no schedule");
+}
+
+/* Polls D's sweep until its thread is over, as the loop does (each
+ * poll after the thread's next point). */
+static unsigned
+views_sweep_finish(struct tui *d)
+{
+	unsigned redraw = 0;
+
+	while (d->sweep != NULL && !d->sweep->joined) {
+		redraw |= tui_sweep_tick(d);
+		sched_yield();
+	}
+	return redraw;
+}
+
+static void
+test_sweep_state(struct tui *d)
+{
+	const struct pw_sweep_point *pt;
+	struct tui_sweep *s;
+	unsigned redraw;
+
+	d->mode = TUI_MODE_TIMELINE;
+	redraw = tui_sweep_open(d);
+	tap_ok(d->mode == TUI_MODE_SWEEP && d->sweep != NULL &&
+	    (redraw & TUI_DRAW_ALL) == TUI_DRAW_ALL, "m opens the sweep");
+	tap_str(d->message, "sweep: computing 228 points in the background; "
+	    "Enter loads the point under the cursor", "it says what it does");
+	redraw = views_sweep_finish(d);
+	s = d->sweep;
+	tap_ok(s != NULL && s->complete && (redraw & TUI_DRAW_PANEL) &&
+	    atomic_load(&s->sweep->done) == 228, "the thread computes every "
+	    "point, and the polls redraw the panel");
+	if (s == NULL)
+		return;
+	tap_str(d->message, "sweep: 228 of 228 points", "and say so at the end");
+	tap_ok(s->limit == 11 && s->series == views_family("zb-h1"),
+	    "the cursor starts at no limit, on the plan's family");
+	tap_int((long long)tui_sweep_tick(d), 0, "a poll with nothing new "
+	    "redraws nothing");
+
+	tui_sweep_move(d, -100, 0);
+	tap_int((long long)s->limit, 0, "Left stops at the first limit");
+	tui_sweep_move(d, 0, 100);
+	tap_int((long long)s->series, (long long)pw_nfamilies,
+	    "Down stops at the optimizer");
+	tui_sweep_move(d, 0, -(int)pw_nfamilies);
+	tui_sweep_load(d);
+	tap_ok(d->message_is_error && d->mode == TUI_MODE_SWEEP &&
+	    pw_plan_metrics(d->plan)->makespan == 27,
+	    "a point below the smallest limit does not load");
+	tap_str(d->message, "sweep: gpipe at 2.222 B: sweep: memory[0].limit: "
+	    "2.22222 is below what one microbatch needs on device 0 (static "
+	    "2 B + act of stage 0 1 B)", "and says why");
+
+	tui_sweep_move(d, 1, (int)views_family("zb-auto"));
+	pt = pw_sweep_get(s->sweep, 1, views_family("zb-auto"));
+	tap_ok(pt != NULL && pt->limit == 3 && pt->makespan == 72,
+	    "the cursor's point: zb-auto at 3 B, 72 s");
+	tui_sweep_load(d);
+	tap_ok(d->mode == TUI_MODE_TIMELINE && pw_plan_metrics(d->plan)->
+	    makespan == 72 && pw_plan_problem(d->plan)->memory[2].limit == 3 &&
+	    d->family == (int)views_family("zb-auto"), "Enter loads it: the "
+	    "schedule and its limit");
+	tap_str(d->source, "sweep point 3 B, zb-auto", "the header says where "
+	    "it came from");
+	tap_ok(tui_sweep_tick(d) == 0 && d->sweep == s, "the loaded point "
+	    "keeps the sweep");
+	tui_sweep_open(d);
+	tap_ok(d->sweep == s && d->mode == TUI_MODE_SWEEP, "m again shows the "
+	    "same sweep at once");
+	tui_undo(d);
+	tap_ok(pw_plan_metrics(d->plan)->makespan == 27 &&
+	    isinf(pw_plan_problem(d->plan)->memory[2].limit),
+	    "undo brings the schedule before back");
+}
+
+static void
+test_sweep_draw(struct tui *d)
+{
+	static const char *const plot[] = {
+		"Memory sweep: step time against the memory limit   sweep:"
+		    " 228 points",
+		"72 s     \xe2\x94\x82      @",
+		"         \xe2\x94\x82",
+		"         \xe2\x94\x82            z",
+		"         \xe2\x94\x82",
+		"         \xe2\x94\x82",
+		"         \xe2\x94\x82",
+		"         \xe2\x94\x82",
+		"49.5 s   \xe2\x94\x82",
+		"         \xe2\x94\x82",
+		"         \xe2\x94\x82",
+		"         \xe2\x94\x82",
+		"         \xe2\x94\x82                   z",
+		"         \xe2\x94\x82                               +     +"
+		    "     +     +      +     +     +",
+		"         \xe2\x94\x82                         z     y     y"
+		    "     y     y      y     y     y",
+		"27 s     \xe2\x94\x82                               z     z"
+		    "     z     z      z     z     z",
+		"         " VIEWS_RULE10 VIEWS_RULE10 VIEWS_RULE10 VIEWS_RULE10
+		    VIEWS_RULE10 VIEWS_RULE10 VIEWS_RULE10,
+		"limit           3 B          4.556 B     6.111 B     7.667"
+		    " B      9.222 B   none",
+		"o gpipe  + 1f1b  * zb-h1  # zb-h2  @ zb-auto  % zb-1p  &"
+		    " zb-2p  ^ gis  v gis-h",
+		"n po  y po-auto  z optimizer",
+		"3 B, zb-auto: step 72 s, bubble 66.7%, peak 3 B (d0), fits;"
+		    " Enter loads it",
+		NULL
+	};
+
+	d->mode = TUI_MODE_SWEEP;
+	d->sweep->limit = 1;
+	d->sweep->series = views_family("zb-auto");
+	views_draw(d);
+	views_expect_rows(2, plot, "sweep");
+	d->glyphs.ascii = true;
+	views_draw(d);
+	views_expect_row(3, "72 s     |      @", "sweep, ASCII");
+	views_expect_row(18, "         ------------------------------------------"
+	    "----------------------------", "sweep, ASCII");
+	d->glyphs.ascii = false;
+}
+
+static void
+test_sweep_stale(struct tui *d)
+{
+	struct pw_problem *p = pw_problem_copy(pw_plan_problem(d->plan));
+	struct pw_plan *plan;
+	struct pw_error err;
+
+	tui_sweep_free(d->sweep);
+	d->sweep = NULL;
+	tui_sweep_open(d);
+	p->stages[0].f = 2;
+	if (pw_plan_family(pw_family_find("1f1b"), p, &plan, &err) != PW_OK) {
+		tap_ok(false, "1f1b on the slower problem: %s", err.msg);
+		pw_problem_free(p);
+		return;
+	}
+	pw_problem_free(p);
+	tui_plan_set(d, plan, "slower", "family 1f1b", (int)views_family("1f1b"));
+	d->mode = TUI_MODE_SWEEP;
+	tap_int((long long)tui_sweep_tick(d), TUI_DRAW_ALL,
+	    "a poll after the problem changed redraws all");
+	tap_ok(d->sweep == NULL && d->mode == TUI_MODE_TIMELINE,
+	    "and the stale sweep is cancelled and gone");
+	tap_str(d->message, "sweep cancelled: the problem changed",
+	    "the message says why");
+}
+
+int
+main(void)
+{
+	SCREEN *scr;
+	FILE *in, *out;
+	struct tui *d;
+
+	setlocale(LC_ALL, "C.UTF-8");
+	out = fopen("/dev/null", "w");
+	in = fopen("/dev/null", "r");
+	if (!tap_ok(out != NULL && in != NULL, "/dev/null opens"))
+		return tap_done();
+	scr = newterm("xterm-256color", out, in);
+	resizeterm(24, 80);
+	if (views_write_problem() && (d = views_open()) != NULL) {
+		test_compare_state(d);
+		test_compare_draw(d);
+		test_sweep_state(d);
+		test_sweep_draw(d);
+		test_sweep_stale(d);
+		tui_free(d);
+	}
+	endwin();
+	delscreen(scr);
+	fclose(in);
+	fclose(out);
+	unlink(problem_path);
+	unlink(schedule_path);
+	return tap_done();
+}
