@@ -945,6 +945,7 @@ struct pw_jfile {
 	struct pw_jin	*in;
 	bool		 schedule_only;
 	bool		 want_ops;	/* read the ops, else skip them */
+	bool		 want_pins;	/* read the pins (always with the ops) */
 	bool		 headed;	/* the format and problem are read */
 	bool		 rescan;	/* ops came before them: read again */
 	bool		 schedule;	/* a schedule file */
@@ -1495,8 +1496,9 @@ pw_jload(struct pw_jfile *f, const char *path)
 	}
 	/* The ops were read as they came, leaving an empty array; the pins,
 	 * a few, are whole in the tree wherever they stand. */
-	if (rc == PW_OK && f->schedule && f->want_ops &&
-	    (rc = pw_jarray(f->in, root, "", "ops", false, &array)) == PW_OK)
+	if (rc == PW_OK && f->schedule && f->want_ops)
+		rc = pw_jarray(f->in, root, "", "ops", false, &array);
+	if (rc == PW_OK && f->schedule && (f->want_ops || f->want_pins))
 		rc = pw_jread_pins(f->in, root, f->p, &f->pins, &f->npins);
 out:
 	json_decref(root);
@@ -1522,10 +1524,11 @@ pw_problem_read(const char *path, struct pw_error *err)
 }
 
 /* Reads PATH, a schedule file or (unless SCHEDULE_ONLY) a problem file:
- * its problem, and a schedule file's ops and pins.  On success the
- * caller owns *PROBLEM, *OPS (NULL for a problem file) and *PINS (NULL
- * when there are none; PINS NULL: they are read and dropped); on failure
- * all are NULL. */
+ * its problem, and a schedule file's ops (unless OPS is NULL: then they
+ * are skipped, their syntax checked) and pins.  On success the caller
+ * owns *PROBLEM, *OPS (NULL for a problem file) and *PINS (NULL when
+ * there are none; PINS NULL: they are checked with the ops and dropped);
+ * on failure all are NULL. */
 static int
 pw_jread_file(const char *path, bool schedule_only,
     struct pw_problem **problem, struct pw_timed_op **ops, size_t *nops,
@@ -1533,12 +1536,14 @@ pw_jread_file(const char *path, bool schedule_only,
 {
 	struct pw_jin in = { strcmp(path, "-") == 0 ? "<stdin>" : path, err };
 	struct pw_jfile f = { .in = &in, .schedule_only = schedule_only,
-	    .want_ops = true };
+	    .want_ops = ops != NULL, .want_pins = pins != NULL };
 	int rc;
 
 	*problem = NULL;
-	*ops = NULL;
-	*nops = 0;
+	if (ops != NULL) {
+		*ops = NULL;
+		*nops = 0;
+	}
 	if (pins != NULL) {
 		*pins = NULL;
 		*npins = 0;
@@ -1550,7 +1555,7 @@ pw_jread_file(const char *path, bool schedule_only,
 		return rc;
 	}
 	*problem = f.p;
-	if (f.schedule) {
+	if (f.schedule && ops != NULL) {
 		*ops = f.ops != NULL ? f.ops : pw_xmalloc(sizeof **ops);
 		*nops = f.nops;
 	}

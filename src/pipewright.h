@@ -659,7 +659,9 @@ int	pw_schedule_write_pins(const char *path, const struct pw_problem *,
 	    const struct pw_pin *pins, size_t npins, struct pw_error *);
 /* pw_file_read, also giving the file's pins (*PINS, the caller frees
  * it; NULL and 0 when it has none, and for a problem file).  A pin must
- * name two compute ops of the problem on one device. */
+ * name two compute ops of the problem on one device.  OPS and NOPS may
+ * be NULL: the ops are then skipped (their syntax checked), as
+ * pw_problem_read does, for the problem and pins alone. */
 int	pw_file_read_pins(const char *path, struct pw_problem **problem,
 	    struct pw_timed_op **ops, size_t *nops, struct pw_pin **pins,
 	    size_t *npins, struct pw_error *);

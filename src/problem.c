@@ -535,8 +535,9 @@ pw_problem_blanks(const char *s)
 
 /* Reads a number of an op name at *S (a sign allowed, so that "-1" is
  * named out of range), moving *S past it and the blanks after it; its
- * text is [*TEXT, *S).  A number too long for a long is LONG_MIN or
- * LONG_MAX, out of any range.  Returns false when *S holds no number. */
+ * text, LEN bytes from *TEXT, is what a message names.  A number too
+ * long for a long stops at LONG_MAX (or its negative), out of any range.
+ * Returns false when *S holds no number. */
 static bool
 pw_problem_number(const char **s, const char **text, int *len, long *out)
 {

@@ -18,6 +18,7 @@ out_has() { grep -q -e "$1" "$tmp/out"; }
 err_has() { grep -q -e "$1" "$tmp/err"; }
 out_starts() { [ "$(head -c ${#1} "$tmp/out")" = "$1" ]; }
 differs() { ! cmp -s "$1" "$2"; }
+lacks() { ! grep -q -e "$1" "$2"; }
 
 # fails STATUS WHAT DESCRIPTION CMD...: CMD exits STATUS with one error
 # line naming WHAT and nothing on stdout.
@@ -599,6 +600,38 @@ EOF
 	ok "the script's pin holds in the solved schedule" out_has '^held$'
 	run "$PW" solve "$tmp/free.lua" --objective makespan -o /dev/null
 	ok "--objective overrides the script's" out_has '^objective  *makespan 27 s'
+
+	# A schedule file's pins are the solver's too, and the result keeps
+	# them: the same pin, 0-based, added to the unpinned result, as the
+	# start (--from) or as the problem.
+	pin='{"before": {"kind": "W", "stage": 0, "mb": 0}, "after": {"kind": "F", "stage": 0, "mb": 4}}'
+	{ sed '$d' "$tmp/free.json"; printf ',\n  "pins": [%s]\n}\n' "$pin"; } \
+	    >"$tmp/free-pinned.json"
+	run "$PW" solve "$tmp/free.lua" --from "$tmp/free-pinned.json" -I 2000 \
+	    -o "$tmp/from-pinned.json"
+	ok "solve --from a pinned file exits 0" status_is 0
+	ok "its start breaks the pin" out_has '^start  *given (infeasible) at 24 s$'
+	run "$PW" script --write-dir "$tmp" "$tmp/pincheck.lua" "$tmp/from-pinned.json"
+	ok "the file's pin holds in the solved schedule" out_has '^held$'
+	ok "the solved schedule carries the pin" \
+	    grep -qxF "    $pin" "$tmp/from-pinned.json"
+	run "$PW" check "$tmp/from-pinned.json"
+	ok "the pinned result checks" status_is 0
+	run "$PW" solve "$tmp/free-pinned.json" --from "$tmp/free-pinned.json" \
+	    --objective span -I 2000 -o "$tmp/problem-pinned.json"
+	ok "solve of a pinned schedule file exits 0" status_is 0
+	run "$PW" script --write-dir "$tmp" "$tmp/pincheck.lua" "$tmp/problem-pinned.json"
+	ok "its pin holds in the solved schedule" out_has '^held$'
+	ok "and is carried" grep -qxF "    $pin" "$tmp/problem-pinned.json"
+	ok "once, though the problem's file is also the start" \
+	    [ "$(grep -c '"before"' "$tmp/problem-pinned.json")" -eq 1 ]
+	sed '/^  "pins"/s/"kind": "W"/"kind": "OFFLOAD"/' \
+	    "$tmp/free-pinned.json" >"$tmp/bad-pin.json"
+	fails 2 "$tmp/bad-pin.json: pins[0].before.kind: must be a compute op's kind" \
+	    "solve from a file with a bad pin" \
+	    "$PW" solve "$tmp/free.lua" --from "$tmp/bad-pin.json"
+	run "$PW" solve "$tmp/free.json" --objective span -I 2000 -o "$tmp/unpinned.json"
+	ok "an unpinned result has no pins" lacks '"pins"' "$tmp/unpinned.json"
 
 	# To stdout the schedule is the output and the report goes to stderr.
 	run "$PW" solve "$UNIT"

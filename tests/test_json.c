@@ -578,6 +578,14 @@ static const struct bad_case {
 	{ "sched_no_problem.json", true, true, "missing field \"problem\"" },
 	{ "sched_op_not_object.json", true, true, "ops[3]: must be an object "
 	    "(got [\"B\", 1, 0])" },
+	{ "sched_pin_devices.json", true, true, "pins[0]: F(0,0) is on device "
+	    "0 and F(1,0) on device 1: a pin joins two ops of one device" },
+	{ "sched_pin_same.json", true, true, "pins[0]: B(0,0) and BW(0,0) are "
+	    "one op" },
+	{ "sched_pin_stage.json", true, true, "pins[1].after.stage: stage 9 "
+	    "does not exist (stages = 2)" },
+	{ "sched_pin_transfer.json", true, true, "pins[0].before.kind: must be "
+	    "a compute op's kind: F, B, W or BW (got \"OFFLOAD\")" },
 	{ "sched_problem_f.json", true, true, "problem.stages[0].f: must be a "
 	    "non-negative number (got -1)" },
 	{ "sched_stage.json", true, true, "ops[0].stage: stage 7 does not "
@@ -1122,7 +1130,8 @@ release(struct pw_problem **p, struct pw_timed_op **ops, struct pw_pin **pins)
 	*pins = NULL;
 }
 
-/* A pinned file read wrong: its text is the pinless file's with PINS. */
+/* A pinned file read wrong (beyond tests/data/bad's): its text is the
+ * pinless file's with PINS. */
 static const struct pin_bad {
 	const char *pins;
 	const char *want;	/* after "FILE: " */
@@ -1133,11 +1142,6 @@ static const struct pin_bad {
 	    "pins[0]: missing field \"after\"" },
 	{ "[{\"before\": [], \"after\": {}}]",
 	    "pins[0].before: must be an object (got [])" },
-	{ "[{\"before\": {\"kind\": \"F\", \"stage\": 0, \"mb\": 0}, "
-	    "\"after\": {\"kind\": \"B\", \"stage\": 0, \"mb\": 1}}, "
-	    "{\"before\": {\"kind\": \"F\", \"stage\": 0, \"mb\": 0}, "
-	    "\"after\": {\"kind\": \"B\", \"stage\": 9, \"mb\": 1}}]",
-	    "pins[1].after.stage: stage 9 does not exist (stages = 2)" },
 	{ "[{\"before\": {\"kind\": \"F\", \"stage\": 0, \"mb\": 2}, "
 	    "\"after\": {\"kind\": \"B\", \"stage\": 0, \"mb\": 1}}]",
 	    "pins[0].before.mb: microbatch 2 does not exist "
@@ -1146,20 +1150,9 @@ static const struct pin_bad {
 	    "\"after\": {\"kind\": \"B\", \"stage\": 0, \"mb\": 1}}]",
 	    "pins[0].before.kind: must be F, B, W, BW, OFFLOAD or RELOAD "
 	    "(got \"X\")" },
-	{ "[{\"before\": {\"kind\": \"OFFLOAD\", \"stage\": 0, \"mb\": 0}, "
-	    "\"after\": {\"kind\": \"B\", \"stage\": 0, \"mb\": 1}}]",
-	    "pins[0].before.kind: must be a compute op's kind: F, B, W or BW "
-	    "(got \"OFFLOAD\")" },
-	{ "[{\"before\": {\"kind\": \"F\", \"stage\": 0, \"mb\": 0}, "
-	    "\"after\": {\"kind\": \"F\", \"stage\": 1, \"mb\": 0}}]",
-	    "pins[0]: F(0,0) is on device 0 and F(1,0) on device 1: a pin "
-	    "joins two ops of one device" },
 	{ "[{\"before\": {\"kind\": \"W\", \"stage\": 1, \"mb\": 1}, "
 	    "\"after\": {\"kind\": \"W\", \"stage\": 1, \"mb\": 1}}]",
 	    "pins[0]: W(1,1) and W(1,1) are one op" },
-	{ "[{\"before\": {\"kind\": \"B\", \"stage\": 0, \"mb\": 1}, "
-	    "\"after\": {\"kind\": \"BW\", \"stage\": 0, \"mb\": 1}}]",
-	    "pins[0]: B(0,1) and BW(0,1) are one op" },
 };
 
 /* Pins in schedule files: written after the ops, one per line, read
@@ -1222,6 +1215,13 @@ test_pins(void)
 			same = same_timed(&ops[i], &ops2[i]);
 		tap_ok(same, "pins: the pinned file's ops are the plain one's");
 	}
+	release(&q, &ops2, &back);
+	/* The problem and the pins alone, the ops skipped. */
+	if (tap_int(pw_file_read_pins(pinned, &q, NULL, NULL, &back, &nback,
+	    &err), PW_OK, "pins: read without the ops"))
+		tap_ok(pw_problem_same(p, q) && nback == 2 &&
+		    same_pin(&back[0], &pins[0]) && same_pin(&back[1], &pins[1]),
+		    "pins: the same problem and pins");
 	release(&q, &ops2, &back);
 	/* The readers without pins read a pinned file. */
 	tap_int(pw_schedule_read(pinned, &q, &ops2, &n2, &err), PW_OK,

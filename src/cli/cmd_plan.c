@@ -23,9 +23,7 @@ pw_cmd_problem_load_pins(const char *path, struct pwlua_solve_prefs *prefs,
     struct pw_pin **pins, size_t *npins)
 {
 	struct pw_problem *problem = NULL;
-	struct pw_timed_op *ops;
 	struct pw_error err;
-	size_t nops;
 
 	if (prefs != NULL)
 		memset(prefs, 0, sizeof *prefs);
@@ -39,9 +37,8 @@ pw_cmd_problem_load_pins(const char *path, struct pwlua_solve_prefs *prefs,
 		problem = pwlua_problem_read(path, prefs, &err);
 	else if (pins == NULL)
 		problem = pw_problem_read(path, &err);
-	else if (pw_file_read_pins(path, &problem, &ops, &nops, pins, npins,
-	    &err) == PW_OK)
-		free(ops);
+	else
+		pw_file_read_pins(path, &problem, NULL, NULL, pins, npins, &err);
 	if (problem == NULL)
 		pw_cmd_fail("%s", err.msg);
 	return problem;
