@@ -18,6 +18,10 @@
 	TUI_MODE_BIT(TUI_MODE_ERROR))
 #define TUI_TL		TUI_MODE_BIT(TUI_MODE_TIMELINE)
 
+/* The narrowest window, seconds, and the widest, in whole schedules. */
+#define TUI_ZOOM_MIN_SPAN	1e-9
+#define TUI_ZOOM_MAX_FITS	1e3
+
 /* The order (device or channel) of resource R in S. */
 static const struct pw_seq *
 tui_actions_seq(const struct pw_schedule *s, int r)
@@ -134,6 +138,14 @@ tui_actions_zoom(struct tui *d, double factor)
 	struct tui_view *v = &d->view;
 	double c = d->has_sel ? tui_actions_start(d, d->sel) :
 	    v->t0 + v->span / 2;
+	double whole = pw_plan_metrics(d->plan)->makespan;
+
+	/* From a nanosecond to a thousand schedules across. */
+	if (v->span * factor < TUI_ZOOM_MIN_SPAN ||
+	    v->span * factor > TUI_ZOOM_MAX_FITS * fmax(whole, 1e-9)) {
+		tui_message(d, true, "zoom: as far as it goes");
+		return TUI_DRAW_MESSAGE;
+	}
 
 	v->t0 = c - (c - v->t0) * factor;
 	v->span *= factor;
@@ -363,9 +375,10 @@ tui_act_pin(struct tui *d)
 	pa = tui_actions_position(q, d->pin_first);
 	pb = tui_actions_position(q, d->sel);
 	if (pa < 0 || pa == pb) {
-		tui_message(d, true, "pin %s: select another op of device %d "
-		    "than %s", b, pw_plan_problem(d->plan)->stages[
-		    d->pin_first.stage].device, pa < 0 ? a : b);
+		tui_message(d, true, "pin %s: %s; select another op of device "
+		    "%d and press p (Esc cancels)", b, pa < 0 ? "pins join ops "
+		    "of one device" : "an op cannot precede itself",
+		    pw_plan_problem(d->plan)->stages[d->pin_first.stage].device);
 		return TUI_DRAW_MESSAGE;
 	}
 	d->pin_pending = false;
@@ -440,10 +453,8 @@ static unsigned
 tui_act_escape(struct tui *d)
 {
 	if (d->mode != TUI_MODE_TIMELINE) {
-		if (d->mode == TUI_MODE_FORM && d->form.editing) {
-			d->form.editing = false;
-			return TUI_DRAW_PANEL;
-		}
+		if (d->mode == TUI_MODE_COMPARE)
+			tui_compare_clear(d);
 		d->mode = TUI_MODE_TIMELINE;
 		return TUI_DRAW_ALL;
 	}
@@ -471,7 +482,7 @@ tui_act_family(struct tui *d)
 	i = d->cycle;
 	d->cycle = (i + 1) % (int)pw_nfamilies;
 	f = &pw_families[i];
-	if (pw_plan_family(f, pw_plan_problem(d->plan), &plan, &err) !=
+	if (tui_family_plan(pw_plan_problem(d->plan), i, &plan, NULL, &err) !=
 	    PW_OK) {
 		tui_message(d, true, "family %s: %s (f tries the next)",
 		    f->name, err.msg);
@@ -484,19 +495,13 @@ tui_act_family(struct tui *d)
 static unsigned
 tui_act_compare(struct tui *d)
 {
-	unsigned r = tui_compare_open(d);
-
-	d->mode = TUI_MODE_COMPARE;
-	return r | TUI_DRAW_ALL;
+	return tui_compare_open(d);
 }
 
 static unsigned
 tui_act_sweep(struct tui *d)
 {
-	unsigned r = tui_sweep_open(d);
-
-	d->mode = TUI_MODE_SWEEP;
-	return r | TUI_DRAW_ALL;
+	return tui_sweep_open(d);
 }
 
 static unsigned
