@@ -87,13 +87,13 @@ ok "--version prints the name and a version" \
 run "$PW" --help
 ok "--help exits 0" status_is 0
 cp "$tmp/out" "$tmp/help"
-for cmd in schedule eval check compare show export help; do
+for cmd in schedule eval check compare show export design help; do
 	ok "--help lists $cmd" grep -q "^  $cmd " "$tmp/help"
 done
 run "$PW" help
 ok "help is --help" cmp -s "$tmp/out" "$tmp/help"
 
-for cmd in schedule eval check compare show export help; do
+for cmd in schedule eval check compare show export design help; do
 	run "$PW" "$cmd" --help
 	ok "$cmd --help exits 0" status_is 0
 	ok "$cmd --help starts with its usage" out_starts "usage: pipewright $cmd "
@@ -137,6 +137,39 @@ for f in $families; do
 	ok "compare has a row for $f" grep -q "^$f " "$tmp/main"
 done
 ok "compare shows each device's peak" grep -q '^device  *d0  *d1' "$tmp/main"
+
+# The same off a terminal even when stdin is one (a pipe of stdout).
+run sh -c '"$1" </dev/null | cat' sh "$PW"
+ok "no arguments into a pipe is the report" cmp -s "$tmp/out" "$tmp/main"
+run env TERM=dumb "$PW"
+ok "no arguments with TERM=dumb is the report" cmp -s "$tmp/out" "$tmp/main"
+
+# ------------------------------------------------------------ design off a terminal
+# tests/test_tui_e2e.sh drives it on one (tmux).
+run "$PW" design --keys
+if [ "$status" -eq 2 ]; then
+	ok "design says it is not built" one_error \
+	    "this pipewright was built without the terminal designer"
+	fails 2 "without the terminal designer" "design when not built" \
+	    "$PW" design
+else
+	ok "design --keys exits 0 off a terminal" status_is 0
+	# One row a key: its names, the modes where it acts, what it does.
+	ok "design --keys lists q" out_has "$(printf '^q\tall\tquit')"
+	ok "design --keys lists ?" out_has "$(printf '^?\ttimeline\t')"
+	ok "design --keys: three fields in every row" \
+	    awk -F '\t' 'NF != 3 { exit 1 }' "$tmp/out"
+	ok "design --keys writes nothing on stderr" err_empty
+	ok "design --keys has no control characters but tabs" \
+	    sh -c '! LC_ALL=C grep -q "$(printf "[\001-\010\013-\037\177]")" "$1"' \
+	    sh "$tmp/out"
+	fails 2 "design: needs a terminal on stdin and stdout" \
+	    "design off a terminal" "$PW" design </dev/null
+	fails 2 "design: needs a terminal on stdin and stdout" \
+	    "design of a file off a terminal" "$PW" design "$UNIT" </dev/null
+fi
+fails 2 "--frobnicate" "design with an unknown option" "$PW" design --frobnicate
+fails 2 "b.json" "design of two files" "$PW" design a.json b.json
 
 # ------------------------------------------------------------ problem files
 run "$PW" problem

@@ -4,7 +4,9 @@
 # (libpwcore.a) none of the solver's (libpwsolver.a), the scripting
 # layer's (libpwlua.a) or the program's (src/cli/: main.c, cmd*.c); the
 # solver none of the scripting layer's or the program's; the scripting
-# layer none of the program's.  And no static function shares its name
+# layer none of the program's.  The terminal designer (libpwtui.a, when
+# built) stands on the core, the solver and the scripting layer, and none
+# of them references its symbols; it references none of the program's.  And no static function shares its name
 # with an extern function of another object, as offload.c's private
 # pw_lower_bound once shadowed the solver's public one: a call meant for
 # the one compiles against the other without a word.
@@ -27,6 +29,9 @@ build=$(dirname "$PIPEWRIGHT")
 core=$build/libpwcore.a
 solver=$build/libpwsolver.a
 lua=$build/libpwlua.a
+# The designer's library, when configure found ncursesw.
+tui=
+[ -f "$build/libpwtui.a" ] && tui=$build/libpwtui.a
 # The program's objects, whatever automake names them.
 program=$(ls "$build"/src/cli/pipewright-*.o 2>/dev/null)
 
@@ -58,18 +63,37 @@ run defined "$lua"
 ok "the scripting layer defines pwlua_new" grep -qx pwlua_new "$tmp/out"
 run defined $program
 ok "the program defines pw_cmd_check" grep -qx pw_cmd_check "$tmp/out"
+if [ -n "$tui" ]; then
+	run defined "$tui"
+	ok "the designer defines tui_design" grep -qx tui_design "$tmp/out"
+else
+	skip "the designer defines tui_design" "built without ncursesw"
+fi
 
-crossing "$core" "$solver" "$lua" $program
+crossing "$core" "$solver" "$lua" $tui $program
 ok "the core references nothing the layers above it define" err_empty
-crossing "$solver" "$lua" $program
+crossing "$solver" "$lua" $tui $program
 ok "the solver references nothing the layers above it define" err_empty
-crossing "$lua" $program
-ok "the scripting layer references nothing the program defines" err_empty
+crossing "$lua" $tui $program
+ok "the scripting layer references nothing the designer or the program define" \
+    err_empty
+if [ -n "$tui" ]; then
+	crossing "$tui" $program
+	ok "the designer references nothing the program defines" err_empty
+	# It does stand on the layers below: the check above is not empty
+	# for want of references.
+	crossing "$tui" "$core"
+	ok "the designer uses the core" test -s "$tmp/err"
+else
+	skip "the designer references nothing the program defines" \
+	    "built without ncursesw"
+	skip "the designer uses the core" "built without ncursesw"
+fi
 
 # Every function as "t NAME OBJECT" or "T NAME OBJECT", without the
 # suffixes of the compiler's clones (.part.0, .cold, .constprop.0); then
 # each static NAME that another object defines as extern.
-"$NM" -A --defined-only "$core" "$solver" "$lua" $program |
+"$NM" -A --defined-only "$core" "$solver" "$lua" $tui $program |
     awk '$2 == "t" || $2 == "T" {
 	obj = $1; sub(/:[0-9a-fA-F]*$/, "", obj)
 	name = $3; sub(/\..*/, "", name)

@@ -200,6 +200,16 @@ cell_at(int y, int x, attr_t *attr)
 	return wc[0];
 }
 
+/* The screen column where OP's bar begins on an 80-column screen. */
+static int
+op_column(const struct case_state *s, struct pw_op op)
+{
+	const struct pw_timing *t = pw_plan_timing(s->d.plan);
+	size_t i = pw_op_index(pw_plan_problem(s->d.plan), op);
+
+	return 8 + (int)ceil(tui_view_col(&s->d.view, 72, t->start[i]) - 0.5);
+}
+
 /* The screen's row Y as text, the caller frees it. */
 static char *
 row_text(int y)
@@ -343,7 +353,10 @@ static void
 test_mono(void)
 {
 	struct case_state s;
+	const struct pw_problem *p;
 	const struct pw_timing *t;
+	const double *slack;
+	struct pw_op op;
 	attr_t attr;
 	double col;
 	char *row;
@@ -360,9 +373,22 @@ test_mono(void)
 	cell_at(3, 8 + (int)col, &attr);
 	tap_ok((attr & A_REVERSE) != 0 && PAIR_NUMBER(attr) == 0,
 	    "mono: the selected F(0,0) is in reverse video, no colour");
-	cell_at(3, 8 + (int)col + 4, &attr);
-	tap_ok((attr & A_REVERSE) == 0 && PAIR_NUMBER(attr) == 0,
-	    "mono: an op not selected is plain");
+	cell_at(3, op_column(&s, test_op(PW_F, 0, 1)), &attr);
+	tap_ok((attr & A_UNDERLINE) != 0 && (attr & A_REVERSE) == 0 &&
+	    PAIR_NUMBER(attr) == 0,
+	    "mono: F(0,1), a successor of the selection, is underlined");
+	s.d.has_sel = false;
+	s.d.show_critical = true;
+	case_draw(&s, 24, 80);
+	slack = pw_plan_slack(s.d.plan);
+	p = pw_plan_problem(s.d.plan);
+	tap_ok(slack[pw_op_index(p, test_op(PW_BW, 0, 7))] == 0 &&
+	    cell_at(3, op_column(&s, test_op(PW_BW, 0, 7)), &attr) == L'7' &&
+	    attr == A_BOLD, "mono: BW(0,7), which ends last, is critical: bold");
+	op = test_op(PW_BW, 1, 5);
+	tap_ok(slack[pw_op_index(p, op)] > 0 &&
+	    cell_at(5, op_column(&s, op) + 1, &attr) == L'\x00b7' &&
+	    attr == A_NORMAL, "mono: BW(1,5), with slack, is dimmed to dots");
 	row = row_text(0);
 	tap_ok(strstr(row, "uniform  4 devices, 4 stages (loop, 1 chunk), "
 	    "8 microbatches  from family 1f1b") == row,
@@ -406,6 +432,65 @@ test_marks(void)
 	s.d.npins = 0;
 	s.d.waits = NULL;
 	s.d.nwaits = 0;
+	case_close(&s);
+}
+
+/* The help lists the key table; the form its fields, the focused one
+ * in reverse video (mono), the one being edited with what is typed. */
+static void
+test_help_and_form(void)
+{
+	struct case_state s;
+	char label[128], value[128], *row, *want;
+	attr_t attr;
+
+	if (!case_open(&s, "1f1b", case_problem(4, 1, 8, PW_PLACE_LOOP)))
+		return;
+	s.d.glyphs.mono = true;
+	s.d.mode = TUI_MODE_HELP;
+	s.d.help_top = 1;
+	case_draw(&s, 24, 80);
+	row = row_text(3);
+	want = pw_xasprintf("\xe2\x94\x82 %-16s%-18s%s", tui_keys[1].names,
+	    "timeline", tui_keys[1].help);
+	tap_ok(strncmp(row, want, strlen(want)) == 0,
+	    "help from its second row, with the modes it acts in: %s", row);
+	free(want);
+	free(row);
+	s.d.help_top = 100000;
+	case_draw(&s, 24, 80);
+	row = row_text(21);
+	want = pw_xasprintf("\xe2\x94\x82 %-16s", tui_keys[tui_nkeys - 1].names);
+	tap_ok(strncmp(row, want, strlen(want)) == 0 &&
+	    strstr(row, tui_keys[tui_nkeys - 1].help) != NULL,
+	    "help scrolled past its end shows its last row last: %s", row);
+	free(want);
+	free(row);
+	s.d.mode = TUI_MODE_FORM;
+	s.d.form.field = 1;
+	case_draw(&s, 24, 80);
+	row = row_text(4);
+	want = pw_xasprintf("\xe2\x94\x82 %-30s%s ", tui_form_label(&s.d, 1, label,
+	    sizeof label), tui_form_value(&s.d, 1, value, sizeof value));
+	tap_ok(strncmp(row, want, strlen(want)) == 0, "the form's second "
+	    "field: %s", row);
+	free(want);
+	free(row);
+	cell_at(4, 32, &attr);
+	tap_ok((attr & A_REVERSE) != 0, "the focused field is in reverse video");
+	cell_at(3, 32, &attr);
+	tap_ok((attr & A_REVERSE) == 0, "the others are not");
+	s.d.form.editing = true;
+	snprintf(s.d.form.text, sizeof s.d.form.text, "12");
+	s.d.form.len = 2;
+	case_draw(&s, 24, 80);
+	row = row_text(4);
+	want = pw_xasprintf("\xe2\x94\x82 %-30s12_", tui_form_label(&s.d, 1,
+	    label, sizeof label));
+	tap_ok(strncmp(row, want, strlen(want)) == 0,
+	    "the field being edited shows the text typed: %s", row);
+	free(want);
+	free(row);
 	case_close(&s);
 }
 
@@ -467,6 +552,7 @@ main(void)
 	test_bar_columns();
 	test_mono();
 	test_marks();
+	test_help_and_form();
 	test_panels();
 	endwin();
 	delscreen(screen);

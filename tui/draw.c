@@ -3,6 +3,7 @@
  * terminal too small, and the text primitives every panel writes with.
  */
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
@@ -13,15 +14,15 @@
 int
 tui_draw_text(WINDOW *w, int y, int x, int width, attr_t attr, const char *s)
 {
+	size_t left = strlen(s), n;
 	mbstate_t st;
 	wchar_t wc;
-	size_t n;
 	int used = 0, cw;
 
 	memset(&st, 0, sizeof st);
 	wattrset(w, attr);
-	while (*s != '\0' && used < width) {
-		n = mbrtowc(&wc, s, strlen(s), &st);
+	while (left > 0 && used < width) {
+		n = mbrtowc(&wc, s, left, &st);
 		if (n == (size_t)-1 || n == (size_t)-2) {
 			memset(&st, 0, sizeof st);
 			wc = L'?';
@@ -39,6 +40,7 @@ tui_draw_text(WINDOW *w, int y, int x, int width, attr_t attr, const char *s)
 		mvwaddnwstr(w, y, x + used, &wc, 1);
 		used += cw;
 		s += n;
+		left -= n;
 	}
 	wattrset(w, A_NORMAL);
 	return used;
@@ -62,6 +64,7 @@ tui_draw_box(WINDOW *w, const struct tui *d, struct tui_rect r,
 	wchar_t h = tui_glyph(&d->glyphs, TUI_GLYPH_HLINE);
 	wchar_t v = tui_glyph(&d->glyphs, TUI_GLYPH_VLINE);
 	attr_t a = tui_attr(TUI_COLOR_PANEL);
+	char line[256];
 	int x, y;
 
 	tui_draw_clear(w, r, a);
@@ -76,11 +79,8 @@ tui_draw_box(WINDOW *w, const struct tui *d, struct tui_rect r,
 	}
 	wattrset(w, A_NORMAL);
 	if (title != NULL) {
-		x = r.x + 2 + tui_draw_text(w, r.y, r.x + 2, r.w - 4,
-		    a | A_BOLD, " ");
-		x += tui_draw_text(w, r.y, x, r.x + r.w - 3 - x, a | A_BOLD,
-		    title);
-		tui_draw_text(w, r.y, x, r.x + r.w - 2 - x, a | A_BOLD, " ");
+		snprintf(line, sizeof line, " %s ", title);
+		tui_draw_text(w, r.y, r.x + 2, r.w - 4, a | A_BOLD, line);
 	}
 	return (struct tui_rect){ r.y + 1, r.x + 2, r.h - 2, r.w - 4 };
 }

@@ -50,9 +50,9 @@ tui_header_peak(const struct pw_problem *p, const struct pw_metrics *m,
 	snprintf(buf, len, "peak %s / %s (d%d)", peak, lim, at);
 }
 
-/* Feasible, or the first reason the plan is not: its failed re-time,
- * else the first device over its limit. */
-static void
+/* Feasible (true), or the first reason the plan is not: its failed
+ * re-time, else the first device over its limit. */
+static bool
 tui_header_status(const struct tui *d, char *buf, size_t len)
 {
 	const struct pw_metrics *m = pw_plan_metrics(d->plan);
@@ -64,15 +64,16 @@ tui_header_status(const struct tui *d, char *buf, size_t len)
 		if ((nl = strchr(err.msg, '\n')) != NULL)
 			*nl = '\0';
 		snprintf(buf, len, "%s", err.msg);
-		return;
+		return false;
 	}
 	for (k = 0; k < m->ndevices; k++) {
 		if (!m->device[k].within_limit) {
 			snprintf(buf, len, "memory over on d%d", k);
-			return;
+			return false;
 		}
 	}
 	snprintf(buf, len, "feasible");
+	return true;
 }
 
 void
@@ -81,28 +82,40 @@ tui_draw_header(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 	const struct pw_problem *p = pw_plan_problem(d->plan);
 	const struct pw_metrics *m = pw_plan_metrics(d->plan);
 	const struct pw_progress *pr = &d->solve.progress;
-	char line[5120], place[64], peak[128], status[4096], bound[64] = "";
+	const struct tui_rect *r = &l->header;
+	char line[1024], place[64], peak[128], status[4096], bound[64] = "";
 	char mk[32], idle[32], b[32];
+	const char *name = p->name != NULL ? p->name : d->path != NULL ?
+	    d->path : "(unnamed)";
 	attr_t a = tui_attr(TUI_COLOR_HEADER);
+	bool ok;
+	int sw;
 
-	tui_draw_clear(w, l->header, a);
+	tui_draw_clear(w, *r, a);
+	tui_header_placement(p, place, sizeof place);
 	snprintf(line, sizeof line, "%s  %d device%s, %d stages (%s), "
-	    "%d microbatches  from %s",
-	    p->name != NULL ? p->name : d->path != NULL ? d->path : "(unnamed)",
-	    p->devices, p->devices == 1 ? "" : "s", p->nstages,
-	    tui_header_placement(p, place, sizeof place), p->microbatches,
+	    "%d microbatches  from %s", name, p->devices,
+	    p->devices == 1 ? "" : "s", p->nstages, place, p->microbatches,
 	    d->source != NULL ? d->source : "(unknown)");
-	tui_draw_text(w, l->header.y, l->header.x, l->header.w, a | A_BOLD,
-	    line);
+	/* A narrow screen gets the short words rather than a cut source. */
+	if ((int)strlen(line) > r->w)
+		snprintf(line, sizeof line, "%s  %d dev, %d stages (%s), %d mb  "
+		    "from %s", name, p->devices, p->nstages, place,
+		    p->microbatches, d->source != NULL ? d->source : "(unknown)");
+	tui_draw_text(w, r->y, r->x, r->w, a | A_BOLD, line);
+
+	/* The verdict keeps the row's right end; the metrics get the rest. */
+	ok = tui_header_status(d, status, sizeof status);
+	sw = (int)strlen(status) < r->w / 2 ? (int)strlen(status) : r->w / 2;
+	tui_draw_text(w, r->y + 1, r->x + r->w - sw, sw, ok ? a | A_BOLD :
+	    tui_attr(TUI_COLOR_ERROR), status);
 	tui_header_peak(p, m, peak, sizeof peak);
-	tui_header_status(d, status, sizeof status);
 	/* A search that ran knows a lower bound. */
 	if (pr->phase != NULL && isfinite(pr->bound) && pr->bound > 0)
 		snprintf(bound, sizeof bound, "  bound %s  gap %.1f%%",
 		    pw_fmt_seconds(b, sizeof b, pr->bound), pr->gap * 100);
-	snprintf(line, sizeof line, "makespan %s  bubble %.1f%%  idle %s  "
-	    "%s%s  %s", pw_fmt_seconds(mk, sizeof mk, m->makespan),
-	    m->bubble_rate * 100, pw_fmt_seconds(idle, sizeof idle,
-	    m->total_idle), peak, bound, status);
-	tui_draw_text(w, l->header.y + 1, l->header.x, l->header.w, a, line);
+	snprintf(line, sizeof line, "makespan %s  bubble %.1f%%  idle %s  %s%s",
+	    pw_fmt_seconds(mk, sizeof mk, m->makespan), m->bubble_rate * 100,
+	    pw_fmt_seconds(idle, sizeof idle, m->total_idle), peak, bound);
+	tui_draw_text(w, r->y + 1, r->x, r->w - sw - 2, a, line);
 }

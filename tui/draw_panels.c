@@ -4,12 +4,14 @@
  * panel.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tui_int.h"
 
-/* Columns of the help's key names and of the form's labels. */
-#define TUI_PANELS_KEYS_W	20
+/* Columns of the help's key names and modes, and of the form's labels. */
+#define TUI_PANELS_KEYS_W	16
+#define TUI_PANELS_MODES_W	18
 #define TUI_PANELS_LABEL_W	30
 
 /* The message line's key hints in each mode. */
@@ -55,7 +57,12 @@ tui_draw_message(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 	if (d->mode == TUI_MODE_PROMPT) {
 		snprintf(line, sizeof line, "%s %s", d->prompt.question,
 		    d->prompt.text);
-		x = tui_draw_text(w, r.y, r.x, r.w - 1, A_BOLD, line);
+		/* A long answer shows its end, where the typing is. */
+		for (x = 0; (int)strlen(line + x) > r.w - 1; x++)
+			;
+		while (((unsigned char)line[x] & 0xc0) == 0x80)
+			x++;
+		x = tui_draw_text(w, r.y, r.x, r.w - 1, A_BOLD, line + x);
 		wattrset(w, A_REVERSE);
 		mvwaddnwstr(w, r.y, r.x + x, &cursor, 1);
 		wattrset(w, A_NORMAL);
@@ -80,27 +87,50 @@ tui_draw_message(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 	tui_draw_text(w, r.y, r.x, r.w, a, line);
 }
 
+/* Writes one row of the key table, "names\tmodes\thelp" as
+ * tui_keys_print prints it, in three columns at Y of IN. */
+static void
+tui_panels_key_row(WINDOW *w, struct tui_rect in, int y, char *row)
+{
+	static const int col[] = { 0, TUI_PANELS_KEYS_W,
+	    TUI_PANELS_KEYS_W + TUI_PANELS_MODES_W };
+	attr_t a = tui_attr(TUI_COLOR_PANEL);
+	char *field, *next = row;
+	int k;
+
+	for (k = 0; k < 3 && (field = strsep(&next, "\t")) != NULL; k++)
+		tui_draw_text(w, y, in.x + col[k], k < 2 ? col[k + 1] - col[k] -
+		    1 : in.w - col[k], k == 0 ? a | A_BOLD : k == 1 ?
+		    tui_attr(TUI_COLOR_HINT) : a, field);
+}
+
 void
 tui_draw_help(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 {
 	struct tui_rect in = tui_draw_box(w, d, l->panel,
 	    "keys (Up/Down scroll, Esc closes)");
-	attr_t a = tui_attr(TUI_COLOR_PANEL);
-	int top = d->help_top, row, x;
-	size_t k;
+	int top = d->help_top, row;
+	char *text = NULL, *line, *next;
+	size_t len = 0;
+	FILE *fp;
 
+	/* The rows are what tui_keys_print prints, so that the screen and
+	 * the documentation say the same. */
+	if ((fp = open_memstream(&text, &len)) == NULL)
+		return;
+	tui_keys_print(fp);
+	fclose(fp);
 	if (top > (int)tui_nkeys - in.h)
 		top = (int)tui_nkeys - in.h;
 	if (top < 0)
 		top = 0;
-	for (row = 0, k = (size_t)top; row < in.h && k < tui_nkeys; row++, k++) {
-		x = tui_draw_text(w, in.y + row, in.x, TUI_PANELS_KEYS_W,
-		    a | A_BOLD, tui_keys[k].names);
-		if (x < TUI_PANELS_KEYS_W)
-			x = TUI_PANELS_KEYS_W;
-		tui_draw_text(w, in.y + row, in.x + x + 1, in.w - x - 1, a,
-		    tui_keys[k].help);
+	next = text;
+	for (row = -top; row < in.h && (line = strsep(&next, "\n")) != NULL &&
+	    *line != '\0'; row++) {
+		if (row >= 0)
+			tui_panels_key_row(w, in, in.y + row, line);
 	}
+	free(text);
 }
 
 void

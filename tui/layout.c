@@ -19,10 +19,12 @@
 /* Appends the lanes of DEVICE to OUT[*N] while rows remain; false when
  * full. */
 static bool
-tui_layout_device(const struct pw_problem *p, const struct tui_view *v,
+tui_layout_device(const struct pw_plan *plan, const struct tui_view *v,
     int device, bool compute_only, int *y, int end, struct tui_lane *out,
     int *n)
 {
+	const struct pw_problem *p = pw_plan_problem(plan);
+	const struct pw_schedule *s = pw_plan_timed(plan);
 	int channels[2], nchannels = 0, c, k;
 	bool moves = false;
 
@@ -35,10 +37,14 @@ tui_layout_device(const struct pw_problem *p, const struct tui_view *v,
 		if (p->stages[k].device == device && p->stages[k].offload > 0)
 			moves = true;
 	}
+	/* A channel gets a lane where the schedule uses it: a schedule
+	 * without transfers keeps its rows for devices. */
 	if (p->link.present && moves) {
-		channels[nchannels++] = pw_problem_channel(p, device, PW_OFFLOAD);
+		c = pw_problem_channel(p, device, PW_OFFLOAD);
+		if (s->channel[c].len > 0)
+			channels[nchannels++] = c;
 		c = pw_problem_channel(p, device, PW_RELOAD);
-		if (c != channels[0])
+		if (s->channel[c].len > 0 && (nchannels == 0 || c != channels[0]))
 			channels[nchannels++] = c;
 	}
 	for (k = 0; k < nchannels; k++) {
@@ -67,7 +73,8 @@ tui_layout_lanes(const struct pw_plan *plan, const struct tui_view *v,
 		if (y >= end)
 			break;
 		*last = dev;
-		if (!tui_layout_device(p, v, dev, compute_only, &y, end, out, &n))
+		if (!tui_layout_device(plan, v, dev, compute_only, &y, end, out,
+		    &n))
 			break;
 	}
 	return n;

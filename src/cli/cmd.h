@@ -51,6 +51,10 @@ struct pw_cmd_args {
 	enum pw_offload_mode offload;
 	unsigned long seed;
 	const char *write_lp;
+	/* design */
+	bool	ascii;
+	bool	mono;
+	bool	keys;
 };
 
 /* One row of the command table in main.c. */
@@ -92,6 +96,12 @@ int	pw_cmd_show(const struct pw_cmd_args *);
 int	pw_cmd_export(const struct pw_cmd_args *);
 int	pw_cmd_script(const struct pw_cmd_args *);
 int	pw_cmd_solve(const struct pw_cmd_args *);
+int	pw_cmd_design(const struct pw_cmd_args *);
+
+/* cmd_design.c: whether the designer can take this terminal: it is built,
+ * stdin and stdout are terminals, and TERM is set and not "dumb".  What
+ * decides between the designer and the report when no command is given. */
+bool	pw_cmd_design_usable(void);
 
 /* cmd.c: prints "pipewright: MESSAGE" as one line on stderr (newlines in
  * the message become "; "). */

@@ -1,1 +1,57 @@
-/* src/cli/cmd_design.c - to be written (issue 14). */
+/*
+ * cmd_design.c - the design command: the terminal designer (tui/) on a
+ * problem, a problem script or a schedule file, and whether this terminal
+ * can have it (what the main job asks).  Built without ncursesw, the
+ * command says so and does nothing else.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pipewright.h"
+#include "cmd.h"
+#ifdef HAVE_DESIGNER
+#include "tui.h"
+#endif
+
+bool
+pw_cmd_design_usable(void)
+{
+#ifdef HAVE_DESIGNER
+	const char *term = getenv("TERM");
+
+	return isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
+	    term != NULL && term[0] != '\0' && strcmp(term, "dumb") != 0;
+#else
+	return false;
+#endif
+}
+
+int
+pw_cmd_design(const struct pw_cmd_args *a)
+{
+#ifdef HAVE_DESIGNER
+	struct tui_options opts;
+	struct pw_error err;
+	int status;
+
+	if (a->keys) {
+		tui_keys_print(stdout);
+		return PW_EXIT_OK;
+	}
+	memset(&opts, 0, sizeof opts);
+	opts.path = a->pos[0];
+	opts.ascii = a->ascii;
+	opts.mono = a->mono;
+	if ((status = tui_design(&opts, &err)) != PW_EXIT_OK)
+		pw_cmd_fail("design: %s", err.msg);
+	return status;
+#else
+	(void)a;
+	pw_cmd_fail("design: this pipewright was built without the terminal"
+	    " designer (configure found no ncursesw)");
+	return PW_EXIT_INPUT;
+#endif
+}

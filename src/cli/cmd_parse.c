@@ -30,6 +30,9 @@ static const struct option cmd_parse_table[] = {
 	{ "offload", required_argument, NULL, 'x' },
 	{ "seed", required_argument, NULL, 's' },
 	{ "write-lp", required_argument, NULL, 'W' },
+	{ "ascii", no_argument, NULL, 'a' },
+	{ "mono", no_argument, NULL, 'm' },
+	{ "keys", no_argument, NULL, 'k' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -191,6 +194,15 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 			break;
 		case 'W':
 			a->write_lp = optarg;
+			break;
+		case 'a':
+			a->ascii = true;
+			break;
+		case 'm':
+			a->mono = true;
+			break;
+		case 'k':
+			a->keys = true;
 			break;
 		case 'l':
 		case 'I':

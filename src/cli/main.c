@@ -140,6 +140,27 @@ static const struct pw_command main_commands[] = {
 	  "  -o, --output FILE   where to write (default \"-\": stdout)\n"
 	  "  -W, --write-lp FILE the whole model in LP format (lp_solve)\n",
 	  PW_CMD_LIST_FAMILIES, "FlIOxsWo", 1, 1, pw_cmd_solve },
+	{ "design", "[PROBLEM|SCHEDULE] [--ascii] [--mono] [--keys]",
+	  "the terminal designer: see a schedule, edit it, optimize it",
+	  "Opens a full-screen timeline of a schedule (docs/designer.md):\n"
+	  "each device's ops, transfers and memory over time, the selected\n"
+	  "op's details and the critical path.  Edit the orders, pin pairs\n"
+	  "of ops, change the constraints, run the optimizer in the\n"
+	  "background, compare schedules, sweep the memory limit, save.\n"
+	  "PROBLEM is a problem file or a Lua problem script (the best\n"
+	  "family's schedule is shown); SCHEDULE a schedule file; without\n"
+	  "either, the built-in default problem.  '?' lists the keys.\n"
+	  "Needs a terminal on stdin and stdout and TERM set (not dumb).\n"
+	  "Unsaved changes are kept in a recovery file beside the file\n"
+	  "(.NAME.pw-recover), which the next design of it offers to\n"
+	  "restore.\n"
+	  "\n"
+	  "  -a, --ascii         ASCII glyphs only (default: when the\n"
+	  "                      locale is not UTF-8)\n"
+	  "  -m, --mono          no colours (default: when NO_COLOR is set,\n"
+	  "                      TERM is vt100 or the terminal has none)\n"
+	  "  -k, --keys          print the key table and exit\n",
+	  0, "amk", 0, 1, pw_cmd_design },
 	{ "help", "[COMMAND]",
 	  "the list of commands, or one command's help",
 	  "'pipewright COMMAND --help' is 'pipewright help COMMAND'.\n",
@@ -183,8 +204,9 @@ main_usage(FILE *fp)
 
 	fprintf(fp, "usage: pipewright [COMMAND [ARGS]]\n\n"
 	    "Designs pipeline-parallel training schedules.  Without a\n"
-	    "command it compares every schedule family on the built-in\n"
-	    "default problem.\n\ncommands:\n");
+	    "command it opens the terminal designer on the built-in default\n"
+	    "problem when stdin and stdout are terminals, and otherwise\n"
+	    "compares every schedule family on it.\n\ncommands:\n");
 	for (i = 0; i < main_ncommands; i++) {
 		fprintf(fp, "  %-10s %s\n", main_commands[i].name,
 		    main_commands[i].summary);
@@ -231,16 +253,18 @@ main_run(const struct pw_command *cmd, int argc, char **argv)
 }
 
 /*
- * The main job, run when no command is given: the comparison report on
- * the built-in default problem.  This is the one place that decides it
- * (the terminal designer takes over here when stdout is a terminal).
+ * The main job, run when no command is given: the terminal designer on
+ * the built-in default problem when this terminal can have it, else the
+ * comparison report on it (pipes, files, TERM=dumb).  This is the one
+ * place that decides it.
  */
 static int
 main_job(void)
 {
-	char *argv[] = { (char *)"compare", NULL };
+	char *argv[] = { NULL, NULL };
 
-	return main_run(main_find("compare"), 1, argv);
+	argv[0] = (char *)(pw_cmd_design_usable() ? "design" : "compare");
+	return main_run(main_find(argv[0]), 1, argv);
 }
 
 static int
