@@ -1221,6 +1221,90 @@ test_files_refused(void)
 	    "\n\tstdin.lua:1: in main chunk", "'-' is no file to read");
 }
 
+/* pwlua_problem_write: the script reads back as the same problem, its
+ * origin (the model's split) kept; given stages as they are. */
+static void
+test_problem_write(void)
+{
+	struct pw_problem *def = pw_problem_default(), *v = NULL, *raw, *back;
+	struct pwlua_solve_prefs prefs;
+	struct pw_error err;
+	int d;
+
+	if (!tap_int(pwlua_problem_write("def.lua", def, &err), PW_OK,
+	    "write the default problem"))
+		tap_diag("%s", err.msg);
+	back = pwlua_problem_read("def.lua", &prefs, &err);
+	if (tap_ok(back != NULL, "it reads back")) {
+		tap_ok(pw_problem_same(back, def), "the same problem");
+		tap_str(back->name, def->name, "its name");
+		tap_ok(back->origin != NULL && back->origin->split.devices == 8
+		    && back->origin->split.chunks == 1 &&
+		    back->origin->split.microbatches == 32 &&
+		    back->origin->split.offload &&
+		    back->origin->split.placement == PW_PLACE_LOOP,
+		    "the same origin split");
+		tap_ok(!prefs.has_objective && prefs.npins == 0,
+		    "no optimizer options");
+		pwlua_solve_prefs_free(&prefs);
+	} else {
+		tap_diag("%s", err.msg);
+	}
+	pw_problem_free(back);
+
+	tap_int(pw_problem_resplit(def, PW_PLACE_V, 2, &v, &err), PW_OK,
+	    "the default problem split as a V");
+	for (d = 0; v != NULL && d < v->devices; d++)
+		v->memory[d].limit = 40.0 * (1 << 30);
+	tap_int(v ? pwlua_problem_write("v.lua", v, &err) : -1, PW_OK,
+	    "write it with a 40 GiB limit");
+	back = pwlua_problem_read("v.lua", NULL, &err);
+	if (tap_ok(back != NULL, "it reads back")) {
+		tap_ok(pw_problem_same(back, v), "the same V problem");
+		tap_ok(back->origin != NULL && back->origin->split.chunks == 2 &&
+		    back->origin->split.placement == PW_PLACE_V &&
+		    back->origin->split.memory_limit == 40.0 * (1 << 30),
+		    "the same origin split, the limit in it");
+	} else {
+		tap_diag("%s", err.msg);
+	}
+	pw_problem_free(back);
+
+	raw = pw_problem_new(2, 3, 5);
+	free(raw->name);
+	raw->name = pw_xstrdup("q\"uote\\d\n");
+	pw_problem_set_comm(raw, 0.1);
+	for (d = 0; d < 3; d++)
+		raw->stages[d] = (struct pw_stage){ .device = d % 2,
+		    .f = 0.1 * (d + 1), .b = 1.0 / 3, .w = 0.7, .act = 3e9,
+		    .hold = 1e9, .offload = d == 1 ? 2e9 : 0, .comm = 0.1 };
+	raw->stages[2].comm = 0.25;
+	raw->memory[0] = (struct pw_device_memory){ 1.5e9, 1e10 };
+	raw->memory[1] = (struct pw_device_memory){ 0, INFINITY };
+	pw_problem_set_link(raw, 12.5e9, 1e10, 1e-6, false);
+	raw->link.group[1] = 0;
+	raw->link.ngroups = 1;
+	tap_int(pwlua_problem_write("raw.lua", raw, &err), PW_OK,
+	    "write a problem of given stages");
+	back = pwlua_problem_read("raw.lua", NULL, &err);
+	if (tap_ok(back != NULL, "it reads back")) {
+		tap_ok(pw_problem_same(back, raw), "the same stages, memory and "
+		    "link (one group of both devices)");
+		tap_str(back->name, raw->name, "a name with quotes, a "
+		    "backslash and a newline");
+		tap_ok(back->origin == NULL, "no origin");
+	} else {
+		tap_diag("%s", err.msg);
+	}
+	pw_problem_free(back);
+	tap_ok(pwlua_problem_write("no/such/dir/x.lua", raw, &err) != PW_OK &&
+	    strstr(err.msg, "no/such/dir/x.lua") != NULL,
+	    "an unwritable path is an error naming it: %s", err.msg);
+	pw_problem_free(raw);
+	pw_problem_free(v);
+	pw_problem_free(def);
+}
+
 int
 main(void)
 {
@@ -1251,6 +1335,7 @@ main(void)
 	test_patterns();
 	test_c_memory();
 	test_files_refused();
+	test_problem_write();
 	if (chdir("/") == 0)
 		remove_tree(tmpdir);
 	return tap_done();

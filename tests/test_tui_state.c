@@ -1,3 +1,1145 @@
-/* tests/test_tui_state.c - to be written (issue 14). */
+/*
+ * test_tui_state.c - the designer's state without any screen: every
+ * action of the key table through tui_key, undo and redo of each kind of
+ * change, pins, a deadlock after an edit, the constraints form's
+ * validation, families, the optimizer under an iteration limit, saving,
+ * exporting, reloading an edited file and the quit prompt.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pwlua.h"
 #include "tap.h"
-int main(void) { return tap_done(); }
+#include "testlib.h"
+#include "tui_int.h"
+
+static const char *testdata;
+static char tmpdir[] = "/tmp/pw-tui-state.XXXXXX";
+
+/* A file of the temporary directory, a string the caller frees. */
+static char *
+tmp_path(const char *name)
+{
+	return pw_xasprintf("%s/%s", tmpdir, name);
+}
+
+static struct tui *
+open_file(const char *name)
+{
+	struct pw_error err;
+	char *path = name ? pw_xasprintf("%s/%s", testdata, name) : NULL;
+	struct tui *d = tui_new(path, 40, 120, &err);
+
+	if (!tap_ok(d != NULL, "tui_new %s", name ? name : "(default)"))
+		tap_diag("%s", err.msg);
+	free(path);
+	return d;
+}
+
+/* Sends the characters of S as keys; returns what the last asked. */
+static unsigned
+type(struct tui *d, const char *s)
+{
+	unsigned r = 0;
+
+	for (; *s != '\0'; s++)
+		r = tui_key(d, (unsigned char)*s);
+	return r;
+}
+
+static const char *
+sel_name(const struct tui *d)
+{
+	static char buf[48];
+
+	return d->has_sel ? pw_op_name(buf, sizeof buf, d->sel) : "(none)";
+}
+
+/* DEV's edited order, compared with WANT. */
+static void
+check_order(const struct tui *d, int dev, const char *want, const char *what)
+{
+	char *got = test_order(&pw_plan_schedule(d->plan)->device[dev]);
+
+	tap_str(got, want, "%s: device %d's order", what, dev);
+	free(got);
+}
+
+static double
+makespan(const struct tui *d)
+{
+	return pw_plan_metrics(d->plan)->makespan;
+}
+
+static void
+select_op(struct tui *d, const char *name)
+{
+	struct pw_op op;
+	struct pw_error err;
+
+	if (pw_op_parse(name, pw_plan_problem(d->plan), &op, &err) != PW_OK)
+		tap_diag("bad op %s: %s", name, err.msg);
+	tui_select(d, op);
+}
+
+/* Polls a search until it ends (the iteration limit ends it). */
+static void
+solve_until_done(struct tui *d)
+{
+	int n = 0;
+
+	while (tui_solve_running(d) && n++ < 100000) {
+		tui_solve_wait(d, 0.05);
+		tui_solve_tick(d);
+	}
+}
+
+/* zb-h2 on tui_small.json: device 0 runs F(0,0) F(0,1) F(0,2) from 0 s,
+ * idles 3 to 4 s, then B(0,0) 4-6 W(0,0) 6-7 F(0,3) 7-8 B(0,1) 8-10 ...
+ * W(0,3) 16-17; device 1 idles to 1 s, then F(1,0) 1-2 B(1,0) 2-4
+ * F(1,1) 4-5 B(1,1) 5-7 F(1,2) 7-8 B(1,2) 8-10 W(1,0) 10-11 ... */
+static const char SMALL_ZBH2_D0[] = "F(0,0) F(0,1) F(0,2) B(0,0) W(0,0) "
+    "F(0,3) B(0,1) W(0,1) B(0,2) W(0,2) B(0,3) W(0,3)";
+
+static void
+test_load(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	struct tui *dd;
+	struct tui_layout l;
+	struct pw_error err;
+
+	if (d == NULL)
+		return;
+	tap_str(d->source, "family zb-h2", "a problem gets its best feasible "
+	    "family (zb-h2: 17 s, the first of the least makespan)");
+	tap_str(pw_families[d->family].name, "zb-h2", "family index");
+	tap_str(pw_families[d->cycle].name, "zb-auto", "f goes on from it");
+	tap_near(makespan(d), 17, 1e-12, "its makespan");
+	tap_near(d->view.t0, 0, 0, "view fitted: t0 at the start");
+	tap_near(d->view.span, 17, 1e-12, "view fitted: span the makespan");
+	tap_int(d->view.nfolded, 2, "a fold per device");
+	tap_str(sel_name(d), "F(0,0)", "the first op is selected");
+	tap_ok(!d->dirty && d->changes == 0, "nothing changed yet");
+	tap_int(d->objective, PW_OBJ_MAKESPAN, "objective makespan");
+	tap_near(d->time_limit, 10, 0, "time limit 10 s");
+	tap_ok(d->save_path == NULL && !d->path_is_schedule,
+	    "a problem has no schedule file to save to yet");
+	check_order(d, 0, SMALL_ZBH2_D0, "zb-h2");
+	tui_free(d);
+
+	dd = tui_new("/nonexistent/x.json", 40, 120, &err);
+	tap_ok(dd == NULL && strstr(err.msg, "/nonexistent/x.json") != NULL,
+	    "a file that cannot be read is an error naming it: %s", err.msg);
+
+	d = open_file(NULL);
+	if (d == NULL)
+		return;
+	tap_ok(d->path == NULL && d->view.nfolded == 8,
+	    "the default problem: 8 devices");
+	tap_ok(strncmp(d->source, "family ", 7) == 0, "from a family (%s)",
+	    d->source);
+	d->rows = 24;
+	d->cols = 80;
+	tui_layout(d, d->rows, d->cols, &l);
+	tap_ok(l.last_device < 7, "not every device fits 80x24 (%d do)",
+	    l.last_device + 1);
+	tui_layout_free(&l);
+	tui_key(d, 'g');
+	type(d, "7\n");
+	tui_layout(d, d->rows, d->cols, &l);
+	tap_ok(d->view.top > 0 && l.last_device == 7, "g 7 scrolls device 7 "
+	    "into view (top %d)", d->view.top);
+	tui_layout_free(&l);
+	tui_key(d, 'g');
+	type(d, "0\n");
+	tap_int(d->view.top, 0, "g 0 scrolls back");
+	tui_free(d);
+}
+
+static void
+test_navigation(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	unsigned r;
+	int i;
+
+	if (d == NULL)
+		return;
+	r = tui_key(d, KEY_RIGHT);
+	tap_str(sel_name(d), "F(0,1)", "Right: the next op of the device");
+	tap_ok(r & TUI_DRAW_DETAILS, "... redraws the details");
+	tui_key(d, 'l');
+	tap_str(sel_name(d), "F(0,2)", "l: the next again");
+	tui_key(d, 'h');
+	tap_str(sel_name(d), "F(0,1)", "h: back");
+	tui_key(d, KEY_LEFT);
+	tui_key(d, KEY_LEFT);
+	tap_str(sel_name(d), "F(0,0)", "Left stops at the first op");
+	select_op(d, "B(0,0)");
+	tui_key(d, KEY_DOWN);
+	tap_str(sel_name(d), "F(1,1)", "Down: the op of device 1 running at "
+	    "B(0,0)'s start (4 s)");
+	select_op(d, "W(1,0)");
+	tui_key(d, 'k');
+	tap_str(sel_name(d), "W(0,1)", "k: the op of device 0 running at "
+	    "W(1,0)'s start (10 s)");
+	tui_key(d, 'k');
+	tap_str(sel_name(d), "W(0,1)", "Up on the first device stays");
+	select_op(d, "F(0,0)");
+	tui_key(d, 'j');
+	tap_str(sel_name(d), "F(1,0)", "j where device 1 is idle: its next "
+	    "op");
+	select_op(d, "B(0,0)");
+	tui_key(d, KEY_UP);
+	tap_str(sel_name(d), "B(0,0)", "Up from device 0 stays");
+	select_op(d, "W(0,0)");
+	tui_key(d, KEY_DOWN);
+	tap_str(sel_name(d), "B(1,1)", "Down at 6 s: B(1,1), 5 to 7 s");
+
+	select_op(d, "F(0,2)");
+	tui_key(d, '+');
+	tap_near(d->view.span, 8.5, 0, "+ halves the span");
+	tui_key(d, '-');
+	tap_near(d->view.span, 17, 0, "- doubles it");
+	tap_near(d->view.t0, 0, 0, "about the selection: back where it was");
+	tui_key(d, '+');
+	tui_key(d, '+');
+	tap_near(d->view.span, 4.25, 0, "+ twice: a quarter");
+	tap_near(d->view.t0, 2 - 2 * 0.25, 1e-12,
+	    "the selection's start (2 s) stays put on screen");
+	tui_key(d, KEY_END);
+	tap_near(d->view.t0, 17 - 4.25, 1e-12, "End: the last window");
+	tui_key(d, KEY_PPAGE);
+	tap_near(d->view.t0, 17 - 8.5, 1e-12, "PgUp: one window left");
+	tui_key(d, KEY_NPAGE);
+	tui_key(d, KEY_NPAGE);
+	tap_near(d->view.t0, 17 - 4.25, 1e-12, "PgDn stops at the end");
+	tui_key(d, KEY_HOME);
+	tap_near(d->view.t0, 0, 0, "Home: the start");
+	tui_key(d, '0');
+	tap_ok(d->view.t0 == 0 && d->view.span == 17, "0 fits the schedule");
+	for (i = 0; i < 100; i++)
+		tui_key(d, '+');
+	tap_ok(d->view.span >= 1e-9 && d->view.span < 2e-9,
+	    "zooming in stops at a nanosecond (%g s)", d->view.span);
+	tap_str(d->message, "zoom: as far as it goes", "... saying so");
+	for (i = 0; i < 100; i++)
+		tui_key(d, '-');
+	tap_ok(d->view.span <= 17e3 && d->view.span > 17e3 / 2,
+	    "zooming out stops at a thousand schedules (%g s)", d->view.span);
+	tui_key(d, '0');
+
+	r = tui_key(d, 'g');
+	tap_int(d->mode, TUI_MODE_PROMPT, "g asks for a device");
+	type(d, "1\n");
+	tap_int(d->mode, TUI_MODE_TIMELINE, "Enter closes the prompt");
+	tap_str(sel_name(d), "B(1,0)", "g 1: device 1's op at F(0,2)'s "
+	    "start (2 s)");
+	tui_key(d, 'g');
+	type(d, "7\n");
+	tap_str(d->message, "go to: \"7\" is no device (0 to 1)",
+	    "g refuses a device out of range");
+	tui_key(d, '/');
+	type(d, "b(1,3)\n");
+	tap_str(sel_name(d), "B(1,3)", "/ finds an op by name");
+	tui_key(d, '/');
+	type(d, "Q(1,3)\n");
+	tap_ok(d->message_is_error && strncmp(d->message, "find: ", 6) == 0,
+	    "/ with a bad name says why: %s", d->message);
+	tap_str(sel_name(d), "B(1,3)", "... and keeps the selection");
+	tui_key(d, '/');
+	type(d, "F(0");
+	tui_key(d, KEY_BACKSPACE);
+	tui_key(d, KEY_BACKSPACE);
+	tap_str(d->prompt.text, "F", "Backspace deletes in the prompt");
+	tui_key(d, TUI_KEY_ESC);
+	tap_int(d->mode, TUI_MODE_TIMELINE, "Esc cancels the prompt");
+
+	tui_key(d, 'z');
+	tap_ok(d->view.folded[1] && !d->view.folded[0],
+	    "z folds the selected op's device");
+	tui_key(d, 'z');
+	tap_ok(!d->view.folded[1], "z again unfolds it");
+	tui_key(d, 'C');
+	tap_ok(d->show_critical, "C shows the critical path");
+	tui_key(d, 'C');
+	tap_ok(!d->show_critical, "C hides it");
+	tui_key(d, '?');
+	tap_int(d->mode, TUI_MODE_HELP, "? opens the help");
+	tui_key(d, KEY_DOWN);
+	tui_key(d, 'j');
+	tap_int(d->help_top, 2, "Down scrolls the help");
+	tui_key(d, KEY_NPAGE);
+	tap_int(d->help_top, 36, "PgDn a page (40 rows less 6)");
+	tui_key(d, KEY_PPAGE);
+	tui_key(d, KEY_UP);
+	tap_int(d->help_top, 1, "PgUp and Up back");
+	tui_key(d, 'q');
+	tap_int(d->mode, TUI_MODE_TIMELINE, "q closes the help");
+	tap_int(tui_key(d, TUI_KEY_CTRL('z')) & TUI_DO_SUSPEND, TUI_DO_SUSPEND,
+	    "Ctrl-Z suspends");
+	tap_int(tui_key(d, TUI_KEY_CTRL('l')), TUI_DRAW_ALL,
+	    "Ctrl-L redraws everything");
+	tap_int(tui_key(d, 'Z'), 0, "an unbound key does nothing");
+	tui_key(d, 'L');
+	tap_str(d->message, "The runtime is not built yet, so a schedule "
+	    "cannot be launched.", "L says so in one sentence");
+	tui_free(d);
+}
+
+static void
+test_moves(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	unsigned r;
+
+	if (d == NULL)
+		return;
+	select_op(d, "F(0,2)");
+	r = tui_key(d, '<');
+	tap_int(r, TUI_DRAW_ALL, "< re-times and redraws");
+	check_order(d, 0, "F(0,0) F(0,2) F(0,1) B(0,0) W(0,0) F(0,3) B(0,1) "
+	    "W(0,1) B(0,2) W(0,2) B(0,3) W(0,3)", "<");
+	tap_ok(d->dirty && d->changes == 1, "one change, unsaved");
+	tap_str(d->message, "move F(0,2) earlier: makespan 17 s",
+	    "the message says what and the new makespan");
+	tui_key(d, '>');
+	tui_key(d, '>');
+	check_order(d, 0, "F(0,0) F(0,1) B(0,0) F(0,2) W(0,0) F(0,3) B(0,1) "
+	    "W(0,1) B(0,2) W(0,2) B(0,3) W(0,3)", "> twice");
+	tui_key(d, 'u');
+	tui_key(d, 'u');
+	tui_key(d, 'u');
+	check_order(d, 0, SMALL_ZBH2_D0, "u three times: the start");
+	tap_str(d->message, "undo move F(0,2) earlier: makespan 17 s",
+	    "undo says what it undid");
+	tui_key(d, 'u');
+	tap_str(d->message, "nothing to undo", "nothing more to undo");
+	tui_key(d, TUI_KEY_CTRL('r'));
+	tui_key(d, TUI_KEY_CTRL('r'));
+	check_order(d, 0, SMALL_ZBH2_D0, "redo twice: < and the first >");
+	tui_key(d, '<');
+	tap_int(d->history.nredo, 0, "a new change clears redo");
+	tui_key(d, TUI_KEY_CTRL('r'));
+	tap_str(d->message, "nothing to redo", "nothing to redo");
+
+	select_op(d, "F(0,0)");
+	tui_key(d, '<');
+	tap_str(d->message, "F(0,0) is already the first op of device 0",
+	    "< on the first op refuses");
+	select_op(d, "W(1,3)");
+	tui_key(d, '>');
+	tap_str(d->message, "W(1,3) is already the last op of device 1",
+	    "> on the last op refuses");
+	tui_free(d);
+}
+
+static void
+test_pins(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	struct pw_pin pin;
+
+	if (d == NULL)
+		return;
+	select_op(d, "F(0,2)");
+	tui_key(d, 'p');
+	tap_ok(d->pin_pending, "p remembers the first op");
+	select_op(d, "B(0,0)");
+	tui_key(d, 'p');
+	tap_int((long long)d->npins, 1, "the second p adds the pin");
+	pin = d->pins[0];
+	tap_ok(pin.before.kind == PW_F && pin.before.stage == 0 &&
+	    pin.before.mb == 2 && pin.after.kind == PW_B &&
+	    pin.after.mb == 0, "before is the earlier in the order");
+	tap_str(d->message, "pin F(0,2) before B(0,0)", "the message");
+	select_op(d, "F(0,2)");
+	tui_key(d, '>');
+	tap_str(d->message, "move F(0,2) later refused: it would break the "
+	    "pin F(0,2) before B(0,0) (P removes it)", "a move breaking a pin "
+	    "is refused");
+	select_op(d, "B(0,0)");
+	tui_key(d, '<');
+	tap_str(d->message, "move B(0,0) earlier refused: it would break the "
+	    "pin F(0,2) before B(0,0) (P removes it)", "from either side");
+	check_order(d, 0, SMALL_ZBH2_D0, "... and changes nothing");
+	select_op(d, "F(0,1)");
+	tui_key(d, '>');
+	check_order(d, 0, "F(0,0) F(0,2) F(0,1) B(0,0) W(0,0) F(0,3) B(0,1) "
+	    "W(0,1) B(0,2) W(0,2) B(0,3) W(0,3)", "a move keeping the pin is "
+	    "made");
+	tui_key(d, 'u');
+	tui_key(d, 'p');
+	select_op(d, "F(1,0)");
+	tui_key(d, 'p');
+	tap_str(d->message, "pin F(0,1): pins join ops of one device; select "
+	    "another op of device 0 and press p (Esc cancels)", "a pin across "
+	    "devices is refused");
+	tap_ok(d->npins == 1 && d->pin_pending, "... and the first op kept");
+	tui_key(d, TUI_KEY_ESC);
+	tap_ok(!d->pin_pending, "Esc cancels a pending pin");
+	select_op(d, "B(0,0)");
+	tui_key(d, 'P');
+	tap_int((long long)d->npins, 0, "P removes the op's pins");
+	tap_str(d->message, "unpin F(0,2) before B(0,0)", "... saying which");
+	tui_key(d, 'P');
+	tap_str(d->message, "B(0,0) has no pin", "P without pins says so");
+	tui_key(d, 'u');
+	tap_int((long long)d->npins, 1, "undo puts the pin back");
+	tui_key(d, 'u');
+	tap_int((long long)d->npins, 0, "undo again removes it");
+	tui_key(d, TUI_KEY_CTRL('r'));
+	tap_ok(d->npins == 1 && d->pins[0].after.mb == 0, "redo adds it");
+	tui_free(d);
+}
+
+static void
+test_deadlock(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	char a[48], b[48];
+
+	if (d == NULL)
+		return;
+	select_op(d, "B(0,0)");
+	tui_key(d, '<');
+	tui_key(d, '<');
+	tui_key(d, '<');
+	check_order(d, 0, "B(0,0) F(0,0) F(0,1) F(0,2) W(0,0) F(0,3) B(0,1) "
+	    "W(0,1) B(0,2) W(0,2) B(0,3) W(0,3)", "B(0,0) first");
+	tap_ok(d->message_is_error && strncmp(d->message, "deadlock: ", 10) ==
+	    0, "the message line says deadlock: %s", d->message);
+	if (tap_int((long long)d->nwaits, 2, "two orders stop")) {
+		tap_str(pw_op_name(a, sizeof a, d->waits[0].op), "B(0,0)",
+		    "device 0 stops at B(0,0)");
+		tap_str(pw_op_name(b, sizeof b, d->waits[0].on.op), "B(1,0)",
+		    "... which waits for B(1,0)");
+		tap_str(pw_op_name(a, sizeof a, d->waits[1].op), "F(1,0)",
+		    "device 1 stops at F(1,0)");
+		tap_str(pw_op_name(b, sizeof b, d->waits[1].on.op), "F(0,0)",
+		    "... which waits for F(0,0)");
+	}
+	tap_near(makespan(d), 20, 1e-12, "the timing of the last orders that "
+	    "timed (B(0,0) second) stays shown");
+	tui_key(d, 'u');
+	tap_int((long long)d->nwaits, 0, "undo: no deadlock");
+	tui_key(d, TUI_KEY_CTRL('r'));
+	tap_int((long long)d->nwaits, 2, "redo: the deadlock again");
+	tui_key(d, 'u');
+	tap_ok(pw_plan_status(d->plan, NULL) == PW_OK, "the orders time");
+	tui_free(d);
+}
+
+/* The form's field labelled LABEL. */
+static int
+field(const struct tui *d, const char *label)
+{
+	char buf[64];
+	int i;
+
+	for (i = 0; i < tui_form_nfields(d); i++) {
+		if (strcmp(tui_form_label(d, i, buf, sizeof buf), label) == 0)
+			return i;
+	}
+	tap_diag("no field %s", label);
+	return 0;
+}
+
+static const char *
+value(const struct tui *d, const char *label)
+{
+	static char buf[64];
+
+	return tui_form_value(d, field(d, label), buf, sizeof buf);
+}
+
+/* Sets LABEL to TEXT; expects the error WANT (NULL: none). */
+static void
+set_field(struct tui *d, const char *label, const char *text,
+    const char *want)
+{
+	struct pw_error err;
+	int rc = tui_form_set(d, field(d, label), text, &err);
+
+	if (want == NULL)
+		tap_ok(rc == PW_OK, "%s = %s%s%s", label, text,
+		    rc ? ": " : "", rc ? err.msg : "");
+	else
+		tap_ok(rc == PW_ERR_INPUT && strcmp(err.msg, want) == 0,
+		    "%s = %s refused: %s", label, text, rc ? err.msg : "ok");
+}
+
+/* Values the form refuses on tui_small.json, with the reasons. */
+static const struct {
+	const char *label, *text, *want;
+} refused[] = {
+	{ "devices", "4", "devices: this problem's stages are given: edit "
+	    "its file to split it differently" },
+	{ "placement", "v", "placement: this problem's stages are given: "
+	    "edit its file to split it differently" },
+	{ "placement", "zigzag", "placement: \"zigzag\" is neither loop nor "
+	    "v" },
+	{ "microbatches", "0", "microbatches: \"0\" is no whole number of at "
+	    "least 1" },
+	{ "memory limit", "lots", "memory limit: \"lots\" is no amount of "
+	    "memory (as 40 GiB, or inf)" },
+	{ "offload", "on", "offload: set the D2H and H2D bandwidths first" },
+	{ "objective", "fast", "objective: \"fast\" is neither makespan nor "
+	    "span" },
+	{ "time limit", "soon", "time limit: \"soon\" is no time (as 12 s or "
+	    "500 ms)" },
+	{ "family", "zb-x", "family: \"zb-x\" is no family (f cycles through "
+	    "them)" },
+	{ "memory limit", "10 B", "memory limit: memory[0].limit: 10 is below "
+	    "what one microbatch needs on device 0 (static 8 B + act of stage "
+	    "0 4 B)" },
+};
+
+static void
+test_form_given(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	struct pw_problem *before;
+	const struct pw_problem *p;
+	size_t i;
+
+	if (d == NULL)
+		return;
+	tap_int(tui_form_nfields(d), 13, "5 + one limit per device + 6 fields");
+	tap_str(value(d, "devices"), "2", "devices");
+	tap_str(value(d, "chunks per device"), "1", "chunks");
+	tap_str(value(d, "placement"), "loop", "placement");
+	tap_str(value(d, "microbatches"), "4", "microbatches");
+	tap_str(value(d, "memory limit"), "64 B", "memory limit");
+	tap_str(value(d, "memory limit of device 1"), "64 B",
+	    "a device's limit");
+	tap_str(value(d, "offload"), "off", "offload");
+	tap_str(value(d, "D2H bandwidth"), "none", "no link");
+	tap_str(value(d, "objective"), "makespan", "objective");
+	tap_str(value(d, "time limit"), "10 s", "time limit");
+	tap_str(value(d, "family"), "zb-h2", "family");
+
+	for (i = 0; i < sizeof refused / sizeof refused[0]; i++)
+		set_field(d, refused[i].label, refused[i].text, refused[i].want);
+	tap_int((long long)d->changes, 0, "refused values change nothing");
+	tap_str(value(d, "memory limit"), "64 B", "... the old one stays");
+
+	before = pw_problem_copy(pw_plan_problem(d->plan));
+	set_field(d, "memory limit", " 20B ", NULL);
+	p = pw_plan_problem(d->plan);
+	tap_ok(p->memory[0].limit == 20 && p->memory[1].limit == 20,
+	    "a good limit changes every device's");
+	tap_str(d->message, "memory limit 20B: makespan 17 s",
+	    "one change, named by the field and value");
+	set_field(d, "memory limit of device 1", "inf", NULL);
+	tap_ok(isinf(pw_plan_problem(d->plan)->memory[1].limit) &&
+	    pw_plan_problem(d->plan)->memory[0].limit == 20,
+	    "a device's own limit");
+	tap_str(value(d, "memory limit"), "per device", "limits now differ");
+	set_field(d, "microbatches", "6", NULL);
+	tap_int(pw_plan_problem(d->plan)->microbatches, 6, "microbatches");
+	tap_str(d->source, "family zb-h2", "a new shape: the family's "
+	    "schedule");
+	set_field(d, "D2H bandwidth", "25 GB/s", NULL);
+	p = pw_plan_problem(d->plan);
+	tap_ok(p->link.present && p->link.d2h == 25e9 && p->link.h2d == 25e9,
+	    "a bandwidth adds a link, both ways until the other is set");
+	set_field(d, "H2D bandwidth", "12.5", NULL);
+	tap_near(pw_plan_problem(d->plan)->link.h2d, 12.5e9, 0,
+	    "GB/s when no unit is given");
+	set_field(d, "offload", "off", NULL);
+	tap_ok(!pw_plan_problem(d->plan)->link.present, "offload off");
+	set_field(d, "objective", "span", NULL);
+	tap_int(d->objective, PW_OBJ_SPAN, "objective span");
+	set_field(d, "time limit", "500 ms", NULL);
+	tap_near(d->time_limit, 0.5, 0, "time limit 500 ms");
+	set_field(d, "family", "1f1b", NULL);
+	tap_str(d->source, "family 1f1b", "family by name");
+	tap_int((long long)d->changes, 9, "nine changes");
+
+	while (d->history.nundo > 0)
+		tui_undo(d);
+	tap_ok(pw_problem_same(pw_plan_problem(d->plan), before),
+	    "undoing every change restores the problem");
+	tap_ok(d->objective == PW_OBJ_MAKESPAN && d->time_limit == 10,
+	    "... and the optimizer's options");
+	tap_str(d->source, "family zb-h2", "... and the source");
+	check_order(d, 0, SMALL_ZBH2_D0, "... and the orders");
+	while (d->history.nredo > 0)
+		tui_redo(d);
+	tap_str(d->source, "family 1f1b", "redoing all: the last state");
+	tap_ok(d->objective == PW_OBJ_SPAN && d->time_limit == 0.5,
+	    "... with its options");
+	pw_problem_free(before);
+
+	/* The form's keys. */
+	tui_key(d, 't');
+	tap_int(d->mode, TUI_MODE_FORM, "t opens the form");
+	tui_key(d, KEY_DOWN);
+	tui_key(d, '\t');
+	tap_int(d->form.field, 2, "Down and Tab: the next fields");
+	tui_key(d, KEY_BTAB);
+	tui_key(d, KEY_UP);
+	tui_key(d, KEY_UP);
+	tap_int(d->form.field, 12, "Shift-Tab and Up wrap to the last");
+	d->form.field = field(d, "microbatches");
+	tui_key(d, '\n');
+	tap_ok(d->form.editing && strcmp(d->form.text, "6") == 0,
+	    "Enter edits the field, starting from its value");
+	tui_key(d, KEY_BACKSPACE);
+	type(d, "x\n");
+	tap_ok(!d->form.editing && d->message_is_error &&
+	    pw_plan_problem(d->plan)->microbatches == 6,
+	    "a bad value: its reason on the message line, the old one kept");
+	tui_key(d, '\n');
+	tui_key(d, KEY_BACKSPACE);
+	type(d, "3\n");
+	tap_int(pw_plan_problem(d->plan)->microbatches, 3, "Enter again sets "
+	    "it");
+	tui_key(d, '\n');
+	type(d, "9");
+	tui_key(d, TUI_KEY_ESC);
+	tap_ok(!d->form.editing && d->mode == TUI_MODE_FORM &&
+	    pw_plan_problem(d->plan)->microbatches == 3, "Esc cancels typing");
+	tui_key(d, TUI_KEY_ESC);
+	tap_int(d->mode, TUI_MODE_TIMELINE, "Esc again closes the form");
+	tui_free(d);
+}
+
+static void
+test_form_model(void)
+{
+	struct tui *d = open_file(NULL);
+	const struct pw_problem *p;
+	int chunks;
+
+	if (d == NULL)
+		return;
+	/* The best family's split of the default problem. */
+	chunks = pw_problem_chunks(pw_plan_problem(d->plan), 0);
+	d->form.field = field(d, "family");
+	set_field(d, "devices", "4", NULL);
+	tap_int(d->form.field, 14, "the focus stays on a field that exists");
+	p = pw_plan_problem(d->plan);
+	tap_ok(p->devices == 4 && p->nstages == 4 * chunks && p->origin != NULL,
+	    "the model split again on 4 devices, %d chunks each", chunks);
+	tap_int(d->view.nfolded, 4, "folds follow the device count");
+	tap_int(tui_form_nfields(d), 15, "a limit field per device");
+	set_field(d, "placement", "v", NULL);
+	p = pw_plan_problem(d->plan);
+	tap_ok(p->nstages == 8 && pw_problem_is_v(p), "V: 2 chunks each");
+	set_field(d, "chunks per device", "100", "chunks per device: split: "
+	    "32 layers cannot fill 400 stages (4 devices x 100 chunks) with at "
+	    "least one each");
+	set_field(d, "offload", "off", NULL);
+	tap_ok(!pw_plan_problem(d->plan)->link.present,
+	    "offload off rebuilds without the link");
+	set_field(d, "memory limit", "40 GiB", NULL);
+	tap_near(pw_plan_problem(d->plan)->memory[3].limit, 40.0 * (1 << 30),
+	    0, "memory limit 40 GiB on every device");
+	set_field(d, "microbatches", "16", NULL);
+	p = pw_plan_problem(d->plan);
+	tap_ok(p->microbatches == 16 && p->memory[0].limit == 40.0 * (1 << 30),
+	    "microbatches rebuild the problem, the limits kept");
+	set_field(d, "family", "1f1b", NULL);
+	p = pw_plan_problem(d->plan);
+	tap_ok(p->nstages == 4 && p->memory[2].limit == 40.0 * (1 << 30),
+	    "a family splitting the model again keeps the limits");
+	tui_undo(d);
+	tui_undo(d);
+	tui_undo(d);
+	tui_undo(d);
+	tui_undo(d);
+	tui_undo(d);
+	p = pw_plan_problem(d->plan);
+	tap_ok(p->devices == 8 && d->view.nfolded == 8,
+	    "undo: 8 devices again");
+	tui_free(d);
+}
+
+static void
+test_families(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	int i;
+
+	if (d == NULL)
+		return;
+	tui_key(d, 'f');
+	tap_str(d->source, "family zb-auto", "f: the next family");
+	tap_str(d->message, "family zb-auto: makespan 17 s", "its makespan");
+	tui_key(d, 'f');
+	tui_key(d, 'f');
+	tap_str(d->source, "family zb-2p", "f twice more");
+	tui_key(d, 'f');
+	tap_ok(d->message_is_error && strncmp(d->message, "family zb-v: "
+	    "zb-v needs V placement", 34) == 0, "a refusal shows its reason: %s",
+	    d->message);
+	tap_str(d->source, "family zb-2p", "... and keeps the schedule");
+	tui_key(d, 'f');
+	tap_ok(d->message_is_error && strncmp(d->message, "family v-half", 13)
+	    == 0, "the next f goes on to the following family");
+	for (i = 0; i < 8; i++)
+		tui_key(d, 'f');
+	tap_str(d->source, "family po-auto", "on through the registry");
+	tui_key(d, 'f');
+	tap_str(d->source, "family gpipe", "and around");
+	tap_int((long long)d->changes, 8, "each switch one change");
+	tui_key(d, 'u');
+	tap_str(d->source, "family po-auto", "undo: the family before");
+	tui_free(d);
+}
+
+static void
+test_optimize(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	struct pw_schedule *start;
+
+	if (d == NULL)
+		return;
+	d->iteration_limit = 2000;
+	select_op(d, "F(0,2)");
+	tui_key(d, '>');
+	start = pw_schedule_copy(pw_plan_schedule(d->plan));
+	tui_key(d, 'o');
+	tap_ok(tui_solve_running(d), "o starts the optimizer");
+	tui_key(d, 'o');
+	tap_str(d->message, "the optimizer is running already (Esc cancels "
+	    "it)", "a second o says so");
+	tui_key(d, '<');
+	tap_str(d->message, "the optimizer is running: Esc cancels it first",
+	    "edits wait for the optimizer");
+	solve_until_done(d);
+	tap_ok(!tui_solve_running(d), "the iteration limit ends it");
+	tap_ok(strncmp(d->source, "optimizer (gap ", 15) == 0,
+	    "the source names the optimizer: %s", d->source);
+	tap_ok(makespan(d) <= 17 + 1e-9, "no worse than the start (%g s)",
+	    makespan(d));
+	tap_ok(d->solve.last != NULL && d->solve.last_problem != NULL,
+	    "the result is kept for compare");
+	tap_str(d->history.undo[d->history.nundo - 1].what, "optimize",
+	    "one change");
+	tui_key(d, 'u');
+	tap_ok(test_same_schedule(pw_plan_schedule(d->plan), start),
+	    "undo returns the start");
+	tap_str(d->source, "family zb-h2", "... and its source");
+	tui_key(d, TUI_KEY_CTRL('r'));
+	tap_ok(strncmp(d->source, "optimizer", 9) == 0, "redo: the result");
+
+	d->iteration_limit = 0;
+	d->time_limit = 60;
+	tui_key(d, 'o');
+	tui_key(d, TUI_KEY_ESC);
+	solve_until_done(d);
+	tap_ok(!tui_solve_running(d) && pw_plan_status(d->plan, NULL) ==
+	    PW_OK, "Esc cancels; the best so far is kept and times");
+	tap_ok(strstr(d->source, "cancelled") != NULL || strstr(d->source,
+	    "optimal") != NULL || strstr(d->source, "searched") != NULL,
+	    "the source says how it ended: %s", d->source);
+	pw_schedule_free(start);
+	tui_free(d);
+}
+
+static void
+test_files(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	struct pw_problem *p = NULL;
+	struct pw_timed_op *ops = NULL;
+	struct pw_pin *pins = NULL;
+	struct pw_error err;
+	size_t nops = 0, npins = 0;
+	char *saved = tmp_path("saved.json"), *svg = tmp_path("x.svg");
+	char *trace = tmp_path("x.json"), *text;
+	struct tui *again;
+	unsigned r;
+
+	if (d == NULL)
+		return;
+	select_op(d, "F(0,2)");
+	tui_key(d, 'p');
+	select_op(d, "W(0,0)");
+	tui_key(d, 'p');
+	r = tui_key(d, 's');
+	tap_ok(d->mode == TUI_MODE_PROMPT && d->prompt.kind ==
+	    TUI_PROMPT_SAVE_AS, "s without a schedule file asks for a name");
+	tap_int(r & TUI_DO_QUIT, 0, "... and does not quit");
+	d->prompt.len = 0;
+	d->prompt.text[0] = '\0';
+	type(d, saved);
+	tui_key(d, '\n');
+	tap_ok(!d->dirty && d->save_path && strcmp(d->save_path, saved) == 0,
+	    "saved: clean, and s now saves there");
+	if (tap_ok(pw_file_read_pins(saved, &p, &ops, &nops, &pins, &npins,
+	    &err) == PW_OK, "the file reads back")) {
+		tap_int((long long)nops, 24, "with every op");
+		tap_ok(npins == 1 && pins[0].before.kind == PW_F &&
+		    pins[0].before.mb == 2 && pins[0].after.kind == PW_W,
+		    "and the pin");
+	}
+	pw_problem_free(p);
+	free(ops);
+	free(pins);
+
+	again = tui_new(saved, 40, 120, &err);
+	if (tap_ok(again != NULL, "a saved schedule opens")) {
+		tap_ok(again->path_is_schedule && again->npins == 1 &&
+		    strcmp(again->save_path, saved) == 0,
+		    "as a schedule file with its pins, saving back to it");
+		tap_str(again->source, "file saved.json", "its source");
+		check_order(again, 0, SMALL_ZBH2_D0, "its orders");
+		select_op(again, "F(0,1)");
+		tui_key(again, '>');
+		tui_recover_write(again);
+		tui_free(again);
+	}
+	again = tui_new(saved, 40, 120, &err);
+	if (again != NULL) {
+		tui_prompt_open(again, TUI_PROMPT_RESTORE, "restore? ", "");
+		tap_int(tui_key(again, 'x'), 0, "the restore prompt wants y or "
+		    "n");
+		tui_key(again, 'y');
+		check_order(again, 0, "F(0,0) F(0,2) F(0,1) B(0,0) W(0,0) "
+		    "F(0,3) B(0,1) W(0,1) B(0,2) W(0,2) B(0,3) W(0,3)",
+		    "y restores the recovery file's orders");
+		tap_ok(again->dirty && again->mode == TUI_MODE_TIMELINE,
+		    "unsaved, back on the timeline");
+		tui_key(again, 'u');
+		check_order(again, 0, SMALL_ZBH2_D0, "undo: the file's own");
+		tui_prompt_open(again, TUI_PROMPT_RESTORE, "restore? ", "");
+		tui_key(again, 'n');
+		tap_str(again->message, "recovery file kept, not restored",
+		    "n keeps it");
+		tui_recover_remove(again);
+		tui_free(again);
+	}
+
+	tui_key(d, 'c');
+	tui_key(d, 'F');
+	d->prompt.len = 0;
+	d->prompt.text[0] = '\0';
+	type(d, saved);
+	tui_key(d, '\n');
+	tap_ok(d->mode == TUI_MODE_COMPARE && d->compare.file != NULL &&
+	    strcmp(d->compare.file, saved) == 0 &&
+	    d->compare.source[d->compare.focus] == TUI_CMP_FILE &&
+	    d->compare.plan[d->compare.focus] != NULL,
+	    "F in the compare view loads a schedule file into the slot");
+	tui_key(d, TUI_KEY_ESC);
+
+	tui_key(d, 'x');
+	d->prompt.len = 0;
+	d->prompt.text[0] = '\0';
+	type(d, svg);
+	tui_key(d, '\n');
+	text = test_read_file(svg);
+	tap_ok(text != NULL && strstr(text, "<svg") != NULL, "x exports SVG");
+	free(text);
+	tui_key(d, 'x');
+	d->prompt.len = 0;
+	d->prompt.text[0] = '\0';
+	type(d, trace);
+	tui_key(d, '\n');
+	text = test_read_file(trace);
+	tap_ok(text != NULL && strstr(text, "traceEvents") != NULL,
+	    "x exports a Chrome trace for .json");
+	free(text);
+	tui_key(d, 'x');
+	type(d, ".txt\n");
+	tap_ok(d->message_is_error && strstr(d->message, "name a .svg") !=
+	    NULL, "x refuses another name: %s", d->message);
+
+	tap_int(tui_key(d, 'q'), TUI_DO_QUIT, "q quits when saved");
+	select_op(d, "B(1,0)");
+	tui_key(d, '>');
+	tui_key(d, 'q');
+	tap_ok(d->mode == TUI_MODE_PROMPT && d->prompt.kind ==
+	    TUI_PROMPT_QUIT, "q asks when there are unsaved changes");
+	tap_int(tui_key(d, 'x'), 0, "other keys do nothing there");
+	tui_key(d, TUI_KEY_ESC);
+	tap_int(d->mode, TUI_MODE_TIMELINE, "Esc stays");
+	tui_key(d, 'q');
+	tap_int(tui_key(d, 'q') & TUI_DO_QUIT, TUI_DO_QUIT,
+	    "q again quits without saving");
+	tap_ok(d->dirty, "... unsaved");
+	tui_key(d, 'q');
+	tap_int(tui_key(d, 's') & TUI_DO_QUIT, TUI_DO_QUIT, "s saves and quits");
+	tap_ok(!d->dirty, "... saved");
+	r = tui_key(d, 'S');
+	tap_str(d->prompt.text, saved, "S offers the file to save as");
+	tui_key(d, TUI_KEY_ESC);
+	free(saved);
+	free(svg);
+	free(trace);
+	tui_free(d);
+}
+
+/* Writes TEXT to PATH. */
+static void
+write_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+
+	if (fp == NULL) {
+		tap_diag("cannot write %s", path);
+		return;
+	}
+	fputs(text, fp);
+	fclose(fp);
+}
+
+static const char SMALL_LUA[] = "return pw.problem{\n"
+    "\tname = \"lua-small\", devices = 2, microbatches = %d,\n"
+    "\tstages = {\n"
+    "\t\t{ f = 1, b = 2, w = 1, act = 4, hold = 2 },\n"
+    "\t\t{ f = 1, b = 2, w = 1, act = 4, hold = 2 },\n"
+    "\t},\n"
+    "\tobjective = \"span\", time_limit = 3,\n"
+    "\tprecede = { { { \"F\", 1, 3 }, { \"B\", 1, 2 } } },\n"
+    "}\n";
+
+static void
+test_edit(void)
+{
+	char *lua = tmp_path("edit.lua"), *text, *fresh = tmp_path("new.lua");
+	struct pw_problem *def;
+	struct tui *d;
+	struct pw_error err;
+	unsigned r;
+
+	text = pw_xasprintf(SMALL_LUA, 4);
+	write_file(lua, text);
+	free(text);
+	d = tui_new(lua, 40, 120, &err);
+	if (!tap_ok(d != NULL, "a Lua problem opens")) {
+		tap_diag("%s", err.msg);
+		free(lua);
+		free(fresh);
+		return;
+	}
+	tap_ok(d->path_is_lua && d->objective == PW_OBJ_SPAN &&
+	    d->time_limit == 3, "its objective and time limit are the state's");
+	tap_ok(d->npins == 1 && d->pins[0].before.kind == PW_F &&
+	    d->pins[0].before.mb == 2 && d->pins[0].after.kind == PW_B &&
+	    d->pins[0].after.mb == 1, "its precede pair is a pin");
+	r = tui_key(d, 'e');
+	tap_ok((r & TUI_DO_EDITOR) && strcmp(d->edit_path, lua) == 0,
+	    "e edits the problem's file");
+
+	write_file(lua, "return pw.problem{ devices = 2,\n  microbatches = "
+	    "nil + 1 }\n");
+	tui_edit_done(d);
+	tap_int(d->mode, TUI_MODE_ERROR, "a Lua error opens the error panel");
+	tap_ok(d->error_text != NULL && strstr(d->error_text, "edit.lua:2:") !=
+	    NULL && strstr(d->error_text, "traceback") != NULL,
+	    "with file:line and the traceback");
+	tap_ok(d->changes == 0 && pw_plan_problem(d->plan)->microbatches == 4,
+	    "the problem and schedule stay");
+	tui_key(d, TUI_KEY_ESC);
+	tap_int(d->mode, TUI_MODE_TIMELINE, "Esc closes it");
+
+	text = pw_xasprintf(SMALL_LUA, 6);
+	write_file(lua, text);
+	free(text);
+	tui_edit_done(d);
+	tap_int(pw_plan_problem(d->plan)->microbatches, 6, "a good edit "
+	    "reloads the problem");
+	tap_ok(d->changes == 1 && strncmp(d->history.undo[0].what, "reload ",
+	    7) == 0, "as one change");
+	tui_key(d, 'u');
+	tap_int(pw_plan_problem(d->plan)->microbatches, 4, "undo: the problem "
+	    "before");
+	tui_free(d);
+
+	d = open_file(NULL);
+	if (d != NULL) {
+		r = tui_key(d, 'e');
+		tap_ok(d->mode == TUI_MODE_PROMPT && d->prompt.kind ==
+		    TUI_PROMPT_NEW_FILE, "e on the default problem asks for a "
+		    "file");
+		d->prompt.len = 0;
+		d->prompt.text[0] = '\0';
+		type(d, "x.txt\n");
+		tap_ok(d->message_is_error && d->path == NULL,
+		    "a name that is neither .lua nor .json is refused");
+		tui_key(d, 'e');
+		d->prompt.len = 0;
+		d->prompt.text[0] = '\0';
+		type(d, fresh);
+		r = tui_key(d, '\n');
+		tap_ok((r & TUI_DO_EDITOR) && d->path && strcmp(d->path, fresh)
+		    == 0 && strcmp(d->edit_path, fresh) == 0,
+		    "writes it and edits it");
+		def = pw_problem_copy(pw_plan_problem(d->plan));
+		tui_edit_done(d);
+		tap_ok(d->mode == TUI_MODE_TIMELINE && pw_problem_same(
+		    pw_plan_problem(d->plan), def) && pw_plan_problem(
+		    d->plan)->origin != NULL, "the written file reloads as the "
+		    "same problem, from the same model");
+		tap_ok(d->history.nundo == 1 && strcmp(d->source, d->history.undo[0].snap.source) == 0,
+		    "its schedule kept");
+		pw_problem_free(def);
+		tui_free(d);
+	}
+	free(lua);
+	free(fresh);
+}
+
+static void
+test_mouse_and_views(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	struct tui_layout l;
+	unsigned long changes;
+	int row = -1, i, width;
+	double col;
+
+	if (d == NULL)
+		return;
+	tui_layout(d, d->rows, d->cols, &l);
+	for (i = 0; i < l.nlanes; i++) {
+		if (l.lanes[i].device == 1 && l.lanes[i].kind ==
+		    TUI_LANE_COMPUTE)
+			row = l.lanes[i].y;
+	}
+	width = l.timeline.w - l.label_w;
+	/* The middle of W(1,0), 10 s to 11 s. */
+	col = tui_view_col(&d->view, width, 10.5);
+	tui_mouse(d, &l, row, l.timeline.x + l.label_w + (int)col,
+	    BUTTON1_PRESSED);
+	tap_str(sel_name(d), "W(1,0)", "a click selects the op under it");
+	/* Released over F(1,2), 7 s to 8 s. */
+	tui_mouse(d, &l, row, l.timeline.x + l.label_w + (int)tui_view_col(
+	    &d->view, width, 7.5), BUTTON1_RELEASED);
+	check_order(d, 1, "F(1,0) B(1,0) F(1,1) B(1,1) W(1,0) F(1,2) B(1,2) "
+	    "F(1,3) B(1,3) W(1,1) W(1,2) W(1,3)", "a drag moves it");
+	tap_int((long long)d->changes, 1, "as one edit");
+	tui_key(d, 'u');
+	tui_mouse(d, &l, 0, 0, BUTTON4_PRESSED);
+	tap_near(d->view.span, 8.5, 0, "the wheel zooms");
+	tui_layout_free(&l);
+
+	tui_key(d, 'c');
+	tap_int(d->mode, TUI_MODE_COMPARE, "c opens the compare view");
+	tui_key(d, '\t');
+	tap_int(d->compare.focus, 1, "Tab: the other slot");
+	tui_key(d, KEY_RIGHT);
+	tui_key(d, 'F');
+	tap_ok(d->mode == TUI_MODE_PROMPT && d->prompt.kind ==
+	    TUI_PROMPT_COMPARE_FILE, "F asks for a schedule file");
+	tui_key(d, TUI_KEY_ESC);
+	tui_key(d, TUI_KEY_ESC);
+	tap_int(d->mode, TUI_MODE_TIMELINE, "Esc leaves the compare view");
+	tui_key(d, 'c');
+	tui_key(d, KEY_LEFT);
+	tap_int(d->compare.source[0], 3, "Left: the top slot (the best "
+	    "family, zb-h2) shows the family before it, zb-h1");
+	tui_key(d, TUI_KEY_ESC);
+
+	/* The iteration limit makes the sweep's optimizer series end at the
+	 * same point on every run. */
+	d->iteration_limit = 200;
+	tui_key(d, 'm');
+	tap_int(d->mode, TUI_MODE_SWEEP, "m opens the memory sweep");
+	for (i = 0; i < 600000 && !atomic_load(&d->sweep->finished); i++) {
+		usleep(1000);
+		tui_sweep_tick(d);
+	}
+	tap_ok(atomic_load(&d->sweep->finished), "the sweep ends");
+	tap_ok(d->sweep->limit == d->sweep->sweep->nlimits - 1 &&
+	    d->sweep->series == 4, "the cursor: no limit, the family shown");
+	tui_key(d, KEY_LEFT);
+	tap_int((long long)d->sweep->limit,
+	    (long long)d->sweep->sweep->nlimits - 2, "Left: a smaller limit");
+	tui_key(d, KEY_RIGHT);
+	tui_key(d, KEY_UP);
+	tap_int((long long)d->sweep->series, 3, "Up: the previous series");
+	tui_key(d, KEY_DOWN);
+	tap_int((long long)d->sweep->series, 4, "Down: the next");
+	changes = d->changes;
+	tui_key(d, '\n');
+	tap_ok(d->mode == TUI_MODE_TIMELINE && d->changes == changes + 1 &&
+	    strncmp(d->source, "sweep point ", 12) == 0, "Enter loads the "
+	    "point as one change: %s", d->source);
+	tui_key(d, 'u');
+	tap_str(d->source, "family zb-h2", "undo: the schedule before");
+	tui_key(d, 'm');
+	tui_key(d, TUI_KEY_ESC);
+	tap_int(d->mode, TUI_MODE_TIMELINE, "Esc leaves it");
+	tui_free(d);
+}
+
+static void
+test_keys_print(void)
+{
+	char *path = tmp_path("keys.txt"), *text, *line;
+	FILE *fp = fopen(path, "w");
+	size_t n = 0, i, j, k;
+
+	if (fp == NULL)
+		return;
+	tui_keys_print(fp);
+	fclose(fp);
+	text = test_read_file(path);
+	for (line = text; line && *line; line = strchr(line, '\n') + 1)
+		n++;
+	tap_int((long long)n, (long long)tui_nkeys, "one line per row");
+	tap_ok(text && strncmp(text, "Left h\ttimeline\tselect the previous op "
+	    "of the device\n", 46) == 0, "KEYS, MODES and HELP by tabs");
+	/* No key is bound twice in one mode. */
+	for (i = 0; i < tui_nkeys; i++)
+		for (j = i + 1; j < tui_nkeys; j++)
+			for (k = 0; k < 4 && tui_keys[i].keys[k]; k++) {
+				int m;
+
+				for (m = 0; m < 4 && tui_keys[j].keys[m]; m++)
+					if (tui_keys[i].keys[k] ==
+					    tui_keys[j].keys[m] &&
+					    (tui_keys[i].modes &
+					    tui_keys[j].modes))
+						tap_ok(false, "%s and %s share "
+						    "a key", tui_keys[i].names,
+						    tui_keys[j].names);
+			}
+	free(text);
+	free(path);
+}
+
+int
+main(void)
+{
+	if ((testdata = getenv("TESTDATA")) == NULL)
+		testdata = "tests/data";
+	if (mkdtemp(tmpdir) == NULL) {
+		tap_ok(false, "mkdtemp");
+		return tap_done();
+	}
+	setenv("HOME", tmpdir, 1);
+	test_load();
+	test_navigation();
+	test_moves();
+	test_pins();
+	test_deadlock();
+	test_form_given();
+	test_form_model();
+	test_families();
+	test_optimize();
+	test_files();
+	test_edit();
+	test_mouse_and_views();
+	test_keys_print();
+	{
+		char *cmd = pw_xasprintf("rm -rf '%s'", tmpdir);
+
+		if (system(cmd) != 0)
+			tap_diag("could not remove %s", tmpdir);
+		free(cmd);
+	}
+	return tap_done();
+}

@@ -18,6 +18,10 @@
 	TUI_MODE_BIT(TUI_MODE_ERROR))
 #define TUI_TL		TUI_MODE_BIT(TUI_MODE_TIMELINE)
 
+/* The narrowest window, seconds, and the widest, in whole schedules. */
+#define TUI_ZOOM_MIN_SPAN	1e-9
+#define TUI_ZOOM_MAX_FITS	1e3
+
 /* The order (device or channel) of resource R in S. */
 static const struct pw_seq *
 tui_actions_seq(const struct pw_schedule *s, int r)
@@ -134,6 +138,14 @@ tui_actions_zoom(struct tui *d, double factor)
 	struct tui_view *v = &d->view;
 	double c = d->has_sel ? tui_actions_start(d, d->sel) :
 	    v->t0 + v->span / 2;
+	double whole = pw_plan_metrics(d->plan)->makespan;
+
+	/* From a nanosecond to a thousand schedules across. */
+	if (v->span * factor < TUI_ZOOM_MIN_SPAN ||
+	    v->span * factor > TUI_ZOOM_MAX_FITS * fmax(whole, 1e-9)) {
+		tui_message(d, true, "zoom: as far as it goes");
+		return TUI_DRAW_MESSAGE;
+	}
 
 	v->t0 = c - (c - v->t0) * factor;
 	v->span *= factor;
@@ -363,9 +375,10 @@ tui_act_pin(struct tui *d)
 	pa = tui_actions_position(q, d->pin_first);
 	pb = tui_actions_position(q, d->sel);
 	if (pa < 0 || pa == pb) {
-		tui_message(d, true, "pin %s: select another op of device %d "
-		    "than %s", b, pw_plan_problem(d->plan)->stages[
-		    d->pin_first.stage].device, pa < 0 ? a : b);
+		tui_message(d, true, "pin %s: %s; select another op of device "
+		    "%d and press p (Esc cancels)", b, pa < 0 ? "pins join ops "
+		    "of one device" : "an op cannot precede itself",
+		    pw_plan_problem(d->plan)->stages[d->pin_first.stage].device);
 		return TUI_DRAW_MESSAGE;
 	}
 	d->pin_pending = false;
@@ -440,10 +453,8 @@ static unsigned
 tui_act_escape(struct tui *d)
 {
 	if (d->mode != TUI_MODE_TIMELINE) {
-		if (d->mode == TUI_MODE_FORM && d->form.editing) {
-			d->form.editing = false;
-			return TUI_DRAW_PANEL;
-		}
+		if (d->mode == TUI_MODE_COMPARE)
+			tui_compare_clear(d);
 		d->mode = TUI_MODE_TIMELINE;
 		return TUI_DRAW_ALL;
 	}
@@ -471,7 +482,7 @@ tui_act_family(struct tui *d)
 	i = d->cycle;
 	d->cycle = (i + 1) % (int)pw_nfamilies;
 	f = &pw_families[i];
-	if (pw_plan_family(f, pw_plan_problem(d->plan), &plan, &err) !=
+	if (tui_family_plan(pw_plan_problem(d->plan), i, &plan, NULL, &err) !=
 	    PW_OK) {
 		tui_message(d, true, "family %s: %s (f tries the next)",
 		    f->name, err.msg);
@@ -484,19 +495,13 @@ tui_act_family(struct tui *d)
 static unsigned
 tui_act_compare(struct tui *d)
 {
-	unsigned r = tui_compare_open(d);
-
-	d->mode = TUI_MODE_COMPARE;
-	return r | TUI_DRAW_ALL;
+	return tui_compare_open(d);
 }
 
 static unsigned
 tui_act_sweep(struct tui *d)
 {
-	unsigned r = tui_sweep_open(d);
-
-	d->mode = TUI_MODE_SWEEP;
-	return r | TUI_DRAW_ALL;
+	return tui_sweep_open(d);
 }
 
 static unsigned
@@ -699,7 +704,7 @@ const struct tui_key tui_keys[] = {
 	    "select the nearest op in time on the device above" },
 	{ { KEY_DOWN, 'j' }, "Down j", TUI_TL, tui_act_down,
 	    "select the nearest op in time on the device below" },
-	{ { '+', '=' }, "+", TUI_TL, tui_act_zoom_in,
+	{ { '+', '=' }, "+ =", TUI_TL, tui_act_zoom_in,
 	    "zoom in about the selection (wheel up)" },
 	{ { '-' }, "-", TUI_TL, tui_act_zoom_out,
 	    "zoom out about the selection (wheel down)" },
@@ -716,9 +721,9 @@ const struct tui_key tui_keys[] = {
 	    "find an op by name, as B(3,12)" },
 	{ { 'z' }, "z", TUI_TL, tui_act_fold,
 	    "fold or unfold the device to its compute lane" },
-	{ { '<', ',' }, "<", TUI_TL, tui_act_earlier,
+	{ { '<', ',' }, "< ,", TUI_TL, tui_act_earlier,
 	    "move the op one place earlier in its device's order" },
-	{ { '>', '.' }, ">", TUI_TL, tui_act_later,
+	{ { '>', '.' }, "> .", TUI_TL, tui_act_later,
 	    "move the op one place later in its device's order" },
 	{ { 'p' }, "p", TUI_TL, tui_act_pin,
 	    "pin: p on one op, then p on another of the device" },
@@ -758,9 +763,9 @@ const struct tui_key tui_keys[] = {
 	    "load the point's schedule" },
 	{ { 't' }, "t", TUI_TL, tui_act_form,
 	    "edit the constraints" },
-	{ { KEY_UP, KEY_BTAB, 'k' }, "Up Shift-Tab", TUI_FORM,
+	{ { KEY_UP, KEY_BTAB, 'k' }, "Up Shift-Tab k", TUI_FORM,
 	    tui_act_field_prev, "the previous field" },
-	{ { KEY_DOWN, '\t', 'j' }, "Down Tab", TUI_FORM, tui_act_field_next,
+	{ { KEY_DOWN, '\t', 'j' }, "Down Tab j", TUI_FORM, tui_act_field_next,
 	    "the next field" },
 	{ { '\n', '\r', KEY_ENTER }, "Enter", TUI_FORM, tui_act_field_edit,
 	    "edit the field; Enter again sets it, Esc cancels" },
@@ -779,7 +784,7 @@ const struct tui_key tui_keys[] = {
 	    "scroll the help down" },
 	{ { KEY_PPAGE }, "PgUp", TUI_HELP, tui_act_help_page_up,
 	    "scroll the help one page up" },
-	{ { KEY_NPAGE, ' ' }, "PgDn", TUI_HELP, tui_act_help_page_down,
+	{ { KEY_NPAGE, ' ' }, "PgDn Space", TUI_HELP, tui_act_help_page_down,
 	    "scroll the help one page down" },
 	{ { 'q' }, "q", TUI_ALL_MODES, tui_act_quit,
 	    "quit (asks when unsaved); in a panel, close it" },

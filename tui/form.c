@@ -359,6 +359,9 @@ tui_form_problem_set(const struct pw_problem *p, enum tui_form_kind k,
 			if (k == TUI_FIELD_LIMIT || i == device)
 				np->memory[i].limit = v;
 		}
+		/* One finite limit for all is the split's, as a script's. */
+		if (np->origin != NULL && k == TUI_FIELD_LIMIT && isfinite(v))
+			np->origin->split.memory_limit = v;
 		break;
 	case TUI_FIELD_OFFLOAD:
 		if ((n = tui_form_choice(text, "off", "on", label, err)) < 0)
@@ -407,8 +410,13 @@ tui_form_problem_set(const struct pw_problem *p, enum tui_form_kind k,
 			sp.layers_per_stage = NULL;
 		if (k == TUI_FIELD_CHUNKS && n != 2)
 			sp.placement = PW_PLACE_LOOP;
-		if ((rc = tui_form_rebuild(p, &hw, &sp, &np, err)) != PW_OK)
+		if ((rc = tui_form_rebuild(p, &hw, &sp, &np, err)) != PW_OK) {
+			char *msg = pw_xstrdup(err->msg);
+
+			pw_error_set(err, "%s: %s", label, msg);
+			free(msg);
 			goto fail;
+		}
 	}
 	if ((rc = pw_problem_validate(np, label, err)) != PW_OK)
 		goto fail;
@@ -448,8 +456,8 @@ tui_form_option_set(struct tui *d, enum tui_form_kind k, const char *label,
 			    "through them)", label, text);
 			return PW_ERR_INPUT;
 		}
-		if (pw_plan_family(f, pw_plan_problem(d->plan), &plan, err) !=
-		    PW_OK)
+		if (tui_family_plan(pw_plan_problem(d->plan),
+		    (int)(f - pw_families), &plan, NULL, err) != PW_OK)
 			return PW_ERR_NOT_APPLICABLE;
 		snprintf(source, sizeof source, "family %s", f->name);
 		tui_plan_set(d, plan, what, source, (int)(f - pw_families));
@@ -493,6 +501,9 @@ tui_form_set(struct tui *d, int field, const char *text, struct pw_error *err)
 	    label, t, &np, err)) == PW_OK) {
 		rc = tui_problem_set(d, np, what, err);
 	}
+	/* Fewer devices, fewer fields. */
+	if (d->form.field >= tui_form_nfields(d))
+		d->form.field = tui_form_nfields(d) - 1;
 	free(what);
 	free(t);
 	return rc;

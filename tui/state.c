@@ -89,11 +89,8 @@ tui_state_file_free(struct tui_state_file *f)
 	free(f->pins);
 }
 
-/* The family index of the best schedule for P: of the families that
- * build one, the least makespan among those within every limit, else the
- * least makespan.  Returns -1 with ERR set when no family builds one. */
-static int
-tui_state_best_family(const struct pw_problem *p, struct pw_error *err)
+int
+tui_family_best(const struct pw_problem *p, struct pw_error *err)
 {
 	struct pw_compare_row *rows = pw_compare_rows(p);
 	int best = -1;
@@ -117,16 +114,38 @@ tui_state_best_family(const struct pw_problem *p, struct pw_error *err)
 	return best;
 }
 
-/* The plan of family FAMILY (-1: the best) on P, in *OUT, with its index
- * in *USED. */
-static int
-tui_state_family_plan(const struct pw_problem *p, int family,
-    struct pw_plan **out, int *used, struct pw_error *err)
+int
+tui_family_plan(const struct pw_problem *p, int family, struct pw_plan **out,
+    int *used, struct pw_error *err)
 {
-	if (family < 0 && (family = tui_state_best_family(p, err)) < 0)
+	const struct pw_problem *q;
+	struct pw_problem *fixed;
+	struct pw_plan *fixed_plan;
+	int rc, dev;
+	bool same = true;
+
+	if (family < 0 && (family = tui_family_best(p, err)) < 0)
 		return PW_ERR_NOT_APPLICABLE;
-	*used = family;
-	return pw_plan_family(&pw_families[family], p, out, err);
+	if (used != NULL)
+		*used = family;
+	if ((rc = pw_plan_family(&pw_families[family], p, out, err)) != PW_OK)
+		return rc;
+	/* A split again has the model's limits, not P's. */
+	q = pw_plan_problem(*out);
+	if (q->devices != p->devices)
+		return PW_OK;
+	for (dev = 0; dev < p->devices; dev++)
+		same = same && q->memory[dev].limit == p->memory[dev].limit;
+	if (same)
+		return PW_OK;
+	fixed = pw_problem_copy(q);
+	for (dev = 0; dev < p->devices; dev++)
+		fixed->memory[dev].limit = p->memory[dev].limit;
+	rc = pw_plan_new(fixed, pw_schedule_copy(pw_plan_schedule(*out)),
+	    &fixed_plan, err);
+	pw_plan_free(*out);
+	*out = rc == PW_OK ? fixed_plan : NULL;
+	return rc;
 }
 
 void
@@ -177,6 +196,7 @@ tui_state_refresh(struct tui *d)
 	const struct pw_problem *p = pw_plan_problem(d->plan);
 	const struct pw_schedule *s = pw_plan_timed(d->plan);
 	const struct pw_where *w = pw_plan_where(d->plan);
+	const struct pw_metrics *m = pw_plan_metrics(d->plan);
 	struct pw_error err;
 	char *nl;
 	int rc, dev;
@@ -189,6 +209,10 @@ tui_state_refresh(struct tui *d)
 	}
 	if (d->view.top >= p->devices)
 		d->view.top = 0;
+	/* A window that shows none of the new schedule shows all of it. */
+	if (d->view.t0 >= m->start + m->makespan ||
+	    d->view.t0 + d->view.span <= m->start)
+		tui_view_fit(d);
 	free(d->waits);
 	d->waits = NULL;
 	d->nwaits = 0;
@@ -201,6 +225,13 @@ tui_state_refresh(struct tui *d)
 			*nl = '\0';
 		tui_message(d, true, "%s", err.msg);
 	}
+	/* A pin or a drag begun on an op the plan lost is over. */
+	if (d->pin_pending && !(tui_state_in_range(p, d->pin_first) &&
+	    pw_where_has(w, p, d->pin_first)))
+		d->pin_pending = false;
+	if (d->dragging && !(tui_state_in_range(p, d->drag_op) &&
+	    pw_where_has(w, p, d->drag_op)))
+		d->dragging = false;
 	if (d->has_sel && tui_state_in_range(p, d->sel) &&
 	    pw_where_has(w, p, d->sel))
 		return rc;
@@ -544,10 +575,10 @@ tui_problem_set(struct tui *d, struct pw_problem *problem, const char *what,
 		goto out;
 	}
 	if (d->family >= 0)
-		rc = tui_state_family_plan(problem, d->family, &plan, &family,
+		rc = tui_family_plan(problem, d->family, &plan, &family,
 		    err);
 	if (rc != PW_OK)
-		rc = tui_state_family_plan(problem, -1, &plan, &family, err);
+		rc = tui_family_plan(problem, -1, &plan, &family, err);
 	if (rc != PW_OK)
 		goto out;
 	snprintf(source, sizeof source, "family %s",
@@ -711,7 +742,7 @@ tui_new(const char *path, int rows, int cols, struct pw_error *err)
 		d->source = tui_state_file_source(path);
 		d->save_path = pw_xstrdup(path);
 	} else {
-		if (tui_state_family_plan(f.problem, -1, &d->plan, &family,
+		if (tui_family_plan(f.problem, -1, &d->plan, &family,
 		    err) != PW_OK)
 			goto fail;
 		d->family = family;
@@ -756,7 +787,6 @@ tui_free(struct tui *d)
 	pw_schedule_free(d->solve.last);
 	pw_problem_free(d->solve.last_problem);
 	tui_compare_clear(d);
-	free(d->compare.file);
 	tui_sweep_free(d->sweep);
 	while (d->history.nundo > 0)
 		tui_change_free(&d->history.undo[--d->history.nundo]);

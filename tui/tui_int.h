@@ -421,6 +421,15 @@ unsigned tui_plan_record(struct tui *, struct tui_snapshot *before,
  * in ERR with nothing changed. */
 int	tui_problem_set(struct tui *, struct pw_problem *problem,
 	    const char *what, struct pw_error *);
+/* The index in pw_families of the best schedule for P: of the families
+ * that build one, the least makespan among those within every limit,
+ * else the least makespan.  -1 with ERR set when none builds one. */
+int	tui_family_best(const struct pw_problem *, struct pw_error *);
+/* The plan the caller owns of family FAMILY (-1: tui_family_best) on P,
+ * its index in *USED (may be NULL): pw_plan_family, with P's limits kept
+ * on a problem split again (the model's split has its own). */
+int	tui_family_plan(const struct pw_problem *, int family,
+	    struct pw_plan **out, int *used, struct pw_error *);
 /* The op of the timed schedule that OP names as the user sees it (B or
  * W of a fused backward is its BW, BW of a split one its B): true with
  * it in *OUT, false when the schedule has none. */
