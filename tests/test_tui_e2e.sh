@@ -126,6 +126,16 @@ tm capture-pane -p -S - -t pw >"$tmp/screen"
 check "the report has its table" grep -q '^family  *makespan' "$tmp/screen"
 check "and its peaks" grep -q '^device  *d0  *d1' "$tmp/screen"
 
+start 'TERM=nosuchterm exec "$PW" design'
+check "a terminal unknown to terminfo: exit 2" exited 2
+check "and one line that names it" \
+    poll "^pipewright: design: cannot use the terminal: TERM 'nosuchterm' is not in the terminfo database\$"
+check "and nothing else" [ "$(grep -c . "$tmp/screen")" -eq 1 ]
+start 'exec "$PW" design "$PWD/missing.json"'
+check "a file that cannot be loaded: exit 2" exited 2
+check "one line naming it, before any screen" poll '^pipewright: design: .*missing\.json'
+check "and nothing else" [ "$(grep -c . "$tmp/screen")" -eq 1 ]
+
 # ------------------------------------------------------------ a session on the default problem
 start 'exec "$PW"'
 check "no command on a terminal opens the designer" \
