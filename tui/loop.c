@@ -26,6 +26,9 @@
 #include "plan.h"
 #include "tui.h"
 #include "tui_int.h"
+/* After tui_int.h: its capability macros would rename that header's
+ * fields. */
+#include <term.h>
 
 /* How long a key is waited for: the optimizer's and the sweep's polls
  * run at least this often (20 times a second). */
@@ -334,6 +337,19 @@ tui_loop_run(struct tui *d, bool *wrote)
 	}
 }
 
+/* Whether terminfo knows TERM: asked of setupterm, since a newterm that
+ * fails keeps what it allocated. */
+static bool
+tui_loop_known(void)
+{
+	int error;
+
+	if (setupterm(NULL, STDOUT_FILENO, &error) != OK)
+		return false;
+	del_curterm(cur_term);
+	return true;
+}
+
 /* The screen on stdin and stdout, set up for the designer; NULL with
  * ERR set when the terminal cannot be used. */
 static SCREEN *
@@ -345,7 +361,8 @@ tui_loop_screen(struct tui *d, const struct tui_options *opts,
 	SCREEN *scr;
 
 	tui_loop_have_modes = tcgetattr(STDIN_FILENO, &tui_loop_modes) == 0;
-	if ((scr = newterm(NULL, stdout, stdin)) == NULL) {
+	if (!tui_loop_known() ||
+	    (scr = newterm(NULL, stdout, stdin)) == NULL) {
 		pw_error_set(err, "cannot use the terminal: TERM '%s' is not"
 		    " in the terminfo database", term);
 		return NULL;
