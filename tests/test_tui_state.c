@@ -426,6 +426,14 @@ test_deadlock(void)
 	}
 	tap_near(makespan(d), 20, 1e-12, "the timing of the last orders that "
 	    "timed (B(0,0) second) stays shown");
+	tui_key(d, 'S');
+	d->prompt.len = 0;
+	d->prompt.text[0] = '\0';
+	type(d, "/nonexistent/never.json\n");
+	tap_str(d->message, "/nonexistent/never.json: not saved: the edited "
+	    "orders do not time (undo the edit first)", "orders that deadlock "
+	    "are not saved");
+	tap_ok(d->dirty, "... and stay unsaved");
 	tui_key(d, 'u');
 	tap_int((long long)d->nwaits, 0, "undo: no deadlock");
 	tui_key(d, TUI_KEY_CTRL('r'));
