@@ -325,8 +325,8 @@ static void
 test_sweep_draw(struct tui *d)
 {
 	static const char *const plot[] = {
-		"Memory sweep: step time against the memory limit   sweep:"
-		    " 228 points",
+		"Memory sweep: step time against memory limit   sweep: 228 "
+		    "points",
 		"72 s     \xe2\x94\x82      @",
 		"         \xe2\x94\x82",
 		"         \xe2\x94\x82            z",
@@ -368,6 +368,59 @@ test_sweep_draw(struct tui *d)
 	views_expect_row(18, "         ------------------------------------------"
 	    "----------------------------", "sweep, ASCII");
 	d->glyphs.ascii = false;
+}
+
+/* Cancels the run at its fifth point. */
+static void
+views_cancel_at_5(const struct pw_sweep *sw, size_t done, void *arg)
+{
+	(void)sw;
+	if (done == 5)
+		atomic_store((atomic_int *)arg, 1);
+}
+
+static void
+test_sweep_partial(struct tui *d)
+{
+	struct tui_sweep *s = pw_xcalloc(1, sizeof *s);
+	struct pw_sweep_opts o = { .iteration_limit = 2000,
+	    .progress = views_cancel_at_5 };
+	struct pw_error err;
+
+	atomic_init(&s->cancel, 0);
+	o.cancel = &s->cancel;
+	o.progress_arg = &s->cancel;
+	if (pw_sweep_new(pw_plan_problem(d->plan), &o, &s->sweep, &err) !=
+	    PW_OK) {
+		tap_ok(false, "sweep_new: %s", err.msg);
+		free(s);
+		return;
+	}
+	/* A run cut short, as the thread would leave it. */
+	s->complete = pw_sweep_run(s->sweep);
+	atomic_init(&s->finished, true);
+	s->joined = true;
+	s->key = pw_problem_copy(pw_plan_problem(d->plan));
+	s->limit = 11;
+	s->series = 5;
+	tui_sweep_free(d->sweep);
+	d->sweep = s;
+	d->mode = TUI_MODE_SWEEP;
+	views_draw(d);
+	views_expect_row(2, "Memory sweep: step time against memory limit   "
+	    "sweep: 5/228 points, cancelled", "a cancelled sweep");
+	views_expect_row(3, "33 s     \xe2\x94\x82                          "
+	    "                                          +", "a cancelled sweep: "
+	    "1f1b at no limit");
+	views_expect_row(17, "27 s     \xe2\x94\x82                          "
+	    "                                          #", "a cancelled sweep: "
+	    "zb-h2 over zb-h1");
+	views_expect_row(19, "limit                                           "
+	    "                            none", "a cancelled sweep");
+	views_expect_row(20, "o gpipe  + 1f1b  * zb-h1  # zb-h2  @ zb-auto",
+	    "a cancelled sweep: the legend has the series with a point, "
+	    "and the cursor's");
+	views_expect_row(22, "zb-auto: not computed yet", "a cancelled sweep");
 }
 
 static void
@@ -416,6 +469,7 @@ main(void)
 		test_compare_draw(d);
 		test_sweep_state(d);
 		test_sweep_draw(d);
+		test_sweep_partial(d);
 		test_sweep_stale(d);
 		tui_free(d);
 	}
