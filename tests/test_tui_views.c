@@ -193,10 +193,11 @@ test_compare_draw(struct tui *d)
 		"makespan      33 s              27 s              -6 s",
 		"bubble rate   27.3%             11.1%             -16.2 pp",
 		"total idle    36 s              12 s              -24 s",
-		"peak          d0 6 B \xe2\x86\x92 6 B (0 B)",
-		"              d1 5 B \xe2\x86\x92 5.5 B (+0.5 B)",
-		"              d2 4 B \xe2\x86\x92 5 B (+1 B)",
-		"              d3 3 B \xe2\x86\x92 4.5 B (+1.5 B)",
+		"peak          d0 6 B \xe2\x86\x92 6 B (0 B)       d1 5 B "
+		    "\xe2\x86\x92 5.5 B (+0.5 B)",
+		"              d2 4 B \xe2\x86\x92 5 B (+1 B)      d3 3 B "
+		    "\xe2\x86\x92 4.5 B (+1.5 B)",
+		"",
 		NULL
 	};
 
@@ -226,10 +227,18 @@ test_compare_draw(struct tui *d)
 	    "peak 6 B (d0)", "compare, ASCII");
 	views_expect_row(8, "> bottom: current schedule: 27 s, bubble 11.1%, "
 	    "idle 12 s, peak 6 B (d0)", "compare, ASCII");
-	views_expect_row(17, "peak          d0 6 B -> 6 B (0 B)",
-	    "compare, ASCII");
+	views_expect_row(17, "peak          d0 6 B -> 6 B (0 B)       d1 5 B -> "
+	    "5.5 B (+0.5 B)", "compare, ASCII");
 	d->glyphs.ascii = false;
 	d->compare.focus = 0;
+
+	/* The same schedule in both: differences without signs. */
+	tui_compare_set(d, 0, (int)views_family("zb-h1"));
+	views_draw(d);
+	views_expect_row(14, "makespan      27 s              27 s              0 s",
+	    "compare, the same");
+	views_expect_row(15, "bubble rate   11.1%             11.1%             "
+	    "0.0 pp", "compare, the same");
 
 	/* A slot without a schedule: its reason, no lanes, "-" in the
 	 * table. */
@@ -241,7 +250,10 @@ test_compare_draw(struct tui *d)
 	    "idle 12 s, peak 6 B (d0)", "compare, no schedule");
 	views_expect_row(10, "makespan      -                 27 s              -",
 	    "compare, no schedule");
-	views_expect_row(13, "peak          d0 - \xe2\x86\x92 6 B (-)",
+	views_expect_row(13, "peak          d0 - \xe2\x86\x92 6 B (-)    d1 - "
+	    "\xe2\x86\x92 5.5 B (-)  d2 - \xe2\x86\x92 5 B (-)",
+	    "compare, no schedule: as many devices a row as fit");
+	views_expect_row(14, "              d3 - \xe2\x86\x92 4.5 B (-)",
 	    "compare, no schedule");
 }
 
