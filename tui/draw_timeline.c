@@ -255,8 +255,8 @@ tui_timeline_op(const struct tui_timeline *tl, struct tui_timeline_cell *cells,
 		cells[c].attr = a;
 		cells[c].ch = c - first < n ? (wchar_t)num[c - first] : glyph;
 	}
-	if (blocked && c0 >= 0 && c0 < tl->width)
-		cells[c0].ch = tui_glyph(&tl->glyphs, TUI_GLYPH_BLOCKED);
+	if (blocked && first < tl->width)
+		cells[first].ch = tui_glyph(&tl->glyphs, TUI_GLYPH_BLOCKED);
 	if (pinned && c1 - 1 >= 0 && c1 - 1 < tl->width)
 		cells[c1 - 1].ch = tui_glyph(&tl->glyphs, TUI_GLYPH_PIN);
 	/* The end: the bar's last cell, or the one after it, in eighths;
