@@ -163,6 +163,13 @@ else
 	ok "design --keys has no control characters but tabs" \
 	    sh -c '! LC_ALL=C grep -q "$(printf "[\001-\010\013-\037\177]")" "$1"' \
 	    sh "$tmp/out"
+	# docs/designer.md's key table is these rows.
+	awk -F '\t' '{ printf "| `%s` | %s | %s |\n", $1, $2, $3 }' \
+	    "$tmp/out" >"$tmp/keys.md"
+	sed -n '/^## Keys$/,/^## /p' "$srcdir/docs/designer.md" |
+	    grep '^| `' >"$tmp/keys.doc"
+	ok "docs/designer.md lists every key as design --keys does" \
+	    cmp -s "$tmp/keys.md" "$tmp/keys.doc"
 	fails 2 "design: needs a terminal on stdin and stdout" \
 	    "design off a terminal" "$PW" design </dev/null
 	fails 2 "design: needs a terminal on stdin and stdout" \

@@ -295,9 +295,10 @@ tui_loop_offer(struct tui *d)
 	tui_prompt_open(d, TUI_PROMPT_RESTORE, question, "");
 }
 
-/* Runs the loop until a quit (true) or a stopping signal (false). */
+/* Runs the loop until a quit (true) or a stopping signal (false);
+ * *WROTE tells whether it wrote the recovery file. */
 static bool
-tui_loop_run(struct tui *d)
+tui_loop_run(struct tui *d, bool *wrote)
 {
 	unsigned long seen = d->changes;
 	unsigned flags = TUI_DRAW_ALL;
@@ -324,8 +325,10 @@ tui_loop_run(struct tui *d)
 			flags |= tui_loop_suspend();
 		if (d->changes != seen) {
 			seen = d->changes;
-			if (d->dirty)
+			if (d->dirty) {
 				tui_recover_write(d);
+				*wrote = true;
+			}
 			flags |= TUI_DRAW_MESSAGE;
 		}
 	}
@@ -376,7 +379,7 @@ tui_design(const struct tui_options *opts, struct pw_error *err)
 	const char *term;
 	struct tui *d;
 	SCREEN *scr;
-	bool quit;
+	bool quit, wrote = false;
 
 	setlocale(LC_ALL, "");
 	term = getenv("TERM");
@@ -403,14 +406,15 @@ tui_design(const struct tui_options *opts, struct pw_error *err)
 	tui_loop_catch(&before);
 
 	tui_loop_offer(d);
-	quit = tui_loop_run(d);
+	quit = tui_loop_run(d, &wrote);
 
 	endwin();
 	delscreen(scr);
 	tui_loop_uncatch(&before);
 	/* A quit is the user's choice (saved, or unsaved changes dropped
-	 * when asked); a signal keeps the recovery file. */
-	if (quit)
+	 * when asked); a signal keeps the recovery file, and so does a quit
+	 * that never wrote it (a restore declined, nothing changed since). */
+	if (quit && wrote)
 		tui_recover_remove(d);
 	tui_free(d);
 	if (!quit)
