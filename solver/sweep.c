@@ -128,6 +128,9 @@ pw_sweep_take(struct pw_sweep_point *pt, struct pw_plan *plan)
 	pt->peak = m->device[pt->peak_device].peak;
 	pt->feasible = pt->peak <= pt->limit;
 	pt->problem = pw_problem_copy(pw_plan_problem(plan));
+	/* A new split's "no limit" was the largest finite one. */
+	for (d = 0; d < pt->problem->devices; d++)
+		pt->problem->memory[d].limit = pt->limit;
 	pt->schedule = pw_schedule_copy(pw_plan_schedule(plan));
 	pw_plan_free(plan);
 }

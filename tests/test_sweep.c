@@ -5,8 +5,9 @@
  * smallest limit, a best step time that never rises with the limit, the
  * unlimited point against pw_compare_rows, the optimizer's series
  * (deterministic at an iteration limit, never worse than the families),
- * a point's schedule loading as a plan, the options' errors and
- * cancellation before and during a run.  No wall-clock time is asserted.
+ * a point's schedule loading as a plan, the options' errors,
+ * cancellation before and during a run, and a model split again at the
+ * sweep's limits.  No wall-clock time is asserted.
  */
 #include <math.h>
 #include <string.h>
@@ -306,6 +307,38 @@ out:
 	pw_problem_free(p);
 }
 
+static void
+test_resplit(void)
+{
+	static const double limits[] = { 1e9, INFINITY };
+	const struct pw_split sp = { .devices = 2, .chunks = 1,
+	    .placement = PW_PLACE_LOOP, .microbatches = 4 };
+	const struct pw_sweep_point *pt[2];
+	struct pw_problem *p;
+	struct pw_sweep *sw;
+	struct pw_error err;
+	size_t i;
+
+	if (pw_cost_problem(&test_tiny_model, &test_toy_hw, &sp, &p, &err) !=
+	    PW_OK) {
+		tap_ok(false, "the tiny model splits: %s", err.msg);
+		return;
+	}
+	if ((sw = test_run(p, limits, 2, 0)) != NULL) {
+		for (i = 0; i < 2; i++)
+			pt[i] = pw_sweep_get(sw, i, test_series(
+			    "1f1b-interleaved"));
+		tap_ok(pt[0]->rc == PW_OK && pt[0]->problem->nstages == 4 &&
+		    pt[0]->problem->memory[1].limit == 1e9,
+		    "a family splitting the model again keeps the limit (1e9)");
+		tap_ok(pt[1]->rc == PW_OK && isinf(pt[1]->problem->memory[0].
+		    limit) && isinf(pt[1]->problem->memory[1].limit),
+		    "and no limit stays none");
+	}
+	pw_sweep_free(sw);
+	pw_problem_free(p);
+}
+
 int
 main(void)
 {
@@ -314,5 +347,6 @@ main(void)
 	test_optimizer();
 	test_options();
 	test_cancel();
+	test_resplit();
 	return tap_done();
 }

@@ -193,10 +193,11 @@ test_compare_draw(struct tui *d)
 		"makespan      33 s              27 s              -6 s",
 		"bubble rate   27.3%             11.1%             -16.2 pp",
 		"total idle    36 s              12 s              -24 s",
-		"peak          d0 6 B \xe2\x86\x92 6 B (0 B)",
-		"              d1 5 B \xe2\x86\x92 5.5 B (+0.5 B)",
-		"              d2 4 B \xe2\x86\x92 5 B (+1 B)",
-		"              d3 3 B \xe2\x86\x92 4.5 B (+1.5 B)",
+		"peak          d0 6 B \xe2\x86\x92 6 B (0 B)       d1 5 B "
+		    "\xe2\x86\x92 5.5 B (+0.5 B)",
+		"              d2 4 B \xe2\x86\x92 5 B (+1 B)      d3 3 B "
+		    "\xe2\x86\x92 4.5 B (+1.5 B)",
+		"",
 		NULL
 	};
 
@@ -226,10 +227,18 @@ test_compare_draw(struct tui *d)
 	    "peak 6 B (d0)", "compare, ASCII");
 	views_expect_row(8, "> bottom: current schedule: 27 s, bubble 11.1%, "
 	    "idle 12 s, peak 6 B (d0)", "compare, ASCII");
-	views_expect_row(17, "peak          d0 6 B -> 6 B (0 B)",
-	    "compare, ASCII");
+	views_expect_row(17, "peak          d0 6 B -> 6 B (0 B)       d1 5 B -> "
+	    "5.5 B (+0.5 B)", "compare, ASCII");
 	d->glyphs.ascii = false;
 	d->compare.focus = 0;
+
+	/* The same schedule in both: differences without signs. */
+	tui_compare_set(d, 0, (int)views_family("zb-h1"));
+	views_draw(d);
+	views_expect_row(14, "makespan      27 s              27 s              0 s",
+	    "compare, the same");
+	views_expect_row(15, "bubble rate   11.1%             11.1%             "
+	    "0.0 pp", "compare, the same");
 
 	/* A slot without a schedule: its reason, no lanes, "-" in the
 	 * table. */
@@ -241,7 +250,10 @@ test_compare_draw(struct tui *d)
 	    "idle 12 s, peak 6 B (d0)", "compare, no schedule");
 	views_expect_row(10, "makespan      -                 27 s              -",
 	    "compare, no schedule");
-	views_expect_row(13, "peak          d0 - \xe2\x86\x92 6 B (-)",
+	views_expect_row(13, "peak          d0 - \xe2\x86\x92 6 B (-)    d1 - "
+	    "\xe2\x86\x92 5.5 B (-)  d2 - \xe2\x86\x92 5 B (-)",
+	    "compare, no schedule: as many devices a row as fit");
+	views_expect_row(14, "              d3 - \xe2\x86\x92 4.5 B (-)",
 	    "compare, no schedule");
 }
 
@@ -325,8 +337,8 @@ static void
 test_sweep_draw(struct tui *d)
 {
 	static const char *const plot[] = {
-		"Memory sweep: step time against the memory limit   sweep:"
-		    " 228 points",
+		"Memory sweep: step time against memory limit   sweep: 228 "
+		    "points",
 		"72 s     \xe2\x94\x82      @",
 		"         \xe2\x94\x82",
 		"         \xe2\x94\x82            z",
@@ -368,6 +380,59 @@ test_sweep_draw(struct tui *d)
 	views_expect_row(18, "         ------------------------------------------"
 	    "----------------------------", "sweep, ASCII");
 	d->glyphs.ascii = false;
+}
+
+/* Cancels the run at its fifth point. */
+static void
+views_cancel_at_5(const struct pw_sweep *sw, size_t done, void *arg)
+{
+	(void)sw;
+	if (done == 5)
+		atomic_store((atomic_int *)arg, 1);
+}
+
+static void
+test_sweep_partial(struct tui *d)
+{
+	struct tui_sweep *s = pw_xcalloc(1, sizeof *s);
+	struct pw_sweep_opts o = { .iteration_limit = 2000,
+	    .progress = views_cancel_at_5 };
+	struct pw_error err;
+
+	atomic_init(&s->cancel, 0);
+	o.cancel = &s->cancel;
+	o.progress_arg = &s->cancel;
+	if (pw_sweep_new(pw_plan_problem(d->plan), &o, &s->sweep, &err) !=
+	    PW_OK) {
+		tap_ok(false, "sweep_new: %s", err.msg);
+		free(s);
+		return;
+	}
+	/* A run cut short, as the thread would leave it. */
+	s->complete = pw_sweep_run(s->sweep);
+	atomic_init(&s->finished, true);
+	s->joined = true;
+	s->key = pw_problem_copy(pw_plan_problem(d->plan));
+	s->limit = 11;
+	s->series = 5;
+	tui_sweep_free(d->sweep);
+	d->sweep = s;
+	d->mode = TUI_MODE_SWEEP;
+	views_draw(d);
+	views_expect_row(2, "Memory sweep: step time against memory limit   "
+	    "sweep: 5/228 points, cancelled", "a cancelled sweep");
+	views_expect_row(3, "33 s     \xe2\x94\x82                          "
+	    "                                          +", "a cancelled sweep: "
+	    "1f1b at no limit");
+	views_expect_row(17, "27 s     \xe2\x94\x82                          "
+	    "                                          #", "a cancelled sweep: "
+	    "zb-h2 over zb-h1");
+	views_expect_row(19, "limit                                           "
+	    "                            none", "a cancelled sweep");
+	views_expect_row(20, "o gpipe  + 1f1b  * zb-h1  # zb-h2  @ zb-auto",
+	    "a cancelled sweep: the legend has the series with a point, "
+	    "and the cursor's");
+	views_expect_row(22, "zb-auto: not computed yet", "a cancelled sweep");
 }
 
 static void
@@ -416,6 +481,7 @@ main(void)
 		test_compare_draw(d);
 		test_sweep_state(d);
 		test_sweep_draw(d);
+		test_sweep_partial(d);
 		test_sweep_stale(d);
 		tui_free(d);
 	}

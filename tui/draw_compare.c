@@ -97,6 +97,7 @@ tui_cmp_metrics(WINDOW *w, const struct tui *d, int y, struct tui_rect r)
 {
 	const struct pw_metrics *m[2] = { NULL, NULL };
 	char v[3][3][40];
+	double diff;
 	bool both;
 	int k;
 
@@ -115,8 +116,9 @@ tui_cmp_metrics(WINDOW *w, const struct tui *d, int y, struct tui_rect r)
 	if (both) {
 		tui_cmp_signed(v[0][2], sizeof v[0][2], m[1]->makespan -
 		    m[0]->makespan, pw_fmt_seconds);
-		snprintf(v[1][2], sizeof v[1][2], "%+.1f pp",
-		    100 * (m[1]->bubble_rate - m[0]->bubble_rate));
+		diff = 100 * (m[1]->bubble_rate - m[0]->bubble_rate);
+		snprintf(v[1][2], sizeof v[1][2], fabs(diff) < 0.05 ?
+		    "0.0 pp" : "%+.1f pp", diff);
 		tui_cmp_signed(v[2][2], sizeof v[2][2], m[1]->total_idle -
 		    m[0]->total_idle, pw_fmt_seconds);
 	}
@@ -178,15 +180,36 @@ tui_cmp_devices(const struct tui *d)
 	return a > b ? a : b;
 }
 
-/* Peak entries per row, and the rows all devices take. */
+/* The columns S takes: its UTF-8 characters (each of the table's is one
+ * column wide). */
 static int
-tui_cmp_peak_rows(const struct tui *d, struct tui_rect r, int *per_row)
+tui_cmp_columns(const char *s)
 {
-	int n = tui_cmp_devices(d);
+	int n = 0;
 
-	*per_row = (r.w - TUI_CMP_LABEL_W) / (2 * TUI_CMP_VALUE_W);
+	for (; *s != '\0'; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* The peak entries per row (as many as the widest fits) and the rows
+ * all devices take. */
+static int
+tui_cmp_peak_rows(const struct tui *d, struct tui_rect r, int *per_row,
+    int *col_w)
+{
+	int n = tui_cmp_devices(d), k, w, widest = 1;
+	char entry[160];
+
+	for (k = 0; k < n; k++) {
+		tui_cmp_peak_entry(d, k, entry, sizeof entry);
+		if ((w = tui_cmp_columns(entry) + 2) > widest)
+			widest = w;
+	}
+	*per_row = (r.w - TUI_CMP_LABEL_W) / widest;
 	if (*per_row < 1)
 		*per_row = 1;
+	*col_w = widest;
 	return n == 0 ? 0 : (n + *per_row - 1) / *per_row;
 }
 
@@ -194,13 +217,13 @@ tui_cmp_peak_rows(const struct tui *d, struct tui_rect r, int *per_row)
  * did not fit. */
 static void
 tui_cmp_peaks(WINDOW *w, const struct tui *d, int y, int rows, int per_row,
-    struct tui_rect r)
+    int col_w, struct tui_rect r)
 {
 	int n = tui_cmp_devices(d), k, x;
 	char entry[160];
 
 	for (k = 0; k < n && k / per_row < rows; k++) {
-		x = r.x + TUI_CMP_LABEL_W + (k % per_row) * 2 * TUI_CMP_VALUE_W;
+		x = r.x + TUI_CMP_LABEL_W + (k % per_row) * col_w;
 		if (k % per_row == 0)
 			tui_draw_text(w, y + k / per_row, r.x, TUI_CMP_LABEL_W,
 			    A_NORMAL, k == 0 ? "peak" : "");
@@ -249,10 +272,10 @@ tui_draw_compare(WINDOW *w, struct tui *d, const struct tui_layout *l)
 {
 	struct tui_rect r = l->panel, lane;
 	struct tui_view v = tui_cmp_view(d);
-	int per_row, peak_rows, table_h, avail, n[2], y, s;
+	int per_row, col_w, peak_rows, table_h, avail, n[2], y, s;
 
 	tui_draw_clear(w, r, A_NORMAL);
-	peak_rows = tui_cmp_peak_rows(d, r, &per_row);
+	peak_rows = tui_cmp_peak_rows(d, r, &per_row, &col_w);
 	/* The ruler, two titles, the table's four rows and one of peaks
 	 * come first; the lanes share what is left (the bottom takes what
 	 * the top leaves), then more peaks. */
@@ -282,5 +305,5 @@ tui_draw_compare(WINDOW *w, struct tui *d, const struct tui_layout *l)
 		return;
 	tui_cmp_metrics(w, d, y, r);
 	if (peak_rows > 0)
-		tui_cmp_peaks(w, d, y + 4, peak_rows, per_row, r);
+		tui_cmp_peaks(w, d, y + 4, peak_rows, per_row, col_w, r);
 }

@@ -219,11 +219,11 @@ tui_draw_sweep(WINDOW *w, struct tui *d, const struct tui_layout *l)
 	}
 	done = atomic_load(&s->sweep->done);
 	x = tui_draw_text(w, r.y, r.x, r.w, tui_attr(TUI_COLOR_HEADER) |
-	    A_BOLD, "Memory sweep: step time against the memory limit   ");
+	    A_BOLD, "Memory sweep: step time against memory limit   ");
 	if (done < s->sweep->total)
 		snprintf(line, sizeof line, "sweep: %zu/%zu points%s", done,
-		    s->sweep->total, atomic_load(&s->finished) ? ", cancelled" :
-		    "");
+		    s->sweep->total, atomic_load(&s->finished) && !s->complete ?
+		    ", cancelled" : "");
 	else
 		snprintf(line, sizeof line, "sweep: %zu points", done);
 	tui_draw_text(w, r.y, r.x + x, r.w - x, tui_attr(TUI_COLOR_HINT), line);
