@@ -266,6 +266,32 @@ keys Escape
 check "Esc closes the error panel" gone 'error \(Esc closes\)'
 check "the designer stays, with the same schedule" poll "^$(printf '%s' "$header" | sed 's/[][\.*^$()|+?{}]/\\&/g')\$"
 
+# ------------------------------------------------------------ $EDITOR on the default problem
+cat >"$tmp/halve.sh" <<'SCRIPT'
+#!/bin/sh
+sed 's/microbatches = 32/microbatches = 16/' "$1" >"$1.new" && mv "$1.new" "$1"
+SCRIPT
+chmod +x "$tmp/halve.sh"
+keys q
+check "the broken file's session quits" exited 0
+start "EDITOR='$tmp/halve.sh' exec \"\$PW\""
+check "the default problem again" poll ' 32 microbatches '
+keys e
+check "e on a problem from no file asks for a new file" \
+    poll '^write the problem to a new file \(\.lua or \.json\): '
+erase 40
+text 'mine.lua'
+keys Enter
+check "the problem is written there and edited: it reloads" \
+    poll '^reload mine\.lua: makespan '
+check "the edit took: 16 microbatches" poll ' 16 microbatches '
+check "the file is a Lua problem script" grep -q 'microbatches = 16' \
+    "$work/mine.lua"
+check "the recovery file follows the new file" \
+    file_appears "$work/.mine.lua.pw-recover"
+check "and leaves the default problem's" \
+    [ ! -e "$work/.pipewright-default.pw-recover" ]
+
 # ------------------------------------------------------------ resize
 tm resize-window -t pw -x 80 -y 24
 check "at 80x24 the designer still draws its layout" \
@@ -279,7 +305,11 @@ tm resize-window -t pw -x 120 -y 40
 check "back at 120x40 the designer draws again" poll '^makespan '
 check "the notice is gone" gone 'needs at least'
 keys q
+check "the reload is unsaved: q asks" poll '^unsaved changes: '
+keys q
 check "the session quits: exit 0" exited 0
+check "the quit removes the new file's recovery file" \
+    [ ! -e "$work/.mine.lua.pw-recover" ]
 
 # ------------------------------------------------------------ kill -9 and the recovery file
 start 'echo $$ >pid; exec "$PW" design'
