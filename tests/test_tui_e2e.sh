@@ -372,6 +372,23 @@ kill -SEGV "$(cat "$work/pid")"
 check "SIGSEGV goes on to end it (139)" exited 139
 check "a crash restores the terminal" gone '^makespan '
 
+# ------------------------------------------------------------ the mouse
+# xterm's SGR mouse reports, typed into the pane: BUTTON;COLUMN;ROW
+# (1-based), M for a press, m for a release.
+mouse() { tm send-keys -t pw -l "$(printf '\033[<%d;%d;%d%s' "$@")"; }
+start 'TERM=xterm-256color exec "$PW" design'
+check "design with the mouse" poll 'F\(0,0\) forward'
+mouse 0 61 6 M
+mouse 0 61 6 m
+check "a click on d1's lane selects its op there" \
+    poll '^ stage [0-9]+, chunk [01], microbatch [0-9]+, device d1$'
+screen
+ruler=$(line 3)
+mouse 64 61 6 M
+check "the wheel zooms" changed 3 "$ruler"
+keys q
+check "q quits" exited 0
+
 # ------------------------------------------------------------ colour, monochrome, ASCII
 # sgr_colour: the screen (with its attributes) sets a colour.
 sgr_colour() {
