@@ -372,6 +372,29 @@ kill -SEGV "$(cat "$work/pid")"
 check "SIGSEGV goes on to end it (139)" exited 139
 check "a crash restores the terminal" gone '^makespan '
 
+# ------------------------------------------------------------ Ctrl-Z
+# An interactive shell with job control in the pane.
+if command -v bash >/dev/null 2>&1; then
+	start 'PS1="pw-e2e$ " exec bash --norc --noprofile -i'
+	check "a shell in the pane" poll '^pw-e2e\$'
+	text '"$PW" design'
+	keys Enter
+	check "design from the shell" poll 'F\(0,0\) forward'
+	keys C-z
+	check "Ctrl-Z suspends it to the shell" poll 'Stopped'
+	check "with the terminal restored" gone '^makespan '
+	text 'fg'
+	keys Enter
+	check "fg brings the screen back" poll 'F\(0,0\) forward'
+	keys q
+	check "q quits to the shell" gone '^makespan '
+	text 'exit 0'
+	keys Enter
+	check "the shell ends" exited 0
+else
+	skip "Ctrl-Z suspends the designer" "bash is not installed"
+fi
+
 # ------------------------------------------------------------ the mouse
 # xterm's SGR mouse reports, typed into the pane: BUTTON;COLUMN;ROW
 # (1-based), M for a press, m for a release.
