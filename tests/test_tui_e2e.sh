@@ -388,6 +388,22 @@ if command -v bash >/dev/null 2>&1; then
 	check "fg brings the screen back" poll 'F\(0,0\) forward'
 	keys q
 	check "q quits to the shell" gone '^makespan '
+	text '"$PW" design'
+	keys Enter
+	check "design again from the shell" poll 'F\(0,0\) forward'
+	keys '>'
+	check "a change" poll '^move F\(0,0\) later'
+	check "its recovery file" \
+	    file_appears "$work/.pipewright-default.pw-recover"
+	keys C-c
+	check "Ctrl-C ends the designer, restoring the terminal" \
+	    gone '^makespan '
+	text 'echo "status $?"'
+	keys Enter
+	check "by SIGINT (status 130)" poll '^status 130$'
+	check "keeping the recovery file" \
+	    [ -e "$work/.pipewright-default.pw-recover" ]
+	rm -f "$work/.pipewright-default.pw-recover"
 	text 'exit 0'
 	keys Enter
 	check "the shell ends" exited 0
