@@ -14,7 +14,7 @@
  *
  * and again with --reps 8: the difference of the two totals over 5 is
  * one frame's, the setup and the first frame cancelling out (the edit:
- * add --toggle-collect=pw_plan_apply; docs/designer-views.md).
+ * add --toggle-collect=pw_plan_apply; docs/designer.md, "Speed").
  */
 #include <locale.h>
 #include <stdio.h>
