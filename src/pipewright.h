@@ -112,6 +112,10 @@ int	pw_thread_start(pthread_t *, void *(*fn)(void *), void *arg);
  * frees the result. */
 char	*pw_escape(const char *s);
 
+/* Reads S as a whole number in [MIN, MAX] (decimal, blanks around it
+ * allowed) into *OUT; false, *OUT untouched, for anything else. */
+bool	pw_parse_int(const char *s, long min, long max, int *out);
+
 /* splitmix64: the next number of the sequence whose state is *STATE.
  * Deterministic on every platform, for seeded searches and generators. */
 uint64_t pw_splitmix64(uint64_t *state);

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE	/* vasprintf, fopencookie, mkostemp */
 #include <sys/stat.h>
 
+#include <assert.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -633,6 +634,23 @@ pw_fmt_scaled(char *buf, size_t len, double value, const double *scale,
 			break;
 	snprintf(buf, len, "%.4g %s", value / scale[i], unit[i]);
 	return buf;
+}
+
+bool
+pw_parse_int(const char *s, long min, long max, int *out)
+{
+	char *end;
+	long n;
+
+	assert(min >= INT_MIN && max <= INT_MAX);
+	errno = 0;
+	n = strtol(s, &end, 10);
+	while (isspace((unsigned char)*end))
+		end++;
+	if (errno != 0 || end == s || *end != '\0' || n < min || n > max)
+		return false;
+	*out = (int)n;
+	return true;
 }
 
 uint64_t

@@ -424,6 +424,25 @@ test_long_name(void)
 	rmdir(dir);
 }
 
+/* Whole numbers as the command line and the designer read them. */
+static void
+test_parse_int(void)
+{
+	int n = -7;
+
+	tap_ok(pw_parse_int("12", 1, 100, &n) && n == 12, "parse_int: 12");
+	tap_ok(pw_parse_int(" 3 ", 0, 5, &n) && n == 3,
+	    "parse_int: blanks around it");
+	tap_ok(pw_parse_int("-2", -5, 5, &n) && n == -2, "parse_int: negative");
+	n = -7;
+	tap_ok(!pw_parse_int("", 0, 5, &n) && n == -7, "parse_int: empty");
+	tap_ok(!pw_parse_int("3x", 0, 5, &n) && n == -7, "parse_int: 3x");
+	tap_ok(!pw_parse_int("6", 0, 5, &n) && n == -7, "parse_int: above");
+	tap_ok(!pw_parse_int("99999999999999999999", 0, 5, &n) && n == -7,
+	    "parse_int: overflow");
+	tap_ok(!pw_parse_int("1.5", 0, 5, &n) && n == -7, "parse_int: 1.5");
+}
+
 int
 main(void)
 {
@@ -436,5 +455,6 @@ main(void)
 	test_format();
 	test_strings();
 	test_splitmix();
+	test_parse_int();
 	return tap_done();
 }

@@ -316,7 +316,7 @@ tui_form_problem_set(const struct pw_problem *p, enum tui_form_kind k,
 	case TUI_FIELD_DEVICES:
 	case TUI_FIELD_CHUNKS:
 	case TUI_FIELD_MICROBATCHES:
-		if (!tui_parse_int(text, 1, 1 << 20, &n)) {
+		if (!pw_parse_int(text, 1, 1 << 20, &n)) {
 			pw_error_set(err, "%s: \"%s\" is no whole number of at "
 			    "least 1", label, text);
 			return PW_ERR_INPUT;

@@ -3,7 +3,6 @@
  * each kind of question does with the answer.
  */
 #include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,22 +44,6 @@ tui_prompt_type(char *text, size_t *len, size_t cap, int key)
 	return true;
 }
 
-bool
-tui_parse_int(const char *text, int min, int max, int *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(text, &end, 10);
-	while (isspace((unsigned char)*end))
-		end++;
-	if (end == text || *end != '\0' || errno != 0 || v < min || v > max)
-		return false;
-	*out = (int)v;
-	return true;
-}
-
 /* Closes the prompt, back to the mode it opened over. */
 static void
 tui_prompt_close(struct tui *d)
@@ -77,7 +60,7 @@ tui_prompt_goto(struct tui *d, const char *text)
 	int dev;
 	double t;
 
-	if (!tui_parse_int(text, 0, p->devices - 1, &dev)) {
+	if (!pw_parse_int(text, 0, p->devices - 1, &dev)) {
 		tui_message(d, true, "go to: \"%s\" is no device (0 to %d)",
 		    text, p->devices - 1);
 		return TUI_DRAW_MESSAGE;

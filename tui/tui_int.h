@@ -528,8 +528,6 @@ unsigned tui_prompt_key(struct tui *, int key);
  * appended to TEXT (of CAP bytes, *LEN used), Backspace removes the last
  * character.  Returns whether KEY was one of these. */
 bool	tui_prompt_type(char *text, size_t *len, size_t cap, int key);
-/* TEXT (blanks after it allowed) as a whole number from MIN to MAX. */
-bool	tui_parse_int(const char *text, int min, int max, int *out);
 
 /* ------------------------------------------------------------------ */
 /* solve.c                                                             */

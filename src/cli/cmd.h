@@ -83,8 +83,6 @@ void	pw_command_usage(FILE *, const struct pw_command *);
  * done (its help printed, or an error reported). */
 int	pw_cmd_parse(const struct pw_command *cmd, int argc, char **argv,
 	    struct pw_cmd_args *a);
-/* cmd_parse.c: reads a whole number from S within [MIN, MAX] into OUT. */
-bool	pw_cmd_int(const char *s, long min, long max, int *out);
 
 /* The handlers. */
 int	pw_cmd_schedule(const struct pw_cmd_args *);

@@ -40,20 +40,6 @@ static const struct option cmd_parse_table[] = {
 #define CMD_PARSE_NOPTIONS \
 	(sizeof cmd_parse_table / sizeof cmd_parse_table[0])
 
-bool
-pw_cmd_int(const char *s, long min, long max, int *out)
-{
-	char *end;
-	long n;
-
-	errno = 0;
-	n = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || n < min || n > max)
-		return false;
-	*out = (int)n;
-	return true;
-}
-
 /* Reads an unsigned whole number from S within [MIN, MAX] into OUT (a
  * sign is refused: strtoull would wrap "-1"). */
 static bool
@@ -172,7 +158,7 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 			a->format = optarg;
 			break;
 		case 'w':
-			if (!pw_cmd_int(optarg, 1, PW_CMD_WIDTH_MAX,
+			if (!pw_parse_int(optarg, 1, PW_CMD_WIDTH_MAX,
 			    &a->width)) {
 				pw_cmd_fail("%s: --width '%s' is not a whole"
 				    " number from 1 to %d", cmd->name, optarg,

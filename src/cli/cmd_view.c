@@ -28,7 +28,7 @@ cmd_view_width(void)
 	    ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		return ws.ws_col;
 	columns = getenv("COLUMNS");
-	if (columns != NULL && pw_cmd_int(columns, 1, PW_CMD_WIDTH_MAX, &width))
+	if (columns != NULL && pw_parse_int(columns, 1, PW_CMD_WIDTH_MAX, &width))
 		return width;
 	return CMD_VIEW_WIDTH;
 }
