@@ -10,29 +10,6 @@
 
 #include "tui_int.h"
 
-/* The family of the least makespan among those within their limits on
- * P (among all, when none is); TUI_CMP_CURRENT when none builds. */
-static int
-tui_compare_best(const struct pw_problem *p)
-{
-	struct pw_compare_row *rows = pw_compare_rows(p);
-	int best = TUI_CMP_CURRENT, fits = TUI_CMP_CURRENT;
-	size_t i;
-
-	for (i = 0; i < pw_nfamilies; i++) {
-		if (rows[i].rc != PW_OK)
-			continue;
-		if (best < 0 || rows[i].metrics->makespan <
-		    rows[best].metrics->makespan)
-			best = (int)i;
-		if (rows[i].nover == 0 && (fits < 0 ||
-		    rows[i].metrics->makespan < rows[fits].metrics->makespan))
-			fits = (int)i;
-	}
-	pw_compare_rows_free(rows);
-	return fits >= 0 ? fits : best;
-}
-
 /* Frees slot SLOT's plan and reason. */
 static void
 tui_compare_empty(struct tui_compare *c, int slot)
@@ -95,9 +72,12 @@ tui_compare_set(struct tui *d, int slot, int source)
 unsigned
 tui_compare_open(struct tui *d)
 {
+	struct pw_error err;
+	int best = tui_family_best(pw_plan_problem(d->plan), &err);
+
 	tui_compare_empty(&d->compare, 0);
 	tui_compare_empty(&d->compare, 1);
-	tui_compare_set(d, 0, tui_compare_best(pw_plan_problem(d->plan)));
+	tui_compare_set(d, 0, best >= 0 ? best : TUI_CMP_CURRENT);
 	tui_compare_set(d, 1, TUI_CMP_CURRENT);
 	d->compare.focus = 0;
 	d->mode = TUI_MODE_COMPARE;
