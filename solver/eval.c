@@ -81,16 +81,6 @@ pw_solver_offloadable(const struct pw_problem *p, enum pw_offload_mode mode,
 	return ok;
 }
 
-struct pw_op
-pw_pin_other(struct pw_op op)
-{
-	if (op.kind == PW_BW)
-		op.kind = PW_B;
-	else if (op.kind == PW_B || op.kind == PW_W)
-		op.kind = PW_BW;
-	return op;
-}
-
 /* The op of a pin as the schedule timed T holds it (pw_pin_other). */
 static struct pw_op
 pw_pin_resolve(const struct pw_problem *p, const struct pw_timing *t,

@@ -59,11 +59,6 @@ bool	pw_eval_better(const struct pw_eval *a, const struct pw_eval *b);
  * memory (the sum of the devices' peaks). */
 bool	pw_eval_leaner(const struct pw_eval *a, const struct pw_eval *b);
 
-/* eval.c: the op that stands for a pinned OP in a schedule without it:
- * a named B or W that the schedule fuses is its BW, a named BW that it
- * splits is its B; other kinds are themselves. */
-struct pw_op pw_pin_other(struct pw_op op);
-
 /* eval.c: false (and the first broken pin in WHY) unless every pin holds
  * in timing T; a pin naming B or W of a fused backward means its BW, one
  * naming BW of a split backward its B. */

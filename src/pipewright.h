@@ -272,6 +272,10 @@ struct pw_pin {
 	struct pw_op after;
 };
 
+/* The other op a pin's OP may mean: BW for B or W (a fused backward's),
+ * B for BW (a split one's first op), OP itself for the rest. */
+struct pw_op pw_pin_other(struct pw_op op);
+
 /* Channels of the offload link. */
 int	pw_problem_nchannels(const struct pw_problem *);
 /* The channel a transfer of KIND from DEVICE uses. */

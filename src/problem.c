@@ -572,6 +572,16 @@ pw_problem_op_range(struct pw_error *err, const char *shown,
 	return PW_ERR_INPUT;
 }
 
+struct pw_op
+pw_pin_other(struct pw_op op)
+{
+	if (op.kind == PW_BW)
+		op.kind = PW_B;
+	else if (op.kind == PW_B || op.kind == PW_W)
+		op.kind = PW_BW;
+	return op;
+}
+
 int
 pw_op_parse(const char *s, const struct pw_problem *p, struct pw_op *out,
     struct pw_error *err)

@@ -322,6 +322,25 @@ test_op_parse(void)
 	pw_problem_free(p);
 }
 
+/* What else a pin's op may mean: the fused or split form of a backward. */
+static void
+test_pin_other(void)
+{
+	static const enum pw_kind from[] = { PW_F, PW_B, PW_W, PW_BW,
+	    PW_OFFLOAD, PW_RELOAD };
+	static const enum pw_kind want[] = { PW_F, PW_BW, PW_BW, PW_B,
+	    PW_OFFLOAD, PW_RELOAD };
+	struct pw_op op;
+	size_t i;
+
+	for (i = 0; i < sizeof from / sizeof from[0]; i++) {
+		op = pw_pin_other((struct pw_op){ from[i], 3, 7 });
+		tap_ok(op.kind == want[i] && op.stage == 3 && op.mb == 7,
+		    "pin other: %s means %s too", pw_kind_name(from[i]),
+		    pw_kind_name(want[i]));
+	}
+}
+
 int
 main(void)
 {
@@ -333,5 +352,6 @@ main(void)
 	test_ops();
 	test_copy();
 	test_op_parse();
+	test_pin_other();
 	return tap_done();
 }

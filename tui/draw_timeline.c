@@ -100,11 +100,10 @@ tui_draw_ruler(WINDOW *w, const struct tui_view *v, struct tui_rect area,
 bool
 tui_pin_names(struct pw_op pin, struct pw_op op)
 {
-	if (pin.stage != op.stage || pin.mb != op.mb)
-		return false;
-	return pin.kind == op.kind ||
-	    (op.kind == PW_BW && (pin.kind == PW_B || pin.kind == PW_W)) ||
-	    (op.kind == PW_B && pin.kind == PW_BW);
+	struct pw_op other = pw_pin_other(pin);
+
+	return pin.stage == op.stage && pin.mb == op.mb &&
+	    (pin.kind == op.kind || other.kind == op.kind);
 }
 
 static bool

@@ -597,14 +597,10 @@ tui_op_find(const struct tui *d, struct pw_op op, struct pw_op *out)
 {
 	const struct pw_problem *p = pw_plan_problem(d->plan);
 	const struct pw_where *w = pw_plan_where(d->plan);
-	struct pw_op other = op;
+	struct pw_op other = pw_pin_other(op);
 
 	if (!tui_state_in_range(p, op))
 		return false;
-	if (op.kind == PW_B || op.kind == PW_W)
-		other.kind = PW_BW;
-	else if (op.kind == PW_BW)
-		other.kind = PW_B;
 	if (pw_where_has(w, p, op))
 		*out = op;
 	else if (pw_where_has(w, p, other))
