@@ -435,6 +435,64 @@ test_marks(void)
 	case_close(&s);
 }
 
+/* After an edit that deadlocks, the details panel says in words which
+ * ops can never start and what each waits for. */
+static void
+test_deadlock_details(void)
+{
+	struct case_state s;
+	struct pw_edit edit = { .kind = PW_EDIT_MOVE,
+	    .op = test_op(PW_BW, 0, 0), .to = 0 };
+	struct pw_error err;
+	char buf[256], *row;
+
+	if (!case_open(&s, "1f1b", case_problem(2, 1, 4, PW_PLACE_LOOP)))
+		return;
+	tap_str(tui_deadlock_summary(&s.d, buf, sizeof buf), "",
+	    "orders that time: no deadlock summary");
+	if (!tap_int(pw_plan_apply(s.d.plan, &edit, NULL, &err), PW_OK,
+	    "BW(0,0) moves first on d0")) {
+		tap_diag("%s", err.msg);
+		case_close(&s);
+		return;
+	}
+	s.d.nwaits = pw_deadlock_waits(pw_plan_problem(s.d.plan),
+	    pw_plan_schedule(s.d.plan), &s.d.waits);
+	tap_int((long long)s.d.nwaits, 2, "both orders stop");
+	tap_str(tui_deadlock_summary(&s.d, buf, sizeof buf), "deadlock: 16 ops "
+	    "can never start (first: BW(0,0) waits for BW(1,0))",
+	    "the header's summary");
+	case_draw(&s, 24, 80);
+	expect_screen("deadlock-80x24");
+	row = row_text(18);
+	tap_str(row, " deadlock: 16 ops can never start: BW(0,0) waits for "
+	    "BW(1,0) (dependency);", "nothing selected: every order's first stuck op");
+	free(row);
+	row = row_text(19);
+	tap_str(row, " F(1,0) waits for F(0,0) (dependency)",
+	    "... on as many rows as it takes");
+	free(row);
+	s.d.has_sel = true;
+	s.d.sel = test_op(PW_BW, 0, 0);
+	case_draw(&s, 24, 80);
+	row = row_text(18);
+	tap_str(row, " blocked: BW(0,0) waits for BW(1,0) (dependency)",
+	    "the selected op is stuck: what it waits for");
+	free(row);
+	s.d.sel = test_op(PW_F, 0, 1);
+	case_draw(&s, 24, 80);
+	row = row_text(18);
+	tap_str(row, " deadlock: 16 ops can never start: BW(0,0) waits for "
+	    "BW(1,0) (dependency);", "another op selected: the deadlock first");
+	free(row);
+	row = row_text(20);
+	tap_ok(strncmp(row, " stage 0, chunk 0, microbatch 1", 31) == 0,
+	    "then the selected op's details: %s", row);
+	free(row);
+	free(s.d.waits);
+	case_close(&s);
+}
+
 /* The help lists the key table; the form its fields, the focused one
  * in reverse video (mono), the one being edited with what is typed. */
 static void
@@ -552,6 +610,7 @@ main(void)
 	test_bar_columns();
 	test_mono();
 	test_marks();
+	test_deadlock_details();
 	test_help_and_form();
 	test_panels();
 	endwin();

@@ -1,7 +1,8 @@
 /*
  * draw_details.c - the details panel of the selected op: what and where
  * it is, when it runs, its slack, its device's memory at its start, what
- * it waits for and what waits for it, and its pins.
+ * it waits for and what waits for it, and its pins; after an edit that
+ * deadlocks, which ops can never start and what each waits for.
  */
 #include <math.h>
 #include <stdio.h>
@@ -44,6 +45,91 @@ tui_details_edges(char *buf, size_t len, const char *head,
 		snprintf(buf + used, len - used, " none");
 	else if (total > n && used < len)
 		snprintf(buf + used, len - used, ", and %d more", total - n);
+}
+
+/* "B(1,0) waits for F(1,0)", and " (dependency)" when KIND: WAIT into
+ * BUF, returned. */
+static const char *
+tui_details_wait(const struct pw_wait *wait, bool kind, char *buf,
+    size_t len)
+{
+	char a[48], b[48];
+
+	snprintf(buf, len, "%s waits for %s%s%s%s", pw_op_name(a, sizeof a,
+	    wait->op), pw_op_name(b, sizeof b, wait->on.op), kind ? " (" : "",
+	    kind ? pw_pred_kind_name(wait->on.kind) : "", kind ? ")" : "");
+	return buf;
+}
+
+/* "deadlock: N ops can never start" of D's deadlock into BUF, returned.
+ * A wait is the first op of its order that never starts, so the ops from
+ * it to the order's end are the ones that never start. */
+static const char *
+tui_details_stuck(const struct tui *d, char *buf, size_t len)
+{
+	const struct pw_problem *p = pw_plan_problem(d->plan);
+	const struct pw_schedule *s = pw_plan_schedule(d->plan);
+	const struct pw_seq *seq;
+	struct pw_op op;
+	size_t i, n = 0;
+	int dev, k;
+
+	for (i = 0; i < d->nwaits; i++) {
+		op = d->waits[i].op;
+		dev = p->stages[op.stage].device;
+		seq = pw_kind_is_transfer(op.kind) ?
+		    &s->channel[pw_problem_channel(p, dev, op.kind)] :
+		    &s->device[dev];
+		for (k = 0; k < seq->len && !tui_op_same(seq->ops[k], op); k++)
+			continue;
+		n += (size_t)(seq->len - k);
+	}
+	snprintf(buf, len, "deadlock: %zu op%s can never start", n,
+	    n == 1 ? "" : "s");
+	return buf;
+}
+
+const char *
+tui_deadlock_summary(const struct tui *d, char *buf, size_t len)
+{
+	char head[64], wait[128];
+
+	if (d->nwaits == 0) {
+		if (len > 0)
+			buf[0] = '\0';
+		return buf;
+	}
+	snprintf(buf, len, "%s (first: %s)", tui_details_stuck(d, head,
+	    sizeof head), tui_details_wait(&d->waits[0], false, wait, sizeof wait));
+	return buf;
+}
+
+/* The deadlock's rows into R from *ROW on: what the selected op waits
+ * for when it is stuck, else every wait, the first that fit shown. */
+static void
+tui_details_deadlock(WINDOW *w, const struct tui *d, struct tui_rect r,
+    int *row)
+{
+	attr_t attr = tui_attr(TUI_COLOR_BLOCKED) | A_BOLD;
+	char line[2048], wait[128];
+	size_t used, i;
+
+	for (i = 0; d->has_sel && i < d->nwaits; i++) {
+		if (tui_op_same(d->waits[i].op, d->sel)) {
+			snprintf(line, sizeof line, "blocked: %s",
+			    tui_details_wait(&d->waits[i], true, wait,
+			    sizeof wait));
+			tui_draw_wrap(w, r, row, attr, line);
+			return;
+		}
+	}
+	tui_details_stuck(d, line, sizeof line);
+	used = strlen(line);
+	for (i = 0; i < d->nwaits && used < sizeof line; i++)
+		used += (size_t)snprintf(line + used, sizeof line - used,
+		    "%s%s", i > 0 ? "; " : ": ", tui_details_wait(&d->waits[i],
+		    true, wait, sizeof wait));
+	tui_draw_wrap(w, r, row, attr, line);
 }
 
 /* Appends OP's pins to BUF: what it must precede and follow. */
@@ -153,9 +239,11 @@ tui_draw_details(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 	tui_draw_text(w, r.y, r.x + 2, r.w - 4, a | A_BOLD, title);
 	in = (struct tui_rect){ r.y + 1, r.x + (side ? 2 : 1), r.h - 1,
 	    r.w - (side ? 3 : 2) };
+	if (d->nwaits > 0)
+		tui_details_deadlock(w, d, in, &row);
 	if (d->has_sel)
 		tui_details_op(w, d, d->sel, in, &row);
-	else
+	else if (d->nwaits == 0)
 		tui_draw_wrap(w, in, &row, a, "Nothing selected: the arrow "
 		    "keys select an op, / finds one by name (B(3,12)), "
 		    "? lists every key.");

@@ -609,6 +609,9 @@ void	tui_draw_lanes(WINDOW *, const struct tui *d, const struct pw_plan *plan,
 /* draw_timeline.c: whether a pin's op PIN names OP: B or W of a fused
  * backward is its BW, BW of a split one its B (pw_pin). */
 bool	tui_pin_names(struct pw_op pin, struct pw_op op);
+/* draw_timeline.c: whether A and B are the same op (kind, stage and
+ * microbatch). */
+bool	tui_op_same(struct pw_op a, struct pw_op b);
 /* The time ruler with units over VIEW in AREA. */
 void	tui_draw_ruler(WINDOW *, const struct tui_view *view,
 	    struct tui_rect area, int label_w);
@@ -621,6 +624,10 @@ void	tui_draw_message(WINDOW *, const struct tui *d, const struct tui_layout *l)
 void	tui_draw_help(WINDOW *, const struct tui *d, const struct tui_layout *l);
 void	tui_draw_form(WINDOW *, const struct tui *d, const struct tui_layout *l);
 void	tui_draw_error(WINDOW *, const struct tui *d, const struct tui_layout *l);
+/* draw_details.c: "deadlock: 3 ops can never start (first: B(1,0) waits
+ * for F(1,0))", one line for the header, into BUF and
+ * returned; "" when D's orders time. */
+const char *tui_deadlock_summary(const struct tui *d, char *buf, size_t len);
 /* draw_compare.c, draw_sweep.c: the compare view and the memory sweep
  * in L's panel (tui_draw calls them in their modes). */
 void	tui_draw_compare(WINDOW *, struct tui *d, const struct tui_layout *l);
