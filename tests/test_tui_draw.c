@@ -258,6 +258,32 @@ test_families_screens(void)
 	}
 }
 
+/* Four chunks per device: case alone would tell chunk 0 from 1 but not
+ * from 2, so a bar that has room says its chunk too ("2:5"). */
+static void
+test_chunks_screen(void)
+{
+	struct case_state s;
+	const struct pw_timing *t;
+	struct pw_op op = test_op(PW_F, 4, 1);
+	char *row;
+
+	if (!case_open(&s, "1f1b-interleaved", case_problem(2, 4, 4,
+	    PW_PLACE_LOOP)))
+		return;
+	t = pw_plan_timing(s.d.plan);
+	s.d.view.span /= 4;
+	s.d.view.t0 = t->start[pw_op_index(pw_plan_problem(s.d.plan), op)] -
+	    s.d.view.span / 4;
+	case_draw(&s, 24, 80);
+	expect_screen("interleaved-4chunks-zoom4-80x24");
+	row = row_text(3);
+	tap_ok(strstr(row, "2:1FF") != NULL && strstr(row, "2:1ff") == NULL,
+	    "F(4,1), d0's chunk 2, says so, in upper case: %s", row);
+	free(row);
+	case_close(&s);
+}
+
 /* PO-F on PipeOffload's setting: transfer lanes on shared channels. */
 static void
 test_offload_screen(void)
@@ -605,6 +631,7 @@ main(void)
 		return tap_done();
 	test_families_screens();
 	test_offload_screen();
+	test_chunks_screen();
 	test_zoom_and_selection();
 	test_critical_ascii();
 	test_bar_columns();

@@ -32,6 +32,7 @@ struct tui_timeline {
 	const struct tui_view *v;
 	const double *slack;		/* when the critical path is shown */
 	int	*chunk;			/* [nstages]: index among its device's */
+	int	*nchunks;		/* [devices]: chunks of each device */
 	int	nrelated;
 	struct pw_op related[PW_MAX_PREDS + TUI_TIMELINE_MAX_SUCCS];
 	int	x0, width;		/* the timeline's columns */
@@ -224,6 +225,7 @@ tui_timeline_op(const struct tui_timeline *tl, struct tui_timeline_cell *cells,
 	double cs = tui_view_col(tl->v, tl->width, start);
 	double ce = tui_view_col(tl->v, tl->width, end);
 	int c0 = (int)ceil(cs - 0.5), c1 = (int)ceil(ce - 0.5), c, n, first;
+	int chunk;
 	bool dim, blocked, pinned;
 	wchar_t glyph;
 	char num[16];
@@ -232,7 +234,8 @@ tui_timeline_op(const struct tui_timeline *tl, struct tui_timeline_cell *cells,
 
 	a = tui_timeline_attr(tl, op, &dim, &blocked, &pinned);
 	glyph = (wchar_t)tui_kind_glyph(op.kind);
-	if (!pw_kind_is_transfer(op.kind) && tl->chunk[op.stage] % 2 == 1)
+	chunk = tl->chunk[op.stage];
+	if (!pw_kind_is_transfer(op.kind) && chunk % 2 == 1)
 		glyph = (wchar_t)towlower((wint_t)glyph);
 	if (dim)
 		glyph = tui_glyph(&tl->glyphs, TUI_GLYPH_DIM);
@@ -245,9 +248,15 @@ tui_timeline_op(const struct tui_timeline *tl, struct tui_timeline_cell *cells,
 		return;
 	}
 	/* The number goes first where the bar shows, so that an op running
-	 * on from past the left edge still says which microbatch it is. */
+	 * on from past the left edge still says which microbatch it is.
+	 * Case tells two chunks apart; with more, "2:5" is chunk 2's
+	 * microbatch 5. */
 	first = c0 < 0 ? 0 : c0;
-	n = snprintf(num, sizeof num, "%d", op.mb);
+	if (!pw_kind_is_transfer(op.kind) &&
+	    tl->nchunks[tl->p->stages[op.stage].device] > 2)
+		n = snprintf(num, sizeof num, "%d:%d", chunk, op.mb);
+	else
+		n = snprintf(num, sizeof num, "%d", op.mb);
 	if ((c1 < tl->width ? c1 : tl->width) - first <= n)
 		n = 0;
 	for (c = first; c < c1 && c < tl->width; c++) {
@@ -430,7 +439,7 @@ tui_draw_lanes(WINDOW *w, const struct tui *d, const struct pw_plan *plan,
 	struct tui_timeline tl = { .d = d, .v = view };
 	struct tui_timeline_cell *cells;
 	struct tui_lane *lanes;
-	int *count, nlanes, last, k;
+	int nlanes, last, k;
 
 	tl.width = area.w - label_w;
 	if (tl.width <= 0 || area.h <= 0 || !(view->span > 0))
@@ -444,9 +453,9 @@ tui_draw_lanes(WINDOW *w, const struct tui *d, const struct pw_plan *plan,
 	if (d != NULL && d->show_critical)
 		tl.slack = pw_plan_slack(plan);
 	tl.chunk = pw_xcalloc((size_t)tl.p->nstages, sizeof *tl.chunk);
-	count = pw_xcalloc((size_t)tl.p->devices, sizeof *count);
+	tl.nchunks = pw_xcalloc((size_t)tl.p->devices, sizeof *tl.nchunks);
 	for (k = 0; k < tl.p->nstages; k++)
-		tl.chunk[k] = count[tl.p->stages[k].device]++;
+		tl.chunk[k] = tl.nchunks[tl.p->stages[k].device]++;
 	for (k = 0; k < tl.m->ndevices; k++) {
 		if (tl.m->device[k].peak > tl.scale)
 			tl.scale = tl.m->device[k].peak;
@@ -460,6 +469,6 @@ tui_draw_lanes(WINDOW *w, const struct tui *d, const struct pw_plan *plan,
 		tui_timeline_lane(w, &tl, cells, &lanes[k], area, label_w);
 	free(cells);
 	free(lanes);
-	free(count);
+	free(tl.nchunks);
 	free(tl.chunk);
 }
