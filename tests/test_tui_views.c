@@ -339,9 +339,9 @@ test_sweep_draw(struct tui *d)
 	static const char *const plot[] = {
 		"Memory sweep: step time against memory limit   sweep: 228 "
 		    "points",
-		"72 s     \xe2\x94\x82      @",
+		"72 s     \xe2\x94\x82      *",
 		"         \xe2\x94\x82",
-		"         \xe2\x94\x82            z",
+		"         \xe2\x94\x82            *",
 		"         \xe2\x94\x82",
 		"         \xe2\x94\x82",
 		"         \xe2\x94\x82",
@@ -350,22 +350,57 @@ test_sweep_draw(struct tui *d)
 		"         \xe2\x94\x82",
 		"         \xe2\x94\x82",
 		"         \xe2\x94\x82",
-		"         \xe2\x94\x82                   z",
+		"         \xe2\x94\x82                   *",
 		"         \xe2\x94\x82                               +     +"
-		    "     +     +      +     +     +",
-		"         \xe2\x94\x82                         z     y     y"
-		    "     y     y      y     y     y",
-		"27 s     \xe2\x94\x82                               z     z"
-		    "     z     z      z     z     z",
+		    "     +     +      +     *     *",
+		"         \xe2\x94\x82                         *     *     *"
+		    "     *     *      *     *     *",
+		"27 s     \xe2\x94\x82                               *     *"
+		    "     *     *      *     *     *",
 		"         " VIEWS_RULE10 VIEWS_RULE10 VIEWS_RULE10 VIEWS_RULE10
 		    VIEWS_RULE10 VIEWS_RULE10 VIEWS_RULE10,
 		"limit           3 B          4.556 B     6.111 B     7.667"
 		    " B      9.222 B   none",
-		"o gpipe  + 1f1b  * zb-h1  # zb-h2  @ zb-auto  % zb-1p  &"
+		"o gpipe  + 1f1b  s zb-h1  # zb-h2  @ zb-auto  % zb-1p  &"
 		    " zb-2p  ^ gis  v gis-h",
 		"n po  y po-auto  z optimizer",
-		"3 B, zb-auto: step 72 s, bubble 66.7%, peak 3 B (d0), fits;"
-		    " Enter loads it",
+		"3 B, zb-auto (here too: zb-1p, zb-2p, optimizer): step 72 s, "
+		    "bubble 66.7%, peak",
+		NULL
+	};
+
+	static const char *const bubble[] = {
+		"Memory sweep: bubble rate against memory limit  "
+		    " sweep: 228 points",
+		"66.7%    \xe2\x94\x82      *",
+		"         \xe2\x94\x82            *",
+		"         \xe2\x94\x82",
+		"         \xe2\x94\x82",
+		"         \xe2\x94\x82",
+		"         \xe2\x94\x82",
+		"         \xe2\x94\x82",
+		"33.3%    \xe2\x94\x82                   *",
+		"         \xe2\x94\x82                               + "
+		    "    +     +     +      +     *     *",
+		"         \xe2\x94\x82                         *",
+		"         \xe2\x94\x82                               * "
+		    "    *     *     *      *     *     *",
+		"         \xe2\x94\x82",
+		"         \xe2\x94\x82                               * "
+		    "    *     *     *      *     *     *",
+		"         \xe2\x94\x82                                 "
+		    "                *",
+		"0.0%     \xe2\x94\x82                                 "
+		    "                       *     *     *",
+		"         " VIEWS_RULE10 VIEWS_RULE10 VIEWS_RULE10 VIEWS_RULE10
+		    VIEWS_RULE10 VIEWS_RULE10 VIEWS_RULE10,
+		"limit           3 B          4.556 B     6.111 B    "
+		    " 7.667 B      9.222 B   none",
+		"o gpipe  + 1f1b  s zb-h1  # zb-h2  @ zb-auto  % zb-1p "
+		    " & zb-2p  ^ gis  v gis-h",
+		"n po  y po-auto  z optimizer",
+		"3 B, zb-auto (here too: zb-1p, zb-2p, optimizer):"
+		    " bubble 66.7%, step 72 s, peak",
 		NULL
 	};
 
@@ -374,9 +409,21 @@ test_sweep_draw(struct tui *d)
 	d->sweep->series = views_family("zb-auto");
 	views_draw(d);
 	views_expect_rows(2, plot, "sweep");
+	tap_int((long long)tui_key(d, 'b'), TUI_DRAW_PANEL,
+	    "b switches the plot's y");
+	tap_ok(d->sweep->bubble, "... to the bubble rate");
+	views_draw(d);
+	views_expect_rows(2, bubble, "sweep, bubble rate");
+	tui_key(d, 'b');
+	tap_ok(!d->sweep->bubble, "b again: the step time");
+	d->sweep->limit = 5;
+	d->sweep->series = views_family("1f1b");
+	views_draw(d);
+	views_expect_row(22, "6.111 B, 1f1b: step 33 s, bubble 27.3%, peak 6 B "
+	    "(d0), fits; Enter loads it", "sweep, a cell of one series");
 	d->glyphs.ascii = true;
 	views_draw(d);
-	views_expect_row(3, "72 s     |      @", "sweep, ASCII");
+	views_expect_row(3, "72 s     |      *", "sweep, ASCII");
 	views_expect_row(18, "         ------------------------------------------"
 	    "----------------------------", "sweep, ASCII");
 	d->glyphs.ascii = false;
@@ -422,14 +469,14 @@ test_sweep_partial(struct tui *d)
 	views_expect_row(2, "Memory sweep: step time against memory limit   "
 	    "sweep: 5/228 points, cancelled", "a cancelled sweep");
 	views_expect_row(3, "33 s     \xe2\x94\x82                          "
-	    "                                          +", "a cancelled sweep: "
-	    "1f1b at no limit");
+	    "                                          *", "a cancelled sweep: "
+	    "gpipe and 1f1b share a cell at no limit");
 	views_expect_row(17, "27 s     \xe2\x94\x82                          "
-	    "                                          #", "a cancelled sweep: "
-	    "zb-h2 over zb-h1");
+	    "                                          *", "a cancelled sweep: "
+	    "zb-h1 and zb-h2 too");
 	views_expect_row(19, "limit                                           "
 	    "                            none", "a cancelled sweep");
-	views_expect_row(20, "o gpipe  + 1f1b  * zb-h1  # zb-h2  @ zb-auto",
+	views_expect_row(20, "o gpipe  + 1f1b  s zb-h1  # zb-h2  @ zb-auto",
 	    "a cancelled sweep: the legend has the series with a point, "
 	    "and the cursor's");
 	views_expect_row(22, "zb-auto: not computed yet", "a cancelled sweep");

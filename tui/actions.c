@@ -761,6 +761,8 @@ const struct tui_key tui_keys[] = {
 	    "the next series" },
 	{ { '\n', '\r', KEY_ENTER }, "Enter", TUI_SWEEP, tui_act_sweep_load,
 	    "load the point's schedule" },
+	{ { 'b' }, "b", TUI_SWEEP, tui_sweep_axis,
+	    "plot the bubble rate or the step time" },
 	{ { 't' }, "t", TUI_TL, tui_act_form,
 	    "edit the constraints" },
 	{ { KEY_UP, KEY_BTAB, 'k' }, "Up Shift-Tab k", TUI_FORM,

@@ -1,8 +1,9 @@
 /*
- * draw_sweep.c - the memory sweep's plot: step time (y) against the
- * memory limit (x, one column per limit of the sweep's list, unlimited
- * last), a glyph and a colour per series, the feasible points only (a
- * limit a schedule breaks is no point of its curve), axes with units, a
+ * draw_sweep.c - the memory sweep's plot: step time or bubble rate (y,
+ * "b" switches) against the memory limit (x, one column per limit of the
+ * sweep's list, unlimited last), a glyph and a colour per series, the
+ * feasible points only (a limit a schedule breaks is no point of its
+ * curve), a combined mark where series share a cell, axes with units, a
  * legend, the progress, and the cursor's point with its numbers on the
  * status row.
  */
@@ -16,8 +17,10 @@
 #define TUI_SWEEP_YW	10
 
 /* One glyph per series, ASCII so that a text capture reads the same in
- * every mode; the registry has fewer families than these. */
-static const char tui_sweep_glyphs[] = "o+x*#@%&=$~^vnuwkyzq";
+ * every mode; the registry has fewer families than these.  None is
+ * TUI_SWEEP_SHARED, the mark of a cell several series share. */
+static const char tui_sweep_glyphs[] = "o+xs#@%&=$~^vnuwkyzq";
+#define TUI_SWEEP_SHARED	'*'
 
 static char
 tui_sweep_glyph(size_t series)
@@ -43,10 +46,30 @@ tui_sweep_plotted(const struct pw_sweep *sw, size_t limit, size_t series)
 
 /* The plot's geometry: its rows and columns on screen and its scale. */
 struct tui_sweep_plot {
+	bool	bubble;		/* y is the bubble rate, else the step time */
 	int	top, rows;	/* the plot's rows (the x axis below) */
 	int	x0, cols;	/* the columns after the y axis */
-	double	ymin, ymax;	/* seconds at the bottom and top rows */
+	double	ymin, ymax;	/* y at the bottom and top rows */
 };
+
+/* PT's y. */
+static double
+tui_sweep_y(const struct tui_sweep_plot *pl, const struct pw_sweep_point *pt)
+{
+	return pl->bubble ? pt->bubble_rate : pt->makespan;
+}
+
+/* Y with its unit ("72 s", "66.7%") into BUF, returned. */
+static const char *
+tui_sweep_fmt(const struct tui_sweep_plot *pl, double y, char *buf,
+    size_t len)
+{
+	if (pl->bubble)
+		snprintf(buf, len, "%.1f%%", 100 * y);
+	else
+		pw_fmt_seconds(buf, len, y);
+	return buf;
+}
 
 static int
 tui_sweep_col(const struct tui_sweep_plot *pl, const struct pw_sweep *sw,
@@ -67,23 +90,55 @@ tui_sweep_row(const struct tui_sweep_plot *pl, double y)
 	    (pl->rows - 1));
 }
 
-/* The range of the plotted step times. */
+/* The range of the plotted y. */
 static void
 tui_sweep_range(const struct pw_sweep *sw, struct tui_sweep_plot *pl)
 {
 	const struct pw_sweep_point *pt;
 	size_t i, s;
+	double y;
 
 	pl->ymin = INFINITY;
 	pl->ymax = -INFINITY;
 	for (i = 0; i < sw->nlimits; i++)
 		for (s = 0; s < sw->nseries; s++)
 			if ((pt = tui_sweep_plotted(sw, i, s)) != NULL) {
-				if (pt->makespan < pl->ymin)
-					pl->ymin = pt->makespan;
-				if (pt->makespan > pl->ymax)
-					pl->ymax = pt->makespan;
+				y = tui_sweep_y(pl, pt);
+				if (y < pl->ymin)
+					pl->ymin = y;
+				if (y > pl->ymax)
+					pl->ymax = y;
 			}
+}
+
+/* The cell of SERIES' point at LIMIT: false when it is no point of the
+ * plot. */
+static bool
+tui_sweep_cell(const struct tui_sweep_plot *pl, const struct pw_sweep *sw,
+    size_t limit, size_t series, int *y, int *x)
+{
+	const struct pw_sweep_point *pt = tui_sweep_plotted(sw, limit, series);
+
+	if (pt == NULL)
+		return false;
+	*y = tui_sweep_row(pl, tui_sweep_y(pl, pt));
+	*x = tui_sweep_col(pl, sw, limit);
+	return true;
+}
+
+/* How many series have a point in the cell Y, X. */
+static int
+tui_sweep_sharing(const struct tui_sweep_plot *pl, const struct pw_sweep *sw,
+    int y, int x)
+{
+	size_t i, k;
+	int n = 0, py, px;
+
+	for (i = 0; i < sw->nlimits; i++)
+		for (k = 0; k < sw->nseries; k++)
+			n += tui_sweep_cell(pl, sw, i, k, &py, &px) &&
+			    py == y && px == x;
+	return n;
 }
 
 /* The axes: the y labels (top, middle, bottom), the rules, and each
@@ -108,15 +163,15 @@ tui_sweep_axes(WINDOW *w, const struct tui *d, const struct pw_sweep *sw,
 	wattrset(w, A_NORMAL);
 	if (isfinite(pl->ymin)) {
 		tui_draw_text(w, pl->top, r.x, TUI_SWEEP_YW - 1, a,
-		    pw_fmt_seconds(label, sizeof label, pl->ymax));
+		    tui_sweep_fmt(pl, pl->ymax, label, sizeof label));
 		if (pl->rows >= 3 && pl->ymax > pl->ymin)
 			tui_draw_text(w, pl->top + (pl->rows - 1) / 2, r.x,
-			    TUI_SWEEP_YW - 1, a, pw_fmt_seconds(label,
-			    sizeof label, (pl->ymax + pl->ymin) / 2));
+			    TUI_SWEEP_YW - 1, a, tui_sweep_fmt(pl,
+			    (pl->ymax + pl->ymin) / 2, label, sizeof label));
 		if (pl->ymax > pl->ymin)
 			tui_draw_text(w, pl->top + pl->rows - 1, r.x,
-			    TUI_SWEEP_YW - 1, a, pw_fmt_seconds(label,
-			    sizeof label, pl->ymin));
+			    TUI_SWEEP_YW - 1, a, tui_sweep_fmt(pl, pl->ymin,
+			    label, sizeof label));
 	}
 	tui_draw_text(w, pl->top + pl->rows + 1, r.x, TUI_SWEEP_YW - 1, a,
 	    "limit");
@@ -172,14 +227,43 @@ tui_sweep_legend(WINDOW *w, const struct pw_sweep *sw, struct tui_rect r,
 	}
 }
 
-/* The cursor's point, in words. */
+/* The other series with a point in the cursor's cell, " (here too:
+ * zb-h2, po)" into BUF (empty when none), returned. */
+static const char *
+tui_sweep_also(const struct tui_sweep *s, const struct tui_sweep_plot *pl,
+    char *buf, size_t len)
+{
+	size_t i, k, used = 0;
+	int y, x, py, px;
+
+	buf[0] = '\0';
+	if (!tui_sweep_cell(pl, s->sweep, s->limit, s->series, &y, &x))
+		return buf;
+	for (i = 0; i < s->sweep->nlimits; i++)
+		for (k = 0; k < s->sweep->nseries && used < len; k++) {
+			if ((i == s->limit && k == s->series) ||
+			    !tui_sweep_cell(pl, s->sweep, i, k, &py, &px) ||
+			    py != y || px != x)
+				continue;
+			used += (size_t)snprintf(buf + used, len - used, "%s%s",
+			    used == 0 ? " (here too: " : ", ",
+			    pw_sweep_series_name(s->sweep, k));
+		}
+	if (used > 0 && used < len)
+		snprintf(buf + used, len - used, ")");
+	return buf;
+}
+
+/* The cursor's point, in words: the plotted y first, and the series
+ * that share its cell before the numbers, which a narrow screen cuts. */
 static void
-tui_sweep_status(const struct tui_sweep *s, char *buf, size_t len)
+tui_sweep_status(const struct tui_sweep *s, const struct tui_sweep_plot *pl,
+    char *buf, size_t len)
 {
 	const struct pw_sweep_point *pt = pw_sweep_get(s->sweep, s->limit,
 	    s->series);
 	const char *name = pw_sweep_series_name(s->sweep, s->series);
-	char lim[32], ms[32], peak[32];
+	char lim[32], ms[32], peak[32], also[256], step[48], bubble[48];
 
 	if (pt == NULL) {
 		snprintf(buf, len, "%s: not computed yet", name);
@@ -193,9 +277,12 @@ tui_sweep_status(const struct tui_sweep *s, char *buf, size_t len)
 		snprintf(buf, len, "%s, %s: %s", lim, name, pt->why);
 		return;
 	}
-	snprintf(buf, len, "%s, %s: step %s, bubble %.1f%%, peak %s (d%d), "
-	    "%s; Enter loads it", lim, name,
-	    pw_fmt_seconds(ms, sizeof ms, pt->makespan), 100 * pt->bubble_rate,
+	snprintf(step, sizeof step, "step %s", pw_fmt_seconds(ms, sizeof ms,
+	    pt->makespan));
+	snprintf(bubble, sizeof bubble, "bubble %.1f%%", 100 * pt->bubble_rate);
+	snprintf(buf, len, "%s, %s%s: %s, %s, peak %s (d%d), %s; Enter loads it",
+	    lim, name, tui_sweep_also(s, pl, also, sizeof also),
+	    pl->bubble ? bubble : step, pl->bubble ? step : bubble,
 	    pw_fmt_bytes(peak, sizeof peak, pt->peak), pt->peak_device,
 	    pt->feasible ? "fits" : "over the limit");
 }
@@ -205,11 +292,11 @@ tui_draw_sweep(WINDOW *w, struct tui *d, const struct tui_layout *l)
 {
 	struct tui_rect r = l->panel;
 	const struct tui_sweep *s = d->sweep;
-	const struct pw_sweep_point *pt;
 	struct tui_sweep_plot pl;
 	char line[640];
 	size_t i, k, done;
-	int legend = 2, x, y;
+	int legend = 2, x, y, py, px;
+	bool shared;
 
 	tui_draw_clear(w, r, A_NORMAL);
 	if (s == NULL) {
@@ -219,7 +306,8 @@ tui_draw_sweep(WINDOW *w, struct tui *d, const struct tui_layout *l)
 	}
 	done = atomic_load(&s->sweep->done);
 	x = tui_draw_text(w, r.y, r.x, r.w, tui_attr(TUI_COLOR_HEADER) |
-	    A_BOLD, "Memory sweep: step time against memory limit   ");
+	    A_BOLD, s->bubble ? "Memory sweep: bubble rate against memory "
+	    "limit   " : "Memory sweep: step time against memory limit   ");
 	if (done < s->sweep->total)
 		snprintf(line, sizeof line, "sweep: %zu/%zu points%s", done,
 		    s->sweep->total, atomic_load(&s->finished) && !s->complete ?
@@ -229,6 +317,7 @@ tui_draw_sweep(WINDOW *w, struct tui *d, const struct tui_layout *l)
 	tui_draw_text(w, r.y, r.x + x, r.w - x, tui_attr(TUI_COLOR_HINT), line);
 
 	/* Title, plot, x rule and labels, legend, status. */
+	pl.bubble = s->bubble;
 	pl.top = r.y + 1;
 	pl.rows = r.h - 1 - 2 - legend - 1;
 	pl.x0 = r.x + TUI_SWEEP_YW;
@@ -239,20 +328,22 @@ tui_draw_sweep(WINDOW *w, struct tui *d, const struct tui_layout *l)
 	tui_sweep_axes(w, d, s->sweep, &pl, r, s->limit);
 	for (i = 0; i < s->sweep->nlimits; i++)
 		for (k = 0; k < s->sweep->nseries; k++) {
-			if ((pt = tui_sweep_plotted(s->sweep, i, k)) == NULL)
+			if (!tui_sweep_cell(&pl, s->sweep, i, k, &py, &px))
 				continue;
-			mvwaddch(w, tui_sweep_row(&pl, pt->makespan),
-			    tui_sweep_col(&pl, s->sweep, i),
-			    (chtype)tui_sweep_glyph(k) | tui_sweep_attr(k));
+			shared = tui_sweep_sharing(&pl, s->sweep, py, px) > 1;
+			mvwaddch(w, py, px, shared ? (chtype)TUI_SWEEP_SHARED |
+			    A_BOLD : (chtype)tui_sweep_glyph(k) |
+			    tui_sweep_attr(k));
 		}
 	/* The cursor last, over whatever shares its cell. */
-	if ((pt = tui_sweep_plotted(s->sweep, s->limit, s->series)) != NULL)
-		mvwaddch(w, tui_sweep_row(&pl, pt->makespan),
-		    tui_sweep_col(&pl, s->sweep, s->limit),
-		    (chtype)tui_sweep_glyph(s->series) |
-		    tui_attr(TUI_COLOR_SELECTED) | A_REVERSE | A_BOLD);
+	if (tui_sweep_cell(&pl, s->sweep, s->limit, s->series, &py, &px)) {
+		shared = tui_sweep_sharing(&pl, s->sweep, py, px) > 1;
+		mvwaddch(w, py, px, (chtype)(shared ? TUI_SWEEP_SHARED :
+		    tui_sweep_glyph(s->series)) | tui_attr(TUI_COLOR_SELECTED) |
+		    A_REVERSE | A_BOLD);
+	}
 	y = pl.top + pl.rows + 2;
 	tui_sweep_legend(w, s->sweep, r, y, legend, s->series);
-	tui_sweep_status(s, line, sizeof line);
+	tui_sweep_status(s, &pl, line, sizeof line);
 	tui_draw_text(w, r.y + r.h - 1, r.x, r.w, A_BOLD, line);
 }

@@ -187,6 +187,15 @@ tui_sweep_move(struct tui *d, int dx, int dy)
 }
 
 unsigned
+tui_sweep_axis(struct tui *d)
+{
+	if (d->sweep == NULL)
+		return 0;
+	d->sweep->bubble = !d->sweep->bubble;
+	return TUI_DRAW_PANEL;
+}
+
+unsigned
 tui_sweep_load(struct tui *d)
 {
 	struct tui_sweep *s = d->sweep;

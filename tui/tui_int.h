@@ -318,6 +318,8 @@ struct tui_sweep {
 	size_t	shown;		/* points done when last drawn */
 	size_t	limit;		/* the cursor: a limit's index */
 	size_t	series;		/* and a series (pw_sweep_series_name) */
+	bool	bubble;		/* the plot's y is the bubble rate, not
+				 * the step time */
 };
 
 /* ------------------------------------------------------------------ */
@@ -574,6 +576,8 @@ unsigned tui_sweep_tick(struct tui *);
  * series) and loads the point's schedule (LOAD). */
 unsigned tui_sweep_move(struct tui *, int dx, int dy);
 unsigned tui_sweep_load(struct tui *);
+/* "b": switches the plot's y between step time and bubble rate. */
+unsigned tui_sweep_axis(struct tui *);
 void	tui_sweep_free(struct tui_sweep *);
 
 /* ------------------------------------------------------------------ */
