@@ -200,14 +200,16 @@ cell_at(int y, int x, attr_t *attr)
 	return wc[0];
 }
 
-/* The screen column where OP's bar begins on an 80-column screen. */
+/* The screen column where OP's bar begins on the screen S was drawn on
+ * (lane labels of 8 columns). */
 static int
 op_column(const struct case_state *s, struct pw_op op)
 {
 	const struct pw_timing *t = pw_plan_timing(s->d.plan);
 	size_t i = pw_op_index(pw_plan_problem(s->d.plan), op);
 
-	return 8 + (int)ceil(tui_view_col(&s->d.view, 72, t->start[i]) - 0.5);
+	return 8 + (int)ceil(tui_view_col(&s->d.view, s->d.cols - 8,
+	    t->start[i]) - 0.5);
 }
 
 /* The screen's row Y as text, the caller frees it. */
@@ -322,17 +324,28 @@ test_zoom_and_selection(void)
 	case_close(&s);
 }
 
-/* The critical path, as text: off-path ops dimmed to '.' in ASCII. */
+/* The critical path, as text: an off-path op keeps its kind's glyph
+ * after its microbatch, then dots ('.' in ASCII), dim in colour. */
 static void
 test_critical_ascii(void)
 {
 	struct case_state s;
+	struct pw_op off = test_op(PW_F, 0, 1), on = test_op(PW_F, 0, 0);
+	attr_t attr;
 
 	if (!case_open(&s, "zb-h1", case_problem(4, 1, 8, PW_PLACE_LOOP)))
 		return;
 	s.d.show_critical = true;
 	case_draw(&s, 24, 100);
 	expect_screen("zb-h1-critical-100x24");
+	tap_ok(cell_at(3, op_column(&s, off) + 1, &attr) == L'F' &&
+	    (attr & A_DIM) != 0 && (attr & A_BOLD) == 0,
+	    "F(0,1), off the path: its glyph, dim");
+	tap_ok(cell_at(3, op_column(&s, off) + 2, &attr) == L'\x00b7' &&
+	    (attr & A_DIM) != 0, "... then a dot");
+	tap_ok(cell_at(3, op_column(&s, on) + 1, &attr) == L'F' &&
+	    (attr & A_BOLD) != 0 && (attr & A_DIM) == 0,
+	    "F(0,0), on it: bold, not dim");
 	s.d.glyphs.ascii = true;
 	case_draw(&s, 24, 100);
 	expect_screen("zb-h1-critical-ascii-100x24");
@@ -413,8 +426,15 @@ test_mono(void)
 	    attr == A_BOLD, "mono: BW(0,7), which ends last, is critical: bold");
 	op = test_op(PW_BW, 1, 5);
 	tap_ok(slack[pw_op_index(p, op)] > 0 &&
-	    cell_at(5, op_column(&s, op) + 1, &attr) == L'\x00b7' &&
-	    attr == A_NORMAL, "mono: BW(1,5), with slack, is dimmed to dots");
+	    cell_at(5, op_column(&s, op) + 1, &attr) == L'X' &&
+	    attr == A_NORMAL, "mono: BW(1,5), with slack, keeps its kind's "
+	    "glyph after its microbatch, not bold");
+	tap_ok(cell_at(5, op_column(&s, op) + 2, &attr) == L'\x00b7' &&
+	    attr == A_NORMAL, "... and is dimmed to dots after it");
+	row = row_text(5);
+	tap_ok(strstr(row, "5X\xc2\xb7") != NULL, "d1's row reads BW(1,5) "
+	    "as a fused backward off the path: %s", row);
+	free(row);
 	row = row_text(0);
 	tap_ok(strstr(row, "uniform  4 devices, 4 stages (loop, 1 chunk), "
 	    "8 microbatches  from family 1f1b") == row,

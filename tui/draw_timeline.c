@@ -188,9 +188,10 @@ tui_timeline_attr(const struct tui_timeline *tl, struct pw_op op, bool *dim,
 	if (d == NULL)
 		return a;
 	if (tl->slack != NULL) {
-		if (tl->slack[i] > 0)
+		if (tl->slack[i] > 0) {
 			*dim = true;
-		else
+			a |= tui_attr(TUI_COLOR_OFF_PATH);
+		} else
 			a |= tui_attr(TUI_COLOR_CRITICAL);
 	}
 	if (tui_timeline_related(tl, op))
@@ -227,7 +228,7 @@ tui_timeline_op(const struct tui_timeline *tl, struct tui_timeline_cell *cells,
 	int c0 = (int)ceil(cs - 0.5), c1 = (int)ceil(ce - 0.5), c, n, first;
 	int chunk;
 	bool dim, blocked, pinned;
-	wchar_t glyph;
+	wchar_t glyph, kind;
 	char num[16];
 	attr_t a;
 	double f;
@@ -237,6 +238,7 @@ tui_timeline_op(const struct tui_timeline *tl, struct tui_timeline_cell *cells,
 	chunk = tl->chunk[op.stage];
 	if (!pw_kind_is_transfer(op.kind) && chunk % 2 == 1)
 		glyph = (wchar_t)towlower((wint_t)glyph);
+	kind = glyph;
 	if (dim)
 		glyph = tui_glyph(&tl->glyphs, TUI_GLYPH_DIM);
 	if (c0 >= c1) {
@@ -263,6 +265,11 @@ tui_timeline_op(const struct tui_timeline *tl, struct tui_timeline_cell *cells,
 		cells[c].attr = a;
 		cells[c].ch = c - first < n ? (wchar_t)num[c - first] : glyph;
 	}
+	/* An op off the critical path keeps its kind after its number,
+	 * where a dot still follows: "4F··" reads as F and as off the
+	 * chain, whose bars stay solid ("4FFF"), in a text capture too. */
+	if (dim && first + n + 1 < (c1 < tl->width ? c1 : tl->width))
+		cells[first + n].ch = kind;
 	if (blocked && first < tl->width)
 		cells[first].ch = tui_glyph(&tl->glyphs, TUI_GLYPH_BLOCKED);
 	if (pinned && c1 - 1 >= 0 && c1 - 1 < tl->width)

@@ -63,6 +63,7 @@ enum tui_color {
 	TUI_COLOR_SELECTED,	/* the selected op */
 	TUI_COLOR_RELATED,	/* its predecessors and successors */
 	TUI_COLOR_CRITICAL,	/* an op of the critical path (toggle) */
+	TUI_COLOR_OFF_PATH,	/* an op off it, while it is shown */
 	TUI_COLOR_BLOCKED,	/* a deadlocked op and what it waits for */
 	TUI_COLOR_PIN,		/* a pinned op */
 	TUI_COLOR_MEMORY,	/* the memory strip within the limit */
@@ -99,7 +100,8 @@ enum tui_glyph {
 	TUI_GLYPH_HLINE,	/* panel rules */
 	TUI_GLYPH_VLINE,
 	TUI_GLYPH_IDLE,		/* a lane where nothing runs */
-	TUI_GLYPH_DIM,		/* an op off the critical path, when shown */
+	TUI_GLYPH_DIM,		/* an op off the critical path, when shown:
+				 * its bar's fill after its kind's glyph */
 	TUI_GLYPH_PIN,		/* the last cell of a pinned op */
 	TUI_GLYPH_BLOCKED,	/* the first cell of a deadlocked op */
 	TUI_GLYPH_OVER,		/* a memory strip's column above the limit */
