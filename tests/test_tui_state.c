@@ -1119,6 +1119,49 @@ test_keys_print(void)
 	free(path);
 }
 
+/* Opens prompt KIND, types TEXT and Enter; returns what it asked. */
+static unsigned
+answer(struct tui *d, enum tui_prompt_kind kind, const char *text)
+{
+	tui_prompt_open(d, kind, "? ", "");
+	type(d, text);
+	return tui_key(d, '\n');
+}
+
+/* "-" is stdin or stdout to the readers and pw_outfile: the designer's
+ * keyboard and screen, so it is never a file name there. */
+static void
+test_dash(void)
+{
+	static const enum tui_prompt_kind kinds[] = { TUI_PROMPT_SAVE_AS,
+	    TUI_PROMPT_EXPORT, TUI_PROMPT_NEW_FILE, TUI_PROMPT_COMPARE_FILE };
+	struct tui *d = open_file("tui_small.json");
+	struct pw_error err;
+	size_t i;
+
+	if (d == NULL)
+		return;
+	select_op(d, "F(0,1)");
+	tui_key(d, '>');
+	for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		tap_int(answer(d, kinds[i], "-") & TUI_DO_EDITOR, 0,
+		    "prompt %zu: no editor on -", i);
+		tap_str(d->message, "\"-\" is no file name here: the screen "
+		    "is the designer's (name a file)", "prompt %zu refuses -",
+		    i);
+		tap_ok(d->dirty && d->save_path == NULL && d->path != NULL &&
+		    strcmp(d->path, "-") != 0, "prompt %zu: nothing saved or "
+		    "renamed", i);
+	}
+	tap_int(tui_save(d, "-", &err), PW_ERR_INPUT, "tui_save refuses -");
+	tap_str(err.msg, "-: not saved: \"-\" is stdout, the designer's "
+	    "screen (name a file)", "... saying why");
+	tap_ok(tui_new("-", 40, 120, &err) == NULL, "tui_new refuses -");
+	tap_str(err.msg, "-: the designer reads no problem from stdin (name a"
+	    " file)", "... saying why");
+	tui_free(d);
+}
+
 int
 main(void)
 {
@@ -1142,6 +1185,7 @@ main(void)
 	test_edit();
 	test_mouse_and_views();
 	test_keys_print();
+	test_dash();
 	{
 		char *cmd = pw_xasprintf("rm -rf '%s'", tmpdir);
 

@@ -233,6 +233,14 @@ tui_prompt_restore(struct tui *d, int key)
 	return 0;
 }
 
+/* Whether prompt KIND asks for a file name. */
+static bool
+tui_prompt_is_file(enum tui_prompt_kind kind)
+{
+	return kind == TUI_PROMPT_SAVE_AS || kind == TUI_PROMPT_EXPORT ||
+	    kind == TUI_PROMPT_NEW_FILE || kind == TUI_PROMPT_COMPARE_FILE;
+}
+
 static unsigned
 tui_prompt_submit(struct tui *d)
 {
@@ -247,6 +255,13 @@ tui_prompt_submit(struct tui *d)
 	if (*s == '\0') {
 		tui_message(d, false, "nothing entered");
 		return TUI_DRAW_MESSAGE | TUI_DRAW_PANEL;
+	}
+	if (tui_prompt_is_file(d->prompt.kind) && strcmp(s, "-") == 0) {
+		/* pw_outfile and the readers take "-" for stdout and stdin,
+		 * which are the designer's screen and keyboard. */
+		tui_message(d, true, "\"-\" is no file name here: the screen"
+		    " is the designer's (name a file)");
+		return TUI_DRAW_MESSAGE;
 	}
 	switch (d->prompt.kind) {
 	case TUI_PROMPT_FIND:

@@ -730,6 +730,13 @@ tui_new(const char *path, int rows, int cols, struct pw_error *err)
 	d->objective = PW_OBJ_MAKESPAN;
 	d->time_limit = 10;
 	d->compare.source[0] = d->compare.source[1] = TUI_CMP_CURRENT;
+	f = (struct tui_state_file){ 0 };
+	/* "-" is stdin to the readers: the designer's keyboard. */
+	if (path != NULL && strcmp(path, "-") == 0) {
+		pw_error_set(err, "-: the designer reads no problem from stdin"
+		    " (name a file)");
+		goto fail;
+	}
 	if (tui_state_file_read(path, &f, err) != PW_OK)
 		goto fail;
 	if (f.plan != NULL) {
@@ -846,6 +853,11 @@ tui_save(struct tui *d, const char *path, struct pw_error *err)
 
 	if (to == NULL) {
 		pw_error_set(err, "no schedule file to save to: S saves as");
+		return PW_ERR_INPUT;
+	}
+	if (strcmp(to, "-") == 0) {
+		pw_error_set(err, "-: not saved: \"-\" is stdout, the "
+		    "designer's screen (name a file)");
 		return PW_ERR_INPUT;
 	}
 	if (pw_plan_status(d->plan, NULL) != PW_OK) {
