@@ -358,12 +358,12 @@ check "SIGTERM keeps the recovery file" \
 start 'exec "$PW" design'
 check "the recovery file is offered" poll '^restore unsaved changes from '
 keys n
-check "n declines it" poll '^recovery file kept, not restored'
+check "n declines it" poll '^recovery file kept as \.pipewright-default\.pw-recover~, not restored'
 keys q
 check "nothing changed: q quits at once" exited 0
-check "a declined restore keeps the recovery file" \
-    [ -e "$work/.pipewright-default.pw-recover" ]
-rm -f "$work/.pipewright-default.pw-recover"
+check "a declined restore keeps the recovery file, aside" \
+    [ -e "$work/.pipewright-default.pw-recover~" ]
+rm -f "$work/.pipewright-default.pw-recover~"
 
 # ------------------------------------------------------------ a crash
 start 'echo $$ >pid; exec "$PW" design'

@@ -822,8 +822,39 @@ test_files(void)
 		check_order(again, 0, SMALL_ZBH2_D0, "undo: the file's own");
 		tui_prompt_open(again, TUI_PROMPT_RESTORE, "restore? ", "");
 		tui_key(again, 'n');
-		tap_str(again->message, "recovery file kept, not restored",
-		    "n keeps it");
+		{
+			char *rec = tui_recover_name(saved);
+			char *aside = pw_xasprintf("%s~", rec);
+			char *want = pw_xasprintf("recovery file kept as %s, "
+			    "not restored", aside);
+			char *kept, *mine;
+
+			tap_str(again->message, want, "n keeps it aside");
+			kept = test_read_file(aside);
+			tap_ok(kept != NULL && access(rec, F_OK) != 0,
+			    "moved to NAME~");
+			tui_key(again, '>');
+			tui_recover_write(again);
+			mine = test_read_file(aside);
+			tap_ok(kept != NULL && mine != NULL &&
+			    strcmp(kept, mine) == 0 && access(rec, F_OK) == 0,
+			    "this session's recovery file leaves it alone");
+			tui_prompt_open(again, TUI_PROMPT_RESTORE, "? ", "");
+			tui_key(again, 'n');
+			free(want);
+			want = pw_xasprintf("recovery file kept as %s~2, not "
+			    "restored", rec);
+			tap_str(again->message, want, "a second one: NAME~2");
+			free(mine);
+			mine = pw_xasprintf("%s~2", rec);
+			unlink(mine);
+			unlink(aside);
+			free(want);
+			free(kept);
+			free(mine);
+			free(aside);
+			free(rec);
+		}
 		tui_recover_remove(again);
 		tui_free(again);
 	}

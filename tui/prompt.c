@@ -217,7 +217,7 @@ tui_prompt_quit(struct tui *d, int key)
 	}
 }
 
-/* The restore prompt: y restores the recovery file, n leaves it. */
+/* The restore prompt: y restores the recovery file, n sets it aside. */
 static unsigned
 tui_prompt_restore(struct tui *d, int key)
 {
@@ -227,8 +227,7 @@ tui_prompt_restore(struct tui *d, int key)
 	}
 	if (key == 'n' || key == 'N' || key == TUI_KEY_ESC) {
 		tui_prompt_close(d);
-		tui_message(d, false, "recovery file kept, not restored");
-		return TUI_DRAW_MESSAGE;
+		return tui_recover_decline(d);
 	}
 	return 0;
 }

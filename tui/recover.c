@@ -61,6 +61,34 @@ tui_recover_remove(struct tui *d)
 }
 
 unsigned
+tui_recover_decline(struct tui *d)
+{
+	char *aside = NULL;
+	int i;
+
+	if (d->recover_path == NULL)
+		d->recover_path = tui_recover_name(d->path);
+	/* This session's first change writes the recovery file's name: the
+	 * old one goes to the first free NAME~, NAME~2, ... first. */
+	for (i = 1; i < 1000; i++) {
+		free(aside);
+		aside = i == 1 ? pw_xasprintf("%s~", d->recover_path) :
+		    pw_xasprintf("%s~%d", d->recover_path, i);
+		if (access(aside, F_OK) != 0 && errno == ENOENT)
+			break;
+	}
+	if (i == 1000 || rename(d->recover_path, aside) != 0)
+		tui_message(d, true, "the recovery file %s could not be moved "
+		    "aside (%s): the next change replaces it", d->recover_path,
+		    i == 1000 ? "too many kept already" : strerror(errno));
+	else
+		tui_message(d, false, "recovery file kept as %s, not restored",
+		    aside);
+	free(aside);
+	return TUI_DRAW_MESSAGE;
+}
+
+unsigned
 tui_recover_restore(struct tui *d)
 {
 	struct pw_problem *problem = NULL;

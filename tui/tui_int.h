@@ -586,6 +586,10 @@ char	*tui_recover_name(const char *path);
 void	tui_recover_write(struct tui *);
 /* Removes it (after a save, or a clean quit). */
 void	tui_recover_remove(struct tui *);
+/* TUI_PROMPT_RESTORE's no: the recovery file moved aside, to the first
+ * free NAME~, NAME~2, ..., so that this session's own does not replace
+ * it; the message line says where.  Returns what to redraw. */
+unsigned tui_recover_decline(struct tui *);
 /* TUI_PROMPT_RESTORE's yes: replaces the plan and pins by the recovery
  * file's, as one change (dirty: they are not saved).  Returns what to
  * redraw; a recovery file that cannot be read says so and is kept. */
