@@ -1193,6 +1193,35 @@ test_dash(void)
 	tui_free(d);
 }
 
+/* A pin the schedule breaks already refuses no move; one that holds
+ * refuses the move that would break it. */
+static void
+test_broken_pin(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	struct pw_pin pin;
+
+	if (d == NULL)
+		return;
+	pin.before = (struct pw_op){ PW_W, 0, 3 };
+	pin.after = (struct pw_op){ PW_F, 0, 0 };
+	d->pins = pw_xmalloc(sizeof *d->pins);
+	d->pins[0] = pin;
+	d->npins = 1;
+	select_op(d, "F(0,1)");
+	tui_key(d, '>');
+	tap_str(d->message, "move F(0,1) later: makespan 17 s",
+	    "a pin broken already does not refuse a move");
+	tui_key(d, 'u');
+	d->pins[0].before = (struct pw_op){ PW_F, 0, 1 };
+	d->pins[0].after = (struct pw_op){ PW_F, 0, 2 };
+	tui_key(d, '>');
+	tap_str(d->message, "move F(0,1) later refused: it would break the "
+	    "pin F(0,1) before F(0,2) (P removes it)",
+	    "a pin that holds refuses the move that breaks it");
+	tui_free(d);
+}
+
 int
 main(void)
 {
@@ -1217,6 +1246,7 @@ main(void)
 	test_mouse_and_views();
 	test_keys_print();
 	test_dash();
+	test_broken_pin();
 	{
 		char *cmd = pw_xasprintf("rm -rf '%s'", tmpdir);
 

@@ -262,8 +262,9 @@ tui_actions_moved(int q, int from, int to)
 	return q;
 }
 
-/* The pin that moving the op at FROM of DEVICE's order to TO breaks, or
- * NULL. */
+/* The pin that holds and that moving the op at FROM of DEVICE's order to
+ * TO breaks, or NULL.  A pin broken already (a file may carry one its
+ * schedule breaks) refuses no move. */
 static const struct pw_pin *
 tui_actions_broken_pin(const struct tui *d, int device, int from, int to)
 {
@@ -278,7 +279,7 @@ tui_actions_broken_pin(const struct tui *d, int device, int from, int to)
 			continue;
 		pa = tui_actions_position(q, a);
 		pb = tui_actions_position(q, b);
-		if (pa < 0 || pb < 0)
+		if (pa < 0 || pb < 0 || pa > pb)
 			continue;
 		if (tui_actions_moved(pa, from, to) >
 		    tui_actions_moved(pb, from, to))
