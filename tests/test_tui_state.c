@@ -1222,6 +1222,37 @@ test_broken_pin(void)
 	tui_free(d);
 }
 
+/* "No limit" reaches the model's split: a re-split afterwards has none,
+ * for all devices at once or one device at a time. */
+static void
+test_form_no_limit(void)
+{
+	struct tui *d = open_file(NULL);
+	int i;
+
+	if (d == NULL)
+		return;
+	set_field(d, "memory limit", "20 GiB", NULL);
+	set_field(d, "memory limit", "inf", NULL);
+	set_field(d, "devices", "1", NULL);
+	tap_ok(pw_plan_problem(d->plan)->devices == 1 &&
+	    isinf(pw_plan_problem(d->plan)->memory[0].limit),
+	    "devices 1 after inf: one device, no limit");
+	tui_undo(d);
+	tui_undo(d);
+	for (i = 0; i < pw_plan_problem(d->plan)->devices; i++) {
+		char label[64];
+
+		snprintf(label, sizeof label, "memory limit of device %d", i);
+		set_field(d, label, "inf", NULL);
+	}
+	set_field(d, "devices", "1", NULL);
+	tap_ok(pw_plan_problem(d->plan)->devices == 1 &&
+	    isinf(pw_plan_problem(d->plan)->memory[0].limit),
+	    "devices 1 after inf on each device: one device, no limit");
+	tui_free(d);
+}
+
 int
 main(void)
 {
@@ -1247,6 +1278,7 @@ main(void)
 	test_keys_print();
 	test_dash();
 	test_broken_pin();
+	test_form_no_limit();
 	{
 		char *cmd = pw_xasprintf("rm -rf '%s'", tmpdir);
 

@@ -7,6 +7,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,6 +278,24 @@ tui_form_keep_limits(const struct pw_problem *p, struct pw_problem *np)
 		np->memory[i].limit = p->memory[0].limit;
 }
 
+/* One limit every device of NP has is its split's, as a script's, so
+ * that a split again has it too; "no limit" is the largest (0 would be
+ * the hardware's memory), as pw_sweep_limited has it. */
+static void
+tui_form_split_limit(struct pw_problem *np)
+{
+	double v = np->memory[0].limit;
+	int i;
+
+	if (np->origin == NULL)
+		return;
+	for (i = 1; i < np->devices; i++) {
+		if (np->memory[i].limit != v)
+			return;
+	}
+	np->origin->split.memory_limit = isfinite(v) ? v : DBL_MAX;
+}
+
 /* P's model split again as SPLIT on HW, keeping P's name and limits. */
 static int
 tui_form_rebuild(const struct pw_problem *p, const struct pw_hardware *hw,
@@ -359,9 +378,7 @@ tui_form_problem_set(const struct pw_problem *p, enum tui_form_kind k,
 			if (k == TUI_FIELD_LIMIT || i == device)
 				np->memory[i].limit = v;
 		}
-		/* One finite limit for all is the split's, as a script's. */
-		if (np->origin != NULL && k == TUI_FIELD_LIMIT && isfinite(v))
-			np->origin->split.memory_limit = v;
+		tui_form_split_limit(np);
 		break;
 	case TUI_FIELD_OFFLOAD:
 		if ((n = tui_form_choice(text, "off", "on", label, err)) < 0)
