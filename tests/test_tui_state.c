@@ -1253,6 +1253,53 @@ test_form_no_limit(void)
 	tui_free(d);
 }
 
+/* The new-file prompt never replaces a file; save-as never writes
+ * schedule JSON over a script or the problem file. */
+static void
+test_file_names(void)
+{
+	struct tui *d = open_file(NULL);
+	char *taken = tmp_path("taken.lua"), *want, *text;
+	char *problem = pw_xasprintf("%s/tui_small.json", testdata);
+	FILE *fp;
+
+	if (d == NULL)
+		return;
+	if ((fp = fopen(taken, "w")) != NULL) {
+		fputs("-- mine\n", fp);
+		fclose(fp);
+	}
+	tap_int(answer(d, TUI_PROMPT_NEW_FILE, taken) & TUI_DO_EDITOR, 0,
+	    "new file: an existing name opens no editor");
+	want = pw_xasprintf("%s exists: choose another name", taken);
+	tap_str(d->message, want, "... and says so");
+	free(want);
+	text = test_read_file(taken);
+	tap_str(text, "-- mine\n", "... leaving the file as it was");
+	tap_ok(d->path == NULL, "... and the problem without a file");
+	free(text);
+	answer(d, TUI_PROMPT_SAVE_AS, taken);
+	want = pw_xasprintf("%s: a schedule is saved as JSON: name a .json "
+	    "file", taken);
+	tap_str(d->message, want, "save as refuses a .lua name");
+	free(want);
+	tap_ok(d->save_path == NULL, "... and saves nothing");
+	tui_free(d);
+
+	d = tui_new(problem, 40, 120, &(struct pw_error){ 0 });
+	if (tap_ok(d != NULL, "a problem file opens")) {
+		answer(d, TUI_PROMPT_SAVE_AS, problem);
+		want = pw_xasprintf("%s is the problem file: choose another "
+		    "name", problem);
+		tap_str(d->message, want, "save as refuses the problem file");
+		free(want);
+		tap_ok(d->save_path == NULL, "... and saves nothing");
+		tui_free(d);
+	}
+	free(problem);
+	free(taken);
+}
+
 int
 main(void)
 {
@@ -1279,6 +1326,7 @@ main(void)
 	test_dash();
 	test_broken_pin();
 	test_form_no_limit();
+	test_file_names();
 	{
 		char *cmd = pw_xasprintf("rm -rf '%s'", tmpdir);
 

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "pwlua.h"
 #include "tui_int.h"
@@ -97,11 +99,35 @@ tui_prompt_find(struct tui *d, const char *text)
 	return TUI_DRAW_TIMELINE | TUI_DRAW_DETAILS | TUI_DRAW_MESSAGE;
 }
 
+/* Whether A and B name one file (both exist and are it, or are the same
+ * name). */
+static bool
+tui_prompt_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	return strcmp(a, b) == 0;
+}
+
 static unsigned
 tui_prompt_save_as(struct tui *d, const char *text, bool then_quit)
 {
 	struct pw_error err;
 
+	/* Schedule JSON would replace the problem the designer loaded. */
+	if (pwlua_is_script(text)) {
+		tui_message(d, true, "%s: a schedule is saved as JSON: name a "
+		    ".json file", text);
+		return TUI_DRAW_MESSAGE;
+	}
+	if (d->path != NULL && !d->path_is_schedule &&
+	    tui_prompt_same_file(text, d->path)) {
+		tui_message(d, true, "%s is the problem file: choose another "
+		    "name", text);
+		return TUI_DRAW_MESSAGE;
+	}
 	if (tui_save(d, text, &err) != PW_OK) {
 		tui_message(d, true, "%s", err.msg);
 		return TUI_DRAW_MESSAGE;
@@ -164,6 +190,10 @@ tui_prompt_new_file(struct tui *d, const char *text)
 
 	if (!lua && !tui_prompt_ends(text, ".json")) {
 		tui_message(d, true, "%s: name a .lua or a .json file", text);
+		return TUI_DRAW_MESSAGE;
+	}
+	if (access(text, F_OK) == 0) {
+		tui_message(d, true, "%s exists: choose another name", text);
 		return TUI_DRAW_MESSAGE;
 	}
 	rc = lua ? pwlua_problem_write(text, p, &err) :
