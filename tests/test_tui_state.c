@@ -1253,6 +1253,19 @@ test_form_no_limit(void)
 	tui_free(d);
 }
 
+/* Save-as of NAME refused with the message NAME then WHY, saving
+ * nothing. */
+static void
+save_as_refused(struct tui *d, const char *name, const char *why)
+{
+	char *want = pw_xasprintf("%s%s", name, why);
+
+	answer(d, TUI_PROMPT_SAVE_AS, name);
+	tap_str(d->message, want, "save as %s refused", name);
+	tap_ok(d->save_path == NULL, "... and saves nothing");
+	free(want);
+}
+
 /* The new-file prompt never replaces a file; save-as never writes
  * schedule JSON over a script or the problem file. */
 static void
@@ -1278,22 +1291,14 @@ test_file_names(void)
 	tap_str(text, "-- mine\n", "... leaving the file as it was");
 	tap_ok(d->path == NULL, "... and the problem without a file");
 	free(text);
-	answer(d, TUI_PROMPT_SAVE_AS, taken);
-	want = pw_xasprintf("%s: a schedule is saved as JSON: name a .json "
-	    "file", taken);
-	tap_str(d->message, want, "save as refuses a .lua name");
-	free(want);
-	tap_ok(d->save_path == NULL, "... and saves nothing");
+	save_as_refused(d, taken, ": a schedule is saved as JSON: name a .json "
+	    "file");
 	tui_free(d);
 
 	d = tui_new(problem, 40, 120, &(struct pw_error){ 0 });
 	if (tap_ok(d != NULL, "a problem file opens")) {
-		answer(d, TUI_PROMPT_SAVE_AS, problem);
-		want = pw_xasprintf("%s is the problem file: choose another "
-		    "name", problem);
-		tap_str(d->message, want, "save as refuses the problem file");
-		free(want);
-		tap_ok(d->save_path == NULL, "... and saves nothing");
+		save_as_refused(d, problem, " is the problem file: choose "
+		    "another name");
 		tui_free(d);
 	}
 	free(problem);
