@@ -365,6 +365,20 @@ check "a declined restore keeps the recovery file, aside" \
     [ -e "$work/.pipewright-default.pw-recover~" ]
 rm -f "$work/.pipewright-default.pw-recover~"
 
+# ------------------------------------------------------------ SIGHUP
+start 'echo $$ >pid; exec "$PW" design'
+check "design for a hangup" poll 'F\(0,0\) forward'
+keys '>'
+check "a change before it" poll '^move F\(0,0\) later'
+check "its recovery file, again" \
+    file_appears "$work/.pipewright-default.pw-recover"
+kill -HUP "$(cat "$work/pid")"
+check "SIGHUP ends the designer by that signal (129)" exited 129
+check "SIGHUP restores the terminal" gone '^makespan '
+check "SIGHUP keeps the recovery file" \
+    [ -e "$work/.pipewright-default.pw-recover" ]
+rm -f "$work/.pipewright-default.pw-recover"
+
 # ------------------------------------------------------------ a crash
 start 'echo $$ >pid; exec "$PW" design'
 check "design once more" poll 'F\(0,0\) forward'
