@@ -1060,7 +1060,35 @@ test_mouse_and_views(void)
 	    "F(1,3) B(1,3) W(1,1) W(1,2) W(1,3)", "a drag moves it");
 	tap_int((long long)d->changes, 1, "as one edit");
 	tui_key(d, 'u');
-	tui_mouse(d, &l, 0, 0, BUTTON4_PRESSED);
+	changes = d->changes;
+	/* Under a panel the mouse does nothing to the hidden timeline, and
+	 * a drag begun before the panel opened is over. */
+	tui_mouse(d, &l, row, l.timeline.x + l.label_w + (int)col,
+	    BUTTON1_PRESSED);
+	tui_key(d, '?');
+	tap_int(tui_mouse(d, &l, row, l.timeline.x + l.label_w +
+	    (int)tui_view_col(&d->view, width, 7.5), BUTTON1_RELEASED), 0,
+	    "help: a release does nothing");
+	tui_key(d, TUI_KEY_ESC);
+	tui_mouse(d, &l, row, l.timeline.x + l.label_w + (int)col,
+	    BUTTON1_PRESSED);
+	tui_key(d, '?');
+	tui_key(d, TUI_KEY_ESC);
+	tap_int(tui_mouse(d, &l, row, l.timeline.x + l.label_w +
+	    (int)tui_view_col(&d->view, width, 7.5), BUTTON1_RELEASED), 0,
+	    "a drag across a mode change is over");
+	tui_key(d, 't');
+	select_op(d, "F(1,0)");
+	tap_int(tui_mouse(d, &l, row, l.timeline.x + l.label_w + (int)col,
+	    BUTTON1_PRESSED), 0, "form: a click selects nothing");
+	tap_str(sel_name(d), "F(1,0)", "... the selection stays");
+	tap_int(tui_mouse(d, &l, 0, 0, BUTTON4_PRESSED), 0,
+	    "... nor does the wheel zoom");
+	tui_key(d, TUI_KEY_ESC);
+	tap_int((long long)d->changes, (long long)changes,
+	    "no change under the panels");
+	tap_int(tui_mouse(d, &l, 0, 0, BUTTON4_PRESSED), TUI_DRAW_TIMELINE,
+	    "the timeline's wheel zooms again");
 	tap_near(d->view.span, 8.5, 0, "the wheel zooms");
 	tui_layout_free(&l);
 

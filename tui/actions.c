@@ -796,8 +796,9 @@ const struct tui_key tui_keys[] = {
 };
 const size_t tui_nkeys = sizeof tui_keys / sizeof tui_keys[0];
 
-unsigned
-tui_key(struct tui *d, int key)
+/* The key table's action for KEY in the current mode. */
+static unsigned
+tui_actions_key(struct tui *d, int key)
 {
 	size_t i;
 	int k;
@@ -815,6 +816,18 @@ tui_key(struct tui *d, int key)
 		}
 	}
 	return 0;
+}
+
+unsigned
+tui_key(struct tui *d, int key)
+{
+	enum tui_mode was = d->mode;
+	unsigned redraw = tui_actions_key(d, key);
+
+	/* A button held across a panel is no drag on the timeline after. */
+	if (d->mode != was)
+		d->dragging = false;
+	return redraw;
 }
 
 /* The resource of the lane at screen ROW and the time at COL in L, or
@@ -889,8 +902,15 @@ tui_mouse(struct tui *d, const struct tui_layout *l, int row, int col,
 	unsigned redraw = 0;
 	int resource = -1;
 	double t = 0;
-	bool at = tui_actions_at(d, l, row, col, &resource, &t);
+	bool at;
 
+	/* A panel, a prompt or a question has the screen: the timeline
+	 * under it is not the user's to click. */
+	if (d->mode != TUI_MODE_TIMELINE) {
+		d->dragging = false;
+		return 0;
+	}
+	at = tui_actions_at(d, l, row, col, &resource, &t);
 	if (buttons & BUTTON4_PRESSED)
 		return tui_actions_zoom(d, 0.5);
 #ifdef BUTTON5_PRESSED

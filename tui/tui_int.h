@@ -491,7 +491,8 @@ extern const size_t tui_nkeys;
  * 0 for an unbound key. */
 unsigned tui_key(struct tui *, int key);
 /* A mouse event at screen ROW, COL (button 1 press: select; wheel:
- * zoom), on a layout of the current screen. */
+ * zoom), on a layout of the current screen.  It acts in
+ * TUI_MODE_TIMELINE only; a key that changes the mode ends a drag. */
 unsigned tui_mouse(struct tui *, const struct tui_layout *, int row, int col,
 	    mmask_t buttons);
 
