@@ -703,6 +703,24 @@ test_families(void)
 	tui_free(d);
 }
 
+/* Whether the header's bound is shown (WANT), and its gap is the plan's
+ * objective against it. */
+static void
+check_bound(const struct tui *d, bool want, const char *what)
+{
+	double bound = -1, gap = -1, obj = makespan(d);
+
+	if (!want) {
+		tap_ok(!tui_solve_bound(d, &bound, &gap), "%s: no bound", what);
+		return;
+	}
+	bool shown = tui_solve_bound(d, &bound, &gap);
+
+	tap_ok(shown && bound == d->solve.bound && bound > 0 &&
+	    fabs(gap - (obj - bound) / obj) < 1e-12, "%s: bound %g, gap %g",
+	    what, bound, gap);
+}
+
 static void
 test_optimize(void)
 {
@@ -733,6 +751,22 @@ test_optimize(void)
 	    "the result is kept for compare");
 	tap_str(d->history.undo[d->history.nundo - 1].what, "optimize",
 	    "one change");
+	check_bound(d, true, "after the search");
+	set_field(d, "microbatches", "5", NULL);
+	check_bound(d, false, "another problem");
+	tui_key(d, 'u');
+	check_bound(d, true, "undo back to its problem");
+	d->objective = PW_OBJ_SPAN;
+	check_bound(d, false, "another objective");
+	d->objective = PW_OBJ_MAKESPAN;
+	select_op(d, "F(0,0)");
+	tui_key(d, 'p');
+	select_op(d, "F(0,1)");
+	tui_key(d, 'p');
+	tap_int((long long)d->npins, 1, "a pin");
+	check_bound(d, false, "another pin");
+	tui_key(d, 'u');
+	check_bound(d, true, "the pin undone");
 	tui_key(d, 'u');
 	tap_ok(test_same_schedule(pw_plan_schedule(d->plan), start),
 	    "undo returns the start");

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tui_int.h"
 
@@ -101,6 +102,16 @@ tui_solve_end(struct tui *d)
 	s->last = res.schedule;
 	s->last_problem = pw_problem_copy(p);
 	res.schedule = NULL;
+	free(s->bound_pins);
+	s->bound = res.bound;
+	s->bound_objective = d->objective;
+	s->bound_npins = d->npins;
+	s->bound_pins = NULL;
+	if (d->npins > 0) {
+		s->bound_pins = pw_xreallocarray(NULL, d->npins,
+		    sizeof *d->pins);
+		memcpy(s->bound_pins, d->pins, d->npins * sizeof *d->pins);
+	}
 	tui_plan_show(d, plan);
 	free(d->source);
 	d->source = pw_xasprintf("optimizer (gap %.1f%%, %s)", 100 * res.gap,
@@ -145,6 +156,28 @@ tui_solve_tick(struct tui *d)
 		return tui_solve_end(d);
 	tui_solve_say_progress(d);
 	return redraw;
+}
+
+bool
+tui_solve_bound(const struct tui *d, double *bound, double *gap)
+{
+	const struct tui_solve *s = &d->solve;
+	double obj;
+
+	if (s->run != NULL)
+		*bound = s->progress.bound;
+	else if (s->last_problem != NULL && s->bound_objective ==
+	    d->objective && s->bound_npins == d->npins && (d->npins == 0 ||
+	    memcmp(s->bound_pins, d->pins, d->npins * sizeof *d->pins) ==
+	    0) && pw_problem_same(s->last_problem, pw_plan_problem(d->plan)))
+		*bound = s->bound;
+	else
+		return false;
+	if (!(isfinite(*bound) && *bound > 0))
+		return false;
+	obj = pw_objective_value(d->objective, pw_plan_metrics(d->plan));
+	*gap = obj > 0 ? (obj - *bound) / obj : 0;
+	return true;
 }
 
 unsigned

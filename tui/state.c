@@ -789,6 +789,7 @@ tui_free(struct tui *d)
 	tui_snapshot_free(&d->solve.before);
 	pw_schedule_free(d->solve.last);
 	pw_problem_free(d->solve.last_problem);
+	free(d->solve.bound_pins);
 	tui_compare_clear(d);
 	tui_sweep_free(d->sweep);
 	while (d->history.nundo > 0)

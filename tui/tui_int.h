@@ -279,6 +279,12 @@ struct tui_solve {
 	bool	improved;	/* a better schedule replaced the plan */
 	struct pw_schedule *last;	/* the last result, for compare; owned */
 	struct pw_problem *last_problem;	/* its problem; owned */
+	/* The last search's lower bound holds for LAST_PROBLEM under this
+	 * objective and these pins only (tui_solve_bound). */
+	double	bound;
+	enum pw_objective bound_objective;
+	struct pw_pin *bound_pins;	/* owned */
+	size_t	bound_npins;
 };
 
 /* ------------------------------------------------------------------ */
@@ -543,6 +549,11 @@ unsigned tui_solve_tick(struct tui *);
 /* Esc: cancels the search, keeping the best schedule so far. */
 unsigned tui_solve_cancel(struct tui *);
 bool	tui_solve_running(const struct tui *);
+/* The lower bound the header shows: the running search's, else the last
+ * search's while the plan's problem, the objective and the pins are
+ * those it was computed under; *GAP is the current plan's objective
+ * against it, (obj - bound) / obj.  False when there is none. */
+bool	tui_solve_bound(const struct tui *, double *bound, double *gap);
 /* Blocks until the search has something new (at most SECONDS): what the
  * loop waits on instead of sleeping while a search runs. */
 void	tui_solve_wait(struct tui *, double seconds);
