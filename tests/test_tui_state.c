@@ -1367,6 +1367,47 @@ test_file_names(void)
 	free(taken);
 }
 
+/* Once the schedule has a file, the recovery file is beside it. */
+static void
+test_recover_follows(void)
+{
+	char *problem = tmp_path("follow.json"), *sched = tmp_path("s.json");
+	char *src = pw_xasprintf("%s/tui_small.json", testdata), *text;
+	char *old_rec = tui_recover_name(problem), *new_rec;
+	struct pw_error err;
+	struct tui *d;
+	FILE *fp;
+
+	new_rec = tui_recover_name(sched);
+	text = test_read_file(src);
+	if (text != NULL && (fp = fopen(problem, "w")) != NULL) {
+		fputs(text, fp);
+		fclose(fp);
+	}
+	free(text);
+	d = tui_new(problem, 40, 120, &err);
+	if (tap_ok(d != NULL, "a copied problem opens")) {
+		select_op(d, "F(0,1)");
+		tui_key(d, '>');
+		tui_recover_write(d);
+		tap_ok(access(old_rec, F_OK) == 0, "recovery beside the problem");
+		answer(d, TUI_PROMPT_SAVE_AS, sched);
+		tap_ok(!d->dirty && access(old_rec, F_OK) != 0,
+		    "saved as: the problem's recovery file is gone");
+		tui_key(d, '<');
+		tui_recover_write(d);
+		tap_ok(access(new_rec, F_OK) == 0 && access(old_rec, F_OK) != 0,
+		    "the next change's recovery file is beside the schedule");
+		tui_recover_remove(d);
+		tui_free(d);
+	}
+	free(old_rec);
+	free(new_rec);
+	free(src);
+	free(problem);
+	free(sched);
+}
+
 int
 main(void)
 {
@@ -1394,6 +1435,7 @@ main(void)
 	test_broken_pin();
 	test_form_no_limit();
 	test_file_names();
+	test_recover_follows();
 	{
 		char *cmd = pw_xasprintf("rm -rf '%s'", tmpdir);
 

@@ -2,8 +2,8 @@
  * recover.c - the recovery file: while edits are unsaved, the state (the
  * problem, the timed orders and the pins, as a schedule file) is kept
  * beside the file it came from, as an editor keeps a swap file, written
- * atomically after each change; the next designer of that file offers to
- * restore it.
+ * atomically after each change (beside the schedule file once it has
+ * one); the next designer of that file offers to restore it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,9 +37,11 @@ tui_recover_write(struct tui *d)
 	struct pw_error err;
 	char *name;
 
-	/* The file's name follows the path: "e" on the default problem
-	 * gives it one. */
-	name = tui_recover_name(d->path);
+	/* The file's name follows the schedule file "s" writes, else the
+	 * designed file: "S" from a problem and "e" on the default problem
+	 * give them names, and the old file goes. */
+	name = tui_recover_name(d->save_path != NULL ? d->save_path :
+	    d->path);
 	if (d->recover_path != NULL && strcmp(d->recover_path, name) != 0)
 		tui_recover_remove(d);
 	free(d->recover_path);

@@ -594,7 +594,9 @@ void	tui_sweep_free(struct tui_sweep *);
 /* The recovery file of PATH (NULL: the default problem's, in the
  * current directory), a string the caller frees. */
 char	*tui_recover_name(const char *path);
-/* Writes the state to its recovery file (atomic) after a change. */
+/* Writes the state to its recovery file (atomic) after a change: the
+ * recovery file of tui.save_path, else of tui.path; one of another name
+ * written before is removed. */
 void	tui_recover_write(struct tui *);
 /* Removes it (after a save, or a clean quit). */
 void	tui_recover_remove(struct tui *);
