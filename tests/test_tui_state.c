@@ -777,6 +777,19 @@ test_optimize(void)
 	d->iteration_limit = 0;
 	d->time_limit = 60;
 	tui_key(d, 'o');
+	d->dirty = false;
+	tap_int(tui_key(d, 'q') & TUI_DO_QUIT, 0, "q while it runs asks");
+	tap_str(d->prompt.question, "the optimizer is running: q quits and "
+	    "drops it, Esc stays ", "... saying it drops the search");
+	tui_key(d, TUI_KEY_ESC);
+	tap_ok(d->mode == TUI_MODE_TIMELINE && tui_solve_running(d),
+	    "Esc stays, the search goes on");
+	d->dirty = true;
+	tui_key(d, 'q');
+	tap_str(d->prompt.question, "the optimizer is running and changes are "
+	    "unsaved: s saves and quits, q quits and drops both, Esc stays ",
+	    "unsaved too: both said");
+	tap_int(tui_key(d, 'q') & TUI_DO_QUIT, TUI_DO_QUIT, "q quits");
 	tui_key(d, TUI_KEY_ESC);
 	solve_until_done(d);
 	tap_ok(!tui_solve_running(d) && pw_plan_status(d->plan, NULL) ==

@@ -661,16 +661,22 @@ tui_act_help_page_down(struct tui *d)
 	return tui_actions_help_scroll(d, tui_actions_help_page(d));
 }
 
-/* q: closes the panel; on the timeline quits, asking when unsaved. */
+/* q: closes the panel; on the timeline quits, asking when unsaved or
+ * while the optimizer runs (its incumbents are shown, not yet a change). */
 static unsigned
 tui_act_quit(struct tui *d)
 {
+	bool running = tui_solve_running(d);
+
 	if (d->mode != TUI_MODE_TIMELINE)
 		return tui_act_escape(d);
-	if (!d->dirty)
+	if (!d->dirty && !running)
 		return TUI_DO_QUIT;
-	return tui_prompt_open(d, TUI_PROMPT_QUIT, "unsaved changes: s saves "
-	    "and quits, q quits without saving, Esc stays ", "");
+	return tui_prompt_open(d, TUI_PROMPT_QUIT, !running ? "unsaved "
+	    "changes: s saves and quits, q quits without saving, Esc stays " :
+	    !d->dirty ? "the optimizer is running: q quits and drops it, Esc "
+	    "stays " : "the optimizer is running and changes are unsaved: s "
+	    "saves and quits, q quits and drops both, Esc stays ", "");
 }
 
 static unsigned
