@@ -188,9 +188,10 @@ check "t opens the constraints panel" poll 'constraints \(Tab next'
 keys Tab Tab Tab Tab Enter
 check "Enter edits the memory limit" poll 'memory limit  +[0-9.]+ GiB_'
 erase 16
-text '30 GiB'
+text '30'
 keys Enter
-check "a new memory limit re-times" poll '^memory limit 30 GiB: makespan '
+check "a new memory limit re-times, a bare number read as GiB" \
+    poll '^memory limit 30 GiB: makespan '
 check "the header shows the limit" poll ' / 30 GiB \(d[0-9]\)'
 check "every device gets it" poll 'memory limit of device 7  +30 GiB'
 keys Escape

@@ -542,8 +542,8 @@ test_form_given(void)
 	p = pw_plan_problem(d->plan);
 	tap_ok(p->memory[0].limit == 20 && p->memory[1].limit == 20,
 	    "a good limit changes every device's");
-	tap_str(d->message, "memory limit 20B: makespan 17 s",
-	    "one change, named by the field and value");
+	tap_str(d->message, "memory limit 20 B: makespan 17 s",
+	    "one change, named by the field and value with its unit");
 	set_field(d, "memory limit of device 1", "inf", NULL);
 	tap_ok(isinf(pw_plan_problem(d->plan)->memory[1].limit) &&
 	    pw_plan_problem(d->plan)->memory[0].limit == 20,
@@ -647,9 +647,11 @@ test_form_model(void)
 	set_field(d, "offload", "off", NULL);
 	tap_ok(!pw_plan_problem(d->plan)->link.present,
 	    "offload off rebuilds without the link");
-	set_field(d, "memory limit", "40 GiB", NULL);
+	set_field(d, "memory limit", "40", NULL);
 	tap_near(pw_plan_problem(d->plan)->memory[3].limit, 40.0 * (1 << 30),
 	    0, "memory limit 40 GiB on every device");
+	tap_ok(strncmp(d->message, "memory limit 40 GiB: makespan ", 30) == 0,
+	    "a bare number is GiB, and the message says so: %s", d->message);
 	set_field(d, "microbatches", "16", NULL);
 	p = pw_plan_problem(d->plan);
 	tap_ok(p->microbatches == 16 && p->memory[0].limit == 40.0 * (1 << 30),

@@ -495,11 +495,33 @@ tui_form_option_set(struct tui *d, enum tui_form_kind k, const char *label,
 	return PW_OK;
 }
 
+/* TEXT of field K as it was read, with its unit, into BUF: "18" for a
+ * limit is "18 GiB", so the change's name says what it set. */
+static const char *
+tui_form_shown(enum tui_form_kind k, const char *text, char *buf, size_t len)
+{
+	double v;
+
+	if ((k == TUI_FIELD_LIMIT || k == TUI_FIELD_DEVICE_LIMIT) &&
+	    tui_form_number(text, tui_form_bytes, true, &v))
+		return tui_form_limit(buf, len, v);
+	if ((k == TUI_FIELD_D2H || k == TUI_FIELD_H2D) &&
+	    tui_form_number(text, tui_form_rates, false, &v)) {
+		snprintf(buf, len, "%g GB/s", v / 1e9);
+		return buf;
+	}
+	if (k == TUI_FIELD_TIME_LIMIT &&
+	    tui_form_number(text, tui_form_times, false, &v))
+		return pw_fmt_seconds(buf, len, v);
+	snprintf(buf, len, "%s", text);
+	return buf;
+}
+
 int
 tui_form_set(struct tui *d, int field, const char *text, struct pw_error *err)
 {
 	struct pw_problem *np;
-	char label[64], *what, *t;
+	char label[64], shown[64], *what, *t;
 	int dev, rc;
 	enum tui_form_kind k = tui_form_kind(d, field, &dev);
 	size_t n;
@@ -511,7 +533,8 @@ tui_form_set(struct tui *d, int field, const char *text, struct pw_error *err)
 	for (n = strlen(t); n > 0 && isspace((unsigned char)t[n - 1]); n--)
 		t[n - 1] = '\0';
 	tui_form_label(d, field, label, sizeof label);
-	what = pw_xasprintf("%s %s", label, t);
+	what = pw_xasprintf("%s %s", label, tui_form_shown(k, t, shown,
+	    sizeof shown));
 	if (k >= TUI_FIELD_OBJECTIVE) {
 		rc = tui_form_option_set(d, k, label, t, what, err);
 	} else if ((rc = tui_form_problem_set(pw_plan_problem(d->plan), k, dev,
