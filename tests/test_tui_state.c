@@ -641,8 +641,8 @@ test_form_model(void)
 	set_field(d, "placement", "v", NULL);
 	p = pw_plan_problem(d->plan);
 	tap_ok(p->nstages == 8 && pw_problem_is_v(p), "V: 2 chunks each");
-	set_field(d, "chunks per device", "100", "chunks per device: split: "
-	    "32 layers cannot fill 400 stages (4 devices x 100 chunks) with at "
+	set_field(d, "chunks per device", "16", "chunks per device: split: "
+	    "32 layers cannot fill 64 stages (4 devices x 16 chunks) with at "
 	    "least one each");
 	set_field(d, "offload", "off", NULL);
 	tap_ok(!pw_plan_problem(d->plan)->link.present,
@@ -1423,6 +1423,42 @@ test_recover_follows(void)
 	free(sched);
 }
 
+/* What tui_busy had drawn, as the loop's busy_draw would. */
+static char busy_seen[512];
+
+static void
+busy_record(struct tui *d)
+{
+	snprintf(busy_seen, sizeof busy_seen, "%s", d->message);
+}
+
+/* The form's counts stop at the designer's limits, and a slow step
+ * shows what it does first. */
+static void
+test_form_caps(void)
+{
+	struct tui *d = open_file(NULL);
+
+	if (d == NULL)
+		return;
+	set_field(d, "devices", "257", "devices: 257 is more than the "
+	    "designer builds (at most 256)");
+	set_field(d, "chunks per device", "17", "chunks per device: 17 is "
+	    "more than the designer builds (at most 16)");
+	set_field(d, "microbatches", "65536", "microbatches: 65536 is more "
+	    "than the designer builds (at most 4096)");
+	tap_int((long long)d->changes, 0, "refused: nothing changed");
+	d->busy_draw = busy_record;
+	set_field(d, "microbatches", "12", NULL);
+	tap_str(busy_seen, "building microbatches 12 ...",
+	    "a form change is announced before it builds");
+	busy_seen[0] = '\0';
+	tui_key(d, 'f');
+	tap_ok(strncmp(busy_seen, "building family ", 16) == 0,
+	    "f is announced: %s", busy_seen);
+	tui_free(d);
+}
+
 int
 main(void)
 {
@@ -1451,6 +1487,7 @@ main(void)
 	test_form_no_limit();
 	test_file_names();
 	test_recover_follows();
+	test_form_caps();
 	{
 		char *cmd = pw_xasprintf("rm -rf '%s'", tmpdir);
 

@@ -483,6 +483,7 @@ tui_act_family(struct tui *d)
 	i = d->cycle;
 	d->cycle = (i + 1) % (int)pw_nfamilies;
 	f = &pw_families[i];
+	tui_busy(d, "building family %s ...", f->name);
 	if (tui_family_plan(pw_plan_problem(d->plan), i, &plan, NULL, &err) !=
 	    PW_OK) {
 		tui_message(d, true, "family %s: %s (f tries the next)",

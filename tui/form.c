@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,19 @@ enum tui_form_kind {
 	TUI_FIELD_OBJECTIVE,
 	TUI_FIELD_TIME_LIMIT,
 	TUI_FIELD_FAMILY,
+};
+
+/* The most devices, chunks per device and microbatches the form takes:
+ * every family is built synchronously on each change, and beyond these
+ * that takes seconds without a frame (the batch commands take more). */
+#define TUI_FORM_MAX_DEVICES		256
+#define TUI_FORM_MAX_CHUNKS		16
+#define TUI_FORM_MAX_MICROBATCHES	4096
+
+static const int tui_form_caps[] = {
+	[TUI_FIELD_DEVICES] = TUI_FORM_MAX_DEVICES,
+	[TUI_FIELD_CHUNKS] = TUI_FORM_MAX_CHUNKS,
+	[TUI_FIELD_MICROBATCHES] = TUI_FORM_MAX_MICROBATCHES,
 };
 
 /* Fields before the per-device limits, and after them. */
@@ -335,9 +349,14 @@ tui_form_problem_set(const struct pw_problem *p, enum tui_form_kind k,
 	case TUI_FIELD_DEVICES:
 	case TUI_FIELD_CHUNKS:
 	case TUI_FIELD_MICROBATCHES:
-		if (!pw_parse_int(text, 1, 1 << 20, &n)) {
+		if (!pw_parse_int(text, 1, INT_MAX, &n)) {
 			pw_error_set(err, "%s: \"%s\" is no whole number of at "
 			    "least 1", label, text);
+			return PW_ERR_INPUT;
+		}
+		if (n > tui_form_caps[k]) {
+			pw_error_set(err, "%s: %d is more than the designer "
+			    "builds (at most %d)", label, n, tui_form_caps[k]);
 			return PW_ERR_INPUT;
 		}
 		if (k != TUI_FIELD_MICROBATCHES && o == NULL)
@@ -535,6 +554,8 @@ tui_form_set(struct tui *d, int field, const char *text, struct pw_error *err)
 	tui_form_label(d, field, label, sizeof label);
 	what = pw_xasprintf("%s %s", label, tui_form_shown(k, t, shown,
 	    sizeof shown));
+	if (k != TUI_FIELD_OBJECTIVE && k != TUI_FIELD_TIME_LIMIT)
+		tui_busy(d, "building %s ...", what);
 	if (k >= TUI_FIELD_OBJECTIVE) {
 		rc = tui_form_option_set(d, k, label, t, what, err);
 	} else if ((rc = tui_form_problem_set(pw_plan_problem(d->plan), k, dev,

@@ -302,6 +302,15 @@ tui_loop_offer(struct tui *d)
 	tui_prompt_open(d, TUI_PROMPT_RESTORE, question, "");
 }
 
+/* tui.busy_draw: the message line now, before a slow step. */
+static void
+tui_loop_busy(struct tui *d)
+{
+	tui_draw(stdscr, d, TUI_DRAW_MESSAGE);
+	wnoutrefresh(stdscr);
+	doupdate();
+}
+
 /* Runs the loop until a quit (true) or a stopping signal (false);
  * *WROTE tells whether it wrote the recovery file. */
 static bool
@@ -423,6 +432,7 @@ tui_design(const struct tui_options *opts, struct pw_error *err)
 		tui_free(d);
 		return PW_EXIT_INPUT;
 	}
+	d->busy_draw = tui_loop_busy;
 	tui_loop_stop = 0;
 	tui_loop_catch(&before);
 

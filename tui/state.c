@@ -148,15 +148,33 @@ tui_family_plan(const struct pw_problem *p, int family, struct pw_plan **out,
 	return rc;
 }
 
+static void
+tui_state_vmessage(struct tui *d, bool error, const char *fmt, va_list ap)
+{
+	vsnprintf(d->message, sizeof d->message, fmt, ap);
+	d->message_is_error = error;
+}
+
 void
 tui_message(struct tui *d, bool error, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(d->message, sizeof d->message, fmt, ap);
+	tui_state_vmessage(d, error, fmt, ap);
 	va_end(ap);
-	d->message_is_error = error;
+}
+
+void
+tui_busy(struct tui *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tui_state_vmessage(d, false, fmt, ap);
+	va_end(ap);
+	if (d->busy_draw != NULL)
+		d->busy_draw(d);
 }
 
 /* Whether OP is an op of P (its numbers in range). */
@@ -827,6 +845,7 @@ tui_edit_done(struct tui *d)
 		tui_state_file_free(&f);
 		return TUI_DRAW_ALL;
 	}
+	tui_busy(d, "reloading %s ...", d->path);
 	what = pw_xasprintf("reload %s", d->path);
 	if (f.plan != NULL) {
 		char *source = tui_state_file_source(d->path);

@@ -379,6 +379,9 @@ struct tui {
 
 	char	message[512];	/* the message line */
 	bool	message_is_error;
+	/* Draws the message line at once (the loop's; NULL: none), so that
+	 * a slow synchronous step shows tui_busy's message first. */
+	void	(*busy_draw)(struct tui *);
 
 	struct tui_solve solve;
 	struct tui_compare compare;
@@ -454,6 +457,11 @@ unsigned tui_redo(struct tui *);
 /* Sets the message line (printf-like); ERROR colours it. */
 void	tui_message(struct tui *, bool error, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
+
+/* Before a slow synchronous step (building every family, a reload):
+ * sets the message line and has it drawn now (tui.busy_draw). */
+void	tui_busy(struct tui *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
 
 /* The view fitted to the whole schedule. */
 void	tui_view_fit(struct tui *);
