@@ -1459,6 +1459,32 @@ test_form_caps(void)
 	tui_free(d);
 }
 
+/* A search that ends on its start's orders records no change. */
+static void
+test_optimize_same(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	unsigned long changes;
+	size_t nundo;
+
+	if (d == NULL)
+		return;
+	d->iteration_limit = 2000;
+	tui_key(d, 'o');
+	solve_until_done(d);
+	d->dirty = false;
+	changes = d->changes;
+	nundo = d->history.nundo;
+	tui_key(d, 'o');
+	solve_until_done(d);
+	tap_ok(strncmp(d->message, "optimized: the start is the best found "
+	    "(makespan ", 49) == 0 && strstr(d->message, "): nothing "
+	    "changed") != NULL, "the same orders again: %s", d->message);
+	tap_ok(!d->dirty && d->changes == changes &&
+	    d->history.nundo == nundo, "no change, not dirty, no undo entry");
+	tui_free(d);
+}
+
 int
 main(void)
 {
@@ -1488,6 +1514,7 @@ main(void)
 	test_file_names();
 	test_recover_follows();
 	test_form_caps();
+	test_optimize_same();
 	{
 		char *cmd = pw_xasprintf("rm -rf '%s'", tmpdir);
 
