@@ -1485,6 +1485,66 @@ test_optimize_same(void)
 	tui_free(d);
 }
 
+/* The form lists the pins after its fields: x removes one as a change,
+ * Enter selects its first op; they are not typed. */
+static void
+test_form_pins(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	struct pw_error err;
+	int n, row;
+
+	if (d == NULL)
+		return;
+	n = tui_form_nfields(d);
+	select_op(d, "F(0,0)");
+	tui_key(d, 'p');
+	select_op(d, "F(0,2)");
+	tui_key(d, 'p');
+	select_op(d, "F(1,1)");
+	tui_key(d, 'p');
+	select_op(d, "B(1,1)");
+	tui_key(d, 'p');
+	tap_int(tui_form_nfields(d), n + 2, "a row per pin");
+	tap_str(tui_form_label(d, n, (char[64]){ 0 }, 64), "pin 1",
+	    "the first pin's label");
+	tap_str(value(d, "pin 1"), "F(0,0) before F(0,2)", "its value");
+	tap_str(value(d, "pin 2"), "F(1,1) before B(1,1)", "the second's");
+	tap_int(tui_form_pin(d, n - 1), -1, "the last field is no pin");
+	tap_int(tui_form_pin(d, n + 1), 1, "the second pin's row");
+	tap_int(tui_form_set(d, n, "x", &err), PW_ERR_INPUT,
+	    "a pin's row is not typed");
+	tap_str(err.msg, "pin 1: a pin is not typed: x or Delete removes it, "
+	    "Enter selects its first op", "... saying so");
+	tui_key(d, 't');
+	d->form.field = 0;
+	tui_key(d, 'x');
+	tap_str(d->message, "only a pin's row is removed (the pins follow the "
+	    "fields)", "x on a field removes nothing");
+	tap_int((long long)d->npins, 2, "... both pins stay");
+	row = n + 1;
+	d->form.field = row;
+	tui_key(d, KEY_DC);
+	tap_ok(d->npins == 1 && d->pins[0].before.stage == 0,
+	    "Delete removes that row's pin");
+	tap_str(d->message, "unpin F(1,1) before B(1,1)", "... as a change");
+	tap_int(d->form.field, n, "the focus on the last row left");
+	tap_int(d->mode, TUI_MODE_FORM, "... still in the form");
+	tui_key(d, 'x');
+	tap_int((long long)d->npins, 0, "x removes the other");
+	tui_key(d, TUI_KEY_ESC);
+	tui_key(d, 'u');
+	tap_int((long long)d->npins, 1, "undo brings one back");
+	select_op(d, "W(0,3)");
+	tui_key(d, 't');
+	d->form.field = n;
+	tui_key(d, '\n');
+	tap_ok(d->mode == TUI_MODE_TIMELINE && !d->form.editing,
+	    "Enter on a pin: back to the timeline");
+	tap_str(sel_name(d), "F(0,0)", "... its first op selected");
+	tui_free(d);
+}
+
 int
 main(void)
 {
@@ -1515,6 +1575,7 @@ main(void)
 	test_recover_follows();
 	test_form_caps();
 	test_optimize_same();
+	test_form_pins();
 	{
 		char *cmd = pw_xasprintf("rm -rf '%s'", tmpdir);
 

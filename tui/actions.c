@@ -565,10 +565,44 @@ static unsigned tui_act_field_next(struct tui *d) { return tui_actions_field(d, 
 static unsigned
 tui_act_field_edit(struct tui *d)
 {
+	int pin = tui_form_pin(d, d->form.field);
+	struct pw_op op;
+	char name[48];
+
+	/* A pin's row is not typed: Enter shows its first op. */
+	if (pin >= 0) {
+		if (!tui_op_find(d, d->pins[pin].before, &op)) {
+			tui_message(d, true, "the schedule has no %s",
+			    pw_op_name(name, sizeof name, d->pins[pin].before));
+			return TUI_DRAW_MESSAGE;
+		}
+		d->mode = TUI_MODE_TIMELINE;
+		tui_select(d, op);
+		tui_message(d, false, "%s", pw_op_name(name, sizeof name, op));
+		return TUI_DRAW_ALL;
+	}
 	tui_form_value(d, d->form.field, d->form.text, sizeof d->form.text);
 	d->form.len = strlen(d->form.text);
 	d->form.editing = true;
 	return TUI_DRAW_PANEL;
+}
+
+/* x or Delete on a pin's row of the form: the pin removed, one change. */
+static unsigned
+tui_act_field_unpin(struct tui *d)
+{
+	int pin = tui_form_pin(d, d->form.field);
+	unsigned redraw;
+
+	if (pin < 0) {
+		tui_message(d, true, "only a pin's row is removed (the pins "
+		    "follow the fields)");
+		return TUI_DRAW_MESSAGE;
+	}
+	redraw = tui_pin_remove(d, (size_t)pin);
+	if (d->form.field >= tui_form_nfields(d))
+		d->form.field = tui_form_nfields(d) - 1;
+	return redraw;
 }
 
 static unsigned
@@ -776,7 +810,10 @@ const struct tui_key tui_keys[] = {
 	{ { KEY_DOWN, '\t', 'j' }, "Down Tab j", TUI_FORM, tui_act_field_next,
 	    "the next field" },
 	{ { '\n', '\r', KEY_ENTER }, "Enter", TUI_FORM, tui_act_field_edit,
-	    "edit the field; Enter again sets it, Esc cancels" },
+	    "edit the field; Enter again sets it, Esc cancels; on a pin, "
+	    "select its first op" },
+	{ { KEY_DC, 'x' }, "Delete x", TUI_FORM, tui_act_field_unpin,
+	    "remove the pin of this row" },
 	{ { 'e' }, "e", TUI_TL, tui_act_edit,
 	    "edit the problem file in $EDITOR, then reload it" },
 	{ { 's' }, "s", TUI_TL, tui_act_save,

@@ -30,6 +30,7 @@ enum tui_form_kind {
 	TUI_FIELD_OBJECTIVE,
 	TUI_FIELD_TIME_LIMIT,
 	TUI_FIELD_FAMILY,
+	TUI_FIELD_PIN,		/* one row per pin, after the fields */
 };
 
 /* The most devices, chunks per device and microbatches the form takes:
@@ -52,7 +53,7 @@ static const int tui_form_caps[] = {
 static const char *const tui_form_labels[] = {
 	"devices", "chunks per device", "placement", "microbatches",
 	"memory limit", "memory limit of device", "offload", "D2H bandwidth",
-	"H2D bandwidth", "objective", "time limit", "family",
+	"H2D bandwidth", "objective", "time limit", "family", "pin",
 };
 
 static const struct pw_problem *
@@ -61,36 +62,58 @@ tui_form_problem(const struct tui *d)
 	return pw_plan_problem(d->plan);
 }
 
-int
-tui_form_nfields(const struct tui *d)
+/* The fields before the pins' rows. */
+static int
+tui_form_nvalues(const struct tui *d)
 {
 	return TUI_FORM_HEAD + tui_form_problem(d)->devices + TUI_FORM_TAIL;
 }
 
-/* FIELD's kind, with its device in *DEVICE for a per-device limit. */
+int
+tui_form_nfields(const struct tui *d)
+{
+	return tui_form_nvalues(d) + (int)d->npins;
+}
+
+/* FIELD's kind, with its device in *INDEX for a per-device limit, its
+ * pin (in tui.pins) for a pin's row. */
 static enum tui_form_kind
-tui_form_kind(const struct tui *d, int field, int *device)
+tui_form_kind(const struct tui *d, int field, int *index)
 {
 	int n = tui_form_problem(d)->devices;
 
-	*device = -1;
+	*index = -1;
 	if (field < TUI_FORM_HEAD)
 		return (enum tui_form_kind)field;
 	if (field < TUI_FORM_HEAD + n) {
-		*device = field - TUI_FORM_HEAD;
+		*index = field - TUI_FORM_HEAD;
 		return TUI_FIELD_DEVICE_LIMIT;
 	}
+	if (field >= tui_form_nvalues(d)) {
+		*index = field - tui_form_nvalues(d);
+		return TUI_FIELD_PIN;
+	}
 	return (enum tui_form_kind)(field - n + 1);
+}
+
+int
+tui_form_pin(const struct tui *d, int field)
+{
+	int i;
+
+	return tui_form_kind(d, field, &i) == TUI_FIELD_PIN ? i : -1;
 }
 
 const char *
 tui_form_label(const struct tui *d, int field, char *buf, size_t len)
 {
-	int dev;
-	enum tui_form_kind k = tui_form_kind(d, field, &dev);
+	int i;
+	enum tui_form_kind k = tui_form_kind(d, field, &i);
 
 	if (k == TUI_FIELD_DEVICE_LIMIT)
-		snprintf(buf, len, "%s %d", tui_form_labels[k], dev);
+		snprintf(buf, len, "%s %d", tui_form_labels[k], i);
+	else if (k == TUI_FIELD_PIN)
+		snprintf(buf, len, "%s %d", tui_form_labels[k], i + 1);
 	else
 		snprintf(buf, len, "%s", tui_form_labels[k]);
 	return buf;
@@ -125,6 +148,7 @@ tui_form_value(const struct tui *d, int field, char *buf, size_t len)
 	const struct pw_problem *p = tui_form_problem(d);
 	int dev, i;
 	enum tui_form_kind k = tui_form_kind(d, field, &dev);
+	char a[48], b[48];
 	double bw;
 
 	switch (k) {
@@ -174,6 +198,11 @@ tui_form_value(const struct tui *d, int field, char *buf, size_t len)
 	case TUI_FIELD_FAMILY:
 		snprintf(buf, len, "%s", d->family >= 0 ?
 		    pw_families[d->family].name : "none");
+		break;
+	case TUI_FIELD_PIN:
+		snprintf(buf, len, "%s before %s", pw_op_name(a, sizeof a,
+		    d->pins[dev].before), pw_op_name(b, sizeof b,
+		    d->pins[dev].after));
 		break;
 	}
 	return buf;
@@ -552,6 +581,12 @@ tui_form_set(struct tui *d, int field, const char *text, struct pw_error *err)
 	for (n = strlen(t); n > 0 && isspace((unsigned char)t[n - 1]); n--)
 		t[n - 1] = '\0';
 	tui_form_label(d, field, label, sizeof label);
+	if (k == TUI_FIELD_PIN) {
+		pw_error_set(err, "%s: a pin is not typed: x or Delete removes "
+		    "it, Enter selects its first op", label);
+		free(t);
+		return PW_ERR_INPUT;
+	}
 	what = pw_xasprintf("%s %s", label, tui_form_shown(k, t, shown,
 	    sizeof shown));
 	if (k != TUI_FIELD_OBJECTIVE && k != TUI_FIELD_TIME_LIMIT)

@@ -520,6 +520,9 @@ const char *tui_form_label(const struct tui *, int field, char *buf,
 	    size_t len);
 const char *tui_form_value(const struct tui *, int field, char *buf,
 	    size_t len);
+/* The pin (its index in tui.pins) whose row FIELD is: the form lists
+ * every pin after its fields, not editable as text.  -1: a field. */
+int	tui_form_pin(const struct tui *, int field);
 /* A key while the form has the keys and a field is being typed (Enter
  * sets it, Esc cancels).  Returns what to redraw. */
 unsigned tui_form_key(struct tui *, int key);
