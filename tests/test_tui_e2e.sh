@@ -188,9 +188,10 @@ check "t opens the constraints panel" poll 'constraints \(Tab next'
 keys Tab Tab Tab Tab Enter
 check "Enter edits the memory limit" poll 'memory limit  +[0-9.]+ GiB_'
 erase 16
-text '30 GiB'
+text '30'
 keys Enter
-check "a new memory limit re-times" poll '^memory limit 30 GiB: makespan '
+check "a new memory limit re-times, a bare number read as GiB" \
+    poll '^memory limit 30 GiB: makespan '
 check "the header shows the limit" poll ' / 30 GiB \(d[0-9]\)'
 check "every device gets it" poll 'memory limit of device 7  +30 GiB'
 keys Escape
@@ -358,10 +359,24 @@ check "SIGTERM keeps the recovery file" \
 start 'exec "$PW" design'
 check "the recovery file is offered" poll '^restore unsaved changes from '
 keys n
-check "n declines it" poll '^recovery file kept, not restored'
+check "n declines it" poll '^recovery file kept as \.pipewright-default\.pw-recover~, not restored'
 keys q
 check "nothing changed: q quits at once" exited 0
-check "a declined restore keeps the recovery file" \
+check "a declined restore keeps the recovery file, aside" \
+    [ -e "$work/.pipewright-default.pw-recover~" ]
+rm -f "$work/.pipewright-default.pw-recover~"
+
+# ------------------------------------------------------------ SIGHUP
+start 'echo $$ >pid; exec "$PW" design'
+check "design for a hangup" poll 'F\(0,0\) forward'
+keys '>'
+check "a change before it" poll '^move F\(0,0\) later'
+check "its recovery file, again" \
+    file_appears "$work/.pipewright-default.pw-recover"
+kill -HUP "$(cat "$work/pid")"
+check "SIGHUP ends the designer by that signal (129)" exited 129
+check "SIGHUP restores the terminal" gone '^makespan '
+check "SIGHUP keeps the recovery file" \
     [ -e "$work/.pipewright-default.pw-recover" ]
 rm -f "$work/.pipewright-default.pw-recover"
 

@@ -542,8 +542,8 @@ test_form_given(void)
 	p = pw_plan_problem(d->plan);
 	tap_ok(p->memory[0].limit == 20 && p->memory[1].limit == 20,
 	    "a good limit changes every device's");
-	tap_str(d->message, "memory limit 20B: makespan 17 s",
-	    "one change, named by the field and value");
+	tap_str(d->message, "memory limit 20 B: makespan 17 s",
+	    "one change, named by the field and value with its unit");
 	set_field(d, "memory limit of device 1", "inf", NULL);
 	tap_ok(isinf(pw_plan_problem(d->plan)->memory[1].limit) &&
 	    pw_plan_problem(d->plan)->memory[0].limit == 20,
@@ -641,15 +641,17 @@ test_form_model(void)
 	set_field(d, "placement", "v", NULL);
 	p = pw_plan_problem(d->plan);
 	tap_ok(p->nstages == 8 && pw_problem_is_v(p), "V: 2 chunks each");
-	set_field(d, "chunks per device", "100", "chunks per device: split: "
-	    "32 layers cannot fill 400 stages (4 devices x 100 chunks) with at "
+	set_field(d, "chunks per device", "16", "chunks per device: split: "
+	    "32 layers cannot fill 64 stages (4 devices x 16 chunks) with at "
 	    "least one each");
 	set_field(d, "offload", "off", NULL);
 	tap_ok(!pw_plan_problem(d->plan)->link.present,
 	    "offload off rebuilds without the link");
-	set_field(d, "memory limit", "40 GiB", NULL);
+	set_field(d, "memory limit", "40", NULL);
 	tap_near(pw_plan_problem(d->plan)->memory[3].limit, 40.0 * (1 << 30),
 	    0, "memory limit 40 GiB on every device");
+	tap_ok(strncmp(d->message, "memory limit 40 GiB: makespan ", 30) == 0,
+	    "a bare number is GiB, and the message says so: %s", d->message);
 	set_field(d, "microbatches", "16", NULL);
 	p = pw_plan_problem(d->plan);
 	tap_ok(p->microbatches == 16 && p->memory[0].limit == 40.0 * (1 << 30),
@@ -703,6 +705,24 @@ test_families(void)
 	tui_free(d);
 }
 
+/* Whether the header's bound is shown (WANT), and its gap is the plan's
+ * objective against it. */
+static void
+check_bound(const struct tui *d, bool want, const char *what)
+{
+	double bound = -1, gap = -1, obj = makespan(d);
+
+	if (!want) {
+		tap_ok(!tui_solve_bound(d, &bound, &gap), "%s: no bound", what);
+		return;
+	}
+	bool shown = tui_solve_bound(d, &bound, &gap);
+
+	tap_ok(shown && bound == d->solve.bound && bound > 0 &&
+	    fabs(gap - (obj - bound) / obj) < 1e-12, "%s: bound %g, gap %g",
+	    what, bound, gap);
+}
+
 static void
 test_optimize(void)
 {
@@ -733,6 +753,22 @@ test_optimize(void)
 	    "the result is kept for compare");
 	tap_str(d->history.undo[d->history.nundo - 1].what, "optimize",
 	    "one change");
+	check_bound(d, true, "after the search");
+	set_field(d, "microbatches", "5", NULL);
+	check_bound(d, false, "another problem");
+	tui_key(d, 'u');
+	check_bound(d, true, "undo back to its problem");
+	d->objective = PW_OBJ_SPAN;
+	check_bound(d, false, "another objective");
+	d->objective = PW_OBJ_MAKESPAN;
+	select_op(d, "F(0,0)");
+	tui_key(d, 'p');
+	select_op(d, "F(0,1)");
+	tui_key(d, 'p');
+	tap_int((long long)d->npins, 1, "a pin");
+	check_bound(d, false, "another pin");
+	tui_key(d, 'u');
+	check_bound(d, true, "the pin undone");
 	tui_key(d, 'u');
 	tap_ok(test_same_schedule(pw_plan_schedule(d->plan), start),
 	    "undo returns the start");
@@ -743,6 +779,19 @@ test_optimize(void)
 	d->iteration_limit = 0;
 	d->time_limit = 60;
 	tui_key(d, 'o');
+	d->dirty = false;
+	tap_int(tui_key(d, 'q') & TUI_DO_QUIT, 0, "q while it runs asks");
+	tap_str(d->prompt.question, "the optimizer is running: q quits and "
+	    "drops it, Esc stays ", "... saying it drops the search");
+	tui_key(d, TUI_KEY_ESC);
+	tap_ok(d->mode == TUI_MODE_TIMELINE && tui_solve_running(d),
+	    "Esc stays, the search goes on");
+	d->dirty = true;
+	tui_key(d, 'q');
+	tap_str(d->prompt.question, "the optimizer is running and changes are "
+	    "unsaved: s saves and quits, q quits and drops both, Esc stays ",
+	    "unsaved too: both said");
+	tap_int(tui_key(d, 'q') & TUI_DO_QUIT, TUI_DO_QUIT, "q quits");
 	tui_key(d, TUI_KEY_ESC);
 	solve_until_done(d);
 	tap_ok(!tui_solve_running(d) && pw_plan_status(d->plan, NULL) ==
@@ -822,8 +871,39 @@ test_files(void)
 		check_order(again, 0, SMALL_ZBH2_D0, "undo: the file's own");
 		tui_prompt_open(again, TUI_PROMPT_RESTORE, "restore? ", "");
 		tui_key(again, 'n');
-		tap_str(again->message, "recovery file kept, not restored",
-		    "n keeps it");
+		{
+			char *rec = tui_recover_name(saved);
+			char *aside = pw_xasprintf("%s~", rec);
+			char *want = pw_xasprintf("recovery file kept as %s, "
+			    "not restored", aside);
+			char *kept, *mine;
+
+			tap_str(again->message, want, "n keeps it aside");
+			kept = test_read_file(aside);
+			tap_ok(kept != NULL && access(rec, F_OK) != 0,
+			    "moved to NAME~");
+			tui_key(again, '>');
+			tui_recover_write(again);
+			mine = test_read_file(aside);
+			tap_ok(kept != NULL && mine != NULL &&
+			    strcmp(kept, mine) == 0 && access(rec, F_OK) == 0,
+			    "this session's recovery file leaves it alone");
+			tui_prompt_open(again, TUI_PROMPT_RESTORE, "? ", "");
+			tui_key(again, 'n');
+			free(want);
+			want = pw_xasprintf("recovery file kept as %s~2, not "
+			    "restored", rec);
+			tap_str(again->message, want, "a second one: NAME~2");
+			free(mine);
+			mine = pw_xasprintf("%s~2", rec);
+			unlink(mine);
+			unlink(aside);
+			free(want);
+			free(kept);
+			free(mine);
+			free(aside);
+			free(rec);
+		}
 		tui_recover_remove(again);
 		tui_free(again);
 	}
@@ -1029,7 +1109,35 @@ test_mouse_and_views(void)
 	    "F(1,3) B(1,3) W(1,1) W(1,2) W(1,3)", "a drag moves it");
 	tap_int((long long)d->changes, 1, "as one edit");
 	tui_key(d, 'u');
-	tui_mouse(d, &l, 0, 0, BUTTON4_PRESSED);
+	changes = d->changes;
+	/* Under a panel the mouse does nothing to the hidden timeline, and
+	 * a drag begun before the panel opened is over. */
+	tui_mouse(d, &l, row, l.timeline.x + l.label_w + (int)col,
+	    BUTTON1_PRESSED);
+	tui_key(d, '?');
+	tap_int(tui_mouse(d, &l, row, l.timeline.x + l.label_w +
+	    (int)tui_view_col(&d->view, width, 7.5), BUTTON1_RELEASED), 0,
+	    "help: a release does nothing");
+	tui_key(d, TUI_KEY_ESC);
+	tui_mouse(d, &l, row, l.timeline.x + l.label_w + (int)col,
+	    BUTTON1_PRESSED);
+	tui_key(d, '?');
+	tui_key(d, TUI_KEY_ESC);
+	tap_int(tui_mouse(d, &l, row, l.timeline.x + l.label_w +
+	    (int)tui_view_col(&d->view, width, 7.5), BUTTON1_RELEASED), 0,
+	    "a drag across a mode change is over");
+	tui_key(d, 't');
+	select_op(d, "F(1,0)");
+	tap_int(tui_mouse(d, &l, row, l.timeline.x + l.label_w + (int)col,
+	    BUTTON1_PRESSED), 0, "form: a click selects nothing");
+	tap_str(sel_name(d), "F(1,0)", "... the selection stays");
+	tap_int(tui_mouse(d, &l, 0, 0, BUTTON4_PRESSED), 0,
+	    "... nor does the wheel zoom");
+	tui_key(d, TUI_KEY_ESC);
+	tap_int((long long)d->changes, (long long)changes,
+	    "no change under the panels");
+	tap_int(tui_mouse(d, &l, 0, 0, BUTTON4_PRESSED), TUI_DRAW_TIMELINE,
+	    "the timeline's wheel zooms again");
 	tap_near(d->view.span, 8.5, 0, "the wheel zooms");
 	tui_layout_free(&l);
 
@@ -1119,6 +1227,324 @@ test_keys_print(void)
 	free(path);
 }
 
+/* Opens prompt KIND, types TEXT and Enter; returns what it asked. */
+static unsigned
+answer(struct tui *d, enum tui_prompt_kind kind, const char *text)
+{
+	tui_prompt_open(d, kind, "? ", "");
+	type(d, text);
+	return tui_key(d, '\n');
+}
+
+/* "-" is stdin or stdout to the readers and pw_outfile: the designer's
+ * keyboard and screen, so it is never a file name there. */
+static void
+test_dash(void)
+{
+	static const enum tui_prompt_kind kinds[] = { TUI_PROMPT_SAVE_AS,
+	    TUI_PROMPT_EXPORT, TUI_PROMPT_NEW_FILE, TUI_PROMPT_COMPARE_FILE };
+	struct tui *d = open_file("tui_small.json");
+	struct pw_error err;
+	size_t i;
+
+	if (d == NULL)
+		return;
+	select_op(d, "F(0,1)");
+	tui_key(d, '>');
+	for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		tap_int(answer(d, kinds[i], "-") & TUI_DO_EDITOR, 0,
+		    "prompt %zu: no editor on -", i);
+		tap_str(d->message, "\"-\" is no file name here: the screen "
+		    "is the designer's (name a file)", "prompt %zu refuses -",
+		    i);
+		tap_ok(d->dirty && d->save_path == NULL && d->path != NULL &&
+		    strcmp(d->path, "-") != 0, "prompt %zu: nothing saved or "
+		    "renamed", i);
+	}
+	tap_int(tui_save(d, "-", &err), PW_ERR_INPUT, "tui_save refuses -");
+	tap_str(err.msg, "-: not saved: \"-\" is stdout, the designer's "
+	    "screen (name a file)", "... saying why");
+	tap_ok(tui_new("-", 40, 120, &err) == NULL, "tui_new refuses -");
+	tap_str(err.msg, "-: the designer reads no problem from stdin (name a"
+	    " file)", "... saying why");
+	tui_free(d);
+}
+
+/* A pin the schedule breaks already refuses no move; one that holds
+ * refuses the move that would break it. */
+static void
+test_broken_pin(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	struct pw_pin pin;
+
+	if (d == NULL)
+		return;
+	pin.before = (struct pw_op){ PW_W, 0, 3 };
+	pin.after = (struct pw_op){ PW_F, 0, 0 };
+	d->pins = pw_xmalloc(sizeof *d->pins);
+	d->pins[0] = pin;
+	d->npins = 1;
+	select_op(d, "F(0,1)");
+	tui_key(d, '>');
+	tap_str(d->message, "move F(0,1) later: makespan 17 s",
+	    "a pin broken already does not refuse a move");
+	tui_key(d, 'u');
+	d->pins[0].before = (struct pw_op){ PW_F, 0, 1 };
+	d->pins[0].after = (struct pw_op){ PW_F, 0, 2 };
+	tui_key(d, '>');
+	tap_str(d->message, "move F(0,1) later refused: it would break the "
+	    "pin F(0,1) before F(0,2) (P removes it)",
+	    "a pin that holds refuses the move that breaks it");
+	tui_free(d);
+}
+
+/* "No limit" reaches the model's split: a re-split afterwards has none,
+ * for all devices at once or one device at a time. */
+static void
+test_form_no_limit(void)
+{
+	struct tui *d = open_file(NULL);
+	int i;
+
+	if (d == NULL)
+		return;
+	set_field(d, "memory limit", "20 GiB", NULL);
+	set_field(d, "memory limit", "inf", NULL);
+	set_field(d, "devices", "1", NULL);
+	tap_ok(pw_plan_problem(d->plan)->devices == 1 &&
+	    isinf(pw_plan_problem(d->plan)->memory[0].limit),
+	    "devices 1 after inf: one device, no limit");
+	tui_undo(d);
+	tui_undo(d);
+	for (i = 0; i < pw_plan_problem(d->plan)->devices; i++) {
+		char label[64];
+
+		snprintf(label, sizeof label, "memory limit of device %d", i);
+		set_field(d, label, "inf", NULL);
+	}
+	set_field(d, "devices", "1", NULL);
+	tap_ok(pw_plan_problem(d->plan)->devices == 1 &&
+	    isinf(pw_plan_problem(d->plan)->memory[0].limit),
+	    "devices 1 after inf on each device: one device, no limit");
+	tui_free(d);
+}
+
+/* Save-as of NAME refused with the message NAME then WHY, saving
+ * nothing. */
+static void
+save_as_refused(struct tui *d, const char *name, const char *why)
+{
+	char *want = pw_xasprintf("%s%s", name, why);
+
+	answer(d, TUI_PROMPT_SAVE_AS, name);
+	tap_str(d->message, want, "save as %s refused", name);
+	tap_ok(d->save_path == NULL, "... and saves nothing");
+	free(want);
+}
+
+/* The new-file prompt never replaces a file; save-as never writes
+ * schedule JSON over a script or the problem file. */
+static void
+test_file_names(void)
+{
+	struct tui *d = open_file(NULL);
+	char *taken = tmp_path("taken.lua"), *want, *text;
+	char *problem = pw_xasprintf("%s/tui_small.json", testdata);
+	FILE *fp;
+
+	if (d == NULL)
+		return;
+	if ((fp = fopen(taken, "w")) != NULL) {
+		fputs("-- mine\n", fp);
+		fclose(fp);
+	}
+	tap_int(answer(d, TUI_PROMPT_NEW_FILE, taken) & TUI_DO_EDITOR, 0,
+	    "new file: an existing name opens no editor");
+	want = pw_xasprintf("%s exists: choose another name", taken);
+	tap_str(d->message, want, "... and says so");
+	free(want);
+	text = test_read_file(taken);
+	tap_str(text, "-- mine\n", "... leaving the file as it was");
+	tap_ok(d->path == NULL, "... and the problem without a file");
+	free(text);
+	save_as_refused(d, taken, ": a schedule is saved as JSON: name a .json "
+	    "file");
+	tui_free(d);
+
+	d = tui_new(problem, 40, 120, &(struct pw_error){ 0 });
+	if (tap_ok(d != NULL, "a problem file opens")) {
+		save_as_refused(d, problem, " is the problem file: choose "
+		    "another name");
+		tui_free(d);
+	}
+	free(problem);
+	free(taken);
+}
+
+/* Once the schedule has a file, the recovery file is beside it. */
+static void
+test_recover_follows(void)
+{
+	char *problem = tmp_path("follow.json"), *sched = tmp_path("s.json");
+	char *src = pw_xasprintf("%s/tui_small.json", testdata), *text;
+	char *old_rec = tui_recover_name(problem), *new_rec;
+	struct pw_error err;
+	struct tui *d;
+	FILE *fp;
+
+	new_rec = tui_recover_name(sched);
+	text = test_read_file(src);
+	if (text != NULL && (fp = fopen(problem, "w")) != NULL) {
+		fputs(text, fp);
+		fclose(fp);
+	}
+	free(text);
+	d = tui_new(problem, 40, 120, &err);
+	if (tap_ok(d != NULL, "a copied problem opens")) {
+		select_op(d, "F(0,1)");
+		tui_key(d, '>');
+		tui_recover_write(d);
+		tap_ok(access(old_rec, F_OK) == 0, "recovery beside the problem");
+		answer(d, TUI_PROMPT_SAVE_AS, sched);
+		tap_ok(!d->dirty && access(old_rec, F_OK) != 0,
+		    "saved as: the problem's recovery file is gone");
+		tui_key(d, '<');
+		tui_recover_write(d);
+		tap_ok(access(new_rec, F_OK) == 0 && access(old_rec, F_OK) != 0,
+		    "the next change's recovery file is beside the schedule");
+		tui_recover_remove(d);
+		tui_free(d);
+	}
+	free(old_rec);
+	free(new_rec);
+	free(src);
+	free(problem);
+	free(sched);
+}
+
+/* What tui_busy had drawn, as the loop's busy_draw would. */
+static char busy_seen[512];
+
+static void
+busy_record(struct tui *d)
+{
+	snprintf(busy_seen, sizeof busy_seen, "%s", d->message);
+}
+
+/* The form's counts stop at the designer's limits, and a slow step
+ * shows what it does first. */
+static void
+test_form_caps(void)
+{
+	struct tui *d = open_file(NULL);
+
+	if (d == NULL)
+		return;
+	set_field(d, "devices", "257", "devices: 257 is more than the "
+	    "designer builds (at most 256)");
+	set_field(d, "chunks per device", "17", "chunks per device: 17 is "
+	    "more than the designer builds (at most 16)");
+	set_field(d, "microbatches", "65536", "microbatches: 65536 is more "
+	    "than the designer builds (at most 4096)");
+	tap_int((long long)d->changes, 0, "refused: nothing changed");
+	d->busy_draw = busy_record;
+	set_field(d, "microbatches", "12", NULL);
+	tap_str(busy_seen, "building microbatches 12 ...",
+	    "a form change is announced before it builds");
+	busy_seen[0] = '\0';
+	tui_key(d, 'f');
+	tap_ok(strncmp(busy_seen, "building family ", 16) == 0,
+	    "f is announced: %s", busy_seen);
+	tui_free(d);
+}
+
+/* A search that ends on its start's orders records no change. */
+static void
+test_optimize_same(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	unsigned long changes;
+	size_t nundo;
+
+	if (d == NULL)
+		return;
+	d->iteration_limit = 2000;
+	tui_key(d, 'o');
+	solve_until_done(d);
+	d->dirty = false;
+	changes = d->changes;
+	nundo = d->history.nundo;
+	tui_key(d, 'o');
+	solve_until_done(d);
+	tap_ok(strncmp(d->message, "optimized: the start is the best found "
+	    "(makespan ", 49) == 0 && strstr(d->message, "): nothing "
+	    "changed") != NULL, "the same orders again: %s", d->message);
+	tap_ok(!d->dirty && d->changes == changes &&
+	    d->history.nundo == nundo, "no change, not dirty, no undo entry");
+	tui_free(d);
+}
+
+/* The form lists the pins after its fields: x removes one as a change,
+ * Enter selects its first op; they are not typed. */
+static void
+test_form_pins(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	struct pw_error err;
+	int n, row;
+
+	if (d == NULL)
+		return;
+	n = tui_form_nfields(d);
+	select_op(d, "F(0,0)");
+	tui_key(d, 'p');
+	select_op(d, "F(0,2)");
+	tui_key(d, 'p');
+	select_op(d, "F(1,1)");
+	tui_key(d, 'p');
+	select_op(d, "B(1,1)");
+	tui_key(d, 'p');
+	tap_int(tui_form_nfields(d), n + 2, "a row per pin");
+	tap_str(tui_form_label(d, n, (char[64]){ 0 }, 64), "pin 1",
+	    "the first pin's label");
+	tap_str(value(d, "pin 1"), "F(0,0) before F(0,2)", "its value");
+	tap_str(value(d, "pin 2"), "F(1,1) before B(1,1)", "the second's");
+	tap_int(tui_form_pin(d, n - 1), -1, "the last field is no pin");
+	tap_int(tui_form_pin(d, n + 1), 1, "the second pin's row");
+	tap_int(tui_form_set(d, n, "x", &err), PW_ERR_INPUT,
+	    "a pin's row is not typed");
+	tap_str(err.msg, "pin 1: a pin is not typed: x or Delete removes it, "
+	    "Enter selects its first op", "... saying so");
+	tui_key(d, 't');
+	d->form.field = 0;
+	tui_key(d, 'x');
+	tap_str(d->message, "only a pin's row is removed (the pins follow the "
+	    "fields)", "x on a field removes nothing");
+	tap_int((long long)d->npins, 2, "... both pins stay");
+	row = n + 1;
+	d->form.field = row;
+	tui_key(d, KEY_DC);
+	tap_ok(d->npins == 1 && d->pins[0].before.stage == 0,
+	    "Delete removes that row's pin");
+	tap_str(d->message, "unpin F(1,1) before B(1,1)", "... as a change");
+	tap_int(d->form.field, n, "the focus on the last row left");
+	tap_int(d->mode, TUI_MODE_FORM, "... still in the form");
+	tui_key(d, 'x');
+	tap_int((long long)d->npins, 0, "x removes the other");
+	tui_key(d, TUI_KEY_ESC);
+	tui_key(d, 'u');
+	tap_int((long long)d->npins, 1, "undo brings one back");
+	select_op(d, "W(0,3)");
+	tui_key(d, 't');
+	d->form.field = n;
+	tui_key(d, '\n');
+	tap_ok(d->mode == TUI_MODE_TIMELINE && !d->form.editing,
+	    "Enter on a pin: back to the timeline");
+	tap_str(sel_name(d), "F(0,0)", "... its first op selected");
+	tui_free(d);
+}
+
 int
 main(void)
 {
@@ -1142,6 +1568,14 @@ main(void)
 	test_edit();
 	test_mouse_and_views();
 	test_keys_print();
+	test_dash();
+	test_broken_pin();
+	test_form_no_limit();
+	test_file_names();
+	test_recover_follows();
+	test_form_caps();
+	test_optimize_same();
+	test_form_pins();
 	{
 		char *cmd = pw_xasprintf("rm -rf '%s'", tmpdir);
 

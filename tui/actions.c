@@ -262,8 +262,9 @@ tui_actions_moved(int q, int from, int to)
 	return q;
 }
 
-/* The pin that moving the op at FROM of DEVICE's order to TO breaks, or
- * NULL. */
+/* The pin that holds and that moving the op at FROM of DEVICE's order to
+ * TO breaks, or NULL.  A pin broken already (a file may carry one its
+ * schedule breaks) refuses no move. */
 static const struct pw_pin *
 tui_actions_broken_pin(const struct tui *d, int device, int from, int to)
 {
@@ -278,7 +279,7 @@ tui_actions_broken_pin(const struct tui *d, int device, int from, int to)
 			continue;
 		pa = tui_actions_position(q, a);
 		pb = tui_actions_position(q, b);
-		if (pa < 0 || pb < 0)
+		if (pa < 0 || pb < 0 || pa > pb)
 			continue;
 		if (tui_actions_moved(pa, from, to) >
 		    tui_actions_moved(pb, from, to))
@@ -482,6 +483,7 @@ tui_act_family(struct tui *d)
 	i = d->cycle;
 	d->cycle = (i + 1) % (int)pw_nfamilies;
 	f = &pw_families[i];
+	tui_busy(d, "building family %s ...", f->name);
 	if (tui_family_plan(pw_plan_problem(d->plan), i, &plan, NULL, &err) !=
 	    PW_OK) {
 		tui_message(d, true, "family %s: %s (f tries the next)",
@@ -563,10 +565,44 @@ static unsigned tui_act_field_next(struct tui *d) { return tui_actions_field(d, 
 static unsigned
 tui_act_field_edit(struct tui *d)
 {
+	int pin = tui_form_pin(d, d->form.field);
+	struct pw_op op;
+	char name[48];
+
+	/* A pin's row is not typed: Enter shows its first op. */
+	if (pin >= 0) {
+		if (!tui_op_find(d, d->pins[pin].before, &op)) {
+			tui_message(d, true, "the schedule has no %s",
+			    pw_op_name(name, sizeof name, d->pins[pin].before));
+			return TUI_DRAW_MESSAGE;
+		}
+		d->mode = TUI_MODE_TIMELINE;
+		tui_select(d, op);
+		tui_message(d, false, "%s", pw_op_name(name, sizeof name, op));
+		return TUI_DRAW_ALL;
+	}
 	tui_form_value(d, d->form.field, d->form.text, sizeof d->form.text);
 	d->form.len = strlen(d->form.text);
 	d->form.editing = true;
 	return TUI_DRAW_PANEL;
+}
+
+/* x or Delete on a pin's row of the form: the pin removed, one change. */
+static unsigned
+tui_act_field_unpin(struct tui *d)
+{
+	int pin = tui_form_pin(d, d->form.field);
+	unsigned redraw;
+
+	if (pin < 0) {
+		tui_message(d, true, "only a pin's row is removed (the pins "
+		    "follow the fields)");
+		return TUI_DRAW_MESSAGE;
+	}
+	redraw = tui_pin_remove(d, (size_t)pin);
+	if (d->form.field >= tui_form_nfields(d))
+		d->form.field = tui_form_nfields(d) - 1;
+	return redraw;
 }
 
 static unsigned
@@ -660,16 +696,22 @@ tui_act_help_page_down(struct tui *d)
 	return tui_actions_help_scroll(d, tui_actions_help_page(d));
 }
 
-/* q: closes the panel; on the timeline quits, asking when unsaved. */
+/* q: closes the panel; on the timeline quits, asking when unsaved or
+ * while the optimizer runs (its incumbents are shown, not yet a change). */
 static unsigned
 tui_act_quit(struct tui *d)
 {
+	bool running = tui_solve_running(d);
+
 	if (d->mode != TUI_MODE_TIMELINE)
 		return tui_act_escape(d);
-	if (!d->dirty)
+	if (!d->dirty && !running)
 		return TUI_DO_QUIT;
-	return tui_prompt_open(d, TUI_PROMPT_QUIT, "unsaved changes: s saves "
-	    "and quits, q quits without saving, Esc stays ", "");
+	return tui_prompt_open(d, TUI_PROMPT_QUIT, !running ? "unsaved "
+	    "changes: s saves and quits, q quits without saving, Esc stays " :
+	    !d->dirty ? "the optimizer is running: q quits and drops it, Esc "
+	    "stays " : "the optimizer is running and changes are unsaved: s "
+	    "saves and quits, q quits and drops both, Esc stays ", "");
 }
 
 static unsigned
@@ -770,7 +812,10 @@ const struct tui_key tui_keys[] = {
 	{ { KEY_DOWN, '\t', 'j' }, "Down Tab j", TUI_FORM, tui_act_field_next,
 	    "the next field" },
 	{ { '\n', '\r', KEY_ENTER }, "Enter", TUI_FORM, tui_act_field_edit,
-	    "edit the field; Enter again sets it, Esc cancels" },
+	    "edit the field; Enter again sets it, Esc cancels; on a pin, "
+	    "select its first op" },
+	{ { KEY_DC, 'x' }, "Delete x", TUI_FORM, tui_act_field_unpin,
+	    "remove the pin of this row" },
 	{ { 'e' }, "e", TUI_TL, tui_act_edit,
 	    "edit the problem file in $EDITOR, then reload it" },
 	{ { 's' }, "s", TUI_TL, tui_act_save,
@@ -797,8 +842,9 @@ const struct tui_key tui_keys[] = {
 };
 const size_t tui_nkeys = sizeof tui_keys / sizeof tui_keys[0];
 
-unsigned
-tui_key(struct tui *d, int key)
+/* The key table's action for KEY in the current mode. */
+static unsigned
+tui_actions_key(struct tui *d, int key)
 {
 	size_t i;
 	int k;
@@ -816,6 +862,18 @@ tui_key(struct tui *d, int key)
 		}
 	}
 	return 0;
+}
+
+unsigned
+tui_key(struct tui *d, int key)
+{
+	enum tui_mode was = d->mode;
+	unsigned redraw = tui_actions_key(d, key);
+
+	/* A button held across a panel is no drag on the timeline after. */
+	if (d->mode != was)
+		d->dragging = false;
+	return redraw;
 }
 
 /* The resource of the lane at screen ROW and the time at COL in L, or
@@ -890,8 +948,15 @@ tui_mouse(struct tui *d, const struct tui_layout *l, int row, int col,
 	unsigned redraw = 0;
 	int resource = -1;
 	double t = 0;
-	bool at = tui_actions_at(d, l, row, col, &resource, &t);
+	bool at;
 
+	/* A panel, a prompt or a question has the screen: the timeline
+	 * under it is not the user's to click. */
+	if (d->mode != TUI_MODE_TIMELINE) {
+		d->dragging = false;
+		return 0;
+	}
+	at = tui_actions_at(d, l, row, col, &resource, &t);
 	if (buttons & BUTTON4_PRESSED)
 		return tui_actions_zoom(d, 0.5);
 #ifdef BUTTON5_PRESSED

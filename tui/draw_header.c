@@ -81,13 +81,13 @@ tui_draw_header(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 {
 	const struct pw_problem *p = pw_plan_problem(d->plan);
 	const struct pw_metrics *m = pw_plan_metrics(d->plan);
-	const struct pw_progress *pr = &d->solve.progress;
 	const struct tui_rect *r = &l->header;
 	char line[1024], place[64], peak[128], status[4096], bound[64] = "";
 	char mk[32], idle[32], b[32];
 	const char *name = p->name != NULL ? p->name : d->path != NULL ?
 	    d->path : "(unnamed)";
 	attr_t a = tui_attr(TUI_COLOR_HEADER);
+	double lb, gap;
 	bool ok;
 	int sw;
 
@@ -110,10 +110,10 @@ tui_draw_header(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 	tui_draw_text(w, r->y + 1, r->x + r->w - sw, sw, ok ? a | A_BOLD :
 	    tui_attr(TUI_COLOR_ERROR), status);
 	tui_header_peak(p, m, peak, sizeof peak);
-	/* A search that ran knows a lower bound. */
-	if (pr->phase != NULL && isfinite(pr->bound) && pr->bound > 0)
+	/* A search that ran knows a lower bound, for its problem. */
+	if (tui_solve_bound(d, &lb, &gap))
 		snprintf(bound, sizeof bound, "  bound %s  gap %.1f%%",
-		    pw_fmt_seconds(b, sizeof b, pr->bound), pr->gap * 100);
+		    pw_fmt_seconds(b, sizeof b, lb), gap * 100);
 	snprintf(line, sizeof line, "makespan %s  bubble %.1f%%  idle %s  %s%s",
 	    pw_fmt_seconds(mk, sizeof mk, m->makespan), m->bubble_rate * 100,
 	    pw_fmt_seconds(idle, sizeof idle, m->total_idle), peak, bound);

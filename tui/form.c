@@ -7,6 +7,8 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,20 @@ enum tui_form_kind {
 	TUI_FIELD_OBJECTIVE,
 	TUI_FIELD_TIME_LIMIT,
 	TUI_FIELD_FAMILY,
+	TUI_FIELD_PIN,		/* one row per pin, after the fields */
+};
+
+/* The most devices, chunks per device and microbatches the form takes:
+ * every family is built synchronously on each change, and beyond these
+ * that takes seconds without a frame (the batch commands take more). */
+#define TUI_FORM_MAX_DEVICES		256
+#define TUI_FORM_MAX_CHUNKS		16
+#define TUI_FORM_MAX_MICROBATCHES	4096
+
+static const int tui_form_caps[] = {
+	[TUI_FIELD_DEVICES] = TUI_FORM_MAX_DEVICES,
+	[TUI_FIELD_CHUNKS] = TUI_FORM_MAX_CHUNKS,
+	[TUI_FIELD_MICROBATCHES] = TUI_FORM_MAX_MICROBATCHES,
 };
 
 /* Fields before the per-device limits, and after them. */
@@ -37,7 +53,7 @@ enum tui_form_kind {
 static const char *const tui_form_labels[] = {
 	"devices", "chunks per device", "placement", "microbatches",
 	"memory limit", "memory limit of device", "offload", "D2H bandwidth",
-	"H2D bandwidth", "objective", "time limit", "family",
+	"H2D bandwidth", "objective", "time limit", "family", "pin",
 };
 
 static const struct pw_problem *
@@ -46,36 +62,58 @@ tui_form_problem(const struct tui *d)
 	return pw_plan_problem(d->plan);
 }
 
-int
-tui_form_nfields(const struct tui *d)
+/* The fields before the pins' rows. */
+static int
+tui_form_nvalues(const struct tui *d)
 {
 	return TUI_FORM_HEAD + tui_form_problem(d)->devices + TUI_FORM_TAIL;
 }
 
-/* FIELD's kind, with its device in *DEVICE for a per-device limit. */
+int
+tui_form_nfields(const struct tui *d)
+{
+	return tui_form_nvalues(d) + (int)d->npins;
+}
+
+/* FIELD's kind, with its device in *INDEX for a per-device limit, its
+ * pin (in tui.pins) for a pin's row. */
 static enum tui_form_kind
-tui_form_kind(const struct tui *d, int field, int *device)
+tui_form_kind(const struct tui *d, int field, int *index)
 {
 	int n = tui_form_problem(d)->devices;
 
-	*device = -1;
+	*index = -1;
 	if (field < TUI_FORM_HEAD)
 		return (enum tui_form_kind)field;
 	if (field < TUI_FORM_HEAD + n) {
-		*device = field - TUI_FORM_HEAD;
+		*index = field - TUI_FORM_HEAD;
 		return TUI_FIELD_DEVICE_LIMIT;
 	}
+	if (field >= tui_form_nvalues(d)) {
+		*index = field - tui_form_nvalues(d);
+		return TUI_FIELD_PIN;
+	}
 	return (enum tui_form_kind)(field - n + 1);
+}
+
+int
+tui_form_pin(const struct tui *d, int field)
+{
+	int i;
+
+	return tui_form_kind(d, field, &i) == TUI_FIELD_PIN ? i : -1;
 }
 
 const char *
 tui_form_label(const struct tui *d, int field, char *buf, size_t len)
 {
-	int dev;
-	enum tui_form_kind k = tui_form_kind(d, field, &dev);
+	int i;
+	enum tui_form_kind k = tui_form_kind(d, field, &i);
 
 	if (k == TUI_FIELD_DEVICE_LIMIT)
-		snprintf(buf, len, "%s %d", tui_form_labels[k], dev);
+		snprintf(buf, len, "%s %d", tui_form_labels[k], i);
+	else if (k == TUI_FIELD_PIN)
+		snprintf(buf, len, "%s %d", tui_form_labels[k], i + 1);
 	else
 		snprintf(buf, len, "%s", tui_form_labels[k]);
 	return buf;
@@ -110,6 +148,7 @@ tui_form_value(const struct tui *d, int field, char *buf, size_t len)
 	const struct pw_problem *p = tui_form_problem(d);
 	int dev, i;
 	enum tui_form_kind k = tui_form_kind(d, field, &dev);
+	char a[48], b[48];
 	double bw;
 
 	switch (k) {
@@ -159,6 +198,11 @@ tui_form_value(const struct tui *d, int field, char *buf, size_t len)
 	case TUI_FIELD_FAMILY:
 		snprintf(buf, len, "%s", d->family >= 0 ?
 		    pw_families[d->family].name : "none");
+		break;
+	case TUI_FIELD_PIN:
+		snprintf(buf, len, "%s before %s", pw_op_name(a, sizeof a,
+		    d->pins[dev].before), pw_op_name(b, sizeof b,
+		    d->pins[dev].after));
 		break;
 	}
 	return buf;
@@ -277,6 +321,24 @@ tui_form_keep_limits(const struct pw_problem *p, struct pw_problem *np)
 		np->memory[i].limit = p->memory[0].limit;
 }
 
+/* One limit every device of NP has is its split's, as a script's, so
+ * that a split again has it too; "no limit" is the largest (0 would be
+ * the hardware's memory), as pw_sweep_limited has it. */
+static void
+tui_form_split_limit(struct pw_problem *np)
+{
+	double v = np->memory[0].limit;
+	int i;
+
+	if (np->origin == NULL)
+		return;
+	for (i = 1; i < np->devices; i++) {
+		if (np->memory[i].limit != v)
+			return;
+	}
+	np->origin->split.memory_limit = isfinite(v) ? v : DBL_MAX;
+}
+
 /* P's model split again as SPLIT on HW, keeping P's name and limits. */
 static int
 tui_form_rebuild(const struct pw_problem *p, const struct pw_hardware *hw,
@@ -316,9 +378,14 @@ tui_form_problem_set(const struct pw_problem *p, enum tui_form_kind k,
 	case TUI_FIELD_DEVICES:
 	case TUI_FIELD_CHUNKS:
 	case TUI_FIELD_MICROBATCHES:
-		if (!pw_parse_int(text, 1, 1 << 20, &n)) {
+		if (!pw_parse_int(text, 1, INT_MAX, &n)) {
 			pw_error_set(err, "%s: \"%s\" is no whole number of at "
 			    "least 1", label, text);
+			return PW_ERR_INPUT;
+		}
+		if (n > tui_form_caps[k]) {
+			pw_error_set(err, "%s: %d is more than the designer "
+			    "builds (at most %d)", label, n, tui_form_caps[k]);
 			return PW_ERR_INPUT;
 		}
 		if (k != TUI_FIELD_MICROBATCHES && o == NULL)
@@ -359,9 +426,7 @@ tui_form_problem_set(const struct pw_problem *p, enum tui_form_kind k,
 			if (k == TUI_FIELD_LIMIT || i == device)
 				np->memory[i].limit = v;
 		}
-		/* One finite limit for all is the split's, as a script's. */
-		if (np->origin != NULL && k == TUI_FIELD_LIMIT && isfinite(v))
-			np->origin->split.memory_limit = v;
+		tui_form_split_limit(np);
 		break;
 	case TUI_FIELD_OFFLOAD:
 		if ((n = tui_form_choice(text, "off", "on", label, err)) < 0)
@@ -478,11 +543,33 @@ tui_form_option_set(struct tui *d, enum tui_form_kind k, const char *label,
 	return PW_OK;
 }
 
+/* TEXT of field K as it was read, with its unit, into BUF: "18" for a
+ * limit is "18 GiB", so the change's name says what it set. */
+static const char *
+tui_form_shown(enum tui_form_kind k, const char *text, char *buf, size_t len)
+{
+	double v;
+
+	if ((k == TUI_FIELD_LIMIT || k == TUI_FIELD_DEVICE_LIMIT) &&
+	    tui_form_number(text, tui_form_bytes, true, &v))
+		return tui_form_limit(buf, len, v);
+	if ((k == TUI_FIELD_D2H || k == TUI_FIELD_H2D) &&
+	    tui_form_number(text, tui_form_rates, false, &v)) {
+		snprintf(buf, len, "%g GB/s", v / 1e9);
+		return buf;
+	}
+	if (k == TUI_FIELD_TIME_LIMIT &&
+	    tui_form_number(text, tui_form_times, false, &v))
+		return pw_fmt_seconds(buf, len, v);
+	snprintf(buf, len, "%s", text);
+	return buf;
+}
+
 int
 tui_form_set(struct tui *d, int field, const char *text, struct pw_error *err)
 {
 	struct pw_problem *np;
-	char label[64], *what, *t;
+	char label[64], shown[64], *what, *t;
 	int dev, rc;
 	enum tui_form_kind k = tui_form_kind(d, field, &dev);
 	size_t n;
@@ -494,7 +581,16 @@ tui_form_set(struct tui *d, int field, const char *text, struct pw_error *err)
 	for (n = strlen(t); n > 0 && isspace((unsigned char)t[n - 1]); n--)
 		t[n - 1] = '\0';
 	tui_form_label(d, field, label, sizeof label);
-	what = pw_xasprintf("%s %s", label, t);
+	if (k == TUI_FIELD_PIN) {
+		pw_error_set(err, "%s: a pin is not typed: x or Delete removes "
+		    "it, Enter selects its first op", label);
+		free(t);
+		return PW_ERR_INPUT;
+	}
+	what = pw_xasprintf("%s %s", label, tui_form_shown(k, t, shown,
+	    sizeof shown));
+	if (k != TUI_FIELD_OBJECTIVE && k != TUI_FIELD_TIME_LIMIT)
+		tui_busy(d, "building %s ...", what);
 	if (k >= TUI_FIELD_OBJECTIVE) {
 		rc = tui_form_option_set(d, k, label, t, what, err);
 	} else if ((rc = tui_form_problem_set(pw_plan_problem(d->plan), k, dev,

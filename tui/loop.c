@@ -4,9 +4,9 @@
  * events into actions, polls the optimizer and the memory sweep at least
  * five times a second, redraws what the actions ask for, runs $EDITOR and
  * suspends on their behalf, keeps the recovery file, and restores the
- * terminal on every way out: a quit, SIGINT or SIGTERM (the loop ends,
- * then the process ends by that signal) and a crash (the reset sequence
- * is written from the handler, then the signal goes on).
+ * terminal on every way out: a quit, SIGINT, SIGTERM or SIGHUP (the loop
+ * ends, then the process ends by that signal) and a crash or SIGQUIT (the
+ * reset sequence is written from the handler, then the signal goes on).
  */
 #include <errno.h>
 #include <langinfo.h>
@@ -36,7 +36,8 @@
 /* Esc alone, not the start of a key's sequence, after this long. */
 #define TUI_LOOP_ESCDELAY_MS	25
 
-/* The signal that ended the loop (SIGINT, SIGTERM), 0 while it runs. */
+/* The signal that ended the loop (SIGINT, SIGTERM, SIGHUP), 0 while it
+ * runs. */
 static volatile sig_atomic_t tui_loop_stop;
 
 /* What a crash handler writes to put the terminal back: the terminal's
@@ -47,8 +48,11 @@ static size_t tui_loop_nreset;
 static struct termios tui_loop_modes;
 static bool tui_loop_have_modes;
 
-static const int tui_loop_stops[] = { SIGINT, SIGTERM };
-static const int tui_loop_crashes[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE };
+/* A lost terminal (SIGHUP) stops the loop too, keeping the recovery
+ * file; SIGQUIT (Ctrl-\) dumps core, as a crash does. */
+static const int tui_loop_stops[] = { SIGINT, SIGTERM, SIGHUP };
+static const int tui_loop_crashes[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE,
+    SIGQUIT };
 #define TUI_LOOP_NSTOPS	(sizeof tui_loop_stops / sizeof tui_loop_stops[0])
 #define TUI_LOOP_NCRASHES \
 	(sizeof tui_loop_crashes / sizeof tui_loop_crashes[0])
@@ -298,6 +302,15 @@ tui_loop_offer(struct tui *d)
 	tui_prompt_open(d, TUI_PROMPT_RESTORE, question, "");
 }
 
+/* tui.busy_draw: the message line now, before a slow step. */
+static void
+tui_loop_busy(struct tui *d)
+{
+	tui_draw(stdscr, d, TUI_DRAW_MESSAGE);
+	wnoutrefresh(stdscr);
+	doupdate();
+}
+
 /* Runs the loop until a quit (true) or a stopping signal (false);
  * *WROTE tells whether it wrote the recovery file. */
 static bool
@@ -419,6 +432,7 @@ tui_design(const struct tui_options *opts, struct pw_error *err)
 		tui_free(d);
 		return PW_EXIT_INPUT;
 	}
+	d->busy_draw = tui_loop_busy;
 	tui_loop_stop = 0;
 	tui_loop_catch(&before);
 

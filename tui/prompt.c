@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "pwlua.h"
 #include "tui_int.h"
@@ -97,11 +99,35 @@ tui_prompt_find(struct tui *d, const char *text)
 	return TUI_DRAW_TIMELINE | TUI_DRAW_DETAILS | TUI_DRAW_MESSAGE;
 }
 
+/* Whether A and B name one file (both exist and are it, or are the same
+ * name). */
+static bool
+tui_prompt_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	return strcmp(a, b) == 0;
+}
+
 static unsigned
 tui_prompt_save_as(struct tui *d, const char *text, bool then_quit)
 {
 	struct pw_error err;
 
+	/* Schedule JSON would replace the problem the designer loaded. */
+	if (pwlua_is_script(text)) {
+		tui_message(d, true, "%s: a schedule is saved as JSON: name a "
+		    ".json file", text);
+		return TUI_DRAW_MESSAGE;
+	}
+	if (d->path != NULL && !d->path_is_schedule &&
+	    tui_prompt_same_file(text, d->path)) {
+		tui_message(d, true, "%s is the problem file: choose another "
+		    "name", text);
+		return TUI_DRAW_MESSAGE;
+	}
 	if (tui_save(d, text, &err) != PW_OK) {
 		tui_message(d, true, "%s", err.msg);
 		return TUI_DRAW_MESSAGE;
@@ -166,6 +192,10 @@ tui_prompt_new_file(struct tui *d, const char *text)
 		tui_message(d, true, "%s: name a .lua or a .json file", text);
 		return TUI_DRAW_MESSAGE;
 	}
+	if (access(text, F_OK) == 0) {
+		tui_message(d, true, "%s exists: choose another name", text);
+		return TUI_DRAW_MESSAGE;
+	}
 	rc = lua ? pwlua_problem_write(text, p, &err) :
 	    pw_problem_write(text, p, &err);
 	if (rc != PW_OK) {
@@ -217,7 +247,7 @@ tui_prompt_quit(struct tui *d, int key)
 	}
 }
 
-/* The restore prompt: y restores the recovery file, n leaves it. */
+/* The restore prompt: y restores the recovery file, n sets it aside. */
 static unsigned
 tui_prompt_restore(struct tui *d, int key)
 {
@@ -227,10 +257,17 @@ tui_prompt_restore(struct tui *d, int key)
 	}
 	if (key == 'n' || key == 'N' || key == TUI_KEY_ESC) {
 		tui_prompt_close(d);
-		tui_message(d, false, "recovery file kept, not restored");
-		return TUI_DRAW_MESSAGE;
+		return tui_recover_decline(d);
 	}
 	return 0;
+}
+
+/* Whether prompt KIND asks for a file name. */
+static bool
+tui_prompt_is_file(enum tui_prompt_kind kind)
+{
+	return kind == TUI_PROMPT_SAVE_AS || kind == TUI_PROMPT_EXPORT ||
+	    kind == TUI_PROMPT_NEW_FILE || kind == TUI_PROMPT_COMPARE_FILE;
 }
 
 static unsigned
@@ -247,6 +284,13 @@ tui_prompt_submit(struct tui *d)
 	if (*s == '\0') {
 		tui_message(d, false, "nothing entered");
 		return TUI_DRAW_MESSAGE | TUI_DRAW_PANEL;
+	}
+	if (tui_prompt_is_file(d->prompt.kind) && strcmp(s, "-") == 0) {
+		/* pw_outfile and the readers take "-" for stdout and stdin,
+		 * which are the designer's screen and keyboard. */
+		tui_message(d, true, "\"-\" is no file name here: the screen"
+		    " is the designer's (name a file)");
+		return TUI_DRAW_MESSAGE;
 	}
 	switch (d->prompt.kind) {
 	case TUI_PROMPT_FIND:

@@ -2,8 +2,8 @@
  * recover.c - the recovery file: while edits are unsaved, the state (the
  * problem, the timed orders and the pins, as a schedule file) is kept
  * beside the file it came from, as an editor keeps a swap file, written
- * atomically after each change; the next designer of that file offers to
- * restore it.
+ * atomically after each change (beside the schedule file once it has
+ * one); the next designer of that file offers to restore it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,9 +37,11 @@ tui_recover_write(struct tui *d)
 	struct pw_error err;
 	char *name;
 
-	/* The file's name follows the path: "e" on the default problem
-	 * gives it one. */
-	name = tui_recover_name(d->path);
+	/* The file's name follows the schedule file "s" writes, else the
+	 * designed file: "S" from a problem and "e" on the default problem
+	 * give them names, and the old file goes. */
+	name = tui_recover_name(d->save_path != NULL ? d->save_path :
+	    d->path);
 	if (d->recover_path != NULL && strcmp(d->recover_path, name) != 0)
 		tui_recover_remove(d);
 	free(d->recover_path);
@@ -58,6 +60,34 @@ tui_recover_remove(struct tui *d)
 	if (unlink(d->recover_path) != 0 && errno != ENOENT)
 		tui_message(d, true, "cannot remove the recovery file %s: %s",
 		    d->recover_path, strerror(errno));
+}
+
+unsigned
+tui_recover_decline(struct tui *d)
+{
+	char *aside = NULL;
+	int i;
+
+	if (d->recover_path == NULL)
+		d->recover_path = tui_recover_name(d->path);
+	/* This session's first change writes the recovery file's name: the
+	 * old one goes to the first free NAME~, NAME~2, ... first. */
+	for (i = 1; i < 1000; i++) {
+		free(aside);
+		aside = i == 1 ? pw_xasprintf("%s~", d->recover_path) :
+		    pw_xasprintf("%s~%d", d->recover_path, i);
+		if (access(aside, F_OK) != 0 && errno == ENOENT)
+			break;
+	}
+	if (i == 1000 || rename(d->recover_path, aside) != 0)
+		tui_message(d, true, "the recovery file %s could not be moved "
+		    "aside (%s): the next change replaces it", d->recover_path,
+		    i == 1000 ? "too many kept already" : strerror(errno));
+	else
+		tui_message(d, false, "recovery file kept as %s, not restored",
+		    aside);
+	free(aside);
+	return TUI_DRAW_MESSAGE;
 }
 
 unsigned

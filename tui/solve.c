@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tui_int.h"
 
@@ -70,6 +71,29 @@ tui_solve_say_progress(struct tui *d)
 	    pr->phase ? pr->phase : "start");
 }
 
+/* Whether A and B give every device and channel the same order: an
+ * optimizer result that changes nothing. */
+static bool
+tui_solve_same_orders(const struct pw_schedule *a, const struct pw_schedule *b)
+{
+	const struct pw_seq *x, *y;
+	int r, i;
+
+	if (a->ndevices != b->ndevices || a->nchannels != b->nchannels)
+		return false;
+	for (r = 0; r < a->ndevices + a->nchannels; r++) {
+		x = r < a->ndevices ? &a->device[r] : &a->channel[r - a->ndevices];
+		y = r < b->ndevices ? &b->device[r] : &b->channel[r - b->ndevices];
+		if (x->len != y->len)
+			return false;
+		for (i = 0; i < x->len; i++) {
+			if (memcmp(&x->ops[i], &y->ops[i], sizeof x->ops[i]) != 0)
+				return false;
+		}
+	}
+	return true;
+}
+
 /* The search ended: its result as one change, or back to the start. */
 static unsigned
 tui_solve_end(struct tui *d)
@@ -101,6 +125,32 @@ tui_solve_end(struct tui *d)
 	s->last = res.schedule;
 	s->last_problem = pw_problem_copy(p);
 	res.schedule = NULL;
+	free(s->bound_pins);
+	s->bound = res.bound;
+	s->bound_objective = d->objective;
+	s->bound_npins = d->npins;
+	s->bound_pins = NULL;
+	if (d->npins > 0) {
+		s->bound_pins = pw_xreallocarray(NULL, d->npins,
+		    sizeof *d->pins);
+		memcpy(s->bound_pins, d->pins, d->npins * sizeof *d->pins);
+	}
+	pw_fmt_seconds(obj, sizeof obj, res.objective);
+	pw_fmt_seconds(bound, sizeof bound, res.bound);
+	if (tui_solve_same_orders(pw_plan_timed(plan),
+	    pw_plan_timed(s->before.plan))) {
+		/* Nothing to undo: the start, as it was, stays. */
+		pw_plan_free(plan);
+		tui_plan_show(d, s->before.plan);
+		s->before.plan = NULL;
+		tui_snapshot_free(&s->before);
+		tui_message(d, false, "optimized: the start is the best found "
+		    "(%s %s, bound %s, gap %.1f%%, %s): nothing changed",
+		    d->objective == PW_OBJ_SPAN ? "span" : "makespan", obj,
+		    bound, 100 * res.gap, pw_solve_end_name(res.ended));
+		pw_solve_result_free(&res);
+		return TUI_DRAW_ALL;
+	}
 	tui_plan_show(d, plan);
 	free(d->source);
 	d->source = pw_xasprintf("optimizer (gap %.1f%%, %s)", 100 * res.gap,
@@ -108,10 +158,8 @@ tui_solve_end(struct tui *d)
 	d->family = -1;
 	tui_plan_record(d, &s->before, "optimize");
 	tui_message(d, false, "optimized: %s %s, bound %s, gap %.1f%% (%s)",
-	    d->objective == PW_OBJ_SPAN ? "span" : "makespan",
-	    pw_fmt_seconds(obj, sizeof obj, res.objective),
-	    pw_fmt_seconds(bound, sizeof bound, res.bound), 100 * res.gap,
-	    pw_solve_end_name(res.ended));
+	    d->objective == PW_OBJ_SPAN ? "span" : "makespan", obj, bound,
+	    100 * res.gap, pw_solve_end_name(res.ended));
 	pw_solve_result_free(&res);
 	return TUI_DRAW_ALL;
 }
@@ -145,6 +193,28 @@ tui_solve_tick(struct tui *d)
 		return tui_solve_end(d);
 	tui_solve_say_progress(d);
 	return redraw;
+}
+
+bool
+tui_solve_bound(const struct tui *d, double *bound, double *gap)
+{
+	const struct tui_solve *s = &d->solve;
+	double obj;
+
+	if (s->run != NULL)
+		*bound = s->progress.bound;
+	else if (s->last_problem != NULL && s->bound_objective ==
+	    d->objective && s->bound_npins == d->npins && (d->npins == 0 ||
+	    memcmp(s->bound_pins, d->pins, d->npins * sizeof *d->pins) ==
+	    0) && pw_problem_same(s->last_problem, pw_plan_problem(d->plan)))
+		*bound = s->bound;
+	else
+		return false;
+	if (!(isfinite(*bound) && *bound > 0))
+		return false;
+	obj = pw_objective_value(d->objective, pw_plan_metrics(d->plan));
+	*gap = obj > 0 ? (obj - *bound) / obj : 0;
+	return true;
 }
 
 unsigned

@@ -148,15 +148,33 @@ tui_family_plan(const struct pw_problem *p, int family, struct pw_plan **out,
 	return rc;
 }
 
+static void
+tui_state_vmessage(struct tui *d, bool error, const char *fmt, va_list ap)
+{
+	vsnprintf(d->message, sizeof d->message, fmt, ap);
+	d->message_is_error = error;
+}
+
 void
 tui_message(struct tui *d, bool error, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(d->message, sizeof d->message, fmt, ap);
+	tui_state_vmessage(d, error, fmt, ap);
 	va_end(ap);
-	d->message_is_error = error;
+}
+
+void
+tui_busy(struct tui *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tui_state_vmessage(d, false, fmt, ap);
+	va_end(ap);
+	if (d->busy_draw != NULL)
+		d->busy_draw(d);
 }
 
 /* Whether OP is an op of P (its numbers in range). */
@@ -730,6 +748,13 @@ tui_new(const char *path, int rows, int cols, struct pw_error *err)
 	d->objective = PW_OBJ_MAKESPAN;
 	d->time_limit = 10;
 	d->compare.source[0] = d->compare.source[1] = TUI_CMP_CURRENT;
+	f = (struct tui_state_file){ 0 };
+	/* "-" is stdin to the readers: the designer's keyboard. */
+	if (path != NULL && strcmp(path, "-") == 0) {
+		pw_error_set(err, "-: the designer reads no problem from stdin"
+		    " (name a file)");
+		goto fail;
+	}
 	if (tui_state_file_read(path, &f, err) != PW_OK)
 		goto fail;
 	if (f.plan != NULL) {
@@ -782,6 +807,7 @@ tui_free(struct tui *d)
 	tui_snapshot_free(&d->solve.before);
 	pw_schedule_free(d->solve.last);
 	pw_problem_free(d->solve.last_problem);
+	free(d->solve.bound_pins);
 	tui_compare_clear(d);
 	tui_sweep_free(d->sweep);
 	while (d->history.nundo > 0)
@@ -819,6 +845,7 @@ tui_edit_done(struct tui *d)
 		tui_state_file_free(&f);
 		return TUI_DRAW_ALL;
 	}
+	tui_busy(d, "reloading %s ...", d->path);
 	what = pw_xasprintf("reload %s", d->path);
 	if (f.plan != NULL) {
 		char *source = tui_state_file_source(d->path);
@@ -846,6 +873,11 @@ tui_save(struct tui *d, const char *path, struct pw_error *err)
 
 	if (to == NULL) {
 		pw_error_set(err, "no schedule file to save to: S saves as");
+		return PW_ERR_INPUT;
+	}
+	if (strcmp(to, "-") == 0) {
+		pw_error_set(err, "-: not saved: \"-\" is stdout, the "
+		    "designer's screen (name a file)");
 		return PW_ERR_INPUT;
 	}
 	if (pw_plan_status(d->plan, NULL) != PW_OK) {

@@ -281,6 +281,12 @@ struct tui_solve {
 	bool	improved;	/* a better schedule replaced the plan */
 	struct pw_schedule *last;	/* the last result, for compare; owned */
 	struct pw_problem *last_problem;	/* its problem; owned */
+	/* The last search's lower bound holds for LAST_PROBLEM under this
+	 * objective and these pins only (tui_solve_bound). */
+	double	bound;
+	enum pw_objective bound_objective;
+	struct pw_pin *bound_pins;	/* owned */
+	size_t	bound_npins;
 };
 
 /* ------------------------------------------------------------------ */
@@ -377,6 +383,9 @@ struct tui {
 
 	char	message[512];	/* the message line */
 	bool	message_is_error;
+	/* Draws the message line at once (the loop's; NULL: none), so that
+	 * a slow synchronous step shows tui_busy's message first. */
+	void	(*busy_draw)(struct tui *);
 
 	struct tui_solve solve;
 	struct tui_compare compare;
@@ -453,6 +462,11 @@ unsigned tui_redo(struct tui *);
 void	tui_message(struct tui *, bool error, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 
+/* Before a slow synchronous step (building every family, a reload):
+ * sets the message line and has it drawn now (tui.busy_draw). */
+void	tui_busy(struct tui *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+
 /* The view fitted to the whole schedule. */
 void	tui_view_fit(struct tui *);
 /* Scrolls and pans so that the selected op is on screen. */
@@ -495,7 +509,8 @@ extern const size_t tui_nkeys;
  * 0 for an unbound key. */
 unsigned tui_key(struct tui *, int key);
 /* A mouse event at screen ROW, COL (button 1 press: select; wheel:
- * zoom), on a layout of the current screen. */
+ * zoom), on a layout of the current screen.  It acts in
+ * TUI_MODE_TIMELINE only; a key that changes the mode ends a drag. */
 unsigned tui_mouse(struct tui *, const struct tui_layout *, int row, int col,
 	    mmask_t buttons);
 
@@ -509,6 +524,9 @@ const char *tui_form_label(const struct tui *, int field, char *buf,
 	    size_t len);
 const char *tui_form_value(const struct tui *, int field, char *buf,
 	    size_t len);
+/* The pin (its index in tui.pins) whose row FIELD is: the form lists
+ * every pin after its fields, not editable as text.  -1: a field. */
+int	tui_form_pin(const struct tui *, int field);
 /* A key while the form has the keys and a field is being typed (Enter
  * sets it, Esc cancels).  Returns what to redraw. */
 unsigned tui_form_key(struct tui *, int key);
@@ -546,6 +564,11 @@ unsigned tui_solve_tick(struct tui *);
 /* Esc: cancels the search, keeping the best schedule so far. */
 unsigned tui_solve_cancel(struct tui *);
 bool	tui_solve_running(const struct tui *);
+/* The lower bound the header shows: the running search's, else the last
+ * search's while the plan's problem, the objective and the pins are
+ * those it was computed under; *GAP is the current plan's objective
+ * against it, (obj - bound) / obj.  False when there is none. */
+bool	tui_solve_bound(const struct tui *, double *bound, double *gap);
 /* Blocks until the search has something new (at most SECONDS): what the
  * loop waits on instead of sleeping while a search runs. */
 void	tui_solve_wait(struct tui *, double seconds);
@@ -588,10 +611,16 @@ void	tui_sweep_free(struct tui_sweep *);
 /* The recovery file of PATH (NULL: the default problem's, in the
  * current directory), a string the caller frees. */
 char	*tui_recover_name(const char *path);
-/* Writes the state to its recovery file (atomic) after a change. */
+/* Writes the state to its recovery file (atomic) after a change: the
+ * recovery file of tui.save_path, else of tui.path; one of another name
+ * written before is removed. */
 void	tui_recover_write(struct tui *);
 /* Removes it (after a save, or a clean quit). */
 void	tui_recover_remove(struct tui *);
+/* TUI_PROMPT_RESTORE's no: the recovery file moved aside, to the first
+ * free NAME~, NAME~2, ..., so that this session's own does not replace
+ * it; the message line says where.  Returns what to redraw. */
+unsigned tui_recover_decline(struct tui *);
 /* TUI_PROMPT_RESTORE's yes: replaces the plan and pins by the recovery
  * file's, as one change (dirty: they are not saved).  Returns what to
  * redraw; a recovery file that cannot be read says so and is kept. */
