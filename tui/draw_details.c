@@ -92,16 +92,12 @@ tui_details_stuck(const struct tui *d, char *buf, size_t len)
 const char *
 tui_deadlock_summary(const struct tui *d, char *buf, size_t len)
 {
-	char head[64], wait[128];
-
 	if (d->nwaits == 0) {
 		if (len > 0)
 			buf[0] = '\0';
 		return buf;
 	}
-	snprintf(buf, len, "%s (first: %s)", tui_details_stuck(d, head,
-	    sizeof head), tui_details_wait(&d->waits[0], false, wait, sizeof wait));
-	return buf;
+	return tui_details_stuck(d, buf, len);
 }
 
 /* The deadlock's rows into R from *ROW on: what the selected op waits

@@ -60,6 +60,10 @@ tui_header_status(const struct tui *d, char *buf, size_t len)
 	char *nl;
 	int k;
 
+	if (pw_plan_status(d->plan, &err) == PW_ERR_DEADLOCK && d->nwaits > 0) {
+		tui_deadlock_summary(d, buf, len);
+		return false;
+	}
 	if (pw_plan_status(d->plan, &err) != PW_OK) {
 		if ((nl = strchr(err.msg, '\n')) != NULL)
 			*nl = '\0';
@@ -74,6 +78,22 @@ tui_header_status(const struct tui *d, char *buf, size_t len)
 	}
 	snprintf(buf, len, "feasible");
 	return true;
+}
+
+/* Cuts LINE, fields parted by two blanks, after its last whole field
+ * within WIDTH columns (the metrics are ASCII), so that no number loses
+ * its unit. */
+static void
+tui_header_fit(char *line, int width)
+{
+	char *cut;
+
+	while ((int)strlen(line) > width &&
+	    (cut = strstr(line, "  ")) != NULL) {
+		while (strstr(cut + 2, "  ") != NULL)
+			cut = strstr(cut + 2, "  ");
+		*cut = '\0';
+	}
 }
 
 void
@@ -117,5 +137,6 @@ tui_draw_header(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 	snprintf(line, sizeof line, "makespan %s  bubble %.1f%%  idle %s  %s%s",
 	    pw_fmt_seconds(mk, sizeof mk, m->makespan), m->bubble_rate * 100,
 	    pw_fmt_seconds(idle, sizeof idle, m->total_idle), peak, bound);
+	tui_header_fit(line, r->w - sw - 2);
 	tui_draw_text(w, r->y + 1, r->x, r->w - sw - 2, a, line);
 }

@@ -129,12 +129,7 @@ tui_solve_end(struct tui *d)
 	s->bound = res.bound;
 	s->bound_objective = d->objective;
 	s->bound_npins = d->npins;
-	s->bound_pins = NULL;
-	if (d->npins > 0) {
-		s->bound_pins = pw_xreallocarray(NULL, d->npins,
-		    sizeof *d->pins);
-		memcpy(s->bound_pins, d->pins, d->npins * sizeof *d->pins);
-	}
+	s->bound_pins = tui_pins_copy(d->pins, d->npins);
 	pw_fmt_seconds(obj, sizeof obj, res.objective);
 	pw_fmt_seconds(bound, sizeof bound, res.bound);
 	if (tui_solve_same_orders(pw_plan_timed(plan),

@@ -278,6 +278,18 @@ tui_state_said(struct tui *d, const char *what)
 /* ------------------------------------------------------------------ */
 /* Snapshots and the history                                           */
 
+struct pw_pin *
+tui_pins_copy(const struct pw_pin *pins, size_t n)
+{
+	struct pw_pin *copy;
+
+	if (n == 0)
+		return NULL;
+	copy = pw_xreallocarray(NULL, n, sizeof *copy);
+	memcpy(copy, pins, n * sizeof *copy);
+	return copy;
+}
+
 struct tui_snapshot
 tui_snapshot_take(const struct tui *d)
 {
@@ -288,12 +300,9 @@ tui_snapshot_take(const struct tui *d)
 		.family = d->family,
 		.objective = d->objective,
 		.time_limit = d->time_limit,
+		.pins = tui_pins_copy(d->pins, d->npins),
 	};
 
-	if (d->npins > 0) {
-		s.pins = pw_xreallocarray(NULL, d->npins, sizeof *s.pins);
-		memcpy(s.pins, d->pins, d->npins * sizeof *s.pins);
-	}
 	return s;
 }
 
@@ -390,13 +399,9 @@ tui_plan_set(struct tui *d, struct pw_plan *plan, const char *what,
 		.plan = d->plan, .npins = d->npins, .source = d->source,
 		.family = d->family, .objective = d->objective,
 		.time_limit = d->time_limit,
+		.pins = tui_pins_copy(d->pins, d->npins),
 	};
 
-	if (d->npins > 0) {
-		before.pins = pw_xreallocarray(NULL, d->npins,
-		    sizeof *before.pins);
-		memcpy(before.pins, d->pins, d->npins * sizeof *d->pins);
-	}
 	d->plan = plan;
 	d->source = pw_xstrdup(source);
 	d->family = family;

@@ -419,6 +419,8 @@ unsigned tui_apply(struct tui *, const struct pw_edit *edit, const char *what);
 /* The state's plan, pins, source, family and optimizer options as a
  * snapshot the caller owns (copies) and frees with tui_snapshot_free. */
 struct tui_snapshot tui_snapshot_take(const struct tui *);
+/* Returns a copy of PINS[N] the caller frees; NULL when N is 0. */
+struct pw_pin *tui_pins_copy(const struct pw_pin *pins, size_t n);
 void	tui_snapshot_free(struct tui_snapshot *);
 /* Shows PLAN (taken) in place of the plan without recording a change
  * (the optimizer's incumbents): selection, folds and deadlock list follow. */
@@ -659,9 +661,9 @@ void	tui_draw_message(WINDOW *, const struct tui *d, const struct tui_layout *l)
 void	tui_draw_help(WINDOW *, const struct tui *d, const struct tui_layout *l);
 void	tui_draw_form(WINDOW *, const struct tui *d, const struct tui_layout *l);
 void	tui_draw_error(WINDOW *, const struct tui *d, const struct tui_layout *l);
-/* draw_details.c: "deadlock: 3 ops can never start (first: B(1,0) waits
- * for F(1,0))", one line for the header, into BUF and
- * returned; "" when D's orders time. */
+/* draw_details.c: "deadlock: 3 ops can never start", the header's line
+ * (short enough for its half of an 80-column row; the details panel says
+ * what each waits for), into BUF and returned; "" when D's orders time. */
 const char *tui_deadlock_summary(const struct tui *d, char *buf, size_t len);
 /* draw_compare.c, draw_sweep.c: the compare view and the memory sweep
  * in L's panel (tui_draw calls them in their modes). */
