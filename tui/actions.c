@@ -725,7 +725,7 @@ static unsigned
 tui_act_redraw(struct tui *d)
 {
 	(void)d;
-	return TUI_DRAW_ALL;
+	return TUI_DO_REPAINT | TUI_DRAW_ALL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -838,7 +838,7 @@ const struct tui_key tui_keys[] = {
 	{ { TUI_KEY_CTRL('z') }, "Ctrl-Z", TUI_TL, tui_act_suspend,
 	    "suspend to the shell" },
 	{ { TUI_KEY_CTRL('l') }, "Ctrl-L", TUI_ALL_MODES, tui_act_redraw,
-	    "redraw the screen" },
+	    "repaint the whole screen" },
 };
 const size_t tui_nkeys = sizeof tui_keys / sizeof tui_keys[0];
 

@@ -240,6 +240,22 @@ tui_loop_editor(struct tui *d)
 	return flags;
 }
 
+/* Ctrl-Z reaches the key table as a key instead of stopping the process
+ * from the terminal driver, so that its row (and the help that lists it)
+ * is what suspends, through tui_loop_suspend; the shell's modes, saved
+ * before, keep the suspend character. */
+static void
+tui_loop_suspend_key(void)
+{
+	struct termios t;
+
+	if (tcgetattr(STDIN_FILENO, &t) != 0)
+		return;
+	t.c_cc[VSUSP] = _POSIX_VDISABLE;
+	if (tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0)
+		def_prog_mode();
+}
+
 /* TUI_DO_SUSPEND: the terminal as it was, the process stopped; on fg,
  * the screen again. */
 static unsigned
@@ -339,6 +355,8 @@ tui_loop_run(struct tui *d, bool *wrote)
 			flags |= tui_loop_editor(d);
 		if ((flags & TUI_DO_SUSPEND) != 0)
 			flags |= tui_loop_suspend();
+		if ((flags & TUI_DO_REPAINT) != 0)
+			clearok(curscr, TRUE);
 		if (d->changes != seen) {
 			seen = d->changes;
 			if (d->dirty) {
@@ -383,6 +401,7 @@ tui_loop_screen(struct tui *d, const struct tui_options *opts,
 	cbreak();
 	noecho();
 	nonl();
+	tui_loop_suspend_key();
 	keypad(stdscr, TRUE);
 	curs_set(0);
 	set_escdelay(TUI_LOOP_ESCDELAY_MS);

@@ -49,6 +49,8 @@ struct tui;
 #define TUI_DO_EDITOR		0x200u	/* suspend the screen, run $EDITOR on
 					 * tui.edit_path, then tui_edit_done */
 #define TUI_DO_SUSPEND		0x400u	/* Ctrl-Z: restore the terminal, stop */
+#define TUI_DO_REPAINT		0x800u	/* Ctrl-L: repaint every cell, as the
+					 * terminal may hold another's output */
 
 /* ------------------------------------------------------------------ */
 /* Colours: one enum indexed by op kind and by state (htop's CRT.h)    */
