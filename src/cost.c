@@ -4,6 +4,7 @@
  * memory.  docs/cost-model.md derives every formula below.
  */
 #include <assert.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,8 +391,8 @@ pw_cost_problem(const struct pw_model *m, const struct pw_hardware *hw,
 		p->memory[st->device].static_bytes += PW_BYTES_PER_PARAM * params;
 	}
 	for (d = 0; d < sp->devices; d++)
-		p->memory[d].limit = sp->memory_limit > 0 ? sp->memory_limit :
-		    hw->memory;
+		p->memory[d].limit = sp->memory_limit >= DBL_MAX ? INFINITY :
+		    sp->memory_limit > 0 ? sp->memory_limit : hw->memory;
 	if (sp->offload) {
 		pw_problem_set_link(p, hw->pcie_d2h, hw->pcie_h2d,
 		    hw->pcie_latency, true);

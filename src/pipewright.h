@@ -734,7 +734,9 @@ struct pw_split {
 	 * least 1, summing to the model's layers); NULL splits evenly and
 	 * gives the remainder to the middle stages. */
 	const int *layers_per_stage;
-	double	memory_limit;	/* bytes per device; 0 = the hardware's memory */
+	double	memory_limit;	/* bytes per device; 0 = the hardware's memory;
+				 * DBL_MAX = none (INFINITY in the problem:
+				 * a split's numbers are finite) */
 	bool	offload;	/* a duplex PCIe link, devices paired {0,1},{2,3},... */
 };
 

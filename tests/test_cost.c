@@ -1,4 +1,5 @@
 /* test_cost.c - the transformer cost model, PipeOffload's k and the presets. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -192,6 +193,12 @@ test_splits(void)
 		    "explicit split: stage 1 has 3 layers and the head");
 		tap_ok(!p->link.present, "no offload, no link");
 		tap_near(p->memory[0].limit, 5e8, 0, "the split's memory limit");
+		pw_problem_free(p);
+	}
+	sp.memory_limit = DBL_MAX;
+	if ((p = build(&test_tiny_model, &test_toy_hw, &sp)) != NULL) {
+		tap_ok(isinf(p->memory[0].limit) && isinf(p->memory[1].limit),
+		    "a split's DBL_MAX limit is none");
 		pw_problem_free(p);
 	}
 

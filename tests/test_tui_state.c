@@ -285,6 +285,17 @@ test_navigation(void)
 	    "Ctrl-Z suspends");
 	tap_int(tui_key(d, TUI_KEY_CTRL('l')), TUI_DO_REPAINT | TUI_DRAW_ALL,
 	    "Ctrl-L repaints every cell");
+	/* The terminal's keys act while typing too, and type nothing. */
+	tui_key(d, '/');
+	tap_int(tui_key(d, TUI_KEY_CTRL('z')) & TUI_DO_SUSPEND, TUI_DO_SUSPEND,
+	    "Ctrl-Z suspends from the input line");
+	tap_ok(d->mode == TUI_MODE_PROMPT && d->prompt.len == 0,
+	    "Ctrl-Z leaves the input line open and empty");
+	tui_key(d, TUI_KEY_ESC);
+	tui_key(d, '?');
+	tap_int(tui_key(d, TUI_KEY_CTRL('z')) & TUI_DO_SUSPEND, TUI_DO_SUSPEND,
+	    "Ctrl-Z suspends from the help");
+	tui_key(d, TUI_KEY_ESC);
 	tap_int(tui_key(d, 'Z'), 0, "an unbound key does nothing");
 	tui_key(d, 'L');
 	tap_str(d->message, "The runtime is not built yet, so a schedule "
@@ -792,6 +803,17 @@ test_optimize(void)
 	    "unsaved: s saves and quits, q quits and drops both, Esc stays ",
 	    "unsaved too: both said");
 	tap_int(tui_key(d, 'q') & TUI_DO_QUIT, TUI_DO_QUIT, "q quits");
+	/* s at that question saves what undo knows: the search ends first
+	 * and its result is a change (the save-as question comes next). */
+	tui_key(d, 'q');
+	tui_key(d, 's');
+	tap_ok(!tui_solve_running(d) && d->mode == TUI_MODE_PROMPT &&
+	    d->prompt.kind == TUI_PROMPT_SAVE_AS, "s ends the search, then "
+	    "asks where to save");
+	tap_ok(d->history.nundo > 0 && strncmp(d->source, "optimizer", 9) == 0,
+	    "... its result is the plan, as a change: %s", d->source);
+	tui_key(d, TUI_KEY_ESC);
+	tui_key(d, 'o');
 	tui_key(d, TUI_KEY_ESC);
 	solve_until_done(d);
 	tap_ok(!tui_solve_running(d) && pw_plan_status(d->plan, NULL) ==

@@ -17,6 +17,9 @@
 	TUI_MODE_BIT(TUI_MODE_COMPARE) | TUI_MODE_BIT(TUI_MODE_SWEEP) | \
 	TUI_MODE_BIT(TUI_MODE_ERROR))
 #define TUI_TL		TUI_MODE_BIT(TUI_MODE_TIMELINE)
+/* Also while typing (in the prompt or a form field): the terminal's own
+ * keys, which must work whatever has the keyboard. */
+#define TUI_EVERYWHERE	(TUI_ALL_MODES | TUI_MODE_BIT(TUI_MODE_PROMPT))
 
 /* The narrowest window, seconds, and the widest, in whole schedules. */
 #define TUI_ZOOM_MIN_SPAN	1e-9
@@ -835,33 +838,50 @@ const struct tui_key tui_keys[] = {
 	    "scroll the help one page down" },
 	{ { 'q' }, "q", TUI_ALL_MODES, tui_act_quit,
 	    "quit (asks when unsaved); in a panel, close it" },
-	{ { TUI_KEY_CTRL('z') }, "Ctrl-Z", TUI_TL, tui_act_suspend,
+	{ { TUI_KEY_CTRL('z') }, "Ctrl-Z", TUI_EVERYWHERE, tui_act_suspend,
 	    "suspend to the shell" },
-	{ { TUI_KEY_CTRL('l') }, "Ctrl-L", TUI_ALL_MODES, tui_act_redraw,
+	{ { TUI_KEY_CTRL('l') }, "Ctrl-L", TUI_EVERYWHERE, tui_act_redraw,
 	    "repaint the whole screen" },
 };
 const size_t tui_nkeys = sizeof tui_keys / sizeof tui_keys[0];
 
-/* The key table's action for KEY in the current mode. */
-static unsigned
-tui_actions_key(struct tui *d, int key)
+/* The action of the table's first row binding KEY in a mode of MODES;
+ * NULL when none does. */
+static tui_action
+tui_actions_find(unsigned modes, int key)
 {
 	size_t i;
 	int k;
 
+	for (i = 0; i < tui_nkeys; i++) {
+		if (!(tui_keys[i].modes & modes))
+			continue;
+		for (k = 0; k < 4 && tui_keys[i].keys[k] != 0; k++) {
+			if (tui_keys[i].keys[k] == key)
+				return tui_keys[i].act;
+		}
+	}
+	return NULL;
+}
+
+/* The key table's action for KEY in the current mode; while the user
+ * types, only the rows that act everywhere come before the typing. */
+static unsigned
+tui_actions_key(struct tui *d, int key)
+{
+	bool typing = d->mode == TUI_MODE_PROMPT ||
+	    (d->mode == TUI_MODE_FORM && d->form.editing);
+	tui_action act;
+
+	if (typing && (act = tui_actions_find(TUI_MODE_BIT(TUI_MODE_PROMPT),
+	    key)) != NULL)
+		return act(d);
 	if (d->mode == TUI_MODE_PROMPT)
 		return tui_prompt_key(d, key);
 	if (d->mode == TUI_MODE_FORM && d->form.editing)
 		return tui_form_key(d, key);
-	for (i = 0; i < tui_nkeys; i++) {
-		if (!(tui_keys[i].modes & TUI_MODE_BIT(d->mode)))
-			continue;
-		for (k = 0; k < 4 && tui_keys[i].keys[k] != 0; k++) {
-			if (tui_keys[i].keys[k] == key)
-				return tui_keys[i].act(d);
-		}
-	}
-	return 0;
+	act = tui_actions_find(TUI_MODE_BIT(d->mode), key);
+	return act != NULL ? act(d) : 0;
 }
 
 unsigned
@@ -991,8 +1011,8 @@ tui_actions_modes(FILE *fp, unsigned modes)
 	const char *sep = "";
 	int m;
 
-	if (modes == TUI_ALL_MODES) {
-		fputs("all", fp);
+	if (modes == TUI_ALL_MODES || modes == TUI_EVERYWHERE) {
+		fputs(modes == TUI_ALL_MODES ? "all" : "everywhere", fp);
 		return;
 	}
 	for (m = 0; m < TUI_NMODES; m++) {

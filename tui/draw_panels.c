@@ -137,7 +137,7 @@ void
 tui_draw_form(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 {
 	struct tui_rect in = tui_draw_box(w, d, l->panel,
-	    "constraints (Tab next, Enter edits, Esc closes)");
+	    "constraints (Tab next, Enter edits, x removes a pin, Esc closes)");
 	wchar_t cursor = tui_glyph(&d->glyphs, TUI_GLYPH_CURSOR);
 	int n = tui_form_nfields(d), first = 0, f, row, x;
 	char label[128], value[256];

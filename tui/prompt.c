@@ -186,13 +186,15 @@ tui_prompt_new_file(struct tui *d, const char *text)
 	const struct pw_problem *p = pw_plan_problem(d->plan);
 	struct pw_error err;
 	bool lua = pwlua_is_script(text);
+	struct stat st;
 	int rc;
 
 	if (!lua && !tui_prompt_ends(text, ".json")) {
 		tui_message(d, true, "%s: name a .lua or a .json file", text);
 		return TUI_DRAW_MESSAGE;
 	}
-	if (access(text, F_OK) == 0) {
+	/* lstat: a dangling link names a file too (writing would make it). */
+	if (lstat(text, &st) == 0) {
 		tui_message(d, true, "%s exists: choose another name", text);
 		return TUI_DRAW_MESSAGE;
 	}
@@ -227,6 +229,7 @@ tui_prompt_quit(struct tui *d, int key)
 {
 	switch (key) {
 	case 's':
+		tui_solve_settle(d);
 		if (d->save_path == NULL) {
 			tui_prompt_open(d, TUI_PROMPT_SAVE_AS,
 			    "save the schedule as: ", "schedule.json");

@@ -39,17 +39,21 @@ tui_recover_write(struct tui *d)
 
 	/* The file's name follows the schedule file "s" writes, else the
 	 * designed file: "S" from a problem and "e" on the default problem
-	 * give them names, and the old file goes. */
+	 * give them names, and the old file goes once the new one is
+	 * written (until then it is the only copy). */
 	name = tui_recover_name(d->save_path != NULL ? d->save_path :
 	    d->path);
+	if (pw_schedule_write_pins(name, pw_plan_problem(d->plan),
+	    pw_plan_timed(d->plan), pw_plan_timing(d->plan), d->pins, d->npins,
+	    &err) != PW_OK) {
+		tui_message(d, true, "recovery file not written: %s", err.msg);
+		free(name);
+		return;
+	}
 	if (d->recover_path != NULL && strcmp(d->recover_path, name) != 0)
 		tui_recover_remove(d);
 	free(d->recover_path);
 	d->recover_path = name;
-	if (pw_schedule_write_pins(name, pw_plan_problem(d->plan),
-	    pw_plan_timed(d->plan), pw_plan_timing(d->plan), d->pins, d->npins,
-	    &err) != PW_OK)
-		tui_message(d, true, "recovery file not written: %s", err.msg);
 }
 
 void
@@ -66,23 +70,32 @@ unsigned
 tui_recover_decline(struct tui *d)
 {
 	char *aside = NULL;
-	int i;
+	int i, error = 0;
 
 	if (d->recover_path == NULL)
 		d->recover_path = tui_recover_name(d->path);
 	/* This session's first change writes the recovery file's name: the
-	 * old one goes to the first free NAME~, NAME~2, ... first. */
+	 * old one goes to the first free NAME~, NAME~2, ... first.  A link
+	 * never replaces a file (another designer may take a name at the
+	 * same time), and the old name goes only once the link is made. */
 	for (i = 1; i < 1000; i++) {
 		free(aside);
 		aside = i == 1 ? pw_xasprintf("%s~", d->recover_path) :
 		    pw_xasprintf("%s~%d", d->recover_path, i);
-		if (access(aside, F_OK) != 0 && errno == ENOENT)
+		if (link(d->recover_path, aside) == 0) {
+			if (unlink(d->recover_path) != 0)
+				error = errno;
 			break;
+		}
+		if (errno != EEXIST) {
+			error = errno;
+			break;
+		}
 	}
-	if (i == 1000 || rename(d->recover_path, aside) != 0)
+	if (i == 1000 || error != 0)
 		tui_message(d, true, "the recovery file %s could not be moved "
 		    "aside (%s): the next change replaces it", d->recover_path,
-		    i == 1000 ? "too many kept already" : strerror(errno));
+		    i == 1000 ? "too many kept already" : strerror(error));
 	else
 		tui_message(d, false, "recovery file kept as %s, not restored",
 		    aside);

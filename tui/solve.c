@@ -224,6 +224,18 @@ tui_solve_cancel(struct tui *d)
 }
 
 void
+tui_solve_settle(struct tui *d)
+{
+	if (d->solve.run == NULL)
+		return;
+	pw_solve_cancel(d->solve.run);
+	while (tui_solve_running(d)) {
+		tui_solve_wait(d, 0.05);
+		tui_solve_tick(d);
+	}
+}
+
+void
 tui_solve_wait(struct tui *d, double seconds)
 {
 	if (d->solve.run != NULL)

@@ -573,6 +573,10 @@ bool	tui_solve_running(const struct tui *);
  * those it was computed under; *GAP is the current plan's objective
  * against it, (obj - bound) / obj.  False when there is none. */
 bool	tui_solve_bound(const struct tui *, double *bound, double *gap);
+/* Cancels a running search and waits (within pw_solve's 100 ms) for its
+ * result to become the plan, as one change: before a save, so that what
+ * is written is what undo knows. */
+void	tui_solve_settle(struct tui *);
 /* Blocks until the search has something new (at most SECONDS): what the
  * loop waits on instead of sleeping while a search runs. */
 void	tui_solve_wait(struct tui *, double seconds);
