@@ -36,7 +36,7 @@ struct pwl_record {
 	size_t	size;
 };
 
-static const char *const pwl_recompute_names[] = { "none", "pipeoffload",
+const char *const pwl_recompute_names[] = { "none", "pipeoffload",
     "full", NULL };
 
 #define PWL_MF(n, t, need, def) \

@@ -232,4 +232,7 @@ void	pwl_schedule_finish(lua_State *, struct pwl_schedule *s,
 /* write.c */
 void	pwl_open_write(lua_State *);
 
+/* model.c: the names of enum pw_recompute, by value, NULL-terminated. */
+extern const char *const pwl_recompute_names[];
+
 #endif /* PWLUA_INT_H */

@@ -352,9 +352,6 @@ pwl_emit_per_device(FILE *fp, const struct pw_problem *p, const char *name,
 static void
 pwl_emit_model(FILE *fp, const struct pw_model *m)
 {
-	static const char *const recompute[] = { "none", "pipeoffload",
-	    "full" };
-
 	fputs("\tmodel = pw.model{\n", fp);
 	if (m->name != NULL) {
 		fputs("\t\tname = ", fp);
@@ -367,7 +364,7 @@ pwl_emit_model(FILE *fp, const struct pw_model *m)
 	    "\t\tflash_attention = %s,\n\t\trecompute = \"%s\",\n\t},\n",
 	    m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->seq,
 	    m->vocab, m->micro_batch, m->flash_attention ? "true" : "false",
-	    recompute[m->recompute]);
+	    pwl_recompute_names[m->recompute]);
 }
 
 static void

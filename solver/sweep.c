@@ -126,11 +126,9 @@ pw_sweep_take(struct pw_sweep_point *pt, struct pw_plan *plan)
 		if (m->device[d].peak > m->device[pt->peak_device].peak)
 			pt->peak_device = d;
 	pt->peak = m->device[pt->peak_device].peak;
-	pt->feasible = pt->peak <= pt->limit;
+	/* The metrics' verdict, with their tolerance, as every view has it. */
+	pt->feasible = m->feasible;
 	pt->problem = pw_problem_copy(pw_plan_problem(plan));
-	/* A new split's "no limit" was the largest finite one. */
-	for (d = 0; d < pt->problem->devices; d++)
-		pt->problem->memory[d].limit = pt->limit;
 	pt->schedule = pw_schedule_copy(pw_plan_schedule(plan));
 	pw_plan_free(plan);
 }

@@ -1033,7 +1033,7 @@ test_edit(void)
 		free(fresh);
 		return;
 	}
-	tap_ok(d->path_is_lua && d->objective == PW_OBJ_SPAN &&
+	tap_ok(pwlua_is_script(d->path) && d->objective == PW_OBJ_SPAN &&
 	    d->time_limit == 3, "its objective and time limit are the state's");
 	tap_ok(d->npins == 1 && d->pins[0].before.kind == PW_F &&
 	    d->pins[0].before.mb == 2 && d->pins[0].after.kind == PW_B &&

@@ -60,8 +60,9 @@ tui_compare_set(struct tui *d, int slot, int source)
 		rc = pw_plan_read(c->file, &c->plan[slot], NULL, NULL, &err);
 		break;
 	default:
-		rc = pw_plan_family(&pw_families[source],
-		    pw_plan_problem(d->plan), &c->plan[slot], &err);
+		/* As "f" builds it: a model split again keeps the limits. */
+		rc = tui_family_plan(pw_plan_problem(d->plan), source,
+		    &c->plan[slot], NULL, &err);
 		break;
 	}
 	if (rc != PW_OK)

@@ -206,7 +206,6 @@ tui_prompt_new_file(struct tui *d, const char *text)
 	}
 	free(d->path);
 	d->path = pw_xstrdup(text);
-	d->path_is_lua = lua;
 	d->path_is_schedule = false;
 	free(d->edit_path);
 	d->edit_path = pw_xstrdup(text);

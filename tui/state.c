@@ -777,7 +777,6 @@ tui_new(const char *path, int rows, int cols, struct pw_error *err)
 	}
 	d->path = path ? pw_xstrdup(path) : NULL;
 	d->path_is_schedule = f.is_schedule;
-	d->path_is_lua = f.is_lua;
 	tui_state_take_prefs(d, &f);
 	tui_state_file_free(&f);
 	tui_state_refresh(d);

@@ -341,7 +341,6 @@ struct tui {
 	struct pw_plan *plan;
 	char	*path;		/* the file it came from; NULL: default */
 	bool	path_is_schedule;	/* PATH is a schedule file */
-	bool	path_is_lua;
 	char	*save_path;	/* where "s" writes; NULL: ask */
 	char	*source;	/* "family 1f1b", "file x.json", "optimizer
 				 * (gap 2.1%)": the header's "from" */
