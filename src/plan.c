@@ -135,29 +135,38 @@ pw_plan_family(const struct pw_family *family, const struct pw_problem *p,
 }
 
 int
+pw_plan_from_timed(struct pw_problem *problem, const struct pw_timed_op *ops,
+    size_t n, const char *label, struct pw_plan **out, struct pw_error *err)
+{
+	struct pw_schedule *sched;
+	struct pw_error why;
+	int rc;
+
+	*out = NULL;
+	if ((rc = pw_schedule_from_timed(problem, ops, n, &sched,
+	    &why)) != PW_OK) {
+		pw_problem_free(problem);
+		pw_error_set(err, "%s: %s", label, why.msg);
+		return rc;
+	}
+	if ((rc = pw_plan_make(problem, sched, out, &why)) != PW_OK)
+		pw_error_set(err, "%s: %s", label, why.msg);
+	return rc;
+}
+
+int
 pw_plan_read(const char *path, struct pw_plan **out,
     struct pw_timed_op **stored, size_t *nstored, struct pw_error *err)
 {
 	const char *label = strcmp(path, "-") == 0 ? "<stdin>" : path;
 	struct pw_problem *problem = NULL;
-	struct pw_schedule *sched = NULL;
 	struct pw_timed_op *ops = NULL;
-	struct pw_error why;
 	size_t nops = 0;
 	int rc;
 
 	*out = NULL;
-	if ((rc = pw_schedule_read(path, &problem, &ops, &nops, err)) != PW_OK)
-		goto out;
-	if ((rc = pw_schedule_from_timed(problem, ops, nops, &sched,
-	    &why)) != PW_OK) {
-		pw_problem_free(problem);
-		pw_error_set(err, "%s: %s", label, why.msg);
-		goto out;
-	}
-	if ((rc = pw_plan_make(problem, sched, out, &why)) != PW_OK)
-		pw_error_set(err, "%s: %s", label, why.msg);
-out:
+	if ((rc = pw_schedule_read(path, &problem, &ops, &nops, err)) == PW_OK)
+		rc = pw_plan_from_timed(problem, ops, nops, label, out, err);
 	if (rc == PW_OK && stored != NULL) {
 		*stored = ops;
 		*nstored = nops;

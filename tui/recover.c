@@ -107,7 +107,6 @@ unsigned
 tui_recover_restore(struct tui *d)
 {
 	struct pw_problem *problem = NULL;
-	struct pw_schedule *sched = NULL;
 	struct pw_timed_op *ops = NULL;
 	struct pw_pin *pins = NULL;
 	struct pw_plan *plan = NULL;
@@ -122,15 +121,10 @@ tui_recover_restore(struct tui *d)
 	rc = pw_file_read_pins(d->recover_path, &problem, &ops, &nops, &pins,
 	    &npins, &err);
 	if (rc == PW_OK)
-		rc = pw_schedule_from_timed(problem, ops, nops, &sched, &err);
+		rc = pw_plan_from_timed(problem, ops, nops, d->recover_path,
+		    &plan, &err);
 	free(ops);
-	if (rc == PW_OK) {
-		/* The plan owns the problem and the schedule from here on. */
-		rc = pw_plan_new(problem, sched, &plan, &err);
-		problem = NULL;
-	}
 	if (rc != PW_OK) {
-		pw_problem_free(problem);
 		free(pins);
 		tui_message(d, true, "recovery file kept, not restored: %s",
 		    err.msg);

@@ -41,7 +41,6 @@ tui_state_file_read(const char *path, struct tui_state_file *out,
 {
 	struct pwlua_solve_prefs prefs = { 0 };
 	struct pw_timed_op *ops = NULL;
-	struct pw_schedule *sched;
 	size_t nops = 0;
 	int rc;
 
@@ -72,12 +71,9 @@ tui_state_file_read(const char *path, struct tui_state_file *out,
 		return rc;
 	}
 	out->is_schedule = true;
-	rc = pw_schedule_from_timed(out->problem, ops, nops, &sched, err);
+	rc = pw_plan_from_timed(out->problem, ops, nops, path, &out->plan, err);
+	out->problem = NULL;
 	free(ops);
-	if (rc == PW_OK) {
-		rc = pw_plan_new(out->problem, sched, &out->plan, err);
-		out->problem = NULL;
-	}
 	return rc;
 }
 
