@@ -116,15 +116,11 @@ static void
 pw_sweep_take(struct pw_sweep_point *pt, struct pw_plan *plan)
 {
 	const struct pw_metrics *m = pw_plan_metrics(plan);
-	int d;
 
 	pt->rc = PW_OK;
 	pt->makespan = m->makespan;
 	pt->bubble_rate = m->bubble_rate;
-	pt->peak_device = 0;
-	for (d = 1; d < m->ndevices; d++)
-		if (m->device[d].peak > m->device[pt->peak_device].peak)
-			pt->peak_device = d;
+	pt->peak_device = pw_metrics_peak_device(m);
 	pt->peak = m->device[pt->peak_device].peak;
 	/* The metrics' verdict, with their tolerance, as every view has it. */
 	pt->feasible = m->feasible;

@@ -193,6 +193,15 @@ struct pw_compare_row {
 	int	nover;		/* devices above their limits */
 };
 
+/* The device that uses the largest share of its limit (a device over its
+ * limit always has the largest, so this is also the worst offender); -1
+ * when no device has a limit.  *NOVER (NOVER may be NULL) counts the
+ * devices over their limits. */
+int	pw_metrics_tightest(const struct pw_problem *, const struct pw_metrics *,
+	    int *nover);
+/* The device with the highest peak, the first among equals. */
+int	pw_metrics_peak_device(const struct pw_metrics *);
+
 /* One row per family of the registry, in its order, on PROBLEM.  Returns
  * an array of pw_nfamilies rows the caller frees with
  * pw_compare_rows_free. */

@@ -22,21 +22,17 @@
 #define REPORT_WIDTH		100
 #define REPORT_INDENT		4
 
-/*
- * The device that uses the largest share of its limit (-1 when no device
- * has one); NOVER counts the devices over their limit.  A device over its
- * limit always has the largest share, so this is also the worst offender.
- */
-static int
-report_tightest(const struct pw_problem *p, const struct pw_metrics *m,
+int
+pw_metrics_tightest(const struct pw_problem *p, const struct pw_metrics *m,
     int *nover)
 {
 	double share, best = -1;
 	int d, tightest = -1;
 
-	*nover = 0;
+	if (nover != NULL)
+		*nover = 0;
 	for (d = 0; d < m->ndevices; d++) {
-		if (!m->device[d].within_limit)
+		if (!m->device[d].within_limit && nover != NULL)
 			(*nover)++;
 		if (!isfinite(p->memory[d].limit) || p->memory[d].limit <= 0)
 			continue;
@@ -49,21 +45,21 @@ report_tightest(const struct pw_problem *p, const struct pw_metrics *m,
 	return tightest;
 }
 
+int
+pw_metrics_peak_device(const struct pw_metrics *m)
+{
+	int d, at = 0;
+
+	for (d = 1; d < m->ndevices; d++)
+		if (m->device[d].peak > m->device[at].peak)
+			at = d;
+	return at;
+}
+
 static double
 report_share(const struct pw_problem *p, const struct pw_metrics *m, int d)
 {
 	return 100 * (m->device[d].peak / p->memory[d].limit);
-}
-
-static double
-report_max_peak(const struct pw_metrics *m)
-{
-	double peak = 0;
-	int d;
-
-	for (d = 0; d < m->ndevices; d++)
-		peak = fmax(peak, m->device[d].peak);
-	return peak;
 }
 
 static void
@@ -89,10 +85,11 @@ pw_metrics_print(FILE *fp, const struct pw_problem *p,
 	report_seconds(fp, "max span", m->max_span);
 	report_seconds(fp, "max busy", m->max_busy);
 
-	t = report_tightest(p, m, &nover);
+	t = pw_metrics_tightest(p, m, &nover);
 	if (t < 0)
 		fprintf(fp, "%-13s no limits; largest peak %s\n", "memory",
-		    pw_fmt_bytes(b1, sizeof b1, report_max_peak(m)));
+		    pw_fmt_bytes(b1, sizeof b1,
+		    m->device[pw_metrics_peak_device(m)].peak));
 	else if (nover == 0)
 		fprintf(fp, "%-13s within every limit; tightest device %d at"
 		    " %.1f%%\n", "memory", t, report_share(p, m, t));
@@ -199,8 +196,8 @@ report_row_run(struct pw_compare_row *row, const struct pw_problem *p)
 	row->metrics = pw_metrics_compute(used, pw_plan_timed(plan),
 	    pw_plan_timing(plan));
 	m = row->metrics;
-	row->max_peak = report_max_peak(m);
-	row->tightest = t = report_tightest(p, m, &row->nover);
+	row->max_peak = m->device[pw_metrics_peak_device(m)].peak;
+	row->tightest = t = pw_metrics_tightest(p, m, &row->nover);
 	row->share = t < 0 ? NAN : m->device[t].peak / p->memory[t].limit;
 	pw_plan_free(plan);
 }

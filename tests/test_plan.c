@@ -593,6 +593,37 @@ test_compare_rows(void)
 	pw_problem_free(p);
 }
 
+/* 1f1b on 4 devices of unit costs peaks at 4, 3, 2, 1 activations: the
+ * highest on device 0, the tightest where the limit is nearest. */
+static void
+test_tightest(void)
+{
+	struct pw_stage st = { .f = 1, .b = 1, .w = 1, .act = 1 };
+	struct pw_problem *p = test_problem_uniform(4, 1, 8, PW_PLACE_LOOP,
+	    &st);
+	struct pw_plan *plan;
+	struct pw_error err;
+	int nover = -1;
+
+	p->memory[3].limit = 1.5;
+	p->memory[2].limit = 2;
+	if (!tap_int(pw_plan_family(pw_family_find("1f1b"), p, &plan, &err),
+	    PW_OK, "tightest: 1f1b builds")) {
+		pw_problem_free(p);
+		return;
+	}
+	tap_int(pw_metrics_peak_device(pw_plan_metrics(plan)), 0,
+	    "tightest: the highest peak is device 0's");
+	tap_int(pw_metrics_tightest(pw_plan_problem(plan),
+	    pw_plan_metrics(plan), &nover), 2,
+	    "tightest: device 2, at its limit, beats device 3 at 2/3");
+	tap_int(nover, 0, "tightest: no device over");
+	tap_int(pw_metrics_tightest(pw_plan_problem(plan),
+	    pw_plan_metrics(plan), NULL), 2, "tightest: NOVER may be NULL");
+	pw_plan_free(plan);
+	pw_problem_free(p);
+}
+
 int
 main(void)
 {
@@ -606,5 +637,6 @@ main(void)
 	test_copy_replace();
 	test_random_undo();
 	test_compare_rows();
+	test_tightest();
 	return tap_done();
 }

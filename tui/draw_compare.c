@@ -16,18 +16,6 @@
 
 static const char *const tui_cmp_slot[2] = { "top", "bottom" };
 
-/* The highest device peak of M and its device. */
-static int
-tui_cmp_peak_device(const struct pw_metrics *m)
-{
-	int k, at = 0;
-
-	for (k = 1; k < m->ndevices; k++)
-		if (m->device[k].peak > m->device[at].peak)
-			at = k;
-	return at;
-}
-
 /* Slot SLOT's title row at Y: the focus mark, the source, then its
  * metrics or why it has no schedule. */
 static void
@@ -53,7 +41,7 @@ tui_cmp_title(WINDOW *w, const struct tui *d, int slot, int y,
 		return;
 	}
 	m = pw_plan_metrics(plan);
-	k = tui_cmp_peak_device(m);
+	k = pw_metrics_peak_device(m);
 	snprintf(line, sizeof line, "%s%s: %s: %s, bubble %.1f%%, idle %s, "
 	    "peak %s (d%d)%s", mark, tui_cmp_slot[slot], name,
 	    pw_fmt_seconds(ms, sizeof ms, m->makespan), 100 * m->bubble_rate,

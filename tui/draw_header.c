@@ -30,17 +30,12 @@ static void
 tui_header_peak(const struct pw_problem *p, const struct pw_metrics *m,
     char *buf, size_t len)
 {
-	double share, best = -1, limit;
+	int at = pw_metrics_tightest(p, m, NULL);
 	char peak[32], lim[32];
-	int k, at = 0;
+	double limit;
 
-	for (k = 0; k < m->ndevices; k++) {
-		limit = p->memory[k].limit;
-		share = isfinite(limit) && limit > 0 ? m->device[k].peak / limit :
-		    m->device[k].peak * 1e-30;
-		if (share > best)
-			best = share, at = k;
-	}
+	if (at < 0)
+		at = pw_metrics_peak_device(m);
 	limit = p->memory[at].limit;
 	pw_fmt_bytes(peak, sizeof peak, m->device[at].peak);
 	if (isfinite(limit))

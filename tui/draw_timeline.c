@@ -463,10 +463,7 @@ tui_draw_lanes(WINDOW *w, const struct tui *d, const struct pw_plan *plan,
 	tl.nchunks = pw_xcalloc((size_t)tl.p->devices, sizeof *tl.nchunks);
 	for (k = 0; k < tl.p->nstages; k++)
 		tl.chunk[k] = tl.nchunks[tl.p->stages[k].device]++;
-	for (k = 0; k < tl.m->ndevices; k++) {
-		if (tl.m->device[k].peak > tl.scale)
-			tl.scale = tl.m->device[k].peak;
-	}
+	tl.scale = tl.m->device[pw_metrics_peak_device(tl.m)].peak;
 	tui_timeline_relate(&tl, plan);
 	lanes = pw_xcalloc((size_t)area.h, sizeof *lanes);
 	cells = pw_xcalloc((size_t)tl.width, sizeof *cells);
