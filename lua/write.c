@@ -292,17 +292,12 @@ static void
 pwl_emit_number(FILE *fp, double v)
 {
 	char num[64];
-	int prec;
 
 	if (isinf(v)) {
 		fputs(v > 0 ? "math.huge" : "-math.huge", fp);
 		return;
 	}
-	for (prec = 1; prec <= 17; prec++) {
-		snprintf(num, sizeof num, "%.*g", prec, v);
-		if (strtod(num, NULL) == v)
-			break;
-	}
+	snprintf(num, sizeof num, "%.*g", pw_exact_precision(v), v);
 	/* A whole number is written as a float: fields of bytes and
 	 * seconds are numbers, and integers read the same. */
 	fputs(num, fp);

@@ -133,28 +133,13 @@ pw_jfield_get(const struct pw_jfield *f, const void *base)
 	return *(const double *)((const char *)base + f->off);
 }
 
-/* The fewest significant digits (15 to 17) that read back as exactly X,
- * so that files round-trip without printing 0.1 as 0.10000000000000001. */
-static int
-pw_jprecision(double x)
-{
-	char buf[32];
-	int prec;
-
-	for (prec = 15; prec < 17; prec++) {
-		snprintf(buf, sizeof buf, "%.*g", prec, x);
-		if (strtod(buf, NULL) == x)
-			break;
-	}
-	return prec;
-}
 
 static size_t
 pw_jflags(const json_t *v)
 {
 	if (json_is_real(v))
 		return JSON_ENCODE_ANY |
-		    JSON_REAL_PRECISION(pw_jprecision(json_real_value(v)));
+		    JSON_REAL_PRECISION(pw_exact_precision(json_real_value(v)));
 	return JSON_ENCODE_ANY;
 }
 

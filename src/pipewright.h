@@ -112,6 +112,11 @@ int	pw_thread_start(pthread_t *, void *(*fn)(void *), void *arg);
  * frees the result. */
 char	*pw_escape(const char *s);
 
+/* The fewest significant digits (15 to 17; "%.*g" drops the zeros a
+ * shorter number would have) with which X reads back as exactly X, so
+ * that files round-trip without printing 0.1 as 0.10000000000000001. */
+int	pw_exact_precision(double x);
+
 /* Reads S as a whole number in [MIN, MAX] (decimal, blanks around it
  * allowed) into *OUT; false, *OUT untouched, for anything else. */
 bool	pw_parse_int(const char *s, long min, long max, int *out);

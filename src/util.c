@@ -636,6 +636,20 @@ pw_fmt_scaled(char *buf, size_t len, double value, const double *scale,
 	return buf;
 }
 
+int
+pw_exact_precision(double x)
+{
+	char buf[32];
+	int prec;
+
+	for (prec = 15; prec < 17; prec++) {
+		snprintf(buf, sizeof buf, "%.*g", prec, x);
+		if (strtod(buf, NULL) == x)
+			break;
+	}
+	return prec;
+}
+
 bool
 pw_parse_int(const char *s, long min, long max, int *out)
 {

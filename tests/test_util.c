@@ -424,6 +424,18 @@ test_long_name(void)
 	rmdir(dir);
 }
 
+/* Numbers written with the fewest digits that read back exactly. */
+static void
+test_exact_precision(void)
+{
+	tap_int(pw_exact_precision(0.1), 15, "exact precision: 0.1 in 15");
+	tap_int(pw_exact_precision(1.0 / 3), 16, "exact precision: 1/3 in 16");
+	tap_int(pw_exact_precision(0.1 + 0.2), 17,
+	    "exact precision: 0.1 + 0.2 needs 17");
+	tap_int(pw_exact_precision(85520000000.0), 15,
+	    "exact precision: a whole number in 15");
+}
+
 /* Whole numbers as the command line and the designer read them. */
 static void
 test_parse_int(void)
@@ -456,5 +468,6 @@ main(void)
 	test_strings();
 	test_splitmix();
 	test_parse_int();
+	test_exact_precision();
 	return tap_done();
 }
