@@ -91,6 +91,15 @@ struct pw_problem *pwlua_problem_read(const char *path,
 int	pwlua_problem_write(const char *path, const struct pw_problem *p,
 	    struct pw_error *);
 
+/* The model script PATH (it returns a model: a pw.model table, or a
+ * plain table of a model's fields) in a fresh interpreter with the
+ * defaults, for --model FILE.lua.  Returns PW_OK with the model in *OUT
+ * and its name in *NAME (the caller frees it; OUT->name points to it, or
+ * is NULL without one); else PW_ERR_INPUT or PW_ERR_IO naming the file
+ * and the field. */
+int	pwlua_model_read(const char *path, struct pw_model *out, char **name,
+	    struct pw_error *);
+
 /* Whether PATH names a Lua script (it ends in ".lua"). */
 bool	pwlua_is_script(const char *path);
 

@@ -198,6 +198,20 @@ double	pw_objective_value(enum pw_objective, const struct pw_metrics *);
  * docs/solver.md). */
 double	pw_lower_bound(const struct pw_problem *, enum pw_objective);
 
+/* One of those bounds, by name ("work", "warmup", "head-body-tail",
+ * "device", "path", "memory", "slot", ...: docs/solver.md gives each
+ * one's argument). */
+struct pw_bound_term {
+	const char *name;	/* a static string */
+	double	value;		/* seconds; 0 where it proves nothing */
+};
+#define PW_BOUND_TERMS	12
+
+/* Fills OUT with every problem-only bound for OBJ (the strongest first)
+ * and returns how many; pw_lower_bound is the first one's value. */
+int	pw_lower_bound_terms(const struct pw_problem *, enum pw_objective,
+	    struct pw_bound_term out[PW_BOUND_TERMS]);
+
 /*
  * The memory sweep: step time against the memory limit, for every family
  * of the registry and for the optimizer.  At each limit L every device's
@@ -290,5 +304,101 @@ const char *pw_sweep_series_name(const struct pw_sweep *, size_t series);
  * -1 when none. */
 int	pw_sweep_best(const struct pw_sweep *, size_t limit);
 void	pw_sweep_free(struct pw_sweep *);
+
+/*
+ * The planner: for a problem built from a model (it has an origin), the
+ * fastest design within memory over the layer split (pw_split_balance
+ * and moves of layers between neighbouring stages, each split timed
+ * exactly), stages per device, loop or V placement, recomputation,
+ * offload and the schedule (every family that applies, then the
+ * optimizer on the most promising candidates).  For a problem with given
+ * stages only the schedule and offload are searched (SPLIT_FIXED).
+ * Deterministic for its input, options and seed when it ends by its
+ * iteration limits rather than the time limit.
+ */
+
+/* What a candidate's design is. */
+struct pw_design {
+	int	chunks;		/* stages per device */
+	enum pw_placement placement;
+	enum pw_recompute recompute;
+	bool	offload;	/* the model's PCIe link is there */
+	int	*layers_per_stage;	/* [devices * chunks], owned; NULL when
+					 * the split is fixed */
+};
+
+struct pw_planner_candidate {
+	struct pw_design design;
+	struct pw_problem *problem;	/* owned: the design's problem */
+	struct pw_schedule *schedule;	/* owned: its best schedule */
+	char	schedule_name[32];	/* the family's name, or "solve" */
+	double	objective;	/* seconds, of the options' objective */
+	double	makespan;	/* seconds */
+	double	bubble_rate;
+	double	idle_share;	/* total idle over devices * makespan */
+	double	peak;		/* bytes, the device nearest its limit */
+	int	peak_device;
+	double	limit;		/* that device's limit, INFINITY for none */
+	double	bound;		/* pw_lower_bound of PROBLEM */
+	double	gap;		/* (objective - bound) / objective */
+	bool	optimized;	/* the optimizer ran on it */
+};
+
+struct pw_planner_progress {
+	size_t	tried;		/* candidates timed so far */
+	double	best;		/* the best objective so far, INFINITY: none */
+	const char *best_name;	/* its schedule's name, or NULL */
+	double	elapsed;	/* seconds */
+	const char *phase;	/* "splits", "families", "optimizer", "done" */
+};
+
+struct pw_planner_opts {
+	enum pw_objective objective;
+	double	time_limit;	/* seconds of wall time; <= 0: 60 */
+	/* 0, or lp_solve's iterations (and the local search's moves) per
+	 * optimizer run, and the split moves tried in all: with it the
+	 * result is the same on every run whatever the time limit. */
+	long	iteration_limit;
+	size_t	top;		/* candidates kept, best first; 0: 10 */
+	unsigned long seed;
+	/* AUTO: designs with and without the model's offload link (when
+	 * its hardware has one); ON: only with; OFF: only without. */
+	enum pw_offload_mode offload;
+	/* Called at least once a second on pw_planner's thread; may be
+	 * NULL. */
+	void	(*progress)(const struct pw_planner_progress *, void *arg);
+	void	*progress_arg;
+	/* Another thread sets *cancel non-zero to stop within 100 ms; the
+	 * best candidates so far are returned.  May be NULL. */
+	atomic_int *cancel;
+};
+
+struct pw_planner_result {
+	struct pw_planner_candidate *cand;	/* [ncand], best first, owned */
+	size_t	ncand;
+	size_t	tried;		/* candidates timed */
+	bool	split_fixed;	/* the problem's stages were given */
+	enum pw_solve_end ended; /* SEARCHED, ITERATIONS, TIME or CANCELLED */
+	double	elapsed;
+};
+
+/* Fills O with the defaults: makespan, 60 s, no iteration limit, top 10,
+ * seed 1, offload auto. */
+void	pw_planner_opts_init(struct pw_planner_opts *);
+
+/* Plans PROBLEM under O, blocking.  Returns PW_OK and a result the
+ * caller frees with pw_planner_result_free (at least one candidate, each
+ * schedule within its problem's limits and passing pw_check);
+ * PW_ERR_INPUT for bad options or when no design fits memory (naming the
+ * tightest device and what it needs). */
+int	pw_planner(const struct pw_problem *, const struct pw_planner_opts *,
+	    struct pw_planner_result *, struct pw_error *);
+void	pw_planner_result_free(struct pw_planner_result *);
+/* "1 chunk", "loop x4", "V" into BUF, returned. */
+char	*pw_design_layout_name(const struct pw_design *, char *buf, size_t len);
+/* The split as "4,4,4,5,5,4,4,2" (or "given") into BUF, returned
+ * (shortened with "..." when it does not fit). */
+char	*pw_design_split_name(const struct pw_design *, int nstages,
+	    char *buf, size_t len);
 
 #endif /* PW_SOLVER_H */

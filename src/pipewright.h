@@ -120,6 +120,11 @@ int	pw_exact_precision(double x);
 /* Reads S as a whole number in [MIN, MAX] (decimal, blanks around it
  * allowed) into *OUT; false, *OUT untouched, for anything else. */
 bool	pw_parse_int(const char *s, long min, long max, int *out);
+/* Reads S as a size in bytes: a non-negative number with an optional
+ * unit, B, KB/MB/GB/TB (powers of 1000) or KiB/MiB/GiB/TiB (powers of
+ * 1024), in any case, a blank allowed before the unit ("60GiB",
+ * "1.5 TB", "4e9").  False, *OUT untouched, for anything else. */
+bool	pw_parse_bytes(const char *s, double *out);
 
 /* splitmix64: the next number of the sequence whose state is *STATE.
  * Deterministic on every platform, for seeded searches and generators. */
@@ -229,6 +234,10 @@ bool	pw_problem_is_loop(const struct pw_problem *);	/* stage s on s mod p */
 bool	pw_problem_is_v(const struct pw_problem *);
 /* Seconds from stage s to s+1 (0 when both are on one device). */
 double	pw_problem_hop(const struct pw_problem *, int s);
+/* The largest stage's compute (f + b + w) over the mean of the stages'
+ * (1 for one stage), that stage in *WORST_STAGE (may be NULL): compare
+ * warns above 1.1 and names the command that rebalances it. */
+double	pw_problem_imbalance(const struct pw_problem *, int *worst_stage);
 
 /* ------------------------------------------------------------------ */
 /* Operations                                                          */
@@ -712,6 +721,8 @@ struct pw_model {
 	int	micro_batch;	/* b */
 	bool	flash_attention; /* no s x s attention scores are stored */
 	enum pw_recompute recompute;
+	bool	gated_mlp;	/* SwiGLU: three h x f matrices, not two */
+	bool	tied_embeddings; /* the LM head reuses the embedding's weights */
 };
 
 struct pw_hardware {
@@ -743,6 +754,17 @@ struct pw_split {
 				 * DBL_MAX = none (INFINITY in the problem:
 				 * a split's numbers are finite) */
 	bool	offload;	/* a duplex PCIe link, devices paired {0,1},{2,3},... */
+	/* Held back from every device's limit for the allocator's
+	 * fragmentation and workspaces: RESERVE_BYTES plus RESERVE_FRACTION
+	 * (in [0, 1)) of the limit; both 0: none. */
+	double	reserve_bytes;
+	double	reserve_fraction;
+	/* Tensor parallelism within a stage (each pipeline device is TP
+	 * GPUs: compute and weights divided, an all-reduce per layer on the
+	 * hardware's p2p link) and ZeRO-1 data parallelism (the optimizer
+	 * state divided among DP replicas); 0 or 1: none. */
+	int	tp;
+	int	dp;
 };
 
 /* What a problem was built from; owns its strings and its list. */
@@ -754,6 +776,9 @@ struct pw_origin {
 
 /* Returns a deep copy the caller owns (NULL for NULL). */
 struct pw_origin *pw_origin_copy(const struct pw_origin *);
+/* The layers of stage S of the split: its list's, or the even share
+ * (remainder on the middle stages) when it has none. */
+int	pw_split_layers(const struct pw_split *, int layers, int s);
 void	pw_origin_free(struct pw_origin *);
 
 /* Builds the problem of MODEL on HW split as SPLIT and validates it; the
@@ -762,9 +787,49 @@ void	pw_origin_free(struct pw_origin *);
  * with one line naming the model, hardware or split field at fault. */
 int	pw_cost_problem(const struct pw_model *, const struct pw_hardware *,
 	    const struct pw_split *, struct pw_problem **out, struct pw_error *);
+/* The checks pw_cost_problem makes of its three inputs before building
+ * anything: PW_OK, or PW_ERR_INPUT naming the field at fault. */
+int	pw_cost_check(const struct pw_model *, const struct pw_hardware *,
+	    const struct pw_split *, struct pw_error *);
+/* What pw_cost_problem gives stage S of SPLIT when it holds LAYERS
+ * layers (the embedding on stage 0, the LM head on the last): its costs
+ * in *OUT (device, f, b, w, act, hold, offload, comm) and the static
+ * bytes it adds to its device in *STATIC_BYTES.  The three inputs must
+ * pass pw_cost_check; LAYERS may differ from the split's own count (a
+ * split search asks what a stage would cost). */
+void	pw_cost_stage(const struct pw_model *, const struct pw_hardware *,
+	    const struct pw_split *, int s, int layers, struct pw_stage *out,
+	    double *static_bytes);
+/* The bytes of every device's limit that SPLIT holds back (its reserve)
+ * for a limit of LIMIT bytes. */
+double	pw_split_reserve(const struct pw_split *, double limit);
+
+/*
+ * The partition search: the layers of each stage of SPLIT (its devices,
+ * chunks, placement, microbatches, limit and the rest as given; its own
+ * list ignored) that minimise the bottleneck, the largest per-microbatch
+ * compute (f + b + w) of any device, with every device's static bytes
+ * plus INFLIGHT[d] activations of its largest stage (NULL: what 1F1B
+ * keeps, min(m, p - d) for one chunk, and the interleaved count for
+ * more) within its limit less the reserve.  Exact for that model: a
+ * dynamic program over layer boundaries (over the devices' layer counts,
+ * each device's then shared among its chunks with the LM head's and the
+ * embedding's chunks lightest, when there are several chunks).  Among
+ * splits of the least bottleneck it takes the one with the least sum of
+ * squared device loads.  Writes devices * chunks counts to LAYERS and
+ * the bottleneck's seconds to *BOTTLENECK (may be NULL).  Returns PW_OK;
+ * PW_ERR_NOT_APPLICABLE when no split fits (naming the device that
+ * cannot hold even one layer's stage); PW_ERR_INPUT for bad inputs.
+ */
+int	pw_split_balance(const struct pw_model *, const struct pw_hardware *,
+	    const struct pw_split *, const int *inflight, int *layers,
+	    double *bottleneck, struct pw_error *);
 
 /* Splits PROBLEM's model again with PLACEMENT and CHUNKS stages per
- * device (even layers per stage), keeping everything else.  Returns PW_OK
+ * device, keeping everything else: each device keeps the layers the
+ * split gave it (shared among its chunks, the LM head's and the
+ * embedding's lightest), so an uneven split stays as balanced, and the
+ * new origin states its layers_per_stage explicitly.  Returns PW_OK
  * and a problem the caller owns; PW_ERR_NOT_APPLICABLE when the problem
  * has no origin or its layers do not split that way. */
 int	pw_problem_resplit(const struct pw_problem *, enum pw_placement,

@@ -1,0 +1,2 @@
+/* local.c: placeholder of issue 15's contract; its owner replaces it. */
+typedef int pw_placeholder_local_t;

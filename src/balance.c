@@ -1,0 +1,2 @@
+/* balance.c: placeholder of issue 15's contract; its owner replaces it. */
+typedef int pw_placeholder_balance_t;

@@ -1,0 +1,3 @@
+/* test_planner.c: placeholder of issue 15; its owner replaces it. */
+#include <stdio.h>
+int main(void) { puts("1..0 # SKIP placeholder"); return 0; }
