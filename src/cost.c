@@ -11,14 +11,17 @@
 
 #include "pipewright.h"
 
-/* bf16 weight and gradient (2 + 2), fp32 master weight and Adam m, v (3 x 4). */
-#define PW_BYTES_PER_PARAM	16.0
+/* Bytes per parameter: bf16 weight and gradient (2 + 2), and the
+ * optimizer state ZeRO-1 shards, fp32 master weight and Adam m, v (3 x 4). */
+#define PW_BYTES_WEIGHT_GRAD	4.0
+#define PW_BYTES_OPTIMIZER	12.0
 
-/* One layer, or the LM head, for one microbatch. */
+/* One layer, or the LM head, for one microbatch on one TP rank. */
 struct pw_block {
 	double	f, b, w;	/* FLOPs */
 	double	act, hold;	/* bytes */
 	double	params;
+	double	f_reduce, b_reduce; /* all-reduces of 2sbh bytes in F, B */
 };
 
 /* Where an error is: the model's or the hardware's name, or "split". */
@@ -121,10 +124,11 @@ pw_cost_check_hardware(const struct pw_hardware *hw, bool offload,
 }
 
 static int
-pw_cost_check_split(const struct pw_split *sp, int layers, struct pw_error *err)
+pw_cost_check_split(const struct pw_split *sp, const struct pw_model *m,
+    double limit, struct pw_error *err)
 {
 	long long nstages, sum = 0;
-	int rc, s;
+	int rc, s, kv;
 
 	if ((rc = pw_cost_need_int("split", "devices", sp->devices, 1,
 	    err)) != PW_OK ||
@@ -132,9 +136,30 @@ pw_cost_check_split(const struct pw_split *sp, int layers, struct pw_error *err)
 	    err)) != PW_OK ||
 	    (rc = pw_cost_need_int("split", "microbatches", sp->microbatches, 1,
 	    err)) != PW_OK ||
+	    (rc = pw_cost_need_int("split", "tp", sp->tp, 0, err)) != PW_OK ||
+	    (rc = pw_cost_need_int("split", "dp", sp->dp, 0, err)) != PW_OK ||
 	    (rc = pw_cost_need_real("split", "memory_limit", sp->memory_limit,
+	    true, err)) != PW_OK ||
+	    (rc = pw_cost_need_real("split", "reserve_bytes", sp->reserve_bytes,
 	    true, err)) != PW_OK)
 		return rc;
+	if (!(sp->reserve_fraction >= 0 && sp->reserve_fraction < 1)) {
+		pw_error_set(err, "split: reserve_fraction: must be in [0, 1) "
+		    "(got %g)", sp->reserve_fraction);
+		return PW_ERR_INPUT;
+	}
+	if (isfinite(limit) && !(limit - pw_split_reserve(sp, limit) > 0)) {
+		pw_error_set(err, "split: the reserve (%.17g bytes) leaves "
+		    "nothing of the limit of %.17g bytes", pw_split_reserve(sp,
+		    limit), limit);
+		return PW_ERR_INPUT;
+	}
+	kv = m->kv_heads != 0 ? m->kv_heads : m->heads;
+	if (sp->tp > 1 && (m->heads % sp->tp != 0 || kv % sp->tp != 0)) {
+		pw_error_set(err, "split: tp: %d does not divide the %d heads "
+		    "and %d key/value heads", sp->tp, m->heads, kv);
+		return PW_ERR_INPUT;
+	}
 	if (sp->placement != PW_PLACE_LOOP && sp->placement != PW_PLACE_V) {
 		pw_error_set(err, "split: placement: unknown choice %d",
 		    (int)sp->placement);
@@ -147,12 +172,15 @@ pw_cost_check_split(const struct pw_split *sp, int layers, struct pw_error *err)
 	}
 	/* Every stage holds a layer, which also bounds the stage count. */
 	nstages = (long long)sp->devices * sp->chunks;
-	if (nstages > layers) {
+	if (nstages > m->layers) {
 		pw_error_set(err, "split: %d layers cannot fill %lld stages (%d "
-		    "devices x %d chunks) with at least one each", layers,
+		    "devices x %d chunks) with at least one each", m->layers,
 		    nstages, sp->devices, sp->chunks);
 		return PW_ERR_INPUT;
 	}
+	if ((rc = pw_problem_check_counts(sp->devices, (int)nstages,
+	    sp->microbatches, "split", err)) != PW_OK)
+		return rc;
 	if (sp->layers_per_stage == NULL)
 		return PW_OK;
 	for (s = 0; s < nstages; s++) {
@@ -163,12 +191,45 @@ pw_cost_check_split(const struct pw_split *sp, int layers, struct pw_error *err)
 		}
 		sum += sp->layers_per_stage[s];
 	}
-	if (sum != layers) {
+	if (sum != m->layers) {
 		pw_error_set(err, "split: layers_per_stage: sums to %lld, the "
-		    "model has %d layers", sum, layers);
+		    "model has %d layers", sum, m->layers);
 		return PW_ERR_INPUT;
 	}
 	return PW_OK;
+}
+
+/* The limit SP gives every device before its reserve: INFINITY for none. */
+static double
+pw_cost_limit(const struct pw_split *sp, const struct pw_hardware *hw)
+{
+	if (sp->memory_limit >= DBL_MAX)
+		return INFINITY;
+	return sp->memory_limit > 0 ? sp->memory_limit : hw->memory;
+}
+
+int
+pw_cost_check(const struct pw_model *m, const struct pw_hardware *hw,
+    const struct pw_split *sp, struct pw_error *err)
+{
+	int rc;
+
+	/* The names become the problem's name and its origin's. */
+	if ((rc = pw_text_check(m->name, "model", "name", err)) != PW_OK ||
+	    (rc = pw_text_check(hw->name, "hardware", "name", err)) != PW_OK ||
+	    (rc = pw_cost_check_model(m, err)) != PW_OK ||
+	    (rc = pw_cost_check_hardware(hw, sp->offload, err)) != PW_OK)
+		return rc;
+	return pw_cost_check_split(sp, m, pw_cost_limit(sp, hw), err);
+}
+
+/* No limit has nothing to hold back. */
+double
+pw_split_reserve(const struct pw_split *sp, double limit)
+{
+	if (!isfinite(limit))
+		return 0;
+	return sp->reserve_bytes + sp->reserve_fraction * limit;
 }
 
 /* Bytes of the attention scores a layer keeps (s x s per head): none with
@@ -184,72 +245,157 @@ pw_cost_scores(const struct pw_model *m)
 	return (m->recompute == PW_RECOMPUTE_PIPEOFFLOAD ? 2 : 5) * a * s * s * b;
 }
 
-/* One transformer layer.  With h_kv = h * kv_heads / heads and f = ffn,
- * the linear layers take G = 4h + 4h_kv + 4f FLOPs per token and h (24h in
- * the standard case), attention 4s (forward) and 8s (backward). */
+/*
+ * One transformer layer on one of T tensor-parallel ranks.  With h_kv =
+ * h * kv_heads / heads, f = ffn and k = 2 h x f matrices in the MLP (3
+ * when gated), the linear layers take G = 4h + 4h_kv + 2kf FLOPs per
+ * token and per unit of h (24h in the standard case), attention 4s
+ * (forward) and 8s (backward).  TP divides the FLOPs, the weights and the
+ * tensors inside its regions; the LayerNorms' inputs and outputs, the
+ * dropout masks and the layer's input (10sbh) stay whole on every rank.
+ */
 static struct pw_block
-pw_cost_layer(const struct pw_model *m)
+pw_cost_layer(const struct pw_model *m, double t)
 {
 	const double s = m->seq, b = m->micro_batch, h = m->hidden;
 	const double kv = m->kv_heads != 0 ? m->kv_heads : m->heads;
 	const double hkv = h * kv / m->heads;
 	const double f = m->ffn != 0 ? m->ffn : 4 * h;
-	const double sb = s * b, sbh = s * b * h, linear = 4 * h + 4 * hkv + 4 * f;
+	const double k = m->gated_mlp ? 3 : 2;
+	const double sb = s * b, sbh = s * b * h, linear = 4 * h + 4 * hkv +
+	    2 * k * f;
+	/* Q, K, V, the attention output and the MLP's 2kf: GeLU's input and
+	 * output, or SwiGLU's gate and up outputs and their product. */
+	const double inner = sb * (4 * h + 4 * hkv + 2 * k * f);
 	const double scores = pw_cost_scores(m);
 	struct pw_block l;
 
-	l.f = sbh * (linear + 4 * s);
-	l.b = sbh * (linear + 8 * s);
-	l.w = sbh * linear;
-	l.params = 2 * h * h + 2 * h * hkv + 2 * h * f;
+	l.f = sbh * (linear + 4 * s) / t;
+	l.b = sbh * (linear + 8 * s) / t;
+	l.w = sbh * linear / t;
+	l.params = (2 * h * h + 2 * h * hkv + k * h * f) / t;
+	l.f_reduce = l.b_reduce = 2;
 	switch (m->recompute) {
 	case PW_RECOMPUTE_NONE:
-		l.act = sb * (14 * h + 4 * hkv + 4 * f) + scores;
+		l.act = 10 * sbh + (inner + scores) / t;
 		break;
 	case PW_RECOMPUTE_PIPEOFFLOAD:
-		/* Less the LayerNorm outputs (4sbh), the GeLU output (2sbf)
-		 * and the two dropout masks (2sbh). */
-		l.act = sb * (8 * h + 4 * hkv + 2 * f) + scores;
+		/* Less the LayerNorm outputs (4sbh), the activation's output
+		 * (2sbf) and the two dropout masks (2sbh). */
+		l.act = 4 * sbh + (inner - 2 * sb * f + scores) / t;
 		break;
 	case PW_RECOMPUTE_FULL:
 		l.act = 2 * sbh;
 		l.b += l.f;
+		l.b_reduce += l.f_reduce;
 		break;
 	}
 	/* B frees the tensors only the input gradient needs (2sbh and the
-	 * scores); with full recompute the checkpoint stays until W. */
-	l.hold = m->recompute == PW_RECOMPUTE_FULL ? l.act : l.act - 2 * sbh -
-	    scores;
+	 * scores, inside the attention's TP region); with full recompute the
+	 * checkpoint stays until W. */
+	l.hold = m->recompute == PW_RECOMPUTE_FULL ? l.act : l.act -
+	    (2 * sbh + scores) / t;
 	return l;
 }
 
-/* The untied LM head: a V x h matmul in F, B and W; it keeps its input
- * (bf16) and the logits in fp32 for the cross-entropy gradient. */
+/* The LM head, vocabulary-parallel over T ranks: a V x h matmul in F, B
+ * and W; it keeps its input (bf16, whole) and its share of the logits in
+ * fp32 for the cross-entropy gradient; B all-reduces its input's
+ * gradient. */
 static struct pw_block
-pw_cost_head(const struct pw_model *m)
+pw_cost_head(const struct pw_model *m, double t)
 {
 	const double s = m->seq, b = m->micro_batch, h = m->hidden;
 	const double V = m->vocab;
 	struct pw_block hd;
 
-	hd.f = hd.b = hd.w = 2 * s * b * h * V;
-	hd.act = 2 * s * b * h + 4 * s * b * V;
+	hd.f = hd.b = hd.w = 2 * s * b * h * V / t;
+	hd.act = 2 * s * b * h + 4 * s * b * V / t;
 	hd.hold = 2 * s * b * h;
-	hd.params = V * h;
+	hd.params = V * h / t;
+	hd.f_reduce = 0;
+	hd.b_reduce = 1;
 	return hd;
 }
 
-/* Layers of stage S of NSTAGES: the split's list, or an even share with
- * the remainder on the middle stages (the end stages carry the embedding
- * and the LM head). */
-static int
-pw_cost_layers(const struct pw_split *sp, int layers, int nstages, int s)
+/* Seconds of one ring all-reduce of BYTES over T ranks: 2(T - 1) steps,
+ * each moving BYTES / T over the p2p link after its latency. */
+static double
+pw_cost_allreduce(const struct pw_hardware *hw, double bytes, double t)
 {
+	return 2 * (t - 1) * (bytes / t / hw->p2p_bandwidth + hw->p2p_latency);
+}
+
+int
+pw_split_layers(const struct pw_split *sp, int layers, int s)
+{
+	int nstages = sp->devices * sp->chunks;
 	int extra = layers % nstages, first = (nstages - extra) / 2;
 
 	if (sp->layers_per_stage != NULL)
 		return sp->layers_per_stage[s];
 	return layers / nstages + (s >= first && s < first + extra);
+}
+
+/* The device of stage S under SP's placement. */
+static int
+pw_cost_device(const struct pw_split *sp, int s)
+{
+	int nstages = sp->devices * sp->chunks;
+
+	if (sp->placement == PW_PLACE_V && s >= sp->devices)
+		return nstages - 1 - s;
+	return s % sp->devices;
+}
+
+void
+pw_cost_stage(const struct pw_model *m, const struct pw_hardware *hw,
+    const struct pw_split *sp, int s, int layers, struct pw_stage *out,
+    double *static_bytes)
+{
+	const double t = sp->tp > 1 ? sp->tp : 1, dp = sp->dp > 1 ? sp->dp : 1;
+	const double rate = hw->peak_flops * hw->efficiency;
+	const double sbh = (double)m->seq * m->micro_batch * m->hidden;
+	const double reduce = pw_cost_allreduce(hw, 2 * sbh, t);
+	const int last = sp->devices * sp->chunks - 1;
+	struct pw_block layer = pw_cost_layer(m, t), head;
+	double f, b, w, params, f_reduce, b_reduce;
+
+	f = layers * layer.f;
+	b = layers * layer.b;
+	w = layers * layer.w;
+	f_reduce = layers * layer.f_reduce;
+	b_reduce = layers * layer.b_reduce;
+	out->device = pw_cost_device(sp, s);
+	out->act = layers * layer.act;
+	out->hold = layers * layer.hold;
+	params = layers * layer.params;
+	if (s == 0) {
+		/* The vocabulary-parallel lookup sums its ranks' rows. */
+		params += (double)m->vocab * m->hidden / t;
+		f_reduce += 1;
+	}
+	if (s == last) {
+		head = pw_cost_head(m, t);
+		f += head.f;
+		b += head.b;
+		w += head.w;
+		f_reduce += head.f_reduce;
+		b_reduce += head.b_reduce;
+		out->act += head.act;
+		out->hold += head.hold;
+		/* Tied weights are one tensor only where the embedding's
+		 * device also holds the head; elsewhere the head is a copy. */
+		if (!m->tied_embeddings || pw_cost_device(sp, 0) != out->device)
+			params += head.params;
+	}
+	out->f = f / rate + f_reduce * reduce;
+	out->b = b / rate + b_reduce * reduce;
+	out->w = w / rate;
+	out->offload = out->act;
+	out->comm = 2 * sbh / hw->p2p_bandwidth + hw->p2p_latency;
+	*static_bytes = (PW_BYTES_WEIGHT_GRAD + PW_BYTES_OPTIMIZER / dp) *
+	    params;
 }
 
 static char *
@@ -301,12 +447,41 @@ pw_origin_free(struct pw_origin *o)
 	free(o);
 }
 
+/*
+ * Shares TOTAL layers among the CHUNKS stages of device D under SP (the
+ * new split), writing them to LAYERS in pipeline order: an even share,
+ * its remainder on the plain chunks first, then on the embedding's and
+ * last on the LM head's, the heaviest.  False when some chunk would get
+ * none.
+ */
+static bool
+pw_resplit_device(const struct pw_split *sp, int d, int total, int *layers)
+{
+	const int nstages = sp->devices * sp->chunks;
+	int s, extra = total % sp->chunks, pass;
+
+	if (total < sp->chunks)
+		return false;
+	/* Pass 0 takes the plain stages, 1 stage 0, 2 the last stage. */
+	for (pass = 0; pass < 3; pass++)
+		for (s = 0; s < nstages; s++) {
+			if (pw_cost_device(sp, s) != d ||
+			    (s == 0 ? 1 : s == nstages - 1 ? 2 : 0) != pass)
+				continue;
+			layers[s] = total / sp->chunks + (extra > 0);
+			extra -= extra > 0;
+		}
+	return true;
+}
+
 int
 pw_problem_resplit(const struct pw_problem *p, enum pw_placement placement,
     int chunks, struct pw_problem **out, struct pw_error *err)
 {
 	struct pw_split split;
 	const struct pw_origin *o = p->origin;
+	int *layers = NULL, *total = NULL, rc = PW_ERR_NOT_APPLICABLE, s, d;
+	int old = 0;
 
 	*out = NULL;
 	if (o == NULL) {
@@ -322,77 +497,52 @@ pw_problem_resplit(const struct pw_problem *p, enum pw_placement placement,
 	split = o->split;
 	split.placement = placement;
 	split.chunks = chunks;
-	split.layers_per_stage = NULL;
-	if (pw_cost_problem(&o->model, &o->hardware, &split, out, err) != PW_OK)
-		return PW_ERR_NOT_APPLICABLE;
-	return PW_OK;
+	old = o->split.devices * o->split.chunks;
+	total = pw_xcalloc((size_t)split.devices, sizeof *total);
+	layers = pw_xcalloc((size_t)split.devices * (size_t)chunks,
+	    sizeof *layers);
+	for (s = 0; s < old; s++)
+		total[pw_cost_device(&o->split, s)] += pw_split_layers(&o->split,
+		    o->model.layers, s);
+	for (d = 0; d < split.devices; d++)
+		if (!pw_resplit_device(&split, d, total[d], layers)) {
+			pw_error_set(err, "device %d holds %d layers, fewer than "
+			    "its %d stages", d, total[d], chunks);
+			goto out;
+		}
+	split.layers_per_stage = layers;
+	if (pw_cost_problem(&o->model, &o->hardware, &split, out, err) == PW_OK)
+		rc = PW_OK;
+out:
+	free(total);
+	free(layers);
+	return rc;
 }
 
 int
 pw_cost_problem(const struct pw_model *m, const struct pw_hardware *hw,
     const struct pw_split *sp, struct pw_problem **out, struct pw_error *err)
 {
-	struct pw_block layer, head;
 	struct pw_problem *p = NULL;
-	struct pw_stage *st;
-	double rate, embedding, n, f, b, w, params;
-	int rc, s, d, nstages, last;
+	double bytes, limit;
+	int rc, s, d, nstages;
 
 	*out = NULL;
-	/* The names become the problem's name and its origin's. */
-	if ((rc = pw_text_check(m->name, "model", "name", err)) != PW_OK ||
-	    (rc = pw_text_check(hw->name, "hardware", "name", err)) != PW_OK ||
-	    (rc = pw_cost_check_model(m, err)) != PW_OK ||
-	    (rc = pw_cost_check_hardware(hw, sp->offload, err)) != PW_OK ||
-	    (rc = pw_cost_check_split(sp, m->layers, err)) != PW_OK)
+	if ((rc = pw_cost_check(m, hw, sp, err)) != PW_OK)
 		return rc;
-	layer = pw_cost_layer(m);
-	head = pw_cost_head(m);
-	rate = hw->peak_flops * hw->efficiency;
-	embedding = (double)m->vocab * m->hidden;
-
 	nstages = sp->devices * sp->chunks;
-	last = nstages - 1;
-	if ((rc = pw_problem_check_counts(sp->devices, nstages,
-	    sp->microbatches, "split", err)) != PW_OK)
-		return rc;
 	p = pw_problem_new(sp->devices, nstages, sp->microbatches);
 	p->name = pw_xasprintf("%s-%dx%s", pw_cost_where(m->name, "model"),
 	    sp->devices, pw_cost_where(hw->name, "hardware"));
-	rc = sp->placement == PW_PLACE_V ? pw_problem_place_v(p, err) :
-	    pw_problem_place_loop(p, err);
-	assert(rc == PW_OK);	/* the split was checked */
-	pw_problem_set_comm(p, 2.0 * m->seq * m->micro_batch * m->hidden /
-	    hw->p2p_bandwidth + hw->p2p_latency);
-
 	for (s = 0; s < nstages; s++) {
-		st = &p->stages[s];
-		n = pw_cost_layers(sp, m->layers, nstages, s);
-		f = n * layer.f;
-		b = n * layer.b;
-		w = n * layer.w;
-		st->act = n * layer.act;
-		st->hold = n * layer.hold;
-		params = n * layer.params;
-		if (s == 0)
-			params += embedding;
-		if (s == last) {
-			f += head.f;
-			b += head.b;
-			w += head.w;
-			st->act += head.act;
-			st->hold += head.hold;
-			params += head.params;
-		}
-		st->f = f / rate;
-		st->b = b / rate;
-		st->w = w / rate;
-		st->offload = st->act;
-		p->memory[st->device].static_bytes += PW_BYTES_PER_PARAM * params;
+		pw_cost_stage(m, hw, sp, s, pw_split_layers(sp, m->layers, s),
+		    &p->stages[s], &bytes);
+		p->memory[p->stages[s].device].static_bytes += bytes;
 	}
+	p->comm = p->stages[0].comm;
+	limit = pw_cost_limit(sp, hw);
 	for (d = 0; d < sp->devices; d++)
-		p->memory[d].limit = sp->memory_limit >= DBL_MAX ? INFINITY :
-		    sp->memory_limit > 0 ? sp->memory_limit : hw->memory;
+		p->memory[d].limit = limit - pw_split_reserve(sp, limit);
 	if (sp->offload) {
 		pw_problem_set_link(p, hw->pcie_d2h, hw->pcie_h2d,
 		    hw->pcie_latency, true);

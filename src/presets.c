@@ -42,14 +42,21 @@ const size_t pw_nhardware_presets =
  * hidden: 1.3B has 16 heads, not 24; 13B's hidden is 40 x 128 = 5120, not
  * 5140) at sequence 2048.  Microbatch 1, flash attention.
  */
-#define PW_MODEL(id, l, a, h, kv, s, v, rc) \
+#define PW_MODEL(id, l, a, h, kv, f, s, v, rc, gated) \
 	{ .name = id, .layers = l, .hidden = h, .heads = a, .kv_heads = kv, \
-	    .ffn = 0, .seq = s, .vocab = v, .micro_batch = 1, \
-	    .flash_attention = true, .recompute = rc }
+	    .ffn = f, .seq = s, .vocab = v, .micro_batch = 1, \
+	    .flash_attention = true, .recompute = rc, .gated_mlp = gated, \
+	    .tied_embeddings = false }
 #define PW_PO(id, l, a, h) \
-	PW_MODEL(id, l, a, h, 8, 4096, 32000, PW_RECOMPUTE_PIPEOFFLOAD)
+	PW_MODEL(id, l, a, h, 8, 0, 4096, 32000, PW_RECOMPUTE_PIPEOFFLOAD, \
+	    false)
 #define PW_GPT3(id, l, a, h) \
-	PW_MODEL(id, l, a, h, 0, 2048, 50257, PW_RECOMPUTE_NONE)
+	PW_MODEL(id, l, a, h, 0, 0, 2048, 50257, PW_RECOMPUTE_NONE, false)
+/* The Hugging Face config.json of each (SwiGLU, GQA, untied embeddings)
+ * at the sequence its pre-training ran most of its tokens with: 8192 for
+ * Llama 3 and Mistral, 4096 for Qwen2.5 (docs/cost-model.md). */
+#define PW_SWIGLU(id, l, a, h, kv, f, s, v) \
+	PW_MODEL(id, l, a, h, kv, f, s, v, PW_RECOMPUTE_NONE, true)
 
 const struct pw_model pw_model_presets[] = {
 	PW_PO("pipeoffload-5.8b", 32, 32, 4096),
@@ -63,6 +70,13 @@ const struct pw_model pw_model_presets[] = {
 	PW_GPT3("gpt3-6.7b", 32, 32, 4096),
 	PW_GPT3("gpt3-13b", 40, 40, 5120),
 	PW_GPT3("gpt3-175b", 96, 96, 12288),
+	PW_SWIGLU("llama3-8b", 32, 32, 4096, 8, 14336, 8192, 128256),
+	PW_SWIGLU("llama3-70b", 80, 64, 8192, 8, 28672, 8192, 128256),
+	PW_SWIGLU("llama3.1-405b", 126, 128, 16384, 8, 53248, 8192, 128256),
+	PW_SWIGLU("qwen2.5-7b", 28, 28, 3584, 4, 18944, 4096, 152064),
+	PW_SWIGLU("qwen2.5-14b", 48, 40, 5120, 8, 13824, 4096, 152064),
+	PW_SWIGLU("qwen2.5-72b", 80, 64, 8192, 8, 29568, 4096, 152064),
+	PW_SWIGLU("mistral-7b", 32, 32, 4096, 8, 14336, 8192, 32000),
 };
 const size_t pw_nmodel_presets =
     sizeof pw_model_presets / sizeof pw_model_presets[0];

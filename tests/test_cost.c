@@ -401,7 +401,7 @@ test_presets(void)
 	m = pw_model_find("GPT3-6.7B");
 	tap_ok(m != NULL && m->layers == 32 && m->hidden == 4096 &&
 	    m->seq == 2048 && m->vocab == 50257, "gpt3-6.7b found ignoring case");
-	tap_int((long long)pw_nmodel_presets, 11, "11 model presets");
+	tap_int((long long)pw_nmodel_presets, 18, "18 model presets");
 	tap_int((long long)pw_nhardware_presets, 3, "3 hardware presets");
 
 	/* The parameter count (one V x h matrix, the other being the untied
