@@ -243,6 +243,19 @@ pwl_get_string(lua_State *L, int idx, const char *what, const char *name,
 }
 
 void
+pwl_opts_arg(lua_State *L, int arg)
+{
+	/* An empty table pushed after the settop, which would drop it above
+	 * a nil argument. */
+	if (lua_isnoneornil(L, arg)) {
+		lua_settop(L, arg - 1);
+		lua_newtable(L);
+	} else
+		luaL_checktype(L, arg, LUA_TTABLE);
+	lua_settop(L, arg);
+}
+
+void
 pwl_push_doubles(lua_State *L, const double *first, int n, size_t stride)
 {
 	int i;
@@ -404,6 +417,7 @@ pwl_open(lua_State *L)
 	pwl_open_model(L);
 	pwl_open_problem(L);
 	pwl_open_schedule(L);
+	pwl_open_plan(L);
 	pwl_open_write(L);
 	return 1;
 }

@@ -4,7 +4,8 @@
  * path.c (which files scripts may read and write), module.c (the module
  * table, pw.load, helpers), model.c (pw.model, pw.hardware), problem.c
  * (pw.problem, problem objects), schedule.c (schedule objects,
- * pw.schedule, pw.solve, pw.show) and write.c (pw.write_*).
+ * pw.schedule, pw.solve, pw.show), plan.c (pw.plan) and write.c
+ * (pw.write_*).
  *
  * Rule for every C function called from Lua: read and check all arguments
  * first, then push the userdata that will own any C memory, and only then
@@ -172,6 +173,10 @@ const char *pwl_get_string(lua_State *, int idx, const char *what,
 int	pwl_get_option(lua_State *, int idx, const char *what,
 	    const char *name, int def, const char *const *names);
 
+/* Leaves the options table at ARG, the last argument: an empty one in
+ * place of none or nil; anything else but a table raises. */
+void	pwl_opts_arg(lua_State *, int arg);
+
 /* Pushes a list of the N doubles at FIRST, STRIDE bytes apart: one
  * member of each record of an array. */
 void	pwl_push_doubles(lua_State *, const double *first, int n,
@@ -191,8 +196,9 @@ void	pwl_model_push(lua_State *, const struct pw_model *);
 void	pwl_hardware_push(lua_State *, const struct pw_hardware *);
 
 /* problem.c */
-/* In enum pw_objective order, NULL-terminated. */
+/* In enum pw_objective order, NULL-terminated; and enum pw_placement's. */
 extern const char *const pwl_objective_names[];
+extern const char *const pwl_placement_names[];
 void	pwl_open_problem(lua_State *);
 /* Pushes an empty problem object and returns it. */
 struct pwl_problem *pwl_problem_push(lua_State *);
@@ -215,7 +221,11 @@ void	pwl_pins_read(lua_State *, int idx, const char *what, size_t n,
 	    const struct pw_problem *, struct pw_pin *out);
 
 /* schedule.c */
+/* In enum pw_offload_mode order, NULL-terminated. */
+extern const char *const pwl_offload_names[];
 void	pwl_open_schedule(lua_State *);
+/* Pushes NAME = X into the table at the top. */
+void	pwl_set_number(lua_State *, const char *name, double x);
 /* Pushes an empty schedule object for the problem object at PROBLEM,
  * charged for a schedule of P (WHAT names it), and returns it. */
 struct pwl_schedule *pwl_schedule_push(lua_State *, int problem,
@@ -228,6 +238,9 @@ struct pwl_schedule *pwl_schedule_test(lua_State *, int idx);
 void	pwl_schedule_finish(lua_State *, struct pwl_schedule *s,
 	    struct pw_problem *problem, struct pw_schedule *sched,
 	    const struct pw_solve_result *res, const char *what);
+
+/* plan.c */
+void	pwl_open_plan(lua_State *);
 
 /* write.c */
 void	pwl_open_write(lua_State *);

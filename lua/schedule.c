@@ -12,9 +12,7 @@
 #define PWL_WIDTH	100
 #define PWL_WIDTH_MAX	100000
 
-/* In enum pw_offload_mode order. */
-static const char *const pwl_offload_names[] = { "auto", "on", "off",
-    NULL };
+const char *const pwl_offload_names[] = { "auto", "on", "off", NULL };
 
 static int
 pwl_schedule_gc(lua_State *L)
@@ -211,14 +209,7 @@ pwl_solve(lua_State *L)
 	struct pw_pin *pins;
 	size_t n = 0;
 
-	/* No options, or nil: an empty table in their place (pushed after
-	 * the settop, which would drop it above a nil argument). */
-	if (lua_isnoneornil(L, 2)) {
-		lua_settop(L, 1);
-		lua_newtable(L);
-	} else
-		luaL_checktype(L, 2, LUA_TTABLE);
-	lua_settop(L, 2);
+	pwl_opts_arg(L, 2);
 	pwl_check_fields(L, 2, "pw.solve", fields, sizeof *fields);
 	pw_solve_opts_init(&o);
 	if (pb->prefs.has_objective)
@@ -295,8 +286,7 @@ pwl_rows_free(void *rows)
 	pw_compare_rows_free(rows);
 }
 
-/* Pushes NAME = X into the table at the top. */
-static void
+void
 pwl_set_number(lua_State *L, const char *name, double x)
 {
 	lua_pushnumber(L, x);

@@ -433,6 +433,86 @@ test_schedules(void)
 	    "pw.solve with nil options: the defaults");
 }
 
+/* pw.plan: the candidates of an iteration-limited planner, best first,
+ * each a design with its schedule object and that schedule's problem;
+ * a fixed split and a model's; every bad option an error naming it. */
+static void
+test_plan(void)
+{
+	script_ok("plan_fixed.lua",
+	    "local p = pw.problem" UNIT_SPEC " }\n"
+	    "local c, info = assert(pw.plan(p, { iteration_limit = 2000 }))\n"
+	    "assert(info.split_fixed and info.ended == 'searched')\n"
+	    "assert(info.tried == 1 and #c == 1)\n"
+	    "local b = c[1]\n"
+	    "assert(b.split == nil and b.layout == '1 chunk' and b.chunks == 1)\n"
+	    "assert(b.placement == 'loop' and b.recompute == 'none')\n"
+	    "assert(b.offload == false and b.family == 'zb-h1')\n"
+	    "assert(b.makespan == 27 and b.objective == 27 and b.bound == 27)\n"
+	    "assert(b.gap == 0 and b.limit == math.huge)\n"
+	    "assert(b.peak == b.schedule.peak[b.peak_device])\n"
+	    "assert(b.bubble_rate == b.schedule.bubble_rate)\n"
+	    "assert(b.idle_share == b.schedule.idle / (4 * 27))\n"
+	    "assert(b.schedule.makespan == 27 and b.schedule.optimal)\n"
+	    "assert(b.schedule.problem.devices == 4)\n"
+	    "assert(b.schedule.objective == 27 and b.schedule.gap == 0)\n"
+	    "assert(b.optimized and b.peak_device == 1)\n",
+	    "pw.plan on given stages: the schedule searched, the split fixed");
+	script_ok("plan_model.lua", TINY_MODEL
+	    "local p = pw.problem{ model = tiny, hardware = toy, devices = 2,\n"
+	    "  microbatches = 4 }\n"
+	    "local c, info = assert(pw.plan(p, { iteration_limit = 500,\n"
+	    "  top = 3, offload = 'off' }))\n"
+	    "assert(not info.split_fixed and #c == 3)\n"
+	    "for i = 2, #c do assert(c[i - 1].objective <= c[i].objective) end\n"
+	    "assert(info.tried == 15)\n"
+	    "for _, x in ipairs(c) do\n"
+	    "  local n = 0\n"
+	    "  for _, l in ipairs(x.split) do n = n + l end\n"
+	    "  assert(n == 4 and #x.split == 2 * x.chunks)\n"
+	    "  assert(x.offload == false)\n"
+	    "  assert(#x.schedule.problem.stages == #x.split)\n"
+	    "  assert(x.makespan == x.schedule.makespan)\n"
+	    "end\n"
+	    "assert(table.concat(c[1].split, ',') == '2,2')\n"
+	    "assert(c[1].layout == '1 chunk')\n"
+	    "assert(c[1].family == 'zb-auto')\n"
+	    "assert(c[1].makespan == 7.203125 and c[1].gap == 0)\n"
+	    "assert(c[1].recompute == 'none' and c[1].optimized)\n"
+	    "assert(c[3].recompute == 'full' and c[3].makespan == 8.90625)\n",
+	    "pw.plan on a model: the split searched, the best exact");
+	script_fails(NULL, "plan_top.lua",
+	    "local p = pw.problem" UNIT_SPEC " }\n"
+	    "pw.plan(p, { top = 0 })\n", PW_ERR_INPUT,
+	    "plan_top.lua:2: pw.plan: top: must be from 1 to 1000 (got 0)\n"
+	    "stack traceback:\n\t[C]: in function 'pipewright.plan'\n"
+	    "\tplan_top.lua:2: in main chunk", "pw.plan: top 0");
+	script_fails(NULL, "plan_field.lua",
+	    "local p = pw.problem" UNIT_SPEC " }\n"
+	    "pw.plan(p, { chunks = 2 })\n", PW_ERR_INPUT,
+	    "plan_field.lua:2: pw.plan: unknown field 'chunks'\n"
+	    "stack traceback:\n\t[C]: in function 'pipewright.plan'\n"
+	    "\tplan_field.lua:2: in main chunk", "pw.plan: an unknown option");
+	script_fails(NULL, "plan_time.lua",
+	    "local p = pw.problem" UNIT_SPEC " }\n"
+	    "pw.plan(p, { time_limit = -1 })\n", PW_ERR_INPUT,
+	    "plan_time.lua:2: pw.plan: time_limit: must be a positive number "
+	    "of seconds (got -1)\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.plan'\n\tplan_time.lua:2: in main chunk",
+	    "pw.plan: a negative time limit");
+	script_fails(NULL, "plan_offload.lua",
+	    "local p = pw.problem" UNIT_SPEC " }\n"
+	    "pw.plan(p, { offload = true })\n", PW_ERR_INPUT,
+	    "plan_offload.lua:2: pw.plan: offload: must be one of \"auto\", "
+	    "\"on\", \"off\" (got true)\nstack traceback:\n\t[C]: in "
+	    "function 'pipewright.plan'\n\tplan_offload.lua:2: in main chunk",
+	    "pw.plan: offload not a mode");
+	script_fails(NULL, "plan_arg.lua", "pw.plan({})\n", PW_ERR_INPUT,
+	    "plan_arg.lua:1: bad argument #1 to 'plan' (problem expected, got "
+	    "table)\nstack traceback:\n\t[C]: in function 'pipewright.plan'\n"
+	    "\tplan_arg.lua:1: in main chunk", "pw.plan: not a problem");
+}
+
 /* pw.load and pw.write_json: files round-trip into equal objects. */
 static void
 test_load_write(void)
@@ -873,15 +953,17 @@ test_finalizers(void)
 	    "a __close handler is under the budget");
 }
 
-/* The watchdog stops a run at its wall-clock limit, and pw.solve within
- * what the run has left. */
+/* The watchdog stops a run at its wall-clock limit, and pw.solve and
+ * pw.plan within what the run has left. */
 static void
 test_watchdog(void)
 {
 	const struct pwlua_config quick = { ULONG_MAX, 0, NULL, 0.25 };
 	const struct pwlua_config second = { ULONG_MAX, 0, NULL, 1 };
 	const double bad[] = { INFINITY, NAN, 1e300, -1 };
-	char want[256];
+	/* Each within what the run has left, and cancelled at its end. */
+	static const char *const searches[] = { "pw.solve", "pw.plan" };
+	char want[256], text[512];
 	struct pw_error err;
 	struct pwlua *lua;
 	size_t i;
@@ -891,12 +973,15 @@ test_watchdog(void)
 	    "(a runaway script?)\nstack traceback:\n\twd.lua:2: in main chunk",
 	    "the watchdog stops a loop the budget would not");
 	lua = pwlua_new(&second, &err);
-	tap_int(run_text(lua, "wds.lua", "local p = pw.problem" UNIT_SPEC " }\n"
-	    "local s = pw.solve(p, { time_limit = 1e6 })\n"
-	    "while true do end\n", &err), PW_ERR_INPUT,
-	    "pw.solve and a loop: stopped");
-	tap_ok(strstr(err.msg, "time limit of 1 s exceeded") != NULL,
-	    "...by the time limit");
+	for (i = 0; i < sizeof searches / sizeof searches[0]; i++) {
+		snprintf(text, sizeof text, "local p = pw.problem" UNIT_SPEC
+		    " }\nlocal s = %s(p, { time_limit = 1e6 })\n"
+		    "while true do end\n", searches[i]);
+		tap_int(run_text(lua, "wds.lua", text, &err), PW_ERR_INPUT,
+		    "%s and a loop: stopped", searches[i]);
+		tap_ok(strstr(err.msg, "time limit of 1 s exceeded") != NULL,
+		    "...by the time limit");
+	}
 	tap_int(run_text(lua, "wdn.lua", "local x = 1\n", &err), PW_OK,
 	    "the next run has its own time");
 	pwlua_free(lua);
@@ -1321,6 +1406,7 @@ main(void)
 	test_raw_problem();
 	test_overrides();
 	test_schedules();
+	test_plan();
 	test_load_write();
 	test_sandbox();
 	test_bytecode();
