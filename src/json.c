@@ -109,6 +109,13 @@ static const struct pw_jfield pw_jsplit[] = {
 static const char *const pw_jrecompute[] = { "none", "pipeoffload", "full" };
 static const char *const pw_jplacement[] = { "loop", "v" };
 
+const char *
+pw_recompute_name(enum pw_recompute r)
+{
+	assert(r >= PW_RECOMPUTE_NONE && r <= PW_RECOMPUTE_FULL);
+	return pw_jrecompute[r];
+}
+
 /* The ops a pin names, each an object as an anchor is ("kind", "stage",
  * "mb"). */
 static const struct pw_jpinfield {

@@ -708,6 +708,8 @@ enum pw_recompute {
 	PW_RECOMPUTE_PIPEOFFLOAD, /* LayerNorm, GeLU, dropout: about 20sbh a layer */
 	PW_RECOMPUTE_FULL,	/* keep only each layer's input (2sbh), redo F in B */
 };
+/* R's name in the file format: "none", "pipeoffload", "full" (static). */
+const char *pw_recompute_name(enum pw_recompute r);
 
 struct pw_model {
 	const char *name;
