@@ -2,10 +2,12 @@
  * test_tui_views.c - the designer's compare view and memory sweep: their
  * state without a screen (opening, each slot source, cycling, refusals, a
  * file; the sweep's thread polled to its end, the cursor, loading a point
- * as one undoable change, a refused point, a stale sweep cancelled) and
+ * as one undoable change, a refused point, a stale sweep cancelled; the
+ * design search's thread polled to its end, its candidates, opening one
+ * as one undoable change, a cancel) and
  * their drawing on an off-screen screen (newterm on /dev/null), rows
- * compared with the exact expected text.  The sweep's optimizer runs at
- * an iteration limit, so every figure is the same on every run; the
+ * compared with the exact expected text.  The sweep's optimizer and the
+ * planner run at an iteration limit, so every figure is the same on every run; the
  * polls wait for the thread as long as it takes, never for a set time.
  */
 #include <locale.h>
@@ -28,6 +30,7 @@
 
 static char problem_path[64] = "/tmp/test_tui_views.XXXXXX.json";
 static char schedule_path[64] = "/tmp/test_tui_views.XXXXXX.json";
+static char model_path[64] = "/tmp/test_tui_views.XXXXXX.lua";
 
 /* Writes 4 devices x 8 microbatches of unit stages (act 1 B, hold 0.5 B,
  * static 2 B) to PROBLEM_PATH; false after a failed line. */
@@ -509,6 +512,189 @@ test_sweep_stale(struct tui *d)
 	    "the message says why");
 }
 
+/* Writes a model's problem, 4 layers on 2 devices, 4 microbatches
+ * within 190,000 bytes a device, to
+ * MODEL_PATH and returns the designer on it; NULL after a failed line. */
+static struct tui *
+views_open_model(void)
+{
+	static const char script[] =
+	    "local tiny = pw.model.gpt{ name = 'tiny', layers = 4, hidden = 16,"
+	    " heads = 2, seq = 8, vocab = 100, micro_batch = 2 }\n"
+	    "local toy = pw.hardware{ name = 'toy', peak_flops = 1048576,"
+	    " efficiency = 0.5, memory = 1e9, pcie_d2h = 64, pcie_h2d = 32,"
+	    " pcie_latency = 0.125, p2p_bandwidth = 1024, p2p_latency = 0.25 }\n"
+	    "return pw.problem{ model = tiny, hardware = toy, devices = 2,"
+	    " microbatches = 4, memory_limit = 190000 }\n";
+	struct pw_error err;
+	struct tui *d;
+	FILE *fp;
+	int fd;
+
+	if ((fd = mkstemps(model_path, 4)) >= 0)
+		close(fd);
+	fp = fd >= 0 ? fopen(model_path, "w") : NULL;
+	if (!tap_ok(fp != NULL && fputs(script, fp) != EOF && fclose(fp) == 0,
+	    "the model's problem script is written"))
+		return NULL;
+	if (!tap_ok((d = tui_new(model_path, 24, 80, &err)) != NULL,
+	    "the designer opens the model's problem"))
+		tap_diag("%s", err.msg);
+	else
+		d->iteration_limit = 500;
+	return d;
+}
+
+/* Polls D's design search until its thread is over, as the loop does;
+ * returns what the polls asked to redraw. */
+static unsigned
+views_planner_finish(struct tui *d)
+{
+	unsigned redraw = 0;
+
+	while (tui_planner_running(d)) {
+		redraw |= tui_planner_tick(d);
+		sched_yield();
+	}
+	return redraw;
+}
+
+static void
+test_planner_state(struct tui *d)
+{
+	const struct pw_planner_candidate *c;
+	unsigned redraw;
+	size_t n;
+
+	tap_ok(!tui_planner_running(d) && d->planner == NULL,
+	    "no design search before D");
+	redraw = tui_key(d, 'D');
+	tap_ok(d->mode == TUI_MODE_PLANNER && d->planner != NULL &&
+	    (redraw & TUI_DRAW_ALL) == TUI_DRAW_ALL, "D opens the design search");
+	tap_str(d->message, "design search: planning split, layout and "
+	    "schedule in the background (Esc cancels)", "and says so");
+	redraw = views_planner_finish(d);
+	tap_ok((redraw & TUI_DRAW_PANEL) != 0 && d->planner->joined &&
+	    d->planner->rc == PW_OK, "the thread ends with candidates");
+	n = d->planner->result.ncand;
+	tap_int((long long)n, 9, "nine candidates");
+	tap_ok(!d->planner->result.split_fixed, "the model's split is "
+	    "searched");
+	tap_str(d->message, "design search: 21 candidates tried (searched), "
+	    "best 7.203 s; Enter opens the one under the cursor",
+	    "the end's message");
+	tap_int((long long)tui_planner_tick(d), 0, "a poll with nothing new "
+	    "redraws nothing");
+	tui_key(d, KEY_UP);
+	tap_int((long long)d->planner->cursor, 0, "Up at the first stays");
+	tui_key(d, 'j');
+	tui_key(d, KEY_DOWN);
+	tap_int((long long)d->planner->cursor, 2, "Down twice: the third");
+	for (n = 0; n < 20; n++)
+		tui_key(d, 'j');
+	tap_int((long long)d->planner->cursor,
+	    (long long)d->planner->result.ncand - 1, "Down stops at the last");
+	d->planner->cursor = 3;
+	c = &d->planner->result.cand[3];
+	redraw = tui_key(d, '\n');
+	tap_ok(d->mode == TUI_MODE_TIMELINE && (redraw & TUI_DRAW_ALL) ==
+	    TUI_DRAW_ALL, "Enter opens the candidate on the timeline");
+	tap_ok(pw_plan_metrics(d->plan)->makespan == c->makespan &&
+	    pw_problem_same(pw_plan_problem(d->plan), c->problem),
+	    "its schedule with its problem");
+	tap_str(d->source, "design split 1,1,1,1, V, sel, zb-v", "the header "
+	    "says where it came from");
+	tui_key(d, 'D');
+	tap_ok(d->mode == TUI_MODE_PLANNER && !tui_planner_running(d) &&
+	    d->planner->rc == PW_OK, "D again shows the same search at once");
+	tui_key(d, TUI_KEY_ESC);
+	tap_int(d->mode, TUI_MODE_TIMELINE, "Esc on a search that ended "
+	    "closes the panel");
+	tui_undo(d);
+	tap_ok(pw_problem_same(pw_plan_problem(d->plan), d->planner->problem),
+	    "undo brings the problem before back");
+}
+
+static void
+test_planner_draw(struct tui *d)
+{
+	static const char *const panel[] = {
+		"Design search   21 tried, searched",
+		"split, layout, recomputation, offload and schedule searched",
+		"  split         layout  saving schedule         step     bubble  "
+		    "peak/lim    gap",
+		"  2,2           1 chunk sel    zb-auto          7.203 s  12.0%   "
+		    "90.1%      0.0%",
+		"> 2,2           1 chunk -      zb-h2            7.516 s  19.5%   "
+		    "97.1%      0.0%",
+		"  2,2           1 chunk full   zb-auto          8.906 s  13.9%   "
+		    "71.8%      0.0%",
+		"  1,1,1,1       V       sel    zb-v             9.625 s  37.2%   "
+		    "94.2%     30.1%",
+		"  1,1,1,1       V       full   zb-v             11.57 s  33.7%   "
+		    "83.4%     26.1%",
+		"  1,1,1,1       loop x2 -      1f1b-interleaved 12.55 s  51.8%   "
+		    "91.5%     40.4%",
+		"  1,1,1,1       loop x2 sel    1f1b-interleaved 12.55 s  51.8%   "
+		    "80.0%     40.4%",
+		"  1,1,1,1       V       -      v-min            14.11 s  57.1%   "
+		    "92.8%     52.3%",
+		"  1,1,1,1       loop x2 full   1f1b-interleaved 14.18 s  45.9%   "
+		    "69.7%     34.4%",
+		"",
+		NULL
+	};
+
+	d->mode = TUI_MODE_PLANNER;
+	d->planner->cursor = 1;
+	d->message[0] = '\0';
+	views_draw(d);
+	views_expect_rows(2, panel, "design search");
+	tap_ok((mvwinch(stdscr, 6, 4) & A_REVERSE) && !(mvwinch(stdscr, 5, 4) &
+	    A_REVERSE), "the cursor's row only is reversed");
+	views_expect_row(21, "recompute none, offload off, peak 180.2 KiB of "
+	    "185.5 KiB (d1), idle 27.3%", "design search: the cursor's "
+	    "figures");
+	views_expect_row(22, "bound 7.516 s, gap 0.0% for this design, "
+	    "optimized; Enter opens it", "design search: the cursor's "
+	    "figures");
+	views_expect_row(23, "Up/Down select  Enter opens  Esc cancels or "
+	    "closes", "design search: the hints");
+	d->mode = TUI_MODE_TIMELINE;
+}
+
+/* Esc while a search runs cancels it and keeps the panel; the search
+ * (of the default problem, with no iteration limit) still runs when
+ * the key comes but for a machine far faster than any, which skips. */
+static void
+test_planner_cancel(void)
+{
+	struct pw_error err;
+	struct tui *d = tui_new(NULL, 24, 80, &err);
+
+	if (!tap_ok(d != NULL, "the designer opens the default problem"))
+		return;
+	tui_key(d, 'D');
+	if (!tui_planner_running(d))
+		tap_skip("the search ended before Esc", "Esc cancels it");
+	else {
+		tap_int((long long)tui_key(d, TUI_KEY_ESC), TUI_DRAW_MESSAGE,
+		    "Esc while the search runs cancels it");
+		tap_ok(d->mode == TUI_MODE_PLANNER, "... and keeps the panel");
+		tap_str(d->message, "cancelling the design search: the best "
+		    "candidates so far stay", "... saying so");
+		views_planner_finish(d);
+		tap_ok(d->planner->rc != PW_OK ||
+		    d->planner->result.ended == PW_END_CANCELLED,
+		    "the search ends cancelled");
+	}
+	views_planner_finish(d);
+	tap_ok(d->planner->joined, "the thread ends");
+	tui_key(d, 'q');
+	tap_int(d->mode, TUI_MODE_TIMELINE, "q closes the panel");
+	tui_free(d);
+}
+
 int
 main(void)
 {
@@ -532,11 +718,18 @@ main(void)
 		test_sweep_stale(d);
 		tui_free(d);
 	}
+	if ((d = views_open_model()) != NULL) {
+		test_planner_state(d);
+		test_planner_draw(d);
+		tui_free(d);
+	}
+	test_planner_cancel();
 	endwin();
 	delscreen(scr);
 	fclose(in);
 	fclose(out);
 	unlink(problem_path);
 	unlink(schedule_path);
+	unlink(model_path);
 	return tap_done();
 }

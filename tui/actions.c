@@ -15,7 +15,7 @@
 #define TUI_ALL_MODES	(TUI_MODE_BIT(TUI_MODE_TIMELINE) | \
 	TUI_MODE_BIT(TUI_MODE_HELP) | TUI_MODE_BIT(TUI_MODE_FORM) | \
 	TUI_MODE_BIT(TUI_MODE_COMPARE) | TUI_MODE_BIT(TUI_MODE_SWEEP) | \
-	TUI_MODE_BIT(TUI_MODE_ERROR))
+	TUI_MODE_BIT(TUI_MODE_PLANNER) | TUI_MODE_BIT(TUI_MODE_ERROR))
 #define TUI_TL		TUI_MODE_BIT(TUI_MODE_TIMELINE)
 /* Also while typing (in the prompt or a form field): the terminal's own
  * keys, which must work whatever has the keyboard. */
@@ -452,18 +452,29 @@ tui_act_optimize(struct tui *d)
 	return tui_solve_begin(d);
 }
 
-/* Leaves what is open: a running search, a pending pin, a panel. */
+/* Closes the open panel. */
+static unsigned
+tui_actions_close(struct tui *d)
+{
+	if (d->mode == TUI_MODE_COMPARE)
+		tui_compare_clear(d);
+	d->mode = TUI_MODE_TIMELINE;
+	return TUI_DRAW_ALL;
+}
+
+/* Leaves what is open: a running search, a pending pin, a panel.  The
+ * design search's panel shows it running: Esc there stops it first. */
 static unsigned
 tui_act_escape(struct tui *d)
 {
-	if (d->mode != TUI_MODE_TIMELINE) {
-		if (d->mode == TUI_MODE_COMPARE)
-			tui_compare_clear(d);
-		d->mode = TUI_MODE_TIMELINE;
-		return TUI_DRAW_ALL;
-	}
+	if (d->mode == TUI_MODE_PLANNER && tui_planner_running(d))
+		return tui_planner_cancel(d);
+	if (d->mode != TUI_MODE_TIMELINE)
+		return tui_actions_close(d);
 	if (tui_solve_running(d))
 		return tui_solve_cancel(d);
+	if (tui_planner_running(d))
+		return tui_planner_cancel(d);
 	if (d->pin_pending) {
 		d->pin_pending = false;
 		tui_message(d, false, "pin cancelled");
@@ -536,6 +547,21 @@ static unsigned
 tui_act_sweep_load(struct tui *d)
 {
 	return tui_actions_busy(d) ? TUI_DRAW_MESSAGE : tui_sweep_load(d);
+}
+
+static unsigned
+tui_act_design(struct tui *d)
+{
+	return tui_planner_open(d);
+}
+
+static unsigned tui_act_design_up(struct tui *d) { return tui_planner_move(d, -1); }
+static unsigned tui_act_design_down(struct tui *d) { return tui_planner_move(d, 1); }
+
+static unsigned
+tui_act_design_load(struct tui *d)
+{
+	return tui_actions_busy(d) ? TUI_DRAW_MESSAGE : tui_planner_load(d);
 }
 
 /* ------------------------------------------------------------------ */
@@ -707,7 +733,7 @@ tui_act_quit(struct tui *d)
 	bool running = tui_solve_running(d);
 
 	if (d->mode != TUI_MODE_TIMELINE)
-		return tui_act_escape(d);
+		return tui_actions_close(d);
 	if (!d->dirty && !running)
 		return TUI_DO_QUIT;
 	return tui_prompt_open(d, TUI_PROMPT_QUIT, !running ? "unsaved "
@@ -738,6 +764,7 @@ tui_act_redraw(struct tui *d)
 #define TUI_FORM	TUI_MODE_BIT(TUI_MODE_FORM)
 #define TUI_CMP		TUI_MODE_BIT(TUI_MODE_COMPARE)
 #define TUI_SWEEP	TUI_MODE_BIT(TUI_MODE_SWEEP)
+#define TUI_PLANNER	TUI_MODE_BIT(TUI_MODE_PLANNER)
 #define TUI_ERR		TUI_MODE_BIT(TUI_MODE_ERROR)
 
 const struct tui_key tui_keys[] = {
@@ -780,8 +807,11 @@ const struct tui_key tui_keys[] = {
 	    "redo what was undone" },
 	{ { 'o' }, "o", TUI_TL, tui_act_optimize,
 	    "optimize from this schedule in the background" },
+	{ { 'D' }, "D", TUI_TL, tui_act_design,
+	    "design search: plan split, layout and schedule in the background" },
 	{ { TUI_KEY_ESC }, "Esc", TUI_ALL_MODES, tui_act_escape,
-	    "cancel the optimizer or a pin; close the panel" },
+	    "cancel the optimizer, the design search or a pin; close the "
+	    "panel" },
 	{ { 'f' }, "f", TUI_TL, tui_act_family,
 	    "switch to the next schedule family" },
 	{ { 'c' }, "c", TUI_TL, tui_act_compare,
@@ -808,6 +838,12 @@ const struct tui_key tui_keys[] = {
 	    "load the point's schedule" },
 	{ { 'b' }, "b", TUI_SWEEP, tui_sweep_axis,
 	    "plot the bubble rate or the step time" },
+	{ { KEY_UP, 'k' }, "Up k", TUI_PLANNER, tui_act_design_up,
+	    "the previous candidate" },
+	{ { KEY_DOWN, 'j' }, "Down j", TUI_PLANNER, tui_act_design_down,
+	    "the next candidate" },
+	{ { '\n', '\r', KEY_ENTER }, "Enter", TUI_PLANNER, tui_act_design_load,
+	    "open the candidate: its schedule with its problem" },
 	{ { 't' }, "t", TUI_TL, tui_act_form,
 	    "edit the constraints" },
 	{ { KEY_UP, KEY_BTAB, 'k' }, "Up Shift-Tab k", TUI_FORM,
@@ -1007,7 +1043,7 @@ static void
 tui_actions_modes(FILE *fp, unsigned modes)
 {
 	static const char *const name[TUI_NMODES] = { "timeline", "help",
-	    "form", "compare", "sweep", "error", "prompt" };
+	    "form", "compare", "sweep", "design", "error", "prompt" };
 	const char *sep = "";
 	int m;
 

@@ -175,6 +175,7 @@ tui_draw_panel(WINDOW *w, struct tui *d, enum tui_mode mode,
 	case TUI_MODE_ERROR:	tui_draw_error(w, d, l); break;
 	case TUI_MODE_COMPARE:	tui_draw_compare(w, d, l); break;
 	case TUI_MODE_SWEEP:	tui_draw_sweep(w, d, l); break;
+	case TUI_MODE_PLANNER:	tui_draw_planner(w, d, l); break;
 	default:		assert(!"a mode without a panel");
 	}
 }

@@ -18,11 +18,13 @@
 static const char *const tui_panels_hints[TUI_NMODES] = {
 	[TUI_MODE_TIMELINE] = "? help  q quit  arrows select  +/- zoom  "
 	    "< > move  p pin  u undo  o optimize  f family  c compare  "
-	    "m sweep  s save",
+	    "m sweep  s save  D design",
 	[TUI_MODE_HELP] = "Up/Down scroll  Esc closes",
 	[TUI_MODE_FORM] = "Tab next field  Enter edits  Esc closes",
 	[TUI_MODE_COMPARE] = "Esc closes  ? help",
 	[TUI_MODE_SWEEP] = "Esc closes  ? help",
+	[TUI_MODE_PLANNER] = "Up/Down select  Enter opens  Esc cancels or "
+	    "closes",
 	[TUI_MODE_ERROR] = "Esc closes",
 	[TUI_MODE_PROMPT] = "Enter accepts  Esc cancels",
 };

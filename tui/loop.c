@@ -349,6 +349,7 @@ tui_loop_run(struct tui *d, bool *wrote)
 			flags = tui_loop_input(d, ch);
 		flags |= tui_solve_tick(d);
 		flags |= tui_sweep_tick(d);
+		flags |= tui_planner_tick(d);
 		if ((flags & TUI_DO_QUIT) != 0)
 			return true;
 		if ((flags & TUI_DO_EDITOR) != 0)

@@ -1,2 +1,271 @@
-/* plan.c: placeholder of issue 15's contract; its owner replaces it. */
-typedef int pw_placeholder_plan_t;
+/*
+ * plan.c - the design search: the planner (pw_planner) on a copy of the
+ * plan's problem, on its own thread, polled by the loop; its progress is
+ * copied under a lock as it comes, its ranked candidates listed once it
+ * ends, and any of them opened as the designed plan (its problem and
+ * schedule) as one undoable change, like a sweep point.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui_int.h"
+
+void
+tui_planner_saving(const struct pw_design *dg, char *buf, size_t len)
+{
+	static const char *const name[] = { [PW_RECOMPUTE_NONE] = "",
+	    [PW_RECOMPUTE_PIPEOFFLOAD] = "sel", [PW_RECOMPUTE_FULL] = "full" };
+	const char *r = name[dg->recompute];
+
+	snprintf(buf, len, "%s%s%s", r, dg->offload && r[0] != '\0' ? "+" : "",
+	    dg->offload ? "offload" : r[0] != '\0' ? "" : "-");
+}
+
+/* The planner's progress callback, on its thread. */
+static void
+tui_planner_report(const struct pw_planner_progress *pr, void *arg)
+{
+	struct tui_planner *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	s->progress = *pr;
+	snprintf(s->best_name, sizeof s->best_name, "%s",
+	    pr->best_name != NULL ? pr->best_name : "");
+	s->progress.best_name = NULL;
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void *
+tui_planner_main(void *arg)
+{
+	struct tui_planner *s = arg;
+
+	s->rc = pw_planner(s->problem, &s->opts, &s->result, &s->err);
+	atomic_store(&s->finished, true);
+	return NULL;
+}
+
+struct pw_planner_progress
+tui_planner_progress(struct tui_planner *s, char *best_name, size_t len)
+{
+	struct pw_planner_progress pr;
+
+	pthread_mutex_lock(&s->lock);
+	pr = s->progress;
+	snprintf(best_name, len, "%s", s->best_name);
+	pthread_mutex_unlock(&s->lock);
+	pr.best_name = best_name[0] != '\0' ? best_name : NULL;
+	return pr;
+}
+
+bool
+tui_planner_running(const struct tui *d)
+{
+	return d->planner != NULL && !d->planner->joined;
+}
+
+void
+tui_planner_free(struct tui_planner *s)
+{
+	if (s == NULL)
+		return;
+	if (!s->joined) {
+		atomic_store(&s->cancel, 1);
+		pthread_join(s->thread, NULL);
+	}
+	if (s->rc == PW_OK)
+		pw_planner_result_free(&s->result);
+	pthread_mutex_destroy(&s->lock);
+	pw_problem_free(s->problem);
+	pw_problem_free(s->loaded);
+	free(s);
+}
+
+/* Starts a search of D's problem.  Returns it, or NULL with the message
+ * line saying why. */
+static struct tui_planner *
+tui_planner_start(struct tui *d)
+{
+	struct tui_planner *s = pw_xcalloc(1, sizeof *s);
+
+	s->problem = pw_problem_copy(pw_plan_problem(d->plan));
+	pw_planner_opts_init(&s->opts);
+	s->opts.objective = d->objective;
+	/* An iteration limit makes the candidates the same on every run;
+	 * the planner's own time limit then only guards it. */
+	s->opts.iteration_limit = d->iteration_limit;
+	s->opts.progress = tui_planner_report;
+	s->opts.progress_arg = s;
+	atomic_init(&s->cancel, 0);
+	atomic_init(&s->finished, false);
+	s->opts.cancel = &s->cancel;
+	s->progress = (struct pw_planner_progress){ .best = INFINITY,
+	    .phase = "start" };
+	pthread_mutex_init(&s->lock, NULL);
+	if (pw_thread_start(&s->thread, tui_planner_main, s) != 0) {
+		tui_message(d, true, "design search: cannot start its thread");
+		s->joined = true;
+		s->rc = PW_ERR_INTERNAL;
+		tui_planner_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Whether S searched another problem than the plan's (and the plan is
+ * not a candidate loaded from it). */
+static bool
+tui_planner_stale(const struct tui_planner *s, const struct pw_problem *p)
+{
+	return !pw_problem_same(s->problem, p) && (s->loaded == NULL ||
+	    !pw_problem_same(s->loaded, p));
+}
+
+unsigned
+tui_planner_open(struct tui *d)
+{
+	if (d->planner != NULL && tui_planner_stale(d->planner,
+	    pw_plan_problem(d->plan))) {
+		tui_planner_free(d->planner);
+		d->planner = NULL;
+	}
+	if (d->planner == NULL) {
+		if ((d->planner = tui_planner_start(d)) == NULL)
+			return TUI_DRAW_MESSAGE;
+		tui_message(d, false, "design search: planning split, layout "
+		    "and schedule in the background (Esc cancels)");
+	} else
+		tui_message(d, false, "design search: Enter opens the "
+		    "candidate under the cursor, Esc goes back");
+	d->mode = TUI_MODE_PLANNER;
+	return TUI_DRAW_ALL;
+}
+
+/* The thread is over: joined, and the message line says how it went. */
+static void
+tui_planner_join(struct tui *d, struct tui_planner *s)
+{
+	char best[32];
+
+	pthread_join(s->thread, NULL);
+	s->joined = true;
+	if (s->rc != PW_OK) {
+		tui_message(d, true, "design search: %s", s->err.msg);
+		return;
+	}
+	pw_fmt_seconds(best, sizeof best, s->result.cand[0].objective);
+	tui_message(d, false, "design search: %zu candidates tried (%s), "
+	    "best %s; Enter opens the one under the cursor", s->result.tried,
+	    pw_solve_end_name(s->result.ended), best);
+}
+
+unsigned
+tui_planner_tick(struct tui *d)
+{
+	struct tui_planner *s = d->planner;
+	struct pw_planner_progress pr;
+	char name[32], best[32];
+	unsigned redraw = 0;
+
+	if (s == NULL || s->joined)
+		return 0;
+	if (atomic_load(&s->finished)) {
+		tui_planner_join(d, s);
+		redraw = TUI_DRAW_PANEL | TUI_DRAW_MESSAGE;
+	} else {
+		pr = tui_planner_progress(s, name, sizeof name);
+		if (pr.tried == s->tried_shown)
+			return 0;
+		s->tried_shown = pr.tried;
+		if (isinf(pr.best))
+			snprintf(best, sizeof best, "none yet");
+		else
+			pw_fmt_seconds(best, sizeof best, pr.best);
+		tui_message(d, false, "design search: %zu tried, best %s%s%s%s, "
+		    "%s (Esc cancels)", pr.tried, best, pr.best_name != NULL ?
+		    " (" : "", pr.best_name != NULL ? pr.best_name : "",
+		    pr.best_name != NULL ? ")" : "", pr.phase != NULL ?
+		    pr.phase : "start");
+		redraw = TUI_DRAW_PANEL | TUI_DRAW_MESSAGE;
+	}
+	return d->mode == TUI_MODE_PLANNER ? redraw : redraw & TUI_DRAW_MESSAGE;
+}
+
+unsigned
+tui_planner_cancel(struct tui *d)
+{
+	if (!tui_planner_running(d))
+		return 0;
+	atomic_store(&d->planner->cancel, 1);
+	tui_message(d, false, "cancelling the design search: the best "
+	    "candidates so far stay");
+	return TUI_DRAW_MESSAGE;
+}
+
+/* The candidates of a search that ended with some; NULL otherwise. */
+static struct pw_planner_result *
+tui_planner_result(struct tui *d)
+{
+	struct tui_planner *s = d->planner;
+
+	if (s == NULL || !s->joined || s->rc != PW_OK)
+		return NULL;
+	return &s->result;
+}
+
+unsigned
+tui_planner_move(struct tui *d, int step)
+{
+	struct pw_planner_result *r = tui_planner_result(d);
+	long at;
+
+	if (r == NULL)
+		return 0;
+	at = (long)d->planner->cursor + step;
+	d->planner->cursor = at < 0 ? 0 : at >= (long)r->ncand ? r->ncand - 1 :
+	    (size_t)at;
+	return TUI_DRAW_PANEL;
+}
+
+unsigned
+tui_planner_load(struct tui *d)
+{
+	struct pw_planner_result *r = tui_planner_result(d);
+	const struct pw_planner_candidate *c;
+	const struct pw_family *f;
+	struct pw_plan *plan;
+	struct pw_error err;
+	char split[64], layout[32], saving[32], *what;
+	unsigned redraw;
+
+	if (r == NULL) {
+		tui_message(d, true, "design search: %s",
+		    d->planner != NULL && d->planner->joined ? "it found no "
+		    "candidate" : "no candidates yet (Esc cancels the search "
+		    "and keeps the best so far)");
+		return TUI_DRAW_MESSAGE;
+	}
+	c = &r->cand[d->planner->cursor];
+	pw_design_split_name(&c->design, c->problem->nstages, split,
+	    sizeof split);
+	pw_design_layout_name(&c->design, layout, sizeof layout);
+	tui_planner_saving(&c->design, saving, sizeof saving);
+	if (pw_plan_new(pw_problem_copy(c->problem),
+	    pw_schedule_copy(c->schedule), &plan, &err) != PW_OK) {
+		tui_message(d, true, "design search: split %s, %s, %s, %s: %s",
+		    split, layout, saving, c->schedule_name, err.msg);
+		return TUI_DRAW_MESSAGE;
+	}
+	pw_problem_free(d->planner->loaded);
+	d->planner->loaded = pw_problem_copy(c->problem);
+	what = pw_xasprintf("design split %s, %s, %s, %s", split, layout,
+	    saving, c->schedule_name);
+	f = pw_family_find(c->schedule_name);
+	d->mode = TUI_MODE_TIMELINE;
+	redraw = tui_plan_set(d, plan, what, what, f != NULL ?
+	    (int)(f - pw_families) : -1);
+	free(what);
+	return redraw | TUI_DRAW_ALL;
+}

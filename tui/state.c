@@ -810,6 +810,7 @@ tui_free(struct tui *d)
 	free(d->solve.bound_pins);
 	tui_compare_clear(d);
 	tui_sweep_free(d->sweep);
+	tui_planner_free(d->planner);
 	while (d->history.nundo > 0)
 		tui_change_free(&d->history.undo[--d->history.nundo]);
 	tui_history_clear_redo(&d->history);

@@ -15,7 +15,7 @@
  * key table and its actions), form.c (the constraints panel), prompt.c
  * (the input line and its questions), solve.c (the optimizer in the
  * background), compare.c and sweep.c (the compare view and the memory
- * sweep), recover.c (the recovery file), layout.c (where each panel and
+ * sweep), plan.c (the design search: the planner on a thread), recover.c (the recovery file), layout.c (where each panel and
  * lane goes), colors.c (the colour enum and the glyphs), draw_*.c (one
  * drawing function per panel), loop.c (the terminal and the event loop).
  */
@@ -238,6 +238,7 @@ enum tui_mode {
 	TUI_MODE_FORM,		/* the constraints panel has the keys */
 	TUI_MODE_COMPARE,
 	TUI_MODE_SWEEP,
+	TUI_MODE_PLANNER,	/* the design search's candidates */
 	TUI_MODE_ERROR,		/* a multi-line error (Lua traceback) */
 	TUI_MODE_PROMPT,	/* the input line has the keys */
 	TUI_NMODES
@@ -333,6 +334,34 @@ struct tui_sweep {
 };
 
 /* ------------------------------------------------------------------ */
+/* The design search (plan.c): the planner on a thread                 */
+
+/* pw_planner on a copy of the plan's problem, run on its own thread.
+ * The thread writes PROGRESS under LOCK (the planner's progress
+ * callback) and RC, ERR and RESULT before it sets FINISHED; the designer
+ * reads PROGRESS under LOCK and the rest only once it has joined the
+ * thread.  Kept after it ends: D again shows its candidates while the
+ * plan's problem is the one searched or a candidate's loaded from it. */
+struct tui_planner {
+	struct pw_problem *problem;	/* the problem searched, owned */
+	pthread_t thread;
+	bool	joined;		/* the thread is over and joined */
+	atomic_int cancel;	/* the planner's cancel flag */
+	atomic_bool finished;	/* pw_planner has returned */
+	pthread_mutex_t lock;	/* guards PROGRESS and BEST_NAME */
+	struct pw_planner_progress progress;	/* best_name: BEST_NAME */
+	char	best_name[32];
+	struct pw_planner_opts opts;
+	int	rc;		/* pw_planner's, once JOINED */
+	struct pw_error err;
+	struct pw_planner_result result;	/* rc == PW_OK, once JOINED */
+	struct pw_problem *loaded;	/* the last candidate's problem loaded,
+					 * owned; NULL: none */
+	size_t	tried_shown;	/* progress.tried when last drawn */
+	size_t	cursor;		/* the candidate selected */
+};
+
+/* ------------------------------------------------------------------ */
 /* The state                                                           */
 
 struct tui {
@@ -391,6 +420,7 @@ struct tui {
 	struct tui_solve solve;
 	struct tui_compare compare;
 	struct tui_sweep *sweep;
+	struct tui_planner *planner;
 
 	char	*edit_path;	/* TUI_DO_EDITOR's file */
 	char	*recover_path;	/* the recovery file, NULL: none */
@@ -567,6 +597,9 @@ unsigned tui_solve_tick(struct tui *);
 /* Esc: cancels the search, keeping the best schedule so far. */
 unsigned tui_solve_cancel(struct tui *);
 bool	tui_solve_running(const struct tui *);
+/* Why a search ended, in the designer's words: what it proved is for
+ * the plan's problem as given ("optimal for this split and layout"). */
+const char *tui_solve_end_words(enum pw_solve_end);
 /* The lower bound the header shows: the running search's, else the last
  * search's while the plan's problem, the objective and the pins are
  * those it was computed under; *GAP is the current plan's objective
@@ -611,6 +644,34 @@ unsigned tui_sweep_load(struct tui *);
 /* "b": switches the plot's y between step time and bubble rate. */
 unsigned tui_sweep_axis(struct tui *);
 void	tui_sweep_free(struct tui_sweep *);
+
+/* ------------------------------------------------------------------ */
+/* plan.c                                                              */
+
+/* D: opens the design search's panel, starting the planner on the plan's
+ * problem (the form's objective, tui.iteration_limit) unless the last
+ * search is of it or of a candidate loaded from it. */
+unsigned tui_planner_open(struct tui *);
+/* Polls the thread (the loop calls it at least 5 times a second):
+ * returns what to redraw, 0 when nothing is new. */
+unsigned tui_planner_tick(struct tui *);
+bool	tui_planner_running(const struct tui *);
+/* Esc: cancels a running search, whose best candidates so far are
+ * listed once it stops (within the planner's 100 ms). */
+unsigned tui_planner_cancel(struct tui *);
+/* Moves the cursor STEP candidates; Enter opens the cursor's candidate
+ * as the current schedule with its problem, as one undoable change. */
+unsigned tui_planner_move(struct tui *, int step);
+unsigned tui_planner_load(struct tui *);
+/* What frees memory in design DG, into BUF: "-", "sel" (PipeOffload's
+ * selective recomputation) or "full", each with "+offload" ("offload"
+ * alone without recomputation). */
+void	tui_planner_saving(const struct pw_design *dg, char *buf, size_t len);
+/* A copy of the search's progress, taken under its lock. */
+struct pw_planner_progress tui_planner_progress(struct tui_planner *,
+	    char *best_name, size_t len);
+/* Cancels and joins a running search and frees S (NULL: nothing). */
+void	tui_planner_free(struct tui_planner *);
 
 /* ------------------------------------------------------------------ */
 /* recover.c                                                           */
@@ -674,6 +735,8 @@ const char *tui_deadlock_summary(const struct tui *d, char *buf, size_t len);
  * in L's panel (tui_draw calls them in their modes). */
 void	tui_draw_compare(WINDOW *, struct tui *d, const struct tui_layout *l);
 void	tui_draw_sweep(WINDOW *, struct tui *d, const struct tui_layout *l);
+/* draw_plan.c: the design search's progress and candidates in L's panel. */
+void	tui_draw_planner(WINDOW *, struct tui *d, const struct tui_layout *l);
 
 /* draw.c: what every panel writes with.  tui_draw_text writes the UTF-8
  * text S (bytes the locale cannot read as '?', a tab as a blank, other control characters as
