@@ -547,6 +547,7 @@ test_help_and_form(void)
 	struct case_state s;
 	char label[128], value[128], *row, *want;
 	attr_t attr;
+	size_t i;
 
 	if (!case_open(&s, "1f1b", case_problem(4, 1, 8, PW_PLACE_LOOP)))
 		return;
@@ -560,6 +561,15 @@ test_help_and_form(void)
 	tap_ok(strncmp(row, want, strlen(want)) == 0,
 	    "help from its second row, with the modes it acts in: %s", row);
 	free(want);
+	free(row);
+	/* The design search's key, from the one table. */
+	for (i = 0; i < tui_nkeys && tui_keys[i].keys[0] != 'D'; i++)
+		;
+	s.d.help_top = (int)i;
+	case_draw(&s, 24, 80);
+	row = row_text(3);
+	tap_str(row, "\xe2\x94\x82 D               timeline          design "
+	    "search: split, layout and schedule  \xe2\x94\x82", "help lists D");
 	free(row);
 	s.d.help_top = 100000;
 	case_draw(&s, 24, 80);

@@ -808,7 +808,7 @@ const struct tui_key tui_keys[] = {
 	{ { 'o' }, "o", TUI_TL, tui_act_optimize,
 	    "optimize from this schedule in the background" },
 	{ { 'D' }, "D", TUI_TL, tui_act_design,
-	    "design search: plan split, layout and schedule in the background" },
+	    "design search: split, layout and schedule" },
 	{ { TUI_KEY_ESC }, "Esc", TUI_ALL_MODES, tui_act_escape,
 	    "cancel the optimizer, the design search or a pin; close the "
 	    "panel" },
