@@ -1,3 +1,178 @@
-/* bench_planner.c: placeholder of issue 15; its owner replaces it. */
+/*
+ * bench_planner.c - the planner against issue 15's anchors, on the
+ * llama3-8b preset (32 layers, hidden 4096, 32 heads, 8 KV heads, ffn
+ * 14336, vocabulary 128256, sequence 8192, micro-batch 1) on 8 x
+ * H100-SXM with 32 microbatches, at 60 GiB and 40 GiB:
+ *
+ *   even:  the best feasible family on the even split (families that
+ *          need another layout split the model again, as compare does);
+ *   rebal: the best feasible family on every split with A layers on the
+ *          first stage, Z on the last and the rest spread evenly, for
+ *          every (A, Z);
+ *   ours:  pw_planner's best design within the time limit (60 s, or
+ *          the first argument), objective makespan.
+ *
+ * Target: ours at least 15% faster than even, and no slower than rebal.
+ * One planner run per case: it is deterministic up to its time limit
+ * (its iteration count is not bounded here, so a faster machine may go
+ * further).  The anchors are exact (no search), timed once.  Times are
+ * wall seconds.
+ */
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
-int main(void) { puts("1..0 # SKIP placeholder"); return 0; }
+#include <stdlib.h>
+
+#include "bench.h"
+#include "plan.h"
+#include "solver.h"
+
+#define BENCH_DEVICES	8
+#define BENCH_MICROBATCHES 32
+#define BENCH_GIB	(1024.0 * 1024.0 * 1024.0)
+
+struct bench_best {
+	double	makespan;	/* INFINITY: none feasible */
+	const char *family;
+	int	first, last;	/* the rebalanced split's ends */
+};
+
+/* The best feasible family of the registry on P into B when it beats
+ * B's; FIRST and LAST name the split. */
+static void
+bench_families(const struct pw_problem *p, int first, int last,
+    struct bench_best *b)
+{
+	const struct pw_metrics *m;
+	struct pw_plan *plan;
+	struct pw_error err;
+	size_t i;
+
+	for (i = 0; i < pw_nfamilies; i++) {
+		if (pw_plan_family(&pw_families[i], p, &plan, &err) != PW_OK)
+			continue;
+		m = pw_plan_metrics(plan);
+		if (m->feasible && m->makespan < b->makespan) {
+			b->makespan = m->makespan;
+			b->family = pw_families[i].name;
+			b->first = first;
+			b->last = last;
+		}
+		pw_plan_free(plan);
+	}
+}
+
+/* The split of L layers with A first, Z last and the rest even (the
+ * remainder on the middle stages) into LAYERS; false when it does not
+ * leave every stage a layer. */
+static bool
+bench_ends(int l, int a, int z, int *layers)
+{
+	const int mid = BENCH_DEVICES - 2, rest = l - a - z;
+	int extra, first, s;
+
+	if (rest < mid)
+		return false;
+	extra = rest % mid;
+	first = (mid - extra) / 2;
+	layers[0] = a;
+	layers[BENCH_DEVICES - 1] = z;
+	for (s = 0; s < mid; s++)
+		layers[s + 1] = rest / mid + (s >= first && s < first + extra);
+	return true;
+}
+
+static int
+bench_case(const struct pw_model *model, const struct pw_hardware *hw,
+    double gib, double seconds)
+{
+	struct pw_split sp = { 0 };
+	struct pw_problem *p;
+	struct pw_planner_opts o;
+	struct pw_planner_result res;
+	struct pw_error err;
+	struct bench_best even = { INFINITY, NULL, 0, 0 };
+	struct bench_best rebal = { INFINITY, NULL, 0, 0 };
+	int layers[BENCH_DEVICES], a, z;
+	char lay[32], split[64], name[48];
+	const struct pw_planner_candidate *c;
+	double t0, t;
+
+	sp.devices = BENCH_DEVICES;
+	sp.chunks = 1;
+	sp.placement = PW_PLACE_LOOP;
+	sp.microbatches = BENCH_MICROBATCHES;
+	sp.memory_limit = gib * BENCH_GIB;
+	if (pw_cost_problem(model, hw, &sp, &p, &err) != PW_OK) {
+		printf("%3.0f GiB: %s\n", gib, err.msg);
+		return 1;
+	}
+	bench_families(p, 0, 0, &even);
+	pw_problem_free(p);
+	sp.layers_per_stage = layers;
+	for (a = 1; a < model->layers; a++)
+		for (z = 1; a + z < model->layers; z++) {
+			if (!bench_ends(model->layers, a, z, layers) ||
+			    pw_cost_problem(model, hw, &sp, &p, &err) != PW_OK)
+				continue;
+			bench_families(p, a, z, &rebal);
+			pw_problem_free(p);
+		}
+
+	sp.layers_per_stage = NULL;
+	if (pw_cost_problem(model, hw, &sp, &p, &err) != PW_OK)
+		return 1;
+	pw_planner_opts_init(&o);
+	o.time_limit = seconds;
+	o.top = 1;
+	t0 = bench_now();
+	if (pw_planner(p, &o, &res, &err) != PW_OK) {
+		printf("%3.0f GiB: plan: %s\n", gib, err.msg);
+		pw_problem_free(p);
+		return 1;
+	}
+	t = bench_now() - t0;
+	c = &res.cand[0];
+	snprintf(name, sizeof name, "%s%s", c->schedule_name,
+	    c->design.offload ? " +offload" : "");
+	printf("%3.0f GiB  even %8.4f %-8s  rebal %8.4f %-8s (%d..%d)  "
+	    "ours %8.4f %s %s %s r%d  %5.3f %5.3f  %5.1f s  (%zu tried, %s)\n",
+	    gib, even.makespan, even.family != NULL ? even.family : "-",
+	    rebal.makespan, rebal.family != NULL ? rebal.family : "-",
+	    rebal.first, rebal.last, c->makespan,
+	    pw_design_layout_name(&c->design, lay, sizeof lay),
+	    pw_design_split_name(&c->design, c->problem->nstages, split,
+	    sizeof split), name, (int)c->design.recompute,
+	    c->makespan / even.makespan, c->makespan / rebal.makespan, t,
+	    res.tried, pw_solve_end_name(res.ended));
+	printf("         target: ours <= 0.85 x even %s, ours <= rebal %s\n",
+	    c->makespan <= 0.85 * even.makespan ? "met" : "MISSED",
+	    c->makespan <= rebal.makespan * (1 + 1e-12) ? "met" : "MISSED");
+	pw_planner_result_free(&res);
+	pw_problem_free(p);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct pw_model *model = pw_model_find("llama3-8b");
+	const struct pw_hardware *hw = pw_hardware_find("H100-SXM");
+	double seconds = argc > 1 ? atof(argv[1]) : 60;
+	int bad = 0;
+
+	if (model == NULL || hw == NULL) {
+		fprintf(stderr, "bench_planner: the llama3-8b or H100-SXM "
+		    "preset is missing\n");
+		return 1;
+	}
+	printf("planner: llama3-8b on %d x %s, %d microbatches, plan's time "
+	    "limit %.0f s\n", BENCH_DEVICES, hw->name, BENCH_MICROBATCHES,
+	    seconds);
+	printf("columns: limit, even split's best family, best (first, last) "
+	    "split's family, ours (layout, split, schedule, recompute), "
+	    "ours/even, ours/rebal, plan's wall time\n");
+	bad |= bench_case(model, hw, 60, seconds);
+	bad |= bench_case(model, hw, 40, seconds);
+	return bad;
+}
