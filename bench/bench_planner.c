@@ -37,29 +37,27 @@ struct bench_best {
 	int	first, last;	/* the rebalanced split's ends */
 };
 
-/* The best feasible family of the registry on P into B when it beats
- * B's; FIRST and LAST name the split. */
+/* The best feasible family of the registry on P (compare's rows) into B
+ * when it beats B's; FIRST and LAST name the split. */
 static void
 bench_families(const struct pw_problem *p, int first, int last,
     struct bench_best *b)
 {
+	struct pw_compare_row *rows = pw_compare_rows(p);
 	const struct pw_metrics *m;
-	struct pw_plan *plan;
-	struct pw_error err;
 	size_t i;
 
 	for (i = 0; i < pw_nfamilies; i++) {
-		if (pw_plan_family(&pw_families[i], p, &plan, &err) != PW_OK)
-			continue;
-		m = pw_plan_metrics(plan);
-		if (m->feasible && m->makespan < b->makespan) {
+		m = rows[i].metrics;
+		if (rows[i].rc == PW_OK && m->feasible &&
+		    m->makespan < b->makespan) {
 			b->makespan = m->makespan;
 			b->family = pw_families[i].name;
 			b->first = first;
 			b->last = last;
 		}
-		pw_plan_free(plan);
 	}
+	pw_compare_rows_free(rows);
 }
 
 /* The split of L layers with A first, Z last and the rest even (the

@@ -21,6 +21,7 @@
  * docs/planner.md states what is searched and what the numbers mean.
  */
 #include <assert.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,10 +258,34 @@ pw_planner_note_over(struct pw_planner_run *r, const struct pw_problem *q,
 	}
 }
 
+/* PLAN's schedule with activations offloaded where they lower a
+ * device's peak (pw_offload_plan's peak shaving: no compute op moves, so
+ * the makespan stays), replacing *PLAN when that times; for a design with
+ * the link whose family keeps everything on the device. */
+static void
+pw_planner_shave(struct pw_plan **plan)
+{
+	struct pw_offload_opts oo = { PW_OFFSEL_PEAK, 1.0, NULL };
+	struct pw_schedule *sched = pw_schedule_copy(pw_plan_schedule(*plan));
+	const struct pw_problem *q = pw_plan_problem(*plan);
+	struct pw_plan *shaved;
+	struct pw_error err;
+
+	if (pw_offload_plan(q, sched, &oo, &err) != PW_OK) {
+		pw_schedule_free(sched);
+		return;
+	}
+	if (pw_plan_new(pw_problem_copy(q), sched, &shaved, &err) != PW_OK)
+		return;
+	pw_plan_free(*plan);
+	*plan = shaved;
+}
+
 /*
  * Times every family of SL's layout (every family when the split is
  * fixed) on Q, which it frees, and keeps the best feasible schedule in SL
- * when it beats SL's; LAYERS is Q's split (NULL when fixed).  Returns
+ * when it beats SL's (with the link, a schedule over its limits is shaved
+ * by offloading first); LAYERS is Q's split (NULL when fixed).  Returns
  * PW_OK, or PW_ERR_INTERNAL with ERR when a family's schedule does not
  * simulate (a bug).
  */
@@ -290,6 +315,11 @@ pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
 			continue;
 		}
 		m = pw_plan_metrics(plan);
+		if (sl->design.offload && !m->feasible &&
+		    !pw_planner_moves(pw_plan_schedule(plan))) {
+			pw_planner_shave(&plan);
+			m = pw_plan_metrics(plan);
+		}
 		obj = pw_objective_value(r->o.objective, m);
 		if (!m->feasible)
 			pw_planner_note_over(r, pw_plan_problem(plan), m);
@@ -469,48 +499,112 @@ pw_planner_model_designs(struct pw_planner_run *r, struct pw_error *err)
 	return PW_OK;
 }
 
-/* Times SL's even split and its balanced one (the balance with 1F1B's
- * activations in flight, else with one: what any schedule needs). */
+/* SP's balanced split of SL's model into LAYERS: with 1F1B's
+ * activations in flight, else with one (what any schedule needs).
+ * False, the reason kept for the error when nothing fits, when neither
+ * fits. */
+static bool
+pw_planner_balance(struct pw_planner_run *r, const struct pw_planner_slot *sl,
+    const struct pw_split *sp, int *layers)
+{
+	const struct pw_hardware *hw = &r->p->origin->hardware;
+	struct pw_error why;
+	int *ones = pw_xcalloc((size_t)sp->devices, sizeof *ones);
+	bool ok;
+	int d;
+
+	for (d = 0; d < sp->devices; d++)
+		ones[d] = 1;
+	ok = pw_split_balance(&sl->model, hw, sp, NULL, layers, NULL,
+	    &why) == PW_OK || pw_split_balance(&sl->model, hw, sp, ones,
+	    layers, NULL, &why) == PW_OK;
+	if (!ok && !r->has_why) {
+		r->why = why;
+		r->has_why = true;
+	}
+	free(ones);
+	return ok;
+}
+
+/* The one-chunk split ONE (NULL: even) as SL's layout shares it (each
+ * device keeps its layers: pw_problem_resplit), into LAYERS: what a
+ * family splitting that model again would run.  False when it does not
+ * split so. */
+static bool
+pw_planner_reshare(const struct pw_planner_run *r,
+    const struct pw_planner_slot *sl, const int *one, int *layers)
+{
+	struct pw_split sp = sl->split;
+	struct pw_problem *q, *q2;
+	struct pw_error err;
+	bool ok;
+
+	sp.chunks = 1;
+	sp.placement = PW_PLACE_LOOP;
+	sp.layers_per_stage = one;
+	/* Only the layers are wanted: no limit can refuse them. */
+	sp.memory_limit = DBL_MAX;
+	if (pw_cost_problem(&sl->model, &r->p->origin->hardware, &sp, &q,
+	    &err) != PW_OK)
+		return false;
+	ok = pw_problem_resplit(q, sl->split.placement, sl->split.chunks, &q2,
+	    &err) == PW_OK && q2->origin->split.layers_per_stage != NULL;
+	if (ok)
+		memcpy(layers, q2->origin->split.layers_per_stage,
+		    (size_t)q2->nstages * sizeof *layers);
+	pw_problem_free(q2);
+	pw_problem_free(q);
+	return ok;
+}
+
+/*
+ * Times SL's starting splits: its even split, its balanced one and, with
+ * several chunks, the even and the balanced one-chunk splits shared among
+ * the chunks (what the families that split a model again run), each
+ * once.  A problem with given stages is timed as it is (without its link
+ * where SL does not use it).
+ */
 static int
 pw_planner_start(struct pw_planner_run *r, struct pw_planner_slot *sl,
     struct pw_error *err)
 {
-	const struct pw_origin *o = r->p->origin;
 	const int n = sl->split.devices * sl->split.chunks;
-	struct pw_error why;
-	int *even, *bal, *ones, s, rc;
+	struct pw_split one = sl->split;
+	struct pw_problem *q;
+	int *start, *bal1, nstart = 0, i, j, s, rc = PW_OK;
 
-	if (o == NULL) {
-		struct pw_problem *q = pw_problem_copy(r->p);
-
+	if (r->p->origin == NULL) {
+		q = pw_problem_copy(r->p);
 		if (!sl->design.offload)
 			q->link.present = false;
 		return pw_planner_time(r, sl, q, NULL, err);
 	}
-	even = pw_xcalloc((size_t)n, sizeof *even);
-	bal = pw_xcalloc((size_t)n, sizeof *bal);
-	ones = pw_xcalloc((size_t)sl->split.devices, sizeof *ones);
+	start = pw_xcalloc(4 * (size_t)n, sizeof *start);
+	bal1 = pw_xcalloc((size_t)sl->split.devices, sizeof *bal1);
 	for (s = 0; s < n; s++)
-		even[s] = pw_split_layers(&sl->split, sl->model.layers, s);
-	for (s = 0; s < sl->split.devices; s++)
-		ones[s] = 1;
-	if ((rc = pw_planner_try(r, sl, even, err)) != PW_OK)
-		goto out;
-	if (pw_split_balance(&sl->model, &o->hardware, &sl->split, NULL, bal,
-	    NULL, &why) != PW_OK && pw_split_balance(&sl->model,
-	    &o->hardware, &sl->split, ones, bal, NULL, &why) != PW_OK) {
-		if (!r->has_why) {
-			r->why = why;
-			r->has_why = true;
-		}
-		goto out;
+		start[s] = pw_split_layers(&sl->split, sl->model.layers, s);
+	nstart = 1;
+	if (pw_planner_balance(r, sl, &sl->split, start + n))
+		nstart++;
+	if (sl->split.chunks > 1) {
+		one.chunks = 1;
+		one.placement = PW_PLACE_LOOP;
+		if (pw_planner_reshare(r, sl, NULL, start + nstart * n))
+			nstart++;
+		if (pw_planner_balance(r, sl, &one, bal1) &&
+		    pw_planner_reshare(r, sl, bal1, start + nstart * n))
+			nstart++;
 	}
-	if (memcmp(bal, even, (size_t)n * sizeof *bal) != 0)
-		rc = pw_planner_try(r, sl, bal, err);
-out:
-	free(ones);
-	free(bal);
-	free(even);
+	for (i = 0; i < nstart && rc == PW_OK; i++) {
+		for (j = 0; j < i; j++)
+			if (memcmp(start + i * n, start + j * n, (size_t)n *
+			    sizeof *start) == 0)
+				break;
+		if (j == i)
+			rc = pw_planner_try(r, sl, start + i * n, err);
+	}
+	free(bal1);
+	free(start);
 	return rc;
 }
 

@@ -152,7 +152,9 @@ pw_balance_room(const struct pw_split *sp, const struct pw_hardware *hw)
  * One pass of the program.  With CAP < 0 it minimises the largest load
  * (VALUE[d][k] the least bottleneck of devices 0..d holding k layers),
  * else the sum of squared loads with every load at most CAP.  CHOICE
- * records each state's count; the fewest layers win ties.  Returns the
+ * records each state's count; among ties the most layers win, so that
+ * the later devices, which keep fewer activations in flight, take the
+ * extra layers.  Returns the
  * final state's value, INFINITY when no counts fit.
  */
 static double
@@ -168,7 +170,7 @@ pw_balance_pass(const struct pw_balance *bl, double cap, double *value,
 		for (k = 0; k <= bl->layers; k++) {
 			value[d * w + k] = INFINITY;
 			choice[d * w + k] = -1;
-			for (n = bl->lo; n <= bl->hi && n <= k; n++) {
+			for (n = bl->hi < k ? bl->hi : k; n >= bl->lo; n--) {
 				cl = pw_balance_at(bl, d, n);
 				if (!cl->fits || (cap >= 0 && cl->load > cap))
 					continue;

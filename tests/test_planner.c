@@ -1,3 +1,642 @@
-/* test_planner.c: placeholder of issue 15; its owner replaces it. */
-#include <stdio.h>
-int main(void) { puts("1..0 # SKIP placeholder"); return 0; }
+/*
+ * test_planner.c - the partition search (pw_split_balance) against brute
+ * force and hand-checked splits, and the planner on a small model with an
+ * iteration limit.
+ *
+ * test_tiny_model on test_toy_hw (testlib.h): a layer costs 0.609375 s
+ * (f + b + w), keeps 9984 activation bytes and adds 49152 static bytes;
+ * the embedding adds 25600 static bytes to stage 0, the LM head 0.29296875
+ * s, 6912 activation bytes and 25600 static bytes to the last stage.  All
+ * exact in binary, so loads tie exactly where they should.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "solver.h"
+#include "tap.h"
+#include "testlib.h"
+
+/* ------------------------------------------------------------------ */
+/* The partition search                                                */
+
+static struct pw_split
+split_of(int devices, int chunks, enum pw_placement place, double limit)
+{
+	struct pw_split sp = { 0 };
+
+	sp.devices = devices;
+	sp.chunks = chunks;
+	sp.placement = place;
+	sp.microbatches = 8;
+	sp.memory_limit = limit;
+	return sp;
+}
+
+static struct pw_model
+tiny(int layers)
+{
+	struct pw_model m = test_tiny_model;
+
+	m.layers = layers;
+	return m;
+}
+
+/* What the brute force makes of one split. */
+struct brute {
+	bool	fits;
+	double	bottleneck;
+	double	sumsq;
+	double	need;		/* the largest device's bytes */
+};
+
+/* The documented in-flight count of device D. */
+static int
+inflight_of(const struct pw_split *sp, int d)
+{
+	long p = sp->devices, v = sp->chunks, n;
+
+	n = v == 1 ? p - d : 2 * (p - d - 1) + (v - 1) * p + 1;
+	return (int)(n < v * sp->microbatches ? n : v * sp->microbatches);
+}
+
+/*
+ * Judges device counts COUNTS of M under SP from the problem the cost
+ * model builds (not from pw_cost_stage): one chunk per device, then
+ * pw_problem_resplit shares each device's layers among its chunks.
+ * False when the cost model refuses the counts.
+ */
+static bool
+brute_judge(const struct pw_model *m, const struct pw_split *sp,
+    const int *counts, struct brute *out)
+{
+	struct pw_split one = *sp;
+	struct pw_problem *p, *q = NULL;
+	struct pw_error err;
+	double load, act, need, room;
+	int d, s;
+
+	one.chunks = 1;
+	one.placement = PW_PLACE_LOOP;
+	one.layers_per_stage = counts;
+	one.memory_limit = DBL_MAX;
+	if (pw_cost_problem(m, &test_toy_hw, &one, &p, &err) != PW_OK)
+		return false;
+	if (sp->chunks > 1) {
+		if (pw_problem_resplit(p, sp->placement, sp->chunks, &q,
+		    &err) != PW_OK) {
+			pw_problem_free(p);
+			return false;
+		}
+		pw_problem_free(p);
+		p = q;
+	}
+	room = sp->memory_limit >= DBL_MAX ? INFINITY : sp->memory_limit -
+	    pw_split_reserve(sp, sp->memory_limit);
+	memset(out, 0, sizeof *out);
+	for (d = 0; d < sp->devices; d++) {
+		load = act = 0;
+		for (s = 0; s < p->nstages; s++)
+			if (p->stages[s].device == d) {
+				load += p->stages[s].f + p->stages[s].b +
+				    p->stages[s].w;
+				act = fmax(act, p->stages[s].act);
+			}
+		need = p->memory[d].static_bytes + inflight_of(sp, d) * act;
+		out->need = fmax(out->need, need);
+		out->bottleneck = fmax(out->bottleneck, load);
+		out->sumsq += load * load;
+	}
+	out->fits = out->need <= room;
+	pw_problem_free(p);
+	return true;
+}
+
+/* The device counts of LAYERS (pipeline order) under SP. */
+static void
+device_counts(const struct pw_split *sp, const int *layers, int *counts)
+{
+	int s, d, n = sp->devices * sp->chunks;
+
+	for (d = 0; d < sp->devices; d++)
+		counts[d] = 0;
+	for (s = 0; s < n; s++) {
+		d = sp->placement == PW_PLACE_V && s >= sp->devices ? n - 1 - s :
+		    s % sp->devices;
+		counts[d] += layers[s];
+	}
+}
+
+/* The brute force's search: every composition of the layers into device
+ * counts, each at least the chunks. */
+struct brute_search {
+	const struct pw_model *m;
+	const struct pw_split *sp;
+	int	counts[8];
+	bool	found;
+	struct brute best;	/* the least bottleneck, then sum of squares
+				 * (relative tolerance 1e-12), of those that
+				 * fit */
+	double	least;		/* the least need of any composition */
+};
+
+static void
+brute_rec(struct brute_search *bs, int d, int left)
+{
+	const int p = bs->sp->devices, v = bs->sp->chunks;
+	struct brute b;
+	int n;
+
+	if (d == p - 1) {
+		bs->counts[d] = left;
+		if (!brute_judge(bs->m, bs->sp, bs->counts, &b))
+			return;
+		bs->least = fmin(bs->least, b.need);
+		if (b.fits && (!bs->found || b.bottleneck <
+		    bs->best.bottleneck * (1 - 1e-12) || (b.bottleneck <=
+		    bs->best.bottleneck * (1 + 1e-12) &&
+		    b.sumsq < bs->best.sumsq))) {
+			bs->best = b;
+			bs->found = true;
+		}
+		return;
+	}
+	for (n = v; n <= left - (p - 1 - d) * v; n++) {
+		bs->counts[d] = n;
+		brute_rec(bs, d + 1, left - n);
+	}
+}
+
+static void
+brute_best(const struct pw_model *m, const struct pw_split *sp,
+    struct brute_search *bs)
+{
+	memset(bs, 0, sizeof *bs);
+	bs->m = m;
+	bs->sp = sp;
+	bs->least = INFINITY;
+	brute_rec(bs, 0, m->layers);
+}
+
+/* pw_split_balance against brute force on every case with L <= 12 and
+ * p <= 4, one to three chunks, loop and V: no limit, a limit of exactly
+ * the least any split needs, and a byte below it (no split). */
+static void
+test_balance_brute(void)
+{
+	static const struct { int chunks; enum pw_placement place; } lay[] = {
+		{ 1, PW_PLACE_LOOP }, { 2, PW_PLACE_LOOP },
+		{ 2, PW_PLACE_V }, { 3, PW_PLACE_LOOP },
+	};
+	struct pw_model m;
+	struct pw_split sp;
+	struct brute_search bs;
+	struct brute got;
+	struct pw_error err;
+	int layers[48], counts[8], p, l, i, k, rc, cases = 0, bad = 0;
+	double bottleneck, least;
+
+	for (i = 0; i < 4; i++)
+		for (p = lay[i].place == PW_PLACE_V ? 2 : 1; p <= 4; p++)
+			for (l = p * lay[i].chunks; l <= 12; l++) {
+				m = tiny(l);
+				sp = split_of(p, lay[i].chunks, lay[i].place,
+				    DBL_MAX);
+				brute_best(&m, &sp, &bs);
+				least = bs.least;
+				for (k = 0; k < 3; k++) {
+					sp.memory_limit = k == 0 ? DBL_MAX :
+					    k == 1 ? least : least - 1;
+					brute_best(&m, &sp, &bs);
+					cases++;
+					rc = pw_split_balance(&m, &test_toy_hw,
+					    &sp, NULL, layers, &bottleneck,
+					    &err);
+					if (!bs.found) {
+						if (rc != PW_ERR_NOT_APPLICABLE) {
+							bad++;
+							tap_diag("p=%d v=%d l=%d "
+							    "limit %.0f: rc %d, "
+							    "want no split", p,
+							    sp.chunks, l,
+							    sp.memory_limit, rc);
+						}
+						continue;
+					}
+					device_counts(&sp, layers, counts);
+					if (rc != PW_OK || !brute_judge(&m, &sp,
+					    counts, &got) || !got.fits ||
+					    fabs(got.bottleneck -
+					    bs.best.bottleneck) > 1e-9 *
+					    bs.best.bottleneck ||
+					    fabs(bottleneck -
+					    bs.best.bottleneck) > 1e-9 *
+					    bs.best.bottleneck || got.sumsq >
+					    bs.best.sumsq * (1 + 1e-9)) {
+						bad++;
+						tap_diag("p=%d v=%d%s l=%d limit "
+						    "%.0f: rc %d %s", p,
+						    sp.chunks, sp.placement ==
+						    PW_PLACE_V ? " V" : "", l,
+						    sp.memory_limit, rc,
+						    rc != PW_OK ? err.msg : "");
+					}
+				}
+			}
+	tap_ok(cases > 200, "brute force: %d cases", cases);
+	tap_int(bad, 0, "pw_split_balance has brute force's bottleneck and "
+	    "least sum of squares on every case");
+}
+
+/* One hand-checked case: M's layers under SP give WANT. */
+static void
+balance_case(int layers, const struct pw_split *sp, const int *inflight,
+    const int *want, double bottleneck, const char *what)
+{
+	struct pw_model m = tiny(layers);
+	struct pw_error err;
+	int got[16], n = sp->devices * sp->chunks, s;
+	double b = -1;
+	bool same;
+
+	if (!tap_int(pw_split_balance(&m, &test_toy_hw, sp, inflight, got,
+	    &b, &err), PW_OK, "%s: balances", what)) {
+		tap_diag("%s", err.msg);
+		return;
+	}
+	for (same = true, s = 0; s < n; s++)
+		same &= got[s] == want[s];
+	if (!tap_ok(same, "%s: the split", what))
+		for (s = 0; s < n; s++)
+			tap_diag("stage %d: %d layers, want %d", s, got[s],
+			    want[s]);
+	tap_near(b, bottleneck, 0, "%s: the bottleneck", what);
+}
+
+static void
+balance_refused(int layers, const struct pw_split *sp, int rc,
+    const char *want, const char *what)
+{
+	struct pw_model m = tiny(layers);
+	struct pw_error err;
+	int got[16];
+	int inflight[4] = { 1, -1, 1, 1 };
+
+	tap_int(pw_split_balance(&m, &test_toy_hw, sp, rc == PW_ERR_INPUT &&
+	    want[0] == 's' && strstr(want, "inflight") != NULL ? inflight :
+	    NULL, got, NULL, &err), rc, "%s: refused", what);
+	tap_str(err.msg, want, "%s: the reason", what);
+}
+
+/*
+ * By hand, 9 layers on 4 devices (in flight 4, 3, 2, 1):
+ *  - no limit: any split with a 3-layer stage has the bottleneck 1.828125
+ *    (3 layers); 3,2,2,2 and its moves of the 3 tie on the sum of squares
+ *    (the last stage at 2 layers plus the head, 1.51171875), 3,3,2,1 is
+ *    worse; among ties the later devices take the most: 2,2,3,2;
+ *  - 210000 bytes: device 0 fits 2 layers (123904 + 4 x 19968 = 203776,
+ *    3 would need 292864), device 1 fits 2 (3 need 237312), devices 2 and
+ *    3 fit 3 (207360, 209920): the last stage at 2 leaves 2,2,3,2;
+ *  - 205000 bytes: every device fits 2, 8 layers in all: no split;
+ *  - 210000 bytes less a 5000-byte reserve: the same;
+ *  - 100000 bytes: device 0 needs 74752 + 4 x 9984 = 114688 for one;
+ *  - 205000 bytes with one activation in flight each: 2,2,3,2 again.
+ * With chunks (2 devices): loop puts stages 0, 2 on device 0 and 1, 3 on
+ * device 1, whose load is its layers plus the head: 5 + 4 layers gives
+ * 3.046875 (4 + 5: 3.33984375); device 0's extra layer goes to stage 2,
+ * the plain chunk: 2,2,3,2.  V puts stages 0, 3 on device 0 (the head's):
+ * 4 + 5 layers, device 1's extra on stage 1: 2,3,2,2.
+ */
+static void
+test_balance_hand(void)
+{
+	static const int a[] = { 2, 2, 3, 2 };
+	static const int loop[] = { 2, 2, 3, 2 }, v[] = { 2, 3, 2, 2 };
+	static const int ones[] = { 1, 1, 1, 1 };
+	struct pw_split sp = split_of(4, 1, PW_PLACE_LOOP, DBL_MAX);
+
+	balance_case(9, &sp, NULL, a, 1.828125, "9 layers, no limit");
+	sp.memory_limit = 210000;
+	balance_case(9, &sp, NULL, a, 1.828125, "9 layers, 210000 bytes");
+	sp.memory_limit = 205000;
+	balance_refused(9, &sp, PW_ERR_NOT_APPLICABLE, "split: the devices' "
+	    "limits hold at most 8 of the model's 9 layers", "205000 bytes");
+	balance_case(9, &sp, ones, a, 1.828125,
+	    "205000 bytes, one activation in flight");
+	sp.memory_limit = 210000;
+	sp.reserve_bytes = 5000;
+	balance_refused(9, &sp, PW_ERR_NOT_APPLICABLE, "split: the devices' "
+	    "limits hold at most 8 of the model's 9 layers",
+	    "210000 bytes less 5000");
+	sp.reserve_bytes = 0;
+	sp.memory_limit = 100000;
+	balance_refused(9, &sp, PW_ERR_NOT_APPLICABLE, "split: device 0 cannot "
+	    "hold even a stage of one layer per chunk: it needs 114688 bytes, "
+	    "its limit less the reserve is 100000", "100000 bytes");
+	sp.memory_limit = DBL_MAX;
+	balance_refused(9, &sp, PW_ERR_INPUT, "split: inflight[1]: must not "
+	    "be negative (got -1)", "a negative inflight");
+	sp.chunks = 3;
+	sp.placement = PW_PLACE_V;
+	balance_refused(9, &sp, PW_ERR_INPUT, "split: chunks: V placement "
+	    "needs 2 chunks per device (got 3)", "V with 3 chunks");
+
+	sp = split_of(2, 2, PW_PLACE_LOOP, DBL_MAX);
+	balance_case(9, &sp, NULL, loop, 3.046875, "loop x2");
+	sp.placement = PW_PLACE_V;
+	balance_case(9, &sp, NULL, v, 3.046875, "V");
+}
+
+/* ------------------------------------------------------------------ */
+/* The planner                                                         */
+
+/* The small model of the planner's tests: 10 layers on 4 devices, 8
+ * microbatches, a limit of 300000 bytes that binds. */
+static struct pw_problem *
+small_problem(void)
+{
+	struct pw_model m = tiny(10);
+	struct pw_split sp = split_of(4, 1, PW_PLACE_LOOP, 300000);
+	struct pw_hardware hw = test_toy_hw;
+	struct pw_problem *p;
+	struct pw_error err;
+
+	/* A link fast enough to move an activation (9984 bytes) within a
+	 * few layers' time, so that designs with it have schedules. */
+	hw.pcie_d2h = hw.pcie_h2d = 65536;
+	if (!tap_int(pw_cost_problem(&m, &hw, &sp, &p, &err), PW_OK,
+	    "the small model builds"))
+		tap_diag("%s", err.msg);
+	return p;
+}
+
+static struct pw_planner_opts
+small_opts(void)
+{
+	struct pw_planner_opts o;
+
+	pw_planner_opts_init(&o);
+	o.iteration_limit = 300;
+	return o;
+}
+
+/* The best feasible makespan of every family on P (compare's rows:
+ * split again where a family needs it). */
+static double
+best_family(const struct pw_problem *p)
+{
+	struct pw_compare_row *rows = pw_compare_rows(p);
+	double best = INFINITY;
+	size_t i;
+
+	for (i = 0; i < pw_nfamilies; i++)
+		if (rows[i].rc == PW_OK && rows[i].metrics->feasible)
+			best = fmin(best, rows[i].metrics->makespan);
+	pw_compare_rows_free(rows);
+	return best;
+}
+
+/* Every candidate: its schedule simulates on its problem within the
+ * limits and passes the checker; its numbers are its own; its problem is
+ * its design. */
+static void
+check_candidates(const struct pw_planner_result *r, const char *what)
+{
+	const struct pw_planner_candidate *c;
+	struct pw_timing *t;
+	struct pw_metrics *m;
+	struct pw_error err;
+	char *why;
+	size_t i;
+	int bad = 0, s, sum;
+
+	for (i = 0; i < r->ncand; i++) {
+		c = &r->cand[i];
+		if (pw_simulate(c->problem, c->schedule, &t, &err) != PW_OK) {
+			tap_diag("%s: candidate %zu: %s", what, i, err.msg);
+			bad++;
+			continue;
+		}
+		m = pw_metrics_compute(c->problem, c->schedule, t);
+		if ((why = test_checker(c->problem, c->schedule, t)) != NULL) {
+			tap_diag("%s: candidate %zu: %s", what, i, why);
+			free(why);
+			bad++;
+		}
+		if (!m->feasible || m->makespan != c->makespan ||
+		    (i > 0 && c->objective < r->cand[i - 1].objective) ||
+		    c->bound > c->objective * (1 + 1e-12) || c->gap < 0 ||
+		    c->peak > c->limit) {
+			tap_diag("%s: candidate %zu: feasible %d, makespan %g "
+			    "(%g), bound %g", what, i, m->feasible, m->makespan,
+			    c->makespan, c->bound);
+			bad++;
+		}
+		if (c->design.layers_per_stage != NULL) {
+			for (sum = 0, s = 0; s < c->problem->nstages; s++) {
+				sum += c->design.layers_per_stage[s];
+				if (c->problem->origin->split.layers_per_stage[s]
+				    != c->design.layers_per_stage[s])
+					bad++;
+			}
+			if (sum != c->problem->origin->model.layers ||
+			    c->problem->origin->split.chunks != c->design.chunks ||
+			    c->problem->origin->model.recompute !=
+			    c->design.recompute ||
+			    c->problem->link.present != c->design.offload)
+				bad++;
+		}
+		pw_metrics_free(m);
+		pw_timing_free(t);
+	}
+	tap_int(bad, 0, "%s: every candidate feasible, checked, sorted and "
+	    "its design's", what);
+}
+
+static void
+progress_count(const struct pw_planner_progress *pr, void *arg)
+{
+	int *n = arg;
+
+	(*n)++;
+	if (strcmp(pr->phase, "done") == 0)
+		*n += 1000;
+}
+
+static bool
+same_result(const struct pw_planner_result *a,
+    const struct pw_planner_result *b)
+{
+	size_t i;
+	int s;
+
+	if (a->ncand != b->ncand || a->tried != b->tried)
+		return false;
+	for (i = 0; i < a->ncand; i++) {
+		if (a->cand[i].objective != b->cand[i].objective ||
+		    strcmp(a->cand[i].schedule_name, b->cand[i].schedule_name)
+		    != 0 || !test_same_schedule(a->cand[i].schedule,
+		    b->cand[i].schedule) || a->cand[i].design.chunks !=
+		    b->cand[i].design.chunks)
+			return false;
+		for (s = 0; s < a->cand[i].problem->nstages; s++)
+			if (a->cand[i].design.layers_per_stage[s] !=
+			    b->cand[i].design.layers_per_stage[s])
+				return false;
+	}
+	return true;
+}
+
+static void
+test_planner_model(void)
+{
+	struct pw_problem *p = small_problem(), *q;
+	struct pw_planner_opts o = small_opts();
+	struct pw_planner_result r, again, top;
+	struct pw_split sp;
+	struct pw_error err;
+	int layers[4], ticks = 0;
+	char buf[64];
+
+	if (p == NULL)
+		return;
+	o.progress = progress_count;
+	o.progress_arg = &ticks;
+	if (!tap_int(pw_planner(p, &o, &r, &err), PW_OK, "plans the small "
+	    "model")) {
+		tap_diag("%s", err.msg);
+		pw_problem_free(p);
+		return;
+	}
+	tap_int((long long)r.ncand, 10, "ten candidates");
+	tap_ok(!r.split_fixed, "the split is the planner's");
+	tap_ok(r.tried > 30, "every design tried (%zu)", r.tried);
+	tap_ok(ticks >= 1004, "progress reported, and once done (%d)", ticks);
+	check_candidates(&r, "small model");
+	/* The anchors are exact: families on fixed splits.  The planner's
+	 * best is the optimizer's today (selective recomputation on
+	 * 2,3,3,2); a better optimizer may only lower it. */
+	tap_near(best_family(p), 20.078125, 0, "every family on the even "
+	    "split: zb-auto's 20.078125");
+	sp = p->origin->split;
+	tap_int(pw_split_balance(&p->origin->model, &p->origin->hardware, &sp,
+	    NULL, layers, NULL, &err), PW_OK, "the balanced split");
+	sp.layers_per_stage = layers;
+	if (tap_int(pw_cost_problem(&p->origin->model, &p->origin->hardware,
+	    &sp, &q, &err), PW_OK, "the balanced split builds")) {
+		tap_str(pw_design_split_name(&(struct pw_design){ .chunks = 1,
+		    .layers_per_stage = layers }, 4, buf, sizeof buf),
+		    "2,3,3,2", "the balanced split is 2,3,3,2");
+		tap_near(best_family(q), 20.078125, 0, "every family on the "
+		    "balanced split: 20.078125");
+		pw_problem_free(q);
+	}
+	tap_ok(r.cand[0].makespan <= 17.359375, "the best: at most 17.359375 "
+	    "(got %.9g)", r.cand[0].makespan);
+	tap_str(pw_design_layout_name(&r.cand[0].design, buf, sizeof buf),
+	    "1 chunk", "the best layout: one chunk");
+	tap_ok(r.cand[0].design.recompute == PW_RECOMPUTE_PIPEOFFLOAD,
+	    "the best recomputes selectively");
+	tap_ok(r.cand[0].optimized, "the best was optimized");
+
+	o.progress = NULL;
+	if (tap_int(pw_planner(p, &o, &again, &err), PW_OK, "plans again")) {
+		tap_ok(same_result(&r, &again), "the same result twice");
+		pw_planner_result_free(&again);
+	}
+	o.top = 2;
+	if (tap_int(pw_planner(p, &o, &top, &err), PW_OK, "plans top 2")) {
+		tap_int((long long)top.ncand, 2, "top 2: two candidates");
+		tap_ok(top.cand[0].objective == r.cand[0].objective &&
+		    top.cand[1].objective == r.cand[1].objective, "top 2: the "
+		    "first two of ten");
+		pw_planner_result_free(&top);
+	}
+	pw_planner_result_free(&r);
+	pw_problem_free(p);
+}
+
+static void
+test_planner_fixed(void)
+{
+	struct pw_stage st = { 0, 1, 1, 1, 1, 0.5, 1, 0 };
+	struct pw_problem *p = test_problem_uniform(4, 1, 8, PW_PLACE_LOOP,
+	    &st);
+	struct pw_planner_opts o = small_opts();
+	struct pw_planner_result r;
+	struct pw_error err;
+	char buf[16];
+	int d;
+
+	for (d = 0; d < 4; d++)
+		p->memory[d].limit = 3;
+	if (tap_int(pw_planner(p, &o, &r, &err), PW_OK, "plans given stages")) {
+		tap_ok(r.split_fixed, "given stages: split_fixed");
+		tap_int((long long)r.ncand, 1, "given stages: one design "
+		    "(no link)");
+		tap_ok(r.cand[0].design.layers_per_stage == NULL,
+		    "given stages: no layers");
+		tap_str(pw_design_split_name(&r.cand[0].design, 4, buf,
+		    sizeof buf), "given", "given stages: the split's name");
+		check_candidates(&r, "given stages");
+		pw_planner_result_free(&r);
+	}
+	o.offload = PW_OFFMODE_ON;
+	tap_int(pw_planner(p, &o, &r, &err), PW_ERR_INPUT, "offload on "
+	    "without a link: refused");
+	tap_str(err.msg, "plan: offload on: the problem has no offload link "
+	    "(its hardware names no PCIe bandwidth)", "offload on: the reason");
+	pw_problem_free(p);
+}
+
+static void
+test_planner_refusals(void)
+{
+	struct pw_problem *p = small_problem();
+	struct pw_planner_opts o;
+	struct pw_planner_result r;
+	struct pw_error err;
+	atomic_int cancel;
+
+	if (p == NULL)
+		return;
+	o = small_opts();
+	o.iteration_limit = -1;
+	tap_int(pw_planner(p, &o, &r, &err), PW_ERR_INPUT, "a negative "
+	    "iteration limit: refused");
+	tap_str(err.msg, "plan: iteration limit: must not be negative (got -1)",
+	    "the iteration limit: the reason");
+	o = small_opts();
+	o.objective = (enum pw_objective)7;
+	tap_int(pw_planner(p, &o, &r, &err), PW_ERR_INPUT, "an unknown "
+	    "objective: refused");
+	tap_str(err.msg, "plan: objective: unknown choice 7",
+	    "the objective: the reason");
+	o = small_opts();
+	o.time_limit = NAN;
+	tap_int(pw_planner(p, &o, &r, &err), PW_ERR_INPUT, "a time limit not "
+	    "a number: refused");
+	o = small_opts();
+	atomic_init(&cancel, 1);
+	o.cancel = &cancel;
+	tap_int(pw_planner(p, &o, &r, &err), PW_ERR_INPUT, "cancelled before "
+	    "the start: nothing to return");
+	tap_str(err.msg, "plan: cancelled before any design was timed",
+	    "cancelled: the reason");
+	tap_ok(r.ncand == 0 && r.cand == NULL, "cancelled: no candidates");
+	pw_problem_free(p);
+}
+
+int
+main(void)
+{
+	test_balance_hand();
+	test_balance_brute();
+	test_planner_model();
+	test_planner_fixed();
+	test_planner_refusals();
+	return tap_done();
+}
