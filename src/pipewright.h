@@ -866,6 +866,12 @@ struct json_t;
 struct json_t *pw_metrics_json(const struct pw_problem *, const struct pw_metrics *);
 /* Every family on PROBLEM in one table. */
 void	pw_compare_print(FILE *, const struct pw_problem *);
+/* After compare's table: a warning when one stage's work exceeds the mean
+ * of the stages' by more than 10% (pw_problem_imbalance), naming REPLAN,
+ * the command that plans PROBLEM's model again ("pipewright plan FILE"),
+ * or saying how to describe the model when the stages were given;
+ * nothing otherwise. */
+void	pw_compare_warn(FILE *, const struct pw_problem *, const char *replan);
 
 /* Export formats: one registry row each. */
 struct pw_export_format {

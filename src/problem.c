@@ -430,6 +430,26 @@ pw_problem_hop(const struct pw_problem *p, int s)
 	return p->stages[s].comm;
 }
 
+double
+pw_problem_imbalance(const struct pw_problem *p, int *worst_stage)
+{
+	double work, most = -1, sum = 0;
+	int s, worst = 0;
+
+	for (s = 0; s < p->nstages; s++) {
+		work = p->stages[s].f + p->stages[s].b + p->stages[s].w;
+		sum += work;
+		if (work > most) {
+			most = work;
+			worst = s;
+		}
+	}
+	if (worst_stage != NULL)
+		*worst_stage = worst;
+	/* Stages of no work are all alike. */
+	return sum > 0 ? most / (sum / p->nstages) : 1;
+}
+
 /* ------------------------------------------------------------------ */
 
 static const char *const pw_kind_names[PW_NKINDS] = {

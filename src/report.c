@@ -21,6 +21,9 @@
 /* Notes under the table are wrapped at this width. */
 #define REPORT_WIDTH		100
 #define REPORT_INDENT		4
+/* compare warns when a stage's work exceeds the mean by more than this
+ * share of it. */
+#define REPORT_IMBALANCE	0.10
 
 int
 pw_metrics_tightest(const struct pw_problem *p, const struct pw_metrics *m,
@@ -447,6 +450,33 @@ pw_compare_rows_print(FILE *fp, const struct pw_problem *p,
 	report_table(fp, p, rows, namew);
 	report_notes(fp, p, rows);
 	report_devices(fp, p, rows, namew);
+}
+
+void
+pw_compare_warn(FILE *fp, const struct pw_problem *p, const char *replan)
+{
+	int worst;
+	double ratio = pw_problem_imbalance(p, &worst);
+	const struct pw_stage *st = &p->stages[worst];
+	char work[32], *text;
+
+	if (!(ratio > 1 + REPORT_IMBALANCE))
+		return;
+	pw_fmt_seconds(work, sizeof work, st->f + st->b + st->w);
+	/* A split of given stages is the file's: only a model's problem can
+	 * be split again.  The command goes on a line of its own, whole, to
+	 * be copied. */
+	text = pw_xasprintf("stage %d's work (f + b + w = %s) is %.0f%% above "
+	    "the mean of the %d stages'; %s", worst, work, 100 * (ratio - 1),
+	    p->nstages, p->origin != NULL ? "to rebalance the split, run:" :
+	    "its stages were given, so to rebalance the split describe the "
+	    "model and run:");
+	fputc('\n', fp);
+	report_wrap(fp, "warning:", text);
+	fprintf(fp, "%*s%s\n", REPORT_INDENT, "", p->origin != NULL ? replan :
+	    "pipewright plan --model NAME --hardware NAME --devices P "
+	    "--microbatches M");
+	free(text);
 }
 
 void

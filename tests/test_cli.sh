@@ -133,6 +133,11 @@ cp "$tmp/out" "$tmp/main"
 run "$PW" compare
 ok "compare exits 0" status_is 0
 ok "no arguments is compare on the default problem" cmp -s "$tmp/out" "$tmp/main"
+# The table without its imbalance warning, which names the input.
+sed '/^warning:/,$d' "$tmp/main" >"$tmp/main-table"
+ok "the default problem's last stage is 19% above the mean" \
+    grep -qx "warning: stage 7's work (f + b + w = 56.92 ms) is 19% above the mean of the 8 stages'; to rebalance" "$tmp/main"
+ok "and plan rebalances it" grep -qx '    pipewright plan' "$tmp/main"
 for f in $families; do
 	ok "compare has a row for $f" grep -q "^$f " "$tmp/main"
 done
@@ -253,7 +258,9 @@ ok "the schedule from stdout is valid" status_is 0
 run sh -c '"$1" schedule --family zb-h1 2>/dev/null | "$1" check -' sh "$PW"
 ok "check - reads a schedule from stdin" out_has '^<stdin>: valid ([0-9]* ops)$'
 run sh -c '"$1" compare - <"$2"' sh "$PW" "$tmp/default-1f1b.json"
-ok "compare - reads the problem from stdin" cmp -s "$tmp/out" "$tmp/main"
+ok "compare - names plan on the same file" out_has '^    pipewright plan -$'
+sed '/^warning:/,$d' "$tmp/out" >"$tmp/table"
+ok "compare - reads the problem from stdin" cmp -s "$tmp/table" "$tmp/main-table"
 
 # A schedule file stands for its problem.
 run "$PW" schedule "$tmp/default-1f1b.json" --family 1f1b -o "$tmp/again.json"
@@ -261,7 +268,9 @@ ok "schedule accepts a schedule file as the problem" status_is 0
 ok "it gives the same schedule" cmp -s "$tmp/again.json" "$tmp/default-1f1b.json"
 run "$PW" compare "$tmp/default-1f1b.json"
 ok "compare accepts a schedule file" status_is 0
-ok "it gives the default problem's table" cmp -s "$tmp/out" "$tmp/main"
+ok "its warning names plan on the file" out_has "^    pipewright plan $tmp/default-1f1b.json\$"
+sed '/^warning:/,$d' "$tmp/out" >"$tmp/table"
+ok "it gives the default problem's table" cmp -s "$tmp/table" "$tmp/main-table"
 
 fails 2 "nosuch" "unknown family" "$PW" schedule --family nosuch -o "$tmp/x.json"
 ok "unknown family lists the families" grep -q -F "$(head -1 "$tmp/families")" "$tmp/err"
@@ -590,12 +599,12 @@ if [ -f "$UNIT" ]; then
 	run "$PW" solve "$UNIT" -o "$tmp/solved.json"
 	ok "solve exits 0" status_is 0
 	ok "solve prints the makespan" out_has '^makespan  *27 s$'
-	ok "solve prints the objective" out_has '^objective  *makespan 27 s (optimal)$'
+	ok "solve prints the objective" out_has '^objective  *makespan 27 s (optimal for this split and layout)$'
 	ok "solve prints the lower bound" out_has '^lower bound  *27 s$'
 	ok "solve prints the gap" out_has '^gap  *0\.00%$'
 	ok "solve prints the start" out_has '^start  *zb-h1 at 27 s$'
 	ok "solve prints the model" out_has '^model  *none built$'
-	ok "solve says why it ended" out_has '^ended  *optimal (the same schedule on every run)$'
+	ok "solve says why it ended" out_has '^ended  *optimal for this split and layout (the same schedule on every run)$'
 	ok "solve reports progress on stderr" err_has '^solve: .* incumbent '
 	run "$PW" check "$tmp/solved.json"
 	ok "the solved schedule checks" status_is 0
@@ -603,13 +612,13 @@ if [ -f "$UNIT" ]; then
 	run "$PW" solve "$UNIT" --from 1f1b -o "$tmp/solved-1f1b.json"
 	ok "solve --from FAMILY exits 0" status_is 0
 	ok "it starts from the family" out_has '^start  *1f1b at 33 s$'
-	ok "and ends at the bound" out_has '^objective  *makespan 27 s (optimal)$'
+	ok "and ends at the bound" out_has '^objective  *makespan 27 s (optimal for this split and layout)$'
 	run "$PW" solve "$UNIT" --from "$tmp/unit-1f1b.json" -o /dev/null
 	ok "solve --from FILE exits 0" status_is 0
 	ok "it starts from the file's schedule" out_has '^start  *given at 33 s$'
 	run "$PW" solve "$UNIT" --objective span --seed 3 -o /dev/null
 	ok "solve --objective span exits 0" status_is 0
-	ok "the span objective is ZB-H2's 24" out_has '^objective  *span 24 s (optimal)$'
+	ok "the span objective is ZB-H2's 24" out_has '^objective  *span 24 s (optimal for this split and layout)$'
 
 	# A Lua problem's objective and must-precede pairs hold unless the
 	# command line says otherwise.  W(1,1) before F(1,5) (1-based, on
@@ -718,7 +727,7 @@ EOF
 	sed 's/"limit": null/"limit": 3.0/' "$UNIT" >"$tmp/tight3.json"
 	run "$PW" solve "$tmp/tight3.json" -o "$tmp/tight3-a.json" --write-lp "$tmp/tight3.lp"
 	ok "solve at limit 3 exits 0" status_is 0
-	ok "limit 3: makespan 31, proven" out_has '^objective  *makespan 31 s (optimal)$'
+	ok "limit 3: makespan 31, proven" out_has '^objective  *makespan 31 s (optimal for this split and layout)$'
 	ok "limit 3: the whole model's size" out_has '^model  *.*binaries.*(whole)$'
 	ok "--write-lp writes the model in LP format" grep -q '^/\* Objective function \*/' "$tmp/tight3.lp"
 	run "$PW" solve "$tmp/tight3.json" -o "$tmp/tight3-b.json"
@@ -865,6 +874,174 @@ else
 	skip "eval --critical on the unit problem" "no $UNIT"
 fi
 fails 2 "--critical" "check takes no --critical" "$PW" check --critical "$tmp/two-1f1b.json"
+
+# ------------------------------------------------------------ model options
+# A small model on two devices: every command that takes PROBLEM takes
+# the model options instead.
+MODEL="--model gpt3-1.3b --hardware H100-SXM --devices 2 --microbatches 4"
+err_is() { [ "$(cat "$tmp/err")" = "$1" ]; }
+
+run "$PW" problem $MODEL -o "$tmp/model.json"
+ok "problem --model exits 0" status_is 0
+ok "its problem has 2 devices" grep -q '^  "devices": 2,$' "$tmp/model.json"
+ok "and 4 microbatches" grep -q '^  "microbatches": 4,$' "$tmp/model.json"
+ok "and keeps its model" grep -q '"name": "gpt3-1.3b"' "$tmp/model.json"
+run "$PW" schedule --family 1f1b $MODEL -o "$tmp/model-1f1b.json"
+ok "schedule --model exits 0" status_is 0
+ok "schedule --model: 1f1b's makespan" out_has '^makespan      97\.83 ms$'
+run "$PW" schedule --family 1f1b "$tmp/model.json" -o "$tmp/file-1f1b.json"
+ok "the same schedule as from its problem file" cmp -s "$tmp/model-1f1b.json" "$tmp/file-1f1b.json"
+run "$PW" compare $MODEL
+ok "compare --model exits 0" status_is 0
+ok "compare --model names the problem" out_has '^gpt3-1\.3b-2xH100-SXM: 2 devices, 2 stages, 4 microbatches$'
+ok "compare --model: 1f1b's row" out_has '^1f1b  *97\.83 ms 0\.1795 '
+for cmd in eval show; do
+	run "$PW" "$cmd" --family zb-h1 $MODEL
+	ok "$cmd --family with --model exits 0" status_is 0
+done
+run "$PW" export --family zb-h1 $MODEL --to chrome -o "$tmp/model.trace"
+ok "export --family with --model exits 0" status_is 0
+run "$PW" schedule --family 1f1b $MODEL --seq 1024 --micro-batch 2 -o /dev/null
+ok "--seq and --micro-batch change the costs" out_has '^makespan      91\.57 ms$'
+run "$PW" problem $MODEL --memory-limit 60GiB
+ok "--memory-limit 60GiB is every device's limit" out_has '"limit": 64424509440\.0}'
+run "$PW" problem $MODEL --memory-limit none
+ok "--memory-limit none is no limit" out_has '"limit": null}'
+run "$PW" problem $MODEL --memory-limit 60GiB --reserve 5%
+ok "--reserve 5% is kept in the origin" out_has '"reserve_fraction": 0\.05'
+run "$PW" problem $MODEL --reserve 4GiB
+ok "--reserve 4GiB is kept in the origin" out_has '"reserve_bytes": 4294967296'
+run "$PW" problem $MODEL --chunks 2 --layers-per-stage 6,6,6,6
+ok "--chunks 2 gives four stages" [ "$(grep -c '"device": [01], "f"' "$tmp/out")" -eq 4 ]
+ok "and --layers-per-stage is kept" out_has '"layers_per_stage": \[6, 6, 6, 6\]'
+run "$PW" problem $MODEL --placement v
+ok "--placement v puts stages 0 and 3 on device 0" \
+    [ "$(grep -c '"device": 0, "f"' "$tmp/out")" -eq 2 ]
+run "$PW" problem $MODEL --recompute full
+ok "--recompute full is the model's" out_has '"recompute": "full"'
+run "$PW" problem $MODEL --tp 2 --dp 4
+ok "--tp is kept" out_has '"tp": 2'
+ok "--dp is kept" out_has '"dp": 4'
+run "$PW" problem $MODEL
+ok "without --offload there is no link" lacks '"link"' "$tmp/out"
+run "$PW" problem $MODEL --offload
+ok "--offload gives the PCIe link" out_has '"link"'
+
+fails 2 "examples" "--model with a problem file" "$PW" compare --model gpt3-1.3b "$UNIT"
+run "$PW" compare --model gpt3-1.3b "$UNIT"
+ok "it names both" err_is "pipewright: compare: --model gpt3-1.3b and the file '$UNIT' both give the problem (use one)"
+fails 2 "--microbatches M" "--model without the rest" "$PW" compare --model gpt3-1.3b --devices 2
+ok "it names what is missing" err_is "pipewright: compare: --model gpt3-1.3b also needs --hardware NAME, --microbatches M"
+fails 2 "--devices" "a model option without --model" "$PW" schedule --family 1f1b --devices 2
+ok "it says so" err_is "pipewright: schedule: --devices needs --model NAME|FILE.lua (try 'pipewright schedule --help')"
+fails 2 "nosuch" "an unknown model" "$PW" compare --model nosuch --hardware H100-SXM --devices 2 --microbatches 4
+fails 2 "nosuch" "an unknown hardware" "$PW" compare --model gpt3-1.3b --hardware nosuch --devices 2 --microbatches 4
+fails 2 "$tmp/none.lua" "a missing model script" "$PW" compare --model "$tmp/none.lua" --hardware H100-SXM --devices 2 --microbatches 4
+fails 2 "--family" "eval --model without --family" "$PW" eval $MODEL
+ok "it says so" err_is "pipewright: eval: --model needs --family NAME (a model's problem has no schedule until a family builds one)"
+# Each option's bad value, named with it in one line.
+while IFS='|' read -r opt value line; do
+	fails 2 "$opt" "$opt $value" "$PW" compare $MODEL "$opt" "$value"
+	ok "$opt $value: the message" err_is "pipewright: compare: $opt '$value' $line"
+done <<'BAD'
+--devices|0|is not a whole number from 1 to 65536
+--microbatches|x|is not a whole number from 1 to 1048576
+--seq|-1|is not a whole number from 1 to 1048576
+--micro-batch|1.5|is not a whole number from 1 to 1048576
+--memory-limit|60GB?|is not a size above 0 (60GiB, 8e10) or none
+--memory-limit|0|is not a size above 0 (60GiB, 8e10) or none
+--reserve|100%|is not a size (4GiB) or a share of the limit from 0% to below 100% (5%)
+--reserve|-1GiB|is not a size (4GiB) or a share of the limit from 0% to below 100% (5%)
+--tp|0|is not a whole number from 1 to 65536
+--dp|two|is not a whole number from 1 to 1048576
+--chunks|0|is not a whole number from 1 to 1024
+--placement|w|is not loop or v
+--recompute|some|is not none, selective or full
+--layers-per-stage|12,x|is not a list of whole numbers from 1 to 24 (4,4,5,3)
+--layers-per-stage|12|gives 1 stages, the split has 2 (devices x chunks)
+--layers-per-stage|12,13|adds up to 25 layers, the model has 24
+BAD
+fails 2 "memory" "a limit below one microbatch" "$PW" compare $MODEL --memory-limit 1GiB
+fails 2 "--offload" "solve's --offload needs a value" "$PW" solve $MODEL --offload
+run "$PW" solve $MODEL --offload off --iteration-limit 20 -o "$tmp/model-solved.json"
+ok "solve --model exits 0" status_is 0
+ok "solve --model --offload off: no link" lacks '"link"' "$tmp/model-solved.json"
+run "$PW" compare --help
+ok "compare --help lists the model options" out_has '^  --model NAME|FILE\.lua  a model preset'
+ok "compare --help lists the model presets" out_has '^  llama3-8b  '
+ok "compare --help lists the hardware" out_has '^  H100-SXM  '
+run "$PW" solve --help
+ok "solve --help says --offload decides the link" out_has '^  with --model, --offload auto and on give'
+
+# An imbalanced problem: the last stage's forward twice the others'.
+sed '/"device": 3/s/"f": 1\.0/"f": 2.0/' "$UNIT" >"$tmp/heavy.json"
+run "$PW" compare "$tmp/heavy.json"
+ok "compare warns of the heavy stage" \
+    out_has "^warning: stage 3's work (f + b + w = 4 s) is 23% above the mean of the 4 stages'; its stages"
+ok "and says how to rebalance given stages" out_has '^    pipewright plan --model NAME --hardware NAME --devices P --microbatches M$'
+run "$PW" compare "$UNIT"
+ok "an even problem has no warning" lacks '^warning:' "$tmp/out"
+run "$PW" compare $MODEL --layers-per-stage 20,4
+ok "an uneven split warns" out_has "^warning: stage 0's work"
+ok "and names plan with the model options, the split left out" \
+    out_has '^    pipewright plan --model gpt3-1\.3b --hardware H100-SXM --devices 2 --microbatches 4$'
+
+# ------------------------------------------------------------ plan
+PLAN="plan $MODEL --iteration-limit 20"
+run "$PW" $PLAN --top 3 -o "$tmp/plan.json"
+ok "plan exits 0" status_is 0
+ok "plan reports progress on stderr" err_has '^plan: .* candidates, best '
+ok "plan names what it planned" out_has '^gpt3-1\.3b on 2 H100-SXM: the 3 best of [0-9]* candidates by step time$'
+ok "plan prints the table's header" \
+    out_has '^#  *split  *layout  *recompute  *offload  *schedule  *step time  *bubble  *idle  *peak / limit  *bound  *gap$'
+ok "plan lists 3 candidates" [ "$(grep -c '^[1-9] ' "$tmp/out")" -eq 3 ]
+ok "each with its split, bound (named) and gap" \
+    out_has '^1  [0-9,]*  .*  [0-9.]* ms ([a-z-]*)  *[0-9.]*%$'
+ok "plan says why it ended" out_has '^ended  *iteration limit (the same answer on every run)$'
+ok "plan writes the best schedule" status_is 0
+run "$PW" check "$tmp/plan.json"
+ok "the best schedule is valid" status_is 0
+ok "no temporary file is left beside it" no_tmp "$tmp" plan.json
+ok "its problem keeps the split" grep -q '"layers_per_stage": \[' "$tmp/plan.json"
+run "$PW" $PLAN --top 3 -o "$tmp/plan2.json"
+ok "plan with an iteration limit is deterministic" cmp -s "$tmp/plan.json" "$tmp/plan2.json"
+cp "$tmp/plan.json" "$tmp/plan-kept.json"
+fails 2 "--top" "plan --top 0" "$PW" $PLAN --top 0 -o "$tmp/plan.json"
+ok "a failed plan leaves -o as it was" cmp -s "$tmp/plan.json" "$tmp/plan-kept.json"
+fails 2 "$tmp/nodir/p.json" "plan -o in a missing directory" "$PW" $PLAN -o "$tmp/nodir/p.json"
+ok "it fails before the search" lacks '^plan: ' "$tmp/err"
+fails 2 "--objective" "plan --objective bad" "$PW" $PLAN --objective fast
+fails 2 "--offload" "plan --offload bad" "$PW" $PLAN --offload maybe
+fails 2 "--time-limit" "plan --time-limit 0" "$PW" $PLAN --time-limit 0
+fails 2 "--iteration-limit" "plan --iteration-limit 0" "$PW" plan $MODEL --iteration-limit 0
+run "$PW" $PLAN --top 2 -o -
+ok "plan -o - exits 0" status_is 0
+ok "plan -o -: the schedule on stdout" out_starts '{'
+ok "plan -o -: the table on stderr" err_has '^#  *split  *layout'
+run "$PW" $PLAN --top 2 --objective span
+ok "plan --objective span ranks by span" out_has ' the 2 best of [0-9]* candidates by span$'
+run "$PW" $PLAN --top 2 --offload on
+ok "plan --offload on: only designs with the link" [ "$(grep -c '^[12]  .* yes  ' "$tmp/out")" -eq 2 ]
+run "$PW" $PLAN --top 2 --json
+ok "plan --json exits 0" status_is 0
+if command -v python3 >/dev/null 2>&1; then
+	ok "plan --json is one JSON object with 2 candidates" \
+	    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not (len(d["candidates"]) == 2 and d["split_fixed"] is False and d["ended"] == "iteration limit" and isinstance(d["candidates"][0]["layers_per_stage"], list)))' "$tmp/out"
+else
+	skip "plan --json is one JSON object" "no python3"
+fi
+ok "plan --json: split_fixed" out_has '^  "split_fixed": false,$'
+run "$PW" plan "$UNIT" --iteration-limit 20
+ok "plan of given stages exits 0" status_is 0
+ok "plan of given stages says the split is fixed" out_has '^The split is fixed: the problem.s stages were given, so plan searched the$'
+ok "and its best is zb-h1 at the bound" out_has '^1  given  1 chunk  none  *no  *zb-h1  *27 s  *11\.1%  *11\.1%  *4 B / none (d0)  *27 s ([a-z-]*)  *0\.00%$'
+run "$PW" help plan
+ok "help plan documents the default time limit" out_has '^  -l, --time-limit S  seconds to search (default 60)$'
+
+# solve's wording and bounds.
+run "$PW" solve "$UNIT" -o /dev/null
+ok "solve prints both objectives' strongest bounds, named" \
+    out_has '^bounds  *makespan >= 27 s ([a-z-]*), span >= 24 s ([a-z-]*), for this split and layout$'
 
 # ------------------------------------------------------------ docs
 # docs/cli.md's family table is the registry: the names and summaries of

@@ -6,6 +6,8 @@
  * stderr.
  */
 #include <assert.h>
+#include <jansson.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,23 +73,51 @@ pw_cmd_note(const char *fmt, ...)
 }
 
 /* The size of registry WHICH; fills the name and summary of its entry I
- * when I is below it. */
+ * when I is below it (a preset's summary is written into a buffer that
+ * the next call overwrites). */
 static size_t
 cmd_registry(int which, size_t i, const char **name, const char **summary)
 {
-	if (which == PW_CMD_LIST_FAMILIES) {
+	static char buf[160];
+	const struct pw_hardware *hw;
+	const struct pw_model *m;
+	char bytes[32];
+
+	switch (which) {
+	case PW_CMD_LIST_FAMILIES:
 		if (i < pw_nfamilies) {
 			*name = pw_families[i].name;
 			*summary = pw_families[i].summary;
 		}
 		return pw_nfamilies;
+	case PW_CMD_REG_MODELS:
+		if (i < pw_nmodel_presets) {
+			m = &pw_model_presets[i];
+			snprintf(buf, sizeof buf, "%d layers, hidden %d, %d "
+			    "heads, vocabulary %d, sequence %d", m->layers,
+			    m->hidden, m->heads, m->vocab, m->seq);
+			*name = m->name;
+			*summary = buf;
+		}
+		return pw_nmodel_presets;
+	case PW_CMD_REG_HARDWARE:
+		if (i < pw_nhardware_presets) {
+			hw = &pw_hardware_presets[i];
+			snprintf(buf, sizeof buf, "%.0f TFLOP/s bf16, %s",
+			    hw->peak_flops / 1e12, pw_fmt_bytes(bytes,
+			    sizeof bytes, hw->memory));
+			*name = hw->name;
+			*summary = buf;
+		}
+		return pw_nhardware_presets;
+	default:
+		assert(which == PW_CMD_LIST_FORMATS);
+		if (i < pw_nexport_formats) {
+			*name = pw_export_formats[i].name;
+			*summary = pw_export_formats[i].summary;
+		}
+		return pw_nexport_formats;
 	}
-	assert(which == PW_CMD_LIST_FORMATS);
-	if (i < pw_nexport_formats) {
-		*name = pw_export_formats[i].name;
-		*summary = pw_export_formats[i].summary;
-	}
-	return pw_nexport_formats;
 }
 
 void
@@ -121,6 +151,103 @@ pw_cmd_unknown(int which, const char *what, const char *name)
 	}
 	pw_cmd_fail("unknown %s '%s' (one of: %s)", what, name, names);
 	free(names);
+}
+
+void
+pw_cmd_table(FILE *fp, const char (*cell)[PW_CMD_CELL], size_t nrows,
+    int ncols, int *widths)
+{
+	int *width = pw_xcalloc((size_t)ncols, sizeof *width), j;
+	size_t i;
+
+	for (i = 0; i < nrows; i++)
+		for (j = 0; j < ncols; j++)
+			if ((int)strlen(cell[i * ncols + j]) > width[j])
+				width[j] = (int)strlen(cell[i * ncols + j]);
+	for (i = 0; i < nrows; i++) {
+		for (j = 0; j < ncols - 1; j++)
+			fprintf(fp, "%-*s  ", width[j], cell[i * ncols + j]);
+		fprintf(fp, "%s\n", cell[i * ncols + j]);
+	}
+	if (widths != NULL)
+		memcpy(widths, width, (size_t)ncols * sizeof *width);
+	free(width);
+}
+
+/* The cancel flag of the run pw_cmd_cancellable is in. */
+static atomic_int *cmd_cancel;
+
+static void
+cmd_interrupt(int sig)
+{
+	if (*cmd_cancel)
+		pw_outfile_fatal(sig);
+	*cmd_cancel = 1;
+}
+
+int
+pw_cmd_cancellable(atomic_int *cancel, int (*fn)(void *), void *arg)
+{
+	static const int signals[2] = { SIGINT, SIGTERM };
+	struct sigaction interrupt, before[2];
+	int i, rc;
+
+	*cancel = 0;
+	cmd_cancel = cancel;
+	memset(&interrupt, 0, sizeof interrupt);
+	interrupt.sa_handler = cmd_interrupt;
+	sigemptyset(&interrupt.sa_mask);
+	interrupt.sa_flags = SA_RESTART;
+	for (i = 0; i < 2; i++)
+		pw_signal_catch(signals[i], &interrupt, &before[i]);
+	rc = fn(arg);
+	for (i = 0; i < 2; i++)
+		sigaction(signals[i], &before[i], NULL);
+	return rc;
+}
+
+const char *
+pw_cmd_end_name(enum pw_solve_end end)
+{
+	return end == PW_END_OPTIMAL ? "optimal for this split and layout" :
+	    pw_solve_end_name(end);
+}
+
+struct pw_bound_term
+pw_cmd_bound(const struct pw_problem *p, enum pw_objective obj)
+{
+	struct pw_bound_term terms[PW_BOUND_TERMS];
+
+	if (pw_lower_bound_terms(p, obj, terms) == 0)
+		return (struct pw_bound_term){ "none", 0 };
+	return terms[0];
+}
+
+void
+pw_cmd_bounds_print(FILE *fp, const struct pw_problem *p)
+{
+	struct pw_bound_term makespan = pw_cmd_bound(p, PW_OBJ_MAKESPAN);
+	struct pw_bound_term span = pw_cmd_bound(p, PW_OBJ_SPAN);
+	char b1[32], b2[32];
+
+	fprintf(fp, "%-13s makespan >= %s (%s), span >= %s (%s), for this "
+	    "split and layout\n", "bounds", pw_fmt_seconds(b1, sizeof b1,
+	    makespan.value), makespan.name, pw_fmt_seconds(b2, sizeof b2,
+	    span.value), span.name);
+}
+
+int
+pw_cmd_json_print(FILE *fp, struct json_t *root, const char *fail)
+{
+	int status = PW_EXIT_OK;
+
+	if (json_dumpf(root, fp, JSON_INDENT(2)) != 0 ||
+	    fputc('\n', fp) == EOF) {
+		pw_cmd_fail("%s", fail);
+		status = pw_cmd_status(PW_ERR_IO);
+	}
+	json_decref(root);
+	return status;
 }
 
 /* A bug is 3, anything else the input's or the files' (2), as docs/cli.md

@@ -8,6 +8,7 @@
 #ifndef PW_CMD_H
 #define PW_CMD_H
 
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "pipewright.h"
@@ -16,6 +17,41 @@
 /* Registries a command's help lists after its text. */
 #define PW_CMD_LIST_FAMILIES	0x1
 #define PW_CMD_LIST_FORMATS	0x2
+#define PW_CMD_LIST_MODEL	0x4	/* the model options and presets */
+/* The presets' registries, which pw_cmd_list and pw_cmd_unknown name
+ * too. */
+#define PW_CMD_REG_MODELS	0x8
+#define PW_CMD_REG_HARDWARE	0x10
+
+/*
+ * The one-line model options (cmd_model.c), as their letters in the
+ * option table (cmd_parse.c): long options only.  A row that takes
+ * PROBLEM names PW_CMD_MODEL_OPTIONS, and "X" (the model's --offload
+ * link, a flag) unless it has solve's --offload auto|on|off ("x"), which
+ * then decides the link.  Their values go to pw_cmd_args.model by their
+ * place in PW_CMD_MODEL_LETTERS (enum pw_cmd_model_opt).
+ */
+#define PW_CMD_MODEL_OPTIONS	"MHPNSbLTDCprRy"
+#define PW_CMD_MODEL_LETTERS	PW_CMD_MODEL_OPTIONS "X"
+
+enum pw_cmd_model_opt {
+	PW_CMD_M_MODEL,		/* --model NAME|FILE.lua */
+	PW_CMD_M_HARDWARE,	/* --hardware NAME */
+	PW_CMD_M_DEVICES,	/* --devices P */
+	PW_CMD_M_MICROBATCHES,	/* --microbatches M */
+	PW_CMD_M_SEQ,		/* --seq S */
+	PW_CMD_M_MICRO_BATCH,	/* --micro-batch B */
+	PW_CMD_M_MEMORY_LIMIT,	/* --memory-limit SIZE|none */
+	PW_CMD_M_TP,		/* --tp T */
+	PW_CMD_M_DP,		/* --dp D */
+	PW_CMD_M_CHUNKS,	/* --chunks C */
+	PW_CMD_M_PLACEMENT,	/* --placement loop|v */
+	PW_CMD_M_RECOMPUTE,	/* --recompute none|selective|full */
+	PW_CMD_M_RESERVE,	/* --reserve SIZE|N% */
+	PW_CMD_M_LAYERS,	/* --layers-per-stage N,N,... */
+	PW_CMD_M_OFFLOAD,	/* --offload (the flag) */
+	PW_CMD_M_N
+};
 
 /* A row's MAXPOS for a command whose first positional argument ends its
  * options: that argument and all after it are the command's (REST). */
@@ -35,6 +71,7 @@ struct pw_cmd_args {
 	const char *pos[2];	/* positional arguments, NULL when absent */
 	const char *family;
 	const char *output;	/* "-" unless given */
+	bool	output_given;
 	const char *format;
 	int	width;		/* 0: from the terminal */
 	bool	json;
@@ -51,6 +88,11 @@ struct pw_cmd_args {
 	enum pw_offload_mode offload;
 	unsigned long seed;
 	const char *write_lp;
+	/* The model options' values as given (the flag's ""), NULL where
+	 * absent; [PW_CMD_M_MODEL] NULL: no model. */
+	const char *model[PW_CMD_M_N];
+	/* plan */
+	size_t	top;		/* 0: the planner's default */
 	/* design */
 	bool	ascii;
 	bool	mono;
@@ -95,6 +137,7 @@ int	pw_cmd_export(const struct pw_cmd_args *);
 int	pw_cmd_script(const struct pw_cmd_args *);
 int	pw_cmd_solve(const struct pw_cmd_args *);
 int	pw_cmd_design(const struct pw_cmd_args *);
+int	pw_cmd_plan(const struct pw_cmd_args *);
 
 /* cmd_design.c: whether the designer can take this terminal: it is built,
  * stdin and stdout are terminals, and TERM is set and not "dumb".  What
@@ -106,14 +149,61 @@ bool	pw_cmd_design_usable(void);
 void	pw_cmd_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* cmd.c: the same for a note, which does not end the command. */
 void	pw_cmd_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* cmd.c: a registry (PW_CMD_LIST_FAMILIES or _FORMATS), one line per
- * entry with its summary. */
+/* cmd.c: a registry (PW_CMD_LIST_FAMILIES, _FORMATS, PW_CMD_REG_*), one
+ * line per entry with its summary. */
 void	pw_cmd_list(FILE *, int which);
 /* cmd.c: reports that NAME is not in registry WHICH (a WHAT), naming
  * those that are. */
 void	pw_cmd_unknown(int which, const char *what, const char *name);
 /* cmd.c: the exit status of a failure RC (enum pw_rc). */
 int	pw_cmd_status(int rc);
+/* cmd.c: prints a table of NROWS rows of NCOLS cells (row-major, the
+ * first row the header), each column as wide as its widest cell, two
+ * blanks apart, no blank at the end of a line; the columns' widths go to
+ * WIDTHS ([NCOLS]) unless it is NULL. */
+#define PW_CMD_CELL	160
+void	pw_cmd_table(FILE *, const char (*cell)[PW_CMD_CELL], size_t nrows,
+	    int ncols, int *widths);
+/* cmd.c: prints ROOT (a JSON value, taken) indented on FP; an enum
+ * pw_exit after saying FAIL when it could not be written. */
+int	pw_cmd_json_print(FILE *, struct json_t *root, const char *fail);
+/* cmd.c: runs FN(ARG) with SIGINT and SIGTERM setting *CANCEL (cleared
+ * first), a second one ending the program at once as any fatal signal
+ * does; the dispositions before are restored after.  Returns FN's. */
+int	pw_cmd_cancellable(atomic_int *cancel, int (*fn)(void *), void *arg);
+/* cmd.c: "optimal for this split and layout" for PW_END_OPTIMAL (what
+ * was proven is for the stages as they are), else pw_solve_end_name. */
+const char *pw_cmd_end_name(enum pw_solve_end);
+
+/* cmd.c: the strongest of P's problem-only bounds for OBJ
+ * (pw_lower_bound_terms' first), "none" at 0 when there is none. */
+struct pw_bound_term pw_cmd_bound(const struct pw_problem *,
+	    enum pw_objective);
+/* cmd.c: the strongest bound of P for the makespan and for the span,
+ * each with its name, as one line of a report ("bounds"). */
+void	pw_cmd_bounds_print(FILE *, const struct pw_problem *);
+
+/* cmd_model.c: checks the model options of A against its positional
+ * arguments (--model with PROBLEM, another model option without
+ * --model); false after reporting what is wrong. */
+bool	pw_cmd_model_usage(const struct pw_cmd_args *a);
+/* cmd_model.c: the problem of A's model options (A->model[PW_CMD_M_MODEL]
+ * set), built by pw_cmd_problem; the caller owns it.  NULL after
+ * reporting, in one line, the option and the value at fault. */
+struct pw_problem *pw_cmd_model_problem(const struct pw_cmd_args *a);
+/* cmd_model.c: "llama3-8b on 8 H100-SXM" for messages, into BUF. */
+char	*pw_cmd_model_label(const struct pw_cmd_args *a, char *buf,
+	    size_t len);
+/* cmd_model.c: the command line that plans A's input again, for
+ * compare's imbalance warning: "pipewright plan FILE", or plan with the
+ * model options as given (its split's own options left out).  The
+ * caller frees it. */
+char	*pw_cmd_model_replan(const struct pw_cmd_args *a);
+/* cmd_model.c: the model options' paragraph of a command's help. */
+void	pw_cmd_model_help(FILE *, const struct pw_command *);
+/* cmd_parse.c: the long name of the option of letter C ("model"). */
+const char *pw_cmd_option_name(int c);
+
 /* cmd.c: what to call the input PATH in messages ("-" is stdin, NULL the
  * default problem). */
 const char *pw_cmd_label(const char *path);
@@ -121,29 +211,35 @@ const char *pw_cmd_label(const char *path);
 struct pw_plan;
 struct pwlua_solve_prefs;
 
-/* cmd_plan.c: returns the problem of PATH (a problem or a schedule file,
- * or a Lua problem script), or the built-in default one when PATH is
- * NULL; the caller owns it.  With PREFS (may be NULL), what a script
- * states for the optimizer, which the caller frees
- * (pwlua_solve_prefs_free).  NULL after reporting why. */
-struct pw_problem *pw_cmd_problem_load(const char *path,
+/* cmd_plan.c: returns the problem of A's input: the model options'
+ * (cmd_model.c), PATH A->pos[0] (a problem or a schedule file, or a Lua
+ * problem script), or the built-in default one when neither is given;
+ * the caller owns it.  With PREFS (may be NULL), what a script states
+ * for the optimizer, which the caller frees (pwlua_solve_prefs_free).
+ * NULL after reporting why. */
+struct pw_problem *pw_cmd_problem_load(const struct pw_cmd_args *a,
 	    struct pwlua_solve_prefs *prefs);
 /* cmd_plan.c: as pw_cmd_problem_load, also giving a schedule file's
  * pins in *PINS (the caller frees it; NULL and 0 when it has none, and
- * for every other kind of PATH). */
-struct pw_problem *pw_cmd_problem_load_pins(const char *path,
+ * for every other kind of input). */
+struct pw_problem *pw_cmd_problem_load_pins(const struct pw_cmd_args *a,
 	    struct pwlua_solve_prefs *prefs, struct pw_pin **pins,
 	    size_t *npins);
-/* cmd_plan.c: family NAME's plan for the problem of PATH (NULL: the
- * default problem) in *OUT, which the caller frees; returns an enum
+/* cmd_plan.c: what to call A's input in messages: the model's label
+ * (pw_cmd_model_label), else pw_cmd_label of A->pos[0]. */
+const char *pw_cmd_input_label(const struct pw_cmd_args *a);
+/* cmd_plan.c: family A->family's plan for A's input (as
+ * pw_cmd_problem_load) in *OUT, which the caller frees; returns an enum
  * pw_exit, with *OUT NULL after reporting a failure. */
-int	pw_cmd_plan_build(const char *path, const char *name,
-	    struct pw_plan **out);
-/* cmd_plan.c: the plan of a schedule file (saying when its stored times
- * differ), or with FAMILY of a problem (or schedule) file whose problem
- * gets that family's schedule; as pw_cmd_plan_build. */
-int	pw_cmd_plan_load(const char *path, const char *family,
-	    struct pw_plan **out);
+int	pw_cmd_plan_build(const struct pw_cmd_args *a, struct pw_plan **out);
+/* cmd_plan.c: the plan of schedule file A->pos[0] (saying when its
+ * stored times differ), or with A->family of A's input, which gets that
+ * family's schedule; as pw_cmd_plan_build. */
+int	pw_cmd_plan_load(const struct pw_cmd_args *a, struct pw_plan **out);
+/* cmd_plan.c: whether OUTPUT can be written, tried before a search so
+ * that it fails first (a regular file, or a new one, is opened and
+ * abandoned); an enum pw_exit after reporting why not. */
+int	pw_cmd_output_check(const char *output);
 /* cmd_plan.c: writes PLAN's schedule to OUTPUT ("-": stdout) and its
  * metrics to stdout, or to stderr when the schedule goes to stdout: the
  * stream in *REPORT, for what the command says after them.  Returns an

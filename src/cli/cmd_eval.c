@@ -66,36 +66,23 @@ cmd_eval_sums(const struct pw_critical *path, size_t n, double *durations,
 	}
 }
 
-/* One row of the critical path's table: op, on, start, end, bound by. */
+/* The critical path's table: op, on, start, end, bound by. */
 #define CMD_EVAL_NCOLS	5
-struct cmd_eval_row {
-	char	col[CMD_EVAL_NCOLS][160];
+
+static const char cmd_eval_header[CMD_EVAL_NCOLS][PW_CMD_CELL] = {
+	"op", "on", "start", "end", "bound by"
 };
 
-static const struct cmd_eval_row cmd_eval_header = {
-	{ "op", "on", "start", "end", "bound by" }
-};
-
+/* C's row of the table, into its CMD_EVAL_NCOLS cells ROW. */
 static void
-cmd_eval_row(struct cmd_eval_row *row, const struct pw_plan *plan,
+cmd_eval_row(char (*row)[PW_CMD_CELL], const struct pw_plan *plan,
     const struct pw_critical *c)
 {
-	pw_op_name(row->col[0], sizeof row->col[0], c->op);
-	cmd_eval_on(row->col[1], sizeof row->col[1], plan, c->op);
-	pw_fmt_seconds(row->col[2], sizeof row->col[2], c->start);
-	pw_fmt_seconds(row->col[3], sizeof row->col[3], c->end);
-	cmd_eval_edge(row->col[4], sizeof row->col[4], c);
-}
-
-static void
-cmd_eval_print_row(FILE *fp, const struct cmd_eval_row *row,
-    const int *width)
-{
-	int i;
-
-	for (i = 0; i < CMD_EVAL_NCOLS - 1; i++)
-		fprintf(fp, "%-*s  ", width[i], row->col[i]);
-	fprintf(fp, "%s\n", row->col[i]);
+	pw_op_name(row[0], PW_CMD_CELL, c->op);
+	cmd_eval_on(row[1], PW_CMD_CELL, plan, c->op);
+	pw_fmt_seconds(row[2], PW_CMD_CELL, c->start);
+	pw_fmt_seconds(row[3], PW_CMD_CELL, c->end);
+	cmd_eval_edge(row[4], PW_CMD_CELL, c);
 }
 
 /* The critical path as a table, one row per op from first to last, and
@@ -104,24 +91,20 @@ static void
 cmd_eval_print_critical(FILE *fp, const struct pw_plan *plan)
 {
 	const struct pw_critical *path;
-	struct cmd_eval_row *rows;
+	char (*cells)[PW_CMD_CELL];
 	double durations, delays;
-	int width[CMD_EVAL_NCOLS] = { 0 }, j;
+	int width[CMD_EVAL_NCOLS];
 	char d1[32], d2[32], d3[32];
 	size_t i, n;
 
 	path = pw_plan_critical(plan, &n);
-	rows = pw_xmalloc((n + 1) * sizeof *rows);
-	rows[0] = cmd_eval_header;
+	cells = pw_xcalloc((n + 1) * CMD_EVAL_NCOLS, sizeof *cells);
+	memcpy(cells, cmd_eval_header, sizeof cmd_eval_header);
 	for (i = 0; i < n; i++)
-		cmd_eval_row(&rows[i + 1], plan, &path[i]);
-	for (i = 0; i <= n; i++)
-		for (j = 0; j < CMD_EVAL_NCOLS; j++)
-			if ((int)strlen(rows[i].col[j]) > width[j])
-				width[j] = (int)strlen(rows[i].col[j]);
-	for (i = 0; i <= n; i++)
-		cmd_eval_print_row(fp, &rows[i], width);
-	free(rows);
+		cmd_eval_row(&cells[(i + 1) * CMD_EVAL_NCOLS], plan, &path[i]);
+	pw_cmd_table(fp, (const char (*)[PW_CMD_CELL])cells, n + 1,
+	    CMD_EVAL_NCOLS, width);
+	free(cells);
 	cmd_eval_sums(path, n, &durations, &delays);
 	fprintf(fp, "%-*s  durations %s + delays %s = makespan %s\n",
 	    width[0], "total", pw_fmt_seconds(d1, sizeof d1, durations),
@@ -223,38 +206,22 @@ cmd_eval_json_critical(const struct pw_plan *plan)
 	return root;
 }
 
-/* Prints ROOT (taken) on stdout; an enum pw_exit after saying that WHAT
- * could not be written. */
-static int
-cmd_eval_dump(json_t *root, const char *what)
-{
-	int status = PW_EXIT_OK;
-
-	if (json_dumpf(root, stdout, JSON_INDENT(2)) != 0 ||
-	    fputc('\n', stdout) == EOF) {
-		pw_cmd_fail("eval: cannot write the %s to stdout", what);
-		status = pw_cmd_status(PW_ERR_IO);
-	}
-	json_decref(root);
-	return status;
-}
-
 int
 pw_cmd_eval(const struct pw_cmd_args *a)
 {
 	struct pw_plan *plan = NULL;
 	int status;
 
-	if ((status = pw_cmd_plan_load(a->pos[0], a->family, &plan)) !=
-	    PW_EXIT_OK)
+	if ((status = pw_cmd_plan_load(a, &plan)) != PW_EXIT_OK)
 		goto out;
 	if (a->critical && a->json)
-		status = cmd_eval_dump(cmd_eval_json_critical(plan),
-		    "critical path");
+		status = pw_cmd_json_print(stdout, cmd_eval_json_critical(plan),
+		    "eval: cannot write the critical path to stdout");
 	else if (a->critical)
 		cmd_eval_print_critical(stdout, plan);
 	else if (a->json)
-		status = cmd_eval_dump(cmd_eval_json_metrics(plan), "metrics");
+		status = pw_cmd_json_print(stdout, cmd_eval_json_metrics(plan),
+		    "eval: cannot write the metrics to stdout");
 	else
 		pw_metrics_print(stdout, pw_plan_problem(plan),
 		    pw_plan_metrics(plan));

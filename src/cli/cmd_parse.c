@@ -33,12 +33,42 @@ static const struct option cmd_parse_table[] = {
 	{ "ascii", no_argument, NULL, 'a' },
 	{ "mono", no_argument, NULL, 'm' },
 	{ "keys", no_argument, NULL, 'k' },
+	{ "top", required_argument, NULL, 'n' },
+	/* The model options (PW_CMD_MODEL_LETTERS, long only).  The flag
+	 * shares solve's name: a row takes one of the two (cmd.h). */
+	{ "model", required_argument, NULL, 'M' },
+	{ "hardware", required_argument, NULL, 'H' },
+	{ "devices", required_argument, NULL, 'P' },
+	{ "microbatches", required_argument, NULL, 'N' },
+	{ "seq", required_argument, NULL, 'S' },
+	{ "micro-batch", required_argument, NULL, 'b' },
+	{ "memory-limit", required_argument, NULL, 'L' },
+	{ "tp", required_argument, NULL, 'T' },
+	{ "dp", required_argument, NULL, 'D' },
+	{ "chunks", required_argument, NULL, 'C' },
+	{ "placement", required_argument, NULL, 'p' },
+	{ "recompute", required_argument, NULL, 'r' },
+	{ "reserve", required_argument, NULL, 'R' },
+	{ "layers-per-stage", required_argument, NULL, 'y' },
+	{ "offload", no_argument, NULL, 'X' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
 
 #define CMD_PARSE_NOPTIONS \
 	(sizeof cmd_parse_table / sizeof cmd_parse_table[0])
+
+const char *
+pw_cmd_option_name(int c)
+{
+	size_t i;
+
+	for (i = 0; cmd_parse_table[i].name != NULL; i++)
+		if (cmd_parse_table[i].val == c)
+			return cmd_parse_table[i].name;
+	assert(!"an option letter of the table");
+	return NULL;
+}
 
 /* Reads an unsigned whole number from S within [MIN, MAX] into OUT (a
  * sign is refused: strtoull would wrap "-1"). */
@@ -54,7 +84,7 @@ cmd_parse_whole(const char *s, unsigned long long min, unsigned long long max,
 	    *out >= min && *out <= max;
 }
 
-/* Parses the value of solve's option C into A; false after reporting
+/* Parses the value of solve's and plan's option C into A; false after reporting
  * what is wrong. */
 static bool
 cmd_parse_solve(const struct pw_command *cmd, int c, const char *v,
@@ -100,6 +130,14 @@ cmd_parse_solve(const struct pw_command *cmd, int c, const char *v,
 		pw_cmd_fail("%s: --offload '%s' is not auto, on or off",
 		    cmd->name, v);
 		return false;
+	case 'n':
+		if (cmd_parse_whole(v, 1, 100000, &n)) {
+			a->top = (size_t)n;
+			return true;
+		}
+		pw_cmd_fail("%s: --top '%s' is not a whole number from 1 to "
+		    "100000", cmd->name, v);
+		return false;
 	default:
 		assert(c == 's');
 		if (cmd_parse_whole(v, 0, ULONG_MAX, &n)) {
@@ -135,6 +173,9 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 		    strchr(cmd->options, cmd_parse_table[i].val) == NULL)
 			continue;
 		longopts[nlong++] = cmd_parse_table[i];
+		if (strchr(PW_CMD_MODEL_LETTERS, cmd_parse_table[i].val) !=
+		    NULL)
+			continue;
 		shortopts[nshort++] = (char)cmd_parse_table[i].val;
 		if (cmd_parse_table[i].has_arg == required_argument)
 			shortopts[nshort++] = ':';
@@ -144,6 +185,12 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (c > 0 && strchr(PW_CMD_MODEL_LETTERS, c) != NULL) {
+			a->model[strchr(PW_CMD_MODEL_LETTERS, c) -
+			    PW_CMD_MODEL_LETTERS] = optarg != NULL ? optarg :
+			    "";
+			continue;
+		}
 		switch (c) {
 		case 'h':
 			pw_command_usage(stdout, cmd);
@@ -153,6 +200,7 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 			break;
 		case 'o':
 			a->output = optarg;
+			a->output_given = true;
 			break;
 		case 't':
 			a->format = optarg;
@@ -190,6 +238,7 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 		case 'k':
 			a->keys = true;
 			break;
+		case 'n':
 		case 'l':
 		case 'I':
 		case 'O':
@@ -247,7 +296,8 @@ pw_cmd_parse(const struct pw_command *cmd, int argc, char **argv,
 	}
 
 	npos = argc - first;
-	if (npos < cmd->minpos) {
+	/* The model options stand for PROBLEM (or FILE, with --family). */
+	if (npos < cmd->minpos && a->model[PW_CMD_M_MODEL] == NULL) {
 		pw_cmd_fail("%s: missing an argument (usage: pipewright %s %s)",
 		    cmd->name, cmd->name, cmd->synopsis);
 		return PW_EXIT_INPUT;
@@ -265,5 +315,5 @@ pw_cmd_parse(const struct pw_command *cmd, int argc, char **argv,
 	}
 	for (i = 0; i < npos; i++)
 		a->pos[i] = argv[first + i];
-	return PW_CMD_GO;
+	return pw_cmd_model_usage(a) ? PW_CMD_GO : PW_EXIT_INPUT;
 }

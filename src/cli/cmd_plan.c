@@ -3,6 +3,8 @@
  * script or the built-in default, and a schedule with everything computed
  * from it, read from a file or built by a family.
  */
+#include <sys/stat.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,16 +15,18 @@
 #include "pwlua.h"
 
 struct pw_problem *
-pw_cmd_problem_load(const char *path, struct pwlua_solve_prefs *prefs)
+pw_cmd_problem_load(const struct pw_cmd_args *a,
+    struct pwlua_solve_prefs *prefs)
 {
-	return pw_cmd_problem_load_pins(path, prefs, NULL, NULL);
+	return pw_cmd_problem_load_pins(a, prefs, NULL, NULL);
 }
 
 struct pw_problem *
-pw_cmd_problem_load_pins(const char *path, struct pwlua_solve_prefs *prefs,
-    struct pw_pin **pins, size_t *npins)
+pw_cmd_problem_load_pins(const struct pw_cmd_args *a,
+    struct pwlua_solve_prefs *prefs, struct pw_pin **pins, size_t *npins)
 {
 	struct pw_problem *problem = NULL;
+	const char *path = a->pos[0];
 	struct pw_error err;
 
 	if (prefs != NULL)
@@ -31,6 +35,8 @@ pw_cmd_problem_load_pins(const char *path, struct pwlua_solve_prefs *prefs,
 		*pins = NULL;
 		*npins = 0;
 	}
+	if (a->model[PW_CMD_M_MODEL] != NULL)
+		return pw_cmd_model_problem(a);
 	if (path == NULL)
 		return pw_problem_default();
 	if (pwlua_is_script(path))
@@ -44,11 +50,21 @@ pw_cmd_problem_load_pins(const char *path, struct pwlua_solve_prefs *prefs,
 	return problem;
 }
 
+const char *
+pw_cmd_input_label(const struct pw_cmd_args *a)
+{
+	static char buf[256];
+
+	if (a->model[PW_CMD_M_MODEL] != NULL)
+		return pw_cmd_model_label(a, buf, sizeof buf);
+	return pw_cmd_label(a->pos[0]);
+}
+
 int
-pw_cmd_plan_build(const char *path, const char *name, struct pw_plan **out)
+pw_cmd_plan_build(const struct pw_cmd_args *a, struct pw_plan **out)
 {
 	const struct pw_family *family;
-	const char *label = pw_cmd_label(path);
+	const char *label = pw_cmd_input_label(a), *name = a->family;
 	const struct pw_problem *used;
 	struct pw_problem *given;
 	struct pw_error err;
@@ -59,7 +75,7 @@ pw_cmd_plan_build(const char *path, const char *name, struct pw_plan **out)
 		pw_cmd_unknown(PW_CMD_LIST_FAMILIES, "family", name);
 		return PW_EXIT_INPUT;
 	}
-	if ((given = pw_cmd_problem_load(path, NULL)) == NULL)
+	if ((given = pw_cmd_problem_load(a, NULL)) == NULL)
 		return PW_EXIT_INPUT;
 	rc = pw_plan_family(family, given, out, &err);
 	nstages = given->nstages;
@@ -123,21 +139,49 @@ cmd_plan_compare_times(const struct pw_plan *plan, const char *path,
 }
 
 int
-pw_cmd_plan_load(const char *path, const char *family, struct pw_plan **out)
+pw_cmd_plan_load(const struct pw_cmd_args *a, struct pw_plan **out)
 {
 	struct pw_timed_op *ops = NULL;
+	const char *path = a->pos[0];
 	struct pw_error err;
 	size_t nops = 0;
 	int rc;
 
-	if (family != NULL)
-		return pw_cmd_plan_build(path, family, out);
+	*out = NULL;
+	if (a->family != NULL)
+		return pw_cmd_plan_build(a, out);
+	if (a->model[PW_CMD_M_MODEL] != NULL) {
+		pw_cmd_fail("%s: --model needs --family NAME (a model's problem"
+		    " has no schedule until a family builds one)",
+		    a->cmd->name);
+		return PW_EXIT_INPUT;
+	}
 	if ((rc = pw_plan_read(path, out, &ops, &nops, &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
 	cmd_plan_compare_times(*out, path, ops, nops);
 	free(ops);
+	return PW_EXIT_OK;
+}
+
+int
+pw_cmd_output_check(const char *output)
+{
+	struct pw_outfile check;
+	struct pw_error err;
+	struct stat st;
+	int rc;
+
+	/* A device or a FIFO is only opened to write the schedule. */
+	if (strcmp(output, "-") == 0 || (stat(output, &st) == 0 &&
+	    !S_ISREG(st.st_mode)))
+		return PW_EXIT_OK;
+	if ((rc = pw_outfile_open(&check, output, &err)) != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		return pw_cmd_status(rc);
+	}
+	pw_outfile_abort(&check);
 	return PW_EXIT_OK;
 }
 

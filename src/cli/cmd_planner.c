@@ -1,2 +1,303 @@
-/* cmd_planner.c: placeholder of issue 15's contract; its owner replaces it. */
-typedef int pw_placeholder_cmd_planner_t;
+/*
+ * cmd_planner.c - the plan command: the planner (solver.h) on a model's
+ * problem (or one with given stages, whose split stays fixed), its
+ * progress on stderr, the ranked candidates as a table or one JSON
+ * object, and the best candidate's schedule written atomically.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pipewright.h"
+#include "plan.h"
+#include "cmd.h"
+#include "solver.h"
+
+/* The plan table's columns. */
+enum cmd_planner_col {
+	CMD_PLANNER_RANK,
+	CMD_PLANNER_SPLIT,
+	CMD_PLANNER_LAYOUT,
+	CMD_PLANNER_RECOMPUTE,
+	CMD_PLANNER_OFFLOAD,
+	CMD_PLANNER_SCHEDULE,
+	CMD_PLANNER_STEP,
+	CMD_PLANNER_BUBBLE,
+	CMD_PLANNER_IDLE,
+	CMD_PLANNER_PEAK,
+	CMD_PLANNER_BOUND,
+	CMD_PLANNER_GAP,
+	CMD_PLANNER_NCOLS
+};
+
+static const char cmd_planner_header[CMD_PLANNER_NCOLS][PW_CMD_CELL] = {
+	"#", "split", "layout", "recompute", "offload", "schedule",
+	"step time", "bubble", "idle", "peak / limit", "bound", "gap"
+};
+
+/* What plan last said on stderr. */
+struct cmd_planner_say {
+	bool	tty;		/* stderr is a terminal: one line rewritten */
+	bool	said;
+	bool	open;		/* a rewritten line waits for its newline */
+	double	last;		/* the elapsed seconds of the last line */
+};
+
+/* The progress line: on a terminal one line rewritten at every report,
+ * else a line at most once a second. */
+static void
+cmd_planner_progress(const struct pw_planner_progress *pr, void *arg)
+{
+	struct cmd_planner_say *say = arg;
+	char b1[32], b2[32];
+
+	if (!say->tty && say->said && pr->elapsed - say->last < 1.0)
+		return;
+	say->said = true;
+	say->last = pr->elapsed;
+	fprintf(stderr, "%splan: %8s  %-9s %zu candidates, best %s%s%s%s%s",
+	    say->tty ? "\r" : "", pw_fmt_seconds(b1, sizeof b1, pr->elapsed),
+	    pr->phase, pr->tried, isinf(pr->best) ? "none" :
+	    pw_fmt_seconds(b2, sizeof b2, pr->best), pr->best_name != NULL ?
+	    " (" : "", pr->best_name != NULL ? pr->best_name : "",
+	    pr->best_name != NULL ? ")" : "", say->tty ? "\033[K" : "\n");
+	say->open = say->tty;
+	fflush(stderr);
+}
+
+static const char *
+cmd_planner_recompute(enum pw_recompute r)
+{
+	return r == PW_RECOMPUTE_NONE ? "none" : r == PW_RECOMPUTE_FULL ?
+	    "full" : "selective";
+}
+
+/* Candidate C's row (rank RANK) into its cells ROW. */
+static void
+cmd_planner_row(char (*row)[PW_CMD_CELL], const struct pw_planner_candidate *c,
+    size_t rank, enum pw_objective obj)
+{
+	struct pw_bound_term bound = pw_cmd_bound(c->problem, obj);
+	char b1[32], b2[32];
+
+	snprintf(row[CMD_PLANNER_RANK], PW_CMD_CELL, "%zu", rank);
+	pw_design_split_name(&c->design, c->problem->nstages,
+	    row[CMD_PLANNER_SPLIT], PW_CMD_CELL);
+	pw_design_layout_name(&c->design, row[CMD_PLANNER_LAYOUT],
+	    PW_CMD_CELL);
+	snprintf(row[CMD_PLANNER_RECOMPUTE], PW_CMD_CELL, "%s",
+	    cmd_planner_recompute(c->design.recompute));
+	snprintf(row[CMD_PLANNER_OFFLOAD], PW_CMD_CELL, "%s",
+	    c->design.offload ? "yes" : "no");
+	snprintf(row[CMD_PLANNER_SCHEDULE], PW_CMD_CELL, "%s",
+	    c->schedule_name);
+	pw_fmt_seconds(row[CMD_PLANNER_STEP], PW_CMD_CELL, c->makespan);
+	snprintf(row[CMD_PLANNER_BUBBLE], PW_CMD_CELL, "%.1f%%",
+	    100 * c->bubble_rate);
+	snprintf(row[CMD_PLANNER_IDLE], PW_CMD_CELL, "%.1f%%",
+	    100 * c->idle_share);
+	snprintf(row[CMD_PLANNER_PEAK], PW_CMD_CELL, "%s / %s (d%d)",
+	    pw_fmt_bytes(b1, sizeof b1, c->peak), isfinite(c->limit) ?
+	    pw_fmt_bytes(b2, sizeof b2, c->limit) : "none", c->peak_device);
+	snprintf(row[CMD_PLANNER_BOUND], PW_CMD_CELL, "%s (%s)",
+	    pw_fmt_seconds(b1, sizeof b1, c->bound), bound.name);
+	snprintf(row[CMD_PLANNER_GAP], PW_CMD_CELL, "%.2f%%", 100 * c->gap);
+}
+
+/* The ranked table, and what the search did. */
+static void
+cmd_planner_print(FILE *fp, const struct pw_cmd_args *a,
+    const struct pw_planner_result *r, enum pw_objective obj)
+{
+	char (*cells)[PW_CMD_CELL];
+	char b1[32];
+	size_t i;
+
+	cells = pw_xcalloc((r->ncand + 1) * CMD_PLANNER_NCOLS,
+	    sizeof *cells);
+	memcpy(cells, cmd_planner_header, sizeof cmd_planner_header);
+	for (i = 0; i < r->ncand; i++)
+		cmd_planner_row(&cells[(i + 1) * CMD_PLANNER_NCOLS],
+		    &r->cand[i], i + 1, obj);
+	fprintf(fp, "%s: the %zu best of %zu candidates by %s\n\n",
+	    pw_cmd_input_label(a), r->ncand, r->tried,
+	    obj == PW_OBJ_SPAN ? "span" : "step time");
+	pw_cmd_table(fp, (const char (*)[PW_CMD_CELL])cells, r->ncand + 1,
+	    CMD_PLANNER_NCOLS, NULL);
+	free(cells);
+	fprintf(fp, "\nEach bound (the strongest of its candidate's, named) "
+	    "and gap is for that\ncandidate's split and layout.\n");
+	if (r->split_fixed)
+		fprintf(fp, "The split is fixed: the problem's stages were "
+		    "given, so plan searched the\nschedule and offload only "
+		    "(describe the model with --model to search it).\n");
+	fprintf(fp, "%-13s %s\n", "time", pw_fmt_seconds(b1, sizeof b1,
+	    r->elapsed));
+	fprintf(fp, "%-13s %s%s\n", "ended", pw_cmd_end_name(r->ended),
+	    r->ended == PW_END_TIME || r->ended == PW_END_CANCELLED ?
+	    " (the best so far: another run may differ)" : " (the same "
+	    "answer on every run)");
+}
+
+/* The result as one JSON object (a new reference). */
+static json_t *
+cmd_planner_json(const struct pw_planner_result *r, enum pw_objective obj)
+{
+	const struct pw_planner_candidate *c;
+	json_t *root, *list, *o, *split;
+	char layout[32];
+	size_t i;
+	int s;
+
+	root = json_object();
+	json_object_set_new(root, "objective", json_string(obj == PW_OBJ_SPAN ?
+	    "span" : "makespan"));
+	json_object_set_new(root, "split_fixed", json_boolean(r->split_fixed));
+	json_object_set_new(root, "tried", json_integer((json_int_t)r->tried));
+	json_object_set_new(root, "ended", json_string(pw_solve_end_name(
+	    r->ended)));
+	json_object_set_new(root, "elapsed", json_real(r->elapsed));
+	list = json_array();
+	for (i = 0; i < r->ncand; i++) {
+		c = &r->cand[i];
+		o = json_object();
+		split = json_null();
+		if (c->design.layers_per_stage != NULL) {
+			split = json_array();
+			for (s = 0; s < c->problem->nstages; s++)
+				json_array_append_new(split, json_integer(
+				    c->design.layers_per_stage[s]));
+		}
+		json_object_set_new(o, "layers_per_stage", split);
+		json_object_set_new(o, "layout", json_string(
+		    pw_design_layout_name(&c->design, layout, sizeof layout)));
+		json_object_set_new(o, "chunks", json_integer(c->design.chunks));
+		json_object_set_new(o, "placement", json_string(
+		    c->design.placement == PW_PLACE_V ? "v" : "loop"));
+		json_object_set_new(o, "recompute", json_string(
+		    cmd_planner_recompute(c->design.recompute)));
+		json_object_set_new(o, "offload", json_boolean(
+		    c->design.offload));
+		json_object_set_new(o, "schedule", json_string(
+		    c->schedule_name));
+		json_object_set_new(o, "objective", json_real(c->objective));
+		json_object_set_new(o, "makespan", json_real(c->makespan));
+		json_object_set_new(o, "bubble_rate", json_real(c->bubble_rate));
+		json_object_set_new(o, "idle_share", json_real(c->idle_share));
+		json_object_set_new(o, "peak", json_real(c->peak));
+		json_object_set_new(o, "peak_device", json_integer(
+		    c->peak_device));
+		json_object_set_new(o, "limit", isfinite(c->limit) ?
+		    json_real(c->limit) : json_null());
+		json_object_set_new(o, "bound", json_real(c->bound));
+		json_object_set_new(o, "bound_name", json_string(
+		    pw_cmd_bound(c->problem, obj).name));
+		json_object_set_new(o, "gap", json_real(c->gap));
+		json_object_set_new(o, "optimized", json_boolean(c->optimized));
+		json_array_append_new(list, o);
+	}
+	json_object_set_new(root, "candidates", list);
+	return root;
+}
+
+/* Writes candidate C's schedule, with its problem, to OUTPUT; an enum
+ * pw_exit after reporting a failure. */
+static int
+cmd_planner_write(const struct pw_planner_candidate *c, const char *output)
+{
+	struct pw_plan *plan = NULL;
+	struct pw_error err;
+	int rc, status = PW_EXIT_OK;
+
+	if ((rc = pw_plan_new(pw_problem_copy(c->problem),
+	    pw_schedule_copy(c->schedule), &plan, &err)) != PW_OK) {
+		pw_cmd_fail("internal error: the planner's best schedule does "
+		    "not simulate: %s", err.msg);
+		return PW_EXIT_INTERNAL;
+	}
+	if ((rc = pw_schedule_write(output, pw_plan_problem(plan),
+	    pw_plan_schedule(plan), pw_plan_timing(plan), &err)) != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		status = pw_cmd_status(rc);
+	}
+	pw_plan_free(plan);
+	return status;
+}
+
+/* What the search runs on, for pw_cmd_cancellable. */
+struct cmd_planner_job {
+	const struct pw_problem *problem;
+	struct pw_planner_opts *opts;
+	struct pw_planner_result *res;
+	struct pw_error *err;
+	atomic_int cancel;
+};
+
+static int
+cmd_planner_job(void *arg)
+{
+	struct cmd_planner_job *job = arg;
+
+	job->opts->cancel = &job->cancel;
+	return pw_planner(job->problem, job->opts, job->res, job->err);
+}
+
+int
+pw_cmd_plan(const struct pw_cmd_args *a)
+{
+	struct cmd_planner_say say = { isatty(STDERR_FILENO) != 0, false,
+	    false, 0 };
+	struct pw_problem *problem;
+	struct pw_planner_result res;
+	struct pw_planner_opts o;
+	struct cmd_planner_job job;
+	struct pw_error err;
+	FILE *report;
+	int status, rc;
+
+	memset(&res, 0, sizeof res);
+	if ((problem = pw_cmd_problem_load(a, NULL)) == NULL)
+		return PW_EXIT_INPUT;
+	pw_planner_opts_init(&o);
+	o.objective = a->objective;
+	o.offload = a->offload;
+	o.seed = a->seed;
+	if (a->time_limit > 0)
+		o.time_limit = a->time_limit;
+	o.iteration_limit = a->iteration_limit;
+	if (a->top > 0)
+		o.top = a->top;
+	o.progress = cmd_planner_progress;
+	o.progress_arg = &say;
+	if (a->output_given && (status = pw_cmd_output_check(a->output)) !=
+	    PW_EXIT_OK)
+		goto out;
+	job = (struct cmd_planner_job){ problem, &o, &res, &err, 0 };
+	rc = pw_cmd_cancellable(&job.cancel, cmd_planner_job, &job);
+	if (say.open)
+		fputc('\n', stderr);
+	if (rc != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		status = pw_cmd_status(rc);
+		goto out;
+	}
+	status = PW_EXIT_OK;
+	if (a->output_given && (status = cmd_planner_write(&res.cand[0],
+	    a->output)) != PW_EXIT_OK)
+		goto out;
+	/* The schedule on stdout sends the report to stderr. */
+	report = a->output_given && strcmp(a->output, "-") == 0 ? stderr :
+	    stdout;
+	if (a->json)
+		status = pw_cmd_json_print(report, cmd_planner_json(&res,
+		    o.objective), "plan: cannot write the candidates");
+	else
+		cmd_planner_print(report, a, &res, o.objective);
+out:
+	pw_planner_result_free(&res);
+	pw_problem_free(problem);
+	return status;
+}

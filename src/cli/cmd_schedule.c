@@ -4,6 +4,7 @@
  * written) and compare (every family in one table).
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "pipewright.h"
 #include "plan.h"
@@ -21,7 +22,7 @@ pw_cmd_schedule(const struct pw_cmd_args *a)
 		    " 'pipewright schedule --help')");
 		return PW_EXIT_INPUT;
 	}
-	if ((status = pw_cmd_plan_build(a->pos[0], a->family, &plan)) ==
+	if ((status = pw_cmd_plan_build(a, &plan)) ==
 	    PW_EXIT_OK)
 		status = pw_cmd_plan_write(plan, a->output, &report);
 	pw_plan_free(plan);
@@ -35,7 +36,7 @@ pw_cmd_problem(const struct pw_cmd_args *a)
 	struct pw_error err;
 	int status, rc;
 
-	if ((problem = pw_cmd_problem_load(a->pos[0], NULL)) == NULL)
+	if ((problem = pw_cmd_problem_load(a, NULL)) == NULL)
 		return PW_EXIT_INPUT;
 	status = PW_EXIT_OK;
 	if ((rc = pw_problem_write(a->output, problem, &err)) != PW_OK) {
@@ -50,10 +51,14 @@ int
 pw_cmd_compare(const struct pw_cmd_args *a)
 {
 	struct pw_problem *problem;
+	char *replan;
 
-	if ((problem = pw_cmd_problem_load(a->pos[0], NULL)) == NULL)
+	if ((problem = pw_cmd_problem_load(a, NULL)) == NULL)
 		return PW_EXIT_INPUT;
 	pw_compare_print(stdout, problem);
+	replan = pw_cmd_model_replan(a);
+	pw_compare_warn(stdout, problem, replan);
+	free(replan);
 	pw_problem_free(problem);
 	return PW_EXIT_OK;
 }

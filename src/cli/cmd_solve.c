@@ -3,10 +3,7 @@
  * command line and a Lua problem, its progress on stderr, Ctrl-C and
  * SIGTERM as "stop and keep the best", and its figures after the metrics.
  */
-#include <sys/stat.h>
-
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,23 +104,12 @@ out:
 	return ok;
 }
 
-/* Set by SIGINT or SIGTERM during a search: the search stops and its
- * best schedule is written.  A second one ends the program at once, as
- * any fatal signal does (removing temporary files). */
-static atomic_int cmd_solve_interrupted;
-
+/* The solver's figures after the metrics: the objective, what was
+ * proven of it (for this split and layout: the stages are the
+ * problem's), the problem's strongest bounds, the start, the model. */
 static void
-cmd_solve_interrupt(int sig)
-{
-	if (cmd_solve_interrupted)
-		pw_outfile_fatal(sig);
-	cmd_solve_interrupted = 1;
-}
-
-/* The solver's figures after the metrics. */
-static void
-cmd_solve_report(FILE *fp, const struct pw_solve_opts *o,
-    const struct pw_solve_result *r)
+cmd_solve_report(FILE *fp, const struct pw_problem *p,
+    const struct pw_solve_opts *o, const struct pw_solve_result *r)
 {
 	const struct pw_model_size *ms = &r->model;
 	char b1[32], b2[32];
@@ -131,10 +117,11 @@ cmd_solve_report(FILE *fp, const struct pw_solve_opts *o,
 	fprintf(fp, "\n%-13s %s %s%s\n", "objective",
 	    o->objective == PW_OBJ_SPAN ? "span" : "makespan",
 	    pw_fmt_seconds(b1, sizeof b1, r->objective),
-	    r->optimal ? " (optimal)" : r->ended == PW_END_CANCELLED ?
-	    " (cancelled)" : "");
+	    r->optimal ? " (optimal for this split and layout)" :
+	    r->ended == PW_END_CANCELLED ? " (cancelled)" : "");
 	fprintf(fp, "%-13s %s\n", "lower bound", pw_fmt_seconds(b1, sizeof b1,
 	    r->bound));
+	pw_cmd_bounds_print(fp, p);
 	fprintf(fp, "%-13s %.2f%%\n", "gap", 100 * r->gap);
 	fprintf(fp, "%-13s %s at %s\n", "start", r->start,
 	    pw_fmt_seconds(b2, sizeof b2, r->start_objective));
@@ -147,34 +134,28 @@ cmd_solve_report(FILE *fp, const struct pw_solve_opts *o,
 		    "largest window");
 	fprintf(fp, "%-13s %s\n", "time", pw_fmt_seconds(b1, sizeof b1,
 	    r->elapsed));
-	fprintf(fp, "%-13s %s%s\n", "ended", pw_solve_end_name(r->ended),
+	fprintf(fp, "%-13s %s%s\n", "ended", pw_cmd_end_name(r->ended),
 	    r->ended == PW_END_TIME || r->ended == PW_END_CANCELLED ?
 	    " (the best so far: another run may differ)" : " (the same "
 	    "schedule on every run)");
 }
 
-/* Runs the search of PROBLEM with Ctrl-C and SIGTERM as its cancel, as
- * pw_solve returns. */
-static int
-cmd_solve_run(const struct pw_problem *problem, struct pw_solve_opts *o,
-    struct pw_solve_result *res, struct pw_error *err)
-{
-	static const int signals[2] = { SIGINT, SIGTERM };
-	struct sigaction interrupt, before[2];
-	int i, rc;
+/* What the search runs on, for pw_cmd_cancellable. */
+struct cmd_solve_job {
+	const struct pw_problem *problem;
+	struct pw_solve_opts *opts;
+	struct pw_solve_result *res;
+	struct pw_error *err;
+	atomic_int cancel;
+};
 
-	cmd_solve_interrupted = 0;
-	o->cancel = &cmd_solve_interrupted;
-	memset(&interrupt, 0, sizeof interrupt);
-	interrupt.sa_handler = cmd_solve_interrupt;
-	sigemptyset(&interrupt.sa_mask);
-	interrupt.sa_flags = SA_RESTART;
-	for (i = 0; i < 2; i++)
-		pw_signal_catch(signals[i], &interrupt, &before[i]);
-	rc = pw_solve(problem, o, res, err);
-	for (i = 0; i < 2; i++)
-		sigaction(signals[i], &before[i], NULL);
-	return rc;
+static int
+cmd_solve_job(void *arg)
+{
+	struct cmd_solve_job *job = arg;
+
+	job->opts->cancel = &job->cancel;
+	return pw_solve(job->problem, job->opts, job->res, job->err);
 }
 
 int
@@ -185,12 +166,11 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	struct pw_plan *plan = NULL;
 	struct pw_solve_result res;
 	struct pw_solve_opts o;
-	struct pw_outfile check;
-	struct stat st;
 	struct cmd_solve_last last = { NULL, 0, 0 };
 	struct pwlua_solve_prefs prefs;
 	struct pw_pin *pins = NULL, *all = NULL;
 	struct pw_error err;
+	struct cmd_solve_job job;
 	size_t npins = 0, nall = 0;
 	FILE *out;
 	int status, rc;
@@ -198,10 +178,9 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	memset(&res, 0, sizeof res);
 	/* The pins of schedule files (PROBLEM, --from) are the user's, kept
 	 * in the result; a Lua problem's are its script's. */
-	if ((problem = pw_cmd_problem_load_pins(a->pos[0], &prefs, &pins,
+	if ((problem = pw_cmd_problem_load_pins(a, &prefs, &pins,
 	    &npins)) == NULL)
 		return PW_EXIT_INPUT;
-	status = PW_EXIT_INPUT;
 	pw_solve_opts_init(&o);
 	/* A Lua problem's own objective and time limit, unless the command
 	 * line says otherwise. */
@@ -216,17 +195,9 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	o.write_lp = a->write_lp;
 	o.progress = cmd_solve_progress;
 	o.progress_arg = &last;
-	/* An output that cannot be written fails before the search (a
-	 * device or a FIFO is only opened to write the schedule). */
-	if (strcmp(a->output, "-") != 0 && (stat(a->output, &st) != 0 ||
-	    S_ISREG(st.st_mode))) {
-		if ((rc = pw_outfile_open(&check, a->output, &err)) != PW_OK) {
-			pw_cmd_fail("%s", err.msg);
-			status = pw_cmd_status(rc);
-			goto out;
-		}
-		pw_outfile_abort(&check);
-	}
+	if ((status = pw_cmd_output_check(a->output)) != PW_EXIT_OK)
+		goto out;
+	status = PW_EXIT_INPUT;
 	if (a->from != NULL && pw_family_find(a->from) != NULL)
 		o.start_family = a->from;
 	else if (a->from != NULL) {
@@ -238,7 +209,9 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	cmd_solve_pins_add(&all, &nall, pins, npins);
 	o.pins = all;
 	o.npins = nall;
-	if ((rc = cmd_solve_run(problem, &o, &res, &err)) != PW_OK) {
+	job = (struct cmd_solve_job){ problem, &o, &res, &err, 0 };
+	if ((rc = pw_cmd_cancellable(&job.cancel, cmd_solve_job, &job)) !=
+	    PW_OK) {
 		pw_cmd_fail("%s", err.msg);
 		status = pw_cmd_status(rc);
 		goto out;
@@ -252,7 +225,7 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	}
 	if ((status = pw_cmd_plan_write_pins(plan, pins, npins, a->output,
 	    &out)) == PW_EXIT_OK)
-		cmd_solve_report(out, &o, &res);
+		cmd_solve_report(out, problem, &o, &res);
 out:
 	pw_plan_free(plan);
 	pw_solve_result_free(&res);

@@ -39,8 +39,7 @@ pw_cmd_show(const struct pw_cmd_args *a)
 	struct pw_plan *plan = NULL;
 	int status;
 
-	if ((status = pw_cmd_plan_load(a->pos[0], a->family, &plan)) ==
-	    PW_EXIT_OK)
+	if ((status = pw_cmd_plan_load(a, &plan)) == PW_EXIT_OK)
 		pw_show(stdout, pw_plan_problem(plan), pw_plan_schedule(plan),
 		    pw_plan_timing(plan), pw_plan_metrics(plan),
 		    a->width != 0 ? a->width : cmd_view_width());
@@ -66,8 +65,7 @@ pw_cmd_export(const struct pw_cmd_args *a)
 		pw_cmd_unknown(PW_CMD_LIST_FORMATS, "format", a->format);
 		return PW_EXIT_INPUT;
 	}
-	if ((status = pw_cmd_plan_load(a->pos[0], a->family, &plan)) !=
-	    PW_EXIT_OK)
+	if ((status = pw_cmd_plan_load(a, &plan)) != PW_EXIT_OK)
 		goto out;
 	if ((rc = pw_outfile_open(&out, a->output, &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);

@@ -15,10 +15,11 @@
 static int	main_help(const struct pw_cmd_args *);
 
 static const struct pw_command main_commands[] = {
-	{ "schedule", "[PROBLEM] --family NAME [-o FILE]",
+	{ "schedule", "[PROBLEM | MODEL OPTIONS] --family NAME [-o FILE]",
 	  "build a family's schedule for a problem and time it",
 	  "PROBLEM is a problem file or a schedule file (whose problem is\n"
-	  "used); without it, the built-in default problem.  The timed\n"
+	  "used), or the model options' problem (below); without either,\n"
+	  "the built-in default problem.  The timed\n"
 	  "schedule goes to FILE as JSON and its metrics to stdout, or to\n"
 	  "stderr when the schedule goes to stdout.  A schedule over a\n"
 	  "memory limit is still written (exit 0); its metrics say which\n"
@@ -26,16 +27,19 @@ static const struct pw_command main_commands[] = {
 	  "\n"
 	  "  -f, --family NAME   the schedule family (below)\n"
 	  "  -o, --output FILE   where to write (default \"-\": stdout)\n",
-	  PW_CMD_LIST_FAMILIES, "fo", 0, 1, pw_cmd_schedule },
-	{ "problem", "[PROBLEM] [-o FILE]",
+	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "fo" PW_CMD_MODEL_OPTIONS "X",
+	  0, 1, pw_cmd_schedule },
+	{ "problem", "[PROBLEM | MODEL OPTIONS] [-o FILE]",
 	  "write a problem file (the built-in default one without PROBLEM)",
 	  "Reads PROBLEM (a problem or a schedule file) and writes its\n"
 	  "problem as a pipewright.problem.v1 file: a starting point to\n"
-	  "edit, or the problem inside a schedule.\n"
+	  "edit, or the problem inside a schedule; or the model options'\n"
+	  "problem (below), its model, hardware and split kept.\n"
 	  "\n"
 	  "  -o, --output FILE   where to write (default \"-\": stdout)\n",
-	  0, "o", 0, 1, pw_cmd_problem },
-	{ "eval", "FILE [--json] [--critical]",
+	  PW_CMD_LIST_MODEL, "o" PW_CMD_MODEL_OPTIONS "X", 0, 1,
+	  pw_cmd_problem },
+	{ "eval", "FILE [--json] [--critical] [--family NAME [MODEL OPTIONS]]",
 	  "the metrics of a schedule file, or its critical path",
 	  "The orders of FILE are the schedule: its ops are simulated\n"
 	  "again and the metrics come from the recomputed times (a line\n"
@@ -55,9 +59,10 @@ static const struct pw_command main_commands[] = {
 	  "  -j, --json          print the metrics as one JSON object\n"
 	  "  -c, --critical      print the critical path (with --json,\n"
 	  "                      as JSON)\n"
-	  "  -f, --family NAME   FILE is a problem: use that family's\n"
-	  "                      schedule\n",
-	  PW_CMD_LIST_FAMILIES, "jcf", 1, 1, pw_cmd_eval },
+	  "  -f, --family NAME   FILE is a problem (or the model options\n"
+	  "                      stand for it): use that family's schedule\n",
+	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "jcf" PW_CMD_MODEL_OPTIONS
+	  "X", 1, 1, pw_cmd_eval },
 	{ "check", "FILE",
 	  "verify a schedule file's stored times from first principles",
 	  "Checks every op present once, durations, dependencies with\n"
@@ -66,34 +71,38 @@ static const struct pw_command main_commands[] = {
 	  "Prints \"FILE: valid (N ops)\" or every violation and their\n"
 	  "count.  Exit 0 valid, 1 violations, 2 unreadable.\n",
 	  0, "", 1, 1, pw_cmd_check },
-	{ "compare", "[PROBLEM]",
+	{ "compare", "[PROBLEM | MODEL OPTIONS]",
 	  "every schedule family on a problem in one table",
 	  "PROBLEM is a problem file or a schedule file (whose problem is\n"
 	  "used); without it, the built-in default problem.  One row per\n"
 	  "family: makespan, bubble rate, total idle, the largest peak,\n"
 	  "the device nearest to (or furthest over) its limit, and whether\n"
 	  "the schedule fits or why not; then each device's peak against\n"
-	  "its limit.\n",
-	  PW_CMD_LIST_FAMILIES, "", 0, 1, pw_cmd_compare },
-	{ "show", "FILE [--width N]",
+	  "its limit.  When one stage's work (f + b + w) exceeds the mean\n"
+	  "of the stages' by more than 10%, a warning names the command\n"
+	  "that rebalances the split (plan).\n",
+	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, PW_CMD_MODEL_OPTIONS "X",
+	  0, 1, pw_cmd_compare },
+	{ "show", "FILE [--width N] [--family NAME [MODEL OPTIONS]]",
 	  "a text Gantt chart of a schedule",
 	  "One row per device and per used channel, as wide as the\n"
 	  "terminal when stdout is one, else $COLUMNS, else 100 columns.\n"
 	  "\n"
 	  "  -w, --width N       columns to use\n"
-	  "  -f, --family NAME   FILE is a problem: use that family's\n"
-	  "                      schedule\n",
-	  PW_CMD_LIST_FAMILIES, "wf", 1, 1, pw_cmd_show },
-	{ "export", "FILE --to FORMAT [-o OUT]",
+	  "  -f, --family NAME   FILE is a problem (or the model options\n"
+	  "                      stand for it): use that family's schedule\n",
+	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "wf" PW_CMD_MODEL_OPTIONS
+	  "X", 1, 1, pw_cmd_show },
+	{ "export", "FILE --to FORMAT [-o OUT] [--family NAME [MODEL OPTIONS]]",
 	  "write a schedule as a trace or a picture",
 	  "OUT is written atomically: on failure it is left as it was.\n"
 	  "\n"
 	  "  -t, --to FORMAT     the format (below)\n"
 	  "  -o, --output OUT    where to write (default \"-\": stdout)\n"
-	  "  -f, --family NAME   FILE is a problem: use that family's\n"
-	  "                      schedule\n",
-	  PW_CMD_LIST_FORMATS | PW_CMD_LIST_FAMILIES, "tof", 1, 1,
-	  pw_cmd_export },
+	  "  -f, --family NAME   FILE is a problem (or the model options\n"
+	  "                      stand for it): use that family's schedule\n",
+	  PW_CMD_LIST_FORMATS | PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL,
+	  "tof" PW_CMD_MODEL_OPTIONS "X", 1, 1, pw_cmd_export },
 	{ "script", "[--write-dir DIR] FILE [ARGS...]",
 	  "run a Lua script: a problem, a sweep, an experiment",
 	  "Runs FILE, Lua 5.4 source, with the module pipewright as the\n"
@@ -106,7 +115,7 @@ static const struct pw_command main_commands[] = {
 	  "\n"
 	  "  -d, --write-dir DIR also let the script write below DIR\n",
 	  0, "d", 1, PW_CMD_REST, pw_cmd_script },
-	{ "solve", "PROBLEM [--from FAMILY|FILE] [--time-limit S] "
+	{ "solve", "PROBLEM|MODEL OPTIONS [--from FAMILY|FILE] [--time-limit S] "
 	  "[--iteration-limit N] [--objective makespan|span] "
 	  "[--offload auto|on|off] [--seed N] [-o FILE] [--write-lp FILE]",
 	  "optimize a schedule under the memory limits (lp_solve MILP)",
@@ -117,8 +126,11 @@ static const struct pw_command main_commands[] = {
 	  "best schedule found to FILE, atomically.  Progress goes to\n"
 	  "stderr, one line per phase and improvement; then the metrics,\n"
 	  "the objective, its lower bound, the gap (objective - bound) /\n"
-	  "objective, the start, the model's size and why the search\n"
-	  "ended (docs/solver.md).  The same input, options and seed give\n"
+	  "objective, the strongest bounds of the problem for the makespan\n"
+	  "and the span (each named), the start, the model's size and why\n"
+	  "the search ended (docs/solver.md).  What it proves is for the\n"
+	  "problem's stages: \"optimal\" is optimal for this split and\n"
+	  "layout ('pipewright plan' searches the split).  The same input, options and seed give\n"
 	  "the same schedule on every run unless the time limit ends the\n"
 	  "search: --iteration-limit ends it at the same point on every\n"
 	  "run.  Ctrl-C or SIGTERM stops the search and writes the best\n"
@@ -135,11 +147,54 @@ static const struct pw_command main_commands[] = {
 	  "                      the largest device span (Zero Bubble's)\n"
 	  "  -x, --offload auto|on|off\n"
 	  "                      offload where it helps (default); on:\n"
-	  "                      also start from offloading families\n"
+	  "                      also start from offloading families;\n"
+	  "                      with --model, off also leaves out the\n"
+	  "                      model's PCIe link\n"
 	  "  -s, --seed N        the search's seed (default 1)\n"
 	  "  -o, --output FILE   where to write (default \"-\": stdout)\n"
 	  "  -W, --write-lp FILE the whole model in LP format (lp_solve)\n",
-	  PW_CMD_LIST_FAMILIES, "FlIOxsWo", 1, 1, pw_cmd_solve },
+	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "FlIOxsWo"
+	  PW_CMD_MODEL_OPTIONS, 1, 1, pw_cmd_solve },
+	{ "plan", "[PROBLEM | MODEL OPTIONS] [--time-limit S] [--top N] "
+	  "[--objective makespan|span] [-o FILE] [--json] "
+	  "[--iteration-limit N] [--seed N] [--offload auto|on|off]",
+	  "search the split, layout, recomputation, offload and schedule",
+	  "For a model's problem (the built-in default problem, a Lua\n"
+	  "problem of pw.model, a problem file that records its model, or\n"
+	  "the model options below) searches the whole design: the layer\n"
+	  "split (uneven, the embedding and the LM head where they fall),\n"
+	  "stages per device, loop or V placement, recomputation, offload\n"
+	  "and the schedule (every family that applies, then the optimizer\n"
+	  "on the most promising candidates); docs/planner.md.  For a\n"
+	  "problem with given stages the split is fixed (it says so): only\n"
+	  "the schedule and offload are searched.  Progress goes to stderr\n"
+	  "at least once a second (on a terminal, one line rewritten);\n"
+	  "then a table of the best candidates: split, layout, schedule,\n"
+	  "step time, bubble rate, idle share, peak against the limit, the\n"
+	  "candidate's lower bound (named) and gap.  -o writes the best\n"
+	  "schedule, its problem the chosen split, atomically (\"-\": to\n"
+	  "stdout, the table then on stderr).  With --iteration-limit the\n"
+	  "same input, options and seed give the same answer on every\n"
+	  "run.  Ctrl-C or SIGTERM stops the search and keeps the best\n"
+	  "so far (\"cancelled\"); a second one quits at once.\n"
+	  "\n"
+	  "  -l, --time-limit S  seconds to search (default 60)\n"
+	  "  -n, --top N         candidates listed (default 10)\n"
+	  "  -O, --objective makespan|span\n"
+	  "                      rank by the makespan (default) or the\n"
+	  "                      largest device span\n"
+	  "  -o, --output FILE   write the best schedule to FILE\n"
+	  "  -j, --json          print the candidates as one JSON object\n"
+	  "  -I, --iteration-limit N\n"
+	  "                      lp_solve iterations and local-search moves\n"
+	  "                      per optimizer run, and the split moves in\n"
+	  "                      all (default: none)\n"
+	  "  -s, --seed N        the search's seed (default 1)\n"
+	  "  -x, --offload auto|on|off\n"
+	  "                      designs with and without the model's PCIe\n"
+	  "                      link (default), only with, only without\n",
+	  PW_CMD_LIST_MODEL, "lnOojIsx" PW_CMD_MODEL_OPTIONS, 0, 1,
+	  pw_cmd_plan },
 	{ "design", "[PROBLEM|SCHEDULE] [--ascii] [--mono] [--keys]",
 	  "the terminal designer: see a schedule, edit it, optimize it",
 	  "Opens a full-screen timeline of a schedule (docs/designer.md):\n"
@@ -187,6 +242,9 @@ pw_command_usage(FILE *fp, const struct pw_command *cmd)
 {
 	fprintf(fp, "usage: pipewright %s %s\n\n%s.\n\n%s", cmd->name,
 	    cmd->synopsis, cmd->summary, cmd->help);
+	/* Before the registries, which scripts read to the end. */
+	if (cmd->lists & PW_CMD_LIST_MODEL)
+		pw_cmd_model_help(fp, cmd);
 	if (cmd->lists & PW_CMD_LIST_FAMILIES) {
 		fprintf(fp, "\nfamilies:\n");
 		pw_cmd_list(fp, PW_CMD_LIST_FAMILIES);
@@ -195,6 +253,7 @@ pw_command_usage(FILE *fp, const struct pw_command *cmd)
 		fprintf(fp, "\nformats:\n");
 		pw_cmd_list(fp, PW_CMD_LIST_FORMATS);
 	}
+
 }
 
 static void
