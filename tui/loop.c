@@ -446,7 +446,8 @@ tui_design(const struct tui_options *opts, struct pw_error *err)
 	}
 	/* Loaded before the screen: an error is one line on a plain
 	 * terminal. */
-	if ((d = tui_new(opts->path, TUI_MIN_ROWS, TUI_MIN_COLS, err)) == NULL)
+	if ((d = tui_new_given(opts->path, opts->problem, TUI_MIN_ROWS,
+	    TUI_MIN_COLS, err)) == NULL)
 		return PW_EXIT_INPUT;
 	if ((scr = tui_loop_screen(d, opts, err)) == NULL) {
 		tui_free(d);

@@ -36,8 +36,8 @@ struct tui_state_file {
  * frees with tui_state_file_free.  Errors name the file (a Lua error its
  * line and traceback). */
 static int
-tui_state_file_read(const char *path, struct tui_state_file *out,
-    struct pw_error *err)
+tui_state_file_read(const char *path, const struct pw_problem *given,
+    struct tui_state_file *out, struct pw_error *err)
 {
 	struct pwlua_solve_prefs prefs = { 0 };
 	struct pw_timed_op *ops = NULL;
@@ -46,7 +46,8 @@ tui_state_file_read(const char *path, struct tui_state_file *out,
 
 	*out = (struct tui_state_file){ 0 };
 	if (path == NULL) {
-		out->problem = pw_problem_default();
+		out->problem = given != NULL ? pw_problem_copy(given) :
+		    pw_problem_default();
 		return PW_OK;
 	}
 	if (pwlua_is_script(path)) {
@@ -739,6 +740,13 @@ tui_state_take_prefs(struct tui *d, struct tui_state_file *f)
 struct tui *
 tui_new(const char *path, int rows, int cols, struct pw_error *err)
 {
+	return tui_new_given(path, NULL, rows, cols, err);
+}
+
+struct tui *
+tui_new_given(const char *path, const struct pw_problem *given, int rows,
+    int cols, struct pw_error *err)
+{
 	struct tui *d = pw_xcalloc(1, sizeof *d);
 	struct tui_state_file f;
 	int family;
@@ -756,7 +764,7 @@ tui_new(const char *path, int rows, int cols, struct pw_error *err)
 		    " (name a file)");
 		goto fail;
 	}
-	if (tui_state_file_read(path, &f, err) != PW_OK)
+	if (tui_state_file_read(path, given, &f, err) != PW_OK)
 		goto fail;
 	if (f.plan != NULL) {
 		d->plan = f.plan;
@@ -772,6 +780,8 @@ tui_new(const char *path, int rows, int cols, struct pw_error *err)
 		d->source = pw_xasprintf("family %s", pw_families[family].name);
 	}
 	d->path = path ? pw_xstrdup(path) : NULL;
+	d->given = path == NULL && given != NULL ? pw_problem_copy(given) :
+	    NULL;
 	d->path_is_schedule = f.is_schedule;
 	tui_state_take_prefs(d, &f);
 	tui_state_file_free(&f);
@@ -818,6 +828,7 @@ tui_free(struct tui *d)
 	free(d->history.redo);
 	pw_plan_free(d->plan);
 	free(d->path);
+	pw_problem_free(d->given);
 	free(d->save_path);
 	free(d->source);
 	free(d->pins);
@@ -837,7 +848,7 @@ tui_edit_done(struct tui *d)
 	char *what;
 	unsigned redraw = TUI_DRAW_ALL;
 
-	if (tui_state_file_read(d->path, &f, &err) != PW_OK) {
+	if (tui_state_file_read(d->path, d->given, &f, &err) != PW_OK) {
 		free(d->error_text);
 		d->error_text = pw_xstrdup(err.msg);
 		d->mode = TUI_MODE_ERROR;

@@ -17,6 +17,9 @@ struct tui_options {
 	/* A problem (.json, .lua) or a schedule file; NULL: the built-in
 	 * default problem. */
 	const char *path;
+	/* With PATH NULL: this problem (copied; the model options' of the
+	 * command line) instead of the default one; NULL: the default. */
+	const struct pw_problem *problem;
 	bool	ascii;		/* force ASCII glyphs (else: by the locale) */
 	bool	mono;		/* force monochrome (else: by TERM, NO_COLOR) */
 };

@@ -369,6 +369,9 @@ struct tui {
 	 * of constraints builds a new one and a new plan. */
 	struct pw_plan *plan;
 	char	*path;		/* the file it came from; NULL: default */
+	/* With PATH NULL: the problem it came from instead of the default
+	 * one (a reload reads it again); NULL: the default. */
+	struct pw_problem *given;
 	bool	path_is_schedule;	/* PATH is a schedule file */
 	char	*save_path;	/* where "s" writes; NULL: ask */
 	char	*source;	/* "family 1f1b", "file x.json", "optimizer
@@ -435,6 +438,9 @@ struct tui {
  * the view fitted to a ROWS x COLS screen; NULL with ERR set when PATH
  * cannot be loaded. */
 struct tui *tui_new(const char *path, int rows, int cols, struct pw_error *);
+/* tui_new of GIVEN (copied) when PATH is NULL and GIVEN is not. */
+struct tui *tui_new_given(const char *path, const struct pw_problem *given,
+	    int rows, int cols, struct pw_error *);
 void	tui_free(struct tui *);
 
 /* Replaces the plan by PLAN (taken), recording the state before as one
