@@ -966,6 +966,11 @@ fails 2 "--offload" "solve's --offload needs a value" "$PW" solve $MODEL --offlo
 run "$PW" solve $MODEL --offload off --iteration-limit 20 -o "$tmp/model-solved.json"
 ok "solve --model exits 0" status_is 0
 ok "solve --model --offload off: no link" lacks '"link"' "$tmp/model-solved.json"
+fails 2 "terminal" "design --model without a terminal: the problem is built, then" \
+    "$PW" design $MODEL </dev/null
+fails 2 "--hardware NAME" "design --model without the rest" "$PW" design --model gpt3-1.3b --devices 2 --microbatches 4
+run "$PW" design --help
+ok "design --help lists the model options" out_has '^  --model NAME|FILE\.lua  a model preset'
 run "$PW" compare --help
 ok "compare --help lists the model options" out_has '^  --model NAME|FILE\.lua  a model preset'
 ok "compare --help lists the model presets" out_has '^  llama3-8b  '

@@ -33,6 +33,7 @@ int
 pw_cmd_design(const struct pw_cmd_args *a)
 {
 #ifdef HAVE_DESIGNER
+	struct pw_problem *problem = NULL;
 	struct tui_options opts;
 	struct pw_error err;
 	int status;
@@ -41,12 +42,19 @@ pw_cmd_design(const struct pw_cmd_args *a)
 		tui_keys_print(stdout);
 		return PW_EXIT_OK;
 	}
+	/* The model options' problem is built here, its errors the
+	 * command line's; a file is the designer's to load (and reload). */
+	if (a->model[PW_CMD_M_MODEL] != NULL &&
+	    (problem = pw_cmd_model_problem(a)) == NULL)
+		return PW_EXIT_INPUT;
 	memset(&opts, 0, sizeof opts);
 	opts.path = a->pos[0];
+	opts.problem = problem;
 	opts.ascii = a->ascii;
 	opts.mono = a->mono;
 	if ((status = tui_design(&opts, &err)) != PW_EXIT_OK)
 		pw_cmd_fail("design: %s", err.msg);
+	pw_problem_free(problem);
 	return status;
 #else
 	(void)a;

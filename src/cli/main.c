@@ -195,7 +195,8 @@ static const struct pw_command main_commands[] = {
 	  "                      link (default), only with, only without\n",
 	  PW_CMD_LIST_MODEL, "lnOojIsx" PW_CMD_MODEL_OPTIONS, 0, 1,
 	  pw_cmd_plan },
-	{ "design", "[PROBLEM|SCHEDULE] [--ascii] [--mono] [--keys]",
+	{ "design", "[PROBLEM|SCHEDULE | MODEL OPTIONS] [--ascii] [--mono] "
+	  "[--keys]",
 	  "the terminal designer: see a schedule, edit it, optimize it",
 	  "Opens a full-screen timeline of a schedule (docs/designer.md):\n"
 	  "each device's ops, transfers and memory over time, the selected\n"
@@ -203,8 +204,9 @@ static const struct pw_command main_commands[] = {
 	  "of ops, change the constraints, run the optimizer in the\n"
 	  "background, compare schedules, sweep the memory limit, save.\n"
 	  "PROBLEM is a problem file or a Lua problem script (the best\n"
-	  "family's schedule is shown); SCHEDULE a schedule file; without\n"
-	  "either, the built-in default problem.  '?' lists the keys.\n"
+	  "family's schedule is shown); SCHEDULE a schedule file; or the\n"
+	  "model options' problem (below); without any, the built-in\n"
+	  "default problem.  '?' lists the keys.\n"
 	  "Needs a terminal on stdin and stdout and TERM set (not dumb).\n"
 	  "Unsaved changes are kept in a recovery file beside the file\n"
 	  "(.NAME.pw-recover), which the next design of it offers to\n"
@@ -215,7 +217,8 @@ static const struct pw_command main_commands[] = {
 	  "  -m, --mono          no colours (default: when NO_COLOR is set,\n"
 	  "                      TERM is vt100 or the terminal has none)\n"
 	  "  -k, --keys          print the key table and exit\n",
-	  0, "amk", 0, 1, pw_cmd_design },
+	  PW_CMD_LIST_MODEL, "amk" PW_CMD_MODEL_OPTIONS "X", 0, 1,
+	  pw_cmd_design },
 	{ "help", "[COMMAND]",
 	  "the list of commands, or one command's help",
 	  "'pipewright COMMAND --help' is 'pipewright help COMMAND'.\n",
