@@ -962,6 +962,8 @@ done <<'BAD'
 --layers-per-stage|12,13|adds up to 25 layers, the model has 24
 BAD
 fails 2 "memory" "a limit below one microbatch" "$PW" compare $MODEL --memory-limit 1GiB
+fails 2 "--offload" "the flag --offload with a value" "$PW" compare $MODEL --offload=on
+ok "it says the flag takes none" err_is "pipewright: compare: option '--offload' takes no value (try 'pipewright compare --help')"
 fails 2 "--offload" "solve's --offload needs a value" "$PW" solve $MODEL --offload
 run "$PW" solve $MODEL --offload off --iteration-limit 20 -o "$tmp/model-solved.json"
 ok "solve --model exits 0" status_is 0

@@ -84,8 +84,8 @@ cmd_parse_whole(const char *s, unsigned long long min, unsigned long long max,
 	    *out >= min && *out <= max;
 }
 
-/* Parses the value of solve's and plan's option C into A; false after reporting
- * what is wrong. */
+/* Parses the value of solve's and plan's option C into A; false after
+ * reporting what is wrong. */
 static bool
 cmd_parse_solve(const struct pw_command *cmd, int c, const char *v,
     struct pw_cmd_args *a)
@@ -259,8 +259,14 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 				    cmd->name, optopt, cmd->name);
 			return PW_EXIT_INPUT;
 		default:
-			/* Long options leave optopt 0 and have been passed. */
-			if (optopt != 0)
+			/* Long options leave optopt 0 and have been passed,
+			 * but for a value given to a flag (--json=x). */
+			bad = argv[optind - 1];
+			if (optopt != 0 && strncmp(bad, "--", 2) == 0)
+				pw_cmd_fail("%s: option '%.*s' takes no value "
+				    "(try 'pipewright %s --help')", cmd->name,
+				    (int)strcspn(bad, "="), bad, cmd->name);
+			else if (optopt != 0)
 				pw_cmd_fail("%s: unknown option '-%c' (try"
 				    " 'pipewright %s --help')", cmd->name,
 				    optopt, cmd->name);
