@@ -927,6 +927,17 @@ ok "without --offload there is no link" lacks '"link"' "$tmp/out"
 run "$PW" problem $MODEL --offload
 ok "--offload gives the PCIe link" out_has '"link"'
 
+# --model FILE.lua: a script returning a model.
+cat >"$tmp/tiny.lua" <<'LUA'
+return pw.model{ name = "tiny", layers = 4, hidden = 1024, heads = 8, seq = 1024, vocab = 32000 }
+LUA
+run "$PW" problem --model "$tmp/tiny.lua" --hardware H100-SXM --devices 2 --microbatches 4
+ok "problem --model FILE.lua exits 0" status_is 0
+ok "its problem is the script's model" out_has '^  "name": "tiny-2xH100-SXM",$'
+echo 'return { layers = 4 }' >"$tmp/nohidden.lua"
+fails 2 "$tmp/nohidden.lua" "a model script missing a field" "$PW" problem --model "$tmp/nohidden.lua" --hardware H100-SXM --devices 2 --microbatches 4
+ok "it names the field" err_has "hidden"
+
 fails 2 "examples" "--model with a problem file" "$PW" compare --model gpt3-1.3b "$UNIT"
 run "$PW" compare --model gpt3-1.3b "$UNIT"
 ok "it names both" err_is "pipewright: compare: --model gpt3-1.3b and the file '$UNIT' both give the problem (use one)"
