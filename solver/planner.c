@@ -35,11 +35,15 @@
  * 4 and 8.  More chunks add a hop per chunk for a bubble already small at
  * 8, and the number of ops to time grows with them. */
 #define PW_PLANNER_MAX_CHUNKS	8
-/* Designs the optimizer works on, and its rounds over them. */
+/* Designs the optimizer works on at a time, and its rounds over them. */
 #define PW_PLANNER_OPTIMIZE	3
 #define PW_PLANNER_ROUNDS	3
 /* Seconds between progress reports (the contract asks for one a second). */
 #define PW_PLANNER_TICK		0.25
+/* The designs the split moves climb from: those within 10% of the best
+ * after the families (their starts include the balanced splits; the rest
+ * rarely climb that far, and the optimizer has better use for the time). */
+#define PW_PLANNER_CLIMB	1.1
 /* The share of the time limit the families and the split moves may use
  * when the optimizer has designs to work on. */
 #define PW_PLANNER_SPLIT_SHARE	0.5
@@ -58,6 +62,9 @@ struct pw_planner_slot {
 	double	objective;		/* INFINITY: none yet */
 	bool	optimized;
 	bool	active;			/* the optimizer's to work on */
+	/* Midway between the objective and the bound: the optimizer's order
+	 * (a low bound promises, a schedule far above it may not get there) */
+	double	promise;
 };
 
 struct pw_planner_run {
@@ -731,31 +738,59 @@ pw_planner_ranked(const struct pw_planner_run *r, size_t *n)
 	return v;
 }
 
+/* Orders slot pointers by their promise, then by design order. */
+static int
+pw_planner_cmp_promise(const void *a, const void *b)
+{
+	const struct pw_planner_slot *x = *(const struct pw_planner_slot *const *)a;
+	const struct pw_planner_slot *y = *(const struct pw_planner_slot *const *)b;
+
+	if (x->promise != y->promise)
+		return x->promise < y->promise ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+/* The optimizer on the designs in order of their promise, a batch of
+ * PW_PLANNER_OPTIMIZE at a time: rounds over the batch give each design
+ * still improving a share of the time left; once none is, the next batch
+ * gets what remains.  A design whose schedule meets its bound is left
+ * out: it is optimal for its split and layout already. */
 static int
 pw_planner_optimize(struct pw_planner_run *r, struct pw_error *err)
 {
 	struct pw_planner_slot **v;
-	size_t n, i, k, left;
+	size_t n, i, k, end, left;
 	int round, rc = PW_OK;
-	double share;
+	double share, bound;
 
 	v = pw_planner_ranked(r, &n);
-	k = n < PW_PLANNER_OPTIMIZE ? n : PW_PLANNER_OPTIMIZE;
-	for (i = 0; i < k; i++)
-		v[i]->active = true;
-	for (round = 0; round < PW_PLANNER_ROUNDS; round++) {
-		for (left = 0, i = 0; i < k; i++)
-			left += v[i]->active;
-		for (i = 0; i < k && left > 0; i++) {
-			if (!v[i]->active)
-				continue;
-			if (pw_planner_stopped(r, r->deadline))
-				goto out;
-			share = (r->deadline - pw_search_now()) / (double)left;
-			left--;
-			if ((rc = pw_planner_solve(r, v[i], share, err)) !=
-			    PW_OK)
-				goto out;
+	for (i = k = 0; i < n; i++) {
+		bound = pw_lower_bound(v[i]->problem, r->o.objective);
+		v[i]->promise = (v[i]->objective + bound) / 2;
+		if (v[i]->objective > bound * (1 + 1e-9))
+			v[k++] = v[i];
+	}
+	n = k;
+	qsort(v, n, sizeof *v, pw_planner_cmp_promise);
+	for (k = 0; k < n; k = end) {
+		end = n - k < PW_PLANNER_OPTIMIZE ? n : k + PW_PLANNER_OPTIMIZE;
+		for (i = k; i < end; i++)
+			v[i]->active = true;
+		for (round = 0; round < PW_PLANNER_ROUNDS; round++) {
+			for (left = 0, i = k; i < end; i++)
+				left += v[i]->active;
+			for (i = k; i < end && left > 0; i++) {
+				if (!v[i]->active)
+					continue;
+				if (pw_planner_stopped(r, r->deadline))
+					goto out;
+				share = (r->deadline - pw_search_now()) /
+				    (double)left;
+				left--;
+				if ((rc = pw_planner_solve(r, v[i], share,
+				    err)) != PW_OK)
+					goto out;
+			}
 		}
 	}
 out:
@@ -905,7 +940,8 @@ pw_planner_search(struct pw_planner_run *r, struct pw_error *err)
 	for (i = 0; i < n && rc == PW_OK; i++) {
 		if (pw_planner_stopped(r, r->split_deadline) || r->out_of_moves)
 			break;
-		rc = pw_planner_climb(r, v[i], err);
+		if (v[i]->objective <= PW_PLANNER_CLIMB * v[0]->objective)
+			rc = pw_planner_climb(r, v[i], err);
 	}
 	free(v);
 optimize:
