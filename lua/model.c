@@ -51,8 +51,11 @@ static const struct pwl_field pwl_model_fields[] = {
 	PWL_MF(seq, PWL_INT, true, 0),
 	PWL_MF(vocab, PWL_INT, true, 0),
 	PWL_MF(micro_batch, PWL_INT, false, 1),
-	PWL_MF(flash_attention, PWL_BOOL, false, 0),
+	/* What current models train with (docs/cost-model.md). */
+	PWL_MF(flash_attention, PWL_BOOL, false, 1),
 	PWL_MF(recompute, PWL_RECOMPUTE, false, PW_RECOMPUTE_NONE),
+	PWL_MF(gated_mlp, PWL_BOOL, false, 0),
+	PWL_MF(tied_embeddings, PWL_BOOL, false, 0),
 	{ NULL, PWL_INT, 0, false, 0 }
 };
 

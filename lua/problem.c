@@ -117,6 +117,7 @@ pwl_pins_read(lua_State *L, int idx, const char *what, size_t n,
 static const char *const pwl_problem_fields[] = {
 	"name", "devices", "microbatches", "placement",
 	"model", "hardware", "chunks", "layers_per_stage",	/* a model */
+	"reserve", "reserve_fraction", "tp", "dp",
 	"stages", "comm", "link",				/* raw stages */
 	"static", "memory_limit", "offload", "cost",
 	"objective", "time_limit", "precede",
@@ -223,6 +224,11 @@ pwl_build_model(lua_State *L, struct pwl_problem *pb)
 		pwl_fail(L, PWL_WHAT ": offload: must be true, false or a list "
 		    "of stages (got %s)", luaL_typename(L, -1));
 	sp.offload = t == LUA_TTABLE || lua_toboolean(L, -1);
+	sp.reserve_bytes = pwl_get_number(L, 1, PWL_WHAT, "reserve", 0);
+	sp.reserve_fraction = pwl_get_number(L, 1, PWL_WHAT,
+	    "reserve_fraction", 0);
+	sp.tp = pwl_get_int(L, 1, PWL_WHAT, "tp", 0, 0, INT_MAX);
+	sp.dp = pwl_get_int(L, 1, PWL_WHAT, "dp", 0, 0, INT_MAX);
 
 	if (pw_cost_problem(&m, &hw, &sp, &pb->p, &err) != PW_OK)
 		pwl_fail(L, PWL_WHAT ": %s" PWL_CORE, err.msg);
@@ -299,7 +305,8 @@ static void
 pwl_build_raw(lua_State *L, struct pwl_problem *pb)
 {
 	static const char *const modelled[] = { "hardware", "chunks",
-	    "layers_per_stage", NULL };
+	    "layers_per_stage", "reserve", "reserve_fraction", "tp", "dp",
+	    NULL };
 	static const char *const stage_fields[] = { "device", "f", "b", "w",
 	    "act", "hold", "offload", "comm", NULL };
 	struct pw_problem *p;
@@ -496,6 +503,21 @@ pwl_cost_overrides(lua_State *L, struct pw_problem *p)
 	lua_pop(L, 1);
 }
 
+/* The split's limit, before the reserve, that leaves LIMIT: the origin's
+ * own when it does (exactly), else the one that undoes the reserve (the
+ * reader rebuilds and compares). */
+double
+pwl_split_limit(const struct pw_origin *o, double limit)
+{
+	const struct pw_split *sp = &o->split;
+	double has = sp->memory_limit > 0 ? sp->memory_limit :
+	    o->hardware.memory;
+
+	if (limit == has - pw_split_reserve(sp, has))
+		return has;
+	return (limit + sp->reserve_bytes) / (1 - sp->reserve_fraction);
+}
+
 /*
  * Keeps P's origin only while it still gives exactly P (as the JSON
  * reader does), so that no family splits a stale model behind the
@@ -507,7 +529,7 @@ pwl_origin_refresh(struct pw_problem *p)
 	struct pw_origin *o = p->origin;
 	struct pw_problem *again = NULL;
 	struct pw_error err;
-	double limit = p->memory[0].limit, has;
+	double limit = p->memory[0].limit, has, want;
 	bool uniform = isfinite(limit);
 	int d;
 
@@ -517,8 +539,9 @@ pwl_origin_refresh(struct pw_problem *p)
 		uniform = uniform && p->memory[d].limit == limit;
 	has = o->split.memory_limit > 0 ? o->split.memory_limit :
 	    o->hardware.memory;
-	if (uniform && limit != has)
-		o->split.memory_limit = limit;
+	/* A limit stated per device is what is left after the reserve. */
+	if (uniform && (want = pwl_split_limit(o, limit)) != has)
+		o->split.memory_limit = want;
 	if (!uniform || pw_cost_problem(&o->model, &o->hardware, &o->split,
 	    &again, &err) != PW_OK || !pw_problem_same(again, p)) {
 		pw_origin_free(p->origin);
@@ -584,8 +607,14 @@ pwl_problem_new(lua_State *L)
 	}
 	pwl_per_device(L, pb->p, "static",
 	    offsetof(struct pw_device_memory, static_bytes));
-	pwl_per_device(L, pb->p, "memory_limit",
-	    offsetof(struct pw_device_memory, limit));
+	/* A model's one finite limit is its split's, already less the
+	 * reserve. */
+	t = lua_getfield(L, 1, "memory_limit");
+	if (pb->p->origin == NULL || t != LUA_TNUMBER ||
+	    !isfinite(lua_tonumber(L, -1)))
+		pwl_per_device(L, pb->p, "memory_limit",
+		    offsetof(struct pw_device_memory, limit));
+	lua_pop(L, 1);
 	pwl_cost_overrides(L, pb->p);
 	pwl_offload_only(L, pb->p);
 	if (pw_problem_validate(pb->p, PWL_WHAT, &err) != PW_OK)

@@ -59,6 +59,8 @@ struct pwl_run {
 	int	early;		/* PW_OK, or why the message on the stack has
 				 * no traceback (a load error, a bad result) */
 	struct pw_problem *out;
+	struct pw_model *model;	/* NULL, or the chunk's result as a model */
+	char	*name;		/* the model's name, which the caller owns */
 };
 
 static struct pwlua *
@@ -470,7 +472,21 @@ pwl_run_body(lua_State *L)
 	lua_setglobal(L, "arg");
 	for (i = 0; i < run->argc; i++)
 		lua_pushstring(L, run->argv[i]);
-	lua_call(L, run->argc, run->problem ? 1 : 0);
+	lua_call(L, run->argc, run->problem || run->model != NULL ? 1 : 0);
+	if (run->model != NULL) {
+		if (!lua_istable(L, -1)) {
+			run->early = PW_ERR_INPUT;
+			lua_pushfstring(L, "%s: a model script must end with "
+			    "'return pw.model{...}' (it returned %s)", run->path,
+			    luaL_typename(L, -1));
+			return 1;
+		}
+		pwl_model_get(L, -1, run->path, run->model);
+		run->name = run->model->name != NULL ?
+		    pw_xstrdup(run->model->name) : NULL;
+		run->model->name = run->name;
+		return 1;
+	}
 	if (!run->problem)
 		return 0;
 	if ((pb = pwl_problem_test(L, -1)) != NULL) {
@@ -580,6 +596,8 @@ pwl_call(struct pwlua *lua, struct pwl_run *run, struct pw_error *err)
 	if (run->early != PW_OK) {
 		pw_problem_free(run->out);
 		run->out = NULL;
+		free(run->name);
+		run->name = NULL;
 		pwlua_solve_prefs_free(run->prefs);
 	}
 	return run->early;
@@ -589,7 +607,8 @@ int
 pwlua_run(struct pwlua *lua, const char *path, int argc, char *const *argv,
     struct pw_error *err)
 {
-	struct pwl_run run = { path, argc, argv, false, NULL, PW_OK, NULL };
+	struct pwl_run run = { path, argc, argv, false, NULL, PW_OK, NULL,
+	    NULL, NULL };
 
 	return pwl_call(lua, &run, err);
 }
@@ -598,7 +617,8 @@ int
 pwlua_problem(struct pwlua *lua, const char *path, struct pw_problem **out,
     struct pwlua_solve_prefs *prefs, struct pw_error *err)
 {
-	struct pwl_run run = { path, 0, NULL, true, prefs, PW_OK, NULL };
+	struct pwl_run run = { path, 0, NULL, true, prefs, PW_OK, NULL, NULL,
+	    NULL };
 	int rc;
 
 	if (prefs != NULL)
@@ -722,6 +742,27 @@ pwlua_free(struct pwlua *lua)
 	pthread_cond_destroy(&lua->wake);
 	pthread_mutex_destroy(&lua->lock);
 	free(lua);
+}
+
+int
+pwlua_model_read(const char *path, struct pw_model *out, char **name,
+    struct pw_error *err)
+{
+	struct pwl_run run = { path, 0, NULL, false, NULL, PW_OK, NULL, out,
+	    NULL };
+	struct pwlua *lua;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	*name = NULL;
+	if ((lua = pwlua_new(NULL, err)) == NULL)
+		return PW_ERR_INTERNAL;
+	rc = pwl_call(lua, &run, err);
+	pwlua_free(lua);
+	if (rc != PW_OK)
+		memset(out, 0, sizeof *out);
+	*name = run.name;
+	return rc;
 }
 
 struct pw_problem *

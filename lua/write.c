@@ -356,10 +356,12 @@ pwl_emit_model(FILE *fp, const struct pw_model *m)
 	fprintf(fp, "\t\tlayers = %d,\n\t\thidden = %d,\n\t\theads = %d,\n"
 	    "\t\tkv_heads = %d,\n\t\tffn = %d,\n\t\tseq = %d,\n"
 	    "\t\tvocab = %d,\n\t\tmicro_batch = %d,\n"
-	    "\t\tflash_attention = %s,\n\t\trecompute = \"%s\",\n\t},\n",
+	    "\t\tflash_attention = %s,\n\t\trecompute = \"%s\",\n"
+	    "\t\tgated_mlp = %s,\n\t\ttied_embeddings = %s,\n\t},\n",
 	    m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->seq,
 	    m->vocab, m->micro_batch, m->flash_attention ? "true" : "false",
-	    pwl_recompute_names[m->recompute]);
+	    pwl_recompute_names[m->recompute], m->gated_mlp ? "true" : "false",
+	    m->tied_embeddings ? "true" : "false");
 }
 
 static void
@@ -399,6 +401,15 @@ pwl_emit_origin(FILE *fp, const struct pw_problem *p)
 	    "\tmicrobatches = %d,\n\toffload = %s,\n", sp->devices,
 	    sp->chunks, sp->placement == PW_PLACE_V ? "v" : "loop",
 	    sp->microbatches, sp->offload ? "true" : "false");
+	if (sp->reserve_bytes != 0)
+		pwl_emit_field(fp, "\t", "reserve", sp->reserve_bytes);
+	if (sp->reserve_fraction != 0)
+		pwl_emit_field(fp, "\t", "reserve_fraction",
+		    sp->reserve_fraction);
+	if (sp->tp != 0)
+		fprintf(fp, "\ttp = %d,\n", sp->tp);
+	if (sp->dp != 0)
+		fprintf(fp, "\tdp = %d,\n", sp->dp);
 	if (sp->layers_per_stage != NULL) {
 		fputs("\tlayers_per_stage = {", fp);
 		for (s = 0; s < sp->devices * sp->chunks; s++)
@@ -408,7 +419,10 @@ pwl_emit_origin(FILE *fp, const struct pw_problem *p)
 	}
 	for (d = 1; d < p->devices; d++)
 		uniform = uniform && p->memory[d].limit == p->memory[0].limit;
-	if (uniform)
+	if (uniform && isfinite(p->memory[0].limit))
+		pwl_emit_field(fp, "\t", "memory_limit", pwl_split_limit(o,
+		    p->memory[0].limit));
+	else if (uniform)
 		pwl_emit_field(fp, "\t", "memory_limit", p->memory[0].limit);
 	else
 		pwl_emit_per_device(fp, p, "memory_limit",

@@ -506,8 +506,9 @@ pw_problem_resplit(const struct pw_problem *p, enum pw_placement placement,
 		    o->model.layers, s);
 	for (d = 0; d < split.devices; d++)
 		if (!pw_resplit_device(&split, d, total[d], layers)) {
-			pw_error_set(err, "device %d holds %d layers, fewer than "
-			    "its %d stages", d, total[d], chunks);
+			pw_error_set(err, "device %d: %d stages need at least "
+			    "%d layers (it holds %d)", d, chunks, chunks,
+			    total[d]);
 			goto out;
 		}
 	split.layers_per_stage = layers;

@@ -105,6 +105,15 @@ static const struct pw_jfield pw_jsplit[] = {
 	    PW_JS_NONNEG },
 };
 
+/* Optional, 0 when absent, written only when set: files from before the
+ * reserve read and write as they did. */
+static const struct pw_jfield pw_jreserve[] = {
+	{ "reserve_bytes", offsetof(struct pw_split, reserve_bytes), false,
+	    PW_JS_NONNEG },
+	{ "reserve_fraction", offsetof(struct pw_split, reserve_fraction),
+	    false, PW_JS_NONNEG },
+};
+
 /* Names of the cost model's enums, indexed by value. */
 static const char *const pw_jrecompute[] = { "none", "pipeoffload", "full" };
 static const char *const pw_jplacement[] = { "loop", "v" };
@@ -332,17 +341,27 @@ pw_jref(struct pw_jin *in, const char *field, const json_t *v,
 	return PW_OK;
 }
 
+/* Member KEY as pw_jint reads it; when not REQUIRED, an absent one
+ * leaves *OUT as it is. */
 static int
-pw_jmember_int(struct pw_jin *in, const json_t *obj, const char *parent,
-    const char *key, int min, int *out)
+pw_jmember_intx(struct pw_jin *in, const json_t *obj, const char *parent,
+    const char *key, bool required, int min, int *out)
 {
 	char field[PW_FIELD_MAX];
 	json_t *v;
 	int rc;
 
-	if ((rc = pw_jmember(in, obj, parent, key, true, field, &v)) != PW_OK)
+	rc = pw_jmember(in, obj, parent, key, required, field, &v);
+	if (rc != PW_OK || v == NULL)
 		return rc;
 	return pw_jint(in, field, v, min, out);
+}
+
+static int
+pw_jmember_int(struct pw_jin *in, const json_t *obj, const char *parent,
+    const char *key, int min, int *out)
+{
+	return pw_jmember_intx(in, obj, parent, key, true, min, out);
 }
 
 static int
@@ -505,15 +524,18 @@ pw_jmember_enum(struct pw_jin *in, const json_t *obj, const char *parent,
 	return pw_jbad(in, field, v, what);
 }
 
+/* Member KEY, true or false; when not REQUIRED, an absent one leaves
+ * *OUT as it is. */
 static int
 pw_jmember_bool(struct pw_jin *in, const json_t *obj, const char *parent,
-    const char *key, bool *out)
+    const char *key, bool required, bool *out)
 {
 	char field[PW_FIELD_MAX];
 	json_t *v;
 	int rc;
 
-	if ((rc = pw_jmember(in, obj, parent, key, true, field, &v)) != PW_OK)
+	rc = pw_jmember(in, obj, parent, key, required, field, &v);
+	if (rc != PW_OK || v == NULL)
 		return rc;
 	if (!json_is_boolean(v))
 		return pw_jbad(in, field, v, "must be true or false");
@@ -567,8 +589,13 @@ pw_jread_model(struct pw_jin *in, const json_t *obj, const char *parent,
 		    pw_jmodel[i].min, (int *)((char *)m +
 		    pw_jmodel[i].off))) != PW_OK)
 			return rc;
-	if ((rc = pw_jmember_bool(in, obj, parent, "flash_attention",
+	/* Files from before gated MLPs and tied embeddings have neither. */
+	if ((rc = pw_jmember_bool(in, obj, parent, "flash_attention", true,
 	    &m->flash_attention)) != PW_OK ||
+	    (rc = pw_jmember_bool(in, obj, parent, "gated_mlp", false,
+	    &m->gated_mlp)) != PW_OK ||
+	    (rc = pw_jmember_bool(in, obj, parent, "tied_embeddings", false,
+	    &m->tied_embeddings)) != PW_OK ||
 	    (rc = pw_jmember_enum(in, obj, parent, "recompute", pw_jrecompute,
 	    PW_NFIELDS(pw_jrecompute), &recompute)) != PW_OK)
 		return rc;
@@ -592,7 +619,13 @@ pw_jread_split(struct pw_jin *in, const json_t *obj, const char *parent,
 	    PW_NFIELDS(pw_jplacement), &placement)) != PW_OK ||
 	    (rc = pw_jfields(in, obj, parent, pw_jsplit, PW_NFIELDS(pw_jsplit),
 	    sp)) != PW_OK ||
-	    (rc = pw_jmember_bool(in, obj, parent, "offload",
+	    (rc = pw_jfields(in, obj, parent, pw_jreserve,
+	    PW_NFIELDS(pw_jreserve), sp)) != PW_OK ||
+	    (rc = pw_jmember_intx(in, obj, parent, "tp", false, 0,
+	    &sp->tp)) != PW_OK ||
+	    (rc = pw_jmember_intx(in, obj, parent, "dp", false, 0,
+	    &sp->dp)) != PW_OK ||
+	    (rc = pw_jmember_bool(in, obj, parent, "offload", true,
 	    &sp->offload)) != PW_OK ||
 	    (rc = pw_jmember(in, obj, parent, "layers_per_stage", false, field,
 	    &v)) != PW_OK)
@@ -1700,6 +1733,10 @@ pw_jorigin(const struct pw_origin *o, const char *where, const char *parent,
 	    json_boolean(o->model.flash_attention));
 	pw_jset(model, "recompute",
 	    json_string(pw_jrecompute[o->model.recompute]));
+	if (o->model.gated_mlp)
+		pw_jset(model, "gated_mlp", json_true());
+	if (o->model.tied_embeddings)
+		pw_jset(model, "tied_embeddings", json_true());
 	pw_jset_fields(hw, pw_jhardware, PW_NFIELDS(pw_jhardware),
 	    &o->hardware);
 	split = pw_jcheck(json_object());
@@ -1707,6 +1744,14 @@ pw_jorigin(const struct pw_origin *o, const char *where, const char *parent,
 	pw_jset(split, "placement",
 	    json_string(pw_jplacement[o->split.placement]));
 	pw_jset_fields(split, pw_jsplit, PW_NFIELDS(pw_jsplit), &o->split);
+	for (i = 0; i < PW_NFIELDS(pw_jreserve); i++)
+		if (pw_jfield_get(&pw_jreserve[i], &o->split) != 0)
+			pw_jset(split, pw_jreserve[i].key,
+			    pw_jreal(pw_jfield_get(&pw_jreserve[i], &o->split)));
+	if (o->split.tp != 0)
+		pw_jset(split, "tp", json_integer(o->split.tp));
+	if (o->split.dp != 0)
+		pw_jset(split, "dp", json_integer(o->split.dp));
 	pw_jset(split, "offload", json_boolean(o->split.offload));
 	if (o->split.layers_per_stage != NULL) {
 		layers = pw_jcheck(json_array());

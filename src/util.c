@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include <wchar.h>
 #include <wctype.h>
@@ -665,6 +666,48 @@ pw_parse_int(const char *s, long min, long max, int *out)
 		return false;
 	*out = (int)n;
 	return true;
+}
+
+bool
+pw_parse_bytes(const char *s, double *out)
+{
+	static const struct { const char *name; double scale; } unit[] = {
+		{ "", 1 }, { "b", 1 },
+		{ "kb", 1e3 }, { "mb", 1e6 }, { "gb", 1e9 }, { "tb", 1e12 },
+		{ "kib", 1024.0 }, { "mib", 1048576.0 },
+		{ "gib", 1073741824.0 }, { "tib", 1099511627776.0 },
+	};
+	char *end;
+	size_t i, n;
+	double x;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	/* strtod would also take a sign, "inf", "nan" and hexadecimal. */
+	if (!isdigit((unsigned char)*s) && *s != '.')
+		return false;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		return false;
+	errno = 0;
+	x = strtod(s, &end);
+	if (errno != 0 || end == s)
+		return false;
+	while (isspace((unsigned char)*end))
+		end++;
+	n = strlen(end);
+	while (n > 0 && isspace((unsigned char)end[n - 1]))
+		n--;
+	for (i = 0; i < sizeof unit / sizeof unit[0]; i++) {
+		if (strlen(unit[i].name) != n ||
+		    strncasecmp(end, unit[i].name, n) != 0)
+			continue;
+		x *= unit[i].scale;
+		if (!isfinite(x))
+			return false;
+		*out = x;
+		return true;
+	}
+	return false;
 }
 
 uint64_t

@@ -513,6 +513,274 @@ test_resplit(void)
 	pw_problem_free(p);
 }
 
+/* pw_cost_stage on TINY with a gated MLP of f = 2h = 32: G = 4h + 4h +
+ * 6f = 320, three h x f matrices (k = 3). */
+static void
+test_gated(void)
+{
+	struct pw_model m = test_tiny_model;
+	struct pw_stage st;
+	double bytes;
+
+	m.ffn = 32;
+	m.gated_mlp = true;
+	pw_cost_stage(&m, &test_toy_hw, &two, 0, 1, &st, &bytes);
+	tap_int(st.device, 0, "gated: stage 0 on device 0");
+	tap_near(st.f, 90112.0 / 524288, 0, "gated: F = sbh(G + 4s) = 256 x 352");
+	tap_near(st.b, 98304.0 / 524288, 0, "gated: B = sbh(G + 8s) = 256 x 384");
+	tap_near(st.w, 81920.0 / 524288, 0, "gated: W = sbh G = 256 x 320");
+	/* sb(14h + 4h_kv + 6f) + 5as^2b = 16 x 480 + 1280. */
+	tap_near(st.act, 8960, 0, "gated: act keeps gate, up and product (6sbf)");
+	tap_near(st.hold, 7168, 0, "gated: hold = act - 2sbh - scores");
+	/* 16 x (2h^2 + 2h h_kv + 3hf + Vh) = 16 x (2560 + 1600). */
+	tap_near(bytes, 66560, 0, "gated: 3hf parameters and the embedding");
+	tap_near(st.comm, 0.75, 0, "gated: comm = 2sbh / 1024 + 0.25");
+	m.recompute = PW_RECOMPUTE_PIPEOFFLOAD;
+	pw_cost_stage(&m, &test_toy_hw, &two, 0, 1, &st, &bytes);
+	/* sb(8h + 4h_kv + 4f) + 2as^2b: the product (2sbf) is redone. */
+	tap_near(st.act, 5632, 0, "gated, PipeOffload's recompute: 4sbf kept");
+}
+
+/* Tied embeddings: one V x h tensor where the head's device also holds
+ * the embedding (V placement: device 0), a copy elsewhere. */
+static void
+test_tied(void)
+{
+	const struct pw_split v = { .devices = 2, .chunks = 2,
+	    .placement = PW_PLACE_V, .microbatches = 4 };
+	const struct pw_split one = { .devices = 1, .chunks = 1,
+	    .placement = PW_PLACE_LOOP, .microbatches = 1 };
+	struct pw_model m = test_tiny_model;
+	struct pw_problem *untied, *tied, *p;
+
+	m.tied_embeddings = true;
+	untied = build(&test_tiny_model, &test_toy_hw, &v);
+	tied = build(&m, &test_toy_hw, &v);
+	if (untied != NULL && tied != NULL) {
+		/* 16 x (4 layers x 12h^2 + 2 or 1 x Vh) on device 0. */
+		tap_near(untied->memory[0].static_bytes, 16 * (2 * 3072 + 3200.0),
+		    0, "V, untied: device 0 holds embedding and head");
+		tap_near(tied->memory[0].static_bytes, 16 * (2 * 3072 + 1600.0),
+		    0, "V, tied: one V x h tensor on device 0");
+		tap_near(tied->stages[3].f, untied->stages[3].f, 0,
+		    "tied: the head's compute is the same");
+	}
+	pw_problem_free(untied);
+	pw_problem_free(tied);
+	tied = build(&m, &test_toy_hw, &two);
+	untied = build(&test_tiny_model, &test_toy_hw, &two);
+	if (tied != NULL && untied != NULL)
+		tap_near(tied->memory[1].static_bytes,
+		    untied->memory[1].static_bytes, 0,
+		    "loop, tied: the last device holds a full copy");
+	pw_problem_free(tied);
+	pw_problem_free(untied);
+	if ((p = build(&m, &test_toy_hw, &one)) != NULL)
+		tap_near(p->memory[0].static_bytes, 16 * (4 * 3072 + 1600.0), 0,
+		    "one device, tied: 4 x 12h^2 + Vh parameters");
+	pw_problem_free(p);
+}
+
+/* Tensor parallelism of 2 on TINY, one layer a stage: half the FLOPs,
+ * weights and TP-region activations, and ring all-reduces of 2sbh = 512
+ * bytes, each 2(t - 1)(512 / t / 1024 + 0.25) = 1 s; ZeRO-1 over DP. */
+static void
+test_parallel(void)
+{
+	struct pw_split sp = two;
+	struct pw_stage st;
+	double bytes;
+
+	sp.tp = 2;
+	pw_cost_stage(&test_tiny_model, &test_toy_hw, &sp, 0, 1, &st, &bytes);
+	tap_near(st.f, 53248.0 / 524288 + 3, 0,
+	    "tp 2: F halves, two all-reduces a layer and the embedding's");
+	tap_near(st.b, 57344.0 / 524288 + 2, 0, "tp 2: B halves, two all-reduces");
+	tap_near(st.w, 49152.0 / 524288, 0, "tp 2: W halves, no all-reduce");
+	/* 10sbh + (sb(4h + 4h_kv + 4f) + 5as^2b) / 2 = 2560 + 7424 / 2. */
+	tap_near(st.act, 6272, 0, "tp 2: act, 10sbh whole and the rest halved");
+	tap_near(st.hold, 5376, 0, "tp 2: hold = act - (2sbh + scores) / 2");
+	tap_near(bytes, 16 * (1536 + 800.0), 0, "tp 2: half the weights");
+	pw_cost_stage(&test_tiny_model, &test_toy_hw, &sp, 1, 1, &st, &bytes);
+	tap_near(st.f, (53248.0 + 25600) / 524288 + 2, 0,
+	    "tp 2: the head's F halves");
+	tap_near(st.b, (57344.0 + 25600) / 524288 + 3, 0,
+	    "tp 2: the head's B all-reduces its input's gradient");
+	tap_near(st.act, 6272 + 512 + 3200, 0,
+	    "tp 2: the head's input whole, half its logits");
+	sp.tp = 0;
+	sp.dp = 4;
+	pw_cost_stage(&test_tiny_model, &test_toy_hw, &sp, 0, 1, &st, &bytes);
+	tap_near(bytes, 7 * (3072 + 1600.0), 0,
+	    "dp 4: 4 + 12 / 4 bytes a parameter");
+	sp.dp = 1;
+	pw_cost_stage(&test_tiny_model, &test_toy_hw, &sp, 0, 1, &st, &bytes);
+	tap_near(bytes, 16 * (3072 + 1600.0), 0, "dp 1: none");
+}
+
+/* The reserve is held back from every device's limit; pw_cost_check
+ * refuses what leaves nothing. */
+static void
+test_reserve(void)
+{
+	struct pw_split sp = two;
+	struct pw_problem *p;
+	struct pw_error err;
+
+	sp.reserve_bytes = 1e8;
+	sp.reserve_fraction = 0.1;
+	tap_near(pw_split_reserve(&sp, 1e9), 2e8, 0, "reserve: 1e8 + 0.1 x 1e9");
+	tap_near(pw_split_reserve(&sp, INFINITY), 0, 0,
+	    "reserve: none without a limit");
+	if ((p = build(&test_tiny_model, &test_toy_hw, &sp)) != NULL) {
+		tap_near(p->memory[0].limit, 8e8, 0, "reserve: device 0 8e8");
+		tap_near(p->memory[1].limit, 8e8, 0, "reserve: device 1 8e8");
+	}
+	pw_problem_free(p);
+	tap_int(pw_cost_check(&test_tiny_model, &test_toy_hw, &sp, &err), PW_OK,
+	    "reserve: pw_cost_check passes it");
+	sp.reserve_fraction = 1;
+	tap_int(pw_cost_check(&test_tiny_model, &test_toy_hw, &sp, &err),
+	    PW_ERR_INPUT, "reserve_fraction 1 refused");
+	tap_str(err.msg, "split: reserve_fraction: must be in [0, 1) (got 1)",
+	    "reserve_fraction: says why");
+	sp.reserve_fraction = 0;
+	sp.reserve_bytes = -1;
+	tap_int(pw_cost_check(&test_tiny_model, &test_toy_hw, &sp, &err),
+	    PW_ERR_INPUT, "reserve_bytes -1 refused");
+	tap_str(err.msg, "split: reserve_bytes: must be a non-negative number "
+	    "(got -1)", "reserve_bytes: says why");
+	sp.reserve_bytes = 1e9;
+	tap_int(pw_cost_check(&test_tiny_model, &test_toy_hw, &sp, &err),
+	    PW_ERR_INPUT, "a reserve of the whole limit refused");
+	tap_str(err.msg, "split: the reserve (1000000000 bytes) leaves nothing "
+	    "of the limit of 1000000000 bytes", "the reserve: says why");
+	sp.reserve_bytes = 0;
+	sp.tp = 3;
+	tap_int(pw_cost_check(&test_tiny_model, &test_toy_hw, &sp, &err),
+	    PW_ERR_INPUT, "tp 3 refused");
+	tap_str(err.msg, "split: tp: 3 does not divide the 2 heads and 2 "
+	    "key/value heads", "tp: says why");
+	sp.tp = -1;
+	tap_int(pw_cost_check(&test_tiny_model, &test_toy_hw, &sp, &err),
+	    PW_ERR_INPUT, "tp -1 refused");
+	tap_str(err.msg, "split: tp: must be at least 0 (got -1)", "tp: says why");
+}
+
+/* The presets of current models: the issue's reference case exactly, and
+ * each parameter count within 1% of its published size. */
+static void
+test_current_presets(void)
+{
+	static const struct { const char *name; double params, published; }
+	    c[] = {
+		{ "llama3-8b", 8029995008.0, 8.03e9 },
+		{ "llama3-70b", 70552387584.0, 70.6e9 },
+		{ "llama3.1-405b", 405849243648.0, 405e9 },
+		{ "qwen2.5-7b", 7615283200.0, 7.61e9 },
+		{ "qwen2.5-14b", 14769192960.0, 14.7e9 },
+		{ "qwen2.5-72b", 72704065536.0, 72.7e9 },
+		{ "mistral-7b", 7241465856.0, 7.24e9 },
+	};
+	const struct pw_split one = { .devices = 1, .chunks = 1,
+	    .placement = PW_PLACE_LOOP, .microbatches = 1,
+	    .memory_limit = DBL_MAX };
+	const struct pw_hardware *hw = pw_hardware_find("H200");
+	const struct pw_model *m = pw_model_find("llama3-8b");
+	struct pw_stage st;
+	struct pw_error err;
+	double bytes;
+	size_t i;
+
+	tap_ok(m != NULL && m->layers == 32 && m->hidden == 4096 &&
+	    m->heads == 32 && m->kv_heads == 8 && m->ffn == 14336 &&
+	    m->vocab == 128256 && m->seq == 8192 && m->micro_batch == 1 &&
+	    m->gated_mlp && !m->tied_embeddings && m->flash_attention &&
+	    m->recompute == PW_RECOMPUTE_NONE,
+	    "llama3-8b: the issue's reference case");
+	for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+		m = pw_model_find(c[i].name);
+		if (!tap_ok(m != NULL && m->gated_mlp && m->flash_attention &&
+		    pw_cost_check(m, hw, &one, &err) == PW_OK,
+		    "%s: a gated, flash-attention preset", c[i].name))
+			continue;
+		pw_cost_stage(m, hw, &one, 0, m->layers, &st, &bytes);
+		tap_near(bytes / 16, c[i].params, 0, "%s: %.0f parameters",
+		    c[i].name, c[i].params);
+		tap_near(bytes / 16 / c[i].published, 1, 0.01,
+		    "%s: within 1%% of the published %.3g", c[i].name,
+		    c[i].published);
+	}
+}
+
+/* pw_split_layers: the list's, or the even share. */
+static void
+test_split_layers(void)
+{
+	static const int list[] = { 5, 3 };
+	static const int want[] = { 3, 4, 4, 4, 4, 4, 4, 3 };
+	struct pw_split sp = { .devices = 8, .chunks = 1 };
+	int s, ok = 1;
+
+	for (s = 0; s < 8; s++)
+		ok = ok && pw_split_layers(&sp, 30, s) == want[s];
+	tap_ok(ok, "split_layers: 30 on 8, the remainder in the middle");
+	sp.devices = 2;
+	sp.layers_per_stage = list;
+	tap_ok(pw_split_layers(&sp, 8, 0) == 5 && pw_split_layers(&sp, 8, 1) == 3,
+	    "split_layers: the list's");
+}
+
+/* Each device keeps its layers when split again, the embedding's and the
+ * head's chunks lightest. */
+static void
+test_resplit_uneven(void)
+{
+	static const int split[] = { 3, 4, 4, 5, 4, 4, 3, 5 };
+	static const int loop[] = { 1, 2, 2, 3, 2, 2, 2, 3,
+	    2, 2, 2, 2, 2, 2, 1, 2 };
+	static const int v[] = { 2, 2, 2, 3, 2, 2, 2, 3,
+	    2, 1, 2, 2, 2, 2, 2, 1 };
+	static const int starved[] = { 1, 5, 4, 4, 4, 4, 4, 6 };
+	struct pw_split sp = { .devices = 8, .chunks = 1,
+	    .placement = PW_PLACE_LOOP, .microbatches = 16,
+	    .layers_per_stage = split, .memory_limit = DBL_MAX };
+	struct pw_problem *p, *q = NULL;
+	struct pw_error err;
+	int s, ok;
+
+	if ((p = build(pw_model_find("llama3-8b"), pw_hardware_find("H100-SXM"),
+	    &sp)) == NULL)
+		return;
+	if (tap_int(pw_problem_resplit(p, PW_PLACE_LOOP, 2, &q, &err), PW_OK,
+	    "resplit uneven: loop of 2") && q->origin->split.layers_per_stage) {
+		for (ok = 1, s = 0; s < 16; s++)
+			ok = ok && q->origin->split.layers_per_stage[s] == loop[s];
+		tap_ok(ok, "resplit uneven: loop keeps each device's layers, "
+		    "the head's chunk lightest");
+	}
+	pw_problem_free(q);
+	q = NULL;
+	if (tap_int(pw_problem_resplit(p, PW_PLACE_V, 2, &q, &err), PW_OK,
+	    "resplit uneven: V") && q->origin->split.layers_per_stage) {
+		for (ok = 1, s = 0; s < 16; s++)
+			ok = ok && q->origin->split.layers_per_stage[s] == v[s];
+		tap_ok(ok, "resplit uneven: V keeps each device's layers, the "
+		    "embedding's chunk before the head's");
+	}
+	pw_problem_free(q);
+	pw_problem_free(p);
+	sp.layers_per_stage = starved;
+	if ((p = build(pw_model_find("llama3-8b"), pw_hardware_find("H100-SXM"),
+	    &sp)) == NULL)
+		return;
+	tap_int(pw_problem_resplit(p, PW_PLACE_V, 2, &q, &err),
+	    PW_ERR_NOT_APPLICABLE, "resplit: a device of 1 layer cannot hold 2");
+	tap_str(err.msg, "device 0: 2 stages need at least 2 layers (it holds "
+	    "1)", "resplit: names the device");
+	pw_problem_free(p);
+}
+
 int
 main(void)
 {
@@ -525,5 +793,12 @@ main(void)
 	test_presets();
 	test_default();
 	test_resplit();
+	test_gated();
+	test_tied();
+	test_parallel();
+	test_reserve();
+	test_current_presets();
+	test_split_layers();
+	test_resplit_uneven();
 	return tap_done();
 }

@@ -336,6 +336,12 @@ test_origin(void)
 		    q->origin->hardware.p2p_bandwidth ==
 		    p->origin->hardware.p2p_bandwidth,
 		    "the origin round-trips");
+		tap_ok(!q->origin->model.gated_mlp &&
+		    !q->origin->model.tied_embeddings &&
+		    q->origin->split.reserve_bytes == 0 &&
+		    q->origin->split.reserve_fraction == 0 &&
+		    q->origin->split.tp == 0 && q->origin->split.dp == 0,
+		    "a file without the newer fields reads them as none");
 		pw_problem_free(q);
 	}
 	text = test_read_file(path);
@@ -836,6 +842,58 @@ offload_schedule(struct pw_problem **out)
 /* Text that is not UTF-8 (which jansson refuses) is an input error that
  * names its field, in the writer, the validation and the cost model,
  * and no file is left behind. */
+/* The cost model's newer fields (a gated MLP, tied embeddings, the
+ * reserve, TP and DP) and an explicit split round-trip. */
+static void
+test_origin_fields(void)
+{
+	static const int layers[] = { 9, 8, 8, 7 };
+	struct pw_model m = *pw_model_find("llama3-8b");
+	struct pw_split sp = { .devices = 4, .chunks = 1,
+	    .placement = PW_PLACE_LOOP, .microbatches = 8,
+	    .layers_per_stage = layers, .memory_limit = 60 * 1073741824.0,
+	    .reserve_bytes = 1e9, .reserve_fraction = 0.05, .tp = 2,
+	    .dp = 4 };
+	struct pw_problem *p = NULL, *q;
+	struct pw_error err;
+	char *path = tmp_path("fields.json"), *text;
+
+	m.tied_embeddings = true;
+	if (!tap_int(pw_cost_problem(&m, pw_hardware_find("H100-SXM"), &sp, &p,
+	    &err), PW_OK, "llama3-8b tied, reserved, tp 2, dp 4 builds")) {
+		tap_diag("%s", err.msg);
+		free(path);
+		return;
+	}
+	tap_int(pw_problem_write(path, p, &err), PW_OK, "write it");
+	text = test_read_file(path);
+	tap_ok(strstr(text, "\"gated_mlp\": true") != NULL &&
+	    strstr(text, "\"tied_embeddings\": true") != NULL &&
+	    strstr(text, "\"reserve_bytes\": 1000000000") != NULL &&
+	    strstr(text, "\"reserve_fraction\": 0.05") != NULL &&
+	    strstr(text, "\"tp\": 2") != NULL && strstr(text, "\"dp\": 4")
+	    != NULL, "the file states them");
+	free(text);
+	q = pw_problem_read(path, &err);
+	if (tap_ok(q != NULL && q->origin != NULL, "read back with its origin")) {
+		tap_ok(pw_problem_same(p, q) && q->origin->model.gated_mlp &&
+		    q->origin->model.tied_embeddings &&
+		    q->origin->split.reserve_bytes == 1e9 &&
+		    q->origin->split.reserve_fraction == 0.05 &&
+		    q->origin->split.tp == 2 && q->origin->split.dp == 4 &&
+		    q->origin->split.layers_per_stage != NULL &&
+		    q->origin->split.layers_per_stage[0] == 9 &&
+		    q->origin->split.layers_per_stage[3] == 7,
+		    "every field round-trips");
+		tap_near(q->memory[0].limit, 0.95 * 60 * 1073741824.0 - 1e9, 0,
+		    "the limit less the reserve");
+	}
+	pw_problem_free(q);
+	unlink(path);
+	free(path);
+	pw_problem_free(p);
+}
+
 static void
 test_text(void)
 {
@@ -1316,6 +1374,7 @@ main(void)
 	test_groups();
 	test_default();
 	test_origin();
+	test_origin_fields();
 	test_examples();
 	test_foreign_schedule();
 	test_bad_inputs();

@@ -28,7 +28,8 @@
 /* test_tiny_model and test_toy_hw (testlib.h) as a script builds them. */
 #define TINY_MODEL \
 	"local tiny = pw.model.gpt{ name = 'tiny', layers = 4, hidden = 16," \
-	" heads = 2, seq = 8, vocab = 100, micro_batch = 2 }\n" \
+	" heads = 2, seq = 8, vocab = 100, micro_batch = 2," \
+	" flash_attention = false }\n" \
 	"local toy = pw.hardware{ name = 'toy', peak_flops = 1048576," \
 	" efficiency = 0.5, memory = 1e9, pcie_d2h = 64, pcie_h2d = 32," \
 	" pcie_latency = 0.125, p2p_bandwidth = 1024, p2p_latency = 0.25 }\n"
@@ -225,7 +226,13 @@ test_model_problem(void)
 	    "local h = pw.hardware 'H100-SXM' { efficiency = 0.25 }\n"
 	    "assert(h.efficiency == 0.25 and h.peak_flops == 989e12)\n"
 	    "assert(pw.hardware 'h100-sxm'.efficiency == 0.5)\n"
-	    "assert(#pw.model.presets == 11 and #pw.hardware.presets == 3)\n"
+	    "assert(#pw.model.presets == 18 and #pw.hardware.presets == 3)\n"
+	    "local l = pw.model 'llama3-8b'\n"
+	    "assert(l.gated_mlp and not l.tied_embeddings and l.ffn == 14336)\n"
+	    "local u = pw.model{ layers = 2, hidden = 8, heads = 2, seq = 4,\n"
+	    "  vocab = 10 }\n"
+	    "assert(u.flash_attention and not u.gated_mlp and\n"
+	    "  not u.tied_embeddings)\n"
 	    "assert(pw.GiB == 2^30 and pw.GB == 1e9 and pw.ms == 1e-3)\n",
 	    "presets, overrides and units");
 }
@@ -1305,6 +1312,99 @@ test_problem_write(void)
 	pw_problem_free(def);
 }
 
+/* The cost model's newer fields in scripts: pw.problem's reserve, tp
+ * and dp as the C split has them, a model script for --model FILE.lua,
+ * and the writer keeping all of them. */
+static void
+test_model_fields(void)
+{
+	static const int layers[] = { 9, 8, 8, 7 };
+	struct pw_model m = *pw_model_find("llama3-8b");
+	struct pw_split sp = { .devices = 4, .chunks = 1,
+	    .placement = PW_PLACE_LOOP, .microbatches = 8,
+	    .layers_per_stage = layers, .memory_limit = 60 * 1073741824.0,
+	    .reserve_bytes = 4 * 1073741824.0, .reserve_fraction = 0.05,
+	    .tp = 2, .dp = 4 };
+	struct pw_problem *p, *want = NULL, *back;
+	struct pw_model read;
+	struct pw_error err;
+	char *name = NULL;
+
+	m.tied_embeddings = true;
+	if (!tap_int(pw_cost_problem(&m, pw_hardware_find("H100-SXM"), &sp,
+	    &want, &err), PW_OK, "the C llama3-8b problem builds"))
+		tap_diag("%s", err.msg);
+	p = script_problem("fields.lua",
+	    "return pw.problem{ model = pw.model 'llama3-8b' {\n"
+	    "  tied_embeddings = true }, hardware = 'H100-SXM',\n"
+	    "  devices = 4, microbatches = 8, layers_per_stage = { 9, 8, 8, 7 },\n"
+	    "  memory_limit = 60 * pw.GiB, reserve = 4 * pw.GiB,\n"
+	    "  reserve_fraction = 0.05, tp = 2, dp = 4 }\n");
+	if (p != NULL && want != NULL) {
+		tap_ok(pw_problem_same(p, want) && p->origin != NULL &&
+		    p->origin->split.tp == 2 && p->origin->split.dp == 4 &&
+		    p->origin->split.reserve_bytes == 4 * 1073741824.0 &&
+		    p->origin->split.reserve_fraction == 0.05 &&
+		    p->origin->model.tied_embeddings &&
+		    p->origin->model.gated_mlp,
+		    "reserve, reserve_fraction, tp and dp as the C split");
+		tap_near(p->memory[2].limit, 0.95 * 60 * 1073741824.0 -
+		    4 * 1073741824.0, 0, "the limit less both reserves");
+		tap_int(pwlua_problem_write("fields_out.lua", p, &err), PW_OK,
+		    "write it");
+		back = pwlua_problem_read("fields_out.lua", NULL, &err);
+		tap_ok(back != NULL && pw_problem_same(back, p) &&
+		    back->origin != NULL && back->origin->split.tp == 2 &&
+		    back->origin->split.dp == 4 &&
+		    back->origin->split.memory_limit == 60 * 1073741824.0 &&
+		    back->origin->split.reserve_fraction == 0.05 &&
+		    back->origin->model.tied_embeddings,
+		    "the written script reads back with its origin");
+		pw_problem_free(back);
+	}
+	pw_problem_free(p);
+	pw_problem_free(want);
+	p = script_problem("reserve_bad.lua",
+	    "return pw.problem{ model = 'llama3-8b', hardware = 'H100-SXM',\n"
+	    "  devices = 4, microbatches = 8, reserve_fraction = 1 }\n");
+	tap_ok(p == NULL, "a reserve fraction of 1 is refused");
+	pw_problem_free(p);
+
+	write_file("mymodel.lua", "return pw.model{ name = 'mine', layers = 4,\n"
+	    "  hidden = 64, heads = 4, seq = 32, vocab = 1000, ffn = 160,\n"
+	    "  gated_mlp = true }\n");
+	if (tap_int(pwlua_model_read("mymodel.lua", &read, &name, &err), PW_OK,
+	    "a model script reads"))
+		tap_ok(read.layers == 4 && read.hidden == 64 && read.ffn == 160 &&
+		    read.gated_mlp && read.flash_attention &&
+		    !read.tied_embeddings && read.micro_batch == 1 &&
+		    name != NULL && read.name == name &&
+		    strcmp(name, "mine") == 0,
+		    "its fields, the defaults (flash attention) and its name");
+	else
+		tap_diag("%s", err.msg);
+	free(name);
+	write_file("plain.lua", "return { layers = 2, hidden = 8, heads = 2,\n"
+	    "  seq = 4, vocab = 10 }\n");
+	tap_ok(pwlua_model_read("plain.lua", &read, &name, &err) == PW_OK &&
+	    name == NULL && read.name == NULL && read.layers == 2,
+	    "a plain table of fields, without a name");
+	write_file("notmodel.lua", "return 42\n");
+	tap_int(pwlua_model_read("notmodel.lua", &read, &name, &err),
+	    PW_ERR_INPUT, "a script returning a number is refused");
+	tap_str(err.msg, "notmodel.lua: a model script must end with "
+	    "'return pw.model{...}' (it returned number)", "and says so");
+	write_file("badfield.lua", "return { layers = 2, hidden = 8,\n"
+	    "  heads = 2, seq = 4 }\n");
+	tap_int(pwlua_model_read("badfield.lua", &read, &name, &err),
+	    PW_ERR_INPUT, "a missing field is refused");
+	tap_ok(strstr(err.msg, "badfield.lua") != NULL &&
+	    strstr(err.msg, "vocab") != NULL && name == NULL,
+	    "naming the file and the field (%s)", err.msg);
+	tap_int(pwlua_model_read("nosuch.lua", &read, &name, &err), PW_ERR_IO,
+	    "a missing file is an I/O error");
+}
+
 int
 main(void)
 {
@@ -1336,6 +1436,7 @@ main(void)
 	test_c_memory();
 	test_files_refused();
 	test_problem_write();
+	test_model_fields();
 	if (chdir("/") == 0)
 		remove_tree(tmpdir);
 	return tap_done();

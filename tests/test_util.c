@@ -455,6 +455,34 @@ test_parse_int(void)
 	tap_ok(!pw_parse_int("1.5", 0, 5, &n) && n == -7, "parse_int: 1.5");
 }
 
+static void
+test_parse_bytes(void)
+{
+	static const struct { const char *text; double bytes; } good[] = {
+		{ "60GiB", 60 * 1073741824.0 }, { "1.5 TB", 1.5e12 },
+		{ "4e9", 4e9 }, { "0", 0 }, { " 12 b ", 12 }, { "2kib", 2048 },
+		{ "3 MiB", 3145728 }, { "7KB", 7000 }, { "5 mb", 5e6 },
+		{ "2GB", 2e9 }, { "1TiB", 1099511627776.0 }, { ".5 KiB", 512 },
+	};
+	static const char *const bad[] = { "", "GiB", "-1GiB", "+1", "inf",
+	    "nan", "0x10", "60 GiBs", "60 Gi", "1e400", "1e300 TB", "4 4",
+	    "1,5GB" };
+	size_t i;
+	double x;
+
+	for (i = 0; i < sizeof good / sizeof good[0]; i++) {
+		x = -1;
+		tap_ok(pw_parse_bytes(good[i].text, &x) && x == good[i].bytes,
+		    "parse_bytes: '%s' is %.17g (got %.17g)", good[i].text,
+		    good[i].bytes, x);
+	}
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		x = -7;
+		tap_ok(!pw_parse_bytes(bad[i], &x) && x == -7,
+		    "parse_bytes: '%s' refused, the output untouched", bad[i]);
+	}
+}
+
 int
 main(void)
 {
@@ -468,6 +496,7 @@ main(void)
 	test_strings();
 	test_splitmix();
 	test_parse_int();
+	test_parse_bytes();
 	test_exact_precision();
 	return tap_done();
 }
