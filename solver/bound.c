@@ -35,6 +35,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -185,21 +186,40 @@ pw_bitem_cmp(const void *x, const void *y)
 	return 0;
 }
 
-/* The least channel time that saves NEED byte-seconds with M units of
- * each of the N items (sorted best first), fractions allowed; INFINITY
- * when they cannot. */
+/* The fractional knapsack over M units of each of the N items (sorted
+ * best first): takes the best until their save reaches NEED or their
+ * cost BUDGET.  Returns the save taken, its cost in *COST and what of
+ * NEED is left in *LEFT (counted down, so that a need met is 0). */
+static double
+pw_bound_greedy(const struct pw_bitem *it, int n, int m, double need,
+    double budget, double *cost, double *left)
+{
+	double save = 0, take;
+	int i;
+
+	*cost = 0;
+	*left = need;
+	for (i = 0; i < n && *left > 0 && *cost < budget; i++) {
+		take = fmin(*left, m * it[i].save);
+		if (it[i].cost > 0)
+			take = fmin(take, (budget - *cost) / it[i].cost *
+			    it[i].save);
+		*cost += take / it[i].save * it[i].cost;
+		*left -= take;
+		save += take;
+	}
+	return save;
+}
+
+/* The least channel time that saves NEED byte-seconds with the items;
+ * INFINITY when they cannot. */
 static double
 pw_bound_knapsack(const struct pw_bitem *it, int n, int m, double need)
 {
-	double cost = 0, take;
-	int i;
+	double cost, left;
 
-	for (i = 0; i < n && need > 0; i++) {
-		take = fmin(need, m * it[i].save);
-		cost += take / it[i].save * it[i].cost;
-		need -= take;
-	}
-	return need > 0 ? INFINITY : cost;
+	pw_bound_greedy(it, n, m, need, INFINITY, &cost, &left);
+	return left > 0 ? INFINITY : cost;
 }
 
 /* The memory and offload-bandwidth bound, shared by both objectives. */
@@ -390,54 +410,583 @@ pw_bound_slots(const struct pw_problem *p, const struct pw_bstage *bs, int d,
 	return bound;
 }
 
-double
-pw_bound_problem(const struct pw_problem *p, enum pw_objective obj,
-    const bool *offloadable)
+/* The least times from the end of each op class of device D's stages to
+ * the objective's end, into Q ([nstages][PW_BNCLASS], rows of D's
+ * stages): the makespan's tails, or for the span those within the
+ * device (a B's own W, or the backwards down to a lower stage of D and
+ * its W). */
+static void
+pw_bound_tails(const struct pw_problem *p, const struct pw_bstage *bs, int d,
+    bool span, double *q)
 {
-	struct pw_bstage *bs = pw_bound_stages(p);
-	struct pw_bmem bm;
-	double lb = 0, work;
-	int s, d;
+	double chain, best;
+	int s, t;
 
-	for (d = 0; d < p->devices; d++) {
-		if (obj == PW_OBJ_MAKESPAN) {
-			lb = fmax(lb, pw_bound_work(p, bs, d));
+	for (s = 0; s < p->nstages; s++) {
+		if (p->stages[s].device != d)
+			continue;
+		if (!span) {
+			for (t = 0; t < PW_BNCLASS; t++)
+				q[s * PW_BNCLASS + t] = bs[s].q[t];
 			continue;
 		}
+		best = p->stages[s].w;
+		chain = 0;
+		for (t = s - 1; t >= 0; t--) {
+			chain += pw_problem_hop(p, t) + p->stages[t].b;
+			if (p->stages[t].device == d)
+				best = fmax(best, chain + p->stages[t].w);
+		}
+		q[s * PW_BNCLASS + PW_BWT] = 0;
+		q[s * PW_BNCLASS + PW_BB] = best;
+		q[s * PW_BNCLASS + PW_BF] = bs[s].rt - p->stages[s].f + best;
+	}
+}
+
+/* The first stage of device D (every device runs one). */
+static int
+pw_bound_first(const struct pw_problem *p, int d)
+{
+	int s;
+
+	for (s = 0; s < p->nstages; s++)
+		if (p->stages[s].device == d)
+			break;
+	assert(s < p->nstages);
+	return s;
+}
+
+/* How many of stage S's activations can be resident at once (m where
+ * memory does not limit them: offloadable, no limit, no bytes). */
+static int
+pw_bound_slot_count(const struct pw_problem *p, int s, const bool *offloadable)
+{
+	const struct pw_stage *st = &p->stages[s];
+	double cap = pw_bound_cap(p, st->device), n;
+
+	if ((offloadable != NULL && offloadable[s]) || isinf(cap) ||
+	    !(st->act > 0))
+		return p->microbatches;
+	n = floor(cap / st->act);
+	return n < 1 ? 1 : n >= p->microbatches ? p->microbatches : (int)n;
+}
+
+/* The single-device relaxation of a device with one stage: its ops in
+ * some order, each at or after its release (the order statistics) and
+ * its predecessor, within memory, each ending at least its tail before
+ * the end. */
+struct pw_bdev {
+	const struct pw_stage *st;
+	int	m, na, nh;	/* microbatches; in-flight and held counts */
+	double	cap;
+	const double *rf, *rb;	/* [m] order statistics */
+	double	qf, qb;		/* tails of F and B (W: 0) */
+	double	*t;		/* [(m + 1) * (na + 1) * (nh + 1)] */
+	size_t	n;
+};
+
+/* The DP's states all devices together may cost, each once per
+ * bisection step, so that a bound stays cheap enough to take for every
+ * planner candidate. */
+#define PW_BOUND_DP_STATES	((size_t)1 << 17)
+
+/* Returns the relaxation of stage S the caller frees with pw_bdev_free
+ * (Q its tails, RF and RB its rows of the order statistics), or NULL
+ * where it does not apply (its device runs another stage, it may
+ * offload, or it needs more states than *BUDGET, which it lowers). */
+static struct pw_bdev *
+pw_bdev_new(const struct pw_problem *p, int s, const bool *offloadable,
+    const double *rf, const double *rb, const double *q, size_t *budget)
+{
+	const struct pw_stage *st = &p->stages[s];
+	struct pw_bdev *dv;
+	double cap = pw_bound_cap(p, st->device);
+	int m = p->microbatches, nh;
+	size_t n;
+
+	if (pw_problem_chunks(p, st->device) != 1 ||
+	    (offloadable != NULL && offloadable[s]))
+		return NULL;
+	nh = st->hold > 0 && !isinf(cap) && cap / st->hold < m ?
+	    (int)(cap / st->hold) : m;
+	n = (size_t)(m + 1) * (size_t)(pw_bound_slot_count(p, s,
+	    offloadable) + 1) * (size_t)(nh + 1);
+	if (n > *budget)
+		return NULL;
+	*budget -= n;
+	dv = pw_xcalloc(1, sizeof *dv);
+	dv->st = st;
+	dv->m = m;
+	dv->na = pw_bound_slot_count(p, s, offloadable);
+	dv->nh = nh;
+	dv->cap = cap;
+	dv->rf = rf + s * m;
+	dv->rb = rb + s * m;
+	dv->qf = q[s * PW_BNCLASS + PW_BF];
+	dv->qb = q[s * PW_BNCLASS + PW_BB];
+	dv->n = n;
+	dv->t = pw_xcalloc(n, sizeof *dv->t);
+	return dv;
+}
+
+static void
+pw_bdev_free(struct pw_bdev *dv)
+{
+	if (dv != NULL)
+		free(dv->t);
+	free(dv);
+}
+
+static size_t
+pw_bdev_index(const struct pw_bdev *dv, int nf, int a, int h)
+{
+	return ((size_t)nf * (size_t)(dv->na + 1) + (size_t)a) *
+	    (size_t)(dv->nh + 1) + (size_t)h;
+}
+
+/* Relaxes state (NF, A, H) to time T when that meets every deadline by
+ * END and improves it. */
+static void
+pw_bdev_reach(struct pw_bdev *dv, int nf, int a, int h, double t, double q,
+    double end)
+{
+	size_t i = pw_bdev_index(dv, nf, a, h);
+
+	if (t + q <= end + pw_solver_tol(end) && t < dv->t[i])
+		dv->t[i] = t;
+}
+
+static void
+pw_bdev_reset(struct pw_bdev *dv)
+{
+	size_t i;
+
+	for (i = 0; i < dv->n; i++)
+		dv->t[i] = INFINITY;
+	dv->t[0] = 0;
+}
+
+/*
+ * The states with NF forwards done (A of them in flight, H held for
+ * their W), in an order that puts each after those it comes from within
+ * them (more B, then more W), relaxing the states they lead to, with
+ * deadlines by END.  A state's least time dominates: an op can only
+ * start later after a later predecessor.  Returns the earliest the
+ * next F can start from them (INFINITY: none can).
+ */
+static double
+pw_bdev_block(struct pw_bdev *dv, int nf, double end)
+{
+	const struct pw_stage *st = dv->st;
+	double t, mem, next = INFINITY;
+	int a, h, nb;
+
+	for (a = dv->na < nf ? dv->na : nf; a >= 0; a--)
+		for (h = dv->nh < nf - a ? dv->nh : nf - a; h >= 0; h--) {
+			t = dv->t[pw_bdev_index(dv, nf, a, h)];
+			if (isinf(t))
+				continue;
+			nb = nf - a;
+			mem = a * st->act + h * st->hold;
+			if (nf < dv->m && a < dv->na &&
+			    mem + st->act <= dv->cap) {
+				next = fmin(next, fmax(t, dv->rf[nf]));
+				pw_bdev_reach(dv, nf + 1, a + 1, h,
+				    fmax(t, dv->rf[nf]) + st->f, dv->qf, end);
+			}
+			if (a > 0 && h < dv->nh)
+				pw_bdev_reach(dv, nf, a - 1, h + 1,
+				    fmax(t, dv->rb[nb]) + st->b, dv->qb, end);
+			if (h > 0)
+				pw_bdev_reach(dv, nf, a, h - 1, t + st->w, 0,
+				    end);
+		}
+	return next;
+}
+
+/* The least end of the relaxation with deadlines by END (INFINITY: none
+ * met). */
+static double
+pw_bdev_end(struct pw_bdev *dv, double end)
+{
+	int nf;
+
+	pw_bdev_reset(dv);
+	for (nf = 0; nf <= dv->m; nf++)
+		pw_bdev_block(dv, nf, end);
+	return dv->t[pw_bdev_index(dv, dv->m, 0, 0)];
+}
+
+/*
+ * The device bound of relaxation DV: its least end, found by bisection
+ * from LO (a bound already proven, the head-body-tail's), keeping the
+ * largest end known not to be reachable.
+ */
+static double
+pw_bdev_bound(struct pw_bdev *dv, double lo)
+{
+	double hi, mid;
+	int i;
+
+	hi = pw_bdev_end(dv, INFINITY) + fmax(dv->qf, dv->qb);
+	if (!isinf(pw_bdev_end(dv, lo)))
+		return lo;
+	for (i = 0; i < 100 && hi - lo > 1e-12 * hi; i++) {
+		mid = lo + (hi - lo) / 2;
+		if (mid <= lo || mid >= hi)
+			break;
+		if (isinf(pw_bdev_end(dv, mid)))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Order statistics of the pipeline from stage S0 on (times from the
+ * first F of S0): RF[s * m + j] is at most the (j+1)-th earliest start of
+ * an F of stage s, RB likewise for its B.  Each stage's ops run one after
+ * another on its device, every microbatch's F of s follows its F of s-1
+ * and the hop (so the j-th F of s follows the j-th end of s-1), its B of
+ * s the B of s+1 (on the last stage, its F); and where n activations of s
+ * fill the device, the (j+n)-th F of s waits for the j-th B of s to end
+ * (and, when n and a hold do not fit, for the (j+1)-th B or the j-th W).
+ * Where DV[s] is not NULL, the single-device relaxation of s, run along,
+ * raises each F to the earliest its device's own order lets it start
+ * (its states with j forwards done need only the B before the j-th).
+ */
+static void
+pw_bound_order(const struct pw_problem *p, const bool *offloadable, int s0,
+    struct pw_bdev *const *dv, double *rf, double *rb)
+{
+	const struct pw_stage *st;
+	double t, tight;
+	int s, j, k, n, m = p->microbatches, last = p->nstages - 1;
+
+	for (s = s0; s <= last; s++)
+		if (dv[s] != NULL)
+			pw_bdev_reset(dv[s]);
+	for (j = 0; j < m; j++) {
+		for (s = s0; s <= last; s++) {
+			st = &p->stages[s];
+			t = s == s0 ? 0 : rf[(s - 1) * m + j] +
+			    p->stages[s - 1].f + pw_problem_hop(p, s - 1);
+			if (j > 0)
+				t = fmax(t, rf[s * m + j - 1] + st->f);
+			n = pw_bound_slot_count(p, s, offloadable);
+			if ((k = j - n) >= 0) {
+				tight = n * st->act + st->hold >
+				    pw_bound_cap(p, st->device);
+				t = fmax(t, rb[s * m + k] + st->b + (!tight ? 0 :
+				    n >= 2 ? fmin(rb[s * m + k + 1] -
+				    rb[s * m + k], st->w) : fmin(st->b, st->w)));
+			}
+			rf[s * m + j] = t;
+			if (dv[s] != NULL && !isinf(t = pw_bdev_block(dv[s], j,
+			    INFINITY)))
+				rf[s * m + j] = t;
+		}
+		for (s = last; s >= s0; s--) {
+			st = &p->stages[s];
+			t = s == last ? rf[s * m + j] + st->f :
+			    rb[(s + 1) * m + j] + p->stages[s + 1].b +
+			    pw_problem_hop(p, s);
+			if (j > 0)
+				t = fmax(t, rb[s * m + j - 1] + st->b);
+			rb[s * m + j] = t;
+		}
+	}
+}
+
+/* One op class of a device for the head-body-tail bound: its releases
+ * (R[j] + ADD, ascending), duration and tail. */
+struct pw_bclass {
+	const double *r;
+	double	add, d, q;
+};
+
+/* How many of class C's m ops must start at T or later: those of the
+ * first ones whose release is below T can start before it, no more. */
+static int
+pw_bclass_after(const struct pw_bclass *c, int m, double t)
+{
+	int lo = 0, hi = m, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (c->r[mid] + c->add < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return m - lo;
+}
+
+/* The classes of device D from the order statistics and tails Q into C
+ * (room for nstages * PW_BNCLASS); returns how many. */
+static int
+pw_bound_classes(const struct pw_problem *p, int d, const double *rf,
+    const double *rb, const double *q, struct pw_bclass *c)
+{
+	int s, n = 0, m = p->microbatches;
+
+	for (s = 0; s < p->nstages; s++) {
+		const struct pw_stage *st = &p->stages[s];
+
+		if (st->device != d)
+			continue;
+		c[n++] = (struct pw_bclass){ rf + s * m, 0, st->f,
+		    q[s * PW_BNCLASS + PW_BF] };
+		c[n++] = (struct pw_bclass){ rb + s * m, 0, st->b,
+		    q[s * PW_BNCLASS + PW_BB] };
+		c[n++] = (struct pw_bclass){ rb + s * m, st->b, st->w,
+		    q[s * PW_BNCLASS + PW_BWT] };
+	}
+	return n;
+}
+
+/*
+ * The head-body-tail bound of a device with N classes C: for each set
+ * of its kinds (F, B, W) and each release T of them, the ops of the set
+ * that must start at T or later run one after another from T, and the
+ * last one's tail follows.
+ */
+static double
+pw_bound_hbt(const struct pw_bclass *c, int n, int m)
+{
+	double best = 0, t, work, q;
+	int mask, i, j, k, after;
+
+	for (mask = 1; mask < 1 << PW_BNCLASS; mask++)
+		for (i = 0; i < n; i++) {
+			if (!(mask & 1 << i % PW_BNCLASS))
+				continue;
+			for (j = 0; j < m; j++) {
+				t = c[i].r[j] + c[i].add;
+				if (j > 0 && t == c[i].r[j - 1] + c[i].add)
+					continue;
+				work = 0;
+				q = INFINITY;
+				for (k = 0; k < n; k++) {
+					if (!(mask & 1 << k % PW_BNCLASS))
+						continue;
+					after = pw_bclass_after(&c[k], m, t);
+					if (after == 0)
+						continue;
+					work += after * c[k].d;
+					q = fmin(q, c[k].q);
+				}
+				best = fmax(best, t + work + q);
+			}
+		}
+	return best;
+}
+
+/*
+ * The warmup bound of device D (times from ORIGIN: 0 for the makespan,
+ * the device's first F for the span): its work, plus the idle before its
+ * first B (that B's release less the forwards memory lets it run before
+ * any B frees memory: a knapsack of F time by activation bytes), plus
+ * the idle after its last F (the tail of that F less the backward work
+ * the memory at its end can hold: in-flight activations and holds).
+ * Where every F may come before the first B the two may overlap, and
+ * only the larger counts.
+ */
+static double
+pw_bound_warmup(const struct pw_problem *p, const struct pw_bstage *bs, int d,
+    const double *q, const bool *offloadable, bool span)
+{
+	struct pw_bitem *fwd, *bwd;
+	double cap = pw_bound_cap(p, d), work = 0, release = INFINITY;
+	double tail = INFINITY, bytes = 0, origin, fmax_, vmax, cost, left;
+	double before, after;
+	int s, nf = 0, nb = 0, m = p->microbatches;
+	bool off;
+
+	fwd = pw_xcalloc((size_t)p->nstages, sizeof *fwd);
+	bwd = pw_xcalloc(2 * (size_t)p->nstages, sizeof *bwd);
+	origin = span ? bs[pw_bound_first(p, d)].r[PW_BF] : 0;
+	for (s = 0; s < p->nstages; s++) {
+		const struct pw_stage *st = &p->stages[s];
+
+		if (st->device != d)
+			continue;
+		off = offloadable != NULL && offloadable[s];
+		work += m * (st->f + st->b + st->w);
+		release = fmin(release, bs[s].r[PW_BB] - origin);
+		tail = fmin(tail, q[s * PW_BNCLASS + PW_BF]);
+		if (!off)
+			bytes += m * st->act;
+		if (st->f > 0)
+			fwd[nf++] = (struct pw_bitem){ st->f, off ? 0 :
+			    st->act };
+		if (st->b + st->w > 0)
+			bwd[nb++] = (struct pw_bitem){ st->b + st->w, off ? 0 :
+			    st->act };
+		if (st->w > 0)
+			bwd[nb++] = (struct pw_bitem){ st->w, st->hold };
+	}
+	qsort(fwd, (size_t)nf, sizeof *fwd, pw_bitem_cmp);
+	qsort(bwd, (size_t)nb, sizeof *bwd, pw_bitem_cmp);
+	fmax_ = pw_bound_greedy(fwd, nf, m, INFINITY, cap, &cost, &left);
+	vmax = pw_bound_greedy(bwd, nb, m, INFINITY, cap, &cost, &left);
+	free(fwd);
+	free(bwd);
+	before = fmax(0, release - fmax_);
+	after = fmax(0, tail - vmax);
+	return work + (bytes > cap ? before + after : fmax(before, after));
+}
+/* The terms' names, in the order pw_bound_terms fills them before
+ * sorting. */
+enum { PW_TWORK, PW_TWARMUP, PW_THBT, PW_TDEVICE, PW_TPATH, PW_TMEMORY,
+    PW_TSLOT, PW_NTERMS };
+static const char *const pw_bound_term_names[PW_NTERMS] = {
+	"work", "warmup", "head-body-tail", "device", "path", "memory",
+	"slot",
+};
+_Static_assert(PW_NTERMS <= PW_BOUND_TERMS, "room for every bound term");
+
+static int
+pw_bound_term_cmp(const void *x, const void *y)
+{
+	const struct pw_bound_term *a = x, *b = y;
+
+	if (a->value != b->value)
+		return a->value > b->value ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* The bounds of device D into V (PW_NTERMS), each raised to what D
+ * proves, from the order statistics RF and RB, the tails Q and the
+ * relaxation DV of its stage (NULL: none). */
+static void
+pw_bound_of_device(const struct pw_problem *p, const struct pw_bstage *bs,
+    int d, const bool *offloadable, bool span, const double *rf,
+    const double *rb, const double *q, struct pw_bdev *dv, double *v)
+{
+	struct pw_bclass *c;
+	double work = 0, hbt;
+	int s, n;
+
+	if (!span)
+		v[PW_TWORK] = fmax(v[PW_TWORK], pw_bound_work(p, bs, d));
+	else
 		/* A device's span holds all its work, and one microbatch's
 		 * round trip from each of its stages with that stage's W. */
-		work = 0;
 		for (s = 0; s < p->nstages; s++)
 			if (p->stages[s].device == d) {
 				work += p->microbatches * (p->stages[s].f +
 				    p->stages[s].b + p->stages[s].w);
-				lb = fmax(lb, bs[s].rt + p->stages[s].w);
+				v[PW_TWORK] = fmax(v[PW_TWORK], fmax(work,
+				    bs[s].rt + p->stages[s].w));
 			}
-		lb = fmax(lb, work);
-	}
+	v[PW_TWARMUP] = fmax(v[PW_TWARMUP], pw_bound_warmup(p, bs, d, q,
+	    offloadable, span));
+	c = pw_xcalloc((size_t)p->nstages * PW_BNCLASS, sizeof *c);
+	n = pw_bound_classes(p, d, rf, rb, q, c);
+	hbt = pw_bound_hbt(c, n, p->microbatches);
+	free(c);
+	v[PW_THBT] = fmax(v[PW_THBT], hbt);
+	if (dv != NULL)
+		v[PW_TDEVICE] = fmax(v[PW_TDEVICE], pw_bdev_bound(dv, hbt));
+	v[PW_TSLOT] = fmax(v[PW_TSLOT], pw_bound_slots(p, bs, d, offloadable,
+	    span));
+}
+
+/* Every bound of P for OBJ with offloads only of OFFLOADABLE stages
+ * (NULL: none) into OUT, the strongest first; returns how many.  The
+ * makespan's order statistics are the pipeline's from stage 0, with the
+ * relaxation of every device that affords one; a span's, the device's
+ * own from its first stage, with its own relaxation alone. */
+static int
+pw_bound_terms(const struct pw_problem *p, enum pw_objective obj,
+    const bool *offloadable, struct pw_bound_term out[PW_BOUND_TERMS])
+{
+	struct pw_bstage *bs = pw_bound_stages(p);
+	struct pw_bdev **dv;
+	struct pw_bmem bm;
+	double v[PW_NTERMS] = { 0 }, *rf, *rb, *q;
+	size_t budget = PW_BOUND_DP_STATES, cells;
+	bool span = obj == PW_OBJ_SPAN;
+	int d, s, i;
+
+	cells = (size_t)p->nstages * (size_t)p->microbatches;
+	rf = pw_xcalloc(cells, sizeof *rf);
+	rb = pw_xcalloc(cells, sizeof *rb);
+	q = pw_xcalloc((size_t)p->nstages * PW_BNCLASS, sizeof *q);
+	dv = pw_xcalloc((size_t)p->nstages, sizeof *dv);
 	for (d = 0; d < p->devices; d++)
-		lb = fmax(lb, pw_bound_slots(p, bs, d, offloadable,
-		    obj == PW_OBJ_SPAN));
+		pw_bound_tails(p, bs, d, span, q);
+	for (s = 0; !span && s < p->nstages; s++)
+		dv[s] = pw_bdev_new(p, s, offloadable, rf, rb, q, &budget);
+	if (!span)
+		pw_bound_order(p, offloadable, 0, dv, rf, rb);
+	for (d = 0; d < p->devices; d++) {
+		s = pw_bound_first(p, d);
+		if (span) {
+			dv[s] = pw_bdev_new(p, s, offloadable, rf, rb, q,
+			    &budget);
+			pw_bound_order(p, offloadable, s, dv, rf, rb);
+		}
+		pw_bound_of_device(p, bs, d, offloadable, span, rf, rb, q,
+		    pw_problem_chunks(p, d) == 1 ? dv[s] : NULL, v);
+		if (span) {
+			pw_bdev_free(dv[s]);
+			dv[s] = NULL;
+		}
+	}
+	for (s = 0; s < p->nstages; s++)
+		pw_bdev_free(dv[s]);
 	/* The critical path (also inside the work bound of stage 0's
 	 * device for the makespan). */
-	lb = fmax(lb, bs[0].rt + p->stages[0].w);
-	pw_bmem_init(&bm, p, bs, offloadable, obj == PW_OBJ_SPAN);
-	lb = pw_bmem_bound(&bm, lb);
+	v[PW_TPATH] = bs[0].rt + p->stages[0].w;
+	pw_bmem_init(&bm, p, bs, offloadable, span);
+	v[PW_TMEMORY] = pw_bmem_bound(&bm, 0);
 	pw_bmem_free(&bm);
+	free(dv);
+	free(q);
+	free(rf);
+	free(rb);
 	free(bs);
-	return lb;
+	for (i = 0; i < PW_NTERMS; i++) {
+		out[i].name = pw_bound_term_names[i];
+		out[i].value = v[i];
+	}
+	qsort(out, PW_NTERMS, sizeof *out, pw_bound_term_cmp);
+	return PW_NTERMS;
+}
+
+double
+pw_bound_problem(const struct pw_problem *p, enum pw_objective obj,
+    const bool *offloadable)
+{
+	struct pw_bound_term t[PW_BOUND_TERMS];
+
+	pw_bound_terms(p, obj, offloadable, t);
+	return t[0].value;
+}
+
+int
+pw_lower_bound_terms(const struct pw_problem *p, enum pw_objective obj,
+    struct pw_bound_term out[PW_BOUND_TERMS])
+{
+	bool *offloadable;
+	int n;
+
+	offloadable = pw_solver_offloadable(p, PW_OFFMODE_AUTO, NULL);
+	n = pw_bound_terms(p, obj, offloadable, out);
+	free(offloadable);
+	return n;
 }
 
 double
 pw_lower_bound(const struct pw_problem *p, enum pw_objective obj)
 {
-	bool *offloadable;
-	double lb;
+	struct pw_bound_term t[PW_BOUND_TERMS];
 
-	offloadable = pw_solver_offloadable(p, PW_OFFMODE_AUTO, NULL);
-	lb = pw_bound_problem(p, obj, offloadable);
-	free(offloadable);
-	return lb;
+	pw_lower_bound_terms(p, obj, t);
+	return t[0].value;
 }
 
 void

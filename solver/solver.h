@@ -190,12 +190,13 @@ int	pw_solve_finish(struct pw_solve_run *, struct pw_solve_result *,
 /* The objective of a timed schedule. */
 double	pw_objective_value(enum pw_objective, const struct pw_metrics *);
 
-/* The largest of the solver's problem-only lower bounds: per-device work,
- * the pipeline's head and tail, one microbatch's critical path, the
- * memory bound (each activation held for its round trip within the
- * limit) with its offload-bandwidth relaxation, and the slot bound (the
- * order in which a device's limited activations come back; see
- * docs/solver.md). */
+/* The largest of the solver's problem-only lower bounds
+ * (pw_lower_bound_terms'): per-device work with the pipeline's head and
+ * tail, the warmup, the head-body-tail and the single-device relaxation,
+ * one microbatch's critical path, the memory bound (each activation held
+ * for its round trip within the limit) with its offload-bandwidth
+ * relaxation, and the slot bound (the order in which a device's limited
+ * activations come back; see docs/solver.md). */
 double	pw_lower_bound(const struct pw_problem *, enum pw_objective);
 
 /* One of those bounds, by name ("work", "warmup", "head-body-tail",
