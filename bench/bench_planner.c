@@ -16,12 +16,16 @@
  * One planner run per case: it is deterministic up to its time limit
  * (its iteration count is not bounded here, so a faster machine may go
  * further).  The anchors are exact (no search), timed once.  Times are
- * wall seconds.
+ * wall seconds.  Last, the cancel's latency: the flag set while the
+ * planner works, which must return within 100 ms.
  */
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "bench.h"
 #include "plan.h"
@@ -151,6 +155,65 @@ bench_case(const struct pw_model *model, const struct pw_hardware *hw,
 	return 0;
 }
 
+/* The cancel's latency: another thread sets the flag after a second and
+ * a half (in the splits phase) and the planner must return within 100
+ * ms. */
+struct bench_cancel {
+	atomic_int flag;
+	double	set_at;
+};
+
+static void *
+bench_cancel_thread(void *arg)
+{
+	struct bench_cancel *bc = arg;
+	struct timespec ts = { 1, 500000000 };
+
+	nanosleep(&ts, NULL);
+	bc->set_at = bench_now();
+	atomic_store(&bc->flag, 1);
+	return NULL;
+}
+
+static int
+bench_cancel(const struct pw_model *model, const struct pw_hardware *hw)
+{
+	struct pw_split sp = { 0 };
+	struct pw_problem *p;
+	struct pw_planner_opts o;
+	struct pw_planner_result res;
+	struct pw_error err;
+	struct bench_cancel bc;
+	pthread_t th;
+	double late;
+	int rc;
+
+	sp.devices = BENCH_DEVICES;
+	sp.chunks = 1;
+	sp.microbatches = BENCH_MICROBATCHES;
+	sp.memory_limit = 60 * BENCH_GIB;
+	if (pw_cost_problem(model, hw, &sp, &p, &err) != PW_OK)
+		return 1;
+	atomic_init(&bc.flag, 0);
+	pw_planner_opts_init(&o);
+	o.cancel = &bc.flag;
+	if (pw_thread_start(&th, bench_cancel_thread, &bc) != 0) {
+		pw_problem_free(p);
+		return 1;
+	}
+	rc = pw_planner(p, &o, &res, &err);
+	late = bench_now() - bc.set_at;
+	pthread_join(th, NULL);
+	printf("cancel: returned %.3f s after the flag (target 0.100), %s, "
+	    "%zu candidates\n", late, rc == PW_OK ?
+	    pw_solve_end_name(res.ended) : err.msg, rc == PW_OK ? res.ncand :
+	    0);
+	if (rc == PW_OK)
+		pw_planner_result_free(&res);
+	pw_problem_free(p);
+	return late <= 0.1 ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -172,5 +235,6 @@ main(int argc, char **argv)
 	    "ours/even, ours/rebal, plan's wall time\n");
 	bad |= bench_case(model, hw, 60, seconds);
 	bad |= bench_case(model, hw, 40, seconds);
+	bad |= bench_cancel(model, hw);
 	return bad;
 }

@@ -1,0 +1,85 @@
+/*
+ * planner_int.h - what the planner's two files share: a design's slot and
+ * the run.  solver/planner.c has the API, the designs and the result,
+ * solver/planner_search.c the three phases of the search.
+ */
+#ifndef PW_PLANNER_INT_H
+#define PW_PLANNER_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "solver.h"
+
+/* Designs the optimizer works on at a time, and its rounds over them. */
+#define PW_PLANNER_OPTIMIZE	3
+#define PW_PLANNER_ROUNDS	3
+/* Seconds between progress reports (the contract asks for one a second). */
+#define PW_PLANNER_TICK		0.25
+/* The designs the split moves climb from: those within 10% of the best
+ * after the families (their starts include the balanced splits; the rest
+ * rarely climb that far, and the optimizer has better use for the time). */
+#define PW_PLANNER_CLIMB	1.1
+/* The share of the time limit the families and the split moves may use
+ * when the optimizer has designs to work on. */
+#define PW_PLANNER_SPLIT_SHARE	0.5
+
+/* One design and the best it has found. */
+struct pw_planner_slot {
+	struct pw_design design;	/* its layers: the best split's */
+	struct pw_model model;		/* the origin's, this recomputation */
+	struct pw_split split;		/* the origin's, this layout */
+	/* The design uses the link where another design, without it, is
+	 * searched too: only schedules that move something count. */
+	bool	need_transfer;
+	struct pw_problem *problem;	/* the best schedule's; NULL: none */
+	struct pw_schedule *schedule;
+	char	name[32];
+	double	objective;		/* INFINITY: none yet */
+	bool	optimized;
+	bool	active;			/* the optimizer's to work on */
+	/* What the slots are ordered by: the objective, or for the
+	 * optimizer the promise, midway between the objective and the
+	 * bound (a low bound promises, a schedule far above it may not get
+	 * there). */
+	double	key;
+};
+
+struct pw_planner_run {
+	const struct pw_problem *p;
+	struct pw_planner_opts o;
+	double	t0, deadline, split_deadline;
+	long	moves;			/* split moves left; -1: no limit */
+	size_t	tried;
+	double	best;
+	char	best_name[32];
+	double	last_tick;
+	const char *phase;
+	bool	timed_out, out_of_moves;
+	struct pw_planner_slot *slot;
+	size_t	nslot;
+	/* Of the schedules over their limits, the least over: what the
+	 * error says when no design fits. */
+	double	tight_share;
+	int	tight_device;
+	double	tight_peak, tight_limit;
+	struct pw_error why;		/* a design that has no split */
+	bool	has_why;
+};
+
+/* planner_search.c: reports progress (every PW_PLANNER_TICK seconds, or
+ * at once when FORCE) with BEST and its schedule's NAME. */
+void	pw_planner_tick(struct pw_planner_run *, double best, const char *name,
+	    bool force);
+/* planner_search.c: whether the cancel flag is set. */
+bool	pw_planner_cancelled(const struct pw_planner_run *);
+/* planner_search.c: the slots that hold a schedule, best first, their
+ * count in *N (an array the caller frees). */
+struct pw_planner_slot **pw_planner_ranked(const struct pw_planner_run *,
+	    size_t *n);
+/* planner_search.c: the three phases on the run's designs.  Returns
+ * PW_OK, or PW_ERR_INTERNAL with ERR (a family or the optimizer failing
+ * its own checks). */
+int	pw_planner_search(struct pw_planner_run *, struct pw_error *);
+
+#endif /* PW_PLANNER_INT_H */

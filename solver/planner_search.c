@@ -1,0 +1,554 @@
+/*
+ * planner_search.c - the planner's three phases (planner.c says what they
+ * are): splits timed exactly with every family of a layout, the split
+ * moves, and the optimizer on the most promising designs.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "planner_int.h"
+#include "search.h"
+
+/* ------------------------------------------------------------------ */
+/* Time, progress, stopping                                            */
+
+void
+pw_planner_tick(struct pw_planner_run *r, double best, const char *name,
+    bool force)
+{
+	struct pw_planner_progress pr;
+	double now = pw_search_now();
+
+	if (r->o.progress == NULL || (!force && now - r->last_tick <
+	    PW_PLANNER_TICK))
+		return;
+	r->last_tick = now;
+	pr.tried = r->tried;
+	pr.best = best;
+	pr.best_name = isfinite(best) ? name : NULL;
+	pr.elapsed = now - r->t0;
+	pr.phase = r->phase;
+	r->o.progress(&pr, r->o.progress_arg);
+}
+
+bool
+pw_planner_cancelled(const struct pw_planner_run *r)
+{
+	return r->o.cancel != NULL && atomic_load(r->o.cancel) != 0;
+}
+
+/* Whether the search must stop before UNTIL (a phase's deadline). */
+static bool
+pw_planner_stopped(struct pw_planner_run *r, double until)
+{
+	if (pw_planner_cancelled(r))
+		return true;
+	if (pw_search_now() >= until) {
+		r->timed_out = true;
+		return true;
+	}
+	return false;
+}
+
+/* Whether SCHED moves any activation to the host. */
+static bool
+pw_planner_moves(const struct pw_schedule *sched)
+{
+	int c;
+
+	for (c = 0; c < sched->nchannels; c++)
+		if (sched->channel[c].len > 0)
+			return true;
+	return false;
+}
+
+static enum pw_layout
+pw_planner_layout(const struct pw_design *d)
+{
+	if (d->placement == PW_PLACE_V)
+		return PW_LAYOUT_V;
+	return d->chunks == 1 ? PW_LAYOUT_SINGLE : PW_LAYOUT_LOOP;
+}
+
+/* Takes a schedule of OBJECTIVE for SL: a copy of PLAN's problem and
+ * schedule, NAME, and LAYERS (NULL when the split is fixed). */
+static void
+pw_planner_take(struct pw_planner_run *r, struct pw_planner_slot *sl,
+    const struct pw_problem *q, struct pw_schedule *sched, const char *name,
+    const int *layers, double objective)
+{
+	struct pw_problem *copy = pw_problem_copy(q);
+	size_t n;
+
+	/* Q may be SL's own problem: copied before it goes. */
+	pw_problem_free(sl->problem);
+	pw_schedule_free(sl->schedule);
+	sl->problem = copy;
+	sl->schedule = sched;
+	snprintf(sl->name, sizeof sl->name, "%s", name);
+	sl->objective = objective;
+	if (layers != NULL && layers != sl->design.layers_per_stage) {
+		n = (size_t)q->nstages;
+		memcpy(sl->design.layers_per_stage, layers, n * sizeof *layers);
+	}
+	if (objective < r->best) {
+		r->best = objective;
+		snprintf(r->best_name, sizeof r->best_name, "%s", name);
+	}
+}
+
+/* Remembers how far over its limit an infeasible schedule is, for the
+ * error when nothing fits. */
+static void
+pw_planner_note_over(struct pw_planner_run *r, const struct pw_problem *q,
+    const struct pw_metrics *m)
+{
+	double share;
+	int d = pw_metrics_tightest(q, m, NULL);
+
+	if (d < 0)
+		return;
+	share = m->device[d].peak / q->memory[d].limit;
+	if (share < r->tight_share) {
+		r->tight_share = share;
+		r->tight_device = d;
+		r->tight_peak = m->device[d].peak;
+		r->tight_limit = q->memory[d].limit;
+	}
+}
+
+/* PLAN's schedule with activations offloaded where they lower a
+ * device's peak (pw_offload_plan's peak shaving: no compute op moves, so
+ * the makespan stays), replacing *PLAN when that times; for a design with
+ * the link whose family keeps everything on the device. */
+static void
+pw_planner_shave(struct pw_plan **plan)
+{
+	struct pw_offload_opts oo = { PW_OFFSEL_PEAK, 1.0, NULL };
+	struct pw_schedule *sched = pw_schedule_copy(pw_plan_schedule(*plan));
+	const struct pw_problem *q = pw_plan_problem(*plan);
+	struct pw_plan *shaved;
+	struct pw_error err;
+
+	if (pw_offload_plan(q, sched, &oo, &err) != PW_OK) {
+		pw_schedule_free(sched);
+		return;
+	}
+	if (pw_plan_new(pw_problem_copy(q), sched, &shaved, &err) != PW_OK)
+		return;
+	pw_plan_free(*plan);
+	*plan = shaved;
+}
+
+/*
+ * Times every family of SL's layout (every family when the split is
+ * fixed) on Q, which it frees, and keeps the best feasible schedule in SL
+ * when it beats SL's (with the link, a schedule over its limits is shaved
+ * by offloading first); LAYERS is Q's split (NULL when fixed).  Returns
+ * PW_OK, or PW_ERR_INTERNAL with ERR when a family's schedule does not
+ * simulate (a bug).
+ */
+static int
+pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
+    struct pw_problem *q, const int *layers, struct pw_error *err)
+{
+	const struct pw_family *fam;
+	const struct pw_metrics *m;
+	struct pw_plan *plan = NULL, *best = NULL;
+	const char *best_fam = NULL;
+	double obj, best_obj = INFINITY;
+	size_t i;
+	int rc = PW_OK;
+
+	for (i = 0; i < pw_nfamilies; i++) {
+		fam = &pw_families[i];
+		if (layers != NULL && fam->layout !=
+		    pw_planner_layout(&sl->design))
+			continue;
+		if (pw_planner_stopped(r, r->deadline))
+			break;
+		if ((rc = pw_plan_family(fam, q, &plan, err)) != PW_OK) {
+			if (rc == PW_ERR_INTERNAL)
+				goto out;
+			rc = PW_OK;
+			continue;
+		}
+		m = pw_plan_metrics(plan);
+		if (sl->design.offload && !m->feasible &&
+		    !pw_planner_moves(pw_plan_schedule(plan))) {
+			pw_planner_shave(&plan);
+			m = pw_plan_metrics(plan);
+		}
+		obj = pw_objective_value(r->o.objective, m);
+		if (!m->feasible)
+			pw_planner_note_over(r, pw_plan_problem(plan), m);
+		if (m->feasible && obj < best_obj && (!sl->need_transfer ||
+		    pw_planner_moves(pw_plan_schedule(plan)))) {
+			pw_plan_free(best);
+			best = plan;
+			best_obj = obj;
+			best_fam = fam->name;
+		} else
+			pw_plan_free(plan);
+		plan = NULL;
+		pw_planner_tick(r, fmin(r->best, best_obj), best_obj < r->best ?
+		    best_fam : r->best_name, false);
+	}
+	r->tried++;
+	if (best != NULL && best_obj < sl->objective)
+		pw_planner_take(r, sl, pw_plan_problem(best),
+		    pw_schedule_copy(pw_plan_schedule(best)), best_fam, layers,
+		    best_obj);
+out:
+	pw_plan_free(best);
+	pw_problem_free(q);
+	return rc;
+}
+
+/* SL's problem with LAYERS, or NULL when the split does not validate
+ * (a stage over its device's limit on its own). */
+static struct pw_problem *
+pw_planner_build(const struct pw_planner_run *r,
+    const struct pw_planner_slot *sl, const int *layers)
+{
+	struct pw_split sp = sl->split;
+	struct pw_problem *q;
+	struct pw_error err;
+
+	sp.layers_per_stage = layers;
+	if (pw_cost_problem(&sl->model, &r->p->origin->hardware, &sp, &q,
+	    &err) != PW_OK)
+		return NULL;
+	return q;
+}
+
+/* Times LAYERS for SL when it builds.  Returns pw_planner_time's code. */
+static int
+pw_planner_try(struct pw_planner_run *r, struct pw_planner_slot *sl,
+    const int *layers, struct pw_error *err)
+{
+	struct pw_problem *q = pw_planner_build(r, sl, layers);
+
+	return q == NULL ? PW_OK : pw_planner_time(r, sl, q, layers, err);
+}
+
+/* SP's balanced split of SL's model into LAYERS: with 1F1B's
+ * activations in flight, else with one (what any schedule needs).
+ * False, the reason kept for the error when nothing fits, when neither
+ * fits. */
+static bool
+pw_planner_balance(struct pw_planner_run *r, const struct pw_planner_slot *sl,
+    const struct pw_split *sp, int *layers)
+{
+	const struct pw_hardware *hw = &r->p->origin->hardware;
+	struct pw_error why;
+	int *ones = pw_xcalloc((size_t)sp->devices, sizeof *ones);
+	bool ok;
+	int d;
+
+	for (d = 0; d < sp->devices; d++)
+		ones[d] = 1;
+	ok = pw_split_balance(&sl->model, hw, sp, NULL, layers, NULL,
+	    &why) == PW_OK || pw_split_balance(&sl->model, hw, sp, ones,
+	    layers, NULL, &why) == PW_OK;
+	if (!ok && !r->has_why) {
+		r->why = why;
+		r->has_why = true;
+	}
+	free(ones);
+	return ok;
+}
+
+/* The one-chunk split ONE (NULL: even) as SL's layout shares it (each
+ * device keeps its layers: pw_problem_resplit), into LAYERS: what a
+ * family splitting that model again would run.  False when it does not
+ * split so. */
+static bool
+pw_planner_reshare(const struct pw_planner_run *r,
+    const struct pw_planner_slot *sl, const int *one, int *layers)
+{
+	struct pw_split sp = sl->split;
+	struct pw_problem *q, *q2;
+	struct pw_error err;
+	bool ok;
+
+	sp.chunks = 1;
+	sp.placement = PW_PLACE_LOOP;
+	sp.layers_per_stage = one;
+	/* Only the layers are wanted: no limit can refuse them. */
+	sp.memory_limit = DBL_MAX;
+	if (pw_cost_problem(&sl->model, &r->p->origin->hardware, &sp, &q,
+	    &err) != PW_OK)
+		return false;
+	ok = pw_problem_resplit(q, sl->split.placement, sl->split.chunks, &q2,
+	    &err) == PW_OK && q2->origin->split.layers_per_stage != NULL;
+	if (ok)
+		memcpy(layers, q2->origin->split.layers_per_stage,
+		    (size_t)q2->nstages * sizeof *layers);
+	pw_problem_free(q2);
+	pw_problem_free(q);
+	return ok;
+}
+
+/*
+ * Times SL's starting splits: its even split, its balanced one and, with
+ * several chunks, the even and the balanced one-chunk splits shared among
+ * the chunks (what the families that split a model again run), each
+ * once.  A problem with given stages is timed as it is (without its link
+ * where SL does not use it).
+ */
+static int
+pw_planner_start(struct pw_planner_run *r, struct pw_planner_slot *sl,
+    struct pw_error *err)
+{
+	const int n = sl->split.devices * sl->split.chunks;
+	struct pw_split one = sl->split;
+	struct pw_problem *q;
+	int *start, *bal1, nstart = 0, i, j, s, rc = PW_OK;
+
+	if (r->p->origin == NULL) {
+		q = pw_problem_copy(r->p);
+		if (!sl->design.offload)
+			q->link.present = false;
+		return pw_planner_time(r, sl, q, NULL, err);
+	}
+	start = pw_xcalloc(4 * (size_t)n, sizeof *start);
+	bal1 = pw_xcalloc((size_t)sl->split.devices, sizeof *bal1);
+	for (s = 0; s < n; s++)
+		start[s] = pw_split_layers(&sl->split, sl->model.layers, s);
+	nstart = 1;
+	if (pw_planner_balance(r, sl, &sl->split, start + n))
+		nstart++;
+	if (sl->split.chunks > 1) {
+		one.chunks = 1;
+		one.placement = PW_PLACE_LOOP;
+		if (pw_planner_reshare(r, sl, NULL, start + nstart * n))
+			nstart++;
+		if (pw_planner_balance(r, sl, &one, bal1) &&
+		    pw_planner_reshare(r, sl, bal1, start + nstart * n))
+			nstart++;
+	}
+	for (i = 0; i < nstart && rc == PW_OK; i++) {
+		for (j = 0; j < i; j++)
+			if (memcmp(start + i * n, start + j * n, (size_t)n *
+			    sizeof *start) == 0)
+				break;
+		if (j == i)
+			rc = pw_planner_try(r, sl, start + i * n, err);
+	}
+	free(bal1);
+	free(start);
+	return rc;
+}
+
+/* The best of the moves of one layer between neighbouring stages from
+ * SL's best split, again while it improves. */
+static int
+pw_planner_climb(struct pw_planner_run *r, struct pw_planner_slot *sl,
+    struct pw_error *err)
+{
+	const int n = sl->problem->nstages;
+	int *base = pw_xcalloc((size_t)n, sizeof *base);
+	int *move = pw_xcalloc((size_t)n, sizeof *move);
+	int s, dir, from, rc = PW_OK;
+	double before;
+
+	for (;;) {
+		memcpy(base, sl->design.layers_per_stage, (size_t)n *
+		    sizeof *base);
+		before = sl->objective;
+		for (s = 0; s + 1 < n; s++)
+			for (dir = 0; dir < 2; dir++) {
+				from = s + dir;
+				if (base[from] <= 1)
+					continue;
+				if (pw_planner_stopped(r, r->split_deadline))
+					goto out;
+				if (r->moves == 0) {
+					r->out_of_moves = true;
+					goto out;
+				}
+				if (r->moves > 0)
+					r->moves--;
+				memcpy(move, base, (size_t)n * sizeof *move);
+				move[from]--;
+				move[dir == 0 ? s + 1 : s]++;
+				if ((rc = pw_planner_try(r, sl, move, err)) !=
+				    PW_OK)
+					goto out;
+			}
+		if (!(sl->objective < before))
+			break;
+	}
+out:
+	free(move);
+	free(base);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The optimizer                                                       */
+
+static void
+pw_planner_solve_progress(const struct pw_progress *pr, void *arg)
+{
+	struct pw_planner_run *r = arg;
+
+	pw_planner_tick(r, fmin(r->best, pr->incumbent),
+	    pr->incumbent < r->best ? "solve" : r->best_name, false);
+}
+
+/* One pw_solve of SL from its best schedule for SECONDS. */
+static int
+pw_planner_solve(struct pw_planner_run *r, struct pw_planner_slot *sl,
+    double seconds, struct pw_error *err)
+{
+	struct pw_solve_opts so;
+	struct pw_solve_result res;
+	int rc;
+
+	pw_solve_opts_init(&so);
+	so.objective = r->o.objective;
+	so.time_limit = seconds;
+	so.iteration_limit = r->o.iteration_limit;
+	so.seed = r->o.seed;
+	so.offload = sl->design.offload ? PW_OFFMODE_AUTO : PW_OFFMODE_OFF;
+	so.start = sl->schedule;
+	so.progress = pw_planner_solve_progress;
+	so.progress_arg = r;
+	so.cancel = r->o.cancel;
+	if ((rc = pw_solve(sl->problem, &so, &res, err)) != PW_OK) {
+		sl->active = false;
+		return rc == PW_ERR_INTERNAL ? rc : PW_OK;
+	}
+	sl->optimized = true;
+	if (res.ended == PW_END_TIME)
+		r->timed_out = true;
+	sl->active = res.objective < sl->objective && !res.optimal &&
+	    res.ended != PW_END_SEARCHED && res.ended != PW_END_CANCELLED;
+	if (res.objective < sl->objective && (!sl->need_transfer ||
+	    pw_planner_moves(res.schedule))) {
+		pw_planner_take(r, sl, sl->problem, res.schedule, "solve", NULL,
+		    res.objective);
+		res.schedule = NULL;
+	}
+	pw_solve_result_free(&res);
+	return PW_OK;
+}
+
+/* Orders slot pointers by their key, then by design order. */
+static int
+pw_planner_cmp(const void *a, const void *b)
+{
+	const struct pw_planner_slot *x = *(const struct pw_planner_slot *const *)a;
+	const struct pw_planner_slot *y = *(const struct pw_planner_slot *const *)b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+/* Returns the slots that hold a schedule, best first, their count in *N
+ * (an array the caller frees). */
+struct pw_planner_slot **
+pw_planner_ranked(const struct pw_planner_run *r, size_t *n)
+{
+	struct pw_planner_slot **v = pw_xcalloc(r->nslot + 1, sizeof *v);
+	size_t i;
+
+	*n = 0;
+	for (i = 0; i < r->nslot; i++)
+		if (r->slot[i].schedule != NULL) {
+			r->slot[i].key = r->slot[i].objective;
+			v[(*n)++] = &r->slot[i];
+		}
+	qsort(v, *n, sizeof *v, pw_planner_cmp);
+	return v;
+}
+
+/* The optimizer on the designs in order of their promise, a batch of
+ * PW_PLANNER_OPTIMIZE at a time: rounds over the batch give each design
+ * still improving a share of the time left; once none is, the next batch
+ * gets what remains.  A design whose schedule meets its bound is left
+ * out: it is optimal for its split and layout already. */
+static int
+pw_planner_optimize(struct pw_planner_run *r, struct pw_error *err)
+{
+	struct pw_planner_slot **v;
+	size_t n, i, k, end, left;
+	int round, rc = PW_OK;
+	double share, bound;
+
+	v = pw_planner_ranked(r, &n);
+	for (i = k = 0; i < n; i++) {
+		bound = pw_lower_bound(v[i]->problem, r->o.objective);
+		v[i]->key = (v[i]->objective + bound) / 2;
+		if (v[i]->objective > bound * (1 + 1e-9))
+			v[k++] = v[i];
+	}
+	n = k;
+	qsort(v, n, sizeof *v, pw_planner_cmp);
+	for (k = 0; k < n; k = end) {
+		end = n - k < PW_PLANNER_OPTIMIZE ? n : k + PW_PLANNER_OPTIMIZE;
+		for (i = k; i < end; i++)
+			v[i]->active = true;
+		for (round = 0; round < PW_PLANNER_ROUNDS; round++) {
+			for (left = 0, i = k; i < end; i++)
+				left += v[i]->active;
+			for (i = k; i < end && left > 0; i++) {
+				if (!v[i]->active)
+					continue;
+				if (pw_planner_stopped(r, r->deadline))
+					goto out;
+				share = (r->deadline - pw_search_now()) /
+				    (double)left;
+				left--;
+				if ((rc = pw_planner_solve(r, v[i], share,
+				    err)) != PW_OK)
+					goto out;
+			}
+		}
+	}
+out:
+	free(v);
+	return rc;
+}
+
+/* The three phases on R's designs. */
+int
+pw_planner_search(struct pw_planner_run *r, struct pw_error *err)
+{
+	struct pw_planner_slot **v;
+	size_t i, n;
+	int rc = PW_OK;
+
+	r->phase = "families";
+	pw_planner_tick(r, r->best, r->best_name, true);
+	for (i = 0; i < r->nslot && rc == PW_OK; i++) {
+		if (pw_planner_stopped(r, r->deadline))
+			return PW_OK;
+		rc = pw_planner_start(r, &r->slot[i], err);
+	}
+	if (rc != PW_OK || r->p->origin == NULL)
+		goto optimize;
+	r->phase = "splits";
+	pw_planner_tick(r, r->best, r->best_name, true);
+	v = pw_planner_ranked(r, &n);
+	for (i = 0; i < n && rc == PW_OK; i++) {
+		if (pw_planner_stopped(r, r->split_deadline) || r->out_of_moves)
+			break;
+		if (v[i]->objective <= PW_PLANNER_CLIMB * v[0]->objective)
+			rc = pw_planner_climb(r, v[i], err);
+	}
+	free(v);
+optimize:
+	if (rc != PW_OK || pw_planner_cancelled(r))
+		return rc;
+	r->phase = "optimizer";
+	pw_planner_tick(r, r->best, r->best_name, true);
+	return pw_planner_optimize(r, err);
+}
