@@ -58,16 +58,38 @@ static const struct option cmd_parse_table[] = {
 #define CMD_PARSE_NOPTIONS \
 	(sizeof cmd_parse_table / sizeof cmd_parse_table[0])
 
-const char *
-pw_cmd_option_name(int c)
+/* The long name of the option of letter C, NULL when none has it. */
+static const char *
+cmd_parse_name(int c)
 {
 	size_t i;
 
 	for (i = 0; cmd_parse_table[i].name != NULL; i++)
 		if (cmd_parse_table[i].val == c)
 			return cmd_parse_table[i].name;
-	assert(!"an option letter of the table");
 	return NULL;
+}
+
+const char *
+pw_cmd_option_name(int c)
+{
+	const char *name = cmd_parse_name(c);
+
+	assert(name != NULL);
+	return name;
+}
+
+/* Whether ARG ("--js=x") gave a value to the flag of letter C, as getopt
+ * reports it (optopt C); else ARG is some earlier argument and C a short
+ * option inside a cluster. */
+static bool
+cmd_parse_flag_value(const char *arg, int c)
+{
+	const char *name = cmd_parse_name(c);
+	size_t len = strcspn(arg, "=");
+
+	return name != NULL && strncmp(arg, "--", 2) == 0 &&
+	    arg[len] == '=' && len > 2 && strncmp(arg + 2, name, len - 2) == 0;
 }
 
 /* Reads an unsigned whole number from S within [MIN, MAX] into OUT (a
@@ -262,7 +284,7 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 			/* Long options leave optopt 0 and have been passed,
 			 * but for a value given to a flag (--json=x). */
 			bad = argv[optind - 1];
-			if (optopt != 0 && strncmp(bad, "--", 2) == 0)
+			if (optopt != 0 && cmd_parse_flag_value(bad, optopt))
 				pw_cmd_fail("%s: option '%.*s' takes no value "
 				    "(try 'pipewright %s --help')", cmd->name,
 				    (int)strcspn(bad, "="), bad, cmd->name);
