@@ -32,13 +32,6 @@
 #define PW_LNS_SECONDS		1.0
 #define PW_LNS_RATE		13000
 
-/* A number in [0, N) from the generator X. */
-static size_t
-pw_rng_below(uint64_t *x, size_t n)
-{
-	return n <= 1 ? 0 : (size_t)(pw_splitmix64(x) % n);
-}
-
 /* A compute op of the incumbent and its start, for time slices. */
 struct pw_lns_key {
 	double	start;
