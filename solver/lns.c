@@ -328,6 +328,12 @@ pw_lns_new(struct pw_search *s)
 	return l;
 }
 
+long
+pw_lns_share(const struct pw_lns *l)
+{
+	return l->share;
+}
+
 void
 pw_lns_renew(struct pw_lns *l)
 {
