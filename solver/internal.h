@@ -1,8 +1,9 @@
 /*
  * internal.h - what the optimizer's files share: private to solver/.
  * solver.c runs a solve; search.c and lns.c search (search.h); eval.c
- * judges schedules; heuristic.c builds incumbents; bound.c bounds the
- * objective from below; milp.c (milp.h) solves models.
+ * judges schedules; heuristic.c builds incumbents; local.c walks device
+ * orders; bound.c bounds the objective from below; milp.c (milp.h)
+ * solves models.
  */
 #ifndef PW_SOLVER_INTERNAL_H
 #define PW_SOLVER_INTERNAL_H
@@ -11,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "solver.h"
 
@@ -24,6 +26,21 @@ static inline double
 pw_solver_tol(double x)
 {
 	return PW_SOLVER_EPS * fmax(1, fabs(x));
+}
+
+/* A number in [0, N) from the generator X (splitmix64's state): the
+ * seeded searches' choices. */
+static inline size_t
+pw_rng_below(uint64_t *x, size_t n)
+{
+	return n <= 1 ? 0 : (size_t)(pw_splitmix64(x) % n);
+}
+
+/* A number in [0, 1) from the generator X. */
+static inline double
+pw_rng_unit(uint64_t *x)
+{
+	return (double)(pw_splitmix64(x) >> 11) * 0x1.0p-53;
 }
 
 /* eval.c: whether OBJ is below INCUMBENT by more than rounding. */
@@ -106,6 +123,33 @@ void	pw_bound_releases(const struct pw_problem *, double *rel_f,
  * (NULL: none), which raises the memory bound where fewer may move. */
 double	pw_bound_problem(const struct pw_problem *, enum pw_objective,
 	    const bool *offloadable);
+
+/* local.c: the local search over device orders (see there). */
+struct pw_local_opts {
+	enum pw_objective objective;
+	const bool *offloadable;	/* [nstages] or NULL: no offload */
+	const struct pw_pin *pins;
+	size_t	npins;
+	long	moves;		/* at most */
+	uint64_t *rng;		/* splitmix64's state, advanced */
+	/* Asked before each move: true stops the walk; may be NULL. */
+	bool	(*stopped)(void *arg);
+	void	*stopped_arg;
+};
+
+/* local.c: the search's iterations one move on SCHED counts (its
+ * re-timing's worth of simplex iterations). */
+long	pw_local_cost(const struct pw_schedule *sched);
+
+/* local.c: simulated annealing over START's compute orders (START
+ * feasible under O, judged START_EVAL by pw_solver_judge) for at most
+ * O->moves moves, *MOVES set to those made.  Returns the walk's best
+ * schedule when it beats START (pw_eval_better), the caller's, with its
+ * evaluation in *BEST_EVAL; else NULL. */
+struct pw_schedule *pw_local_search(const struct pw_problem *,
+	    const struct pw_schedule *start, const struct pw_eval *start_eval,
+	    const struct pw_local_opts *, struct pw_eval *best_eval,
+	    long *moves);
 
 /* heuristic.c */
 struct pw_heuristic_opts {

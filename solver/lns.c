@@ -32,13 +32,6 @@
 #define PW_LNS_SECONDS		1.0
 #define PW_LNS_RATE		13000
 
-/* A number in [0, N) from the generator X. */
-static size_t
-pw_rng_below(uint64_t *x, size_t n)
-{
-	return n <= 1 ? 0 : (size_t)(pw_splitmix64(x) % n);
-}
-
 /* A compute op of the incumbent and its start, for time slices. */
 struct pw_lns_key {
 	double	start;
@@ -55,6 +48,15 @@ struct pw_lns {
 	struct pw_where *where;	/* where its ops are */
 	size_t	*queue;		/* [universe], scratch */
 	bool	*mark;		/* [universe], scratch */
+	unsigned long loaded;	/* the search's ACCEPTED when loaded */
+
+	/* The windows' course, kept from round to round. */
+	uint64_t x;		/* the generator */
+	bool	*window;	/* [universe] */
+	size_t	size, most;
+	long	share;		/* simplex iterations per window */
+	bool	ties;
+	int	fails, proven;
 };
 
 static int
@@ -161,6 +163,7 @@ pw_lns_load(const struct pw_search *s, struct pw_lns *l)
 		l->queue = pw_xcalloc(u, sizeof *l->queue);
 		l->mark = pw_xcalloc(u, sizeof *l->mark);
 	}
+	l->loaded = s->accepted;
 	pw_timing_free(l->t);
 	pw_where_free(l->where);
 	rc = pw_simulate(s->p, b, &l->t, &err);
@@ -179,15 +182,19 @@ pw_lns_load(const struct pw_search *s, struct pw_lns *l)
 	pw_lns_critical(s, l);
 }
 
-static void
+void
 pw_lns_free(struct pw_lns *l)
 {
+	if (l == NULL)
+		return;
 	pw_timing_free(l->t);
 	free(l->key);
 	free(l->crit);
 	pw_where_free(l->where);
 	free(l->queue);
 	free(l->mark);
+	free(l->window);
+	free(l);
 }
 
 /* The first of LEN consecutive positions of N around position C. */
@@ -296,80 +303,104 @@ pw_lns_window(const struct pw_search *s, const struct pw_lns *l, uint64_t *x,
 }
 
 /*
- * Large-neighbourhood search: windows from the seed's sequence, each
- * solved for its share of the search, counted in simplex iterations (so
- * that the same windows come out the same on every run).  Windows look
- * for a better objective; after a pass without one, also for schedules
- * of the same objective that end earlier (ties), until the objective
- * falls again.  A window that lp_solve cannot finish shrinks the next
- * ones; a pass with ties without improvement grows them; such a pass at
- * the largest size in which every window was solved ends the search
- * (nothing more to find with these neighbourhoods).
+ * The windows' course: windows from the seed's sequence, each solved for
+ * its share of the search, counted in simplex iterations (so that the
+ * same windows come out the same on every run).  A window's share is a
+ * twentieth of the search's budget, within PW_LNS_SECONDS_MIN and
+ * PW_LNS_SECONDS: the iteration limit where there is one (so that it
+ * alone decides the schedule), else the time limit.
  */
-int
-pw_search_lns(struct pw_search *s)
+struct pw_lns *
+pw_lns_new(struct pw_search *s)
 {
-	struct pw_lns l;
-	uint64_t x = (uint64_t)s->o->seed;
-	bool *window, improved, optimal, ties = false;
-	size_t size, most;
-	double before, budget;
-	long share;
-	int rc = PW_OK, fails = 0, proven = 0;
+	struct pw_lns *l = pw_xcalloc(1, sizeof *l);
+	double budget;
 
-	memset(&l, 0, sizeof l);
-	window = pw_xcalloc(pw_op_universe(s->p), sizeof *window);
-	pw_lns_load(s, &l);
-	most = l.n < PW_LNS_MAX ? l.n : PW_LNS_MAX;
-	size = most < PW_LNS_START ? most : PW_LNS_START;
-	/* A window's share: a twentieth of the search's budget, within
-	 * PW_LNS_SECONDS_MIN and PW_LNS_SECONDS.  The budget is the
-	 * iteration limit where there is one (so that it alone decides the
-	 * schedule), else the time limit. */
+	l->x = (uint64_t)s->o->seed;
+	l->window = pw_xcalloc(pw_op_universe(s->p), sizeof *l->window);
+	pw_lns_load(s, l);
+	l->most = l->n < PW_LNS_MAX ? l->n : PW_LNS_MAX;
+	l->size = l->most < PW_LNS_START ? l->most : PW_LNS_START;
 	budget = s->o->iteration_limit > 0 ?
 	    (double)s->o->iteration_limit / PW_LNS_RATE : s->limit;
-	share = (long)(PW_LNS_RATE * fmax(PW_LNS_SECONDS_MIN,
+	l->share = (long)(PW_LNS_RATE * fmax(PW_LNS_SECONDS_MIN,
 	    fmin(PW_LNS_SECONDS, budget / 20)));
-	while (!pw_search_stopped(s) && !pw_search_closed(s)) {
-		pw_lns_window(s, &l, &x, size, window);
+	return l;
+}
+
+long
+pw_lns_share(const struct pw_lns *l)
+{
+	return l->share;
+}
+
+void
+pw_lns_renew(struct pw_lns *l)
+{
+	l->ties = false;
+	l->fails = l->proven = 0;
+}
+
+/*
+ * At most WINDOWS windows, until the search stops.  Windows look for a
+ * better objective; after a pass without one, also for schedules of the
+ * same objective that end earlier (ties), until the objective falls
+ * again.  A window that lp_solve cannot finish shrinks the next ones; a
+ * pass with ties without improvement grows them; such a pass at the
+ * largest size in which every window was solved sets *DONE (nothing more
+ * to find with these neighbourhoods until the incumbent changes
+ * otherwise: pw_lns_renew).
+ */
+int
+pw_lns_round(struct pw_search *s, struct pw_lns *l, int windows, bool *done)
+{
+	bool improved, optimal;
+	double before;
+	int rc = PW_OK, w;
+
+	*done = false;
+	if (l->loaded != s->accepted)
+		pw_lns_load(s, l);
+	for (w = 0; w < windows && !pw_search_stopped(s) &&
+	    !pw_search_closed(s); w++) {
+		pw_lns_window(s, l, &l->x, l->size, l->window);
 		before = s->eval.objective;
-		if ((rc = pw_search_milp(s, window, ties, share, NULL, "lns",
-		    &improved, &optimal)) != PW_OK)
+		if ((rc = pw_search_milp(s, l->window, l->ties, l->share, NULL,
+		    "lns", &improved, &optimal)) != PW_OK)
 			break;
 		if (improved)
-			pw_lns_load(s, &l);
+			pw_lns_load(s, l);
 		if (improved && pw_solver_better(s->eval.objective, before)) {
 			/* Strict windows again once the objective fell. */
-			ties = false;
-			fails = proven = 0;
+			pw_lns_renew(l);
 			continue;
 		}
 		/* A window that only ends earlier counts as none found
 		 * for the size: the objective needs larger ones. */
-		fails++;
+		l->fails++;
 		/* With ties a window seeks, it proves nothing: one that
 		 * finds nothing in its time does not shrink the next. */
-		if ((optimal || ties) && !improved)
-			proven++;
-		else if (!optimal && !improved && size > PW_LNS_MIN)
-			size = size * 2 / 3 < PW_LNS_MIN ? PW_LNS_MIN :
-			    size * 2 / 3;
-		if (fails < PW_LNS_PASS)
+		if ((optimal || l->ties) && !improved)
+			l->proven++;
+		else if (!optimal && !improved && l->size > PW_LNS_MIN)
+			l->size = l->size * 2 / 3 < PW_LNS_MIN ? PW_LNS_MIN :
+			    l->size * 2 / 3;
+		if (l->fails < PW_LNS_PASS)
 			continue;
 		/* A pass without a better objective: the same size again,
 		 * taking schedules that only end earlier (see ties). */
-		if (!ties) {
-			ties = true;
-			fails = proven = 0;
+		if (!l->ties) {
+			l->ties = true;
+			l->fails = l->proven = 0;
 			continue;
 		}
-		if (size >= most && proven == fails)
+		if (l->size >= l->most && l->proven == l->fails) {
+			*done = true;
 			break;
-		size = size * 3 / 2 > most ? most : size * 3 / 2;
-		fails = proven = 0;
+		}
+		l->size = l->size * 3 / 2 > l->most ? l->most :
+		    l->size * 3 / 2;
+		l->fails = l->proven = 0;
 	}
-	pw_lns_free(&l);
-	free(window);
 	return rc;
 }
-

@@ -1,2 +1,469 @@
-/* local.c: placeholder of issue 15's contract; its owner replaces it. */
-typedef int pw_placeholder_local_t;
+/*
+ * local.c - local search over the devices' compute orders: simulated
+ * annealing from the incumbent, each candidate re-timed exactly by the
+ * simulator and judged as every incumbent is (limits, pins, offloads).
+ *
+ * A move rotates ops within one device's order: an adjacent swap, a
+ * shift of one op by a few places, a critical op (of the chain of binding
+ * predecessors back from where the objective is measured) a few places
+ * earlier, or the drain move, which steps the same microbatch's backward
+ * (B or BW) or weight gradient (W) one place on every device at once, so
+ * that the last microbatches' B and W are reordered across the pipeline
+ * together (one device's step alone only waits for its neighbours').
+ * docs/solver.md says why annealing.  A move that would put an op before
+ * one it directly waits for, or reorder two ops of one kind of a stage,
+ * is not tried (its candidate could only deadlock, or equal one in
+ * microbatch order); a candidate that deadlocks further away is
+ * rejected.
+ *
+ * Transfers stay as they are: the channels' orders and the reloads'
+ * anchors are kept (an anchor names a compute op, which every move
+ * keeps), so a moved op may make a reload start elsewhere in time but
+ * never leaves the schedule malformed; one that then deadlocks or breaks
+ * a limit is rejected.  The windows of lns.c are what place transfers
+ * anew.
+ *
+ * Every move counts toward the search's iterations at its re-timing's
+ * worth (pw_local_cost), and every choice comes from the search's
+ * splitmix64 sequence, so that a round is the same for a seed and an
+ * iteration limit on every run.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search.h"
+
+/* The walk's temperature: at first this share of the mean compute op's
+ * duration, cooling geometrically to PW_LOCAL_COOL of it at the round's
+ * last move.  The energy is the objective plus the mean end of the ops
+ * (pw_solver_ends), which tells apart the many candidates of one
+ * makespan and leads the walk toward the ones that leave room. */
+#define PW_LOCAL_HEAT		0.05
+#define PW_LOCAL_COOL		0.01
+/* Proposals a move may take to find a rotation that can be made (the
+ * ones refused cost no re-timing, so they count as no move). */
+#define PW_LOCAL_TRIES		16
+/* A move counts one of the search's iterations for every PW_LOCAL_OPS
+ * ops it re-times (and one more): re-timing 768 ops (p=8, m=32) took
+ * 0.2 ms and 12,288 (p=32, m=128) 3.5 ms on the development machine,
+ * where lp_solve ran about 13,000 simplex iterations a second in the
+ * windows (lns.c's PW_LNS_RATE), so that the iteration limit weighs a
+ * move as the windows' time. */
+#define PW_LOCAL_OPS		256
+/* A shift moves an op at most this many places. */
+#define PW_LOCAL_REACH		8
+
+/* One rotation made by a move, undone in reverse. */
+struct pw_local_rot {
+	int	device;
+	int	from;
+	int	to;
+};
+
+struct pw_local {
+	const struct pw_problem *p;
+	const struct pw_local_opts *o;
+	struct pw_schedule *cur;	/* the walk's schedule */
+	struct pw_eval cur_eval;
+	double	energy;
+	struct pw_schedule *best;	/* the walk's best, NULL: the start's */
+	struct pw_eval best_eval;
+	struct pw_local_rot *rot;	/* [nstages + 1] */
+	int	nrot;
+	size_t	nops;			/* ops with a timing */
+	struct pw_timing *t;		/* CUR's */
+	size_t	*crit;			/* [universe]: CUR's critical ops */
+	size_t	ncrit;
+};
+
+/* A number in [0, N) from X. */
+static int
+pw_local_below(uint64_t *x, int n)
+{
+	return n <= 1 ? 0 : (int)pw_rng_below(x, (size_t)n);
+}
+
+static bool
+pw_local_same(struct pw_op a, struct pw_op b)
+{
+	return a.kind == b.kind && a.stage == b.stage && a.mb == b.mb;
+}
+
+/* Whether A may come before B on their device when B came first: A does
+ * not wait for B directly, and they are not of one kind of one stage. */
+static bool
+pw_local_may_precede(const struct pw_problem *p, struct pw_op a,
+    struct pw_op b)
+{
+	struct pw_pred deps[PW_MAX_DEPS];
+	int i, n;
+
+	if (a.kind == b.kind && a.stage == b.stage)
+		return false;
+	n = pw_op_deps(p, a, NULL, deps);
+	for (i = 0; i < n; i++)
+		if (pw_local_same(deps[i].op, b))
+			return false;
+	return true;
+}
+
+/* Whether the op at FROM of Q may move to TO, past the ops between. */
+static bool
+pw_local_may_move(const struct pw_problem *p, const struct pw_seq *q,
+    int from, int to)
+{
+	int i;
+
+	for (i = from < to ? from + 1 : to; i <= (from < to ? to : from - 1);
+	    i++)
+		if (from < to ? !pw_local_may_precede(p, q->ops[i],
+		    q->ops[from]) : !pw_local_may_precede(p, q->ops[from],
+		    q->ops[i]))
+			return false;
+	return true;
+}
+
+/* Moves the op at FROM of Q to TO, the ops between closing up. */
+static void
+pw_local_rotate(struct pw_seq *q, int from, int to)
+{
+	struct pw_op op = q->ops[from];
+
+	if (from < to)
+		memmove(&q->ops[from], &q->ops[from + 1], (size_t)(to - from) *
+		    sizeof op);
+	else
+		memmove(&q->ops[to + 1], &q->ops[to], (size_t)(from - to) *
+		    sizeof op);
+	q->ops[to] = op;
+}
+
+/* Rotates on device D from FROM to TO when that may be, recording it;
+ * whether it was made. */
+static bool
+pw_local_try(struct pw_local *l, int d, int from, int to)
+{
+	struct pw_seq *q = &l->cur->device[d];
+
+	if (to < 0 || to >= q->len || to == from ||
+	    !pw_local_may_move(l->p, q, from, to))
+		return false;
+	pw_local_rotate(q, from, to);
+	l->rot[l->nrot++] = (struct pw_local_rot){ d, from, to };
+	return true;
+}
+
+static void
+pw_local_undo(struct pw_local *l)
+{
+	struct pw_local_rot *r;
+
+	while (l->nrot > 0) {
+		r = &l->rot[--l->nrot];
+		pw_local_rotate(&l->cur->device[r->device], r->to, r->from);
+	}
+}
+
+/* Whether OP is of the drain move's group: W, or (not W) a backward. */
+static bool
+pw_local_drain_kind(struct pw_op op, bool w)
+{
+	return w ? op.kind == PW_W : op.kind == PW_B || op.kind == PW_BW;
+}
+
+/*
+ * The drain move: one of the last microbatches (as many as there are
+ * stages), its W or its backwards, one place earlier or later on every
+ * device that holds them.
+ */
+static void
+pw_local_drain(struct pw_local *l, uint64_t *x)
+{
+	const struct pw_problem *p = l->p;
+	int last = p->microbatches < p->nstages ? p->microbatches : p->nstages;
+	int mb = p->microbatches - 1 - pw_local_below(x, last);
+	bool w = pw_local_below(x, 2) == 0;
+	int step = pw_local_below(x, 2) == 0 ? -1 : 1;
+	const struct pw_seq *q;
+	int d, i;
+
+	for (d = 0; d < p->devices; d++) {
+		q = &l->cur->device[d];
+		for (i = 0; i < q->len; i++)
+			if (q->ops[i].mb == mb && pw_local_drain_kind(q->ops[i],
+			    w)) {
+				/* A step later skips the op it just passed. */
+				if (pw_local_try(l, d, i, i + step) && step > 0)
+					i++;
+			}
+	}
+}
+
+/*
+ * The compute ops of L's critical path: back from the op where the
+ * objective is measured (the last end; for the span, the widest
+ * device's last op) along each op's binding predecessor.
+ */
+static void
+pw_local_critical(struct pw_local *l)
+{
+	enum pw_objective obj = l->o->objective;
+	const struct pw_problem *p = l->p;
+	const struct pw_timing *t = l->t;
+	const struct pw_seq *q;
+	double best = -INFINITY, v;
+	size_t k, at = PW_NO_BIND;
+	int d;
+
+	for (d = 0; d < p->devices; d++) {
+		q = &l->cur->device[d];
+		if (q->len == 0)
+			continue;
+		k = pw_op_index(p, q->ops[q->len - 1]);
+		v = t->end[k] - (obj == PW_OBJ_SPAN ?
+		    t->start[pw_op_index(p, q->ops[0])] : 0);
+		if (v > best) {
+			best = v;
+			at = k;
+		}
+	}
+	l->ncrit = 0;
+	while (at != PW_NO_BIND) {
+		if (!pw_kind_is_transfer(pw_op_from_index(p, at).kind))
+			l->crit[l->ncrit++] = at;
+		at = t->bind[at].pred;
+	}
+}
+
+/* The critical move: an op of the critical path, a few places earlier
+ * on its device (where it waited for the device, the ops before it go
+ * after it; where it waited for data, what follows it moves up). */
+static void
+pw_local_hurry(struct pw_local *l, uint64_t *x)
+{
+	struct pw_op op;
+	const struct pw_seq *q;
+	int d, i;
+
+	if (l->ncrit == 0)
+		return;
+	op = pw_op_from_index(l->p, l->crit[pw_local_below(x,
+	    (int)l->ncrit)]);
+	d = l->p->stages[op.stage].device;
+	q = &l->cur->device[d];
+	for (i = 0; i < q->len && !pw_local_same(q->ops[i], op); i++)
+		continue;
+	assert(i < q->len);
+	pw_local_try(l, d, i, i - 1 - pw_local_below(x, PW_LOCAL_REACH));
+}
+
+/* Makes one move on L's schedule from X: how many rotations it took
+ * (0: none could be made). */
+static int
+pw_local_propose(struct pw_local *l, uint64_t *x)
+{
+	const struct pw_seq *q;
+	int d, i, kind, reach;
+
+	l->nrot = 0;
+	kind = pw_local_below(x, 10);
+	if (kind >= 8) {
+		pw_local_drain(l, x);
+		return l->nrot;
+	}
+	if (kind >= 5) {
+		pw_local_hurry(l, x);
+		return l->nrot;
+	}
+	d = pw_local_below(x, l->p->devices);
+	q = &l->cur->device[d];
+	if (q->len < 2)
+		return 0;
+	i = pw_local_below(x, q->len);
+	if (kind < 3)
+		pw_local_try(l, d, i, i + (pw_local_below(x, 2) == 0 ? -1 : 1));
+	else {
+		reach = 2 + pw_local_below(x, PW_LOCAL_REACH - 1);
+		pw_local_try(l, d, i, i + (pw_local_below(x, 2) == 0 ? -reach :
+		    reach));
+	}
+	return l->nrot;
+}
+
+static double
+pw_local_energy(const struct pw_local *l, const struct pw_eval *e)
+{
+	return e->objective + e->ends / (double)l->nops;
+}
+
+/* Re-times L's schedule into *E and *T (the caller's, NULL when it
+ * does not simulate): whether it runs within every limit. */
+static bool
+pw_local_judge(struct pw_local *l, struct pw_eval *e, struct pw_timing **t)
+{
+	const struct pw_local_opts *o = l->o;
+	struct pw_error err;
+
+	if (pw_simulate(l->p, l->cur, t, &err) != PW_OK) {
+		*t = NULL;
+		return false;
+	}
+	pw_solver_judge(l->p, l->cur, *t, o->objective, o->offloadable,
+	    o->pins, o->npins, e);
+	return e->feasible;
+}
+
+/* The mean duration of SCHED's compute ops. */
+static double
+pw_local_mean_op(const struct pw_problem *p, const struct pw_schedule *sched)
+{
+	double sum = 0;
+	int d, i, n = 0;
+
+	for (d = 0; d < sched->ndevices; d++)
+		for (i = 0; i < sched->device[d].len; i++, n++)
+			sum += pw_op_duration(p, sched->device[d].ops[i]);
+	return n > 0 ? sum / n : 0;
+}
+
+/* The ops SCHED holds, compute and transfers. */
+static size_t
+pw_local_ops(const struct pw_schedule *sched)
+{
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < sched->ndevices; i++)
+		n += (size_t)sched->device[i].len;
+	for (i = 0; i < sched->nchannels; i++)
+		n += (size_t)sched->channel[i].len;
+	return n;
+}
+
+long
+pw_local_cost(const struct pw_schedule *sched)
+{
+	return (long)(pw_local_ops(sched) / PW_LOCAL_OPS) + 1;
+}
+
+/* Whether move I of N is accepted: not worse in energy (EN against the
+ * walk's CUR), or by the walk's chance at temperature HEAT cooled to
+ * move I. */
+static bool
+pw_local_accept(double en, double cur, double heat, long i, long n,
+    uint64_t *x)
+{
+	double temp = heat * pow(PW_LOCAL_COOL, (double)i / (double)n);
+
+	if (en <= cur)
+		return true;
+	return temp > 0 && pw_rng_unit(x) < exp((cur - en) / temp);
+}
+
+struct pw_schedule *
+pw_local_search(const struct pw_problem *p, const struct pw_schedule *start,
+    const struct pw_eval *start_eval, const struct pw_local_opts *o,
+    struct pw_eval *best_eval, long *moves)
+{
+	struct pw_local l;
+	struct pw_eval e;
+	struct pw_timing *t;
+	struct pw_error err;
+	struct pw_schedule *best;
+	double heat, en;
+	bool ok;
+	long i;
+	int tries, rc;
+
+	memset(&l, 0, sizeof l);
+	l.p = p;
+	l.o = o;
+	l.cur = pw_schedule_copy(start);
+	l.cur_eval = *start_eval;
+	l.rot = pw_xcalloc((size_t)p->nstages + 1, sizeof *l.rot);
+	l.nops = pw_local_ops(start);
+	l.energy = pw_local_energy(&l, &l.cur_eval);
+	l.crit = pw_xcalloc(pw_op_universe(p), sizeof *l.crit);
+	rc = pw_simulate(p, l.cur, &l.t, &err);
+	assert(rc == PW_OK);
+	(void)rc;
+	pw_local_critical(&l);
+	heat = PW_LOCAL_HEAT * pw_local_mean_op(p, start);
+	for (i = 0; i < o->moves && (o->stopped == NULL ||
+	    !o->stopped(o->stopped_arg)); i++) {
+		for (tries = 0; tries < PW_LOCAL_TRIES &&
+		    pw_local_propose(&l, o->rng) == 0; tries++)
+			continue;
+		if (l.nrot == 0)
+			continue;
+		ok = pw_local_judge(&l, &e, &t);
+		en = ok ? pw_local_energy(&l, &e) : INFINITY;
+		if (!ok || !pw_local_accept(en, l.energy, heat, i, o->moves,
+		    o->rng)) {
+			pw_timing_free(t);
+			pw_local_undo(&l);
+			continue;
+		}
+		pw_timing_free(l.t);
+		l.t = t;
+		pw_local_critical(&l);
+		l.energy = en;
+		l.cur_eval = e;
+		if (pw_eval_better(&e, l.best != NULL ? &l.best_eval :
+		    start_eval)) {
+			pw_schedule_free(l.best);
+			l.best = pw_schedule_copy(l.cur);
+			l.best_eval = e;
+		}
+	}
+	*moves = i;
+	best = l.best;
+	if (best != NULL)
+		*best_eval = l.best_eval;
+	pw_schedule_free(l.cur);
+	pw_timing_free(l.t);
+	free(l.crit);
+	free(l.rot);
+	return best;
+}
+
+static bool
+pw_search_local_stopped(void *arg)
+{
+	return pw_search_stopped(arg);
+}
+
+bool
+pw_search_local(struct pw_search *s, long moves, uint64_t *x)
+{
+	struct pw_local_opts lo;
+	struct pw_schedule *best;
+	struct pw_eval e;
+	double before = s->eval.objective;
+	long cost = pw_local_cost(s->best), left, made;
+
+	assert(s->best != NULL);
+	/* Within the iteration limit: the round is cut where the limit
+	 * falls, on every run. */
+	if (s->o->iteration_limit > 0) {
+		left = s->o->iteration_limit - s->iterations;
+		left = left > 0 ? (left + cost - 1) / cost : 0;
+		moves = moves < left ? moves : left;
+	}
+	memset(&lo, 0, sizeof lo);
+	lo.objective = s->o->objective;
+	lo.offloadable = s->offloadable;
+	lo.pins = s->o->pins;
+	lo.npins = s->o->npins;
+	lo.moves = moves;
+	lo.rng = x;
+	lo.stopped = pw_search_local_stopped;
+	lo.stopped_arg = s;
+	best = pw_local_search(s->p, s->best, &s->eval, &lo, &e, &made);
+	s->iterations += made * cost;
+	return best != NULL && pw_search_offer(s, best, "local", NULL) &&
+	    pw_solver_better(s->eval.objective, before);
+}

@@ -1,11 +1,13 @@
 /*
  * search.c - the worker's search: the start (the given schedule, a named
  * family or the best feasible family), the list scheduler, the whole
- * model where it is small enough, then the windows of lns.c.  Every
+ * model where it is small enough, then rounds of the local search
+ * (local.c) and the windows (lns.c), which share the rest.  Every
  * schedule it keeps passes through pw_search_offer, which checks it.
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,22 @@
 #define PW_SOLVE_WHOLE_BINARIES	1000
 /* A model is written for --write-lp only up to this size. */
 #define PW_SOLVE_WRITE_BINARIES	200000
+/* The rounds: the windows' first budget of windows, and the local
+ * search's of iterations (a window's share, lns.c's, in moves at their
+ * re-timing's worth), each doubled after a round of its method that
+ * lowered the objective and halved after one that did not, within these
+ * (the local search's as multiples of a window's share); so the time
+ * goes to whichever finds improvements, and neither is starved: a
+ * method's worst round costs about a window's share. */
+#define PW_ROUND_WINDOWS	4
+#define PW_ROUND_WINDOWS_MIN	1
+#define PW_ROUND_WINDOWS_MAX	32
+/* Local rounds in a row without a better objective after which the
+ * local search is done, until the windows lower the objective. */
+#define PW_ROUND_LOCAL_IDLE	3
+/* The local search's generator is the seed's, on another stream than
+ * the windows'. */
+#define PW_ROUND_SALT		UINT64_C(0x9e3779b97f4a7c15)
 
 double
 pw_search_now(void)
@@ -119,6 +137,7 @@ pw_search_offer(struct pw_search *s, struct pw_schedule *sched,
 	old = s->best;
 	s->best = sched;
 	s->eval = e;
+	s->accepted++;
 	if (answer != NULL) {
 		old_answer = s->answer;
 		s->answer = answer;
@@ -135,10 +154,12 @@ pw_search_offer(struct pw_search *s, struct pw_schedule *sched,
 	return true;
 }
 
-/* Where a start stands: its schedule (owned) and evaluation. */
+/* Where a start stands: its schedule (owned) and evaluation, and
+ * whether some device's peak reaches its limit (at or over it). */
 struct pw_start {
 	struct pw_schedule *sched;
 	struct pw_eval eval;
+	bool	at_limit;
 };
 
 /* True when SCHED moves any activation. */
@@ -150,6 +171,21 @@ pw_solver_offloads(const struct pw_schedule *sched)
 	for (c = 0; c < sched->nchannels; c++)
 		if (sched->channel[c].len > 0)
 			return true;
+	return false;
+}
+
+/* Whether a device's peak in M reaches its limit in P. */
+static bool
+pw_search_at_limit(const struct pw_problem *p, const struct pw_metrics *m)
+{
+	double limit;
+	int d;
+
+	for (d = 0; d < p->devices; d++) {
+		limit = p->memory[d].limit;
+		if (m->device[d].peak >= limit - pw_solver_tol(limit))
+			return true;
+	}
 	return false;
 }
 
@@ -180,6 +216,7 @@ pw_search_family(struct pw_search *s, const struct pw_family *fam,
 		pw_solver_judge_plan(plan, s->o->objective, s->offloadable,
 		    s->o->pins, s->o->npins, &st->eval);
 		st->sched = pw_schedule_copy(pw_plan_timed(plan));
+		st->at_limit = pw_search_at_limit(s->p, pw_plan_metrics(plan));
 	}
 	pw_plan_free(plan);
 	return rc;
@@ -197,20 +234,40 @@ pw_search_set_start(struct pw_search *s, const char *name, double objective,
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* Offers CAND, family NAME's, as the start when it is feasible and its
+ * objective beats the incumbent's (the first family of the best
+ * objective starts); else frees it. */
+static void
+pw_search_offer_start(struct pw_search *s, struct pw_start *cand,
+    const char *name)
+{
+	if (!cand->eval.feasible || (s->best != NULL && !pw_solver_better(
+	    cand->eval.objective, s->eval.objective)))
+		pw_schedule_free(cand->sched);
+	else
+		pw_search_offer(s, cand->sched, "start", name);
+	cand->sched = NULL;
+}
+
 /*
  * The start: the given schedule, the named family, or the best feasible
- * family (offloading ones only with offload on), recorded in s->start.
- * Each feasible start is offered as soon as it is built, so that a stop
- * finds a schedule; without one the heuristic's schedule is the start.
+ * family, recorded in s->start.  Offloading families start with offload
+ * on, and with offload auto when a limit binds: some family's schedule
+ * without offload reaches a device's limit (is over it, or peaks at it),
+ * so memory is what holds the schedules back; they are then weighed
+ * after the others (the best of them first).  Each feasible start is
+ * offered as soon as it is weighed, so that a stop finds a schedule;
+ * without one the heuristic's schedule is the start.
  */
 static int
 pw_search_start(struct pw_search *s)
 {
 	const struct pw_solve_opts *o = s->o;
 	const struct pw_family *fam;
-	const char *name;
-	struct pw_start st, cand;
+	const char *name, *offname = NULL;
+	struct pw_start st, cand, off;
 	struct pw_error err;
+	bool binds = false;
 	size_t i;
 	int rc;
 
@@ -237,6 +294,7 @@ pw_search_start(struct pw_search *s)
 			return PW_ERR_INPUT;
 		}
 	} else {
+		memset(&off, 0, sizeof off);
 		for (i = 0; i < pw_nfamilies; i++) {
 			/* Stopped: the first feasible start will do. */
 			if (s->best != NULL && pw_search_stopped(s))
@@ -244,16 +302,26 @@ pw_search_start(struct pw_search *s)
 			if (pw_search_family(s, &pw_families[i], &cand,
 			    &err) != PW_OK)
 				continue;
-			/* The first family of the best objective. */
-			if (!cand.eval.feasible || (pw_solver_offloads(
-			    cand.sched) && o->offload != PW_OFFMODE_ON) ||
-			    (s->best != NULL && !pw_solver_better(
-			    cand.eval.objective, s->eval.objective)))
-				pw_schedule_free(cand.sched);
-			else
-				pw_search_offer(s, cand.sched, "start",
+			if (!pw_solver_offloads(cand.sched)) {
+				binds = binds || cand.at_limit;
+				pw_search_offer_start(s, &cand,
 				    pw_families[i].name);
+			} else if (o->offload == PW_OFFMODE_ON)
+				pw_search_offer_start(s, &cand,
+				    pw_families[i].name);
+			else if (o->offload == PW_OFFMODE_AUTO &&
+			    cand.eval.feasible && (off.sched == NULL ||
+			    pw_solver_better(cand.eval.objective,
+			    off.eval.objective))) {
+				pw_schedule_free(off.sched);
+				off = cand;
+				offname = pw_families[i].name;
+			} else
+				pw_schedule_free(cand.sched);
 		}
+		if (off.sched != NULL && binds)
+			pw_search_offer_start(s, &off, offname);
+		pw_schedule_free(off.sched);
 		return PW_OK;
 	}
 	pw_search_set_start(s, name, st.eval.objective, st.eval.feasible);
@@ -422,6 +490,65 @@ pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
 	return PW_OK;
 }
 
+/* BUDGET doubled after a round that lowered the objective (BETTER),
+ * else halved, within MIN and MAX. */
+static long
+pw_search_adapt(long budget, bool better, long min, long max)
+{
+	budget = better ? budget * 2 : budget / 2;
+	return budget < min ? min : budget > max ? max : budget;
+}
+
+/*
+ * Rounds of the local search and the windows from the incumbent until
+ * the search stops, the bound is met, or neither can improve: the
+ * windows done (a whole pass of the largest solved without improvement)
+ * and PW_ROUND_LOCAL_IDLE local rounds in a row without a better
+ * objective.  Each method's improvement renews the other.
+ */
+static int
+pw_search_rounds(struct pw_search *s)
+{
+	struct pw_lns *lns = pw_lns_new(s);
+	uint64_t x = (uint64_t)s->o->seed ^ PW_ROUND_SALT;
+	long windows = PW_ROUND_WINDOWS, share = pw_lns_share(lns);
+	long budget = share, cost = pw_local_cost(s->best);
+	int idle = 0, rc = PW_OK;
+	bool done = false, better;
+	double before;
+
+	while (!pw_search_stopped(s) && !pw_search_closed(s)) {
+		if (!done) {
+			pw_search_publish(s, "lns");
+			before = s->eval.objective;
+			if ((rc = pw_lns_round(s, lns, (int)windows,
+			    &done)) != PW_OK)
+				break;
+			better = pw_solver_better(s->eval.objective, before);
+			windows = pw_search_adapt(windows, better,
+			    PW_ROUND_WINDOWS_MIN, PW_ROUND_WINDOWS_MAX);
+			if (better)
+				idle = 0;
+		}
+		if (idle < PW_ROUND_LOCAL_IDLE && !pw_search_stopped(s) &&
+		    !pw_search_closed(s)) {
+			pw_search_publish(s, "local");
+			better = pw_search_local(s, budget / cost + 1, &x);
+			budget = pw_search_adapt(budget, better, share,
+			    PW_ROUND_WINDOWS_MAX * share);
+			idle = better ? 0 : idle + 1;
+			if (better) {
+				pw_lns_renew(lns);
+				done = false;
+			}
+		}
+		if (done && idle >= PW_ROUND_LOCAL_IDLE)
+			break;
+	}
+	pw_lns_free(lns);
+	return rc;
+}
+
 /* The whole search; the result stays in S. */
 static int
 pw_search_phases(struct pw_search *s)
@@ -483,8 +610,7 @@ pw_search_phases(struct pw_search *s)
 		    s->o->write_lp, "milp", &improved, &optimal)) != PW_OK)
 			return rc;
 	}
-	pw_search_publish(s, "lns");
-	return pw_search_lns(s);
+	return pw_search_rounds(s);
 }
 
 int

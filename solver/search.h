@@ -1,13 +1,15 @@
 /*
  * search.h - one solve's state, shared by solver.c (the caller's side, a
  * run: options, the worker thread, progress, the result), search.c (the
- * worker's search: the start, the heuristic, the whole model) and lns.c
- * (the large-neighbourhood windows).  Private to solver/.
+ * worker's search: the start, the heuristic, the whole model, the rounds
+ * that share the rest), lns.c (the large-neighbourhood windows) and
+ * local.c (the local search over device orders).  Private to solver/.
  */
 #ifndef PW_SOLVER_SEARCH_H
 #define PW_SOLVER_SEARCH_H
 
 #include <pthread.h>
+#include <stdint.h>
 
 #include "internal.h"
 
@@ -25,7 +27,12 @@ struct pw_search {
 	double	t0;		/* monotonic seconds at the start */
 	double	limit;		/* seconds */
 	atomic_int stop;
-	long	iterations;	/* lp_solve's so far (the worker's) */
+	/* So far (the worker's): lp_solve's simplex iterations plus the
+	 * local search's moves, one each (pw_solve_opts.iteration_limit). */
+	long	iterations;
+	/* How many incumbents were taken (the worker's): a search part
+	 * that keeps a view of the incumbent reloads it when this moved. */
+	unsigned long accepted;
 
 	/* The worker's copies of the caller's problem and options, and what
 	 * OPTS points to (no progress callback, no cancel flag). */
@@ -101,8 +108,26 @@ int	pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
 /* search.c: the whole search; the result stays in S, and why it ended
  * in S->ended. */
 int	pw_search_run(struct pw_search *s);
-/* lns.c: windows until the search stops or every window of the largest
- * size was solved without improvement. */
-int	pw_search_lns(struct pw_search *s);
+/* lns.c: the windows' course over the rounds of one search. */
+struct pw_lns;
+/* lns.c: a course from S's incumbent (which must exist), freed with
+ * pw_lns_free. */
+struct pw_lns *pw_lns_new(struct pw_search *s);
+/* lns.c: at most WINDOWS windows from the incumbent, improvements
+ * offered; *DONE once a whole pass of the largest windows was solved
+ * without improvement.  Returns PW_OK or pw_search_milp's error. */
+int	pw_lns_round(struct pw_search *s, struct pw_lns *, int windows,
+	    bool *done);
+/* lns.c: a window's share of simplex iterations. */
+long	pw_lns_share(const struct pw_lns *);
+/* lns.c: after the incumbent's objective fell by other means: strict
+ * windows again, a new pass. */
+void	pw_lns_renew(struct pw_lns *);
+void	pw_lns_free(struct pw_lns *);
+/* local.c: a round of at most MOVES moves of local search from the
+ * incumbent (which must exist) with the generator X, each counted as one
+ * iteration; the walk's best is offered.  Returns whether the
+ * incumbent's objective fell. */
+bool	pw_search_local(struct pw_search *s, long moves, uint64_t *x);
 
 #endif /* PW_SOLVER_SEARCH_H */

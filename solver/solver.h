@@ -1,7 +1,7 @@
 /*
  * solver.h - the optimizer: memory-constrained schedule optimization with
- * lp_solve (MILP), a memory-aware list-scheduling heuristic and
- * large-neighbourhood search.  Uses the core (src/pipewright.h) and
+ * lp_solve (MILP), a memory-aware list-scheduling heuristic,
+ * large-neighbourhood search and local search over device orders.  Uses the core (src/pipewright.h) and
  * nothing else of pipewright.
  *
  * Every result carries a lower bound and the gap (objective - bound) /
@@ -22,8 +22,12 @@ enum pw_objective {
 };
 
 enum pw_offload_mode {
-	PW_OFFMODE_AUTO,	/* offload where it helps and the problem allows */
-	PW_OFFMODE_ON,		/* as AUTO, and also start from offloading families */
+	/* Offload where it helps and the problem allows; start from
+	 * offloading families too when a limit binds (some family's schedule
+	 * without offload reaches a device's limit). */
+	PW_OFFMODE_AUTO,
+	PW_OFFMODE_ON,		/* as AUTO, and always start from offloading
+				 * families */
 	PW_OFFMODE_OFF,		/* never offload */
 };
 
@@ -34,17 +38,21 @@ struct pw_progress {
 	double	bound;		/* best lower bound so far */
 	double	gap;		/* (incumbent - bound) / incumbent */
 	double	elapsed;	/* seconds since the search started */
-	const char *phase;	/* "start", "heuristic", "milp", "lns", "done" */
+	/* "start", "heuristic", "milp", "lns", "local", "done" */
+	const char *phase;
 };
 
 struct pw_solve_opts {
 	enum pw_objective objective;
 	enum pw_offload_mode offload;
 	double	time_limit;		/* seconds of wall time; <= 0: 10 s */
-	/* 0, or lp_solve's simplex iterations over the whole search: unlike
-	 * the time limit, it stops the search at the same point on every
-	 * run, and it alone sizes the windows (the time limit still stops a
-	 * search that reaches it first). */
+	/* 0, or the search's iterations in all: lp_solve's simplex
+	 * iterations, plus the local search's moves, each counted as the
+	 * simplex iterations its re-timing is worth (one per 256 ops of
+	 * the schedule, and one more; docs/solver.md).  Unlike the time
+	 * limit, it stops the search at the same point on every run, and it
+	 * alone sizes the windows (the time limit still stops a search that
+	 * reaches it first). */
 	long	iteration_limit;
 	/* Same input, options and seed: the same schedule, unless the time
 	 * limit or a cancel cuts the search short (pw_solve_result.ended);

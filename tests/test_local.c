@@ -1,3 +1,319 @@
-/* test_local.c: placeholder of issue 15; its owner replaces it. */
+/*
+ * test_local.c - the local search over device orders (solver/local.c),
+ * alone and inside pw_solve: it improves a family's schedule on an
+ * uneven-cost problem to a stated objective, keeps memory limits and
+ * pins, every result passes the checker, the same seed gives the same
+ * schedule and another seed another, a stop ends the walk at once, and
+ * offload auto starts from an offloading family when a limit binds.
+ * Every search here ends by its move or iteration limit, never by time.
+ */
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
-int main(void) { puts("1..0 # SKIP placeholder"); return 0; }
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "plan.h"
+#include "tap.h"
+#include "testlib.h"
+
+/* A safety net far above what these searches take. */
+#define TEST_LIMIT	60.0
+
+/* A number in [0, 1) from X. */
+static double
+test_unit_random(uint64_t *x)
+{
+	return (double)(pw_splitmix64(x) >> 11) * 0x1.0p-53;
+}
+
+/* Returns a problem the caller frees: P devices, one stage each, M
+ * microbatches, stage costs around 1 (+-20%), B 0-30% above F, W half to
+ * all of F (splitmix64 from P and M, as bench_solver's case (d)); act 1,
+ * hold 0.5, comm 0.02, every limit LIMIT activations. */
+static struct pw_problem *
+test_uneven(int p, int m, double limit)
+{
+	struct pw_problem *prob = pw_problem_new(p, p, m);
+	uint64_t x = 1000 * (uint64_t)p + (uint64_t)m;
+	struct pw_error err;
+	double c;
+	int s;
+
+	if (pw_problem_place_loop(prob, &err) != PW_OK)
+		abort();
+	for (s = 0; s < p; s++) {
+		c = 1 + 0.2 * (2 * test_unit_random(&x) - 1);
+		prob->stages[s].f = c;
+		prob->stages[s].b = c * (1 + 0.3 * test_unit_random(&x));
+		prob->stages[s].w = c * (0.5 + 0.5 * test_unit_random(&x));
+		prob->stages[s].act = 1;
+		prob->stages[s].hold = 0.5;
+		prob->memory[s].limit = limit;
+	}
+	pw_problem_set_comm(prob, 0.02);
+	return prob;
+}
+
+/* FAMILY's schedule on P, the caller's, judged into *E. */
+static struct pw_schedule *
+test_family(const struct pw_problem *p, const char *family,
+    const struct pw_pin *pins, size_t npins, struct pw_eval *e)
+{
+	struct pw_schedule *sched;
+	struct pw_plan *plan;
+	struct pw_error err;
+
+	if (pw_plan_family(pw_family_find(family), p, &plan, &err) != PW_OK)
+		abort();
+	pw_solver_judge_plan(plan, PW_OBJ_MAKESPAN, NULL, pins, npins, e);
+	sched = pw_schedule_copy(pw_plan_timed(plan));
+	pw_plan_free(plan);
+	return sched;
+}
+
+/* Options for MOVES moves from the generator *X, the pins PINS. */
+static void
+test_opts(struct pw_local_opts *o, long moves, uint64_t *x,
+    const struct pw_pin *pins, size_t npins)
+{
+	memset(o, 0, sizeof *o);
+	o->objective = PW_OBJ_MAKESPAN;
+	o->moves = moves;
+	o->rng = x;
+	o->pins = pins;
+	o->npins = npins;
+}
+
+/* Test lines that SCHED simulates, passes the checker, keeps every limit
+ * of P and the pins, with makespan E's. */
+static void
+test_valid(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_eval *e, const struct pw_pin *pins, size_t npins,
+    const char *what)
+{
+	struct pw_metrics *m;
+	struct pw_timing *t;
+	struct pw_error err;
+	char why[256], *msg;
+	int d;
+	bool within = true;
+
+	if (!tap_ok(pw_simulate(p, sched, &t, &err) == PW_OK, "%s: simulates",
+	    what))
+		return;
+	msg = test_checker(p, sched, t);
+	tap_ok(msg == NULL, "%s: passes the checker%s%s", what, msg != NULL ?
+	    ": " : "", msg != NULL ? msg : "");
+	free(msg);
+	m = pw_metrics_compute(p, sched, t);
+	for (d = 0; d < p->devices; d++)
+		within = within && m->device[d].peak <= p->memory[d].limit;
+	tap_ok(within, "%s: every device within its limit", what);
+	tap_near(m->makespan, e->objective, 1e-9, "%s: the makespan judged",
+	    what);
+	tap_ok(pw_pins_hold(p, t, pins, npins, why, sizeof why),
+	    "%s: the pins hold", what);
+	pw_metrics_free(m);
+	pw_timing_free(t);
+}
+
+/*
+ * zb-auto's schedule on p=4, m=8, uneven costs, limit 3 activations:
+ * 2,000 moves from seed 1 lower its makespan.
+ */
+static void
+test_improves(void)
+{
+	struct pw_problem *p = test_uneven(4, 8, 3);
+	struct pw_schedule *start, *best, *again;
+	struct pw_local_opts o;
+	struct pw_eval e0, e, e2;
+	uint64_t x = 1, y = 1;
+	long moves;
+
+	start = test_family(p, "zb-auto", NULL, 0, &e0);
+	tap_near(e0.objective, 33.860573, 1e-6, "improves: zb-auto's "
+	    "33.860573");
+	test_opts(&o, 2000, &x, NULL, 0);
+	best = pw_local_search(p, start, &e0, &o, &e, &moves);
+	if (tap_ok(best != NULL, "improves: a better schedule")) {
+		tap_int(moves, 2000, "improves: every move made");
+		tap_near(e.objective, 33.208617, 1e-6, "improves: to "
+		    "33.208617");
+		tap_ok(pw_solver_better(e.objective, e0.objective),
+		    "improves: below the start's");
+		test_valid(p, best, &e, NULL, 0, "improves");
+		test_opts(&o, 2000, &y, NULL, 0);
+		again = pw_local_search(p, start, &e0, &o, &e2, &moves);
+		tap_ok(again != NULL && test_same_schedule(best, again),
+		    "improves: the same seed, the same schedule");
+		tap_ok(x == y, "improves: the same generator state after");
+		pw_schedule_free(again);
+		y = 2;
+		test_opts(&o, 2000, &y, NULL, 0);
+		again = pw_local_search(p, start, &e0, &o, &e2, &moves);
+		tap_ok(again == NULL || !test_same_schedule(best, again),
+		    "improves: another seed, another walk");
+		pw_schedule_free(again);
+	}
+	pw_schedule_free(best);
+	pw_schedule_free(start);
+	pw_problem_free(p);
+}
+
+/*
+ * The same start with a pin, B(2,1) no later than W(2,0), which zb-auto
+ * keeps and the walk above does not: every schedule of this walk keeps
+ * it (and the limit of 3 activations, which binds), reaching the same
+ * makespan otherwise.
+ */
+static void
+test_pins_limits(void)
+{
+	struct pw_problem *p = test_uneven(4, 8, 3);
+	struct pw_pin pin = { { PW_B, 2, 1 }, { PW_W, 2, 0 } };
+	struct pw_schedule *start, *best;
+	struct pw_local_opts o;
+	struct pw_eval e0, e;
+	uint64_t x = 1;
+	long moves;
+
+	start = test_family(p, "zb-auto", &pin, 1, &e0);
+	tap_ok(e0.feasible, "pinned: the start keeps the pin");
+	test_opts(&o, 2000, &x, &pin, 1);
+	best = pw_local_search(p, start, &e0, &o, &e, &moves);
+	if (tap_ok(best != NULL, "pinned: a better schedule")) {
+		tap_near(e.objective, 33.208617, 1e-6, "pinned: 33.208617");
+		test_valid(p, best, &e, &pin, 1, "pinned");
+	}
+	pw_schedule_free(best);
+	pw_schedule_free(start);
+	pw_problem_free(p);
+}
+
+/* Stops after *ARG asks. */
+static bool
+test_stop_after(void *arg)
+{
+	int *left = arg;
+
+	return (*left)-- <= 0;
+}
+
+static void
+test_stop(void)
+{
+	struct pw_problem *p = test_uneven(4, 8, 3);
+	struct pw_schedule *start, *best;
+	struct pw_local_opts o;
+	struct pw_eval e0, e;
+	uint64_t x = 1;
+	long moves = -1;
+	int left = 7;
+
+	start = test_family(p, "zb-auto", NULL, 0, &e0);
+	test_opts(&o, 2000, &x, NULL, 0);
+	o.stopped = test_stop_after;
+	o.stopped_arg = &left;
+	best = pw_local_search(p, start, &e0, &o, &e, &moves);
+	tap_int(moves, 7, "stop: the walk ends at the stop");
+	if (best != NULL)
+		test_valid(p, best, &e, NULL, 0, "stop");
+	pw_schedule_free(best);
+	left = 0;
+	best = pw_local_search(p, start, &e0, &o, &e, &moves);
+	tap_ok(best == NULL && moves == 0, "stop: stopped at once, no move");
+	pw_schedule_free(start);
+	pw_problem_free(p);
+}
+
+/* pw_solve on the uneven problem within an iteration limit: the windows
+ * and the local search together, the same on every run. */
+static void
+test_solve_rounds(void)
+{
+	struct pw_problem *p = test_uneven(8, 32, 6);
+	struct pw_solve_result r[2];
+	struct pw_solve_opts o;
+	struct pw_error err;
+	struct pw_timing *t;
+	char *msg;
+	int k;
+
+	pw_solve_opts_init(&o);
+	o.time_limit = TEST_LIMIT;
+	o.iteration_limit = 20000;
+	for (k = 0; k < 2; k++)
+		if (pw_solve(p, &o, &r[k], &err) != PW_OK) {
+			tap_ok(false, "rounds: solves: %s", err.msg);
+			return;
+		}
+	tap_str(r[0].start, "zb-auto", "rounds: from zb-auto");
+	tap_near(r[0].start_objective, 119.37033, 1e-4, "rounds: at its "
+	    "119.3703");
+	tap_near(r[0].objective, 118.245494, 1e-6, "rounds: 118.245494");
+	tap_str(pw_solve_end_name(r[0].ended), "iteration limit",
+	    "rounds: ended by the limit");
+	tap_ok(test_same_schedule(r[0].schedule, r[1].schedule),
+	    "rounds: the same schedule twice");
+	if (pw_simulate(p, r[0].schedule, &t, &err) == PW_OK) {
+		msg = test_checker(p, r[0].schedule, t);
+		tap_ok(msg == NULL, "rounds: passes the checker");
+		free(msg);
+		pw_timing_free(t);
+	}
+	for (k = 0; k < 2; k++)
+		pw_solve_result_free(&r[k]);
+	pw_problem_free(p);
+}
+
+/*
+ * Offload auto, PipeOffload's setting (d=4, v=2, m=16, k=0.5) at a limit
+ * of 3 activations, which every family without offload reaches or
+ * exceeds: the search starts from the offloading family as offload on
+ * does; without the link's help (offload off) from another.
+ */
+static void
+test_offload_auto(void)
+{
+	static const enum pw_offload_mode modes[3] = { PW_OFFMODE_AUTO,
+	    PW_OFFMODE_ON, PW_OFFMODE_OFF };
+	struct pw_problem *p = test_po_problem(4, 2, 16, 0.5, 1, 3);
+	struct pw_solve_result r;
+	struct pw_solve_opts o;
+	struct pw_error err;
+	char start[3][64];
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		pw_solve_opts_init(&o);
+		o.objective = PW_OBJ_SPAN;
+		o.offload = modes[k];
+		o.time_limit = TEST_LIMIT;
+		o.iteration_limit = 1;
+		if (pw_solve(p, &o, &r, &err) != PW_OK) {
+			tap_ok(false, "offload auto: solves: %s", err.msg);
+			return;
+		}
+		snprintf(start[k], sizeof start[k], "%s", r.start);
+		pw_solve_result_free(&r);
+	}
+	tap_str(start[0], start[1], "offload auto: starts as offload on");
+	tap_str(start[0], "po-auto", "offload auto: from po-auto");
+	tap_ok(strcmp(start[2], start[0]) != 0, "offload off: from another "
+	    "(%s)", start[2]);
+	pw_problem_free(p);
+}
+
+int
+main(void)
+{
+	test_improves();
+	test_pins_limits();
+	test_stop();
+	test_solve_rounds();
+	test_offload_auto();
+	return tap_done();
+}
