@@ -28,6 +28,21 @@ pw_solver_tol(double x)
 	return PW_SOLVER_EPS * fmax(1, fabs(x));
 }
 
+/* A number in [0, N) from the generator X (splitmix64's state): the
+ * seeded searches' choices. */
+static inline size_t
+pw_rng_below(uint64_t *x, size_t n)
+{
+	return n <= 1 ? 0 : (size_t)(pw_splitmix64(x) % n);
+}
+
+/* A number in [0, 1) from the generator X. */
+static inline double
+pw_rng_unit(uint64_t *x)
+{
+	return (double)(pw_splitmix64(x) >> 11) * 0x1.0p-53;
+}
+
 /* eval.c: whether OBJ is below INCUMBENT by more than rounding. */
 bool	pw_solver_better(double obj, double incumbent);
 

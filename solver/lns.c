@@ -32,13 +32,6 @@
 #define PW_LNS_SECONDS		1.0
 #define PW_LNS_RATE		13000
 
-/* A number in [0, N) from the generator X. */
-static size_t
-pw_rng_below(uint64_t *x, size_t n)
-{
-	return n <= 1 ? 0 : (size_t)(pw_splitmix64(x) % n);
-}
-
 /* A compute op of the incumbent and its start, for time slices. */
 struct pw_lns_key {
 	double	start;
@@ -333,6 +326,12 @@ pw_lns_new(struct pw_search *s)
 	l->share = (long)(PW_LNS_RATE * fmax(PW_LNS_SECONDS_MIN,
 	    fmin(PW_LNS_SECONDS, budget / 20)));
 	return l;
+}
+
+long
+pw_lns_share(const struct pw_lns *l)
+{
+	return l->share;
 }
 
 void

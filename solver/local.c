@@ -4,14 +4,17 @@
  * simulator and judged as every incumbent is (limits, pins, offloads).
  *
  * A move rotates ops within one device's order: an adjacent swap, a
- * shift of one op by a few places, or the drain move, which steps the
- * same microbatch's backward (B or BW) or weight gradient (W) one place
- * on every device at once, so that the last microbatches' B and W are
- * reordered across the pipeline together (one device's step alone only
- * waits for its neighbours').  A move that would put an op before one it
- * directly waits for, or reorder two ops of one kind of a stage, is not
- * tried (its candidate could only deadlock, or equal one in microbatch
- * order); a candidate that deadlocks further away is rejected.
+ * shift of one op by a few places, a critical op (of the chain of binding
+ * predecessors back from where the objective is measured) a few places
+ * earlier, or the drain move, which steps the same microbatch's backward
+ * (B or BW) or weight gradient (W) one place on every device at once, so
+ * that the last microbatches' B and W are reordered across the pipeline
+ * together (one device's step alone only waits for its neighbours').
+ * docs/solver.md says why annealing.  A move that would put an op before
+ * one it directly waits for, or reorder two ops of one kind of a stage,
+ * is not tried (its candidate could only deadlock, or equal one in
+ * microbatch order); a candidate that deadlocks further away is
+ * rejected.
  *
  * Transfers stay as they are: the channels' orders and the reloads'
  * anchors are kept (an anchor names a compute op, which every move
@@ -20,9 +23,10 @@
  * a limit is rejected.  The windows of lns.c are what place transfers
  * anew.
  *
- * Every candidate counts one of the search's iterations (search.h), and
- * every choice comes from the search's splitmix64 sequence, so that a
- * round is the same for a seed and an iteration limit on every run.
+ * Every move counts toward the search's iterations at its re-timing's
+ * worth (pw_local_cost), and every choice comes from the search's
+ * splitmix64 sequence, so that a round is the same for a seed and an
+ * iteration limit on every run.
  */
 #include <assert.h>
 #include <math.h>
@@ -75,18 +79,11 @@ struct pw_local {
 	size_t	ncrit;
 };
 
-/* A number in [0, 1) from X. */
-static double
-pw_local_unit(uint64_t *x)
-{
-	return (double)(pw_splitmix64(x) >> 11) * 0x1.0p-53;
-}
-
 /* A number in [0, N) from X. */
 static int
 pw_local_below(uint64_t *x, int n)
 {
-	return n <= 1 ? 0 : (int)(pw_splitmix64(x) % (uint64_t)n);
+	return n <= 1 ? 0 : (int)pw_rng_below(x, (size_t)n);
 }
 
 static bool
@@ -363,7 +360,7 @@ pw_local_accept(double en, double cur, double heat, long i, long n,
 
 	if (en <= cur)
 		return true;
-	return temp > 0 && pw_local_unit(x) < exp((cur - en) / temp);
+	return temp > 0 && pw_rng_unit(x) < exp((cur - en) / temp);
 }
 
 struct pw_schedule *

@@ -23,15 +23,13 @@
 #define PW_SOLVE_WHOLE_BINARIES	1000
 /* A model is written for --write-lp only up to this size. */
 #define PW_SOLVE_WRITE_BINARIES	200000
-/* The rounds: the local search's first budget of moves and the windows'
- * of windows, each doubled after a round of its method that lowered the
- * objective and halved after one that did not, within these; so the
- * time goes to whichever finds improvements, and neither is starved
- * (a method's worst round still costs at most about a window's share or
- * a hundred re-timings). */
-#define PW_ROUND_MOVES		100
-#define PW_ROUND_MOVES_MIN	100
-#define PW_ROUND_MOVES_MAX	12800
+/* The rounds: the windows' first budget of windows, and the local
+ * search's of iterations (a window's share, lns.c's, in moves at their
+ * re-timing's worth), each doubled after a round of its method that
+ * lowered the objective and halved after one that did not, within these
+ * (the local search's as multiples of a window's share); so the time
+ * goes to whichever finds improvements, and neither is starved: a
+ * method's worst round costs about a window's share. */
 #define PW_ROUND_WINDOWS	4
 #define PW_ROUND_WINDOWS_MIN	1
 #define PW_ROUND_WINDOWS_MAX	32
@@ -513,7 +511,8 @@ pw_search_rounds(struct pw_search *s)
 {
 	struct pw_lns *lns = pw_lns_new(s);
 	uint64_t x = (uint64_t)s->o->seed ^ PW_ROUND_SALT;
-	long moves = PW_ROUND_MOVES, windows = PW_ROUND_WINDOWS;
+	long windows = PW_ROUND_WINDOWS, share = pw_lns_share(lns);
+	long budget = share, cost = pw_local_cost(s->best);
 	int idle = 0, rc = PW_OK;
 	bool done = false, better;
 	double before;
@@ -534,9 +533,9 @@ pw_search_rounds(struct pw_search *s)
 		if (idle < PW_ROUND_LOCAL_IDLE && !pw_search_stopped(s) &&
 		    !pw_search_closed(s)) {
 			pw_search_publish(s, "local");
-			better = pw_search_local(s, moves, &x);
-			moves = pw_search_adapt(moves, better,
-			    PW_ROUND_MOVES_MIN, PW_ROUND_MOVES_MAX);
+			better = pw_search_local(s, budget / cost + 1, &x);
+			budget = pw_search_adapt(budget, better, share,
+			    PW_ROUND_WINDOWS_MAX * share);
 			idle = better ? 0 : idle + 1;
 			if (better) {
 				pw_lns_renew(lns);

@@ -118,6 +118,8 @@ struct pw_lns *pw_lns_new(struct pw_search *s);
  * without improvement.  Returns PW_OK or pw_search_milp's error. */
 int	pw_lns_round(struct pw_search *s, struct pw_lns *, int windows,
 	    bool *done);
+/* lns.c: a window's share of simplex iterations. */
+long	pw_lns_share(const struct pw_lns *);
 /* lns.c: after the incumbent's objective fell by other means: strict
  * windows again, a new pass. */
 void	pw_lns_renew(struct pw_lns *);

@@ -1227,6 +1227,15 @@ test_c_memory(void)
 	tap_ok(strncmp(err.msg, "many.lua:4: pw.schedule: ", 25) == 0 &&
 	    strstr(err.msg, " bytes more exceeds the memory cap of 33554432 "
 	    "bytes (") != NULL, "...naming the call and the cap");
+	/* The candidates a plan keeps are charged before it runs. */
+	tap_int(run_text(lua, "plancap.lua", "local st = " UNIT_STAGE "\n"
+	    "local p = pw.problem{ devices = 4, microbatches = 4096, stages = {"
+	    " st, st, st, st } }\n"
+	    "pw.plan(p, { top = 1000 })\n", &err), PW_ERR_INPUT,
+	    "pw.plan's kept candidates: stopped by the cap");
+	tap_ok(strncmp(err.msg, "plancap.lua:3: pw.plan: ", 24) == 0 &&
+	    strstr(err.msg, " bytes more exceeds the memory cap of 33554432 "
+	    "bytes (") != NULL, "...naming the call and the cap");
 	if (!tap_int(run_text(lua, "drop.lua", "local st = " UNIT_STAGE "\n"
 	    "local p = pw.problem{ devices = 4, microbatches = 4096, stages = {"
 	    " st, st, st, st } }\n"

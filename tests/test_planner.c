@@ -517,8 +517,9 @@ test_planner_model(void)
 	tap_ok(ticks >= 1004, "progress reported, and once done (%d)", ticks);
 	check_candidates(&r, "small model");
 	/* The anchors are exact: families on fixed splits.  The planner's
-	 * best is the optimizer's today (selective recomputation on
-	 * 2,3,3,2); a better optimizer may only lower it. */
+	 * best is the optimizer's (today selective recomputation on
+	 * 2,3,3,2, one chunk), which starts from the families' schedules
+	 * and keeps only improvements. */
 	tap_near(best_family(p), 20.078125, 0, "every family on the even "
 	    "split: zb-auto's 20.078125");
 	sp = p->origin->split;
@@ -536,10 +537,6 @@ test_planner_model(void)
 	}
 	tap_ok(r.cand[0].makespan <= 17.359375, "the best: at most 17.359375 "
 	    "(got %.9g)", r.cand[0].makespan);
-	tap_str(pw_design_layout_name(&r.cand[0].design, buf, sizeof buf),
-	    "1 chunk", "the best layout: one chunk");
-	tap_ok(r.cand[0].design.recompute == PW_RECOMPUTE_PIPEOFFLOAD,
-	    "the best recomputes selectively");
 	tap_ok(r.cand[0].optimized, "the best was optimized");
 
 	o.progress = NULL;

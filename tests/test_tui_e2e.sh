@@ -213,6 +213,20 @@ check "the compare view shows each schedule's metrics" \
 keys Escape
 check "Esc leaves it" gone 'bottom - top'
 
+keys D
+check "D starts the design search: its panel shows the progress" \
+    poll '^Design search   running: [1-9][0-9]* tried, best '
+keys Escape
+check "Esc cancels it, keeping the best candidates so far" \
+    poll '^design search: [0-9]+ candidates tried \(cancelled\), best '
+check "the panel lists them, the cursor on the best" \
+    poll '^> [0-9,.]+ +(1 chunk|loop x[0-9]+|V) '
+keys Enter
+check "Enter opens one: the header says where it came from" \
+    poll ' from design split [0-9,.]+, '
+keys u
+check "u undoes it" poll '^undo design split '
+
 keys S
 check "S asks for a file name" poll '^save the schedule as: '
 erase 40
