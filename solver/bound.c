@@ -31,6 +31,15 @@
  *   s_(i+1) >= s_i + f, the last F starts no earlier than the recurrence
  *   says, and its round trip and tail follow.  The memory bound counts
  *   the same residence as an area; this one also counts the order.
+ * - Warmup: a device's work, the idle before its first B that the
+ *   forwards its memory admits cannot fill, and the idle after its last
+ *   F that the backward work its memory then holds cannot fill.
+ * - Head-body-tail: the one-machine bound over releases that are order
+ *   statistics of the whole pipeline (the j-th F or B of a stage, not
+ *   one microbatch's), which carry the slots of every stage.
+ * - Device: a device with one stage as a single machine with its memory,
+ *   solved exactly by a dynamic program where affordable.
+ * docs/solver.md gives each argument in full.
  */
 #include <assert.h>
 #include <math.h>
@@ -443,7 +452,7 @@ pw_bound_tails(const struct pw_problem *p, const struct pw_bstage *bs, int d,
 	}
 }
 
-/* The first stage of device D (every device runs one). */
+/* The first stage of device D, which runs one. */
 static int
 pw_bound_first(const struct pw_problem *p, int d)
 {
@@ -799,7 +808,7 @@ pw_bound_warmup(const struct pw_problem *p, const struct pw_bstage *bs, int d,
 {
 	struct pw_bitem *fwd, *bwd;
 	double cap = pw_bound_cap(p, d), work = 0, release = INFINITY;
-	double tail = INFINITY, bytes = 0, origin, fmax_, vmax, cost, left;
+	double tail = INFINITY, bytes = 0, origin, fwork, vmax, cost, left;
 	double before, after;
 	int s, nf = 0, nb = 0, m = p->microbatches;
 	bool off;
@@ -829,11 +838,11 @@ pw_bound_warmup(const struct pw_problem *p, const struct pw_bstage *bs, int d,
 	}
 	qsort(fwd, (size_t)nf, sizeof *fwd, pw_bitem_cmp);
 	qsort(bwd, (size_t)nb, sizeof *bwd, pw_bitem_cmp);
-	fmax_ = pw_bound_greedy(fwd, nf, m, INFINITY, cap, &cost, &left);
+	fwork = pw_bound_greedy(fwd, nf, m, INFINITY, cap, &cost, &left);
 	vmax = pw_bound_greedy(bwd, nb, m, INFINITY, cap, &cost, &left);
 	free(fwd);
 	free(bwd);
-	before = fmax(0, release - fmax_);
+	before = fmax(0, release - fwork);
 	after = fmax(0, tail - vmax);
 	return work + (bytes > cap ? before + after : fmax(before, after));
 }
@@ -923,6 +932,10 @@ pw_bound_terms(const struct pw_problem *p, enum pw_objective obj,
 	if (!span)
 		pw_bound_order(p, offloadable, 0, dv, rf, rb);
 	for (d = 0; d < p->devices; d++) {
+		/* A device without stages (a problem not validated) bounds
+		 * nothing. */
+		if (pw_problem_chunks(p, d) == 0)
+			continue;
 		s = pw_bound_first(p, d);
 		if (span) {
 			dv[s] = pw_bdev_new(p, s, offloadable, rf, rb, q,
