@@ -144,8 +144,8 @@ long	pw_local_cost(const struct pw_schedule *sched);
 /* local.c: simulated annealing over START's compute orders (START
  * feasible under O, judged START_EVAL by pw_solver_judge) for at most
  * O->moves moves, *MOVES set to those made.  Returns the walk's best
- * schedule when it beats START (pw_eval_better), the caller's, with its
- * evaluation in *BEST_EVAL; else NULL. */
+ * schedule (pw_eval_better) when its objective is below START's, the
+ * caller's, with its evaluation in *BEST_EVAL; else NULL. */
 struct pw_schedule *pw_local_search(const struct pw_problem *,
 	    const struct pw_schedule *start, const struct pw_eval *start_eval,
 	    const struct pw_local_opts *, struct pw_eval *best_eval,

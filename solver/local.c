@@ -420,9 +420,16 @@ pw_local_search(const struct pw_problem *p, const struct pw_schedule *start,
 		}
 	}
 	*moves = i;
-	best = l.best;
-	if (best != NULL)
+	/* Only a lower objective: a schedule that only ends earlier would
+	 * move the windows' incumbent among ties, which they do themselves
+	 * when they need it (it lost bench (b)'s 6.2B-24 at 2p its 0.0021). */
+	best = NULL;
+	if (l.best != NULL && pw_solver_better(l.best_eval.objective,
+	    start_eval->objective)) {
+		best = l.best;
 		*best_eval = l.best_eval;
+	} else
+		pw_schedule_free(l.best);
 	pw_schedule_free(l.cur);
 	pw_timing_free(l.t);
 	free(l.crit);

@@ -500,11 +500,12 @@ pw_search_adapt(long budget, bool better, long min, long max)
 }
 
 /*
- * Rounds of the local search and the windows from the incumbent until
+ * Rounds of the windows and the local search from the incumbent until
  * the search stops, the bound is met, or neither can improve: the
  * windows done (a whole pass of the largest solved without improvement)
  * and PW_ROUND_LOCAL_IDLE local rounds in a row without a better
- * objective.  Each method's improvement renews the other.
+ * objective.  A local round follows a round of windows that did not
+ * lower the objective; each method's improvement renews the other.
  */
 static int
 pw_search_rounds(struct pw_search *s)
@@ -514,7 +515,7 @@ pw_search_rounds(struct pw_search *s)
 	long windows = PW_ROUND_WINDOWS, share = pw_lns_share(lns);
 	long budget = share, cost = pw_local_cost(s->best);
 	int idle = 0, rc = PW_OK;
-	bool done = false, better;
+	bool done = false, better = false;
 	double before;
 
 	while (!pw_search_stopped(s) && !pw_search_closed(s)) {
@@ -530,8 +531,10 @@ pw_search_rounds(struct pw_search *s)
 			if (better)
 				idle = 0;
 		}
-		if (idle < PW_ROUND_LOCAL_IDLE && !pw_search_stopped(s) &&
-		    !pw_search_closed(s)) {
+		/* The local search's turn comes when the windows' did not
+		 * lower the objective. */
+		if (!better && idle < PW_ROUND_LOCAL_IDLE &&
+		    !pw_search_stopped(s) && !pw_search_closed(s)) {
 			pw_search_publish(s, "local");
 			better = pw_search_local(s, budget / cost + 1, &x);
 			budget = pw_search_adapt(budget, better, share,
