@@ -125,6 +125,13 @@ void	pw_solve_opts_init(struct pw_solve_opts *);
 
 /* "optimal", "searched", "iteration limit", "time limit", "cancelled". */
 const char *pw_solve_end_name(enum pw_solve_end);
+/* What END means for the user, in every front end's words: "optimal for
+ * this split and layout" (the bound is the problem's, whose split and
+ * layout were fixed), "searched", ... (static strings). */
+const char *pw_solve_end_words(enum pw_solve_end);
+/* Whether OBJECTIVE meets BOUND within the solver's tolerance: the one
+ * test of "optimal" (for this split and layout) everywhere. */
+bool	pw_objective_meets_bound(double objective, double bound);
 
 /* Optimizes PROBLEM's schedule under its memory limits, blocking until
  * the search ends (pw_solve_start, then pw_solve_poll and pw_solve_wait
@@ -349,6 +356,7 @@ struct pw_planner_candidate {
 	int	peak_device;
 	double	limit;		/* that device's limit, INFINITY for none */
 	double	bound;		/* pw_lower_bound of PROBLEM */
+	const char *bound_name;	/* the strongest term's (static) */
 	double	gap;		/* (objective - bound) / objective */
 	bool	optimized;	/* the optimizer ran on it */
 };
@@ -402,7 +410,19 @@ void	pw_planner_opts_init(struct pw_planner_opts *);
  * tightest device and what it needs). */
 int	pw_planner(const struct pw_problem *, const struct pw_planner_opts *,
 	    struct pw_planner_result *, struct pw_error *);
+/* The same for the model MODEL on HW split as SPLIT, without building
+ * SPLIT's own problem first: a model whose even split does not fit its
+ * limits may still have designs that do (another split, recomputation,
+ * offload).  SPLIT's layers_per_stage, chunks, placement and the model's
+ * recomputation are where the search starts, not constraints. */
+int	pw_planner_model(const struct pw_model *, const struct pw_hardware *,
+	    const struct pw_split *, const struct pw_planner_opts *,
+	    struct pw_planner_result *, struct pw_error *);
 void	pw_planner_result_free(struct pw_planner_result *);
+/* One line for a progress report ("12 candidates, best 4.602 s (solve),
+ * optimizer, 3.2 s") into BUF, returned: what every front end prints. */
+char	*pw_planner_progress_text(const struct pw_planner_progress *,
+	    char *buf, size_t len);
 /* "1 chunk", "loop x4", "V" into BUF, returned. */
 char	*pw_design_layout_name(const struct pw_design *, char *buf, size_t len);
 /* The split as "4,4,4,5,5,4,4,2" (or "given") into BUF, returned

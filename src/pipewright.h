@@ -710,6 +710,10 @@ enum pw_recompute {
 };
 /* R's name in the file format: "none", "pipeoffload", "full" (static). */
 const char *pw_recompute_name(enum pw_recompute r);
+/* Reads a recomputation's name: those pw_recompute_name gives, and
+ * "selective" for PW_RECOMPUTE_PIPEOFFLOAD (the planner's and the
+ * command line's word), in any case.  False, *OUT untouched, otherwise. */
+bool	pw_recompute_parse(const char *s, enum pw_recompute *out);
 
 struct pw_model {
 	const char *name;
