@@ -213,12 +213,23 @@ check "the compare view shows each schedule's metrics" \
 keys Escape
 check "Esc leaves it" gone 'bottom - top'
 
+# The search (no iteration limit) runs to the planner's 60 s time limit,
+# showing its progress all along; but a machine loaded enough that the
+# polls take that long may see it end before the Esc comes.  Then the Esc
+# either came while the thread was being joined (the panel stays) or
+# closed the ended search's panel: either outcome is accepted and named,
+# and D shows the ended search again.
 keys D
 check "D starts the design search: its panel shows the progress" \
     poll '^Design search   running: [1-9][0-9]* tried, best '
 keys Escape
-check "Esc cancels it, keeping the best candidates so far" \
-    poll '^design search: [0-9]+ candidates tried \(cancelled\), best '
+check "Esc cancels it, keeping the best candidates so far (or it ended)" \
+    poll '^design search: [0-9]+ candidates tried \((cancelled|time limit|searched)\), best '
+if ! matches '\(cancelled\), best '; then
+	echo "# the design search ended before Esc came: D shows it again"
+	keys D
+	check "D shows the ended search" poll '^Design search   [0-9]+ tried, '
+fi
 check "the panel lists them, the cursor on the best" \
     poll '^> [0-9,.]+ +(1 chunk|loop x[0-9]+|V) '
 keys Enter
