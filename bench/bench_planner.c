@@ -219,8 +219,17 @@ main(int argc, char **argv)
 {
 	const struct pw_model *model = pw_model_find("llama3-8b");
 	const struct pw_hardware *hw = pw_hardware_find("H100-SXM");
-	double seconds = argc > 1 ? atof(argv[1]) : 60;
+	double seconds = 60;
+	char *end;
 	int bad = 0;
+
+	if (argc > 2 || (argc == 2 && (seconds = strtod(argv[1], &end),
+	    end == argv[1] || *end != '\0' || !isfinite(seconds) ||
+	    !(seconds > 0)))) {
+		fprintf(stderr, "usage: bench_planner [SECONDS]: plan's time "
+		    "limit, a positive number (default 60)\n");
+		return 2;
+	}
 
 	if (model == NULL || hw == NULL) {
 		fprintf(stderr, "bench_planner: the llama3-8b or H100-SXM "
