@@ -228,3 +228,24 @@ out:
 	free(bl.cell);
 	return rc;
 }
+
+/* A split's own layers pass pw_problem_validate, which asks for one
+ * activation per device, so the second search finds a split for any
+ * problem built from the model. */
+int
+pw_split_balance_fit(const struct pw_model *m, const struct pw_hardware *hw,
+    const struct pw_split *sp, int *layers, double *bottleneck,
+    struct pw_error *err)
+{
+	int *one, d, rc;
+
+	if ((rc = pw_split_balance(m, hw, sp, NULL, layers, bottleneck,
+	    err)) != PW_ERR_NOT_APPLICABLE)
+		return rc;
+	one = pw_xcalloc((size_t)sp->devices, sizeof *one);
+	for (d = 0; d < sp->devices; d++)
+		one[d] = 1;
+	rc = pw_split_balance(m, hw, sp, one, layers, bottleneck, err);
+	free(one);
+	return rc;
+}

@@ -234,10 +234,16 @@ bool	pw_problem_is_loop(const struct pw_problem *);	/* stage s on s mod p */
 bool	pw_problem_is_v(const struct pw_problem *);
 /* Seconds from stage s to s+1 (0 when both are on one device). */
 double	pw_problem_hop(const struct pw_problem *, int s);
-/* The largest stage's compute (f + b + w) over the mean of the stages'
- * (1 for one stage), that stage in *WORST_STAGE (may be NULL): compare
- * warns above 1.1 and names the command that rebalances it. */
-double	pw_problem_imbalance(const struct pw_problem *, int *worst_stage);
+/* What a rebalance of the layers could gain: the busiest device's
+ * compute (f + b + w summed over its stages) over *REFERENCE, for a
+ * problem with an origin the least bottleneck a split of its model
+ * reaches on the same devices, chunks and placement
+ * (pw_split_balance_fit), else the mean of the devices' compute (its
+ * stages were given).  That device in *WORST_DEVICE; either may be
+ * NULL.  1 when no device has work.  compare warns above 1.1 and names
+ * the command that rebalances it. */
+double	pw_problem_imbalance(const struct pw_problem *, int *worst_device,
+	    double *reference);
 
 /* ------------------------------------------------------------------ */
 /* Operations                                                          */
@@ -855,6 +861,13 @@ double	pw_split_room(const struct pw_split *, const struct pw_hardware *);
 int	pw_split_balance(const struct pw_model *, const struct pw_hardware *,
 	    const struct pw_split *, const int *inflight, int *layers,
 	    double *bottleneck, struct pw_error *);
+/* pw_split_balance with what 1F1B keeps in flight, else (no split keeps
+ * that much, where V and offloading schedules need not) with one
+ * activation per device, what every schedule keeps; the second's
+ * result and error when the first finds no split. */
+int	pw_split_balance_fit(const struct pw_model *,
+	    const struct pw_hardware *, const struct pw_split *, int *layers,
+	    double *bottleneck, struct pw_error *);
 
 /* Splits PROBLEM's model again with PLACEMENT and CHUNKS stages per
  * device, keeping everything else: each device keeps the layers the
@@ -895,8 +908,9 @@ struct json_t;
 struct json_t *pw_metrics_json(const struct pw_problem *, const struct pw_metrics *);
 /* Every family on PROBLEM in one table. */
 void	pw_compare_print(FILE *, const struct pw_problem *);
-/* After compare's table: a warning when one stage's work exceeds the mean
- * of the stages' by more than 10% (pw_problem_imbalance), naming REPLAN,
+/* After compare's table: a warning when the busiest device's work
+ * exceeds the best split's bottleneck (or, for given stages, the mean of
+ * the devices') by more than 10% (pw_problem_imbalance), naming REPLAN,
  * the command that plans PROBLEM's model again ("pipewright plan FILE"),
  * or saying how to describe the model when the stages were given;
  * nothing otherwise. */

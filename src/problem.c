@@ -443,24 +443,50 @@ pw_problem_hop(const struct pw_problem *p, int s)
 	return p->stages[s].comm;
 }
 
-double
-pw_problem_imbalance(const struct pw_problem *p, int *worst_stage)
+/* The least bottleneck of a split of P's model and layout into *BEST:
+ * PW_OK, else no model to split or no split of it fits. */
+static int
+pw_problem_best_bottleneck(const struct pw_problem *p, double *best)
 {
-	double work, most = -1, sum = 0;
-	int s, worst = 0;
+	struct pw_error err;
+	int *layers, rc;
 
-	for (s = 0; s < p->nstages; s++) {
-		work = p->stages[s].f + p->stages[s].b + p->stages[s].w;
-		sum += work;
-		if (work > most) {
-			most = work;
-			worst = s;
+	if (p->origin == NULL)
+		return PW_ERR_NOT_APPLICABLE;
+	layers = pw_xcalloc((size_t)p->nstages, sizeof *layers);
+	rc = pw_split_balance_fit(&p->origin->model, &p->origin->hardware,
+	    &p->origin->split, layers, best, &err);
+	free(layers);
+	return rc;
+}
+
+double
+pw_problem_imbalance(const struct pw_problem *p, int *worst_device,
+    double *reference)
+{
+	double *work = pw_xcalloc((size_t)p->devices, sizeof *work);
+	double most = -1, sum = 0, ref;
+	int s, d, worst = 0;
+
+	for (s = 0; s < p->nstages; s++)
+		work[p->stages[s].device] += p->stages[s].f + p->stages[s].b +
+		    p->stages[s].w;
+	for (d = 0; d < p->devices; d++) {
+		sum += work[d];
+		if (work[d] > most) {
+			most = work[d];
+			worst = d;
 		}
 	}
-	if (worst_stage != NULL)
-		*worst_stage = worst;
-	/* Stages of no work are all alike. */
-	return sum > 0 ? most / (sum / p->nstages) : 1;
+	free(work);
+	if (pw_problem_best_bottleneck(p, &ref) != PW_OK)
+		ref = sum / p->devices;
+	if (worst_device != NULL)
+		*worst_device = worst;
+	if (reference != NULL)
+		*reference = ref;
+	/* Devices of no work are all alike. */
+	return ref > 0 ? most / ref : 1;
 }
 
 /* ------------------------------------------------------------------ */

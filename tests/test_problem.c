@@ -367,11 +367,71 @@ test_placement_device(void)
 	    "warm-up: interleaved at most v m");
 }
 
+/* pw_problem_imbalance: per device; against the device mean for given
+ * stages, against the best split of the layout for a model's. */
+static void
+test_imbalance(void)
+{
+	const struct pw_model *m = pw_model_find("llama3-8b");
+	const struct pw_hardware *hw = pw_hardware_find("H100-SXM");
+	struct pw_model sel;
+	struct pw_split sp = { .devices = 8, .chunks = 1,
+	    .placement = PW_PLACE_LOOP, .microbatches = 32,
+	    .memory_limit = 64424509440.0 };
+	struct pw_problem *p = uniform(4, 8, 8);
+	struct pw_error err;
+	double ref, best;
+	int d, layers[16];
+
+	pw_problem_place_v(p, &err);
+	tap_near(pw_problem_imbalance(p, &d, &ref), 1, 0,
+	    "imbalance: V of equal stages is even");
+	p->stages[7].f = 3;
+	tap_near(pw_problem_imbalance(p, &d, &ref), 10 / 8.5, 0,
+	    "imbalance: device 0's 10 s over the mean 8.5 s");
+	tap_ok(d == 0 && ref == 8.5, "imbalance: device 0, the device mean");
+	pw_problem_free(p);
+	p = NULL;
+
+	/* The case: the even split's last stage carries the head. */
+	if (!tap_int(pw_cost_problem(m, hw, &sp, &p, &err), PW_OK,
+	    "imbalance: llama3-8b on 8 at 60 GiB builds") ||
+	    !tap_int(pw_split_balance(m, hw, &sp, NULL, layers, &best, &err),
+	    PW_OK, "imbalance: its best split"))
+		goto out;
+	tap_near(pw_problem_imbalance(p, &d, &ref), 1.1683823529411765, 1e-15,
+	    "imbalance: the even split 16.8%% above the best bottleneck");
+	tap_ok(d == 7 && ref == best, "imbalance: device 7, against "
+	    "pw_split_balance's bottleneck");
+	pw_problem_free(p);
+	p = NULL;
+	/* The planner's best: V (stages 0 and 15 on device 0) of selective
+	 * recomputation, which a split of one stage per device never
+	 * balances within 10%, is 1 exactly. */
+	sel = *m;
+	sel.recompute = PW_RECOMPUTE_PIPEOFFLOAD;
+	sp.chunks = 2;
+	sp.placement = PW_PLACE_V;
+	if (!tap_int(pw_split_balance_fit(&sel, hw, &sp, layers, &best, &err),
+	    PW_OK, "imbalance: the best V split"))
+		goto out;
+	sp.layers_per_stage = layers;
+	if (tap_int(pw_cost_problem(&sel, hw, &sp, &p, &err), PW_OK,
+	    "imbalance: it builds"))
+		tap_near(pw_problem_imbalance(p, &d, &ref), 1, 0,
+		    "imbalance: the best V split is 1 exactly");
+	tap_ok(layers[0] == 2 && layers[7] == 3 && layers[15] == 1,
+	    "imbalance: the planner's split, 2 .. 3 .. 1");
+out:
+	pw_problem_free(p);
+}
+
 int
 main(void)
 {
 	test_placement();
 	test_placement_device();
+	test_imbalance();
 	test_validate();
 	test_validate_sums();
 	test_validate_counts_text();
