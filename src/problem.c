@@ -70,7 +70,8 @@ pw_problem_place_loop(struct pw_problem *p, struct pw_error *err)
 		return PW_ERR_INPUT;
 	}
 	for (s = 0; s < p->nstages; s++)
-		p->stages[s].device = s % p->devices;
+		p->stages[s].device = pw_placement_device(PW_PLACE_LOOP,
+		    p->devices, p->nstages, s);
 	return PW_OK;
 }
 
@@ -85,8 +86,19 @@ pw_problem_place_v(struct pw_problem *p, struct pw_error *err)
 		return PW_ERR_INPUT;
 	}
 	for (s = 0; s < p->nstages; s++)
-		p->stages[s].device = s < p->devices ? s : p->nstages - 1 - s;
+		p->stages[s].device = pw_placement_device(PW_PLACE_V,
+		    p->devices, p->nstages, s);
 	return PW_OK;
+}
+
+int
+pw_placement_device(enum pw_placement placement, int devices, int nstages,
+    int s)
+{
+	assert(devices > 0 && s >= 0 && s < nstages);
+	if (placement == PW_PLACE_V && s >= devices)
+		return nstages - 1 - s;
+	return s % devices;
 }
 
 void
@@ -402,7 +414,8 @@ pw_problem_is_loop(const struct pw_problem *p)
 	if (p->nstages % p->devices != 0)
 		return false;
 	for (s = 0; s < p->nstages; s++)
-		if (p->stages[s].device != s % p->devices)
+		if (p->stages[s].device != pw_placement_device(PW_PLACE_LOOP,
+		    p->devices, p->nstages, s))
 			return false;
 	return true;
 }
@@ -415,8 +428,8 @@ pw_problem_is_v(const struct pw_problem *p)
 	if (p->nstages != 2 * p->devices)
 		return false;
 	for (s = 0; s < p->nstages; s++)
-		if (p->stages[s].device !=
-		    (s < p->devices ? s : p->nstages - 1 - s))
+		if (p->stages[s].device != pw_placement_device(PW_PLACE_V,
+		    p->devices, p->nstages, s))
 			return false;
 	return true;
 }
@@ -430,24 +443,50 @@ pw_problem_hop(const struct pw_problem *p, int s)
 	return p->stages[s].comm;
 }
 
-double
-pw_problem_imbalance(const struct pw_problem *p, int *worst_stage)
+/* The least bottleneck of a split of P's model and layout into *BEST:
+ * PW_OK, else no model to split or no split of it fits. */
+static int
+pw_problem_best_bottleneck(const struct pw_problem *p, double *best)
 {
-	double work, most = -1, sum = 0;
-	int s, worst = 0;
+	struct pw_error err;
+	int *layers, rc;
 
-	for (s = 0; s < p->nstages; s++) {
-		work = p->stages[s].f + p->stages[s].b + p->stages[s].w;
-		sum += work;
-		if (work > most) {
-			most = work;
-			worst = s;
+	if (p->origin == NULL)
+		return PW_ERR_NOT_APPLICABLE;
+	layers = pw_xcalloc((size_t)p->nstages, sizeof *layers);
+	rc = pw_split_balance_fit(&p->origin->model, &p->origin->hardware,
+	    &p->origin->split, layers, best, &err);
+	free(layers);
+	return rc;
+}
+
+double
+pw_problem_imbalance(const struct pw_problem *p, int *worst_device,
+    double *reference)
+{
+	double *work = pw_xcalloc((size_t)p->devices, sizeof *work);
+	double most = -1, sum = 0, ref;
+	int s, d, worst = 0;
+
+	for (s = 0; s < p->nstages; s++)
+		work[p->stages[s].device] += p->stages[s].f + p->stages[s].b +
+		    p->stages[s].w;
+	for (d = 0; d < p->devices; d++) {
+		sum += work[d];
+		if (work[d] > most) {
+			most = work[d];
+			worst = d;
 		}
 	}
-	if (worst_stage != NULL)
-		*worst_stage = worst;
-	/* Stages of no work are all alike. */
-	return sum > 0 ? most / (sum / p->nstages) : 1;
+	free(work);
+	if (pw_problem_best_bottleneck(p, &ref) != PW_OK)
+		ref = sum / p->devices;
+	if (worst_device != NULL)
+		*worst_device = worst;
+	if (reference != NULL)
+		*reference = ref;
+	/* Devices of no work are all alike. */
+	return ref > 0 ? most / ref : 1;
 }
 
 /* ------------------------------------------------------------------ */

@@ -21,8 +21,8 @@
 /* Notes under the table are wrapped at this width. */
 #define REPORT_WIDTH		100
 #define REPORT_INDENT		4
-/* compare warns when a stage's work exceeds the mean by more than this
- * share of it. */
+/* compare warns when the busiest device's work exceeds what a rebalance
+ * reaches by more than this share of it. */
 #define REPORT_IMBALANCE	0.10
 
 int
@@ -456,21 +456,27 @@ void
 pw_compare_warn(FILE *fp, const struct pw_problem *p, const char *replan)
 {
 	int worst;
-	double ratio = pw_problem_imbalance(p, &worst);
-	const struct pw_stage *st = &p->stages[worst];
-	char work[32], *text;
+	double ref, ratio = pw_problem_imbalance(p, &worst, &ref);
+	char work[32], best[32], *text;
 
 	if (!(ratio > 1 + REPORT_IMBALANCE))
 		return;
-	pw_fmt_seconds(work, sizeof work, st->f + st->b + st->w);
+	pw_fmt_seconds(work, sizeof work, ratio * ref);
+	pw_fmt_seconds(best, sizeof best, ref);
 	/* A split of given stages is the file's: only a model's problem can
 	 * be split again.  The command goes on a line of its own, whole, to
 	 * be copied. */
-	text = pw_xasprintf("stage %d's work (f + b + w = %s) is %.0f%% above "
-	    "the mean of the %d stages'; %s", worst, work, 100 * (ratio - 1),
-	    p->nstages, p->origin != NULL ? "to rebalance the split, run:" :
-	    "its stages were given, so to rebalance the split describe the "
-	    "model and run:");
+	if (p->origin != NULL)
+		text = pw_xasprintf("device %d's work (f + b + w of its stages "
+		    "= %s) is %.0f%% above the bottleneck of the best split on "
+		    "this layout (%s); to rebalance the split, run:", worst,
+		    work, 100 * (ratio - 1), best);
+	else
+		text = pw_xasprintf("device %d's work (f + b + w of its stages "
+		    "= %s) is %.0f%% above the mean of the %d devices'; its "
+		    "stages were given, so to rebalance the split describe the "
+		    "model and run:", worst, work, 100 * (ratio - 1),
+		    p->devices);
 	fputc('\n', fp);
 	report_wrap(fp, "warning:", text);
 	fprintf(fp, "%*s%s\n", REPORT_INDENT, "", p->origin != NULL ? replan :

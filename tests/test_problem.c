@@ -341,10 +341,97 @@ test_pin_other(void)
 	}
 }
 
+/* The one placement formula, and the warm-ups the classic families and
+ * the partition search share. */
+static void
+test_placement_device(void)
+{
+	static const int loop[] = { 0, 1, 2, 3, 0, 1, 2, 3 };
+	static const int v[] = { 0, 1, 2, 3, 3, 2, 1, 0 };
+	int s, okl = 1, okv = 1;
+
+	for (s = 0; s < 8; s++) {
+		okl = okl && pw_placement_device(PW_PLACE_LOOP, 4, 8, s) ==
+		    loop[s];
+		okv = okv && pw_placement_device(PW_PLACE_V, 4, 8, s) == v[s];
+	}
+	tap_ok(okl, "placement device: loop 0 1 2 3 0 1 2 3");
+	tap_ok(okv, "placement device: V 0 1 2 3 3 2 1 0");
+	tap_int(pw_warmup_forwards(4, 1, 8, 0), 3, "warm-up: 1F1B p - d - 1");
+	tap_int(pw_warmup_forwards(4, 1, 2, 0), 2, "warm-up: 1F1B at most m");
+	tap_int(pw_warmup_forwards(4, 2, 8, 0), 10,
+	    "warm-up: interleaved 2(p - d - 1) + (v - 1)p");
+	tap_int(pw_warmup_forwards(4, 2, 8, 3), 4,
+	    "warm-up: interleaved, the last device");
+	tap_int(pw_warmup_forwards(4, 2, 3, 0), 6,
+	    "warm-up: interleaved at most v m");
+}
+
+/* pw_problem_imbalance: per device; against the device mean for given
+ * stages, against the best split of the layout for a model's. */
+static void
+test_imbalance(void)
+{
+	const struct pw_model *m = pw_model_find("llama3-8b");
+	const struct pw_hardware *hw = pw_hardware_find("H100-SXM");
+	struct pw_model sel;
+	struct pw_split sp = { .devices = 8, .chunks = 1,
+	    .placement = PW_PLACE_LOOP, .microbatches = 32,
+	    .memory_limit = 64424509440.0 };
+	struct pw_problem *p = uniform(4, 8, 8);
+	struct pw_error err;
+	double ref, best;
+	int d, layers[16];
+
+	pw_problem_place_v(p, &err);
+	tap_near(pw_problem_imbalance(p, &d, &ref), 1, 0,
+	    "imbalance: V of equal stages is even");
+	p->stages[7].f = 3;
+	tap_near(pw_problem_imbalance(p, &d, &ref), 10 / 8.5, 0,
+	    "imbalance: device 0's 10 s over the mean 8.5 s");
+	tap_ok(d == 0 && ref == 8.5, "imbalance: device 0, the device mean");
+	pw_problem_free(p);
+	p = NULL;
+
+	/* The case: the even split's last stage carries the head. */
+	if (!tap_int(pw_cost_problem(m, hw, &sp, &p, &err), PW_OK,
+	    "imbalance: llama3-8b on 8 at 60 GiB builds") ||
+	    !tap_int(pw_split_balance(m, hw, &sp, NULL, layers, &best, &err),
+	    PW_OK, "imbalance: its best split"))
+		goto out;
+	tap_near(pw_problem_imbalance(p, &d, &ref), 1.1683823529411765, 1e-15,
+	    "imbalance: the even split 16.8%% above the best bottleneck");
+	tap_ok(d == 7 && ref == best, "imbalance: device 7, against "
+	    "pw_split_balance's bottleneck");
+	pw_problem_free(p);
+	p = NULL;
+	/* The planner's best: V (stages 0 and 15 on device 0) of selective
+	 * recomputation, which a split of one stage per device never
+	 * balances within 10%, is 1 exactly. */
+	sel = *m;
+	sel.recompute = PW_RECOMPUTE_PIPEOFFLOAD;
+	sp.chunks = 2;
+	sp.placement = PW_PLACE_V;
+	if (!tap_int(pw_split_balance_fit(&sel, hw, &sp, layers, &best, &err),
+	    PW_OK, "imbalance: the best V split"))
+		goto out;
+	sp.layers_per_stage = layers;
+	if (tap_int(pw_cost_problem(&sel, hw, &sp, &p, &err), PW_OK,
+	    "imbalance: it builds"))
+		tap_near(pw_problem_imbalance(p, &d, &ref), 1, 0,
+		    "imbalance: the best V split is 1 exactly");
+	tap_ok(layers[0] == 2 && layers[7] == 3 && layers[15] == 1,
+	    "imbalance: the planner's split, 2 .. 3 .. 1");
+out:
+	pw_problem_free(p);
+}
+
 int
 main(void)
 {
 	test_placement();
+	test_placement_device();
+	test_imbalance();
 	test_validate();
 	test_validate_sums();
 	test_validate_counts_text();
