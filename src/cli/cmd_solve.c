@@ -132,12 +132,7 @@ cmd_solve_report(FILE *fp, const struct pw_problem *p,
 		    "(%s)\n", "model", ms->formulation, ms->variables,
 		    ms->binaries, ms->rows, ms->whole ? "whole" :
 		    "largest window");
-	fprintf(fp, "%-13s %s\n", "time", pw_fmt_seconds(b1, sizeof b1,
-	    r->elapsed));
-	fprintf(fp, "%-13s %s%s\n", "ended", pw_cmd_end_name(r->ended),
-	    r->ended == PW_END_TIME || r->ended == PW_END_CANCELLED ?
-	    " (the best so far: another run may differ)" : " (the same "
-	    "schedule on every run)");
+	pw_cmd_ended_print(fp, r->elapsed, r->ended, "schedule");
 }
 
 /* What the search runs on, for pw_cmd_cancellable. */
@@ -182,15 +177,9 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	    &npins)) == NULL)
 		return PW_EXIT_INPUT;
 	pw_solve_opts_init(&o);
-	/* A Lua problem's own objective and time limit, unless the command
-	 * line says otherwise. */
-	o.objective = !a->objective_given && prefs.has_objective ?
-	    prefs.objective : a->objective;
+	pw_cmd_prefs_apply(a, &prefs, &o.objective, &o.time_limit);
 	o.offload = a->offload;
 	o.seed = a->seed;
-	if (a->time_limit > 0 || prefs.time_limit > 0)
-		o.time_limit = a->time_limit > 0 ? a->time_limit :
-		    prefs.time_limit;
 	o.iteration_limit = a->iteration_limit;
 	o.write_lp = a->write_lp;
 	o.progress = cmd_solve_progress;

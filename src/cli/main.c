@@ -241,11 +241,38 @@ main_find(const char *name)
 	return NULL;
 }
 
+/* CMD's usage line, wrapped before 80 columns between its arguments
+ * (never inside brackets), the lines after the first indented under
+ * the first argument. */
+static void
+main_synopsis(FILE *fp, const struct pw_command *cmd)
+{
+	const char *s = cmd->synopsis, *word;
+	int indent, col, depth, len;
+
+	indent = col = fprintf(fp, "usage: pipewright %s", cmd->name);
+	while (*s != '\0') {
+		while (*s == ' ')
+			s++;
+		/* One argument: up to a blank outside brackets. */
+		for (word = s, depth = 0; *s != '\0' && (*s != ' ' ||
+		    depth > 0); s++)
+			depth += (*s == '[') - (*s == ']');
+		len = (int)(s - word);
+		if (len == 0)
+			break;
+		if (col > indent && col + 1 + len >= 80)
+			col = fprintf(fp, "\n%*s", indent, "") - 1;
+		col += fprintf(fp, " %.*s", len, word);
+	}
+	fputc('\n', fp);
+}
+
 void
 pw_command_usage(FILE *fp, const struct pw_command *cmd)
 {
-	fprintf(fp, "usage: pipewright %s %s\n\n%s.\n\n%s", cmd->name,
-	    cmd->synopsis, cmd->summary, cmd->help);
+	main_synopsis(fp, cmd);
+	fprintf(fp, "\n%s.\n\n%s", cmd->summary, cmd->help);
 	/* Before the registries, which scripts read to the end. */
 	if (cmd->lists & PW_CMD_LIST_MODEL)
 		pw_cmd_model_help(fp, cmd);
