@@ -135,6 +135,61 @@ cmd_solve_report(FILE *fp, const struct pw_problem *p,
 	pw_cmd_ended_print(fp, r->elapsed, r->ended, "schedule");
 }
 
+/* Says, in one note, the family that splits PROBLEM's model again (a
+ * model with one stage per device) and beats OBJECTIVE within its
+ * limits, the best of them, with the command that searches such
+ * splits: solve keeps the problem's stages, so nothing else in its
+ * report would point there. */
+static void
+cmd_solve_resplit_note(const struct pw_cmd_args *a,
+    const struct pw_problem *p, enum pw_objective obj, double objective)
+{
+	const struct pw_family *best = NULL;
+	const struct pw_problem *q;
+	const struct pw_metrics *m;
+	struct pw_plan *plan;
+	struct pw_error err;
+	double value, best_value = objective;
+	char b1[32], b2[32], how[64] = "", *replan;
+	int chunks = 1;
+	bool v = false;
+	size_t i;
+
+	if (p->origin == NULL || p->nstages != p->devices)
+		return;
+	for (i = 0; i < pw_nfamilies; i++) {
+		if (pw_plan_family(&pw_families[i], p, &plan, &err) != PW_OK)
+			continue;
+		q = pw_plan_problem(plan);
+		m = pw_plan_metrics(plan);
+		value = obj == PW_OBJ_SPAN ? m->max_span : m->makespan;
+		if (q->nstages != p->nstages && m->feasible &&
+		    value < best_value &&
+		    !pw_objective_meets_bound(objective, value)) {
+			best = &pw_families[i];
+			best_value = value;
+			chunks = q->nstages / q->devices;
+			v = pw_problem_is_v(q);
+		}
+		pw_plan_free(plan);
+	}
+	if (best == NULL)
+		return;
+	if (a->model[PW_CMD_M_MODEL] != NULL)
+		snprintf(how, sizeof how, ", or solve with %s", v ?
+		    "--placement v" : "--chunks");
+	if (a->model[PW_CMD_M_MODEL] != NULL && !v)
+		snprintf(how + strlen(how), sizeof how - strlen(how), " %d",
+		    chunks);
+	replan = pw_cmd_model_replan(a);
+	pw_cmd_note("solve: %s splits the model again (%d stages per device%s) "
+	    "and reaches %s within the limits, below this %s: try '%s'%s",
+	    best->name, chunks, v ? ", V" : "", pw_fmt_seconds(b1, sizeof b1,
+	    best_value), pw_fmt_seconds(b2, sizeof b2, objective), replan,
+	    how);
+	free(replan);
+}
+
 /* What the search runs on, for pw_cmd_cancellable. */
 struct cmd_solve_job {
 	const struct pw_problem *problem;
@@ -213,8 +268,12 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 		goto out;
 	}
 	if ((status = pw_cmd_plan_write_pins(plan, pins, npins, a->output,
-	    &out)) == PW_EXIT_OK)
-		cmd_solve_report(out, problem, &o, &res);
+	    &out)) != PW_EXIT_OK)
+		goto out;
+	cmd_solve_report(out, problem, &o, &res);
+	/* The note after the report, where both reach one terminal. */
+	fflush(out);
+	cmd_solve_resplit_note(a, problem, o.objective, res.objective);
 out:
 	pw_plan_free(plan);
 	pw_solve_result_free(&res);
