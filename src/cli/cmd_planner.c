@@ -296,11 +296,7 @@ pw_cmd_plan(const struct pw_cmd_args *a)
 	if (say.open)
 		fputc('\n', stderr);
 	if (rc != PW_OK) {
-		if (problem != NULL)
-			pw_cmd_fail("%s", err.msg);
-		else
-			pw_cmd_fail("plan: %s: %s", pw_cmd_input_label(a),
-			    err.msg);
+		pw_cmd_fail("%s", err.msg);
 		status = pw_cmd_status(rc);
 		goto out;
 	}
