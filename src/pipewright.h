@@ -714,10 +714,16 @@ enum pw_recompute {
 };
 /* R's name in the file format: "none", "pipeoffload", "full" (static). */
 const char *pw_recompute_name(enum pw_recompute r);
+/* Those names indexed by value, NULL after the last: the one table, for
+ * a front end's list of choices. */
+extern const char *const pw_recompute_names[];
 /* Reads a recomputation's name: those pw_recompute_name gives, and
  * "selective" for PW_RECOMPUTE_PIPEOFFLOAD (the planner's and the
  * command line's word), in any case.  False, *OUT untouched, otherwise. */
 bool	pw_recompute_parse(const char *s, enum pw_recompute *out);
+/* The names it reads, for a message saying what a field must be. */
+#define PW_RECOMPUTE_CHOICES \
+	"\"none\", \"pipeoffload\" (or \"selective\"), \"full\""
 
 struct pw_model {
 	const char *name;

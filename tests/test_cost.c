@@ -835,6 +835,34 @@ test_split_room(void)
 	    "room: none, no reserve");
 }
 
+/* pw_recompute_parse: the file format's names and "selective", in any
+ * case; anything else leaves *OUT alone. */
+static void
+test_recompute_parse(void)
+{
+	static const struct { const char *s; enum pw_recompute r; } c[] = {
+		{ "none", PW_RECOMPUTE_NONE },
+		{ "pipeoffload", PW_RECOMPUTE_PIPEOFFLOAD },
+		{ "Selective", PW_RECOMPUTE_PIPEOFFLOAD },
+		{ "FULL", PW_RECOMPUTE_FULL },
+	};
+	enum pw_recompute r;
+	size_t i;
+
+	for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+		r = (enum pw_recompute)-1;
+		tap_ok(pw_recompute_parse(c[i].s, &r) && r == c[i].r,
+		    "recompute parse: %s is %s", c[i].s,
+		    pw_recompute_name(c[i].r));
+	}
+	r = PW_RECOMPUTE_FULL;
+	tap_ok(!pw_recompute_parse("some", &r) && r == PW_RECOMPUTE_FULL,
+	    "recompute parse: some refused, *out untouched");
+	tap_ok(!pw_recompute_parse("", &r), "recompute parse: empty refused");
+	tap_str(pw_recompute_names[3] == NULL ? pw_recompute_names[1] : "",
+	    "pipeoffload", "recompute names: by value, NULL after the last");
+}
+
 int
 main(void)
 {
@@ -856,5 +884,6 @@ main(void)
 	test_resplit_uneven();
 	test_split_share();
 	test_split_room();
+	test_recompute_parse();
 	return tap_done();
 }
