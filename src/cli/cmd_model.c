@@ -503,9 +503,10 @@ pw_cmd_model_help(FILE *fp, const struct pw_command *cmd)
 	    "  --dp D              ZeRO-1 data-parallel replicas\n"
 	    "  --chunks C          stages per device (default 1, 2 for V)\n"
 	    "  --placement loop|v  stage s on device s mod P (default), or V\n"
-	    "  --recompute none|selective|full\n"
-	    "                      what the backward recomputes (default:\n"
-	    "                      the model's)\n"
+	    "  --recompute none|selective|pipeoffload|full\n"
+	    "                      what the backward recomputes (selective\n"
+	    "                      and pipeoffload are one; default: the\n"
+	    "                      model's)\n"
 	    "  --layers-per-stage N,N,...\n"
 	    "                      each stage's layers (default: even, the\n"
 	    "                      remainder on the middle stages)\n",
