@@ -69,16 +69,6 @@ cmd_planner_progress(const struct pw_planner_progress *pr, void *arg)
 	fflush(stderr);
 }
 
-/* What the table calls candidate C's recomputation: the file format's
- * word, "-" where the split was given (the stages' costs say nothing
- * of it). */
-static const char *
-cmd_planner_recompute(const struct pw_planner_candidate *c)
-{
-	return c->design.layers_per_stage == NULL ? "-" :
-	    pw_recompute_name(c->design.recompute);
-}
-
 /* Candidate C's row (rank RANK) into its cells ROW. */
 static void
 cmd_planner_row(char (*row)[PW_CMD_CELL], const struct pw_planner_candidate *c,
@@ -91,8 +81,11 @@ cmd_planner_row(char (*row)[PW_CMD_CELL], const struct pw_planner_candidate *c,
 	    row[CMD_PLANNER_SPLIT], PW_CMD_CELL);
 	pw_design_layout_name(&c->design, row[CMD_PLANNER_LAYOUT],
 	    PW_CMD_CELL);
+	/* The file format's word; "-" where the split was given (the
+	 * stages' costs say nothing of it). */
 	snprintf(row[CMD_PLANNER_RECOMPUTE], PW_CMD_CELL, "%s",
-	    cmd_planner_recompute(c));
+	    c->design.layers_per_stage == NULL ? "-" :
+	    pw_recompute_name(c->design.recompute));
 	snprintf(row[CMD_PLANNER_OFFLOAD], PW_CMD_CELL, "%s",
 	    c->design.offload ? "yes" : "no");
 	snprintf(row[CMD_PLANNER_SCHEDULE], PW_CMD_CELL, "%s",

@@ -112,13 +112,16 @@ cmd_solve_report(FILE *fp, const struct pw_problem *p,
     const struct pw_solve_opts *o, const struct pw_solve_result *r)
 {
 	const struct pw_model_size *ms = &r->model;
+	/* What was proven of the objective, or that the search stopped. */
+	const char *proven = r->optimal ? pw_solve_end_words(PW_END_OPTIMAL) :
+	    r->ended == PW_END_CANCELLED ? pw_solve_end_words(r->ended) : NULL;
 	char b1[32], b2[32];
 
-	fprintf(fp, "\n%-13s %s %s%s\n", "objective",
+	fprintf(fp, "\n%-13s %s %s%s%s%s\n", "objective",
 	    o->objective == PW_OBJ_SPAN ? "span" : "makespan",
 	    pw_fmt_seconds(b1, sizeof b1, r->objective),
-	    r->optimal ? " (optimal for this split and layout)" :
-	    r->ended == PW_END_CANCELLED ? " (cancelled)" : "");
+	    proven != NULL ? " (" : "", proven != NULL ? proven : "",
+	    proven != NULL ? ")" : "");
 	fprintf(fp, "%-13s %s\n", "lower bound", pw_fmt_seconds(b1, sizeof b1,
 	    r->bound));
 	pw_cmd_bounds_print(fp, p);
