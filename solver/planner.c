@@ -385,6 +385,7 @@ pw_planner_results(struct pw_planner_run *r, struct pw_planner_result *res,
 		if (k == r->o.top && !pw_planner_ties(v[i]->objective,
 		    res->cand[k - 1].objective))
 			break;
+		pw_planner_tick(r, r->best, r->best_name, false);
 		if ((rc = pw_planner_candidate(r, v[i], &c, err)) != PW_OK) {
 			pw_planner_candidate_free(&c);
 			break;

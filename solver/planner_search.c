@@ -54,6 +54,15 @@ pw_planner_stopped(struct pw_planner_run *r, double until)
 	return false;
 }
 
+/* When the families must stop: at the split moves' deadline (half the
+ * limit) once some design has a schedule for the optimizer to work on,
+ * else at the limit. */
+static double
+pw_planner_families_until(const struct pw_planner_run *r)
+{
+	return isfinite(r->best) ? r->split_deadline : r->deadline;
+}
+
 /* Whether SCHED's transfers suit SL's design: none without offload (a
  * problem with given stages keeps its link in every design), some where
  * SL needs them. */
@@ -169,7 +178,11 @@ pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
 		if (layers != NULL && fam->layout !=
 		    pw_planner_layout(&sl->design))
 			continue;
-		if (pw_planner_stopped(r, r->deadline))
+		/* Each family may take a second on the largest models:
+		 * the clock, the cancel flag and the report between them. */
+		pw_planner_tick(r, fmin(r->best, best_obj), best_obj < r->best ?
+		    best_fam : r->best_name, false);
+		if (pw_planner_stopped(r, pw_planner_families_until(r)))
 			break;
 		if ((rc = pw_plan_family(fam, q, &plan, err)) != PW_OK) {
 			if (rc == PW_ERR_INTERNAL)
@@ -195,8 +208,6 @@ pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
 		} else
 			pw_plan_free(plan);
 		plan = NULL;
-		pw_planner_tick(r, fmin(r->best, best_obj), best_obj < r->best ?
-		    best_fam : r->best_name, false);
 	}
 	r->tried++;
 	if (best != NULL && best_obj < sl->objective)
@@ -481,9 +492,12 @@ pw_planner_optimize(struct pw_planner_run *r, struct pw_error *err)
 
 	v = pw_planner_ranked(r, &n);
 	for (i = k = 0; i < n; i++) {
+		if (pw_planner_stopped(r, r->deadline))
+			goto out;
+		pw_planner_tick(r, r->best, r->best_name, false);
 		bound = pw_lower_bound(v[i]->problem, r->o.objective);
 		v[i]->key = (v[i]->objective + bound) / 2;
-		if (v[i]->objective > bound * (1 + 1e-9))
+		if (!pw_objective_meets_bound(v[i]->objective, bound))
 			v[k++] = v[i];
 	}
 	n = k;
@@ -525,8 +539,8 @@ pw_planner_search(struct pw_planner_run *r, struct pw_error *err)
 	r->phase = "families";
 	pw_planner_tick(r, r->best, r->best_name, true);
 	for (i = 0; i < r->nslot && rc == PW_OK; i++) {
-		if (pw_planner_stopped(r, r->deadline))
-			return PW_OK;
+		if (pw_planner_stopped(r, pw_planner_families_until(r)))
+			goto optimize;
 		rc = pw_planner_start(r, &r->slot[i], err);
 	}
 	if (rc != PW_OK || r->origin == NULL)
