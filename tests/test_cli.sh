@@ -920,8 +920,14 @@ ok "and --layers-per-stage is kept" out_has '"layers_per_stage": \[6, 6, 6, 6\]'
 run "$PW" problem $MODEL --placement v
 ok "--placement v puts stages 0 and 3 on device 0" \
     [ "$(grep -c '"device": 0, "f"' "$tmp/out")" -eq 2 ]
+run "$PW" problem $MODEL --memory-limit 60GiB --reserve 5.5%
+ok "--reserve 5.5% is a share" out_has '"reserve_fraction": 0\.055'
 run "$PW" problem $MODEL --recompute full
 ok "--recompute full is the model's" out_has '"recompute": "full"'
+for word in selective Selective pipeoffload; do
+	run "$PW" problem $MODEL --recompute $word
+	ok "--recompute $word is pipeoffload" out_has '"recompute": "pipeoffload"'
+done
 run "$PW" problem $MODEL --tp 2 --dp 4
 ok "--tp is kept" out_has '"tp": 2'
 ok "--dp is kept" out_has '"dp": 4'
@@ -970,12 +976,18 @@ done <<'BAD'
 --dp|two|is not a whole number from 1 to 1048576
 --chunks|0|is not a whole number from 1 to 1024
 --placement|w|is not loop or v
---recompute|some|is not none, selective or full
+--recompute|some|is not none, selective, pipeoffload or full
+--reserve|0x5%|is not a size (4GiB) or a share of the limit from 0% to below 100% (5%)
+--reserve|+5%|is not a size (4GiB) or a share of the limit from 0% to below 100% (5%)
+--reserve|5b%|is not a size (4GiB) or a share of the limit from 0% to below 100% (5%)
 --layers-per-stage|12,x|is not a list of whole numbers from 1 to 24 (4,4,5,3)
 --layers-per-stage|12|gives 1 stages, the split has 2 (devices x chunks)
 --layers-per-stage|12,13|adds up to 25 layers, the model has 24
 BAD
-fails 2 "memory" "a limit below one microbatch" "$PW" compare $MODEL --memory-limit 1GiB
+fails 2 "does not fit" "a limit below one microbatch" "$PW" compare $MODEL --memory-limit 11GiB
+ok "it names the device and its sizes, the model once" err_is "pipewright: compare: gpt3-1.3b on 2 H100-SXM does not fit: device 0 needs 12.13 GiB for one microbatch (static 10.53 GiB + stage 0's activation 1.594 GiB), above its 11 GiB (try 'pipewright plan', which also searches other splits, recomputation and offload)"
+fails 2 "does not fit" "a reserve that leaves too little" "$PW" compare $MODEL --memory-limit 12GiB --reserve 10%
+ok "it says the reserve counts" err_has "above its 10\.8 GiB (its limit less the reserve)"
 fails 2 "--offload" "the flag --offload with a value" "$PW" compare $MODEL --offload=on
 ok "it says the flag takes none" err_is "pipewright: compare: option '--offload' takes no value (try 'pipewright compare --help')"
 fails 2 "--offload" "solve's --offload needs a value" "$PW" solve $MODEL --offload
@@ -1013,10 +1025,20 @@ PLAN="plan $MODEL --iteration-limit 20"
 run "$PW" $PLAN --top 3 -o "$tmp/plan.json"
 ok "plan exits 0" status_is 0
 ok "plan reports progress on stderr" err_has '^plan: .* candidates, best '
-ok "plan names what it planned" out_has '^gpt3-1\.3b on 2 H100-SXM: the 3 best of [0-9]* candidates by step time$'
+ok "plan names what it planned" out_has '^gpt3-1\.3b on 2 H100-SXM: the 3 best of 98 candidates by step time$'
 ok "plan prints the table's header" \
     out_has '^#  *split  *layout  *recompute  *offload  *schedule  *step time  *bubble  *idle  *peak / limit  *bound  *gap$'
-ok "plan lists 3 candidates" [ "$(grep -c '^[1-9] ' "$tmp/out")" -eq 3 ]
+# At an iteration limit the answer is the same on every run: the rows
+# exactly.
+cat >"$tmp/plan.rows" <<'ROWS'
+1  3,3,4,3,3,3,3,2  loop x4  pipeoffload  no       solve     77.38 ms   0.0002  2.9%  14.54 GiB / 79.65 GiB (d0)  75.92 ms (head-body-tail)  1.89%
+2  6,6,7,5          loop x2  pipeoffload  no       solve     77.86 ms   0.0000  3.5%  14.8 GiB / 79.65 GiB (d0)   77.38 ms (head-body-tail)  0.62%
+3  6,7,6,5          V        pipeoffload  no       solve     78.82 ms   0.0000  4.6%  14.33 GiB / 79.65 GiB (d0)  78.82 ms (head-body-tail)  0.00%
+ROWS
+grep '^[1-9] ' "$tmp/out" >"$tmp/plan.got"
+ok "plan's rows at an iteration limit, exactly" cmp -s "$tmp/plan.rows" "$tmp/plan.got"
+ok "plan defines the bubble and idle columns under the table" \
+    out_has "^bubble: (the longest device span - the busiest device's work) / that span, as$"
 ok "each with its split, bound (named) and gap" \
     out_has '^1  [0-9,]*  .*  [0-9.]* ms ([a-z-]*)  *[0-9.]*%$'
 ok "plan says why it ended" out_has '^ended  *iteration limit (the same answer on every run)$'
@@ -1029,6 +1051,8 @@ run "$PW" $PLAN --top 3 -o "$tmp/plan2.json"
 ok "plan with an iteration limit is deterministic" cmp -s "$tmp/plan.json" "$tmp/plan2.json"
 cp "$tmp/plan.json" "$tmp/plan-kept.json"
 fails 2 "--top" "plan --top 0" "$PW" $PLAN --top 0 -o "$tmp/plan.json"
+fails 2 "--top" "plan --top 1001" "$PW" $PLAN --top 1001
+ok "--top's range is pw.plan's" err_is "pipewright: plan: --top '1001' is not a whole number from 1 to 1000"
 ok "a failed plan leaves -o as it was" cmp -s "$tmp/plan.json" "$tmp/plan-kept.json"
 fails 2 "$tmp/nodir/p.json" "plan -o in a missing directory" "$PW" $PLAN -o "$tmp/nodir/p.json"
 ok "it fails before the search" lacks '^plan: ' "$tmp/err"
@@ -1056,9 +1080,41 @@ ok "plan --json: split_fixed" out_has '^  "split_fixed": false,$'
 run "$PW" plan "$UNIT" --iteration-limit 20
 ok "plan of given stages exits 0" status_is 0
 ok "plan of given stages says the split is fixed" out_has '^The split is fixed: the problem.s stages were given, so plan searched the$'
-ok "and its best is zb-h1 at the bound" out_has '^1  given  1 chunk  none  *no  *zb-h1  *27 s  *11\.1%  *11\.1%  *4 B / none (d0)  *27 s ([a-z-]*)  *0\.00%$'
+ok "and its best is zb-h1 at the bound, recompute unknown" out_has '^1  given  1 chunk  -  *no  *zb-h1  *27 s  *0\.1111  *11\.1%  *4 B / none (d0)  *27 s (device)  *0\.00%$'
+ok "one candidate is singular" out_has ': the best of 1 candidate by step time$'
+run "$PW" $PLAN --top 1
+ok "plan --top 1: the best of all" out_has '^gpt3-1\.3b on 2 H100-SXM: the best of 98 candidates by step time$'
+
+# plan takes a model as it is described: its even split need not fit.
+run "$PW" plan $MODEL --memory-limit 11GiB --iteration-limit 20 --top 1
+ok "plan of a model whose even split does not fit exits 0" status_is 0
+ok "and finds full recomputation with offload" out_has '^1  1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1  loop x12  full  *yes  *solve  *104\.1 ms '
+fails 2 "no design fits" "plan of a model no design fits" "$PW" plan $MODEL --memory-limit 10GiB --iteration-limit 20
+
+# A script's objective holds for plan as for solve; the command line wins.
+cat >"$tmp/span.lua" <<'LUA'
+local unit = { f = 1, b = 1, w = 1, act = 1, hold = 0.5 }
+return pw.problem{ devices = 4, microbatches = 8, objective = "span",
+  stages = { unit, unit, unit, unit } }
+LUA
+run "$PW" plan "$tmp/span.lua" --iteration-limit 20
+ok "plan of a script that states the span ranks by span" out_has ' candidate by span$'
+run "$PW" plan "$tmp/span.lua" --iteration-limit 20 --objective makespan
+ok "--objective overrides the script's" out_has ' candidate by step time$'
+
+# solve on a one-stage-per-device model names a family that splits it
+# again and beats the result.
+run "$PW" solve $MODEL --iteration-limit 20 -o /dev/null
+ok "solve notes the family that splits the model again" [ "$(grep '^pipewright: ' "$tmp/err")" = "pipewright: solve: zb-v splits the model again (2 stages per device, V) and reaches 81.86 ms within the limits, below this 86.13 ms: try 'pipewright plan --model gpt3-1.3b --hardware H100-SXM --devices 2 --microbatches 4', or solve with --placement v" ]
+run "$PW" solve "$UNIT" --iteration-limit 20 -o /dev/null
+ok "given stages get no such note" lacks 'splits the model again' "$tmp/err"
 run "$PW" help plan
 ok "help plan documents the default time limit" out_has '^  -l, --time-limit S  seconds to search (default 60)$'
+ok "help plan wraps its usage line" out_has '^                       \[--objective makespan|span\] \[-o FILE\] \[--json\]$'
+for cmd in schedule problem compare eval check show export script solve design plan; do
+	"$PW" help $cmd | awk 'NF == 0 { exit } length > 79 { bad = 1 } END { exit bad }'
+	ok "help $cmd: the usage line fits 80 columns" [ $? -eq 0 ]
+done
 
 # solve's wording and bounds.
 run "$PW" solve "$UNIT" -o /dev/null

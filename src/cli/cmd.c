@@ -206,11 +206,20 @@ pw_cmd_cancellable(atomic_int *cancel, int (*fn)(void *), void *arg)
 	return rc;
 }
 
-const char *
-pw_cmd_end_name(enum pw_solve_end end)
+void
+pw_cmd_ended_print(FILE *fp, double elapsed, enum pw_solve_end end,
+    const char *what)
 {
-	return end == PW_END_OPTIMAL ? "optimal for this split and layout" :
-	    pw_solve_end_name(end);
+	char b1[32];
+
+	fprintf(fp, "%-13s %s\n", "time", pw_fmt_seconds(b1, sizeof b1,
+	    elapsed));
+	if (end == PW_END_TIME || end == PW_END_CANCELLED)
+		fprintf(fp, "%-13s %s (the best so far: another run may "
+		    "differ)\n", "ended", pw_solve_end_words(end));
+	else
+		fprintf(fp, "%-13s %s (the same %s on every run)\n", "ended",
+		    pw_solve_end_words(end), what);
 }
 
 struct pw_bound_term

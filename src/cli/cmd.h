@@ -24,34 +24,50 @@
 #define PW_CMD_REG_HARDWARE	0x10
 
 /*
- * The one-line model options (cmd_model.c), as their letters in the
- * option table (cmd_parse.c): long options only.  A row that takes
+ * The one-line model options (cmd_model.c), long options only, in one
+ * table from which their enum, their letters in the option table
+ * (cmd_parse.c) and which plan takes again all derive.  A row that takes
  * PROBLEM names PW_CMD_MODEL_OPTIONS, and "X" (the model's --offload
  * link, a flag) unless it has solve's --offload auto|on|off ("x"), which
- * then decides the link.  Their values go to pw_cmd_args.model by their
- * place in PW_CMD_MODEL_LETTERS (enum pw_cmd_model_opt).
+ * then decides the link.  Their values go to pw_cmd_args.model by enum
+ * pw_cmd_model_opt, their place in PW_CMD_MODEL_LETTERS.  Each row: the
+ * enum, the letter, the long name, and whether plan takes it again (it
+ * says what the model, the hardware or the memory are, not how they are
+ * split: pw_cmd_model_replan).  OPT gets the options with a value, FLAG
+ * the flag.
  */
-#define PW_CMD_MODEL_OPTIONS	"MHPNSbLTDCprRy"
-#define PW_CMD_MODEL_LETTERS	PW_CMD_MODEL_OPTIONS "X"
+#define PW_CMD_MODEL_TABLE(OPT, FLAG)					\
+	OPT(PW_CMD_M_MODEL, M, "model", 1)	/* NAME|FILE.lua */	\
+	OPT(PW_CMD_M_HARDWARE, H, "hardware", 1)	/* NAME */	\
+	OPT(PW_CMD_M_DEVICES, P, "devices", 1)	/* P */			\
+	OPT(PW_CMD_M_MICROBATCHES, N, "microbatches", 1)	/* M */	\
+	OPT(PW_CMD_M_SEQ, S, "seq", 1)					\
+	OPT(PW_CMD_M_MICRO_BATCH, b, "micro-batch", 1)			\
+	OPT(PW_CMD_M_MEMORY_LIMIT, L, "memory-limit", 1) /* SIZE|none */ \
+	OPT(PW_CMD_M_TP, T, "tp", 1)					\
+	OPT(PW_CMD_M_DP, D, "dp", 1)					\
+	OPT(PW_CMD_M_CHUNKS, C, "chunks", 0)				\
+	OPT(PW_CMD_M_PLACEMENT, p, "placement", 0)	/* loop|v */	\
+	OPT(PW_CMD_M_RECOMPUTE, r, "recompute", 0)			\
+	OPT(PW_CMD_M_RESERVE, R, "reserve", 1)	/* SIZE|N% */		\
+	OPT(PW_CMD_M_LAYERS, y, "layers-per-stage", 0)	/* N,N,... */	\
+	FLAG(PW_CMD_M_OFFLOAD, X, "offload", 0)
+
+#define PW_CMD_M_ENUM(opt, letter, name, replan)	opt,
+#define PW_CMD_M_LETTER(opt, letter, name, replan)	#letter
+#define PW_CMD_M_NONE(opt, letter, name, replan)
 
 enum pw_cmd_model_opt {
-	PW_CMD_M_MODEL,		/* --model NAME|FILE.lua */
-	PW_CMD_M_HARDWARE,	/* --hardware NAME */
-	PW_CMD_M_DEVICES,	/* --devices P */
-	PW_CMD_M_MICROBATCHES,	/* --microbatches M */
-	PW_CMD_M_SEQ,		/* --seq S */
-	PW_CMD_M_MICRO_BATCH,	/* --micro-batch B */
-	PW_CMD_M_MEMORY_LIMIT,	/* --memory-limit SIZE|none */
-	PW_CMD_M_TP,		/* --tp T */
-	PW_CMD_M_DP,		/* --dp D */
-	PW_CMD_M_CHUNKS,	/* --chunks C */
-	PW_CMD_M_PLACEMENT,	/* --placement loop|v */
-	PW_CMD_M_RECOMPUTE,	/* --recompute none|selective|full */
-	PW_CMD_M_RESERVE,	/* --reserve SIZE|N% */
-	PW_CMD_M_LAYERS,	/* --layers-per-stage N,N,... */
-	PW_CMD_M_OFFLOAD,	/* --offload (the flag) */
+	PW_CMD_MODEL_TABLE(PW_CMD_M_ENUM, PW_CMD_M_ENUM)
 	PW_CMD_M_N
 };
+
+#define PW_CMD_MODEL_OPTIONS	PW_CMD_MODEL_TABLE(PW_CMD_M_LETTER, \
+	    PW_CMD_M_NONE)
+#define PW_CMD_MODEL_LETTERS	PW_CMD_MODEL_TABLE(PW_CMD_M_LETTER, \
+	    PW_CMD_M_LETTER)
+_Static_assert(sizeof PW_CMD_MODEL_LETTERS - 1 == PW_CMD_M_N,
+    "one letter per model option");
 
 /* A row's MAXPOS for a command whose first positional argument ends its
  * options: that argument and all after it are the command's (REST). */
@@ -171,9 +187,11 @@ int	pw_cmd_json_print(FILE *, struct json_t *root, const char *fail);
  * first), a second one ending the program at once as any fatal signal
  * does; the dispositions before are restored after.  Returns FN's. */
 int	pw_cmd_cancellable(atomic_int *cancel, int (*fn)(void *), void *arg);
-/* cmd.c: "optimal for this split and layout" for PW_END_OPTIMAL (what
- * was proven is for the stages as they are), else pw_solve_end_name. */
-const char *pw_cmd_end_name(enum pw_solve_end);
+/* cmd.c: a search's last two lines of a report: "time" (ELAPSED
+ * seconds) and "ended" (pw_solve_end_words of END), saying whether
+ * another run gives the same WHAT ("schedule", "answer"). */
+void	pw_cmd_ended_print(FILE *, double elapsed, enum pw_solve_end end,
+	    const char *what);
 
 /* cmd.c: the strongest of P's problem-only bounds for OBJ
  * (pw_lower_bound_terms' first), "none" at 0 when there is none. */
@@ -187,9 +205,24 @@ void	pw_cmd_bounds_print(FILE *, const struct pw_problem *);
  * arguments (--model with PROBLEM, another model option without
  * --model); false after reporting what is wrong. */
 bool	pw_cmd_model_usage(const struct pw_cmd_args *a);
-/* cmd_model.c: the problem of A's model options (A->model[PW_CMD_M_MODEL]
- * set), built by pw_cmd_problem; the caller owns it.  NULL after
- * reporting, in one line, the option and the value at fault. */
+/* cmd_model.c: what A's model options describe, as pw_cost_problem
+ * takes it. */
+struct pw_cmd_model {
+	struct pw_model model;	/* its name in NAME for a script's */
+	const struct pw_hardware *hw;	/* a preset */
+	struct pw_split split;	/* its layers_per_stage owned, or NULL */
+	char	*name;		/* owned, or NULL */
+};
+/* cmd_model.c: reads A's model options (A->model[PW_CMD_M_MODEL] set)
+ * into M, which the caller frees with pw_cmd_model_free; false, M
+ * empty, after reporting in one line the option and the value at
+ * fault. */
+bool	pw_cmd_model_read(const struct pw_cmd_args *a, struct pw_cmd_model *m);
+void	pw_cmd_model_free(struct pw_cmd_model *m);
+/* cmd_model.c: the problem of A's model options, built by
+ * pw_cost_problem; the caller owns it.  NULL after reporting, in one
+ * line, the option and the value at fault, or the device that cannot
+ * hold one microbatch and what it needs. */
 struct pw_problem *pw_cmd_model_problem(const struct pw_cmd_args *a);
 /* cmd_model.c: "llama3-8b on 8 H100-SXM" for messages, into BUF. */
 char	*pw_cmd_model_label(const struct pw_cmd_args *a, char *buf,
@@ -225,6 +258,13 @@ struct pw_problem *pw_cmd_problem_load(const struct pw_cmd_args *a,
 struct pw_problem *pw_cmd_problem_load_pins(const struct pw_cmd_args *a,
 	    struct pwlua_solve_prefs *prefs, struct pw_pin **pins,
 	    size_t *npins);
+/* cmd_plan.c: the objective and time limit of a search of A's input
+ * into *OBJECTIVE and *TIME_LIMIT: the command line's, else what a Lua
+ * problem states (PREFS), else the command line's defaults (*TIME_LIMIT
+ * kept when neither gives one). */
+void	pw_cmd_prefs_apply(const struct pw_cmd_args *a,
+	    const struct pwlua_solve_prefs *prefs,
+	    enum pw_objective *objective, double *time_limit);
 /* cmd_plan.c: what to call A's input in messages: the model's label
  * (pw_cmd_model_label), else pw_cmd_label of A->pos[0]. */
 const char *pw_cmd_input_label(const struct pw_cmd_args *a);

@@ -20,9 +20,11 @@
 #define CMD_MODEL_MAX_DEVICES	65536
 #define CMD_MODEL_MAX_COUNT	(1 << 20)
 
-/* The options that say what the model, the hardware and the memory are,
- * rather than how it is split: what plan takes again (replan). */
-#define CMD_MODEL_REPLAN	"MHPNSbLTDR"
+/* Whether plan takes option OPT again (cmd.h's table). */
+#define CMD_MODEL_REPLAN(opt, letter, name, replan)	replan,
+static const bool cmd_model_replan[PW_CMD_M_N] = {
+	PW_CMD_MODEL_TABLE(CMD_MODEL_REPLAN, CMD_MODEL_REPLAN)
+};
 
 /* The options --model needs, with what each takes. */
 static const struct {
@@ -147,22 +149,29 @@ cmd_model_limit(const struct pw_cmd_args *a, double *limit)
 	return false;
 }
 
-/* --reserve: a size (4GiB) or a share of the limit below 100% (5%). */
+/* --reserve: a size (4GiB) or a share of the limit below 100% (5%), its
+ * number read by pw_parse_bytes' rules (no sign, no hexadecimal) and
+ * with no unit of its own. */
 static bool
 cmd_model_reserve(const struct pw_cmd_args *a, struct pw_split *split)
 {
 	const char *v = a->model[PW_CMD_M_RESERVE];
 	size_t len;
-	char *end;
+	char *number;
 	double share;
+	bool ok;
 
 	if (v == NULL)
 		return true;
 	len = strlen(v);
 	if (len > 1 && v[len - 1] == '%') {
-		share = strtod(v, &end);
-		if (end == v + len - 1 && isfinite(share) && share >= 0 &&
-		    share < 100) {
+		number = pw_xstrdup(v);
+		number[len - 1] = '\0';
+		/* Every unit ends in a letter ("b", "GiB"). */
+		ok = !isalpha((unsigned char)v[len - 2]) &&
+		    pw_parse_bytes(number, &share) && share < 100;
+		free(number);
+		if (ok) {
 			split->reserve_fraction = share / 100;
 			return true;
 		}
@@ -227,7 +236,7 @@ fail:
  * name's storage in *NAME (the caller frees it); false after reporting
  * why there is none. */
 static bool
-cmd_model_read(const struct pw_cmd_args *a, struct pw_model *model,
+cmd_model_model(const struct pw_cmd_args *a, struct pw_model *model,
     char **name)
 {
 	const char *v = a->model[PW_CMD_M_MODEL];
@@ -287,50 +296,130 @@ cmd_model_split(const struct pw_cmd_args *a, struct pw_split *split)
 	return true;
 }
 
+/* --recompute: a name pw_recompute_parse reads, into MODEL. */
+static bool
+cmd_model_recompute(const struct pw_cmd_args *a, struct pw_model *model)
+{
+	const char *v = a->model[PW_CMD_M_RECOMPUTE];
+
+	if (v == NULL || pw_recompute_parse(v, &model->recompute))
+		return true;
+	pw_cmd_fail("%s: --recompute '%s' is not none, selective, pipeoffload "
+	    "or full", a->cmd->name, v);
+	return false;
+}
+
+bool
+pw_cmd_model_read(const struct pw_cmd_args *a, struct pw_cmd_model *m)
+{
+	int *layers = NULL;
+
+	memset(m, 0, sizeof *m);
+	if (!cmd_model_model(a, &m->model, &m->name))
+		return false;
+	if ((m->hw = pw_hardware_find(a->model[PW_CMD_M_HARDWARE])) == NULL) {
+		pw_cmd_unknown(PW_CMD_REG_HARDWARE, "hardware",
+		    a->model[PW_CMD_M_HARDWARE]);
+		goto fail;
+	}
+	if (!cmd_model_int(a, PW_CMD_M_SEQ, 1, CMD_MODEL_MAX_COUNT,
+	    &m->model.seq) ||
+	    !cmd_model_int(a, PW_CMD_M_MICRO_BATCH, 1, CMD_MODEL_MAX_COUNT,
+	    &m->model.micro_batch) ||
+	    !cmd_model_recompute(a, &m->model) ||
+	    !cmd_model_split(a, &m->split))
+		goto fail;
+	if (m->model.layers > 0 && !cmd_model_layers(a, m->split.devices *
+	    m->split.chunks, m->model.layers, &layers))
+		goto fail;
+	m->split.layers_per_stage = layers;
+	return true;
+fail:
+	pw_cmd_model_free(m);
+	return false;
+}
+
+void
+pw_cmd_model_free(struct pw_cmd_model *m)
+{
+	free((int *)m->split.layers_per_stage);
+	free(m->name);
+	memset(m, 0, sizeof *m);
+}
+
+/* Says in one line which device of M's split cannot hold one microbatch
+ * and by how much, in readable sizes: the problem's own check names the
+ * limit's bytes raw and not the command's input.  False, saying
+ * nothing, when every device fits (M failed for another reason). */
+static bool
+cmd_model_misfit(const struct pw_cmd_args *a, const struct pw_cmd_model *m)
+{
+	struct pw_split open = m->split;
+	struct pw_problem *p;
+	struct pw_error err;
+	char label[160], b1[32], b2[32], b3[32], b4[32];
+	double room, act;
+	int d, s, largest;
+	bool said = false;
+
+	room = pw_split_room(&m->split, m->hw);
+	open.memory_limit = DBL_MAX;
+	open.reserve_bytes = open.reserve_fraction = 0;
+	if (!isfinite(room) ||
+	    pw_cost_problem(&m->model, m->hw, &open, &p, &err) != PW_OK)
+		return false;
+	for (d = 0; d < p->devices && !said; d++) {
+		largest = -1;
+		for (s = 0; s < p->nstages; s++)
+			if (p->stages[s].device == d && (largest < 0 ||
+			    p->stages[s].act > p->stages[largest].act))
+				largest = s;
+		act = largest < 0 ? 0 : p->stages[largest].act;
+		if (p->memory[d].static_bytes + act <= room)
+			continue;
+		pw_cmd_fail("%s: %s does not fit: device %d needs %s for one "
+		    "microbatch (static %s + stage %d's activation %s), above "
+		    "its %s%s (try 'pipewright plan', which also searches "
+		    "other splits, recomputation and offload)", a->cmd->name,
+		    pw_cmd_model_label(a, label, sizeof label), d,
+		    pw_fmt_bytes(b1, sizeof b1, p->memory[d].static_bytes +
+		    act), pw_fmt_bytes(b2, sizeof b2,
+		    p->memory[d].static_bytes), largest, pw_fmt_bytes(b3,
+		    sizeof b3, act), pw_fmt_bytes(b4, sizeof b4, room),
+		    m->split.reserve_bytes > 0 || m->split.reserve_fraction > 0 ?
+		    " (its limit less the reserve)" : "");
+		said = true;
+	}
+	pw_problem_free(p);
+	return said;
+}
+
 struct pw_problem *
 pw_cmd_model_problem(const struct pw_cmd_args *a)
 {
-	static const char *const recomputes[] = { "none", "selective",
-	    "full" };
-	static const int recompute_values[] = { PW_RECOMPUTE_NONE,
-	    PW_RECOMPUTE_PIPEOFFLOAD, PW_RECOMPUTE_FULL };
-	const struct pw_hardware *hw;
+	struct pw_cmd_model m;
 	struct pw_problem *p = NULL;
-	struct pw_model model;
-	struct pw_split split;
 	struct pw_error err;
-	char *name = NULL, label[160];
-	int *layers = NULL, recompute;
+	const char *msg;
+	char label[160];
+	size_t n;
 
-	if (!cmd_model_read(a, &model, &name))
+	if (!pw_cmd_model_read(a, &m))
 		return NULL;
-	if ((hw = pw_hardware_find(a->model[PW_CMD_M_HARDWARE])) == NULL) {
-		pw_cmd_unknown(PW_CMD_REG_HARDWARE, "hardware",
-		    a->model[PW_CMD_M_HARDWARE]);
-		goto out;
-	}
-	recompute = (int)model.recompute;
-	if (!cmd_model_int(a, PW_CMD_M_SEQ, 1, CMD_MODEL_MAX_COUNT,
-	    &model.seq) ||
-	    !cmd_model_int(a, PW_CMD_M_MICRO_BATCH, 1, CMD_MODEL_MAX_COUNT,
-	    &model.micro_batch) ||
-	    !cmd_model_word(a, PW_CMD_M_RECOMPUTE, recomputes,
-	    recompute_values, 3, "none, selective or full", &recompute) ||
-	    !cmd_model_split(a, &split))
-		goto out;
-	model.recompute = (enum pw_recompute)recompute;
-	if (model.layers > 0 && !cmd_model_layers(a, split.devices *
-	    split.chunks, model.layers, &layers))
-		goto out;
-	split.layers_per_stage = layers;
-	if (pw_cost_problem(&model, hw, &split, &p, &err) != PW_OK) {
-		pw_cmd_fail("%s: %s: %s", a->cmd->name, pw_cmd_model_label(a,
-		    label, sizeof label), err.msg);
+	if (pw_cost_problem(&m.model, m.hw, &m.split, &p, &err) != PW_OK) {
 		p = NULL;
+		if (!cmd_model_misfit(a, &m)) {
+			/* The label names the model: its name once. */
+			msg = err.msg;
+			n = m.model.name != NULL ? strlen(m.model.name) : 0;
+			if (n > 0 && strncmp(msg, m.model.name, n) == 0 &&
+			    strncmp(msg + n, ": ", 2) == 0)
+				msg += n + 2;
+			pw_cmd_fail("%s: %s: %s", a->cmd->name,
+			    pw_cmd_model_label(a, label, sizeof label), msg);
+		}
 	}
-out:
-	free(layers);
-	free(name);
+	pw_cmd_model_free(&m);
 	return p;
 }
 
@@ -369,7 +458,6 @@ char *
 pw_cmd_model_replan(const struct pw_cmd_args *a)
 {
 	char *line = pw_xstrdup("pipewright plan"), *longer, *word, flag[32];
-	const char *l;
 	int opt;
 
 	if (a->model[PW_CMD_M_MODEL] == NULL && a->pos[0] == NULL)
@@ -381,10 +469,8 @@ pw_cmd_model_replan(const struct pw_cmd_args *a)
 		free(line);
 		return longer;
 	}
-	for (l = CMD_MODEL_REPLAN; *l != '\0'; l++) {
-		opt = (int)(strchr(PW_CMD_MODEL_LETTERS, *l) -
-		    PW_CMD_MODEL_LETTERS);
-		if (a->model[opt] == NULL)
+	for (opt = 0; opt < PW_CMD_M_N; opt++) {
+		if (!cmd_model_replan[opt] || a->model[opt] == NULL)
 			continue;
 		word = cmd_model_quote(a->model[opt]);
 		longer = pw_xasprintf("%s %s %s", line, cmd_model_flag(opt,
@@ -417,9 +503,10 @@ pw_cmd_model_help(FILE *fp, const struct pw_command *cmd)
 	    "  --dp D              ZeRO-1 data-parallel replicas\n"
 	    "  --chunks C          stages per device (default 1, 2 for V)\n"
 	    "  --placement loop|v  stage s on device s mod P (default), or V\n"
-	    "  --recompute none|selective|full\n"
-	    "                      what the backward recomputes (default:\n"
-	    "                      the model's)\n"
+	    "  --recompute none|selective|pipeoffload|full\n"
+	    "                      what the backward recomputes (selective\n"
+	    "                      and pipeoffload are one; default: the\n"
+	    "                      model's)\n"
 	    "  --layers-per-stage N,N,...\n"
 	    "                      each stage's layers (default: even, the\n"
 	    "                      remainder on the middle stages)\n",

@@ -34,26 +34,19 @@ static const struct option cmd_parse_table[] = {
 	{ "mono", no_argument, NULL, 'm' },
 	{ "keys", no_argument, NULL, 'k' },
 	{ "top", required_argument, NULL, 'n' },
-	/* The model options (PW_CMD_MODEL_LETTERS, long only).  The flag
-	 * shares solve's name: a row takes one of the two (cmd.h). */
-	{ "model", required_argument, NULL, 'M' },
-	{ "hardware", required_argument, NULL, 'H' },
-	{ "devices", required_argument, NULL, 'P' },
-	{ "microbatches", required_argument, NULL, 'N' },
-	{ "seq", required_argument, NULL, 'S' },
-	{ "micro-batch", required_argument, NULL, 'b' },
-	{ "memory-limit", required_argument, NULL, 'L' },
-	{ "tp", required_argument, NULL, 'T' },
-	{ "dp", required_argument, NULL, 'D' },
-	{ "chunks", required_argument, NULL, 'C' },
-	{ "placement", required_argument, NULL, 'p' },
-	{ "recompute", required_argument, NULL, 'r' },
-	{ "reserve", required_argument, NULL, 'R' },
-	{ "layers-per-stage", required_argument, NULL, 'y' },
-	{ "offload", no_argument, NULL, 'X' },
+	/* The model options (long only).  The flag shares solve's name: a
+	 * row takes one of the two (cmd.h). */
+#define CMD_PARSE_MODEL_OPT(opt, letter, name, replan) \
+	{ name, required_argument, NULL, #letter[0] },
+#define CMD_PARSE_MODEL_FLAG(opt, letter, name, replan) \
+	{ name, no_argument, NULL, #letter[0] },
+	PW_CMD_MODEL_TABLE(CMD_PARSE_MODEL_OPT, CMD_PARSE_MODEL_FLAG)
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
+
+/* --top's most, as pw.plan's top (lua/plan.c). */
+#define CMD_PARSE_TOP_MAX	1000
 
 #define CMD_PARSE_NOPTIONS \
 	(sizeof cmd_parse_table / sizeof cmd_parse_table[0])
@@ -153,12 +146,12 @@ cmd_parse_solve(const struct pw_command *cmd, int c, const char *v,
 		    cmd->name, v);
 		return false;
 	case 'n':
-		if (cmd_parse_whole(v, 1, 100000, &n)) {
+		if (cmd_parse_whole(v, 1, CMD_PARSE_TOP_MAX, &n)) {
 			a->top = (size_t)n;
 			return true;
 		}
 		pw_cmd_fail("%s: --top '%s' is not a whole number from 1 to "
-		    "100000", cmd->name, v);
+		    "%d", cmd->name, v, CMD_PARSE_TOP_MAX);
 		return false;
 	default:
 		assert(c == 's');
@@ -172,18 +165,54 @@ cmd_parse_solve(const struct pw_command *cmd, int c, const char *v,
 	}
 }
 
-/* Reads the options of ARGV that CMD's row names into A; returns
- * PW_CMD_GO with optind at the first positional argument, or the exit
- * status when the command is done. */
-static int
-cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
-    struct pw_cmd_args *a)
+/* Keeps the value of model option C (the flag's "") in A; false when C
+ * is no model option. */
+static bool
+cmd_parse_model(int c, struct pw_cmd_args *a)
 {
-	struct option longopts[CMD_PARSE_NOPTIONS];
-	char shortopts[2 * CMD_PARSE_NOPTIONS + 3];
-	const char *bad;
+	const char *letter;
+
+	if (c <= 0 || (letter = strchr(PW_CMD_MODEL_LETTERS, c)) == NULL)
+		return false;
+	a->model[letter - PW_CMD_MODEL_LETTERS] = optarg != NULL ? optarg : "";
+	return true;
+}
+
+/* Reports what getopt_long refused (C, ':' for a missing value) at the
+ * argument BAD: a missing value, a value given to a flag, an unknown
+ * option. */
+static void
+cmd_parse_bad(const struct pw_command *cmd, int c, const char *bad)
+{
+	if (c == ':' && strncmp(bad, "--", 2) == 0)
+		pw_cmd_fail("%s: option '%s' needs a value (try 'pipewright %s "
+		    "--help')", cmd->name, bad, cmd->name);
+	else if (c == ':')
+		pw_cmd_fail("%s: option '-%c' needs a value (try 'pipewright "
+		    "%s --help')", cmd->name, optopt, cmd->name);
+	/* Long options leave optopt 0 and have been passed, but for a
+	 * value given to a flag (--json=x). */
+	else if (optopt != 0 && cmd_parse_flag_value(bad, optopt))
+		pw_cmd_fail("%s: option '%.*s' takes no value (try 'pipewright "
+		    "%s --help')", cmd->name, (int)strcspn(bad, "="), bad,
+		    cmd->name);
+	else if (optopt != 0)
+		pw_cmd_fail("%s: unknown option '-%c' (try 'pipewright %s "
+		    "--help')", cmd->name, optopt, cmd->name);
+	else
+		pw_cmd_fail("%s: unknown option '%s' (try 'pipewright %s "
+		    "--help')", cmd->name, bad, cmd->name);
+}
+
+/* getopt_long's tables of the options CMD's row names (and --help):
+ * LONGOPTS [CMD_PARSE_NOPTIONS], ended by a null row, and SHORTOPTS
+ * [2 * CMD_PARSE_NOPTIONS + 3]: the letters of all but the model
+ * options (long only). */
+static void
+cmd_parse_getopt(const struct pw_command *cmd, struct option *longopts,
+    char *shortopts)
+{
 	size_t i, nlong = 0, nshort = 0;
-	int c;
 
 	/* A leading ':' makes getopt tell a missing argument apart; '+'
 	 * stops at the first positional argument. */
@@ -204,15 +233,24 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 	}
 	longopts[nlong] = cmd_parse_table[CMD_PARSE_NOPTIONS - 1];
 	shortopts[nshort] = '\0';
+}
 
+/* Reads the options of ARGV that CMD's row names into A; returns
+ * PW_CMD_GO with optind at the first positional argument, or the exit
+ * status when the command is done. */
+static int
+cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
+    struct pw_cmd_args *a)
+{
+	struct option longopts[CMD_PARSE_NOPTIONS];
+	char shortopts[2 * CMD_PARSE_NOPTIONS + 3];
+	int c;
+
+	cmd_parse_getopt(cmd, longopts, shortopts);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		if (c > 0 && strchr(PW_CMD_MODEL_LETTERS, c) != NULL) {
-			a->model[strchr(PW_CMD_MODEL_LETTERS, c) -
-			    PW_CMD_MODEL_LETTERS] = optarg != NULL ? optarg :
-			    "";
+		if (cmd_parse_model(c, a))
 			continue;
-		}
 		switch (c) {
 		case 'h':
 			pw_command_usage(stdout, cmd);
@@ -269,33 +307,8 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 			if (!cmd_parse_solve(cmd, c, optarg, a))
 				return PW_EXIT_INPUT;
 			break;
-		case ':':
-			bad = argv[optind - 1];
-			if (strncmp(bad, "--", 2) == 0)
-				pw_cmd_fail("%s: option '%s' needs a value (try"
-				    " 'pipewright %s --help')", cmd->name, bad,
-				    cmd->name);
-			else
-				pw_cmd_fail("%s: option '-%c' needs a value"
-				    " (try 'pipewright %s --help')",
-				    cmd->name, optopt, cmd->name);
-			return PW_EXIT_INPUT;
 		default:
-			/* Long options leave optopt 0 and have been passed,
-			 * but for a value given to a flag (--json=x). */
-			bad = argv[optind - 1];
-			if (optopt != 0 && cmd_parse_flag_value(bad, optopt))
-				pw_cmd_fail("%s: option '%.*s' takes no value "
-				    "(try 'pipewright %s --help')", cmd->name,
-				    (int)strcspn(bad, "="), bad, cmd->name);
-			else if (optopt != 0)
-				pw_cmd_fail("%s: unknown option '-%c' (try"
-				    " 'pipewright %s --help')", cmd->name,
-				    optopt, cmd->name);
-			else
-				pw_cmd_fail("%s: unknown option '%s' (try"
-				    " 'pipewright %s --help')", cmd->name,
-				    argv[optind - 1], cmd->name);
+			cmd_parse_bad(cmd, c, argv[optind - 1]);
 			return PW_EXIT_INPUT;
 		}
 	}

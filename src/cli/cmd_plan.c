@@ -50,6 +50,18 @@ pw_cmd_problem_load_pins(const struct pw_cmd_args *a,
 	return problem;
 }
 
+void
+pw_cmd_prefs_apply(const struct pw_cmd_args *a,
+    const struct pwlua_solve_prefs *prefs, enum pw_objective *objective,
+    double *time_limit)
+{
+	*objective = !a->objective_given && prefs->has_objective ?
+	    prefs->objective : a->objective;
+	if (a->time_limit > 0 || prefs->time_limit > 0)
+		*time_limit = a->time_limit > 0 ? a->time_limit :
+		    prefs->time_limit;
+}
+
 const char *
 pw_cmd_input_label(const struct pw_cmd_args *a)
 {

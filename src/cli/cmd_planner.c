@@ -14,6 +14,7 @@
 #include "pipewright.h"
 #include "plan.h"
 #include "cmd.h"
+#include "pwlua.h"
 #include "solver.h"
 
 /* The plan table's columns. */
@@ -47,40 +48,32 @@ struct cmd_planner_say {
 };
 
 /* The progress line: on a terminal one line rewritten at every report,
- * else a line at most once a second. */
+ * else a line whenever 0.75 s have passed since the last (the planner
+ * reports every 0.25 s, so the lines come at least once a second); no
+ * line before the first candidate unless that takes as long. */
 static void
 cmd_planner_progress(const struct pw_planner_progress *pr, void *arg)
 {
 	struct cmd_planner_say *say = arg;
-	char b1[32], b2[32];
+	char text[160];
 
-	if (!say->tty && say->said && pr->elapsed - say->last < 1.0)
+	if (say->said ? !say->tty && pr->elapsed - say->last < 0.75 :
+	    pr->tried == 0 && pr->elapsed < 0.75)
 		return;
 	say->said = true;
 	say->last = pr->elapsed;
-	fprintf(stderr, "%splan: %8s  %-9s %zu candidates, best %s%s%s%s%s",
-	    say->tty ? "\r" : "", pw_fmt_seconds(b1, sizeof b1, pr->elapsed),
-	    pr->phase, pr->tried, isinf(pr->best) ? "none" :
-	    pw_fmt_seconds(b2, sizeof b2, pr->best), pr->best_name != NULL ?
-	    " (" : "", pr->best_name != NULL ? pr->best_name : "",
-	    pr->best_name != NULL ? ")" : "", say->tty ? "\033[K" : "\n");
+	fprintf(stderr, "%splan: %s%s", say->tty ? "\r" : "",
+	    pw_planner_progress_text(pr, text, sizeof text),
+	    say->tty ? "\033[K" : "\n");
 	say->open = say->tty;
 	fflush(stderr);
-}
-
-static const char *
-cmd_planner_recompute(enum pw_recompute r)
-{
-	return r == PW_RECOMPUTE_NONE ? "none" : r == PW_RECOMPUTE_FULL ?
-	    "full" : "selective";
 }
 
 /* Candidate C's row (rank RANK) into its cells ROW. */
 static void
 cmd_planner_row(char (*row)[PW_CMD_CELL], const struct pw_planner_candidate *c,
-    size_t rank, enum pw_objective obj)
+    size_t rank)
 {
-	struct pw_bound_term bound = pw_cmd_bound(c->problem, obj);
 	char b1[32], b2[32];
 
 	snprintf(row[CMD_PLANNER_RANK], PW_CMD_CELL, "%zu", rank);
@@ -88,22 +81,24 @@ cmd_planner_row(char (*row)[PW_CMD_CELL], const struct pw_planner_candidate *c,
 	    row[CMD_PLANNER_SPLIT], PW_CMD_CELL);
 	pw_design_layout_name(&c->design, row[CMD_PLANNER_LAYOUT],
 	    PW_CMD_CELL);
+	/* The file format's word; "-" where the split was given (the
+	 * stages' costs say nothing of it). */
 	snprintf(row[CMD_PLANNER_RECOMPUTE], PW_CMD_CELL, "%s",
-	    cmd_planner_recompute(c->design.recompute));
+	    c->design.layers_per_stage == NULL ? "-" :
+	    pw_recompute_name(c->design.recompute));
 	snprintf(row[CMD_PLANNER_OFFLOAD], PW_CMD_CELL, "%s",
 	    c->design.offload ? "yes" : "no");
 	snprintf(row[CMD_PLANNER_SCHEDULE], PW_CMD_CELL, "%s",
 	    c->schedule_name);
 	pw_fmt_seconds(row[CMD_PLANNER_STEP], PW_CMD_CELL, c->makespan);
-	snprintf(row[CMD_PLANNER_BUBBLE], PW_CMD_CELL, "%.1f%%",
-	    100 * c->bubble_rate);
+	snprintf(row[CMD_PLANNER_BUBBLE], PW_CMD_CELL, "%.4f", c->bubble_rate);
 	snprintf(row[CMD_PLANNER_IDLE], PW_CMD_CELL, "%.1f%%",
 	    100 * c->idle_share);
 	snprintf(row[CMD_PLANNER_PEAK], PW_CMD_CELL, "%s / %s (d%d)",
 	    pw_fmt_bytes(b1, sizeof b1, c->peak), isfinite(c->limit) ?
 	    pw_fmt_bytes(b2, sizeof b2, c->limit) : "none", c->peak_device);
 	snprintf(row[CMD_PLANNER_BOUND], PW_CMD_CELL, "%s (%s)",
-	    pw_fmt_seconds(b1, sizeof b1, c->bound), bound.name);
+	    pw_fmt_seconds(b1, sizeof b1, c->bound), c->bound_name);
 	snprintf(row[CMD_PLANNER_GAP], PW_CMD_CELL, "%.2f%%", 100 * c->gap);
 }
 
@@ -113,7 +108,7 @@ cmd_planner_print(FILE *fp, const struct pw_cmd_args *a,
     const struct pw_planner_result *r, enum pw_objective obj)
 {
 	char (*cells)[PW_CMD_CELL];
-	char b1[32];
+	char best[96];
 	size_t i;
 
 	cells = pw_xcalloc((r->ncand + 1) * CMD_PLANNER_NCOLS,
@@ -121,25 +116,28 @@ cmd_planner_print(FILE *fp, const struct pw_cmd_args *a,
 	memcpy(cells, cmd_planner_header, sizeof cmd_planner_header);
 	for (i = 0; i < r->ncand; i++)
 		cmd_planner_row(&cells[(i + 1) * CMD_PLANNER_NCOLS],
-		    &r->cand[i], i + 1, obj);
-	fprintf(fp, "%s: the %zu best of %zu candidates by %s\n\n",
-	    pw_cmd_input_label(a), r->ncand, r->tried,
+		    &r->cand[i], i + 1);
+	if (r->ncand == 1)
+		snprintf(best, sizeof best, "the best of %zu candidate%s",
+		    r->tried, r->tried == 1 ? "" : "s");
+	else
+		snprintf(best, sizeof best, "the %zu best of %zu candidates",
+		    r->ncand, r->tried);
+	fprintf(fp, "%s: %s by %s\n\n", pw_cmd_input_label(a), best,
 	    obj == PW_OBJ_SPAN ? "span" : "step time");
 	pw_cmd_table(fp, (const char (*)[PW_CMD_CELL])cells, r->ncand + 1,
 	    CMD_PLANNER_NCOLS, NULL);
 	free(cells);
-	fprintf(fp, "\nEach bound (the strongest of its candidate's, named) "
-	    "and gap is for that\ncandidate's split and layout.\n");
+	fprintf(fp, "\nbubble: (the longest device span - the busiest device's "
+	    "work) / that span, as\ncompare's; idle: all devices' idle time / "
+	    "(devices x step time).\nEach bound (the strongest of its "
+	    "candidate's, named) and gap is for that\ncandidate's split and "
+	    "layout.\n");
 	if (r->split_fixed)
 		fprintf(fp, "The split is fixed: the problem's stages were "
 		    "given, so plan searched the\nschedule and offload only "
 		    "(describe the model with --model to search it).\n");
-	fprintf(fp, "%-13s %s\n", "time", pw_fmt_seconds(b1, sizeof b1,
-	    r->elapsed));
-	fprintf(fp, "%-13s %s%s\n", "ended", pw_cmd_end_name(r->ended),
-	    r->ended == PW_END_TIME || r->ended == PW_END_CANCELLED ?
-	    " (the best so far: another run may differ)" : " (the same "
-	    "answer on every run)");
+	pw_cmd_ended_print(fp, r->elapsed, r->ended, "answer");
 }
 
 /* The result as one JSON object (a new reference). */
@@ -177,8 +175,9 @@ cmd_planner_json(const struct pw_planner_result *r, enum pw_objective obj)
 		json_object_set_new(o, "chunks", json_integer(c->design.chunks));
 		json_object_set_new(o, "placement", json_string(
 		    c->design.placement == PW_PLACE_V ? "v" : "loop"));
-		json_object_set_new(o, "recompute", json_string(
-		    cmd_planner_recompute(c->design.recompute)));
+		json_object_set_new(o, "recompute",
+		    c->design.layers_per_stage == NULL ? json_null() :
+		    json_string(pw_recompute_name(c->design.recompute)));
 		json_object_set_new(o, "offload", json_boolean(
 		    c->design.offload));
 		json_object_set_new(o, "schedule", json_string(
@@ -194,7 +193,7 @@ cmd_planner_json(const struct pw_planner_result *r, enum pw_objective obj)
 		    json_real(c->limit) : json_null());
 		json_object_set_new(o, "bound", json_real(c->bound));
 		json_object_set_new(o, "bound_name", json_string(
-		    pw_cmd_bound(c->problem, obj).name));
+		    c->bound_name));
 		json_object_set_new(o, "gap", json_real(c->gap));
 		json_object_set_new(o, "optimized", json_boolean(c->optimized));
 		json_array_append_new(list, o);
@@ -227,9 +226,11 @@ cmd_planner_write(const struct pw_planner_candidate *c, const char *output)
 	return status;
 }
 
-/* What the search runs on, for pw_cmd_cancellable. */
+/* What the search runs on, for pw_cmd_cancellable: PROBLEM, or MODEL
+ * where it is NULL. */
 struct cmd_planner_job {
 	const struct pw_problem *problem;
+	const struct pw_cmd_model *model;
 	struct pw_planner_opts *opts;
 	struct pw_planner_result *res;
 	struct pw_error *err;
@@ -242,7 +243,10 @@ cmd_planner_job(void *arg)
 	struct cmd_planner_job *job = arg;
 
 	job->opts->cancel = &job->cancel;
-	return pw_planner(job->problem, job->opts, job->res, job->err);
+	if (job->problem != NULL)
+		return pw_planner(job->problem, job->opts, job->res, job->err);
+	return pw_planner_model(&job->model->model, job->model->hw,
+	    &job->model->split, job->opts, job->res, job->err);
 }
 
 int
@@ -250,7 +254,9 @@ pw_cmd_plan(const struct pw_cmd_args *a)
 {
 	struct cmd_planner_say say = { isatty(STDERR_FILENO) != 0, false,
 	    false, 0 };
-	struct pw_problem *problem;
+	struct pw_problem *problem = NULL;
+	struct pw_cmd_model model;
+	struct pwlua_solve_prefs prefs;
 	struct pw_planner_result res;
 	struct pw_planner_opts o;
 	struct cmd_planner_job job;
@@ -259,14 +265,17 @@ pw_cmd_plan(const struct pw_cmd_args *a)
 	int status, rc;
 
 	memset(&res, 0, sizeof res);
-	if ((problem = pw_cmd_problem_load(a, NULL)) == NULL)
+	memset(&model, 0, sizeof model);
+	memset(&prefs, 0, sizeof prefs);
+	/* A model is planned as it is described: its even split need not
+	 * fit for some design to. */
+	if (a->model[PW_CMD_M_MODEL] != NULL ? !pw_cmd_model_read(a, &model) :
+	    (problem = pw_cmd_problem_load(a, &prefs)) == NULL)
 		return PW_EXIT_INPUT;
 	pw_planner_opts_init(&o);
-	o.objective = a->objective;
+	pw_cmd_prefs_apply(a, &prefs, &o.objective, &o.time_limit);
 	o.offload = a->offload;
 	o.seed = a->seed;
-	if (a->time_limit > 0)
-		o.time_limit = a->time_limit;
 	o.iteration_limit = a->iteration_limit;
 	if (a->top > 0)
 		o.top = a->top;
@@ -275,7 +284,7 @@ pw_cmd_plan(const struct pw_cmd_args *a)
 	if (a->output_given && (status = pw_cmd_output_check(a->output)) !=
 	    PW_EXIT_OK)
 		goto out;
-	job = (struct cmd_planner_job){ problem, &o, &res, &err, 0 };
+	job = (struct cmd_planner_job){ problem, &model, &o, &res, &err, 0 };
 	rc = pw_cmd_cancellable(&job.cancel, cmd_planner_job, &job);
 	if (say.open)
 		fputc('\n', stderr);
@@ -299,5 +308,7 @@ pw_cmd_plan(const struct pw_cmd_args *a)
 out:
 	pw_planner_result_free(&res);
 	pw_problem_free(problem);
+	pw_cmd_model_free(&model);
+	pwlua_solve_prefs_free(&prefs);
 	return status;
 }

@@ -112,13 +112,16 @@ cmd_solve_report(FILE *fp, const struct pw_problem *p,
     const struct pw_solve_opts *o, const struct pw_solve_result *r)
 {
 	const struct pw_model_size *ms = &r->model;
+	/* What was proven of the objective, or that the search stopped. */
+	const char *proven = r->optimal ? pw_solve_end_words(PW_END_OPTIMAL) :
+	    r->ended == PW_END_CANCELLED ? pw_solve_end_words(r->ended) : NULL;
 	char b1[32], b2[32];
 
-	fprintf(fp, "\n%-13s %s %s%s\n", "objective",
+	fprintf(fp, "\n%-13s %s %s%s%s%s\n", "objective",
 	    o->objective == PW_OBJ_SPAN ? "span" : "makespan",
 	    pw_fmt_seconds(b1, sizeof b1, r->objective),
-	    r->optimal ? " (optimal for this split and layout)" :
-	    r->ended == PW_END_CANCELLED ? " (cancelled)" : "");
+	    proven != NULL ? " (" : "", proven != NULL ? proven : "",
+	    proven != NULL ? ")" : "");
 	fprintf(fp, "%-13s %s\n", "lower bound", pw_fmt_seconds(b1, sizeof b1,
 	    r->bound));
 	pw_cmd_bounds_print(fp, p);
@@ -132,12 +135,62 @@ cmd_solve_report(FILE *fp, const struct pw_problem *p,
 		    "(%s)\n", "model", ms->formulation, ms->variables,
 		    ms->binaries, ms->rows, ms->whole ? "whole" :
 		    "largest window");
-	fprintf(fp, "%-13s %s\n", "time", pw_fmt_seconds(b1, sizeof b1,
-	    r->elapsed));
-	fprintf(fp, "%-13s %s%s\n", "ended", pw_cmd_end_name(r->ended),
-	    r->ended == PW_END_TIME || r->ended == PW_END_CANCELLED ?
-	    " (the best so far: another run may differ)" : " (the same "
-	    "schedule on every run)");
+	pw_cmd_ended_print(fp, r->elapsed, r->ended, "schedule");
+}
+
+/* Says, in one note, the family that splits PROBLEM's model again (a
+ * model with one stage per device) and beats OBJECTIVE within its
+ * limits, the best of them, with the command that searches such
+ * splits: solve keeps the problem's stages, so nothing else in its
+ * report would point there. */
+static void
+cmd_solve_resplit_note(const struct pw_cmd_args *a,
+    const struct pw_problem *p, enum pw_objective obj, double objective)
+{
+	const struct pw_family *best = NULL;
+	const struct pw_problem *q;
+	const struct pw_metrics *m;
+	struct pw_plan *plan;
+	struct pw_error err;
+	double value, best_value = objective;
+	char b1[32], b2[32], how[64] = "", *replan;
+	int chunks = 1;
+	bool v = false;
+	size_t i;
+
+	if (p->origin == NULL || p->nstages != p->devices)
+		return;
+	for (i = 0; i < pw_nfamilies; i++) {
+		if (pw_plan_family(&pw_families[i], p, &plan, &err) != PW_OK)
+			continue;
+		q = pw_plan_problem(plan);
+		m = pw_plan_metrics(plan);
+		value = obj == PW_OBJ_SPAN ? m->max_span : m->makespan;
+		if (q->nstages != p->nstages && m->feasible &&
+		    value < best_value &&
+		    !pw_objective_meets_bound(objective, value)) {
+			best = &pw_families[i];
+			best_value = value;
+			chunks = q->nstages / q->devices;
+			v = pw_problem_is_v(q);
+		}
+		pw_plan_free(plan);
+	}
+	if (best == NULL)
+		return;
+	if (a->model[PW_CMD_M_MODEL] != NULL)
+		snprintf(how, sizeof how, ", or solve with %s", v ?
+		    "--placement v" : "--chunks");
+	if (a->model[PW_CMD_M_MODEL] != NULL && !v)
+		snprintf(how + strlen(how), sizeof how - strlen(how), " %d",
+		    chunks);
+	replan = pw_cmd_model_replan(a);
+	pw_cmd_note("solve: %s splits the model again (%d stages per device%s) "
+	    "and reaches %s within the limits, below this %s: try '%s'%s",
+	    best->name, chunks, v ? ", V" : "", pw_fmt_seconds(b1, sizeof b1,
+	    best_value), pw_fmt_seconds(b2, sizeof b2, objective), replan,
+	    how);
+	free(replan);
 }
 
 /* What the search runs on, for pw_cmd_cancellable. */
@@ -182,15 +235,9 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	    &npins)) == NULL)
 		return PW_EXIT_INPUT;
 	pw_solve_opts_init(&o);
-	/* A Lua problem's own objective and time limit, unless the command
-	 * line says otherwise. */
-	o.objective = !a->objective_given && prefs.has_objective ?
-	    prefs.objective : a->objective;
+	pw_cmd_prefs_apply(a, &prefs, &o.objective, &o.time_limit);
 	o.offload = a->offload;
 	o.seed = a->seed;
-	if (a->time_limit > 0 || prefs.time_limit > 0)
-		o.time_limit = a->time_limit > 0 ? a->time_limit :
-		    prefs.time_limit;
 	o.iteration_limit = a->iteration_limit;
 	o.write_lp = a->write_lp;
 	o.progress = cmd_solve_progress;
@@ -224,8 +271,12 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 		goto out;
 	}
 	if ((status = pw_cmd_plan_write_pins(plan, pins, npins, a->output,
-	    &out)) == PW_EXIT_OK)
-		cmd_solve_report(out, problem, &o, &res);
+	    &out)) != PW_EXIT_OK)
+		goto out;
+	cmd_solve_report(out, problem, &o, &res);
+	/* The note after the report, where both reach one terminal. */
+	fflush(out);
+	cmd_solve_resplit_note(a, problem, o.objective, res.objective);
 out:
 	pw_plan_free(plan);
 	pw_solve_result_free(&res);

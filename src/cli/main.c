@@ -174,13 +174,15 @@ static const struct pw_command main_commands[] = {
 	  "step time, bubble rate, idle share, peak against the limit, the\n"
 	  "candidate's lower bound (named) and gap.  -o writes the best\n"
 	  "schedule, its problem the chosen split, atomically (\"-\": to\n"
-	  "stdout, the table then on stderr).  With --iteration-limit the\n"
-	  "same input, options and seed give the same answer on every\n"
-	  "run.  Ctrl-C or SIGTERM stops the search and keeps the best\n"
-	  "so far (\"cancelled\"); a second one quits at once.\n"
+	  "stdout, the table then on stderr).  A run that ends by its\n"
+	  "iteration limit or having searched everything gives the same\n"
+	  "answer for the same input, options and seed on every run; one\n"
+	  "the time limit ends may not.  Ctrl-C or SIGTERM stops the\n"
+	  "search and keeps the best so far (\"cancelled\"); a second one\n"
+	  "quits at once.\n"
 	  "\n"
 	  "  -l, --time-limit S  seconds to search (default 60)\n"
-	  "  -n, --top N         candidates listed (default 10)\n"
+	  "  -n, --top N         candidates listed, 1 to 1000 (default 10)\n"
 	  "  -O, --objective makespan|span\n"
 	  "                      rank by the makespan (default) or the\n"
 	  "                      largest device span\n"
@@ -241,11 +243,38 @@ main_find(const char *name)
 	return NULL;
 }
 
+/* CMD's usage line, wrapped before 80 columns between its arguments
+ * (never inside brackets), the lines after the first indented under
+ * the first argument. */
+static void
+main_synopsis(FILE *fp, const struct pw_command *cmd)
+{
+	const char *s = cmd->synopsis, *word;
+	int indent, col, depth, len;
+
+	indent = col = fprintf(fp, "usage: pipewright %s", cmd->name);
+	while (*s != '\0') {
+		while (*s == ' ')
+			s++;
+		/* One argument: up to a blank outside brackets. */
+		for (word = s, depth = 0; *s != '\0' && (*s != ' ' ||
+		    depth > 0); s++)
+			depth += (*s == '[') - (*s == ']');
+		len = (int)(s - word);
+		if (len == 0)
+			break;
+		if (col > indent && col + 1 + len >= 80)
+			col = fprintf(fp, "\n%*s", indent, "") - 1;
+		col += fprintf(fp, " %.*s", len, word);
+	}
+	fputc('\n', fp);
+}
+
 void
 pw_command_usage(FILE *fp, const struct pw_command *cmd)
 {
-	fprintf(fp, "usage: pipewright %s %s\n\n%s.\n\n%s", cmd->name,
-	    cmd->synopsis, cmd->summary, cmd->help);
+	main_synopsis(fp, cmd);
+	fprintf(fp, "\n%s.\n\n%s", cmd->summary, cmd->help);
 	/* Before the registries, which scripts read to the end. */
 	if (cmd->lists & PW_CMD_LIST_MODEL)
 		pw_cmd_model_help(fp, cmd);
