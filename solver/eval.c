@@ -18,6 +18,17 @@ pw_objective_value(enum pw_objective obj, const struct pw_metrics *m)
 }
 
 bool
+pw_solver_moves(const struct pw_schedule *sched)
+{
+	int c;
+
+	for (c = 0; c < sched->nchannels; c++)
+		if (sched->channel[c].len > 0)
+			return true;
+	return false;
+}
+
+bool
 pw_solver_better(double obj, double incumbent)
 {
 	return obj < incumbent - pw_solver_tol(incumbent);

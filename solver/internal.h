@@ -43,6 +43,18 @@ pw_rng_unit(uint64_t *x)
 	return (double)(pw_splitmix64(x) >> 11) * 0x1.0p-53;
 }
 
+/* solver.c: the options pw_solve and pw_planner share, checked alike:
+ * PW_OK, or PW_ERR_INPUT naming the option at fault, WHO ("solve",
+ * "plan") first.  An infinite time limit is refused (<= 0 asks for the
+ * default). */
+int	pw_solve_check_common(const char *who, enum pw_objective,
+	    enum pw_offload_mode, double time_limit, long iteration_limit,
+	    struct pw_error *);
+
+/* eval.c: whether SCHED moves any activation to or from the host (any
+ * channel has a transfer). */
+bool	pw_solver_moves(const struct pw_schedule *sched);
+
 /* eval.c: whether OBJ is below INCUMBENT by more than rounding. */
 bool	pw_solver_better(double obj, double incumbent);
 

@@ -36,6 +36,9 @@
  * 4 and 8.  More chunks add a hop per chunk for a bubble already small at
  * 8, and the number of ops to time grows with them. */
 #define PW_PLANNER_MAX_CHUNKS	8
+/* The chunk counts that gives at most: the powers of two up to it, and
+ * one layer per chunk. */
+#define PW_PLANNER_NCOUNTS	5
 
 void
 pw_planner_opts_init(struct pw_planner_opts *o)
@@ -48,6 +51,14 @@ pw_planner_opts_init(struct pw_planner_opts *o)
 	o->offload = PW_OFFMODE_AUTO;
 }
 
+static void
+pw_planner_candidate_free(struct pw_planner_candidate *c)
+{
+	free(c->design.layers_per_stage);
+	pw_problem_free(c->problem);
+	pw_schedule_free(c->schedule);
+}
+
 void
 pw_planner_result_free(struct pw_planner_result *r)
 {
@@ -55,11 +66,8 @@ pw_planner_result_free(struct pw_planner_result *r)
 
 	if (r == NULL)
 		return;
-	for (i = 0; i < r->ncand; i++) {
-		free(r->cand[i].design.layers_per_stage);
-		pw_problem_free(r->cand[i].problem);
-		pw_schedule_free(r->cand[i].schedule);
-	}
+	for (i = 0; i < r->ncand; i++)
+		pw_planner_candidate_free(&r->cand[i]);
 	free(r->cand);
 	r->cand = NULL;
 	r->ncand = 0;
@@ -85,7 +93,8 @@ pw_design_split_name(const struct pw_design *d, int nstages, char *buf,
 	size_t at = 0, n;
 	int s;
 
-	assert(len >= 4);
+	if (len == 0)
+		return buf;
 	if (d->layers_per_stage == NULL) {
 		snprintf(buf, len, "given");
 		return buf;
@@ -169,7 +178,8 @@ pw_planner_fixed_designs(struct pw_planner_run *r, struct pw_error *err)
  * and one layer per chunk (as families splitting the model again have
  * it), each with at least one layer a stage.  Returns how many. */
 static int
-pw_planner_chunk_counts(int layers, int devices, int out[8])
+pw_planner_chunk_counts(int layers, int devices,
+    int out[PW_PLANNER_NCOUNTS])
 {
 	int n = 0, v, fine = layers / devices;
 
@@ -188,12 +198,12 @@ pw_planner_model_designs(struct pw_planner_run *r, struct pw_error *err)
 {
 	static const enum pw_recompute recompute[] = { PW_RECOMPUTE_NONE,
 	    PW_RECOMPUTE_PIPEOFFLOAD, PW_RECOMPUTE_FULL };
-	const struct pw_origin *o = r->p->origin;
+	const struct pw_origin *o = r->origin;
 	struct pw_design d;
 	struct pw_model m;
 	struct pw_split sp;
 	bool use[2], has_link;
-	int counts[8], ncounts, i, k, rc, pl, places;
+	int counts[PW_PLANNER_NCOUNTS], ncounts, i, k, rc, pl, places;
 	size_t ri;
 
 	has_link = o->hardware.pcie_d2h > 0 && o->hardware.pcie_h2d > 0;
@@ -244,6 +254,7 @@ pw_planner_candidate(const struct pw_planner_run *r,
 {
 	const struct pw_metrics *m;
 	struct pw_violations viol = { 0 };
+	struct pw_bound_term terms[PW_BOUND_TERMS];
 	struct pw_timed_op *ops;
 	struct pw_plan *plan;
 	char lay[32];
@@ -284,7 +295,9 @@ pw_planner_candidate(const struct pw_planner_run *r,
 	c->peak_device = d >= 0 ? d : pw_metrics_peak_device(m);
 	c->peak = m->device[c->peak_device].peak;
 	c->limit = c->problem->memory[c->peak_device].limit;
-	c->bound = pw_lower_bound(c->problem, r->o.objective);
+	pw_lower_bound_terms(c->problem, r->o.objective, terms);
+	c->bound = terms[0].value;
+	c->bound_name = terms[0].name;
 	c->gap = c->objective > 0 ? (c->objective - c->bound) / c->objective :
 	    0;
 	if (c->gap < 0)
@@ -323,31 +336,128 @@ pw_planner_none(const struct pw_planner_run *r, struct pw_error *err)
 		    "problem");
 }
 
-static int
-pw_planner_check_opts(const struct pw_planner_opts *o, struct pw_error *err)
+/* Whether objectives A and B are one within the solver's tolerance. */
+static bool
+pw_planner_ties(double a, double b)
 {
-	if (o->objective != PW_OBJ_MAKESPAN && o->objective != PW_OBJ_SPAN) {
-		pw_error_set(err, "plan: objective: unknown choice %d",
-		    (int)o->objective);
+	return fabs(a - b) <= pw_solver_tol(fmax(a, b));
+}
+
+/* Whether C's objective equals that of one of KEPT[0..N) and its peak
+ * is no lower: a design the table already has in a leaner form (for
+ * example selective recomputation, which costs no compute in the model,
+ * beside none at the same step time). */
+static bool
+pw_planner_folded(const struct pw_planner_candidate *kept, size_t n,
+    const struct pw_planner_candidate *c)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (pw_planner_ties(c->objective, kept[i].objective) &&
+		    c->peak >= kept[i].peak)
+			return true;
+	return false;
+}
+
+/* Fills RES with R's best candidates, at most R->o.top after folding
+ * equal objectives (pw_planner_folded); a later candidate leaner than
+ * the kept ones of its objective takes their place. */
+static int
+pw_planner_results(struct pw_planner_run *r, struct pw_planner_result *res,
+    struct pw_error *err)
+{
+	struct pw_planner_slot **v;
+	struct pw_planner_candidate c;
+	size_t i, j, n, k = 0;
+	int rc = PW_OK;
+
+	v = pw_planner_ranked(r, &n);
+	if (n == 0) {
+		free(v);
+		pw_planner_none(r, err);
 		return PW_ERR_INPUT;
 	}
-	if (o->offload != PW_OFFMODE_AUTO && o->offload != PW_OFFMODE_ON &&
-	    o->offload != PW_OFFMODE_OFF) {
-		pw_error_set(err, "plan: offload: unknown choice %d",
-		    (int)o->offload);
-		return PW_ERR_INPUT;
+	res->cand = pw_xcalloc(r->o.top, sizeof *res->cand);
+	for (i = 0; i < n; i++) {
+		/* Ranked by objective: past a tie with the last kept one,
+		 * none can take a place any more. */
+		if (k == r->o.top && !pw_planner_ties(v[i]->objective,
+		    res->cand[k - 1].objective))
+			break;
+		pw_planner_tick(r, r->best, r->best_name, false);
+		if ((rc = pw_planner_candidate(r, v[i], &c, err)) != PW_OK) {
+			pw_planner_candidate_free(&c);
+			break;
+		}
+		if (pw_planner_folded(res->cand, k, &c)) {
+			pw_planner_candidate_free(&c);
+			continue;
+		}
+		for (j = 0; j < k; )
+			if (pw_planner_ties(c.objective, res->cand[j].objective)) {
+				pw_planner_candidate_free(&res->cand[j]);
+				memmove(&res->cand[j], &res->cand[j + 1],
+				    (k - j - 1) * sizeof *res->cand);
+				k--;
+			} else
+				j++;
+		if (k == r->o.top)
+			pw_planner_candidate_free(&c);
+		else
+			res->cand[k++] = c;
 	}
-	if (isnan(o->time_limit)) {
-		pw_error_set(err, "plan: time limit: must be a number of "
-		    "seconds");
-		return PW_ERR_INPUT;
+	res->ncand = k;
+	free(v);
+	if (rc != PW_OK)
+		pw_planner_result_free(res);
+	return rc;
+}
+
+/* Runs R (its problem or origin set) into RES. */
+static int
+pw_planner_go(struct pw_planner_run *r, const struct pw_planner_opts *o,
+    struct pw_planner_result *res, struct pw_error *err)
+{
+	size_t i;
+	int rc;
+
+	r->o = *o;
+	if (!(r->o.time_limit > 0))
+		r->o.time_limit = 60;
+	if (r->o.top == 0)
+		r->o.top = 10;
+	r->t0 = r->last_tick = pw_search_now();
+	r->deadline = r->t0 + r->o.time_limit;
+	r->split_deadline = r->t0 + PW_PLANNER_SPLIT_SHARE * r->o.time_limit;
+	r->moves = o->iteration_limit > 0 ? o->iteration_limit : -1;
+	r->best = INFINITY;
+	r->tight_share = INFINITY;
+	r->tight_device = -1;
+	rc = r->origin != NULL ? pw_planner_model_designs(r, err) :
+	    pw_planner_fixed_designs(r, err);
+	if (rc == PW_OK)
+		rc = pw_planner_search(r, err);
+	if (rc == PW_OK)
+		rc = pw_planner_results(r, res, err);
+	if (rc == PW_OK) {
+		res->tried = r->tried;
+		res->split_fixed = r->origin == NULL;
+		res->ended = pw_planner_cancelled(r) ? PW_END_CANCELLED :
+		    r->timed_out ? PW_END_TIME : r->out_of_moves ?
+		    PW_END_ITERATIONS : PW_END_SEARCHED;
+		res->elapsed = pw_search_now() - r->t0;
+		r->phase = "done";
+		pw_planner_tick(r, res->cand[0].objective,
+		    res->cand[0].schedule_name, true);
 	}
-	if (o->iteration_limit < 0) {
-		pw_error_set(err, "plan: iteration limit: must not be negative "
-		    "(got %ld)", o->iteration_limit);
-		return PW_ERR_INPUT;
+	for (i = 0; i < r->nslot; i++) {
+		free(r->slot[i].design.layers_per_stage);
+		pw_problem_free(r->slot[i].problem);
+		pw_schedule_free(r->slot[i].schedule);
 	}
-	return PW_OK;
+	free(r->slot);
+	return rc;
 }
 
 int
@@ -355,68 +465,56 @@ pw_planner(const struct pw_problem *p, const struct pw_planner_opts *o,
     struct pw_planner_result *res, struct pw_error *err)
 {
 	struct pw_planner_run r;
-	struct pw_planner_slot **v = NULL;
-	size_t i, n = 0;
 	int rc;
 
 	memset(res, 0, sizeof *res);
-	if ((rc = pw_planner_check_opts(o, err)) != PW_OK ||
+	if (p != NULL && p->origin != NULL)
+		return pw_planner_model(&p->origin->model,
+		    &p->origin->hardware, &p->origin->split, o, res, err);
+	if ((rc = pw_solve_check_common("plan", o->objective, o->offload,
+	    o->time_limit, o->iteration_limit, err)) != PW_OK ||
 	    (rc = pw_problem_validate(p, "plan", err)) != PW_OK)
 		return rc;
 	memset(&r, 0, sizeof r);
 	r.p = p;
-	r.o = *o;
-	if (!(r.o.time_limit > 0))
-		r.o.time_limit = 60;
-	if (r.o.top == 0)
-		r.o.top = 10;
-	r.t0 = r.last_tick = pw_search_now();
-	r.deadline = r.t0 + r.o.time_limit;
-	r.split_deadline = r.t0 + PW_PLANNER_SPLIT_SHARE * r.o.time_limit;
-	r.moves = o->iteration_limit > 0 ? o->iteration_limit : -1;
-	r.best = INFINITY;
-	r.tight_share = INFINITY;
-	r.tight_device = -1;
-	rc = p->origin != NULL ? pw_planner_model_designs(&r, err) :
-	    pw_planner_fixed_designs(&r, err);
-	if (rc == PW_OK)
-		rc = pw_planner_search(&r, err);
-	if (rc != PW_OK)
-		goto out;
-	v = pw_planner_ranked(&r, &n);
-	if (n == 0) {
-		pw_planner_none(&r, err);
-		rc = PW_ERR_INPUT;
-		goto out;
-	}
-	if (n > r.o.top)
-		n = r.o.top;
-	res->cand = pw_xcalloc(n, sizeof *res->cand);
-	for (i = 0; i < n; i++) {
-		if ((rc = pw_planner_candidate(&r, v[i], &res->cand[i],
-		    err)) != PW_OK) {
-			res->ncand = i + 1;
-			pw_planner_result_free(res);
-			goto out;
-		}
-		res->ncand = i + 1;
-	}
-	res->tried = r.tried;
-	res->split_fixed = p->origin == NULL;
-	res->ended = pw_planner_cancelled(&r) ? PW_END_CANCELLED :
-	    r.timed_out ? PW_END_TIME : r.out_of_moves ? PW_END_ITERATIONS :
-	    PW_END_SEARCHED;
-	res->elapsed = pw_search_now() - r.t0;
-	r.phase = "done";
-	pw_planner_tick(&r, res->cand[0].objective, res->cand[0].schedule_name,
-	    true);
-out:
-	free(v);
-	for (i = 0; i < r.nslot; i++) {
-		free(r.slot[i].design.layers_per_stage);
-		pw_problem_free(r.slot[i].problem);
-		pw_schedule_free(r.slot[i].schedule);
-	}
-	free(r.slot);
-	return rc;
+	return pw_planner_go(&r, o, res, err);
+}
+
+int
+pw_planner_model(const struct pw_model *m, const struct pw_hardware *hw,
+    const struct pw_split *sp, const struct pw_planner_opts *o,
+    struct pw_planner_result *res, struct pw_error *err)
+{
+	struct pw_planner_run r;
+	struct pw_origin origin;
+	int rc;
+
+	memset(res, 0, sizeof *res);
+	if ((rc = pw_solve_check_common("plan", o->objective, o->offload,
+	    o->time_limit, o->iteration_limit, err)) != PW_OK ||
+	    (rc = pw_cost_check(m, hw, sp, err)) != PW_OK)
+		return rc;
+	/* Borrowed: the designs copy what they need of it. */
+	origin.model = *m;
+	origin.hardware = *hw;
+	origin.split = *sp;
+	memset(&r, 0, sizeof r);
+	r.origin = &origin;
+	return pw_planner_go(&r, o, res, err);
+}
+
+char *
+pw_planner_progress_text(const struct pw_planner_progress *pr, char *buf,
+    size_t len)
+{
+	if (isfinite(pr->best))
+		snprintf(buf, len, "%zu candidate%s, best %.3f s (%s), %s, "
+		    "%.1f s", pr->tried, pr->tried == 1 ? "" : "s", pr->best,
+		    pr->best_name != NULL ? pr->best_name : "?", pr->phase,
+		    pr->elapsed);
+	else
+		snprintf(buf, len, "%zu candidate%s, none fits yet, %s, %.1f s",
+		    pr->tried, pr->tried == 1 ? "" : "s", pr->phase,
+		    pr->elapsed);
+	return buf;
 }

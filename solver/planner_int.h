@@ -11,9 +11,20 @@
 
 #include "solver.h"
 
-/* Designs the optimizer works on at a time, and its rounds over them. */
+/* Designs the optimizer works on at a time, and its rounds over them.
+ * Three at a time: the first design in order of promise is often not the
+ * one the optimizer improves most, and a batch of three shares the time
+ * left three ways, still a useful share each on the 60 s default.  Three
+ * rounds: a round gives each design still improving a share of the time
+ * left; a design that stops improving (or reaches its bound) gives its
+ * later shares to the others, which by the third round have the batch's
+ * time between them.  Both are judgement, not measured optima:
+ * docs/planner.md has the benchmark they were tuned on. */
 #define PW_PLANNER_OPTIMIZE	3
 #define PW_PLANNER_ROUNDS	3
+/* A design's starting splits: its even and balanced ones, and with
+ * chunks the even and balanced one-chunk splits shared among them. */
+#define PW_PLANNER_STARTS	4
 /* Seconds between progress reports (the contract asks for one a second). */
 #define PW_PLANNER_TICK		0.25
 /* The designs the split moves climb from: those within 10% of the best
@@ -46,7 +57,10 @@ struct pw_planner_slot {
 };
 
 struct pw_planner_run {
+	/* One of the two: the problem with given stages, or the model's
+	 * origin (model, hardware, the split the search starts from). */
 	const struct pw_problem *p;
+	const struct pw_origin *origin;
 	struct pw_planner_opts o;
 	double	t0, deadline, split_deadline;
 	long	moves;			/* split moves left; -1: no limit */

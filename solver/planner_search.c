@@ -54,16 +54,25 @@ pw_planner_stopped(struct pw_planner_run *r, double until)
 	return false;
 }
 
-/* Whether SCHED moves any activation to the host. */
-static bool
-pw_planner_moves(const struct pw_schedule *sched)
+/* When the families must stop: at the split moves' deadline (half the
+ * limit) once some design has a schedule for the optimizer to work on,
+ * else at the limit. */
+static double
+pw_planner_families_until(const struct pw_planner_run *r)
 {
-	int c;
+	return isfinite(r->best) ? r->split_deadline : r->deadline;
+}
 
-	for (c = 0; c < sched->nchannels; c++)
-		if (sched->channel[c].len > 0)
-			return true;
-	return false;
+/* Whether SCHED's transfers suit SL's design: none without offload (a
+ * problem with given stages keeps its link in every design), some where
+ * SL needs them. */
+static bool
+pw_planner_moves_ok(const struct pw_planner_slot *sl,
+    const struct pw_schedule *sched)
+{
+	bool moves = pw_solver_moves(sched);
+
+	return sl->design.offload ? moves || !sl->need_transfer : !moves;
 }
 
 static enum pw_layout
@@ -169,7 +178,11 @@ pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
 		if (layers != NULL && fam->layout !=
 		    pw_planner_layout(&sl->design))
 			continue;
-		if (pw_planner_stopped(r, r->deadline))
+		/* Each family may take a second on the largest models:
+		 * the clock, the cancel flag and the report between them. */
+		pw_planner_tick(r, fmin(r->best, best_obj), best_obj < r->best ?
+		    best_fam : r->best_name, false);
+		if (pw_planner_stopped(r, pw_planner_families_until(r)))
 			break;
 		if ((rc = pw_plan_family(fam, q, &plan, err)) != PW_OK) {
 			if (rc == PW_ERR_INTERNAL)
@@ -179,15 +192,15 @@ pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
 		}
 		m = pw_plan_metrics(plan);
 		if (sl->design.offload && !m->feasible &&
-		    !pw_planner_moves(pw_plan_schedule(plan))) {
+		    !pw_solver_moves(pw_plan_schedule(plan))) {
 			pw_planner_shave(&plan);
 			m = pw_plan_metrics(plan);
 		}
 		obj = pw_objective_value(r->o.objective, m);
 		if (!m->feasible)
 			pw_planner_note_over(r, pw_plan_problem(plan), m);
-		if (m->feasible && obj < best_obj && (!sl->need_transfer ||
-		    pw_planner_moves(pw_plan_schedule(plan)))) {
+		if (m->feasible && obj < best_obj &&
+		    pw_planner_moves_ok(sl, pw_plan_schedule(plan))) {
 			pw_plan_free(best);
 			best = plan;
 			best_obj = obj;
@@ -195,8 +208,6 @@ pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
 		} else
 			pw_plan_free(plan);
 		plan = NULL;
-		pw_planner_tick(r, fmin(r->best, best_obj), best_obj < r->best ?
-		    best_fam : r->best_name, false);
 	}
 	r->tried++;
 	if (best != NULL && best_obj < sl->objective)
@@ -220,7 +231,7 @@ pw_planner_build(const struct pw_planner_run *r,
 	struct pw_error err;
 
 	sp.layers_per_stage = layers;
-	if (pw_cost_problem(&sl->model, &r->p->origin->hardware, &sp, &q,
+	if (pw_cost_problem(&sl->model, &r->origin->hardware, &sp, &q,
 	    &err) != PW_OK)
 		return NULL;
 	return q;
@@ -244,7 +255,7 @@ static bool
 pw_planner_balance(struct pw_planner_run *r, const struct pw_planner_slot *sl,
     const struct pw_split *sp, int *layers)
 {
-	const struct pw_hardware *hw = &r->p->origin->hardware;
+	const struct pw_hardware *hw = &r->origin->hardware;
 	struct pw_error why;
 	int *ones = pw_xcalloc((size_t)sp->devices, sizeof *ones);
 	bool ok;
@@ -281,7 +292,7 @@ pw_planner_reshare(const struct pw_planner_run *r,
 	sp.layers_per_stage = one;
 	/* Only the layers are wanted: no limit can refuse them. */
 	sp.memory_limit = DBL_MAX;
-	if (pw_cost_problem(&sl->model, &r->p->origin->hardware, &sp, &q,
+	if (pw_cost_problem(&sl->model, &r->origin->hardware, &sp, &q,
 	    &err) != PW_OK)
 		return false;
 	ok = pw_problem_resplit(q, sl->split.placement, sl->split.chunks, &q2,
@@ -298,8 +309,8 @@ pw_planner_reshare(const struct pw_planner_run *r,
  * Times SL's starting splits: its even split, its balanced one and, with
  * several chunks, the even and the balanced one-chunk splits shared among
  * the chunks (what the families that split a model again run), each
- * once.  A problem with given stages is timed as it is (without its link
- * where SL does not use it).
+ * once.  A problem with given stages is timed as it is, its link kept
+ * (a design without offload only takes schedules that move nothing).
  */
 static int
 pw_planner_start(struct pw_planner_run *r, struct pw_planner_slot *sl,
@@ -307,16 +318,12 @@ pw_planner_start(struct pw_planner_run *r, struct pw_planner_slot *sl,
 {
 	const int n = sl->split.devices * sl->split.chunks;
 	struct pw_split one = sl->split;
-	struct pw_problem *q;
 	int *start, *bal1, nstart = 0, i, j, s, rc = PW_OK;
 
-	if (r->p->origin == NULL) {
-		q = pw_problem_copy(r->p);
-		if (!sl->design.offload)
-			q->link.present = false;
-		return pw_planner_time(r, sl, q, NULL, err);
-	}
-	start = pw_xcalloc(4 * (size_t)n, sizeof *start);
+	if (r->origin == NULL)
+		return pw_planner_time(r, sl, pw_problem_copy(r->p), NULL,
+		    err);
+	start = pw_xcalloc(PW_PLANNER_STARTS * (size_t)n, sizeof *start);
 	bal1 = pw_xcalloc((size_t)sl->split.devices, sizeof *bal1);
 	for (s = 0; s < n; s++)
 		start[s] = pw_split_layers(&sl->split, sl->model.layers, s);
@@ -430,8 +437,8 @@ pw_planner_solve(struct pw_planner_run *r, struct pw_planner_slot *sl,
 		r->timed_out = true;
 	sl->active = res.objective < sl->objective && !res.optimal &&
 	    res.ended != PW_END_SEARCHED && res.ended != PW_END_CANCELLED;
-	if (res.objective < sl->objective && (!sl->need_transfer ||
-	    pw_planner_moves(res.schedule))) {
+	if (res.objective < sl->objective &&
+	    pw_planner_moves_ok(sl, res.schedule)) {
 		pw_planner_take(r, sl, sl->problem, res.schedule, "solve", NULL,
 		    res.objective);
 		res.schedule = NULL;
@@ -485,9 +492,12 @@ pw_planner_optimize(struct pw_planner_run *r, struct pw_error *err)
 
 	v = pw_planner_ranked(r, &n);
 	for (i = k = 0; i < n; i++) {
+		if (pw_planner_stopped(r, r->deadline))
+			goto out;
+		pw_planner_tick(r, r->best, r->best_name, false);
 		bound = pw_lower_bound(v[i]->problem, r->o.objective);
 		v[i]->key = (v[i]->objective + bound) / 2;
-		if (v[i]->objective > bound * (1 + 1e-9))
+		if (!pw_objective_meets_bound(v[i]->objective, bound))
 			v[k++] = v[i];
 	}
 	n = k;
@@ -529,11 +539,11 @@ pw_planner_search(struct pw_planner_run *r, struct pw_error *err)
 	r->phase = "families";
 	pw_planner_tick(r, r->best, r->best_name, true);
 	for (i = 0; i < r->nslot && rc == PW_OK; i++) {
-		if (pw_planner_stopped(r, r->deadline))
-			return PW_OK;
+		if (pw_planner_stopped(r, pw_planner_families_until(r)))
+			goto optimize;
 		rc = pw_planner_start(r, &r->slot[i], err);
 	}
-	if (rc != PW_OK || r->p->origin == NULL)
+	if (rc != PW_OK || r->origin == NULL)
 		goto optimize;
 	r->phase = "splits";
 	pw_planner_tick(r, r->best, r->best_name, true);

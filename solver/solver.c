@@ -63,19 +63,35 @@ pw_solve_opts_init(struct pw_solve_opts *o)
 	o->seed = 1;
 }
 
+/* Each end's name and what it means for the user. */
+static const struct {
+	const char *name, *words;
+} pw_solve_ends[] = {
+	[PW_END_OPTIMAL] = { "optimal", "optimal for this split and layout" },
+	[PW_END_SEARCHED] = { "searched", "searched" },
+	[PW_END_ITERATIONS] = { "iteration limit", "iteration limit" },
+	[PW_END_TIME] = { "time limit", "time limit" },
+	[PW_END_CANCELLED] = { "cancelled", "cancelled" },
+};
+
 const char *
 pw_solve_end_name(enum pw_solve_end end)
 {
-	static const char *const names[] = {
-		[PW_END_OPTIMAL] = "optimal",
-		[PW_END_SEARCHED] = "searched",
-		[PW_END_ITERATIONS] = "iteration limit",
-		[PW_END_TIME] = "time limit",
-		[PW_END_CANCELLED] = "cancelled",
-	};
-
 	assert(end >= PW_END_OPTIMAL && end <= PW_END_CANCELLED);
-	return names[end];
+	return pw_solve_ends[end].name;
+}
+
+const char *
+pw_solve_end_words(enum pw_solve_end end)
+{
+	assert(end >= PW_END_OPTIMAL && end <= PW_END_CANCELLED);
+	return pw_solve_ends[end].words;
+}
+
+bool
+pw_objective_meets_bound(double objective, double bound)
+{
+	return objective - bound <= pw_solver_tol(objective);
 }
 
 void
@@ -97,6 +113,35 @@ pw_solve_pin_op(const struct pw_problem *p, struct pw_op op)
 	    op.stage < p->nstages && op.mb >= 0 && op.mb < p->microbatches;
 }
 
+int
+pw_solve_check_common(const char *who, enum pw_objective objective,
+    enum pw_offload_mode offload, double time_limit, long iteration_limit,
+    struct pw_error *err)
+{
+	if (objective != PW_OBJ_MAKESPAN && objective != PW_OBJ_SPAN) {
+		pw_error_set(err, "%s: objective %d is not makespan or span",
+		    who, (int)objective);
+		return PW_ERR_INPUT;
+	}
+	if (offload != PW_OFFMODE_AUTO && offload != PW_OFFMODE_ON &&
+	    offload != PW_OFFMODE_OFF) {
+		pw_error_set(err, "%s: offload mode %d is not auto, on or off",
+		    who, (int)offload);
+		return PW_ERR_INPUT;
+	}
+	if (isnan(time_limit) || isinf(time_limit)) {
+		pw_error_set(err, "%s: time_limit %g is not a finite number of "
+		    "seconds", who, time_limit);
+		return PW_ERR_INPUT;
+	}
+	if (iteration_limit < 0) {
+		pw_error_set(err, "%s: iteration_limit %ld is negative (0: "
+		    "none)", who, iteration_limit);
+		return PW_ERR_INPUT;
+	}
+	return PW_OK;
+}
+
 /* One line naming the option at fault. */
 static int
 pw_solve_check_opts(const struct pw_problem *p, const struct pw_solve_opts *o,
@@ -104,29 +149,11 @@ pw_solve_check_opts(const struct pw_problem *p, const struct pw_solve_opts *o,
 {
 	char na[32], nb[32];
 	size_t i;
-	int s;
+	int s, rc;
 
-	if (o->objective != PW_OBJ_MAKESPAN && o->objective != PW_OBJ_SPAN) {
-		pw_error_set(err, "solve: objective %d is not makespan or span",
-		    (int)o->objective);
-		return PW_ERR_INPUT;
-	}
-	if (o->offload != PW_OFFMODE_AUTO && o->offload != PW_OFFMODE_ON &&
-	    o->offload != PW_OFFMODE_OFF) {
-		pw_error_set(err, "solve: offload mode %d is not auto, on or "
-		    "off", (int)o->offload);
-		return PW_ERR_INPUT;
-	}
-	if (isnan(o->time_limit) || isinf(o->time_limit)) {
-		pw_error_set(err, "solve: time_limit %g is not a finite number "
-		    "of seconds", o->time_limit);
-		return PW_ERR_INPUT;
-	}
-	if (o->iteration_limit < 0) {
-		pw_error_set(err, "solve: iteration_limit %ld is negative (0: "
-		    "none)", o->iteration_limit);
-		return PW_ERR_INPUT;
-	}
+	if ((rc = pw_solve_check_common("solve", o->objective, o->offload,
+	    o->time_limit, o->iteration_limit, err)) != PW_OK)
+		return rc;
 	if (o->start != NULL && o->start_family != NULL) {
 		pw_error_set(err, "solve: start and start_family are both set "
 		    "(give one)");
@@ -518,8 +545,8 @@ pw_solve_finish(struct pw_solve_run *run, struct pw_solve_result *res,
 		res->gap = res->objective > 0 ? (res->objective -
 		    res->bound) / res->objective : 0;
 		/* As the search tells a closed gap. */
-		res->optimal = res->objective - res->bound <=
-		    pw_solver_tol(res->objective);
+		res->optimal = pw_objective_meets_bound(res->objective,
+		    res->bound);
 		if (res->optimal)
 			res->gap = 0;
 		/* A worker left behind or stopped was stopped by the time

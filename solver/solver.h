@@ -329,8 +329,9 @@ void	pw_sweep_free(struct pw_sweep *);
  * offload and the schedule (every family that applies, then the
  * optimizer on the most promising candidates).  For a problem with given
  * stages only the schedule and offload are searched (SPLIT_FIXED).
- * Deterministic for its input, options and seed when it ends by its
- * iteration limits rather than the time limit.
+ * The same result on every run of a build, for its input, options and
+ * seed, whenever result.ended is ITERATIONS or SEARCHED (no phase was
+ * stopped by the clock); TIME says the clock stopped some phase.
  */
 
 /* What a candidate's design is. */
@@ -374,7 +375,8 @@ struct pw_planner_opts {
 	double	time_limit;	/* seconds of wall time; <= 0: 60 */
 	/* 0, or lp_solve's iterations (and the local search's moves) per
 	 * optimizer run, and the split moves tried in all: with it the
-	 * result is the same on every run whatever the time limit. */
+	 * result is the same on every run that ends by it (result.ended
+	 * ITERATIONS or SEARCHED, not TIME). */
 	long	iteration_limit;
 	size_t	top;		/* candidates kept, best first; 0: 10 */
 	unsigned long seed;
@@ -426,7 +428,8 @@ char	*pw_planner_progress_text(const struct pw_planner_progress *,
 /* "1 chunk", "loop x4", "V" into BUF, returned. */
 char	*pw_design_layout_name(const struct pw_design *, char *buf, size_t len);
 /* The split as "4,4,4,5,5,4,4,2" (or "given") into BUF, returned
- * (shortened with "..." when it does not fit). */
+ * (shortened with "..." when it does not fit; with LEN below 4, what of
+ * that fits, and nothing for 0). */
 char	*pw_design_split_name(const struct pw_design *, int nstages,
 	    char *buf, size_t len);
 
