@@ -36,9 +36,6 @@ struct pwl_record {
 	size_t	size;
 };
 
-const char *const pwl_recompute_names[] = { "none", "pipeoffload",
-    "full", NULL };
-
 #define PWL_MF(n, t, need, def) \
 	{ #n, t, offsetof(struct pw_model, n), need, def }
 static const struct pwl_field pwl_model_fields[] = {
@@ -95,6 +92,23 @@ static const struct pwl_record pwl_hardware_record = {
 	pw_hardware_presets, &pw_nhardware_presets, sizeof (struct pw_hardware)
 };
 
+/* Field NAME of the table at IDX, a recomputation's name as the core
+ * reads it (pw_recompute_parse); DEF when absent. */
+static int
+pwl_recompute_read(lua_State *L, int idx, const char *what,
+    const char *name, int def)
+{
+	const char *v = pwl_get_string(L, idx, what, name, NULL);
+	enum pw_recompute r;
+
+	if (v == NULL)
+		return def;
+	if (!pw_recompute_parse(v, &r))
+		return pwl_fail(L, "%s: %s: must be one of "
+		    PW_RECOMPUTE_CHOICES " (got %s)", what, name, v);
+	return (int)r;
+}
+
 /*
  * Reads the table at IDX (named WHAT in errors) into OUT, a struct
  * pw_model or pw_hardware.  With PARTIAL an absent field keeps OUT's
@@ -137,8 +151,8 @@ pwl_record_read(lua_State *L, int idx, const struct pwl_record *rec,
 			break;
 		case PWL_RECOMPUTE:
 			i = (int *)(void *)at;
-			*i = pwl_get_option(L, idx, what, f->name, partial ? *i :
-			    (int)f->def, pwl_recompute_names);
+			*i = pwl_recompute_read(L, idx, what, f->name, partial ?
+			    *i : (int)f->def);
 			break;
 		case PWL_NAME:
 			s = (const char **)(void *)at;

@@ -267,7 +267,7 @@ void	pwl_open_plan(lua_State *);
 /* write.c */
 void	pwl_open_write(lua_State *);
 
-/* model.c: the names of enum pw_recompute, by value, NULL-terminated. */
-extern const char *const pwl_recompute_names[];
+/* The names of enum pw_recompute, by value, NULL-terminated: the core's. */
+#define pwl_recompute_names	pw_recompute_names
 
 #endif /* PWLUA_INT_H */

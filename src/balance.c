@@ -5,7 +5,7 @@
  *
  * The search is over the devices' layer counts: a device's compute and
  * memory depend only on how many layers it holds (its chunks share them
- * by one fixed rule, pw_balance_share), so a dynamic program over the
+ * by one fixed rule, pw_split_share), so a dynamic program over the
  * devices in order, with the layers used so far as its state, is exact
  * for the model.  For one chunk per device that is the classic program
  * over layer boundaries.  It runs twice: the first pass finds the least
@@ -15,7 +15,6 @@
  * docs/planner.md states the model and its approximations.
  */
 #include <assert.h>
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,64 +34,23 @@ struct pw_balance {
 	const struct pw_model *model;
 	const struct pw_hardware *hw;
 	const struct pw_split *split;
-	int	devices, chunks, nstages, layers;
+	int	devices, chunks, layers;
 	int	lo, hi;		/* a device's fewest and most layers */
 	double	room;		/* bytes a device may use; INFINITY: no limit */
 	struct pw_balance_cell *cell;	/* [devices * (hi + 1)] */
 };
 
-/* The pipeline stage of chunk C of device D. */
-static int
-pw_balance_stage(const struct pw_split *sp, int d, int c)
-{
-	if (sp->placement == PW_PLACE_V)
-		return c == 0 ? d : 2 * sp->devices - 1 - d;
-	return d + c * sp->devices;
-}
-
-/*
- * Shares N layers among device D's chunks, writing each chunk's count to
- * OUT[c]: evenly, the remainder to the chunks holding neither the
- * embedding nor the LM head first, then to the embedding's, the head's
- * last, so that the end stages (which carry the most beside their
- * layers) are the lightest.
- */
-static void
-pw_balance_share(const struct pw_split *sp, int d, int n, int *out)
-{
-	int v = sp->chunks, last = sp->devices * v - 1, extra = n % v;
-	int pass, c, s;
-
-	for (c = 0; c < v; c++)
-		out[c] = n / v;
-	/* Pass 0: plain chunks; 1: the embedding's; 2: the head's. */
-	for (pass = 0; pass < 3 && extra > 0; pass++)
-		for (c = 0; c < v && extra > 0; c++) {
-			s = pw_balance_stage(sp, d, c);
-			if ((pass == 0 && s != 0 && s != last) ||
-			    (pass == 1 && s == 0 && s != last) ||
-			    (pass == 2 && s == last)) {
-				out[c]++;
-				extra--;
-			}
-		}
-	assert(extra == 0);
-}
-
 /* Activations device D keeps at once under 1F1B (one chunk) or
- * Megatron's interleaved schedule (its warm-up forwards plus one). */
+ * Megatron's interleaved schedule: its warm-up forwards plus the one of
+ * its first backward, at most every forward it runs. */
 static int
 pw_balance_inflight(const struct pw_split *sp, int d)
 {
-	long p = sp->devices, v = sp->chunks, m = sp->microbatches, n;
+	long n = pw_warmup_forwards(sp->devices, sp->chunks,
+	    sp->microbatches, d) + 1L;
+	long most = (long)sp->chunks * sp->microbatches;
 
-	if (v == 1)
-		n = p - d;
-	else
-		n = 2 * (p - d - 1) + (v - 1) * p + 1;
-	if (n > v * m)
-		n = v * m;
-	return (int)n;
+	return (int)(n < most ? n : most);
 }
 
 static struct pw_balance_cell *
@@ -106,24 +64,27 @@ static void
 pw_balance_fill(struct pw_balance *bl, const int *inflight)
 {
 	const struct pw_split *sp = bl->split;
+	const int nstages = bl->devices * bl->chunks;
 	struct pw_balance_cell *cl;
 	struct pw_stage st;
 	double stat, act;
-	int *share = pw_xcalloc((size_t)bl->chunks, sizeof *share);
-	int d, n, c, k;
+	int *share = pw_xcalloc((size_t)nstages, sizeof *share);
+	int d, n, s, k;
 
 	for (d = 0; d < bl->devices; d++) {
 		k = inflight != NULL ? inflight[d] : pw_balance_inflight(sp, d);
 		for (n = bl->lo; n <= bl->hi; n++) {
 			cl = pw_balance_at(bl, d, n);
-			pw_balance_share(sp, d, n, share);
+			pw_split_share(sp, d, n, share);
 			cl->load = 0;
 			cl->need = 0;
 			act = 0;
-			for (c = 0; c < bl->chunks; c++) {
-				pw_cost_stage(bl->model, bl->hw, sp,
-				    pw_balance_stage(sp, d, c), share[c], &st,
-				    &stat);
+			for (s = 0; s < nstages; s++) {
+				if (pw_placement_device(sp->placement,
+				    bl->devices, nstages, s) != d)
+					continue;
+				pw_cost_stage(bl->model, bl->hw, sp, s,
+				    share[s], &st, &stat);
 				cl->load += st.f + st.b + st.w;
 				cl->need += stat;
 				if (st.act > act)
@@ -134,18 +95,6 @@ pw_balance_fill(struct pw_balance *bl, const int *inflight)
 		}
 	}
 	free(share);
-}
-
-/* The bytes a device may use under SP: its limit less the reserve. */
-static double
-pw_balance_room(const struct pw_split *sp, const struct pw_hardware *hw)
-{
-	double limit;
-
-	if (sp->memory_limit >= DBL_MAX)
-		return INFINITY;
-	limit = sp->memory_limit > 0 ? sp->memory_limit : hw->memory;
-	return limit - pw_split_reserve(sp, limit);
 }
 
 /*
@@ -225,8 +174,8 @@ pw_split_balance(const struct pw_model *m, const struct pw_hardware *hw,
 	struct pw_split own = *sp;
 	struct pw_balance bl;
 	double *value = NULL, best;
-	int *choice = NULL, *share = NULL;
-	int rc, d, c, k, n;
+	int *choice = NULL;
+	int rc, d, k, n;
 	size_t w;
 
 	own.layers_per_stage = NULL;
@@ -244,11 +193,10 @@ pw_split_balance(const struct pw_model *m, const struct pw_hardware *hw,
 	bl.split = &own;
 	bl.devices = own.devices;
 	bl.chunks = own.chunks;
-	bl.nstages = own.devices * own.chunks;
 	bl.layers = m->layers;
 	bl.lo = own.chunks;
 	bl.hi = m->layers - (own.devices - 1) * own.chunks;
-	bl.room = pw_balance_room(&own, hw);
+	bl.room = pw_split_room(&own, hw);
 	bl.cell = pw_xcalloc((size_t)bl.devices * (size_t)(bl.hi + 1),
 	    sizeof *bl.cell);
 	pw_balance_fill(&bl, inflight);
@@ -264,13 +212,10 @@ pw_split_balance(const struct pw_model *m, const struct pw_hardware *hw,
 	}
 	/* The bottleneck is one cell's load, so the cap admits it exactly. */
 	pw_balance_pass(&bl, best, value, choice);
-	share = pw_xcalloc((size_t)bl.chunks, sizeof *share);
 	for (d = bl.devices - 1, k = bl.layers; d >= 0; d--) {
 		n = choice[d * w + k];
 		assert(n >= bl.lo);
-		pw_balance_share(&own, d, n, share);
-		for (c = 0; c < bl.chunks; c++)
-			layers[pw_balance_stage(&own, d, c)] = share[c];
+		pw_split_share(&own, d, n, layers);
 		k -= n;
 	}
 	assert(k == 0);
@@ -278,7 +223,6 @@ pw_split_balance(const struct pw_model *m, const struct pw_hardware *hw,
 		*bottleneck = best;
 	rc = PW_OK;
 out:
-	free(share);
 	free(choice);
 	free(value);
 	free(bl.cell);

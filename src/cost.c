@@ -232,6 +232,14 @@ pw_split_reserve(const struct pw_split *sp, double limit)
 	return sp->reserve_bytes + sp->reserve_fraction * limit;
 }
 
+double
+pw_split_room(const struct pw_split *sp, const struct pw_hardware *hw)
+{
+	double limit = pw_cost_limit(sp, hw);
+
+	return limit - pw_split_reserve(sp, limit);
+}
+
 /* Bytes of the attention scores a layer keeps (s x s per head): none with
  * flash attention or full recompute; the softmax output (2 bytes) when
  * PipeOffload recomputes dropout; Korthikanti et al.'s 5 bytes otherwise. */
@@ -341,11 +349,26 @@ pw_split_layers(const struct pw_split *sp, int layers, int s)
 static int
 pw_cost_device(const struct pw_split *sp, int s)
 {
-	int nstages = sp->devices * sp->chunks;
+	return pw_placement_device(sp->placement, sp->devices, sp->devices *
+	    sp->chunks, s);
+}
 
-	if (sp->placement == PW_PLACE_V && s >= sp->devices)
-		return nstages - 1 - s;
-	return s % sp->devices;
+/* Pass 0 of the share takes the plain stages, 1 stage 0, 2 the last. */
+void
+pw_split_share(const struct pw_split *sp, int d, int n, int *layers)
+{
+	const int nstages = sp->devices * sp->chunks;
+	int s, extra = n % sp->chunks, pass;
+
+	assert(n >= sp->chunks);
+	for (pass = 0; pass < 3; pass++)
+		for (s = 0; s < nstages; s++) {
+			if (pw_cost_device(sp, s) != d ||
+			    (s == 0 ? 1 : s == nstages - 1 ? 2 : 0) != pass)
+				continue;
+			layers[s] = n / sp->chunks + (extra > 0);
+			extra -= extra > 0;
+		}
 }
 
 void
@@ -447,33 +470,6 @@ pw_origin_free(struct pw_origin *o)
 	free(o);
 }
 
-/*
- * Shares TOTAL layers among the CHUNKS stages of device D under SP (the
- * new split), writing them to LAYERS in pipeline order: an even share,
- * its remainder on the plain chunks first, then on the embedding's and
- * last on the LM head's, the heaviest.  False when some chunk would get
- * none.
- */
-static bool
-pw_resplit_device(const struct pw_split *sp, int d, int total, int *layers)
-{
-	const int nstages = sp->devices * sp->chunks;
-	int s, extra = total % sp->chunks, pass;
-
-	if (total < sp->chunks)
-		return false;
-	/* Pass 0 takes the plain stages, 1 stage 0, 2 the last stage. */
-	for (pass = 0; pass < 3; pass++)
-		for (s = 0; s < nstages; s++) {
-			if (pw_cost_device(sp, s) != d ||
-			    (s == 0 ? 1 : s == nstages - 1 ? 2 : 0) != pass)
-				continue;
-			layers[s] = total / sp->chunks + (extra > 0);
-			extra -= extra > 0;
-		}
-	return true;
-}
-
 int
 pw_problem_resplit(const struct pw_problem *p, enum pw_placement placement,
     int chunks, struct pw_problem **out, struct pw_error *err)
@@ -504,13 +500,15 @@ pw_problem_resplit(const struct pw_problem *p, enum pw_placement placement,
 	for (s = 0; s < old; s++)
 		total[pw_cost_device(&o->split, s)] += pw_split_layers(&o->split,
 		    o->model.layers, s);
-	for (d = 0; d < split.devices; d++)
-		if (!pw_resplit_device(&split, d, total[d], layers)) {
+	for (d = 0; d < split.devices; d++) {
+		if (total[d] < chunks) {
 			pw_error_set(err, "device %d: %d stages need at least "
 			    "%d layers (it holds %d)", d, chunks, chunks,
 			    total[d]);
 			goto out;
 		}
+		pw_split_share(&split, d, total[d], layers);
+	}
 	split.layers_per_stage = layers;
 	if (pw_cost_problem(&o->model, &o->hardware, &split, out, err) == PW_OK)
 		rc = PW_OK;
@@ -525,7 +523,7 @@ pw_cost_problem(const struct pw_model *m, const struct pw_hardware *hw,
     const struct pw_split *sp, struct pw_problem **out, struct pw_error *err)
 {
 	struct pw_problem *p = NULL;
-	double bytes, limit;
+	double bytes, room;
 	int rc, s, d, nstages;
 
 	*out = NULL;
@@ -541,9 +539,9 @@ pw_cost_problem(const struct pw_model *m, const struct pw_hardware *hw,
 		p->memory[p->stages[s].device].static_bytes += bytes;
 	}
 	p->comm = p->stages[0].comm;
-	limit = pw_cost_limit(sp, hw);
+	room = pw_split_room(sp, hw);
 	for (d = 0; d < sp->devices; d++)
-		p->memory[d].limit = limit - pw_split_reserve(sp, limit);
+		p->memory[d].limit = room;
 	if (sp->offload) {
 		pw_problem_set_link(p, hw->pcie_d2h, hw->pcie_h2d,
 		    hw->pcie_latency, true);

@@ -43,7 +43,7 @@ pw_warmup_gpipe(const struct pw_problem *p, int d)
 static int
 pw_warmup_1f1b(const struct pw_problem *p, int d)
 {
-	return pw_min(p->devices - d - 1, p->microbatches);
+	return pw_warmup_forwards(p->devices, 1, p->microbatches, d);
 }
 
 /* The Zero Bubble warm-ups are 1F1B's times a factor (1, 2) and are not
@@ -64,10 +64,18 @@ pw_warmup_zb_h2(const struct pw_problem *p, int d)
 static int
 pw_warmup_interleaved(const struct pw_problem *p, int d)
 {
-	int v = p->nstages / p->devices;
+	return pw_warmup_forwards(p->devices, p->nstages / p->devices,
+	    p->microbatches, d);
+}
 
-	return pw_min((p->devices - d - 1) * 2 + (v - 1) * p->devices,
-	    p->microbatches * v);
+/* Megatron's interleaved warm-up; one chunk is plain 1F1B's. */
+int
+pw_warmup_forwards(int devices, int chunks, int microbatches, int d)
+{
+	if (chunks == 1)
+		return pw_min(devices - d - 1, microbatches);
+	return pw_min((devices - d - 1) * 2 + (chunks - 1) * devices,
+	    microbatches * chunks);
 }
 
 static const struct pw_classic pw_gpipe = {

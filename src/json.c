@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <jansson.h>
 #include <yajl/yajl_parse.h>
@@ -115,14 +116,32 @@ static const struct pw_jfield pw_jreserve[] = {
 };
 
 /* Names of the cost model's enums, indexed by value. */
-static const char *const pw_jrecompute[] = { "none", "pipeoffload", "full" };
+const char *const pw_recompute_names[] = { "none", "pipeoffload", "full",
+    NULL };
 static const char *const pw_jplacement[] = { "loop", "v" };
 
 const char *
 pw_recompute_name(enum pw_recompute r)
 {
 	assert(r >= PW_RECOMPUTE_NONE && r <= PW_RECOMPUTE_FULL);
-	return pw_jrecompute[r];
+	return pw_recompute_names[r];
+}
+
+bool
+pw_recompute_parse(const char *s, enum pw_recompute *out)
+{
+	int r;
+
+	if (strcasecmp(s, "selective") == 0) {
+		*out = PW_RECOMPUTE_PIPEOFFLOAD;
+		return true;
+	}
+	for (r = PW_RECOMPUTE_NONE; r <= PW_RECOMPUTE_FULL; r++)
+		if (strcasecmp(s, pw_recompute_names[r]) == 0) {
+			*out = (enum pw_recompute)r;
+			return true;
+		}
+	return false;
 }
 
 /* The ops a pin names, each an object as an anchor is ("kind", "stage",
@@ -582,12 +601,29 @@ pw_jmember_object(struct pw_jin *in, const json_t *obj, const char *parent,
 	    pw_jbad(in, field, *out, "must be an object");
 }
 
+/* Member "recompute", a name pw_recompute_parse reads. */
+static int
+pw_jmember_recompute(struct pw_jin *in, const json_t *obj,
+    const char *parent, enum pw_recompute *out)
+{
+	char field[PW_FIELD_MAX];
+	json_t *v;
+	int rc;
+
+	if ((rc = pw_jmember(in, obj, parent, "recompute", true, field,
+	    &v)) != PW_OK)
+		return rc;
+	if (json_is_string(v) && pw_recompute_parse(json_string_value(v), out))
+		return PW_OK;
+	return pw_jbad(in, field, v, "must be one of " PW_RECOMPUTE_CHOICES);
+}
+
 static int
 pw_jread_model(struct pw_jin *in, const json_t *obj, const char *parent,
     struct pw_model *m)
 {
 	size_t i;
-	int rc, recompute;
+	int rc;
 
 	if ((rc = pw_jmember_name(in, obj, parent, &m->name)) != PW_OK)
 		return rc;
@@ -603,10 +639,8 @@ pw_jread_model(struct pw_jin *in, const json_t *obj, const char *parent,
 	    &m->gated_mlp)) != PW_OK ||
 	    (rc = pw_jmember_bool(in, obj, parent, "tied_embeddings", false,
 	    &m->tied_embeddings)) != PW_OK ||
-	    (rc = pw_jmember_enum(in, obj, parent, "recompute", pw_jrecompute,
-	    PW_NFIELDS(pw_jrecompute), &recompute)) != PW_OK)
+	    (rc = pw_jmember_recompute(in, obj, parent, &m->recompute)) != PW_OK)
 		return rc;
-	m->recompute = (enum pw_recompute)recompute;
 	return PW_OK;
 }
 
@@ -1739,7 +1773,7 @@ pw_jorigin(const struct pw_origin *o, const char *where, const char *parent,
 	pw_jset(model, "flash_attention",
 	    json_boolean(o->model.flash_attention));
 	pw_jset(model, "recompute",
-	    json_string(pw_jrecompute[o->model.recompute]));
+	    json_string(pw_recompute_name(o->model.recompute)));
 	if (o->model.gated_mlp)
 		pw_jset(model, "gated_mlp", json_true());
 	if (o->model.tied_embeddings)

@@ -617,6 +617,10 @@ const struct pw_family *pw_family_find(const char *name);
  * owns it); else the family's refusal, saying why no split fits. */
 int	pw_family_build(const struct pw_family *, const struct pw_problem *,
 	    struct pw_problem **used, struct pw_schedule **out, struct pw_error *);
+/* The forwards device D of DEVICES runs before its first backward under
+ * 1F1B (CHUNKS 1) or Megatron's interleaved 1F1B (CHUNKS stages per
+ * device, loop placement), with MICROBATCHES microbatches. */
+int	pw_warmup_forwards(int devices, int chunks, int microbatches, int d);
 
 /* ------------------------------------------------------------------ */
 /* Offload planner: activations to host memory and back without moving */
@@ -710,10 +714,16 @@ enum pw_recompute {
 };
 /* R's name in the file format: "none", "pipeoffload", "full" (static). */
 const char *pw_recompute_name(enum pw_recompute r);
+/* Those names indexed by value, NULL after the last: the one table, for
+ * a front end's list of choices. */
+extern const char *const pw_recompute_names[];
 /* Reads a recomputation's name: those pw_recompute_name gives, and
  * "selective" for PW_RECOMPUTE_PIPEOFFLOAD (the planner's and the
  * command line's word), in any case.  False, *OUT untouched, otherwise. */
 bool	pw_recompute_parse(const char *s, enum pw_recompute *out);
+/* The names it reads, for a message saying what a field must be. */
+#define PW_RECOMPUTE_CHOICES \
+	"\"none\", \"pipeoffload\" (or \"selective\"), \"full\""
 
 struct pw_model {
 	const char *name;
@@ -746,6 +756,9 @@ enum pw_placement {
 	PW_PLACE_LOOP,		/* pw_problem_place_loop */
 	PW_PLACE_V,		/* pw_problem_place_v: needs 2 chunks */
 };
+/* The device of stage S (of NSTAGES on DEVICES) under PLACEMENT: s mod
+ * p for loop; for V, s below p and 2p-1-s above (V needs S = 2p). */
+int	pw_placement_device(enum pw_placement, int devices, int nstages, int s);
 
 struct pw_split {
 	int	devices;
@@ -785,6 +798,14 @@ struct pw_origin *pw_origin_copy(const struct pw_origin *);
 /* The layers of stage S of the split: its list's, or the even share
  * (remainder on the middle stages) when it has none. */
 int	pw_split_layers(const struct pw_split *, int layers, int s);
+/* Shares N layers (at least SPLIT's chunks) among device D's stages,
+ * writing each stage's count to LAYERS[s] (pipeline order; the other
+ * stages' untouched): evenly, the remainder to the stages holding
+ * neither the embedding nor the LM head first, then to the embedding's,
+ * the head's last, so that the end stages, which carry the most beside
+ * their layers, are the lightest.  The one rule for a device's chunks,
+ * shared by the partition search and pw_problem_resplit. */
+void	pw_split_share(const struct pw_split *, int d, int n, int *layers);
 void	pw_origin_free(struct pw_origin *);
 
 /* Builds the problem of MODEL on HW split as SPLIT and validates it; the
@@ -809,6 +830,10 @@ void	pw_cost_stage(const struct pw_model *, const struct pw_hardware *,
 /* The bytes of every device's limit that SPLIT holds back (its reserve)
  * for a limit of LIMIT bytes. */
 double	pw_split_reserve(const struct pw_split *, double limit);
+/* The bytes a device may use under SPLIT on HW: its limit (the split's,
+ * else the hardware's memory) less the reserve; INFINITY when the split
+ * has none (memory_limit DBL_MAX). */
+double	pw_split_room(const struct pw_split *, const struct pw_hardware *);
 
 /*
  * The partition search: the layers of each stage of SPLIT (its devices,

@@ -70,7 +70,8 @@ pw_problem_place_loop(struct pw_problem *p, struct pw_error *err)
 		return PW_ERR_INPUT;
 	}
 	for (s = 0; s < p->nstages; s++)
-		p->stages[s].device = s % p->devices;
+		p->stages[s].device = pw_placement_device(PW_PLACE_LOOP,
+		    p->devices, p->nstages, s);
 	return PW_OK;
 }
 
@@ -85,8 +86,19 @@ pw_problem_place_v(struct pw_problem *p, struct pw_error *err)
 		return PW_ERR_INPUT;
 	}
 	for (s = 0; s < p->nstages; s++)
-		p->stages[s].device = s < p->devices ? s : p->nstages - 1 - s;
+		p->stages[s].device = pw_placement_device(PW_PLACE_V,
+		    p->devices, p->nstages, s);
 	return PW_OK;
+}
+
+int
+pw_placement_device(enum pw_placement placement, int devices, int nstages,
+    int s)
+{
+	assert(devices > 0 && s >= 0 && s < nstages);
+	if (placement == PW_PLACE_V && s >= devices)
+		return nstages - 1 - s;
+	return s % devices;
 }
 
 void
@@ -402,7 +414,8 @@ pw_problem_is_loop(const struct pw_problem *p)
 	if (p->nstages % p->devices != 0)
 		return false;
 	for (s = 0; s < p->nstages; s++)
-		if (p->stages[s].device != s % p->devices)
+		if (p->stages[s].device != pw_placement_device(PW_PLACE_LOOP,
+		    p->devices, p->nstages, s))
 			return false;
 	return true;
 }
@@ -415,8 +428,8 @@ pw_problem_is_v(const struct pw_problem *p)
 	if (p->nstages != 2 * p->devices)
 		return false;
 	for (s = 0; s < p->nstages; s++)
-		if (p->stages[s].device !=
-		    (s < p->devices ? s : p->nstages - 1 - s))
+		if (p->stages[s].device != pw_placement_device(PW_PLACE_V,
+		    p->devices, p->nstages, s))
 			return false;
 	return true;
 }

@@ -781,6 +781,88 @@ test_resplit_uneven(void)
 	pw_problem_free(p);
 }
 
+/* pw_split_share: each device's layers shared among its chunks, the
+ * remainder on the plain chunks, then the embedding's, the head's last;
+ * the other devices' stages untouched. */
+static void
+test_split_share(void)
+{
+	static const struct { enum pw_placement pl; int chunks, d, n;
+	    int want[6]; } c[] = {
+		{ PW_PLACE_LOOP, 3, 0, 7, { 2, -1, 3, -1, 2, -1 } },
+		{ PW_PLACE_LOOP, 3, 0, 8, { 2, -1, 3, -1, 3, -1 } },
+		{ PW_PLACE_LOOP, 3, 1, 8, { -1, 3, -1, 3, -1, 2 } },
+		{ PW_PLACE_LOOP, 2, 0, 5, { 2, -1, 3, -1, -1, -1 } },
+		{ PW_PLACE_V, 2, 0, 5, { 3, -1, -1, 2, -1, -1 } },
+		{ PW_PLACE_V, 2, 1, 5, { -1, 3, 2, -1, -1, -1 } },
+		{ PW_PLACE_V, 2, 0, 4, { 2, -1, -1, 2, -1, -1 } },
+	};
+	struct pw_split sp = { .devices = 2 };
+	int layers[6], i, s, ok;
+
+	for (i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
+		sp.placement = c[i].pl;
+		sp.chunks = c[i].chunks;
+		for (s = 0; s < 6; s++)
+			layers[s] = -1;
+		pw_split_share(&sp, c[i].d, c[i].n, layers);
+		for (ok = 1, s = 0; s < 6; s++)
+			ok = ok && layers[s] == c[i].want[s];
+		tap_ok(ok, "split share: %s of %d, device %d, %d layers",
+		    c[i].pl == PW_PLACE_V ? "V" : "loop", c[i].chunks, c[i].d,
+		    c[i].n);
+	}
+}
+
+/* pw_split_room: the limit (the split's, else the hardware's) less the
+ * reserve; INFINITY for none. */
+static void
+test_split_room(void)
+{
+	struct pw_split sp = two;
+
+	tap_near(pw_split_room(&sp, &test_toy_hw), 1e9, 0,
+	    "room: the hardware's memory");
+	sp.reserve_bytes = 1e8;
+	sp.reserve_fraction = 0.1;
+	tap_near(pw_split_room(&sp, &test_toy_hw), 8e8, 0,
+	    "room: less 1e8 + 0.1 x 1e9");
+	sp.memory_limit = 5e8;
+	tap_near(pw_split_room(&sp, &test_toy_hw), 3.5e8, 0,
+	    "room: the split's limit less 1e8 + 0.1 x 5e8");
+	sp.memory_limit = DBL_MAX;
+	tap_ok(pw_split_room(&sp, &test_toy_hw) == INFINITY,
+	    "room: none, no reserve");
+}
+
+/* pw_recompute_parse: the file format's names and "selective", in any
+ * case; anything else leaves *OUT alone. */
+static void
+test_recompute_parse(void)
+{
+	static const struct { const char *s; enum pw_recompute r; } c[] = {
+		{ "none", PW_RECOMPUTE_NONE },
+		{ "pipeoffload", PW_RECOMPUTE_PIPEOFFLOAD },
+		{ "Selective", PW_RECOMPUTE_PIPEOFFLOAD },
+		{ "FULL", PW_RECOMPUTE_FULL },
+	};
+	enum pw_recompute r;
+	size_t i;
+
+	for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+		r = (enum pw_recompute)-1;
+		tap_ok(pw_recompute_parse(c[i].s, &r) && r == c[i].r,
+		    "recompute parse: %s is %s", c[i].s,
+		    pw_recompute_name(c[i].r));
+	}
+	r = PW_RECOMPUTE_FULL;
+	tap_ok(!pw_recompute_parse("some", &r) && r == PW_RECOMPUTE_FULL,
+	    "recompute parse: some refused, *out untouched");
+	tap_ok(!pw_recompute_parse("", &r), "recompute parse: empty refused");
+	tap_str(pw_recompute_names[3] == NULL ? pw_recompute_names[1] : "",
+	    "pipeoffload", "recompute names: by value, NULL after the last");
+}
+
 int
 main(void)
 {
@@ -800,5 +882,8 @@ main(void)
 	test_current_presets();
 	test_split_layers();
 	test_resplit_uneven();
+	test_split_share();
+	test_split_room();
+	test_recompute_parse();
 	return tap_done();
 }

@@ -363,8 +363,24 @@ test_origin(void)
 		q = pw_problem_read(path, &err);
 		tap_ok(q == NULL, "a bad origin field is an error");
 		tap_ok(strstr(err.msg, "origin.model.recompute: must be one "
-		    "of \"none\", \"pipeoffload\", \"full\" (got \"some\")")
-		    != NULL, "which names the field (%s)", err.msg);
+		    "of \"none\", \"pipeoffload\" (or \"selective\"), "
+		    "\"full\" (got \"some\")") != NULL,
+		    "which names the field (%s)", err.msg);
+		pw_problem_free(q);
+	}
+	free(text);
+	/* Afresh: the file still holds the edit of f above. */
+	tap_int(pw_problem_write(path, p, &err), PW_OK,
+	    "write with origin again");
+	text = test_read_file(path);
+	edit = strstr(text, "\"recompute\": \"none\"");
+	if (tap_ok(edit != NULL, "found the recompute field again")) {
+		memcpy(edit + 13, "\"NONE\"", 6);
+		spew(path, text);
+		q = pw_problem_read(path, &err);
+		tap_ok(q != NULL && q->origin != NULL &&
+		    q->origin->model.recompute == PW_RECOMPUTE_NONE,
+		    "a recomputation's name in any case, the origin kept");
 		pw_problem_free(q);
 	}
 	free(text);

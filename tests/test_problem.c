@@ -341,10 +341,37 @@ test_pin_other(void)
 	}
 }
 
+/* The one placement formula, and the warm-ups the classic families and
+ * the partition search share. */
+static void
+test_placement_device(void)
+{
+	static const int loop[] = { 0, 1, 2, 3, 0, 1, 2, 3 };
+	static const int v[] = { 0, 1, 2, 3, 3, 2, 1, 0 };
+	int s, okl = 1, okv = 1;
+
+	for (s = 0; s < 8; s++) {
+		okl = okl && pw_placement_device(PW_PLACE_LOOP, 4, 8, s) ==
+		    loop[s];
+		okv = okv && pw_placement_device(PW_PLACE_V, 4, 8, s) == v[s];
+	}
+	tap_ok(okl, "placement device: loop 0 1 2 3 0 1 2 3");
+	tap_ok(okv, "placement device: V 0 1 2 3 3 2 1 0");
+	tap_int(pw_warmup_forwards(4, 1, 8, 0), 3, "warm-up: 1F1B p - d - 1");
+	tap_int(pw_warmup_forwards(4, 1, 2, 0), 2, "warm-up: 1F1B at most m");
+	tap_int(pw_warmup_forwards(4, 2, 8, 0), 10,
+	    "warm-up: interleaved 2(p - d - 1) + (v - 1)p");
+	tap_int(pw_warmup_forwards(4, 2, 8, 3), 4,
+	    "warm-up: interleaved, the last device");
+	tap_int(pw_warmup_forwards(4, 2, 3, 0), 6,
+	    "warm-up: interleaved at most v m");
+}
+
 int
 main(void)
 {
 	test_placement();
+	test_placement_device();
 	test_validate();
 	test_validate_sums();
 	test_validate_counts_text();
