@@ -223,6 +223,9 @@ test_model_problem(void)
 	    "local m = pw.model 'gpt3-6.7b' { seq = 4096 }\n"
 	    "assert(m.seq == 4096 and m.layers == 32 and m.hidden == 4096)\n"
 	    "assert(m.name == 'gpt3-6.7b' and m.recompute == 'none')\n"
+	    /* The command line's word is read too; the files' is shown. */
+	    "local r = pw.model 'gpt3-6.7b' { recompute = 'selective' }\n"
+	    "assert(r.recompute == 'pipeoffload')\n"
 	    "local h = pw.hardware 'H100-SXM' { efficiency = 0.25 }\n"
 	    "assert(h.efficiency == 0.25 and h.peak_flops == 989e12)\n"
 	    "assert(pw.hardware 'h100-sxm'.efficiency == 0.5)\n"
