@@ -3,7 +3,10 @@
  * plan's problem, on its own thread, polled by the loop; its progress is
  * copied under a lock as it comes, its ranked candidates listed once it
  * ends, and any of them opened as the designed plan (its problem and
- * schedule) as one undoable change, like a sweep point.
+ * schedule) as one undoable change, like a sweep point.  The designer
+ * never waits on a running search: one it lets go of (a new search, a
+ * changed problem, quitting) is cancelled and detached, and the last of
+ * the two holders frees it.
  */
 #include <math.h>
 #include <stdio.h>
