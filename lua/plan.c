@@ -23,26 +23,49 @@ pwl_plan_opts(lua_State *L, const struct pwl_problem *pb,
 {
 	static const char *const fields[] = { "objective", "time_limit",
 	    "iteration_limit", "top", "seed", "offload", NULL };
+	struct pwl_search_opts so;
 
 	pwl_check_fields(L, 2, "pw.plan", fields, sizeof *fields);
 	pw_planner_opts_init(o);
-	if (pb->prefs.has_objective)
-		o->objective = pb->prefs.objective;
-	o->objective = pwl_get_option(L, 2, "pw.plan", "objective",
-	    (int)o->objective, pwl_objective_names);
-	o->offload = pwl_get_option(L, 2, "pw.plan", "offload",
-	    (int)o->offload, pwl_offload_names);
-	o->time_limit = pwl_get_number(L, 2, "pw.plan", "time_limit",
-	    o->time_limit);
-	if (!(o->time_limit > 0) || !isfinite(o->time_limit))
-		pwl_fail(L, "pw.plan: time_limit: must be a positive number of "
-		    "seconds (got %g)", o->time_limit);
-	o->iteration_limit = pwl_get_int(L, 2, "pw.plan", "iteration_limit",
-	    0, 1, INT_MAX);
+	so = (struct pwl_search_opts){ o->objective, o->offload,
+	    o->time_limit, o->iteration_limit, o->seed };
+	pwl_search_opts(L, pb, "pw.plan", &so);
+	o->objective = so.objective;
+	o->offload = so.offload;
+	o->time_limit = so.time_limit;
+	o->iteration_limit = so.iteration_limit;
+	o->seed = so.seed;
 	o->top = (size_t)pwl_get_int(L, 2, "pw.plan", "top", (int)o->top, 1,
 	    1000);
-	o->seed = (unsigned long)pwl_get_int(L, 2, "pw.plan", "seed",
-	    (int)o->seed, 0, INT_MAX);
+}
+
+/* The most chunks a device the planner tries (solver/planner.c). */
+#define PWL_PLAN_MAX_CHUNKS	8
+
+/* An estimate of the bytes the planner holds at once on P under O: the
+ * TOP candidates kept (a problem and a schedule each) and the design
+ * being timed (a plan), each at the most stages a design of P may have
+ * (P's own when its stages are given). */
+static size_t
+pwl_plan_work_bytes(lua_State *L, const struct pw_problem *p,
+    const struct pw_planner_opts *o)
+{
+	size_t per_stage = pw_op_universe(p) / (size_t)p->nstages + 1;
+	int stages = p->nstages, chunks;
+	size_t universe, kept;
+
+	if (p->origin != NULL) {
+		chunks = p->origin->model.layers / p->devices;
+		chunks = chunks < 1 ? 1 : chunks > PWL_PLAN_MAX_CHUNKS ?
+		    PWL_PLAN_MAX_CHUNKS : chunks;
+		if (p->devices * chunks > stages)
+			stages = p->devices * chunks;
+	}
+	universe = pwl_array_bytes(L, per_stage, (size_t)stages, "pw.plan");
+	kept = pwl_problem_bytes(p->devices, stages) + pwl_array_bytes(L,
+	    universe, sizeof (struct pw_op), "pw.plan");
+	return pwl_array_bytes(L, o->top, kept, "pw.plan") +
+	    pwl_plan_bytes(L, p->devices, stages, universe, "pw.plan");
 }
 
 /* Pushes the schedule object of candidate C, its problem object (which
@@ -70,7 +93,7 @@ pwl_plan_schedule(lua_State *L, struct pw_planner_candidate *c)
 	s->objective = c->objective;
 	s->bound = c->bound;
 	s->gap = c->gap;
-	s->optimal = c->bound >= c->objective;
+	s->optimal = pw_objective_meets_bound(c->objective, c->bound);
 	lua_remove(L, -2);
 }
 
@@ -100,7 +123,7 @@ pwl_plan_candidate(lua_State *L, struct pw_planner_candidate *c)
 
 	lua_createtable(L, 0, 20);
 	pwl_plan_split(L, dg, c->problem->nstages);
-	lua_setfield(L, -2, "split");
+	lua_setfield(L, -2, "layers_per_stage");
 	lua_pushstring(L, pw_design_layout_name(dg, layout, sizeof layout));
 	lua_setfield(L, -2, "layout");
 	lua_pushinteger(L, dg->chunks);
@@ -122,6 +145,8 @@ pwl_plan_candidate(lua_State *L, struct pw_planner_candidate *c)
 	lua_setfield(L, -2, "peak_device");
 	pwl_set_number(L, "limit", c->limit);
 	pwl_set_number(L, "bound", c->bound);
+	lua_pushstring(L, c->bound_name);
+	lua_setfield(L, -2, "bound_name");
 	pwl_set_number(L, "gap", c->gap);
 	lua_pushboolean(L, c->optimized);
 	lua_setfield(L, -2, "optimized");
@@ -143,12 +168,12 @@ pwl_plan(lua_State *L)
 
 	pwl_opts_arg(L, 2);
 	pwl_plan_opts(L, pb, &o);
-	/* 3: the result, charged for a schedule of the script's problem
-	 * per candidate kept until each is a schedule object of its own. */
-	res = (struct pw_planner_result **)pwl_box_with(L, pwl_array_bytes(L,
-	    o.top, pwl_problem_bytes(pb->p->devices, pb->p->nstages) +
-	    pw_op_universe(pb->p) * sizeof (struct pw_op), "pw.plan"),
-	    "pw.plan", pwl_plan_result_free);
+	/* 3: the result, charged before the planner runs for what it
+	 * holds at once (a search over the cap is refused, not run), until
+	 * each candidate kept is charged as a schedule object of its own. */
+	res = (struct pw_planner_result **)pwl_box_with(L,
+	    pwl_plan_work_bytes(L, pb->p, &o), "pw.plan",
+	    pwl_plan_result_free);
 	/* No longer than the run has left, and stopped at its deadline. */
 	o.time_limit = fmin(o.time_limit, pwl_time_left(L, "pw.plan"));
 	o.cancel = pwl_cancel(L);
@@ -171,7 +196,7 @@ pwl_plan(lua_State *L)
 	lua_setfield(L, -2, "tried");
 	lua_pushboolean(L, (*res)->split_fixed);
 	lua_setfield(L, -2, "split_fixed");
-	lua_pushstring(L, pw_solve_end_name((*res)->ended));
+	lua_pushstring(L, pw_solve_end_words((*res)->ended));
 	lua_setfield(L, -2, "ended");
 	return 2;
 }

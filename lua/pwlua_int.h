@@ -241,6 +241,25 @@ struct pwl_schedule *pwl_schedule_test(lua_State *, int idx);
 void	pwl_schedule_finish(lua_State *, struct pwl_schedule *s,
 	    struct pw_problem *problem, struct pw_schedule *sched,
 	    const struct pw_solve_result *res, const char *what);
+/* An estimate of the bytes of a plan of a problem of DEVICES and
+ * NSTAGES whose op universe is UNIVERSE (see pwl_schedule_bytes). */
+size_t	pwl_plan_bytes(lua_State *, int devices, int nstages,
+	    size_t universe, const char *what);
+
+/* The search options pw.solve and pw.plan share, read from the table at
+ * 2 by one rule: OBJECTIVE (default the problem's, else the one given),
+ * OFFLOAD, TIME_LIMIT (positive seconds), ITERATION_LIMIT (0, the
+ * default: none; up to INT_MAX) and SEED (0 to INT_MAX).  The caller
+ * fills the defaults first. */
+struct pwl_search_opts {
+	enum pw_objective objective;
+	enum pw_offload_mode offload;
+	double	time_limit;
+	long	iteration_limit;
+	unsigned long seed;
+};
+void	pwl_search_opts(lua_State *, const struct pwl_problem *pb,
+	    const char *who, struct pwl_search_opts *o);
 
 /* plan.c */
 void	pwl_open_plan(lua_State *);

@@ -25,19 +25,52 @@ pwl_schedule_gc(lua_State *L)
 	return 0;
 }
 
-/* An estimate of the bytes of a plan of P: its copy of the problem, the
- * orders twice (as edited and as timed), the timing, the index and the
- * metrics: a few of each of the problem's ops. */
-static size_t
-pwl_schedule_bytes(const struct pw_problem *p)
+/* The bytes of a plan for each op of its problem: the orders twice (as
+ * edited and as timed), the timing, the index and the metrics. */
+#define PWL_PLAN_OP_BYTES (2 * sizeof (struct pw_op) + \
+	2 * sizeof (struct pw_anchor) + 2 * sizeof (double) + \
+	sizeof (struct pw_bind) + 2 * sizeof (int32_t) + \
+	sizeof (struct pw_mem_point))
+
+size_t
+pwl_plan_bytes(lua_State *L, int devices, int nstages, size_t universe,
+    const char *what)
 {
-	return pwl_problem_bytes(p->devices, p->nstages) +
+	return pwl_problem_bytes(devices, nstages) +
 	    2 * sizeof (struct pw_schedule) + sizeof (struct pw_timing) +
-	    sizeof (struct pw_metrics) + pw_op_universe(p) *
-	    (2 * sizeof (struct pw_op) + 2 * sizeof (struct pw_anchor) +
-	    2 * sizeof (double) + sizeof (struct pw_bind) +
-	    2 * sizeof (int32_t) + sizeof (struct pw_mem_point)) +
-	    (size_t)p->devices * sizeof (struct pw_device_metrics);
+	    sizeof (struct pw_metrics) + pwl_array_bytes(L, universe,
+	    PWL_PLAN_OP_BYTES, what) + (size_t)devices *
+	    sizeof (struct pw_device_metrics);
+}
+
+/* An estimate of the bytes of a plan of P: its copy of the problem and
+ * a few of each of the problem's ops. */
+static size_t
+pwl_schedule_bytes(lua_State *L, const struct pw_problem *p)
+{
+	return pwl_plan_bytes(L, p->devices, p->nstages, pw_op_universe(p),
+	    "a schedule");
+}
+
+void
+pwl_search_opts(lua_State *L, const struct pwl_problem *pb, const char *who,
+    struct pwl_search_opts *o)
+{
+	if (pb->prefs.has_objective)
+		o->objective = pb->prefs.objective;
+	o->objective = pwl_get_option(L, 2, who, "objective",
+	    (int)o->objective, pwl_objective_names);
+	o->offload = pwl_get_option(L, 2, who, "offload", (int)o->offload,
+	    pwl_offload_names);
+	o->time_limit = pwl_get_number(L, 2, who, "time_limit",
+	    o->time_limit);
+	if (!(o->time_limit > 0) || !isfinite(o->time_limit))
+		pwl_fail(L, "%s: time_limit: must be a positive number of "
+		    "seconds (got %g)", who, o->time_limit);
+	o->iteration_limit = pwl_get_int(L, 2, who, "iteration_limit",
+	    (int)o->iteration_limit, 0, INT_MAX);
+	o->seed = (unsigned long)pwl_get_int(L, 2, who, "seed", (int)o->seed,
+	    0, INT_MAX);
 }
 
 /* Charges what *CHARGED lacks of BYTES. */
@@ -62,7 +95,7 @@ pwl_schedule_push(lua_State *L, int problem, const struct pw_problem *p,
 	lua_setiuservalue(L, -2, 1);
 	lua_newtable(L);
 	lua_setiuservalue(L, -2, 2);
-	pwl_charge(L, &s->charged, pwl_schedule_bytes(p), what);
+	pwl_charge(L, &s->charged, pwl_schedule_bytes(L, p), what);
 	return s;
 }
 
@@ -96,7 +129,7 @@ pwl_schedule_figures(struct pwl_schedule *s, const struct pw_solve_result *res)
 		s->bound = res->bound;
 		s->gap = res->gap;
 		s->optimal = res->optimal;
-		s->ended = pw_solve_end_name(res->ended);
+		s->ended = pw_solve_end_words(res->ended);
 		memcpy(s->start, res->start, sizeof s->start);
 		s->start[sizeof s->start - 1] = '\0';
 		return;
@@ -162,7 +195,7 @@ pwl_schedule_new(lua_State *L)
 		 * the script's problem object for it its own copy. */
 		pwl_charge_up(L, &used->charged, pwl_problem_bytes(p->devices,
 		    p->nstages), "pw.schedule");
-		pwl_charge_up(L, &s->charged, pwl_schedule_bytes(p),
+		pwl_charge_up(L, &s->charged, pwl_schedule_bytes(L, p),
 		    "pw.schedule");
 		used->p = pw_problem_copy(p);
 	}
@@ -203,6 +236,7 @@ pwl_solve(lua_State *L)
 	struct pwl_problem *pb = pwl_problem_check(L, 1);
 	struct pw_solve_result res;
 	struct pw_schedule *sched;
+	struct pwl_search_opts so;
 	struct pw_solve_opts o;
 	struct pwl_schedule *s;
 	struct pw_error err;
@@ -212,24 +246,16 @@ pwl_solve(lua_State *L)
 	pwl_opts_arg(L, 2);
 	pwl_check_fields(L, 2, "pw.solve", fields, sizeof *fields);
 	pw_solve_opts_init(&o);
-	if (pb->prefs.has_objective)
-		o.objective = pb->prefs.objective;
-	if (pb->prefs.time_limit > 0)
-		o.time_limit = pb->prefs.time_limit;
-	o.objective = pwl_get_option(L, 2, "pw.solve", "objective",
-	    (int)o.objective, pwl_objective_names);
-	o.offload = pwl_get_option(L, 2, "pw.solve", "offload",
-	    (int)o.offload, pwl_offload_names);
-	/* The default (10 s, or the problem's) is positive. */
-	o.time_limit = pwl_get_number(L, 2, "pw.solve", "time_limit",
-	    o.time_limit);
-	if (!(o.time_limit > 0) || !isfinite(o.time_limit))
-		return pwl_fail(L, "pw.solve: time_limit: must be a positive "
-		    "number of seconds (got %g)", o.time_limit);
-	o.iteration_limit = pwl_get_int(L, 2, "pw.solve", "iteration_limit",
-	    0, 1, INT_MAX);
-	o.seed = (unsigned long)pwl_get_int(L, 2, "pw.solve", "seed",
-	    (int)o.seed, 0, INT_MAX);
+	/* The default time limit: the problem's, else the optimizer's. */
+	so = (struct pwl_search_opts){ o.objective, o.offload,
+	    pb->prefs.time_limit > 0 ? pb->prefs.time_limit : o.time_limit,
+	    o.iteration_limit, o.seed };
+	pwl_search_opts(L, pb, "pw.solve", &so);
+	o.objective = so.objective;
+	o.offload = so.offload;
+	o.time_limit = so.time_limit;
+	o.iteration_limit = so.iteration_limit;
+	o.seed = so.seed;
 	lua_getfield(L, 2, "start");		/* 3: kept for its string */
 	pwl_solve_start(L, pb, &o);
 	if (lua_getfield(L, 2, "precede") != LUA_TNIL)	/* 4 */
@@ -306,7 +332,7 @@ pwl_compare(lua_State *L)
 
 	lua_settop(L, 1);
 	/* One family's plan at a time, and every row's metrics. */
-	rows = (struct pw_compare_row **)pwl_box_with(L, pwl_schedule_bytes(p) +
+	rows = (struct pw_compare_row **)pwl_box_with(L, pwl_schedule_bytes(L, p) +
 	    pw_nfamilies * (sizeof (struct pw_metrics) + (size_t)p->devices *
 	    sizeof (struct pw_device_metrics) + pw_op_universe(p) *
 	    sizeof (struct pw_mem_point)), "pw.compare", pwl_rows_free);

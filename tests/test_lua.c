@@ -223,6 +223,9 @@ test_model_problem(void)
 	    "local m = pw.model 'gpt3-6.7b' { seq = 4096 }\n"
 	    "assert(m.seq == 4096 and m.layers == 32 and m.hidden == 4096)\n"
 	    "assert(m.name == 'gpt3-6.7b' and m.recompute == 'none')\n"
+	    /* The command line's word is read too; the files' is shown. */
+	    "local r = pw.model 'gpt3-6.7b' { recompute = 'selective' }\n"
+	    "assert(r.recompute == 'pipeoffload')\n"
 	    "local h = pw.hardware 'H100-SXM' { efficiency = 0.25 }\n"
 	    "assert(h.efficiency == 0.25 and h.peak_flops == 989e12)\n"
 	    "assert(pw.hardware 'h100-sxm'.efficiency == 0.5)\n"
@@ -424,13 +427,21 @@ test_schedules(void)
 	    "assert(s.start == 'zb-auto')\n"
 	    "assert(pw.schedule(p, 'zb-auto').ended == nil)\n",
 	    "pw.solve: an iteration limit, and why it ended");
-	script_fails(NULL, "solve_it0.lua",
+	/* 0, as the default, is no iteration limit; the end in the user's
+	 * words, as the command line's. */
+	script_ok("solve_it0.lua",
 	    "local p = pw.problem" UNIT_SPEC " }\n"
-	    "pw.solve(p, { iteration_limit = 0 })\n", PW_ERR_INPUT,
-	    "solve_it0.lua:2: pw.solve: iteration_limit: must be from 1 to "
-	    "2147483647 (got 0)\nstack traceback:\n\t[C]: in function "
-	    "'pipewright.solve'\n\tsolve_it0.lua:2: in main chunk",
-	    "pw.solve: iteration limit 0");
+	    "local s = assert(pw.solve(p, { iteration_limit = 0 }))\n"
+	    "assert(s.objective == 27 and s.optimal)\n"
+	    "assert(s.ended == 'optimal for this split and layout')\n",
+	    "pw.solve: iteration limit 0 is none");
+	script_fails(NULL, "solve_itneg.lua",
+	    "local p = pw.problem" UNIT_SPEC " }\n"
+	    "pw.solve(p, { iteration_limit = -1 })\n", PW_ERR_INPUT,
+	    "solve_itneg.lua:2: pw.solve: iteration_limit: must be from 0 to "
+	    "2147483647 (got -1)\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.solve'\n\tsolve_itneg.lua:2: in main chunk",
+	    "pw.solve: a negative iteration limit");
 	/* A nil in place of the options (fuzz_lua: it was dropped by the
 	 * settop and lua_next ran on the nil). */
 	script_ok("solve_nil.lua",
@@ -452,7 +463,7 @@ test_plan(void)
 	    "assert(info.split_fixed and info.ended == 'searched')\n"
 	    "assert(info.tried == 1 and #c == 1)\n"
 	    "local b = c[1]\n"
-	    "assert(b.split == nil and b.layout == '1 chunk' and b.chunks == 1)\n"
+	    "assert(b.layers_per_stage == nil and b.layout == '1 chunk' and b.chunks == 1)\n"
 	    "assert(b.placement == 'loop' and b.recompute == 'none')\n"
 	    "assert(b.offload == false and b.family == 'zb-h1')\n"
 	    "assert(b.makespan == 27 and b.objective == 27 and b.bound == 27)\n"
@@ -478,27 +489,40 @@ test_plan(void)
 	    "assert(info.tried == 13 and info.ended == 'searched')\n"
 	    "for _, x in ipairs(c) do\n"
 	    "  local n = 0\n"
-	    "  for _, l in ipairs(x.split) do n = n + l end\n"
-	    "  assert(n == 4 and #x.split == 2 * x.chunks)\n"
+	    "  for _, l in ipairs(x.layers_per_stage) do n = n + l end\n"
+	    "  assert(n == 4 and #x.layers_per_stage == 2 * x.chunks)\n"
 	    "  assert(x.offload == false)\n"
-	    "  assert(#x.schedule.problem.stages == #x.split)\n"
+	    "  assert(#x.schedule.problem.stages == #x.layers_per_stage)\n"
 	    "  assert(x.makespan == x.schedule.makespan)\n"
 	    "end\n"
-	    "assert(table.concat(c[1].split, ',') == '2,2')\n"
+	    "assert(table.concat(c[1].layers_per_stage, ',') == '2,2')\n"
 	    "assert(c[1].layout == '1 chunk')\n"
-	    "assert(c[1].family == 'zb-auto')\n"
+	    "assert(c[1].family == 'zb-auto' and c[1].bound_name == 'device')\n"
 	    "assert(c[1].makespan == 7.203125 and c[1].gap == 0)\n"
-	    "assert(c[1].recompute == 'none' and not c[1].optimized)\n"
-	    /* The selective design ties, after the first in design order;
-	     * the optimizer's V schedule meets its bound. */
-	    "assert(c[2].recompute == 'pipeoffload')\n"
-	    "assert(c[2].makespan == 7.203125 and c[2].gap == 0)\n"
-	    "assert(c[2].family == 'zb-auto' and not c[2].optimized)\n"
-	    "assert(table.concat(c[3].split, ',') == '1,1,1,1')\n"
-	    "assert(c[3].layout == 'V' and c[3].recompute == 'none')\n"
+	    /* Selective recomputation ties with none at 7.203 s and is
+	     * leaner: the planner keeps it alone. */
+	    "assert(c[1].recompute == 'pipeoffload' and not c[1].optimized)\n"
+	    "assert(c[1].peak_device == 2)\n"
+	    /* The optimizer's V schedule meets its bound. */
+	    "assert(table.concat(c[2].layers_per_stage, ',') == '1,1,1,1')\n"
+	    "assert(c[2].layout == 'V' and c[2].recompute == 'pipeoffload')\n"
+	    "assert(c[2].family == 'solve' and c[2].optimized)\n"
+	    "assert(c[2].bound_name == 'head-body-tail')\n"
+	    "assert(c[2].makespan == 7.34375 and c[2].gap == 0)\n"
+	    "assert(table.concat(c[3].layers_per_stage, ',') == '1,1,1,1')\n"
+	    "assert(c[3].layout == 'loop x2' and c[3].recompute == 'pipeoffload')\n"
 	    "assert(c[3].family == 'solve' and c[3].optimized)\n"
-	    "assert(c[3].makespan == 7.34375 and c[3].gap == 0)\n",
+	    "assert(c[3].makespan == 8.421875)\n"
+	    "assert(c[3].gap == (8.421875 - c[3].bound) / 8.421875)\n",
 	    "pw.plan on a model: the split searched, the best exact");
+	/* No iteration limit (0, as the default): zb-h1 meets its bound,
+	 * so the optimizer never runs and the search ends on its own. */
+	script_ok("plan_it0.lua",
+	    "local p = pw.problem" UNIT_SPEC " }\n"
+	    "local c, info = assert(pw.plan(p, { iteration_limit = 0 }))\n"
+	    "assert(info.ended == 'searched' and #c == 1)\n"
+	    "assert(c[1].family == 'zb-h1' and c[1].schedule.optimal)\n",
+	    "pw.plan: iteration limit 0 is none");
 	script_fails(NULL, "plan_top.lua",
 	    "local p = pw.problem" UNIT_SPEC " }\n"
 	    "pw.plan(p, { top = 0 })\n", PW_ERR_INPUT,
@@ -1247,6 +1271,22 @@ test_c_memory(void)
 	tap_ok(strncmp(err.msg, "plancap.lua:3: pw.plan: ", 24) == 0 &&
 	    strstr(err.msg, " bytes more exceeds the memory cap of 33554432 "
 	    "bytes (") != NULL, "...naming the call and the cap");
+	/* What the planner holds at once is charged before it runs: 32
+	 * devices x 32,000 microbatches of an 8B model need more than the
+	 * cap for one design alone, and are refused at once. */
+	pwlua_free(lua);
+	lua = pwlua_new(&(struct pwlua_config){ 0, PWLUA_MEMORY, NULL, 0 },
+	    &err);
+	tap_int(run_text(lua, "planwork.lua",
+	    "local p = pw.problem{ model = 'llama3-8b', hardware = 'H100-SXM',"
+	    " devices = 32, microbatches = 32000 }\n"
+	    "pw.plan(p, { top = 1 })\n", &err), PW_ERR_INPUT,
+	    "pw.plan's working set: refused by the cap");
+	tap_ok(strncmp(err.msg, "planwork.lua:2: pw.plan: ", 25) == 0 &&
+	    strstr(err.msg, " bytes more exceeds the memory cap of 536870912 "
+	    "bytes (") != NULL, "...before it runs, naming the cap");
+	pwlua_free(lua);
+	lua = pwlua_new(&capped, &err);
 	if (!tap_int(run_text(lua, "drop.lua", "local st = " UNIT_STAGE "\n"
 	    "local p = pw.problem{ devices = 4, microbatches = 4096, stages = {"
 	    " st, st, st, st } }\n"

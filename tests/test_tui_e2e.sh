@@ -213,23 +213,28 @@ check "the compare view shows each schedule's metrics" \
 keys Escape
 check "Esc leaves it" gone 'bottom - top'
 
-# The search (no iteration limit) runs to the planner's 60 s time limit,
-# showing its progress all along; but a machine loaded enough that the
-# polls take that long may see it end before the Esc comes.  Then the Esc
-# either came while the thread was being joined (the panel stays) or
-# closed the ended search's panel: either outcome is accepted and named,
-# and D shows the ended search again.
+# D runs for the constraints panel's time limit: 600 s here (the field
+# after the 8 device limits, the offload, its two bandwidths and the
+# objective; the cursor is on the memory limit, field 5, from above).
+# Without an iteration limit the search then certainly still runs when
+# its first candidate shows, and Esc always finds it running.
+keys t
+check "t opens the constraints panel again" poll 'constraints \(Tab next'
+keys Tab Tab Tab Tab Tab Tab Tab Tab Tab Tab Tab Tab Tab Enter
+check "Enter edits the time limit" poll 'time limit  +[0-9.]+ m?s_'
+erase 16
+text '600'
+keys Enter
+check "the time limit is 600 s" poll 'time limit  +600 s'
+keys Escape
+check "Esc closes the panel" gone 'constraints \(Tab next'
+
 keys D
 check "D starts the design search: its panel shows the progress" \
-    poll '^Design search   running: [1-9][0-9]* tried, best '
+    poll '^Design search   running: [1-9][0-9]* candidates?, best [0-9.]+ m?s \('
 keys Escape
-check "Esc cancels it, keeping the best candidates so far (or it ended)" \
-    poll '^design search: [0-9]+ candidates tried \((cancelled|time limit|searched)\), best '
-if ! matches '\(cancelled\), best '; then
-	echo "# the design search ended before Esc came: D shows it again"
-	keys D
-	check "D shows the ended search" poll '^Design search   [0-9]+ tried, '
-fi
+check "Esc cancels it, keeping the best candidates so far" \
+    poll '^design search: [0-9]+ candidates tried \(cancelled\), best '
 check "the panel lists them, the cursor on the best" \
     poll '^> [0-9,.]+ +(1 chunk|loop x[0-9]+|V) '
 keys Enter

@@ -540,8 +540,11 @@ views_open_model(void)
 	if (!tap_ok((d = tui_new(model_path, 24, 80, &err)) != NULL,
 	    "the designer opens the model's problem"))
 		tap_diag("%s", err.msg);
-	else
+	else {
+		/* The iteration limit ends the search, never the clock. */
 		d->iteration_limit = 500;
+		d->time_limit = 600;
+	}
 	return d;
 }
 
@@ -602,7 +605,7 @@ test_planner_state(struct tui *d)
 	tap_ok(pw_plan_metrics(d->plan)->makespan == c->makespan &&
 	    pw_problem_same(pw_plan_problem(d->plan), c->problem),
 	    "its schedule with its problem");
-	tap_str(d->source, "design split 1,1,1,1, loop x2, sel, solve",
+	tap_str(d->source, "design split 1,1,1,1, loop x2, pipeoffload, solve",
 	    "the header says where it came from");
 	tui_key(d, 'D');
 	tap_ok(d->mode == TUI_MODE_PLANNER && !tui_planner_running(d) &&
@@ -616,34 +619,35 @@ test_planner_state(struct tui *d)
 }
 
 /* The panel at 80 columns: the layout, saving and schedule columns as
- * wide as their longest text ("schedule" here, every name being
- * shorter), the split the rest. */
+ * wide as their longest text ("pipeoffload", the files' word, for
+ * saving; "schedule" here, every name being shorter), the split the
+ * rest. */
 static void
 test_planner_draw(struct tui *d)
 {
 	static const char *const panel[] = {
 		"Design search   19 tried, searched",
 		"split, layout, recomputation, offload and schedule searched",
-		"  split                 layout  saving schedule step     bubble  "
-		    "peak/lim    gap",
-		"  2,2                   1 chunk sel    zb-auto  7.203 s  12.0%   "
-		    "89.6%      0.0%",
-		"> 1,1,1,1               V       sel    solve    7.492 s  19.3%   "
-		    "98.5%      2.0%",
-		"  2,2                   1 chunk -      zb-h2    7.516 s  19.5%   "
-		    "95.8%      0.0%",
-		"  1,1,1,1               loop x2 sel    solve    8.422 s  28.2%   "
-		    "90.4%      3.9%",
-		"  2,2                   1 chunk full   zb-auto  8.906 s  13.9%   "
-		    "71.8%      0.0%",
-		"  1,1,1,1               V       full   solve    8.969 s  14.5%   "
-		    "85.3%      0.0%",
-		"  1,1,1,1               loop x2 -      solve    9.41 s   35.7%   "
-		    "97.3%      5.0%",
-		"  1,1,1,1               loop x2 full   solve    9.938 s  22.8%   "
-		    "71.8%      2.2%",
-		"  1,1,1,1               V       -      solve    10.4 s   41.8%   "
-		    "97.0%     19.7%",
+		"  split            layout  saving      schedule step     bubble "
+		    " peak/lim    gap",
+		"  2,2              1 chunk pipeoffload zb-auto  7.203 s  12.0%  "
+		    " 89.6%      0.0%",
+		"> 1,1,1,1          V       pipeoffload solve    7.492 s  19.3%  "
+		    " 98.5%      2.0%",
+		"  2,2              1 chunk -           zb-h2    7.516 s  19.5%  "
+		    " 95.8%      0.0%",
+		"  1,1,1,1          loop x2 pipeoffload solve    8.422 s  28.2%  "
+		    " 90.4%      3.9%",
+		"  2,2              1 chunk full        zb-auto  8.906 s  13.9%  "
+		    " 71.8%      0.0%",
+		"  1,1,1,1          V       full        solve    8.969 s  14.5%  "
+		    " 85.3%      0.0%",
+		"  1,1,1,1          loop x2 -           solve    9.41 s   35.7%  "
+		    " 97.3%      5.0%",
+		"  1,1,1,1          loop x2 full        solve    9.938 s  22.8%  "
+		    " 71.8%      2.2%",
+		"  1,1,1,1          V       -           solve    10.4 s   41.8%  "
+		    " 97.0%     19.7%",
 		"",
 		NULL
 	};
@@ -666,11 +670,26 @@ test_planner_draw(struct tui *d)
 	d->mode = TUI_MODE_TIMELINE;
 }
 
-/* Esc while a search runs cancels it and keeps the panel.  The search
- * runs until a poll joins its thread, and no poll comes between D and
- * Esc, so Esc always finds it running; the thread sees the flag before
- * it ends, for the default problem's search (no iteration limit) runs
- * to its 60 s time limit and the flag is set as it starts. */
+/* Polls D's design search, as the loop does, until it has timed a
+ * candidate; false (and a failed line) if it ended first. */
+static bool
+views_planner_first(struct tui *d)
+{
+	char name[32], phase[16];
+
+	while (tui_planner_running(d) &&
+	    tui_planner_progress(d->planner, name, phase).tried == 0) {
+		tui_planner_tick(d);
+		sched_yield();
+	}
+	return tap_ok(tui_planner_running(d), "the search runs with a "
+	    "candidate timed");
+}
+
+/* Esc while a search runs cancels it and keeps the panel.  The default
+ * problem's search (no iteration limit) runs to the time limit, 600 s
+ * here, so it is certainly running when a poll has seen its first
+ * candidate, and Esc ends it cancelled with candidates. */
 static void
 test_planner_cancel(void)
 {
@@ -679,8 +698,10 @@ test_planner_cancel(void)
 
 	if (!tap_ok(d != NULL, "the designer opens the default problem"))
 		return;
+	d->time_limit = 600;
 	tui_key(d, 'D');
-	if (!tap_ok(tui_planner_running(d), "D starts the search"))
+	if (!tap_ok(tui_planner_running(d), "D starts the search") ||
+	    !views_planner_first(d))
 		goto out;
 	tap_int((long long)tui_key(d, TUI_KEY_ESC), TUI_DRAW_MESSAGE,
 	    "Esc while the search runs cancels it");
@@ -688,16 +709,55 @@ test_planner_cancel(void)
 	tap_str(d->message, "cancelling the design search: the best "
 	    "candidates so far stay", "... saying so");
 	views_planner_finish(d);
-	/* Cancelled with candidates, or before the first was timed. */
-	tap_ok(d->planner->rc == PW_OK ? d->planner->result.ended ==
-	    PW_END_CANCELLED : d->planner->rc == PW_ERR_INPUT &&
-	    strcmp(d->planner->err.msg, "plan: cancelled before any design "
-	    "was timed") == 0, "the search ends cancelled");
 	tap_ok(d->planner->joined, "the thread ends");
+	tap_int(d->planner->rc, PW_OK, "with candidates");
+	tap_str(pw_solve_end_name(d->planner->result.ended), "cancelled",
+	    "the search ends cancelled");
 	tui_key(d, 'q');
 	tap_int(d->mode, TUI_MODE_TIMELINE, "q closes the panel");
 out:
 	tui_free(d);
+}
+
+/* A search whose problem is edited away while it runs is cancelled at
+ * the next poll, as a sweep is, without waiting for its thread; quitting
+ * with one running does not wait either. */
+static void
+test_planner_stale(void)
+{
+	struct pw_error err;
+	struct tui *d = tui_new(NULL, 24, 80, &err);
+	struct pw_problem *p;
+	struct pw_plan *plan;
+
+	if (!tap_ok(d != NULL, "the designer opens the default problem"))
+		return;
+	d->time_limit = 600;
+	tui_key(d, 'D');
+	if (!views_planner_first(d))
+		goto out;
+	p = pw_problem_copy(pw_plan_problem(d->plan));
+	p->stages[0].f *= 2;
+	if (pw_plan_family(pw_family_find("1f1b"), p, &plan, &err) != PW_OK) {
+		tap_ok(false, "1f1b on the slower problem: %s", err.msg);
+		pw_problem_free(p);
+		goto out;
+	}
+	pw_problem_free(p);
+	tui_plan_set(d, plan, "slower", "family 1f1b", (int)views_family("1f1b"));
+	d->mode = TUI_MODE_PLANNER;
+	tap_int((long long)tui_planner_tick(d), TUI_DRAW_ALL,
+	    "a poll after the problem changed redraws all");
+	tap_ok(d->planner == NULL && d->mode == TUI_MODE_TIMELINE,
+	    "and the stale search is cancelled and gone");
+	tap_str(d->message, "design search cancelled: the problem changed",
+	    "the message says why");
+	tui_key(d, 'D');
+	tap_ok(tui_planner_running(d), "D starts a new search");
+out:
+	/* Lets go of the running one: its thread frees it. */
+	tui_free(d);
+	tap_ok(true, "quitting with a search running does not wait on it");
 }
 
 int
@@ -729,6 +789,7 @@ main(void)
 		tui_free(d);
 	}
 	test_planner_cancel();
+	test_planner_stale();
 	endwin();
 	delscreen(scr);
 	fclose(in);

@@ -75,25 +75,19 @@ static void
 tui_plan_state(struct tui_planner *s, char *buf, size_t len)
 {
 	struct pw_planner_progress pr;
-	char name[32], best[32];
+	char name[32], phase[16], text[128];
 
 	if (s->joined) {
 		if (s->rc != PW_OK)
 			snprintf(buf, len, "no design: %s", s->err.msg);
 		else
 			snprintf(buf, len, "%zu tried, %s", s->result.tried,
-			    pw_solve_end_name(s->result.ended));
+			    pw_solve_end_words(s->result.ended));
 		return;
 	}
-	pr = tui_planner_progress(s, name, sizeof name);
-	if (isinf(pr.best))
-		snprintf(best, sizeof best, "none yet");
-	else
-		pw_fmt_seconds(best, sizeof best, pr.best);
-	snprintf(buf, len, "running: %zu tried, best %s%s%s%s, %s", pr.tried,
-	    best, pr.best_name != NULL ? " (" : "", pr.best_name != NULL ?
-	    pr.best_name : "", pr.best_name != NULL ? ")" : "",
-	    pr.phase != NULL ? pr.phase : "start");
+	pr = tui_planner_progress(s, name, phase);
+	snprintf(buf, len, "running: %s", pw_planner_progress_text(&pr, text,
+	    sizeof text));
 }
 
 /* Candidate C's row in the columns COLS, into BUF. */
@@ -156,6 +150,8 @@ tui_draw_planner(WINDOW *w, struct tui *d, const struct tui_layout *l)
 	tui_plan_state(s, line, sizeof line);
 	tui_draw_text(w, r.y, r.x + x, r.w - x, tui_attr(TUI_COLOR_HINT), line);
 	if (!s->joined || s->rc != PW_OK) {
+		/* The planner reports no candidates before its end: the
+		 * title has the best so far. */
 		tui_draw_text(w, r.y + 2, r.x, r.w, A_NORMAL, s->joined ?
 		    "no candidate fits" : "the candidates are listed when the "
 		    "search ends (Esc ends it now)");

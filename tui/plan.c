@@ -3,7 +3,10 @@
  * plan's problem, on its own thread, polled by the loop; its progress is
  * copied under a lock as it comes, its ranked candidates listed once it
  * ends, and any of them opened as the designed plan (its problem and
- * schedule) as one undoable change, like a sweep point.
+ * schedule) as one undoable change, like a sweep point.  The designer
+ * never waits on a running search: one it lets go of (a new search, a
+ * changed problem, quitting) is cancelled and detached, and the last of
+ * the two holders frees it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -15,9 +18,8 @@
 void
 tui_planner_saving(const struct pw_design *dg, char *buf, size_t len)
 {
-	static const char *const name[] = { [PW_RECOMPUTE_NONE] = "",
-	    [PW_RECOMPUTE_PIPEOFFLOAD] = "sel", [PW_RECOMPUTE_FULL] = "full" };
-	const char *r = name[dg->recompute];
+	const char *r = dg->recompute == PW_RECOMPUTE_NONE ? "" :
+	    pw_recompute_name(dg->recompute);
 
 	snprintf(buf, len, "%s%s%s", r, dg->offload && r[0] != '\0' ? "+" : "",
 	    dg->offload ? "offload" : r[0] != '\0' ? "" : "-");
@@ -33,8 +35,31 @@ tui_planner_report(const struct pw_planner_progress *pr, void *arg)
 	s->progress = *pr;
 	snprintf(s->best_name, sizeof s->best_name, "%s",
 	    pr->best_name != NULL ? pr->best_name : "");
+	snprintf(s->phase, sizeof s->phase, "%s",
+	    pr->phase != NULL ? pr->phase : "start");
 	s->progress.best_name = NULL;
+	s->progress.phase = NULL;
 	pthread_mutex_unlock(&s->lock);
+}
+
+/* Frees S, which no one else holds. */
+static void
+tui_planner_destroy(struct tui_planner *s)
+{
+	if (s->rc == PW_OK)
+		pw_planner_result_free(&s->result);
+	pthread_mutex_destroy(&s->lock);
+	pw_problem_free(s->problem);
+	pw_problem_free(s->loaded);
+	free(s);
+}
+
+/* Drops one hold on S: the last frees it. */
+static void
+tui_planner_release(struct tui_planner *s)
+{
+	if (atomic_fetch_sub(&s->refs, 1) == 1)
+		tui_planner_destroy(s);
 }
 
 static void *
@@ -44,19 +69,24 @@ tui_planner_main(void *arg)
 
 	s->rc = pw_planner(s->problem, &s->opts, &s->result, &s->err);
 	atomic_store(&s->finished, true);
+	/* The last touch of S: a designer that let go has detached us. */
+	tui_planner_release(s);
 	return NULL;
 }
 
 struct pw_planner_progress
-tui_planner_progress(struct tui_planner *s, char *best_name, size_t len)
+tui_planner_progress(struct tui_planner *s, char best_name[32],
+    char phase[16])
 {
 	struct pw_planner_progress pr;
 
 	pthread_mutex_lock(&s->lock);
 	pr = s->progress;
-	snprintf(best_name, len, "%s", s->best_name);
+	snprintf(best_name, 32, "%s", s->best_name);
+	snprintf(phase, 16, "%s", s->phase);
 	pthread_mutex_unlock(&s->lock);
 	pr.best_name = best_name[0] != '\0' ? best_name : NULL;
+	pr.phase = phase;
 	return pr;
 }
 
@@ -71,16 +101,15 @@ tui_planner_free(struct tui_planner *s)
 {
 	if (s == NULL)
 		return;
-	if (!s->joined) {
-		atomic_store(&s->cancel, 1);
-		pthread_join(s->thread, NULL);
+	if (s->joined) {
+		tui_planner_destroy(s);
+		return;
 	}
-	if (s->rc == PW_OK)
-		pw_planner_result_free(&s->result);
-	pthread_mutex_destroy(&s->lock);
-	pw_problem_free(s->problem);
-	pw_problem_free(s->loaded);
-	free(s);
+	/* Never wait on it: a family build may take seconds before the
+	 * planner sees the flag.  The thread owns its copies. */
+	atomic_store(&s->cancel, 1);
+	pthread_detach(s->thread);
+	tui_planner_release(s);
 }
 
 /* Starts a search of D's problem.  Returns it, or NULL with the message
@@ -96,19 +125,24 @@ tui_planner_start(struct tui *d)
 	/* An iteration limit makes the candidates the same on every run;
 	 * the planner's own time limit then only guards it. */
 	s->opts.iteration_limit = d->iteration_limit;
+	s->opts.time_limit = d->time_limit;
 	s->opts.progress = tui_planner_report;
 	s->opts.progress_arg = s;
 	atomic_init(&s->cancel, 0);
 	atomic_init(&s->finished, false);
+	atomic_init(&s->refs, 2);
 	s->opts.cancel = &s->cancel;
-	s->progress = (struct pw_planner_progress){ .best = INFINITY,
-	    .phase = "start" };
+	s->progress = (struct pw_planner_progress){ .best = INFINITY };
+	snprintf(s->phase, sizeof s->phase, "start");
+	s->best_shown = INFINITY;
+	snprintf(s->phase_shown, sizeof s->phase_shown, "start");
+	s->changes = d->changes;
 	pthread_mutex_init(&s->lock, NULL);
 	if (pw_thread_start(&s->thread, tui_planner_main, s) != 0) {
 		tui_message(d, true, "design search: cannot start its thread");
 		s->joined = true;
 		s->rc = PW_ERR_INTERNAL;
-		tui_planner_free(s);
+		tui_planner_destroy(s);
 		return NULL;
 	}
 	return s;
@@ -158,7 +192,7 @@ tui_planner_join(struct tui *d, struct tui_planner *s)
 	pw_fmt_seconds(best, sizeof best, s->result.cand[0].objective);
 	tui_message(d, false, "design search: %zu candidates tried (%s), "
 	    "best %s; Enter opens the one under the cursor", s->result.tried,
-	    pw_solve_end_name(s->result.ended), best);
+	    pw_solve_end_words(s->result.ended), best);
 }
 
 unsigned
@@ -166,28 +200,38 @@ tui_planner_tick(struct tui *d)
 {
 	struct tui_planner *s = d->planner;
 	struct pw_planner_progress pr;
-	char name[32], best[32];
+	char name[32], phase[16], text[128];
 	unsigned redraw = 0;
 
 	if (s == NULL || s->joined)
 		return 0;
+	if (s->changes != d->changes) {
+		s->changes = d->changes;
+		if (tui_planner_stale(s, pw_plan_problem(d->plan))) {
+			tui_planner_free(s);
+			d->planner = NULL;
+			if (d->mode == TUI_MODE_PLANNER)
+				d->mode = TUI_MODE_TIMELINE;
+			tui_message(d, false, "design search cancelled: the "
+			    "problem changed");
+			return TUI_DRAW_ALL;
+		}
+	}
 	if (atomic_load(&s->finished)) {
 		tui_planner_join(d, s);
 		redraw = TUI_DRAW_PANEL | TUI_DRAW_MESSAGE;
 	} else {
-		pr = tui_planner_progress(s, name, sizeof name);
-		if (pr.tried == s->tried_shown)
+		pr = tui_planner_progress(s, name, phase);
+		/* Elapsed time alone is no news. */
+		if (pr.tried == s->tried_shown && (pr.best == s->best_shown ||
+		    (isinf(pr.best) && isinf(s->best_shown))) &&
+		    strcmp(phase, s->phase_shown) == 0)
 			return 0;
 		s->tried_shown = pr.tried;
-		if (isinf(pr.best))
-			snprintf(best, sizeof best, "none yet");
-		else
-			pw_fmt_seconds(best, sizeof best, pr.best);
-		tui_message(d, false, "design search: %zu tried, best %s%s%s%s, "
-		    "%s (Esc cancels)", pr.tried, best, pr.best_name != NULL ?
-		    " (" : "", pr.best_name != NULL ? pr.best_name : "",
-		    pr.best_name != NULL ? ")" : "", pr.phase != NULL ?
-		    pr.phase : "start");
+		s->best_shown = pr.best;
+		snprintf(s->phase_shown, sizeof s->phase_shown, "%s", phase);
+		tui_message(d, false, "design search: %s (Esc cancels)",
+		    pw_planner_progress_text(&pr, text, sizeof text));
 		redraw = TUI_DRAW_PANEL | TUI_DRAW_MESSAGE;
 	}
 	return d->mode == TUI_MODE_PLANNER ? redraw : redraw & TUI_DRAW_MESSAGE;
@@ -237,7 +281,8 @@ tui_planner_load(struct tui *d)
 	const struct pw_family *f;
 	struct pw_plan *plan;
 	struct pw_error err;
-	char split[64], layout[32], saving[32], *what;
+	char *split, layout[32], saving[32], *what;
+	size_t splitlen;
 	unsigned redraw;
 
 	if (r == NULL) {
@@ -248,20 +293,25 @@ tui_planner_load(struct tui *d)
 		return TUI_DRAW_MESSAGE;
 	}
 	c = &r->cand[d->planner->cursor];
+	/* Every stage's count in full: up to 11 characters and a comma. */
+	splitlen = (size_t)c->problem->nstages * 12 + 8;
+	split = pw_xmalloc(splitlen);
 	pw_design_split_name(&c->design, c->problem->nstages, split,
-	    sizeof split);
+	    splitlen);
 	pw_design_layout_name(&c->design, layout, sizeof layout);
 	tui_planner_saving(&c->design, saving, sizeof saving);
 	if (pw_plan_new(pw_problem_copy(c->problem),
 	    pw_schedule_copy(c->schedule), &plan, &err) != PW_OK) {
 		tui_message(d, true, "design search: split %s, %s, %s, %s: %s",
 		    split, layout, saving, c->schedule_name, err.msg);
+		free(split);
 		return TUI_DRAW_MESSAGE;
 	}
 	pw_problem_free(d->planner->loaded);
 	d->planner->loaded = pw_problem_copy(c->problem);
 	what = pw_xasprintf("design split %s, %s, %s, %s", split, layout,
 	    saving, c->schedule_name);
+	free(split);
 	f = pw_family_find(c->schedule_name);
 	d->mode = TUI_MODE_TIMELINE;
 	redraw = tui_plan_set(d, plan, what, what, f != NULL ?

@@ -348,16 +348,26 @@ struct tui_planner {
 	bool	joined;		/* the thread is over and joined */
 	atomic_int cancel;	/* the planner's cancel flag */
 	atomic_bool finished;	/* pw_planner has returned */
-	pthread_mutex_t lock;	/* guards PROGRESS and BEST_NAME */
-	struct pw_planner_progress progress;	/* best_name: BEST_NAME */
+	/* 2 while the thread runs and the designer holds it; who drops it
+	 * to 0 frees it: the designer lets go of a running search (a
+	 * restart, a stale problem, quitting) without waiting on it. */
+	atomic_int refs;
+	pthread_mutex_t lock;	/* guards PROGRESS, BEST_NAME and PHASE */
+	/* best_name: BEST_NAME, phase: PHASE */
+	struct pw_planner_progress progress;
 	char	best_name[32];
+	char	phase[16];
 	struct pw_planner_opts opts;
 	int	rc;		/* pw_planner's, once JOINED */
 	struct pw_error err;
 	struct pw_planner_result result;	/* rc == PW_OK, once JOINED */
 	struct pw_problem *loaded;	/* the last candidate's problem loaded,
 					 * owned; NULL: none */
-	size_t	tried_shown;	/* progress.tried when last drawn */
+	/* The progress when last shown: a change of any redraws. */
+	size_t	tried_shown;
+	double	best_shown;
+	char	phase_shown[16];
+	unsigned long changes;	/* tui.changes when last checked */
 	size_t	cursor;		/* the candidate selected */
 };
 
@@ -655,11 +665,13 @@ void	tui_sweep_free(struct tui_sweep *);
 /* plan.c                                                              */
 
 /* D: opens the design search's panel, starting the planner on the plan's
- * problem (the form's objective, tui.iteration_limit) unless the last
- * search is of it or of a candidate loaded from it. */
+ * problem (the form's objective and time limit, tui.iteration_limit)
+ * unless the last search is of it or of a candidate loaded from it. */
 unsigned tui_planner_open(struct tui *);
 /* Polls the thread (the loop calls it at least 5 times a second):
- * returns what to redraw, 0 when nothing is new. */
+ * returns what to redraw, 0 when nothing is new (a change of the tried
+ * count, the best or the phase is).  A running search whose problem is
+ * no longer the plan's is cancelled, as a sweep is. */
 unsigned tui_planner_tick(struct tui *);
 bool	tui_planner_running(const struct tui *);
 /* Esc: cancels a running search, whose best candidates so far are
@@ -669,14 +681,16 @@ unsigned tui_planner_cancel(struct tui *);
  * as the current schedule with its problem, as one undoable change. */
 unsigned tui_planner_move(struct tui *, int step);
 unsigned tui_planner_load(struct tui *);
-/* What frees memory in design DG, into BUF: "-", "sel" (PipeOffload's
- * selective recomputation) or "full", each with "+offload" ("offload"
- * alone without recomputation). */
+/* What frees memory in design DG, into BUF: "-", the recomputation's
+ * name in the files (pw_recompute_name: "pipeoffload", "full"), each
+ * with "+offload" ("offload" alone without recomputation). */
 void	tui_planner_saving(const struct pw_design *dg, char *buf, size_t len);
-/* A copy of the search's progress, taken under its lock. */
+/* A copy of the search's progress, taken under its lock, its best_name
+ * in BEST_NAME and its phase in PHASE. */
 struct pw_planner_progress tui_planner_progress(struct tui_planner *,
-	    char *best_name, size_t len);
-/* Cancels and joins a running search and frees S (NULL: nothing). */
+	    char best_name[32], char phase[16]);
+/* Frees S (NULL: nothing) without waiting: a running search is
+ * cancelled and let go, its thread freeing it when it ends. */
 void	tui_planner_free(struct tui_planner *);
 
 /* ------------------------------------------------------------------ */
