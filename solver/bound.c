@@ -658,7 +658,10 @@ pw_bdev_bound(struct pw_bdev *dv, double lo)
  * an F of stage s, RB likewise for its B.  Each stage's ops run one after
  * another on its device, every microbatch's F of s follows its F of s-1
  * and the hop (so the j-th F of s follows the j-th end of s-1), its B of
- * s the B of s+1 (on the last stage, its F); and where n activations of s
+ * s the B of s+1 (on the last stage, its F), and the device runs j + 1 F
+ * and j B of s, none before the first F's release, before the j-th B
+ * starts (each of the first j + 1 B follows its own F); and where n
+ * activations of s
  * fill the device, the (j+n)-th F of s waits for the j-th B of s to end
  * (and, when n and a hold do not fit, for the (j+1)-th B or the j-th W).
  * Where DV[s] is not NULL, the single-device relaxation of s, run along,
@@ -703,7 +706,10 @@ pw_bound_order(const struct pw_problem *p, const bool *offloadable, int s0,
 			    pw_problem_hop(p, s);
 			if (j > 0)
 				t = fmax(t, rb[s * m + j - 1] + st->b);
-			rb[s * m + j] = t;
+			/* Its device runs j + 1 F and j B of s before it,
+			 * none before the first F's release. */
+			rb[s * m + j] = fmax(t, rf[s * m] + (j + 1) * st->f +
+			    j * st->b);
 		}
 	}
 }

@@ -253,6 +253,40 @@ test_property(void)
 	tap_int(bad, 0, "no term above a proven optimum");
 }
 
+/*
+ * Two devices, two microbatches, no limit, no comm: stage 0 f 0.75, b
+ * 1.5, w 0.75; stage 1 f 1.5, b 1.5, w 1.25.  Device 0's span starts
+ * with F(0, 0) at 0, so device 1 receives its first F at 0.75 and runs
+ * both F and one B before its second B: that starts at 0.75 + 3 * 1.5 =
+ * 5.25 at the earliest (its own chain alone says 3.75), so device 0's
+ * second B at 6.75, and its W ends at 6.75 + 1.5 + 0.75 = 9: the span's
+ * optimum (the whole MILP proves it).  The makespan's is 9.25: device 1
+ * from 0.75 with all its work.
+ */
+static void
+test_interleave(void)
+{
+	static const double cost[2][3] = { { 0.75, 1.5, 0.75 },
+	    { 1.5, 1.5, 1.25 } };
+	struct pw_bound_term t[PW_BOUND_TERMS];
+	struct pw_problem *p = bound_unit(2, 2, INFINITY);
+	int s, n;
+
+	for (s = 0; s < 2; s++) {
+		p->stages[s].f = cost[s][0];
+		p->stages[s].b = cost[s][1];
+		p->stages[s].w = cost[s][2];
+	}
+	n = pw_lower_bound_terms(p, PW_OBJ_SPAN, t);
+	tap_near(bound_term(t, n, "head-body-tail"), 9, 1e-12,
+	    "the next device's F before its B: the span's head-body-tail");
+	tap_near(bound_term(t, n, "work"), 8.5, 1e-12,
+	    "the next device's F before its B: the span's work");
+	tap_near(pw_lower_bound(p, PW_OBJ_MAKESPAN), 9.25, 1e-12,
+	    "the next device's F before its B: the makespan's bound");
+	pw_problem_free(p);
+}
+
 /* A problem not validated, whose device 2 runs no stage: the others'
  * bounds stand (device 0's two unit stages, 4 microbatches, work 24). */
 static void
@@ -273,6 +307,7 @@ int
 main(void)
 {
 	test_unit_terms();
+	test_interleave();
 	test_empty_device();
 	test_property();
 	return tap_done();
