@@ -460,7 +460,9 @@ fi
 # xterm's SGR mouse reports, typed into the pane: BUTTON;COLUMN;ROW
 # (1-based), M for a press, m for a release.
 mouse() { tm send-keys -t pw -l "$(printf '\033[<%d;%d;%d%s' "$@")"; }
-start 'TERM=xterm-256color exec "$PW" design'
+# A loaded machine may deliver a report in pieces: a second's ESCDELAY
+# keeps them one event.
+start 'TERM=xterm-256color ESCDELAY=1000 exec "$PW" design'
 check "design with the mouse" poll 'F\(0,0\) forward'
 mouse 0 61 6 M
 mouse 0 61 6 m

@@ -637,7 +637,7 @@ test_planner_draw(struct tui *d)
 		"  2,2              1 chunk -           zb-h2    7.516 s  19.5%  "
 		    " 95.8%      0.0%",
 		"  1,1,1,1          loop x2 pipeoffload solve    8.422 s  28.2%  "
-		    " 90.4%      3.9%",
+		    " 90.4%      0.0%",
 		"  2,2              1 chunk full        zb-auto  8.906 s  13.9%  "
 		    " 71.8%      0.0%",
 		"  1,1,1,1          V       full        solve    8.969 s  14.5%  "
@@ -645,7 +645,7 @@ test_planner_draw(struct tui *d)
 		"  1,1,1,1          loop x2 -           solve    9.41 s   35.7%  "
 		    " 97.3%      5.0%",
 		"  1,1,1,1          loop x2 full        solve    9.938 s  22.8%  "
-		    " 71.8%      2.2%",
+		    " 71.8%      0.9%",
 		"  1,1,1,1          V       -           solve    10.4 s   41.8%  "
 		    " 97.0%     19.7%",
 		"",

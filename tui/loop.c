@@ -405,7 +405,10 @@ tui_loop_screen(struct tui *d, const struct tui_options *opts,
 	tui_loop_suspend_key();
 	keypad(stdscr, TRUE);
 	curs_set(0);
-	set_escdelay(TUI_LOOP_ESCDELAY_MS);
+	/* The user's ESCDELAY (ncurses' own variable) wins: over a slow
+	 * link a key's sequence may arrive in pieces, each read as Esc. */
+	if (getenv("ESCDELAY") == NULL)
+		set_escdelay(TUI_LOOP_ESCDELAY_MS);
 	/* Presses and releases apart (a drag is one of each), no clicks. */
 	mouseinterval(0);
 	mask = mousemask(BUTTON1_PRESSED | BUTTON1_RELEASED |
