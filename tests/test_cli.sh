@@ -1047,6 +1047,14 @@ run "$PW" check "$tmp/plan.json"
 ok "the best schedule is valid" status_is 0
 ok "no temporary file is left beside it" no_tmp "$tmp" plan.json
 ok "its problem keeps the split" grep -q '"layers_per_stage": \[' "$tmp/plan.json"
+if [ -w /dev/full ]; then
+	run "$PW" $PLAN --top 3 -o /dev/full
+	ok "plan -o a full disk: exit 2" status_is 2
+	ok "and the error names the file" err_has '^pipewright: /dev/full: write failed'
+	ok "the ranking is still printed" out_has '^3  '
+else
+	skip "plan -o a full disk" "/dev/full is not writable"
+fi
 run "$PW" $PLAN --top 3 -o "$tmp/plan2.json"
 ok "plan with an iteration limit is deterministic" cmp -s "$tmp/plan.json" "$tmp/plan2.json"
 cp "$tmp/plan.json" "$tmp/plan-kept.json"

@@ -262,7 +262,7 @@ pw_cmd_plan(const struct pw_cmd_args *a)
 	struct cmd_planner_job job;
 	struct pw_error err;
 	FILE *report;
-	int status, rc;
+	int status, json_status = PW_EXIT_OK, rc;
 
 	memset(&res, 0, sizeof res);
 	memset(&model, 0, sizeof model);
@@ -293,18 +293,20 @@ pw_cmd_plan(const struct pw_cmd_args *a)
 		status = pw_cmd_status(rc);
 		goto out;
 	}
-	status = PW_EXIT_OK;
-	if (a->output_given && (status = cmd_planner_write(&res.cand[0],
-	    a->output)) != PW_EXIT_OK)
-		goto out;
+	/* A failed write still leaves the ranking on the screen: a long
+	 * search's result is not lost with the file. */
+	status = a->output_given ? cmd_planner_write(&res.cand[0], a->output) :
+	    PW_EXIT_OK;
 	/* The schedule on stdout sends the report to stderr. */
 	report = a->output_given && strcmp(a->output, "-") == 0 ? stderr :
 	    stdout;
 	if (a->json)
-		status = pw_cmd_json_print(report, cmd_planner_json(&res,
+		json_status = pw_cmd_json_print(report, cmd_planner_json(&res,
 		    o.objective), "plan: cannot write the candidates");
 	else
 		cmd_planner_print(report, a, &res, o.objective);
+	if (status == PW_EXIT_OK)
+		status = json_status;
 out:
 	pw_planner_result_free(&res);
 	pw_problem_free(problem);
