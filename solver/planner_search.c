@@ -5,9 +5,11 @@
  */
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "plan.h"
 #include "planner_int.h"
@@ -28,6 +30,8 @@ pw_planner_tick(struct pw_planner_run *r, double best, const char *name,
 		return;
 	r->last_tick = now;
 	pr.tried = r->tried;
+	pr.builds = r->builds;
+	pr.skipped = r->skipped;
 	pr.best = best;
 	pr.best_name = isfinite(best) ? name : NULL;
 	pr.elapsed = now - r->t0;
@@ -154,6 +158,146 @@ pw_planner_shave(struct pw_plan **plan)
 }
 
 /*
+ * A family build on a thread of its own.  A family cannot be stopped and
+ * one build of a large problem takes seconds (zb-auto on 32 devices x
+ * 32,000 microbatches, 80 s), so the planner's thread keeps reporting,
+ * watching the clock and the cancel flag while it runs, and leaves a
+ * build that runs on past the deadline: the job is owned by both (REFS)
+ * and freed by the last to let go.
+ */
+struct pw_planner_job {
+	const struct pw_family *fam;
+	struct pw_problem *q;		/* the job's own copy */
+	bool	shave;			/* pw_planner_shave what is over */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	/* Under the lock: the build's code, plan and error once DONE. */
+	int	refs;
+	bool	done;
+	int	rc;
+	struct pw_plan *plan;
+	struct pw_error err;
+};
+
+static void
+pw_planner_job_release(struct pw_planner_job *j)
+{
+	if (!pw_solver_unref(&j->lock, &j->cond, &j->refs))
+		return;
+	pw_plan_free(j->plan);
+	pw_problem_free(j->q);
+	free(j);
+}
+
+static void *
+pw_planner_job_run(void *arg)
+{
+	struct pw_planner_job *j = arg;
+	struct pw_plan *plan = NULL;
+	struct pw_error err;
+	int rc;
+
+	rc = pw_plan_family(j->fam, j->q, &plan, &err);
+	if (rc == PW_OK && j->shave && !pw_plan_metrics(plan)->feasible &&
+	    !pw_solver_moves(pw_plan_schedule(plan)))
+		pw_planner_shave(&plan);
+	pthread_mutex_lock(&j->lock);
+	j->rc = rc;
+	j->plan = plan;
+	j->err = err;
+	j->done = true;
+	pthread_cond_signal(&j->cond);
+	pthread_mutex_unlock(&j->lock);
+	pw_planner_job_release(j);
+	return NULL;
+}
+
+/* Waits up to PW_PLANNER_POLL seconds for J.  Returns whether it is done. */
+static bool
+pw_planner_job_wait(struct pw_planner_job *j)
+{
+	double at = pw_search_now() + PW_PLANNER_POLL;
+	struct timespec ts;
+	bool done;
+
+	ts.tv_sec = (time_t)at;
+	ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
+	pthread_mutex_lock(&j->lock);
+	if (!j->done)
+		pthread_cond_timedwait(&j->cond, &j->lock, &ts);
+	done = j->done;
+	pthread_mutex_unlock(&j->lock);
+	return done;
+}
+
+/*
+ * Builds family FAM (pw_families[I]) on Q into *PLAN (the caller's), with
+ * pw_planner_shave when SHAVE, reporting BEST and NAME while it runs.
+ * Skips a build that its family's measured seconds per op say cannot
+ * end before UNTIL plus PW_PLANNER_OVERRUN, and leaves one still running
+ * then or on cancel.  Returns the family's code, PW_OK with *PLAN NULL
+ * when skipped or left, or PW_ERR_INTERNAL when no thread starts.
+ */
+static int
+pw_planner_build_family(struct pw_planner_run *r, size_t i,
+    const struct pw_problem *q, bool shave, double until, double best,
+    const char *name, struct pw_plan **plan, struct pw_error *err)
+{
+	struct pw_planner_job *j;
+	pthread_t th;
+	double ops = (double)pw_op_universe(q), t0 = pw_search_now();
+	bool done;
+	int rc;
+
+	*plan = NULL;
+	if (r->rate[i] > 0 && t0 + r->rate[i] * ops > until +
+	    PW_PLANNER_OVERRUN) {
+		r->skipped++;
+		r->timed_out = true;
+		return PW_OK;
+	}
+	j = pw_xcalloc(1, sizeof *j);
+	j->fam = &pw_families[i];
+	j->q = pw_problem_copy(q);
+	j->shave = shave;
+	j->refs = 2;
+	pw_solver_sync_init(&j->lock, &j->cond);
+	if (pthread_create(&th, NULL, pw_planner_job_run, j) != 0) {
+		j->refs = 1;
+		pw_planner_job_release(j);
+		pw_error_set(err, "plan: no thread for the %s build",
+		    pw_families[i].name);
+		return PW_ERR_INTERNAL;
+	}
+	pthread_detach(th);
+	r->builds++;
+	while (!(done = pw_planner_job_wait(j))) {
+		pw_planner_tick(r, best, name, false);
+		if (pw_planner_cancelled(r))
+			break;
+		if (pw_search_now() >= until + PW_PLANNER_OVERRUN) {
+			r->timed_out = true;
+			break;
+		}
+	}
+	/* Seconds per op of this family: what the next build's estimate
+	 * scales; at least what a left build has taken. */
+	r->rate[i] = done ? (pw_search_now() - t0) / ops :
+	    fmax(r->rate[i], (pw_search_now() - t0) / ops);
+	rc = PW_OK;
+	if (done) {
+		/* The worker has let go of what it wrote: no lock needed. */
+		rc = j->rc;
+		*plan = j->plan;
+		j->plan = NULL;
+		if (rc != PW_OK)
+			*err = j->err;
+	}
+	pw_planner_job_release(j);
+	return rc;
+}
+
+/*
  * Times every family of SL's layout (every family when the split is
  * fixed) on Q, which it frees, and keeps the best feasible schedule in SL
  * when it beats SL's (with the link, a schedule over its limits is shaved
@@ -169,33 +313,32 @@ pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
 	const struct pw_metrics *m;
 	struct pw_plan *plan = NULL, *best = NULL;
 	const char *best_fam = NULL;
-	double obj, best_obj = INFINITY;
+	double obj, best_obj = INFINITY, until;
 	size_t i;
 	int rc = PW_OK;
+	/* Whether a build gave a plan, and whether one was skipped or left
+	 * for time: a split timed by none is not a candidate tried. */
+	bool built = false, cut = false;
 
 	for (i = 0; i < pw_nfamilies; i++) {
 		fam = &pw_families[i];
 		if (layers != NULL && fam->layout !=
 		    pw_planner_layout(&sl->design))
 			continue;
-		/* Each family may take a second on the largest models:
-		 * the clock, the cancel flag and the report between them. */
-		pw_planner_tick(r, fmin(r->best, best_obj), best_obj < r->best ?
-		    best_fam : r->best_name, false);
-		if (pw_planner_stopped(r, pw_planner_families_until(r)))
+		until = pw_planner_families_until(r);
+		if (pw_planner_stopped(r, until))
 			break;
-		if ((rc = pw_plan_family(fam, q, &plan, err)) != PW_OK) {
-			if (rc == PW_ERR_INTERNAL)
-				goto out;
-			rc = PW_OK;
+		rc = pw_planner_build_family(r, i, q, sl->design.offload, until,
+		    fmin(r->best, best_obj), best_obj < r->best ? best_fam :
+		    r->best_name, &plan, err);
+		if (rc == PW_ERR_INTERNAL)
+			goto out;
+		cut |= rc == PW_OK && plan == NULL;
+		rc = PW_OK;
+		if (plan == NULL)
 			continue;
-		}
+		built = true;
 		m = pw_plan_metrics(plan);
-		if (sl->design.offload && !m->feasible &&
-		    !pw_solver_moves(pw_plan_schedule(plan))) {
-			pw_planner_shave(&plan);
-			m = pw_plan_metrics(plan);
-		}
 		obj = pw_objective_value(r->o.objective, m);
 		if (!m->feasible)
 			pw_planner_note_over(r, pw_plan_problem(plan), m);
@@ -208,8 +351,12 @@ pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
 		} else
 			pw_plan_free(plan);
 		plan = NULL;
+		/* Each build counts: the report moves with them. */
+		pw_planner_tick(r, fmin(r->best, best_obj), best_obj < r->best ?
+		    best_fam : r->best_name, false);
 	}
-	r->tried++;
+	if (built || !cut)
+		r->tried++;
 	if (best != NULL && best_obj < sl->objective)
 		pw_planner_take(r, sl, pw_plan_problem(best),
 		    pw_schedule_copy(pw_plan_schedule(best)), best_fam, layers,
