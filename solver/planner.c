@@ -315,6 +315,41 @@ bad:
 	return rc;
 }
 
+/* pw_planner_candidate's call, for a thread of its own. */
+struct pw_planner_check {
+	const struct pw_planner_run *r;
+	struct pw_planner_slot *sl;
+	struct pw_planner_candidate *c;
+	struct pw_error *err;
+	int	rc;
+};
+
+static void
+pw_planner_check_work(void *arg)
+{
+	struct pw_planner_check *k = arg;
+
+	k->rc = pw_planner_candidate(k->r, k->sl, k->c, k->err);
+}
+
+/* Fills C from SL as pw_planner_candidate does, on a thread of its own
+ * (a large problem's checks and bounds take seconds) while R reports. */
+static int
+pw_planner_check(struct pw_planner_run *r, struct pw_planner_slot *sl,
+    struct pw_planner_candidate *c, struct pw_error *err)
+{
+	struct pw_planner_check k = { r, sl, c, err, PW_OK };
+	int rc;
+
+	/* Never left: NULL drops nothing. */
+	if ((rc = pw_planner_thread(r, pw_planner_check_work, NULL, &k,
+	    INFINITY, err)) < 0) {
+		memset(c, 0, sizeof *c);
+		return rc;
+	}
+	return k.rc;
+}
+
 /* Why no design has a schedule: cancelled, the clock before any split
  * was timed, a split that fits nothing, or the schedule nearest its
  * limit. */
@@ -390,8 +425,7 @@ pw_planner_results(struct pw_planner_run *r, struct pw_planner_result *res,
 		if (k == r->o.top && !pw_planner_ties(v[i]->objective,
 		    res->cand[k - 1].objective))
 			break;
-		pw_planner_tick(r, r->best, r->best_name, false);
-		if ((rc = pw_planner_candidate(r, v[i], &c, err)) != PW_OK) {
+		if ((rc = pw_planner_check(r, v[i], &c, err)) != PW_OK) {
 			pw_planner_candidate_free(&c);
 			break;
 		}

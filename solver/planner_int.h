@@ -95,6 +95,14 @@ struct pw_planner_run {
  * at once when FORCE) with BEST and its schedule's NAME. */
 void	pw_planner_tick(struct pw_planner_run *, double best, const char *name,
 	    bool force);
+/* planner_search.c: runs WORK(ARG) on a thread of its own, reporting
+ * R's best every quarter second until it ends; with LEAVE finite (a time
+ * on pw_search_now's clock), leaves it at LEAVE or on a cancel (DROP then
+ * frees ARG once WORK ends).  Returns 1 when WORK ended (ARG is the
+ * caller's again), 0 when left, or PW_ERR_INTERNAL with ERR when no
+ * thread starts (WORK not run, ARG the caller's). */
+int	pw_planner_thread(struct pw_planner_run *, void (*work)(void *),
+	    void (*drop)(void *), void *arg, double leave, struct pw_error *);
 /* planner_search.c: whether the cancel flag is set. */
 bool	pw_planner_cancelled(const struct pw_planner_run *);
 /* planner_search.c: the slots that hold a schedule, best first, their
