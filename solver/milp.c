@@ -734,7 +734,7 @@ pw_milp_solve(const struct pw_milp_request *req, struct pw_milp_result *res,
 		    res, &outcome, err);
 	res->bound = fmin(res->bound, res->objective);
 	res->optimal = req->ties ? outcome != PW_MILP_STOPPED :
-	    res->bound >= res->objective * (1 - 1e-9);
+	    pw_objective_meets_bound(res->objective, res->bound);
 out:
 	res->iterations = clock.iterations;
 	pw_milp_model_free(&top);

@@ -315,8 +315,44 @@ bad:
 	return rc;
 }
 
-/* Why no design has a schedule: cancelled, a split that fits nothing,
- * or the schedule nearest its limit. */
+/* pw_planner_candidate's call, for a thread of its own. */
+struct pw_planner_check {
+	const struct pw_planner_run *r;
+	struct pw_planner_slot *sl;
+	struct pw_planner_candidate *c;
+	struct pw_error *err;
+	int	rc;
+};
+
+static void
+pw_planner_check_work(void *arg)
+{
+	struct pw_planner_check *k = arg;
+
+	k->rc = pw_planner_candidate(k->r, k->sl, k->c, k->err);
+}
+
+/* Fills C from SL as pw_planner_candidate does, on a thread of its own
+ * (a large problem's checks and bounds take seconds) while R reports. */
+static int
+pw_planner_check(struct pw_planner_run *r, struct pw_planner_slot *sl,
+    struct pw_planner_candidate *c, struct pw_error *err)
+{
+	struct pw_planner_check k = { r, sl, c, err, PW_OK };
+	int rc;
+
+	/* Never left: NULL drops nothing. */
+	if ((rc = pw_planner_thread(r, pw_planner_check_work, NULL, &k,
+	    INFINITY, err)) < 0) {
+		memset(c, 0, sizeof *c);
+		return rc;
+	}
+	return k.rc;
+}
+
+/* Why no design has a schedule: cancelled, the clock before any split
+ * was timed, a split that fits nothing, or the schedule nearest its
+ * limit. */
 static void
 pw_planner_none(const struct pw_planner_run *r, struct pw_error *err)
 {
@@ -324,6 +360,10 @@ pw_planner_none(const struct pw_planner_run *r, struct pw_error *err)
 
 	if (pw_planner_cancelled(r))
 		pw_error_set(err, "plan: cancelled before any design was timed");
+	else if (r->timed_out && r->tried == 0)
+		pw_error_set(err, "plan: the time limit of %g s ended before "
+		    "any design was timed (raise --time-limit)",
+		    r->o.time_limit);
 	else if (r->tight_device >= 0)
 		pw_error_set(err, "plan: no design fits memory: the nearest, on "
 		    "device %d, needs %s of its %s", r->tight_device,
@@ -385,8 +425,7 @@ pw_planner_results(struct pw_planner_run *r, struct pw_planner_result *res,
 		if (k == r->o.top && !pw_planner_ties(v[i]->objective,
 		    res->cand[k - 1].objective))
 			break;
-		pw_planner_tick(r, r->best, r->best_name, false);
-		if ((rc = pw_planner_candidate(r, v[i], &c, err)) != PW_OK) {
+		if ((rc = pw_planner_check(r, v[i], &c, err)) != PW_OK) {
 			pw_planner_candidate_free(&c);
 			break;
 		}
@@ -434,6 +473,7 @@ pw_planner_go(struct pw_planner_run *r, const struct pw_planner_opts *o,
 	r->best = INFINITY;
 	r->tight_share = INFINITY;
 	r->tight_device = -1;
+	r->rate = pw_xcalloc(pw_nfamilies, sizeof *r->rate);
 	rc = r->origin != NULL ? pw_planner_model_designs(r, err) :
 	    pw_planner_fixed_designs(r, err);
 	if (rc == PW_OK)
@@ -442,6 +482,8 @@ pw_planner_go(struct pw_planner_run *r, const struct pw_planner_opts *o,
 		rc = pw_planner_results(r, res, err);
 	if (rc == PW_OK) {
 		res->tried = r->tried;
+		res->builds = r->builds;
+		res->skipped = r->skipped;
 		res->split_fixed = r->origin == NULL;
 		res->ended = pw_planner_cancelled(r) ? PW_END_CANCELLED :
 		    r->timed_out ? PW_END_TIME : r->out_of_moves ?
@@ -457,6 +499,7 @@ pw_planner_go(struct pw_planner_run *r, const struct pw_planner_opts *o,
 		pw_schedule_free(r->slot[i].schedule);
 	}
 	free(r->slot);
+	free(r->rate);
 	return rc;
 }
 
@@ -507,14 +550,18 @@ char *
 pw_planner_progress_text(const struct pw_planner_progress *pr, char *buf,
     size_t len)
 {
+	char best[96], skipped[48] = "";
+
 	if (isfinite(pr->best))
-		snprintf(buf, len, "%zu candidate%s, best %.3f s (%s), %s, "
-		    "%.1f s", pr->tried, pr->tried == 1 ? "" : "s", pr->best,
-		    pr->best_name != NULL ? pr->best_name : "?", pr->phase,
-		    pr->elapsed);
+		snprintf(best, sizeof best, "best %.3f s (%s)", pr->best,
+		    pr->best_name != NULL ? pr->best_name : "?");
 	else
-		snprintf(buf, len, "%zu candidate%s, none fits yet, %s, %.1f s",
-		    pr->tried, pr->tried == 1 ? "" : "s", pr->phase,
-		    pr->elapsed);
+		snprintf(best, sizeof best, "none fits yet");
+	if (pr->skipped > 0)
+		snprintf(skipped, sizeof skipped, ", %zu skipped for time",
+		    pr->skipped);
+	snprintf(buf, len, "%zu candidate%s (%zu build%s%s), %s, %s, %.1f s",
+	    pr->tried, pr->tried == 1 ? "" : "s", pr->builds,
+	    pr->builds == 1 ? "" : "s", skipped, best, pr->phase, pr->elapsed);
 	return buf;
 }

@@ -27,6 +27,12 @@
 #define PW_PLANNER_STARTS	4
 /* Seconds between progress reports (the contract asks for one a second). */
 #define PW_PLANNER_TICK		0.25
+/* Seconds between looks at the clock and the cancel flag while a family
+ * builds (the contract stops a cancelled planner within 100 ms). */
+#define PW_PLANNER_POLL		0.05
+/* Seconds a family build may run past its phase's deadline, by its
+ * estimate before it starts and on the clock while it runs. */
+#define PW_PLANNER_OVERRUN	1.0
 /* The designs the split moves climb from: those within 10% of the best
  * after the families (their starts include the balanced splits; the rest
  * rarely climb that far, and the optimizer has better use for the time). */
@@ -65,6 +71,10 @@ struct pw_planner_run {
 	double	t0, deadline, split_deadline;
 	long	moves;			/* split moves left; -1: no limit */
 	size_t	tried;
+	size_t	builds, skipped;	/* family builds run, skipped for time */
+	/* [pw_nfamilies]: each family's seconds per op of the universe in
+	 * its last build, 0 before one. */
+	double	*rate;
 	double	best;
 	char	best_name[32];
 	double	last_tick;
@@ -85,6 +95,14 @@ struct pw_planner_run {
  * at once when FORCE) with BEST and its schedule's NAME. */
 void	pw_planner_tick(struct pw_planner_run *, double best, const char *name,
 	    bool force);
+/* planner_search.c: runs WORK(ARG) on a thread of its own, reporting
+ * R's best every quarter second until it ends; with LEAVE finite (a time
+ * on pw_search_now's clock), leaves it at LEAVE or on a cancel (DROP then
+ * frees ARG once WORK ends).  Returns 1 when WORK ended (ARG is the
+ * caller's again), 0 when left, or PW_ERR_INTERNAL with ERR when no
+ * thread starts (WORK not run, ARG the caller's). */
+int	pw_planner_thread(struct pw_planner_run *, void (*work)(void *),
+	    void (*drop)(void *), void *arg, double leave, struct pw_error *);
 /* planner_search.c: whether the cancel flag is set. */
 bool	pw_planner_cancelled(const struct pw_planner_run *);
 /* planner_search.c: the slots that hold a schedule, best first, their

@@ -5,9 +5,11 @@
  */
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "plan.h"
 #include "planner_int.h"
@@ -28,6 +30,8 @@ pw_planner_tick(struct pw_planner_run *r, double best, const char *name,
 		return;
 	r->last_tick = now;
 	pr.tried = r->tried;
+	pr.builds = r->builds;
+	pr.skipped = r->skipped;
 	pr.best = best;
 	pr.best_name = isfinite(best) ? name : NULL;
 	pr.elapsed = now - r->t0;
@@ -154,6 +158,188 @@ pw_planner_shave(struct pw_plan **plan)
 }
 
 /*
+ * Work on a thread of its own.  A family cannot be stopped, and one build
+ * of a large problem takes seconds (zb-auto on 32 devices x 32,000
+ * microbatches, 80 s), as do a bound and a candidate's checks there; so
+ * the planner's thread keeps reporting, watching the clock and the cancel
+ * flag while the work runs, and may leave it: the job is owned by both
+ * (REFS) and freed by the last to let go.
+ */
+struct pw_planner_job {
+	void	(*work)(void *);
+	void	(*drop)(void *);	/* frees ARG when the planner left */
+	void	*arg;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int	refs;
+	bool	done;			/* under the lock */
+	bool	left;			/* under the lock */
+};
+
+static void
+pw_planner_job_release(struct pw_planner_job *j)
+{
+	if (!pw_solver_unref(&j->lock, &j->cond, &j->refs))
+		return;
+	free(j);
+}
+
+static void *
+pw_planner_job_run(void *arg)
+{
+	struct pw_planner_job *j = arg;
+	bool left;
+
+	j->work(j->arg);
+	pthread_mutex_lock(&j->lock);
+	j->done = true;
+	left = j->left;
+	pthread_cond_signal(&j->cond);
+	pthread_mutex_unlock(&j->lock);
+	if (left)
+		j->drop(j->arg);
+	pw_planner_job_release(j);
+	return NULL;
+}
+
+/* Waits up to PW_PLANNER_POLL seconds for J.  Returns whether it is done,
+ * else marks it left when LEAVE. */
+static bool
+pw_planner_job_wait(struct pw_planner_job *j, bool leave)
+{
+	double at = pw_search_now() + PW_PLANNER_POLL;
+	struct timespec ts;
+	bool done;
+
+	ts.tv_sec = (time_t)at;
+	ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
+	pthread_mutex_lock(&j->lock);
+	if (!j->done)
+		pthread_cond_timedwait(&j->cond, &j->lock, &ts);
+	done = j->done;
+	if (!done && leave)
+		j->left = true;
+	pthread_mutex_unlock(&j->lock);
+	return done;
+}
+
+int
+pw_planner_thread(struct pw_planner_run *r, void (*work)(void *),
+    void (*drop)(void *), void *arg, double leave, struct pw_error *err)
+{
+	struct pw_planner_job *j = pw_xcalloc(1, sizeof *j);
+	pthread_t th;
+	bool done = false, go;
+
+	j->work = work;
+	j->drop = drop;
+	j->arg = arg;
+	j->refs = 2;
+	pw_solver_sync_init(&j->lock, &j->cond);
+	if (pthread_create(&th, NULL, pw_planner_job_run, j) != 0) {
+		j->refs = 1;
+		pw_planner_job_release(j);
+		pw_error_set(err, "plan: no thread to work on");
+		return PW_ERR_INTERNAL;
+	}
+	pthread_detach(th);
+	for (;;) {
+		go = isfinite(leave) && (pw_planner_cancelled(r) ||
+		    pw_search_now() >= leave);
+		if ((done = pw_planner_job_wait(j, go)) || go)
+			break;
+		pw_planner_tick(r, r->best, r->best_name, false);
+	}
+	pw_planner_job_release(j);
+	return done ? 1 : 0;
+}
+
+/* A family's build and, with SHAVE, pw_planner_shave when it is over its
+ * limits: the job's own problem Q, and what the build gave. */
+struct pw_planner_build {
+	const struct pw_family *fam;
+	struct pw_problem *q;
+	bool	shave;
+	int	rc;
+	struct pw_plan *plan;	/* set only when RC is PW_OK */
+	struct pw_error err;
+};
+
+static void
+pw_planner_build_work(void *arg)
+{
+	struct pw_planner_build *b = arg;
+
+	b->rc = pw_plan_family(b->fam, b->q, &b->plan, &b->err);
+	if (b->rc == PW_OK && b->shave && !pw_plan_metrics(b->plan)->feasible &&
+	    !pw_solver_moves(pw_plan_schedule(b->plan)))
+		pw_planner_shave(&b->plan);
+}
+
+static void
+pw_planner_build_drop(void *arg)
+{
+	struct pw_planner_build *b = arg;
+
+	if (b->rc == PW_OK)
+		pw_plan_free(b->plan);
+	pw_problem_free(b->q);
+	free(b);
+}
+
+/*
+ * Builds family FAM (pw_families[I]) on Q into *PLAN (the caller's), with
+ * pw_planner_shave when SHAVE.  Skips a build that its family's measured
+ * seconds per op say cannot end before UNTIL plus PW_PLANNER_OVERRUN,
+ * and leaves one still running then or on cancel.  Returns the family's
+ * code, PW_OK with *PLAN NULL when skipped or left, or PW_ERR_INTERNAL.
+ */
+static int
+pw_planner_build_family(struct pw_planner_run *r, size_t i,
+    const struct pw_problem *q, bool shave, double until,
+    struct pw_plan **plan, struct pw_error *err)
+{
+	struct pw_planner_build *b;
+	double ops = (double)pw_op_universe(q), t0 = pw_search_now(), t;
+	int rc;
+
+	*plan = NULL;
+	if (r->rate[i] > 0 && t0 + r->rate[i] * ops > until +
+	    PW_PLANNER_OVERRUN) {
+		r->skipped++;
+		r->timed_out = true;
+		return PW_OK;
+	}
+	b = pw_xcalloc(1, sizeof *b);
+	b->fam = &pw_families[i];
+	b->q = pw_problem_copy(q);
+	b->shave = shave;
+	rc = pw_planner_thread(r, pw_planner_build_work, pw_planner_build_drop,
+	    b, until + PW_PLANNER_OVERRUN, err);
+	if (rc < 0) {
+		pw_planner_build_drop(b);
+		return rc;
+	}
+	r->builds++;
+	/* Seconds per op of this family: what the next build's estimate
+	 * scales; at least what a left build has taken. */
+	t = (pw_search_now() - t0) / ops;
+	r->rate[i] = rc == 1 ? t : fmax(r->rate[i], t);
+	if (rc == 0) {
+		r->timed_out |= !pw_planner_cancelled(r);
+		return PW_OK;
+	}
+	rc = b->rc;
+	if (rc == PW_OK) {
+		*plan = b->plan;
+		b->plan = NULL;
+	} else
+		*err = b->err;
+	pw_planner_build_drop(b);
+	return rc;
+}
+
+/*
  * Times every family of SL's layout (every family when the split is
  * fixed) on Q, which it frees, and keeps the best feasible schedule in SL
  * when it beats SL's (with the link, a schedule over its limits is shaved
@@ -169,33 +355,31 @@ pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
 	const struct pw_metrics *m;
 	struct pw_plan *plan = NULL, *best = NULL;
 	const char *best_fam = NULL;
-	double obj, best_obj = INFINITY;
+	double obj, best_obj = INFINITY, until;
 	size_t i;
 	int rc = PW_OK;
+	/* Whether a build gave a plan, and whether one was skipped or left
+	 * for time: a split timed by none is not a candidate tried. */
+	bool built = false, cut = false;
 
 	for (i = 0; i < pw_nfamilies; i++) {
 		fam = &pw_families[i];
 		if (layers != NULL && fam->layout !=
 		    pw_planner_layout(&sl->design))
 			continue;
-		/* Each family may take a second on the largest models:
-		 * the clock, the cancel flag and the report between them. */
-		pw_planner_tick(r, fmin(r->best, best_obj), best_obj < r->best ?
-		    best_fam : r->best_name, false);
-		if (pw_planner_stopped(r, pw_planner_families_until(r)))
+		until = pw_planner_families_until(r);
+		if (pw_planner_stopped(r, until))
 			break;
-		if ((rc = pw_plan_family(fam, q, &plan, err)) != PW_OK) {
-			if (rc == PW_ERR_INTERNAL)
-				goto out;
-			rc = PW_OK;
+		rc = pw_planner_build_family(r, i, q, sl->design.offload, until,
+		    &plan, err);
+		if (rc == PW_ERR_INTERNAL)
+			goto out;
+		cut |= rc == PW_OK && plan == NULL;
+		rc = PW_OK;
+		if (plan == NULL)
 			continue;
-		}
+		built = true;
 		m = pw_plan_metrics(plan);
-		if (sl->design.offload && !m->feasible &&
-		    !pw_solver_moves(pw_plan_schedule(plan))) {
-			pw_planner_shave(&plan);
-			m = pw_plan_metrics(plan);
-		}
 		obj = pw_objective_value(r->o.objective, m);
 		if (!m->feasible)
 			pw_planner_note_over(r, pw_plan_problem(plan), m);
@@ -205,11 +389,20 @@ pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
 			best = plan;
 			best_obj = obj;
 			best_fam = fam->name;
+			/* The best so far already, for the reports while
+			 * the next families build (SL takes it below). */
+			if (obj < r->best) {
+				r->best = obj;
+				snprintf(r->best_name, sizeof r->best_name,
+				    "%s", fam->name);
+			}
 		} else
 			pw_plan_free(plan);
 		plan = NULL;
+		pw_planner_tick(r, r->best, r->best_name, false);
 	}
-	r->tried++;
+	if (built || !cut)
+		r->tried++;
 	if (best != NULL && best_obj < sl->objective)
 		pw_planner_take(r, sl, pw_plan_problem(best),
 		    pw_schedule_copy(pw_plan_schedule(best)), best_fam, layers,
@@ -477,6 +670,30 @@ pw_planner_ranked(const struct pw_planner_run *r, size_t *n)
 	return v;
 }
 
+/* A design's bound on the job's own copy Q of its problem. */
+struct pw_planner_bound {
+	struct pw_problem *q;
+	enum pw_objective objective;
+	double	bound;
+};
+
+static void
+pw_planner_bound_work(void *arg)
+{
+	struct pw_planner_bound *b = arg;
+
+	b->bound = pw_lower_bound(b->q, b->objective);
+}
+
+static void
+pw_planner_bound_drop(void *arg)
+{
+	struct pw_planner_bound *b = arg;
+
+	pw_problem_free(b->q);
+	free(b);
+}
+
 /* The optimizer on the designs in order of their promise, a batch of
  * PW_PLANNER_OPTIMIZE at a time: rounds over the batch give each design
  * still improving a share of the time left; once none is, the next batch
@@ -486,19 +703,33 @@ static int
 pw_planner_optimize(struct pw_planner_run *r, struct pw_error *err)
 {
 	struct pw_planner_slot **v;
+	struct pw_planner_bound *b;
 	size_t n, i, k, end, left;
 	int round, rc = PW_OK;
-	double share, bound;
+	double share;
 
 	v = pw_planner_ranked(r, &n);
 	for (i = k = 0; i < n; i++) {
 		if (pw_planner_stopped(r, r->deadline))
 			goto out;
 		pw_planner_tick(r, r->best, r->best_name, false);
-		bound = pw_lower_bound(v[i]->problem, r->o.objective);
-		v[i]->key = (v[i]->objective + bound) / 2;
-		if (!pw_objective_meets_bound(v[i]->objective, bound))
+		b = pw_xcalloc(1, sizeof *b);
+		b->q = pw_problem_copy(v[i]->problem);
+		b->objective = r->o.objective;
+		if ((rc = pw_planner_thread(r, pw_planner_bound_work,
+		    pw_planner_bound_drop, b, r->deadline + PW_PLANNER_OVERRUN,
+		    err)) != 1) {
+			if (rc < 0)
+				pw_planner_bound_drop(b);
+			else
+				r->timed_out |= !pw_planner_cancelled(r);
+			goto out;
+		}
+		rc = PW_OK;
+		v[i]->key = (v[i]->objective + b->bound) / 2;
+		if (!pw_objective_meets_bound(v[i]->objective, b->bound))
 			v[k++] = v[i];
+		pw_planner_bound_drop(b);
 	}
 	n = k;
 	qsort(v, n, sizeof *v, pw_planner_cmp);

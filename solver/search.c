@@ -162,18 +162,6 @@ struct pw_start {
 	bool	at_limit;
 };
 
-/* True when SCHED moves any activation. */
-static bool
-pw_solver_offloads(const struct pw_schedule *sched)
-{
-	int c;
-
-	for (c = 0; c < sched->nchannels; c++)
-		if (sched->channel[c].len > 0)
-			return true;
-	return false;
-}
-
 /* Whether a device's peak in M reaches its limit in P. */
 static bool
 pw_search_at_limit(const struct pw_problem *p, const struct pw_metrics *m)
@@ -302,7 +290,7 @@ pw_search_start(struct pw_search *s)
 			if (pw_search_family(s, &pw_families[i], &cand,
 			    &err) != PW_OK)
 				continue;
-			if (!pw_solver_offloads(cand.sched)) {
+			if (!pw_solver_moves(cand.sched)) {
 				binds = binds || cand.at_limit;
 				pw_search_offer_start(s, &cand,
 				    pw_families[i].name);

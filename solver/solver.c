@@ -252,7 +252,6 @@ pw_solve_search_new(const struct pw_problem *p, const struct pw_solve_opts *o,
     bool *offloadable)
 {
 	struct pw_search *s = pw_xcalloc(1, sizeof *s);
-	pthread_condattr_t ca;
 
 	atomic_init(&s->stop, 0);
 	s->problem = pw_problem_copy(p);
@@ -286,27 +285,43 @@ pw_solve_search_new(const struct pw_problem *p, const struct pw_solve_opts *o,
 	s->pub_incumbent = INFINITY;
 	s->pub_phase = "start";
 	s->refs = 2;
-	pthread_mutex_init(&s->lock, NULL);
+	pw_solver_sync_init(&s->lock, &s->cond);
+	return s;
+}
+
+void
+pw_solver_sync_init(pthread_mutex_t *lock, pthread_cond_t *cond)
+{
+	pthread_condattr_t ca;
+
+	pthread_mutex_init(lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->cond, &ca);
+	pthread_cond_init(cond, &ca);
 	pthread_condattr_destroy(&ca);
-	return s;
+}
+
+bool
+pw_solver_unref(pthread_mutex_t *lock, pthread_cond_t *cond, int *refs)
+{
+	bool last;
+
+	pthread_mutex_lock(lock);
+	last = --*refs == 0;
+	pthread_mutex_unlock(lock);
+	if (last) {
+		pthread_cond_destroy(cond);
+		pthread_mutex_destroy(lock);
+	}
+	return last;
 }
 
 /* Drops one reference to S, freeing it with the last. */
 static void
 pw_solve_search_release(struct pw_search *s)
 {
-	bool last;
-
-	pthread_mutex_lock(&s->lock);
-	last = --s->refs == 0;
-	pthread_mutex_unlock(&s->lock);
-	if (!last)
+	if (!pw_solver_unref(&s->lock, &s->cond, &s->refs))
 		return;
-	pthread_cond_destroy(&s->cond);
-	pthread_mutex_destroy(&s->lock);
 	pw_schedule_free(s->best);
 	pw_schedule_free(s->answer);
 	free(s->offloadable);

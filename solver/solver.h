@@ -364,6 +364,10 @@ struct pw_planner_candidate {
 
 struct pw_planner_progress {
 	size_t	tried;		/* candidates timed so far */
+	size_t	builds;		/* family builds so far (several a candidate) */
+	/* Family builds skipped: their family's measured seconds per op
+	 * said they could not end within a second of the deadline. */
+	size_t	skipped;
 	double	best;		/* the best objective so far, INFINITY: none */
 	const char *best_name;	/* its schedule's name, or NULL */
 	double	elapsed;	/* seconds */
@@ -396,6 +400,7 @@ struct pw_planner_result {
 	struct pw_planner_candidate *cand;	/* [ncand], best first, owned */
 	size_t	ncand;
 	size_t	tried;		/* candidates timed */
+	size_t	builds, skipped;	/* as in pw_planner_progress */
 	bool	split_fixed;	/* the problem's stages were given */
 	enum pw_solve_end ended; /* SEARCHED, ITERATIONS, TIME or CANCELLED */
 	double	elapsed;
@@ -421,8 +426,10 @@ int	pw_planner_model(const struct pw_model *, const struct pw_hardware *,
 	    const struct pw_split *, const struct pw_planner_opts *,
 	    struct pw_planner_result *, struct pw_error *);
 void	pw_planner_result_free(struct pw_planner_result *);
-/* One line for a progress report ("12 candidates, best 4.602 s (solve),
- * optimizer, 3.2 s") into BUF, returned: what every front end prints. */
+/* One line for a progress report ("12 candidates (140 builds), best
+ * 4.602 s (solve), optimizer, 3.2 s"; "..., 3 skipped for time" after the
+ * builds when some were) into BUF, returned: what every front end
+ * prints. */
 char	*pw_planner_progress_text(const struct pw_planner_progress *,
 	    char *buf, size_t len);
 /* "1 chunk", "loop x4", "V" into BUF, returned. */

@@ -510,6 +510,30 @@ same_result(const struct pw_planner_result *a,
 	return true;
 }
 
+/* The one progress line every front end prints, exact. */
+static void
+test_progress_text(void)
+{
+	struct pw_planner_progress pr = { 1, 1, 0, INFINITY, NULL, 0.25,
+	    "families" };
+	char buf[160];
+
+	tap_str(pw_planner_progress_text(&pr, buf, sizeof buf),
+	    "1 candidate (1 build), none fits yet, families, 0.2 s",
+	    "progress: none yet");
+	pr.tried = 12;
+	pr.builds = 140;
+	pr.skipped = 3;
+	pr.best = 4.6021;
+	pr.best_name = "solve";
+	pr.phase = "optimizer";
+	pr.elapsed = 3.21;
+	tap_str(pw_planner_progress_text(&pr, buf, sizeof buf),
+	    "12 candidates (140 builds, 3 skipped for time), best 4.602 s "
+	    "(solve), optimizer, 3.2 s", "progress: the builds and what was "
+	    "skipped");
+}
+
 static void
 test_planner_model(void)
 {
@@ -534,6 +558,8 @@ test_planner_model(void)
 	tap_int((long long)r.ncand, 10, "ten candidates");
 	tap_ok(!r.split_fixed, "the split is the planner's");
 	tap_int((long long)r.tried, 44, "every design's splits tried");
+	tap_int((long long)r.builds, 250, "every family of each split built: 250");
+	tap_int((long long)r.skipped, 0, "no build skipped (no clock)");
 	tap_int(r.ended, PW_END_SEARCHED, "ended searched: by the iteration "
 	    "limits, not the clock");
 	tap_str(phases, "families splits optimizer done", "progress reported "
@@ -760,6 +786,7 @@ main(void)
 
 	test_balance_hand();
 	test_balance_brute();
+	test_progress_text();
 	test_planner_model();
 	test_planner_fixed();
 	test_planner_refusals();
