@@ -238,8 +238,10 @@ check "Esc cancels it, keeping the best candidates so far" \
 check "the panel lists them, the cursor on the best" \
     poll '^> [0-9,.]+ +(1 chunk|loop x[0-9]+|V) '
 keys Enter
+# Which candidates a cancelled search holds depends on when Esc came: a
+# split of many stages may run past the header's width.
 check "Enter opens one: the header says where it came from" \
-    poll ' from design split [0-9,.]+, '
+    poll ' from design split [0-9]'
 keys u
 check "u undoes it" poll '^undo design split '
 
