@@ -550,18 +550,20 @@ char *
 pw_planner_progress_text(const struct pw_planner_progress *pr, char *buf,
     size_t len)
 {
-	char best[96], skipped[48] = "";
+	char best[96], skipped[48] = "", t[32], elapsed[32];
 
 	if (isfinite(pr->best))
-		snprintf(best, sizeof best, "best %.3f s (%s)", pr->best,
-		    pr->best_name != NULL ? pr->best_name : "?");
+		snprintf(best, sizeof best, "best %s (%s)", pw_fmt_seconds(t,
+		    sizeof t, pr->best), pr->best_name != NULL ?
+		    pr->best_name : "?");
 	else
 		snprintf(best, sizeof best, "none fits yet");
 	if (pr->skipped > 0)
 		snprintf(skipped, sizeof skipped, ", %zu skipped for time",
 		    pr->skipped);
-	snprintf(buf, len, "%zu candidate%s (%zu build%s%s), %s, %s, %.1f s",
+	snprintf(buf, len, "%zu candidate%s (%zu build%s%s), %s, %s, %s",
 	    pr->tried, pr->tried == 1 ? "" : "s", pr->builds,
-	    pr->builds == 1 ? "" : "s", skipped, best, pr->phase, pr->elapsed);
+	    pr->builds == 1 ? "" : "s", skipped, best, pr->phase,
+	    pw_fmt_seconds(elapsed, sizeof elapsed, pr->elapsed));
 	return buf;
 }

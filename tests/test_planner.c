@@ -519,7 +519,7 @@ test_progress_text(void)
 	char buf[160];
 
 	tap_str(pw_planner_progress_text(&pr, buf, sizeof buf),
-	    "1 candidate (1 build), none fits yet, families, 0.2 s",
+	    "1 candidate (1 build), none fits yet, families, 250 ms",
 	    "progress: none yet");
 	pr.tried = 12;
 	pr.builds = 140;
@@ -530,7 +530,7 @@ test_progress_text(void)
 	pr.elapsed = 3.21;
 	tap_str(pw_planner_progress_text(&pr, buf, sizeof buf),
 	    "12 candidates (140 builds, 3 skipped for time), best 4.602 s "
-	    "(solve), optimizer, 3.2 s", "progress: the builds and what was "
+	    "(solve), optimizer, 3.21 s", "progress: the builds and what was "
 	    "skipped");
 }
 

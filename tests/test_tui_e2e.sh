@@ -231,7 +231,7 @@ check "Esc closes the panel" gone 'constraints \(Tab next'
 
 keys D
 check "D starts the design search: its panel shows the progress" \
-    poll '^Design search   running: [1-9][0-9]* candidates?, best [0-9.]+ m?s \('
+    poll '^Design search   running: [1-9][0-9]* candidates? \([0-9]+ builds?[^)]*\), best [0-9.]+ m?s \('
 keys Escape
 check "Esc cancels it, keeping the best candidates so far" \
     poll '^design search: [0-9]+ candidates tried \(cancelled\), best '
