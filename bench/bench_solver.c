@@ -255,39 +255,6 @@ bench_offload(void)
 	printf("(c) %d of 9 at or below the anchor\n\n", met);
 }
 
-/* A number in [0, 1) from X. */
-static double
-bench_unit_random(uint64_t *x)
-{
-	return (double)(pw_splitmix64(x) >> 11) * 0x1.0p-53;
-}
-
-/* P devices, one stage each, M microbatches; stage costs around 1
- * (+-20%), B 0-30% above F, W half to all of F; act 1, hold 0.5, comm
- * 0.02, every limit LIMIT activations.  The costs depend on P and M
- * only, so every limit of a scale sees the same stages. */
-static struct pw_problem *
-bench_uneven_problem(int p, int m, double limit)
-{
-	struct pw_problem *prob;
-	uint64_t x = 1000 * (uint64_t)p + (uint64_t)m;
-	double c;
-	int s;
-
-	prob = bench_problem(p, p, m);
-	for (s = 0; s < p; s++) {
-		c = 1 + 0.2 * (2 * bench_unit_random(&x) - 1);
-		prob->stages[s].f = c;
-		prob->stages[s].b = c * (1 + 0.3 * bench_unit_random(&x));
-		prob->stages[s].w = c * (0.5 + 0.5 * bench_unit_random(&x));
-		prob->stages[s].act = 1;
-		prob->stages[s].hold = 0.5;
-		prob->memory[s].limit = limit;
-	}
-	pw_problem_set_comm(prob, 0.02);
-	return prob;
-}
-
 /* The best makespan of a family on P within every limit, and its name. */
 static double
 bench_best_family(const struct pw_problem *p, const char **name)
@@ -347,7 +314,7 @@ bench_scale(void)
 	    "time", "family", "verdict");
 	for (i = 0; i < nrows; i++) {
 		limit = rows[i].p * rows[i].eighths / 8.0;
-		p = bench_uneven_problem(rows[i].p, rows[i].m, limit);
+		p = test_problem_uneven(rows[i].p, rows[i].m, limit);
 		anchor = bench_best_family(p, &name);
 		met = false;
 		if ((plan = bench_solve(p, PW_OBJ_MAKESPAN, PW_OFFMODE_OFF,
@@ -402,7 +369,7 @@ bench_local(void)
 	printf("%-14s %-6s %-7s %-10s %-10s %-10s %s\n", "case", "limit",
 	    "moves", "start", "reached", "moves/s", "iterations/move");
 	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-		p = bench_uneven_problem(rows[i].p, rows[i].m,
+		p = test_problem_uneven(rows[i].p, rows[i].m,
 		    rows[i].p * rows[i].eighths / 8.0);
 		if (pw_plan_family(pw_family_find("zb-auto"), p, &plan,
 		    &err) != PW_OK) {

@@ -13,27 +13,7 @@
 #include "internal.h"
 #include "milp.h"
 #include "tap.h"
-
-/* P devices, one stage each, M microbatches, unit times, act 1, hold
- * 0.5, every limit LIMIT activations, no comm. */
-static struct pw_problem *
-bound_unit(int p, int m, double limit)
-{
-	struct pw_problem *prob = pw_problem_new(p, p, m);
-	struct pw_error err;
-	int s;
-
-	if (pw_problem_place_loop(prob, &err) != PW_OK)
-		abort();
-	for (s = 0; s < p; s++) {
-		prob->stages[s].f = prob->stages[s].b = prob->stages[s].w = 1;
-		prob->stages[s].act = 1;
-		prob->stages[s].hold = 0.5;
-		prob->memory[s].limit = limit;
-	}
-	pw_problem_set_comm(prob, 0);
-	return prob;
-}
+#include "testlib.h"
 
 /* The value of term NAME among the N of T; NAN when it is missing. */
 static double
@@ -88,7 +68,7 @@ test_unit_terms(void)
 	int n;
 
 	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		p = bound_unit(4, 8, cases[i].limit);
+		p = test_problem_unit(4, 8, 0, cases[i].limit);
 		n = pw_lower_bound_terms(p, PW_OBJ_MAKESPAN, t);
 		tap_int(n, 7, "unit 4x8, limit %g: seven terms", cases[i].limit);
 		tap_near(bound_term(t, n, "work"), cases[i].work, 1e-9,
@@ -338,7 +318,7 @@ test_interleave(void)
 	static const double cost[2][3] = { { 0.75, 1.5, 0.75 },
 	    { 1.5, 1.5, 1.25 } };
 	struct pw_bound_term t[PW_BOUND_TERMS];
-	struct pw_problem *p = bound_unit(2, 2, INFINITY);
+	struct pw_problem *p = test_problem_unit(2, 2, 0, INFINITY);
 	int s, n;
 
 	for (s = 0; s < 2; s++) {
@@ -361,7 +341,7 @@ test_interleave(void)
 static void
 test_empty_device(void)
 {
-	struct pw_problem *p = bound_unit(3, 4, INFINITY);
+	struct pw_problem *p = test_problem_unit(3, 4, 0, INFINITY);
 
 	p->stages[1].device = 0;
 	p->stages[2].device = 1;

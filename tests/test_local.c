@@ -21,41 +21,6 @@
 /* A safety net far above what these searches take. */
 #define TEST_LIMIT	60.0
 
-/* A number in [0, 1) from X. */
-static double
-test_unit_random(uint64_t *x)
-{
-	return (double)(pw_splitmix64(x) >> 11) * 0x1.0p-53;
-}
-
-/* Returns a problem the caller frees: P devices, one stage each, M
- * microbatches, stage costs around 1 (+-20%), B 0-30% above F, W half to
- * all of F (splitmix64 from P and M, as bench_solver's case (d)); act 1,
- * hold 0.5, comm 0.02, every limit LIMIT activations. */
-static struct pw_problem *
-test_uneven(int p, int m, double limit)
-{
-	struct pw_problem *prob = pw_problem_new(p, p, m);
-	uint64_t x = 1000 * (uint64_t)p + (uint64_t)m;
-	struct pw_error err;
-	double c;
-	int s;
-
-	if (pw_problem_place_loop(prob, &err) != PW_OK)
-		abort();
-	for (s = 0; s < p; s++) {
-		c = 1 + 0.2 * (2 * test_unit_random(&x) - 1);
-		prob->stages[s].f = c;
-		prob->stages[s].b = c * (1 + 0.3 * test_unit_random(&x));
-		prob->stages[s].w = c * (0.5 + 0.5 * test_unit_random(&x));
-		prob->stages[s].act = 1;
-		prob->stages[s].hold = 0.5;
-		prob->memory[s].limit = limit;
-	}
-	pw_problem_set_comm(prob, 0.02);
-	return prob;
-}
-
 /* FAMILY's schedule on P, the caller's, judged into *E. */
 static struct pw_schedule *
 test_family(const struct pw_problem *p, const char *family,
@@ -126,7 +91,7 @@ test_valid(const struct pw_problem *p, const struct pw_schedule *sched,
 static void
 test_improves(void)
 {
-	struct pw_problem *p = test_uneven(4, 8, 3);
+	struct pw_problem *p = test_problem_uneven(4, 8, 3);
 	struct pw_schedule *start, *best, *again;
 	struct pw_local_opts o;
 	struct pw_eval e0, e, e2;
@@ -172,7 +137,7 @@ test_improves(void)
 static void
 test_pins_limits(void)
 {
-	struct pw_problem *p = test_uneven(4, 8, 3);
+	struct pw_problem *p = test_problem_uneven(4, 8, 3);
 	struct pw_pin pin = { { PW_B, 2, 1 }, { PW_W, 2, 0 } };
 	struct pw_schedule *start, *best;
 	struct pw_local_opts o;
@@ -205,7 +170,7 @@ test_stop_after(void *arg)
 static void
 test_stop(void)
 {
-	struct pw_problem *p = test_uneven(4, 8, 3);
+	struct pw_problem *p = test_problem_uneven(4, 8, 3);
 	struct pw_schedule *start, *best;
 	struct pw_local_opts o;
 	struct pw_eval e0, e;
@@ -234,7 +199,7 @@ test_stop(void)
 static void
 test_solve_rounds(void)
 {
-	struct pw_problem *p = test_uneven(8, 32, 6);
+	struct pw_problem *p = test_problem_uneven(8, 32, 6);
 	struct pw_solve_result r[2];
 	struct pw_solve_opts o;
 	struct pw_error err;

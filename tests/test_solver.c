@@ -21,29 +21,6 @@
 /* A safety net far above what these searches take. */
 #define TEST_LIMIT	60.0
 
-/* Returns a problem the caller frees: P devices, one stage each, M
- * microbatches, f = b = w = 1, act 1, hold 0.5, comm COMM, every limit
- * LIMIT (INFINITY for none). */
-static struct pw_problem *
-test_unit(int p, int m, double comm, double limit)
-{
-	struct pw_problem *prob;
-	struct pw_error err;
-	int s;
-
-	prob = pw_problem_new(p, p, m);
-	if (pw_problem_place_loop(prob, &err) != PW_OK)
-		abort();
-	for (s = 0; s < p; s++) {
-		prob->stages[s].f = prob->stages[s].b = prob->stages[s].w = 1;
-		prob->stages[s].act = 1;
-		prob->stages[s].hold = 0.5;
-		prob->memory[s].limit = limit;
-	}
-	pw_problem_set_comm(prob, comm);
-	return prob;
-}
-
 /* Two devices, two chunks each on loop placement, M microbatches, unit
  * stages whose whole activation may move over a link of LINK bytes/s
  * each way (0: none), every limit LIMIT. */
@@ -111,7 +88,7 @@ test_bounds(void)
 	int d;
 
 	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		p = test_unit(cases[i].p, cases[i].m, cases[i].comm,
+		p = test_problem_unit(cases[i].p, cases[i].m, cases[i].comm,
 		    cases[i].limit);
 		tap_near(pw_lower_bound(p, cases[i].obj), cases[i].want, 1e-12,
 		    "%s", cases[i].what);
@@ -135,7 +112,7 @@ test_bounds(void)
 	 * ..., 17, then 8 + 1) give 26, the work 27, and the order statistics
 	 * with device 0's relaxation (tests/test_bound.c) the optimum of
 	 * 29. */
-	p = test_unit(4, 8, 0, 1e9 + 2.9999995);
+	p = test_problem_unit(4, 8, 0, 1e9 + 2.9999995);
 	for (d = 0; d < 4; d++)
 		p->memory[d].static_bytes = 1e9;
 	tap_near(pw_lower_bound(p, PW_OBJ_MAKESPAN), 29, 1e-12, "unit 4x8, "
@@ -224,7 +201,7 @@ test_optimal(void)
 	int calls[3] = { 0, 0, 0 };
 
 	/* No limit: ZB-H1 meets the bound 27, nothing to search. */
-	p = test_unit(4, 8, 0, INFINITY);
+	p = test_problem_unit(4, 8, 0, INFINITY);
 	pw_solve_opts_init(&o);
 	o.time_limit = TEST_LIMIT;
 	o.progress = test_progress;
@@ -246,7 +223,7 @@ test_optimal(void)
 
 	/* Limit 3: the families' 31 is optimal, which lp_solve proves;
 	 * the same seed gives the same schedule. */
-	p = test_unit(4, 8, 0, 3);
+	p = test_problem_unit(4, 8, 0, 3);
 	pw_solve_opts_init(&o);
 	o.time_limit = TEST_LIMIT;
 	o.seed = 7;
@@ -276,7 +253,7 @@ test_start(void)
 	struct pw_error err;
 	atomic_int cancel = 1;
 
-	p = test_unit(4, 8, 0, 5);
+	p = test_problem_unit(4, 8, 0, 5);
 	if (!tap_ok(fam != NULL && pw_family_build(fam, p, &used, &start,
 	    &err) == PW_OK, "1f1b builds"))
 		goto out;
@@ -307,7 +284,7 @@ test_start(void)
 	o.start_family = "gpipe";
 	o.time_limit = TEST_LIMIT;
 	pw_problem_free(p);
-	p = test_unit(4, 8, 0, INFINITY);
+	p = test_problem_unit(4, 8, 0, INFINITY);
 	if (test_solve(p, &o, &r, "from gpipe") == PW_OK) {
 		tap_str(r.start, "gpipe", "from gpipe: says so");
 		tap_near(r.start_objective, 33, 1e-9, "from gpipe: start 33");
@@ -359,7 +336,7 @@ test_pins(void)
 
 	/* ZB-H1 runs B(1,0) after three forwards on device 1; the pin
 	 * wants six first, which the heuristic then provides. */
-	p = test_unit(4, 8, 0, INFINITY);
+	p = test_problem_unit(4, 8, 0, INFINITY);
 	pw_solve_opts_init(&o);
 	o.start_family = "zb-h1";
 	o.pins = &pin;
@@ -376,7 +353,7 @@ test_pins(void)
 	/* A pin naming a fused backward holds on the split ones that the
 	 * search builds: BW(1,0) before F(1,1) on p = 3, m = 4 (1F1B runs
 	 * F(1,1) first).  The whole model, under the pin, ends at 15. */
-	p = test_unit(3, 4, 0, INFINITY);
+	p = test_problem_unit(3, 4, 0, INFINITY);
 	pin = (struct pw_pin){ { PW_BW, 1, 0 }, { PW_F, 1, 1 } };
 	o.start_family = "1f1b";
 	if (test_solve(p, &o, &r, "pinned BW") == PW_OK) {
@@ -625,7 +602,7 @@ test_options(void)
 	struct pw_solve_opts o;
 	struct pw_problem *p;
 
-	p = test_unit(4, 8, 0, INFINITY);
+	p = test_problem_unit(4, 8, 0, INFINITY);
 	pw_solve_opts_init(&o);
 	tap_int(o.objective, PW_OBJ_MAKESPAN, "defaults: makespan");
 	tap_int(o.offload, PW_OFFMODE_AUTO, "defaults: offload auto");
@@ -787,7 +764,7 @@ test_run_cancel(const struct pw_problem *p, const struct pw_solve_opts *o)
 static void
 test_run_errors(void)
 {
-	struct pw_problem *p = test_unit(4, 8, 0, INFINITY);
+	struct pw_problem *p = test_problem_unit(4, 8, 0, INFINITY);
 	struct pw_solve_result r;
 	struct pw_solve_opts o;
 	struct pw_solve_run *run = NULL;
@@ -809,7 +786,7 @@ test_run_errors(void)
 	tap_ok(strstr(err.msg, "device 0 needs 2 B") != NULL, "run, "
 	    "infeasible: %s", err.msg);
 	pw_problem_free(p);
-	p = test_unit(4, 8, 0, INFINITY);
+	p = test_problem_unit(4, 8, 0, INFINITY);
 	o.start_family = "zb-v";
 	o.time_limit = TEST_LIMIT;
 	if ((run = test_run_start(p, &o, "run, zb-v")) != NULL) {
@@ -838,7 +815,7 @@ test_run_errors(void)
 static void
 test_ends(void)
 {
-	struct pw_problem *p = test_unit(6, 24, 0, 3);
+	struct pw_problem *p = test_problem_unit(6, 24, 0, 3);
 	struct pw_solve_result r[3];
 	struct pw_solve_opts o;
 	int k;

@@ -48,6 +48,49 @@ test_read_file(const char *name)
 }
 
 struct pw_problem *
+test_problem_unit(int p, int m, double comm, double limit)
+{
+	struct pw_problem *prob = pw_problem_new(p, p, m);
+	struct pw_error err;
+	int s;
+
+	if (pw_problem_place_loop(prob, &err) != PW_OK)
+		abort();
+	for (s = 0; s < p; s++) {
+		prob->stages[s].f = prob->stages[s].b = prob->stages[s].w = 1;
+		prob->stages[s].act = 1;
+		prob->stages[s].hold = 0.5;
+		prob->memory[s].limit = limit;
+	}
+	pw_problem_set_comm(prob, comm);
+	return prob;
+}
+
+/* A number in [0, 1) from the splitmix64 sequence of *X. */
+static double
+test_unit_random(uint64_t *x)
+{
+	return (double)(pw_splitmix64(x) >> 11) * 0x1.0p-53;
+}
+
+struct pw_problem *
+test_problem_uneven(int p, int m, double limit)
+{
+	struct pw_problem *prob = test_problem_unit(p, m, 0.02, limit);
+	uint64_t x = 1000 * (uint64_t)p + (uint64_t)m;
+	double c;
+	int s;
+
+	for (s = 0; s < p; s++) {
+		c = 1 + 0.2 * (2 * test_unit_random(&x) - 1);
+		prob->stages[s].f = c;
+		prob->stages[s].b = c * (1 + 0.3 * test_unit_random(&x));
+		prob->stages[s].w = c * (0.5 + 0.5 * test_unit_random(&x));
+	}
+	return prob;
+}
+
+struct pw_problem *
 test_problem_uniform(int p, int v, int m, enum pw_placement place,
     const struct pw_stage *stage)
 {

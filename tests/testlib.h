@@ -31,6 +31,15 @@ char	*test_read_file(const char *name);
  * placement does not fit: the tests ask only for ones that do. */
 struct pw_problem *test_problem_uniform(int p, int v, int m,
 	    enum pw_placement place, const struct pw_stage *stage);
+/* Returns a problem the caller frees: P devices, one stage each (stage d
+ * on device d), M microbatches, f = b = w = 1, act 1, hold 0.5, comm
+ * COMM, every limit LIMIT (INFINITY for none). */
+struct pw_problem *test_problem_unit(int p, int m, double comm, double limit);
+/* Returns a problem the caller frees, bench_solver's case (d): as
+ * test_problem_unit with comm 0.02, but stage costs around 1 (+-20%), B
+ * 0-30% above F, W half to all of F, drawn by splitmix64 from P and M
+ * only, so that every limit of a scale sees the same stages. */
+struct pw_problem *test_problem_uneven(int p, int m, double limit);
 /* The stage of a Zero Bubble table's setting C when each device runs V
  * chunks: its times and memory split evenly between them. */
 struct pw_stage	test_zb_stage(const struct test_zb_case *c, int v);
