@@ -43,8 +43,9 @@ no_tmp() { ! has_tmp "$@"; }
 # signal_when SIG CONDITION CMD...: runs CMD in the background (its output
 # in $tmp/bg.out and $tmp/bg.err) until CONDITION (a command line) holds,
 # then sends it SIG; its exit status goes to $signalled.  A background job
-# of a script starts with interrupts ignored, which solve keeps so; env
-# gives it the default disposition back.
+# of a script starts with interrupts ignored, and a suite run under nohup
+# with hangups ignored, which the program keeps so; env gives it the
+# default dispositions back.
 signal_when() {
 	sig=$1
 	cond=$2
@@ -53,7 +54,7 @@ signal_when() {
 	# first look, which would see the last run's output.
 	: >"$tmp/bg.out"
 	: >"$tmp/bg.err"
-	env --default-signal=INT "$@" >>"$tmp/bg.out" 2>>"$tmp/bg.err" &
+	env --default-signal=HUP,INT,TERM "$@" >>"$tmp/bg.out" 2>>"$tmp/bg.err" &
 	pid=$!
 	i=0
 	while [ $i -lt 1200 ] && ! eval "$cond"; do
