@@ -103,21 +103,6 @@ bench_frame(struct tui *d)
 	return bench_now() - start;
 }
 
-/* The ops of PLAN's schedule. */
-static size_t
-bench_ops(const struct pw_plan *plan)
-{
-	const struct pw_schedule *s = pw_plan_schedule(plan);
-	size_t n = 0;
-	int k;
-
-	for (k = 0; k < s->ndevices; k++)
-		n += (size_t)s->device[k].len;
-	for (k = 0; k < s->nchannels; k++)
-		n += (size_t)s->channel[k].len;
-	return n;
-}
-
 static void
 bench_line(const char *what, size_t ops, double median, double budget,
     int frames)
@@ -131,7 +116,7 @@ static int
 bench_zoom_rows(struct tui *d, int reps, const char *only, double *v)
 {
 	const struct pw_metrics *m = pw_plan_metrics(d->plan);
-	size_t ops = bench_ops(d->plan);
+	size_t ops = pw_schedule_nops(pw_plan_schedule(d->plan));
 	const struct bench_zoom *z;
 	size_t i;
 	int r;
@@ -181,7 +166,7 @@ bench_edit_row(struct tui *d, int reps, double *v)
 		v[r] = bench_now() - start;
 		edit = undo;
 	}
-	bench_line("edit+redraw", bench_ops(d->plan), bench_median(v, (size_t)reps), BENCH_EDIT_BUDGET, reps);
+	bench_line("edit+redraw", pw_schedule_nops(pw_plan_schedule(d->plan)), bench_median(v, (size_t)reps), BENCH_EDIT_BUDGET, reps);
 	return 0;
 }
 

@@ -329,24 +329,10 @@ pw_local_mean_op(const struct pw_problem *p, const struct pw_schedule *sched)
 	return n > 0 ? sum / n : 0;
 }
 
-/* The ops SCHED holds, compute and transfers. */
-static size_t
-pw_local_ops(const struct pw_schedule *sched)
-{
-	size_t n = 0;
-	int i;
-
-	for (i = 0; i < sched->ndevices; i++)
-		n += (size_t)sched->device[i].len;
-	for (i = 0; i < sched->nchannels; i++)
-		n += (size_t)sched->channel[i].len;
-	return n;
-}
-
 long
 pw_local_cost(const struct pw_schedule *sched)
 {
-	return (long)(pw_local_ops(sched) / PW_LOCAL_OPS) + 1;
+	return (long)(pw_schedule_nops(sched) / PW_LOCAL_OPS) + 1;
 }
 
 /* Whether move I of N is accepted: not worse in energy (EN against the
@@ -384,7 +370,7 @@ pw_local_search(const struct pw_problem *p, const struct pw_schedule *start,
 	l.cur = pw_schedule_copy(start);
 	l.cur_eval = *start_eval;
 	l.rot = pw_xcalloc((size_t)p->nstages + 1, sizeof *l.rot);
-	l.nops = pw_local_ops(start);
+	l.nops = pw_schedule_nops(start);
 	l.energy = pw_local_energy(&l, &l.cur_eval);
 	l.crit = pw_xcalloc(pw_op_universe(p), sizeof *l.crit);
 	rc = pw_simulate(p, l.cur, &l.t, &err);

@@ -346,6 +346,8 @@ void	pw_schedule_append(struct pw_schedule *, const struct pw_problem *, struct 
 void	pw_schedule_set_anchor(struct pw_schedule *, int stage, int mb, struct pw_anchor anchor);
 /* True when the anchor of (stage, mb) is set. */
 bool	pw_schedule_anchor(const struct pw_schedule *, int stage, int mb, struct pw_anchor *out);
+/* The ops SCHED holds, compute and transfers. */
+size_t	pw_schedule_nops(const struct pw_schedule *);
 
 /* ------------------------------------------------------------------ */
 /* The model's rules: what each op waits for, what it does to memory   */

@@ -130,3 +130,16 @@ pw_schedule_anchor(const struct pw_schedule *sched, int stage, int mb,
 		*out = a;
 	return true;
 }
+
+size_t
+pw_schedule_nops(const struct pw_schedule *sched)
+{
+	size_t n = 0;
+	int r;
+
+	for (r = 0; r < sched->ndevices; r++)
+		n += (size_t)sched->device[r].len;
+	for (r = 0; r < sched->nchannels; r++)
+		n += (size_t)sched->channel[r].len;
+	return n;
+}

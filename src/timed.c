@@ -31,13 +31,9 @@ pw_timed_ops(const struct pw_problem *p, const struct pw_schedule *sched,
     const struct pw_timing *t, size_t *n)
 {
 	struct pw_timed_op *ops;
-	size_t total = 0, k = 0, idx;
+	size_t total = pw_schedule_nops(sched), k = 0, idx;
 	int r, i;
 
-	for (r = 0; r < sched->ndevices; r++)
-		total += (size_t)sched->device[r].len;
-	for (r = 0; r < sched->nchannels; r++)
-		total += (size_t)sched->channel[r].len;
 	ops = pw_xcalloc(total, sizeof *ops);
 	for (r = 0; r < sched->ndevices + sched->nchannels; r++) {
 		const struct pw_seq *seq = r < sched->ndevices ?

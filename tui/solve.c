@@ -17,15 +17,6 @@ tui_solve_running(const struct tui *d)
 	return d->solve.run != NULL;
 }
 
-const char *
-tui_solve_end_words(enum pw_solve_end end)
-{
-	/* The search orders the ops of the problem it is given: the split,
-	 * stages per device and placement are that problem's. */
-	return end == PW_END_OPTIMAL ? "optimal for this split and layout" :
-	    pw_solve_end_name(end);
-}
-
 unsigned
 tui_solve_begin(struct tui *d)
 {
@@ -151,19 +142,19 @@ tui_solve_end(struct tui *d)
 		tui_message(d, false, "optimized: the start is the best found "
 		    "(%s %s, bound %s, gap %.1f%%, %s): nothing changed",
 		    d->objective == PW_OBJ_SPAN ? "span" : "makespan", obj,
-		    bound, 100 * res.gap, tui_solve_end_words(res.ended));
+		    bound, 100 * res.gap, pw_solve_end_words(res.ended));
 		pw_solve_result_free(&res);
 		return TUI_DRAW_ALL;
 	}
 	tui_plan_show(d, plan);
 	free(d->source);
 	d->source = pw_xasprintf("optimizer (gap %.1f%%, %s)", 100 * res.gap,
-	    tui_solve_end_words(res.ended));
+	    pw_solve_end_words(res.ended));
 	d->family = -1;
 	tui_plan_record(d, &s->before, "optimize");
 	tui_message(d, false, "optimized: %s %s, bound %s, gap %.1f%% (%s)",
 	    d->objective == PW_OBJ_SPAN ? "span" : "makespan", obj, bound,
-	    100 * res.gap, tui_solve_end_words(res.ended));
+	    100 * res.gap, pw_solve_end_words(res.ended));
 	pw_solve_result_free(&res);
 	return TUI_DRAW_ALL;
 }

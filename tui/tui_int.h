@@ -613,9 +613,6 @@ unsigned tui_solve_tick(struct tui *);
 /* Esc: cancels the search, keeping the best schedule so far. */
 unsigned tui_solve_cancel(struct tui *);
 bool	tui_solve_running(const struct tui *);
-/* Why a search ended, in the designer's words: what it proved is for
- * the plan's problem as given ("optimal for this split and layout"). */
-const char *tui_solve_end_words(enum pw_solve_end);
 /* The lower bound the header shows: the running search's, else the last
  * search's while the plan's problem, the objective and the pins are
  * those it was computed under; *GAP is the current plan's objective
