@@ -31,6 +31,8 @@ enum pw_rc {
 	PW_ERR_DEADLOCK = -3,	/* the orders can never complete */
 	PW_ERR_NOT_APPLICABLE = -4, /* a family does not apply to a problem */
 	PW_ERR_INTERNAL = -5,	/* a result failed its own checks: a bug */
+	PW_ERR_CANCELLED = -6,	/* stopped by its caller (Ctrl-C, Esc) */
+	PW_ERR_RUNTIME = -7,	/* a run failed: a worker's error, a lost rank */
 };
 
 /* Exit codes of the pipewright program (docs/cli.md). */
@@ -39,6 +41,7 @@ enum pw_exit {
 	PW_EXIT_INVALID = 1,	/* check found violations; a schedule breaks a limit */
 	PW_EXIT_INPUT = 2,	/* unreadable or malformed input, bad usage */
 	PW_EXIT_INTERNAL = 3,	/* a bug: an invariant failed */
+	PW_EXIT_RUNTIME = 4,	/* a launch failed or was stopped while running */
 };
 
 /* One error message; long enough for a deadlock report naming every
@@ -547,6 +550,107 @@ int	pw_schedule_from_timed(const struct pw_problem *, const struct pw_timed_op *
 	    size_t n, struct pw_schedule **out, struct pw_error *);
 
 /* ------------------------------------------------------------------ */
+/* Measured runs (docs/format.md, "measured"): what the runtime saw     */
+
+/* The workload a run computes: per layer an MLP block (hidden -> ffn ->
+ * hidden, GELU between, no attention) over TOKENS x HIDDEN activations
+ * per microbatch, LAYERS[s] layers on stage s.  Data only: the runtime
+ * (runtime/) computes it, the core carries it in a measured file. */
+struct pw_workload {
+	int	hidden;
+	int	ffn;
+	int	tokens;		/* per microbatch */
+	int	nstages;
+	int	*layers;	/* [nstages] */
+	bool	scaled;		/* scaled down from the problem's model */
+};
+
+/* Frees W's layers and zeroes it (W itself is the caller's). */
+void	pw_workload_clear(struct pw_workload *);
+/* Deep copy of SRC into DST (DST's old contents are not freed). */
+void	pw_workload_copy(struct pw_workload *dst, const struct pw_workload *src);
+
+/* One op as measured: its times in the shown iteration, seconds from
+ * that iteration's start, and its duration in every measured iteration. */
+struct pw_measured_op {
+	struct pw_op op;
+	int	device;
+	double	start;
+	double	end;
+	/* When the tensor it waits for from another device arrived (an F
+	 * after a device boundary, a B before one); NAN when none.  What
+	 * calibration fits comm from: arrive less the sender's end. */
+	double	arrive;
+	double	*durations;	/* [iterations] */
+};
+
+struct pw_measured {
+	char	*backend;	/* "cpu", "cuda" */
+	char	*transport;	/* "local", "mpi" */
+	char	*host;		/* the host; "a,b" for several */
+	bool	emulated;	/* several pipeline devices shared one GPU */
+	int	iterations;	/* measured, after the warm-up */
+	int	warmup;
+	int	shown;		/* the iteration OPS' times are from: the median step's */
+	double	*step;		/* [iterations] seconds per iteration */
+	double	*loss;		/* [iterations] mean loss over the microbatches */
+	int	devices;
+	double	*peak;		/* [devices] bytes, static included */
+	size_t	nops;
+	struct pw_measured_op *ops;	/* every op of the schedule, once */
+	struct pw_workload workload;
+};
+
+/* Returns a measured run the caller owns, sized for DEVICES, NOPS ops
+ * (each with ITERATIONS durations) and ITERATIONS steps, all zero, the
+ * ops' arrive NAN, strings NULL. */
+struct pw_measured *pw_measured_new(int devices, size_t nops, int iterations);
+void	pw_measured_free(struct pw_measured *);
+struct pw_measured *pw_measured_copy(const struct pw_measured *);
+/* The median of the measured steps (the mean of the middle two for an
+ * even count). */
+double	pw_measured_step(const struct pw_measured *);
+/* Checks M against PROBLEM and SCHED: its devices, one entry per op of
+ * the schedule, finite non-negative times with end >= start, iterations
+ * and shown in range.  WHERE prefixes the message. */
+int	pw_measured_validate(const struct pw_problem *, const struct pw_schedule *,
+	    const struct pw_measured *, const char *where, struct pw_error *);
+/* The shown iteration as timed ops (sorted by start; the caller frees
+ * them), transfers' bytes and reloads' anchors from PROBLEM and SCHED:
+ * what the checker, the views and the designer take. */
+struct pw_timed_op *pw_measured_timed(const struct pw_problem *,
+	    const struct pw_schedule *, const struct pw_measured *, size_t *n);
+
+/* Measured against predicted (eval --against): per op, both durations
+ * and starts; per device, busy and peak; both step times. */
+struct pw_op_error {
+	struct pw_op op;
+	int	device;
+	double	predicted_start, predicted;	/* duration */
+	double	measured_start, measured;	/* the shown iteration's */
+};
+
+struct pw_measured_cmp {
+	double	step_predicted;		/* the simulated makespan */
+	double	step_measured;		/* pw_measured_step */
+	int	devices;
+	double	*busy_predicted, *busy_measured;	/* [devices] */
+	double	*peak_predicted, *peak_measured;	/* [devices] */
+	size_t	nops;
+	struct pw_op_error *ops;	/* by |measured - predicted| duration, largest first */
+	double	mean_abs_error;		/* mean over ops of |measured - predicted| / predicted
+					 * (ops with a zero prediction aside) */
+};
+
+/* Compares M with the simulation of SCHED on PROBLEM (TIMING, METRICS).
+ * Fills OUT (the caller frees it with pw_measured_cmp_free).  Returns
+ * PW_OK, or PW_ERR_INPUT when M does not match the schedule. */
+int	pw_measured_compare(const struct pw_problem *, const struct pw_schedule *,
+	    const struct pw_timing *, const struct pw_metrics *,
+	    const struct pw_measured *, struct pw_measured_cmp *out, struct pw_error *);
+void	pw_measured_cmp_free(struct pw_measured_cmp *);
+
+/* ------------------------------------------------------------------ */
 /* Checker: verifies timed ops from first principles, sharing no code  */
 /* with the simulator.                                                 */
 
@@ -592,6 +696,12 @@ struct pw_violations {
  * time, never of the clock).  Returns the number of violations. */
 int	pw_check(const struct pw_problem *, const struct pw_timed_op *, size_t n,
 	    struct pw_violations *out);
+/* pw_check for a measured timeline: durations as stated (a run's own),
+ * and across devices only causality (an op starts no earlier than what
+ * it waits for ends: the run's comm is its own too); all else as
+ * pw_check. */
+int	pw_check_measured(const struct pw_problem *, const struct pw_timed_op *,
+	    size_t n, struct pw_violations *out);
 void	pw_violations_free(struct pw_violations *);
 
 /* ------------------------------------------------------------------ */
@@ -699,6 +809,25 @@ int	pw_schedule_write_pins(const char *path, const struct pw_problem *,
 int	pw_file_read_pins(const char *path, struct pw_problem **problem,
 	    struct pw_timed_op **ops, size_t *nops, struct pw_pin **pins,
 	    size_t *npins, struct pw_error *);
+
+/* A schedule file with its measured run (M, NULL for none: then as
+ * pw_schedule_write), atomically; PATH "-" is stdout. */
+int	pw_schedule_write_measured(const char *path, const struct pw_problem *,
+	    const struct pw_schedule *, const struct pw_timing *,
+	    const struct pw_measured *, struct pw_error *);
+/* The same onto FP, and read back from FP (LABEL names it in errors):
+ * what a transport that carries a schedule as bytes (MPI's broadcast)
+ * writes into open_memstream and reads from fmemopen. */
+int	pw_schedule_write_stream(FILE *fp, const struct pw_problem *,
+	    const struct pw_schedule *, const struct pw_timing *,
+	    const struct pw_measured *, struct pw_error *);
+int	pw_file_read_stream(FILE *fp, const char *label, struct pw_problem **problem,
+	    struct pw_timed_op **ops, size_t *nops, struct pw_measured **measured,
+	    struct pw_error *);
+/* The measured run of the schedule file PATH: PW_OK with *OUT the run
+ * (the caller owns it), or NULL when the file has none; else the
+ * reader's error naming the file and the field. */
+int	pw_measured_read(const char *path, struct pw_measured **out, struct pw_error *);
 
 /* Whether S is text every format can carry: valid UTF-8 (JSON refuses
  * anything else). */

@@ -1,0 +1,192 @@
+/*
+ * runtime.h - runs a schedule for real and learns from what it measured.
+ *
+ * pw_launch executes a schedule's orders with real tensors: one worker
+ * per pipeline device (threads of one process, or one process per device
+ * under MPI), each running its compute ops in the schedule's order, a copy
+ * worker per device for OFFLOAD and RELOAD, hand-offs between devices as
+ * soon as a tensor is ready.  It measures every op, each device's memory
+ * (an arena that accounts the bytes docs/model.md counts, at the same
+ * instants, so the measured peak is the simulator's), and returns a
+ * measured run (struct pw_measured, the core's) that the views, eval and
+ * calibration read.  The workload is MLP blocks of GEMMs (no attention),
+ * shaped from the problem's model or given; pw_workload_problem is its
+ * own problem, whose bytes are what the workload keeps.
+ *
+ * The runtime stands on the core only; the designer and the program use
+ * it.  Backends (the CPU one here, CUDA in runtime/cuda*) plug into one
+ * engine behind runtime/rt_int.h.
+ */
+#ifndef PW_RUNTIME_H
+#define PW_RUNTIME_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pipewright.h"
+
+enum pw_rt_backend {
+	PW_RT_CPU,
+	PW_RT_CUDA,
+	PW_RT_NBACKENDS
+};
+
+enum pw_rt_transport {
+	PW_RT_LOCAL,		/* one process, a thread per device */
+	PW_RT_MPI,		/* one process per device (mpirun, srun) */
+	PW_RT_NTRANSPORTS
+};
+
+/* "cpu", "cuda"; "local", "mpi". */
+const char *pw_rt_backend_name(enum pw_rt_backend);
+int	pw_rt_backend_parse(const char *, enum pw_rt_backend *);
+const char *pw_rt_transport_name(enum pw_rt_transport);
+int	pw_rt_transport_parse(const char *, enum pw_rt_transport *);
+/* Whether BACKEND can run here; when not, why in WHY ("not built with
+ * CUDA", "no GPU visible"). */
+bool	pw_rt_backend_available(enum pw_rt_backend, char *why, size_t len);
+/* The backend a launch uses when none is named: CUDA when built and a
+ * GPU is visible, else the CPU. */
+enum pw_rt_backend pw_rt_backend_default(void);
+/* Whether the program was built with MPI. */
+bool	pw_rt_mpi_built(void);
+
+/* ------------------------------------------------------------------ */
+/* The workload                                                        */
+
+/* The default shape of a workload for a problem with given stages:
+ * small enough that the suite runs every family in seconds. */
+#define PW_WORKLOAD_HIDDEN	64
+#define PW_WORKLOAD_FFN		256
+#define PW_WORKLOAD_TOKENS	32
+#define PW_WORKLOAD_LAYERS	1
+
+/* Parses "hidden=H,ffn=F,tokens=T,layers=L" (any subset; the rest from
+ * BASE, which may be NULL for the defaults above) into OUT for NSTAGES
+ * stages, LAYERS on every stage.  Errors name the key or the value. */
+int	pw_workload_parse(const char *spec, const struct pw_workload *base,
+	    int nstages, struct pw_workload *out, struct pw_error *);
+/* The workload PROBLEM runs on BACKEND: GIVEN when not NULL; else, for a
+ * problem built from a model, its origin's shape (layers per stage,
+ * hidden and ffn, sequence x micro-batch tokens), scaled down on the CPU
+ * so that an op takes milliseconds (OUT->scaled says so); else the
+ * defaults.  OUT is the caller's (pw_workload_clear). */
+int	pw_workload_for(const struct pw_problem *, const struct pw_workload *given,
+	    enum pw_rt_backend, struct pw_workload *out, struct pw_error *);
+/* The workload's own problem: PROBLEM's devices, placement, microbatches,
+ * times and link, with each stage's act, hold and offload and each
+ * device's static bytes what W really keeps (fp32; docs/runtime.md), and
+ * every limit LIMIT (INFINITY for none).  Returns a problem the caller
+ * owns, or NULL with ERR. */
+struct pw_problem *pw_workload_problem(const struct pw_problem *,
+	    const struct pw_workload *, double limit, struct pw_error *);
+/* One paragraph on FP: the shape, what it leaves out (attention), and
+ * whether it was scaled down. */
+void	pw_workload_print(FILE *, const struct pw_workload *);
+
+/* ------------------------------------------------------------------ */
+/* Launching                                                           */
+
+struct pw_rt_progress {
+	int	iteration;	/* 1-based, the warm-up's included */
+	int	total;		/* warm-up plus measured */
+	bool	warmup;		/* this one is not measured */
+	double	step;		/* its seconds */
+	double	loss;		/* its mean loss */
+};
+
+struct pw_rt_opts {
+	enum pw_rt_backend backend;
+	enum pw_rt_transport transport;
+	int	iterations;	/* measured; default 5 */
+	int	warmup;		/* not measured, before them; default 1 */
+	uint64_t seed;		/* weights, inputs, targets; default 1 */
+	/* Compute the same K iterations sequentially on one thread and
+	 * compare the weight gradients and the loss (pw_rt_result). */
+	bool	reference;
+	/* PIPEWRIGHT_FAIL_AT's value ("2:B(0,3)"): the worker of that
+	 * device fails when it reaches that op; NULL for none.  A testing
+	 * aid (docs/runtime.md). */
+	const char *fail_at;
+	/* Another thread (or a signal handler) sets *cancel non-zero to stop
+	 * every worker within 100 ms; may be NULL. */
+	atomic_int *cancel;
+	/* Called after every iteration, on the calling thread (rank 0). */
+	void	(*progress)(const struct pw_rt_progress *, void *arg);
+	void	*progress_arg;
+};
+
+void	pw_rt_opts_init(struct pw_rt_opts *);
+
+struct pw_rt_result {
+	struct pw_measured *measured;	/* owned by the result */
+	/* Against the sequential computation (opts.reference), else NAN:
+	 * the largest over stages of ||g - g_ref|| / ||g_ref|| of the
+	 * accumulated weight gradients, and |loss - ref| / |ref| of the
+	 * last iteration's loss. */
+	double	grad_error;
+	double	loss_error;
+};
+
+/* Runs SCHED on PROBLEM (the workload's own problem, pw_workload_problem)
+ * computing WORK, as OPTS say.  Before it starts, the schedule is
+ * simulated and checked (pw_check): a broken dependency, pin or limit is
+ * refused naming the violation, and a predicted peak above a device's
+ * limit names the device.  An error in any worker (out of memory in the
+ * arena, a BLAS or transport error, an injected failure, a cancel) stops
+ * every worker, and the call returns it in one line naming the device
+ * and the op: PW_ERR_INPUT for a refused schedule, PW_ERR_CANCELLED when
+ * cancelled, PW_ERR_RUNTIME for a failure during the run.
+ *
+ * Under MPI (opts.transport PW_RT_MPI, after pw_rt_mpi_start) every rank
+ * calls this; rank 0 passes PROBLEM, SCHED and WORK and the others NULL
+ * (rank 0 broadcasts them), and only rank 0's OUT gets the measured run
+ * (the others' measured is NULL).  OUT is the caller's (pw_rt_result_free). */
+int	pw_launch(const struct pw_problem *, const struct pw_schedule *,
+	    const struct pw_workload *work, const struct pw_rt_opts *,
+	    struct pw_rt_result *out, struct pw_error *);
+void	pw_rt_result_free(struct pw_rt_result *);
+
+/* MPI: initializes it (threads: MPI_THREAD_FUNNELED or better) and says
+ * this process's rank and the world's size; pw_rt_mpi_stop finalizes.
+ * PW_ERR_INPUT when not built with MPI or when not started by a
+ * launcher. */
+int	pw_rt_mpi_start(int *rank, int *size, struct pw_error *);
+void	pw_rt_mpi_stop(void);
+/* Ends every rank at once after an error on one (MPI_Abort), with CODE. */
+void	pw_rt_mpi_abort(int code);
+
+/* ------------------------------------------------------------------ */
+/* Calibration                                                         */
+
+/* The fit of a problem's costs to measured runs: each stage's f, b, w
+ * and comm (the mean of its samples: least squares of a constant), and
+ * the link's latency and bandwidths (least squares of latency + bytes /
+ * bandwidth over the transfers; latency 0 when every transfer moved the
+ * same bytes, which cannot tell them apart: LINK_SEPARABLE false). */
+struct pw_calibration {
+	int	nstages;
+	double	*f, *b, *w, *comm;	/* [nstages] fitted seconds */
+	int	*samples;		/* [nstages] op durations fitted */
+	double	residual;	/* RMS of (measured - fitted) over every op duration, s */
+	double	relative;	/* RMS of (measured - fitted) / fitted */
+	bool	has_link;
+	bool	link_separable;
+	double	d2h, h2d, latency;
+	double	link_residual;	/* RMS over the transfers, s */
+	int	runs;
+};
+
+/* Fits BASE's costs to RUNS[NRUNS] (measured on BASE's stages; each
+ * validated against it) and returns in *OUT the calibrated problem (the
+ * caller owns it: BASE with the fitted costs) and in FIT the fit (the
+ * caller's, pw_calibration_free).  PW_ERR_INPUT when a run does not
+ * match BASE or a stage has no sample. */
+int	pw_calibrate(const struct pw_problem *base, const struct pw_measured *const *runs,
+	    size_t nruns, struct pw_problem **out, struct pw_calibration *fit,
+	    struct pw_error *);
+void	pw_calibration_free(struct pw_calibration *);
+
+#endif /* PW_RUNTIME_H */

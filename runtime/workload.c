@@ -1,0 +1,1 @@
+/* workload.c: placeholder of the contract of issue 16; its owner replaces it. */
