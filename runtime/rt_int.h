@@ -46,8 +46,9 @@ double	pw_rt_arena_peak(const struct pw_rt_arena *);
 
 /* ------------------------------------------------------------------ */
 /* Backends: the primitives the workload computes with (fp32, row-major */
-/* matrices).  Defined by the backend files; each call runs on the     */
-/* worker thread that opened CTX.                                      */
+/* matrices).  Defined by the backend files.  One context per device,  */
+/* used by its compute worker and its copy worker (so by two threads   */
+/* at once: a backend keeps what they share safe).                     */
 
 struct pw_rt_backend {
 	enum pw_rt_backend kind;

@@ -621,6 +621,12 @@ int	pw_measured_validate(const struct pw_problem *, const struct pw_schedule *,
 struct pw_timed_op *pw_measured_timed(const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_measured *, size_t *n);
 
+/* The shown iteration as a timing (the caller frees it; no binds), for
+ * pw_metrics_compute and every view that draws a timing: a measured run
+ * shows like any schedule.  NULL with ERR when M does not match. */
+struct pw_timing *pw_measured_timing(const struct pw_problem *,
+	    const struct pw_measured *, struct pw_error *);
+
 /* Measured against predicted (eval --against): per op, both durations
  * and starts; per device, busy and peak; both step times. */
 struct pw_op_error {
