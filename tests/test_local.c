@@ -272,6 +272,95 @@ test_offload_auto(void)
 	pw_problem_free(p);
 }
 
+/* Whether A and B time every op the same, bit for bit (NAN included:
+ * the simulator writes one NAN for every absent op). */
+static bool
+test_same_timing(const struct pw_timing *a, const struct pw_timing *b)
+{
+	size_t i;
+
+	if (a->universe != b->universe)
+		return false;
+	for (i = 0; i < a->universe; i++)
+		if (memcmp(&a->start[i], &b->start[i], sizeof a->start[i]) != 0 ||
+		    memcmp(&a->end[i], &b->end[i], sizeof a->end[i]) != 0 ||
+		    a->bind[i].pred != b->bind[i].pred ||
+		    a->bind[i].kind != b->bind[i].kind)
+			return false;
+	return true;
+}
+
+/*
+ * Re-timing only what follows a reordering (pw_simulate_after, the
+ * local search's) against the whole simulation: MOVES random rotations
+ * of FAMILY's compute orders on P, an op up to 8 places either way
+ * (deadlocks included), each kept one time in two so that the walk goes on from
+ * its own timings.  Counts how many deadlocked and how many timed.
+ */
+static void
+test_retime_one(const struct pw_problem *p, const char *family, int moves,
+    const char *what)
+{
+	struct pw_schedule *sched;
+	struct pw_timing *t, *full, *part;
+	struct pw_error err;
+	struct pw_eval e;
+	struct pw_seq *q;
+	uint64_t x = 7;
+	double after;
+	int k, i, from, to, rc1, rc2, same = 0, deadlocks = 0;
+
+	sched = test_family(p, family, NULL, 0, &e);
+	if (pw_simulate(p, sched, &t, &err) != PW_OK)
+		abort();
+	for (k = 0; k < moves; k++) {
+		q = &sched->device[pw_rng_below(&x, (size_t)p->devices)];
+		from = (int)pw_rng_below(&x, (size_t)q->len);
+		to = from + (int)pw_rng_below(&x, 17) - 8;
+		if (to < 0 || to >= q->len || to == from) {
+			k--;
+			continue;
+		}
+		after = INFINITY;
+		for (i = from < to ? from : to; i <= (from < to ? to : from);
+		    i++)
+			after = fmin(after, t->start[pw_op_index(p, q->ops[i])]);
+		pw_local_rotate(q, from, to);
+		rc1 = pw_simulate(p, sched, &full, &err);
+		rc2 = pw_simulate_after(p, sched, t, after, &part, &err);
+		if (rc1 == rc2 && (rc1 != PW_OK || test_same_timing(full, part)))
+			same++;
+		deadlocks += rc1 != PW_OK;
+		if (rc1 == PW_OK && pw_rng_below(&x, 2) == 0) {
+			pw_timing_free(t);
+			t = full;
+			full = NULL;
+		} else
+			pw_local_rotate(q, to, from);
+		pw_timing_free(full);
+		pw_timing_free(part);
+	}
+	tap_int(same, moves, "retime: %s: the same timing as the whole "
+	    "simulation after every move (%d deadlocked)", what, deadlocks);
+	tap_ok(deadlocks > 0 && deadlocks < moves, "retime: %s: both kinds "
+	    "of move tried", what);
+	pw_timing_free(t);
+	pw_schedule_free(sched);
+}
+
+static void
+test_retime(void)
+{
+	struct pw_problem *p = test_problem_uneven(8, 32, 4);
+
+	test_retime_one(p, "zb-auto", 400, "uneven p=8");
+	pw_problem_free(p);
+	/* Offloads: the reloads' anchors and the channels' orders. */
+	p = test_po_problem(4, 2, 16, 0.5, 1, 3);
+	test_retime_one(p, "po-auto", 400, "po-auto d=4");
+	pw_problem_free(p);
+}
+
 int
 main(void)
 {
@@ -280,5 +369,6 @@ main(void)
 	test_stop();
 	test_solve_rounds();
 	test_offload_auto();
+	test_retime();
 	return tap_done();
 }
