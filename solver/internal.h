@@ -158,6 +158,9 @@ struct pw_local_opts {
 	void	*stopped_arg;
 };
 
+/* local.c: moves the op at FROM of Q to TO, the ops between closing up
+ * (a move's rotation; tests/test_local.c's random reorderings). */
+void	pw_local_rotate(struct pw_seq *q, int from, int to);
 /* local.c: the search's iterations one move on SCHED counts (its
  * re-timing's worth of simplex iterations). */
 long	pw_local_cost(const struct pw_schedule *sched);

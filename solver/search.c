@@ -237,6 +237,19 @@ pw_search_offer_start(struct pw_search *s, struct pw_start *cand,
 	cand->sched = NULL;
 }
 
+/* Keeps a copy of CAND, family schedule over a limit (or breaking a
+ * pin), in *DONOR when it is the fastest of them so far. */
+static void
+pw_search_donor(struct pw_start *donor, const struct pw_start *cand)
+{
+	if (cand->eval.feasible || (donor->sched != NULL &&
+	    !pw_solver_better(cand->eval.objective, donor->eval.objective)))
+		return;
+	pw_schedule_free(donor->sched);
+	donor->sched = pw_schedule_copy(cand->sched);
+	donor->eval = cand->eval;
+}
+
 /*
  * The start: the given schedule, the named family, or the best feasible
  * family, recorded in s->start.  Offloading families start with offload
@@ -245,10 +258,11 @@ pw_search_offer_start(struct pw_search *s, struct pw_start *cand,
  * so memory is what holds the schedules back; they are then weighed
  * after the others (the best of them first).  Each feasible start is
  * offered as soon as it is weighed, so that a stop finds a schedule;
- * without one the heuristic's schedule is the start.
+ * without one the heuristic's schedule is the start.  The fastest family
+ * that breaks a limit is kept in *DONOR (the caller's) for the graft.
  */
 static int
-pw_search_start(struct pw_search *s)
+pw_search_start(struct pw_search *s, struct pw_start *donor)
 {
 	const struct pw_solve_opts *o = s->o;
 	const struct pw_family *fam;
@@ -290,6 +304,7 @@ pw_search_start(struct pw_search *s)
 			if (pw_search_family(s, &pw_families[i], &cand,
 			    &err) != PW_OK)
 				continue;
+			pw_search_donor(donor, &cand);
 			if (!pw_solver_moves(cand.sched)) {
 				binds = binds || cand.at_limit;
 				pw_search_offer_start(s, &cand,
@@ -540,12 +555,34 @@ pw_search_rounds(struct pw_search *s)
 	return rc;
 }
 
+/*
+ * After the start, when the fastest family broke a limit: its fill
+ * grafted onto the incumbent (pw_search_graft), where the windows and
+ * the local search's moves, which keep the transfers they are given or
+ * place them for a few ops at a time, do not reach: PipeOffload's k = 0.8
+ * rows, where GIS's fill on po-auto's schedule with offloads planned
+ * anew shortens the span.  DONOR is freed.
+ */
+static void
+pw_search_grafted(struct pw_search *s, struct pw_start *donor)
+{
+	if (donor->sched != NULL && !pw_search_stopped(s) &&
+	    !pw_search_closed(s) && pw_solver_better(donor->eval.objective,
+	    s->eval.objective)) {
+		pw_search_publish(s, "local");
+		pw_search_graft(s, donor->sched);
+	}
+	pw_schedule_free(donor->sched);
+	donor->sched = NULL;
+}
+
 /* The whole search; the result stays in S. */
 static int
 pw_search_phases(struct pw_search *s)
 {
 	struct pw_heuristic_opts ho;
 	struct pw_schedule *sched;
+	struct pw_start donor;
 	struct pw_error err;
 	double bound, binaries;
 	bool improved, optimal;
@@ -556,8 +593,14 @@ pw_search_phases(struct pw_search *s)
 	s->bound = bound;
 	pthread_mutex_unlock(&s->lock);
 	pw_search_publish(s, "start");
-	if ((rc = pw_search_start(s)) != PW_OK)
-		return rc;
+	memset(&donor, 0, sizeof donor);
+	if ((rc = pw_search_start(s, &donor)) != PW_OK)
+		goto out;
+	/* Before the heuristic, which can take seconds on a large problem
+	 * (and longer on a loaded machine): the graft's few plans improve
+	 * more where they apply. */
+	if (s->best != NULL)
+		pw_search_grafted(s, &donor);
 
 	/* Stopped already: the start will do if it is feasible. */
 	if (!pw_search_closed(s) && (s->best == NULL ||
@@ -572,7 +615,7 @@ pw_search_phases(struct pw_search *s)
 		rc = pw_heuristic(s->p, &ho, &sched, &err);
 		if (rc != PW_OK && s->best == NULL) {
 			pw_error_set(&s->err, "solve: %s", err.msg);
-			return rc;
+			goto out;
 		}
 		/* Without a start, the heuristic's schedule is the start. */
 		if (rc == PW_OK)
@@ -581,17 +624,20 @@ pw_search_phases(struct pw_search *s)
 		if (s->best == NULL) {
 			pw_error_set(&s->err, "solve: internal error: no "
 			    "schedule passed the checker");
-			return PW_ERR_INTERNAL;
+			rc = PW_ERR_INTERNAL;
+			goto out;
 		}
 	}
+	rc = PW_OK;
 	if (pw_search_closed(s) || pw_search_stopped(s))
-		return PW_OK;
+		goto out;
 
 	binaries = pw_search_binaries(s) + pw_search_away(s);
 	if (binaries <= PW_SOLVE_WHOLE_BINARIES) {
 		pw_search_publish(s, "milp");
-		return pw_search_milp(s, NULL, false, 0, s->o->write_lp,
-		    "milp", &improved, &optimal);
+		rc = pw_search_milp(s, NULL, false, 0, s->o->write_lp, "milp",
+		    &improved, &optimal);
+		goto out;
 	}
 	if (s->o->write_lp != NULL && binaries <= PW_SOLVE_WRITE_BINARIES) {
 		/* Built for the file only (too large to solve whole); the
@@ -599,9 +645,12 @@ pw_search_phases(struct pw_search *s)
 		pw_search_publish(s, "milp");
 		if ((rc = pw_search_milp(s, NULL, false, PW_SEARCH_WRITE_ONLY,
 		    s->o->write_lp, "milp", &improved, &optimal)) != PW_OK)
-			return rc;
+			goto out;
 	}
-	return pw_search_rounds(s);
+	rc = pw_search_rounds(s);
+out:
+	pw_schedule_free(donor.sched);
+	return rc;
 }
 
 int

@@ -129,5 +129,11 @@ void	pw_lns_free(struct pw_lns *);
  * iteration; the walk's best is offered.  Returns whether the
  * incumbent's objective fell. */
 bool	pw_search_local(struct pw_search *s, long moves, uint64_t *x);
+/* local.c: grafts onto the incumbent (which must exist) the fill of
+ * DONOR, a faster schedule of the problem that breaks a limit: the most
+ * of its first ops on every device that, with the incumbent's order for
+ * the rest and transfers planned anew, keeps every limit; offered.
+ * Returns whether the incumbent's objective fell. */
+bool	pw_search_graft(struct pw_search *s, const struct pw_schedule *donor);
 
 #endif /* PW_SOLVER_SEARCH_H */

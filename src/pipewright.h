@@ -463,6 +463,15 @@ struct pw_timing {
  * PW_ERR_DEADLOCK naming the blocked ops and what each waits for. */
 int	pw_simulate(const struct pw_problem *, const struct pw_schedule *,
 	    struct pw_timing **out, struct pw_error *);
+/* pw_simulate, bit for bit, re-timing only what may have moved: the ops
+ * that start before AFTER in BEFORE keep its times.  BEFORE is the timing
+ * of a schedule with SCHED's ops, anchors and channel orders whose
+ * compute orders differ from SCHED's only among ops that start at or
+ * after AFTER in BEFORE (what a reordering of those ops leaves: every
+ * other op keeps its predecessors, which start no later than it). */
+int	pw_simulate_after(const struct pw_problem *,
+	    const struct pw_schedule *, const struct pw_timing *before,
+	    double after, struct pw_timing **out, struct pw_error *);
 void	pw_timing_free(struct pw_timing *);
 bool	pw_timing_has(const struct pw_timing *, size_t index);
 

@@ -36,6 +36,11 @@ struct pw_sim {
 	struct pw_edge *edge;
 	size_t	nedges;
 	uint32_t *indegree;
+	/* The timing being built; the ops KEEP times before AFTER keep
+	 * those times (KEEP NULL: none). */
+	struct pw_timing *t;
+	const struct pw_timing *keep;
+	double	after;
 };
 
 static bool
@@ -50,6 +55,13 @@ static bool
 pw_sim_present(const struct pw_sim *sim, size_t idx)
 {
 	return sim->where->resource[idx] != PW_NOWHERE;
+}
+
+/* Whether op IDX keeps its time from SIM's earlier timing. */
+static bool
+pw_sim_kept(const struct pw_sim *sim, size_t idx)
+{
+	return sim->keep != NULL && sim->keep->start[idx] < sim->after;
 }
 
 /* Every (stage, mb) needs F, a backward (BW, or B and W) and, if it
@@ -100,22 +112,31 @@ pw_sim_complete(const struct pw_sim *sim, struct pw_error *err)
 }
 
 /* Counts (FILL false) or fills the edges of every op's predecessors:
- * one walk for both, so the two cannot disagree. */
+ * one walk for both, so the two cannot disagree.  A kept op needs none,
+ * and a kept predecessor is final already: filling takes its
+ * constraint into the start at once instead of an edge. */
 static void
 pw_sim_edges(struct pw_sim *sim, bool fill)
 {
 	struct pw_pred pred[PW_MAX_PREDS];
+	struct pw_timing *t = sim->t;
 	size_t i, from;
+	double at;
 	int k, n;
 
 	for (i = 0; i < sim->universe; i++) {
-		if (!pw_sim_present(sim, i))
+		if (!pw_sim_present(sim, i) || pw_sim_kept(sim, i))
 			continue;
 		n = pw_preds(sim->p, sim->sched, sim->where,
 		    pw_op_from_index(sim->p, i), pred);
 		for (k = 0; k < n; k++) {
 			from = pw_op_index(sim->p, pred[k].op);
-			if (fill) {
+			if (pw_sim_kept(sim, from)) {
+				at = (pred[k].from_start ? t->start[from] :
+				    t->end[from]) + pred[k].delay;
+				if (fill && at > t->start[i])
+					t->start[i] = at;
+			} else if (fill) {
 				struct pw_edge *e = &sim->edge[sim->first[from]++];
 
 				e->to = (uint32_t)i;
@@ -241,14 +262,15 @@ pw_sim_deadlock(const struct pw_sim *sim, size_t blocked,
 
 /*
  * Times SCHED: PW_OK with the timing in *OUT (the caller owns it), else
- * the error.  A deadlock also gives what each resource waits for in
+ * the error; the ops KEEP (or NULL) starts before AFTER keep its times
+ * (pw_simulate_after).  A deadlock also gives what each resource waits for in
  * *WAITS and *NWAITS (the caller frees it) when WAITS is not NULL: the
  * list and the message come from one walk.
  */
 static int
 pw_sim_run(const struct pw_problem *p, const struct pw_schedule *sched,
-    struct pw_timing **out, struct pw_wait **waits, size_t *nwaits,
-    struct pw_error *err)
+    const struct pw_timing *keep, double after, struct pw_timing **out,
+    struct pw_wait **waits, size_t *nwaits, struct pw_error *err)
 {
 	struct pw_sim sim;
 	struct pw_timing *t = NULL;
@@ -274,14 +296,15 @@ pw_sim_run(const struct pw_problem *p, const struct pw_schedule *sched,
 		return rc;
 	if ((rc = pw_sim_complete(&sim, err)) != PW_OK)
 		goto out;
-	pw_sim_build(&sim);
+	assert(keep == NULL || keep->universe == sim.universe);
+	sim.keep = keep;
+	sim.after = after;
 
 	t = pw_xmalloc(sizeof *t);
 	t->universe = sim.universe;
 	t->start = pw_xmalloc(sim.universe * sizeof *t->start);
 	t->end = pw_xmalloc(sim.universe * sizeof *t->end);
 	t->bind = pw_xmalloc(sim.universe * sizeof *t->bind);
-	ready = pw_xmalloc(sim.universe * sizeof *ready);
 	for (i = 0; i < sim.universe; i++) {
 		t->start[i] = t->end[i] = NAN;
 		t->bind[i].pred = PW_NO_BIND;
@@ -290,9 +313,20 @@ pw_sim_run(const struct pw_problem *p, const struct pw_schedule *sched,
 			continue;
 		present++;
 		t->start[i] = 0;
-		if (sim.indegree[i] == 0)
-			ready[nready++] = (uint32_t)i;
+		if (pw_sim_kept(&sim, i)) {
+			t->start[i] = keep->start[i];
+			t->end[i] = keep->end[i];
+			t->bind[i] = keep->bind[i];
+			done++;
+		}
 	}
+	sim.t = t;
+	pw_sim_build(&sim);
+	ready = pw_xmalloc(sim.universe * sizeof *ready);
+	for (i = 0; i < sim.universe; i++)
+		if (pw_sim_present(&sim, i) && !pw_sim_kept(&sim, i) &&
+		    sim.indegree[i] == 0)
+			ready[nready++] = (uint32_t)i;
 	/* Kahn's order: an op's start is final once all its constraints are. */
 	while (nready > 0) {
 		size_t idx = ready[--nready];
@@ -314,7 +348,8 @@ pw_sim_run(const struct pw_problem *p, const struct pw_schedule *sched,
 	}
 	if (done < present) {
 		for (i = 0; i < sim.universe; i++)
-			if (pw_sim_present(&sim, i) && sim.indegree[i] != 0)
+			if (pw_sim_present(&sim, i) && !pw_sim_kept(&sim, i) &&
+			    sim.indegree[i] != 0)
 				t->start[i] = t->end[i] = NAN;
 		nw = pw_sim_waits(&sim, t, &w);
 		pw_sim_deadlock(&sim, present - done, w, nw, err);
@@ -343,7 +378,15 @@ int
 pw_simulate(const struct pw_problem *p, const struct pw_schedule *sched,
     struct pw_timing **out, struct pw_error *err)
 {
-	return pw_sim_run(p, sched, out, NULL, NULL, err);
+	return pw_sim_run(p, sched, NULL, 0, out, NULL, NULL, err);
+}
+
+int
+pw_simulate_after(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_timing *before, double after, struct pw_timing **out,
+    struct pw_error *err)
+{
+	return pw_sim_run(p, sched, before, after, out, NULL, NULL, err);
 }
 
 size_t
@@ -355,7 +398,7 @@ pw_deadlock_waits(const struct pw_problem *p, const struct pw_schedule *sched,
 	size_t n = 0;
 
 	*out = NULL;
-	if (pw_sim_run(p, sched, &t, out, &n, &err) == PW_OK)
+	if (pw_sim_run(p, sched, NULL, 0, &t, out, &n, &err) == PW_OK)
 		pw_timing_free(t);
 	return n;
 }
