@@ -827,7 +827,11 @@ int	pw_schedule_write_measured(const char *path, const struct pw_problem *,
 	    const struct pw_measured *, struct pw_error *);
 /* The same onto FP, and read back from FP (LABEL names it in errors):
  * what a transport that carries a schedule as bytes (MPI's broadcast)
- * writes into open_memstream and reads from fmemopen. */
+ * writes into open_memstream and reads from fmemopen.  The reader reads
+ * a problem file or a schedule file, as pw_file_read; OPS (with NOPS) or
+ * MEASURED may be NULL when not wanted, and *MEASURED is NULL when the
+ * file has no run.  The run is validated against the file's problem and
+ * schedule. */
 int	pw_schedule_write_stream(FILE *fp, const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_timing *,
 	    const struct pw_measured *, struct pw_error *);
