@@ -621,12 +621,16 @@ struct pw_measured *pw_measured_copy(const struct pw_measured *);
 double	pw_measured_step(const struct pw_measured *);
 /* Checks M against PROBLEM and SCHED: its devices, one entry per op of
  * the schedule, finite non-negative times with end >= start, iterations
- * and shown in range.  WHERE prefixes the message. */
+ * and shown in range, its workload's shape.  SCHED may be NULL (what
+ * calibration has): then each op must be an op of PROBLEM, once, on its
+ * stage's device.  WHERE prefixes the message ("WHERE: measured.FIELD:
+ * ..."). */
 int	pw_measured_validate(const struct pw_problem *, const struct pw_schedule *,
 	    const struct pw_measured *, const char *where, struct pw_error *);
 /* The shown iteration as timed ops (sorted by start; the caller frees
  * them), transfers' bytes and reloads' anchors from PROBLEM and SCHED:
- * what the checker, the views and the designer take. */
+ * what the checker, the views and the designer take.  M must pass
+ * pw_measured_validate against PROBLEM and SCHED. */
 struct pw_timed_op *pw_measured_timed(const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_measured *, size_t *n);
 
@@ -832,7 +836,11 @@ int	pw_schedule_write_measured(const char *path, const struct pw_problem *,
 	    const struct pw_measured *, struct pw_error *);
 /* The same onto FP, and read back from FP (LABEL names it in errors):
  * what a transport that carries a schedule as bytes (MPI's broadcast)
- * writes into open_memstream and reads from fmemopen. */
+ * writes into open_memstream and reads from fmemopen.  The reader reads
+ * a problem file or a schedule file, as pw_file_read; OPS (with NOPS) or
+ * MEASURED may be NULL when not wanted, and *MEASURED is NULL when the
+ * file has no run.  The run is validated against the file's problem and
+ * schedule. */
 int	pw_schedule_write_stream(FILE *fp, const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_timing *,
 	    const struct pw_measured *, struct pw_error *);
