@@ -37,6 +37,9 @@ struct pw_checker {
 	/* The problem's time scale (pw_check_scale), which sets every
 	 * time tolerance. */
 	double	 scale;
+	/* A measured timeline (pw_check_measured): durations and the comm
+	 * between devices are the run's own. */
+	bool	 measured;
 	struct pw_violations *out;
 };
 
@@ -343,6 +346,14 @@ pw_check_lag(const struct pw_problem *p, struct pw_op a, struct pw_op b)
 	return pw_check_hop(p, a.stage < b.stage ? a.stage : b.stage);
 }
 
+/* The comm a dependency of A on B waits for: the hop between them, or
+ * none in a measured timeline, whose comm is the run's own. */
+static double
+pw_check_comm(const struct pw_checker *c, struct pw_op a, struct pw_op b)
+{
+	return c->measured ? 0 : pw_check_lag(c->p, a, b);
+}
+
 static char *
 pw_check_resource_name(const struct pw_problem *p, int resource, char *buf,
     size_t len)
@@ -428,7 +439,7 @@ pw_check_line(const struct pw_checker *c, const struct pw_check_found *f,
 		    pw_check_duration(p, v->op));
 		break;
 	case PW_CHECK_EARLY:
-		comm = pw_check_lag(p, v->op, v->other);
+		comm = pw_check_comm(c, v->op, v->other);
 		if (comm != 0)
 			snprintf(lag, sizeof lag, " plus comm %.15g", comm);
 		snprintf(buf, len, "%s starts at %.15g before %s ends at "
@@ -611,6 +622,8 @@ pw_check_duration_of(struct pw_checker *c, const struct pw_timed_op *t)
 	double want = pw_check_duration(c->p, t->op);
 	struct pw_check_found f;
 
+	if (c->measured)
+		return;
 	/* False for a WANT that is not finite: no listed op lasts that. */
 	if (fabs(t->end - t->start - want) <= pw_check_tol(c, want))
 		return;
@@ -619,8 +632,9 @@ pw_check_duration_of(struct pw_checker *c, const struct pw_timed_op *t)
 	pw_check_report(c, &f);
 }
 
-/* Reports when T starts before DEP ends plus the hop between them.  An
- * absent DEP is reported by the presence check already. */
+/* Reports when T starts before DEP ends plus the hop between them (of
+ * a measured timeline: before DEP ends).  An absent DEP is reported by
+ * the presence check already. */
 static void
 pw_check_after(struct pw_checker *c, const struct pw_timed_op *t,
     const struct pw_timed_op *dep)
@@ -630,7 +644,7 @@ pw_check_after(struct pw_checker *c, const struct pw_timed_op *t,
 
 	if (dep == NULL)
 		return;
-	comm = pw_check_lag(c->p, t->op, dep->op);
+	comm = pw_check_comm(c, t->op, dep->op);
 	if (!pw_check_before(t->start, dep->end + comm, pw_check_order_tol(c,
 	    t->op, dep->op, comm)))
 		return;
@@ -917,9 +931,9 @@ pw_check_times(struct pw_checker *c)
 	free(ev);
 }
 
-int
-pw_check(const struct pw_problem *p, const struct pw_timed_op *ops, size_t n,
-    struct pw_violations *out)
+static int
+pw_check_run(const struct pw_problem *p, const struct pw_timed_op *ops,
+    size_t n, bool measured, struct pw_violations *out)
 {
 	struct pw_checker c;
 	size_t i;
@@ -927,6 +941,7 @@ pw_check(const struct pw_problem *p, const struct pw_timed_op *ops, size_t n,
 
 	memset(out, 0, sizeof *out);
 	c.p = p;
+	c.measured = measured;
 	c.ops = ops;
 	c.scale = pw_check_scale(p);
 	c.out = out;
@@ -943,6 +958,20 @@ pw_check(const struct pw_problem *p, const struct pw_timed_op *ops, size_t n,
 	pw_check_times(&c);
 	free(c.slot);
 	return out->n;
+}
+
+int
+pw_check(const struct pw_problem *p, const struct pw_timed_op *ops, size_t n,
+    struct pw_violations *out)
+{
+	return pw_check_run(p, ops, n, false, out);
+}
+
+int
+pw_check_measured(const struct pw_problem *p, const struct pw_timed_op *ops,
+    size_t n, struct pw_violations *out)
+{
+	return pw_check_run(p, ops, n, true, out);
 }
 
 void
