@@ -170,6 +170,23 @@ test_levels(void)
 		    "all", s);
 		pw_rt_arena_free(a);
 	}
+
+	/* One byte short of static + act: F fails naming its op, and gives
+	 * back what it took. */
+	g = &q->stages[0];
+	base = q->memory[0].static_bytes;
+	a = pw_rt_arena_new(0, base + g->act - 1, &pw_rt_cpu, NULL);
+	if (tap_int(pw_rt_stage_open(&w, 0, &pw_rt_cpu, NULL, a, 1, &st,
+	    &err), PW_OK, "stage 0 opens under a tight limit")) {
+		tap_int(pw_rt_forward(st, 3, NULL, io, &sv, &loss, &err),
+		    PW_ERR_RUNTIME, "F beyond the limit fails");
+		tap_ok(strstr(err.msg, "F(0,3)") != NULL && sv == NULL,
+		    "its message names the op: %s", err.msg);
+		tap_ok(pw_rt_arena_level(a) == base, "and it gave back what "
+		    "it took");
+		pw_rt_stage_close(st);
+	}
+	pw_rt_arena_free(a);
 	free(io);
 	pw_problem_free(q);
 	pw_problem_free(p);
@@ -611,6 +628,12 @@ test_shape(void)
 		tap_ok(w.hidden == 3 && w.tokens == 5 && !w.scaled,
 		    "a given workload wins");
 	pw_workload_clear(&w);
+	pw_workload_clear(&given);
+	given = work_of(3, 4, 5, 2, NULL);
+	tap_int(pw_workload_for(p, &given, PW_RT_CPU, &w, &err), PW_ERR_INPUT,
+	    "a given workload of other stages is refused");
+	tap_str(err.msg, "workload: 2 stages, the problem has 4",
+	    "its message");
 	pw_workload_clear(&given);
 	q = pw_problem_new(2, 3, 4);
 	if (tap_int(pw_workload_for(q, NULL, PW_RT_CPU, &w, &err), PW_OK,
