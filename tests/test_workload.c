@@ -520,6 +520,24 @@ test_determinism(void)
 	    "gradients 0");
 	grads_free(&w, a);
 	pw_workload_clear(&w);
+
+	/* No ffn: every block is the identity (GEMMs of no inner terms), so
+	 * the loss is that of the input against the target, both uniform in
+	 * [-1, 1): about 2/3 over 4 x 8 numbers. */
+	w = work_of(8, 0, 4, 2, lay);
+	a = grads_new(&w);
+	tap_int(pw_rt_reference(&w, 2, 1, 1, a, &la, &err), PW_OK,
+	    "f 0 runs");
+	tap_ok(la > 0.3 && la < 1.1, "f 0: the loss of the input itself "
+	    "(%g)", la);
+	grads_free(&w, a);
+	pw_workload_clear(&w);
+	w = work_of(0, 12, 4, 2, lay);
+	a = grads_new(&w);
+	tap_ok(pw_rt_reference(&w, 2, 1, 1, a, &la, &err) == PW_OK && la == 0,
+	    "h 0: runs, loss 0");
+	grads_free(&w, a);
+	pw_workload_clear(&w);
 }
 
 static void
