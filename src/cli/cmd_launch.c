@@ -22,6 +22,7 @@
 /* What fp32 arithmetic in another order may change: the gradient
  * check's bound (docs/runtime.md). */
 #define CMD_LAUNCH_FP32_TOL	1e-5
+#define CMD_LAUNCH_FP32_TEXT	"1e-5"	/* as the docs write it */
 
 /* measured / predicted as a cell, "-" without a prediction. */
 static void
@@ -347,8 +348,8 @@ cmd_launch_print(FILE *fp, const struct cmd_launch_run *r,
 		fprintf(fp, "%-11s not checked (--no-check)\n", "gradients");
 	else
 		fprintf(fp, "%-11s max relative error %.2g against the "
-		    "sequential computation (fp32: below %.0e); loss %.2g\n",
-		    "gradients", res->grad_error, CMD_LAUNCH_FP32_TOL,
+		    "sequential computation (fp32: below %s); loss %.2g\n",
+		    "gradients", res->grad_error, CMD_LAUNCH_FP32_TEXT,
 		    res->loss_error);
 	fputc('\n', fp);
 	pw_cmd_measured_print(fp, cmp, CMD_LAUNCH_TOP_OPS);
@@ -413,8 +414,8 @@ cmd_launch_finish(const struct pw_cmd_args *a, FILE *fp,
 	if (status == PW_EXIT_OK && !cmd_launch_agrees(res)) {
 		pw_cmd_fail("launch: the run's gradients differ from the "
 		    "sequential computation: max relative error %.2g, loss %.2g"
-		    " (fp32 allows %.0e)", res->grad_error, res->loss_error,
-		    CMD_LAUNCH_FP32_TOL);
+		    " (fp32 allows %s)", res->grad_error, res->loss_error,
+		    CMD_LAUNCH_FP32_TEXT);
 		status = PW_EXIT_RUNTIME;
 	}
 	return status;
