@@ -25,14 +25,14 @@
 /* Arena (arena.c): one per device, shared by its compute and copy      */
 /* workers (it locks).                                                 */
 
-struct pw_rt_backend;
+struct pw_rt_backend_ops;
 struct pw_rt_arena;
 
 /* Returns an arena the caller owns for DEVICE, whose memory comes from
  * BACKEND's context CTX, counting from 0 against LIMIT bytes (INFINITY
  * for none). */
 struct pw_rt_arena *pw_rt_arena_new(int device, double limit,
-	    const struct pw_rt_backend *backend, void *ctx);
+	    const struct pw_rt_backend_ops *backend, void *ctx);
 void	pw_rt_arena_free(struct pw_rt_arena *);
 /* BYTES of the device's memory, accounted; NULL with ERR naming the
  * device, WHAT (the op, "weights") and the bytes when the limit or the
@@ -50,7 +50,7 @@ double	pw_rt_arena_peak(const struct pw_rt_arena *);
 /* used by its compute worker and its copy worker (so by two threads   */
 /* at once: a backend keeps what they share safe).                     */
 
-struct pw_rt_backend {
+struct pw_rt_backend_ops {
 	enum pw_rt_backend kind;
 	/* Opens the backend for one device's workers; *CTX is theirs. */
 	int	(*open)(int device, void **ctx, struct pw_error *);
@@ -66,7 +66,7 @@ struct pw_rt_backend {
 	 * gradient, the loss, the seeded fill, copies). */
 };
 
-extern const struct pw_rt_backend pw_rt_cpu;
+extern const struct pw_rt_backend_ops pw_rt_cpu;
 
 /* ------------------------------------------------------------------ */
 /* The workload's stages (workload.c)                                  */
@@ -84,7 +84,7 @@ size_t	pw_rt_io_floats(const struct pw_workload *);
  * zero, its workspace; all from ARENA (the static bytes of
  * pw_workload_problem).  Returns PW_OK and a stage the caller owns. */
 int	pw_rt_stage_open(const struct pw_workload *, int s,
-	    const struct pw_rt_backend *, void *ctx, struct pw_rt_arena *,
+	    const struct pw_rt_backend_ops *, void *ctx, struct pw_rt_arena *,
 	    uint64_t seed, struct pw_rt_stage **out, struct pw_error *);
 void	pw_rt_stage_close(struct pw_rt_stage *);
 
