@@ -12,6 +12,7 @@
 #ifndef PW_RT_INT_H
 #define PW_RT_INT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,6 +44,32 @@ void	*pw_rt_arena_take(struct pw_rt_arena *, size_t bytes, const char *what,
 void	pw_rt_arena_give(struct pw_rt_arena *, void *, size_t bytes);
 double	pw_rt_arena_level(const struct pw_rt_arena *);
 double	pw_rt_arena_peak(const struct pw_rt_arena *);
+/* The memory order: the engine numbers each device's memory events (an
+ * op's allocation at its start or its free at its end, docs/model.md) in
+ * the simulated timeline's order, from 0 each iteration
+ * (pw_rt_arena_restart), and before an op tells the arena, from the
+ * op's worker, that its takes or gives are event TICKET moving BYTES.
+ * They wait until the events before it have ended; the event ends once
+ * BYTES have moved, or at pw_rt_arena_settle (after the op: an event
+ * whose bytes did not all move still ends, so nothing waits forever).
+ * Settle returns PW_ERR_CANCELLED once stopped.  A thread with no event
+ * pending takes and gives at once. */
+void	pw_rt_arena_expect(struct pw_rt_arena *, long ticket, double bytes);
+int	pw_rt_arena_settle(struct pw_rt_arena *, struct pw_error *);
+void	pw_rt_arena_restart(struct pw_rt_arena *);
+/* Wakes every wait for a turn: a take then fails ("stopped"), a give
+ * gives at once. */
+void	pw_rt_arena_stop(struct pw_rt_arena *);
+
+/* ------------------------------------------------------------------ */
+/* Waiting (engine.c): every wait of the runtime is a condition wait of */
+/* at most 100 ms at a time, so that a stop or a cancel is seen within  */
+/* that even when a broadcast is missed.                               */
+
+/* One wait on COND (MUTEX locked), at most 100 ms. */
+void	pw_rt_wait(pthread_cond_t *, pthread_mutex_t *);
+/* Seconds of the monotonic clock (CLOCK_MONOTONIC). */
+double	pw_rt_now(void);
 
 /* ------------------------------------------------------------------ */
 /* Backends: the primitives the workload computes with (fp32, row-major */
@@ -107,6 +134,9 @@ int	pw_rt_backward_weight(struct pw_rt_stage *, struct pw_rt_saved *,
  * start).  Run on the device's copy worker. */
 int	pw_rt_offload(struct pw_rt_stage *, struct pw_rt_saved *, struct pw_error *);
 int	pw_rt_reload(struct pw_rt_stage *, struct pw_rt_saved *, struct pw_error *);
+/* Gives back what SAVED still holds, device and host memory (what a
+ * stopped run left between F and W). */
+void	pw_rt_saved_free(struct pw_rt_stage *, struct pw_rt_saved *);
 /* Zeroes the gradients (an iteration's start); the SGD step over M
  * microbatches (its end). */
 int	pw_rt_stage_zero(struct pw_rt_stage *, struct pw_error *);
@@ -149,9 +179,17 @@ struct pw_rt_net {
 		    char ***all, size_t **lens, struct pw_error *);
 	int	(*barrier)(struct pw_rt_net *, struct pw_error *);
 	void	(*close)(struct pw_rt_net *);
+	/* When the calling thread's last recv had its data here, in
+	 * pw_rt_now's seconds (the measured op's arrive); NULL when the
+	 * transport cannot tell: the engine then takes recv's return. */
+	double	(*arrived)(struct pw_rt_net *);
 };
 
-/* The tag of the tensor that op OP of (stage, mb) waits for. */
+/* The tag of the tensor that op OP of (stage, mb) waits for: an F its
+ * input, a B or BW its output's gradient.  A transfer's own tag is the
+ * token that hands a shared channel to it (no floats): the transfer
+ * before it in the channel's order, on another device, sends it.  Kind,
+ * stage and microbatch in 4, 20 and 24 bits (stage < 2^20, mb < 2^24). */
 uint64_t pw_rt_tag(struct pw_op op);
 
 int	pw_rt_net_local(int devices, struct pw_rt_net **out, struct pw_error *);
