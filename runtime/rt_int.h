@@ -77,6 +77,14 @@ double	pw_rt_now(void);
 /* used by its compute worker and its copy worker (so by two threads   */
 /* at once: a backend keeps what they share safe).                     */
 
+/* Where a copy's two buffers are: device memory (the arena's, and the
+ * tensors the engine hands between devices) or host memory (host_alloc). */
+enum pw_rt_copy {
+	PW_RT_D2D,
+	PW_RT_D2H,
+	PW_RT_H2D
+};
+
 struct pw_rt_backend_ops {
 	enum pw_rt_backend kind;
 	/* Opens the backend for one device's workers; *CTX is theirs. */
@@ -88,9 +96,40 @@ struct pw_rt_backend_ops {
 	void	(*release)(void *ctx, void *);
 	void	*(*host_alloc)(void *ctx, size_t bytes);
 	void	(*host_release)(void *ctx, void *);
-	/* The workload's primitives: workload.c declares what it needs
-	 * below this line and the backends give it (GEMM, GELU and its
-	 * gradient, the loss, the seeded fill, copies). */
+	/* The workload's primitives (docs/runtime.md, "The workload").
+	 * Every size may be 0 (an empty tensor): then they do nothing, or
+	 * what the formula gives for no terms.  They return PW_OK, or a
+	 * failure of the backend in ERR. */
+	/* C = alpha op(A) op(B) + beta C, op(A) M x K, op(B) K x N, C M x
+	 * N, row-major with leading dimensions LDA, LDB, LDC; op
+	 * transposes when TA (TB) is true. */
+	int	(*gemm)(void *ctx, bool ta, bool tb, size_t m, size_t n,
+		    size_t k, float alpha, const float *a, size_t lda,
+		    const float *b, size_t ldb, float beta, float *c,
+		    size_t ldc, struct pw_error *);
+	/* A = gelu(H), the tanh approximation, over N floats. */
+	int	(*gelu)(void *ctx, const float *h, float *a, size_t n,
+		    struct pw_error *);
+	/* H = DA * gelu'(H) over N floats: the gradient overwrites the
+	 * input it is taken at. */
+	int	(*gelu_grad)(void *ctx, float *h, const float *da, size_t n,
+		    struct pw_error *);
+	/* *LOSS = mean((Y - T)^2) over N floats (0 when N is 0), then Y =
+	 * 2 (Y - T) / N: the loss's gradient replaces the output. */
+	int	(*loss)(void *ctx, float *y, const float *t, size_t n,
+		    double *loss, struct pw_error *);
+	/* X[i] = SCALE (2 u_i - 1), u_i = (z_i >> 40) / 2^24 with z_i the
+	 * i-th pw_splitmix64 number from STATE: uniform in [-SCALE, SCALE). */
+	int	(*fill)(void *ctx, float *x, size_t n, uint64_t state,
+		    float scale, struct pw_error *);
+	/* Y += ALPHA X over N floats (the step), and X = 0. */
+	int	(*axpy)(void *ctx, size_t n, float alpha, const float *x,
+		    float *y, struct pw_error *);
+	int	(*zero)(void *ctx, float *x, size_t n, struct pw_error *);
+	/* N floats from SRC to DST, each in device memory or host memory
+	 * as DIR says; returns when DST holds them. */
+	int	(*copy)(void *ctx, float *dst, const float *src, size_t n,
+		    enum pw_rt_copy dir, struct pw_error *);
 };
 
 extern const struct pw_rt_backend_ops pw_rt_cpu;
@@ -102,6 +141,19 @@ extern const struct pw_rt_backend_ops pw_rt_cpu;
 struct pw_rt_stage;
 /* What F of one microbatch keeps at one stage for its B and W. */
 struct pw_rt_saved;
+
+/* The tensors a seed stream is drawn for: KEYS (below) start with one. */
+enum pw_rt_tensor {
+	PW_RT_INPUT = 1,	/* keys: tensor, microbatch */
+	PW_RT_TARGET,		/* keys: tensor, microbatch */
+	PW_RT_W1,		/* keys: tensor, stage, layer */
+	PW_RT_W2
+};
+
+/* The state a tensor's numbers are drawn from (backend fill): SEED with
+ * each of KEYS[N] in turn xored in and mixed by pw_splitmix64, so that
+ * streams of different keys share no prefix. */
+uint64_t pw_rt_stream(uint64_t seed, const uint64_t *keys, size_t n);
 
 /* Floats in the tensor one stage hands the next (tokens x hidden), the
  * same forwards and backwards. */
@@ -129,14 +181,15 @@ int	pw_rt_backward_input(struct pw_rt_stage *, struct pw_rt_saved *,
 /* W: accumulates the weight gradients; frees the rest of SAVED. */
 int	pw_rt_backward_weight(struct pw_rt_stage *, struct pw_rt_saved *,
 	    struct pw_error *);
+/* Gives back every byte SAVED holds and frees it: what W does at its
+ * end, and what the engine does for the saved of a run stopped before
+ * their W. */
+void	pw_rt_saved_free(struct pw_rt_stage *, struct pw_rt_saved *);
 /* OFFLOAD: the stage's offload bytes of SAVED to host memory, their
  * device copy freed at its end; RELOAD brings them back (taken at its
  * start).  Run on the device's copy worker. */
 int	pw_rt_offload(struct pw_rt_stage *, struct pw_rt_saved *, struct pw_error *);
 int	pw_rt_reload(struct pw_rt_stage *, struct pw_rt_saved *, struct pw_error *);
-/* Gives back what SAVED still holds, device and host memory (what a
- * stopped run left between F and W). */
-void	pw_rt_saved_free(struct pw_rt_stage *, struct pw_rt_saved *);
 /* Zeroes the gradients (an iteration's start); the SGD step over M
  * microbatches (its end). */
 int	pw_rt_stage_zero(struct pw_rt_stage *, struct pw_error *);
