@@ -349,7 +349,7 @@ pw_engine_take_input(struct pw_engine *e, int d, struct pw_op op, int from,
     float **slots, int it, float **out, struct pw_error *err)
 {
 	int src = e->p->stages[from].device, k = it - e->opts->warmup, rc;
-	size_t at = (size_t)from * (size_t)e->m + (size_t)op.mb;
+	size_t at = (size_t)op.stage * (size_t)e->m + (size_t)op.mb;
 	double when;
 
 	if (src == d) {
@@ -849,6 +849,9 @@ pw_engine_parse_fail(struct pw_engine *e, struct pw_error *err)
 		pw_error_set(err, "PIPEWRIGHT_FAIL_AT=\"%s\": %s", shown, why.msg);
 		goto out;
 	}
+	/* As a pin names it: B or W of a fused backward is its BW. */
+	if (!pw_engine_has(e, e->fail_op))
+		e->fail_op = pw_pin_other(e->fail_op);
 	if (!pw_engine_has(e, e->fail_op) ||
 	    pw_engine_device(e, e->fail_op) != e->fail_device) {
 		pw_error_set(err, "PIPEWRIGHT_FAIL_AT=\"%s\": no op of device %d "

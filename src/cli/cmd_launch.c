@@ -24,14 +24,17 @@
 #define CMD_LAUNCH_FP32_TOL	1e-5
 #define CMD_LAUNCH_FP32_TEXT	"1e-5"	/* as the docs write it */
 
-/* measured / predicted as a cell, "-" without a prediction. */
+/* measured / predicted as a cell, "-" without a prediction; three
+ * decimals, or three digits far from 1 (an uncalibrated problem's). */
 static void
 cmd_launch_ratio(char *buf, size_t len, double measured, double predicted)
 {
-	if (predicted > 0 && isfinite(measured))
-		snprintf(buf, len, "%.3f", measured / predicted);
-	else
+	double r = measured / predicted;
+
+	if (!(predicted > 0) || !isfinite(measured))
 		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, r >= 0.01 && r < 1000 ? "%.3f" : "%.3g", r);
 }
 
 /* One row of the step-and-devices table: NAME, the two values (seconds
@@ -496,7 +499,8 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank)
 			}
 			goto out;
 		}
-		pw_workload_print(a->json ? stderr : fp, &r.work);
+		pw_workload_print(a->json ? stderr : fp, &r.work,
+		    pw_plan_problem(r.plan));
 		job.problem = r.problem;
 		job.sched = pw_plan_schedule(r.plan);
 		job.work = &r.work;
