@@ -92,7 +92,7 @@ pw_rt_mpi_built(void)
 static int
 pw_mpi_fail(struct pw_error *err, const char *call, int rank, int code)
 {
-	char	words[MPI_MAX_ERROR_STRING];
+	char	words[MPI_MAX_ERROR_STRING + 1];
 	int	len = 0;
 
 	if (MPI_Error_string(code, words, &len) != MPI_SUCCESS)
@@ -153,7 +153,7 @@ pw_rt_mpi_start(int *rank, int *size, struct pw_error *err)
 	if ((rc = MPI_Comm_rank(MPI_COMM_WORLD, rank)) != MPI_SUCCESS ||
 	    (rc = MPI_Comm_size(MPI_COMM_WORLD, size)) != MPI_SUCCESS) {
 		pw_rt_mpi_stop();
-		return pw_mpi_fail(err, "MPI_Comm_rank", -1, rc);
+		return pw_mpi_fail(err, "MPI_Comm_rank/size", -1, rc);
 	}
 	if (provided < MPI_THREAD_SERIALIZED) {
 		pw_error_set(err, "MPI provides %s on rank %d; the runtime "
