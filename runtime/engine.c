@@ -349,7 +349,7 @@ pw_engine_take_input(struct pw_engine *e, int d, struct pw_op op, int from,
     float **slots, int it, float **out, struct pw_error *err)
 {
 	int src = e->p->stages[from].device, k = it - e->opts->warmup, rc;
-	size_t at = (size_t)from * (size_t)e->m + (size_t)op.mb;
+	size_t at = (size_t)op.stage * (size_t)e->m + (size_t)op.mb;
 	double when;
 
 	if (src == d) {
@@ -849,6 +849,9 @@ pw_engine_parse_fail(struct pw_engine *e, struct pw_error *err)
 		pw_error_set(err, "PIPEWRIGHT_FAIL_AT=\"%s\": %s", shown, why.msg);
 		goto out;
 	}
+	/* As a pin names it: B or W of a fused backward is its BW. */
+	if (!pw_engine_has(e, e->fail_op))
+		e->fail_op = pw_pin_other(e->fail_op);
 	if (!pw_engine_has(e, e->fail_op) ||
 	    pw_engine_device(e, e->fail_op) != e->fail_device) {
 		pw_error_set(err, "PIPEWRIGHT_FAIL_AT=\"%s\": no op of device %d "
@@ -1078,9 +1081,15 @@ static int
 pw_engine_step(struct pw_engine *e, int it, struct pw_engine_tick *tick)
 {
 	struct pw_error err;
+	double t0;
 	int d, rc;
 
-	if ((rc = e->net->barrier(e->net, &err)) != PW_OK) {
+	/* Under MPI every rank measures from rank 0's start. */
+	rc = e->net->barrier(e->net, &err);
+	t0 = pw_rt_now();
+	if (rc == PW_OK && e->net->common != NULL)
+		rc = e->net->common(e->net, &t0, &err);
+	if (rc != PW_OK) {
 		pw_engine_stop(e, PW_ERR_RUNTIME, &err);
 		return rc;
 	}
@@ -1093,7 +1102,7 @@ pw_engine_step(struct pw_engine *e, int it, struct pw_engine_tick *tick)
 	e->done = 0;
 	e->span = 0;
 	e->loss = 0;
-	e->t0 = pw_rt_now();
+	e->t0 = t0;
 	e->go++;
 	pthread_cond_broadcast(&e->changed);
 	while (e->done < e->nworkers) {
@@ -1477,7 +1486,7 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 	struct pw_workload rw = { 0 };
 	struct pw_rt_net *net = NULL;
 	struct pw_engine e;
-	bool inited = false, refused;
+	bool inited = false, refused, finalize = false;
 	double *step = NULL, *loss = NULL;
 	int rc;
 
@@ -1543,9 +1552,16 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 	if (rc == PW_OK)
 		rc = pw_engine_finish(&e, step, loss, out, err);
 	if (rc != PW_OK && net->kind == PW_RT_MPI && net->size > 1) {
-		/* The other ranks may wait on this one: end them all. */
-		fprintf(stderr, "pipewright: rank %d: %s\n", net->rank, err->msg);
-		pw_rt_mpi_abort(PW_EXIT_RUNTIME);
+		/* The rank that failed says why and ends them all.  One that a
+		 * stop ended (that rank's, or a cancel everywhere) says nothing
+		 * and finalizes below, which the failing rank's abort ends or,
+		 * when every rank was cancelled, every rank completes. */
+		if (rc != PW_ERR_CANCELLED) {
+			fprintf(stderr, "pipewright: rank %d: %s\n", net->rank,
+			    err->msg);
+			pw_rt_mpi_abort(PW_EXIT_RUNTIME);
+		}
+		finalize = true;
 	}
 out:
 	if (inited)
@@ -1553,6 +1569,8 @@ out:
 	free(step);
 	free(loss);
 	net->close(net);
+	if (finalize)
+		pw_rt_mpi_stop();
 	pw_problem_free(rp);
 	pw_schedule_free(rs);
 	pw_workload_clear(&rw);
