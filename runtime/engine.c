@@ -1147,8 +1147,9 @@ pw_engine_step(struct pw_engine *e, int it, struct pw_engine_tick *tick)
 	tick->span = e->span;
 	tick->loss = e->loss;
 	tick->has_loss = e->dev[e->p->stages[e->p->nstages - 1].device].here;
+	rc = atomic_load(&e->stop) ? e->rc : PW_OK;
 	pthread_mutex_unlock(&e->lock);
-	return atomic_load(&e->stop) ? e->rc : PW_OK;
+	return rc;
 }
 
 /* Rank 0's view of iteration IT: every rank's ticks combined. */
