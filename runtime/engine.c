@@ -213,7 +213,6 @@ struct pw_engine {
 	double	span;			/* its latest op end, from t0 */
 	double	loss;			/* its summed loss */
 	char	*host;		/* the hosts: "a,b" for several */
-	bool	one_host;	/* every rank on rank 0's */
 	atomic_bool stop;
 	int	rc;			/* the first error */
 	struct pw_error err;
@@ -222,8 +221,9 @@ struct pw_engine {
 /* Records the first error and stops every wait.  Later errors (mostly
  * "stopped" from the waits the first one ended) are dropped.  Under MPI
  * the rank where an error starts (ORIGINAL: not a wait that a stop
- * ended) says it at once, before its stop reaches the others, which end
- * without a word: the job's one line. */
+ * ended; a cancel aside, which the program says) says it at once,
+ * before its stop reaches the others, which end without a word: the
+ * job's one line. */
 static void
 pw_engine_stop(struct pw_engine *e, int rc, const struct pw_error *err,
     bool original)
@@ -234,7 +234,7 @@ pw_engine_stop(struct pw_engine *e, int rc, const struct pw_error *err,
 	if (e->rc == PW_OK) {
 		e->rc = rc;
 		e->err = *err;
-		if (original && e->net->size > 1)
+		if (original && rc != PW_ERR_CANCELLED && e->net->size > 1)
 			fprintf(stderr, "pipewright: rank %d: %s\n", e->net->rank,
 			    err->msg);
 	}
@@ -1071,31 +1071,6 @@ pw_engine_free_gathered(const struct pw_engine *e, char **all, size_t *lens)
 	free(lens);
 }
 
-/* The instant iteration times count from, in *T0: under MPI on one host
- * rank 0's (every rank reads the same CLOCK_MONOTONIC, so causality
- * across ranks holds exactly), on several hosts each rank's own exit
- * from the barrier. */
-static int
-pw_engine_clock(struct pw_engine *e, double *t0, struct pw_error *err)
-{
-	char *buf;
-	size_t len = sizeof *t0;
-	int rc;
-
-	*t0 = pw_rt_now();
-	if (e->net->size == 1 || !e->one_host)
-		return PW_OK;
-	buf = e->net->rank == 0 ? (char *)t0 : NULL;
-	if ((rc = e->net->bcast(e->net, &buf, &len, err)) != PW_OK)
-		return rc;
-	if (e->net->rank != 0) {
-		if (len == sizeof *t0)
-			memcpy(t0, buf, sizeof *t0);
-		free(buf);
-	}
-	return PW_OK;
-}
-
 /* Stops the run when the caller has cancelled it (E->lock not held). */
 static void
 pw_engine_watch(struct pw_engine *e, int it)
@@ -1119,8 +1094,11 @@ pw_engine_step(struct pw_engine *e, int it, struct pw_engine_tick *tick)
 	double t0;
 	int d, rc;
 
-	if ((rc = e->net->barrier(e->net, &err)) == PW_OK)
-		rc = pw_engine_clock(e, &t0, &err);
+	/* Under MPI every rank measures from rank 0's start. */
+	rc = e->net->barrier(e->net, &err);
+	t0 = pw_rt_now();
+	if (rc == PW_OK && e->net->common != NULL)
+		rc = e->net->common(e->net, &t0, &err);
 	if (rc != PW_OK) {
 		pw_engine_stop(e, PW_ERR_RUNTIME, &err, true);
 		return rc;
@@ -1490,19 +1468,18 @@ pw_engine_init(struct pw_engine *e, const struct pw_problem *p,
 	atomic_init(&e->stop, false);
 }
 
-/* Which hosts the ranks run on: E->host on rank 0 (each name once, in
- * rank order), E->one_host on every rank. */
+/* Which hosts the ranks run on, for the measured run: E->host on rank 0,
+ * each name once, in rank order. */
 static int
 pw_engine_hosts(struct pw_engine *e, struct pw_error *err)
 {
-	char name[256], **all = NULL, *flag = NULL, said[2] = "0";
-	size_t *lens = NULL, len = 1;
+	char name[256], **all = NULL;
+	size_t *lens = NULL;
 	int r, q, rc;
 
 	if (gethostname(name, sizeof name) != 0)
 		snprintf(name, sizeof name, "localhost");
 	name[sizeof name - 1] = '\0';
-	e->one_host = true;
 	if (e->net->size == 1) {
 		e->host = pw_xstrdup(name);
 		return PW_OK;
@@ -1512,30 +1489,17 @@ pw_engine_hosts(struct pw_engine *e, struct pw_error *err)
 		all[r][lens[r] > 0 ? lens[r] - 1 : 0] = '\0';
 		for (q = 0; q < r && strcmp(all[q], all[r]) != 0; q++)
 			continue;
-		if (q < r)
-			continue;
 		if (r == 0)
 			e->host = pw_xstrdup(all[r]);
-		else {
+		else if (q == r) {
 			char *joined = pw_xasprintf("%s,%s", e->host, all[r]);
 
 			free(e->host);
 			e->host = joined;
-			e->one_host = false;
 		}
 	}
 	pw_engine_free_gathered(e, all, lens);
-	if (rc != PW_OK)
-		return rc;
-	said[0] = e->one_host ? '1' : '0';
-	flag = e->net->rank == 0 ? said : NULL;
-	if ((rc = e->net->bcast(e->net, &flag, &len, err)) != PW_OK)
-		return rc;
-	if (e->net->rank != 0) {
-		e->one_host = len == 1 && flag[0] == '1';
-		free(flag);
-	}
-	return PW_OK;
+	return rc;
 }
 
 /* The records, once the schedule is checked: a slot per op. */
@@ -1563,7 +1527,7 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 	struct pw_workload rw = { 0 };
 	struct pw_rt_net *net = NULL;
 	struct pw_engine e;
-	bool inited = false, refused;
+	bool inited = false, refused, finalize = false;
 	double *step = NULL, *loss = NULL;
 	int rc;
 
@@ -1630,16 +1594,24 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 	rc = pw_engine_run(&e, step, loss, err);
 	if (rc == PW_OK)
 		rc = pw_engine_finish(&e, step, loss, out, err);
-	/* The other ranks may wait on this one: end them all (the rank
-	 * where the error started has said it). */
-	if (rc != PW_OK && net->size > 1)
-		pw_rt_mpi_abort(PW_EXIT_RUNTIME);
+	if (rc != PW_OK && net->kind == PW_RT_MPI && net->size > 1) {
+		/* The rank that failed (which said why as it stopped) ends them
+		 * all.  One that a stop ended (that rank's, or a cancel
+		 * everywhere) says nothing and finalizes below, which the
+		 * failing rank's abort ends or, when every rank was cancelled,
+		 * every rank completes. */
+		if (rc != PW_ERR_CANCELLED)
+			pw_rt_mpi_abort(PW_EXIT_RUNTIME);
+		finalize = true;
+	}
 out:
 	if (inited)
 		pw_engine_free(&e);
 	free(step);
 	free(loss);
 	net->close(net);
+	if (finalize)
+		pw_rt_mpi_stop();
 	pw_problem_free(rp);
 	pw_schedule_free(rs);
 	pw_workload_clear(&rw);

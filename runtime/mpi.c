@@ -27,6 +27,7 @@
 #include "config.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,7 +57,15 @@ struct pw_mpi {
 	bool	ctrl_done;
 	MPI_Request *notes;	/* [size] this rank's stop notices */
 	struct pw_mpi_out *outs; /* sends MPI has not finished */
+	/* Rank 0's clock less this rank's (pw_rt_now), seconds: 0 on rank
+	 * 0's host, whose CLOCK_MONOTONIC every process there shares;
+	 * estimated from round trips to rank 0 elsewhere. */
+	double	offset;
 };
+
+/* Round trips to rank 0 that estimate a remote rank's clock offset: the
+ * shortest one's midpoint is taken. */
+#define PW_MPI_CLOCK_ROUNDS	16
 
 /* A send in flight: its own copy of the header and the floats, kept
  * until MPI is done with it, so that a send never waits for its
@@ -411,6 +420,90 @@ pw_mpi_recv(struct pw_rt_net *net, int from, int to, uint64_t tag,
 	return PW_OK;
 }
 
+/* One double to (SEND) or from PEER on the control communicator's clock
+ * tag (M unlocked). */
+static int
+pw_mpi_clock_msg(struct pw_mpi *m, double *x, int peer, bool send,
+    struct pw_error *err)
+{
+	MPI_Request req;
+	int	rc;
+
+	pthread_mutex_lock(&m->lock);
+	rc = send ? MPI_Isend(x, 1, MPI_DOUBLE, peer, 1, m->ctrl, &req) :
+	    MPI_Irecv(x, 1, MPI_DOUBLE, peer, 1, m->ctrl, &req);
+	pthread_mutex_unlock(&m->lock);
+	return pw_mpi_started_wait(m, rc, &req, false, send ? "MPI_Isend" :
+	    "MPI_Irecv", NULL, err);
+}
+
+/*
+ * Sets m->offset: every rank's round trips to rank 0, one rank at a time
+ * (the estimate of rank 0's clock at the midpoint of the shortest), used
+ * only by a rank on another host than rank 0's.
+ */
+static int
+pw_mpi_clock(struct pw_mpi *m, struct pw_error *err)
+{
+	char	mine[MPI_MAX_PROCESSOR_NAME] = "", zero[MPI_MAX_PROCESSOR_NAME];
+	double	a, b, c, best = INFINITY, offset = 0;
+	MPI_Request req;
+	int	len, r, k, rc;
+
+	if ((rc = MPI_Get_processor_name(mine, &len)) != MPI_SUCCESS)
+		return pw_mpi_fail(err, "MPI_Get_processor_name", m->rank, rc);
+	memcpy(zero, mine, sizeof zero);
+	pthread_mutex_lock(&m->lock);
+	rc = MPI_Ibcast(zero, sizeof zero, MPI_CHAR, 0, m->ctrl, &req);
+	pthread_mutex_unlock(&m->lock);
+	if ((rc = pw_mpi_started_wait(m, rc, &req, false, "MPI_Ibcast", NULL,
+	    err)) != PW_OK)
+		return rc;
+	for (r = 1; r < m->size; r++)
+		for (k = 0; k < PW_MPI_CLOCK_ROUNDS; k++) {
+			if (m->rank == 0) {
+				if ((rc = pw_mpi_clock_msg(m, &a, r, false, err)) !=
+				    PW_OK)
+					return rc;
+				b = pw_rt_now();
+				if ((rc = pw_mpi_clock_msg(m, &b, r, true, err)) !=
+				    PW_OK)
+					return rc;
+			} else if (m->rank == r) {
+				a = pw_rt_now();
+				if ((rc = pw_mpi_clock_msg(m, &a, 0, true, err)) !=
+				    PW_OK ||
+				    (rc = pw_mpi_clock_msg(m, &b, 0, false, err)) !=
+				    PW_OK)
+					return rc;
+				c = pw_rt_now();
+				if (c - a < best) {
+					best = c - a;
+					offset = b - (a + c) / 2;
+				}
+			}
+		}
+	m->offset = strcmp(mine, zero) == 0 ? 0 : offset;
+	return PW_OK;
+}
+
+/* Rank 0's *T0 in this rank's clock, on every rank. */
+static int
+pw_mpi_common(struct pw_rt_net *net, double *t0, struct pw_error *err)
+{
+	struct pw_mpi *m = net->ctx;
+	MPI_Request req;
+	int	rc;
+
+	pthread_mutex_lock(&m->lock);
+	rc = MPI_Ibcast(t0, 1, MPI_DOUBLE, 0, m->data, &req);
+	pthread_mutex_unlock(&m->lock);
+	if ((rc = pw_mpi_started_wait(m, rc, &req, false, "MPI_Ibcast", NULL,
+	    err)) == PW_OK)
+		*t0 -= m->offset;
+	return rc;
+}
+
 /* Tells every other rank to stop, once; their waits then return
  * PW_ERR_CANCELLED. */
 static void
@@ -613,23 +706,26 @@ pw_rt_net_mpi(struct pw_rt_net **out, struct pw_error *err)
 		return PW_ERR_INTERNAL;
 	}
 	m = pw_xcalloc(1, sizeof *m);
+	pthread_mutex_init(&m->lock, NULL);
 	m->data = m->ctrl = MPI_COMM_NULL;
+	m->ctrl_req = MPI_REQUEST_NULL;
 	MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &m->size);
 	if ((rc = MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag)) !=
 	    MPI_SUCCESS)
-		goto fail;
+		goto fail_mpi;
 	/* The standard guarantees 32767. */
 	m->tag_ub = flag && ub != NULL ? *ub : 32767;
 	call = "MPI_Comm_dup";
 	if ((rc = MPI_Comm_dup(MPI_COMM_WORLD, &m->data)) != MPI_SUCCESS ||
 	    (rc = MPI_Comm_dup(MPI_COMM_WORLD, &m->ctrl)) != MPI_SUCCESS)
-		goto fail;
+		goto fail_mpi;
 	call = "MPI_Irecv";
 	if ((rc = MPI_Irecv(&m->notice, 1, MPI_INT, MPI_ANY_SOURCE, 0, m->ctrl,
 	    &m->ctrl_req)) != MPI_SUCCESS)
+		goto fail_mpi;
+	if ((rc = pw_mpi_clock(m, err)) != PW_OK)
 		goto fail;
-	pthread_mutex_init(&m->lock, NULL);
 	m->notes = pw_xcalloc(m->size, sizeof *m->notes);
 	for (r = 0; r < m->size; r++)
 		m->notes[r] = MPI_REQUEST_NULL;
@@ -645,15 +741,22 @@ pw_rt_net_mpi(struct pw_rt_net **out, struct pw_error *err)
 	net->gather = pw_mpi_gather;
 	net->barrier = pw_mpi_barrier;
 	net->close = pw_mpi_close;
+	net->common = pw_mpi_common;
 	*out = net;
 	return PW_OK;
 
+fail_mpi:
+	rc = pw_mpi_fail(err, call, m->rank, rc);
 fail:
+	if (m->ctrl_req != MPI_REQUEST_NULL) {
+		MPI_Cancel(&m->ctrl_req);
+		MPI_Wait(&m->ctrl_req, MPI_STATUS_IGNORE);
+	}
 	if (m->ctrl != MPI_COMM_NULL)
 		MPI_Comm_free(&m->ctrl);
 	if (m->data != MPI_COMM_NULL)
 		MPI_Comm_free(&m->data);
-	rc = pw_mpi_fail(err, call, m->rank, rc);
+	pthread_mutex_destroy(&m->lock);
 	free(m);
 	return rc;
 }

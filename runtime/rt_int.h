@@ -236,6 +236,11 @@ struct pw_rt_net {
 	 * pw_rt_now's seconds (the measured op's arrive); NULL when the
 	 * transport cannot tell: the engine then takes recv's return. */
 	double	(*arrived)(struct pw_rt_net *);
+	/* A collective: rank 0's *T0 (its pw_rt_now) on every rank, in that
+	 * rank's pw_rt_now seconds, so that every rank measures from one
+	 * instant (the ranks of a host share its clock; another host's
+	 * offset is estimated when the net opens).  NULL for one process. */
+	int	(*common)(struct pw_rt_net *, double *t0, struct pw_error *);
 };
 
 /* The tag of the tensor that op OP of (stage, mb) waits for: an F its

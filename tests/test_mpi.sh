@@ -122,13 +122,31 @@ for family in 1f1b zb-h1 po-f; do
 done
 
 run env PIPEWRIGHT_FAIL_AT='2:B(2,3)' $MPI4 "$PW" launch "$tmp/p.json" \
-    --family 1f1b $LAUNCH --transport mpi
+    --family zb-h1 $LAUNCH --transport mpi
 ok "a failure injected on rank 2 ends every rank: exit 4" status_is 4
 ok "in one line naming the op" one_error 'B(2,3)'
 ok "and the device" grep -q 'device 2' "$tmp/err"
 
-# Each rank's pid: the ranks are mpirun's children, mpirun timeout's.
-mpi_kill_one 'grep -q "^iteration 2/" "$tmp/err" && ps -o pid= --ppid "$(ps -o pid= --ppid $bg)" >"$tmp/pids"' \
+run timeout $GUARD $MPIRUN -q --allow-run-as-root --oversubscribe -np 3 "$PW" \
+    launch "$tmp/p.json" --family 1f1b $LAUNCH --transport mpi
+ok "3 ranks for 4 devices: exit 2" status_is 2
+ok "in one line naming the launch line to use" one_error 'mpirun -np 4'
+
+# The pids of the processes below PID, and of those running the program
+# FILE: a launch's ranks.
+descendants() {
+	for c in $(ps -o pid= --ppid "$1"); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+ranks_of() {
+	exe=$(readlink -f "$2")
+	for p in $(descendants "$1"); do
+		[ "$(readlink -f "/proc/$p/exe" 2>/dev/null)" = "$exe" ] && echo "$p"
+	done
+}
+mpi_kill_one 'grep -q "^iteration 2/" "$tmp/err" && ranks_of $bg "$PW" >"$tmp/pids" && [ "$(wc -l <"$tmp/pids")" -eq 4 ]' \
     $MPI4 "$PW" launch "$tmp/p.json" --family 1f1b --iterations 100000 \
     --no-check --transport mpi
 ok "a rank killed mid-run ends the launch non-zero, no hang" failed_alone
