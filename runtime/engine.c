@@ -212,15 +212,21 @@ struct pw_engine {
 	double	t0;			/* its start, pw_rt_now */
 	double	span;			/* its latest op end, from t0 */
 	double	loss;			/* its summed loss */
+	char	*host;		/* the hosts: "a,b" for several */
 	atomic_bool stop;
 	int	rc;			/* the first error */
 	struct pw_error err;
 };
 
 /* Records the first error and stops every wait.  Later errors (mostly
- * "stopped" from the waits the first one ended) are dropped. */
+ * "stopped" from the waits the first one ended) are dropped.  Under MPI
+ * the rank where an error starts (ORIGINAL: not a wait that a stop
+ * ended; a cancel aside, which the program says) says it at once,
+ * before its stop reaches the others, which end without a word: the
+ * job's one line. */
 static void
-pw_engine_stop(struct pw_engine *e, int rc, const struct pw_error *err)
+pw_engine_stop(struct pw_engine *e, int rc, const struct pw_error *err,
+    bool original)
 {
 	int d;
 
@@ -228,6 +234,9 @@ pw_engine_stop(struct pw_engine *e, int rc, const struct pw_error *err)
 	if (e->rc == PW_OK) {
 		e->rc = rc;
 		e->err = *err;
+		if (original && rc != PW_ERR_CANCELLED && e->net->size > 1)
+			fprintf(stderr, "pipewright: rank %d: %s\n", e->net->rank,
+			    err->msg);
 	}
 	atomic_store(&e->stop, true);
 	pthread_cond_broadcast(&e->changed);
@@ -255,7 +264,7 @@ pw_engine_fail(struct pw_engine *e, int device, struct pw_op op, int rc,
 	else
 		pw_error_set(&err, "device %d, %s: %s", device, name, inner->msg);
 	pw_engine_stop(e, rc == PW_ERR_CANCELLED ? PW_ERR_CANCELLED : PW_ERR_RUNTIME,
-	    &err);
+	    &err, rc != PW_ERR_CANCELLED);
 }
 
 static int
@@ -782,6 +791,7 @@ pw_engine_free(struct pw_engine *e)
 	free(e->slot);
 	free(e->timed);
 	free(e->rec);
+	free(e->host);
 	pw_where_free(e->where);
 	pw_timing_free(e->timing);
 	pthread_cond_destroy(&e->changed);
@@ -1072,7 +1082,7 @@ pw_engine_watch(struct pw_engine *e, int it)
 		return;
 	pw_error_set(&err, "launch: cancelled at iteration %d of %d", it + 1,
 	    e->total);
-	pw_engine_stop(e, PW_ERR_CANCELLED, &err);
+	pw_engine_stop(e, PW_ERR_CANCELLED, &err, true);
 }
 
 /* Starts iteration IT on every worker and waits for them, watching the
@@ -1090,7 +1100,7 @@ pw_engine_step(struct pw_engine *e, int it, struct pw_engine_tick *tick)
 	if (rc == PW_OK && e->net->common != NULL)
 		rc = e->net->common(e->net, &t0, &err);
 	if (rc != PW_OK) {
-		pw_engine_stop(e, PW_ERR_RUNTIME, &err);
+		pw_engine_stop(e, PW_ERR_RUNTIME, &err, true);
 		return rc;
 	}
 	pw_engine_watch(e, it);
@@ -1115,8 +1125,9 @@ pw_engine_step(struct pw_engine *e, int it, struct pw_engine_tick *tick)
 	tick->span = e->span;
 	tick->loss = e->loss;
 	tick->has_loss = e->dev[e->p->stages[e->p->nstages - 1].device].here;
+	rc = atomic_load(&e->stop) ? e->rc : PW_OK;
 	pthread_mutex_unlock(&e->lock);
-	return atomic_load(&e->stop) ? e->rc : PW_OK;
+	return rc;
 }
 
 /* Rank 0's view of iteration IT: every rank's ticks combined. */
@@ -1312,15 +1323,11 @@ pw_engine_measured(struct pw_engine *e, const double *step, const double *loss,
 {
 	int K = e->opts->iterations, k, d;
 	struct pw_measured *m = pw_measured_new(e->p->devices, e->nops, K);
-	char host[256];
 	size_t i;
 
 	m->backend = pw_xstrdup(pw_rt_backend_name(e->opts->backend));
 	m->transport = pw_xstrdup(pw_rt_transport_name(e->opts->transport));
-	if (gethostname(host, sizeof host) != 0)
-		snprintf(host, sizeof host, "localhost");
-	host[sizeof host - 1] = '\0';
-	m->host = pw_xstrdup(host);
+	m->host = pw_xstrdup(e->host);
 	m->iterations = K;
 	m->warmup = e->opts->warmup;
 	for (k = 0; k < K; k++) {
@@ -1400,7 +1407,7 @@ pw_engine_run(struct pw_engine *e, double *step, double *loss,
 		if ((rc = pw_engine_step(e, it, &mine)) != PW_OK)
 			break;
 		if ((rc = pw_engine_combine(e, &mine, &all, err)) != PW_OK) {
-			pw_engine_stop(e, rc, err);
+			pw_engine_stop(e, rc, err, true);
 			break;
 		}
 		pr.iteration = it + 1;
@@ -1459,6 +1466,40 @@ pw_engine_init(struct pw_engine *e, const struct pw_problem *p,
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_cond_init(&e->changed, NULL);
 	atomic_init(&e->stop, false);
+}
+
+/* Which hosts the ranks run on, for the measured run: E->host on rank 0,
+ * each name once, in rank order. */
+static int
+pw_engine_hosts(struct pw_engine *e, struct pw_error *err)
+{
+	char name[256], **all = NULL;
+	size_t *lens = NULL;
+	int r, q, rc;
+
+	if (gethostname(name, sizeof name) != 0)
+		snprintf(name, sizeof name, "localhost");
+	name[sizeof name - 1] = '\0';
+	if (e->net->size == 1) {
+		e->host = pw_xstrdup(name);
+		return PW_OK;
+	}
+	rc = e->net->gather(e->net, name, strlen(name) + 1, &all, &lens, err);
+	for (r = 0; rc == PW_OK && e->net->rank == 0 && r < e->net->size; r++) {
+		all[r][lens[r] > 0 ? lens[r] - 1 : 0] = '\0';
+		for (q = 0; q < r && strcmp(all[q], all[r]) != 0; q++)
+			continue;
+		if (r == 0)
+			e->host = pw_xstrdup(all[r]);
+		else if (q == r) {
+			char *joined = pw_xasprintf("%s,%s", e->host, all[r]);
+
+			free(e->host);
+			e->host = joined;
+		}
+	}
+	pw_engine_free_gathered(e, all, lens);
+	return rc;
 }
 
 /* The records, once the schedule is checked: a slot per op. */
@@ -1537,13 +1578,15 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 		goto out;
 
 	pw_engine_size(&e);
+	if ((rc = pw_engine_hosts(&e, err)) != PW_OK)
+		goto out;
 	step = pw_xcalloc((size_t)opts->iterations, sizeof *step);
 	loss = pw_xcalloc((size_t)opts->iterations, sizeof *loss);
 	rc = pw_engine_open(&e, err);
 	if (rc == PW_OK)
 		rc = pw_engine_threads(&e, true, err);
 	if (rc != PW_OK) {
-		pw_engine_stop(&e, rc, err);
+		pw_engine_stop(&e, rc, err, true);
 		pw_engine_threads(&e, false, err);
 		rc = PW_ERR_RUNTIME;
 		goto out;
@@ -1552,15 +1595,13 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 	if (rc == PW_OK)
 		rc = pw_engine_finish(&e, step, loss, out, err);
 	if (rc != PW_OK && net->kind == PW_RT_MPI && net->size > 1) {
-		/* The rank that failed says why and ends them all.  One that a
-		 * stop ended (that rank's, or a cancel everywhere) says nothing
-		 * and finalizes below, which the failing rank's abort ends or,
-		 * when every rank was cancelled, every rank completes. */
-		if (rc != PW_ERR_CANCELLED) {
-			fprintf(stderr, "pipewright: rank %d: %s\n", net->rank,
-			    err->msg);
+		/* The rank that failed (which said why as it stopped) ends them
+		 * all.  One that a stop ended (that rank's, or a cancel
+		 * everywhere) says nothing and finalizes below, which the
+		 * failing rank's abort ends or, when every rank was cancelled,
+		 * every rank completes. */
+		if (rc != PW_ERR_CANCELLED)
 			pw_rt_mpi_abort(PW_EXIT_RUNTIME);
-		}
 		finalize = true;
 	}
 out:
