@@ -659,11 +659,21 @@ tui_op_near(const struct tui *d, int device, double t, struct pw_op *out)
 void
 tui_view_fit(struct tui *d)
 {
-	const struct pw_metrics *m = pw_plan_metrics(d->plan);
+	double whole = tui_view_whole(d);
 
-	d->view.t0 = m->start;
-	d->view.span = m->makespan > 0 ? m->makespan : 1;
+	d->view.t0 = pw_plan_metrics(d->plan)->start;
+	d->view.span = whole > 0 ? whole : 1;
 	d->view.top = 0;
+}
+
+double
+tui_view_whole(const struct tui *d)
+{
+	const struct pw_metrics *m = pw_plan_metrics(d->plan);
+	const struct tui_measured *mr = tui_measured_of(d);
+
+	/* A measured iteration starts at 0, as the simulation does. */
+	return mr != NULL ? fmax(m->makespan, mr->end - m->start) : m->makespan;
 }
 
 void
@@ -821,6 +831,11 @@ tui_free(struct tui *d)
 	tui_compare_clear(d);
 	tui_sweep_free(d->sweep);
 	tui_planner_free(d->planner);
+	tui_launch_free(d->launch);
+	tui_measured_free(d->measured);
+	if (d->launch_work != NULL)
+		pw_workload_clear(d->launch_work);
+	free(d->launch_work);
 	while (d->history.nundo > 0)
 		tui_change_free(&d->history.undo[--d->history.nundo]);
 	tui_history_clear_redo(&d->history);
