@@ -37,6 +37,9 @@ struct pw_checker {
 	/* The problem's time scale (pw_check_scale), which sets every
 	 * time tolerance. */
 	double	 scale;
+	/* A measured timeline (pw_check_measured): durations and the comm
+	 * between devices are the run's own. */
+	bool	 measured;
 	struct pw_violations *out;
 };
 
@@ -611,6 +614,8 @@ pw_check_duration_of(struct pw_checker *c, const struct pw_timed_op *t)
 	double want = pw_check_duration(c->p, t->op);
 	struct pw_check_found f;
 
+	if (c->measured)
+		return;
 	/* False for a WANT that is not finite: no listed op lasts that. */
 	if (fabs(t->end - t->start - want) <= pw_check_tol(c, want))
 		return;
@@ -619,8 +624,9 @@ pw_check_duration_of(struct pw_checker *c, const struct pw_timed_op *t)
 	pw_check_report(c, &f);
 }
 
-/* Reports when T starts before DEP ends plus the hop between them.  An
- * absent DEP is reported by the presence check already. */
+/* Reports when T starts before DEP ends plus the hop between them (of
+ * a measured timeline: before DEP ends).  An absent DEP is reported by
+ * the presence check already. */
 static void
 pw_check_after(struct pw_checker *c, const struct pw_timed_op *t,
     const struct pw_timed_op *dep)
@@ -630,7 +636,7 @@ pw_check_after(struct pw_checker *c, const struct pw_timed_op *t,
 
 	if (dep == NULL)
 		return;
-	comm = pw_check_lag(c->p, t->op, dep->op);
+	comm = c->measured ? 0 : pw_check_lag(c->p, t->op, dep->op);
 	if (!pw_check_before(t->start, dep->end + comm, pw_check_order_tol(c,
 	    t->op, dep->op, comm)))
 		return;
@@ -917,9 +923,9 @@ pw_check_times(struct pw_checker *c)
 	free(ev);
 }
 
-int
-pw_check(const struct pw_problem *p, const struct pw_timed_op *ops, size_t n,
-    struct pw_violations *out)
+static int
+pw_check_run(const struct pw_problem *p, const struct pw_timed_op *ops,
+    size_t n, bool measured, struct pw_violations *out)
 {
 	struct pw_checker c;
 	size_t i;
@@ -927,6 +933,7 @@ pw_check(const struct pw_problem *p, const struct pw_timed_op *ops, size_t n,
 
 	memset(out, 0, sizeof *out);
 	c.p = p;
+	c.measured = measured;
 	c.ops = ops;
 	c.scale = pw_check_scale(p);
 	c.out = out;
@@ -943,6 +950,20 @@ pw_check(const struct pw_problem *p, const struct pw_timed_op *ops, size_t n,
 	pw_check_times(&c);
 	free(c.slot);
 	return out->n;
+}
+
+int
+pw_check(const struct pw_problem *p, const struct pw_timed_op *ops, size_t n,
+    struct pw_violations *out)
+{
+	return pw_check_run(p, ops, n, false, out);
+}
+
+int
+pw_check_measured(const struct pw_problem *p, const struct pw_timed_op *ops,
+    size_t n, struct pw_violations *out)
+{
+	return pw_check_run(p, ops, n, true, out);
 }
 
 void

@@ -569,23 +569,32 @@ pw_jmember_bool(struct pw_jin *in, const json_t *obj, const char *parent,
 	return PW_OK;
 }
 
-/* Member "name" of OBJ: a string that lives as long as OBJ, or NULL. */
+/* Member KEY of OBJ: a string that lives as long as OBJ, or NULL when
+ * absent and not REQUIRED. */
 static int
-pw_jmember_name(struct pw_jin *in, const json_t *obj, const char *parent,
-    const char **out)
+pw_jmember_text(struct pw_jin *in, const json_t *obj, const char *parent,
+    const char *key, bool required, const char **out)
 {
 	char field[PW_FIELD_MAX];
 	json_t *v;
 	int rc;
 
 	*out = NULL;
-	if ((rc = pw_jmember(in, obj, parent, "name", false, field,
+	if ((rc = pw_jmember(in, obj, parent, key, required, field,
 	    &v)) != PW_OK || v == NULL)
 		return rc;
 	if (!json_is_string(v))
 		return pw_jbad(in, field, v, "must be a string");
 	*out = json_string_value(v);
 	return PW_OK;
+}
+
+/* Member "name" of OBJ, optional. */
+static int
+pw_jmember_name(struct pw_jin *in, const json_t *obj, const char *parent,
+    const char **out)
+{
+	return pw_jmember_text(in, obj, parent, "name", false, out);
 }
 
 /* Member KEY of OBJ as an object, named in FIELD. */
@@ -990,6 +999,213 @@ pw_jread_pins(struct pw_jin *in, const json_t *obj,
 }
 
 /* ------------------------------------------------------------------ */
+/* The measured section                                                */
+
+/* Member KEY of OBJ as an array of N entries, one per NOUN; each
+ * element is then read by the caller. */
+static int
+pw_jarray_of(struct pw_jin *in, const json_t *obj, const char *parent,
+    const char *key, size_t n, const char *noun, char *field, json_t **out)
+{
+	int rc;
+
+	if ((rc = pw_jmember(in, obj, parent, key, true, field, out)) != PW_OK)
+		return rc;
+	if (!json_is_array(*out))
+		return pw_jbad(in, field, *out, "must be an array");
+	if (json_array_size(*out) != n) {
+		pw_error_set(in->err, "%s: %s: must have %zu entries, one per "
+		    "%s (got %zu)", in->file, field, n, noun,
+		    json_array_size(*out));
+		return PW_ERR_INPUT;
+	}
+	return PW_OK;
+}
+
+/* Member KEY of OBJ: N non-negative numbers, one per NOUN, into X. */
+static int
+pw_jnumbers(struct pw_jin *in, const json_t *obj, const char *parent,
+    const char *key, size_t n, const char *noun, double *x)
+{
+	char field[PW_FIELD_MAX], elem[PW_FIELD_MAX];
+	json_t *array;
+	size_t i;
+	int rc;
+
+	if ((rc = pw_jarray_of(in, obj, parent, key, n, noun, field,
+	    &array)) != PW_OK)
+		return rc;
+	for (i = 0; i < n; i++)
+		if ((rc = pw_jnumber(in, pw_jname_index(elem, field, i),
+		    json_array_get(array, i), PW_JS_NONNEG, &x[i])) != PW_OK)
+			return rc;
+	return PW_OK;
+}
+
+/* The integer fields of a workload, each at least 1. */
+static const struct pw_jintfield pw_jworkload[] = {
+	{ "hidden", offsetof(struct pw_workload, hidden), 1 },
+	{ "ffn", offsetof(struct pw_workload, ffn), 1 },
+	{ "tokens", offsetof(struct pw_workload, tokens), 1 },
+};
+
+static int
+pw_jread_workload(struct pw_jin *in, const json_t *obj, const char *parent,
+    const struct pw_problem *p, struct pw_workload *w)
+{
+	char field[PW_FIELD_MAX], elem[PW_FIELD_MAX];
+	json_t *v, *array;
+	size_t i;
+	int rc;
+
+	if ((rc = pw_jmember_object(in, obj, parent, "workload", field,
+	    &v)) != PW_OK)
+		return rc;
+	for (i = 0; i < PW_NFIELDS(pw_jworkload); i++)
+		if ((rc = pw_jmember_int(in, v, field, pw_jworkload[i].key,
+		    pw_jworkload[i].min, (int *)((char *)w +
+		    pw_jworkload[i].off))) != PW_OK)
+			return rc;
+	if ((rc = pw_jmember_bool(in, v, field, "scaled", false,
+	    &w->scaled)) != PW_OK ||
+	    (rc = pw_jarray_of(in, v, field, "layers", (size_t)p->nstages,
+	    "stage", elem, &array)) != PW_OK)
+		return rc;
+	w->nstages = p->nstages;
+	w->layers = pw_xcalloc((size_t)p->nstages + 1, sizeof *w->layers);
+	for (i = 0; i < (size_t)p->nstages; i++)
+		if ((rc = pw_jint(in, pw_jname_index(field, elem, i),
+		    json_array_get(array, i), 1, &w->layers[i])) != PW_OK)
+			return rc;
+	return PW_OK;
+}
+
+/* Measured op I, the object V, into MO. */
+static int
+pw_jread_measured_op(struct pw_jin *in, const json_t *v, const char *elem,
+    const struct pw_problem *p, int iterations, struct pw_measured_op *mo)
+{
+	char field[PW_FIELD_MAX];
+	struct pw_error why;
+	json_t *name;
+	int rc;
+
+	if ((rc = pw_jmember(in, v, elem, "op", true, field, &name)) != PW_OK)
+		return rc;
+	if (!json_is_string(name))
+		return pw_jbad(in, field, name, "must be an op's name, as "
+		    "\"F(0,3)\"");
+	if (pw_op_parse(json_string_value(name), p, &mo->op, &why) != PW_OK) {
+		pw_error_set(in->err, "%s: %s: %s", in->file, field, why.msg);
+		return PW_ERR_INPUT;
+	}
+	if ((rc = pw_jmember_ref(in, v, elem, "device", "device", "devices",
+	    p->devices, &mo->device)) != PW_OK ||
+	    (rc = pw_jmember_number(in, v, elem, "start", true, PW_JS_NONNEG,
+	    &mo->start)) != PW_OK ||
+	    (rc = pw_jmember_number(in, v, elem, "end", true, PW_JS_NONNEG,
+	    &mo->end)) != PW_OK ||
+	    (rc = pw_jmember_number(in, v, elem, "arrive", false,
+	    PW_JS_NONNEG, &mo->arrive)) != PW_OK)
+		return rc;
+	return pw_jnumbers(in, v, elem, "durations", (size_t)iterations,
+	    "iteration", mo->durations);
+}
+
+/* Reads the measured section OBJ of a file whose problem is P; the
+ * schedule's judgement (pw_measured_validate) is the caller's.  Returns
+ * a run the caller owns in *OUT. */
+static int
+pw_jread_measured(struct pw_jin *in, const json_t *obj,
+    const struct pw_problem *p, struct pw_measured **out)
+{
+	static const char *const text[] = { "backend", "transport", "host" };
+	const char *parent = "measured", *s[3];
+	char field[PW_FIELD_MAX], elem[PW_FIELD_MAX];
+	struct pw_measured *m = NULL;
+	json_t *ops, *v;
+	int iterations, warmup, shown, rc;
+	size_t i;
+
+	*out = NULL;
+	if (!json_is_object(obj))
+		return pw_jbad(in, parent, obj, "must be an object");
+	for (i = 0; i < PW_NFIELDS(text); i++)
+		if ((rc = pw_jmember_text(in, obj, parent, text[i], true,
+		    &s[i])) != PW_OK)
+			return rc;
+	if ((rc = pw_jmember_int(in, obj, parent, "iterations", 1,
+	    &iterations)) != PW_OK ||
+	    (rc = pw_jmember_int(in, obj, parent, "warmup", 0,
+	    &warmup)) != PW_OK ||
+	    (rc = pw_jmember_int(in, obj, parent, "shown", 0,
+	    &shown)) != PW_OK ||
+	    (rc = pw_jarray(in, obj, parent, "ops", false, &ops)) != PW_OK)
+		return rc;
+	if (json_array_size(ops) > pw_op_universe(p))
+		return pw_jbad(in, "measured.ops", ops, "must list each op of "
+		    "the schedule once");
+	m = pw_measured_new(p->devices, json_array_size(ops), iterations);
+	m->backend = pw_xstrdup(s[0]);
+	m->transport = pw_xstrdup(s[1]);
+	m->host = pw_xstrdup(s[2]);
+	m->warmup = warmup;
+	m->shown = shown;
+	if ((rc = pw_jmember_bool(in, obj, parent, "emulated", false,
+	    &m->emulated)) != PW_OK ||
+	    (rc = pw_jnumbers(in, obj, parent, "step", (size_t)iterations,
+	    "iteration", m->step)) != PW_OK ||
+	    (rc = pw_jnumbers(in, obj, parent, "loss", (size_t)iterations,
+	    "iteration", m->loss)) != PW_OK ||
+	    (rc = pw_jnumbers(in, obj, parent, "peak", (size_t)p->devices,
+	    "device", m->peak)) != PW_OK ||
+	    (rc = pw_jread_workload(in, obj, parent, p,
+	    &m->workload)) != PW_OK)
+		goto out;
+	pw_jname(field, parent, "ops");
+	for (i = 0; i < m->nops; i++)
+		if ((rc = pw_jelement(in, ops, field, i, elem, &v)) != PW_OK ||
+		    (rc = pw_jread_measured_op(in, v, elem, p, iterations,
+		    &m->ops[i])) != PW_OK)
+			goto out;
+	*out = m;
+	m = NULL;
+out:
+	pw_measured_free(m);
+	return rc;
+}
+
+/* Reads ROOT's measured section, if any, into *OUT and judges it
+ * against the schedule OPS state. */
+static int
+pw_jmeasured_of(struct pw_jin *in, const json_t *root,
+    const struct pw_problem *p, const struct pw_timed_op *ops, size_t nops,
+    struct pw_measured **out)
+{
+	struct pw_schedule *sched = NULL;
+	struct pw_error why;
+	const json_t *v;
+	int rc;
+
+	*out = NULL;
+	if ((v = json_object_get(root, "measured")) == NULL)
+		return PW_OK;
+	if ((rc = pw_jread_measured(in, v, p, out)) != PW_OK)
+		return rc;
+	if ((rc = pw_schedule_from_timed(p, ops, nops, &sched,
+	    &why)) != PW_OK)
+		pw_error_set(in->err, "%s: %s", in->file, why.msg);
+	else
+		rc = pw_measured_validate(p, sched, *out, in->file, in->err);
+	pw_schedule_free(sched);
+	if (rc != PW_OK) {
+		pw_measured_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
 /* Loader: yajl streams the text, jansson holds the values             */
 
 /*
@@ -998,13 +1214,16 @@ pw_jread_pins(struct pw_jin *in, const json_t *obj,
  * ops reads each element as it closes, once the format and the problem
  * before it are read.  A file that states its ops before those is read
  * twice: the first pass skips the ops, the second reads them (input that
- * cannot seek is kept in a temporary file for it).
+ * cannot seek is kept in a temporary file for it).  A top-level
+ * "measured" section is skipped the same way unless its run is wanted:
+ * then it is kept whole and read once the ops are.
  */
 struct pw_jfile {
 	struct pw_jin	*in;
 	bool		 schedule_only;
 	bool		 want_ops;	/* read the ops, else skip them */
 	bool		 want_pins;	/* read the pins (always with the ops) */
+	bool		 want_measured;	/* read the measured run (with the ops) */
 	bool		 headed;	/* the format and problem are read */
 	bool		 rescan;	/* ops came before them: read again */
 	bool		 schedule;	/* a schedule file */
@@ -1013,6 +1232,7 @@ struct pw_jfile {
 	size_t		 nops, cap;
 	struct pw_pin	*pins;		/* a schedule file's, with its ops */
 	size_t		 npins;
+	struct pw_measured *measured;	/* a schedule file's, when wanted */
 };
 
 /* The deepest nesting read, as jansson's own parser allows: deeper
@@ -1326,12 +1546,12 @@ pw_jp_key(void *ctx, const unsigned char *s, size_t len)
 	return 1;
 }
 
-/* Whether the array opening now is the top level's "ops". */
+/* Whether the container opening now is the top level's member KEY. */
 static bool
-pw_jp_is_ops(const struct pw_jparse *P)
+pw_jp_is_top(const struct pw_jparse *P, const char *key)
 {
 	return P->depth == 1 && P->stack[0].key != NULL &&
-	    strcmp(json_string_value(P->stack[0].key), "ops") == 0;
+	    strcmp(json_string_value(P->stack[0].key), key) == 0;
 }
 
 /* Whether one more container may open; else a syntax error. */
@@ -1378,7 +1598,8 @@ pw_jp_start_map(void *ctx)
 {
 	struct pw_jparse *P = ctx;
 
-	if (P->skip > 0)
+	if (P->skip > 0 || (!P->f->want_measured &&
+	    pw_jp_is_top(P, "measured")))
 		return pw_jp_skip(P);
 	return pw_jp_open(P, json_object());
 }
@@ -1395,7 +1616,7 @@ pw_jp_start_array(void *ctx)
 
 	if (P->skip > 0)
 		return pw_jp_skip(P);
-	if (!pw_jp_is_ops(P))
+	if (!pw_jp_is_top(P, "ops"))
 		return pw_jp_open(P, json_array());
 	root = P->stack[0].v;
 	if (f->want_ops && !f->headed &&
@@ -1515,22 +1736,16 @@ pw_jparse_stream(struct pw_jfile *f, FILE *fp, FILE *tee, json_t **root)
 	return rc;
 }
 
-/* Reads PATH ("-": stdin) into F: its format, its problem and, where F
- * wants them, a schedule file's ops. */
+/* Reads FP into F: its format, its problem and, where F wants them, a
+ * schedule file's ops, pins and measured run. */
 static int
-pw_jload(struct pw_jfile *f, const char *path)
+pw_jload_stream(struct pw_jfile *f, FILE *fp)
 {
 	json_t *root = NULL, *array;
-	FILE *fp, *tee = NULL;
+	FILE *tee = NULL;
 	long start = -1;
 	int rc;
 
-	fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-	if (fp == NULL) {
-		pw_error_set(f->in->err, "%s: cannot open: %s", f->in->file,
-		    strerror(errno));
-		return PW_ERR_IO;
-	}
 	if (f->want_ops && (start = ftell(fp)) < 0 &&
 	    (tee = tmpfile()) == NULL) {
 		pw_error_set(f->in->err, "%s: cannot keep a copy to read "
@@ -1559,10 +1774,30 @@ pw_jload(struct pw_jfile *f, const char *path)
 		rc = pw_jarray(f->in, root, "", "ops", false, &array);
 	if (rc == PW_OK && f->schedule && (f->want_ops || f->want_pins))
 		rc = pw_jread_pins(f->in, root, f->p, &f->pins, &f->npins);
+	if (rc == PW_OK && f->schedule && f->want_measured)
+		rc = pw_jmeasured_of(f->in, root, f->p, f->ops, f->nops,
+		    &f->measured);
 out:
 	json_decref(root);
 	if (tee != NULL)
 		fclose(tee);
+	return rc;
+}
+
+/* Reads PATH ("-": stdin) into F, as pw_jload_stream. */
+static int
+pw_jload(struct pw_jfile *f, const char *path)
+{
+	FILE *fp;
+	int rc;
+
+	fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	if (fp == NULL) {
+		pw_error_set(f->in->err, "%s: cannot open: %s", f->in->file,
+		    strerror(errno));
+		return PW_ERR_IO;
+	}
+	rc = pw_jload_stream(f, fp);
 	if (fp != stdin)
 		fclose(fp);
 	return rc;
@@ -1582,48 +1817,73 @@ pw_problem_read(const char *path, struct pw_error *err)
 	return f.p;
 }
 
-/* Reads PATH, a schedule file or (unless SCHEDULE_ONLY) a problem file:
- * its problem, and a schedule file's ops (unless OPS is NULL: then they
- * are skipped, their syntax checked) and pins.  On success the caller
- * owns *PROBLEM, *OPS (NULL for a problem file) and *PINS (NULL when
- * there are none; PINS NULL: they are checked with the ops and dropped);
- * on failure all are NULL. */
+/* What a reader wants of a file: where its outputs go (NULL: not
+ * wanted).  Wanting the measured run reads the ops too. */
+struct pw_jwant {
+	bool		 schedule_only;
+	struct pw_problem **problem;
+	struct pw_timed_op **ops;
+	size_t		*nops;
+	struct pw_pin	**pins;
+	size_t		*npins;
+	struct pw_measured **measured;
+};
+
+/* Reads PATH (or, when FP is not NULL, FP named LABEL), a schedule file
+ * or (unless W's SCHEDULE_ONLY) a problem file: its problem, and a
+ * schedule file's ops (unless W's OPS is NULL: then they are skipped,
+ * their syntax checked), pins and measured run.  On success the caller
+ * owns what W points at: *PROBLEM, *OPS (NULL for a problem file), *PINS
+ * (NULL when there are none; PINS NULL: they are checked with the ops
+ * and dropped) and *MEASURED (NULL when there is none); on failure all
+ * are NULL. */
 static int
-pw_jread_file(const char *path, bool schedule_only,
-    struct pw_problem **problem, struct pw_timed_op **ops, size_t *nops,
-    struct pw_pin **pins, size_t *npins, struct pw_error *err)
+pw_jread_file(const char *path, FILE *fp, const struct pw_jwant *w,
+    struct pw_error *err)
 {
-	struct pw_jin in = { strcmp(path, "-") == 0 ? "<stdin>" : path, err };
-	struct pw_jfile f = { .in = &in, .schedule_only = schedule_only,
-	    .want_ops = ops != NULL, .want_pins = pins != NULL };
+	struct pw_jin in = { fp != NULL || strcmp(path, "-") != 0 ? path :
+	    "<stdin>", err };
+	struct pw_jfile f = { .in = &in, .schedule_only = w->schedule_only,
+	    .want_ops = w->ops != NULL || w->measured != NULL,
+	    .want_pins = w->pins != NULL,
+	    .want_measured = w->measured != NULL };
+	struct pw_timed_op **ops = w->ops;
+	struct pw_pin **pins = w->pins;
 	int rc;
 
-	*problem = NULL;
+	*w->problem = NULL;
 	if (ops != NULL) {
 		*ops = NULL;
-		*nops = 0;
+		*w->nops = 0;
 	}
 	if (pins != NULL) {
 		*pins = NULL;
-		*npins = 0;
+		*w->npins = 0;
 	}
-	if ((rc = pw_jload(&f, path)) != PW_OK) {
+	if (w->measured != NULL)
+		*w->measured = NULL;
+	rc = fp != NULL ? pw_jload_stream(&f, fp) : pw_jload(&f, path);
+	if (rc != PW_OK) {
 		pw_problem_free(f.p);
 		free(f.ops);
 		free(f.pins);
+		pw_measured_free(f.measured);
 		return rc;
 	}
-	*problem = f.p;
+	*w->problem = f.p;
 	if (f.schedule && ops != NULL) {
 		*ops = f.ops != NULL ? f.ops : pw_xmalloc(sizeof **ops);
-		*nops = f.nops;
-	}
+		*w->nops = f.nops;
+	} else
+		free(f.ops);
 	if (pins == NULL)
 		free(f.pins);
 	else {
 		*pins = f.pins;
-		*npins = f.npins;
+		*w->npins = f.npins;
 	}
+	if (w->measured != NULL)
+		*w->measured = f.measured;
 	return PW_OK;
 }
 
@@ -1631,14 +1891,19 @@ int
 pw_schedule_read(const char *path, struct pw_problem **problem,
     struct pw_timed_op **ops, size_t *nops, struct pw_error *err)
 {
-	return pw_jread_file(path, true, problem, ops, nops, NULL, NULL, err);
+	struct pw_jwant w = { .schedule_only = true, .problem = problem,
+	    .ops = ops, .nops = nops };
+
+	return pw_jread_file(path, NULL, &w, err);
 }
 
 int
 pw_file_read(const char *path, struct pw_problem **problem,
     struct pw_timed_op **ops, size_t *nops, struct pw_error *err)
 {
-	return pw_jread_file(path, false, problem, ops, nops, NULL, NULL, err);
+	struct pw_jwant w = { .problem = problem, .ops = ops, .nops = nops };
+
+	return pw_jread_file(path, NULL, &w, err);
 }
 
 int
@@ -1646,8 +1911,35 @@ pw_file_read_pins(const char *path, struct pw_problem **problem,
     struct pw_timed_op **ops, size_t *nops, struct pw_pin **pins,
     size_t *npins, struct pw_error *err)
 {
-	return pw_jread_file(path, false, problem, ops, nops, pins, npins,
-	    err);
+	struct pw_jwant w = { .problem = problem, .ops = ops, .nops = nops,
+	    .pins = pins, .npins = npins };
+
+	return pw_jread_file(path, NULL, &w, err);
+}
+
+int
+pw_file_read_stream(FILE *fp, const char *label, struct pw_problem **problem,
+    struct pw_timed_op **ops, size_t *nops, struct pw_measured **measured,
+    struct pw_error *err)
+{
+	struct pw_jwant w = { .problem = problem, .ops = ops, .nops = nops,
+	    .measured = measured };
+
+	return pw_jread_file(label, fp, &w, err);
+}
+
+int
+pw_measured_read(const char *path, struct pw_measured **out,
+    struct pw_error *err)
+{
+	struct pw_jwant w = { .schedule_only = true, .measured = out };
+	struct pw_problem *p;
+	int rc;
+
+	w.problem = &p;
+	rc = pw_jread_file(path, NULL, &w, err);
+	pw_problem_free(p);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2016,37 +2308,45 @@ pw_jemit(FILE *fp, const json_t *v, int depth)
 
 /* Writes HEAD's members and, for a schedule, the member "ops" built one
  * op at a time, so that a million-op schedule never becomes one JSON
- * tree, then TAIL's members (TAIL may be NULL); all atomically to
- * PATH. */
+ * tree, then TAIL's members (TAIL may be NULL), onto FP. */
+static void
+pw_jemit_file(FILE *fp, const json_t *head, const struct pw_timed_op *ops,
+    size_t nops, bool with_ops, const json_t *tail)
+{
+	json_t *op;
+	bool first = true, first_op = true;
+	size_t i;
+
+	fputc('{', fp);
+	pw_jemit_members(fp, head, true, 1, &first);
+	if (with_ops) {
+		pw_jsep(fp, true, 1, &first);
+		pw_jemit_key(fp, "ops");
+		fputc('[', fp);
+		for (i = 0; i < nops; i++) {
+			op = pw_jop(&ops[i]);
+			pw_jsep(fp, true, 2, &first_op);
+			pw_jemit(fp, op, 2);
+			json_decref(op);
+		}
+		fputs(nops > 0 ? "\n  ]" : "]", fp);
+	}
+	if (tail != NULL)
+		pw_jemit_members(fp, tail, true, 1, &first);
+	fputs("\n}\n", fp);
+}
+
+/* pw_jemit_file atomically to PATH. */
 static int
 pw_jwrite(const char *path, const json_t *head, const struct pw_timed_op *ops,
     size_t nops, bool with_ops, const json_t *tail, struct pw_error *err)
 {
 	struct pw_outfile out;
-	json_t *op;
-	bool first = true, first_op = true;
-	size_t i;
 	int rc;
 
 	if ((rc = pw_outfile_open(&out, path, err)) != PW_OK)
 		return rc;
-	fputc('{', out.fp);
-	pw_jemit_members(out.fp, head, true, 1, &first);
-	if (with_ops) {
-		pw_jsep(out.fp, true, 1, &first);
-		pw_jemit_key(out.fp, "ops");
-		fputc('[', out.fp);
-		for (i = 0; i < nops; i++) {
-			op = pw_jop(&ops[i]);
-			pw_jsep(out.fp, true, 2, &first_op);
-			pw_jemit(out.fp, op, 2);
-			json_decref(op);
-		}
-		fputs(nops > 0 ? "\n  ]" : "]", out.fp);
-	}
-	if (tail != NULL)
-		pw_jemit_members(out.fp, tail, true, 1, &first);
-	fputs("\n}\n", out.fp);
+	pw_jemit_file(out.fp, head, ops, nops, with_ops, tail);
 	return pw_outfile_commit(&out, err);
 }
 
@@ -2105,38 +2405,167 @@ pw_schedule_write(const char *path, const struct pw_problem *p,
 	return pw_schedule_write_pins(path, p, sched, t, NULL, 0, err);
 }
 
+/* Returns the measured section as a new JSON object the caller
+ * releases. */
+static json_t *
+pw_jmeasured(const struct pw_measured *m)
+{
+	const struct pw_measured_op *mo;
+	json_t *obj, *steps, *loss, *peak, *w, *layers, *ops, *op, *durations;
+	char name[64];
+	size_t i, k;
+	int d, s;
+
+	obj = pw_jcheck(json_object());
+	pw_jset(obj, "backend", json_string(m->backend));
+	pw_jset(obj, "transport", json_string(m->transport));
+	pw_jset(obj, "host", json_string(m->host));
+	pw_jset(obj, "emulated", json_boolean(m->emulated));
+	pw_jset(obj, "iterations", json_integer(m->iterations));
+	pw_jset(obj, "warmup", json_integer(m->warmup));
+	pw_jset(obj, "shown", json_integer(m->shown));
+	steps = pw_jcheck(json_array());
+	loss = pw_jcheck(json_array());
+	for (k = 0; k < (size_t)m->iterations; k++) {
+		pw_jappend(steps, pw_jreal(m->step[k]));
+		pw_jappend(loss, pw_jreal(m->loss[k]));
+	}
+	pw_jset(obj, "step", steps);
+	pw_jset(obj, "loss", loss);
+	peak = pw_jcheck(json_array());
+	for (d = 0; d < m->devices; d++)
+		pw_jappend(peak, pw_jreal(m->peak[d]));
+	pw_jset(obj, "peak", peak);
+	w = pw_jcheck(json_object());
+	for (i = 0; i < PW_NFIELDS(pw_jworkload); i++)
+		pw_jset(w, pw_jworkload[i].key, json_integer(*(const int *)
+		    ((const char *)&m->workload + pw_jworkload[i].off)));
+	layers = pw_jcheck(json_array());
+	for (s = 0; s < m->workload.nstages; s++)
+		pw_jappend(layers, json_integer(m->workload.layers[s]));
+	pw_jset(w, "layers", layers);
+	pw_jset(w, "scaled", json_boolean(m->workload.scaled));
+	pw_jset(obj, "workload", w);
+	ops = pw_jcheck(json_array());
+	for (i = 0; i < m->nops; i++) {
+		mo = &m->ops[i];
+		op = pw_jcheck(json_object());
+		pw_jset(op, "op", json_string(pw_op_name(name, sizeof name,
+		    mo->op)));
+		pw_jset(op, "device", json_integer(mo->device));
+		pw_jset(op, "start", pw_jreal(mo->start));
+		pw_jset(op, "end", pw_jreal(mo->end));
+		if (!isnan(mo->arrive))
+			pw_jset(op, "arrive", pw_jreal(mo->arrive));
+		durations = pw_jcheck(json_array());
+		for (k = 0; k < (size_t)m->iterations; k++)
+			pw_jappend(durations, pw_jreal(mo->durations[k]));
+		pw_jset(op, "durations", durations);
+		pw_jappend(ops, op);
+	}
+	pw_jset(obj, "ops", ops);
+	return obj;
+}
+
+/* A schedule file's parts for WHERE: HEAD (format, family, problem,
+ * metrics), its timed OPS (the caller frees them) and TAIL (pins and the
+ * measured run M, NULL when it has neither); the caller releases HEAD
+ * and TAIL.  PW_ERR_INPUT when something could not be read back. */
+static int
+pw_jschedule(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_timing *t, const struct pw_pin *pins, size_t npins,
+    const struct pw_measured *m, const char *where, json_t **head,
+    json_t **tail, struct pw_timed_op **ops, size_t *nops,
+    struct pw_error *err)
+{
+	json_t *problem;
+	int rc;
+
+	*head = *tail = NULL;
+	if ((rc = pw_problem_validate(p, where, err)) != PW_OK ||
+	    (m != NULL && (rc = pw_measured_validate(p, sched, m, where,
+	    err)) != PW_OK))
+		return rc;
+	/* Files without pins stay as they were before pins. */
+	if (npins > 0 && (*tail = pw_jpins(p, pins, npins, where,
+	    err)) == NULL)
+		return PW_ERR_INPUT;
+	*head = pw_jcheck(json_object());
+	pw_jset(*head, "format", json_string(PW_FORMAT_SCHEDULE));
+	if ((rc = pw_jset_text(*head, "family", sched->family, where,
+	    "family", err)) == PW_OK &&
+	    (problem = pw_jproblem(p, false, where, "problem", err)) == NULL)
+		rc = PW_ERR_INPUT;
+	if (rc != PW_OK) {
+		json_decref(*head);
+		json_decref(*tail);
+		*head = *tail = NULL;
+		return rc;
+	}
+	pw_jset(*head, "problem", problem);
+	pw_jset(*head, "metrics", pw_jmetrics(p, sched, t));
+	if (m != NULL) {
+		if (*tail == NULL)
+			*tail = pw_jcheck(json_object());
+		pw_jset(*tail, "measured", pw_jmeasured(m));
+	}
+	*ops = pw_timed_ops(p, sched, t, nops);
+	return PW_OK;
+}
+
+/* Writes a schedule file to PATH, or onto FP when it is not NULL. */
+static int
+pw_jwrite_schedule(const char *path, FILE *fp, const struct pw_problem *p,
+    const struct pw_schedule *sched, const struct pw_timing *t,
+    const struct pw_pin *pins, size_t npins, const struct pw_measured *m,
+    struct pw_error *err)
+{
+	struct pw_timed_op *ops;
+	json_t *head, *tail;
+	size_t n;
+	int rc;
+
+	if ((rc = pw_jschedule(p, sched, t, pins, npins, m, path, &head,
+	    &tail, &ops, &n, err)) != PW_OK)
+		return rc;
+	if (fp == NULL)
+		rc = pw_jwrite(path, head, ops, n, true, tail, err);
+	else {
+		pw_jemit_file(fp, head, ops, n, true, tail);
+		if (fflush(fp) != 0 || ferror(fp)) {
+			pw_error_set(err, "%s: cannot write: %s", path,
+			    strerror(errno));
+			rc = PW_ERR_IO;
+		}
+	}
+	free(ops);
+	json_decref(head);
+	json_decref(tail);
+	return rc;
+}
+
 int
 pw_schedule_write_pins(const char *path, const struct pw_problem *p,
     const struct pw_schedule *sched, const struct pw_timing *t,
     const struct pw_pin *pins, size_t npins, struct pw_error *err)
 {
-	struct pw_timed_op *ops;
-	json_t *head, *problem, *tail = NULL;
-	size_t n;
-	int rc;
+	return pw_jwrite_schedule(path, NULL, p, sched, t, pins, npins, NULL,
+	    err);
+}
 
-	if ((rc = pw_problem_validate(p, path, err)) != PW_OK)
-		return rc;
-	/* Files without pins stay as they were before pins. */
-	if (npins > 0 && (tail = pw_jpins(p, pins, npins, path, err)) == NULL)
-		return PW_ERR_INPUT;
-	head = pw_jcheck(json_object());
-	pw_jset(head, "format", json_string(PW_FORMAT_SCHEDULE));
-	if ((rc = pw_jset_text(head, "family", sched->family, path, "family",
-	    err)) == PW_OK &&
-	    (problem = pw_jproblem(p, false, path, "problem", err)) == NULL)
-		rc = PW_ERR_INPUT;
-	if (rc != PW_OK) {
-		json_decref(head);
-		json_decref(tail);
-		return rc;
-	}
-	pw_jset(head, "problem", problem);
-	pw_jset(head, "metrics", pw_jmetrics(p, sched, t));
-	ops = pw_timed_ops(p, sched, t, &n);
-	rc = pw_jwrite(path, head, ops, n, true, tail, err);
-	free(ops);
-	json_decref(head);
-	json_decref(tail);
-	return rc;
+int
+pw_schedule_write_measured(const char *path, const struct pw_problem *p,
+    const struct pw_schedule *sched, const struct pw_timing *t,
+    const struct pw_measured *m, struct pw_error *err)
+{
+	return pw_jwrite_schedule(path, NULL, p, sched, t, NULL, 0, m, err);
+}
+
+int
+pw_schedule_write_stream(FILE *fp, const struct pw_problem *p,
+    const struct pw_schedule *sched, const struct pw_timing *t,
+    const struct pw_measured *m, struct pw_error *err)
+{
+	return pw_jwrite_schedule("<stream>", fp, p, sched, t, NULL, 0, m,
+	    err);
 }

@@ -1,1 +1,485 @@
-/* measured.c: placeholder of the contract of issue 16; its owner replaces it. */
+/*
+ * measured.c - a measured run (docs/format.md, "measured"): what the
+ * runtime saw of a schedule, checked against the schedule it ran, shown
+ * as a timing and compared with the prediction.
+ *
+ * The core only carries a run: the runtime (runtime/) makes one, and
+ * json.c reads and writes it.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipewright.h"
+
+void
+pw_workload_clear(struct pw_workload *w)
+{
+	free(w->layers);
+	memset(w, 0, sizeof *w);
+}
+
+void
+pw_workload_copy(struct pw_workload *dst, const struct pw_workload *src)
+{
+	*dst = *src;
+	dst->layers = NULL;
+	if (src->layers != NULL) {
+		dst->layers = pw_xreallocarray(NULL, (size_t)src->nstages + 1,
+		    sizeof *dst->layers);
+		memcpy(dst->layers, src->layers, (size_t)src->nstages *
+		    sizeof *dst->layers);
+	}
+}
+
+/* An array of N doubles, zero; never NULL (N may be 0). */
+static double *
+pw_measured_zeros(size_t n)
+{
+	return pw_xcalloc(n + 1, sizeof (double));
+}
+
+struct pw_measured *
+pw_measured_new(int devices, size_t nops, int iterations)
+{
+	struct pw_measured *m;
+	size_t i;
+
+	assert(devices >= 0 && iterations >= 0);
+	m = pw_xcalloc(1, sizeof *m);
+	m->iterations = iterations;
+	m->step = pw_measured_zeros((size_t)iterations);
+	m->loss = pw_measured_zeros((size_t)iterations);
+	m->devices = devices;
+	m->peak = pw_measured_zeros((size_t)devices);
+	m->nops = nops;
+	m->ops = pw_xcalloc(nops + 1, sizeof *m->ops);
+	for (i = 0; i < nops; i++) {
+		m->ops[i].arrive = NAN;
+		m->ops[i].durations = pw_measured_zeros((size_t)iterations);
+	}
+	return m;
+}
+
+void
+pw_measured_free(struct pw_measured *m)
+{
+	size_t i;
+
+	if (m == NULL)
+		return;
+	for (i = 0; i < m->nops; i++)
+		free(m->ops[i].durations);
+	free(m->ops);
+	free(m->backend);
+	free(m->transport);
+	free(m->host);
+	free(m->step);
+	free(m->loss);
+	free(m->peak);
+	pw_workload_clear(&m->workload);
+	free(m);
+}
+
+static char *
+pw_measured_strdup(const char *s)
+{
+	return s != NULL ? pw_xstrdup(s) : NULL;
+}
+
+/* Returns a deep copy the caller owns. */
+struct pw_measured *
+pw_measured_copy(const struct pw_measured *src)
+{
+	struct pw_measured *m;
+	size_t i, it = (size_t)src->iterations;
+	double *durations;
+
+	m = pw_measured_new(src->devices, src->nops, src->iterations);
+	m->backend = pw_measured_strdup(src->backend);
+	m->transport = pw_measured_strdup(src->transport);
+	m->host = pw_measured_strdup(src->host);
+	m->emulated = src->emulated;
+	m->warmup = src->warmup;
+	m->shown = src->shown;
+	memcpy(m->step, src->step, it * sizeof *m->step);
+	memcpy(m->loss, src->loss, it * sizeof *m->loss);
+	memcpy(m->peak, src->peak, (size_t)src->devices * sizeof *m->peak);
+	for (i = 0; i < src->nops; i++) {
+		durations = m->ops[i].durations;
+		m->ops[i] = src->ops[i];
+		m->ops[i].durations = durations;
+		memcpy(durations, src->ops[i].durations, it * sizeof *durations);
+	}
+	pw_workload_copy(&m->workload, &src->workload);
+	return m;
+}
+
+static int
+pw_measured_dcmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double
+pw_measured_step(const struct pw_measured *m)
+{
+	double *sorted, median;
+	size_t n = (size_t)m->iterations;
+
+	if (n == 0)
+		return NAN;
+	sorted = pw_measured_zeros(n);
+	memcpy(sorted, m->step, n * sizeof *sorted);
+	qsort(sorted, n, sizeof *sorted, pw_measured_dcmp);
+	median = n % 2 == 1 ? sorted[n / 2] :
+	    (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+	free(sorted);
+	return median;
+}
+
+/* ------------------------------------------------------------------ */
+/* Validation                                                          */
+
+/* Sets "WHERE: measured.FIELD: WHAT" and returns PW_ERR_INPUT. */
+static int
+pw_measured_bad(struct pw_error *err, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+pw_measured_bad(struct pw_error *err, const char *where, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	pw_error_set(err, "%s: measured.%s", where, msg);
+	return PW_ERR_INPUT;
+}
+
+/* X, named FIELD, must be a finite non-negative number. */
+static int
+pw_measured_number(struct pw_error *err, const char *where, const char *field,
+    double x)
+{
+	if (isfinite(x) && x >= 0)
+		return PW_OK;
+	return pw_measured_bad(err, where, "%s: must be a non-negative "
+	    "number (got %.*g)", field, pw_exact_precision(x), x);
+}
+
+/* Each of X[N], named BASE[i]. */
+static int
+pw_measured_numbers(struct pw_error *err, const char *where, const char *base,
+    const double *x, size_t n)
+{
+	char field[96];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		snprintf(field, sizeof field, "%s[%zu]", base, i);
+		if ((rc = pw_measured_number(err, where, field, x[i])) != PW_OK)
+			return rc;
+	}
+	return PW_OK;
+}
+
+static int
+pw_measured_validate_head(const struct pw_problem *p,
+    const struct pw_measured *m, const char *where, struct pw_error *err)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} text[] = {
+		{ "backend", offsetof(struct pw_measured, backend) },
+		{ "transport", offsetof(struct pw_measured, transport) },
+		{ "host", offsetof(struct pw_measured, host) },
+	};
+	const struct pw_workload *w = &m->workload;
+	const char *s;
+	size_t i;
+	int k, rc;
+
+	for (i = 0; i < sizeof text / sizeof text[0]; i++) {
+		s = *(char *const *)((const char *)m + text[i].off);
+		if (s == NULL)
+			return pw_measured_bad(err, where, "%s: missing",
+			    text[i].key);
+		if (!pw_text_valid(s))
+			return pw_measured_bad(err, where, "%s: must be valid "
+			    "UTF-8 text", text[i].key);
+	}
+	if (m->iterations < 1)
+		return pw_measured_bad(err, where, "iterations: must be a "
+		    "positive integer (got %d)", m->iterations);
+	if (m->warmup < 0)
+		return pw_measured_bad(err, where, "warmup: must be a "
+		    "non-negative integer (got %d)", m->warmup);
+	if (m->shown < 0 || m->shown >= m->iterations)
+		return pw_measured_bad(err, where, "shown: must be an "
+		    "iteration from 0 to %d (got %d)", m->iterations - 1,
+		    m->shown);
+	if (m->devices != p->devices)
+		return pw_measured_bad(err, where, "peak: must have %d "
+		    "entries, one per device (got %d)", p->devices,
+		    m->devices);
+	if ((rc = pw_measured_numbers(err, where, "step", m->step,
+	    (size_t)m->iterations)) != PW_OK ||
+	    (rc = pw_measured_numbers(err, where, "loss", m->loss,
+	    (size_t)m->iterations)) != PW_OK ||
+	    (rc = pw_measured_numbers(err, where, "peak", m->peak,
+	    (size_t)m->devices)) != PW_OK)
+		return rc;
+	if (w->hidden < 1 || w->ffn < 1 || w->tokens < 1)
+		return pw_measured_bad(err, where, "workload.%s: must be a "
+		    "positive integer (got %d)", w->hidden < 1 ? "hidden" :
+		    w->ffn < 1 ? "ffn" : "tokens", w->hidden < 1 ? w->hidden :
+		    w->ffn < 1 ? w->ffn : w->tokens);
+	if (w->nstages != p->nstages || w->layers == NULL)
+		return pw_measured_bad(err, where, "workload.layers: must have "
+		    "%d entries, one per stage (got %d)", p->nstages,
+		    w->layers == NULL ? 0 : w->nstages);
+	for (k = 0; k < w->nstages; k++)
+		if (w->layers[k] < 1)
+			return pw_measured_bad(err, where, "workload.layers[%d]: "
+			    "must be a positive integer (got %d)", k,
+			    w->layers[k]);
+	return PW_OK;
+}
+
+/* Op I of M: in PROBLEM, on its stage's device, in SCHED (unless NULL:
+ * W is then NULL too), listed once (SEEN, by op index, holds 1 + the
+ * entry that listed it), with sound times. */
+static int
+pw_measured_validate_op(const struct pw_problem *p, const struct pw_where *w,
+    const struct pw_measured *m, size_t i, size_t *seen, const char *where,
+    struct pw_error *err)
+{
+	const struct pw_measured_op *mo = &m->ops[i];
+	char name[64], field[96];
+	size_t idx;
+	int device, rc;
+
+	if ((unsigned)mo->op.kind >= PW_NKINDS || mo->op.stage < 0 ||
+	    mo->op.stage >= p->nstages || mo->op.mb < 0 ||
+	    mo->op.mb >= p->microbatches)
+		return pw_measured_bad(err, where, "ops[%zu].op: no op of the "
+		    "problem (%d stages, %d microbatches)", i, p->nstages,
+		    p->microbatches);
+	pw_op_name(name, sizeof name, mo->op);
+	idx = pw_op_index(p, mo->op);
+	if (w != NULL && !pw_where_has(w, p, mo->op))
+		return pw_measured_bad(err, where, "ops[%zu].op: %s is not an "
+		    "op of the schedule", i, name);
+	if (w == NULL && pw_kind_is_transfer(mo->op.kind) &&
+	    (!p->link.present || p->stages[mo->op.stage].offload == 0))
+		return pw_measured_bad(err, where, "ops[%zu].op: %s moves "
+		    "nothing on this problem", i, name);
+	if (seen[idx] != 0)
+		return pw_measured_bad(err, where, "ops[%zu].op: %s is listed "
+		    "twice (first at measured.ops[%zu])", i, name,
+		    seen[idx] - 1);
+	seen[idx] = i + 1;
+	device = p->stages[mo->op.stage].device;
+	if (mo->device != device)
+		return pw_measured_bad(err, where, "ops[%zu].device: must be "
+		    "%d, the device of stage %d (got %d)", i, device,
+		    mo->op.stage, mo->device);
+	snprintf(field, sizeof field, "ops[%zu].start", i);
+	if ((rc = pw_measured_number(err, where, field, mo->start)) != PW_OK)
+		return rc;
+	snprintf(field, sizeof field, "ops[%zu].end", i);
+	if ((rc = pw_measured_number(err, where, field, mo->end)) != PW_OK)
+		return rc;
+	if (mo->end < mo->start)
+		return pw_measured_bad(err, where, "ops[%zu].end: must be at "
+		    "least its start, %.*g (got %.*g)", i,
+		    pw_exact_precision(mo->start), mo->start,
+		    pw_exact_precision(mo->end), mo->end);
+	snprintf(field, sizeof field, "ops[%zu].arrive", i);
+	if (!isnan(mo->arrive) &&
+	    (rc = pw_measured_number(err, where, field, mo->arrive)) != PW_OK)
+		return rc;
+	snprintf(field, sizeof field, "ops[%zu].durations", i);
+	return pw_measured_numbers(err, where, field, mo->durations,
+	    (size_t)m->iterations);
+}
+
+/* SCHED may be NULL: M is then checked against PROBLEM alone (what
+ * calibration, which has no schedule, needs). */
+int
+pw_measured_validate(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_measured *m, const char *where, struct pw_error *err)
+{
+	struct pw_where *w = NULL;
+	struct pw_error why;
+	size_t *seen = NULL, i, want;
+	int rc;
+
+	if ((rc = pw_measured_validate_head(p, m, where, err)) != PW_OK)
+		return rc;
+	if (sched != NULL) {
+		if ((rc = pw_where_build(p, sched, &w, &why)) != PW_OK) {
+			pw_error_set(err, "%s: %s", where, why.msg);
+			return rc;
+		}
+		want = pw_schedule_nops(sched);
+		if (m->nops != want) {
+			rc = pw_measured_bad(err, where, "ops: must have %zu "
+			    "entries, one per op of the schedule (got %zu)",
+			    want, m->nops);
+			goto out;
+		}
+	}
+	seen = pw_xcalloc(pw_op_universe(p), sizeof *seen);
+	for (i = 0; i < m->nops && rc == PW_OK; i++)
+		rc = pw_measured_validate_op(p, w, m, i, seen, where, err);
+out:
+	free(seen);
+	pw_where_free(w);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Views                                                               */
+
+/* Returns a timing the caller owns. */
+struct pw_timing *
+pw_measured_timing(const struct pw_problem *p, const struct pw_measured *m,
+    struct pw_error *err)
+{
+	struct pw_timing *t;
+	size_t i, idx;
+
+	if (pw_measured_validate(p, NULL, m, "measured run", err) != PW_OK)
+		return NULL;
+	t = pw_xcalloc(1, sizeof *t);
+	t->universe = pw_op_universe(p);
+	t->start = pw_xreallocarray(NULL, t->universe, sizeof *t->start);
+	t->end = pw_xreallocarray(NULL, t->universe, sizeof *t->end);
+	t->bind = pw_xreallocarray(NULL, t->universe, sizeof *t->bind);
+	for (i = 0; i < t->universe; i++) {
+		t->start[i] = t->end[i] = NAN;
+		t->bind[i] = (struct pw_bind){ PW_NO_BIND, 0 };
+	}
+	for (i = 0; i < m->nops; i++) {
+		idx = pw_op_index(p, m->ops[i].op);
+		t->start[idx] = m->ops[i].start;
+		t->end[idx] = m->ops[i].end;
+	}
+	return t;
+}
+
+/* M must pass pw_measured_validate against PROBLEM and SCHED: the
+ * timed ops are pw_timed_ops of the measured timing, so bytes, anchors
+ * and their order are the simulated schedule's rules. */
+struct pw_timed_op *
+pw_measured_timed(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_measured *m, size_t *n)
+{
+	struct pw_timed_op *ops;
+	struct pw_timing *t;
+	struct pw_error err;
+
+	t = pw_measured_timing(p, m, &err);
+	assert(t != NULL);
+	ops = pw_timed_ops(p, sched, t, n);
+	pw_timing_free(t);
+	return ops;
+}
+
+/* ------------------------------------------------------------------ */
+/* Measured against predicted                                          */
+
+static double
+pw_measured_gap(const struct pw_op_error *e)
+{
+	return fabs(e->measured - e->predicted);
+}
+
+/* Largest gap first; the op index breaks ties, for a stable report. */
+static int
+pw_measured_error_cmp(const void *a, const void *b)
+{
+	const struct pw_op_error *x = a, *y = b;
+	double gx = pw_measured_gap(x), gy = pw_measured_gap(y);
+
+	if (gx != gy)
+		return gx > gy ? -1 : 1;
+	if (x->op.stage != y->op.stage)
+		return x->op.stage < y->op.stage ? -1 : 1;
+	if (x->op.mb != y->op.mb)
+		return x->op.mb < y->op.mb ? -1 : 1;
+	return x->op.kind < y->op.kind ? -1 : x->op.kind > y->op.kind;
+}
+
+int
+pw_measured_compare(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_timing *t, const struct pw_metrics *met,
+    const struct pw_measured *m, struct pw_measured_cmp *out,
+    struct pw_error *err)
+{
+	const struct pw_measured_op *mo;
+	struct pw_op_error *e;
+	size_t i, idx, counted = 0;
+	double sum = 0;
+	int d, rc;
+
+	memset(out, 0, sizeof *out);
+	if ((rc = pw_measured_validate(p, sched, m, "measured run",
+	    err)) != PW_OK)
+		return rc;
+	out->step_predicted = met->makespan;
+	out->step_measured = pw_measured_step(m);
+	out->devices = p->devices;
+	out->busy_predicted = pw_measured_zeros((size_t)p->devices);
+	out->busy_measured = pw_measured_zeros((size_t)p->devices);
+	out->peak_predicted = pw_measured_zeros((size_t)p->devices);
+	out->peak_measured = pw_measured_zeros((size_t)p->devices);
+	for (d = 0; d < p->devices; d++) {
+		out->busy_predicted[d] = met->device[d].busy;
+		out->peak_predicted[d] = met->device[d].peak;
+		out->peak_measured[d] = m->peak[d];
+	}
+	out->nops = m->nops;
+	out->ops = pw_xcalloc(m->nops + 1, sizeof *out->ops);
+	for (i = 0; i < m->nops; i++) {
+		mo = &m->ops[i];
+		e = &out->ops[i];
+		idx = pw_op_index(p, mo->op);
+		e->op = mo->op;
+		e->device = mo->device;
+		e->predicted_start = t->start[idx];
+		e->predicted = t->end[idx] - t->start[idx];
+		e->measured_start = mo->start;
+		e->measured = mo->end - mo->start;
+		if (!pw_kind_is_transfer(mo->op.kind))
+			out->busy_measured[mo->device] += e->measured;
+		if (e->predicted > 0) {
+			sum += pw_measured_gap(e) / e->predicted;
+			counted++;
+		}
+	}
+	qsort(out->ops, out->nops, sizeof *out->ops, pw_measured_error_cmp);
+	out->mean_abs_error = counted > 0 ? sum / (double)counted : 0;
+	return PW_OK;
+}
+
+void
+pw_measured_cmp_free(struct pw_measured_cmp *c)
+{
+	free(c->busy_predicted);
+	free(c->busy_measured);
+	free(c->peak_predicted);
+	free(c->peak_measured);
+	free(c->ops);
+	memset(c, 0, sizeof *c);
+}

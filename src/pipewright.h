@@ -612,12 +612,16 @@ struct pw_measured *pw_measured_copy(const struct pw_measured *);
 double	pw_measured_step(const struct pw_measured *);
 /* Checks M against PROBLEM and SCHED: its devices, one entry per op of
  * the schedule, finite non-negative times with end >= start, iterations
- * and shown in range.  WHERE prefixes the message. */
+ * and shown in range, its workload's shape.  SCHED may be NULL (what
+ * calibration has): then each op must be an op of PROBLEM, once, on its
+ * stage's device.  WHERE prefixes the message ("WHERE: measured.FIELD:
+ * ..."). */
 int	pw_measured_validate(const struct pw_problem *, const struct pw_schedule *,
 	    const struct pw_measured *, const char *where, struct pw_error *);
 /* The shown iteration as timed ops (sorted by start; the caller frees
  * them), transfers' bytes and reloads' anchors from PROBLEM and SCHED:
- * what the checker, the views and the designer take. */
+ * what the checker, the views and the designer take.  M must pass
+ * pw_measured_validate against PROBLEM and SCHED. */
 struct pw_timed_op *pw_measured_timed(const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_measured *, size_t *n);
 
