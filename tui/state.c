@@ -706,7 +706,7 @@ tui_view_follow(struct tui *d)
 	if (start >= d->view.t0 && start < d->view.t0 + d->view.span)
 		return;
 	lo = m->start;
-	hi = fmax(lo, m->start + m->makespan - d->view.span);
+	hi = fmax(lo, m->start + tui_view_whole(d) - d->view.span);
 	d->view.t0 = fmin(fmax(start - d->view.span / 2, lo), hi);
 }
 
