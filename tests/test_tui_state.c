@@ -1643,6 +1643,31 @@ launch_big(struct tui *d)
 		tap_diag("%s", err.msg);
 }
 
+/* M written as a measured schedule file (as pipewright launch -o does)
+ * opens in the designer with its run attached. */
+static void
+launch_file(const struct tui_measured *m)
+{
+	char *path = tmp_path("measured.json");
+	struct pw_error err;
+	struct tui *d;
+
+	if (!tap_ok(pw_schedule_write_measured(path, pw_plan_problem(m->plan),
+	    pw_plan_schedule(m->plan), pw_plan_timing(m->plan), m->run,
+	    &err) == PW_OK, "the run writes as a measured file"))
+		tap_diag("%s", err.msg);
+	else if ((d = tui_new(path, 40, 120, &err)) == NULL)
+		tap_ok(false, "the measured file opens: %s", err.msg);
+	else {
+		tap_ok(tui_measured_of(d) != NULL && d->measured->cmp.nops ==
+		    m->cmp.nops && d->measured->run->iterations ==
+		    m->run->iterations, "the measured file opens with its run "
+		    "attached");
+		tui_free(d);
+	}
+	free(path);
+}
+
 /* L on tui_small.json runs the schedule to its end: the measured run is
  * attached to the plan, every op measured once, its peaks the predicted
  * ones (docs/model.md's bytes, at its instants), its timeline passing
@@ -1698,6 +1723,7 @@ test_launch(void)
 	tap_ok(tui_measured_op(m, (struct pw_op){ PW_W, 1, 3 }) != NULL,
 	    "W(1,3) has its row");
 	tap_ok(tui_view_whole(d) >= 17, "the view spans both");
+	launch_file(m);
 	select_op(d, "F(0,2)");
 	tui_key(d, '<');
 	tap_ok(tui_measured_of(d) == NULL, "an edit of the schedule: the run "

@@ -747,6 +747,21 @@ tui_state_take_prefs(struct tui *d, struct tui_state_file *f)
 	}
 }
 
+/* A schedule file with a measured run (pipewright launch -o) shows it as
+ * a launch's: its problem is the workload's own.  A run that does not
+ * match the file's schedule is said, and the schedule shown alone. */
+static void
+tui_state_measured(struct tui *d)
+{
+	struct pw_measured *run;
+	struct pw_error err;
+
+	if (pw_measured_read(d->path, &run, &err) != PW_OK || (run != NULL &&
+	    tui_measured_attach(d, pw_problem_copy(pw_plan_problem(d->plan)),
+	    run, &err) != PW_OK))
+		tui_message(d, true, "%s", err.msg);
+}
+
 struct tui *
 tui_new(const char *path, int rows, int cols, struct pw_error *err)
 {
@@ -798,6 +813,8 @@ tui_new_given(const char *path, const struct pw_problem *given, int rows,
 	tui_state_refresh(d);
 	tui_view_fit(d);
 	tui_message(d, false, "? help  o optimize  t constraints  q quit");
+	if (d->path_is_schedule)
+		tui_state_measured(d);
 	return d;
 fail:
 	if (path != NULL && strncmp(err->msg, path, strlen(path)) != 0) {
