@@ -1,1 +1,228 @@
-/* cpu.c: placeholder of the contract of issue 16; its owner replaces it. */
+/*
+ * cpu.c - the CPU backend: device memory and host memory are both the
+ * process's heap, the GEMMs go through OpenBLAS (one BLAS thread per
+ * calling thread: the engine runs one device per thread), the elementwise
+ * primitives are plain loops.  A device's context is stateless, so its
+ * compute and copy workers share it safely.
+ */
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "rt_int.h"
+
+/* The tanh approximation's constants: sqrt(2/pi) and 0.044715. */
+#define CPU_GELU_C	0.7978845608028654f
+#define CPU_GELU_K	0.044715f
+
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+
+/* Each device thread runs BLAS on itself only; OpenBLAS would otherwise
+ * start a pool per call site that the device threads fight over. */
+static void
+cpu_blas_init(void)
+{
+	openblas_set_num_threads(1);
+}
+
+/* Every device's context is the same token: nothing is shared. */
+static int
+cpu_open(int device, void **ctx, struct pw_error *err)
+{
+	(void)device;
+	(void)err;
+	pthread_once(&cpu_once, cpu_blas_init);
+	*ctx = NULL;
+	return PW_OK;
+}
+
+static void
+cpu_close(void *ctx)
+{
+	(void)ctx;
+}
+
+/* The caller owns what it returns (cpu_release); NULL when the heap
+ * refuses, which the arena reports as its own failure. */
+static void *
+cpu_alloc(void *ctx, size_t bytes)
+{
+	(void)ctx;
+	return malloc(bytes == 0 ? 1 : bytes);
+}
+
+static void
+cpu_release(void *ctx, void *p)
+{
+	(void)ctx;
+	free(p);
+}
+
+/* Applies BETA to an M x N matrix C: what a GEMM with no inner terms
+ * (K = 0) leaves, which BLAS would refuse for its leading dimensions. */
+static void
+cpu_scale(size_t m, size_t n, float beta, float *c, size_t ldc)
+{
+	size_t i, j;
+	float *row;
+
+	if (beta == 1.0f)
+		return;
+	for (i = 0; i < m; i++)
+		for (row = c + i * ldc, j = 0; j < n; j++)
+			row[j] = beta == 0.0f ? 0.0f : beta * row[j];
+}
+
+static int
+cpu_gemm(void *ctx, bool ta, bool tb, size_t m, size_t n, size_t k,
+    float alpha, const float *a, size_t lda, const float *b, size_t ldb,
+    float beta, float *c, size_t ldc, struct pw_error *err)
+{
+	(void)ctx;
+	if (m == 0 || n == 0)
+		return PW_OK;
+	if (k == 0) {
+		cpu_scale(m, n, beta, c, ldc);
+		return PW_OK;
+	}
+	if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX ||
+	    ldb > INT_MAX || ldc > INT_MAX) {
+		pw_error_set(err, "cpu: a GEMM of %zu x %zu x %zu is beyond "
+		    "BLAS's int sizes", m, n, k);
+		return PW_ERR_RUNTIME;
+	}
+	cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+	    tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha,
+	    a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+	return PW_OK;
+}
+
+/* gelu(x) = x/2 (1 + tanh(u)), u = c (x + k x^3). */
+static int
+cpu_gelu(void *ctx, const float *h, float *a, size_t n, struct pw_error *err)
+{
+	size_t i;
+	float x;
+
+	(void)ctx;
+	(void)err;
+	for (i = 0; i < n; i++) {
+		x = h[i];
+		a[i] = 0.5f * x * (1.0f + tanhf(CPU_GELU_C * (x + CPU_GELU_K *
+		    x * x * x)));
+	}
+	return PW_OK;
+}
+
+/* gelu'(x) = (1 + t)/2 + x/2 (1 - t^2) c (1 + 3k x^2), t = tanh(u). */
+static int
+cpu_gelu_grad(void *ctx, float *h, const float *da, size_t n,
+    struct pw_error *err)
+{
+	size_t i;
+	float x, t;
+
+	(void)ctx;
+	(void)err;
+	for (i = 0; i < n; i++) {
+		x = h[i];
+		t = tanhf(CPU_GELU_C * (x + CPU_GELU_K * x * x * x));
+		h[i] = da[i] * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) *
+		    CPU_GELU_C * (1.0f + 3.0f * CPU_GELU_K * x * x));
+	}
+	return PW_OK;
+}
+
+/* The sum in double: a microbatch's loss is one number the reference
+ * must meet to 1e-5 whatever the order of its terms. */
+static int
+cpu_loss(void *ctx, float *y, const float *t, size_t n, double *loss,
+    struct pw_error *err)
+{
+	double sum = 0, d;
+	size_t i;
+
+	(void)ctx;
+	(void)err;
+	for (i = 0; i < n; i++) {
+		d = (double)y[i] - t[i];
+		sum += d * d;
+		y[i] = (float)(2.0 * d / (double)n);
+	}
+	*loss = n == 0 ? 0 : sum / (double)n;
+	return PW_OK;
+}
+
+static int
+cpu_fill(void *ctx, float *x, size_t n, uint64_t state, float scale,
+    struct pw_error *err)
+{
+	size_t i;
+	float u;
+
+	(void)ctx;
+	(void)err;
+	for (i = 0; i < n; i++) {
+		u = (float)(pw_splitmix64(&state) >> 40) * 0x1p-24f;
+		x[i] = scale * (2.0f * u - 1.0f);
+	}
+	return PW_OK;
+}
+
+static int
+cpu_axpy(void *ctx, size_t n, float alpha, const float *x, float *y,
+    struct pw_error *err)
+{
+	size_t i;
+
+	(void)ctx;
+	(void)err;
+	for (i = 0; i < n; i++)
+		y[i] += alpha * x[i];
+	return PW_OK;
+}
+
+static int
+cpu_zero(void *ctx, float *x, size_t n, struct pw_error *err)
+{
+	(void)ctx;
+	(void)err;
+	if (n > 0)
+		memset(x, 0, n * sizeof *x);
+	return PW_OK;
+}
+
+/* Host and device are one memory here: every direction is memcpy. */
+static int
+cpu_copy(void *ctx, float *dst, const float *src, size_t n,
+    enum pw_rt_copy dir, struct pw_error *err)
+{
+	(void)ctx;
+	(void)dir;
+	(void)err;
+	if (n > 0 && dst != src)
+		memcpy(dst, src, n * sizeof *dst);
+	return PW_OK;
+}
+
+const struct pw_rt_backend_ops pw_rt_cpu = {
+	.kind = PW_RT_CPU,
+	.open = cpu_open,
+	.close = cpu_close,
+	.alloc = cpu_alloc,
+	.release = cpu_release,
+	.host_alloc = cpu_alloc,
+	.host_release = cpu_release,
+	.gemm = cpu_gemm,
+	.gelu = cpu_gelu,
+	.gelu_grad = cpu_gelu_grad,
+	.loss = cpu_loss,
+	.fill = cpu_fill,
+	.axpy = cpu_axpy,
+	.zero = cpu_zero,
+	.copy = cpu_copy,
+};

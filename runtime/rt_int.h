@@ -12,6 +12,7 @@
 #ifndef PW_RT_INT_H
 #define PW_RT_INT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,14 +26,14 @@
 /* Arena (arena.c): one per device, shared by its compute and copy      */
 /* workers (it locks).                                                 */
 
-struct pw_rt_backend;
+struct pw_rt_backend_ops;
 struct pw_rt_arena;
 
 /* Returns an arena the caller owns for DEVICE, whose memory comes from
  * BACKEND's context CTX, counting from 0 against LIMIT bytes (INFINITY
  * for none). */
 struct pw_rt_arena *pw_rt_arena_new(int device, double limit,
-	    const struct pw_rt_backend *backend, void *ctx);
+	    const struct pw_rt_backend_ops *backend, void *ctx);
 void	pw_rt_arena_free(struct pw_rt_arena *);
 /* BYTES of the device's memory, accounted; NULL with ERR naming the
  * device, WHAT (the op, "weights") and the bytes when the limit or the
@@ -43,6 +44,32 @@ void	*pw_rt_arena_take(struct pw_rt_arena *, size_t bytes, const char *what,
 void	pw_rt_arena_give(struct pw_rt_arena *, void *, size_t bytes);
 double	pw_rt_arena_level(const struct pw_rt_arena *);
 double	pw_rt_arena_peak(const struct pw_rt_arena *);
+/* The memory order: the engine numbers each device's memory events (an
+ * op's allocation at its start or its free at its end, docs/model.md) in
+ * the simulated timeline's order, from 0 each iteration
+ * (pw_rt_arena_restart), and before an op tells the arena, from the
+ * op's worker, that its takes or gives are event TICKET moving BYTES.
+ * They wait until the events before it have ended; the event ends once
+ * BYTES have moved, or at pw_rt_arena_settle (after the op: an event
+ * whose bytes did not all move still ends, so nothing waits forever).
+ * Settle returns PW_ERR_CANCELLED once stopped.  A thread with no event
+ * pending takes and gives at once. */
+void	pw_rt_arena_expect(struct pw_rt_arena *, long ticket, double bytes);
+int	pw_rt_arena_settle(struct pw_rt_arena *, struct pw_error *);
+void	pw_rt_arena_restart(struct pw_rt_arena *);
+/* Wakes every wait for a turn: a take then fails ("stopped"), a give
+ * gives at once. */
+void	pw_rt_arena_stop(struct pw_rt_arena *);
+
+/* ------------------------------------------------------------------ */
+/* Waiting (engine.c): every wait of the runtime is a condition wait of */
+/* at most 100 ms at a time, so that a stop or a cancel is seen within  */
+/* that even when a broadcast is missed.                               */
+
+/* One wait on COND (MUTEX locked), at most 100 ms. */
+void	pw_rt_wait(pthread_cond_t *, pthread_mutex_t *);
+/* Seconds of the monotonic clock (CLOCK_MONOTONIC). */
+double	pw_rt_now(void);
 
 /* ------------------------------------------------------------------ */
 /* Backends: the primitives the workload computes with (fp32, row-major */
@@ -50,7 +77,15 @@ double	pw_rt_arena_peak(const struct pw_rt_arena *);
 /* used by its compute worker and its copy worker (so by two threads   */
 /* at once: a backend keeps what they share safe).                     */
 
-struct pw_rt_backend {
+/* Where a copy's two buffers are: device memory (the arena's, and the
+ * tensors the engine hands between devices) or host memory (host_alloc). */
+enum pw_rt_copy {
+	PW_RT_D2D,
+	PW_RT_D2H,
+	PW_RT_H2D
+};
+
+struct pw_rt_backend_ops {
 	enum pw_rt_backend kind;
 	/* Opens the backend for one device's workers; *CTX is theirs. */
 	int	(*open)(int device, void **ctx, struct pw_error *);
@@ -61,12 +96,43 @@ struct pw_rt_backend {
 	void	(*release)(void *ctx, void *);
 	void	*(*host_alloc)(void *ctx, size_t bytes);
 	void	(*host_release)(void *ctx, void *);
-	/* The workload's primitives: workload.c declares what it needs
-	 * below this line and the backends give it (GEMM, GELU and its
-	 * gradient, the loss, the seeded fill, copies). */
+	/* The workload's primitives (docs/runtime.md, "The workload").
+	 * Every size may be 0 (an empty tensor): then they do nothing, or
+	 * what the formula gives for no terms.  They return PW_OK, or a
+	 * failure of the backend in ERR. */
+	/* C = alpha op(A) op(B) + beta C, op(A) M x K, op(B) K x N, C M x
+	 * N, row-major with leading dimensions LDA, LDB, LDC; op
+	 * transposes when TA (TB) is true. */
+	int	(*gemm)(void *ctx, bool ta, bool tb, size_t m, size_t n,
+		    size_t k, float alpha, const float *a, size_t lda,
+		    const float *b, size_t ldb, float beta, float *c,
+		    size_t ldc, struct pw_error *);
+	/* A = gelu(H), the tanh approximation, over N floats. */
+	int	(*gelu)(void *ctx, const float *h, float *a, size_t n,
+		    struct pw_error *);
+	/* H = DA * gelu'(H) over N floats: the gradient overwrites the
+	 * input it is taken at. */
+	int	(*gelu_grad)(void *ctx, float *h, const float *da, size_t n,
+		    struct pw_error *);
+	/* *LOSS = mean((Y - T)^2) over N floats (0 when N is 0), then Y =
+	 * 2 (Y - T) / N: the loss's gradient replaces the output. */
+	int	(*loss)(void *ctx, float *y, const float *t, size_t n,
+		    double *loss, struct pw_error *);
+	/* X[i] = SCALE (2 u_i - 1), u_i = (z_i >> 40) / 2^24 with z_i the
+	 * i-th pw_splitmix64 number from STATE: uniform in [-SCALE, SCALE). */
+	int	(*fill)(void *ctx, float *x, size_t n, uint64_t state,
+		    float scale, struct pw_error *);
+	/* Y += ALPHA X over N floats (the step), and X = 0. */
+	int	(*axpy)(void *ctx, size_t n, float alpha, const float *x,
+		    float *y, struct pw_error *);
+	int	(*zero)(void *ctx, float *x, size_t n, struct pw_error *);
+	/* N floats from SRC to DST, each in device memory or host memory
+	 * as DIR says; returns when DST holds them. */
+	int	(*copy)(void *ctx, float *dst, const float *src, size_t n,
+		    enum pw_rt_copy dir, struct pw_error *);
 };
 
-extern const struct pw_rt_backend pw_rt_cpu;
+extern const struct pw_rt_backend_ops pw_rt_cpu;
 
 /* ------------------------------------------------------------------ */
 /* The workload's stages (workload.c)                                  */
@@ -76,6 +142,19 @@ struct pw_rt_stage;
 /* What F of one microbatch keeps at one stage for its B and W. */
 struct pw_rt_saved;
 
+/* The tensors a seed stream is drawn for: KEYS (below) start with one. */
+enum pw_rt_tensor {
+	PW_RT_INPUT = 1,	/* keys: tensor, microbatch */
+	PW_RT_TARGET,		/* keys: tensor, microbatch */
+	PW_RT_W1,		/* keys: tensor, stage, layer */
+	PW_RT_W2
+};
+
+/* The state a tensor's numbers are drawn from (backend fill): SEED with
+ * each of KEYS[N] in turn xored in and mixed by pw_splitmix64, so that
+ * streams of different keys share no prefix. */
+uint64_t pw_rt_stream(uint64_t seed, const uint64_t *keys, size_t n);
+
 /* Floats in the tensor one stage hands the next (tokens x hidden), the
  * same forwards and backwards. */
 size_t	pw_rt_io_floats(const struct pw_workload *);
@@ -84,7 +163,7 @@ size_t	pw_rt_io_floats(const struct pw_workload *);
  * zero, its workspace; all from ARENA (the static bytes of
  * pw_workload_problem).  Returns PW_OK and a stage the caller owns. */
 int	pw_rt_stage_open(const struct pw_workload *, int s,
-	    const struct pw_rt_backend *, void *ctx, struct pw_rt_arena *,
+	    const struct pw_rt_backend_ops *, void *ctx, struct pw_rt_arena *,
 	    uint64_t seed, struct pw_rt_stage **out, struct pw_error *);
 void	pw_rt_stage_close(struct pw_rt_stage *);
 
@@ -102,6 +181,10 @@ int	pw_rt_backward_input(struct pw_rt_stage *, struct pw_rt_saved *,
 /* W: accumulates the weight gradients; frees the rest of SAVED. */
 int	pw_rt_backward_weight(struct pw_rt_stage *, struct pw_rt_saved *,
 	    struct pw_error *);
+/* Gives back every byte SAVED holds and frees it: what W does at its
+ * end, and what the engine does for the saved of a run stopped before
+ * their W. */
+void	pw_rt_saved_free(struct pw_rt_stage *, struct pw_rt_saved *);
 /* OFFLOAD: the stage's offload bytes of SAVED to host memory, their
  * device copy freed at its end; RELOAD brings them back (taken at its
  * start).  Run on the device's copy worker. */
@@ -149,9 +232,17 @@ struct pw_rt_net {
 		    char ***all, size_t **lens, struct pw_error *);
 	int	(*barrier)(struct pw_rt_net *, struct pw_error *);
 	void	(*close)(struct pw_rt_net *);
+	/* When the calling thread's last recv had its data here, in
+	 * pw_rt_now's seconds (the measured op's arrive); NULL when the
+	 * transport cannot tell: the engine then takes recv's return. */
+	double	(*arrived)(struct pw_rt_net *);
 };
 
-/* The tag of the tensor that op OP of (stage, mb) waits for. */
+/* The tag of the tensor that op OP of (stage, mb) waits for: an F its
+ * input, a B or BW its output's gradient.  A transfer's own tag is the
+ * token that hands a shared channel to it (no floats): the transfer
+ * before it in the channel's order, on another device, sends it.  Kind,
+ * stage and microbatch in 4, 20 and 24 bits (stage < 2^20, mb < 2^24). */
 uint64_t pw_rt_tag(struct pw_op op);
 
 int	pw_rt_net_local(int devices, struct pw_rt_net **out, struct pw_error *);

@@ -83,8 +83,10 @@ int	pw_workload_for(const struct pw_problem *, const struct pw_workload *given,
 struct pw_problem *pw_workload_problem(const struct pw_problem *,
 	    const struct pw_workload *, double limit, struct pw_error *);
 /* One paragraph on FP: the shape, what it leaves out (attention), and
- * whether it was scaled down. */
-void	pw_workload_print(FILE *, const struct pw_workload *);
+ * whether it was scaled down, from what: the model of FROM's origin (the
+ * problem the workload was made for; NULL when not known). */
+void	pw_workload_print(FILE *, const struct pw_workload *,
+	    const struct pw_problem *from);
 
 /* ------------------------------------------------------------------ */
 /* Launching                                                           */

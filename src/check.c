@@ -346,6 +346,14 @@ pw_check_lag(const struct pw_problem *p, struct pw_op a, struct pw_op b)
 	return pw_check_hop(p, a.stage < b.stage ? a.stage : b.stage);
 }
 
+/* The comm a dependency of A on B waits for: the hop between them, or
+ * none in a measured timeline, whose comm is the run's own. */
+static double
+pw_check_comm(const struct pw_checker *c, struct pw_op a, struct pw_op b)
+{
+	return c->measured ? 0 : pw_check_lag(c->p, a, b);
+}
+
 static char *
 pw_check_resource_name(const struct pw_problem *p, int resource, char *buf,
     size_t len)
@@ -431,7 +439,7 @@ pw_check_line(const struct pw_checker *c, const struct pw_check_found *f,
 		    pw_check_duration(p, v->op));
 		break;
 	case PW_CHECK_EARLY:
-		comm = pw_check_lag(p, v->op, v->other);
+		comm = pw_check_comm(c, v->op, v->other);
 		if (comm != 0)
 			snprintf(lag, sizeof lag, " plus comm %.15g", comm);
 		snprintf(buf, len, "%s starts at %.15g before %s ends at "
@@ -636,7 +644,7 @@ pw_check_after(struct pw_checker *c, const struct pw_timed_op *t,
 
 	if (dep == NULL)
 		return;
-	comm = c->measured ? 0 : pw_check_lag(c->p, t->op, dep->op);
+	comm = pw_check_comm(c, t->op, dep->op);
 	if (!pw_check_before(t->start, dep->end + comm, pw_check_order_tol(c,
 	    t->op, dep->op, comm)))
 		return;

@@ -2,9 +2,12 @@
 # test_names.sh - the layering as the built objects show it, as TAP.  No
 # layer references a symbol that a layer above it defines: the core
 # (libpwcore.a) none of the solver's (libpwsolver.a), the scripting
-# layer's (libpwlua.a) or the program's (src/cli/: main.c, cmd*.c); the
-# solver none of the scripting layer's or the program's; the scripting
-# layer none of the program's.  The terminal designer (libpwtui.a, when
+# layer's (libpwlua.a), the runtime's (libpwrt.a) or the program's
+# (src/cli/: main.c, cmd*.c); the solver none of the scripting layer's,
+# the runtime's or the program's; the scripting layer none of the
+# program's.  The runtime stands on the core alone: it references
+# nothing of the solver, the scripting layer, the designer or the
+# program.  The terminal designer (libpwtui.a, when
 # built) stands on the core, the solver and the scripting layer, and none
 # of them references its symbols; it references none of the program's.  And no static function shares its name
 # with an extern function of another object, as offload.c's private
@@ -29,6 +32,7 @@ build=$(dirname "$PIPEWRIGHT")
 core=$build/libpwcore.a
 solver=$build/libpwsolver.a
 lua=$build/libpwlua.a
+rt=$build/libpwrt.a
 # The designer's library, when configure found ncursesw.
 tui=
 [ -f "$build/libpwtui.a" ] && tui=$build/libpwtui.a
@@ -61,6 +65,8 @@ run defined "$solver"
 ok "the solver defines pw_solve" grep -qx pw_solve "$tmp/out"
 run defined "$lua"
 ok "the scripting layer defines pwlua_new" grep -qx pwlua_new "$tmp/out"
+run defined "$rt"
+ok "the runtime defines pw_launch" grep -qx pw_launch "$tmp/out"
 run defined $program
 ok "the program defines pw_cmd_check" grep -qx pw_cmd_check "$tmp/out"
 if [ -n "$tui" ]; then
@@ -70,10 +76,17 @@ else
 	skip "the designer defines tui_design" "built without ncursesw"
 fi
 
-crossing "$core" "$solver" "$lua" $tui $program
+crossing "$core" "$solver" "$lua" "$rt" $tui $program
 ok "the core references nothing the layers above it define" err_empty
-crossing "$solver" "$lua" $tui $program
+crossing "$solver" "$lua" "$rt" $tui $program
 ok "the solver references nothing the layers above it define" err_empty
+crossing "$rt" "$solver" "$lua" $tui $program
+ok "the runtime references nothing of the solver, the scripting layer, the designer or the program" \
+    err_empty
+# It does stand on the core: the check above is not empty for want of
+# references.
+crossing "$rt" "$core"
+ok "the runtime uses the core" test -s "$tmp/err"
 crossing "$lua" $tui $program
 ok "the scripting layer references nothing the designer or the program define" \
     err_empty
@@ -93,7 +106,7 @@ fi
 # Every function as "t NAME OBJECT" or "T NAME OBJECT", without the
 # suffixes of the compiler's clones (.part.0, .cold, .constprop.0); then
 # each static NAME that another object defines as extern.
-"$NM" -A --defined-only "$core" "$solver" "$lua" $tui $program |
+"$NM" -A --defined-only "$core" "$solver" "$lua" "$rt" $tui $program |
     awk '$2 == "t" || $2 == "T" {
 	obj = $1; sub(/:[0-9a-fA-F]*$/, "", obj)
 	name = $3; sub(/\..*/, "", name)
