@@ -1,7 +1,250 @@
-/* bench_runtime.c: placeholder of the contract of issue 16. */
+/*
+ * bench_runtime.c - the runtime against the targets of issue 16, on the
+ * CPU backend of this machine; wall times are the point here, each the
+ * median of repeated runs.
+ *
+ * (1) Engine overhead: a workload of zero-size GEMMs (tokens=0), 1F1B and
+ *     ZB-H1 at p=8, m=64: the median over runs of the step time over the
+ *     ops of the busiest device, the time per op beyond the math; anchor
+ *     under 20 us.
+ * (2) Calibration closes the loop: a 4-device workload whose ops take
+ *     milliseconds, for 1F1B, ZB-H1 and ZB-V: launch, calibrate on the
+ *     run, predict the measured schedule on the calibrated problem; the
+ *     ratio predicted / measured before and after; anchor within 10%.
+ */
+#include <math.h>
 #include <stdio.h>
-int
-main(void)
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "plan.h"
+#include "runtime.h"
+#include "testlib.h"
+
+/* Runs per case of (1), iterations per run. */
+#define BENCH_RUNS		5
+#define BENCH_ITERATIONS	5
+/* (1)'s anchor, seconds per op; (2)'s, |ratio - 1|. */
+#define BENCH_OVERHEAD_MAX	20e-6
+#define BENCH_CALIBRATED_MAX	0.10
+/* (2)'s workload: F is two GEMMs of 2 * 128 * 256 * 1024 FLOP. */
+#define BENCH_WORKLOAD		"hidden=256,ffn=1024,tokens=128,layers=1"
+
+static int	bench_met, bench_cases;
+
+/* What one case runs: FAMILY's plan of its problem and the workload's
+ * problem; one cleanup. */
+struct bench_case {
+	struct pw_plan *plan;
+	struct pw_workload work;
+	struct pw_problem *problem;	/* the workload's */
+};
+
+static void
+bench_case_free(struct bench_case *c)
 {
+	pw_plan_free(c->plan);
+	pw_workload_clear(&c->work);
+	pw_problem_free(c->problem);
+}
+
+/* FAMILY on P (taken) with the workload SPEC into C; false after saying
+ * why. */
+static bool
+bench_case_new(const char *family, struct pw_problem *p, const char *spec,
+    struct bench_case *c)
+{
+	const struct pw_problem *used;
+	struct pw_error err;
+	int rc;
+
+	memset(c, 0, sizeof *c);
+	rc = pw_plan_family(pw_family_find(family), p, &c->plan, &err);
+	pw_problem_free(p);
+	if (rc != PW_OK)
+		goto fail;
+	used = pw_plan_problem(c->plan);
+	if (pw_workload_parse(spec, NULL, used->nstages, &c->work, &err) !=
+	    PW_OK || (c->problem = pw_workload_problem(used, &c->work,
+	    INFINITY, &err)) == NULL)
+		goto fail;
+	return true;
+fail:
+	printf("  %s: %s\n", family, err.msg);
+	bench_case_free(c);
+	return false;
+}
+
+/* One launch of C, its measured run in *OUT (the caller frees it). */
+static bool
+bench_launch(const struct bench_case *c, struct pw_measured **out)
+{
+	struct pw_rt_result res;
+	struct pw_rt_opts o;
+	struct pw_error err;
+
+	pw_rt_opts_init(&o);
+	o.backend = PW_RT_CPU;
+	o.iterations = BENCH_ITERATIONS;
+	o.reference = false;
+	if (pw_launch(c->problem, pw_plan_schedule(c->plan), &c->work, &o,
+	    &res, &err) != PW_OK) {
+		printf("  launch: %s\n", err.msg);
+		return false;
+	}
+	*out = res.measured;
+	res.measured = NULL;
+	pw_rt_result_free(&res);
+	return true;
+}
+
+/* The most ops one device of SCHED runs. */
+static int
+bench_max_ops(const struct pw_problem *p, const struct pw_schedule *sched)
+{
+	int d, most = 0;
+
+	for (d = 0; d < p->devices; d++)
+		if (sched->device[d].len > most)
+			most = sched->device[d].len;
+	return most;
+}
+
+static void
+bench_overhead(void)
+{
+	static const char *const families[] = { "1f1b", "zb-h1" };
+	double per_op[BENCH_RUNS], us;
+	struct pw_measured *m;
+	struct bench_case c;
+	size_t f;
+	int r, ops;
+	bool met;
+
+	printf("(1) engine overhead: tokens=0, p=8, m=64, %d runs of %d "
+	    "iterations; anchor: under 20 us per op\n", BENCH_RUNS,
+	    BENCH_ITERATIONS);
+	printf("%-8s %-8s %-10s %-8s %s\n", "family", "ops/dev", "us/op",
+	    "ratio", "met");
+	for (f = 0; f < sizeof families / sizeof families[0]; f++) {
+		if (!bench_case_new(families[f], test_problem_unit(8, 64, 0,
+		    INFINITY), "tokens=0", &c)) {
+			bench_cases++;
+			continue;
+		}
+		ops = bench_max_ops(c.problem, pw_plan_schedule(c.plan));
+		for (r = 0; r < BENCH_RUNS; r++) {
+			if (!bench_launch(&c, &m))
+				break;
+			per_op[r] = pw_measured_step(m) / ops;
+			pw_measured_free(m);
+		}
+		met = false;
+		if (r == BENCH_RUNS) {
+			us = bench_median(per_op, BENCH_RUNS) * 1e6;
+			met = us * 1e-6 < BENCH_OVERHEAD_MAX;
+			printf("%-8s %-8d %-10.2f %-8.3f %s\n", families[f], ops,
+			    us, us * 1e-6 / BENCH_OVERHEAD_MAX, met ? "yes" :
+			    "no");
+		}
+		bench_cases++;
+		bench_met += met;
+		bench_case_free(&c);
+		fflush(stdout);
+	}
+	printf("\n");
+}
+
+/* The makespan of C's schedule on P. */
+static double
+bench_predict(const struct pw_problem *p, const struct bench_case *c)
+{
+	struct pw_metrics *metrics;
+	struct pw_timing *t;
+	struct pw_error err;
+	double makespan;
+
+	if (pw_simulate(p, pw_plan_schedule(c->plan), &t, &err) != PW_OK) {
+		printf("  simulate: %s\n", err.msg);
+		return NAN;
+	}
+	metrics = pw_metrics_compute(p, pw_plan_schedule(c->plan), t);
+	makespan = metrics->makespan;
+	pw_metrics_free(metrics);
+	pw_timing_free(t);
+	return makespan;
+}
+
+/* (2) on FAMILY's schedule of P (taken). */
+static void
+bench_calibrate_one(const char *family, struct pw_problem *p)
+{
+	struct pw_calibration fit = { 0 };
+	struct pw_problem *cal = NULL;
+	struct pw_measured *m = NULL;
+	const struct pw_measured *runs[1];
+	struct pw_error err;
+	struct bench_case c;
+	double measured, before, after;
+	bool met = false;
+
+	bench_cases++;
+	if (!bench_case_new(family, p, BENCH_WORKLOAD, &c))
+		return;
+	if (!bench_launch(&c, &m))
+		goto out;
+	runs[0] = m;
+	if (pw_calibrate(c.problem, runs, 1, &cal, &fit, &err) != PW_OK) {
+		printf("  calibrate: %s\n", err.msg);
+		goto out;
+	}
+	measured = pw_measured_step(m);
+	before = bench_predict(c.problem, &c);
+	after = bench_predict(cal, &c);
+	met = fabs(after / measured - 1) <= BENCH_CALIBRATED_MAX;
+	printf("%-8s %-10.2f %-10.2f %-10.2f %-8.3f %-8.3f %-9.4f %s\n", family,
+	    measured * 1e3, before * 1e3, after * 1e3, before / measured,
+	    after / measured, fit.relative, met ? "yes" : "no");
+out:
+	bench_met += met;
+	pw_calibration_free(&fit);
+	pw_problem_free(cal);
+	pw_measured_free(m);
+	bench_case_free(&c);
+	fflush(stdout);
+}
+
+static void
+bench_calibrate(void)
+{
+	struct pw_stage unit = { 0, 1, 1, 1, 1, 0.5, 0, 0 };
+
+	printf("(2) calibration: p=4, m=8, workload %s, %d iterations; "
+	    "ratio = predicted / measured; anchor: within 10%% after\n",
+	    BENCH_WORKLOAD, BENCH_ITERATIONS);
+	printf("%-8s %-10s %-10s %-10s %-8s %-8s %-9s %s\n", "family",
+	    "measured", "before", "after", "r.before", "r.after", "residual",
+	    "met");
+	printf("%-8s %-10s %-10s %-10s\n", "", "ms", "ms", "ms");
+	bench_calibrate_one("1f1b", test_problem_unit(4, 8, 0, INFINITY));
+	bench_calibrate_one("zb-h1", test_problem_unit(4, 8, 0, INFINITY));
+	bench_calibrate_one("zb-v", test_problem_uniform(4, 2, 8, PW_PLACE_V,
+	    &unit));
+	printf("\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *only = argc > 1 ? argv[1] : "12";
+
+	printf("bench_runtime: the runtime's targets of issue 16 on the CPU "
+	    "backend; wall times, medians of repeated runs\n\n");
+	if (strchr(only, '1') != NULL)
+		bench_overhead();
+	if (strchr(only, '2') != NULL)
+		bench_calibrate();
+	printf("%d of %d cases meet their anchor\n", bench_met, bench_cases);
 	return 0;
 }

@@ -207,6 +207,11 @@ int	pw_metrics_peak_device(const struct pw_metrics *);
  * pw_compare_rows_free. */
 struct pw_compare_row *pw_compare_rows(const struct pw_problem *);
 void	pw_compare_rows_free(struct pw_compare_row *);
+/* The family a problem runs when none is named (the designer's and
+ * launch's choice): the fastest of ROWS that keeps every limit, else
+ * the fastest.  Its index in the registry, or -1 when no family builds
+ * a schedule. */
+int	pw_compare_best(const struct pw_compare_row *);
 
 /* The compare command's report of ROWS (pw_compare_rows of PROBLEM):
  * the table, why a family has no schedule, and the peaks per device.

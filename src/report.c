@@ -485,6 +485,26 @@ pw_compare_warn(FILE *fp, const struct pw_problem *p, const char *replan)
 	free(text);
 }
 
+int
+pw_compare_best(const struct pw_compare_row *rows)
+{
+	int best = -1;
+	bool fits, best_fits = false;
+	size_t i;
+
+	for (i = 0; i < pw_nfamilies; i++) {
+		if (rows[i].rc != PW_OK)
+			continue;
+		fits = rows[i].nover == 0;
+		if (best < 0 || (fits && !best_fits) || (fits == best_fits &&
+		    rows[i].metrics->makespan < rows[best].metrics->makespan)) {
+			best = (int)i;
+			best_fits = fits;
+		}
+	}
+	return best;
+}
+
 void
 pw_compare_print(FILE *fp, const struct pw_problem *p)
 {

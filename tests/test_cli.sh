@@ -432,14 +432,17 @@ ok "a lone low surrogate is named as such" err_has \
 # A script whose watchdog cannot start is the program's failure (exit 3),
 # not the script's: with a 4 GB stack limit and 1 GB of address space no
 # thread stack fits.  Sanitizers reserve more address space than that.
+# OpenBLAS (the runtime's) would start its own thread pool as the program
+# loads, and fail first: OPENBLAS_NUM_THREADS=1 starts none, as the
+# runtime wants it anyway (one BLAS thread per device thread).
 printf 'print("ran")\n' >"$tmp/hello.lua"
 if ldd "$PW" 2>/dev/null | grep -q -e libasan -e libubsan; then
 	skip "script without a watchdog thread" "a sanitizer build"
 elif ! (ulimit -s 4000000) 2>/dev/null; then
 	skip "script without a watchdog thread" "the stack limit is fixed"
 else
-	run sh -c 'ulimit -s 4000000 && ulimit -v 1000000 && exec "$@"' sh \
-	    "$PW" script "$tmp/hello.lua"
+	run env OPENBLAS_NUM_THREADS=1 sh -c 'ulimit -s 4000000 &&
+	    ulimit -v 1000000 && exec "$@"' sh "$PW" script "$tmp/hello.lua"
 	ok "script without a watchdog thread: exit 3" status_is 3
 	ok "script without a watchdog thread: says so" one_error \
 	    "hello.lua: cannot start the watchdog thread"
@@ -1120,7 +1123,7 @@ ok "given stages get no such note" lacks 'splits the model again' "$tmp/err"
 run "$PW" help plan
 ok "help plan documents the default time limit" out_has '^  -l, --time-limit S  seconds to search (default 60)$'
 ok "help plan wraps its usage line" out_has '^                       \[--objective makespan|span\] \[-o FILE\] \[--json\]$'
-for cmd in schedule problem compare eval check show export script solve design plan; do
+for cmd in schedule problem compare eval check show export script solve design plan launch calibrate; do
 	"$PW" help $cmd | awk 'NF == 0 { exit } length > 79 { bad = 1 } END { exit bad }'
 	ok "help $cmd: the usage line fits 80 columns" [ $? -eq 0 ]
 done
@@ -1129,6 +1132,100 @@ done
 run "$PW" solve "$UNIT" -o /dev/null
 ok "solve prints both objectives' strongest bounds, named" \
     out_has '^bounds  *makespan >= 27 s ([a-z-]*), span >= 24 s ([a-z-]*), for this split and layout$'
+
+# ------------------------------------------------------------ launch, calibrate
+# A run's durations depend on the machine: nothing here asserts one.  What
+# does not: exit codes, the lines' shapes, the peaks (measured equals
+# predicted, exactly), the checker on the measured timeline, the files.
+# json_ok FILE: whether FILE parses as JSON (python3 or jq when present,
+# else its first and last characters).
+json_ok() {
+	if command -v python3 >/dev/null 2>&1; then
+		python3 -m json.tool "$1" >/dev/null
+	elif command -v jq >/dev/null 2>&1; then
+		jq . "$1" >/dev/null
+	else
+		[ "$(head -c 1 "$1")" = "{" ] && [ "$(tail -c 2 "$1")" = "}
+" ]
+	fi
+}
+LAUNCH="--iterations 2 --warmup 1"
+run "$PW" launch "$UNIT" --family 1f1b $LAUNCH -o "$tmp/m.json"
+ok "launch of a problem exits 0" status_is 0
+ok "launch says what the workload leaves out" out_has 'attention'
+ok "launch reports progress per iteration on stderr" err_has '^iteration 1/3 (warm-up): [0-9.]* [mun]*s, loss [0-9.]*$'
+ok "and the measured ones" err_has '^iteration 3/3: '
+ok "launch prints the step time" out_has '^step time   [0-9.]* [mun]*s on cpu, local (median of 2 iterations after 1 warm-up)$'
+ok "launch prints the loss" out_has '^loss        [0-9.e+-]* (the last iteration'"'"'s mean)$'
+ok "launch checks the gradients" out_has '^gradients   max relative error [0-9.e+-]* against the sequential computation (fp32: below 1e-5); loss '
+ok "launch compares with the prediction" out_has '^measured against predicted:$'
+ok "each device's measured peak is the predicted one" [ "$(grep -c '^device [0-3] peak .* 1\.000$' "$tmp/out")" -eq 4 ]
+ok "and its busy time" [ "$(grep -c '^device [0-3] busy ' "$tmp/out")" -eq 4 ]
+ok "launch lists the 5 ops that differ most" [ "$(sed -n '/^the ops that differ most:$/,/^$/p' "$tmp/out" | grep -c '^[FBW]')" -eq 5 ]
+ok "launch -o writes the measured file" grep -q '"measured"' "$tmp/m.json"
+run "$PW" show "$tmp/m.json" --width 100
+ok "show of a measured file exits 0" status_is 0
+ok "show says it draws the measured timeline" out_has '^measured (cpu, 2 iterations, median step)$'
+ok "it draws one row per device" [ "$(grep -c '^dev [0-9]' "$tmp/out")" -eq 4 ]
+run "$PW" show "$tmp/m.json" --width 100 --predicted
+ok "show --predicted draws the simulator's" lacks '^measured (' "$tmp/out"
+run "$PW" eval "$tmp/m.json"
+ok "eval of a measured file exits 0" status_is 0
+ok "eval says it measures the measured timeline" out_has '^measured (cpu, 2 iterations, median step)$'
+run "$PW" export "$tmp/m.json" --to chrome
+ok "export of a measured file writes JSON" out_starts "{"
+run "$PW" check "$tmp/m.json"
+ok "check of a measured file passes" status_is 0
+ok "it checks the measured timeline" out_has ': valid ([0-9]* ops, measured)$'
+run "$PW" eval --against "$tmp/m.json" "$tmp/m.json"
+ok "eval --against exits 0" status_is 0
+ok "eval --against compares the step time" out_has '^step time  '
+ok "eval --against lists every op by its error" [ "$(sed -n '/^ops by error:$/,/^$/p' "$tmp/out" | grep -c '^[FBW]')" -eq 64 ]
+ok "eval --against gives the mean absolute error" out_has '^mean absolute error  [0-9.]*% of the predicted durations (64 ops)$'
+run "$PW" eval --against "$tmp/m.json" "$tmp/m.json" --json
+ok "eval --against --json exits 0" status_is 0
+ok "eval --against --json parses" json_ok "$tmp/out"
+ok "it holds the ops" out_has '"mean_abs_error": '
+fails 2 "has no measured run" "eval --against of a file without a run" "$PW" eval --against "$tmp/m.json" "$tmp/default-1f1b.json"
+run "$PW" launch "$UNIT" --family zb-h1 $LAUNCH --json
+ok "launch --json exits 0" status_is 0
+ok "launch --json parses" json_ok "$tmp/out"
+ok "it holds the comparison" out_has '"against_predicted": {'
+run "$PW" launch "$UNIT" $LAUNCH
+ok "launch of a problem without --family runs its best family" out_has '^schedule    [a-z0-9-]*$'
+
+run "$PW" calibrate "$tmp/m.json" -o "$tmp/cal.json"
+ok "calibrate exits 0" status_is 0
+ok "calibrate prints the fit per stage" [ "$(grep -c '^[0-3]  ' "$tmp/out")" -eq 4 ]
+ok "calibrate prints the residual" out_has '^residual   '
+ok "calibrate prints the calibrated prediction" out_has '^prediction predicted [0-9.]* [mun]*s against measured [0-9.]* [mun]*s ([0-9.]*; before calibration [0-9.]*)$'
+run "$PW" eval "$tmp/cal.json" --family 1f1b
+ok "the calibrated problem file loads back" status_is 0
+run "$PW" calibrate "$tmp/m.json" -o "$tmp/cal.lua"
+ok "calibrate -o .lua exits 0" status_is 0
+run "$PW" eval "$tmp/cal.lua" --family 1f1b
+ok "the calibrated problem script loads back" status_is 0
+fails 2 "cal.txt" "calibrate -o of another suffix" "$PW" calibrate "$tmp/m.json" -o "$tmp/cal.txt"
+fails 2 "has no measured run" "calibrate of a file without a run" "$PW" calibrate "$tmp/default-1f1b.json"
+
+run "$PW" launch "$UNIT" --family 1f1b --dry-run
+ok "launch --dry-run exits 0" status_is 0
+ok "it prints the workload's problem" out_has '"pipewright.problem.v1"'
+ok "which parses" json_ok "$tmp/out"
+run env PIPEWRIGHT_FAIL_AT='1:F(1,2)' "$PW" launch "$UNIT" --family 1f1b $LAUNCH
+ok "a failure injected into a worker exits 4" status_is 4
+ok "in one line naming the op" one_error 'F(1,2)'
+ok "and the device" err_has 'device 1'
+fails 2 "hidden" "launch of a bad --workload" "$PW" launch "$UNIT" --family 1f1b --workload hidden=x
+fails 2 "tpu" "launch of an unknown backend" "$PW" launch "$UNIT" --backend tpu
+fails 2 "not local or mpi" "launch of an unknown transport" "$PW" launch "$UNIT" --transport pigeon
+fails 2 "CUDA" "launch --backend cuda without CUDA" "$PW" launch "$UNIT" --backend cuda
+fails 2 "--iterations" "launch --iterations 0" "$PW" launch "$UNIT" --iterations 0
+run "$PW" launch "$UNIT" --family 1f1b $LAUNCH --memory-limit 1KiB
+ok "a schedule above --memory-limit is refused" status_is 2
+ok "naming the device" err_has 'device [0-3]'
+signal_when INT 'grep -q "^iteration 2/" "$tmp/bg.err"' "$PW" launch "$UNIT" --family 1f1b --iterations 100000 --no-check
+ok "Ctrl-C stops a launch: exit 4" [ "$signalled" -eq 4 ]
 
 # ------------------------------------------------------------ docs
 # docs/cli.md's family table is the registry: the names and summaries of

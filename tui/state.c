@@ -90,20 +90,8 @@ int
 tui_family_best(const struct pw_problem *p, struct pw_error *err)
 {
 	struct pw_compare_row *rows = pw_compare_rows(p);
-	int best = -1;
-	bool fits, best_fits = false;
-	size_t i;
+	int best = pw_compare_best(rows);
 
-	for (i = 0; i < pw_nfamilies; i++) {
-		if (rows[i].rc != PW_OK)
-			continue;
-		fits = rows[i].nover == 0;
-		if (best < 0 || (fits && !best_fits) || (fits == best_fits &&
-		    rows[i].metrics->makespan < rows[best].metrics->makespan)) {
-			best = (int)i;
-			best_fits = fits;
-		}
-	}
 	if (best < 0)
 		pw_error_set(err, "no schedule family builds a schedule for "
 		    "this problem (%s)", rows[0].why);

@@ -265,6 +265,8 @@ int
 pw_cmd_status(int rc)
 {
 	assert(rc != PW_OK);
+	if (rc == PW_ERR_CANCELLED || rc == PW_ERR_RUNTIME)
+		return PW_EXIT_RUNTIME;
 	return rc == PW_ERR_INTERNAL ? PW_EXIT_INTERNAL : PW_EXIT_INPUT;
 }
 

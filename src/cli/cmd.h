@@ -22,6 +22,9 @@
  * too. */
 #define PW_CMD_REG_MODELS	0x8
 #define PW_CMD_REG_HARDWARE	0x10
+/* Not a registry: the row's --memory-limit also stands without --model
+ * (launch: the limit of what it runs). */
+#define PW_CMD_OWN_LIMIT	0x20
 
 /*
  * The one-line model options (cmd_model.c), long options only, in one
@@ -72,6 +75,9 @@ _Static_assert(sizeof PW_CMD_MODEL_LETTERS - 1 == PW_CMD_M_N,
 /* A row's MAXPOS for a command whose first positional argument ends its
  * options: that argument and all after it are the command's (REST). */
 #define PW_CMD_REST	(-1)
+/* A row's MAXPOS for any number of positional arguments among the
+ * options (calibrate's MEASURED...): they are the command's (REST). */
+#define PW_CMD_MANY	(-2)
 
 /* pw_cmd_parse's answer when the command should go on. */
 #define PW_CMD_GO	(-1)
@@ -93,7 +99,7 @@ struct pw_cmd_args {
 	bool	json;
 	bool	critical;
 	const char *write_dir;
-	char	**rest;		/* PW_CMD_REST: [nrest] */
+	char	**rest;		/* PW_CMD_REST, PW_CMD_MANY: [nrest] */
 	int	nrest;
 	/* solve */
 	const char *from;
@@ -113,6 +119,17 @@ struct pw_cmd_args {
 	bool	ascii;
 	bool	mono;
 	bool	keys;
+	/* launch */
+	const char *backend;	/* NULL: pw_rt_backend_default */
+	const char *transport;	/* NULL: local */
+	const char *workload;	/* NULL: pw_workload_for's */
+	int	iterations;	/* 0: the runtime's default */
+	int	warmup;		/* -1: the runtime's default */
+	bool	no_check;
+	bool	dry_run;
+	/* eval --against; show, export, eval of a measured file */
+	const char *against;
+	bool	predicted;
 };
 
 /* One row of the command table in main.c. */
@@ -154,6 +171,8 @@ int	pw_cmd_script(const struct pw_cmd_args *);
 int	pw_cmd_solve(const struct pw_cmd_args *);
 int	pw_cmd_design(const struct pw_cmd_args *);
 int	pw_cmd_plan(const struct pw_cmd_args *);
+int	pw_cmd_launch(const struct pw_cmd_args *);
+int	pw_cmd_calibrate(const struct pw_cmd_args *);
 
 /* cmd_design.c: whether the designer can take this terminal: it is built,
  * stdin and stdout are terminals, and TERM is set and not "dumb".  What
@@ -201,6 +220,9 @@ struct pw_bound_term pw_cmd_bound(const struct pw_problem *,
  * each with its name, as one line of a report ("bounds"). */
 void	pw_cmd_bounds_print(FILE *, const struct pw_problem *);
 
+/* cmd_model.c: reads A's --memory-limit into *LIMIT (DBL_MAX for
+ * "none"; kept when absent); false after reporting what is wrong. */
+bool	pw_cmd_model_limit(const struct pw_cmd_args *a, double *limit);
 /* cmd_model.c: checks the model options of A against its positional
  * arguments (--model with PROBLEM, another model option without
  * --model); false after reporting what is wrong. */
@@ -291,5 +313,33 @@ int	pw_cmd_plan_write(const struct pw_plan *plan, const char *output,
 int	pw_cmd_plan_write_pins(const struct pw_plan *plan,
 	    const struct pw_pin *pins, size_t npins, const char *output,
 	    FILE **report);
+
+/* cmd_launch.c: a measured run against its prediction
+ * (pw_measured_compare's CMP) on FP: the step time, each device's busy
+ * time and peak (measured, predicted, ratio), the NOPS ops that differ
+ * most (all of them when NOPS is 0), and the mean absolute error. */
+void	pw_cmd_measured_print(FILE *, const struct pw_measured_cmp *cmp,
+	    size_t nops);
+/* cmd_launch.c: the same as a JSON object (all the ops), which the
+ * caller owns. */
+struct json_t *pw_cmd_measured_json(const struct pw_measured_cmp *cmp);
+
+/* cmd_view.c: the timing and metrics that show, export and eval draw of
+ * a plan: a measured file's measured timeline (unless --predicted), with
+ * its header line ("measured (cpu, 5 iterations, median step)"), else
+ * the plan's own, HEAD "". */
+struct pw_cmd_view {
+	const struct pw_timing *timing;		/* OWN_TIMING or the plan's */
+	const struct pw_metrics *metrics;
+	struct pw_timing *own_timing;		/* owned; NULL: the plan's */
+	struct pw_metrics *own_metrics;
+	char	head[128];
+};
+/* cmd_view.c: fills V for PLAN, read from A's input; an enum pw_exit
+ * after reporting a failure.  V is the caller's (pw_cmd_view_free; the
+ * plan must outlive it). */
+int	pw_cmd_view_load(const struct pw_cmd_args *a, const struct pw_plan *plan,
+	    struct pw_cmd_view *v);
+void	pw_cmd_view_free(struct pw_cmd_view *v);
 
 #endif /* PW_CMD_H */

@@ -1,12 +1,46 @@
 /*
  * cmd_check.c - the check command: a schedule file's stored times
- * verified from first principles (check.c), each violation one line.
+ * verified from first principles (check.c), each violation one line; of
+ * a measured file, its measured timeline.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pipewright.h"
 #include "cmd.h"
+
+/* The measured timeline of the file PATH (PROBLEM's, its stored OPS
+ * [*NOPS]) in place of OPS, when it has one; *WHAT says which.  An enum
+ * pw_exit after reporting a failure. */
+static int
+cmd_check_measured(const char *path, const struct pw_problem *problem,
+    struct pw_timed_op **ops, size_t *nops, const char **what)
+{
+	struct pw_schedule *sched = NULL;
+	struct pw_measured *m = NULL;
+	struct pw_error err;
+	int rc;
+
+	*what = "";
+	if (strcmp(path, "-") == 0)
+		return PW_EXIT_OK;	/* read once: its stored times */
+	if ((rc = pw_measured_read(path, &m, &err)) != PW_OK ||
+	    (m != NULL && (rc = pw_schedule_from_timed(problem, *ops, *nops,
+	    &sched, &err)) != PW_OK)) {
+		pw_cmd_fail("%s", err.msg);
+		pw_measured_free(m);
+		return pw_cmd_status(rc);
+	}
+	if (m == NULL)
+		return PW_EXIT_OK;
+	free(*ops);
+	*ops = pw_measured_timed(problem, sched, m, nops);
+	*what = ", measured";
+	pw_schedule_free(sched);
+	pw_measured_free(m);
+	return PW_EXIT_OK;
+}
 
 int
 pw_cmd_check(const struct pw_cmd_args *a)
@@ -15,6 +49,7 @@ pw_cmd_check(const struct pw_cmd_args *a)
 	struct pw_problem *problem = NULL;
 	struct pw_timed_op *ops = NULL;
 	struct pw_error err;
+	const char *what;
 	char *label, *msg;
 	size_t nops = 0;
 	int i, status, rc;
@@ -24,10 +59,16 @@ pw_cmd_check(const struct pw_cmd_args *a)
 		pw_cmd_fail("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
-	status = PW_EXIT_OK;
+	if ((status = cmd_check_measured(a->pos[0], problem, &ops, &nops,
+	    &what)) != PW_EXIT_OK) {
+		free(ops);
+		pw_problem_free(problem);
+		return status;
+	}
 	label = pw_escape(pw_cmd_label(a->pos[0]));
-	if (pw_check(problem, ops, nops, &v) == 0)
-		printf("%s: valid (%zu ops)\n", label, nops);
+	if ((what[0] != '\0' ? pw_check_measured(problem, ops, nops, &v) :
+	    pw_check(problem, ops, nops, &v)) == 0)
+		printf("%s: valid (%zu ops%s)\n", label, nops, what);
 	else {
 		for (i = 0; i < v.n; i++) {
 			msg = pw_escape(v.msg[i]);

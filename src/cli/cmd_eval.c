@@ -1,7 +1,9 @@
 /*
  * cmd_eval.c - the eval command: a schedule's metrics, from its orders
- * timed again, with each op's slack in JSON; or its critical path, the
- * chain of constraints that sets the makespan, as a table or JSON.
+ * timed again (or a measured file's measured timeline), with each op's
+ * slack in JSON; or its critical path, the chain of constraints that sets
+ * the makespan, as a table or JSON; or, --against, a measured run against
+ * its prediction.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -206,26 +208,90 @@ cmd_eval_json_critical(const struct pw_plan *plan)
 	return root;
 }
 
+/* eval --against PREDICTED MEASURED: the measured run of A->pos[0]
+ * against the simulation of the schedule file PREDICTED. */
+static int
+cmd_eval_against(const struct pw_cmd_args *a)
+{
+	struct pw_measured_cmp cmp;
+	struct pw_measured *m = NULL;
+	struct pw_plan *plan = NULL;
+	struct pw_error err;
+	int status = PW_EXIT_OK, rc;
+
+	if (a->family != NULL || a->critical || a->predicted) {
+		pw_cmd_fail("eval: --against takes no --family, --critical or"
+		    " --predicted (try 'pipewright eval --help')");
+		return PW_EXIT_INPUT;
+	}
+	if ((rc = pw_plan_read(a->against, &plan, NULL, NULL, &err)) !=
+	    PW_OK || (rc = pw_measured_read(a->pos[0], &m, &err)) != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		status = pw_cmd_status(rc);
+		goto out;
+	}
+	if (m == NULL) {
+		pw_cmd_fail("eval: %s has no measured run (launch -o writes "
+		    "one)", pw_cmd_label(a->pos[0]));
+		status = PW_EXIT_INPUT;
+		goto out;
+	}
+	if ((rc = pw_measured_compare(pw_plan_problem(plan),
+	    pw_plan_schedule(plan), pw_plan_timing(plan), pw_plan_metrics(plan),
+	    m, &cmp, &err)) != PW_OK) {
+		pw_cmd_fail("eval: %s against %s: %s", pw_cmd_label(a->pos[0]),
+		    pw_cmd_label(a->against), err.msg);
+		status = pw_cmd_status(rc);
+		goto out;
+	}
+	if (a->json)
+		status = pw_cmd_json_print(stdout, pw_cmd_measured_json(&cmp),
+		    "eval: cannot write the comparison to stdout");
+	else
+		pw_cmd_measured_print(stdout, &cmp, 0);
+	pw_measured_cmp_free(&cmp);
+out:
+	pw_measured_free(m);
+	pw_plan_free(plan);
+	return status;
+}
+
 int
 pw_cmd_eval(const struct pw_cmd_args *a)
 {
+	struct pw_cmd_view v = { 0 };
 	struct pw_plan *plan = NULL;
+	json_t *root;
 	int status;
 
+	if (a->against != NULL)
+		return cmd_eval_against(a);
 	if ((status = pw_cmd_plan_load(a, &plan)) != PW_EXIT_OK)
+		goto out;
+	/* The critical path and the slack are the simulator's. */
+	if (!a->critical && (status = pw_cmd_view_load(a, plan, &v)) !=
+	    PW_EXIT_OK)
 		goto out;
 	if (a->critical && a->json)
 		status = pw_cmd_json_print(stdout, cmd_eval_json_critical(plan),
 		    "eval: cannot write the critical path to stdout");
 	else if (a->critical)
 		cmd_eval_print_critical(stdout, plan);
-	else if (a->json)
+	else if (a->json && v.own_metrics != NULL) {
+		root = pw_metrics_json(pw_plan_problem(plan), v.metrics);
+		json_object_set_new(root, "measured", json_string(v.head));
+		status = pw_cmd_json_print(stdout, root,
+		    "eval: cannot write the metrics to stdout");
+	} else if (a->json)
 		status = pw_cmd_json_print(stdout, cmd_eval_json_metrics(plan),
 		    "eval: cannot write the metrics to stdout");
-	else
-		pw_metrics_print(stdout, pw_plan_problem(plan),
-		    pw_plan_metrics(plan));
+	else {
+		if (v.head[0] != '\0')
+			printf("%s\n", v.head);
+		pw_metrics_print(stdout, pw_plan_problem(plan), v.metrics);
+	}
 out:
+	pw_cmd_view_free(&v);
 	pw_plan_free(plan);
 	return status;
 }

@@ -1,1 +1,724 @@
-/* cmd_launch.c: placeholder of the contract of issue 16; its owner replaces it. */
+/*
+ * cmd_launch.c - the commands of the runtime: launch (a schedule run for
+ * real, measured and compared with its prediction) and calibrate (a
+ * problem's costs fitted to measured runs); and the comparison of a
+ * measured run with its prediction that launch and eval --against print.
+ */
+#include <float.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipewright.h"
+#include "plan.h"
+#include "runtime.h"
+#include "cmd.h"
+#include "pwlua.h"
+
+/* The ops launch lists against their prediction. */
+#define CMD_LAUNCH_TOP_OPS	5
+/* What fp32 arithmetic in another order may change: the gradient
+ * check's bound (docs/runtime.md). */
+#define CMD_LAUNCH_FP32_TOL	1e-5
+#define CMD_LAUNCH_FP32_TEXT	"1e-5"	/* as the docs write it */
+
+/* measured / predicted as a cell, "-" without a prediction; three
+ * decimals, or three digits far from 1 (an uncalibrated problem's). */
+static void
+cmd_launch_ratio(char *buf, size_t len, double measured, double predicted)
+{
+	double r = measured / predicted;
+
+	if (!(predicted > 0) || !isfinite(measured))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, r >= 0.01 && r < 1000 ? "%.3f" : "%.3g", r);
+}
+
+/* One row of the step-and-devices table: NAME, the two values (seconds
+ * or, with BYTES, bytes) and their ratio. */
+static void
+cmd_launch_row(char (*row)[PW_CMD_CELL], const char *name, double measured,
+    double predicted, bool bytes)
+{
+	snprintf(row[0], PW_CMD_CELL, "%s", name);
+	if (bytes) {
+		pw_fmt_bytes(row[1], PW_CMD_CELL, measured);
+		pw_fmt_bytes(row[2], PW_CMD_CELL, predicted);
+	} else {
+		pw_fmt_seconds(row[1], PW_CMD_CELL, measured);
+		pw_fmt_seconds(row[2], PW_CMD_CELL, predicted);
+	}
+	cmd_launch_ratio(row[3], PW_CMD_CELL, measured, predicted);
+}
+
+void
+pw_cmd_measured_print(FILE *fp, const struct pw_measured_cmp *cmp,
+    size_t nops)
+{
+	static const char head[4][PW_CMD_CELL] = { "", "measured", "predicted",
+	    "ratio" };
+	static const char ophead[5][PW_CMD_CELL] = { "op", "device",
+	    "measured", "predicted", "ratio" };
+	char (*cells)[PW_CMD_CELL], name[64];
+	size_t i, nrows;
+	int d;
+
+	nrows = 2 + 2 * (size_t)cmp->devices;
+	cells = pw_xcalloc(nrows * 4, sizeof *cells);
+	memcpy(cells, head, sizeof head);
+	cmd_launch_row(&cells[4], "step time", cmp->step_measured,
+	    cmp->step_predicted, false);
+	for (d = 0; d < cmp->devices; d++) {
+		snprintf(name, sizeof name, "device %d busy", d);
+		cmd_launch_row(&cells[(2 + 2 * (size_t)d) * 4], name,
+		    cmp->busy_measured[d], cmp->busy_predicted[d], false);
+		snprintf(name, sizeof name, "device %d peak", d);
+		cmd_launch_row(&cells[(3 + 2 * (size_t)d) * 4], name,
+		    cmp->peak_measured[d], cmp->peak_predicted[d], true);
+	}
+	fprintf(fp, "measured against predicted:\n");
+	pw_cmd_table(fp, (const char (*)[PW_CMD_CELL])cells, nrows, 4, NULL);
+	free(cells);
+
+	if (nops == 0 || nops > cmp->nops)
+		nops = cmp->nops;
+	cells = pw_xcalloc((nops + 1) * 5, sizeof *cells);
+	memcpy(cells, ophead, sizeof ophead);
+	for (i = 0; i < nops; i++) {
+		const struct pw_op_error *e = &cmp->ops[i];
+		char (*row)[PW_CMD_CELL] = &cells[(i + 1) * 5];
+
+		pw_op_name(row[0], PW_CMD_CELL, e->op);
+		snprintf(row[1], PW_CMD_CELL, "%d", e->device);
+		pw_fmt_seconds(row[2], PW_CMD_CELL, e->measured);
+		pw_fmt_seconds(row[3], PW_CMD_CELL, e->predicted);
+		cmd_launch_ratio(row[4], PW_CMD_CELL, e->measured, e->predicted);
+	}
+	fprintf(fp, "\n%s:\n", nops == cmp->nops ? "ops by error" :
+	    "the ops that differ most");
+	pw_cmd_table(fp, (const char (*)[PW_CMD_CELL])cells, nops + 1, 5, NULL);
+	free(cells);
+	fprintf(fp, "\nmean absolute error  %.1f%% of the predicted durations"
+	    " (%zu ops)\n", 100 * cmp->mean_abs_error, cmp->nops);
+}
+
+json_t *
+pw_cmd_measured_json(const struct pw_measured_cmp *cmp)
+{
+	json_t *root = json_object(), *devices = json_array(),
+	    *ops = json_array(), *o;
+	char name[64];
+	size_t i;
+	int d;
+
+	json_object_set_new(root, "step_measured",
+	    json_real(cmp->step_measured));
+	json_object_set_new(root, "step_predicted",
+	    json_real(cmp->step_predicted));
+	for (d = 0; d < cmp->devices; d++) {
+		o = json_object();
+		json_object_set_new(o, "device", json_integer(d));
+		json_object_set_new(o, "busy_measured",
+		    json_real(cmp->busy_measured[d]));
+		json_object_set_new(o, "busy_predicted",
+		    json_real(cmp->busy_predicted[d]));
+		json_object_set_new(o, "peak_measured",
+		    json_real(cmp->peak_measured[d]));
+		json_object_set_new(o, "peak_predicted",
+		    json_real(cmp->peak_predicted[d]));
+		json_array_append_new(devices, o);
+	}
+	json_object_set_new(root, "devices", devices);
+	for (i = 0; i < cmp->nops; i++) {
+		const struct pw_op_error *e = &cmp->ops[i];
+
+		o = json_object();
+		json_object_set_new(o, "op", json_string(pw_op_name(name,
+		    sizeof name, e->op)));
+		json_object_set_new(o, "device", json_integer(e->device));
+		json_object_set_new(o, "measured", json_real(e->measured));
+		json_object_set_new(o, "predicted", json_real(e->predicted));
+		json_object_set_new(o, "measured_start",
+		    json_real(e->measured_start));
+		json_object_set_new(o, "predicted_start",
+		    json_real(e->predicted_start));
+		json_array_append_new(ops, o);
+	}
+	json_object_set_new(root, "ops", ops);
+	json_object_set_new(root, "mean_abs_error",
+	    json_real(cmp->mean_abs_error));
+	return root;
+}
+
+/* ------------------------------------------------------------------ */
+/* launch                                                              */
+
+/* What a launch runs and what it predicts, rank 0's; one cleanup. */
+struct cmd_launch_run {
+	struct pw_plan *plan;		/* the schedule and its problem */
+	const char *family;		/* the family chosen, NULL for a file */
+	struct pw_workload work;
+	struct pw_problem *problem;	/* the workload's own */
+	struct pw_timing *timing;	/* of the schedule on PROBLEM */
+	struct pw_metrics *metrics;
+};
+
+static void
+cmd_launch_run_free(struct cmd_launch_run *r)
+{
+	pw_plan_free(r->plan);
+	pw_workload_clear(&r->work);
+	pw_problem_free(r->problem);
+	pw_timing_free(r->timing);
+	pw_metrics_free(r->metrics);
+}
+
+/* The best family's plan for PROBLEM (taken) into R. */
+static int
+cmd_launch_best(const struct pw_cmd_args *a, struct pw_problem *problem,
+    struct cmd_launch_run *r)
+{
+	struct pw_compare_row *rows = pw_compare_rows(problem);
+	int best = pw_compare_best(rows), rc;
+	struct pw_error err;
+
+	if (best < 0) {
+		pw_cmd_fail("launch: no schedule family builds a schedule for"
+		    " %s (%s)", pw_cmd_input_label(a), rows[0].why);
+		pw_compare_rows_free(rows);
+		pw_problem_free(problem);
+		return PW_EXIT_INPUT;
+	}
+	pw_compare_rows_free(rows);
+	r->family = pw_families[best].name;
+	rc = pw_plan_family(&pw_families[best], problem, &r->plan, &err);
+	pw_problem_free(problem);
+	if (rc != PW_OK) {
+		pw_cmd_fail("launch: %s on %s: %s", r->family,
+		    pw_cmd_input_label(a), err.msg);
+		return pw_cmd_status(rc);
+	}
+	return PW_EXIT_OK;
+}
+
+/* The plan A's input runs: a schedule file's, --family's, or the best
+ * family's for a problem. */
+static int
+cmd_launch_plan(const struct pw_cmd_args *a, struct cmd_launch_run *r)
+{
+	struct pw_problem *problem = NULL;
+	struct pw_timed_op *ops = NULL;
+	const char *path = a->pos[0];
+	struct pw_error err;
+	size_t nops = 0;
+	int rc;
+
+	if (a->family != NULL) {
+		r->family = a->family;
+		return pw_cmd_plan_build(a, &r->plan);
+	}
+	if (a->model[PW_CMD_M_MODEL] != NULL || path == NULL ||
+	    pwlua_is_script(path)) {
+		if ((problem = pw_cmd_problem_load(a, NULL)) == NULL)
+			return PW_EXIT_INPUT;
+		return cmd_launch_best(a, problem, r);
+	}
+	if ((rc = pw_file_read(path, &problem, &ops, &nops, &err)) != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		return pw_cmd_status(rc);
+	}
+	if (nops == 0) {
+		free(ops);
+		return cmd_launch_best(a, problem, r);
+	}
+	rc = pw_plan_from_timed(problem, ops, nops, pw_cmd_label(path),
+	    &r->plan, &err);
+	free(ops);
+	if (rc != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		return pw_cmd_status(rc);
+	}
+	return PW_EXIT_OK;
+}
+
+/* Everything rank 0 knows before the run: the plan, the workload, its
+ * problem (with LIMIT on every device) and the schedule's prediction on
+ * it. */
+static int
+cmd_launch_prepare(const struct pw_cmd_args *a, enum pw_rt_backend backend,
+    double limit, struct cmd_launch_run *r)
+{
+	const struct pw_problem *used;
+	struct pw_workload given = { 0 };
+	struct pw_error err;
+	int status, rc;
+
+	if ((status = cmd_launch_plan(a, r)) != PW_EXIT_OK)
+		return status;
+	used = pw_plan_problem(r->plan);
+	if (a->workload != NULL && (rc = pw_workload_parse(a->workload, NULL,
+	    used->nstages, &given, &err)) != PW_OK) {
+		pw_cmd_fail("launch: --workload '%s': %s", a->workload,
+		    err.msg);
+		return pw_cmd_status(rc);
+	}
+	rc = pw_workload_for(used, a->workload != NULL ? &given : NULL,
+	    backend, &r->work, &err);
+	pw_workload_clear(&given);
+	if (rc != PW_OK) {
+		pw_cmd_fail("launch: the workload of %s: %s",
+		    pw_cmd_input_label(a), err.msg);
+		return pw_cmd_status(rc);
+	}
+	if ((r->problem = pw_workload_problem(used, &r->work, limit,
+	    &err)) == NULL) {
+		pw_cmd_fail("launch: the workload's problem: %s", err.msg);
+		return PW_EXIT_INPUT;
+	}
+	/* The same orders on the workload's problem: the same stages and
+	 * times, the bytes the workload keeps. */
+	if ((rc = pw_simulate(r->problem, pw_plan_schedule(r->plan),
+	    &r->timing, &err)) != PW_OK) {
+		pw_cmd_fail("launch: the schedule on the workload's problem:"
+		    " %s", err.msg);
+		return pw_cmd_status(rc);
+	}
+	r->metrics = pw_metrics_compute(r->problem, pw_plan_schedule(r->plan),
+	    r->timing);
+	return PW_EXIT_OK;
+}
+
+/* What the run runs on, for pw_cmd_cancellable: rank 0's inputs, or
+ * NULL on the other ranks. */
+struct cmd_launch_job {
+	const struct pw_problem *problem;
+	const struct pw_schedule *sched;
+	const struct pw_workload *work;
+	const struct pw_rt_opts *opts;
+	struct pw_rt_result *res;
+	struct pw_error *err;
+};
+
+static int
+cmd_launch_go(void *arg)
+{
+	struct cmd_launch_job *job = arg;
+
+	return pw_launch(job->problem, job->sched, job->work, job->opts,
+	    job->res, job->err);
+}
+
+/* One line per iteration on stderr. */
+static void
+cmd_launch_progress(const struct pw_rt_progress *p, void *arg)
+{
+	char step[32];
+
+	(void)arg;
+	fprintf(stderr, "iteration %d/%d%s: %s, loss %.4f\n", p->iteration,
+	    p->total, p->warmup ? " (warm-up)" : "", pw_fmt_seconds(step,
+	    sizeof step, p->step), p->loss);
+}
+
+/* Whether the run computed what the sequential computation does. */
+static bool
+cmd_launch_agrees(const struct pw_rt_result *res)
+{
+	return isnan(res->grad_error) || (res->grad_error <
+	    CMD_LAUNCH_FP32_TOL && res->loss_error < CMD_LAUNCH_FP32_TOL);
+}
+
+/* The report after the run, on FP. */
+static void
+cmd_launch_print(FILE *fp, const struct cmd_launch_run *r,
+    const struct pw_rt_result *res, const struct pw_measured_cmp *cmp)
+{
+	const struct pw_measured *m = res->measured;
+	char b1[32];
+
+	if (r->family != NULL)
+		fprintf(fp, "%-11s %s\n", "schedule", r->family);
+	fprintf(fp, "%-11s %s on %s, %s (median of %d iterations after %d"
+	    " warm-up)\n", "step time", pw_fmt_seconds(b1, sizeof b1,
+	    pw_measured_step(m)), m->backend, m->transport, m->iterations,
+	    m->warmup);
+	fprintf(fp, "%-11s %.6g (the last iteration's mean)\n", "loss",
+	    m->loss[m->iterations - 1]);
+	if (isnan(res->grad_error))
+		fprintf(fp, "%-11s not checked (--no-check)\n", "gradients");
+	else
+		fprintf(fp, "%-11s max relative error %.2g against the "
+		    "sequential computation (fp32: below %s); loss %.2g\n",
+		    "gradients", res->grad_error, CMD_LAUNCH_FP32_TEXT,
+		    res->loss_error);
+	fputc('\n', fp);
+	pw_cmd_measured_print(fp, cmp, CMD_LAUNCH_TOP_OPS);
+}
+
+/* The report as one JSON object, which the caller owns. */
+static json_t *
+cmd_launch_json(const struct cmd_launch_run *r, const struct pw_rt_result *res,
+    const struct pw_measured_cmp *cmp)
+{
+	const struct pw_measured *m = res->measured;
+	json_t *root = json_object(), *losses = json_array();
+	int i;
+
+	json_object_set_new(root, "schedule", r->family != NULL ?
+	    json_string(r->family) : json_null());
+	json_object_set_new(root, "backend", json_string(m->backend));
+	json_object_set_new(root, "transport", json_string(m->transport));
+	json_object_set_new(root, "iterations", json_integer(m->iterations));
+	json_object_set_new(root, "warmup", json_integer(m->warmup));
+	json_object_set_new(root, "step", json_real(pw_measured_step(m)));
+	for (i = 0; i < m->iterations; i++)
+		json_array_append_new(losses, json_real(m->loss[i]));
+	json_object_set_new(root, "loss", losses);
+	json_object_set_new(root, "grad_error", isnan(res->grad_error) ?
+	    json_null() : json_real(res->grad_error));
+	json_object_set_new(root, "loss_error", isnan(res->loss_error) ?
+	    json_null() : json_real(res->loss_error));
+	json_object_set_new(root, "against_predicted",
+	    pw_cmd_measured_json(cmp));
+	return root;
+}
+
+/* After a run on rank 0: the report on FP, the measured file, and the
+ * verdict of the gradient check. */
+static int
+cmd_launch_finish(const struct pw_cmd_args *a, FILE *fp,
+    const struct cmd_launch_run *r, const struct pw_rt_result *res)
+{
+	struct pw_measured_cmp cmp;
+	struct pw_error err;
+	int status = PW_EXIT_OK, rc;
+
+	if ((rc = pw_measured_compare(r->problem, pw_plan_schedule(r->plan),
+	    r->timing, r->metrics, res->measured, &cmp, &err)) != PW_OK) {
+		pw_cmd_fail("internal error: launch: the run does not match its"
+		    " schedule: %s", err.msg);
+		return PW_EXIT_INTERNAL;
+	}
+	if (a->json)
+		status = pw_cmd_json_print(fp, cmd_launch_json(r, res, &cmp),
+		    "launch: cannot write the report");
+	else
+		cmd_launch_print(fp, r, res, &cmp);
+	pw_measured_cmp_free(&cmp);
+	if (a->output_given && (rc = pw_schedule_write_measured(a->output,
+	    r->problem, pw_plan_schedule(r->plan), r->timing, res->measured,
+	    &err)) != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		return pw_cmd_status(rc);
+	}
+	if (status == PW_EXIT_OK && !cmd_launch_agrees(res)) {
+		pw_cmd_fail("launch: the run's gradients differ from the "
+		    "sequential computation: max relative error %.2g, loss %.2g"
+		    " (fp32 allows %s)", res->grad_error, res->loss_error,
+		    CMD_LAUNCH_FP32_TEXT);
+		status = PW_EXIT_RUNTIME;
+	}
+	return status;
+}
+
+/* The options every rank reads alike from its command line into OPTS
+ * and *LIMIT; when QUIET (ranks but 0) a failure is left to rank 0 to
+ * report. */
+static int
+cmd_launch_options(const struct pw_cmd_args *a, bool quiet,
+    struct pw_rt_opts *opts, double *limit)
+{
+	char why[128];
+
+	if (a->backend == NULL)
+		opts->backend = pw_rt_backend_default();
+	else if (pw_rt_backend_parse(a->backend, &opts->backend) != PW_OK) {
+		if (!quiet)
+			pw_cmd_fail("launch: --backend '%s' is not cpu or cuda",
+			    a->backend);
+		return PW_EXIT_INPUT;
+	}
+	if (!pw_rt_backend_available(opts->backend, why, sizeof why)) {
+		if (!quiet)
+			pw_cmd_fail("launch: --backend %s cannot run here: %s",
+			    pw_rt_backend_name(opts->backend), why);
+		return PW_EXIT_INPUT;
+	}
+	if (a->iterations > 0)
+		opts->iterations = a->iterations;
+	if (a->warmup >= 0)
+		opts->warmup = a->warmup;
+	opts->seed = a->seed;
+	opts->reference = !a->no_check;
+	opts->fail_at = getenv("PIPEWRIGHT_FAIL_AT");
+	/* Only rank 0's problem has limits. */
+	*limit = INFINITY;
+	if (quiet)
+		return PW_EXIT_OK;
+	if (!pw_cmd_model_limit(a, limit))
+		return PW_EXIT_INPUT;
+	if (*limit == DBL_MAX)
+		*limit = INFINITY;
+	return PW_EXIT_OK;
+}
+
+/* Launch on one rank (RANK 0 under the local transport): rank 0 reads,
+ * prepares and reports, the others run what it broadcasts. */
+static int
+cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank)
+{
+	struct cmd_launch_run r = { 0 };
+	struct pw_rt_result res = { 0 };
+	struct cmd_launch_job job = { NULL, NULL, NULL, opts, &res, NULL };
+	atomic_int cancel;
+	struct pw_error err;
+	double limit;
+	FILE *fp;
+	int status, rc;
+
+	if ((status = cmd_launch_options(a, rank != 0, opts, &limit)) !=
+	    PW_EXIT_OK)
+		return status;
+	/* The measured file on stdout puts the report on stderr. */
+	fp = a->output_given && strcmp(a->output, "-") == 0 ? stderr : stdout;
+	if (rank == 0) {
+		if (a->output_given && (status =
+		    pw_cmd_output_check(a->output)) != PW_EXIT_OK)
+			goto out;
+		if ((status = cmd_launch_prepare(a, opts->backend, limit,
+		    &r)) != PW_EXIT_OK)
+			goto out;
+		if (a->dry_run) {
+			if ((rc = pw_problem_write("-", r.problem, &err)) !=
+			    PW_OK) {
+				pw_cmd_fail("%s", err.msg);
+				status = pw_cmd_status(rc);
+			}
+			goto out;
+		}
+		pw_workload_print(a->json ? stderr : fp, &r.work,
+		    pw_plan_problem(r.plan));
+		job.problem = r.problem;
+		job.sched = pw_plan_schedule(r.plan);
+		job.work = &r.work;
+		opts->progress = cmd_launch_progress;
+	} else if (a->dry_run)
+		goto out;
+	opts->cancel = &cancel;
+	job.err = &err;
+	if ((rc = pw_cmd_cancellable(&cancel, cmd_launch_go, &job)) != PW_OK) {
+		if (rank == 0)
+			pw_cmd_fail("launch: %s", err.msg);
+		status = pw_cmd_status(rc);
+		goto out;
+	}
+	if (rank == 0)
+		status = cmd_launch_finish(a, fp, &r, &res);
+	pw_rt_result_free(&res);
+out:
+	cmd_launch_run_free(&r);
+	return status;
+}
+
+int
+pw_cmd_launch(const struct pw_cmd_args *a)
+{
+	struct pw_rt_opts opts;
+	struct pw_error err;
+	int rank = 0, size, status, rc;
+
+	pw_rt_opts_init(&opts);
+	if (a->transport != NULL && pw_rt_transport_parse(a->transport,
+	    &opts.transport) != PW_OK) {
+		pw_cmd_fail("launch: --transport '%s' is not local or mpi",
+		    a->transport);
+		return PW_EXIT_INPUT;
+	}
+	if (opts.transport != PW_RT_MPI)
+		return cmd_launch_rank(a, &opts, 0);
+	if ((rc = pw_rt_mpi_start(&rank, &size, &err)) != PW_OK) {
+		pw_cmd_fail("launch: --transport mpi: %s", err.msg);
+		return pw_cmd_status(rc);
+	}
+	status = cmd_launch_rank(a, &opts, rank);
+	/* Rank 0 has said why; the others may wait on it for ever. */
+	if (status != PW_EXIT_OK && rank == 0)
+		pw_rt_mpi_abort(status);
+	pw_rt_mpi_stop();
+	return status;
+}
+
+/* ------------------------------------------------------------------ */
+/* calibrate                                                           */
+
+/* The fit per stage, the link and the residual. */
+static void
+cmd_calibrate_print(FILE *fp, const struct pw_calibration *fit)
+{
+	static const char head[6][PW_CMD_CELL] = { "stage", "f", "b", "w",
+	    "comm", "samples" };
+	char (*cells)[PW_CMD_CELL], b1[32], b2[32], b3[32];
+	int s;
+
+	cells = pw_xcalloc(((size_t)fit->nstages + 1) * 6, sizeof *cells);
+	memcpy(cells, head, sizeof head);
+	for (s = 0; s < fit->nstages; s++) {
+		char (*row)[PW_CMD_CELL] = &cells[((size_t)s + 1) * 6];
+
+		snprintf(row[0], PW_CMD_CELL, "%d", s);
+		pw_fmt_seconds(row[1], PW_CMD_CELL, fit->f[s]);
+		pw_fmt_seconds(row[2], PW_CMD_CELL, fit->b[s]);
+		pw_fmt_seconds(row[3], PW_CMD_CELL, fit->w[s]);
+		pw_fmt_seconds(row[4], PW_CMD_CELL, fit->comm[s]);
+		snprintf(row[5], PW_CMD_CELL, "%d", fit->samples[s]);
+	}
+	fprintf(fp, "fit over %d run%s:\n", fit->runs, fit->runs == 1 ? "" :
+	    "s");
+	pw_cmd_table(fp, (const char (*)[PW_CMD_CELL])cells,
+	    (size_t)fit->nstages + 1, 6, NULL);
+	free(cells);
+	if (!fit->has_link)
+		fprintf(fp, "%-10s none (no transfers)\n", "link");
+	else
+		fprintf(fp, "%-10s d2h %s/s, h2d %s/s, latency %s%s (residual"
+		    " %s)\n", "link", pw_fmt_bytes(b1, sizeof b1, fit->d2h),
+		    pw_fmt_bytes(b2, sizeof b2, fit->h2d), pw_fmt_seconds(b3,
+		    sizeof b3, fit->latency), fit->link_separable ? "" :
+		    " (every transfer moved the same bytes: no latency apart)",
+		    pw_fmt_seconds(b1, sizeof b1, fit->link_residual));
+	fprintf(fp, "%-10s %s RMS over the op durations (%.1f%% relative)\n",
+	    "residual", pw_fmt_seconds(b1, sizeof b1, fit->residual),
+	    100 * fit->relative);
+}
+
+/* The makespan of PLAN's schedule on PROBLEM into *OUT. */
+static int
+cmd_calibrate_predict(const struct pw_problem *problem,
+    const struct pw_plan *plan, double *out, struct pw_error *err)
+{
+	struct pw_timing *t;
+	struct pw_metrics *m;
+	int rc;
+
+	if ((rc = pw_simulate(problem, pw_plan_schedule(plan), &t, err)) !=
+	    PW_OK)
+		return rc;
+	m = pw_metrics_compute(problem, pw_plan_schedule(plan), t);
+	*out = m->makespan;
+	pw_metrics_free(m);
+	pw_timing_free(t);
+	return PW_OK;
+}
+
+/* Whether PATH ends with SUFFIX. */
+static bool
+cmd_calibrate_suffix(const char *path, const char *suffix)
+{
+	size_t n = strlen(path), k = strlen(suffix);
+
+	return n > k && strcmp(path + n - k, suffix) == 0;
+}
+
+/* Writes the calibrated PROBLEM to PATH, as its suffix says. */
+static int
+cmd_calibrate_write(const char *path, const struct pw_problem *problem)
+{
+	struct pw_problem *given;
+	struct pw_error err;
+	int rc;
+
+	if (cmd_calibrate_suffix(path, ".json"))
+		rc = pw_problem_write(path, problem, &err);
+	else {
+		/* A script of a problem with an origin is its model's, whose
+		 * costs are the cost model's: the fitted ones are given
+		 * stages. */
+		given = pw_problem_copy(problem);
+		pw_origin_free(given->origin);
+		given->origin = NULL;
+		rc = pwlua_problem_write(path, given, &err);
+		pw_problem_free(given);
+	}
+	if (rc != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		return pw_cmd_status(rc);
+	}
+	return PW_EXIT_OK;
+}
+
+int
+pw_cmd_calibrate(const struct pw_cmd_args *a)
+{
+	struct pw_calibration fit = { 0 };
+	struct pw_measured **runs;
+	struct pw_problem *calibrated = NULL;
+	struct pw_plan *plan = NULL;
+	struct pw_error err;
+	double before, after, measured;
+	char b1[32], b2[32];
+	int status = PW_EXIT_INPUT, rc, i;
+
+	if (a->output_given && !cmd_calibrate_suffix(a->output, ".json") &&
+	    !cmd_calibrate_suffix(a->output, ".lua")) {
+		pw_cmd_fail("calibrate: -o '%s' must end in .json (a problem "
+		    "file) or .lua (a problem script)", a->output);
+		return PW_EXIT_INPUT;
+	}
+	if (a->output_given && (status = pw_cmd_output_check(a->output)) !=
+	    PW_EXIT_OK)
+		return status;
+	runs = pw_xcalloc((size_t)a->nrest, sizeof *runs);
+	if ((rc = pw_plan_read(a->rest[0], &plan, NULL, NULL, &err)) !=
+	    PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		status = pw_cmd_status(rc);
+		goto out;
+	}
+	for (i = 0; i < a->nrest; i++) {
+		if ((rc = pw_measured_read(a->rest[i], &runs[i], &err)) !=
+		    PW_OK) {
+			pw_cmd_fail("%s", err.msg);
+			status = pw_cmd_status(rc);
+			goto out;
+		}
+		if (runs[i] == NULL) {
+			pw_cmd_fail("calibrate: %s has no measured run (launch"
+			    " -o writes one)", pw_cmd_label(a->rest[i]));
+			goto out;
+		}
+	}
+	if ((rc = pw_calibrate(pw_plan_problem(plan),
+	    (const struct pw_measured *const *)runs, (size_t)a->nrest,
+	    &calibrated, &fit, &err)) != PW_OK) {
+		pw_cmd_fail("calibrate: %s", err.msg);
+		status = pw_cmd_status(rc);
+		goto out;
+	}
+	if ((rc = cmd_calibrate_predict(calibrated, plan, &after, &err)) !=
+	    PW_OK) {
+		pw_cmd_fail("calibrate: %s on the calibrated problem: %s",
+		    pw_cmd_label(a->rest[0]), err.msg);
+		status = pw_cmd_status(rc);
+		goto out;
+	}
+	before = pw_plan_metrics(plan)->makespan;
+	measured = pw_measured_step(runs[0]);
+	cmd_calibrate_print(stdout, &fit);
+	printf("%-10s predicted %s against measured %s (%.3f; before "
+	    "calibration %.3f)\n", "prediction", pw_fmt_seconds(b1, sizeof b1,
+	    after), pw_fmt_seconds(b2, sizeof b2, measured), after / measured,
+	    before / measured);
+	status = a->output_given ? cmd_calibrate_write(a->output, calibrated) :
+	    PW_EXIT_OK;
+out:
+	for (i = 0; i < a->nrest; i++)
+		pw_measured_free(runs[i]);
+	free(runs);
+	pw_calibration_free(&fit);
+	pw_problem_free(calibrated);
+	pw_plan_free(plan);
+	return status;
+}

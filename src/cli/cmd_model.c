@@ -54,7 +54,9 @@ pw_cmd_model_usage(const struct pw_cmd_args *a)
 
 	if (a->model[PW_CMD_M_MODEL] == NULL) {
 		for (opt = 0; opt < PW_CMD_M_N; opt++)
-			if (a->model[opt] != NULL)
+			if (a->model[opt] != NULL && (opt !=
+			    PW_CMD_M_MEMORY_LIMIT ||
+			    !(a->cmd->lists & PW_CMD_OWN_LIMIT)))
 				break;
 		if (opt == PW_CMD_M_N)
 			return true;
@@ -131,8 +133,8 @@ cmd_model_word(const struct pw_cmd_args *a, enum pw_cmd_model_opt opt,
 
 /* --memory-limit: a size above 0, or none (DBL_MAX, the split's "no
  * limit"). */
-static bool
-cmd_model_limit(const struct pw_cmd_args *a, double *limit)
+bool
+pw_cmd_model_limit(const struct pw_cmd_args *a, double *limit)
 {
 	const char *v = a->model[PW_CMD_M_MEMORY_LIMIT];
 
@@ -284,7 +286,7 @@ cmd_model_split(const struct pw_cmd_args *a, struct pw_split *split)
 	    &split->tp) ||
 	    !cmd_model_int(a, PW_CMD_M_DP, 1, CMD_MODEL_MAX_COUNT,
 	    &split->dp) ||
-	    !cmd_model_limit(a, &split->memory_limit) ||
+	    !pw_cmd_model_limit(a, &split->memory_limit) ||
 	    !cmd_model_reserve(a, split))
 		return false;
 	/* Solve's and plan's --offload auto|on|off decides the link where

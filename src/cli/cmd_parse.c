@@ -34,6 +34,15 @@ static const struct option cmd_parse_table[] = {
 	{ "mono", no_argument, NULL, 'm' },
 	{ "keys", no_argument, NULL, 'k' },
 	{ "top", required_argument, NULL, 'n' },
+	{ "backend", required_argument, NULL, 'B' },
+	{ "transport", required_argument, NULL, 'U' },
+	{ "iterations", required_argument, NULL, 'K' },
+	{ "warmup", required_argument, NULL, 'Z' },
+	{ "workload", required_argument, NULL, 'A' },
+	{ "no-check", no_argument, NULL, 'Y' },
+	{ "dry-run", no_argument, NULL, 'E' },
+	{ "against", required_argument, NULL, 'g' },
+	{ "predicted", no_argument, NULL, 'i' },
 	/* The model options (long only).  The flag shares solve's name: a
 	 * row takes one of the two (cmd.h). */
 #define CMD_PARSE_MODEL_OPT(opt, letter, name, replan) \
@@ -47,6 +56,8 @@ static const struct option cmd_parse_table[] = {
 
 /* --top's most, as pw.plan's top (lua/plan.c). */
 #define CMD_PARSE_TOP_MAX	1000
+/* launch's --iterations and --warmup most. */
+#define CMD_PARSE_ITERATIONS_MAX	100000
 
 #define CMD_PARSE_NOPTIONS \
 	(sizeof cmd_parse_table / sizeof cmd_parse_table[0])
@@ -99,7 +110,7 @@ cmd_parse_whole(const char *s, unsigned long long min, unsigned long long max,
 	    *out >= min && *out <= max;
 }
 
-/* Parses the value of solve's and plan's option C into A; false after
+/* Parses the value of solve's, plan's and launch's option C into A; false after
  * reporting what is wrong. */
 static bool
 cmd_parse_solve(const struct pw_command *cmd, int c, const char *v,
@@ -144,6 +155,16 @@ cmd_parse_solve(const struct pw_command *cmd, int c, const char *v,
 		}
 		pw_cmd_fail("%s: --offload '%s' is not auto, on or off",
 		    cmd->name, v);
+		return false;
+	case 'K':
+	case 'Z':
+		if (cmd_parse_whole(v, c == 'K', CMD_PARSE_ITERATIONS_MAX, &n)) {
+			*(c == 'K' ? &a->iterations : &a->warmup) = (int)n;
+			return true;
+		}
+		pw_cmd_fail("%s: --%s '%s' is not a whole number from %d to %d",
+		    cmd->name, c == 'K' ? "iterations" : "warmup", v, c == 'K',
+		    CMD_PARSE_ITERATIONS_MAX);
 		return false;
 	case 'n':
 		if (cmd_parse_whole(v, 1, CMD_PARSE_TOP_MAX, &n)) {
@@ -298,6 +319,29 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 		case 'k':
 			a->keys = true;
 			break;
+		case 'B':
+			a->backend = optarg;
+			break;
+		case 'U':
+			a->transport = optarg;
+			break;
+		case 'A':
+			a->workload = optarg;
+			break;
+		case 'Y':
+			a->no_check = true;
+			break;
+		case 'E':
+			a->dry_run = true;
+			break;
+		case 'g':
+			a->against = optarg;
+			break;
+		case 'i':
+			a->predicted = true;
+			break;
+		case 'K':
+		case 'Z':
 		case 'n':
 		case 'l':
 		case 'I':
@@ -329,6 +373,7 @@ pw_cmd_parse(const struct pw_command *cmd, int argc, char **argv,
 	a->objective = PW_OBJ_MAKESPAN;
 	a->offload = PW_OFFMODE_AUTO;
 	a->seed = 1;
+	a->warmup = -1;
 	if (cmd->options != NULL) {
 		if ((status = cmd_parse_options(cmd, argc, argv, a)) !=
 		    PW_CMD_GO)
@@ -343,7 +388,7 @@ pw_cmd_parse(const struct pw_command *cmd, int argc, char **argv,
 		    cmd->name, cmd->name, cmd->synopsis);
 		return PW_EXIT_INPUT;
 	}
-	if (cmd->maxpos == PW_CMD_REST) {
+	if (cmd->maxpos == PW_CMD_REST || cmd->maxpos == PW_CMD_MANY) {
 		a->rest = argv + first;
 		a->nrest = npos;
 		return PW_CMD_GO;

@@ -1,6 +1,7 @@
 /*
  * cmd_view.c - the commands that draw a schedule: show (a text Gantt
- * chart) and export (a trace or a picture, in a registry's format).
+ * chart) and export (a trace or a picture, in a registry's format); of a
+ * measured file, its measured timeline.
  */
 #include <sys/ioctl.h>
 
@@ -12,6 +13,7 @@
 #include "pipewright.h"
 #include "plan.h"
 #include "cmd.h"
+#include "pwlua.h"
 
 /* Columns for show unless the terminal or $COLUMNS says. */
 #define CMD_VIEW_WIDTH	100
@@ -34,15 +36,68 @@ cmd_view_width(void)
 }
 
 int
+pw_cmd_view_load(const struct pw_cmd_args *a, const struct pw_plan *plan,
+    struct pw_cmd_view *v)
+{
+	const struct pw_problem *p = pw_plan_problem(plan);
+	struct pw_measured *m = NULL;
+	struct pw_error err;
+	int rc;
+
+	memset(v, 0, sizeof *v);
+	v->timing = pw_plan_timing(plan);
+	v->metrics = pw_plan_metrics(plan);
+	/* Only a schedule file has a measured run; stdin is read once. */
+	if (a->family != NULL || a->model[PW_CMD_M_MODEL] != NULL ||
+	    a->predicted || strcmp(a->pos[0], "-") == 0 ||
+	    pwlua_is_script(a->pos[0]))
+		return PW_EXIT_OK;
+	if ((rc = pw_measured_read(a->pos[0], &m, &err)) != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		return pw_cmd_status(rc);
+	}
+	if (m == NULL)
+		return PW_EXIT_OK;
+	if ((v->own_timing = pw_measured_timing(p, m, &err)) == NULL) {
+		pw_cmd_fail("%s: %s", pw_cmd_label(a->pos[0]), err.msg);
+		pw_measured_free(m);
+		return PW_EXIT_INPUT;
+	}
+	v->own_metrics = pw_metrics_compute(p, pw_plan_schedule(plan),
+	    v->own_timing);
+	v->timing = v->own_timing;
+	v->metrics = v->own_metrics;
+	snprintf(v->head, sizeof v->head, "measured (%s, %d iteration%s, "
+	    "median step)", m->backend, m->iterations, m->iterations == 1 ?
+	    "" : "s");
+	pw_measured_free(m);
+	return PW_EXIT_OK;
+}
+
+void
+pw_cmd_view_free(struct pw_cmd_view *v)
+{
+	pw_timing_free(v->own_timing);
+	pw_metrics_free(v->own_metrics);
+	memset(v, 0, sizeof *v);
+}
+
+int
 pw_cmd_show(const struct pw_cmd_args *a)
 {
+	struct pw_cmd_view v = { 0 };
 	struct pw_plan *plan = NULL;
 	int status;
 
-	if ((status = pw_cmd_plan_load(a, &plan)) == PW_EXIT_OK)
-		pw_show(stdout, pw_plan_problem(plan), pw_plan_schedule(plan),
-		    pw_plan_timing(plan), pw_plan_metrics(plan),
-		    a->width != 0 ? a->width : cmd_view_width());
+	if ((status = pw_cmd_plan_load(a, &plan)) != PW_EXIT_OK ||
+	    (status = pw_cmd_view_load(a, plan, &v)) != PW_EXIT_OK)
+		goto out;
+	if (v.head[0] != '\0')
+		printf("%s\n", v.head);
+	pw_show(stdout, pw_plan_problem(plan), pw_plan_schedule(plan), v.timing,
+	    v.metrics, a->width != 0 ? a->width : cmd_view_width());
+out:
+	pw_cmd_view_free(&v);
 	pw_plan_free(plan);
 	return status;
 }
@@ -50,6 +105,7 @@ pw_cmd_show(const struct pw_cmd_args *a)
 int
 pw_cmd_export(const struct pw_cmd_args *a)
 {
+	struct pw_cmd_view v = { 0 };
 	struct pw_plan *plan = NULL;
 	const struct pw_export_format *format;
 	struct pw_outfile out;
@@ -65,7 +121,8 @@ pw_cmd_export(const struct pw_cmd_args *a)
 		pw_cmd_unknown(PW_CMD_LIST_FORMATS, "format", a->format);
 		return PW_EXIT_INPUT;
 	}
-	if ((status = pw_cmd_plan_load(a, &plan)) != PW_EXIT_OK)
+	if ((status = pw_cmd_plan_load(a, &plan)) != PW_EXIT_OK ||
+	    (status = pw_cmd_view_load(a, plan, &v)) != PW_EXIT_OK)
 		goto out;
 	if ((rc = pw_outfile_open(&out, a->output, &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
@@ -75,8 +132,8 @@ pw_cmd_export(const struct pw_cmd_args *a)
 	/* A failed write is the output's to explain (commit fails and names
 	 * the cause); anything else the format's. */
 	if ((rc = format->write(out.fp, pw_plan_problem(plan),
-	    pw_plan_schedule(plan), pw_plan_timing(plan), pw_plan_metrics(plan),
-	    &err)) != PW_OK && !ferror(out.fp)) {
+	    pw_plan_schedule(plan), v.timing, v.metrics, &err)) != PW_OK &&
+	    !ferror(out.fp)) {
 		pw_outfile_abort(&out);
 		pw_cmd_fail("%s: %s", strcmp(a->output, "-") == 0 ? "<stdout>" :
 		    a->output, err.msg);
@@ -88,6 +145,7 @@ pw_cmd_export(const struct pw_cmd_args *a)
 		status = pw_cmd_status(rc);
 	}
 out:
+	pw_cmd_view_free(&v);
 	pw_plan_free(plan);
 	return status;
 }

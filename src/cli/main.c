@@ -39,7 +39,8 @@ static const struct pw_command main_commands[] = {
 	  "  -o, --output FILE   where to write (default \"-\": stdout)\n",
 	  PW_CMD_LIST_MODEL, "o" PW_CMD_MODEL_OPTIONS "X", 0, 1,
 	  pw_cmd_problem },
-	{ "eval", "FILE [--json] [--critical] [--family NAME [MODEL OPTIONS]]",
+	{ "eval", "FILE [--json] [--critical] [--predicted] [--family NAME "
+	  "[MODEL OPTIONS]] | --against PREDICTED MEASURED [--json]",
 	  "the metrics of a schedule file, or its critical path",
 	  "The orders of FILE are the schedule: its ops are simulated\n"
 	  "again and the metrics come from the recomputed times (a line\n"
@@ -47,7 +48,14 @@ static const struct pw_command main_commands[] = {
 	  "Exit 0 even when the schedule breaks a memory limit; the\n"
 	  "output says so.  The JSON object ends with every op, its\n"
 	  "times and its slack (how much later it could start with the\n"
-	  "makespan kept).\n"
+	  "makespan kept).  A measured file (launch -o) gives the metrics\n"
+	  "of its measured timeline (the header says so) unless\n"
+	  "--predicted.\n"
+	  "\n"
+	  "--against PREDICTED compares the measured run of MEASURED\n"
+	  "with the schedule file PREDICTED simulated: the step time,\n"
+	  "each device's busy time and peak, every op by the error of its\n"
+	  "duration, and the mean absolute error.\n"
 	  "\n"
 	  "--critical prints the critical path instead: from the first\n"
 	  "op to the one that ends last, each op with where it runs, its\n"
@@ -60,14 +68,18 @@ static const struct pw_command main_commands[] = {
 	  "  -c, --critical      print the critical path (with --json,\n"
 	  "                      as JSON)\n"
 	  "  -f, --family NAME   FILE is a problem (or the model options\n"
-	  "                      stand for it): use that family's schedule\n",
-	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "jcf" PW_CMD_MODEL_OPTIONS
+	  "                      stand for it): use that family's schedule\n"
+	  "  --against PREDICTED the schedule FILE's measured run is of\n"
+	  "  --predicted         a measured file's simulated times\n",
+	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "jcfgi" PW_CMD_MODEL_OPTIONS
 	  "X", 1, 1, pw_cmd_eval },
 	{ "check", "FILE",
 	  "verify a schedule file's stored times from first principles",
 	  "Checks every op present once, durations, dependencies with\n"
 	  "their communication, one op at a time per device and channel,\n"
 	  "and memory within every limit, independently of the simulator.\n"
+	  "A measured file (launch -o) checks its measured timeline:\n"
+	  "durations as measured, across devices causality.\n"
 	  "Prints \"FILE: valid (N ops)\" or every violation and their\n"
 	  "count.  Exit 0 valid, 1 violations, 2 unreadable.\n",
 	  0, "", 1, 1, pw_cmd_check },
@@ -83,26 +95,33 @@ static const struct pw_command main_commands[] = {
 	  "that rebalances the split (plan).\n",
 	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, PW_CMD_MODEL_OPTIONS "X",
 	  0, 1, pw_cmd_compare },
-	{ "show", "FILE [--width N] [--family NAME [MODEL OPTIONS]]",
+	{ "show", "FILE [--width N] [--predicted] [--family NAME "
+	  "[MODEL OPTIONS]]",
 	  "a text Gantt chart of a schedule",
 	  "One row per device and per used channel, as wide as the\n"
 	  "terminal when stdout is one, else $COLUMNS, else 100 columns.\n"
+	  "A measured file (launch -o) draws its measured timeline, a\n"
+	  "header line says so.\n"
 	  "\n"
 	  "  -w, --width N       columns to use\n"
+	  "  --predicted         a measured file's simulated timeline\n"
 	  "  -f, --family NAME   FILE is a problem (or the model options\n"
 	  "                      stand for it): use that family's schedule\n",
-	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "wf" PW_CMD_MODEL_OPTIONS
+	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "wfi" PW_CMD_MODEL_OPTIONS
 	  "X", 1, 1, pw_cmd_show },
-	{ "export", "FILE --to FORMAT [-o OUT] [--family NAME [MODEL OPTIONS]]",
+	{ "export", "FILE --to FORMAT [-o OUT] [--predicted] [--family NAME "
+	  "[MODEL OPTIONS]]",
 	  "write a schedule as a trace or a picture",
 	  "OUT is written atomically: on failure it is left as it was.\n"
+	  "A measured file (launch -o) exports its measured timeline.\n"
 	  "\n"
 	  "  -t, --to FORMAT     the format (below)\n"
 	  "  -o, --output OUT    where to write (default \"-\": stdout)\n"
+	  "  --predicted         a measured file's simulated timeline\n"
 	  "  -f, --family NAME   FILE is a problem (or the model options\n"
 	  "                      stand for it): use that family's schedule\n",
 	  PW_CMD_LIST_FORMATS | PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL,
-	  "tof" PW_CMD_MODEL_OPTIONS "X", 1, 1, pw_cmd_export },
+	  "tofi" PW_CMD_MODEL_OPTIONS "X", 1, 1, pw_cmd_export },
 	{ "script", "[--write-dir DIR] FILE [ARGS...]",
 	  "run a Lua script: a problem, a sweep, an experiment",
 	  "Runs FILE, Lua 5.4 source, with the module pipewright as the\n"
@@ -222,6 +241,73 @@ static const struct pw_command main_commands[] = {
 	  "  -k, --keys          print the key table and exit\n",
 	  PW_CMD_LIST_MODEL, "amk" PW_CMD_MODEL_OPTIONS "X", 0, 1,
 	  pw_cmd_design },
+	{ "launch", "FILE|PROBLEM | MODEL OPTIONS [--family NAME] "
+	  "[--backend cpu|cuda] [--transport local|mpi] [--iterations K] "
+	  "[--warmup N] [--workload hidden=H,ffn=F,tokens=T,layers=L] "
+	  "[--seed N] [--memory-limit BYTES] [--no-check] [--dry-run] "
+	  "[-o FILE] [--json]",
+	  "run a schedule for real, measure it, compare with its prediction",
+	  "FILE, a schedule file, runs as it is; a problem (a file, a Lua\n"
+	  "problem script or the model options) runs its best family\n"
+	  "within the limits, or --family's.  Each stage computes MLP\n"
+	  "blocks of GEMMs (no attention; docs/runtime.md), shaped from\n"
+	  "the problem's model and scaled down on the CPU, or as\n"
+	  "--workload says; the schedule runs unchanged on the workload's\n"
+	  "own problem, whose bytes are what the workload keeps.  Before\n"
+	  "it starts, the schedule is checked: a broken dependency or pin,\n"
+	  "or a predicted peak above --memory-limit, is refused (exit 2)\n"
+	  "naming the violation or the device.  Progress goes to stderr,\n"
+	  "one line per iteration; then the step time (the median of the\n"
+	  "measured iterations), the loss, the gradients against the\n"
+	  "sequential computation of the same model, and measured against\n"
+	  "predicted: the step time, each device's busy time and peak, and\n"
+	  "the 5 ops that differ most.  Ctrl-C or SIGTERM stops every\n"
+	  "worker (exit 4); a second one quits at once.  A failure during\n"
+	  "the run (a worker's error, a lost rank, gradients off by more\n"
+	  "than fp32 allows) is one line naming the device and the op,\n"
+	  "exit 4.  Under 'mpirun -np P' with --transport mpi, one process\n"
+	  "per device: rank 0 reads, reports and writes.\n"
+	  "PIPEWRIGHT_FAIL_AT=DEVICE:OP (\"1:F(1,2)\") makes that device's\n"
+	  "worker fail at that op: a testing aid.\n"
+	  "\n"
+	  "  -f, --family NAME   run that family's schedule of PROBLEM\n"
+	  "  --backend cpu|cuda  where the ops run (default: cuda when built\n"
+	  "                      and a GPU is visible, else cpu)\n"
+	  "  --transport local|mpi\n"
+	  "                      threads of this process (default), or one\n"
+	  "                      process per device under mpirun or srun\n"
+	  "  --iterations K      measured iterations (default 5)\n"
+	  "  --warmup N          iterations before them, not measured\n"
+	  "                      (default 1)\n"
+	  "  --workload SPEC     the shape: any of hidden=H, ffn=F,\n"
+	  "                      tokens=T (per microbatch), layers=L (per\n"
+	  "                      stage)\n"
+	  "  -s, --seed N        weights, inputs and targets (default 1)\n"
+	  "  --memory-limit BYTES\n"
+	  "                      every device's limit (60GiB, 8e10, none)\n"
+	  "  --no-check          skip the sequential computation\n"
+	  "  --dry-run           print the workload's problem as JSON, run\n"
+	  "                      nothing\n"
+	  "  -o, --output FILE   write the measured schedule, atomically\n"
+	  "                      (\"-\": stdout, the report then on stderr)\n"
+	  "  -j, --json          print the report as one JSON object\n",
+	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL | PW_CMD_OWN_LIMIT,
+	  "fBUKZAsYEoj" PW_CMD_MODEL_OPTIONS "X", 1, 1, pw_cmd_launch },
+	{ "calibrate", "MEASURED... [-o FILE.lua|FILE.json]",
+	  "fit a problem's costs to measured runs",
+	  "Fits each stage's f, b, w and comm (the mean of its measured\n"
+	  "durations over every iteration) and the link's bandwidths and\n"
+	  "latency (least squares over the transfers) to one or more\n"
+	  "measured files of one problem (the first's is the base; the\n"
+	  "others must match it), and prints the fit per stage, the link,\n"
+	  "the residual, and the calibrated prediction: the measured\n"
+	  "schedule simulated on the calibrated problem against its\n"
+	  "measured step time, and the same before calibration.\n"
+	  "\n"
+	  "  -o, --output FILE   the calibrated problem, atomically: a\n"
+	  "                      problem file (.json) or a Lua problem\n"
+	  "                      script (.lua) that returns it\n",
+	  0, "o", 1, PW_CMD_MANY, pw_cmd_calibrate },
 	{ "help", "[COMMAND]",
 	  "the list of commands, or one command's help",
 	  "'pipewright COMMAND --help' is 'pipewright help COMMAND'.\n",
@@ -305,7 +391,8 @@ main_usage(FILE *fp)
 	}
 	fprintf(fp, "\n'pipewright help COMMAND' or 'pipewright COMMAND --help'"
 	    " tells more.\nExit status: 0 ok, 1 invalid schedule (check),"
-	    " 2 bad input or usage, 3 internal error.\n");
+	    " 2 bad input or usage, 3 internal error,\n4 a launch that failed"
+	    " or was stopped.\n");
 }
 
 /* Its row has no options: a command's name is an argument even when it
