@@ -1680,15 +1680,18 @@ test_launch(void)
 	const struct pw_problem *wp;
 	struct pw_violations viol = { 0 };
 	struct pw_timed_op *ops;
+	char *want;
 	size_t n;
 	int k, same = 0;
 
 	if (d == NULL)
 		return;
 	tui_key(d, 'L');
-	tap_str(d->message, "launch: family zb-h2 on the cpu backend, MLP "
-	    "blocks of hidden 64, ffn 256, 32 tokens, no attention (Esc "
-	    "stops)", "L: the message line says what runs");
+	want = pw_xasprintf("launch: family zb-h2 on %s, MLP blocks 64x256, 32 "
+	    "tokens, no attention (Esc stops)", pw_rt_backend_name(
+	    pw_rt_backend_default()));
+	tap_str(d->message, want, "L: the message line says what runs");
+	free(want);
 	tap_int(tui_key(d, 'L'), TUI_DRAW_MESSAGE, "L again while it runs");
 	tap_str(d->message, "a launch is running: Esc stops it first",
 	    "... is refused");
@@ -1754,6 +1757,28 @@ test_launch_cancel(void)
 	tui_free(d);
 }
 
+/* A failure during the run (PIPEWRIGHT_FAIL_AT) is the message line's
+ * error in one line, and nothing is measured. */
+static void
+test_launch_fail(void)
+{
+	struct tui *d = open_file("tui_small.json");
+
+	if (d == NULL)
+		return;
+	setenv("PIPEWRIGHT_FAIL_AT", "1:B(1,2)", 1);
+	tui_key(d, 'L');
+	unsetenv("PIPEWRIGHT_FAIL_AT");
+	if (launch_until_done(d))
+		tap_ok(d->message_is_error && d->measured == NULL &&
+		    strncmp(d->message, "launch: ", 8) == 0 &&
+		    strstr(d->message, "B(1,2)") != NULL &&
+		    strstr(d->message, "injected failure") != NULL &&
+		    strchr(d->message, '\n') == NULL, "an injected failure: "
+		    "one line naming the op: %s", d->message);
+	tui_free(d);
+}
+
 /* A problem change cancels a launch not yet polled to its end, without
  * waiting on it. */
 static void
@@ -1807,6 +1832,7 @@ main(void)
 	test_form_pins();
 	test_launch();
 	test_launch_cancel();
+	test_launch_fail();
 	test_launch_problem();
 	{
 		char *cmd = pw_xasprintf("rm -rf '%s'", tmpdir);

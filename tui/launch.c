@@ -44,6 +44,7 @@ tui_launch_destroy(struct tui_launch *s)
 	pw_schedule_free(s->sched);
 	pw_problem_free(s->problem);
 	pw_problem_free(s->key);
+	free(s->fail_at);
 	free(s);
 }
 
@@ -86,7 +87,8 @@ tui_launch_free(struct tui_launch *s)
 	tui_launch_release(s);
 }
 
-/* The first line of MSG, in place. */
+/* The first line of MSG, in place, without the "launch: " the engine's
+ * messages start with (the message line says it once). */
 static const char *
 tui_launch_line(char *msg)
 {
@@ -94,7 +96,7 @@ tui_launch_line(char *msg)
 
 	if (nl != NULL)
 		*nl = '\0';
-	return msg;
+	return strncmp(msg, "launch: ", 8) == 0 ? msg + 8 : msg;
 }
 
 /* Whether A and B are the same schedule: orders and reload anchors. */
@@ -127,6 +129,7 @@ tui_launch_start(struct tui *d, struct pw_error *err)
 	const struct pw_problem *p = pw_plan_problem(d->plan);
 	enum pw_rt_backend backend = pw_rt_backend_default();
 	struct tui_launch *s = pw_xcalloc(1, sizeof *s);
+	const char *fail;
 
 	s->key = pw_problem_copy(p);
 	s->sched = pw_schedule_copy(pw_plan_schedule(d->plan));
@@ -145,6 +148,10 @@ tui_launch_start(struct tui *d, struct pw_error *err)
 	s->opts.backend = backend;
 	s->opts.transport = PW_RT_LOCAL;
 	s->opts.cancel = &s->cancel;
+	/* The testing aid of docs/runtime.md, as pipewright launch reads it;
+	 * copied, since the environment may change while it runs. */
+	if ((fail = getenv("PIPEWRIGHT_FAIL_AT")) != NULL)
+		s->opts.fail_at = s->fail_at = pw_xstrdup(fail);
 	s->opts.progress = tui_launch_report;
 	s->opts.progress_arg = s;
 	if (pw_thread_start(&s->thread, tui_launch_main, s) != 0) {
@@ -180,8 +187,9 @@ tui_launch_begin(struct tui *d)
 	w = &d->launch->work;
 	snprintf(sched, sizeof sched, "%s", d->source != NULL ? d->source :
 	    "the schedule");
-	tui_message(d, false, "launch: %s on the %s backend, MLP blocks of "
-	    "hidden %d, ffn %d, %d tokens%s, no attention (Esc stops)", sched,
+	/* Short enough for 80 columns with a family's name. */
+	tui_message(d, false, "launch: %s on %s, MLP blocks %dx%d, %d tokens%s, "
+	    "no attention (Esc stops)", sched,
 	    pw_rt_backend_name(d->launch->opts.backend), w->hidden, w->ffn,
 	    w->tokens, w->scaled ? ", scaled down" : "");
 	return TUI_DRAW_MESSAGE;

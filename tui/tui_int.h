@@ -391,6 +391,7 @@ struct tui_launch {
 	struct pw_schedule *sched;	/* what runs, owned */
 	struct pw_workload work;
 	struct pw_rt_opts opts;
+	char	*fail_at;	/* opts.fail_at's, owned; NULL: none */
 	pthread_t thread;
 	atomic_int cancel;	/* the launch's cancel flag */
 	atomic_bool finished;	/* pw_launch has returned */
