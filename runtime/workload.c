@@ -53,14 +53,13 @@ struct pw_rt_stage {
  * X, h, a; then, on the last stage, the last layer's output, which the
  * loss turns into its gradient): the offload bytes.  REST is the dy
  * slots B writes for W (all layers', less the last stage's last).  F
- * takes both in one block (BLOCK); OFFLOAD gives the block back and
- * takes REST alone (which holds nothing yet: B has not run), RELOAD
- * takes KEEP again.
+ * takes both at its start, one memory event of act bytes (the arena's
+ * order ends it once both have moved); OFFLOAD gives KEEP back, RELOAD
+ * takes it again, W gives both.
  */
 struct pw_rt_saved {
 	int	mb;
-	float	*block;		/* keep and rest as F took them, or NULL */
-	float	*keep;
+	float	*keep;		/* NULL while offloaded */
 	float	*rest;
 	float	*host;		/* KEEP's copy while offloaded */
 };
@@ -573,12 +572,8 @@ pw_rt_saved_free(struct pw_rt_stage *st, struct pw_rt_saved *sv)
 		return;
 	keep = wl_keep_floats(&st->sh);
 	rest = wl_rest_floats(&st->sh);
-	if (sv->block != NULL)
-		wl_give(st, sv->block, keep + rest);
-	else {
-		wl_give(st, sv->keep, keep);
-		wl_give(st, sv->rest, rest);
-	}
+	wl_give(st, sv->keep, keep);
+	wl_give(st, sv->rest, rest);
 	if (sv->host != NULL && keep > 0)
 		st->be->host_release(st->ctx, sv->host);
 	free(sv);
@@ -600,8 +595,7 @@ pw_rt_forward(struct pw_rt_stage *st, int mb, const float *in, float *out,
     struct pw_rt_saved **saved, double *loss, struct pw_error *err)
 {
 	const struct pw_rt_backend_ops *be = st->be;
-	size_t t = st->sh.t, h = st->sh.h, f = st->sh.f, l,
-	    keep = wl_keep_floats(&st->sh);
+	size_t t = st->sh.t, h = st->sh.h, f = st->sh.f, l;
 	struct pw_rt_saved *sv;
 	uint64_t keys[2];
 	char what[64];
@@ -615,13 +609,13 @@ pw_rt_forward(struct pw_rt_stage *st, int mb, const float *in, float *out,
 	wl_what(what, sizeof what, "F", st, mb);
 	sv = pw_xcalloc(1, sizeof *sv);
 	sv->mb = mb;
-	if ((sv->block = wl_take(st, keep + wl_rest_floats(&st->sh), what,
+	if ((sv->keep = wl_take(st, wl_keep_floats(&st->sh), what,
+	    err)) == NULL ||
+	    (sv->rest = wl_take(st, wl_rest_floats(&st->sh), what,
 	    err)) == NULL) {
-		free(sv);
+		pw_rt_saved_free(st, sv);
 		return PW_ERR_RUNTIME;
 	}
-	sv->keep = sv->block;
-	sv->rest = sv->block + keep;
 	keys[0] = PW_RT_INPUT;
 	keys[1] = (uint64_t)mb;
 	x = wl_x(st, sv, 0);
@@ -719,11 +713,11 @@ int
 pw_rt_offload(struct pw_rt_stage *st, struct pw_rt_saved *sv,
     struct pw_error *err)
 {
-	size_t keep = wl_keep_floats(&st->sh), rest = wl_rest_floats(&st->sh);
+	size_t keep = wl_keep_floats(&st->sh);
 	char what[64];
 	int rc;
 
-	assert(sv->block != NULL && sv->host == NULL);
+	assert(sv->keep != NULL && sv->host == NULL);
 	wl_what(what, sizeof what, "OFFLOAD", st, sv->mb);
 	if (keep == 0)
 		sv->host = &wl_empty;
@@ -736,12 +730,8 @@ pw_rt_offload(struct pw_rt_stage *st, struct pw_rt_saved *sv,
 	if ((rc = st->be->copy(st->ctx, sv->host, sv->keep, keep, PW_RT_D2H,
 	    err)) != PW_OK)
 		return rc;
-	/* The block back first, then REST alone: the level never passes
-	 * the model's, which frees the offload bytes at this instant. */
-	wl_give(st, sv->block, keep + rest);
-	sv->block = sv->keep = NULL;
-	if ((sv->rest = wl_take(st, rest, what, err)) == NULL)
-		return PW_ERR_RUNTIME;
+	wl_give(st, sv->keep, keep);
+	sv->keep = NULL;
 	return PW_OK;
 }
 

@@ -12,88 +12,6 @@
 #include "rt_int.h"
 #include "tap.h"
 
-/* ------------------------------------------------------------------ */
-/* Until the engine's arena (arena.c) lands: a minimal one that counts. */
-
-struct pw_rt_arena {
-	const struct pw_rt_backend_ops *be;
-	void	*ctx;
-	int	device;
-	double	limit, level, peak;
-};
-
-struct pw_rt_arena *
-pw_rt_arena_new(int device, double limit, const struct pw_rt_backend_ops *be,
-    void *ctx)
-{
-	struct pw_rt_arena *a = pw_xcalloc(1, sizeof *a);
-
-	a->be = be;
-	a->ctx = ctx;
-	a->device = device;
-	a->limit = limit;
-	return a;
-}
-
-void
-pw_rt_arena_free(struct pw_rt_arena *a)
-{
-	free(a);
-}
-
-void *
-pw_rt_arena_take(struct pw_rt_arena *a, size_t bytes, const char *what,
-    struct pw_error *err)
-{
-	if (a->level + (double)bytes > a->limit) {
-		pw_error_set(err, "device %d: %s: %zu bytes beyond the limit",
-		    a->device, what, bytes);
-		return NULL;
-	}
-	a->level += (double)bytes;
-	if (a->level > a->peak)
-		a->peak = a->level;
-	return a->be->alloc(a->ctx, bytes);
-}
-
-void
-pw_rt_arena_give(struct pw_rt_arena *a, void *p, size_t bytes)
-{
-	a->level -= (double)bytes;
-	a->be->release(a->ctx, p);
-}
-
-double
-pw_rt_arena_level(const struct pw_rt_arena *a)
-{
-	return a->level;
-}
-
-double
-pw_rt_arena_peak(const struct pw_rt_arena *a)
-{
-	return a->peak;
-}
-
-/* Until src/measured.c lands: the workload's copy and clear. */
-void
-pw_workload_clear(struct pw_workload *w)
-{
-	free(w->layers);
-	memset(w, 0, sizeof *w);
-}
-
-void
-pw_workload_copy(struct pw_workload *dst, const struct pw_workload *src)
-{
-	*dst = *src;
-	dst->layers = pw_xcalloc((size_t)src->nstages, sizeof *dst->layers);
-	memcpy(dst->layers, src->layers, (size_t)src->nstages *
-	    sizeof *dst->layers);
-}
-
-/* ------------------------------------------------------------------ */
-
 /* A workload of NSTAGES stages (LAYERS each, NULL: one) the caller
  * clears. */
 static struct pw_workload
@@ -252,6 +170,23 @@ test_levels(void)
 		    "all", s);
 		pw_rt_arena_free(a);
 	}
+
+	/* One byte short of static + act: F fails naming its op, and gives
+	 * back what it took. */
+	g = &q->stages[0];
+	base = q->memory[0].static_bytes;
+	a = pw_rt_arena_new(0, base + g->act - 1, &pw_rt_cpu, NULL);
+	if (tap_int(pw_rt_stage_open(&w, 0, &pw_rt_cpu, NULL, a, 1, &st,
+	    &err), PW_OK, "stage 0 opens under a tight limit")) {
+		tap_int(pw_rt_forward(st, 3, NULL, io, &sv, &loss, &err),
+		    PW_ERR_RUNTIME, "F beyond the limit fails");
+		tap_ok(strstr(err.msg, "F(0,3)") != NULL && sv == NULL,
+		    "its message names the op: %s", err.msg);
+		tap_ok(pw_rt_arena_level(a) == base, "and it gave back what "
+		    "it took");
+		pw_rt_stage_close(st);
+	}
+	pw_rt_arena_free(a);
 	free(io);
 	pw_problem_free(q);
 	pw_problem_free(p);
@@ -693,6 +628,12 @@ test_shape(void)
 		tap_ok(w.hidden == 3 && w.tokens == 5 && !w.scaled,
 		    "a given workload wins");
 	pw_workload_clear(&w);
+	pw_workload_clear(&given);
+	given = work_of(3, 4, 5, 2, NULL);
+	tap_int(pw_workload_for(p, &given, PW_RT_CPU, &w, &err), PW_ERR_INPUT,
+	    "a given workload of other stages is refused");
+	tap_str(err.msg, "workload: 2 stages, the problem has 4",
+	    "its message");
 	pw_workload_clear(&given);
 	q = pw_problem_new(2, 3, 4);
 	if (tap_int(pw_workload_for(q, NULL, PW_RT_CPU, &w, &err), PW_OK,
