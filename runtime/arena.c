@@ -113,8 +113,8 @@ pw_rt_arena_take(struct pw_rt_arena *a, size_t bytes, const char *what,
 		goto out;
 	}
 	if (a->level + (double)bytes > a->limit) {
-		pw_error_set(err, "device %d, %s: out of memory: %zu bytes more "
-		    "than the %.0f of the limit of %.0f bytes left", a->device,
+		pw_error_set(err, "device %d, %s: out of memory: %zu bytes "
+		    "asked, %.0f of the limit of %.0f bytes left", a->device,
 		    what, bytes, a->limit - a->level, a->limit);
 		goto out;
 	}

@@ -212,15 +212,21 @@ struct pw_engine {
 	double	t0;			/* its start, pw_rt_now */
 	double	span;			/* its latest op end, from t0 */
 	double	loss;			/* its summed loss */
+	char	*host;		/* the hosts: "a,b" for several */
+	bool	one_host;	/* every rank on rank 0's */
 	atomic_bool stop;
 	int	rc;			/* the first error */
 	struct pw_error err;
 };
 
 /* Records the first error and stops every wait.  Later errors (mostly
- * "stopped" from the waits the first one ended) are dropped. */
+ * "stopped" from the waits the first one ended) are dropped.  Under MPI
+ * the rank where an error starts (ORIGINAL: not a wait that a stop
+ * ended) says it at once, before its stop reaches the others, which end
+ * without a word: the job's one line. */
 static void
-pw_engine_stop(struct pw_engine *e, int rc, const struct pw_error *err)
+pw_engine_stop(struct pw_engine *e, int rc, const struct pw_error *err,
+    bool original)
 {
 	int d;
 
@@ -228,6 +234,9 @@ pw_engine_stop(struct pw_engine *e, int rc, const struct pw_error *err)
 	if (e->rc == PW_OK) {
 		e->rc = rc;
 		e->err = *err;
+		if (original && e->net->size > 1)
+			fprintf(stderr, "pipewright: rank %d: %s\n", e->net->rank,
+			    err->msg);
 	}
 	atomic_store(&e->stop, true);
 	pthread_cond_broadcast(&e->changed);
@@ -255,7 +264,7 @@ pw_engine_fail(struct pw_engine *e, int device, struct pw_op op, int rc,
 	else
 		pw_error_set(&err, "device %d, %s: %s", device, name, inner->msg);
 	pw_engine_stop(e, rc == PW_ERR_CANCELLED ? PW_ERR_CANCELLED : PW_ERR_RUNTIME,
-	    &err);
+	    &err, rc != PW_ERR_CANCELLED);
 }
 
 static int
@@ -349,7 +358,7 @@ pw_engine_take_input(struct pw_engine *e, int d, struct pw_op op, int from,
     float **slots, int it, float **out, struct pw_error *err)
 {
 	int src = e->p->stages[from].device, k = it - e->opts->warmup, rc;
-	size_t at = (size_t)from * (size_t)e->m + (size_t)op.mb;
+	size_t at = (size_t)op.stage * (size_t)e->m + (size_t)op.mb;
 	double when;
 
 	if (src == d) {
@@ -782,6 +791,7 @@ pw_engine_free(struct pw_engine *e)
 	free(e->slot);
 	free(e->timed);
 	free(e->rec);
+	free(e->host);
 	pw_where_free(e->where);
 	pw_timing_free(e->timing);
 	pthread_cond_destroy(&e->changed);
@@ -849,6 +859,9 @@ pw_engine_parse_fail(struct pw_engine *e, struct pw_error *err)
 		pw_error_set(err, "PIPEWRIGHT_FAIL_AT=\"%s\": %s", shown, why.msg);
 		goto out;
 	}
+	/* As a pin names it: B or W of a fused backward is its BW. */
+	if (!pw_engine_has(e, e->fail_op))
+		e->fail_op = pw_pin_other(e->fail_op);
 	if (!pw_engine_has(e, e->fail_op) ||
 	    pw_engine_device(e, e->fail_op) != e->fail_device) {
 		pw_error_set(err, "PIPEWRIGHT_FAIL_AT=\"%s\": no op of device %d "
@@ -1058,6 +1071,31 @@ pw_engine_free_gathered(const struct pw_engine *e, char **all, size_t *lens)
 	free(lens);
 }
 
+/* The instant iteration times count from, in *T0: under MPI on one host
+ * rank 0's (every rank reads the same CLOCK_MONOTONIC, so causality
+ * across ranks holds exactly), on several hosts each rank's own exit
+ * from the barrier. */
+static int
+pw_engine_clock(struct pw_engine *e, double *t0, struct pw_error *err)
+{
+	char *buf;
+	size_t len = sizeof *t0;
+	int rc;
+
+	*t0 = pw_rt_now();
+	if (e->net->size == 1 || !e->one_host)
+		return PW_OK;
+	buf = e->net->rank == 0 ? (char *)t0 : NULL;
+	if ((rc = e->net->bcast(e->net, &buf, &len, err)) != PW_OK)
+		return rc;
+	if (e->net->rank != 0) {
+		if (len == sizeof *t0)
+			memcpy(t0, buf, sizeof *t0);
+		free(buf);
+	}
+	return PW_OK;
+}
+
 /* Stops the run when the caller has cancelled it (E->lock not held). */
 static void
 pw_engine_watch(struct pw_engine *e, int it)
@@ -1069,7 +1107,7 @@ pw_engine_watch(struct pw_engine *e, int it)
 		return;
 	pw_error_set(&err, "launch: cancelled at iteration %d of %d", it + 1,
 	    e->total);
-	pw_engine_stop(e, PW_ERR_CANCELLED, &err);
+	pw_engine_stop(e, PW_ERR_CANCELLED, &err, true);
 }
 
 /* Starts iteration IT on every worker and waits for them, watching the
@@ -1078,10 +1116,13 @@ static int
 pw_engine_step(struct pw_engine *e, int it, struct pw_engine_tick *tick)
 {
 	struct pw_error err;
+	double t0;
 	int d, rc;
 
-	if ((rc = e->net->barrier(e->net, &err)) != PW_OK) {
-		pw_engine_stop(e, PW_ERR_RUNTIME, &err);
+	if ((rc = e->net->barrier(e->net, &err)) == PW_OK)
+		rc = pw_engine_clock(e, &t0, &err);
+	if (rc != PW_OK) {
+		pw_engine_stop(e, PW_ERR_RUNTIME, &err, true);
 		return rc;
 	}
 	pw_engine_watch(e, it);
@@ -1093,7 +1134,7 @@ pw_engine_step(struct pw_engine *e, int it, struct pw_engine_tick *tick)
 	e->done = 0;
 	e->span = 0;
 	e->loss = 0;
-	e->t0 = pw_rt_now();
+	e->t0 = t0;
 	e->go++;
 	pthread_cond_broadcast(&e->changed);
 	while (e->done < e->nworkers) {
@@ -1106,8 +1147,9 @@ pw_engine_step(struct pw_engine *e, int it, struct pw_engine_tick *tick)
 	tick->span = e->span;
 	tick->loss = e->loss;
 	tick->has_loss = e->dev[e->p->stages[e->p->nstages - 1].device].here;
+	rc = atomic_load(&e->stop) ? e->rc : PW_OK;
 	pthread_mutex_unlock(&e->lock);
-	return atomic_load(&e->stop) ? e->rc : PW_OK;
+	return rc;
 }
 
 /* Rank 0's view of iteration IT: every rank's ticks combined. */
@@ -1303,15 +1345,11 @@ pw_engine_measured(struct pw_engine *e, const double *step, const double *loss,
 {
 	int K = e->opts->iterations, k, d;
 	struct pw_measured *m = pw_measured_new(e->p->devices, e->nops, K);
-	char host[256];
 	size_t i;
 
 	m->backend = pw_xstrdup(pw_rt_backend_name(e->opts->backend));
 	m->transport = pw_xstrdup(pw_rt_transport_name(e->opts->transport));
-	if (gethostname(host, sizeof host) != 0)
-		snprintf(host, sizeof host, "localhost");
-	host[sizeof host - 1] = '\0';
-	m->host = pw_xstrdup(host);
+	m->host = pw_xstrdup(e->host);
 	m->iterations = K;
 	m->warmup = e->opts->warmup;
 	for (k = 0; k < K; k++) {
@@ -1391,7 +1429,7 @@ pw_engine_run(struct pw_engine *e, double *step, double *loss,
 		if ((rc = pw_engine_step(e, it, &mine)) != PW_OK)
 			break;
 		if ((rc = pw_engine_combine(e, &mine, &all, err)) != PW_OK) {
-			pw_engine_stop(e, rc, err);
+			pw_engine_stop(e, rc, err, true);
 			break;
 		}
 		pr.iteration = it + 1;
@@ -1450,6 +1488,54 @@ pw_engine_init(struct pw_engine *e, const struct pw_problem *p,
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_cond_init(&e->changed, NULL);
 	atomic_init(&e->stop, false);
+}
+
+/* Which hosts the ranks run on: E->host on rank 0 (each name once, in
+ * rank order), E->one_host on every rank. */
+static int
+pw_engine_hosts(struct pw_engine *e, struct pw_error *err)
+{
+	char name[256], **all = NULL, *flag = NULL, said[2] = "0";
+	size_t *lens = NULL, len = 1;
+	int r, q, rc;
+
+	if (gethostname(name, sizeof name) != 0)
+		snprintf(name, sizeof name, "localhost");
+	name[sizeof name - 1] = '\0';
+	e->one_host = true;
+	if (e->net->size == 1) {
+		e->host = pw_xstrdup(name);
+		return PW_OK;
+	}
+	rc = e->net->gather(e->net, name, strlen(name) + 1, &all, &lens, err);
+	for (r = 0; rc == PW_OK && e->net->rank == 0 && r < e->net->size; r++) {
+		all[r][lens[r] > 0 ? lens[r] - 1 : 0] = '\0';
+		for (q = 0; q < r && strcmp(all[q], all[r]) != 0; q++)
+			continue;
+		if (q < r)
+			continue;
+		if (r == 0)
+			e->host = pw_xstrdup(all[r]);
+		else {
+			char *joined = pw_xasprintf("%s,%s", e->host, all[r]);
+
+			free(e->host);
+			e->host = joined;
+			e->one_host = false;
+		}
+	}
+	pw_engine_free_gathered(e, all, lens);
+	if (rc != PW_OK)
+		return rc;
+	said[0] = e->one_host ? '1' : '0';
+	flag = e->net->rank == 0 ? said : NULL;
+	if ((rc = e->net->bcast(e->net, &flag, &len, err)) != PW_OK)
+		return rc;
+	if (e->net->rank != 0) {
+		e->one_host = len == 1 && flag[0] == '1';
+		free(flag);
+	}
+	return PW_OK;
 }
 
 /* The records, once the schedule is checked: a slot per op. */
@@ -1528,13 +1614,15 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 		goto out;
 
 	pw_engine_size(&e);
+	if ((rc = pw_engine_hosts(&e, err)) != PW_OK)
+		goto out;
 	step = pw_xcalloc((size_t)opts->iterations, sizeof *step);
 	loss = pw_xcalloc((size_t)opts->iterations, sizeof *loss);
 	rc = pw_engine_open(&e, err);
 	if (rc == PW_OK)
 		rc = pw_engine_threads(&e, true, err);
 	if (rc != PW_OK) {
-		pw_engine_stop(&e, rc, err);
+		pw_engine_stop(&e, rc, err, true);
 		pw_engine_threads(&e, false, err);
 		rc = PW_ERR_RUNTIME;
 		goto out;
@@ -1542,11 +1630,10 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 	rc = pw_engine_run(&e, step, loss, err);
 	if (rc == PW_OK)
 		rc = pw_engine_finish(&e, step, loss, out, err);
-	if (rc != PW_OK && net->kind == PW_RT_MPI && net->size > 1) {
-		/* The other ranks may wait on this one: end them all. */
-		fprintf(stderr, "pipewright: rank %d: %s\n", net->rank, err->msg);
+	/* The other ranks may wait on this one: end them all (the rank
+	 * where the error started has said it). */
+	if (rc != PW_OK && net->size > 1)
 		pw_rt_mpi_abort(PW_EXIT_RUNTIME);
-	}
 out:
 	if (inited)
 		pw_engine_free(&e);

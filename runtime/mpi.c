@@ -3,16 +3,19 @@
  * runs device d), started by mpirun or srun.
  *
  * Every call that waits is a nonblocking MPI call polled with MPI_Test
- * and a short sleep, so that a stop (this rank's fault or cancel, or a
- * stop notice from another rank) ends it within a millisecond and no rank
- * is ever left inside a blocking MPI call.  Several threads of a rank use
- * the net (the device's compute and copy workers, the launching thread),
- * so every MPI call here is made under one lock: MPI_THREAD_SERIALIZED is
- * all the runtime asks of the library.
+ * and a short sleep, so that no rank is ever left inside a blocking MPI
+ * call: a stop (this rank's fault or cancel, or the stop notice another
+ * rank's stop sends to every rank) ends a receive within a millisecond.
+ * A send copies the tensor and returns at once, as the local transport
+ * does.  The collectives still complete after a stop, so the ranks can
+ * gather what each saw.  Several threads of a rank use the net (the
+ * device's compute and copy workers, the launching thread), so every MPI
+ * call here is made under one lock: MPI_THREAD_SERIALIZED is all the
+ * runtime asks of the library.
  *
  * A hand-off is one message of an 8-byte header (the full 64-bit tag)
- * followed by the floats, described in place by a struct datatype (no
- * copy).  Its MPI tag is the runtime's tag when that is at most
+ * followed by the floats, described by a struct datatype (the receiver
+ * takes them straight into its buffer).  Its MPI tag is the runtime's tag when that is at most
  * MPI_TAG_UB, else the tag mixed and folded below MPI_TAG_UB; the
  * receiver checks the header, so two tags that fold alike in flight
  * between the same two ranks are an error naming both, never a wrong
@@ -21,8 +24,6 @@
  * Without HAVE_MPI (configure found no Open MPI) the same functions say
  * so in one line.
  */
-#define _POSIX_C_SOURCE 200809L	/* nanosleep */
-
 #include "config.h"
 
 #include <limits.h>
@@ -54,6 +55,17 @@ struct pw_mpi {
 	MPI_Request ctrl_req;
 	bool	ctrl_done;
 	MPI_Request *notes;	/* [size] this rank's stop notices */
+	struct pw_mpi_out *outs; /* sends MPI has not finished */
+};
+
+/* A send in flight: its own copy of the header and the floats, kept
+ * until MPI is done with it, so that a send never waits for its
+ * receiver (the local transport's semantics, which schedules rely on:
+ * two devices may hand each other a tensor at once). */
+struct pw_mpi_out {
+	struct pw_mpi_out *next;
+	MPI_Request req;
+	uint64_t *mem;		/* the header, then the floats */
 };
 
 /* Whether pw_rt_mpi_start initialized MPI (and pw_rt_mpi_stop has not
@@ -193,28 +205,32 @@ pw_mpi_notice_poll(struct pw_mpi *m)
 
 /*
  * Polls REQ (started by CALL) until it completes, into *ST when not NULL.
- * Once the net is stopped a receive is cancelled and PW_ERR_CANCELLED
- * returned; any other request is left to MPI (a send's buffer is only
- * read, a collective cannot be cancelled), the net then being fit only
- * to close.
+ * A receive (CANCELLABLE) is cancelled once the net is stopped, and
+ * PW_ERR_CANCELLED returned.  A collective completes once every rank is
+ * in it, stopped or not, so that the ranks can still gather what each
+ * one saw after a stop; a rank that died never joins, but then the
+ * launcher ends the job.
  */
 static int
-pw_mpi_wait(struct pw_mpi *m, MPI_Request *req, bool is_recv, const char *call,
-    MPI_Status *st, struct pw_error *err)
+pw_mpi_wait(struct pw_mpi *m, MPI_Request *req, bool cancellable,
+    const char *call, MPI_Status *st, struct pw_error *err)
 {
 	struct timespec nap = { 0, PW_MPI_POLL_NS };
 	MPI_Status ignored;
 	int	done = 0, rc;
+	bool	cancel;
 
 	if (st == NULL)
 		st = &ignored;
 	for (;;) {
+		cancel = false;
 		pthread_mutex_lock(&m->lock);
 		rc = MPI_Test(req, &done, st);
-		if (rc == MPI_SUCCESS && !done)
+		if (rc == MPI_SUCCESS && !done) {
 			pw_mpi_notice_poll(m);
-		if (rc == MPI_SUCCESS && !done && atomic_load(&m->stopped) &&
-		    is_recv) {
+			cancel = cancellable && atomic_load(&m->stopped);
+		}
+		if (cancel) {
 			MPI_Cancel(req);
 			MPI_Wait(req, MPI_STATUS_IGNORE);
 		}
@@ -223,7 +239,7 @@ pw_mpi_wait(struct pw_mpi *m, MPI_Request *req, bool is_recv, const char *call,
 			return pw_mpi_fail(err, call, m->rank, rc);
 		if (done)
 			return PW_OK;
-		if (atomic_load(&m->stopped)) {
+		if (cancel) {
 			pw_error_set(err, "%s on rank %d: stopped", call, m->rank);
 			return PW_ERR_CANCELLED;
 		}
@@ -234,12 +250,12 @@ pw_mpi_wait(struct pw_mpi *m, MPI_Request *req, bool is_recv, const char *call,
 /* After the call that started REQ returned RC (on M's lock): its error,
  * or the wait for REQ. */
 static int
-pw_mpi_started_wait(struct pw_mpi *m, int rc, MPI_Request *req, bool is_recv,
-    const char *call, MPI_Status *st, struct pw_error *err)
+pw_mpi_started_wait(struct pw_mpi *m, int rc, MPI_Request *req,
+    bool cancellable, const char *call, MPI_Status *st, struct pw_error *err)
 {
 	if (rc != MPI_SUCCESS)
 		return pw_mpi_fail(err, call, m->rank, rc);
-	return pw_mpi_wait(m, req, is_recv, call, st, err);
+	return pw_mpi_wait(m, req, cancellable, call, st, err);
 }
 
 /*
@@ -275,47 +291,114 @@ pw_mpi_handoff_type(struct pw_mpi *m, const uint64_t *hdr, const float *buf,
 }
 
 /*
- * One hand-off of N floats at BUF under TAG from device FROM to TO: this
- * rank sends (FROM is its device) or, when RECEIVING, waits for it (TO
- * is).  Under MPI rank d runs device d.
+ * Errors unless this rank may make CALL for a hand-off from device FROM
+ * to TO, SELF being this rank's end (rank d runs device d) and the net
+ * not stopped.
  */
 static int
-pw_mpi_handoff(struct pw_rt_net *net, int from, int to, uint64_t tag,
-    float *buf, size_t n, bool receiving, struct pw_error *err)
+pw_mpi_ends(const struct pw_mpi *m, const char *call, int from, int to,
+    int self, struct pw_error *err)
 {
-	struct pw_mpi *m = net->ctx;
-	const char *call = receiving ? "MPI_Irecv" : "MPI_Isend";
-	int	self = receiving ? to : from, peer = receiving ? from : to;
-	MPI_Datatype type;
-	MPI_Request req;
-	MPI_Status st;
-	uint64_t hdr = receiving ? 0 : tag;
-	int	rc, count = 0;
+	int	peer = self == from ? to : from;
 
 	if (atomic_load(&m->stopped)) {
 		pw_error_set(err, "%s on rank %d: stopped", call, m->rank);
 		return PW_ERR_CANCELLED;
 	}
-	if (self != m->rank || peer < 0 || peer >= m->size || peer == self) {
-		pw_error_set(err, "a hand-off from device %d to device %d on rank "
-		    "%d of %d: under MPI rank d runs device d", from, to, m->rank,
-		    m->size);
-		return PW_ERR_INTERNAL;
+	if (self == m->rank && peer >= 0 && peer < m->size && peer != self)
+		return PW_OK;
+	pw_error_set(err, "%s of a hand-off from device %d to device %d on rank "
+	    "%d of %d: under MPI rank d runs device d", call, from, to, m->rank,
+	    m->size);
+	return PW_ERR_INTERNAL;
+}
+
+/* Frees the sends MPI has finished (M locked). */
+static void
+pw_mpi_outs_reap(struct pw_mpi *m)
+{
+	struct pw_mpi_out **pp = &m->outs, *o;
+	int	done;
+
+	while ((o = *pp) != NULL) {
+		done = 0;
+		if (MPI_Test(&o->req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS ||
+		    !done) {
+			pp = &o->next;
+			continue;
+		}
+		*pp = o->next;
+		free(o->mem);
+		free(o);
 	}
-	if ((rc = pw_mpi_handoff_type(m, &hdr, buf, n, &type, err)) != PW_OK)
+}
+
+static int
+pw_mpi_send(struct pw_rt_net *net, int from, int to, uint64_t tag,
+    const float *buf, size_t n, struct pw_error *err)
+{
+	struct pw_mpi *m = net->ctx;
+	struct pw_mpi_out *o;
+	MPI_Datatype type;
+	int	rc;
+
+	if ((rc = pw_mpi_ends(m, "MPI_Isend", from, to, from, err)) != PW_OK)
+		return rc;
+	o = pw_xcalloc(1, sizeof *o);
+	o->mem = pw_xmalloc(sizeof *o->mem + n * sizeof *buf);
+	o->mem[0] = tag;
+	if (n > 0)
+		memcpy(o->mem + 1, buf, n * sizeof *buf);
+	if ((rc = pw_mpi_handoff_type(m, o->mem, (const float *)(o->mem + 1), n,
+	    &type, err)) != PW_OK) {
+		free(o->mem);
+		free(o);
+		return rc;
+	}
+	pthread_mutex_lock(&m->lock);
+	pw_mpi_outs_reap(m);
+	pw_mpi_notice_poll(m);
+	rc = MPI_Isend(MPI_BOTTOM, 1, type, to, pw_mpi_tag(m, tag), m->data,
+	    &o->req);
+	MPI_Type_free(&type);
+	if (rc == MPI_SUCCESS) {
+		o->next = m->outs;
+		m->outs = o;
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (rc == MPI_SUCCESS)
+		return PW_OK;
+	free(o->mem);
+	free(o);
+	return pw_mpi_fail(err, "MPI_Isend", m->rank, rc);
+}
+
+/* Waits for the hand-off into BUF itself: no copy on this side. */
+static int
+pw_mpi_recv(struct pw_rt_net *net, int from, int to, uint64_t tag,
+    float *buf, size_t n, struct pw_error *err)
+{
+	struct pw_mpi *m = net->ctx;
+	MPI_Datatype type;
+	MPI_Request req;
+	MPI_Status st;
+	uint64_t hdr = 0;
+	int	rc, count = 0;
+
+	if ((rc = pw_mpi_ends(m, "MPI_Irecv", from, to, to, err)) != PW_OK ||
+	    (rc = pw_mpi_handoff_type(m, &hdr, buf, n, &type, err)) != PW_OK)
 		return rc;
 	pthread_mutex_lock(&m->lock);
-	rc = receiving ? MPI_Irecv(MPI_BOTTOM, 1, type, peer, pw_mpi_tag(m, tag),
-	    m->data, &req) : MPI_Isend(MPI_BOTTOM, 1, type, peer,
-	    pw_mpi_tag(m, tag), m->data, &req);
+	rc = MPI_Irecv(MPI_BOTTOM, 1, type, from, pw_mpi_tag(m, tag), m->data,
+	    &req);
 	pthread_mutex_unlock(&m->lock);
-	rc = pw_mpi_started_wait(m, rc, &req, receiving, call, &st, err);
+	rc = pw_mpi_started_wait(m, rc, &req, true, "MPI_Irecv", &st, err);
 	pthread_mutex_lock(&m->lock);
-	if (rc == PW_OK && receiving)
+	if (rc == PW_OK)
 		MPI_Get_count(&st, type, &count);
 	MPI_Type_free(&type);
 	pthread_mutex_unlock(&m->lock);
-	if (rc != PW_OK || !receiving)
+	if (rc != PW_OK)
 		return rc;
 	if (count != 1 || hdr != tag) {
 		pw_error_set(err, "rank %d waited for tag %#llx (%zu floats) from "
@@ -326,21 +409,6 @@ pw_mpi_handoff(struct pw_rt_net *net, int from, int to, uint64_t tag,
 		return PW_ERR_RUNTIME;
 	}
 	return PW_OK;
-}
-
-/* The message is only read: the cast lets one function serve both ways. */
-static int
-pw_mpi_send(struct pw_rt_net *net, int from, int to, uint64_t tag,
-    const float *buf, size_t n, struct pw_error *err)
-{
-	return pw_mpi_handoff(net, from, to, tag, (float *)buf, n, false, err);
-}
-
-static int
-pw_mpi_recv(struct pw_rt_net *net, int from, int to, uint64_t tag,
-    float *buf, size_t n, struct pw_error *err)
-{
-	return pw_mpi_handoff(net, from, to, tag, buf, n, true, err);
 }
 
 /* Tells every other rank to stop, once; their waits then return
@@ -474,18 +542,47 @@ pw_mpi_barrier(struct pw_rt_net *net, struct pw_error *err)
 	return pw_mpi_started_wait(m, rc, &req, false, "MPI_Ibarrier", NULL, err);
 }
 
-/* Frees the net; requests still pending after a stop are left to
- * MPI_Finalize. */
+/* Waits until MPI is done with every send, or the net is stopped. */
+static void
+pw_mpi_outs_drain(struct pw_mpi *m)
+{
+	struct timespec nap = { 0, PW_MPI_POLL_NS };
+	bool	more;
+
+	for (;;) {
+		pthread_mutex_lock(&m->lock);
+		pw_mpi_outs_reap(m);
+		pw_mpi_notice_poll(m);
+		more = m->outs != NULL && !atomic_load(&m->stopped);
+		pthread_mutex_unlock(&m->lock);
+		if (!more)
+			return;
+		nanosleep(&nap, NULL);
+	}
+}
+
+/*
+ * Frees the net once its sends are done.  After a stop, a send that its
+ * peer never took keeps its copy to the process's end (MPI may still
+ * read it), and a pending collective is left to MPI_Finalize.
+ */
 static void
 pw_mpi_close(struct pw_rt_net *net)
 {
 	struct pw_mpi *m;
+	struct pw_mpi_out *o;
 	int	r;
 
 	if (net == NULL)
 		return;
 	m = net->ctx;
+	pw_mpi_outs_drain(m);
 	pthread_mutex_lock(&m->lock);
+	while ((o = m->outs) != NULL) {
+		m->outs = o->next;
+		MPI_Request_free(&o->req);
+		free(o);
+	}
 	if (!m->ctrl_done) {
 		MPI_Cancel(&m->ctrl_req);
 		MPI_Wait(&m->ctrl_req, MPI_STATUS_IGNORE);

@@ -151,7 +151,8 @@ int	pw_launch(const struct pw_problem *, const struct pw_schedule *,
 	    struct pw_rt_result *out, struct pw_error *);
 void	pw_rt_result_free(struct pw_rt_result *);
 
-/* MPI: initializes it (threads: MPI_THREAD_FUNNELED or better) and says
+/* MPI: initializes it (threads: MPI_THREAD_SERIALIZED or better: a
+ * rank's workers and its launching thread take turns) and says
  * this process's rank and the world's size; pw_rt_mpi_stop finalizes.
  * PW_ERR_INPUT when not built with MPI or when not started by a
  * launcher. */

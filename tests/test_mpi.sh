@@ -1,3 +1,137 @@
 #!/bin/sh
-# test_mpi.sh: placeholder of the contract of issue 16.
-echo "1..0 # SKIP not built yet"
+# test_mpi.sh - the runtime under MPI, as TAP: the transport driven alone
+# (tests/mpi_net: hand-offs of every size and both ways at once, the
+# collectives, a stop on one rank, a rank killed), then `pipewright
+# launch --transport mpi` with 4 ranks on this machine for 1F1B, ZB-H1
+# and PO-F: the gradients against the sequential computation, the loss
+# and the check line as the in-process launch prints them, the measured
+# file through `pipewright check`, an injected failure and a killed rank.
+#
+# Skipped when the program was built without MPI or configure found no
+# mpirun.  make check sets PIPEWRIGHT, MPIRUN and EXAMPLES.  Nothing here
+# asserts a duration; every run is under a hang guard (timeout) far above
+# what it needs, and a run that reaches it fails.
+
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+PIPEWRIGHT=${PIPEWRIGHT:-./pipewright}
+EXAMPLES=${EXAMPLES:-$srcdir/examples}
+PW=$PIPEWRIGHT
+NET=$(dirname "$PIPEWRIGHT")/tests/mpi_net
+
+# Nothing of a launcher around the suite may reach the runs that must
+# see none.
+NOLAUNCHER="env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMIX_RANK -u SLURM_NTASKS"
+
+if [ -z "$MPIRUN" ]; then
+	echo "1..0 # SKIP configure found no mpirun"
+	exit 0
+fi
+if $NOLAUNCHER "$NET" start 2>&1 | grep -q 'not built with MPI'; then
+	echo "1..0 # SKIP not built with MPI"
+	exit 0
+fi
+
+. "$srcdir/tests/tap.sh"
+
+out_has() { grep -q -e "$1" "$tmp/out"; }
+err_lines() { [ "$(wc -l <"$tmp/err")" -eq "$1" ]; }
+# Whether the last run ended non-zero on its own, not by the hang guard.
+failed_alone() { [ "$status" -ne 0 ] && [ "$status" -ne 124 ]; }
+
+# As root (CI) mpirun wants --allow-run-as-root, and 4 ranks on fewer
+# cores --oversubscribe; -q keeps its own banners out of stderr, so what
+# a failed run says is the program's one line.  Shared memory and
+# loopback only; no single-copy mechanism, which containers often forbid.
+export OMPI_MCA_btl=self,vader
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+GUARD=120
+MPI4="timeout $GUARD $MPIRUN -q --allow-run-as-root --oversubscribe -np 4"
+
+# mpi_kill_one PATTERN CMD...: runs CMD in the background until its
+# stderr matches PATTERN (or the guard's end), then kills one rank of it
+# with SIGKILL: the last pid the file $tmp/pids names, which CONDITION's
+# command writes.  Its exit status goes to $status.
+mpi_kill_one() {
+	cond=$1
+	shift
+	: >"$tmp/err"
+	"$@" >"$tmp/out" 2>"$tmp/err" &
+	bg=$!
+	i=0
+	while [ $i -lt $((GUARD * 10)) ] && ! eval "$cond"; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	victim=$(tail -n 1 "$tmp/pids" 2>/dev/null)
+	[ -n "$victim" ] && kill -KILL "$victim"
+	wait $bg
+	status=$?
+}
+
+# ------------------------------------------------------------ the transport
+run $NOLAUNCHER "$NET" start
+ok "without a launcher the transport refuses to start" status_is 2
+ok "in one line saying so" [ "$(wc -l <"$tmp/err")" -eq 1 ]
+ok "naming mpirun and srun" grep -q 'needs a launcher: run it under mpirun -np P or srun' "$tmp/err"
+
+run $MPI4 "$NET" handoffs
+ok "hand-offs, collectives: exit 0" status_is 0
+ok "every value as sent, on every rank" out_has '^handoffs ok on 4 ranks$'
+ok "and nothing on stderr" err_empty
+
+run $MPI4 "$NET" stop 2
+ok "a stop on rank 2 ends every rank: exit 4" status_is 4
+ok "rank 0 says rank 2's word, and only that" err_lines 1
+ok "the line names rank 2" grep -q '^mpi_net: rank 2: injected failure$' "$tmp/err"
+
+mkdir "$tmp/ring"
+mpi_kill_one 'cat "$tmp"/ring/pid.* >"$tmp/pids" 2>/dev/null; [ "$(wc -l <"$tmp/pids")" -eq 4 ]' \
+    $MPI4 "$NET" forever "$tmp/ring"
+ok "a rank killed in a ring of hand-offs ends the job non-zero, no hang" failed_alone
+
+# ------------------------------------------------------------ launch
+# unit4x8 with an offload link, so that PO-F applies too.
+sed 's/^  "comm": 0.0,$/  "comm": 0.0,\n  "link": {"d2h": 4.0, "h2d": 4.0, "latency": 0.0, "duplex": true},/' \
+    "$EXAMPLES/unit4x8.json" >"$tmp/p.json"
+LAUNCH="--iterations 2 --warmup 1"
+
+run $NOLAUNCHER "$PW" launch "$tmp/p.json" --family 1f1b --transport mpi
+ok "launch --transport mpi without a launcher: exit 2" status_is 2
+ok "in one line naming the launchers" one_error 'needs a launcher'
+
+# The relative errors the gradients line states: the gradients', the loss's.
+grad_errors() {
+	sed -n 's/^gradients   max relative error \([^ ]*\) against.*; loss \(.*\)$/\1 \2/p' "$1"
+}
+for family in 1f1b zb-h1 po-f; do
+	run "$PW" launch "$tmp/p.json" --family $family $LAUNCH -o "$tmp/local.json"
+	cp "$tmp/out" "$tmp/local.out"
+	run $MPI4 "$PW" launch "$tmp/p.json" --family $family $LAUNCH \
+	    --transport mpi -o "$tmp/mpi.json"
+	ok "$family under MPI, 4 ranks: exit 0" status_is 0
+	ok "$family: the report says mpi" out_has '^step time   .* on cpu, mpi (median'
+	g=$(grad_errors "$tmp/out")
+	ok "$family: gradients and loss within 1e-5 of the sequential computation" \
+	    awk -v g="${g:-1 1}" 'BEGIN { split(g, e, " "); exit !(e[1] < 1e-5 && e[2] < 1e-5) }'
+	ok "$family: the loss as the in-process run's" \
+	    [ "$(grep '^loss ' "$tmp/out")" = "$(grep '^loss ' "$tmp/local.out")" ]
+	ok "$family: the gradient check as the in-process run's" \
+	    [ "$(grep '^gradients ' "$tmp/out")" = "$(grep '^gradients ' "$tmp/local.out")" ]
+	run "$PW" check "$tmp/mpi.json"
+	ok "$family: the measured file passes check" status_is 0
+done
+
+run env PIPEWRIGHT_FAIL_AT='2:B(2,3)' $MPI4 "$PW" launch "$tmp/p.json" \
+    --family 1f1b $LAUNCH --transport mpi
+ok "a failure injected on rank 2 ends every rank: exit 4" status_is 4
+ok "in one line naming the op" one_error 'B(2,3)'
+ok "and the device" grep -q 'device 2' "$tmp/err"
+
+# Each rank's pid: the ranks are mpirun's children, mpirun timeout's.
+mpi_kill_one 'grep -q "^iteration 2/" "$tmp/err" && ps -o pid= --ppid "$(ps -o pid= --ppid $bg)" >"$tmp/pids"' \
+    $MPI4 "$PW" launch "$tmp/p.json" --family 1f1b --iterations 100000 \
+    --no-check --transport mpi
+ok "a rank killed mid-run ends the launch non-zero, no hang" failed_alone
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

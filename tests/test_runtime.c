@@ -52,8 +52,12 @@ test_workload_problem(const struct pw_problem *base, struct pw_workload *work)
 		tap_diag("workload: %s", err.msg);
 		return NULL;
 	}
-	if ((wp = pw_workload_problem(base, work, INFINITY, &err)) == NULL)
+	if ((wp = pw_workload_problem(base, work, INFINITY, &err)) == NULL) {
 		tap_diag("workload problem: %s", err.msg);
+		return NULL;
+	}
+	/* A transfer takes a quarter of an F, so that offloading pays. */
+	wp->link.d2h = wp->link.h2d = 4 * wp->stages[0].offload;
 	return wp;
 }
 
@@ -142,7 +146,7 @@ test_families(void)
 	struct pw_schedule *sched;
 	struct pw_error err;
 	size_t i;
-	int ran = 0, rc, k;
+	int ran = 0, moved = 0, rc, k, c;
 
 	memset(work, 0, sizeof work);
 	base[PW_LAYOUT_SINGLE] = test_base(1, PW_PLACE_LOOP);
@@ -167,10 +171,18 @@ test_families(void)
 		}
 		test_run(fam->name, used, sched, &work[k]);
 		ran++;
+		for (c = 0; c < sched->nchannels; c++)
+			if (sched->channel[c].len > 0) {
+				moved++;
+				break;
+			}
 		pw_schedule_free(sched);
 		pw_problem_free(used);
 	}
 	tap_int(ran, (long long)pw_nfamilies, "every family ran");
+	/* po-h, po-f and po-sel move activations: the copy workers, the
+	 * shared channels and the memory order of transfers are exercised. */
+	tap_int(moved, 3, "three families offload");
 	for (k = 0; k < 3; k++) {
 		pw_problem_free(base[k]);
 		pw_problem_free(wp[k]);
@@ -258,8 +270,9 @@ test_faults(void)
 	/* A failure injected at one op of one device stops them all. */
 	tap_int(test_launch(wp, sched, &work, "2:B(2,3)", NULL, &err),
 	    PW_ERR_RUNTIME, "an injected failure fails the run");
-	tap_str(err.msg, "device 2, B(2,3): injected failure "
-	    "(PIPEWRIGHT_FAIL_AT)", "it names the device and the op");
+	tap_str(err.msg, "device 2, BW(2,3): injected failure "
+	    "(PIPEWRIGHT_FAIL_AT)", "it names the device and the op (B of a "
+	    "fused backward is its BW)");
 	tap_int(test_launch(wp, sched, &work, "0:F(0,0)", NULL, &err),
 	    PW_ERR_RUNTIME, "a failure at the first op fails the run");
 	tap_str(err.msg, "device 0, F(0,0): injected failure "
