@@ -83,6 +83,30 @@ fuzz_families(const struct pw_problem *p)
 	pw_compare_print(fuzz_sink, p);
 }
 
+/* A schedule file's measured run, when it has one: its timeline through
+ * the checker and the run written back. */
+static void
+fuzz_measured(const char *path, const struct pw_plan *plan)
+{
+	const struct pw_problem *p = pw_plan_problem(plan);
+	const struct pw_schedule *sched = pw_plan_schedule(plan);
+	struct pw_violations v = { 0, 0, NULL, NULL };
+	struct pw_measured *m;
+	struct pw_timed_op *ops;
+	struct pw_error err;
+	size_t n;
+
+	if (pw_measured_read(path, &m, &err) != PW_OK || m == NULL)
+		return;
+	ops = pw_measured_timed(p, sched, m, &n);
+	pw_check_measured(p, ops, n, &v);
+	pw_violations_free(&v);
+	free(ops);
+	pw_schedule_write_measured("/dev/null", p, sched,
+	    pw_plan_timing(plan), m, &err);
+	pw_measured_free(m);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -92,12 +116,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pw_plan *plan;
 	struct pw_timed_op *ops = NULL;
 	struct pw_error err;
+	const char *path;
 	size_t nops = 0;
 
 	if (fuzz_sink == NULL && (fuzz_sink = fopen("/dev/null", "w")) == NULL)
 		abort();
-	if (pw_file_read(fuzz_input_file(data, size, ".json"), &p, &ops,
-	    &nops, &err) != PW_OK)
+	path = fuzz_input_file(data, size, ".json");
+	if (pw_file_read(path, &p, &ops, &nops, &err) != PW_OK)
 		return 0;
 	pw_problem_write("/dev/null", p, &err);
 	if (ops != NULL) {
@@ -107,6 +132,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    PW_OK && pw_plan_new(pw_problem_copy(p), sched, &plan,
 		    &err) == PW_OK) {
 			fuzz_views(plan);
+			fuzz_measured(path, plan);
 			pw_plan_free(plan);
 		}
 	} else
