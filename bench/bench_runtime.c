@@ -28,7 +28,9 @@
 /* (1)'s anchor, seconds per op; (2)'s, |ratio - 1|. */
 #define BENCH_OVERHEAD_MAX	20e-6
 #define BENCH_CALIBRATED_MAX	0.10
-/* (2)'s workload: F is two GEMMs of 2 * 128 * 256 * 1024 FLOP. */
+/* (2)'s workload: F is two GEMMs of 2 * 128 * 256 * 1024 FLOP, some
+ * milliseconds each on one core, long enough against the wake-ups of a
+ * loaded machine. */
 #define BENCH_WORKLOAD		"hidden=256,ffn=1024,tokens=128,layers=1"
 
 static int	bench_met, bench_cases;
