@@ -80,6 +80,7 @@ case_open(struct case_state *s, const char *family, struct pw_problem *prob)
 static void
 case_close(struct case_state *s)
 {
+	tui_measured_free(s->d.measured);
 	pw_plan_free(s->d.plan);
 	free(s->d.source);
 	free(s->d.view.folded);
@@ -608,6 +609,100 @@ test_help_and_form(void)
 	case_close(&s);
 }
 
+/* Returns a measured run the caller owns of S's schedule: each op's times
+ * the prediction's times STRETCH, one iteration, the predicted peaks. */
+static struct pw_measured *
+case_measured(const struct case_state *s, double stretch)
+{
+	const struct pw_problem *p = pw_plan_problem(s->d.plan);
+	const struct pw_schedule *sched = pw_plan_schedule(s->d.plan);
+	const struct pw_timing *t = pw_plan_timing(s->d.plan);
+	const struct pw_metrics *m = pw_plan_metrics(s->d.plan);
+	struct pw_measured *run = pw_measured_new(p->devices,
+	    pw_schedule_nops(sched), 1);
+	struct pw_measured_op *mo = run->ops;
+	const struct pw_seq *q;
+	size_t i;
+	int r, k;
+
+	run->backend = pw_xstrdup("cpu");
+	run->transport = pw_xstrdup("local");
+	run->host = pw_xstrdup("test");
+	run->step[0] = stretch * m->makespan;
+	run->loss[0] = 0.5;
+	for (k = 0; k < p->devices; k++)
+		run->peak[k] = m->device[k].peak;
+	run->workload = (struct pw_workload){ .hidden = 64, .ffn = 256,
+	    .tokens = 32, .nstages = p->nstages,
+	    .layers = pw_xcalloc((size_t)p->nstages, sizeof (int)) };
+	for (k = 0; k < p->nstages; k++)
+		run->workload.layers[k] = 1;
+	for (r = 0; r < sched->ndevices + sched->nchannels; r++) {
+		q = r < sched->ndevices ? &sched->device[r] :
+		    &sched->channel[r - sched->ndevices];
+		for (k = 0; k < q->len; k++, mo++) {
+			i = pw_op_index(p, q->ops[k]);
+			mo->op = q->ops[k];
+			mo->device = p->stages[mo->op.stage].device;
+			mo->start = stretch * t->start[i];
+			mo->end = stretch * t->end[i];
+			mo->durations[0] = mo->end - mo->start;
+		}
+	}
+	return run;
+}
+
+/* After a launch: a run lane under each device's compute lane, both on
+ * one axis that spans the longer (here the measured, 1.5 times the
+ * prediction), the header's measured step, the details panel's measured
+ * start and duration of the selected op against the prediction. */
+static void
+test_measured_screen(void)
+{
+	struct case_state s;
+	struct pw_error err;
+	char *row;
+
+	if (!case_open(&s, "1f1b", case_problem(4, 1, 8, PW_PLACE_LOOP)))
+		return;
+	if (!tap_ok(tui_measured_attach(&s.d, pw_problem_copy(pw_plan_problem(
+	    s.d.plan)), case_measured(&s, 1.5), &err) == PW_OK,
+	    "a measured run attaches")) {
+		tap_diag("%s", err.msg);
+		case_close(&s);
+		return;
+	}
+	tap_ok(s.d.view.span == 1.5 * pw_plan_metrics(s.d.plan)->makespan,
+	    "the view spans the longer of the two");
+	s.d.has_sel = true;
+	s.d.sel = (struct pw_op){ PW_F, 1, 2 };
+	case_draw(&s, 40, 120);
+	expect_screen("1f1b-measured-120x40");
+	row = row_text(1);
+	tap_ok(strstr(row, "measured: step 519 ms (predicted 346 ms)") != NULL,
+	    "the header: %s", row);
+	free(row);
+	row = row_text(4);
+	tap_ok(strncmp(row, "  run   ", 8) == 0, "d0's run lane follows its "
+	    "compute lane: %s", row);
+	free(row);
+	case_draw(&s, 24, 80);
+	row = row_text(1);
+	tap_ok(strstr(row, "measured: step 519 ms") != NULL, "the measured "
+	    "step fits 80 columns: %s", row);
+	free(row);
+	/* The launch's plan is the measured run's only. */
+	s.d.sel = (struct pw_op){ PW_F, 0, 0 };
+	pw_schedule_free(s.d.measured->sched);
+	s.d.measured->sched = pw_schedule_new(pw_plan_problem(s.d.plan));
+	case_draw(&s, 40, 120);
+	row = row_text(1);
+	tap_ok(strstr(row, "measured:") == NULL && tui_measured_of(&s.d) ==
+	    NULL, "another schedule shows no measured run: %s", row);
+	free(row);
+	case_close(&s);
+}
+
 /* The error panel, a prompt, a message, the notice below 80x24. */
 static void
 test_panels(void)
@@ -670,6 +765,7 @@ main(void)
 	test_deadlock_details();
 	test_help_and_form();
 	test_panels();
+	test_measured_screen();
 	endwin();
 	delscreen(screen);
 	fclose(null_in);

@@ -278,6 +278,21 @@ check "the quit restores the terminal (no designer on the screen)" \
 check "a quit without saving removes the recovery file" \
     [ ! -e "$work/.pipewright-default.pw-recover" ]
 
+# ------------------------------------------------------------ L: a launch on the runtime
+cp "$srcdir/tests/data/tui_small.json" "$work/small.json" || exit 99
+start 'exec "$PW" design small.json'
+check "design small.json draws" poll '^makespan 17 s '
+keys L
+# A run this small may end before a capture sees its first message.
+check "L launches: the message line says so" poll '^launch: '
+check "when it ends, the header has the measured step" \
+    poll '^makespan 17 s  measured: step [0-9.]+ [mun]?s \(predicted 17 s\)'
+check "and a run lane follows each device's" poll '^  run  '
+check "the message line says how it went" \
+    poll '^launch: step [0-9.]+ [mun]?s measured against 17 s predicted'
+keys q
+check "q quits after a launch: exit 0" exited 0
+
 # ------------------------------------------------------------ $EDITOR breaks the Lua file
 cp "$EXAMPLES/default.lua" "$work/model.lua" || exit 99
 cat >"$tmp/break.sh" <<'SCRIPT'

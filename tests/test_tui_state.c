@@ -3,7 +3,8 @@
  * action of the key table through tui_key, undo and redo of each kind of
  * change, pins, a deadlock after an edit, the constraints form's
  * validation, families, the optimizer under an iteration limit, saving,
- * exporting, reloading an edited file and the quit prompt.
+ * exporting, reloading an edited file, the quit prompt, and launching the
+ * schedule on the runtime (L) with its measured run.
  */
 #include <math.h>
 #include <sched.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pwlua.h"
@@ -299,8 +301,9 @@ test_navigation(void)
 	tui_key(d, TUI_KEY_ESC);
 	tap_int(tui_key(d, 'Z'), 0, "an unbound key does nothing");
 	tui_key(d, 'L');
-	tap_str(d->message, "The runtime is not built yet, so a schedule "
-	    "cannot be launched.", "L says so in one sentence");
+	tap_ok(tui_launch_running(d) && strncmp(d->message, "launch: ", 8) == 0,
+	    "L launches in the background: %s", d->message);
+	/* Quitting never waits on it. */
 	tui_free(d);
 }
 
@@ -1611,6 +1614,190 @@ test_form_pins(void)
 	tui_free(d);
 }
 
+/* Polls a launch until it ends: a bounded loop of short sleeps, so that a
+ * run that never ends fails the test instead of hanging it. */
+static bool
+launch_until_done(struct tui *d)
+{
+	struct timespec nap = { 0, 1000000 };
+	int n;
+
+	for (n = 0; tui_launch_running(d) && n < 120000; n++) {
+		tui_launch_tick(d);
+		nanosleep(&nap, NULL);
+	}
+	return tap_ok(!tui_launch_running(d), "the launch ends");
+}
+
+/* A workload large enough that a launch is still running when the test
+ * acts on it (each F is a few GFLOP), on tui_small.json's 2 stages. */
+static void
+launch_big(struct tui *d)
+{
+	struct pw_error err;
+
+	d->launch_work = pw_xcalloc(1, sizeof *d->launch_work);
+	if (!tap_ok(pw_workload_parse("hidden=1024,ffn=4096,tokens=512,"
+	    "layers=4", NULL, 2, d->launch_work, &err) == PW_OK,
+	    "a large workload parses"))
+		tap_diag("%s", err.msg);
+}
+
+/* M written as a measured schedule file (as pipewright launch -o does)
+ * opens in the designer with its run attached. */
+static void
+launch_file(const struct tui_measured *m)
+{
+	char *path = tmp_path("measured.json");
+	struct pw_error err;
+	struct tui *d;
+
+	if (!tap_ok(pw_schedule_write_measured(path, pw_plan_problem(m->plan),
+	    pw_plan_schedule(m->plan), pw_plan_timing(m->plan), m->run,
+	    &err) == PW_OK, "the run writes as a measured file"))
+		tap_diag("%s", err.msg);
+	else if ((d = tui_new(path, 40, 120, &err)) == NULL)
+		tap_ok(false, "the measured file opens: %s", err.msg);
+	else {
+		tap_ok(tui_measured_of(d) != NULL && d->measured->cmp.nops ==
+		    m->cmp.nops && d->measured->run->iterations ==
+		    m->run->iterations, "the measured file opens with its run "
+		    "attached");
+		tui_free(d);
+	}
+	free(path);
+}
+
+/* L on tui_small.json runs the schedule to its end: the measured run is
+ * attached to the plan, every op measured once, its peaks the predicted
+ * ones (docs/model.md's bytes, at its instants), its timeline passing
+ * the checker; an edit of the schedule drops it. */
+static void
+test_launch(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	const struct tui_measured *m;
+	const struct pw_problem *wp;
+	struct pw_violations viol = { 0 };
+	struct pw_timed_op *ops;
+	char *want;
+	size_t n;
+	int k, same = 0;
+
+	if (d == NULL)
+		return;
+	tui_key(d, 'L');
+	want = pw_xasprintf("launch: family zb-h2 on %s, MLP blocks 64x256, 32 "
+	    "tokens, no attention (Esc stops)", pw_rt_backend_name(
+	    pw_rt_backend_default()));
+	tap_str(d->message, want, "L: the message line says what runs");
+	free(want);
+	tap_int(tui_key(d, 'L'), TUI_DRAW_MESSAGE, "L again while it runs");
+	tap_str(d->message, "a launch is running: Esc stops it first",
+	    "... is refused");
+	if (!launch_until_done(d))
+		goto out;
+	m = tui_measured_of(d);
+	if (!tap_ok(m != NULL && m == d->measured, "its measured run is "
+	    "attached to the plan")) {
+		tap_diag("%s", d->message);
+		goto out;
+	}
+	tap_ok(strncmp(d->message, "launch: step ", 13) == 0 &&
+	    strstr(d->message, " measured against 17 s predicted, 5 "
+	    "iterations, loss ") != NULL, "the message line says how it went: "
+	    "%s", d->message);
+	wp = pw_plan_problem(m->plan);
+	tap_int((long long)m->run->nops, (long long)pw_schedule_nops(
+	    pw_plan_schedule(d->plan)), "every op measured once");
+	tap_int((long long)m->cmp.nops, (long long)m->run->nops,
+	    "... and compared with the prediction");
+	tap_ok(m->cmp.step_predicted == 17, "the prediction is the plan's "
+	    "makespan, 17 s");
+	for (k = 0; k < wp->devices; k++)
+		same += m->cmp.peak_measured[k] == m->cmp.peak_predicted[k];
+	tap_int(same, wp->devices, "each device's measured peak is the "
+	    "predicted one");
+	ops = pw_measured_timed(wp, pw_plan_schedule(m->plan), m->run, &n);
+	tap_int(pw_check_measured(wp, ops, n, &viol), 0, "the measured "
+	    "timeline passes the checker");
+	pw_violations_free(&viol);
+	free(ops);
+	tap_ok(tui_measured_op(m, (struct pw_op){ PW_W, 1, 3 }) != NULL,
+	    "W(1,3) has its row");
+	tap_ok(tui_view_whole(d) >= 17, "the view spans both");
+	launch_file(m);
+	select_op(d, "F(0,2)");
+	tui_key(d, '<');
+	tap_ok(tui_measured_of(d) == NULL, "an edit of the schedule: the run "
+	    "no longer describes it");
+	tui_launch_tick(d);
+	tap_ok(d->measured == NULL, "... and is dropped");
+out:
+	tui_free(d);
+}
+
+/* Esc stops a running launch: no measured run, and the message says so. */
+static void
+test_launch_cancel(void)
+{
+	struct tui *d = open_file("tui_small.json");
+
+	if (d == NULL)
+		return;
+	launch_big(d);
+	tui_key(d, 'L');
+	tap_ok(tui_launch_running(d), "L on the large workload runs");
+	tui_key(d, TUI_KEY_ESC);
+	tap_str(d->message, "stopping the launch", "Esc stops it");
+	if (launch_until_done(d))
+		tap_ok(d->measured == NULL && strncmp(d->message, "launch "
+		    "stopped: ", 15) == 0, "stopped, nothing measured: %s",
+		    d->message);
+	tui_free(d);
+}
+
+/* A failure during the run (PIPEWRIGHT_FAIL_AT) is the message line's
+ * error in one line, and nothing is measured. */
+static void
+test_launch_fail(void)
+{
+	struct tui *d = open_file("tui_small.json");
+
+	if (d == NULL)
+		return;
+	setenv("PIPEWRIGHT_FAIL_AT", "1:B(1,2)", 1);
+	tui_key(d, 'L');
+	unsetenv("PIPEWRIGHT_FAIL_AT");
+	if (launch_until_done(d))
+		tap_ok(d->message_is_error && d->measured == NULL &&
+		    strncmp(d->message, "launch: ", 8) == 0 &&
+		    strstr(d->message, "B(1,2)") != NULL &&
+		    strstr(d->message, "injected failure") != NULL &&
+		    strchr(d->message, '\n') == NULL, "an injected failure: "
+		    "one line naming the op: %s", d->message);
+	tui_free(d);
+}
+
+/* A problem change cancels a launch not yet polled to its end, without
+ * waiting on it. */
+static void
+test_launch_problem(void)
+{
+	struct tui *d = open_file("tui_small.json");
+
+	if (d == NULL)
+		return;
+	tui_key(d, 'L');
+	set_field(d, "microbatches", "6", NULL);
+	tui_launch_tick(d);
+	tap_ok(!tui_launch_running(d), "a problem change lets go of the "
+	    "launch");
+	tap_str(d->message, "launch cancelled: the problem changed",
+	    "... saying so");
+	tui_free(d);
+}
+
 int
 main(void)
 {
@@ -1643,6 +1830,10 @@ main(void)
 	test_optimize_same();
 	test_design_fixed();
 	test_form_pins();
+	test_launch();
+	test_launch_cancel();
+	test_launch_fail();
+	test_launch_problem();
 	{
 		char *cmd = pw_xasprintf("rm -rf '%s'", tmpdir);
 

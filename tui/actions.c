@@ -141,7 +141,7 @@ tui_actions_zoom(struct tui *d, double factor)
 	struct tui_view *v = &d->view;
 	double c = d->has_sel ? tui_actions_start(d, d->sel) :
 	    v->t0 + v->span / 2;
-	double whole = pw_plan_metrics(d->plan)->makespan;
+	double whole = tui_view_whole(d);
 
 	/* From a nanosecond to a thousand schedules across. */
 	if (v->span * factor < TUI_ZOOM_MIN_SPAN ||
@@ -172,7 +172,7 @@ static unsigned
 tui_actions_pan(struct tui *d, double t0)
 {
 	const struct pw_metrics *m = pw_plan_metrics(d->plan);
-	double hi = fmax(m->start, m->start + m->makespan - d->view.span);
+	double hi = fmax(m->start, m->start + tui_view_whole(d) - d->view.span);
 
 	d->view.t0 = fmin(fmax(t0, m->start), hi);
 	return TUI_DRAW_TIMELINE;
@@ -475,6 +475,8 @@ tui_act_escape(struct tui *d)
 		return tui_solve_cancel(d);
 	if (tui_planner_running(d))
 		return tui_planner_cancel(d);
+	if (tui_launch_running(d))
+		return tui_launch_cancel(d);
 	if (d->pin_pending) {
 		d->pin_pending = false;
 		tui_message(d, false, "pin cancelled");
@@ -679,9 +681,7 @@ tui_act_export(struct tui *d)
 static unsigned
 tui_act_launch(struct tui *d)
 {
-	tui_message(d, false, "The runtime is not built yet, so a schedule "
-	    "cannot be launched.");
-	return TUI_DRAW_MESSAGE;
+	return tui_actions_busy(d) ? TUI_DRAW_MESSAGE : tui_launch_begin(d);
 }
 
 static unsigned
@@ -810,8 +810,8 @@ const struct tui_key tui_keys[] = {
 	{ { 'D' }, "D", TUI_TL, tui_act_design,
 	    "design search: split, layout and schedule" },
 	{ { TUI_KEY_ESC }, "Esc", TUI_ALL_MODES, tui_act_escape,
-	    "cancel the optimizer, the design search or a pin; close the "
-	    "panel" },
+	    "cancel the optimizer, the design search, a launch or a pin; "
+	    "close the panel" },
 	{ { 'f' }, "f", TUI_TL, tui_act_family,
 	    "switch to the next schedule family" },
 	{ { 'c' }, "c", TUI_TL, tui_act_compare,
@@ -862,7 +862,8 @@ const struct tui_key tui_keys[] = {
 	{ { 'S' }, "S", TUI_TL, tui_act_save_as, "save the schedule as" },
 	{ { 'x' }, "x", TUI_TL, tui_act_export,
 	    "export as SVG or a Chrome trace" },
-	{ { 'L' }, "L", TUI_TL, tui_act_launch, "launch the schedule" },
+	{ { 'L' }, "L", TUI_TL, tui_act_launch, "launch the schedule for real "
+	    "(Esc stops it): a measured lane under each device's" },
 	{ { '?' }, "?", TUI_TL, tui_act_help, "this help" },
 	{ { KEY_UP, 'k' }, "Up k", TUI_HELP, tui_act_help_up,
 	    "scroll the help up" },
@@ -947,7 +948,10 @@ tui_actions_at(const struct tui *d, const struct tui_layout *l, int row,
 	for (i = 0; i < l->nlanes; i++) {
 		if (l->lanes[i].y != row)
 			continue;
-		if (l->lanes[i].kind == TUI_LANE_MEMORY)
+		/* A measured lane's times are not the orders': it is read,
+		 * not edited. */
+		if (l->lanes[i].kind == TUI_LANE_MEMORY ||
+		    l->lanes[i].kind == TUI_LANE_MEASURED)
 			return false;
 		*resource = l->lanes[i].kind == TUI_LANE_COMPUTE ?
 		    l->lanes[i].device : p->devices + l->lanes[i].channel;

@@ -1,8 +1,9 @@
 /*
  * draw_details.c - the details panel of the selected op: what and where
  * it is, when it runs, its slack, its device's memory at its start, what
- * it waits for and what waits for it, and its pins; after an edit that
- * deadlocks, which ops can never start and what each waits for.
+ * it waits for and what waits for it, and its pins; after a launch, its
+ * measured start and duration against the predicted ones; after an edit
+ * that deadlocks, which ops can never start and what each waits for.
  */
 #include <math.h>
 #include <stdio.h>
@@ -150,6 +151,36 @@ tui_details_pins(const struct tui *d, struct pw_op op, char *buf, size_t len)
 	}
 }
 
+/* OP's row of the measured run, when one is shown: its measured start
+ * and duration, the error against the prediction, and its device's peak
+ * measured against predicted (the workload's bytes). */
+static void
+tui_details_measured(WINDOW *w, const struct tui *d, struct pw_op op,
+    struct tui_rect r, int *row)
+{
+	const struct tui_measured *m = tui_measured_of(d);
+	const struct pw_op_error *e;
+	char line[256], a[32], b[32], c[32], f[32], err[32], pm[32], pp[32];
+
+	if (m == NULL || (e = tui_measured_op(m, op)) == NULL)
+		return;
+	if (e->predicted > 0)
+		snprintf(err, sizeof err, "%+.1f%%", (e->measured -
+		    e->predicted) / e->predicted * 100);
+	else
+		snprintf(err, sizeof err, "+%s", pw_fmt_seconds(f, sizeof f,
+		    e->measured));
+	snprintf(line, sizeof line, "measured: start %s  duration %s "
+	    "(predicted %s at %s: %s)  d%d peak %s (predicted %s)",
+	    pw_fmt_seconds(a, sizeof a, e->measured_start),
+	    pw_fmt_seconds(b, sizeof b, e->measured),
+	    pw_fmt_seconds(c, sizeof c, e->predicted),
+	    pw_fmt_seconds(f, sizeof f, e->predicted_start), err, e->device,
+	    pw_fmt_bytes(pm, sizeof pm, m->cmp.peak_measured[e->device]),
+	    pw_fmt_bytes(pp, sizeof pp, m->cmp.peak_predicted[e->device]));
+	tui_draw_wrap(w, r, row, tui_attr(TUI_COLOR_PANEL) | A_BOLD, line);
+}
+
 /* The selected OP's rows into R from *ROW on. */
 static void
 tui_details_op(WINDOW *w, const struct tui *d, struct pw_op op,
@@ -190,6 +221,7 @@ tui_details_op(WINDOW *w, const struct tui *d, struct pw_op op,
 	    pw_fmt_seconds(e, sizeof e, slack[i]),
 	    slack[i] == 0 ? " (critical)" : "");
 	tui_draw_wrap(w, r, row, attr, line);
+	tui_details_measured(w, d, op, r, row);
 	pw_fmt_bytes(a, sizeof a, pw_memory_at(pw_plan_metrics(plan), dev,
 	    t->start[i]));
 	if (isfinite(limit))

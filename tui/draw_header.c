@@ -1,7 +1,8 @@
 /*
  * draw_header.c - the header's two rows: what is designed (problem,
  * devices, stages and placement, microbatches, where the schedule came
- * from), then the schedule's metrics and whether it is feasible.
+ * from), then the schedule's metrics (a launch's measured step beside
+ * the makespan) and whether it is feasible.
  */
 #include <math.h>
 #include <stdio.h>
@@ -98,7 +99,8 @@ tui_draw_header(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 	const struct pw_metrics *m = pw_plan_metrics(d->plan);
 	const struct tui_rect *r = &l->header;
 	char line[1024], place[64], peak[128], status[4096], bound[64] = "";
-	char mk[32], idle[32], b[32];
+	char mk[32], idle[32], b[32], ms[32], pr[32], measured[96] = "";
+	const struct tui_measured *mr;
 	const char *name = p->name != NULL ? p->name : d->path != NULL ?
 	    d->path : "(unnamed)";
 	attr_t a = tui_attr(TUI_COLOR_HEADER);
@@ -129,9 +131,16 @@ tui_draw_header(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 	if (tui_solve_bound(d, &lb, &gap))
 		snprintf(bound, sizeof bound, "  bound %s  gap %.1f%%",
 		    pw_fmt_seconds(b, sizeof b, lb), gap * 100);
-	snprintf(line, sizeof line, "makespan %s  bubble %.1f%%  idle %s  %s%s",
-	    pw_fmt_seconds(mk, sizeof mk, m->makespan), m->bubble_rate * 100,
-	    pw_fmt_seconds(idle, sizeof idle, m->total_idle), peak, bound);
+	/* A launch's figures next to the makespan they measure. */
+	if ((mr = tui_measured_of(d)) != NULL)
+		snprintf(measured, sizeof measured, "  measured: step %s "
+		    "(predicted %s)", pw_fmt_seconds(ms, sizeof ms,
+		    mr->cmp.step_measured), pw_fmt_seconds(pr, sizeof pr,
+		    mr->cmp.step_predicted));
+	snprintf(line, sizeof line, "makespan %s%s  bubble %.1f%%  idle %s  "
+	    "%s%s", pw_fmt_seconds(mk, sizeof mk, m->makespan), measured,
+	    m->bubble_rate * 100, pw_fmt_seconds(idle, sizeof idle,
+	    m->total_idle), peak, bound);
 	tui_header_fit(line, r->w - sw - 2);
 	tui_draw_text(w, r->y + 1, r->x, r->w - sw - 2, a, line);
 }

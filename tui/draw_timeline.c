@@ -1,6 +1,8 @@
 /*
  * draw_timeline.c - the time ruler and the lanes: each device's compute
- * lane, its transfer lanes and its memory strip over the view's window.
+ * lane, after a launch its measured lane (the same ops at the times the
+ * run measured, on the same axis), its transfer lanes and its memory
+ * strip over the view's window.
  *
  * Only the window is drawn: a lane seeks its first op ending after the
  * window's left edge (pw_order_seek, a binary search) and walks until an
@@ -28,6 +30,7 @@ struct tui_timeline {
 	const struct pw_problem *p;
 	const struct pw_schedule *s;	/* the timed orders */
 	const struct pw_timing *t;
+	const struct pw_timing *mt;	/* the measured run's, NULL: none */
 	const struct pw_metrics *m;
 	const struct tui_view *v;
 	const double *slack;		/* when the critical path is shown */
@@ -300,10 +303,11 @@ tui_timeline_op(const struct tui_timeline *tl, struct tui_timeline_cell *cells,
 }
 
 /* RESOURCE's ops in the window (of DEVICE only, where devices share a
- * channel). */
+ * channel) at the times of T: the simulation's, or a measured run's,
+ * whose ops of one resource also run in its order. */
 static void
 tui_timeline_ops(const struct tui_timeline *tl, struct tui_timeline_cell *cells,
-    int resource, int device)
+    const struct pw_timing *t, int resource, int device)
 {
 	const struct pw_seq *seq = resource < tl->p->devices ?
 	    &tl->s->device[resource] :
@@ -313,14 +317,14 @@ tui_timeline_ops(const struct tui_timeline *tl, struct tui_timeline_cell *cells,
 	size_t i;
 	int k;
 
-	k = pw_order_seek(tl->p, tl->s, tl->t, resource, tl->v->t0);
+	k = pw_order_seek(tl->p, tl->s, t, resource, tl->v->t0);
 	for (; k < seq->len; k++) {
 		op = seq->ops[k];
 		i = pw_op_index(tl->p, op);
-		if (!pw_timing_has(tl->t, i))
+		if (!pw_timing_has(t, i))
 			continue;
-		start = tl->t->start[i];
-		end = tl->t->end[i];
+		start = t->start[i];
+		end = t->end[i];
 		if (start >= t1)
 			break;
 		if (tl->p->stages[op.stage].device != device)
@@ -383,7 +387,8 @@ tui_timeline_memory(const struct tui_timeline *tl, struct tui_timeline_cell *cel
 /* ------------------------------------------------------------------ */
 /* Lanes                                                               */
 
-/* The label of LANE: "d3", then its channels and its memory indented. */
+/* The label of LANE: "d3", then its measured lane, its channels and its
+ * memory indented. */
 static void
 tui_timeline_label(const struct pw_problem *p, const struct tui_lane *lane,
     char *buf, size_t len)
@@ -402,6 +407,9 @@ tui_timeline_label(const struct pw_problem *p, const struct tui_lane *lane,
 	case TUI_LANE_MEMORY:
 		snprintf(buf, len, "  mem");
 		break;
+	case TUI_LANE_MEASURED:
+		snprintf(buf, len, "  run");
+		break;
 	}
 }
 
@@ -417,14 +425,17 @@ tui_timeline_lane(WINDOW *w, const struct tui_timeline *tl,
 	memset(cells, 0, (size_t)tl->width * sizeof *cells);
 	switch (lane->kind) {
 	case TUI_LANE_COMPUTE:
-		tui_timeline_ops(tl, cells, lane->device, lane->device);
+		tui_timeline_ops(tl, cells, tl->t, lane->device, lane->device);
 		break;
 	case TUI_LANE_TRANSFER:
-		tui_timeline_ops(tl, cells, tl->p->devices + lane->channel,
-		    lane->device);
+		tui_timeline_ops(tl, cells, tl->t, tl->p->devices +
+		    lane->channel, lane->device);
 		break;
 	case TUI_LANE_MEMORY:
 		tui_timeline_memory(tl, cells, lane->device);
+		break;
+	case TUI_LANE_MEASURED:
+		tui_timeline_ops(tl, cells, tl->mt, lane->device, lane->device);
 		break;
 	}
 	tui_timeline_label(tl->p, lane, label, sizeof label);
@@ -444,6 +455,8 @@ tui_draw_lanes(WINDOW *w, const struct tui *d, const struct pw_plan *plan,
     bool compute_only)
 {
 	struct tui_timeline tl = { .d = d, .v = view };
+	const struct tui_measured *mr = d != NULL && plan == d->plan &&
+	    !compute_only ? tui_measured_of(d) : NULL;
 	struct tui_timeline_cell *cells;
 	struct tui_lane *lanes;
 	int nlanes, last, k;
@@ -456,6 +469,7 @@ tui_draw_lanes(WINDOW *w, const struct tui *d, const struct pw_plan *plan,
 	tl.s = pw_plan_timed(plan);
 	tl.t = pw_plan_timing(plan);
 	tl.m = pw_plan_metrics(plan);
+	tl.mt = mr != NULL ? mr->timing : NULL;
 	tl.x0 = area.x + label_w;
 	if (d != NULL && d->show_critical)
 		tl.slack = pw_plan_slack(plan);
@@ -468,7 +482,7 @@ tui_draw_lanes(WINDOW *w, const struct tui *d, const struct pw_plan *plan,
 	lanes = pw_xcalloc((size_t)area.h, sizeof *lanes);
 	cells = pw_xcalloc((size_t)tl.width, sizeof *cells);
 	nlanes = tui_layout_lanes(plan, view, area.y, area.h, compute_only,
-	    lanes, &last);
+	    mr != NULL, lanes, &last);
 	for (k = 0; k < nlanes; k++)
 		tui_timeline_lane(w, &tl, cells, &lanes[k], area, label_w);
 	free(cells);

@@ -20,8 +20,8 @@
  * full. */
 static bool
 tui_layout_device(const struct pw_plan *plan, const struct tui_view *v,
-    int device, bool compute_only, int *y, int end, struct tui_lane *out,
-    int *n)
+    int device, bool compute_only, bool measured, int *y, int end,
+    struct tui_lane *out, int *n)
 {
 	const struct pw_problem *p = pw_plan_problem(plan);
 	const struct pw_schedule *s = pw_plan_timed(plan);
@@ -31,6 +31,13 @@ tui_layout_device(const struct pw_plan *plan, const struct tui_view *v,
 	if (*y >= end)
 		return false;
 	out[(*n)++] = (struct tui_lane){ device, TUI_LANE_COMPUTE, -1, (*y)++ };
+	/* Right under it, even folded: the two read as one comparison. */
+	if (measured) {
+		if (*y >= end)
+			return false;
+		out[(*n)++] = (struct tui_lane){ device, TUI_LANE_MEASURED, -1,
+		    (*y)++ };
+	}
 	if (compute_only || (v->folded != NULL && v->folded[device]))
 		return true;
 	for (k = 0; k < p->nstages; k++) {
@@ -61,7 +68,8 @@ tui_layout_device(const struct pw_plan *plan, const struct tui_view *v,
 
 int
 tui_layout_lanes(const struct pw_plan *plan, const struct tui_view *v,
-    int y, int h, bool compute_only, struct tui_lane *out, int *last)
+    int y, int h, bool compute_only, bool measured, struct tui_lane *out,
+    int *last)
 {
 	const struct pw_problem *p = pw_plan_problem(plan);
 	int dev, n = 0, end = y + h;
@@ -73,8 +81,8 @@ tui_layout_lanes(const struct pw_plan *plan, const struct tui_view *v,
 		if (y >= end)
 			break;
 		*last = dev;
-		if (!tui_layout_device(plan, v, dev, compute_only, &y, end, out,
-		    &n))
+		if (!tui_layout_device(plan, v, dev, compute_only, measured, &y,
+		    end, out, &n))
 			break;
 	}
 	return n;
@@ -111,7 +119,8 @@ tui_layout(const struct tui *d, int rows, int cols, struct tui_layout *out)
 	/* At most one lane per row. */
 	out->lanes = pw_xcalloc((size_t)out->timeline.h + 1, sizeof *out->lanes);
 	out->nlanes = tui_layout_lanes(d->plan, &d->view, out->timeline.y,
-	    out->timeline.h, false, out->lanes, &out->last_device);
+	    out->timeline.h, false, tui_measured_of(d) != NULL, out->lanes,
+	    &out->last_device);
 }
 
 void

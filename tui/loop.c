@@ -350,6 +350,7 @@ tui_loop_run(struct tui *d, bool *wrote)
 		flags |= tui_solve_tick(d);
 		flags |= tui_sweep_tick(d);
 		flags |= tui_planner_tick(d);
+		flags |= tui_launch_tick(d);
 		if ((flags & TUI_DO_QUIT) != 0)
 			return true;
 		if ((flags & TUI_DO_EDITOR) != 0)

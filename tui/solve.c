@@ -71,10 +71,8 @@ tui_solve_say_progress(struct tui *d)
 	    pr->phase ? pr->phase : "start");
 }
 
-/* Whether A and B give every device and channel the same order: an
- * optimizer result that changes nothing. */
-static bool
-tui_solve_same_orders(const struct pw_schedule *a, const struct pw_schedule *b)
+bool
+tui_orders_same(const struct pw_schedule *a, const struct pw_schedule *b)
 {
 	const struct pw_seq *x, *y;
 	int r, i;
@@ -132,7 +130,7 @@ tui_solve_end(struct tui *d)
 	s->bound_pins = tui_pins_copy(d->pins, d->npins);
 	pw_fmt_seconds(obj, sizeof obj, res.objective);
 	pw_fmt_seconds(bound, sizeof bound, res.bound);
-	if (tui_solve_same_orders(pw_plan_timed(plan),
+	if (tui_orders_same(pw_plan_timed(plan),
 	    pw_plan_timed(s->before.plan))) {
 		/* Nothing to undo: the start, as it was, stays. */
 		pw_plan_free(plan);

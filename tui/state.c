@@ -647,11 +647,21 @@ tui_op_near(const struct tui *d, int device, double t, struct pw_op *out)
 void
 tui_view_fit(struct tui *d)
 {
-	const struct pw_metrics *m = pw_plan_metrics(d->plan);
+	double whole = tui_view_whole(d);
 
-	d->view.t0 = m->start;
-	d->view.span = m->makespan > 0 ? m->makespan : 1;
+	d->view.t0 = pw_plan_metrics(d->plan)->start;
+	d->view.span = whole > 0 ? whole : 1;
 	d->view.top = 0;
+}
+
+double
+tui_view_whole(const struct tui *d)
+{
+	const struct pw_metrics *m = pw_plan_metrics(d->plan);
+	const struct tui_measured *mr = tui_measured_of(d);
+
+	/* A measured iteration starts at 0, as the simulation does. */
+	return mr != NULL ? fmax(m->makespan, mr->end - m->start) : m->makespan;
 }
 
 void
@@ -684,7 +694,7 @@ tui_view_follow(struct tui *d)
 	if (start >= d->view.t0 && start < d->view.t0 + d->view.span)
 		return;
 	lo = m->start;
-	hi = fmax(lo, m->start + m->makespan - d->view.span);
+	hi = fmax(lo, m->start + tui_view_whole(d) - d->view.span);
 	d->view.t0 = fmin(fmax(start - d->view.span / 2, lo), hi);
 }
 
@@ -723,6 +733,21 @@ tui_state_take_prefs(struct tui *d, struct tui_state_file *f)
 		f->pins = NULL;
 		tui_state_pins_fit(d);
 	}
+}
+
+/* A schedule file with a measured run (pipewright launch -o) shows it as
+ * a launch's: its problem is the workload's own.  A run that does not
+ * match the file's schedule is said, and the schedule shown alone. */
+static void
+tui_state_measured(struct tui *d)
+{
+	struct pw_measured *run;
+	struct pw_error err;
+
+	if (pw_measured_read(d->path, &run, &err) != PW_OK || (run != NULL &&
+	    tui_measured_attach(d, pw_problem_copy(pw_plan_problem(d->plan)),
+	    run, &err) != PW_OK))
+		tui_message(d, true, "%s", err.msg);
 }
 
 struct tui *
@@ -776,6 +801,8 @@ tui_new_given(const char *path, const struct pw_problem *given, int rows,
 	tui_state_refresh(d);
 	tui_view_fit(d);
 	tui_message(d, false, "? help  o optimize  t constraints  q quit");
+	if (d->path_is_schedule)
+		tui_state_measured(d);
 	return d;
 fail:
 	if (path != NULL && strncmp(err->msg, path, strlen(path)) != 0) {
@@ -809,6 +836,11 @@ tui_free(struct tui *d)
 	tui_compare_clear(d);
 	tui_sweep_free(d->sweep);
 	tui_planner_free(d->planner);
+	tui_launch_free(d->launch);
+	tui_measured_free(d->measured);
+	if (d->launch_work != NULL)
+		pw_workload_clear(d->launch_work);
+	free(d->launch_work);
 	while (d->history.nundo > 0)
 		tui_change_free(&d->history.undo[--d->history.nundo]);
 	tui_history_clear_redo(&d->history);

@@ -15,7 +15,9 @@
  * key table and its actions), form.c (the constraints panel), prompt.c
  * (the input line and its questions), solve.c (the optimizer in the
  * background), compare.c and sweep.c (the compare view and the memory
- * sweep), plan.c (the design search: the planner on a thread), recover.c (the recovery file), layout.c (where each panel and
+ * sweep), plan.c (the design search: the planner on a thread), launch.c
+ * (the schedule run for real on a thread, and the measured run it
+ * leaves), recover.c (the recovery file), layout.c (where each panel and
  * lane goes), colors.c (the colour enum and the glyphs), draw_*.c (one
  * drawing function per panel), loop.c (the terminal and the event loop).
  */
@@ -31,6 +33,7 @@
 
 #include "pipewright.h"
 #include "plan.h"
+#include "runtime.h"
 #include "solver.h"
 #include "tui.h"
 
@@ -147,6 +150,7 @@ enum tui_lane_kind {
 	TUI_LANE_COMPUTE,
 	TUI_LANE_TRANSFER,	/* one per channel the device's transfers use */
 	TUI_LANE_MEMORY,
+	TUI_LANE_MEASURED,	/* the compute ops as a launch measured them */
 };
 
 struct tui_lane {
@@ -178,11 +182,13 @@ void	tui_layout(const struct tui *, int rows, int cols,
 	    struct tui_layout *out);
 void	tui_layout_free(struct tui_layout *);
 /* layout.c: the lanes of PLAN's devices from VIEW's top on (folded ones
- * to their compute lane; every one when COMPUTE_ONLY) on the H rows from
- * Y, into OUT (H entries at least).  Returns how many; *LAST is the last
- * device with a lane shown (-1: none). */
+ * to their compute lane; every one when COMPUTE_ONLY; with MEASURED, the
+ * measured lane after each compute lane) on the H rows from Y, into OUT
+ * (H entries at least).  Returns how many; *LAST is the last device with
+ * a lane shown (-1: none). */
 int	tui_layout_lanes(const struct pw_plan *, const struct tui_view *,
-	    int y, int h, bool compute_only, struct tui_lane *out, int *last);
+	    int y, int h, bool compute_only, bool measured, struct tui_lane *out,
+	    int *last);
 /* layout.c: the time at timeline column COL (0 = the first column after
  * the labels) of a WIDTH-column timeline, and the column of time T
  * (fractional: eighths of a cell come from its fraction). */
@@ -372,6 +378,50 @@ struct tui_planner {
 };
 
 /* ------------------------------------------------------------------ */
+/* The launch (launch.c): the schedule run for real on a thread        */
+
+/* pw_launch of a copy of the plan's schedule on the workload's own
+ * problem, on its own thread, polled by the loop as the design search
+ * is.  The thread writes PROGRESS under LOCK (the launch's progress
+ * callback) and RC, ERR and RESULT before it sets FINISHED; the designer
+ * reads PROGRESS under LOCK and the rest only once it has joined. */
+struct tui_launch {
+	struct pw_problem *key;		/* the plan's problem at L, owned */
+	struct pw_problem *problem;	/* the workload's own, owned */
+	struct pw_schedule *sched;	/* what runs, owned */
+	struct pw_workload work;
+	struct pw_rt_opts opts;
+	char	*fail_at;	/* opts.fail_at's, owned; NULL: none */
+	pthread_t thread;
+	atomic_int cancel;	/* the launch's cancel flag */
+	atomic_bool finished;	/* pw_launch has returned */
+	/* 2 while the thread runs and the designer holds it; who drops it
+	 * to 0 frees it, so that the designer lets go of a running launch
+	 * (a changed problem, quitting) without waiting on it. */
+	atomic_int refs;
+	pthread_mutex_t lock;	/* guards PROGRESS */
+	struct pw_rt_progress progress;	/* iteration 0: none yet */
+	int	shown;		/* the iteration last shown */
+	int	rc;		/* pw_launch's, once joined */
+	struct pw_error err;
+	struct pw_rt_result result;
+};
+
+/* A measured run, attached to the plan it was launched from: it is
+ * shown while the plan's problem and schedule are those it ran. */
+struct tui_measured {
+	struct pw_problem *key;		/* the plan's problem, owned */
+	struct pw_schedule *sched;	/* the schedule run, owned */
+	/* The schedule on the workload's own problem: the prediction the
+	 * run is compared with (the plan's times, the workload's bytes). */
+	struct pw_plan *plan;
+	struct pw_measured *run;	/* owned */
+	struct pw_timing *timing;	/* the shown iteration, owned */
+	double	end;			/* its last op's end */
+	struct pw_measured_cmp cmp;
+};
+
+/* ------------------------------------------------------------------ */
 /* The state                                                           */
 
 struct tui {
@@ -434,6 +484,11 @@ struct tui {
 	struct tui_compare compare;
 	struct tui_sweep *sweep;
 	struct tui_planner *planner;
+	struct tui_launch *launch;	/* NULL: none running */
+	struct tui_measured *measured;	/* the last launch's, NULL: none */
+	/* The workload L runs, owned; NULL: pw_workload_for's (tests set a
+	 * larger one). */
+	struct pw_workload *launch_work;
 
 	char	*edit_path;	/* TUI_DO_EDITOR's file */
 	char	*recover_path;	/* the recovery file, NULL: none */
@@ -518,6 +573,10 @@ void	tui_busy(struct tui *, const char *fmt, ...)
 
 /* The view fitted to the whole schedule. */
 void	tui_view_fit(struct tui *);
+/* The seconds from the plan's start that the view spans when fitted: its
+ * makespan, or a measured run's span when that is longer (one time axis
+ * for both). */
+double	tui_view_whole(const struct tui *);
 /* Scrolls and pans so that the selected op is on screen. */
 void	tui_view_follow(struct tui *);
 /* Selects OP (present in the plan) and follows it. */
@@ -613,6 +672,8 @@ unsigned tui_solve_tick(struct tui *);
 /* Esc: cancels the search, keeping the best schedule so far. */
 unsigned tui_solve_cancel(struct tui *);
 bool	tui_solve_running(const struct tui *);
+/* Whether A and B give every device and channel the same order. */
+bool	tui_orders_same(const struct pw_schedule *a, const struct pw_schedule *b);
 /* The lower bound the header shows: the running search's, else the last
  * search's while the plan's problem, the objective and the pins are
  * those it was computed under; *GAP is the current plan's objective
@@ -691,6 +752,39 @@ struct pw_planner_progress tui_planner_progress(struct tui_planner *,
 void	tui_planner_free(struct tui_planner *);
 
 /* ------------------------------------------------------------------ */
+/* launch.c                                                            */
+
+/* L: launches the plan's schedule in the background on the default
+ * backend (pw_rt_backend_default) with the workload pw_workload_for
+ * gives (tui.launch_work when set) on its own problem, without memory
+ * limits; the message line shows its progress. */
+unsigned tui_launch_begin(struct tui *);
+/* Polls the launch (the loop calls it at least 5 times a second): its
+ * progress, its end (the measured run attached, or its error), a problem
+ * change (which cancels it); drops a measured run that no longer
+ * describes the plan.  Returns what to redraw; 0 when nothing is new. */
+unsigned tui_launch_tick(struct tui *);
+bool	tui_launch_running(const struct tui *);
+/* Esc: stops a running launch (within the engine's 100 ms). */
+unsigned tui_launch_cancel(struct tui *);
+/* Frees S (NULL: nothing) without waiting: a running launch is
+ * cancelled and let go, its thread freeing it when it ends. */
+void	tui_launch_free(struct tui_launch *);
+/* Attaches RUN (taken, whatever this returns), measured on PROBLEM (the
+ * workload's own problem of the plan's; taken too) for the plan's
+ * schedule, as the measured run shown; the view fits both spans.
+ * PW_ERR_INPUT with ERR when RUN does not match them. */
+int	tui_measured_attach(struct tui *, struct pw_problem *problem,
+	    struct pw_measured *run, struct pw_error *);
+/* The measured run while it describes the plan (its problem and
+ * schedule those run), else NULL. */
+const struct tui_measured *tui_measured_of(const struct tui *);
+/* OP's row of M's comparison; NULL when it has none. */
+const struct pw_op_error *tui_measured_op(const struct tui_measured *m,
+	    struct pw_op op);
+void	tui_measured_free(struct tui_measured *);
+
+/* ------------------------------------------------------------------ */
 /* recover.c                                                           */
 
 /* The recovery file of PATH (NULL: the default problem's, in the
@@ -722,7 +816,7 @@ void	tui_draw(WINDOW *, struct tui *, unsigned flags);
  * VIEW's window in AREA (labels in its first LABEL_W columns), compute
  * lanes only when COMPUTE_ONLY: what the timeline and the compare view
  * share.  D gives the glyphs, the selection, pins and highlights (NULL:
- * UTF-8, none). */
+ * UTF-8, none), and, when PLAN is its plan, its measured run's lanes. */
 void	tui_draw_lanes(WINDOW *, const struct tui *d, const struct pw_plan *plan,
 	    const struct tui_view *view, struct tui_rect area, int label_w,
 	    bool compute_only);
