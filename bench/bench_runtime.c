@@ -6,13 +6,16 @@
  * (1) Engine overhead: a workload of zero-size GEMMs (tokens=0), 1F1B and
  *     ZB-H1 at p=8, m=64: the median over runs of the step time over the
  *     ops of the busiest device, the time per op beyond the math; anchor
- *     under 20 us.
+ *     under 20 us.  Beside it the machine's floor: a token handed round
+ *     a ring of as many threads by a mutex and a condition, per hand-off
+ *     (a zero-size op's time is mostly such hand-offs along the step).
  * (2) Calibration closes the loop: a 4-device workload whose ops take
  *     milliseconds, for 1F1B, ZB-H1 and ZB-V: launch, calibrate on the
  *     run, predict the measured schedule on the calibrated problem; the
  *     ratio predicted / measured before and after; anchor within 10%.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +116,87 @@ bench_max_ops(const struct pw_problem *p, const struct pw_schedule *sched)
 	return most;
 }
 
+/* The ring of (1)'s floor: thread I waits for the token at I, passes it
+ * on; one cleanup. */
+#define BENCH_RING	8
+#define BENCH_HOPS	20000
+
+struct bench_ring {
+	pthread_mutex_t lock;
+	pthread_cond_t passed[BENCH_RING];
+	int	at;		/* whose turn */
+	int	hops;		/* hand-offs left */
+};
+
+struct bench_seat {
+	struct bench_ring *ring;
+	int	i;
+};
+
+static void *
+bench_ring_seat(void *arg)
+{
+	struct bench_seat *seat = arg;
+	struct bench_ring *r = seat->ring;
+	int next = (seat->i + 1) % BENCH_RING;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		while (r->at != seat->i && r->hops > 0)
+			pthread_cond_wait(&r->passed[seat->i], &r->lock);
+		if (r->hops <= 0)
+			break;
+		r->hops--;
+		r->at = next;
+		pthread_cond_signal(&r->passed[next]);
+	}
+	pthread_cond_signal(&r->passed[next]);
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+/* Seconds per hand-off round a ring of BENCH_RING threads; NAN when the
+ * threads cannot start. */
+static double
+bench_floor(void)
+{
+	struct bench_seat seat[BENCH_RING];
+	pthread_t thread[BENCH_RING];
+	struct bench_ring r;
+	double t0, secs = NAN;
+	int i, started = 0;
+
+	pthread_mutex_init(&r.lock, NULL);
+	for (i = 0; i < BENCH_RING; i++)
+		pthread_cond_init(&r.passed[i], NULL);
+	r.at = -1;
+	r.hops = BENCH_HOPS;
+	for (i = 0; i < BENCH_RING; i++) {
+		seat[i].ring = &r;
+		seat[i].i = i;
+		if (pthread_create(&thread[i], NULL, bench_ring_seat,
+		    &seat[i]) != 0)
+			break;
+		started++;
+	}
+	t0 = bench_now();
+	pthread_mutex_lock(&r.lock);
+	if (started < BENCH_RING)
+		r.hops = 0;
+	r.at = 0;
+	for (i = 0; i < BENCH_RING; i++)
+		pthread_cond_signal(&r.passed[i]);
+	pthread_mutex_unlock(&r.lock);
+	for (i = 0; i < started; i++)
+		pthread_join(thread[i], NULL);
+	if (started == BENCH_RING)
+		secs = (bench_now() - t0) / BENCH_HOPS;
+	for (i = 0; i < BENCH_RING; i++)
+		pthread_cond_destroy(&r.passed[i]);
+	pthread_mutex_destroy(&r.lock);
+	return secs;
+}
+
 static void
 bench_overhead(void)
 {
@@ -127,6 +211,11 @@ bench_overhead(void)
 	printf("(1) engine overhead: tokens=0, p=8, m=64, %d runs of %d "
 	    "iterations; anchor: under 20 us per op\n", BENCH_RUNS,
 	    BENCH_ITERATIONS);
+	for (r = 0; r < BENCH_RUNS; r++)
+		per_op[r] = bench_floor();
+	printf("the floor: a ring of %d threads hands a token on in %.2f us "
+	    "(median of %d runs of %d hand-offs)\n", BENCH_RING,
+	    bench_median(per_op, BENCH_RUNS) * 1e6, BENCH_RUNS, BENCH_HOPS);
 	printf("%-8s %-8s %-10s %-8s %s\n", "family", "ops/dev", "us/op",
 	    "ratio", "met");
 	for (f = 0; f < sizeof families / sizeof families[0]; f++) {

@@ -204,7 +204,12 @@ struct pw_engine {
 	struct pw_engine_worker *workers;
 
 	pthread_mutex_t lock;
-	pthread_cond_t changed;
+	pthread_cond_t changed;		/* go, done, quit, stop */
+	/* An op started or ended: told only to the workers waiting for one
+	 * (pw_engine_await), so that the many marks of a run wake nobody
+	 * else, on a machine with fewer cores than workers. */
+	pthread_cond_t marked;
+	int	awaiting;
 	int	go;			/* iterations started */
 	int	iter;			/* the one running */
 	int	done;			/* workers through it */
@@ -240,6 +245,7 @@ pw_engine_stop(struct pw_engine *e, int rc, const struct pw_error *err,
 	}
 	atomic_store(&e->stop, true);
 	pthread_cond_broadcast(&e->changed);
+	pthread_cond_broadcast(&e->marked);
 	pthread_mutex_unlock(&e->lock);
 	if (e->net != NULL)
 		e->net->stop(e->net);
@@ -296,7 +302,8 @@ pw_engine_mark(struct pw_engine *e, struct pw_op op, int it, bool end, double t)
 			e->span = t;
 	} else
 		e->started[u] = it + 1;
-	pthread_cond_broadcast(&e->changed);
+	if (e->awaiting > 0)
+		pthread_cond_broadcast(&e->marked);
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -309,8 +316,10 @@ pw_engine_await(struct pw_engine *e, struct pw_op op, int it, bool end)
 	const int *flag = end ? e->ended : e->started;
 
 	pthread_mutex_lock(&e->lock);
+	e->awaiting++;
 	while (flag[u] != it + 1 && !atomic_load(&e->stop))
-		pw_rt_wait(&e->changed, &e->lock);
+		pw_rt_wait(&e->marked, &e->lock);
+	e->awaiting--;
 	pthread_mutex_unlock(&e->lock);
 	return !atomic_load(&e->stop);
 }
@@ -618,8 +627,8 @@ pw_engine_worker_main(void *arg)
 		if (!atomic_load(&e->stop))
 			pw_engine_iteration(w, it);
 		pthread_mutex_lock(&e->lock);
-		e->done++;
-		pthread_cond_broadcast(&e->changed);
+		if (++e->done == e->nworkers)
+			pthread_cond_broadcast(&e->changed);
 		pthread_mutex_unlock(&e->lock);
 	}
 	return NULL;
@@ -795,6 +804,7 @@ pw_engine_free(struct pw_engine *e)
 	pw_where_free(e->where);
 	pw_timing_free(e->timing);
 	pthread_cond_destroy(&e->changed);
+	pthread_cond_destroy(&e->marked);
 	pthread_mutex_destroy(&e->lock);
 }
 
@@ -808,21 +818,21 @@ pw_engine_check_opts(const struct pw_rt_opts *o, struct pw_error *err)
 
 	if ((unsigned)o->backend >= PW_RT_NBACKENDS ||
 	    (unsigned)o->transport >= PW_RT_NTRANSPORTS) {
-		pw_error_set(err, "launch: unknown backend or transport");
+		pw_error_set(err, "unknown backend or transport");
 		return PW_ERR_INPUT;
 	}
 	if (!pw_rt_backend_available(o->backend, why, sizeof why)) {
-		pw_error_set(err, "launch: the %s backend: %s",
+		pw_error_set(err, "the %s backend: %s",
 		    pw_rt_backend_name(o->backend), why);
 		return PW_ERR_INPUT;
 	}
 	if (o->iterations < 1 || o->iterations > 1000000) {
-		pw_error_set(err, "launch: iterations %d: must be in 1..1000000",
+		pw_error_set(err, "iterations %d: must be in 1..1000000",
 		    o->iterations);
 		return PW_ERR_INPUT;
 	}
 	if (o->warmup < 0 || o->warmup > 1000000) {
-		pw_error_set(err, "launch: warm-up %d: must be in 0..1000000",
+		pw_error_set(err, "warm-up %d: must be in 0..1000000",
 		    o->warmup);
 		return PW_ERR_INPUT;
 	}
@@ -889,31 +899,31 @@ pw_engine_check_schedule(struct pw_engine *e, struct pw_error *err)
 	if (e->sched->ndevices != p->devices || e->sched->nstages != p->nstages ||
 	    e->sched->microbatches != p->microbatches ||
 	    e->sched->nchannels != pw_problem_nchannels(p)) {
-		pw_error_set(err, "launch: the schedule is shaped for another "
+		pw_error_set(err, "the schedule is shaped for another "
 		    "problem (%d devices, %d stages, %d microbatches, %d channels)",
 		    e->sched->ndevices, e->sched->nstages, e->sched->microbatches,
 		    e->sched->nchannels);
 		return PW_ERR_INPUT;
 	}
 	if (e->work->nstages != p->nstages) {
-		pw_error_set(err, "launch: the workload has %d stages, the problem "
+		pw_error_set(err, "the workload has %d stages, the problem "
 		    "%d", e->work->nstages, p->nstages);
 		return PW_ERR_INPUT;
 	}
 	if ((rc = pw_simulate(p, e->sched, &e->timing, &why)) != PW_OK) {
 		e->timing = NULL;
-		pw_error_set(err, "launch: refused: %s", why.msg);
+		pw_error_set(err, "refused: %s", why.msg);
 		return PW_ERR_INPUT;
 	}
 	if ((rc = pw_where_build(p, e->sched, &e->where, &why)) != PW_OK) {
 		e->where = NULL;
-		pw_error_set(err, "launch: refused: %s", why.msg);
+		pw_error_set(err, "refused: %s", why.msg);
 		return PW_ERR_INPUT;
 	}
 	met = pw_metrics_compute(p, e->sched, e->timing);
 	for (d = 0; d < p->devices; d++)
 		if (met->device[d].peak > p->memory[d].limit) {
-			pw_error_set(err, "launch: refused: device %d's predicted "
+			pw_error_set(err, "refused: device %d's predicted "
 			    "peak of %.0f bytes exceeds its limit of %.0f bytes", d,
 			    met->device[d].peak, p->memory[d].limit);
 			pw_metrics_free(met);
@@ -922,7 +932,7 @@ pw_engine_check_schedule(struct pw_engine *e, struct pw_error *err)
 	pw_metrics_free(met);
 	e->timed = pw_timed_ops(p, e->sched, e->timing, &e->nops);
 	if (pw_check(p, e->timed, e->nops, &v) > 0) {
-		pw_error_set(err, "launch: refused: %s", v.msg[0]);
+		pw_error_set(err, "refused: %s", v.msg[0]);
 		rc = PW_ERR_INPUT;
 	}
 	pw_violations_free(&v);
@@ -985,7 +995,7 @@ pw_engine_workload_read(const char *buf, size_t len, struct pw_workload *w,
 	rc = PW_OK;
 out:
 	if (rc != PW_OK)
-		pw_error_set(err, "launch: rank 0's workload is malformed");
+		pw_error_set(err, "rank 0's workload is malformed");
 	free(line);
 	return rc;
 }
@@ -1009,7 +1019,7 @@ pw_engine_share(struct pw_rt_net *net, bool refused, const struct pw_problem *p,
 
 	if (net->rank == 0 && !refused) {
 		if ((fp = open_memstream(&buf, &len)) == NULL) {
-			pw_error_set(err, "launch: cannot buffer the schedule");
+			pw_error_set(err, "cannot buffer the schedule");
 			return PW_ERR_RUNTIME;
 		}
 		rc = pw_schedule_write_stream(fp, p, sched, timing, NULL, err);
@@ -1027,12 +1037,12 @@ pw_engine_share(struct pw_rt_net *net, bool refused, const struct pw_problem *p,
 	if (rc != PW_OK || net->rank == 0)
 		goto out;
 	if (len == 0) {
-		pw_error_set(err, "launch: rank 0 refused the schedule");
+		pw_error_set(err, "rank 0 refused the schedule");
 		rc = PW_ERR_INPUT;
 		goto out;
 	}
 	if ((fp = fmemopen(buf, len, "r")) == NULL) {
-		pw_error_set(err, "launch: cannot read rank 0's schedule");
+		pw_error_set(err, "cannot read rank 0's schedule");
 		rc = PW_ERR_RUNTIME;
 		goto out;
 	}
@@ -1080,7 +1090,7 @@ pw_engine_watch(struct pw_engine *e, int it)
 	if (e->opts->cancel == NULL || !atomic_load(e->opts->cancel) ||
 	    atomic_load(&e->stop))
 		return;
-	pw_error_set(&err, "launch: cancelled at iteration %d of %d", it + 1,
+	pw_error_set(&err, "cancelled at iteration %d of %d", it + 1,
 	    e->total);
 	pw_engine_stop(e, PW_ERR_CANCELLED, &err, true);
 }
@@ -1147,7 +1157,7 @@ pw_engine_combine(struct pw_engine *e, const struct pw_engine_tick *mine,
 		struct pw_engine_tick t;
 
 		if (lens[r] != sizeof t) {
-			pw_error_set(err, "launch: rank %d sent a malformed "
+			pw_error_set(err, "rank %d sent a malformed "
 			    "iteration", r);
 			rc = PW_ERR_RUNTIME;
 			break;
@@ -1184,7 +1194,7 @@ pw_engine_threads(struct pw_engine *e, bool start, struct pw_error *err)
 		rc = pw_thread_start(&e->workers[k].thread, pw_engine_worker_main,
 		    &e->workers[k]);
 		if (rc != 0) {
-			pw_error_set(err, "launch: cannot start a worker thread: %s",
+			pw_error_set(err, "cannot start a worker thread: %s",
 			    strerror(rc));
 			return PW_ERR_RUNTIME;
 		}
@@ -1278,7 +1288,7 @@ pw_engine_unpack(struct pw_engine *e, const char *bytes, size_t len,
 	if (n < 1 + (size_t)e->p->devices ||
 	    (n - 1 - (size_t)e->p->devices) % per != 0) {
 		free(buf);
-		pw_error_set(err, "launch: a rank sent malformed measurements");
+		pw_error_set(err, "a rank sent malformed measurements");
 		return PW_ERR_RUNTIME;
 	}
 	if (buf[at] > *grad_error || isnan(buf[at]))
@@ -1465,6 +1475,7 @@ pw_engine_init(struct pw_engine *e, const struct pw_problem *p,
 	e->slot = pw_xcalloc(universe, sizeof *e->slot);
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_cond_init(&e->changed, NULL);
+	pthread_cond_init(&e->marked, NULL);
 	atomic_init(&e->stop, false);
 }
 
@@ -1540,7 +1551,7 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 	if (rc != PW_OK)
 		return rc;
 	if (net->rank == 0 && (problem == NULL || sched == NULL || work == NULL)) {
-		pw_error_set(err, "launch: no problem, schedule or workload");
+		pw_error_set(err, "no problem, schedule or workload");
 		rc = PW_ERR_INPUT;
 		refused = true;
 	} else
@@ -1568,7 +1579,7 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 				rc = pw_engine_parse_fail(&e, err);
 		}
 		if (rc == PW_OK && net->size != e.p->devices) {
-			pw_error_set(err, "launch: %d MPI ranks for %d devices: run "
+			pw_error_set(err, "%d MPI ranks for %d devices: run "
 			    "one rank per device (mpirun -np %d)", net->size,
 			    e.p->devices, e.p->devices);
 			rc = PW_ERR_INPUT;

@@ -1,10 +1,12 @@
 /*
  * net_local.c - hand-offs between the device threads of one process.
  *
- * A message is a copy of the sender's floats in a mailbox keyed by the
- * receiving device and the tag; recv waits on the mailbox's condition
- * until its message is there or the net is stopped.  The mailbox is a
- * list: a run keeps a few messages in flight per device.  Broadcast and
+ * A message is a copy of the sender's floats in the receiving device's
+ * mailbox, under its tag; recv waits on that mailbox's condition until
+ * its message is there or the net is stopped.  One mailbox per device,
+ * so that a send wakes only its receiver (the device threads outnumber
+ * the cores).  A mailbox is a list: a run keeps a few messages in
+ * flight per device.  Broadcast and
  * gather are those of one process; the barrier across the device threads
  * is the engine's own.
  */
@@ -16,18 +18,22 @@
 
 struct pw_net_msg {
 	struct pw_net_msg *next;
-	int	to;
 	uint64_t tag;
 	double	at;		/* pw_rt_now when it was sent */
 	size_t	n;
 	float	*buf;
 };
 
-struct pw_net_local {
+struct pw_net_box {
 	pthread_mutex_t lock;
 	pthread_cond_t arrived;
 	struct pw_net_msg *head;
 	bool	stopped;
+};
+
+struct pw_net_local {
+	int	devices;
+	struct pw_net_box *box;	/* [devices] */
 };
 
 /* When the calling thread's last message arrived. */
@@ -38,34 +44,40 @@ pw_net_local_send(struct pw_rt_net *net, int from, int to, uint64_t tag,
     const float *buf, size_t n, struct pw_error *err)
 {
 	struct pw_net_local *l = net->ctx;
-	struct pw_net_msg *m = pw_xcalloc(1, sizeof *m);
+	struct pw_net_box *x;
+	struct pw_net_msg *m;
 
 	(void)from;
-	(void)err;
-	m->to = to;
+	if (to < 0 || to >= l->devices) {
+		pw_error_set(err, "local transport: no device %d", to);
+		return PW_ERR_RUNTIME;
+	}
+	x = &l->box[to];
+	m = pw_xcalloc(1, sizeof *m);
 	m->tag = tag;
 	m->n = n;
 	m->buf = pw_xmalloc(n * sizeof *m->buf);
 	if (n > 0)
 		memcpy(m->buf, buf, n * sizeof *buf);
-	pthread_mutex_lock(&l->lock);
+	pthread_mutex_lock(&x->lock);
 	m->at = pw_rt_now();
-	m->next = l->head;
-	l->head = m;
-	pthread_cond_broadcast(&l->arrived);
-	pthread_mutex_unlock(&l->lock);
+	m->next = x->head;
+	x->head = m;
+	pthread_mutex_unlock(&x->lock);
+	/* After the unlock, so that the receiver it wakes finds it free. */
+	pthread_cond_broadcast(&x->arrived);
 	return PW_OK;
 }
 
-/* Unlinks and returns the message for (TO, TAG), NULL when none (L
+/* Unlinks and returns the message under TAG, NULL when none (X
  * locked). */
 static struct pw_net_msg *
-pw_net_local_take(struct pw_net_local *l, int to, uint64_t tag)
+pw_net_local_take(struct pw_net_box *x, uint64_t tag)
 {
 	struct pw_net_msg **pp, *m;
 
-	for (pp = &l->head; (m = *pp) != NULL; pp = &m->next)
-		if (m->to == to && m->tag == tag) {
+	for (pp = &x->head; (m = *pp) != NULL; pp = &m->next)
+		if (m->tag == tag) {
 			*pp = m->next;
 			return m;
 		}
@@ -77,13 +89,19 @@ pw_net_local_recv(struct pw_rt_net *net, int from, int to, uint64_t tag,
     float *buf, size_t n, struct pw_error *err)
 {
 	struct pw_net_local *l = net->ctx;
+	struct pw_net_box *x;
 	struct pw_net_msg *m;
 	int rc = PW_OK;
 
-	pthread_mutex_lock(&l->lock);
-	while ((m = pw_net_local_take(l, to, tag)) == NULL && !l->stopped)
-		pw_rt_wait(&l->arrived, &l->lock);
-	pthread_mutex_unlock(&l->lock);
+	if (to < 0 || to >= l->devices) {
+		pw_error_set(err, "local transport: no device %d", to);
+		return PW_ERR_RUNTIME;
+	}
+	x = &l->box[to];
+	pthread_mutex_lock(&x->lock);
+	while ((m = pw_net_local_take(x, tag)) == NULL && !x->stopped)
+		pw_rt_wait(&x->arrived, &x->lock);
+	pthread_mutex_unlock(&x->lock);
 	if (m == NULL) {
 		pw_error_set(err, "device %d: stopped waiting for device %d",
 		    to, from);
@@ -112,11 +130,14 @@ static void
 pw_net_local_stop(struct pw_rt_net *net)
 {
 	struct pw_net_local *l = net->ctx;
+	int d;
 
-	pthread_mutex_lock(&l->lock);
-	l->stopped = true;
-	pthread_cond_broadcast(&l->arrived);
-	pthread_mutex_unlock(&l->lock);
+	for (d = 0; d < l->devices; d++) {
+		pthread_mutex_lock(&l->box[d].lock);
+		l->box[d].stopped = true;
+		pthread_cond_broadcast(&l->box[d].arrived);
+		pthread_mutex_unlock(&l->box[d].lock);
+	}
 }
 
 /* One process: rank 0's bytes are already everyone's. */
@@ -159,17 +180,21 @@ pw_net_local_close(struct pw_rt_net *net)
 {
 	struct pw_net_local *l;
 	struct pw_net_msg *m;
+	int d;
 
 	if (net == NULL)
 		return;
 	l = net->ctx;
-	while ((m = l->head) != NULL) {
-		l->head = m->next;
-		free(m->buf);
-		free(m);
+	for (d = 0; d < l->devices; d++) {
+		while ((m = l->box[d].head) != NULL) {
+			l->box[d].head = m->next;
+			free(m->buf);
+			free(m);
+		}
+		pthread_cond_destroy(&l->box[d].arrived);
+		pthread_mutex_destroy(&l->box[d].lock);
 	}
-	pthread_cond_destroy(&l->arrived);
-	pthread_mutex_destroy(&l->lock);
+	free(l->box);
 	free(l);
 	free(net);
 }
@@ -179,14 +204,19 @@ pw_rt_net_local(int devices, struct pw_rt_net **out, struct pw_error *err)
 {
 	struct pw_rt_net *net;
 	struct pw_net_local *l;
+	int d;
 
 	if (devices < 1) {
 		pw_error_set(err, "local transport: %d devices", devices);
 		return PW_ERR_INPUT;
 	}
 	l = pw_xcalloc(1, sizeof *l);
-	pthread_mutex_init(&l->lock, NULL);
-	pthread_cond_init(&l->arrived, NULL);
+	l->devices = devices;
+	l->box = pw_xcalloc((size_t)devices, sizeof *l->box);
+	for (d = 0; d < devices; d++) {
+		pthread_mutex_init(&l->box[d].lock, NULL);
+		pthread_cond_init(&l->box[d].arrived, NULL);
+	}
 	net = pw_xcalloc(1, sizeof *net);
 	net->kind = PW_RT_LOCAL;
 	net->rank = 0;

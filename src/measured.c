@@ -238,11 +238,12 @@ pw_measured_validate_head(const struct pw_problem *p,
 	    (rc = pw_measured_numbers(err, where, "peak", m->peak,
 	    (size_t)m->devices)) != PW_OK)
 		return rc;
-	if (w->hidden < 1 || w->ffn < 1 || w->tokens < 1)
+	/* Zero sizes are a workload too: the engine's overhead alone. */
+	if (w->hidden < 0 || w->ffn < 0 || w->tokens < 0)
 		return pw_measured_bad(err, where, "workload.%s: must be a "
-		    "positive integer (got %d)", w->hidden < 1 ? "hidden" :
-		    w->ffn < 1 ? "ffn" : "tokens", w->hidden < 1 ? w->hidden :
-		    w->ffn < 1 ? w->ffn : w->tokens);
+		    "non-negative integer (got %d)", w->hidden < 0 ? "hidden" :
+		    w->ffn < 0 ? "ffn" : "tokens", w->hidden < 0 ? w->hidden :
+		    w->ffn < 0 ? w->ffn : w->tokens);
 	if (w->nstages != p->nstages || w->layers == NULL)
 		return pw_measured_bad(err, where, "workload.layers: must have "
 		    "%d entries, one per stage (got %d)", p->nstages,

@@ -281,7 +281,7 @@ test_faults(void)
 	/* A cancel set before the start. */
 	tap_int(test_launch(wp, sched, &work, NULL, &cancel, &err),
 	    PW_ERR_CANCELLED, "a cancel stops the run");
-	tap_str(err.msg, "launch: cancelled at iteration 1 of 6",
+	tap_str(err.msg, "cancelled at iteration 1 of 6",
 	    "it says where");
 
 	/* What PIPEWRIGHT_FAIL_AT may say. */
@@ -307,7 +307,7 @@ test_faults(void)
 	if (pw_simulate(wp, sched, &t, &why) == PW_OK) {
 		met = pw_metrics_compute(wp, sched, t);
 		tight->memory[1].limit = met->device[1].peak - 1;
-		snprintf(want, sizeof want, "launch: refused: device 1's "
+		snprintf(want, sizeof want, "refused: device 1's "
 		    "predicted peak of %.0f bytes exceeds its limit of %.0f "
 		    "bytes", met->device[1].peak, met->device[1].peak - 1);
 		pw_metrics_free(met);
@@ -328,7 +328,7 @@ test_faults(void)
 	broken->device[1].ops[i] = op;
 	if (pw_simulate(wp, broken, &t, &why) == PW_OK)
 		pw_timing_free(t);
-	snprintf(want, sizeof want, "launch: refused: %s", why.msg);
+	snprintf(want, sizeof want, "refused: %s", why.msg);
 	tap_int(test_launch(wp, broken, &work, NULL, NULL, &err), PW_ERR_INPUT,
 	    "a deadlocking schedule is refused");
 	tap_str(err.msg, want, "it names the blocked ops");
@@ -336,7 +336,7 @@ test_faults(void)
 	broken->device[1].len--;
 	if (pw_simulate(wp, broken, &t, &why) == PW_OK)
 		pw_timing_free(t);
-	snprintf(want, sizeof want, "launch: refused: %s", why.msg);
+	snprintf(want, sizeof want, "refused: %s", why.msg);
 	tap_int(test_launch(wp, broken, &work, NULL, NULL, &err), PW_ERR_INPUT,
 	    "a schedule missing an op is refused");
 	tap_str(err.msg, want, "it names the op");

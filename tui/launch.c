@@ -87,8 +87,7 @@ tui_launch_free(struct tui_launch *s)
 	tui_launch_release(s);
 }
 
-/* The first line of MSG, in place, without the "launch: " the engine's
- * messages start with (the message line says it once). */
+/* The first line of MSG, in place. */
 static const char *
 tui_launch_line(char *msg)
 {
@@ -96,7 +95,7 @@ tui_launch_line(char *msg)
 
 	if (nl != NULL)
 		*nl = '\0';
-	return strncmp(msg, "launch: ", 8) == 0 ? msg + 8 : msg;
+	return msg;
 }
 
 /* Whether A and B are the same schedule: orders and reload anchors. */

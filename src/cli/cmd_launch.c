@@ -466,9 +466,13 @@ cmd_launch_options(const struct pw_cmd_args *a, bool quiet,
 }
 
 /* Launch on one rank (RANK 0 under the local transport): rank 0 reads,
- * prepares and reports, the others run what it broadcasts. */
+ * prepares and reports, the others run what it broadcasts.  *STRANDED
+ * says whether the other ranks may be left waiting in pw_launch for a
+ * rank 0 that failed before it (the options every rank reads alike fail
+ * on all of them, and pw_launch ends every rank together). */
 static int
-cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank)
+cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
+    bool *stranded)
 {
 	struct cmd_launch_run r = { 0 };
 	struct pw_rt_result res = { 0 };
@@ -482,6 +486,7 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank)
 	if ((status = cmd_launch_options(a, rank != 0, opts, &limit)) !=
 	    PW_EXIT_OK)
 		return status;
+	*stranded = true;
 	/* The measured file on stdout puts the report on stderr. */
 	fp = a->output_given && strcmp(a->output, "-") == 0 ? stderr : stdout;
 	if (rank == 0) {
@@ -509,7 +514,9 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank)
 		goto out;
 	opts->cancel = &cancel;
 	job.err = &err;
-	if ((rc = pw_cmd_cancellable(&cancel, cmd_launch_go, &job)) != PW_OK) {
+	rc = pw_cmd_cancellable(&cancel, cmd_launch_go, &job);
+	*stranded = false;
+	if (rc != PW_OK) {
 		if (rank == 0)
 			pw_cmd_fail("launch: %s", err.msg);
 		status = pw_cmd_status(rc);
@@ -529,6 +536,7 @@ pw_cmd_launch(const struct pw_cmd_args *a)
 	struct pw_rt_opts opts;
 	struct pw_error err;
 	int rank = 0, size, status, rc;
+	bool stranded = false;
 
 	pw_rt_opts_init(&opts);
 	if (a->transport != NULL && pw_rt_transport_parse(a->transport,
@@ -538,14 +546,14 @@ pw_cmd_launch(const struct pw_cmd_args *a)
 		return PW_EXIT_INPUT;
 	}
 	if (opts.transport != PW_RT_MPI)
-		return cmd_launch_rank(a, &opts, 0);
+		return cmd_launch_rank(a, &opts, 0, &stranded);
 	if ((rc = pw_rt_mpi_start(&rank, &size, &err)) != PW_OK) {
 		pw_cmd_fail("launch: --transport mpi: %s", err.msg);
 		return pw_cmd_status(rc);
 	}
-	status = cmd_launch_rank(a, &opts, rank);
-	/* Rank 0 has said why; the others may wait on it for ever. */
-	if (status != PW_EXIT_OK && rank == 0)
+	status = cmd_launch_rank(a, &opts, rank, &stranded);
+	/* Rank 0 has said why; the others would wait on it for ever. */
+	if (status != PW_EXIT_OK && rank == 0 && stranded)
 		pw_rt_mpi_abort(status);
 	pw_rt_mpi_stop();
 	return status;
