@@ -130,6 +130,11 @@ struct pw_rt_result {
 	 * last iteration's loss. */
 	double	grad_error;
 	double	loss_error;
+	/* Under MPI, when pw_launch fails: whether the error began on this
+	 * rank (its caller says it, then ends every rank with
+	 * pw_rt_mpi_abort) or a stop from another rank ended it (its caller
+	 * says nothing: the other rank does). */
+	bool	originated;
 };
 
 /* Runs SCHED on PROBLEM (the workload's own problem, pw_workload_problem)

@@ -108,6 +108,15 @@ void	pw_outfile_fatal(int sig);
  * while it changes what the handler reads.  Every thread the program
  * starts is started so. */
 int	pw_thread_start(pthread_t *, void *(*fn)(void *), void *arg);
+/* Seconds on CLOCK_MONOTONIC: the one clock of every deadline, poll and
+ * measurement in the program. */
+double	pw_now(void);
+/* LOCK and COND initialised, COND timed on CLOCK_MONOTONIC, so that a
+ * step of the wall clock neither stalls nor hurries a timed wait. */
+void	pw_sync_init(pthread_mutex_t *lock, pthread_cond_t *cond);
+/* Waits on COND (with LOCK held) until signalled or SECONDS have passed,
+ * whichever is first; COND from pw_sync_init. */
+void	pw_sync_wait(pthread_cond_t *cond, pthread_mutex_t *lock, double seconds);
 
 /* S for a terminal or a text report: control characters (C0, DEL, C1, the
  * line and paragraph separators) and bytes that are not UTF-8 become
@@ -573,6 +582,11 @@ struct pw_workload {
 	int	*layers;	/* [nstages] */
 	bool	scaled;		/* scaled down from the problem's model */
 };
+
+/* The most iterations a launch runs or a measured run states: each
+ * keeps every op's times, so this bounds them (100,000 iterations of a
+ * 1,000-op schedule keep 2.4 GB). */
+#define PW_MAX_ITERATIONS	100000
 
 /* Frees W's layers and zeroes it (W itself is the caller's). */
 void	pw_workload_clear(struct pw_workload *);

@@ -204,6 +204,44 @@ pw_outfile_block(sigset_t *old)
 	pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
+double
+pw_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void
+pw_sync_init(pthread_mutex_t *lock, pthread_cond_t *cond)
+{
+	pthread_condattr_t ca;
+
+	pthread_mutex_init(lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
+void
+pw_sync_wait(pthread_cond_t *cond, pthread_mutex_t *lock, double seconds)
+{
+	struct timespec ts;
+	double whole;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	seconds = modf(seconds, &whole);
+	ts.tv_sec += (time_t)whole;
+	ts.tv_nsec += (long)(seconds * 1e9);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(cond, lock, &ts);
+}
+
 int
 pw_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
 {
