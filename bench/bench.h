@@ -1,22 +1,13 @@
 /*
- * bench.h - what the benchmarks share: a monotonic clock and the median
- * of repeated runs.
+ * bench.h - what the benchmarks share: the median of repeated runs.
+ * They time with pw_now, the program's one monotonic clock.
  */
 #ifndef PW_BENCH_H
 #define PW_BENCH_H
 
 #include <stdlib.h>
-#include <time.h>
 
-/* Monotonic seconds. */
-static inline double
-bench_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "pipewright.h"
 
 static inline int
 bench_cmp_double(const void *a, const void *b)

@@ -64,20 +64,20 @@ bench_once(struct pw_plan *plan, enum bench_what what, uint64_t *seed,
 	edit.op = s->device[0].ops[s->device[0].len - 1];
 	edit.to = s->device[0].len - 2;
 	if (what == BENCH_EDIT || what == BENCH_UNDO) {
-		start = bench_now();
+		start = pw_now();
 		if (pw_plan_apply(plan, &edit, &undo, &err) != PW_OK) {
 			fprintf(stderr, "bench_plan: %s\n", err.msg);
 			return -1;
 		}
-		took = bench_now() - start;
-		start = bench_now();
+		took = pw_now() - start;
+		start = pw_now();
 		if (pw_plan_apply(plan, &undo, NULL, &err) != PW_OK) {
 			fprintf(stderr, "bench_plan: undo: %s\n", err.msg);
 			return -1;
 		}
-		return what == BENCH_EDIT ? took : bench_now() - start;
+		return what == BENCH_EDIT ? took : pw_now() - start;
 	}
-	start = bench_now();
+	start = pw_now();
 	switch (what) {
 	case BENCH_SLACK:
 		slack = pw_slack(p, s, t);
@@ -100,11 +100,11 @@ bench_once(struct pw_plan *plan, enum bench_what what, uint64_t *seed,
 			else if (pw_op_at(p, s, t, d, at, &op))
 				*sink += op.mb;
 		}
-		return (bench_now() - start) / QUESTIONS;
+		return (pw_now() - start) / QUESTIONS;
 	default:
 		break;
 	}
-	return bench_now() - start;
+	return pw_now() - start;
 }
 
 static int

@@ -176,7 +176,7 @@ bench_case(const struct pw_model *model, const struct pw_hardware *hw,
 	o.time_limit = seconds;
 	o.top = 1;
 	for (run = 0; run < BENCH_RUNS; run++) {
-		t0 = bench_now();
+		t0 = pw_now();
 		if (pw_planner(p, &o, &res[run], &err) != PW_OK) {
 			printf("%3.0f GiB: plan: %s\n", gib, err.msg);
 			while (run-- > 0)
@@ -184,7 +184,7 @@ bench_case(const struct pw_model *model, const struct pw_hardware *hw,
 			pw_problem_free(p);
 			return 1;
 		}
-		t[run] = bench_now() - t0;
+		t[run] = pw_now() - t0;
 		ms[run] = res[run].cand[0].makespan;
 	}
 	/* The run of the median makespan is the one printed. */
@@ -229,7 +229,7 @@ bench_cancel_thread(void *arg)
 	struct timespec ts = { 1, 500000000 };
 
 	nanosleep(&ts, NULL);
-	bc->set_at = bench_now();
+	bc->set_at = pw_now();
 	atomic_store(&bc->flag, 1);
 	return NULL;
 }
@@ -261,7 +261,7 @@ bench_cancel(const struct pw_model *model, const struct pw_hardware *hw)
 		return 1;
 	}
 	rc = pw_planner(p, &o, &res, &err);
-	late = bench_now() - bc.set_at;
+	late = pw_now() - bc.set_at;
 	pthread_join(th, NULL);
 	printf("cancel: returned %.3f s after the flag (target 0.100), %s, "
 	    "%zu candidates\n", late, rc == PW_OK ?

@@ -179,7 +179,7 @@ bench_floor(void)
 			break;
 		started++;
 	}
-	t0 = bench_now();
+	t0 = pw_now();
 	pthread_mutex_lock(&r.lock);
 	if (started < BENCH_RING)
 		r.hops = 0;
@@ -190,7 +190,7 @@ bench_floor(void)
 	for (i = 0; i < started; i++)
 		pthread_join(thread[i], NULL);
 	if (started == BENCH_RING)
-		secs = (bench_now() - t0) / BENCH_HOPS;
+		secs = (pw_now() - t0) / BENCH_HOPS;
 	for (i = 0; i < BENCH_RING; i++)
 		pthread_cond_destroy(&r.passed[i]);
 	pthread_mutex_destroy(&r.lock);

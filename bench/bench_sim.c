@@ -42,14 +42,14 @@ bench_sim_median(const struct pw_problem *p, const struct pw_schedule *s,
 	int i;
 
 	for (i = 0; i < RUNS; i++) {
-		start = bench_now();
+		start = pw_now();
 		if (pw_simulate(p, s, &t, &err) != PW_OK) {
 			fprintf(stderr, "bench_sim: %s\n", err.msg);
 			return -1;
 		}
 		if (check) {
 			ops = pw_timed_ops(p, s, t, &n);
-			start = bench_now();
+			start = pw_now();
 			if (pw_check(p, ops, n, &v) != 0) {
 				fprintf(stderr, "bench_sim: the checker rejects "
 				    "a simulated schedule: %s\n", v.msg[0]);
@@ -61,7 +61,7 @@ bench_sim_median(const struct pw_problem *p, const struct pw_schedule *s,
 			pw_violations_free(&v);
 			free(ops);
 		}
-		took[i] = bench_now() - start;
+		took[i] = pw_now() - start;
 		pw_timing_free(t);
 	}
 	return bench_median(took, RUNS);

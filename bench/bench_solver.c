@@ -385,9 +385,9 @@ bench_local(void)
 		o.moves = rows[i].moves;
 		x = 1;
 		o.rng = &x;
-		t0 = bench_now();
+		t0 = pw_now();
 		best = pw_local_search(p, start, &e0, &o, &e, &made);
-		secs = bench_now() - t0;
+		secs = pw_now() - t0;
 		printf("p=%-2d m=%-6d %-6g %-7ld %-10.4f %-10.4f %-10.0f %ld\n",
 		    rows[i].p, rows[i].m, rows[i].p * rows[i].eighths / 8.0,
 		    made, e0.objective, best != NULL ? e.objective :

@@ -95,12 +95,12 @@ bench_open(int mb, char *path, size_t len)
 static double
 bench_frame(struct tui *d)
 {
-	double start = bench_now();
+	double start = pw_now();
 
 	tui_draw(stdscr, d, TUI_DRAW_ALL);
 	wnoutrefresh(stdscr);
 	doupdate();
-	return bench_now() - start;
+	return pw_now() - start;
 }
 
 static void
@@ -157,13 +157,13 @@ bench_edit_row(struct tui *d, int reps, double *v)
 	edit.to = pos + 1;
 	tui_view_fit(d);
 	for (r = 0; r < reps; r++) {
-		start = bench_now();
+		start = pw_now();
 		if (pw_plan_apply(d->plan, &edit, &undo, &err) != PW_OK) {
 			fprintf(stderr, "bench_tui: edit: %s\n", err.msg);
 			return -1;
 		}
 		bench_frame(d);
-		v[r] = bench_now() - start;
+		v[r] = pw_now() - start;
 		edit = undo;
 	}
 	bench_line("edit+redraw", pw_schedule_nops(pw_plan_schedule(d->plan)), bench_median(v, (size_t)reps), BENCH_EDIT_BUDGET, reps);

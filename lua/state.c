@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <lualib.h>
 
@@ -31,7 +30,7 @@ struct pwlua {
 	unsigned long spent;
 	struct pwl_meter meter;	/* pattern matching, charged to the budget */
 	double	seconds;	/* wall-clock limit per run */
-	struct timespec deadline;	/* of this run, CLOCK_MONOTONIC */
+	double	deadline;	/* of this run, on pw_now's clock */
 	/* Set by the watchdog at the deadline (and when closing), read by
 	 * the hook, pwl_spend and pw.solve: the one thing both threads
 	 * touch outside the lock. */
@@ -107,12 +106,8 @@ double
 pwl_time_left(lua_State *L, const char *what)
 {
 	struct pwlua *lua = pwl_lua(L);
-	struct timespec now;
-	double left;
+	double left = lua->deadline - pw_now();
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	left = (double)(lua->deadline.tv_sec - now.tv_sec) +
-	    (double)(lua->deadline.tv_nsec - now.tv_nsec) / 1e9;
 	if (left <= 0 || atomic_load(&lua->expired))
 		pwl_fail(L, "%s: the time limit of %g s is spent", what,
 		    lua->seconds);
@@ -292,12 +287,11 @@ static void *
 pwl_watchdog(void *arg)
 {
 	struct pwlua *lua = arg;
-	int rc = 0;
+	double now;
 
 	pthread_mutex_lock(&lua->lock);
-	while (!lua->done && rc != ETIMEDOUT)
-		rc = pthread_cond_timedwait(&lua->wake, &lua->lock,
-		    &lua->deadline);
+	while (!lua->done && (now = pw_now()) < lua->deadline)
+		pw_sync_wait(&lua->wake, &lua->lock, lua->deadline - now);
 	if (!lua->done)
 		atomic_store(&lua->expired, 1);
 	pthread_mutex_unlock(&lua->lock);
@@ -527,15 +521,7 @@ pwl_error_set(struct pw_error *err, const char *msg)
 static bool
 pwl_watch(struct pwlua *lua, pthread_t *thread)
 {
-	double whole = floor(lua->seconds);
-
-	clock_gettime(CLOCK_MONOTONIC, &lua->deadline);
-	lua->deadline.tv_sec += (time_t)whole;
-	lua->deadline.tv_nsec += (long)((lua->seconds - whole) * 1e9);
-	if (lua->deadline.tv_nsec >= 1000000000L) {
-		lua->deadline.tv_sec++;
-		lua->deadline.tv_nsec -= 1000000000L;
-	}
+	lua->deadline = pw_now() + lua->seconds;
 	atomic_store(&lua->expired, 0);
 	lua->done = false;
 	/* With the fatal signals blocked, so that the caller's handlers
@@ -660,19 +646,6 @@ pwl_dir(const char *dir, const char *doing, char **out,
 	return PW_OK;
 }
 
-/* A condition variable whose timed waits read CLOCK_MONOTONIC, as the
- * deadlines are (a clock set back would not delay them). */
-static void
-pwl_cond_init(pthread_cond_t *cond)
-{
-	pthread_condattr_t attr;
-
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(cond, &attr);
-	pthread_condattr_destroy(&attr);
-}
-
 struct pwlua *
 pwlua_new(const struct pwlua_config *config, struct pw_error *err)
 {
@@ -697,8 +670,7 @@ pwlua_new(const struct pwlua_config *config, struct pw_error *err)
 	    PWLUA_INSTRUCTIONS;
 	lua->seconds = config->seconds > 0 ? config->seconds : PWLUA_SECONDS;
 	lua->meter.charge = pwl_meter_charge;
-	pthread_mutex_init(&lua->lock, NULL);
-	pwl_cond_init(&lua->wake);
+	pw_sync_init(&lua->lock, &lua->wake);
 	lua->writes = config->write_dirs != NULL;
 	dirs = lua->writes ? config->write_dirs : here;
 	while (dirs[n] != NULL)

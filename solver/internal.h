@@ -52,9 +52,6 @@ int	pw_solve_check_common(const char *who, enum pw_objective,
 	    enum pw_offload_mode, double time_limit, long iteration_limit,
 	    struct pw_error *);
 
-/* solver.c: LOCK and COND (on the monotonic clock, pw_search_now's) of
- * state a worker thread shares, initialised. */
-void	pw_solver_sync_init(pthread_mutex_t *lock, pthread_cond_t *cond);
 /* solver.c: drops one of *REFS under LOCK.  Returns true for the last,
  * with LOCK and COND destroyed: the caller then frees what they shared. */
 bool	pw_solver_unref(pthread_mutex_t *lock, pthread_cond_t *cond,

@@ -20,22 +20,12 @@
 
 /* What the abort callback watches. */
 struct pw_milp_clock {
-	struct timespec t0;
+	double	t0;		/* pw_now */
 	double	limit;
 	long	iteration_limit;
 	long	iterations;	/* of the solves before this one */
 	atomic_int *cancel;
 };
-
-static double
-pw_milp_elapsed(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - t0->tv_sec) +
-	    (double)(now.tv_nsec - t0->tv_nsec) * 1e-9;
-}
 
 /* lp_solve polls this often (also inside long simplex runs); non-zero
  * stops the solve with the best solution so far.  LP is NULL between
@@ -52,7 +42,7 @@ pw_milp_abort(lprec *lp, void *arg)
 	return (clock->cancel != NULL && *clock->cancel) ||
 	    (clock->iteration_limit > 0 &&
 	    iterations >= clock->iteration_limit) ||
-	    pw_milp_elapsed(&clock->t0) >= clock->limit;
+	    pw_now() - clock->t0 >= clock->limit;
 }
 
 /* Returns lp_solve's copy of the collected model (the caller deletes it),
@@ -696,7 +686,7 @@ pw_milp_solve(const struct pw_milp_request *req, struct pw_milp_result *res,
 		return PW_OK;
 	}
 	memset(&clock, 0, sizeof clock);
-	clock_gettime(CLOCK_MONOTONIC, &clock.t0);
+	clock.t0 = pw_now();
 	clock.limit = req->time_limit;
 	clock.iteration_limit = req->iteration_limit;
 	clock.cancel = req->cancel;

@@ -466,7 +466,7 @@ pw_planner_go(struct pw_planner_run *r, const struct pw_planner_opts *o,
 		r->o.time_limit = 60;
 	if (r->o.top == 0)
 		r->o.top = 10;
-	r->t0 = r->last_tick = pw_search_now();
+	r->t0 = r->last_tick = pw_now();
 	r->deadline = r->t0 + r->o.time_limit;
 	r->split_deadline = r->t0 + PW_PLANNER_SPLIT_SHARE * r->o.time_limit;
 	r->moves = o->iteration_limit > 0 ? o->iteration_limit : -1;
@@ -488,7 +488,7 @@ pw_planner_go(struct pw_planner_run *r, const struct pw_planner_opts *o,
 		res->ended = pw_planner_cancelled(r) ? PW_END_CANCELLED :
 		    r->timed_out ? PW_END_TIME : r->out_of_moves ?
 		    PW_END_ITERATIONS : PW_END_SEARCHED;
-		res->elapsed = pw_search_now() - r->t0;
+		res->elapsed = pw_now() - r->t0;
 		r->phase = "done";
 		pw_planner_tick(r, res->cand[0].objective,
 		    res->cand[0].schedule_name, true);

@@ -97,7 +97,7 @@ void	pw_planner_tick(struct pw_planner_run *, double best, const char *name,
 	    bool force);
 /* planner_search.c: runs WORK(ARG) on a thread of its own, reporting
  * R's best every quarter second until it ends; with LEAVE finite (a time
- * on pw_search_now's clock), leaves it at LEAVE or on a cancel (DROP then
+ * on pw_now's clock), leaves it at LEAVE or on a cancel (DROP then
  * frees ARG once WORK ends).  Returns 1 when WORK ended (ARG is the
  * caller's again), 0 when left, or PW_ERR_INTERNAL with ERR when no
  * thread starts (WORK not run, ARG the caller's). */

@@ -23,7 +23,7 @@ pw_planner_tick(struct pw_planner_run *r, double best, const char *name,
     bool force)
 {
 	struct pw_planner_progress pr;
-	double now = pw_search_now();
+	double now = pw_now();
 
 	if (r->o.progress == NULL || (!force && now - r->last_tick <
 	    PW_PLANNER_TICK))
@@ -51,7 +51,7 @@ pw_planner_stopped(struct pw_planner_run *r, double until)
 {
 	if (pw_planner_cancelled(r))
 		return true;
-	if (pw_search_now() >= until) {
+	if (pw_now() >= until) {
 		r->timed_out = true;
 		return true;
 	}
@@ -207,15 +207,11 @@ pw_planner_job_run(void *arg)
 static bool
 pw_planner_job_wait(struct pw_planner_job *j, bool leave)
 {
-	double at = pw_search_now() + PW_PLANNER_POLL;
-	struct timespec ts;
 	bool done;
 
-	ts.tv_sec = (time_t)at;
-	ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
 	pthread_mutex_lock(&j->lock);
 	if (!j->done)
-		pthread_cond_timedwait(&j->cond, &j->lock, &ts);
+		pw_sync_wait(&j->cond, &j->lock, PW_PLANNER_POLL);
 	done = j->done;
 	if (!done && leave)
 		j->left = true;
@@ -235,7 +231,7 @@ pw_planner_thread(struct pw_planner_run *r, void (*work)(void *),
 	j->drop = drop;
 	j->arg = arg;
 	j->refs = 2;
-	pw_solver_sync_init(&j->lock, &j->cond);
+	pw_sync_init(&j->lock, &j->cond);
 	if (pthread_create(&th, NULL, pw_planner_job_run, j) != 0) {
 		j->refs = 1;
 		pw_planner_job_release(j);
@@ -245,7 +241,7 @@ pw_planner_thread(struct pw_planner_run *r, void (*work)(void *),
 	pthread_detach(th);
 	for (;;) {
 		go = isfinite(leave) && (pw_planner_cancelled(r) ||
-		    pw_search_now() >= leave);
+		    pw_now() >= leave);
 		if ((done = pw_planner_job_wait(j, go)) || go)
 			break;
 		pw_planner_tick(r, r->best, r->best_name, false);
@@ -300,7 +296,7 @@ pw_planner_build_family(struct pw_planner_run *r, size_t i,
     struct pw_plan **plan, struct pw_error *err)
 {
 	struct pw_planner_build *b;
-	double ops = (double)pw_op_universe(q), t0 = pw_search_now(), t;
+	double ops = (double)pw_op_universe(q), t0 = pw_now(), t;
 	int rc;
 
 	*plan = NULL;
@@ -323,7 +319,7 @@ pw_planner_build_family(struct pw_planner_run *r, size_t i,
 	r->builds++;
 	/* Seconds per op of this family: what the next build's estimate
 	 * scales; at least what a left build has taken. */
-	t = (pw_search_now() - t0) / ops;
+	t = (pw_now() - t0) / ops;
 	r->rate[i] = rc == 1 ? t : fmax(r->rate[i], t);
 	if (rc == 0) {
 		r->timed_out |= !pw_planner_cancelled(r);
@@ -745,7 +741,7 @@ pw_planner_optimize(struct pw_planner_run *r, struct pw_error *err)
 					continue;
 				if (pw_planner_stopped(r, r->deadline))
 					goto out;
-				share = (r->deadline - pw_search_now()) /
+				share = (r->deadline - pw_now()) /
 				    (double)left;
 				left--;
 				if ((rc = pw_planner_solve(r, v[i], share,

@@ -40,22 +40,13 @@
  * the windows'. */
 #define PW_ROUND_SALT		UINT64_C(0x9e3779b97f4a7c15)
 
-double
-pw_search_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* ------------------------------------------------------------------ */
 /* The search (worker thread)                                          */
 
 double
 pw_search_elapsed(const struct pw_search *s)
 {
-	return pw_search_now() - s->t0;
+	return pw_now() - s->t0;
 }
 
 /* Whether S has run out of its iteration limit. */

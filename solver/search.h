@@ -81,8 +81,6 @@ struct pw_search {
 	enum pw_solve_end ended;
 };
 
-/* search.c: monotonic seconds. */
-double	pw_search_now(void);
 /* search.c: seconds since S started. */
 double	pw_search_elapsed(const struct pw_search *s);
 /* search.c: whether S must stop (asked to, out of time, or out of

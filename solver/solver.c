@@ -285,20 +285,8 @@ pw_solve_search_new(const struct pw_problem *p, const struct pw_solve_opts *o,
 	s->pub_incumbent = INFINITY;
 	s->pub_phase = "start";
 	s->refs = 2;
-	pw_solver_sync_init(&s->lock, &s->cond);
+	pw_sync_init(&s->lock, &s->cond);
 	return s;
-}
-
-void
-pw_solver_sync_init(pthread_mutex_t *lock, pthread_cond_t *cond)
-{
-	pthread_condattr_t ca;
-
-	pthread_mutex_init(lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(cond, &ca);
-	pthread_condattr_destroy(&ca);
 }
 
 bool
@@ -425,7 +413,7 @@ pw_solve_start(const struct pw_problem *p, const struct pw_solve_opts *o,
 		run->cancelled = true;
 		run->stopped = 0;
 	}
-	s->t0 = pw_search_now();
+	s->t0 = pw_now();
 	if ((rc = pw_thread_start(&run->worker, pw_solve_worker, s)) != 0) {
 		pw_error_set(err, "solve: cannot start the search thread: %s",
 		    strerror(rc));
@@ -474,22 +462,18 @@ void
 pw_solve_wait(struct pw_solve_run *run, double seconds)
 {
 	struct pw_search *s = run->s;
-	struct timespec ts;
-	double at;
+	double at, now;
 
 	pthread_mutex_lock(&s->lock);
-	at = pw_search_now() + fmax(0, seconds);
+	at = pw_now() + fmax(0, seconds);
 	if (s->stop == 0)
 		at = fmin(at, s->t0 + s->limit);
 	else if (s->best != NULL && !s->writing)
 		at = fmin(at, s->t0 + run->stopped + PW_SOLVE_GRACE);
 	/* The events that change what bounds AT wake the loop too. */
 	while (s->events == run->seen && !s->finished &&
-	    pw_search_now() < at) {
-		ts.tv_sec = (time_t)at;
-		ts.tv_nsec = (long)((at - (double)ts.tv_sec) * 1e9);
-		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
-	}
+	    (now = pw_now()) < at)
+		pw_sync_wait(&s->cond, &s->lock, at - now);
 	pthread_mutex_unlock(&s->lock);
 }
 
