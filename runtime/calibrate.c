@@ -73,13 +73,10 @@ pw_cal_add(struct pw_cal *c, const struct pw_measured *m, size_t *at)
 	const struct pw_problem *p = c->base;
 	const struct pw_measured_op *mo;
 	struct pw_cal_stage *st;
-	size_t i, u = pw_op_universe(p);
+	size_t i;
 	int s, it;
 
-	for (i = 0; i < u; i++)
-		at[i] = SIZE_MAX;
-	for (i = 0; i < m->nops; i++)
-		at[pw_op_index(p, m->ops[i].op)] = i;
+	pw_measured_index(p, m, at);
 	for (i = 0; i < m->nops; i++) {
 		mo = &m->ops[i];
 		s = mo->op.stage;

@@ -74,7 +74,7 @@ pw_workload_validate(const struct pw_workload *w, int nstages,
 	return PW_OK;
 }
 
-/* An array of N doubles, zero; never NULL (N may be 0). */
+/* Returns N zero doubles the caller frees; never NULL (N may be 0). */
 static double *
 pw_measured_zeros(size_t n)
 {
@@ -127,12 +127,6 @@ pw_measured_free(struct pw_measured *m)
 	free(m);
 }
 
-static char *
-pw_measured_strdup(const char *s)
-{
-	return s != NULL ? pw_xstrdup(s) : NULL;
-}
-
 /* Returns a deep copy the caller owns. */
 struct pw_measured *
 pw_measured_copy(const struct pw_measured *src)
@@ -143,9 +137,9 @@ pw_measured_copy(const struct pw_measured *src)
 
 	m = pw_measured_new(src->devices, src->nops, src->iterations);
 	assert(m != NULL);	/* SRC holds as much */
-	m->backend = pw_measured_strdup(src->backend);
-	m->transport = pw_measured_strdup(src->transport);
-	m->host = pw_measured_strdup(src->host);
+	m->backend = pw_xstrdup(src->backend);
+	m->transport = pw_xstrdup(src->transport);
+	m->host = pw_xstrdup(src->host);
 	m->emulated = src->emulated;
 	m->warmup = src->warmup;
 	m->shown = src->shown;
@@ -410,9 +404,21 @@ pw_measured_timing(const struct pw_problem *p, const struct pw_measured *m,
 	return t;
 }
 
-/* M must pass pw_measured_validate against PROBLEM and SCHED: the
- * timed ops are pw_timed_ops of the measured timing, so bytes, anchors
- * and their order are the simulated schedule's rules. */
+void
+pw_measured_index(const struct pw_problem *p, const struct pw_measured *m,
+    size_t *at)
+{
+	size_t i, u = pw_op_universe(p);
+
+	for (i = 0; i < u; i++)
+		at[i] = SIZE_MAX;
+	for (i = 0; i < m->nops; i++)
+		at[pw_op_index(p, m->ops[i].op)] = i;
+}
+
+/* Returns timed ops the caller frees.  The timed ops are pw_timed_ops
+ * of the measured timing, so bytes, anchors and their order are the
+ * simulated schedule's rules. */
 struct pw_timed_op *
 pw_measured_timed(const struct pw_problem *p, const struct pw_schedule *sched,
     const struct pw_measured *m, size_t *n)
@@ -421,8 +427,9 @@ pw_measured_timed(const struct pw_problem *p, const struct pw_schedule *sched,
 	struct pw_timing *t;
 	struct pw_error err;
 
-	t = pw_measured_timing(p, m, &err);
-	assert(t != NULL);
+	*n = 0;
+	if ((t = pw_measured_timing(p, m, &err)) == NULL)
+		return NULL;
 	ops = pw_timed_ops(p, sched, t, n);
 	pw_timing_free(t);
 	return ops;

@@ -61,6 +61,7 @@ void	pw_error_append(struct pw_error *, const char *fmt, ...)
 void	*pw_xmalloc(size_t);
 void	*pw_xcalloc(size_t nmemb, size_t size);
 void	*pw_xreallocarray(void *, size_t nmemb, size_t size);
+/* A copy of S the caller frees; NULL for NULL (an optional string). */
 char	*pw_xstrdup(const char *);
 /* Returns a formatted string the caller frees. */
 char	*pw_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -658,10 +659,15 @@ double	pw_measured_step(const struct pw_measured *);
  * ..."). */
 int	pw_measured_validate(const struct pw_problem *, const struct pw_schedule *,
 	    const struct pw_measured *, const char *where, struct pw_error *);
+/* AT (pw_op_universe(PROBLEM) entries, the caller's) gets, by op
+ * index, each op's entry in M->ops, SIZE_MAX for an op M does not list.
+ * M must pass pw_measured_validate against PROBLEM. */
+void	pw_measured_index(const struct pw_problem *, const struct pw_measured *,
+	    size_t *at);
 /* The shown iteration as timed ops (sorted by start; the caller frees
- * them), transfers' bytes and reloads' anchors from PROBLEM and SCHED:
- * what the checker, the views and the designer take.  M must pass
- * pw_measured_validate against PROBLEM and SCHED. */
+ * them, *N of them), transfers' bytes and reloads' anchors from PROBLEM
+ * and SCHED: what the checker, the views and the designer take.  NULL
+ * (*N 0) when M does not pass pw_measured_validate against PROBLEM. */
 struct pw_timed_op *pw_measured_timed(const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_measured *, size_t *n);
 

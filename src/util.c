@@ -95,8 +95,11 @@ pw_xreallocarray(void *ptr, size_t nmemb, size_t size)
 char *
 pw_xstrdup(const char *s)
 {
-	size_t len = strlen(s) + 1;
+	size_t len;
 
+	if (s == NULL)
+		return NULL;
+	len = strlen(s) + 1;
 	return memcpy(pw_xmalloc(len), s, len);
 }
 

@@ -391,6 +391,39 @@ test_sizes(const struct pw_problem *p, const struct pw_schedule *sched,
 	pw_measured_free(zero);
 }
 
+/* The op-index map; the timed ops of a run that does not match; a copy
+ * keeps a missing string missing. */
+static void
+test_index(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_measured *m)
+{
+	size_t u = pw_op_universe(p), *at = pw_xcalloc(u, sizeof *at);
+	size_t i, listed = 0, n = 1;
+	struct pw_measured *bad = pw_measured_copy(m), *c;
+	struct pw_timed_op *ops;
+	bool ok = true;
+
+	pw_measured_index(p, m, at);
+	for (i = 0; i < m->nops; i++)
+		ok = ok && at[pw_op_index(p, m->ops[i].op)] == i;
+	for (i = 0; i < u; i++)
+		listed += at[i] != SIZE_MAX;
+	tap_ok(ok && listed == 8, "index: each op to its entry, 8 listed of "
+	    "%zu", u);
+	bad->ops[4].device = 0;
+	ops = pw_measured_timed(p, sched, bad, &n);
+	tap_ok(ops == NULL && n == 0, "timed: NULL for a run that does not "
+	    "match");
+	free(bad->host);
+	bad->host = NULL;
+	c = pw_measured_copy(bad);
+	tap_ok(c->host == NULL && strcmp(c->backend, "cpu") == 0, "copy: a "
+	    "missing host stays missing");
+	pw_measured_free(c);
+	pw_measured_free(bad);
+	free(at);
+}
+
 /* The message pw_workload_validate gives W. */
 static void
 workload_refused(const struct pw_workload *w, int nstages, const char *want)
@@ -847,6 +880,7 @@ main(void)
 	test_basics();
 	test_round_trip(p, sched, m);
 	test_sizes(p, sched, m);
+	test_index(p, sched, m);
 	test_workload_validate();
 	test_validate(p, sched, m);
 	test_check(p, sched, m);
