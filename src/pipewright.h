@@ -630,8 +630,9 @@ struct pw_measured {
 	bool	emulated;	/* several pipeline devices shared one GPU */
 	int	iterations;	/* measured, after the warm-up */
 	int	warmup;
-	int	shown;		/* the iteration OPS' times are from: the median step's */
-	double	*step;		/* [iterations] seconds per iteration */
+	int	shown;		/* the iteration OPS' times are from: the median
+				 * step's, the lower middle one for an even count */
+	double	*step;		/* [iterations] seconds, an iteration's start to its last op's end */
 	double	*loss;		/* [iterations] mean loss over the microbatches */
 	int	devices;
 	double	*peak;		/* [devices] bytes, static included */
@@ -649,7 +650,7 @@ struct pw_measured *pw_measured_new(int devices, size_t nops, int iterations);
 void	pw_measured_free(struct pw_measured *);
 struct pw_measured *pw_measured_copy(const struct pw_measured *);
 /* The median of the measured steps (the mean of the middle two for an
- * even count). */
+ * even count, where SHOWN is the lower middle iteration). */
 double	pw_measured_step(const struct pw_measured *);
 /* Checks M against PROBLEM and SCHED: its devices, one entry per op of
  * the schedule, finite non-negative times with end >= start, iterations
