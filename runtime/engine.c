@@ -637,17 +637,26 @@ pw_engine_worker_main(void *arg)
 /* ------------------------------------------------------------------ */
 /* Setting up                                                          */
 
-/* A memory event for the order: its op, its instant, whether it frees. */
+/* A memory event for the order: its op, its instant, whether it frees,
+ * whether its op started before that instant (EARLY), the op's place in
+ * a topological order of the ops (RANK). */
 struct pw_engine_event {
 	struct pw_op op;
 	size_t	index;
+	size_t	rank;
 	double	t;
 	bool	frees;
+	bool	early;
 	bool	transfer;
 };
 
-/* The simulator's order of events: by time, frees first, compute ops
- * before transfers, then by op index. */
+/* A causal order of events: by time; at one instant the frees of ops
+ * that started before it first (they wait on nothing at it), compute
+ * ops before transfers, by op index; then the other events (the
+ * allocations at it and the frees of zero-duration ops) in the ops'
+ * topological order, so that no event waits for one that waits for it
+ * (the simulator's "frees first" would give a zero-duration B's free
+ * the turn before the allocation of the F it waits for). */
 static int
 pw_engine_event_cmp(const void *a, const void *b)
 {
@@ -655,11 +664,66 @@ pw_engine_event_cmp(const void *a, const void *b)
 
 	if (x->t != y->t)
 		return x->t < y->t ? -1 : 1;
-	if (x->frees != y->frees)
-		return x->frees ? -1 : 1;
+	if (x->early != y->early)
+		return x->early ? -1 : 1;
+	if (!x->early)
+		return x->rank < y->rank ? -1 : x->rank > y->rank;
 	if (x->transfer != y->transfer)
 		return x->transfer ? 1 : -1;
 	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Every present op's place in a topological order of pw_preds (Kahn's):
+ * an array [universe] the caller frees.  The schedule simulated, so the
+ * order covers every present op. */
+static size_t *
+pw_engine_topo(const struct pw_engine *e)
+{
+	size_t universe = pw_op_universe(e->p), u, v, nready = 0, next = 0;
+	size_t *rank = pw_xcalloc(universe, sizeof *rank);
+	size_t *first = pw_xcalloc(universe + 1, sizeof *first);
+	size_t *fill, *succ, *ready = pw_xcalloc(universe, sizeof *ready);
+	int *indeg = pw_xcalloc(universe, sizeof *indeg);
+	struct pw_pred pred[PW_MAX_PREDS];
+	int i, n;
+
+	for (u = 0; u < universe; u++) {
+		if (!pw_timing_has(e->timing, u))
+			continue;
+		n = pw_preds(e->p, e->sched, e->where, pw_op_from_index(e->p, u),
+		    pred);
+		indeg[u] = n;
+		for (i = 0; i < n; i++)
+			first[pw_op_index(e->p, pred[i].op) + 1]++;
+	}
+	for (u = 0; u < universe; u++)
+		first[u + 1] += first[u];
+	succ = pw_xcalloc(first[universe] + 1, sizeof *succ);
+	fill = pw_xcalloc(universe + 1, sizeof *fill);
+	memcpy(fill, first, universe * sizeof *fill);
+	for (u = 0; u < universe; u++) {
+		if (!pw_timing_has(e->timing, u))
+			continue;
+		n = pw_preds(e->p, e->sched, e->where, pw_op_from_index(e->p, u),
+		    pred);
+		for (i = 0; i < n; i++)
+			succ[fill[pw_op_index(e->p, pred[i].op)]++] = u;
+		if (n == 0)
+			ready[nready++] = u;
+	}
+	while (nready > 0) {
+		u = ready[--nready];
+		rank[u] = next++;
+		for (v = first[u]; v < first[u + 1]; v++)
+			if (--indeg[succ[v]] == 0)
+				ready[nready++] = succ[v];
+	}
+	free(indeg);
+	free(ready);
+	free(fill);
+	free(succ);
+	free(first);
+	return rank;
 }
 
 /* Numbers every device's memory events (e->ticket, e->tbytes). */
@@ -669,6 +733,7 @@ pw_engine_number_events(struct pw_engine *e)
 	size_t u, n = 0, i, universe = pw_op_universe(e->p);
 	struct pw_engine_event *ev = pw_xcalloc(universe, sizeof *ev);
 	long *next = pw_xcalloc((size_t)e->p->devices, sizeof *next);
+	size_t *rank = pw_engine_topo(e);
 
 	for (u = 0; u < universe; u++) {
 		struct pw_op op = pw_op_from_index(e->p, u);
@@ -682,8 +747,10 @@ pw_engine_number_events(struct pw_engine *e)
 			continue;
 		ev[n].op = op;
 		ev[n].index = u;
+		ev[n].rank = rank[u];
 		ev[n].frees = m.alloc <= 0;
 		ev[n].t = ev[n].frees ? e->timing->end[u] : e->timing->start[u];
+		ev[n].early = ev[n].frees && e->timing->start[u] < ev[n].t;
 		ev[n].transfer = pw_kind_is_transfer(op.kind);
 		e->tbytes[u] = ev[n].frees ? m.freed : m.alloc;
 		n++;
@@ -691,6 +758,7 @@ pw_engine_number_events(struct pw_engine *e)
 	qsort(ev, n, sizeof *ev, pw_engine_event_cmp);
 	for (i = 0; i < n; i++)
 		e->ticket[ev[i].index] = next[pw_engine_device(e, ev[i].op)]++;
+	free(rank);
 	free(next);
 	free(ev);
 }
@@ -1219,8 +1287,8 @@ pw_engine_reference(struct pw_engine *e, double *grad_error, double *ref_loss,
 	for (s = 0; s < S; s++)
 		ref[s] = pw_xcalloc(pw_rt_grad_floats(e->work, s) + 1, sizeof **ref);
 	*grad_error = 0;
-	rc = pw_rt_reference(e->work, e->m, e->total, e->opts->seed, ref, ref_loss,
-	    err);
+	rc = pw_rt_reference(e->work, e->m, e->total, e->opts->seed,
+	    e->opts->cancel, ref, ref_loss, err);
 	for (s = 0; rc == PW_OK && s < S; s++) {
 		double diff = 0, norm = 0, rel;
 

@@ -202,9 +202,12 @@ int	pw_rt_stage_grads(struct pw_rt_stage *, float *host, struct pw_error *);
 /* The plain sequential computation: K iterations over M microbatches of
  * every stage in turn on one thread, with the same seed, steps and loss.
  * GRADS[s] (pw_rt_grad_floats each, the caller's) get the last
- * iteration's gradients, *LOSS its mean loss. */
+ * iteration's gradients, *LOSS its mean loss.  CANCEL (may be NULL) is
+ * looked at before every microbatch: once non-zero, PW_ERR_CANCELLED
+ * ("cancelled during the gradient check"). */
 int	pw_rt_reference(const struct pw_workload *, int m, int iterations,
-	    uint64_t seed, float **grads, double *loss, struct pw_error *);
+	    uint64_t seed, atomic_int *cancel, float **grads, double *loss,
+	    struct pw_error *);
 
 /* ------------------------------------------------------------------ */
 /* Transports: hand-offs between devices' workers                      */

@@ -782,7 +782,8 @@ pw_rt_stage_grads(struct pw_rt_stage *st, float *host, struct pw_error *err)
 
 int
 pw_rt_reference(const struct pw_workload *w, int m, int iterations,
-    uint64_t seed, float **grads, double *loss, struct pw_error *err)
+    uint64_t seed, atomic_int *cancel, float **grads, double *loss,
+    struct pw_error *err)
 {
 	const struct pw_rt_backend_ops *be = &pw_rt_cpu;
 	struct pw_rt_stage **st;
@@ -810,6 +811,12 @@ pw_rt_reference(const struct pw_workload *w, int m, int iterations,
 		for (s = 0; s < ns && rc == PW_OK; s++)
 			rc = pw_rt_stage_zero(st[s], err);
 		for (j = 0; j < m && rc == PW_OK; j++) {
+			if (cancel != NULL && atomic_load(cancel) != 0) {
+				pw_error_set(err, "cancelled during the "
+				    "gradient check");
+				rc = PW_ERR_CANCELLED;
+				break;
+			}
 			/* Stage s reads buf[(s+1) % 2] and writes buf[s % 2]
 			 * forwards; backwards the other way round. */
 			for (s = 0; s < ns && rc == PW_OK; s++) {
