@@ -153,6 +153,11 @@ pw_rt_result_free(struct pw_rt_result *r)
 /* ------------------------------------------------------------------ */
 /* The run's state                                                     */
 
+/* What one measured op of one iteration keeps: start, end, arrive (in
+ * that order, at pw_engine_rec). */
+enum { PW_ENGINE_START, PW_ENGINE_END, PW_ENGINE_ARRIVE, PW_ENGINE_REC };
+#define PW_ENGINE_REC_BYTES	(PW_ENGINE_REC * sizeof(double))
+
 struct pw_engine;
 
 struct pw_engine_worker {
@@ -222,6 +227,14 @@ struct pw_engine {
 	int	rc;			/* the first error */
 	struct pw_error err;
 };
+
+/* The record of the op in SLOT in measured iteration K: PW_ENGINE_REC
+ * doubles, E's. */
+static double *
+pw_engine_rec(const struct pw_engine *e, int k, size_t slot)
+{
+	return &e->rec[((size_t)k * e->nops + slot) * PW_ENGINE_REC];
+}
 
 /* Records the first error and stops every wait.  Later errors (mostly
  * "stopped" from the waits the first one ended) are dropped.  Under MPI
@@ -294,7 +307,8 @@ pw_engine_mark(struct pw_engine *e, struct pw_op op, int it, bool end, double t)
 	int k = it - e->opts->warmup;
 
 	if (k >= 0)
-		e->rec[((size_t)k * e->nops + e->slot[u]) * 3 + (end ? 1 : 0)] = t;
+		pw_engine_rec(e, k, e->slot[u])[end ? PW_ENGINE_END :
+		    PW_ENGINE_START] = t;
 	pthread_mutex_lock(&e->lock);
 	if (end) {
 		e->ended[u] = it + 1;
@@ -382,8 +396,8 @@ pw_engine_take_input(struct pw_engine *e, int d, struct pw_op op, int from,
 		return rc;
 	when = e->net->arrived != NULL ? e->net->arrived(e->net) : pw_rt_now();
 	if (k >= 0)
-		e->rec[((size_t)k * e->nops + e->slot[pw_op_index(e->p, op)]) * 3 + 2] =
-		    when - e->t0;
+		pw_engine_rec(e, k, e->slot[pw_op_index(e->p, op)])
+		    [PW_ENGINE_ARRIVE] = when - e->t0;
 	return PW_OK;
 }
 
@@ -894,14 +908,14 @@ pw_engine_check_opts(const struct pw_rt_opts *o, struct pw_error *err)
 		    pw_rt_backend_name(o->backend), why);
 		return PW_ERR_INPUT;
 	}
-	if (o->iterations < 1 || o->iterations > 1000000) {
-		pw_error_set(err, "iterations %d: must be in 1..1000000",
-		    o->iterations);
+	if (o->iterations < 1 || o->iterations > PW_MAX_ITERATIONS) {
+		pw_error_set(err, "iterations %d: must be in 1..%d",
+		    o->iterations, PW_MAX_ITERATIONS);
 		return PW_ERR_INPUT;
 	}
-	if (o->warmup < 0 || o->warmup > 1000000) {
-		pw_error_set(err, "warm-up %d: must be in 0..1000000",
-		    o->warmup);
+	if (o->warmup < 0 || o->warmup > PW_MAX_ITERATIONS) {
+		pw_error_set(err, "warm-up %d: must be in 0..%d",
+		    o->warmup, PW_MAX_ITERATIONS);
 		return PW_ERR_INPUT;
 	}
 	return PW_OK;
@@ -999,6 +1013,18 @@ pw_engine_check_schedule(struct pw_engine *e, struct pw_error *err)
 		}
 	pw_metrics_free(met);
 	e->timed = pw_timed_ops(p, e->sched, e->timing, &e->nops);
+	if ((double)e->opts->iterations * (double)e->nops * PW_ENGINE_REC_BYTES >
+	    PW_RT_RECORD_BUDGET) {
+		pw_error_set(err, "iterations %d: the records of %zu ops over "
+		    "%d iterations (%.0f bytes) exceed the runtime's budget of "
+		    "%.0f bytes; at most %.0f iterations of this schedule",
+		    e->opts->iterations, e->nops, e->opts->iterations,
+		    (double)e->opts->iterations * (double)e->nops *
+		    PW_ENGINE_REC_BYTES, PW_RT_RECORD_BUDGET,
+		    floor(PW_RT_RECORD_BUDGET / ((double)e->nops *
+		    PW_ENGINE_REC_BYTES)));
+		return PW_ERR_INPUT;
+	}
 	if (pw_check(p, e->timed, e->nops, &v) > 0) {
 		pw_error_set(err, "refused: %s", v.msg[0]);
 		rc = PW_ERR_INPUT;
@@ -1322,7 +1348,7 @@ static double *
 pw_engine_pack(const struct pw_engine *e, double grad_error, size_t *len)
 {
 	int K = e->opts->iterations, k, d;
-	size_t i, n = 0, per = 1 + 3 * (size_t)K;
+	size_t i, n = 0, per = 1 + PW_ENGINE_REC * (size_t)K;
 	double *buf = pw_xcalloc(2 + (size_t)e->p->devices + e->nops * per,
 	    sizeof *buf);
 
@@ -1334,9 +1360,9 @@ pw_engine_pack(const struct pw_engine *e, double grad_error, size_t *len)
 			continue;
 		buf[n++] = (double)i;
 		for (k = 0; k < K; k++)
-			memcpy(&buf[n + 3 * (size_t)k], &e->rec[((size_t)k * e->nops + i) * 3],
-			    3 * sizeof *buf);
-		n += 3 * (size_t)K;
+			memcpy(&buf[n + PW_ENGINE_REC * (size_t)k],
+			    pw_engine_rec(e, k, i), PW_ENGINE_REC_BYTES);
+		n += PW_ENGINE_REC * (size_t)K;
 	}
 	*len = n * sizeof *buf;
 	return buf;
@@ -1349,7 +1375,8 @@ pw_engine_unpack(struct pw_engine *e, const char *bytes, size_t len,
     double *peak, double *grad_error, struct pw_error *err)
 {
 	int K = e->opts->iterations, d, k;
-	size_t n = len / sizeof(double), at = 0, per = 1 + 3 * (size_t)K, i;
+	size_t n = len / sizeof(double), at = 0, i;
+	size_t per = 1 + PW_ENGINE_REC * (size_t)K;
 	double *buf = pw_xmalloc(len + 1);
 
 	memcpy(buf, bytes, len);
@@ -1368,30 +1395,46 @@ pw_engine_unpack(struct pw_engine *e, const char *bytes, size_t len,
 	while (at < n) {
 		i = (size_t)buf[at++];
 		for (k = 0; i < e->nops && k < K; k++)
-			memcpy(&e->rec[((size_t)k * e->nops + i) * 3],
-			    &buf[at + 3 * (size_t)k], 3 * sizeof *buf);
-		at += 3 * (size_t)K;
+			memcpy(pw_engine_rec(e, k, i),
+			    &buf[at + PW_ENGINE_REC * (size_t)k],
+			    PW_ENGINE_REC_BYTES);
+		at += PW_ENGINE_REC * (size_t)K;
 	}
 	free(buf);
 	return PW_OK;
 }
 
+/* An iteration's step and its number, for sorting by step (ties by
+ * number, so that the order is total). */
+struct pw_engine_ranked {
+	double	step;
+	int	k;
+};
+
+static int
+pw_engine_ranked_cmp(const void *a, const void *b)
+{
+	const struct pw_engine_ranked *x = a, *y = b;
+
+	if (x->step != y->step)
+		return x->step < y->step ? -1 : 1;
+	return (x->k > y->k) - (x->k < y->k);
+}
+
 /* The iteration shown: the median step's (the lower middle one). */
 static int
-pw_engine_shown(const double *step, int k)
+pw_engine_shown(const double *step, int n)
 {
-	int *idx = pw_xcalloc((size_t)k, sizeof *idx), i, j, t, shown;
+	struct pw_engine_ranked *r = pw_xcalloc((size_t)n, sizeof *r);
+	int k, shown;
 
-	for (i = 0; i < k; i++)
-		idx[i] = i;
-	for (i = 1; i < k; i++)
-		for (j = i; j > 0 && step[idx[j]] < step[idx[j - 1]]; j--) {
-			t = idx[j];
-			idx[j] = idx[j - 1];
-			idx[j - 1] = t;
-		}
-	shown = idx[(k - 1) / 2];
-	free(idx);
+	for (k = 0; k < n; k++) {
+		r[k].step = step[k];
+		r[k].k = k;
+	}
+	qsort(r, (size_t)n, sizeof *r, pw_engine_ranked_cmp);
+	shown = r[(n - 1) / 2].k;
+	free(r);
 	return shown;
 }
 
@@ -1417,16 +1460,16 @@ pw_engine_measured(struct pw_engine *e, const double *step, const double *loss,
 		m->peak[d] = peak[d];
 	for (i = 0; i < e->nops; i++) {
 		struct pw_measured_op *o = &m->ops[i];
-		const double *r = &e->rec[((size_t)m->shown * e->nops + i) * 3];
+		const double *r = pw_engine_rec(e, m->shown, i);
 
 		o->op = e->timed[i].op;
 		o->device = e->timed[i].device;
-		o->start = r[0];
-		o->end = r[1];
-		o->arrive = r[2];
+		o->start = r[PW_ENGINE_START];
+		o->end = r[PW_ENGINE_END];
+		o->arrive = r[PW_ENGINE_ARRIVE];
 		for (k = 0; k < K; k++) {
-			r = &e->rec[((size_t)k * e->nops + i) * 3];
-			o->durations[k] = r[1] - r[0];
+			r = pw_engine_rec(e, k, i);
+			o->durations[k] = r[PW_ENGINE_END] - r[PW_ENGINE_START];
 		}
 	}
 	pw_workload_copy(&m->workload, e->work);
@@ -1589,10 +1632,10 @@ pw_engine_size(struct pw_engine *e)
 
 	for (i = 0; i < e->nops; i++)
 		e->slot[pw_op_index(e->p, e->timed[i].op)] = i;
-	e->rec = pw_xcalloc((size_t)e->opts->iterations * e->nops * 3 + 1,
-	    sizeof *e->rec);
+	e->rec = pw_xcalloc((size_t)e->opts->iterations * e->nops *
+	    PW_ENGINE_REC + 1, sizeof *e->rec);
 	for (i = 0; i < (size_t)e->opts->iterations * e->nops; i++)
-		e->rec[i * 3 + 2] = NAN;
+		e->rec[i * PW_ENGINE_REC + PW_ENGINE_ARRIVE] = NAN;
 	pw_engine_number_events(e);
 }
 

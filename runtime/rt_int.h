@@ -22,6 +22,12 @@
 /* The SGD step every iteration ends with: w -= PW_RT_LR * g / m. */
 #define PW_RT_LR	0.01f
 
+/* The most bytes a launch keeps of its ops' times (three doubles per op
+ * and measured iteration, all kept for the measured run): 1 GiB, so that
+ * PW_MAX_ITERATIONS of a large schedule is refused before it runs rather
+ * than exhausting the host while it does. */
+#define PW_RT_RECORD_BUDGET	1073741824.0
+
 /* ------------------------------------------------------------------ */
 /* Arena (arena.c): one per device, shared by its compute and copy      */
 /* workers (it locks).                                                 */

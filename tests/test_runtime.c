@@ -405,6 +405,49 @@ out:
 	pw_workload_clear(&work);
 }
 
+/* Iterations beyond PW_MAX_ITERATIONS, and records beyond the budget,
+ * are refused before anything runs. */
+static void
+test_iterations(void)
+{
+	const struct pw_stage unit = { .f = 1, .b = 1, .w = 1, .act = 1 };
+	struct pw_problem *base = test_problem_uniform(16, 1, 256,
+	    PW_PLACE_LOOP, &unit), *wp;
+	struct pw_workload work = { 0 };
+	struct pw_schedule *sched = NULL;
+	struct pw_rt_opts o;
+	struct pw_rt_result r;
+	struct pw_error err;
+	char want[sizeof err.msg];
+
+	pw_rt_opts_init(&o);
+	o.iterations = PW_MAX_ITERATIONS + 1;
+	tap_int(pw_launch(base, NULL, &work, &o, &r, &err), PW_ERR_INPUT,
+	    "iterations beyond PW_MAX_ITERATIONS are refused");
+	snprintf(want, sizeof want, "iterations %d: must be in 1..%d",
+	    PW_MAX_ITERATIONS + 1, PW_MAX_ITERATIONS);
+	tap_str(err.msg, want, "it names the iterations and the range");
+
+	wp = test_workload_problem(base, &work);
+	if (wp == NULL ||
+	    test_registered("1f1b")->build(wp, &sched, &err) != PW_OK) {
+		tap_ok(false, "16 x 256 1f1b: %s", err.msg);
+		goto out;
+	}
+	o.iterations = PW_MAX_ITERATIONS;
+	tap_int(pw_launch(wp, sched, &work, &o, &r, &err), PW_ERR_INPUT,
+	    "the records of 100000 iterations of 8192 ops are refused");
+	tap_str(err.msg, "iterations 100000: the records of 8192 ops over "
+	    "100000 iterations (19660800000 bytes) exceed the runtime's budget "
+	    "of 1073741824 bytes; at most 5461 iterations of this schedule",
+	    "it names the iterations, the bytes and the budget");
+out:
+	pw_schedule_free(sched);
+	pw_problem_free(wp);
+	pw_problem_free(base);
+	pw_workload_clear(&work);
+}
+
 static void
 test_names(void)
 {
@@ -436,6 +479,7 @@ main(void)
 	test_names();
 	test_faults();
 	test_zero_cost();
+	test_iterations();
 	test_families();
 	test_optimizer();
 	return tap_done();
