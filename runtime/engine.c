@@ -226,6 +226,7 @@ struct pw_engine {
 	atomic_bool stop;
 	int	rc;			/* the first error */
 	struct pw_error err;
+	bool	originated;		/* it began here (pw_rt_result) */
 };
 
 /* The record of the op in SLOT in measured iteration K: PW_ENGINE_REC
@@ -237,11 +238,12 @@ pw_engine_rec(const struct pw_engine *e, int k, size_t slot)
 }
 
 /* Records the first error and stops every wait.  Later errors (mostly
- * "stopped" from the waits the first one ended) are dropped.  Under MPI
- * the rank where an error starts (ORIGINAL: not a wait that a stop
- * ended; a cancel aside, which the program says) says it at once,
- * before its stop reaches the others, which end without a word: the
- * job's one line. */
+ * "stopped" from the waits the first one ended) are dropped.  Whether
+ * the first began here (ORIGINAL: not a wait that a stop ended; a
+ * cancel aside, which every rank sees) goes to pw_rt_result.originated,
+ * so that under MPI the program has the rank where an error starts say
+ * it and end the job, and the others end without a word: the job's one
+ * line.  E's net is open (a run is under way). */
 static void
 pw_engine_stop(struct pw_engine *e, int rc, const struct pw_error *err,
     bool original)
@@ -252,16 +254,13 @@ pw_engine_stop(struct pw_engine *e, int rc, const struct pw_error *err,
 	if (e->rc == PW_OK) {
 		e->rc = rc;
 		e->err = *err;
-		if (original && rc != PW_ERR_CANCELLED && e->net->size > 1)
-			fprintf(stderr, "pipewright: rank %d: %s\n", e->net->rank,
-			    err->msg);
+		e->originated = original && rc != PW_ERR_CANCELLED;
 	}
 	atomic_store(&e->stop, true);
 	pthread_cond_broadcast(&e->changed);
 	pthread_cond_broadcast(&e->marked);
 	pthread_mutex_unlock(&e->lock);
-	if (e->net != NULL)
-		e->net->stop(e->net);
+	e->net->stop(e->net);
 	for (d = 0; d < e->p->devices; d++)
 		if (e->dev[d].arena != NULL)
 			pw_rt_arena_stop(e->dev[d].arena);
@@ -1639,6 +1638,25 @@ pw_engine_size(struct pw_engine *e)
 	pw_engine_number_events(e);
 }
 
+/* Whether pw_launch's error RC began in this process (pw_rt_result).
+ * During the run (RAN) or its opening, a stop says (E's first error);
+ * an error after it, without a stop, is this rank's own.  Before it, an
+ * input error is rank 0's to say: it checked what every rank runs (the
+ * others' is its refusal, or the count of ranks that it names as well);
+ * other errors there are each rank's own.  A cancel is nobody's. */
+static bool
+pw_engine_originated(const struct pw_engine *e, const struct pw_rt_net *net,
+    int rc, bool ran)
+{
+	if (rc == PW_OK || rc == PW_ERR_CANCELLED)
+		return false;
+	if (e != NULL && e->rc != PW_OK)
+		return e->originated;
+	if (ran)
+		return true;
+	return net->rank == 0 || rc != PW_ERR_INPUT;
+}
+
 int
 pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
     const struct pw_workload *work, const struct pw_rt_opts *opts,
@@ -1649,7 +1667,7 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 	struct pw_workload rw = { 0 };
 	struct pw_rt_net *net = NULL;
 	struct pw_engine e;
-	bool inited = false, refused, finalize = false;
+	bool inited = false, refused, ran = false;
 	double *step = NULL, *loss = NULL;
 	int rc;
 
@@ -1714,26 +1732,16 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 		goto out;
 	}
 	rc = pw_engine_run(&e, step, loss, err);
+	ran = true;
 	if (rc == PW_OK)
 		rc = pw_engine_finish(&e, step, loss, out, err);
-	if (rc != PW_OK && net->kind == PW_RT_MPI && net->size > 1) {
-		/* The rank that failed (which said why as it stopped) ends them
-		 * all.  One that a stop ended (that rank's, or a cancel
-		 * everywhere) says nothing and finalizes below, which the
-		 * failing rank's abort ends or, when every rank was cancelled,
-		 * every rank completes. */
-		if (rc != PW_ERR_CANCELLED)
-			pw_rt_mpi_abort(PW_EXIT_RUNTIME);
-		finalize = true;
-	}
 out:
+	out->originated = pw_engine_originated(inited ? &e : NULL, net, rc, ran);
 	if (inited)
 		pw_engine_free(&e);
 	free(step);
 	free(loss);
 	net->close(net);
-	if (finalize)
-		pw_rt_mpi_stop();
 	pw_problem_free(rp);
 	pw_schedule_free(rs);
 	pw_workload_clear(&rw);

@@ -231,8 +231,11 @@ test_1f1b(struct pw_problem **wp, struct pw_workload *work)
 	return sched;
 }
 
+/* Whether the last test_launch's error began in its process. */
+static bool test_originated;
+
 /* Launches with FAIL_AT and CANCEL; the return code, the message in
- * ERR. */
+ * ERR, pw_rt_result.originated in test_originated. */
 static int
 test_launch(const struct pw_problem *p, const struct pw_schedule *sched,
     const struct pw_workload *work, const char *fail_at, atomic_int *cancel,
@@ -246,6 +249,7 @@ test_launch(const struct pw_problem *p, const struct pw_schedule *sched,
 	o.fail_at = fail_at;
 	o.cancel = cancel;
 	rc = pw_launch(p, sched, work, &o, &r, err);
+	test_originated = r.originated;
 	pw_rt_result_free(&r);
 	return rc;
 }
@@ -274,6 +278,8 @@ test_faults(void)
 	tap_str(err.msg, "device 2, BW(2,3): injected failure "
 	    "(PIPEWRIGHT_FAIL_AT)", "it names the device and the op (B of a "
 	    "fused backward is its BW)");
+	tap_ok(test_originated, "the failure began in this process: the "
+	    "program says it");
 	tap_int(test_launch(wp, sched, &work, "0:F(0,0)", NULL, &err),
 	    PW_ERR_RUNTIME, "a failure at the first op fails the run");
 	tap_str(err.msg, "device 0, F(0,0): injected failure "
@@ -284,6 +290,7 @@ test_faults(void)
 	    PW_ERR_CANCELLED, "a cancel stops the run");
 	tap_str(err.msg, "cancelled at iteration 1 of 6",
 	    "it says where");
+	tap_ok(!test_originated, "a cancel is no process's error");
 
 	/* What PIPEWRIGHT_FAIL_AT may say. */
 	tap_int(test_launch(wp, sched, &work, "B(0,3)", NULL, &err),
