@@ -966,6 +966,42 @@ out:
 	return rc;
 }
 
+/* Refuses a predicted peak above a device's limit and, on the CPU, whose
+ * devices share the host's memory, predicted peaks of the devices here
+ * that add up to more than the host has available. */
+static int
+pw_engine_check_memory(const struct pw_engine *e, const struct pw_metrics *met,
+    struct pw_error *err)
+{
+	const struct pw_problem *p = e->p;
+	double sum = 0, avail;
+	int d, here = 0;
+
+	for (d = 0; d < p->devices; d++) {
+		if (met->device[d].peak > p->memory[d].limit) {
+			pw_error_set(err, "refused: device %d's predicted "
+			    "peak of %.0f bytes exceeds its limit of %.0f bytes", d,
+			    met->device[d].peak, p->memory[d].limit);
+			return PW_ERR_INPUT;
+		}
+		if (e->dev[d].here) {
+			sum += met->device[d].peak;
+			here++;
+		}
+	}
+	if (e->backend->kind != PW_RT_CPU)
+		return PW_OK;
+	avail = pw_rt_cpu_available();
+	if (sum > avail) {
+		pw_error_set(err, "refused: the predicted peaks of the %d "
+		    "device%s this process runs on the CPU add up to %.0f bytes, "
+		    "more than the %.0f bytes of host memory available", here,
+		    here == 1 ? "" : "s", sum, avail);
+		return PW_ERR_INPUT;
+	}
+	return PW_OK;
+}
+
 /* Simulates and checks the schedule: a malformed or deadlocking one, a
  * broken rule or a predicted peak above a limit is refused. */
 static int
@@ -975,7 +1011,7 @@ pw_engine_check_schedule(struct pw_engine *e, struct pw_error *err)
 	struct pw_violations v = { 0 };
 	struct pw_metrics *met;
 	struct pw_error why;
-	int rc, d;
+	int rc;
 
 	if (e->sched->ndevices != p->devices || e->sched->nstages != p->nstages ||
 	    e->sched->microbatches != p->microbatches ||
@@ -1002,15 +1038,10 @@ pw_engine_check_schedule(struct pw_engine *e, struct pw_error *err)
 		return PW_ERR_INPUT;
 	}
 	met = pw_metrics_compute(p, e->sched, e->timing);
-	for (d = 0; d < p->devices; d++)
-		if (met->device[d].peak > p->memory[d].limit) {
-			pw_error_set(err, "refused: device %d's predicted "
-			    "peak of %.0f bytes exceeds its limit of %.0f bytes", d,
-			    met->device[d].peak, p->memory[d].limit);
-			pw_metrics_free(met);
-			return PW_ERR_INPUT;
-		}
+	rc = pw_engine_check_memory(e, met, err);
 	pw_metrics_free(met);
+	if (rc != PW_OK)
+		return rc;
 	e->timed = pw_timed_ops(p, e->sched, e->timing, &e->nops);
 	if ((double)e->opts->iterations * (double)e->nops * PW_ENGINE_REC_BYTES >
 	    PW_RT_RECORD_BUDGET) {

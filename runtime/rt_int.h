@@ -139,6 +139,10 @@ struct pw_rt_backend_ops {
 };
 
 extern const struct pw_rt_backend_ops pw_rt_cpu;
+/* The bytes of host memory the CPU backend's devices may use now, all of
+ * them together: /proc/meminfo's MemAvailable, else the physical memory
+ * (sysconf), else INFINITY (nothing to tell). */
+double	pw_rt_cpu_available(void);
 
 /* ------------------------------------------------------------------ */
 /* The workload's stages (workload.c)                                  */

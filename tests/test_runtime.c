@@ -455,6 +455,39 @@ out:
 	pw_workload_clear(&work);
 }
 
+/* On the CPU the devices share the host's memory: a workload of 8 TB
+ * weights per stage is refused before anything is taken. */
+static void
+test_host_memory(void)
+{
+	struct pw_problem *base = test_base(1, PW_PLACE_LOOP), *wp;
+	struct pw_workload work = { 0 };
+	struct pw_schedule *sched = NULL;
+	struct pw_error err;
+	static const char want[] = "refused: the predicted peaks of the 4 "
+	    "devices this process runs on the CPU add up to ";
+
+	if (pw_workload_parse("hidden=1048576,ffn=1048576,tokens=1,layers=1",
+	    NULL, base->nstages, &work, &err) != PW_OK ||
+	    (wp = pw_workload_problem(base, &work, INFINITY, &err)) == NULL) {
+		tap_ok(false, "an 8 TB workload: %s", err.msg);
+		pw_problem_free(base);
+		pw_workload_clear(&work);
+		return;
+	}
+	if (test_registered("1f1b")->build(wp, &sched, &err) != PW_OK)
+		tap_diag("1f1b: %s", err.msg);
+	tap_int(test_launch(wp, sched, &work, NULL, NULL, &err), PW_ERR_INPUT,
+	    "peaks beyond the host's memory are refused");
+	tap_ok(strncmp(err.msg, want, sizeof want - 1) == 0 &&
+	    strstr(err.msg, "bytes of host memory available") != NULL,
+	    "it names the bytes: %s", err.msg);
+	pw_schedule_free(sched);
+	pw_problem_free(wp);
+	pw_problem_free(base);
+	pw_workload_clear(&work);
+}
+
 static void
 test_names(void)
 {
@@ -487,6 +520,7 @@ main(void)
 	test_faults();
 	test_zero_cost();
 	test_iterations();
+	test_host_memory();
 	test_families();
 	test_optimizer();
 	return tap_done();
