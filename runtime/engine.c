@@ -927,7 +927,7 @@ pw_engine_parse_fail(struct pw_engine *e, struct pw_error *err)
 {
 	const char *v = e->opts->fail_at, *colon;
 	struct pw_error why;
-	char dev[32], *shown;
+	char dev[32], name[64], *shown;
 	int rc = PW_ERR_INPUT;
 
 	if (v == NULL)
@@ -950,13 +950,20 @@ pw_engine_parse_fail(struct pw_engine *e, struct pw_error *err)
 		pw_error_set(err, "PIPEWRIGHT_FAIL_AT=\"%s\": %s", shown, why.msg);
 		goto out;
 	}
-	/* As a pin names it: B or W of a fused backward is its BW. */
+	/* As a pin names it: B or W of a fused backward is its BW, BW of a
+	 * split one its B. */
 	if (!pw_engine_has(e, e->fail_op))
 		e->fail_op = pw_pin_other(e->fail_op);
-	if (!pw_engine_has(e, e->fail_op) ||
-	    pw_engine_device(e, e->fail_op) != e->fail_device) {
-		pw_error_set(err, "PIPEWRIGHT_FAIL_AT=\"%s\": no op of device %d "
-		    "in the schedule", shown, e->fail_device);
+	pw_op_name(name, sizeof name, e->fail_op);
+	if (!pw_engine_has(e, e->fail_op)) {
+		pw_error_set(err, "PIPEWRIGHT_FAIL_AT=\"%s\": %s is not in the "
+		    "schedule", shown, name);
+		goto out;
+	}
+	if (pw_engine_device(e, e->fail_op) != e->fail_device) {
+		pw_error_set(err, "PIPEWRIGHT_FAIL_AT=\"%s\": %s runs on device "
+		    "%d, not device %d", shown, name,
+		    pw_engine_device(e, e->fail_op), e->fail_device);
 		goto out;
 	}
 	e->has_fail = true;

@@ -303,8 +303,12 @@ test_faults(void)
 	    "be in 0..3", "it names the device");
 	tap_int(test_launch(wp, sched, &work, "1:B(0,3)", NULL, &err),
 	    PW_ERR_INPUT, "an op of another device is refused");
-	tap_str(err.msg, "PIPEWRIGHT_FAIL_AT=\"1:B(0,3)\": no op of device 1 "
-	    "in the schedule", "it says so");
+	tap_str(err.msg, "PIPEWRIGHT_FAIL_AT=\"1:B(0,3)\": BW(0,3) runs on "
+	    "device 0, not device 1", "it says where the op runs");
+	tap_int(test_launch(wp, sched, &work, "0:OFFLOAD(0,3)", NULL, &err),
+	    PW_ERR_INPUT, "an op the schedule does not have is refused");
+	tap_str(err.msg, "PIPEWRIGHT_FAIL_AT=\"0:OFFLOAD(0,3)\": OFFLOAD(0,3) "
+	    "is not in the schedule", "it says so");
 	tap_int(test_launch(wp, sched, &work, "1:Q(0,3)", NULL, &err),
 	    PW_ERR_INPUT, "an unknown op is refused");
 	tap_ok(strncmp(err.msg, "PIPEWRIGHT_FAIL_AT=\"1:Q(0,3)\": ", 31) == 0,
