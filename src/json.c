@@ -1042,11 +1042,12 @@ pw_jnumbers(struct pw_jin *in, const json_t *obj, const char *parent,
 	return PW_OK;
 }
 
-/* The integer fields of a workload, each at least 1. */
+/* The sizes of a workload: read as integers here, judged (their range,
+ * zero included) by pw_workload_validate. */
 static const struct pw_jintfield pw_jworkload[] = {
-	{ "hidden", offsetof(struct pw_workload, hidden), 1 },
-	{ "ffn", offsetof(struct pw_workload, ffn), 1 },
-	{ "tokens", offsetof(struct pw_workload, tokens), 1 },
+	{ "hidden", offsetof(struct pw_workload, hidden), 0 },
+	{ "ffn", offsetof(struct pw_workload, ffn), 0 },
+	{ "tokens", offsetof(struct pw_workload, tokens), 0 },
 };
 
 static int
@@ -1075,7 +1076,7 @@ pw_jread_workload(struct pw_jin *in, const json_t *obj, const char *parent,
 	w->layers = pw_xcalloc((size_t)p->nstages + 1, sizeof *w->layers);
 	for (i = 0; i < (size_t)p->nstages; i++)
 		if ((rc = pw_jint(in, pw_jname_index(field, elem, i),
-		    json_array_get(array, i), 1, &w->layers[i])) != PW_OK)
+		    json_array_get(array, i), 0, &w->layers[i])) != PW_OK)
 			return rc;
 	return PW_OK;
 }
@@ -1112,6 +1113,38 @@ pw_jread_measured_op(struct pw_jin *in, const json_t *v, const char *elem,
 	    "iteration", mo->durations);
 }
 
+/* Whether the arrays a run of ITERATIONS allocates (step, loss, each
+ * op's durations) have that many entries, and ITERATIONS is within
+ * PW_MAX_ITERATIONS: checked before anything is allocated, so that a
+ * stated count alone never sizes memory. */
+static int
+pw_jmeasured_sizes(struct pw_jin *in, const json_t *obj, const char *parent,
+    const json_t *ops, int iterations)
+{
+	char field[PW_FIELD_MAX], elem[PW_FIELD_MAX], dfield[PW_FIELD_MAX];
+	json_t *v, *array;
+	size_t i;
+	int rc;
+
+	if (iterations > PW_MAX_ITERATIONS) {
+		pw_error_set(in->err, "%s: measured.iterations: must be at most "
+		    "%d (got %d)", in->file, PW_MAX_ITERATIONS, iterations);
+		return PW_ERR_INPUT;
+	}
+	if ((rc = pw_jarray_of(in, obj, parent, "step", (size_t)iterations,
+	    "iteration", field, &array)) != PW_OK ||
+	    (rc = pw_jarray_of(in, obj, parent, "loss", (size_t)iterations,
+	    "iteration", field, &array)) != PW_OK)
+		return rc;
+	pw_jname(field, parent, "ops");
+	for (i = 0; i < json_array_size(ops); i++)
+		if ((rc = pw_jelement(in, ops, field, i, elem, &v)) != PW_OK ||
+		    (rc = pw_jarray_of(in, v, elem, "durations",
+		    (size_t)iterations, "iteration", dfield, &array)) != PW_OK)
+			return rc;
+	return PW_OK;
+}
+
 /* Reads the measured section OBJ of a file whose problem is P; the
  * schedule's judgement (pw_measured_validate) is the caller's.  Returns
  * a run the caller owns in *OUT. */
@@ -1145,7 +1178,15 @@ pw_jread_measured(struct pw_jin *in, const json_t *obj,
 	if (json_array_size(ops) > pw_op_universe(p))
 		return pw_jbad(in, "measured.ops", ops, "must list each op of "
 		    "the schedule once");
-	m = pw_measured_new(p->devices, json_array_size(ops), iterations);
+	if ((rc = pw_jmeasured_sizes(in, obj, parent, ops, iterations)) != PW_OK)
+		return rc;
+	if ((m = pw_measured_new(p->devices, json_array_size(ops),
+	    iterations)) == NULL) {
+		pw_error_set(in->err, "%s: measured: %zu ops of %d iterations "
+		    "each: too many to hold", in->file, json_array_size(ops),
+		    iterations);
+		return PW_ERR_INPUT;
+	}
 	m->backend = pw_xstrdup(s[0]);
 	m->transport = pw_xstrdup(s[1]);
 	m->host = pw_xstrdup(s[2]);

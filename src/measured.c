@@ -9,6 +9,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,45 @@ pw_workload_copy(struct pw_workload *dst, const struct pw_workload *src)
 	}
 }
 
+int
+pw_workload_validate(const struct pw_workload *w, int nstages,
+    const char *where, struct pw_error *err)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} size[] = {
+		{ "hidden", offsetof(struct pw_workload, hidden) },
+		{ "ffn", offsetof(struct pw_workload, ffn) },
+		{ "tokens", offsetof(struct pw_workload, tokens) },
+	};
+	size_t i;
+	int v, s;
+
+	for (i = 0; i < sizeof size / sizeof size[0]; i++) {
+		v = *(const int *)((const char *)w + size[i].off);
+		if (v < 0 || v > PW_WORKLOAD_MAX_DIM) {
+			pw_error_set(err, "%s.%s: must be from 0 to %d (got %d)",
+			    where, size[i].key, PW_WORKLOAD_MAX_DIM, v);
+			return PW_ERR_INPUT;
+		}
+	}
+	if (w->nstages != nstages || w->layers == NULL) {
+		pw_error_set(err, "%s.layers: must have %d entries, one per "
+		    "stage (got %d)", where, nstages,
+		    w->layers == NULL ? 0 : w->nstages);
+		return PW_ERR_INPUT;
+	}
+	for (s = 0; s < nstages; s++)
+		if (w->layers[s] < 1 || w->layers[s] > PW_WORKLOAD_MAX_LAYERS) {
+			pw_error_set(err, "%s.layers[%d]: must be from 1 to %d "
+			    "(got %d)", where, s, PW_WORKLOAD_MAX_LAYERS,
+			    w->layers[s]);
+			return PW_ERR_INPUT;
+		}
+	return PW_OK;
+}
+
 /* An array of N doubles, zero; never NULL (N may be 0). */
 static double *
 pw_measured_zeros(size_t n)
@@ -41,13 +81,17 @@ pw_measured_zeros(size_t n)
 	return pw_xcalloc(n + 1, sizeof (double));
 }
 
+/* Returns a run the caller owns (pw_measured_free), or NULL for sizes
+ * no run has: the sizes may come from a file. */
 struct pw_measured *
 pw_measured_new(int devices, size_t nops, int iterations)
 {
 	struct pw_measured *m;
 	size_t i;
 
-	assert(devices >= 0 && iterations >= 0);
+	if (devices < 0 || iterations < 0 || iterations > PW_MAX_ITERATIONS ||
+	    nops > SIZE_MAX / sizeof (double) / ((size_t)iterations + 1))
+		return NULL;
 	m = pw_xcalloc(1, sizeof *m);
 	m->iterations = iterations;
 	m->step = pw_measured_zeros((size_t)iterations);
@@ -98,6 +142,7 @@ pw_measured_copy(const struct pw_measured *src)
 	double *durations;
 
 	m = pw_measured_new(src->devices, src->nops, src->iterations);
+	assert(m != NULL);	/* SRC holds as much */
 	m->backend = pw_measured_strdup(src->backend);
 	m->transport = pw_measured_strdup(src->transport);
 	m->host = pw_measured_strdup(src->host);
@@ -203,10 +248,10 @@ pw_measured_validate_head(const struct pw_problem *p,
 		{ "transport", offsetof(struct pw_measured, transport) },
 		{ "host", offsetof(struct pw_measured, host) },
 	};
-	const struct pw_workload *w = &m->workload;
+	char wwhere[sizeof err->msg];
 	const char *s;
 	size_t i;
-	int k, rc;
+	int rc;
 
 	for (i = 0; i < sizeof text / sizeof text[0]; i++) {
 		s = *(char *const *)((const char *)m + text[i].off);
@@ -217,9 +262,9 @@ pw_measured_validate_head(const struct pw_problem *p,
 			return pw_measured_bad(err, where, "%s: must be valid "
 			    "UTF-8 text", text[i].key);
 	}
-	if (m->iterations < 1)
-		return pw_measured_bad(err, where, "iterations: must be a "
-		    "positive integer (got %d)", m->iterations);
+	if (m->iterations < 1 || m->iterations > PW_MAX_ITERATIONS)
+		return pw_measured_bad(err, where, "iterations: must be from 1 "
+		    "to %d (got %d)", PW_MAX_ITERATIONS, m->iterations);
 	if (m->warmup < 0)
 		return pw_measured_bad(err, where, "warmup: must be a "
 		    "non-negative integer (got %d)", m->warmup);
@@ -238,22 +283,8 @@ pw_measured_validate_head(const struct pw_problem *p,
 	    (rc = pw_measured_numbers(err, where, "peak", m->peak,
 	    (size_t)m->devices)) != PW_OK)
 		return rc;
-	/* Zero sizes are a workload too: the engine's overhead alone. */
-	if (w->hidden < 0 || w->ffn < 0 || w->tokens < 0)
-		return pw_measured_bad(err, where, "workload.%s: must be a "
-		    "non-negative integer (got %d)", w->hidden < 0 ? "hidden" :
-		    w->ffn < 0 ? "ffn" : "tokens", w->hidden < 0 ? w->hidden :
-		    w->ffn < 0 ? w->ffn : w->tokens);
-	if (w->nstages != p->nstages || w->layers == NULL)
-		return pw_measured_bad(err, where, "workload.layers: must have "
-		    "%d entries, one per stage (got %d)", p->nstages,
-		    w->layers == NULL ? 0 : w->nstages);
-	for (k = 0; k < w->nstages; k++)
-		if (w->layers[k] < 1)
-			return pw_measured_bad(err, where, "workload.layers[%d]: "
-			    "must be a positive integer (got %d)", k,
-			    w->layers[k]);
-	return PW_OK;
+	snprintf(wwhere, sizeof wwhere, "%s: measured.workload", where);
+	return pw_workload_validate(&m->workload, p->nstages, wwhere, err);
 }
 
 /* Op I of M: in PROBLEM, on its stage's device, in SCHED (unless NULL:

@@ -588,6 +588,21 @@ struct pw_workload {
  * 1,000-op schedule keep 2.4 GB). */
 #define PW_MAX_ITERATIONS	100000
 
+/* The largest workload: each size and each stage's layers, so that
+ * every product of them the runtime forms (tokens x hidden x ffn x
+ * layers, in bytes) fits a 64-bit size.  A size may be 0: a run of zero
+ * GEMMs measures the engine's overhead alone; a stage has a layer at
+ * least, or it would compute nothing to hand on. */
+#define PW_WORKLOAD_MAX_DIM	(1 << 20)
+#define PW_WORKLOAD_MAX_LAYERS	4096
+
+/* Checks W for NSTAGES stages: hidden, ffn and tokens each from 0 to
+ * PW_WORKLOAD_MAX_DIM, one layers entry per stage, each from 1 to
+ * PW_WORKLOAD_MAX_LAYERS.  PW_OK, or PW_ERR_INPUT with "WHERE.FIELD:
+ * ..." (WHERE "x.json: measured.workload" names
+ * "x.json: measured.workload.layers[2]"). */
+int	pw_workload_validate(const struct pw_workload *w, int nstages,
+	    const char *where, struct pw_error *);
 /* Frees W's layers and zeroes it (W itself is the caller's). */
 void	pw_workload_clear(struct pw_workload *);
 /* Deep copy of SRC into DST (DST's old contents are not freed). */
@@ -626,7 +641,9 @@ struct pw_measured {
 
 /* Returns a measured run the caller owns, sized for DEVICES, NOPS ops
  * (each with ITERATIONS durations) and ITERATIONS steps, all zero, the
- * ops' arrive NAN, strings NULL. */
+ * ops' arrive NAN, strings NULL; NULL when DEVICES or ITERATIONS is
+ * negative, ITERATIONS is above PW_MAX_ITERATIONS or the durations
+ * would not fit in memory's address space. */
 struct pw_measured *pw_measured_new(int devices, size_t nops, int iterations);
 void	pw_measured_free(struct pw_measured *);
 struct pw_measured *pw_measured_copy(const struct pw_measured *);

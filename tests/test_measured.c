@@ -292,6 +292,143 @@ test_round_trip(const struct pw_problem *p, const struct pw_schedule *sched,
 	pw_timing_free(t);
 }
 
+/* BUF with its first FROM replaced by TO; the caller frees it. */
+static char *
+edited(const char *buf, const char *from, const char *to)
+{
+	const char *at = strstr(buf, from);
+	size_t head, n;
+	char *out;
+
+	if (at == NULL)
+		abort();
+	head = (size_t)(at - buf);
+	n = strlen(buf) - strlen(from) + strlen(to);
+	out = pw_xmalloc(n + 1);
+	memcpy(out, buf, head);
+	strcpy(out + head, to);
+	strcat(out + head, at + strlen(from));
+	return out;
+}
+
+/* The stream TEXT read back: refused with WANT's message, or (WANT
+ * NULL) PW_OK with the run SAME. */
+static void
+read_text(const char *text, const char *want, const struct pw_measured *same,
+    const char *what)
+{
+	struct pw_measured *back = NULL;
+	struct pw_problem *rp = NULL;
+	struct pw_timed_op *ops = NULL;
+	struct pw_error err = { "" };
+	size_t nops = 0;
+	FILE *fp = fmemopen((void *)text, strlen(text), "r");
+
+	if (want == NULL && tap_int(pw_file_read_stream(fp, "s", &rp, &ops,
+	    &nops, &back, &err), PW_OK, "%s: read back: %s", what, err.msg))
+		tap_ok(back != NULL && same_run(same, back), "%s: the run back "
+		    "to the bit", what);
+	if (want != NULL && tap_int(pw_file_read_stream(fp, "s", &rp, &ops,
+	    &nops, &back, &err), PW_ERR_INPUT, "%s: refused", what))
+		tap_str(err.msg, want, "%s: its message", what);
+	fclose(fp);
+	pw_problem_free(rp);
+	pw_measured_free(back);
+	free(ops);
+}
+
+/* A zero-size workload (what `launch --workload hidden=0` writes) reads
+ * back; a file's stated iterations never size memory before its arrays
+ * agree with them. */
+static void
+test_sizes(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_measured *m)
+{
+	struct pw_measured *zero = pw_measured_copy(m);
+	struct pw_timing *t;
+	struct pw_error err = { "" };
+	char *buf = NULL, *text, *more;
+	size_t len = 0;
+	FILE *fp;
+
+	tap_ok(pw_measured_new(2, 3, PW_MAX_ITERATIONS + 1) == NULL &&
+	    pw_measured_new(-1, 3, 1) == NULL &&
+	    pw_measured_new(2, 3, -1) == NULL, "new: NULL for sizes no run "
+	    "has");
+	if (pw_simulate(p, sched, &t, &err) != PW_OK)
+		abort();
+	zero->workload.hidden = zero->workload.ffn = zero->workload.tokens = 0;
+	fp = open_memstream(&buf, &len);
+	tap_int(pw_schedule_write_stream(fp, p, sched, t, zero, &err), PW_OK,
+	    "zero sizes: written: %s", err.msg);
+	fclose(fp);
+	read_text(buf, NULL, zero, "zero sizes");
+
+	text = edited(buf, "\"iterations\": 2", "\"iterations\": 400000000");
+	read_text(text, "s: measured.iterations: must be at most 100000 (got "
+	    "400000000)", NULL, "400,000,000 iterations");
+	free(text);
+	text = edited(buf, "\"iterations\": 2", "\"iterations\": 3");
+	read_text(text, "s: measured.step: must have 3 entries, one per "
+	    "iteration (got 2)", NULL, "3 iterations, 2 steps");
+	more = edited(text, "\"step\": [12.5, ", "\"step\": [12.5, 1, ");
+	free(text);
+	text = edited(more, "\"loss\": [0.5, ", "\"loss\": [0.5, 1, ");
+	free(more);
+	read_text(text, "s: measured.ops[0].durations: must have 3 entries, "
+	    "one per iteration (got 2)", NULL, "3 iterations, 2 durations");
+	free(text);
+	text = edited(buf, "\"hidden\": 0", "\"hidden\": 1048577");
+	read_text(text, "s: measured.workload.hidden: must be from 0 to "
+	    "1048576 (got 1048577)", NULL, "hidden 2^20 + 1");
+	free(text);
+	text = edited(buf, "\"layers\": [1, ", "\"layers\": [0, ");
+	read_text(text, "s: measured.workload.layers[0]: must be from 1 to "
+	    "4096 (got 0)", NULL, "a stage of no layers");
+	free(text);
+	free(buf);
+	pw_timing_free(t);
+	pw_measured_free(zero);
+}
+
+/* The message pw_workload_validate gives W. */
+static void
+workload_refused(const struct pw_workload *w, int nstages, const char *want)
+{
+	struct pw_error err = { "" };
+
+	if (tap_int(pw_workload_validate(w, nstages, "w", &err), PW_ERR_INPUT,
+	    "workload refused: %s", want))
+		tap_str(err.msg, want, "its message");
+}
+
+static void
+test_workload_validate(void)
+{
+	int layers[2] = { 1, PW_WORKLOAD_MAX_LAYERS };
+	struct pw_workload w = { 0, PW_WORKLOAD_MAX_DIM, 0, 2, layers, false };
+	struct pw_error err = { "" };
+
+	tap_int(pw_workload_validate(&w, 2, "w", &err), PW_OK, "workload: "
+	    "0 and 2^20 sizes, 1 and 4096 layers: %s", err.msg);
+	workload_refused(&w, 3, "w.layers: must have 3 entries, one per "
+	    "stage (got 2)");
+	w.tokens = -1;
+	workload_refused(&w, 2, "w.tokens: must be from 0 to 1048576 (got "
+	    "-1)");
+	w.tokens = 0;
+	w.ffn = PW_WORKLOAD_MAX_DIM + 1;
+	workload_refused(&w, 2, "w.ffn: must be from 0 to 1048576 (got "
+	    "1048577)");
+	w.ffn = 0;
+	layers[1] = PW_WORKLOAD_MAX_LAYERS + 1;
+	workload_refused(&w, 2, "w.layers[1]: must be from 1 to 4096 (got "
+	    "4097)");
+	w.layers = NULL;
+	workload_refused(&w, 2, "w.layers: must have 2 entries, one per "
+	    "stage (got 0)");
+}
+
 /* The message pw_measured_validate gives M after EDIT. */
 static void
 refused(const struct pw_problem *p, const struct pw_schedule *sched,
@@ -709,6 +846,8 @@ main(void)
 
 	test_basics();
 	test_round_trip(p, sched, m);
+	test_sizes(p, sched, m);
+	test_workload_validate();
 	test_validate(p, sched, m);
 	test_check(p, sched, m);
 	test_check_transfers();
