@@ -17,6 +17,8 @@
  */
 #define _GNU_SOURCE	/* open_memstream, fmemopen */
 #include <assert.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -340,7 +342,9 @@ pw_engine_await(struct pw_engine *e, struct pw_op op, int it, bool end)
 /* ------------------------------------------------------------------ */
 /* Hand-offs                                                           */
 
-/* A hand-off buffer of device D: from its pool, else new. */
+/* A hand-off buffer of device D: from its pool, else new.  The caller
+ * owns it until it gives it back to the pool (pw_engine_unbuf), which
+ * releases it with the device; NULL with ERR when the backend refuses. */
 static float *
 pw_engine_buf(struct pw_engine *e, int d, struct pw_error *err)
 {
@@ -1073,7 +1077,9 @@ pw_engine_check_schedule(struct pw_engine *e, struct pw_error *err)
 /* ------------------------------------------------------------------ */
 /* MPI: rank 0's problem, schedule and workload to every rank          */
 
-/* The workload as one line: hidden ffn tokens scaled nstages layers... */
+/* The workload as one line: hidden ffn tokens scaled nstages layers...
+ * Returns a string the caller frees (*LEN its length, no NUL counted),
+ * NULL when no stream can be opened. */
 static char *
 pw_engine_workload_line(const struct pw_workload *w, size_t *len)
 {
@@ -1091,42 +1097,60 @@ pw_engine_workload_line(const struct pw_workload *w, size_t *len)
 	return buf;
 }
 
+/* The next number of *AT, from LO to HI, into *OUT; *AT past it.  False
+ * for no number or one out of range. */
+static bool
+pw_engine_field(char **at, long lo, long hi, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(*at, &end, 10);
+	if (end == *at || errno != 0 || v < lo || v > hi)
+		return false;
+	*at = end;
+	*out = (int)v;
+	return true;
+}
+
+/* Reads pw_engine_workload_line's line into W (the caller's: cleared on
+ * success, untouched else), every field range-checked, then the
+ * workload as pw_workload_validate holds it. */
 static int
 pw_engine_workload_read(const char *buf, size_t len, struct pw_workload *w,
     struct pw_error *err)
 {
-	char *line = pw_xmalloc(len + 1), *at, *end;
-	long v[5];
-	int i, s, rc = PW_ERR_INPUT;
+	char *line = pw_xmalloc(len + 1), *at;
+	struct pw_workload r = { 0 };
+	int s, scaled, rc = PW_ERR_INPUT;
+	bool parsed = false;
 
 	memcpy(line, buf, len);
 	line[len] = '\0';
 	at = line;
-	for (i = 0; i < 5; i++, at = end) {
-		v[i] = strtol(at, &end, 10);
-		if (end == at)
-			goto out;
-	}
-	if (v[4] < 1 || v[4] > 1 << 20)
+	if (!pw_engine_field(&at, 0, INT_MAX, &r.hidden) ||
+	    !pw_engine_field(&at, 0, INT_MAX, &r.ffn) ||
+	    !pw_engine_field(&at, 0, INT_MAX, &r.tokens) ||
+	    !pw_engine_field(&at, 0, 1, &scaled) ||
+	    !pw_engine_field(&at, 1, (long)PW_MAX_PAIRS, &r.nstages))
 		goto out;
-	memset(w, 0, sizeof *w);
-	w->hidden = (int)v[0];
-	w->ffn = (int)v[1];
-	w->tokens = (int)v[2];
-	w->scaled = v[3] != 0;
-	w->nstages = (int)v[4];
-	w->layers = pw_xcalloc((size_t)w->nstages, sizeof *w->layers);
-	for (s = 0; s < w->nstages; s++, at = end) {
-		w->layers[s] = (int)strtol(at, &end, 10);
-		if (end == at) {
-			pw_workload_clear(w);
+	r.scaled = scaled != 0;
+	r.layers = pw_xcalloc((size_t)r.nstages, sizeof *r.layers);
+	for (s = 0; s < r.nstages; s++)
+		if (!pw_engine_field(&at, 0, INT_MAX, &r.layers[s]))
 			goto out;
-		}
-	}
-	rc = PW_OK;
+	if (*at != '\0')
+		goto out;
+	parsed = true;
+	rc = pw_workload_validate(&r, r.nstages, "rank 0's workload", err);
+	if (rc == PW_OK)
+		*w = r;
 out:
-	if (rc != PW_OK)
+	if (!parsed)
 		pw_error_set(err, "rank 0's workload is malformed");
+	if (rc != PW_OK)
+		pw_workload_clear(&r);
 	free(line);
 	return rc;
 }
@@ -1380,7 +1404,8 @@ pw_engine_reference(struct pw_engine *e, double *grad_error, double *ref_loss,
 
 /* The measured ops this process ran, as doubles: per op its slot, then
  * start, end and arrive of every measured iteration; first the peak of
- * its device(s) and its gradient error. */
+ * its device(s) and its gradient error.  Returns an array the caller
+ * frees, *LEN its bytes. */
 static double *
 pw_engine_pack(const struct pw_engine *e, double grad_error, size_t *len)
 {
@@ -1475,6 +1500,8 @@ pw_engine_shown(const double *step, int n)
 	return shown;
 }
 
+/* The measured run of E's records, STEP, LOSS and PEAK (each per
+ * iteration or device): a pw_measured the caller owns. */
 static struct pw_measured *
 pw_engine_measured(struct pw_engine *e, const double *step, const double *loss,
     const double *peak)
