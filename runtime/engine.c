@@ -120,29 +120,6 @@ pw_rt_tag(struct pw_op op)
 	    (uint64_t)op.mb;
 }
 
-double
-pw_rt_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void
-pw_rt_wait(pthread_cond_t *cond, pthread_mutex_t *mutex)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += 100L * 1000 * 1000;
-	if (ts.tv_nsec >= 1000L * 1000 * 1000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000L * 1000 * 1000;
-	}
-	pthread_cond_timedwait(cond, mutex, &ts);
-}
-
 void
 pw_rt_result_free(struct pw_rt_result *r)
 {
@@ -221,7 +198,7 @@ struct pw_engine {
 	int	iter;			/* the one running */
 	int	done;			/* workers through it */
 	bool	quit;
-	double	t0;			/* its start, pw_rt_now */
+	double	t0;			/* its start, pw_now */
 	double	span;			/* its latest op end, from t0 */
 	double	loss;			/* its summed loss */
 	char	*host;		/* the hosts: "a,b" for several */
@@ -333,7 +310,7 @@ pw_engine_await(struct pw_engine *e, struct pw_op op, int it, bool end)
 	pthread_mutex_lock(&e->lock);
 	e->awaiting++;
 	while (flag[u] != it + 1 && !atomic_load(&e->stop))
-		pw_rt_wait(&e->marked, &e->lock);
+		pw_sync_wait(&e->marked, &e->lock, PW_RT_WAIT);
 	e->awaiting--;
 	pthread_mutex_unlock(&e->lock);
 	return !atomic_load(&e->stop);
@@ -397,7 +374,7 @@ pw_engine_take_input(struct pw_engine *e, int d, struct pw_op op, int from,
 	rc = e->net->recv(e->net, src, d, pw_rt_tag(op), *out, e->io, err);
 	if (rc != PW_OK)
 		return rc;
-	when = e->net->arrived != NULL ? e->net->arrived(e->net) : pw_rt_now();
+	when = e->net->arrived != NULL ? e->net->arrived(e->net) : pw_now();
 	if (k >= 0)
 		pw_engine_rec(e, k, e->slot[pw_op_index(e->p, op)])
 		    [PW_ENGINE_ARRIVE] = when - e->t0;
@@ -474,7 +451,7 @@ pw_engine_compute(struct pw_engine *e, int d, struct pw_op op, int it,
 
 	pw_rt_arena_expect(e->dev[d].arena, e->ticket[pw_op_index(e->p, op)],
 	    e->tbytes[pw_op_index(e->p, op)]);
-	pw_engine_mark(e, op, it, false, pw_rt_now() - e->t0);
+	pw_engine_mark(e, op, it, false, pw_now() - e->t0);
 	switch (op.kind) {
 	case PW_F:
 		rc = pw_rt_forward(st, op.mb, in, out, &e->saved[at], &loss, err);
@@ -501,7 +478,7 @@ pw_engine_compute(struct pw_engine *e, int d, struct pw_op op, int it,
 		pw_rt_arena_settle(e->dev[d].arena, NULL);
 	if (rc != PW_OK)
 		goto out;
-	pw_engine_mark(e, op, it, true, pw_rt_now() - e->t0);
+	pw_engine_mark(e, op, it, true, pw_now() - e->t0);
 
 	if (op.kind == PW_F && op.stage == S - 1) {
 		pthread_mutex_lock(&e->lock);
@@ -574,7 +551,7 @@ pw_engine_transfer(struct pw_engine *e, int d, struct pw_op op, int it,
 
 	pw_rt_arena_expect(e->dev[d].arena, e->ticket[pw_op_index(e->p, op)],
 	    e->tbytes[pw_op_index(e->p, op)]);
-	pw_engine_mark(e, op, it, false, pw_rt_now() - e->t0);
+	pw_engine_mark(e, op, it, false, pw_now() - e->t0);
 	rc = op.kind == PW_OFFLOAD ? pw_rt_offload(st, sv, err) :
 	    pw_rt_reload(st, sv, err);
 	if (rc == PW_OK)
@@ -583,7 +560,7 @@ pw_engine_transfer(struct pw_engine *e, int d, struct pw_op op, int it,
 		pw_rt_arena_settle(e->dev[d].arena, NULL);
 	if (rc != PW_OK)
 		return rc;
-	pw_engine_mark(e, op, it, true, pw_rt_now() - e->t0);
+	pw_engine_mark(e, op, it, true, pw_now() - e->t0);
 
 	if (pw_engine_neighbour(e, op, false, &prev) &&
 	    !e->dev[pw_engine_device(e, prev)].here)
@@ -633,7 +610,7 @@ pw_engine_worker_main(void *arg)
 	for (;;) {
 		pthread_mutex_lock(&e->lock);
 		while (e->go == seen && !e->quit)
-			pw_rt_wait(&e->changed, &e->lock);
+			pw_sync_wait(&e->changed, &e->lock, PW_RT_WAIT);
 		if (e->quit) {
 			pthread_mutex_unlock(&e->lock);
 			break;
@@ -1261,7 +1238,7 @@ pw_engine_step(struct pw_engine *e, int it, struct pw_engine_tick *tick)
 
 	/* Under MPI every rank measures from rank 0's start. */
 	rc = e->net->barrier(e->net, &err);
-	t0 = pw_rt_now();
+	t0 = pw_now();
 	if (rc == PW_OK && e->net->common != NULL)
 		rc = e->net->common(e->net, &t0, &err);
 	if (rc != PW_OK) {
@@ -1285,7 +1262,7 @@ pw_engine_step(struct pw_engine *e, int it, struct pw_engine_tick *tick)
 		pw_engine_watch(e, it);
 		pthread_mutex_lock(&e->lock);
 		if (e->done < e->nworkers)
-			pw_rt_wait(&e->changed, &e->lock);
+			pw_sync_wait(&e->changed, &e->lock, PW_RT_WAIT);
 	}
 	tick->span = e->span;
 	tick->loss = e->loss;
@@ -1622,6 +1599,7 @@ pw_engine_init(struct pw_engine *e, const struct pw_problem *p,
     const struct pw_rt_opts *opts, struct pw_rt_net *net)
 {
 	size_t universe = pw_op_universe(p), n;
+	pthread_mutex_t spare;
 	int d;
 
 	memset(e, 0, sizeof *e);
@@ -1648,9 +1626,11 @@ pw_engine_init(struct pw_engine *e, const struct pw_problem *p,
 	e->started = pw_xcalloc(universe, sizeof *e->started);
 	e->ended = pw_xcalloc(universe, sizeof *e->ended);
 	e->slot = pw_xcalloc(universe, sizeof *e->slot);
-	pthread_mutex_init(&e->lock, NULL);
-	pthread_cond_init(&e->changed, NULL);
-	pthread_cond_init(&e->marked, NULL);
+	pw_sync_init(&e->lock, &e->changed);
+	/* MARKED shares LOCK: pw_sync_init sets up a pair, so its own lock
+	 * is a spare one. */
+	pw_sync_init(&spare, &e->marked);
+	pthread_mutex_destroy(&spare);
 	atomic_init(&e->stop, false);
 }
 

@@ -68,14 +68,11 @@ void	pw_rt_arena_restart(struct pw_rt_arena *);
 void	pw_rt_arena_stop(struct pw_rt_arena *);
 
 /* ------------------------------------------------------------------ */
-/* Waiting (engine.c): every wait of the runtime is a condition wait of */
-/* at most 100 ms at a time, so that a stop or a cancel is seen within  */
-/* that even when a broadcast is missed.                               */
-
-/* One wait on COND (MUTEX locked), at most 100 ms. */
-void	pw_rt_wait(pthread_cond_t *, pthread_mutex_t *);
-/* Seconds of the monotonic clock (CLOCK_MONOTONIC). */
-double	pw_rt_now(void);
+/* Waiting: every wait of the runtime is a pw_sync_wait of at most      */
+/* PW_RT_WAIT seconds at a time (on a condition from pw_sync_init), so  */
+/* that a stop or a cancel is seen within that even when a broadcast is */
+/* missed.  Times are pw_now's.                                         */
+#define PW_RT_WAIT	0.1
 
 /* ------------------------------------------------------------------ */
 /* Backends: the primitives the workload computes with (fp32, row-major */
@@ -246,11 +243,11 @@ struct pw_rt_net {
 	int	(*barrier)(struct pw_rt_net *, struct pw_error *);
 	void	(*close)(struct pw_rt_net *);
 	/* When the calling thread's last recv had its data here, in
-	 * pw_rt_now's seconds (the measured op's arrive); NULL when the
+	 * pw_now's seconds (the measured op's arrive); NULL when the
 	 * transport cannot tell: the engine then takes recv's return. */
 	double	(*arrived)(struct pw_rt_net *);
-	/* A collective: rank 0's *T0 (its pw_rt_now) on every rank, in that
-	 * rank's pw_rt_now seconds, so that every rank measures from one
+	/* A collective: rank 0's *T0 (its pw_now) on every rank, in that
+	 * rank's pw_now seconds, so that every rank measures from one
 	 * instant (the ranks of a host share its clock; another host's
 	 * offset is estimated when the net opens).  NULL for one process. */
 	int	(*common)(struct pw_rt_net *, double *t0, struct pw_error *);
