@@ -96,6 +96,9 @@ pw_arena_count(struct pw_rt_arena *a, size_t bytes)
 	if (pw_arena_mine != a || pw_arena_ticket < 0)
 		return;
 	pw_arena_left -= (double)bytes;
+	/* The event's bytes are a double from the problem (pw_op_memory),
+	 * the moves whole size_t counts: half a byte left is all moved, and
+	 * keeps a rounding of the double from holding the turn. */
 	if (pw_arena_left <= 0.5)
 		pw_arena_end_event(a);
 }

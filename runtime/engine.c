@@ -1639,6 +1639,8 @@ pw_engine_init(struct pw_engine *e, const struct pw_problem *p,
 static int
 pw_engine_hosts(struct pw_engine *e, struct pw_error *err)
 {
+	/* HOST_NAME_MAX is 64 on Linux; POSIX allows 255 and a
+	 * truncated name is still terminated below. */
 	char name[256], **all = NULL;
 	size_t *lens = NULL;
 	int r, q, rc;

@@ -257,7 +257,9 @@ struct pw_rt_net {
  * input, a B or BW its output's gradient.  A transfer's own tag is the
  * token that hands a shared channel to it (no floats): the transfer
  * before it in the channel's order, on another device, sends it.  Kind,
- * stage and microbatch in 4, 20 and 24 bits (stage < 2^20, mb < 2^24). */
+ * stage and microbatch in 4, 20 and 24 bits (stage < 2^20, mb < 2^24):
+ * enough for every problem, since pw_problem_check_counts bounds both
+ * stages and microbatches by PW_MAX_PAIRS (2^20) pairs. */
 uint64_t pw_rt_tag(struct pw_op op);
 
 int	pw_rt_net_local(int devices, struct pw_rt_net **out, struct pw_error *);

@@ -330,6 +330,31 @@ test_faults(void)
 	tap_str(err.msg, want, "it names the device, the peak and the limit");
 	pw_problem_free(tight);
 
+	/* A problem that halves what the workload's activations really
+	 * take: the pre-check passes at its predicted peak, the arena then
+	 * refuses an F during the run, and every worker stops. */
+	tight = pw_problem_copy(wp);
+	for (i = 0; i < tight->nstages; i++) {
+		tight->stages[i].act /= 2;
+		tight->stages[i].hold /= 2;
+		tight->stages[i].offload /= 2;
+	}
+	if (pw_simulate(tight, sched, &t, &why) == PW_OK) {
+		met = pw_metrics_compute(tight, sched, t);
+		tight->memory[1].limit = met->device[1].peak;
+		pw_metrics_free(met);
+		pw_timing_free(t);
+	}
+	tap_int(test_launch(tight, sched, &work, NULL, NULL, &err),
+	    PW_ERR_RUNTIME, "an allocation the arena refuses fails the run");
+	tap_ok(strncmp(err.msg, "device 1, F(1,", 14) == 0 &&
+	    strstr(err.msg, "): out of memory: ") != NULL &&
+	    strstr(err.msg, " bytes asked, ") != NULL &&
+	    strchr(err.msg, '\n') == NULL, "in one line naming the device, "
+	    "the op and the bytes: %s", err.msg);
+	tap_ok(test_originated, "the refusal began in this process");
+	pw_problem_free(tight);
+
 	/* Device 1's first backward before its first forward: a deadlock. */
 	broken = pw_schedule_copy(sched);
 	for (i = 0; i < broken->device[1].len; i++)
