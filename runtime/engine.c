@@ -412,24 +412,50 @@ pw_engine_backward(const struct pw_engine *e, int s, int mb)
 /* ------------------------------------------------------------------ */
 /* Ops                                                                 */
 
+/* OP starts on device D in iteration IT: its memory event is the
+ * arena's to order, its start is recorded. */
+static void
+pw_engine_begin(struct pw_engine *e, int d, struct pw_op op, int it)
+{
+	size_t u = pw_op_index(e->p, op);
+
+	pw_rt_arena_expect(e->dev[d].arena, e->ticket[u], e->tbytes[u]);
+	pw_engine_mark(e, op, it, false, pw_now() - e->t0);
+}
+
+/* OP, begun, did its work with RC: its memory event settles and, when
+ * both went well, its end is recorded.  Returns the first error. */
 static int
-pw_engine_compute(struct pw_engine *e, int d, struct pw_op op, int it,
+pw_engine_end(struct pw_engine *e, int d, struct pw_op op, int it, int rc,
     struct pw_error *err)
 {
-	int S = e->p->nstages, rc = PW_OK;
-	size_t at = (size_t)op.stage * (size_t)e->m + (size_t)op.mb;
-	struct pw_rt_stage *st = e->stage[op.stage];
-	struct pw_op reload = { PW_RELOAD, op.stage, op.mb };
-	float *in = NULL, *out = NULL;
-	double loss = 0;
+	if (rc == PW_OK)
+		rc = pw_rt_arena_settle(e->dev[d].arena, err);
+	else
+		pw_rt_arena_settle(e->dev[d].arena, NULL);
+	if (rc == PW_OK)
+		pw_engine_mark(e, op, it, true, pw_now() - e->t0);
+	return rc;
+}
 
+/* What compute op OP of device D needs before it starts: its input *IN
+ * (NULL for none) and a buffer *OUT for what it hands on (NULL for
+ * none), both D's to give back. */
+static int
+pw_engine_inputs(struct pw_engine *e, int d, struct pw_op op, int it,
+    float **in, float **out, struct pw_error *err)
+{
+	int S = e->p->nstages, rc = PW_OK;
+	struct pw_op reload = { PW_RELOAD, op.stage, op.mb };
+
+	*in = *out = NULL;
 	switch (op.kind) {
 	case PW_F:
 		if (op.stage > 0)
 			rc = pw_engine_take_input(e, d, op, op.stage - 1, e->fwd,
-			    it, &in, err);
+			    it, in, err);
 		if (rc == PW_OK && op.stage < S - 1 &&
-		    (out = pw_engine_buf(e, d, err)) == NULL)
+		    (*out = pw_engine_buf(e, d, err)) == NULL)
 			rc = PW_ERR_RUNTIME;
 		break;
 	case PW_B:
@@ -438,27 +464,32 @@ pw_engine_compute(struct pw_engine *e, int d, struct pw_op op, int it,
 			return PW_ERR_CANCELLED;
 		if (op.stage < S - 1)
 			rc = pw_engine_take_input(e, d, op, op.stage + 1, e->bwd,
-			    it, &in, err);
+			    it, in, err);
 		if (rc == PW_OK && op.stage > 0 &&
-		    (out = pw_engine_buf(e, d, err)) == NULL)
+		    (*out = pw_engine_buf(e, d, err)) == NULL)
 			rc = PW_ERR_RUNTIME;
 		break;
 	default:
 		break;
 	}
-	if (rc != PW_OK)
-		goto out;
+	return rc;
+}
 
-	pw_rt_arena_expect(e->dev[d].arena, e->ticket[pw_op_index(e->p, op)],
-	    e->tbytes[pw_op_index(e->p, op)]);
-	pw_engine_mark(e, op, it, false, pw_now() - e->t0);
+/* The workload's computation of compute op OP, *LOSS the last stage's
+ * F's. */
+static int
+pw_engine_work(struct pw_engine *e, struct pw_op op, const float *in,
+    float *out, double *loss, struct pw_error *err)
+{
+	size_t at = (size_t)op.stage * (size_t)e->m + (size_t)op.mb;
+	struct pw_rt_stage *st = e->stage[op.stage];
+	int rc;
+
 	switch (op.kind) {
 	case PW_F:
-		rc = pw_rt_forward(st, op.mb, in, out, &e->saved[at], &loss, err);
-		break;
+		return pw_rt_forward(st, op.mb, in, out, &e->saved[at], loss, err);
 	case PW_B:
-		rc = pw_rt_backward_input(st, e->saved[at], in, out, err);
-		break;
+		return pw_rt_backward_input(st, e->saved[at], in, out, err);
 	case PW_W:
 		rc = pw_rt_backward_weight(st, e->saved[at], err);
 		break;
@@ -469,18 +500,28 @@ pw_engine_compute(struct pw_engine *e, int d, struct pw_op op, int it,
 		break;
 	default:
 		assert(!"a transfer on a compute worker");
+		return PW_ERR_RUNTIME;
 	}
-	if (op.kind == PW_W || op.kind == PW_BW)
-		e->saved[at] = NULL;
-	if (rc == PW_OK)
-		rc = pw_rt_arena_settle(e->dev[d].arena, err);
-	else
-		pw_rt_arena_settle(e->dev[d].arena, NULL);
-	if (rc != PW_OK)
-		goto out;
-	pw_engine_mark(e, op, it, true, pw_now() - e->t0);
+	/* W gave back what F kept (or the stop's cleanup will). */
+	e->saved[at] = NULL;
+	return rc;
+}
 
-	if (op.kind == PW_F && op.stage == S - 1) {
+static int
+pw_engine_compute(struct pw_engine *e, int d, struct pw_op op, int it,
+    struct pw_error *err)
+{
+	float *in = NULL, *out = NULL;
+	double loss = 0;
+	int rc;
+
+	if ((rc = pw_engine_inputs(e, d, op, it, &in, &out, err)) != PW_OK)
+		goto out;
+	pw_engine_begin(e, d, op, it);
+	rc = pw_engine_work(e, op, in, out, &loss, err);
+	if ((rc = pw_engine_end(e, d, op, it, rc, err)) != PW_OK)
+		goto out;
+	if (op.kind == PW_F && op.stage == e->p->nstages - 1) {
 		pthread_mutex_lock(&e->lock);
 		e->loss += loss;
 		pthread_mutex_unlock(&e->lock);
@@ -549,18 +590,11 @@ pw_engine_transfer(struct pw_engine *e, int d, struct pw_op op, int it,
 	/* What F kept is E's since F ended. */
 	sv = e->saved[(size_t)op.stage * (size_t)e->m + (size_t)op.mb];
 
-	pw_rt_arena_expect(e->dev[d].arena, e->ticket[pw_op_index(e->p, op)],
-	    e->tbytes[pw_op_index(e->p, op)]);
-	pw_engine_mark(e, op, it, false, pw_now() - e->t0);
+	pw_engine_begin(e, d, op, it);
 	rc = op.kind == PW_OFFLOAD ? pw_rt_offload(st, sv, err) :
 	    pw_rt_reload(st, sv, err);
-	if (rc == PW_OK)
-		rc = pw_rt_arena_settle(e->dev[d].arena, err);
-	else
-		pw_rt_arena_settle(e->dev[d].arena, NULL);
-	if (rc != PW_OK)
+	if ((rc = pw_engine_end(e, d, op, it, rc, err)) != PW_OK)
 		return rc;
-	pw_engine_mark(e, op, it, true, pw_now() - e->t0);
 
 	if (pw_engine_neighbour(e, op, false, &prev) &&
 	    !e->dev[pw_engine_device(e, prev)].here)
