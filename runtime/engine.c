@@ -1738,17 +1738,69 @@ pw_engine_originated(const struct pw_engine *e, const struct pw_rt_net *net,
 	return net->rank == 0 || rc != PW_ERR_INPUT;
 }
 
+/* What rank 0 shares with the other ranks under MPI, theirs to free. */
+struct pw_engine_shared {
+	struct pw_problem *problem;
+	struct pw_schedule *sched;
+	struct pw_workload work;
+};
+
+/* Sets E up (*INITED once it is) for what this rank runs and checks it:
+ * rank 0 checks what it is given; under MPI the others get what it
+ * checked into *SHARED and check that. */
+static int
+pw_engine_prepare(struct pw_engine *e, bool *inited,
+    const struct pw_problem *problem, const struct pw_schedule *sched,
+    const struct pw_workload *work, const struct pw_rt_opts *opts,
+    struct pw_rt_net *net, struct pw_engine_shared *shared,
+    struct pw_error *err)
+{
+	bool refused = false;
+	int rc = PW_OK, rc2;
+
+	if (net->rank == 0 && (problem == NULL || sched == NULL || work == NULL)) {
+		pw_error_set(err, "no problem, schedule or workload");
+		rc = PW_ERR_INPUT;
+		refused = true;
+	} else if (net->rank == 0) {
+		pw_engine_init(e, problem, sched, work, opts, net);
+		*inited = true;
+		if ((rc = pw_engine_check_schedule(e, err)) == PW_OK)
+			rc = pw_engine_parse_fail(e, err);
+		refused = rc != PW_OK;
+	}
+	if (net->kind != PW_RT_MPI)
+		return rc;
+	rc2 = pw_engine_share(net, refused, problem, sched,
+	    *inited ? e->timing : NULL, work, &shared->problem, &shared->sched,
+	    &shared->work, err);
+	if (!refused && rc2 != PW_OK)
+		rc = rc2;
+	if (rc == PW_OK && net->rank != 0) {
+		pw_engine_init(e, shared->problem, shared->sched, &shared->work,
+		    opts, net);
+		*inited = true;
+		if ((rc = pw_engine_check_schedule(e, err)) == PW_OK)
+			rc = pw_engine_parse_fail(e, err);
+	}
+	if (rc == PW_OK && net->size != e->p->devices) {
+		pw_error_set(err, "%d MPI ranks for %d devices: run one rank "
+		    "per device (mpirun -np %d)", net->size, e->p->devices,
+		    e->p->devices);
+		rc = PW_ERR_INPUT;
+	}
+	return rc;
+}
+
 int
 pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
     const struct pw_workload *work, const struct pw_rt_opts *opts,
     struct pw_rt_result *out, struct pw_error *err)
 {
-	struct pw_problem *rp = NULL;
-	struct pw_schedule *rs = NULL;
-	struct pw_workload rw = { 0 };
+	struct pw_engine_shared shared = { NULL, NULL, { 0 } };
 	struct pw_rt_net *net = NULL;
 	struct pw_engine e;
-	bool inited = false, refused, ran = false;
+	bool inited = false, ran = false;
 	double *step = NULL, *loss = NULL;
 	int rc;
 
@@ -1760,41 +1812,8 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 	    pw_rt_net_local(problem != NULL ? problem->devices : 0, &net, err);
 	if (rc != PW_OK)
 		return rc;
-	if (net->rank == 0 && (problem == NULL || sched == NULL || work == NULL)) {
-		pw_error_set(err, "no problem, schedule or workload");
-		rc = PW_ERR_INPUT;
-		refused = true;
-	} else
-		refused = false;
-
-	/* Rank 0 checks; under MPI the others get what it checked. */
-	if (net->rank == 0 && !refused) {
-		pw_engine_init(&e, problem, sched, work, opts, net);
-		inited = true;
-		rc = pw_engine_check_schedule(&e, err);
-		if (rc == PW_OK)
-			rc = pw_engine_parse_fail(&e, err);
-		refused = rc != PW_OK;
-	}
-	if (net->kind == PW_RT_MPI) {
-		int shared = pw_engine_share(net, refused, problem, sched,
-		    inited ? e.timing : NULL, work, &rp, &rs, &rw, err);
-
-		if (!refused && shared != PW_OK)
-			rc = shared;
-		if (rc == PW_OK && net->rank != 0) {
-			pw_engine_init(&e, rp, rs, &rw, opts, net);
-			inited = true;
-			if ((rc = pw_engine_check_schedule(&e, err)) == PW_OK)
-				rc = pw_engine_parse_fail(&e, err);
-		}
-		if (rc == PW_OK && net->size != e.p->devices) {
-			pw_error_set(err, "%d MPI ranks for %d devices: run "
-			    "one rank per device (mpirun -np %d)", net->size,
-			    e.p->devices, e.p->devices);
-			rc = PW_ERR_INPUT;
-		}
-	}
+	rc = pw_engine_prepare(&e, &inited, problem, sched, work, opts, net,
+	    &shared, err);
 	if (rc != PW_OK)
 		goto out;
 
@@ -1823,8 +1842,8 @@ out:
 	free(step);
 	free(loss);
 	net->close(net);
-	pw_problem_free(rp);
-	pw_schedule_free(rs);
-	pw_workload_clear(&rw);
+	pw_problem_free(shared.problem);
+	pw_schedule_free(shared.sched);
+	pw_workload_clear(&shared.work);
 	return rc;
 }
