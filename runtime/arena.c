@@ -45,8 +45,7 @@ pw_rt_arena_new(int device, double limit, const struct pw_rt_backend_ops *backen
 	a->limit = limit;
 	a->backend = backend;
 	a->ctx = ctx;
-	pthread_mutex_init(&a->lock, NULL);
-	pthread_cond_init(&a->turned, NULL);
+	pw_sync_init(&a->lock, &a->turned);
 	return a;
 }
 
@@ -76,7 +75,7 @@ pw_arena_wait_turn(struct pw_rt_arena *a)
 	if (pw_arena_mine != a || pw_arena_ticket < 0)
 		return true;
 	while (a->turn != pw_arena_ticket && !a->stopped)
-		pw_rt_wait(&a->turned, &a->lock);
+		pw_sync_wait(&a->turned, &a->lock, PW_RT_WAIT);
 	return !a->stopped;
 }
 
@@ -97,6 +96,9 @@ pw_arena_count(struct pw_rt_arena *a, size_t bytes)
 	if (pw_arena_mine != a || pw_arena_ticket < 0)
 		return;
 	pw_arena_left -= (double)bytes;
+	/* The event's bytes are a double from the problem (pw_op_memory),
+	 * the moves whole size_t counts: half a byte left is all moved, and
+	 * keeps a rounding of the double from holding the turn. */
 	if (pw_arena_left <= 0.5)
 		pw_arena_end_event(a);
 }

@@ -8,55 +8,57 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
 #include "rt_int.h"
 
 /* The tanh approximation's constants: sqrt(2/pi) and 0.044715. */
-#define CPU_GELU_C	0.7978845608028654f
-#define CPU_GELU_K	0.044715f
+#define PW_CPU_GELU_C	0.7978845608028654f
+#define PW_CPU_GELU_K	0.044715f
 
-static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+static pthread_once_t pw_cpu_once = PTHREAD_ONCE_INIT;
 
 /* Each device thread runs BLAS on itself only; OpenBLAS would otherwise
  * start a pool per call site that the device threads fight over. */
 static void
-cpu_blas_init(void)
+pw_cpu_blas_init(void)
 {
 	openblas_set_num_threads(1);
 }
 
 /* Every device's context is the same token: nothing is shared. */
 static int
-cpu_open(int device, void **ctx, struct pw_error *err)
+pw_cpu_open(int device, void **ctx, struct pw_error *err)
 {
 	(void)device;
 	(void)err;
-	pthread_once(&cpu_once, cpu_blas_init);
+	pthread_once(&pw_cpu_once, pw_cpu_blas_init);
 	*ctx = NULL;
 	return PW_OK;
 }
 
 static void
-cpu_close(void *ctx)
+pw_cpu_close(void *ctx)
 {
 	(void)ctx;
 }
 
-/* The caller owns what it returns (cpu_release); NULL when the heap
+/* The caller owns what it returns (pw_cpu_release); NULL when the heap
  * refuses, which the arena reports as its own failure. */
 static void *
-cpu_alloc(void *ctx, size_t bytes)
+pw_cpu_alloc(void *ctx, size_t bytes)
 {
 	(void)ctx;
 	return malloc(bytes == 0 ? 1 : bytes);
 }
 
 static void
-cpu_release(void *ctx, void *p)
+pw_cpu_release(void *ctx, void *p)
 {
 	(void)ctx;
 	free(p);
@@ -65,7 +67,7 @@ cpu_release(void *ctx, void *p)
 /* Applies BETA to an M x N matrix C: what a GEMM with no inner terms
  * (K = 0) leaves, which BLAS would refuse for its leading dimensions. */
 static void
-cpu_scale(size_t m, size_t n, float beta, float *c, size_t ldc)
+pw_cpu_scale(size_t m, size_t n, float beta, float *c, size_t ldc)
 {
 	size_t i, j;
 	float *row;
@@ -78,7 +80,7 @@ cpu_scale(size_t m, size_t n, float beta, float *c, size_t ldc)
 }
 
 static int
-cpu_gemm(void *ctx, bool ta, bool tb, size_t m, size_t n, size_t k,
+pw_cpu_gemm(void *ctx, bool ta, bool tb, size_t m, size_t n, size_t k,
     float alpha, const float *a, size_t lda, const float *b, size_t ldb,
     float beta, float *c, size_t ldc, struct pw_error *err)
 {
@@ -86,7 +88,7 @@ cpu_gemm(void *ctx, bool ta, bool tb, size_t m, size_t n, size_t k,
 	if (m == 0 || n == 0)
 		return PW_OK;
 	if (k == 0) {
-		cpu_scale(m, n, beta, c, ldc);
+		pw_cpu_scale(m, n, beta, c, ldc);
 		return PW_OK;
 	}
 	if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX ||
@@ -106,15 +108,15 @@ cpu_gemm(void *ctx, bool ta, bool tb, size_t m, size_t n, size_t k,
  * form's error is absolute (about 1e-7), which gelu and its gradient,
  * each within (1 + t), keep relative.  Saturates to +-1. */
 static inline float
-cpu_gelu_tanh(float x)
+pw_cpu_gelu_tanh(float x)
 {
-	return 1.0f - 2.0f / (expf(2.0f * CPU_GELU_C * (x + CPU_GELU_K * x *
+	return 1.0f - 2.0f / (expf(2.0f * PW_CPU_GELU_C * (x + PW_CPU_GELU_K * x *
 	    x * x)) + 1.0f);
 }
 
 /* gelu(x) = x/2 (1 + tanh(u)), u = c (x + k x^3). */
 static int
-cpu_gelu(void *ctx, const float *h, float *a, size_t n, struct pw_error *err)
+pw_cpu_gelu(void *ctx, const float *h, float *a, size_t n, struct pw_error *err)
 {
 	size_t i;
 	float x;
@@ -123,14 +125,14 @@ cpu_gelu(void *ctx, const float *h, float *a, size_t n, struct pw_error *err)
 	(void)err;
 	for (i = 0; i < n; i++) {
 		x = h[i];
-		a[i] = 0.5f * x * (1.0f + cpu_gelu_tanh(x));
+		a[i] = 0.5f * x * (1.0f + pw_cpu_gelu_tanh(x));
 	}
 	return PW_OK;
 }
 
 /* gelu'(x) = (1 + t)/2 + x/2 (1 - t^2) c (1 + 3k x^2), t = tanh(u). */
 static int
-cpu_gelu_grad(void *ctx, float *h, const float *da, size_t n,
+pw_cpu_gelu_grad(void *ctx, float *h, const float *da, size_t n,
     struct pw_error *err)
 {
 	size_t i;
@@ -140,9 +142,9 @@ cpu_gelu_grad(void *ctx, float *h, const float *da, size_t n,
 	(void)err;
 	for (i = 0; i < n; i++) {
 		x = h[i];
-		t = cpu_gelu_tanh(x);
+		t = pw_cpu_gelu_tanh(x);
 		h[i] = da[i] * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) *
-		    CPU_GELU_C * (1.0f + 3.0f * CPU_GELU_K * x * x));
+		    PW_CPU_GELU_C * (1.0f + 3.0f * PW_CPU_GELU_K * x * x));
 	}
 	return PW_OK;
 }
@@ -150,7 +152,7 @@ cpu_gelu_grad(void *ctx, float *h, const float *da, size_t n,
 /* The sum in double: a microbatch's loss is one number the reference
  * must meet to 1e-5 whatever the order of its terms. */
 static int
-cpu_loss(void *ctx, float *y, const float *t, size_t n, double *loss,
+pw_cpu_loss(void *ctx, float *y, const float *t, size_t n, double *loss,
     struct pw_error *err)
 {
 	double sum = 0, d;
@@ -168,7 +170,7 @@ cpu_loss(void *ctx, float *y, const float *t, size_t n, double *loss,
 }
 
 static int
-cpu_fill(void *ctx, float *x, size_t n, uint64_t state, float scale,
+pw_cpu_fill(void *ctx, float *x, size_t n, uint64_t state, float scale,
     struct pw_error *err)
 {
 	size_t i;
@@ -184,7 +186,7 @@ cpu_fill(void *ctx, float *x, size_t n, uint64_t state, float scale,
 }
 
 static int
-cpu_axpy(void *ctx, size_t n, float alpha, const float *x, float *y,
+pw_cpu_axpy(void *ctx, size_t n, float alpha, const float *x, float *y,
     struct pw_error *err)
 {
 	size_t i;
@@ -197,7 +199,7 @@ cpu_axpy(void *ctx, size_t n, float alpha, const float *x, float *y,
 }
 
 static int
-cpu_zero(void *ctx, float *x, size_t n, struct pw_error *err)
+pw_cpu_zero(void *ctx, float *x, size_t n, struct pw_error *err)
 {
 	(void)ctx;
 	(void)err;
@@ -208,7 +210,7 @@ cpu_zero(void *ctx, float *x, size_t n, struct pw_error *err)
 
 /* Host and device are one memory here: every direction is memcpy. */
 static int
-cpu_copy(void *ctx, float *dst, const float *src, size_t n,
+pw_cpu_copy(void *ctx, float *dst, const float *src, size_t n,
     enum pw_rt_copy dir, struct pw_error *err)
 {
 	(void)ctx;
@@ -219,20 +221,43 @@ cpu_copy(void *ctx, float *dst, const float *src, size_t n,
 	return PW_OK;
 }
 
+double
+pw_rt_cpu_available(void)
+{
+	FILE *fp = fopen("/proc/meminfo", "r");
+	char line[128];
+	unsigned long long kib;
+	long pages, size;
+
+	/* MemAvailable: what the kernel can give without swapping. */
+	while (fp != NULL && fgets(line, sizeof line, fp) != NULL)
+		if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+			fclose(fp);
+			return (double)kib * 1024;
+		}
+	if (fp != NULL)
+		fclose(fp);
+	pages = sysconf(_SC_PHYS_PAGES);
+	size = sysconf(_SC_PAGESIZE);
+	if (pages <= 0 || size <= 0)
+		return INFINITY;
+	return (double)pages * (double)size;
+}
+
 const struct pw_rt_backend_ops pw_rt_cpu = {
 	.kind = PW_RT_CPU,
-	.open = cpu_open,
-	.close = cpu_close,
-	.alloc = cpu_alloc,
-	.release = cpu_release,
-	.host_alloc = cpu_alloc,
-	.host_release = cpu_release,
-	.gemm = cpu_gemm,
-	.gelu = cpu_gelu,
-	.gelu_grad = cpu_gelu_grad,
-	.loss = cpu_loss,
-	.fill = cpu_fill,
-	.axpy = cpu_axpy,
-	.zero = cpu_zero,
-	.copy = cpu_copy,
+	.open = pw_cpu_open,
+	.close = pw_cpu_close,
+	.alloc = pw_cpu_alloc,
+	.release = pw_cpu_release,
+	.host_alloc = pw_cpu_alloc,
+	.host_release = pw_cpu_release,
+	.gemm = pw_cpu_gemm,
+	.gelu = pw_cpu_gelu,
+	.gelu_grad = pw_cpu_gelu_grad,
+	.loss = pw_cpu_loss,
+	.fill = pw_cpu_fill,
+	.axpy = pw_cpu_axpy,
+	.zero = pw_cpu_zero,
+	.copy = pw_cpu_copy,
 };

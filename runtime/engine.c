@@ -8,14 +8,19 @@
  * device through the transport, one from the same device passed
  * directly), a reload's offload and anchor, a backward's reload, and a
  * shared channel's previous transfer (a token when that is on another
- * rank).  The memory events of each device follow the simulated
- * timeline's order (arena.c), so the measured peak is the simulator's.
+ * rank).  The memory events of each device follow a causal order of
+ * the simulated timeline (engine_prep.c, arena.c), so the measured peak
+ * is the simulator's where no op lasts zero seconds.
  *
  * The calling thread drives the iterations: it starts every worker at
  * once, waits for them in 100 ms steps (watching the cancel), and reports
  * the progress.  The first error of any worker stops every wait.
+ *
+ * This file: the names and defaults, setting the run up, the iterations,
+ * the measured run and pw_launch; the workers are engine_ops.c's, the
+ * checks and the memory order engine_prep.c's, what the ranks share
+ * engine_mpi.c's (engine.h).
  */
-#define _GNU_SOURCE	/* open_memstream, fmemopen */
 #include <assert.h>
 #include <math.h>
 #include <pthread.h>
@@ -23,10 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "rt_int.h"
+#include "engine.h"
 
 /* ------------------------------------------------------------------ */
 /* Names, defaults, tags, waiting                                      */
@@ -118,29 +121,6 @@ pw_rt_tag(struct pw_op op)
 	    (uint64_t)op.mb;
 }
 
-double
-pw_rt_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void
-pw_rt_wait(pthread_cond_t *cond, pthread_mutex_t *mutex)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += 100L * 1000 * 1000;
-	if (ts.tv_nsec >= 1000L * 1000 * 1000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000L * 1000 * 1000;
-	}
-	pthread_cond_timedwait(cond, mutex, &ts);
-}
-
 void
 pw_rt_result_free(struct pw_rt_result *r)
 {
@@ -151,549 +131,8 @@ pw_rt_result_free(struct pw_rt_result *r)
 }
 
 /* ------------------------------------------------------------------ */
-/* The run's state                                                     */
-
-struct pw_engine;
-
-struct pw_engine_worker {
-	struct pw_engine *e;
-	int	device;
-	int	channel;	/* -1: the device's compute worker */
-	int	nops;
-	struct pw_op *ops;
-	pthread_t thread;
-	bool	running;
-};
-
-struct pw_engine_dev {
-	bool	here;		/* run by this process */
-	void	*ctx;		/* the backend's, when opened */
-	struct pw_rt_arena *arena;
-	/* Hand-off buffers not in use (the compute worker's alone). */
-	int	npool, cappool;
-	float	**pool;
-};
-
-struct pw_engine {
-	const struct pw_problem *p;
-	const struct pw_schedule *sched;
-	const struct pw_workload *work;
-	const struct pw_rt_opts *opts;
-	const struct pw_rt_backend_ops *backend;
-	struct pw_rt_net *net;
-	struct pw_where *where;
-	struct pw_timing *timing;
-	size_t	io;			/* floats per hand-off */
-	int	m;
-	struct pw_engine_dev *dev;	/* [devices] */
-	struct pw_rt_stage **stage;	/* [nstages]: NULL for those elsewhere */
-	struct pw_rt_saved **saved;	/* [nstages * m] */
-	float	**fwd, **bwd;		/* [nstages * m]: same-device hand-offs */
-	long	*ticket;		/* [universe]: memory event, -1 none */
-	double	*tbytes;		/* [universe]: its bytes */
-	int	*started, *ended;	/* [universe]: iteration + 1 */
-	size_t	nops;
-	struct pw_timed_op *timed;	/* the simulated ops, by start */
-	size_t	*slot;			/* [universe]: index in timed */
-	double	*rec;			/* [iterations][nops][3]: start, end, arrive */
-	int	total;			/* warm-up plus measured */
-	bool	has_fail;
-	int	fail_device;
-	struct pw_op fail_op;
-	int	nworkers;
-	struct pw_engine_worker *workers;
-
-	pthread_mutex_t lock;
-	pthread_cond_t changed;		/* go, done, quit, stop */
-	/* An op started or ended: told only to the workers waiting for one
-	 * (pw_engine_await), so that the many marks of a run wake nobody
-	 * else, on a machine with fewer cores than workers. */
-	pthread_cond_t marked;
-	int	awaiting;
-	int	go;			/* iterations started */
-	int	iter;			/* the one running */
-	int	done;			/* workers through it */
-	bool	quit;
-	double	t0;			/* its start, pw_rt_now */
-	double	span;			/* its latest op end, from t0 */
-	double	loss;			/* its summed loss */
-	char	*host;		/* the hosts: "a,b" for several */
-	atomic_bool stop;
-	int	rc;			/* the first error */
-	struct pw_error err;
-};
-
-/* Records the first error and stops every wait.  Later errors (mostly
- * "stopped" from the waits the first one ended) are dropped.  Under MPI
- * the rank where an error starts (ORIGINAL: not a wait that a stop
- * ended; a cancel aside, which the program says) says it at once,
- * before its stop reaches the others, which end without a word: the
- * job's one line. */
-static void
-pw_engine_stop(struct pw_engine *e, int rc, const struct pw_error *err,
-    bool original)
-{
-	int d;
-
-	pthread_mutex_lock(&e->lock);
-	if (e->rc == PW_OK) {
-		e->rc = rc;
-		e->err = *err;
-		if (original && rc != PW_ERR_CANCELLED && e->net->size > 1)
-			fprintf(stderr, "pipewright: rank %d: %s\n", e->net->rank,
-			    err->msg);
-	}
-	atomic_store(&e->stop, true);
-	pthread_cond_broadcast(&e->changed);
-	pthread_cond_broadcast(&e->marked);
-	pthread_mutex_unlock(&e->lock);
-	if (e->net != NULL)
-		e->net->stop(e->net);
-	for (d = 0; d < e->p->devices; d++)
-		if (e->dev[d].arena != NULL)
-			pw_rt_arena_stop(e->dev[d].arena);
-}
-
-/* A worker's error at OP of DEVICE, as one line naming both (messages
- * that name them already, the arena's, are kept). */
-static void
-pw_engine_fail(struct pw_engine *e, int device, struct pw_op op, int rc,
-    const struct pw_error *inner)
-{
-	struct pw_error err;
-	char name[64], prefix[96];
-
-	pw_op_name(name, sizeof name, op);
-	snprintf(prefix, sizeof prefix, "device %d, ", device);
-	if (strncmp(inner->msg, prefix, strlen(prefix)) == 0)
-		err = *inner;
-	else
-		pw_error_set(&err, "device %d, %s: %s", device, name, inner->msg);
-	pw_engine_stop(e, rc == PW_ERR_CANCELLED ? PW_ERR_CANCELLED : PW_ERR_RUNTIME,
-	    &err, rc != PW_ERR_CANCELLED);
-}
-
-static int
-pw_engine_device(const struct pw_engine *e, struct pw_op op)
-{
-	return e->p->stages[op.stage].device;
-}
-
-static bool
-pw_engine_has(const struct pw_engine *e, struct pw_op op)
-{
-	return pw_where_has(e->where, e->p, op);
-}
-
-/* Marks OP started or ended in iteration IT at T (seconds from its
- * start), recording T when measured. */
-static void
-pw_engine_mark(struct pw_engine *e, struct pw_op op, int it, bool end, double t)
-{
-	size_t u = pw_op_index(e->p, op);
-	int k = it - e->opts->warmup;
-
-	if (k >= 0)
-		e->rec[((size_t)k * e->nops + e->slot[u]) * 3 + (end ? 1 : 0)] = t;
-	pthread_mutex_lock(&e->lock);
-	if (end) {
-		e->ended[u] = it + 1;
-		if (t > e->span)
-			e->span = t;
-	} else
-		e->started[u] = it + 1;
-	if (e->awaiting > 0)
-		pthread_cond_broadcast(&e->marked);
-	pthread_mutex_unlock(&e->lock);
-}
-
-/* Waits until OP (of this process) has started or ended in IT; false
- * once stopped. */
-static bool
-pw_engine_await(struct pw_engine *e, struct pw_op op, int it, bool end)
-{
-	size_t u = pw_op_index(e->p, op);
-	const int *flag = end ? e->ended : e->started;
-
-	pthread_mutex_lock(&e->lock);
-	e->awaiting++;
-	while (flag[u] != it + 1 && !atomic_load(&e->stop))
-		pw_rt_wait(&e->marked, &e->lock);
-	e->awaiting--;
-	pthread_mutex_unlock(&e->lock);
-	return !atomic_load(&e->stop);
-}
-
-/* ------------------------------------------------------------------ */
-/* Hand-offs                                                           */
-
-/* A hand-off buffer of device D: from its pool, else new. */
-static float *
-pw_engine_buf(struct pw_engine *e, int d, struct pw_error *err)
-{
-	struct pw_engine_dev *dv = &e->dev[d];
-	float *b;
-
-	if (dv->npool > 0)
-		return dv->pool[--dv->npool];
-	b = e->backend->alloc(dv->ctx, e->io * sizeof *b);
-	if (b == NULL)
-		pw_error_set(err, "the %s backend refused a hand-off buffer of "
-		    "%zu bytes", pw_rt_backend_name(e->backend->kind),
-		    e->io * sizeof *b);
-	return b;
-}
-
-static void
-pw_engine_unbuf(struct pw_engine *e, int d, float *b)
-{
-	struct pw_engine_dev *dv = &e->dev[d];
-
-	if (b == NULL)
-		return;
-	if (dv->npool == dv->cappool) {
-		dv->cappool = dv->cappool ? 2 * dv->cappool : 8;
-		dv->pool = pw_xreallocarray(dv->pool, (size_t)dv->cappool,
-		    sizeof *dv->pool);
-	}
-	dv->pool[dv->npool++] = b;
-}
-
-/* The tensor OP of device D waits for from stage FROM: passed directly
- * from SLOTS when FROM is on D, else received into a buffer (its arrival
- * recorded as OP's).  *OUT the buffer, D's to give back. */
-static int
-pw_engine_take_input(struct pw_engine *e, int d, struct pw_op op, int from,
-    float **slots, int it, float **out, struct pw_error *err)
-{
-	int src = e->p->stages[from].device, k = it - e->opts->warmup, rc;
-	size_t at = (size_t)op.stage * (size_t)e->m + (size_t)op.mb;
-	double when;
-
-	if (src == d) {
-		*out = slots[at];
-		slots[at] = NULL;
-		return PW_OK;
-	}
-	if ((*out = pw_engine_buf(e, d, err)) == NULL)
-		return PW_ERR_RUNTIME;
-	rc = e->net->recv(e->net, src, d, pw_rt_tag(op), *out, e->io, err);
-	if (rc != PW_OK)
-		return rc;
-	when = e->net->arrived != NULL ? e->net->arrived(e->net) : pw_rt_now();
-	if (k >= 0)
-		e->rec[((size_t)k * e->nops + e->slot[pw_op_index(e->p, op)]) * 3 + 2] =
-		    when - e->t0;
-	return PW_OK;
-}
-
-/* Hands BUF (of device D), the tensor TO waits for, to TO's device:
- * into SLOTS when that is D, else through the transport. */
-static int
-pw_engine_hand(struct pw_engine *e, int d, struct pw_op to, float **slots,
-    float *buf, struct pw_error *err)
-{
-	int dst = pw_engine_device(e, to), rc;
-
-	if (dst == d) {
-		slots[(size_t)to.stage * (size_t)e->m + (size_t)to.mb] = buf;
-		return PW_OK;
-	}
-	rc = e->net->send(e->net, d, dst, pw_rt_tag(to), buf, e->io, err);
-	pw_engine_unbuf(e, d, buf);
-	return rc;
-}
-
-/* The backward of (S, MB) the schedule has: B, or the fused BW. */
-static struct pw_op
-pw_engine_backward(const struct pw_engine *e, int s, int mb)
-{
-	struct pw_op op = { PW_B, s, mb };
-
-	if (!pw_engine_has(e, op))
-		op.kind = PW_BW;
-	return op;
-}
-
-/* ------------------------------------------------------------------ */
-/* Ops                                                                 */
-
-static int
-pw_engine_compute(struct pw_engine *e, int d, struct pw_op op, int it,
-    struct pw_error *err)
-{
-	int S = e->p->nstages, rc = PW_OK;
-	size_t at = (size_t)op.stage * (size_t)e->m + (size_t)op.mb;
-	struct pw_rt_stage *st = e->stage[op.stage];
-	struct pw_op reload = { PW_RELOAD, op.stage, op.mb };
-	float *in = NULL, *out = NULL;
-	double loss = 0;
-
-	switch (op.kind) {
-	case PW_F:
-		if (op.stage > 0)
-			rc = pw_engine_take_input(e, d, op, op.stage - 1, e->fwd,
-			    it, &in, err);
-		if (rc == PW_OK && op.stage < S - 1 &&
-		    (out = pw_engine_buf(e, d, err)) == NULL)
-			rc = PW_ERR_RUNTIME;
-		break;
-	case PW_B:
-	case PW_BW:
-		if (pw_engine_has(e, reload) && !pw_engine_await(e, reload, it, true))
-			return PW_ERR_CANCELLED;
-		if (op.stage < S - 1)
-			rc = pw_engine_take_input(e, d, op, op.stage + 1, e->bwd,
-			    it, &in, err);
-		if (rc == PW_OK && op.stage > 0 &&
-		    (out = pw_engine_buf(e, d, err)) == NULL)
-			rc = PW_ERR_RUNTIME;
-		break;
-	default:
-		break;
-	}
-	if (rc != PW_OK)
-		goto out;
-
-	pw_rt_arena_expect(e->dev[d].arena, e->ticket[pw_op_index(e->p, op)],
-	    e->tbytes[pw_op_index(e->p, op)]);
-	pw_engine_mark(e, op, it, false, pw_rt_now() - e->t0);
-	switch (op.kind) {
-	case PW_F:
-		rc = pw_rt_forward(st, op.mb, in, out, &e->saved[at], &loss, err);
-		break;
-	case PW_B:
-		rc = pw_rt_backward_input(st, e->saved[at], in, out, err);
-		break;
-	case PW_W:
-		rc = pw_rt_backward_weight(st, e->saved[at], err);
-		break;
-	case PW_BW:
-		rc = pw_rt_backward_input(st, e->saved[at], in, out, err);
-		if (rc == PW_OK)
-			rc = pw_rt_backward_weight(st, e->saved[at], err);
-		break;
-	default:
-		assert(!"a transfer on a compute worker");
-	}
-	if (op.kind == PW_W || op.kind == PW_BW)
-		e->saved[at] = NULL;
-	if (rc == PW_OK)
-		rc = pw_rt_arena_settle(e->dev[d].arena, err);
-	else
-		pw_rt_arena_settle(e->dev[d].arena, NULL);
-	if (rc != PW_OK)
-		goto out;
-	pw_engine_mark(e, op, it, true, pw_rt_now() - e->t0);
-
-	if (op.kind == PW_F && op.stage == S - 1) {
-		pthread_mutex_lock(&e->lock);
-		e->loss += loss;
-		pthread_mutex_unlock(&e->lock);
-	}
-	if (out != NULL) {
-		struct pw_op to = op.kind == PW_F ?
-		    (struct pw_op){ PW_F, op.stage + 1, op.mb } :
-		    pw_engine_backward(e, op.stage - 1, op.mb);
-
-		rc = pw_engine_hand(e, d, to, op.kind == PW_F ? e->fwd : e->bwd,
-		    out, err);
-		out = NULL;
-	}
-out:
-	pw_engine_unbuf(e, d, in);
-	pw_engine_unbuf(e, d, out);
-	return rc;
-}
-
-/* The transfer next to OP in its channel's order, *NEXT; false at the
- * end (or the start, BEFORE). */
-static bool
-pw_engine_neighbour(const struct pw_engine *e, struct pw_op op, bool before,
-    struct pw_op *next)
-{
-	size_t u = pw_op_index(e->p, op);
-	const struct pw_seq *seq =
-	    &e->sched->channel[e->where->resource[u] - e->p->devices];
-	int pos = e->where->position[u] + (before ? -1 : 1);
-
-	if (pos < 0 || pos >= seq->len)
-		return false;
-	*next = seq->ops[pos];
-	return true;
-}
-
-static int
-pw_engine_transfer(struct pw_engine *e, int d, struct pw_op op, int it,
-    struct pw_error *err)
-{
-	struct pw_rt_stage *st = e->stage[op.stage];
-	struct pw_rt_saved *sv;
-	struct pw_op dep = { op.kind == PW_OFFLOAD ? PW_F : PW_OFFLOAD,
-	    op.stage, op.mb }, prev;
-	struct pw_anchor anchor;
-	int rc;
-
-	/* The channel's previous transfer: a token when on another rank. */
-	if (pw_engine_neighbour(e, op, true, &prev)) {
-		int pd = pw_engine_device(e, prev);
-
-		if (e->dev[pd].here) {
-			if (!pw_engine_await(e, prev, it, true))
-				return PW_ERR_CANCELLED;
-		} else if ((rc = e->net->recv(e->net, pd, d, pw_rt_tag(op), NULL,
-		    0, err)) != PW_OK)
-			return rc;
-	}
-	if (!pw_engine_await(e, dep, it, true))
-		return PW_ERR_CANCELLED;
-	if (op.kind == PW_RELOAD &&
-	    pw_schedule_anchor(e->sched, op.stage, op.mb, &anchor) &&
-	    pw_engine_has(e, anchor.op) &&
-	    !pw_engine_await(e, anchor.op, it, anchor.at_end))
-		return PW_ERR_CANCELLED;
-	/* What F kept is E's since F ended. */
-	sv = e->saved[(size_t)op.stage * (size_t)e->m + (size_t)op.mb];
-
-	pw_rt_arena_expect(e->dev[d].arena, e->ticket[pw_op_index(e->p, op)],
-	    e->tbytes[pw_op_index(e->p, op)]);
-	pw_engine_mark(e, op, it, false, pw_rt_now() - e->t0);
-	rc = op.kind == PW_OFFLOAD ? pw_rt_offload(st, sv, err) :
-	    pw_rt_reload(st, sv, err);
-	if (rc == PW_OK)
-		rc = pw_rt_arena_settle(e->dev[d].arena, err);
-	else
-		pw_rt_arena_settle(e->dev[d].arena, NULL);
-	if (rc != PW_OK)
-		return rc;
-	pw_engine_mark(e, op, it, true, pw_rt_now() - e->t0);
-
-	if (pw_engine_neighbour(e, op, false, &prev) &&
-	    !e->dev[pw_engine_device(e, prev)].here)
-		rc = e->net->send(e->net, d, pw_engine_device(e, prev),
-		    pw_rt_tag(prev), NULL, 0, err);
-	return rc;
-}
-
-/* One iteration of worker W. */
-static void
-pw_engine_iteration(struct pw_engine_worker *w, int it)
-{
-	struct pw_engine *e = w->e;
-	struct pw_error err;
-	struct pw_op op = { PW_F, 0, 0 };
-	int i, s, rc = PW_OK;
-
-	err.msg[0] = '\0';
-	for (s = 0; w->channel < 0 && s < e->p->nstages && rc == PW_OK; s++)
-		if (e->p->stages[s].device == w->device)
-			rc = pw_rt_stage_zero(e->stage[s], &err);
-	for (i = 0; i < w->nops && rc == PW_OK && !atomic_load(&e->stop); i++) {
-		op = w->ops[i];
-		if (e->has_fail && e->fail_device == w->device &&
-		    memcmp(&e->fail_op, &op, sizeof op) == 0) {
-			pw_error_set(&err, "injected failure (PIPEWRIGHT_FAIL_AT)");
-			rc = PW_ERR_RUNTIME;
-			break;
-		}
-		rc = w->channel < 0 ? pw_engine_compute(e, w->device, op, it, &err) :
-		    pw_engine_transfer(e, w->device, op, it, &err);
-	}
-	for (s = 0; w->channel < 0 && s < e->p->nstages && rc == PW_OK; s++)
-		if (e->p->stages[s].device == w->device)
-			rc = pw_rt_stage_step(e->stage[s], e->m, &err);
-	if (rc != PW_OK)
-		pw_engine_fail(e, w->device, op, rc, &err);
-}
-
-static void *
-pw_engine_worker_main(void *arg)
-{
-	struct pw_engine_worker *w = arg;
-	struct pw_engine *e = w->e;
-	int seen = 0, it;
-
-	for (;;) {
-		pthread_mutex_lock(&e->lock);
-		while (e->go == seen && !e->quit)
-			pw_rt_wait(&e->changed, &e->lock);
-		if (e->quit) {
-			pthread_mutex_unlock(&e->lock);
-			break;
-		}
-		seen = e->go;
-		it = e->iter;
-		pthread_mutex_unlock(&e->lock);
-		if (!atomic_load(&e->stop))
-			pw_engine_iteration(w, it);
-		pthread_mutex_lock(&e->lock);
-		if (++e->done == e->nworkers)
-			pthread_cond_broadcast(&e->changed);
-		pthread_mutex_unlock(&e->lock);
-	}
-	return NULL;
-}
-
-/* ------------------------------------------------------------------ */
 /* Setting up                                                          */
 
-/* A memory event for the order: its op, its instant, whether it frees. */
-struct pw_engine_event {
-	struct pw_op op;
-	size_t	index;
-	double	t;
-	bool	frees;
-	bool	transfer;
-};
-
-/* The simulator's order of events: by time, frees first, compute ops
- * before transfers, then by op index. */
-static int
-pw_engine_event_cmp(const void *a, const void *b)
-{
-	const struct pw_engine_event *x = a, *y = b;
-
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	if (x->frees != y->frees)
-		return x->frees ? -1 : 1;
-	if (x->transfer != y->transfer)
-		return x->transfer ? 1 : -1;
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
-/* Numbers every device's memory events (e->ticket, e->tbytes). */
-static void
-pw_engine_number_events(struct pw_engine *e)
-{
-	size_t u, n = 0, i, universe = pw_op_universe(e->p);
-	struct pw_engine_event *ev = pw_xcalloc(universe, sizeof *ev);
-	long *next = pw_xcalloc((size_t)e->p->devices, sizeof *next);
-
-	for (u = 0; u < universe; u++) {
-		struct pw_op op = pw_op_from_index(e->p, u);
-		struct pw_mem_effect m;
-
-		e->ticket[u] = -1;
-		if (!pw_timing_has(e->timing, u))
-			continue;
-		m = pw_op_memory(e->p, op);
-		if (m.alloc <= 0 && m.freed <= 0)
-			continue;
-		ev[n].op = op;
-		ev[n].index = u;
-		ev[n].frees = m.alloc <= 0;
-		ev[n].t = ev[n].frees ? e->timing->end[u] : e->timing->start[u];
-		ev[n].transfer = pw_kind_is_transfer(op.kind);
-		e->tbytes[u] = ev[n].frees ? m.freed : m.alloc;
-		n++;
-	}
-	qsort(ev, n, sizeof *ev, pw_engine_event_cmp);
-	for (i = 0; i < n; i++)
-		e->ticket[ev[i].index] = next[pw_engine_device(e, ev[i].op)]++;
-	free(next);
-	free(ev);
-}
 
 /* Adds a worker for DEVICE's compute order (CHANNEL -1) or its share of
  * CHANNEL's; none when that is empty. */
@@ -808,257 +247,6 @@ pw_engine_free(struct pw_engine *e)
 	pthread_mutex_destroy(&e->lock);
 }
 
-/* ------------------------------------------------------------------ */
-/* Before the run: the inputs, the failure to inject, the schedule     */
-
-static int
-pw_engine_check_opts(const struct pw_rt_opts *o, struct pw_error *err)
-{
-	char why[128];
-
-	if ((unsigned)o->backend >= PW_RT_NBACKENDS ||
-	    (unsigned)o->transport >= PW_RT_NTRANSPORTS) {
-		pw_error_set(err, "unknown backend or transport");
-		return PW_ERR_INPUT;
-	}
-	if (!pw_rt_backend_available(o->backend, why, sizeof why)) {
-		pw_error_set(err, "the %s backend: %s",
-		    pw_rt_backend_name(o->backend), why);
-		return PW_ERR_INPUT;
-	}
-	if (o->iterations < 1 || o->iterations > 1000000) {
-		pw_error_set(err, "iterations %d: must be in 1..1000000",
-		    o->iterations);
-		return PW_ERR_INPUT;
-	}
-	if (o->warmup < 0 || o->warmup > 1000000) {
-		pw_error_set(err, "warm-up %d: must be in 0..1000000",
-		    o->warmup);
-		return PW_ERR_INPUT;
-	}
-	return PW_OK;
-}
-
-/* Reads opts.fail_at ("DEVICE:OP") into E, refusing a value that names
- * no op of that device's schedule. */
-static int
-pw_engine_parse_fail(struct pw_engine *e, struct pw_error *err)
-{
-	const char *v = e->opts->fail_at, *colon;
-	struct pw_error why;
-	char dev[32], *shown;
-	int rc = PW_ERR_INPUT;
-
-	if (v == NULL)
-		return PW_OK;
-	shown = pw_escape(v);
-	colon = strchr(v, ':');
-	if (colon == NULL || (size_t)(colon - v) >= sizeof dev) {
-		pw_error_set(err, "PIPEWRIGHT_FAIL_AT=\"%s\": must be DEVICE:OP, "
-		    "as 2:B(0,3)", shown);
-		goto out;
-	}
-	memcpy(dev, v, (size_t)(colon - v));
-	dev[colon - v] = '\0';
-	if (!pw_parse_int(dev, 0, e->p->devices - 1, &e->fail_device)) {
-		pw_error_set(err, "PIPEWRIGHT_FAIL_AT=\"%s\": device \"%s\": must "
-		    "be in 0..%d", shown, dev, e->p->devices - 1);
-		goto out;
-	}
-	if (pw_op_parse(colon + 1, e->p, &e->fail_op, &why) != PW_OK) {
-		pw_error_set(err, "PIPEWRIGHT_FAIL_AT=\"%s\": %s", shown, why.msg);
-		goto out;
-	}
-	/* As a pin names it: B or W of a fused backward is its BW. */
-	if (!pw_engine_has(e, e->fail_op))
-		e->fail_op = pw_pin_other(e->fail_op);
-	if (!pw_engine_has(e, e->fail_op) ||
-	    pw_engine_device(e, e->fail_op) != e->fail_device) {
-		pw_error_set(err, "PIPEWRIGHT_FAIL_AT=\"%s\": no op of device %d "
-		    "in the schedule", shown, e->fail_device);
-		goto out;
-	}
-	e->has_fail = true;
-	rc = PW_OK;
-out:
-	free(shown);
-	return rc;
-}
-
-/* Simulates and checks the schedule: a malformed or deadlocking one, a
- * broken rule or a predicted peak above a limit is refused. */
-static int
-pw_engine_check_schedule(struct pw_engine *e, struct pw_error *err)
-{
-	const struct pw_problem *p = e->p;
-	struct pw_violations v = { 0 };
-	struct pw_metrics *met;
-	struct pw_error why;
-	int rc, d;
-
-	if (e->sched->ndevices != p->devices || e->sched->nstages != p->nstages ||
-	    e->sched->microbatches != p->microbatches ||
-	    e->sched->nchannels != pw_problem_nchannels(p)) {
-		pw_error_set(err, "the schedule is shaped for another "
-		    "problem (%d devices, %d stages, %d microbatches, %d channels)",
-		    e->sched->ndevices, e->sched->nstages, e->sched->microbatches,
-		    e->sched->nchannels);
-		return PW_ERR_INPUT;
-	}
-	if (e->work->nstages != p->nstages) {
-		pw_error_set(err, "the workload has %d stages, the problem "
-		    "%d", e->work->nstages, p->nstages);
-		return PW_ERR_INPUT;
-	}
-	if ((rc = pw_simulate(p, e->sched, &e->timing, &why)) != PW_OK) {
-		e->timing = NULL;
-		pw_error_set(err, "refused: %s", why.msg);
-		return PW_ERR_INPUT;
-	}
-	if ((rc = pw_where_build(p, e->sched, &e->where, &why)) != PW_OK) {
-		e->where = NULL;
-		pw_error_set(err, "refused: %s", why.msg);
-		return PW_ERR_INPUT;
-	}
-	met = pw_metrics_compute(p, e->sched, e->timing);
-	for (d = 0; d < p->devices; d++)
-		if (met->device[d].peak > p->memory[d].limit) {
-			pw_error_set(err, "refused: device %d's predicted "
-			    "peak of %.0f bytes exceeds its limit of %.0f bytes", d,
-			    met->device[d].peak, p->memory[d].limit);
-			pw_metrics_free(met);
-			return PW_ERR_INPUT;
-		}
-	pw_metrics_free(met);
-	e->timed = pw_timed_ops(p, e->sched, e->timing, &e->nops);
-	if (pw_check(p, e->timed, e->nops, &v) > 0) {
-		pw_error_set(err, "refused: %s", v.msg[0]);
-		rc = PW_ERR_INPUT;
-	}
-	pw_violations_free(&v);
-	return rc;
-}
-
-/* ------------------------------------------------------------------ */
-/* MPI: rank 0's problem, schedule and workload to every rank          */
-
-/* The workload as one line: hidden ffn tokens scaled nstages layers... */
-static char *
-pw_engine_workload_line(const struct pw_workload *w, size_t *len)
-{
-	char *buf = NULL;
-	FILE *fp = open_memstream(&buf, len);
-	int s;
-
-	if (fp == NULL)
-		return NULL;
-	fprintf(fp, "%d %d %d %d %d", w->hidden, w->ffn, w->tokens,
-	    w->scaled ? 1 : 0, w->nstages);
-	for (s = 0; s < w->nstages; s++)
-		fprintf(fp, " %d", w->layers[s]);
-	fclose(fp);
-	return buf;
-}
-
-static int
-pw_engine_workload_read(const char *buf, size_t len, struct pw_workload *w,
-    struct pw_error *err)
-{
-	char *line = pw_xmalloc(len + 1), *at, *end;
-	long v[5];
-	int i, s, rc = PW_ERR_INPUT;
-
-	memcpy(line, buf, len);
-	line[len] = '\0';
-	at = line;
-	for (i = 0; i < 5; i++, at = end) {
-		v[i] = strtol(at, &end, 10);
-		if (end == at)
-			goto out;
-	}
-	if (v[4] < 1 || v[4] > 1 << 20)
-		goto out;
-	memset(w, 0, sizeof *w);
-	w->hidden = (int)v[0];
-	w->ffn = (int)v[1];
-	w->tokens = (int)v[2];
-	w->scaled = v[3] != 0;
-	w->nstages = (int)v[4];
-	w->layers = pw_xcalloc((size_t)w->nstages, sizeof *w->layers);
-	for (s = 0; s < w->nstages; s++, at = end) {
-		w->layers[s] = (int)strtol(at, &end, 10);
-		if (end == at) {
-			pw_workload_clear(w);
-			goto out;
-		}
-	}
-	rc = PW_OK;
-out:
-	if (rc != PW_OK)
-		pw_error_set(err, "rank 0's workload is malformed");
-	free(line);
-	return rc;
-}
-
-/* Rank 0 sends what it checked (or an empty message when it refused, so
- * that the others end too); the other ranks read it into *PROBLEM,
- * *SCHED and *WORK, theirs to free. */
-static int
-pw_engine_share(struct pw_rt_net *net, bool refused, const struct pw_problem *p,
-    const struct pw_schedule *sched, const struct pw_timing *timing,
-    const struct pw_workload *work, struct pw_problem **op,
-    struct pw_schedule **osched, struct pw_workload *owork,
-    struct pw_error *err)
-{
-	char *buf = NULL, *wbuf = NULL;
-	size_t len = 0, wlen = 0, nops = 0;
-	struct pw_timed_op *ops = NULL;
-	struct pw_measured *m = NULL;
-	FILE *fp;
-	int rc;
-
-	if (net->rank == 0 && !refused) {
-		if ((fp = open_memstream(&buf, &len)) == NULL) {
-			pw_error_set(err, "cannot buffer the schedule");
-			return PW_ERR_RUNTIME;
-		}
-		rc = pw_schedule_write_stream(fp, p, sched, timing, NULL, err);
-		fclose(fp);
-		if (rc != PW_OK) {
-			free(buf);
-			buf = NULL;
-			len = 0;
-		}
-		wbuf = pw_engine_workload_line(work, &wlen);
-	}
-	rc = net->bcast(net, &buf, &len, err);
-	if (rc == PW_OK)
-		rc = net->bcast(net, &wbuf, &wlen, err);
-	if (rc != PW_OK || net->rank == 0)
-		goto out;
-	if (len == 0) {
-		pw_error_set(err, "rank 0 refused the schedule");
-		rc = PW_ERR_INPUT;
-		goto out;
-	}
-	if ((fp = fmemopen(buf, len, "r")) == NULL) {
-		pw_error_set(err, "cannot read rank 0's schedule");
-		rc = PW_ERR_RUNTIME;
-		goto out;
-	}
-	rc = pw_file_read_stream(fp, "rank 0's schedule", op, &ops, &nops, &m, err);
-	fclose(fp);
-	pw_measured_free(m);
-	if (rc == PW_OK)
-		rc = pw_schedule_from_timed(*op, ops, nops, osched, err);
-	if (rc == PW_OK)
-		rc = pw_engine_workload_read(wbuf, wlen, owork, err);
-out:
-	free(ops);
-	free(buf);
-	free(wbuf);
-	return rc;
-}
 
 /* ------------------------------------------------------------------ */
 /* The run                                                             */
@@ -1070,7 +258,7 @@ struct pw_engine_tick {
 	int	has_loss;
 };
 
-static void
+void
 pw_engine_free_gathered(const struct pw_engine *e, char **all, size_t *lens)
 {
 	int r;
@@ -1106,7 +294,7 @@ pw_engine_step(struct pw_engine *e, int it, struct pw_engine_tick *tick)
 
 	/* Under MPI every rank measures from rank 0's start. */
 	rc = e->net->barrier(e->net, &err);
-	t0 = pw_rt_now();
+	t0 = pw_now();
 	if (rc == PW_OK && e->net->common != NULL)
 		rc = e->net->common(e->net, &t0, &err);
 	if (rc != PW_OK) {
@@ -1130,7 +318,7 @@ pw_engine_step(struct pw_engine *e, int it, struct pw_engine_tick *tick)
 		pw_engine_watch(e, it);
 		pthread_mutex_lock(&e->lock);
 		if (e->done < e->nworkers)
-			pw_rt_wait(&e->changed, &e->lock);
+			pw_sync_wait(&e->changed, &e->lock, PW_RT_WAIT);
 	}
 	tick->span = e->span;
 	tick->loss = e->loss;
@@ -1219,8 +407,8 @@ pw_engine_reference(struct pw_engine *e, double *grad_error, double *ref_loss,
 	for (s = 0; s < S; s++)
 		ref[s] = pw_xcalloc(pw_rt_grad_floats(e->work, s) + 1, sizeof **ref);
 	*grad_error = 0;
-	rc = pw_rt_reference(e->work, e->m, e->total, e->opts->seed, ref, ref_loss,
-	    err);
+	rc = pw_rt_reference(e->work, e->m, e->total, e->opts->seed,
+	    e->opts->cancel, ref, ref_loss, err);
 	for (s = 0; rc == PW_OK && s < S; s++) {
 		double diff = 0, norm = 0, rel;
 
@@ -1247,86 +435,42 @@ pw_engine_reference(struct pw_engine *e, double *grad_error, double *ref_loss,
 	return rc;
 }
 
-/* The measured ops this process ran, as doubles: per op its slot, then
- * start, end and arrive of every measured iteration; first the peak of
- * its device(s) and its gradient error. */
-static double *
-pw_engine_pack(const struct pw_engine *e, double grad_error, size_t *len)
-{
-	int K = e->opts->iterations, k, d;
-	size_t i, n = 0, per = 1 + 3 * (size_t)K;
-	double *buf = pw_xcalloc(2 + (size_t)e->p->devices + e->nops * per,
-	    sizeof *buf);
+/* An iteration's step and its number, for sorting by step (ties by
+ * number, so that the order is total). */
+struct pw_engine_ranked {
+	double	step;
+	int	k;
+};
 
-	buf[n++] = grad_error;
-	for (d = 0; d < e->p->devices; d++)
-		buf[n++] = e->dev[d].here ? pw_rt_arena_peak(e->dev[d].arena) : -1;
-	for (i = 0; i < e->nops; i++) {
-		if (!e->dev[e->timed[i].device].here)
-			continue;
-		buf[n++] = (double)i;
-		for (k = 0; k < K; k++)
-			memcpy(&buf[n + 3 * (size_t)k], &e->rec[((size_t)k * e->nops + i) * 3],
-			    3 * sizeof *buf);
-		n += 3 * (size_t)K;
-	}
-	*len = n * sizeof *buf;
-	return buf;
-}
-
-/* Reads what pw_engine_pack wrote (of another rank) into E's records,
- * PEAK and *GRAD_ERROR (the largest). */
 static int
-pw_engine_unpack(struct pw_engine *e, const char *bytes, size_t len,
-    double *peak, double *grad_error, struct pw_error *err)
+pw_engine_ranked_cmp(const void *a, const void *b)
 {
-	int K = e->opts->iterations, d, k;
-	size_t n = len / sizeof(double), at = 0, per = 1 + 3 * (size_t)K, i;
-	double *buf = pw_xmalloc(len + 1);
+	const struct pw_engine_ranked *x = a, *y = b;
 
-	memcpy(buf, bytes, len);
-	if (n < 1 + (size_t)e->p->devices ||
-	    (n - 1 - (size_t)e->p->devices) % per != 0) {
-		free(buf);
-		pw_error_set(err, "a rank sent malformed measurements");
-		return PW_ERR_RUNTIME;
-	}
-	if (buf[at] > *grad_error || isnan(buf[at]))
-		*grad_error = buf[at];
-	at++;
-	for (d = 0; d < e->p->devices; d++, at++)
-		if (buf[at] >= 0)
-			peak[d] = buf[at];
-	while (at < n) {
-		i = (size_t)buf[at++];
-		for (k = 0; i < e->nops && k < K; k++)
-			memcpy(&e->rec[((size_t)k * e->nops + i) * 3],
-			    &buf[at + 3 * (size_t)k], 3 * sizeof *buf);
-		at += 3 * (size_t)K;
-	}
-	free(buf);
-	return PW_OK;
+	if (x->step != y->step)
+		return x->step < y->step ? -1 : 1;
+	return (x->k > y->k) - (x->k < y->k);
 }
 
 /* The iteration shown: the median step's (the lower middle one). */
 static int
-pw_engine_shown(const double *step, int k)
+pw_engine_shown(const double *step, int n)
 {
-	int *idx = pw_xcalloc((size_t)k, sizeof *idx), i, j, t, shown;
+	struct pw_engine_ranked *r = pw_xcalloc((size_t)n, sizeof *r);
+	int k, shown;
 
-	for (i = 0; i < k; i++)
-		idx[i] = i;
-	for (i = 1; i < k; i++)
-		for (j = i; j > 0 && step[idx[j]] < step[idx[j - 1]]; j--) {
-			t = idx[j];
-			idx[j] = idx[j - 1];
-			idx[j - 1] = t;
-		}
-	shown = idx[(k - 1) / 2];
-	free(idx);
+	for (k = 0; k < n; k++) {
+		r[k].step = step[k];
+		r[k].k = k;
+	}
+	qsort(r, (size_t)n, sizeof *r, pw_engine_ranked_cmp);
+	shown = r[(n - 1) / 2].k;
+	free(r);
 	return shown;
 }
 
+/* The measured run of E's records, STEP, LOSS and PEAK (each per
+ * iteration or device): a pw_measured the caller owns. */
 static struct pw_measured *
 pw_engine_measured(struct pw_engine *e, const double *step, const double *loss,
     const double *peak)
@@ -1349,16 +493,16 @@ pw_engine_measured(struct pw_engine *e, const double *step, const double *loss,
 		m->peak[d] = peak[d];
 	for (i = 0; i < e->nops; i++) {
 		struct pw_measured_op *o = &m->ops[i];
-		const double *r = &e->rec[((size_t)m->shown * e->nops + i) * 3];
+		const double *r = pw_engine_rec(e, m->shown, i);
 
 		o->op = e->timed[i].op;
 		o->device = e->timed[i].device;
-		o->start = r[0];
-		o->end = r[1];
-		o->arrive = r[2];
+		o->start = r[PW_ENGINE_START];
+		o->end = r[PW_ENGINE_END];
+		o->arrive = r[PW_ENGINE_ARRIVE];
 		for (k = 0; k < K; k++) {
-			r = &e->rec[((size_t)k * e->nops + i) * 3];
-			o->durations[k] = r[1] - r[0];
+			r = pw_engine_rec(e, k, i);
+			o->durations[k] = r[PW_ENGINE_END] - r[PW_ENGINE_START];
 		}
 	}
 	pw_workload_copy(&m->workload, e->work);
@@ -1447,6 +591,7 @@ pw_engine_init(struct pw_engine *e, const struct pw_problem *p,
     const struct pw_rt_opts *opts, struct pw_rt_net *net)
 {
 	size_t universe = pw_op_universe(p), n;
+	pthread_mutex_t spare;
 	int d;
 
 	memset(e, 0, sizeof *e);
@@ -1473,44 +618,12 @@ pw_engine_init(struct pw_engine *e, const struct pw_problem *p,
 	e->started = pw_xcalloc(universe, sizeof *e->started);
 	e->ended = pw_xcalloc(universe, sizeof *e->ended);
 	e->slot = pw_xcalloc(universe, sizeof *e->slot);
-	pthread_mutex_init(&e->lock, NULL);
-	pthread_cond_init(&e->changed, NULL);
-	pthread_cond_init(&e->marked, NULL);
+	pw_sync_init(&e->lock, &e->changed);
+	/* MARKED shares LOCK: pw_sync_init sets up a pair, so its own lock
+	 * is a spare one. */
+	pw_sync_init(&spare, &e->marked);
+	pthread_mutex_destroy(&spare);
 	atomic_init(&e->stop, false);
-}
-
-/* Which hosts the ranks run on, for the measured run: E->host on rank 0,
- * each name once, in rank order. */
-static int
-pw_engine_hosts(struct pw_engine *e, struct pw_error *err)
-{
-	char name[256], **all = NULL;
-	size_t *lens = NULL;
-	int r, q, rc;
-
-	if (gethostname(name, sizeof name) != 0)
-		snprintf(name, sizeof name, "localhost");
-	name[sizeof name - 1] = '\0';
-	if (e->net->size == 1) {
-		e->host = pw_xstrdup(name);
-		return PW_OK;
-	}
-	rc = e->net->gather(e->net, name, strlen(name) + 1, &all, &lens, err);
-	for (r = 0; rc == PW_OK && e->net->rank == 0 && r < e->net->size; r++) {
-		all[r][lens[r] > 0 ? lens[r] - 1 : 0] = '\0';
-		for (q = 0; q < r && strcmp(all[q], all[r]) != 0; q++)
-			continue;
-		if (r == 0)
-			e->host = pw_xstrdup(all[r]);
-		else if (q == r) {
-			char *joined = pw_xasprintf("%s,%s", e->host, all[r]);
-
-			free(e->host);
-			e->host = joined;
-		}
-	}
-	pw_engine_free_gathered(e, all, lens);
-	return rc;
 }
 
 /* The records, once the schedule is checked: a slot per op. */
@@ -1521,11 +634,84 @@ pw_engine_size(struct pw_engine *e)
 
 	for (i = 0; i < e->nops; i++)
 		e->slot[pw_op_index(e->p, e->timed[i].op)] = i;
-	e->rec = pw_xcalloc((size_t)e->opts->iterations * e->nops * 3 + 1,
-	    sizeof *e->rec);
+	e->rec = pw_xcalloc((size_t)e->opts->iterations * e->nops *
+	    PW_ENGINE_REC + 1, sizeof *e->rec);
 	for (i = 0; i < (size_t)e->opts->iterations * e->nops; i++)
-		e->rec[i * 3 + 2] = NAN;
+		e->rec[i * PW_ENGINE_REC + PW_ENGINE_ARRIVE] = NAN;
 	pw_engine_number_events(e);
+}
+
+/* Whether pw_launch's error RC began in this process (pw_rt_result).
+ * During the run (RAN) or its opening, a stop says (E's first error);
+ * an error after it, without a stop, is this rank's own.  Before it, an
+ * input error is rank 0's to say: it checked what every rank runs (the
+ * others' is its refusal, or the count of ranks that it names as well);
+ * other errors there are each rank's own.  A cancel is nobody's. */
+static bool
+pw_engine_originated(const struct pw_engine *e, const struct pw_rt_net *net,
+    int rc, bool ran)
+{
+	if (rc == PW_OK || rc == PW_ERR_CANCELLED)
+		return false;
+	if (e != NULL && e->rc != PW_OK)
+		return e->originated;
+	if (ran)
+		return true;
+	return net->rank == 0 || rc != PW_ERR_INPUT;
+}
+
+/* What rank 0 shares with the other ranks under MPI, theirs to free. */
+struct pw_engine_shared {
+	struct pw_problem *problem;
+	struct pw_schedule *sched;
+	struct pw_workload work;
+};
+
+/* Sets E up (*INITED once it is) for what this rank runs and checks it:
+ * rank 0 checks what it is given; under MPI the others get what it
+ * checked into *SHARED and check that. */
+static int
+pw_engine_prepare(struct pw_engine *e, bool *inited,
+    const struct pw_problem *problem, const struct pw_schedule *sched,
+    const struct pw_workload *work, const struct pw_rt_opts *opts,
+    struct pw_rt_net *net, struct pw_engine_shared *shared,
+    struct pw_error *err)
+{
+	bool refused = false;
+	int rc = PW_OK, rc2;
+
+	if (net->rank == 0 && (problem == NULL || sched == NULL || work == NULL)) {
+		pw_error_set(err, "no problem, schedule or workload");
+		rc = PW_ERR_INPUT;
+		refused = true;
+	} else if (net->rank == 0) {
+		pw_engine_init(e, problem, sched, work, opts, net);
+		*inited = true;
+		if ((rc = pw_engine_check_schedule(e, err)) == PW_OK)
+			rc = pw_engine_parse_fail(e, err);
+		refused = rc != PW_OK;
+	}
+	if (net->kind != PW_RT_MPI)
+		return rc;
+	rc2 = pw_engine_share(net, refused, problem, sched,
+	    *inited ? e->timing : NULL, work, &shared->problem, &shared->sched,
+	    &shared->work, err);
+	if (!refused && rc2 != PW_OK)
+		rc = rc2;
+	if (rc == PW_OK && net->rank != 0) {
+		pw_engine_init(e, shared->problem, shared->sched, &shared->work,
+		    opts, net);
+		*inited = true;
+		if ((rc = pw_engine_check_schedule(e, err)) == PW_OK)
+			rc = pw_engine_parse_fail(e, err);
+	}
+	if (rc == PW_OK && net->size != e->p->devices) {
+		pw_error_set(err, "%d MPI ranks for %d devices: run one rank "
+		    "per device (mpirun -np %d)", net->size, e->p->devices,
+		    e->p->devices);
+		rc = PW_ERR_INPUT;
+	}
+	return rc;
 }
 
 int
@@ -1533,12 +719,10 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
     const struct pw_workload *work, const struct pw_rt_opts *opts,
     struct pw_rt_result *out, struct pw_error *err)
 {
-	struct pw_problem *rp = NULL;
-	struct pw_schedule *rs = NULL;
-	struct pw_workload rw = { 0 };
+	struct pw_engine_shared shared = { NULL, NULL, { 0 } };
 	struct pw_rt_net *net = NULL;
 	struct pw_engine e;
-	bool inited = false, refused, finalize = false;
+	bool inited = false, ran = false;
 	double *step = NULL, *loss = NULL;
 	int rc;
 
@@ -1550,41 +734,8 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 	    pw_rt_net_local(problem != NULL ? problem->devices : 0, &net, err);
 	if (rc != PW_OK)
 		return rc;
-	if (net->rank == 0 && (problem == NULL || sched == NULL || work == NULL)) {
-		pw_error_set(err, "no problem, schedule or workload");
-		rc = PW_ERR_INPUT;
-		refused = true;
-	} else
-		refused = false;
-
-	/* Rank 0 checks; under MPI the others get what it checked. */
-	if (net->rank == 0 && !refused) {
-		pw_engine_init(&e, problem, sched, work, opts, net);
-		inited = true;
-		rc = pw_engine_check_schedule(&e, err);
-		if (rc == PW_OK)
-			rc = pw_engine_parse_fail(&e, err);
-		refused = rc != PW_OK;
-	}
-	if (net->kind == PW_RT_MPI) {
-		int shared = pw_engine_share(net, refused, problem, sched,
-		    inited ? e.timing : NULL, work, &rp, &rs, &rw, err);
-
-		if (!refused && shared != PW_OK)
-			rc = shared;
-		if (rc == PW_OK && net->rank != 0) {
-			pw_engine_init(&e, rp, rs, &rw, opts, net);
-			inited = true;
-			if ((rc = pw_engine_check_schedule(&e, err)) == PW_OK)
-				rc = pw_engine_parse_fail(&e, err);
-		}
-		if (rc == PW_OK && net->size != e.p->devices) {
-			pw_error_set(err, "%d MPI ranks for %d devices: run "
-			    "one rank per device (mpirun -np %d)", net->size,
-			    e.p->devices, e.p->devices);
-			rc = PW_ERR_INPUT;
-		}
-	}
+	rc = pw_engine_prepare(&e, &inited, problem, sched, work, opts, net,
+	    &shared, err);
 	if (rc != PW_OK)
 		goto out;
 
@@ -1603,28 +754,18 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 		goto out;
 	}
 	rc = pw_engine_run(&e, step, loss, err);
+	ran = true;
 	if (rc == PW_OK)
 		rc = pw_engine_finish(&e, step, loss, out, err);
-	if (rc != PW_OK && net->kind == PW_RT_MPI && net->size > 1) {
-		/* The rank that failed (which said why as it stopped) ends them
-		 * all.  One that a stop ended (that rank's, or a cancel
-		 * everywhere) says nothing and finalizes below, which the
-		 * failing rank's abort ends or, when every rank was cancelled,
-		 * every rank completes. */
-		if (rc != PW_ERR_CANCELLED)
-			pw_rt_mpi_abort(PW_EXIT_RUNTIME);
-		finalize = true;
-	}
 out:
+	out->originated = pw_engine_originated(inited ? &e : NULL, net, rc, ran);
 	if (inited)
 		pw_engine_free(&e);
 	free(step);
 	free(loss);
 	net->close(net);
-	if (finalize)
-		pw_rt_mpi_stop();
-	pw_problem_free(rp);
-	pw_schedule_free(rs);
-	pw_workload_clear(&rw);
+	pw_problem_free(shared.problem);
+	pw_schedule_free(shared.sched);
+	pw_workload_clear(&shared.work);
 	return rc;
 }

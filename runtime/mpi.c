@@ -57,7 +57,7 @@ struct pw_mpi {
 	bool	ctrl_done;
 	MPI_Request *notes;	/* [size] this rank's stop notices */
 	struct pw_mpi_out *outs; /* sends MPI has not finished */
-	/* Rank 0's clock less this rank's (pw_rt_now), seconds: 0 on rank
+	/* Rank 0's clock less this rank's (pw_now), seconds: 0 on rank
 	 * 0's host, whose CLOCK_MONOTONIC every process there shares;
 	 * estimated from round trips to rank 0 elsewhere. */
 	double	offset;
@@ -465,18 +465,18 @@ pw_mpi_clock(struct pw_mpi *m, struct pw_error *err)
 				if ((rc = pw_mpi_clock_msg(m, &a, r, false, err)) !=
 				    PW_OK)
 					return rc;
-				b = pw_rt_now();
+				b = pw_now();
 				if ((rc = pw_mpi_clock_msg(m, &b, r, true, err)) !=
 				    PW_OK)
 					return rc;
 			} else if (m->rank == r) {
-				a = pw_rt_now();
+				a = pw_now();
 				if ((rc = pw_mpi_clock_msg(m, &a, 0, true, err)) !=
 				    PW_OK ||
 				    (rc = pw_mpi_clock_msg(m, &b, 0, false, err)) !=
 				    PW_OK)
 					return rc;
-				c = pw_rt_now();
+				c = pw_now();
 				if (c - a < best) {
 					best = c - a;
 					offset = b - (a + c) / 2;

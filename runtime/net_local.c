@@ -19,7 +19,7 @@
 struct pw_net_msg {
 	struct pw_net_msg *next;
 	uint64_t tag;
-	double	at;		/* pw_rt_now when it was sent */
+	double	at;		/* pw_now when it was sent */
 	size_t	n;
 	float	*buf;
 };
@@ -60,7 +60,7 @@ pw_net_local_send(struct pw_rt_net *net, int from, int to, uint64_t tag,
 	if (n > 0)
 		memcpy(m->buf, buf, n * sizeof *buf);
 	pthread_mutex_lock(&x->lock);
-	m->at = pw_rt_now();
+	m->at = pw_now();
 	m->next = x->head;
 	x->head = m;
 	pthread_mutex_unlock(&x->lock);
@@ -100,7 +100,7 @@ pw_net_local_recv(struct pw_rt_net *net, int from, int to, uint64_t tag,
 	x = &l->box[to];
 	pthread_mutex_lock(&x->lock);
 	while ((m = pw_net_local_take(x, tag)) == NULL && !x->stopped)
-		pw_rt_wait(&x->arrived, &x->lock);
+		pw_sync_wait(&x->arrived, &x->lock, PW_RT_WAIT);
 	pthread_mutex_unlock(&x->lock);
 	if (m == NULL) {
 		pw_error_set(err, "device %d: stopped waiting for device %d",
@@ -214,8 +214,7 @@ pw_rt_net_local(int devices, struct pw_rt_net **out, struct pw_error *err)
 	l->devices = devices;
 	l->box = pw_xcalloc((size_t)devices, sizeof *l->box);
 	for (d = 0; d < devices; d++) {
-		pthread_mutex_init(&l->box[d].lock, NULL);
-		pthread_cond_init(&l->box[d].arrived, NULL);
+		pw_sync_init(&l->box[d].lock, &l->box[d].arrived);
 	}
 	net = pw_xcalloc(1, sizeof *net);
 	net->kind = PW_RT_LOCAL;

@@ -22,6 +22,12 @@
 /* The SGD step every iteration ends with: w -= PW_RT_LR * g / m. */
 #define PW_RT_LR	0.01f
 
+/* The most bytes a launch keeps of its ops' times (three doubles per op
+ * and measured iteration, all kept for the measured run): 1 GiB, so that
+ * PW_MAX_ITERATIONS of a large schedule is refused before it runs rather
+ * than exhausting the host while it does. */
+#define PW_RT_RECORD_BUDGET	1073741824.0
+
 /* ------------------------------------------------------------------ */
 /* Arena (arena.c): one per device, shared by its compute and copy      */
 /* workers (it locks).                                                 */
@@ -62,14 +68,11 @@ void	pw_rt_arena_restart(struct pw_rt_arena *);
 void	pw_rt_arena_stop(struct pw_rt_arena *);
 
 /* ------------------------------------------------------------------ */
-/* Waiting (engine.c): every wait of the runtime is a condition wait of */
-/* at most 100 ms at a time, so that a stop or a cancel is seen within  */
-/* that even when a broadcast is missed.                               */
-
-/* One wait on COND (MUTEX locked), at most 100 ms. */
-void	pw_rt_wait(pthread_cond_t *, pthread_mutex_t *);
-/* Seconds of the monotonic clock (CLOCK_MONOTONIC). */
-double	pw_rt_now(void);
+/* Waiting: every wait of the runtime is a pw_sync_wait of at most      */
+/* PW_RT_WAIT seconds at a time (on a condition from pw_sync_init), so  */
+/* that a stop or a cancel is seen within that even when a broadcast is */
+/* missed.  Times are pw_now's.                                         */
+#define PW_RT_WAIT	0.1
 
 /* ------------------------------------------------------------------ */
 /* Backends: the primitives the workload computes with (fp32, row-major */
@@ -133,6 +136,10 @@ struct pw_rt_backend_ops {
 };
 
 extern const struct pw_rt_backend_ops pw_rt_cpu;
+/* The bytes of host memory the CPU backend's devices may use now, all of
+ * them together: /proc/meminfo's MemAvailable, else the physical memory
+ * (sysconf), else INFINITY (nothing to tell). */
+double	pw_rt_cpu_available(void);
 
 /* ------------------------------------------------------------------ */
 /* The workload's stages (workload.c)                                  */
@@ -202,9 +209,12 @@ int	pw_rt_stage_grads(struct pw_rt_stage *, float *host, struct pw_error *);
 /* The plain sequential computation: K iterations over M microbatches of
  * every stage in turn on one thread, with the same seed, steps and loss.
  * GRADS[s] (pw_rt_grad_floats each, the caller's) get the last
- * iteration's gradients, *LOSS its mean loss. */
+ * iteration's gradients, *LOSS its mean loss.  CANCEL (may be NULL) is
+ * looked at before every microbatch: once non-zero, PW_ERR_CANCELLED
+ * ("cancelled during the gradient check"). */
 int	pw_rt_reference(const struct pw_workload *, int m, int iterations,
-	    uint64_t seed, float **grads, double *loss, struct pw_error *);
+	    uint64_t seed, atomic_int *cancel, float **grads, double *loss,
+	    struct pw_error *);
 
 /* ------------------------------------------------------------------ */
 /* Transports: hand-offs between devices' workers                      */
@@ -233,11 +243,11 @@ struct pw_rt_net {
 	int	(*barrier)(struct pw_rt_net *, struct pw_error *);
 	void	(*close)(struct pw_rt_net *);
 	/* When the calling thread's last recv had its data here, in
-	 * pw_rt_now's seconds (the measured op's arrive); NULL when the
+	 * pw_now's seconds (the measured op's arrive); NULL when the
 	 * transport cannot tell: the engine then takes recv's return. */
 	double	(*arrived)(struct pw_rt_net *);
-	/* A collective: rank 0's *T0 (its pw_rt_now) on every rank, in that
-	 * rank's pw_rt_now seconds, so that every rank measures from one
+	/* A collective: rank 0's *T0 (its pw_now) on every rank, in that
+	 * rank's pw_now seconds, so that every rank measures from one
 	 * instant (the ranks of a host share its clock; another host's
 	 * offset is estimated when the net opens).  NULL for one process. */
 	int	(*common)(struct pw_rt_net *, double *t0, struct pw_error *);
@@ -247,7 +257,9 @@ struct pw_rt_net {
  * input, a B or BW its output's gradient.  A transfer's own tag is the
  * token that hands a shared channel to it (no floats): the transfer
  * before it in the channel's order, on another device, sends it.  Kind,
- * stage and microbatch in 4, 20 and 24 bits (stage < 2^20, mb < 2^24). */
+ * stage and microbatch in 4, 20 and 24 bits (stage < 2^20, mb < 2^24):
+ * enough for every problem, since pw_problem_check_counts bounds both
+ * stages and microbatches by PW_MAX_PAIRS (2^20) pairs. */
 uint64_t pw_rt_tag(struct pw_op op);
 
 int	pw_rt_net_local(int devices, struct pw_rt_net **out, struct pw_error *);

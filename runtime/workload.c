@@ -19,19 +19,19 @@
 
 /* The CPU's scaled-down shape of a model (docs/runtime.md): an op of
  * 128 tokens through hidden 128 takes milliseconds. */
-#define WL_CPU_HIDDEN	128
-#define WL_CPU_TOKENS	128
+#define PW_WORKLOAD_CPU_HIDDEN	128
+#define PW_WORKLOAD_CPU_TOKENS	128
 
-/* The largest sizes a workload may have: each dimension and the layers
- * of a stage, so that every product below fits a size_t; and the bytes
- * of one stage, so that the problem's sums are exact. */
-#define WL_MAX_DIM	(1L << 20)
-#define WL_MAX_LAYERS	(1L << 12)
-#define WL_MAX_BYTES	0x1p50
+/* The largest bytes of one stage, so that the problem's sums are exact
+ * (doubles hold integers to 2^53, and a problem adds a few stages' bytes
+ * up); each dimension and the layers of a stage are bounded by
+ * pw_workload_validate (PW_WORKLOAD_MAX_DIM, PW_WORKLOAD_MAX_LAYERS), so
+ * that every product below fits a size_t. */
+#define PW_WORKLOAD_MAX_BYTES	0x1p50
 
 /* The sizes of one stage; every product of them fits a size_t once
- * wl_check has passed (WL_MAX_DIM, WL_MAX_LAYERS). */
-struct wl_shape {
+ * pw_workload_check has passed (PW_WORKLOAD_MAX_DIM, PW_WORKLOAD_MAX_LAYERS). */
+struct pw_workload_shape {
 	size_t	t, h, f, layers;
 	bool	last;
 };
@@ -41,11 +41,11 @@ struct pw_rt_stage {
 	void	*ctx;
 	struct pw_rt_arena *arena;
 	int	s;
-	struct wl_shape sh;
+	struct pw_workload_shape sh;
 	uint64_t seed;
 	float	*weights;	/* per layer W1 (h x f) then W2 (f x h) */
 	float	*grads;		/* the same layout */
-	float	*work;		/* wl_work_floats: da at B, the target at F */
+	float	*work;		/* pw_workload_work_floats: da at B, the target at F */
 };
 
 /*
@@ -65,15 +65,15 @@ struct pw_rt_saved {
 };
 
 /* What an empty tensor points at: never NULL, never read or written. */
-static float wl_empty;
+static float pw_workload_empty;
 
 /* ------------------------------------------------------------------ */
 /* Sizes                                                               */
 
-static struct wl_shape
-wl_shape(const struct pw_workload *w, int s)
+static struct pw_workload_shape
+pw_workload_shape(const struct pw_workload *w, int s)
 {
-	struct wl_shape sh;
+	struct pw_workload_shape sh;
 
 	sh.t = (size_t)w->tokens;
 	sh.h = (size_t)w->hidden;
@@ -84,26 +84,26 @@ wl_shape(const struct pw_workload *w, int s)
 }
 
 static size_t
-wl_layer_keep(const struct wl_shape *sh)
+pw_workload_layer_keep(const struct pw_workload_shape *sh)
 {
 	return sh->t * (sh->h + 2 * sh->f);
 }
 
 /* F's output that waits on the host when offloaded: the offload bytes. */
 static size_t
-wl_keep_floats(const struct wl_shape *sh)
+pw_workload_keep_floats(const struct pw_workload_shape *sh)
 {
-	return sh->layers * wl_layer_keep(sh) + (sh->last ? sh->t * sh->h : 0);
+	return sh->layers * pw_workload_layer_keep(sh) + (sh->last ? sh->t * sh->h : 0);
 }
 
 static size_t
-wl_rest_floats(const struct wl_shape *sh)
+pw_workload_rest_floats(const struct pw_workload_shape *sh)
 {
 	return (sh->layers - (sh->last ? 1 : 0)) * sh->t * sh->h;
 }
 
 static size_t
-wl_param_floats(const struct wl_shape *sh)
+pw_workload_param_floats(const struct pw_workload_shape *sh)
 {
 	return sh->layers * 2 * sh->h * sh->f;
 }
@@ -111,7 +111,7 @@ wl_param_floats(const struct wl_shape *sh)
 /* The workspace: da (t x f) at B, and on the last stage the target (t x
  * h) at F, which never runs at once with a B of the same device. */
 static size_t
-wl_work_floats(const struct wl_shape *sh)
+pw_workload_work_floats(const struct pw_workload_shape *sh)
 {
 	return sh->t * (sh->last && sh->h > sh->f ? sh->h : sh->f);
 }
@@ -119,20 +119,20 @@ wl_work_floats(const struct wl_shape *sh)
 /* The bytes of stage S that pw_workload_problem states: act (= hold) is
  * what F takes, offload what it produces, static the weights, the
  * gradients and the workspace. */
-struct wl_bytes {
+struct pw_workload_bytes {
 	double	act, hold, offload, stat;
 };
 
-static struct wl_bytes
-wl_bytes(const struct pw_workload *w, int s)
+static struct pw_workload_bytes
+pw_workload_bytes(const struct pw_workload *w, int s)
 {
-	struct wl_shape sh = wl_shape(w, s);
-	struct wl_bytes b;
+	struct pw_workload_shape sh = pw_workload_shape(w, s);
+	struct pw_workload_bytes b;
 
-	b.act = 4.0 * (double)(wl_keep_floats(&sh) + wl_rest_floats(&sh));
+	b.act = 4.0 * (double)(pw_workload_keep_floats(&sh) + pw_workload_rest_floats(&sh));
 	b.hold = b.act;
-	b.offload = 4.0 * (double)wl_keep_floats(&sh);
-	b.stat = 4.0 * (double)(2 * wl_param_floats(&sh) + wl_work_floats(&sh));
+	b.offload = 4.0 * (double)pw_workload_keep_floats(&sh);
+	b.stat = 4.0 * (double)(2 * pw_workload_param_floats(&sh) + pw_workload_work_floats(&sh));
 	return b;
 }
 
@@ -145,39 +145,30 @@ pw_rt_io_floats(const struct pw_workload *w)
 size_t
 pw_rt_grad_floats(const struct pw_workload *w, int s)
 {
-	struct wl_shape sh = wl_shape(w, s);
+	struct pw_workload_shape sh = pw_workload_shape(w, s);
 
-	return wl_param_floats(&sh);
+	return pw_workload_param_floats(&sh);
 }
 
 /* ------------------------------------------------------------------ */
 /* Shapes                                                              */
 
-/* Every value in range and every stage's bytes within WL_MAX_BYTES. */
+/* Every value in range (pw_workload_validate) and every stage's bytes
+ * within PW_WORKLOAD_MAX_BYTES. */
 static int
-wl_check(const struct pw_workload *w, struct pw_error *err)
+pw_workload_check(const struct pw_workload *w, struct pw_error *err)
 {
-	struct wl_bytes b;
-	int s;
+	struct pw_workload_bytes b;
+	int s, rc;
 
-	if (w->hidden < 0 || w->hidden > WL_MAX_DIM || w->ffn < 0 ||
-	    w->ffn > WL_MAX_DIM || w->tokens < 0 || w->tokens > WL_MAX_DIM) {
-		pw_error_set(err, "workload: hidden %d, ffn %d, tokens %d: "
-		    "each must be from 0 to %ld", w->hidden, w->ffn, w->tokens,
-		    WL_MAX_DIM);
-		return PW_ERR_INPUT;
-	}
+	if ((rc = pw_workload_validate(w, w->nstages, "workload", err)) != PW_OK)
+		return rc;
 	for (s = 0; s < w->nstages; s++) {
-		if (w->layers[s] < 1 || w->layers[s] > WL_MAX_LAYERS) {
-			pw_error_set(err, "workload: stage %d has %d layers "
-			    "(from 1 to %ld)", s, w->layers[s], WL_MAX_LAYERS);
-			return PW_ERR_INPUT;
-		}
-		b = wl_bytes(w, s);
-		if (b.act + b.stat > WL_MAX_BYTES) {
+		b = pw_workload_bytes(w, s);
+		if (b.act + b.stat > PW_WORKLOAD_MAX_BYTES) {
 			pw_error_set(err, "workload: stage %d keeps %.0f "
 			    "bytes, more than %.0f", s, b.act + b.stat,
-			    WL_MAX_BYTES);
+			    PW_WORKLOAD_MAX_BYTES);
 			return PW_ERR_INPUT;
 		}
 	}
@@ -186,7 +177,7 @@ wl_check(const struct pw_workload *w, struct pw_error *err)
 
 /* OUT (the caller's) becomes NSTAGES stages of the default shape. */
 static void
-wl_defaults(int nstages, struct pw_workload *out)
+pw_workload_defaults(int nstages, struct pw_workload *out)
 {
 	int s;
 
@@ -202,14 +193,14 @@ wl_defaults(int nstages, struct pw_workload *out)
 
 /* Reads one "key=value" ITEM of SPEC into W. */
 static int
-wl_parse_item(const char *item, struct pw_workload *w, struct pw_error *err)
+pw_workload_parse_item(const char *item, struct pw_workload *w, struct pw_error *err)
 {
 	static const char *const keys[] = {
 		"hidden", "ffn", "tokens", "layers"
 	};
 	const char *eq = strchr(item, '=');
 	size_t klen = eq != NULL ? (size_t)(eq - item) : strlen(item);
-	long min = 0, max = WL_MAX_DIM;
+	long min = 0, max = PW_WORKLOAD_MAX_DIM;
 	int *field[4], i, v, s;
 
 	field[0] = &w->hidden;
@@ -227,7 +218,7 @@ wl_parse_item(const char *item, struct pw_workload *w, struct pw_error *err)
 	}
 	if (i == 3) {
 		min = 1;
-		max = WL_MAX_LAYERS;
+		max = PW_WORKLOAD_MAX_LAYERS;
 	}
 	if (eq == NULL || !pw_parse_int(eq + 1, min, max, field[i])) {
 		pw_error_set(err, "workload: %s: \"%s\" is not a whole number "
@@ -256,7 +247,7 @@ pw_workload_parse(const char *spec, const struct pw_workload *base,
 		pw_workload_copy(out, base);
 		out->scaled = false;
 	} else {
-		wl_defaults(nstages, out);
+		pw_workload_defaults(nstages, out);
 		if (base != NULL) {
 			out->hidden = base->hidden;
 			out->ffn = base->ffn;
@@ -267,11 +258,11 @@ pw_workload_parse(const char *spec, const struct pw_workload *base,
 	for (item = copy; item != NULL && rc == PW_OK; item = next) {
 		if ((next = strchr(item, ',')) != NULL)
 			*next++ = '\0';
-		rc = wl_parse_item(item, out, err);
+		rc = pw_workload_parse_item(item, out, err);
 	}
 	free(copy);
 	if (rc == PW_OK)
-		rc = wl_check(out, err);
+		rc = pw_workload_check(out, err);
 	if (rc != PW_OK)
 		pw_workload_clear(out);
 	return rc;
@@ -280,7 +271,7 @@ pw_workload_parse(const char *spec, const struct pw_workload *base,
 /* The shape of ORIGIN's model: hidden, ffn (4h when unset) and the
  * tokens of a microbatch (sequence x micro-batch). */
 static void
-wl_model_shape(const struct pw_origin *o, long *hidden, long *ffn,
+pw_workload_model_shape(const struct pw_origin *o, long *hidden, long *ffn,
     long *tokens)
 {
 	*hidden = o->model.hidden;
@@ -288,12 +279,12 @@ wl_model_shape(const struct pw_origin *o, long *hidden, long *ffn,
 	*tokens = (long)o->model.seq * o->model.micro_batch;
 }
 
-/* V as an int, or just beyond the range (which wl_check names) when it
+/* V as an int, or just beyond the range (which pw_workload_check names) when it
  * is larger. */
 static int
-wl_clamp(long v)
+pw_workload_clamp(long v)
 {
-	return v <= WL_MAX_DIM ? (int)v : (int)WL_MAX_DIM + 1;
+	return v <= PW_WORKLOAD_MAX_DIM ? (int)v : (int)PW_WORKLOAD_MAX_DIM + 1;
 }
 
 int
@@ -312,27 +303,27 @@ pw_workload_for(const struct pw_problem *p, const struct pw_workload *given,
 		}
 		pw_workload_copy(out, given);
 	} else {
-		wl_defaults(p->nstages, out);
+		pw_workload_defaults(p->nstages, out);
 		if (o != NULL) {
-			wl_model_shape(o, &h, &f, &t);
+			pw_workload_model_shape(o, &h, &f, &t);
 			for (s = 0; s < p->nstages; s++)
 				out->layers[s] = pw_split_layers(&o->split,
 				    o->model.layers, s);
 			if (backend == PW_RT_CPU && h > 0 &&
-			    (h > WL_CPU_HIDDEN || t > WL_CPU_TOKENS)) {
+			    (h > PW_WORKLOAD_CPU_HIDDEN || t > PW_WORKLOAD_CPU_TOKENS)) {
 				/* Keep the ffn/hidden ratio, rounded. */
-				hs = h < WL_CPU_HIDDEN ? h : WL_CPU_HIDDEN;
+				hs = h < PW_WORKLOAD_CPU_HIDDEN ? h : PW_WORKLOAD_CPU_HIDDEN;
 				f = (f * hs + h / 2) / h;
 				h = hs;
-				t = t < WL_CPU_TOKENS ? t : WL_CPU_TOKENS;
+				t = t < PW_WORKLOAD_CPU_TOKENS ? t : PW_WORKLOAD_CPU_TOKENS;
 				out->scaled = true;
 			}
-			out->hidden = wl_clamp(h);
-			out->ffn = wl_clamp(f);
-			out->tokens = wl_clamp(t);
+			out->hidden = pw_workload_clamp(h);
+			out->ffn = pw_workload_clamp(f);
+			out->tokens = pw_workload_clamp(t);
 		}
 	}
-	if ((rc = wl_check(out, err)) != PW_OK)
+	if ((rc = pw_workload_check(out, err)) != PW_OK)
 		pw_workload_clear(out);
 	return rc;
 }
@@ -342,7 +333,7 @@ pw_workload_problem(const struct pw_problem *p, const struct pw_workload *w,
     double limit, struct pw_error *err)
 {
 	struct pw_problem *q;
-	struct wl_bytes b;
+	struct pw_workload_bytes b;
 	int s, d;
 
 	if (w->nstages != p->nstages) {
@@ -350,7 +341,7 @@ pw_workload_problem(const struct pw_problem *p, const struct pw_workload *w,
 		    w->nstages, p->nstages);
 		return NULL;
 	}
-	if (wl_check(w, err) != PW_OK)
+	if (pw_workload_check(w, err) != PW_OK)
 		return NULL;
 	q = pw_problem_copy(p);
 	/* Its bytes are the workload's, which the cost model would not
@@ -362,7 +353,7 @@ pw_workload_problem(const struct pw_problem *p, const struct pw_workload *w,
 		q->memory[d].limit = limit;
 	}
 	for (s = 0; s < q->nstages; s++) {
-		b = wl_bytes(w, s);
+		b = pw_workload_bytes(w, s);
 		q->stages[s].act = b.act;
 		q->stages[s].hold = b.hold;
 		q->stages[s].offload = b.offload;
@@ -399,7 +390,7 @@ pw_workload_print(FILE *fp, const struct pw_workload *w,
 	    "microbatch), fp32; attention is not part of the workload",
 	    w->hidden, w->ffn, w->tokens);
 	if (w->scaled && o != NULL) {
-		wl_model_shape(o, &h, &f, &t);
+		pw_workload_model_shape(o, &h, &f, &t);
 		fprintf(fp, "; scaled down from %s (hidden %ld, ffn %ld, %ld "
 		    "tokens)", o->model.name, h, f, t);
 	} else if (w->scaled)
@@ -426,16 +417,16 @@ pw_rt_stream(uint64_t seed, const uint64_t *keys, size_t n)
 
 /* BYTES from the arena for WHAT; an empty tensor takes nothing. */
 static float *
-wl_take(struct pw_rt_stage *st, size_t floats, const char *what,
+pw_workload_take(struct pw_rt_stage *st, size_t floats, const char *what,
     struct pw_error *err)
 {
 	if (floats == 0)
-		return &wl_empty;
+		return &pw_workload_empty;
 	return pw_rt_arena_take(st->arena, floats * sizeof(float), what, err);
 }
 
 static void
-wl_give(struct pw_rt_stage *st, float *p, size_t floats)
+pw_workload_give(struct pw_rt_stage *st, float *p, size_t floats)
 {
 	if (p != NULL && floats > 0)
 		pw_rt_arena_give(st->arena, p, floats * sizeof(float));
@@ -443,13 +434,13 @@ wl_give(struct pw_rt_stage *st, float *p, size_t floats)
 
 /* Layer L's W1 and W2 in BASE (the weights or their gradients). */
 static float *
-wl_w1(const struct pw_rt_stage *st, float *base, size_t l)
+pw_workload_w1(const struct pw_rt_stage *st, float *base, size_t l)
 {
 	return base + l * 2 * st->sh.h * st->sh.f;
 }
 
 static float *
-wl_w2(const struct pw_rt_stage *st, float *base, size_t l)
+pw_workload_w2(const struct pw_rt_stage *st, float *base, size_t l)
 {
 	return base + l * 2 * st->sh.h * st->sh.f + st->sh.h * st->sh.f;
 }
@@ -466,7 +457,7 @@ pw_rt_stage_open(const struct pw_workload *w, int s,
 	int rc;
 
 	*out = NULL;
-	if ((rc = wl_check(w, err)) != PW_OK)
+	if ((rc = pw_workload_check(w, err)) != PW_OK)
 		return rc;
 	h = (float)w->hidden;
 	f = (float)w->ffn;
@@ -476,12 +467,12 @@ pw_rt_stage_open(const struct pw_workload *w, int s,
 	st->ctx = ctx;
 	st->arena = arena;
 	st->s = s;
-	st->sh = wl_shape(w, s);
+	st->sh = pw_workload_shape(w, s);
 	st->seed = seed;
 	n = pw_rt_grad_floats(w, s);
-	if ((st->weights = wl_take(st, n, "weights", err)) == NULL ||
-	    (st->grads = wl_take(st, n, "gradients", err)) == NULL ||
-	    (st->work = wl_take(st, wl_work_floats(&st->sh), "workspace",
+	if ((st->weights = pw_workload_take(st, n, "weights", err)) == NULL ||
+	    (st->grads = pw_workload_take(st, n, "gradients", err)) == NULL ||
+	    (st->work = pw_workload_take(st, pw_workload_work_floats(&st->sh), "workspace",
 	    err)) == NULL) {
 		rc = PW_ERR_RUNTIME;
 		goto fail;
@@ -491,12 +482,12 @@ pw_rt_stage_open(const struct pw_workload *w, int s,
 	for (l = 0; l < st->sh.layers; l++) {
 		keys[2] = l;
 		keys[0] = PW_RT_W1;
-		if ((rc = be->fill(ctx, wl_w1(st, st->weights, l), hf,
+		if ((rc = be->fill(ctx, pw_workload_w1(st, st->weights, l), hf,
 		    pw_rt_stream(seed, keys, 3), h > 0 ? 1.0f / sqrtf(h) : 0,
 		    err)) != PW_OK)
 			goto fail;
 		keys[0] = PW_RT_W2;
-		if ((rc = be->fill(ctx, wl_w2(st, st->weights, l), hf,
+		if ((rc = be->fill(ctx, pw_workload_w2(st, st->weights, l), hf,
 		    pw_rt_stream(seed, keys, 3), f > 0 ? 1.0f / sqrtf(f) : 0,
 		    err)) != PW_OK)
 			goto fail;
@@ -517,45 +508,45 @@ pw_rt_stage_close(struct pw_rt_stage *st)
 
 	if (st == NULL)
 		return;
-	n = wl_param_floats(&st->sh);
-	wl_give(st, st->weights, n);
-	wl_give(st, st->grads, n);
-	wl_give(st, st->work, wl_work_floats(&st->sh));
+	n = pw_workload_param_floats(&st->sh);
+	pw_workload_give(st, st->weights, n);
+	pw_workload_give(st, st->grads, n);
+	pw_workload_give(st, st->work, pw_workload_work_floats(&st->sh));
 	free(st);
 }
 
 /* Layer L's tensors in SV. */
 static float *
-wl_x(const struct pw_rt_stage *st, const struct pw_rt_saved *sv, size_t l)
+pw_workload_x(const struct pw_rt_stage *st, const struct pw_rt_saved *sv, size_t l)
 {
-	return sv->keep + l * wl_layer_keep(&st->sh);
+	return sv->keep + l * pw_workload_layer_keep(&st->sh);
 }
 
 static float *
-wl_h(const struct pw_rt_stage *st, const struct pw_rt_saved *sv, size_t l)
+pw_workload_h(const struct pw_rt_stage *st, const struct pw_rt_saved *sv, size_t l)
 {
-	return wl_x(st, sv, l) + st->sh.t * st->sh.h;
+	return pw_workload_x(st, sv, l) + st->sh.t * st->sh.h;
 }
 
 static float *
-wl_a(const struct pw_rt_stage *st, const struct pw_rt_saved *sv, size_t l)
+pw_workload_a(const struct pw_rt_stage *st, const struct pw_rt_saved *sv, size_t l)
 {
-	return wl_h(st, sv, l) + st->sh.t * st->sh.f;
+	return pw_workload_h(st, sv, l) + st->sh.t * st->sh.f;
 }
 
 /* The gradient of layer L's output: in REST, but the last stage's last
  * layer's ends KEEP (where F left the loss's gradient). */
 static float *
-wl_dy(const struct pw_rt_stage *st, const struct pw_rt_saved *sv, size_t l)
+pw_workload_dy(const struct pw_rt_stage *st, const struct pw_rt_saved *sv, size_t l)
 {
 	if (st->sh.last && l == st->sh.layers - 1)
-		return sv->keep + st->sh.layers * wl_layer_keep(&st->sh);
+		return sv->keep + st->sh.layers * pw_workload_layer_keep(&st->sh);
 	return sv->rest + l * st->sh.t * st->sh.h;
 }
 
 /* "F(s,mb)" and the like, for the arena's messages. */
 static void
-wl_what(char *buf, size_t len, const char *op, const struct pw_rt_stage *st,
+pw_workload_what(char *buf, size_t len, const char *op, const struct pw_rt_stage *st,
     int mb)
 {
 	snprintf(buf, len, "%s(%d,%d)", op, st->s, mb);
@@ -570,10 +561,10 @@ pw_rt_saved_free(struct pw_rt_stage *st, struct pw_rt_saved *sv)
 
 	if (sv == NULL)
 		return;
-	keep = wl_keep_floats(&st->sh);
-	rest = wl_rest_floats(&st->sh);
-	wl_give(st, sv->keep, keep);
-	wl_give(st, sv->rest, rest);
+	keep = pw_workload_keep_floats(&st->sh);
+	rest = pw_workload_rest_floats(&st->sh);
+	pw_workload_give(st, sv->keep, keep);
+	pw_workload_give(st, sv->rest, rest);
 	if (sv->host != NULL && keep > 0)
 		st->be->host_release(st->ctx, sv->host);
 	free(sv);
@@ -582,7 +573,7 @@ pw_rt_saved_free(struct pw_rt_stage *st, struct pw_rt_saved *sv)
 /* C (M x N) = op(A) op(B) + BETA C, every matrix whole (its leading
  * dimension its width as stored). */
 static int
-wl_mm(struct pw_rt_stage *st, bool ta, bool tb, size_t m, size_t n,
+pw_workload_mm(struct pw_rt_stage *st, bool ta, bool tb, size_t m, size_t n,
     size_t k, const float *a, const float *b, float beta, float *c,
     struct pw_error *err)
 {
@@ -606,44 +597,44 @@ pw_rt_forward(struct pw_rt_stage *st, int mb, const float *in, float *out,
 	assert(st->sh.last ? out == NULL : out != NULL);
 	assert(st->s == 0 ? in == NULL : in != NULL);
 	*saved = NULL;
-	wl_what(what, sizeof what, "F", st, mb);
+	pw_workload_what(what, sizeof what, "F", st, mb);
 	sv = pw_xcalloc(1, sizeof *sv);
 	sv->mb = mb;
-	if ((sv->keep = wl_take(st, wl_keep_floats(&st->sh), what,
+	if ((sv->keep = pw_workload_take(st, pw_workload_keep_floats(&st->sh), what,
 	    err)) == NULL ||
-	    (sv->rest = wl_take(st, wl_rest_floats(&st->sh), what,
+	    (sv->rest = pw_workload_take(st, pw_workload_rest_floats(&st->sh), what,
 	    err)) == NULL) {
 		pw_rt_saved_free(st, sv);
 		return PW_ERR_RUNTIME;
 	}
 	keys[0] = PW_RT_INPUT;
 	keys[1] = (uint64_t)mb;
-	x = wl_x(st, sv, 0);
+	x = pw_workload_x(st, sv, 0);
 	rc = in == NULL ? be->fill(st->ctx, x, t * h, pw_rt_stream(st->seed,
 	    keys, 2), 1.0f, err) : be->copy(st->ctx, x, in, t * h, PW_RT_D2D,
 	    err);
 	for (l = 0; l < st->sh.layers && rc == PW_OK; l++) {
-		x = wl_x(st, sv, l);
+		x = pw_workload_x(st, sv, l);
 		if (l + 1 < st->sh.layers)
-			y = wl_x(st, sv, l + 1);
+			y = pw_workload_x(st, sv, l + 1);
 		else
-			y = st->sh.last ? wl_dy(st, sv, l) : out;
+			y = st->sh.last ? pw_workload_dy(st, sv, l) : out;
 		/* h = X W1, a = gelu(h), y = X + a W2. */
-		if ((rc = wl_mm(st, false, false, t, f, h, x, wl_w1(st,
-		    st->weights, l), 0.0f, wl_h(st, sv, l), err)) != PW_OK ||
-		    (rc = be->gelu(st->ctx, wl_h(st, sv, l), wl_a(st, sv, l),
+		if ((rc = pw_workload_mm(st, false, false, t, f, h, x, pw_workload_w1(st,
+		    st->weights, l), 0.0f, pw_workload_h(st, sv, l), err)) != PW_OK ||
+		    (rc = be->gelu(st->ctx, pw_workload_h(st, sv, l), pw_workload_a(st, sv, l),
 		    t * f, err)) != PW_OK ||
 		    (rc = be->copy(st->ctx, y, x, t * h, PW_RT_D2D,
 		    err)) != PW_OK)
 			break;
-		rc = wl_mm(st, false, false, t, h, f, wl_a(st, sv, l), wl_w2(st,
+		rc = pw_workload_mm(st, false, false, t, h, f, pw_workload_a(st, sv, l), pw_workload_w2(st,
 		    st->weights, l), 1.0f, y, err);
 	}
 	if (rc == PW_OK && st->sh.last) {
 		keys[0] = PW_RT_TARGET;
 		if ((rc = be->fill(st->ctx, st->work, t * h,
 		    pw_rt_stream(st->seed, keys, 2), 1.0f, err)) == PW_OK)
-			rc = be->loss(st->ctx, wl_dy(st, sv, st->sh.layers - 1),
+			rc = be->loss(st->ctx, pw_workload_dy(st, sv, st->sh.layers - 1),
 			    st->work, t * h, &mbloss, err);
 	}
 	if (rc != PW_OK) {
@@ -667,22 +658,22 @@ pw_rt_backward_input(struct pw_rt_stage *st, struct pw_rt_saved *sv,
 
 	assert(st->sh.last ? dout == NULL : dout != NULL);
 	if (!st->sh.last)
-		rc = be->copy(st->ctx, wl_dy(st, sv, st->sh.layers - 1), dout,
+		rc = be->copy(st->ctx, pw_workload_dy(st, sv, st->sh.layers - 1), dout,
 		    t * h, PW_RT_D2D, err);
 	for (l = st->sh.layers; l-- > 0 && rc == PW_OK;) {
-		dy = wl_dy(st, sv, l);
-		dx = l > 0 ? wl_dy(st, sv, l - 1) : din;
+		dy = pw_workload_dy(st, sv, l);
+		dx = l > 0 ? pw_workload_dy(st, sv, l - 1) : din;
 		/* da = dy W2^T into the workspace; dh = da gelu'(h) over h. */
-		if ((rc = wl_mm(st, false, true, t, f, h, dy, wl_w2(st,
+		if ((rc = pw_workload_mm(st, false, true, t, f, h, dy, pw_workload_w2(st,
 		    st->weights, l), 0.0f, st->work, err)) != PW_OK ||
-		    (rc = be->gelu_grad(st->ctx, wl_h(st, sv, l), st->work,
+		    (rc = be->gelu_grad(st->ctx, pw_workload_h(st, sv, l), st->work,
 		    t * f, err)) != PW_OK || dx == NULL)
 			continue;
 		/* dx = dh W1^T + dy: the residual's gradient first. */
 		if ((rc = be->copy(st->ctx, dx, dy, t * h, PW_RT_D2D,
 		    err)) == PW_OK)
-			rc = wl_mm(st, false, true, t, h, f, wl_h(st, sv, l),
-			    wl_w1(st, st->weights, l), 1.0f, dx, err);
+			rc = pw_workload_mm(st, false, true, t, h, f, pw_workload_h(st, sv, l),
+			    pw_workload_w1(st, st->weights, l), 1.0f, dx, err);
 	}
 	/* W needs all of it: act - hold is 0 and nothing is given back. */
 	return rc;
@@ -697,12 +688,12 @@ pw_rt_backward_weight(struct pw_rt_stage *st, struct pw_rt_saved *sv,
 
 	for (l = 0; l < st->sh.layers && rc == PW_OK; l++) {
 		/* dW1 += X^T dh, dW2 += a^T dy. */
-		if ((rc = wl_mm(st, true, false, h, f, t, wl_x(st, sv, l),
-		    wl_h(st, sv, l), 1.0f, wl_w1(st, st->grads, l),
+		if ((rc = pw_workload_mm(st, true, false, h, f, t, pw_workload_x(st, sv, l),
+		    pw_workload_h(st, sv, l), 1.0f, pw_workload_w1(st, st->grads, l),
 		    err)) != PW_OK)
 			break;
-		rc = wl_mm(st, true, false, f, h, t, wl_a(st, sv, l), wl_dy(st,
-		    sv, l), 1.0f, wl_w2(st, st->grads, l), err);
+		rc = pw_workload_mm(st, true, false, f, h, t, pw_workload_a(st, sv, l), pw_workload_dy(st,
+		    sv, l), 1.0f, pw_workload_w2(st, st->grads, l), err);
 	}
 	if (rc == PW_OK)
 		pw_rt_saved_free(st, sv);
@@ -713,14 +704,14 @@ int
 pw_rt_offload(struct pw_rt_stage *st, struct pw_rt_saved *sv,
     struct pw_error *err)
 {
-	size_t keep = wl_keep_floats(&st->sh);
+	size_t keep = pw_workload_keep_floats(&st->sh);
 	char what[64];
 	int rc;
 
 	assert(sv->keep != NULL && sv->host == NULL);
-	wl_what(what, sizeof what, "OFFLOAD", st, sv->mb);
+	pw_workload_what(what, sizeof what, "OFFLOAD", st, sv->mb);
 	if (keep == 0)
-		sv->host = &wl_empty;
+		sv->host = &pw_workload_empty;
 	else if ((sv->host = st->be->host_alloc(st->ctx, keep *
 	    sizeof(float))) == NULL) {
 		pw_error_set(err, "%s: no host memory for %zu bytes", what,
@@ -730,7 +721,7 @@ pw_rt_offload(struct pw_rt_stage *st, struct pw_rt_saved *sv,
 	if ((rc = st->be->copy(st->ctx, sv->host, sv->keep, keep, PW_RT_D2H,
 	    err)) != PW_OK)
 		return rc;
-	wl_give(st, sv->keep, keep);
+	pw_workload_give(st, sv->keep, keep);
 	sv->keep = NULL;
 	return PW_OK;
 }
@@ -739,13 +730,13 @@ int
 pw_rt_reload(struct pw_rt_stage *st, struct pw_rt_saved *sv,
     struct pw_error *err)
 {
-	size_t keep = wl_keep_floats(&st->sh);
+	size_t keep = pw_workload_keep_floats(&st->sh);
 	char what[64];
 	int rc;
 
 	assert(sv->keep == NULL && sv->host != NULL);
-	wl_what(what, sizeof what, "RELOAD", st, sv->mb);
-	if ((sv->keep = wl_take(st, keep, what, err)) == NULL)
+	pw_workload_what(what, sizeof what, "RELOAD", st, sv->mb);
+	if ((sv->keep = pw_workload_take(st, keep, what, err)) == NULL)
 		return PW_ERR_RUNTIME;
 	if ((rc = st->be->copy(st->ctx, sv->keep, sv->host, keep, PW_RT_H2D,
 	    err)) != PW_OK)
@@ -759,21 +750,21 @@ pw_rt_reload(struct pw_rt_stage *st, struct pw_rt_saved *sv,
 int
 pw_rt_stage_zero(struct pw_rt_stage *st, struct pw_error *err)
 {
-	return st->be->zero(st->ctx, st->grads, wl_param_floats(&st->sh), err);
+	return st->be->zero(st->ctx, st->grads, pw_workload_param_floats(&st->sh), err);
 }
 
 int
 pw_rt_stage_step(struct pw_rt_stage *st, int m, struct pw_error *err)
 {
 	assert(m >= 1);
-	return st->be->axpy(st->ctx, wl_param_floats(&st->sh),
+	return st->be->axpy(st->ctx, pw_workload_param_floats(&st->sh),
 	    -PW_RT_LR / (float)m, st->grads, st->weights, err);
 }
 
 int
 pw_rt_stage_grads(struct pw_rt_stage *st, float *host, struct pw_error *err)
 {
-	return st->be->copy(st->ctx, host, st->grads, wl_param_floats(&st->sh),
+	return st->be->copy(st->ctx, host, st->grads, pw_workload_param_floats(&st->sh),
 	    PW_RT_D2H, err);
 }
 
@@ -782,7 +773,8 @@ pw_rt_stage_grads(struct pw_rt_stage *st, float *host, struct pw_error *err)
 
 int
 pw_rt_reference(const struct pw_workload *w, int m, int iterations,
-    uint64_t seed, float **grads, double *loss, struct pw_error *err)
+    uint64_t seed, atomic_int *cancel, float **grads, double *loss,
+    struct pw_error *err)
 {
 	const struct pw_rt_backend_ops *be = &pw_rt_cpu;
 	struct pw_rt_stage **st;
@@ -810,6 +802,12 @@ pw_rt_reference(const struct pw_workload *w, int m, int iterations,
 		for (s = 0; s < ns && rc == PW_OK; s++)
 			rc = pw_rt_stage_zero(st[s], err);
 		for (j = 0; j < m && rc == PW_OK; j++) {
+			if (cancel != NULL && atomic_load(cancel) != 0) {
+				pw_error_set(err, "cancelled during the "
+				    "gradient check");
+				rc = PW_ERR_CANCELLED;
+				break;
+			}
 			/* Stage s reads buf[(s+1) % 2] and writes buf[s % 2]
 			 * forwards; backwards the other way round. */
 			for (s = 0; s < ns && rc == PW_OK; s++) {

@@ -467,7 +467,7 @@ test_gradients(void)
 
 	/* The reference runs microbatches in order without offloading: the
 	 * same numbers but for the order of their sums. */
-	tap_int(pw_rt_reference(&w, 4, 3, 7, r, &rloss, &err), PW_OK,
+	tap_int(pw_rt_reference(&w, 4, 3, 7, NULL, r, &rloss, &err), PW_OK,
 	    "the reference runs");
 	loss = staged_run(&w, 4, 3, 7, g);
 	for (s = 0; s < 3; s++)
@@ -500,21 +500,35 @@ test_determinism(void)
 	size_t n0 = pw_rt_grad_floats(&w, 0) * sizeof(float),
 	    n1 = pw_rt_grad_floats(&w, 1) * sizeof(float);
 
-	pw_rt_reference(&w, 3, 2, 42, a, &la, &err);
-	pw_rt_reference(&w, 3, 2, 42, b, &lb, &err);
+	pw_rt_reference(&w, 3, 2, 42, NULL, a, &la, &err);
+	pw_rt_reference(&w, 3, 2, 42, NULL, b, &lb, &err);
 	tap_ok(memcmp(a[0], b[0], n0) == 0 && memcmp(a[1], b[1], n1) == 0 &&
 	    la == lb, "same seed: the same numbers");
-	pw_rt_reference(&w, 3, 2, 43, b, &lb, &err);
+	pw_rt_reference(&w, 3, 2, 43, NULL, b, &lb, &err);
 	tap_ok(memcmp(a[0], b[0], n0) != 0 && memcmp(a[1], b[1], n1) != 0 &&
 	    la != lb, "another seed: other numbers");
 	grads_free(&w, a);
 	grads_free(&w, b);
 	pw_workload_clear(&w);
 
+	/* A cancel already set: refused before the first microbatch. */
+	{
+		atomic_int cancel = 1;
+
+		w = work_of(8, 12, 4, 2, lay);
+		a = grads_new(&w);
+		tap_int(pw_rt_reference(&w, 3, 2, 42, &cancel, a, &la, &err),
+		    PW_ERR_CANCELLED, "a set cancel stops the gradient check");
+		tap_str(err.msg, "cancelled during the gradient check",
+		    "it says so");
+		grads_free(&w, a);
+		pw_workload_clear(&w);
+	}
+
 	/* No tokens: zero-size GEMMs, loss 0, gradients 0. */
 	w = work_of(8, 12, 0, 2, lay);
 	a = grads_new(&w);
-	tap_int(pw_rt_reference(&w, 2, 1, 1, a, &la, &err), PW_OK,
+	tap_int(pw_rt_reference(&w, 2, 1, 1, NULL, a, &la, &err), PW_OK,
 	    "t 0 runs");
 	tap_ok(la == 0 && a[0][0] == 0 && a[1][5] == 0, "t 0: loss 0, "
 	    "gradients 0");
@@ -526,7 +540,7 @@ test_determinism(void)
 	 * [-1, 1): about 2/3 over 4 x 8 numbers. */
 	w = work_of(8, 0, 4, 2, lay);
 	a = grads_new(&w);
-	tap_int(pw_rt_reference(&w, 2, 1, 1, a, &la, &err), PW_OK,
+	tap_int(pw_rt_reference(&w, 2, 1, 1, NULL, a, &la, &err), PW_OK,
 	    "f 0 runs");
 	tap_ok(la > 0.3 && la < 1.1, "f 0: the loss of the input itself "
 	    "(%g)", la);
@@ -534,7 +548,7 @@ test_determinism(void)
 	pw_workload_clear(&w);
 	w = work_of(0, 12, 4, 2, lay);
 	a = grads_new(&w);
-	tap_ok(pw_rt_reference(&w, 2, 1, 1, a, &la, &err) == PW_OK && la == 0,
+	tap_ok(pw_rt_reference(&w, 2, 1, 1, NULL, a, &la, &err) == PW_OK && la == 0,
 	    "h 0: runs, loss 0");
 	grads_free(&w, a);
 	pw_workload_clear(&w);
