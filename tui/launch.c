@@ -199,6 +199,20 @@ tui_launch_cancel(struct tui *d)
 	return TUI_DRAW_MESSAGE;
 }
 
+/* Whether CMP's measured and predicted steps are more than 10 times
+ * apart: a problem whose times are not the machine's (given stages'
+ * seconds against the workload's milliseconds), whose run lanes on the
+ * shared axis are a cell or so, and which only a calibration makes
+ * comparable. */
+static bool
+tui_launch_apart(const struct pw_measured_cmp *cmp)
+{
+	double lo = fmin(cmp->step_measured, cmp->step_predicted);
+	double hi = fmax(cmp->step_measured, cmp->step_predicted);
+
+	return hi > 10 * lo;
+}
+
 /* The thread is over: joined, and its measured run attached when the
  * plan is still the one launched; the message line says how it went. */
 static unsigned
@@ -226,12 +240,16 @@ tui_launch_end(struct tui *d, struct tui_launch *s)
 			    tui_launch_line(s->err.msg));
 		else {
 			m = d->measured;
-			tui_message(d, false, "launch: step %s measured against "
-			    "%s predicted, %d iterations, loss %.4f; the run "
-			    "lanes show it", pw_fmt_seconds(step, sizeof step,
-			    m->cmp.step_measured), pw_fmt_seconds(pred,
-			    sizeof pred, m->cmp.step_predicted),
-			    m->run->iterations, m->run->loss[m->run->iterations - 1]);
+			pw_fmt_seconds(step, sizeof step, m->cmp.step_measured);
+			pw_fmt_seconds(pred, sizeof pred, m->cmp.step_predicted);
+			/* What to do first, within 80 columns. */
+			tui_message(d, false, tui_launch_apart(&m->cmp) ?
+			    "launch: %s measured, %s predicted: over 10x apart, "
+			    "calibrate to compare (pipewright calibrate); %d "
+			    "iterations, loss %.4f" : "launch: step %s measured "
+			    "against %s predicted, %d iterations, loss %.4f; the "
+			    "run lanes show it", step, pred, m->run->iterations,
+			    m->run->loss[m->run->iterations - 1]);
 		}
 		s->problem = NULL;
 	}
