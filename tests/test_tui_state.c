@@ -1189,11 +1189,11 @@ test_mouse_and_views(void)
 	d->iteration_limit = 200;
 	tui_key(d, 'm');
 	tap_int(d->mode, TUI_MODE_SWEEP, "m opens the memory sweep");
-	for (i = 0; i < 600000 && !atomic_load(&d->sweep->finished); i++) {
+	for (i = 0; i < 600000 && !atomic_load(&d->sweep->job.finished); i++) {
 		usleep(1000);
 		tui_sweep_tick(d);
 	}
-	tap_ok(atomic_load(&d->sweep->finished), "the sweep ends");
+	tap_ok(atomic_load(&d->sweep->job.finished), "the sweep ends");
 	tap_ok(d->sweep->limit == d->sweep->sweep->nlimits - 1 &&
 	    d->sweep->series == 4, "the cursor: no limit, the family shown");
 	tui_key(d, KEY_LEFT);

@@ -316,37 +316,12 @@ struct tui_compare {
 };
 
 /* ------------------------------------------------------------------ */
-/* The memory sweep (sweep.c): computed on a thread                    */
+/* A background job (job.c): a sweep's, a search's or a launch's thread */
 
-/* The solver's sweep (pw_sweep_*) of the plan's problem, run on a
- * thread; drawn (draw_sweep.c) from the points published so far. */
-struct tui_sweep {
-	struct pw_sweep *sweep;
-	pthread_t thread;
-	bool	joined;		/* the thread is over and joined */
-	atomic_int cancel;	/* the run's cancel flag */
-	atomic_bool finished;	/* the run has returned */
-	bool	complete;	/* it computed every point (once FINISHED) */
-	/* The problem swept and the last point loaded, their limits set to
-	 * INFINITY (the sweep sets them): a plan whose problem is neither
-	 * makes the sweep stale. */
-	struct pw_problem *key;
-	struct pw_problem *loaded;
-	unsigned long changes;	/* tui.changes when last checked */
-	size_t	shown;		/* points done when last drawn */
-	size_t	limit;		/* the cursor: a limit's index */
-	size_t	series;		/* and a series (pw_sweep_series_name) */
-	bool	bubble;		/* the plot's y is the bubble rate, not
-				 * the step time */
-};
-
-/* ------------------------------------------------------------------ */
-/* A background job (job.c): the design search's and a launch's thread */
-
-/* The first member of the job's own struct (tui_planner, tui_launch),
- * whose RUN and DESTROY callbacks cast it back.  RUN, on the job's
- * thread, writes what the job's struct says before FINISHED is set;
- * the designer reads the rest once it has joined the thread. */
+/* The first member of the job's own struct (tui_sweep, tui_planner,
+ * tui_launch), whose RUN and DESTROY callbacks cast it back.  RUN, on
+ * the job's thread, writes what the job's struct says before FINISHED is
+ * set; the designer reads the rest once it has joined the thread. */
 struct tui_job {
 	pthread_t thread;
 	/* 2 while the thread runs and the designer holds it; who drops it
@@ -379,6 +354,29 @@ void	tui_job_let_go(struct tui_job *);
 /* Cancels J and waits up to SECONDS for its thread: joined and J freed
  * when it ended in time (true), else let go (tui_job_let_go; false). */
 bool	tui_job_stop(struct tui_job *, double seconds);
+
+/* ------------------------------------------------------------------ */
+/* The memory sweep (sweep.c): computed on a thread                    */
+
+/* The solver's sweep (pw_sweep_*) of the plan's problem, run on a
+ * thread; drawn (draw_sweep.c) from the points published so far. */
+struct tui_sweep {
+	struct tui_job job;	/* first: the job's callbacks cast it back */
+	struct pw_sweep *sweep;
+	bool	joined;		/* the thread is over and joined */
+	bool	complete;	/* it computed every point (once JOINED) */
+	/* The problem swept and the last point loaded, their limits set to
+	 * INFINITY (the sweep sets them): a plan whose problem is neither
+	 * makes the sweep stale. */
+	struct pw_problem *key;
+	struct pw_problem *loaded;
+	unsigned long changes;	/* tui.changes when last checked */
+	size_t	shown;		/* points done when last drawn */
+	size_t	limit;		/* the cursor: a limit's index */
+	size_t	series;		/* and a series (pw_sweep_series_name) */
+	bool	bubble;		/* the plot's y is the bubble rate, not
+				 * the step time */
+};
 
 /* ------------------------------------------------------------------ */
 /* The design search (plan.c): the planner on a thread                 */
@@ -754,6 +752,11 @@ unsigned tui_sweep_move(struct tui *, int dx, int dy);
 unsigned tui_sweep_load(struct tui *);
 /* "b": switches the plot's y between step time and bubble rate. */
 unsigned tui_sweep_axis(struct tui *);
+/* Returns a sweep, its thread not started, that tui_sweep_free frees:
+ * nothing set but its job (tests fill in one run to the end). */
+struct tui_sweep *tui_sweep_alloc(void);
+/* Frees S (NULL: nothing), cancelling a running sweep and waiting for
+ * its thread. */
 void	tui_sweep_free(struct tui_sweep *);
 
 /* ------------------------------------------------------------------ */
