@@ -444,23 +444,22 @@ views_cancel_at_5(const struct pw_sweep *sw, size_t done, void *arg)
 static void
 test_sweep_partial(struct tui *d)
 {
-	struct tui_sweep *s = pw_xcalloc(1, sizeof *s);
+	struct tui_sweep *s = tui_sweep_alloc();
 	struct pw_sweep_opts o = { .iteration_limit = 2000,
 	    .progress = views_cancel_at_5 };
 	struct pw_error err;
 
-	atomic_init(&s->cancel, 0);
-	o.cancel = &s->cancel;
-	o.progress_arg = &s->cancel;
+	o.cancel = &s->job.cancel;
+	o.progress_arg = &s->job.cancel;
 	if (pw_sweep_new(pw_plan_problem(d->plan), &o, &s->sweep, &err) !=
 	    PW_OK) {
 		tap_ok(false, "sweep_new: %s", err.msg);
-		free(s);
+		tui_sweep_free(s);
 		return;
 	}
 	/* A run cut short, as the thread would leave it. */
 	s->complete = pw_sweep_run(s->sweep);
-	atomic_init(&s->finished, true);
+	atomic_store(&s->job.finished, true);
 	s->joined = true;
 	s->key = pw_problem_copy(pw_plan_problem(d->plan));
 	s->limit = 11;

@@ -153,7 +153,8 @@ tui_details_pins(const struct tui *d, struct pw_op op, char *buf, size_t len)
 
 /* OP's row of the measured run, when one is shown: its measured start
  * and duration, the error against the prediction, and its device's peak
- * measured against predicted (the workload's bytes). */
+ * measured against predicted, labelled the workload's: its fp32
+ * tensors' bytes, not the plan's problem's of the header. */
 static void
 tui_details_measured(WINDOW *w, const struct tui *d, struct pw_op op,
     struct tui_rect r, int *row)
@@ -171,7 +172,7 @@ tui_details_measured(WINDOW *w, const struct tui *d, struct pw_op op,
 		snprintf(err, sizeof err, "+%s", pw_fmt_seconds(f, sizeof f,
 		    e->measured));
 	snprintf(line, sizeof line, "measured: start %s  duration %s "
-	    "(predicted %s at %s: %s)  d%d peak %s (predicted %s)",
+	    "(predicted %s at %s: %s)  d%d workload peak %s (predicted %s)",
 	    pw_fmt_seconds(a, sizeof a, e->measured_start),
 	    pw_fmt_seconds(b, sizeof b, e->measured),
 	    pw_fmt_seconds(c, sizeof c, e->predicted),

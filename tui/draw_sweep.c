@@ -310,7 +310,7 @@ tui_draw_sweep(WINDOW *w, struct tui *d, const struct tui_layout *l)
 	    "limit   " : "Memory sweep: step time against memory limit   ");
 	if (done < s->sweep->total)
 		snprintf(line, sizeof line, "sweep: %zu/%zu points%s", done,
-		    s->sweep->total, atomic_load(&s->finished) && !s->complete ?
+		    s->sweep->total, atomic_load(&s->job.finished) && !s->complete ?
 		    ", cancelled" : "");
 	else
 		snprintf(line, sizeof line, "sweep: %zu points", done);

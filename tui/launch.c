@@ -2,9 +2,11 @@
  * launch.c - L: the plan's schedule run for real (pw_launch) on its own
  * thread, polled by the loop like the design search: its progress is
  * copied under a lock as each iteration ends and shown on the message
- * line, Esc cancels it, and the designer never waits on it (a changed
- * problem or quitting cancels and detaches it; the last of the two
- * holders frees it).  What it measured stays attached to the plan it was
+ * line, Esc cancels it, and the designer never waits on it while it
+ * runs (a changed problem cancels and lets go of it, job.c); quitting
+ * cancels it and waits for its thread a bounded time (TUI_LAUNCH_STOP),
+ * so that its workers are not computing while exit() runs the
+ * libraries' destructors (OpenBLAS frees its buffers there).  What it measured stays attached to the plan it was
  * launched from, compared with the prediction (pw_measured_compare), for
  * the measured lanes, the header and the details panel, while the plan's
  * problem and schedule are the ones that ran.
@@ -22,24 +24,29 @@
 
 #include "tui_int.h"
 
-/* The launch's progress callback, on its thread. */
+/* The launch's progress callback, on its thread.  With S->hold (a test
+ * seam) the first report holds the thread until the launch is cancelled,
+ * in the engine's 100 ms steps. */
 static void
 tui_launch_report(const struct pw_rt_progress *pr, void *arg)
 {
 	struct tui_launch *s = arg;
 
-	pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&s->job.lock);
 	s->progress = *pr;
-	pthread_mutex_unlock(&s->lock);
+	while (s->hold && !atomic_load(&s->job.cancel))
+		pw_sync_wait(&s->job.cond, &s->job.lock, 0.1);
+	pthread_mutex_unlock(&s->job.lock);
 }
 
-/* Frees S, which no one else holds. */
+/* Frees the launch J, which no one else holds. */
 static void
-tui_launch_destroy(struct tui_launch *s)
+tui_launch_destroy(struct tui_job *j)
 {
+	struct tui_launch *s = (struct tui_launch *)j;
+
 	if (s->result.measured != NULL)
 		pw_rt_result_free(&s->result);
-	pthread_mutex_destroy(&s->lock);
 	pw_workload_clear(&s->work);
 	pw_schedule_free(s->sched);
 	pw_problem_free(s->problem);
@@ -48,25 +55,13 @@ tui_launch_destroy(struct tui_launch *s)
 	free(s);
 }
 
-/* Drops one hold on S: the last frees it. */
 static void
-tui_launch_release(struct tui_launch *s)
+tui_launch_main(struct tui_job *j)
 {
-	if (atomic_fetch_sub(&s->refs, 1) == 1)
-		tui_launch_destroy(s);
-}
-
-static void *
-tui_launch_main(void *arg)
-{
-	struct tui_launch *s = arg;
+	struct tui_launch *s = (struct tui_launch *)j;
 
 	s->rc = pw_launch(s->problem, s->sched, &s->work, &s->opts, &s->result,
 	    &s->err);
-	atomic_store(&s->finished, true);
-	/* The last touch of S: a designer that let go has detached us. */
-	tui_launch_release(s);
-	return NULL;
 }
 
 bool
@@ -78,13 +73,17 @@ tui_launch_running(const struct tui *d)
 void
 tui_launch_free(struct tui_launch *s)
 {
-	if (s == NULL)
-		return;
 	/* Never wait on it: the engine stops within 100 ms of the flag,
 	 * and the thread owns its copies. */
-	atomic_store(&s->cancel, 1);
-	pthread_detach(s->thread);
-	tui_launch_release(s);
+	if (s != NULL)
+		tui_job_let_go(&s->job);
+}
+
+void
+tui_launch_stop(struct tui_launch *s)
+{
+	if (s != NULL)
+		tui_job_stop(&s->job, TUI_LAUNCH_STOP);
 }
 
 /* The first line of MSG, in place. */
@@ -130,15 +129,11 @@ tui_launch_start(struct tui *d, struct pw_error *err)
 	struct tui_launch *s = pw_xcalloc(1, sizeof *s);
 	const char *fail;
 
+	tui_job_init(&s->job, tui_launch_main, tui_launch_destroy);
 	s->key = pw_problem_copy(p);
 	s->sched = pw_schedule_copy(pw_plan_schedule(d->plan));
-	atomic_init(&s->cancel, 0);
-	atomic_init(&s->finished, false);
-	atomic_init(&s->refs, 2);
-	pthread_mutex_init(&s->lock, NULL);
-	if (d->launch_work != NULL)
-		pw_workload_copy(&s->work, d->launch_work);
-	else if (pw_workload_for(p, NULL, backend, &s->work, err) != PW_OK)
+	s->hold = d->launch_hold;
+	if (pw_workload_for(p, NULL, backend, &s->work, err) != PW_OK)
 		goto fail;
 	if ((s->problem = pw_workload_problem(p, &s->work, INFINITY,
 	    err)) == NULL)
@@ -146,20 +141,20 @@ tui_launch_start(struct tui *d, struct pw_error *err)
 	pw_rt_opts_init(&s->opts);
 	s->opts.backend = backend;
 	s->opts.transport = PW_RT_LOCAL;
-	s->opts.cancel = &s->cancel;
+	s->opts.cancel = &s->job.cancel;
 	/* The testing aid of docs/runtime.md, as pipewright launch reads it;
 	 * copied, since the environment may change while it runs. */
 	if ((fail = getenv("PIPEWRIGHT_FAIL_AT")) != NULL)
 		s->opts.fail_at = s->fail_at = pw_xstrdup(fail);
 	s->opts.progress = tui_launch_report;
 	s->opts.progress_arg = s;
-	if (pw_thread_start(&s->thread, tui_launch_main, s) != 0) {
+	if (tui_job_start(&s->job) != 0) {
 		pw_error_set(err, "cannot start its thread");
 		goto fail;
 	}
 	return s;
 fail:
-	tui_launch_destroy(s);
+	tui_job_release(&s->job);
 	return NULL;
 }
 
@@ -199,9 +194,23 @@ tui_launch_cancel(struct tui *d)
 {
 	if (!tui_launch_running(d))
 		return 0;
-	atomic_store(&d->launch->cancel, 1);
+	tui_job_cancel(&d->launch->job);
 	tui_message(d, false, "stopping the launch");
 	return TUI_DRAW_MESSAGE;
+}
+
+/* Whether CMP's measured and predicted steps are more than 10 times
+ * apart: a problem whose times are not the machine's (given stages'
+ * seconds against the workload's milliseconds), whose run lanes on the
+ * shared axis are a cell or so, and which only a calibration makes
+ * comparable. */
+static bool
+tui_launch_apart(const struct pw_measured_cmp *cmp)
+{
+	double lo = fmin(cmp->step_measured, cmp->step_predicted);
+	double hi = fmax(cmp->step_measured, cmp->step_predicted);
+
+	return hi > 10 * lo;
 }
 
 /* The thread is over: joined, and its measured run attached when the
@@ -213,7 +222,7 @@ tui_launch_end(struct tui *d, struct tui_launch *s)
 	struct pw_measured *run;
 	char step[32], pred[32];
 
-	pthread_join(s->thread, NULL);
+	pthread_join(s->job.thread, NULL);
 	d->launch = NULL;
 	if (s->rc == PW_ERR_CANCELLED)
 		tui_message(d, false, "launch stopped: %s",
@@ -231,16 +240,20 @@ tui_launch_end(struct tui *d, struct tui_launch *s)
 			    tui_launch_line(s->err.msg));
 		else {
 			m = d->measured;
-			tui_message(d, false, "launch: step %s measured against "
-			    "%s predicted, %d iterations, loss %.4f; the run "
-			    "lanes show it", pw_fmt_seconds(step, sizeof step,
-			    m->cmp.step_measured), pw_fmt_seconds(pred,
-			    sizeof pred, m->cmp.step_predicted),
-			    m->run->iterations, m->run->loss[m->run->iterations - 1]);
+			pw_fmt_seconds(step, sizeof step, m->cmp.step_measured);
+			pw_fmt_seconds(pred, sizeof pred, m->cmp.step_predicted);
+			/* What to do first, within 80 columns. */
+			tui_message(d, false, tui_launch_apart(&m->cmp) ?
+			    "launch: %s measured, %s predicted: over 10x apart, "
+			    "calibrate to compare (pipewright calibrate); %d "
+			    "iterations, loss %.4f" : "launch: step %s measured "
+			    "against %s predicted, %d iterations, loss %.4f; the "
+			    "run lanes show it", step, pred, m->run->iterations,
+			    m->run->loss[m->run->iterations - 1]);
 		}
 		s->problem = NULL;
 	}
-	tui_launch_release(s);
+	tui_job_release(&s->job);
 	return TUI_DRAW_ALL;
 }
 
@@ -265,11 +278,11 @@ tui_launch_tick(struct tui *d)
 		tui_message(d, false, "launch cancelled: the problem changed");
 		return TUI_DRAW_ALL;
 	}
-	if (atomic_load(&s->finished))
+	if (atomic_load(&s->job.finished))
 		return redraw | tui_launch_end(d, s);
-	pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&s->job.lock);
 	pr = s->progress;
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->job.lock);
 	if (pr.iteration == s->shown)
 		return redraw;
 	s->shown = pr.iteration;

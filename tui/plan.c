@@ -5,8 +5,7 @@
  * ends, and any of them opened as the designed plan (its problem and
  * schedule) as one undoable change, like a sweep point.  The designer
  * never waits on a running search: one it lets go of (a new search, a
- * changed problem, quitting) is cancelled and detached, and the last of
- * the two holders frees it.
+ * changed problem, quitting) is cancelled and let go (job.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -31,7 +30,7 @@ tui_planner_report(const struct pw_planner_progress *pr, void *arg)
 {
 	struct tui_planner *s = arg;
 
-	pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&s->job.lock);
 	s->progress = *pr;
 	snprintf(s->best_name, sizeof s->best_name, "%s",
 	    pr->best_name != NULL ? pr->best_name : "");
@@ -39,39 +38,28 @@ tui_planner_report(const struct pw_planner_progress *pr, void *arg)
 	    pr->phase != NULL ? pr->phase : "start");
 	s->progress.best_name = NULL;
 	s->progress.phase = NULL;
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->job.lock);
 }
 
-/* Frees S, which no one else holds. */
+/* Frees the search J, which no one else holds. */
 static void
-tui_planner_destroy(struct tui_planner *s)
+tui_planner_destroy(struct tui_job *j)
 {
+	struct tui_planner *s = (struct tui_planner *)j;
+
 	if (s->rc == PW_OK)
 		pw_planner_result_free(&s->result);
-	pthread_mutex_destroy(&s->lock);
 	pw_problem_free(s->problem);
 	pw_problem_free(s->loaded);
 	free(s);
 }
 
-/* Drops one hold on S: the last frees it. */
 static void
-tui_planner_release(struct tui_planner *s)
+tui_planner_main(struct tui_job *j)
 {
-	if (atomic_fetch_sub(&s->refs, 1) == 1)
-		tui_planner_destroy(s);
-}
-
-static void *
-tui_planner_main(void *arg)
-{
-	struct tui_planner *s = arg;
+	struct tui_planner *s = (struct tui_planner *)j;
 
 	s->rc = pw_planner(s->problem, &s->opts, &s->result, &s->err);
-	atomic_store(&s->finished, true);
-	/* The last touch of S: a designer that let go has detached us. */
-	tui_planner_release(s);
-	return NULL;
 }
 
 struct pw_planner_progress
@@ -80,11 +68,11 @@ tui_planner_progress(struct tui_planner *s, char best_name[32],
 {
 	struct pw_planner_progress pr;
 
-	pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&s->job.lock);
 	pr = s->progress;
 	snprintf(best_name, 32, "%s", s->best_name);
 	snprintf(phase, 16, "%s", s->phase);
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->job.lock);
 	pr.best_name = best_name[0] != '\0' ? best_name : NULL;
 	pr.phase = phase;
 	return pr;
@@ -101,15 +89,12 @@ tui_planner_free(struct tui_planner *s)
 {
 	if (s == NULL)
 		return;
-	if (s->joined) {
-		tui_planner_destroy(s);
-		return;
-	}
 	/* Never wait on it: a family build may take seconds before the
 	 * planner sees the flag.  The thread owns its copies. */
-	atomic_store(&s->cancel, 1);
-	pthread_detach(s->thread);
-	tui_planner_release(s);
+	if (s->joined)
+		tui_job_release(&s->job);
+	else
+		tui_job_let_go(&s->job);
 }
 
 /* Starts a search of D's problem.  Returns it, or NULL with the message
@@ -119,6 +104,7 @@ tui_planner_start(struct tui *d)
 {
 	struct tui_planner *s = pw_xcalloc(1, sizeof *s);
 
+	tui_job_init(&s->job, tui_planner_main, tui_planner_destroy);
 	s->problem = pw_problem_copy(pw_plan_problem(d->plan));
 	pw_planner_opts_init(&s->opts);
 	s->opts.objective = d->objective;
@@ -128,21 +114,16 @@ tui_planner_start(struct tui *d)
 	s->opts.time_limit = d->time_limit;
 	s->opts.progress = tui_planner_report;
 	s->opts.progress_arg = s;
-	atomic_init(&s->cancel, 0);
-	atomic_init(&s->finished, false);
-	atomic_init(&s->refs, 2);
-	s->opts.cancel = &s->cancel;
+	s->opts.cancel = &s->job.cancel;
 	s->progress = (struct pw_planner_progress){ .best = INFINITY };
 	snprintf(s->phase, sizeof s->phase, "start");
 	s->best_shown = INFINITY;
 	snprintf(s->phase_shown, sizeof s->phase_shown, "start");
 	s->changes = d->changes;
-	pthread_mutex_init(&s->lock, NULL);
-	if (pw_thread_start(&s->thread, tui_planner_main, s) != 0) {
+	if (tui_job_start(&s->job) != 0) {
 		tui_message(d, true, "design search: cannot start its thread");
-		s->joined = true;
 		s->rc = PW_ERR_INTERNAL;
-		tui_planner_destroy(s);
+		tui_job_release(&s->job);
 		return NULL;
 	}
 	return s;
@@ -183,7 +164,7 @@ tui_planner_join(struct tui *d, struct tui_planner *s)
 {
 	char best[32];
 
-	pthread_join(s->thread, NULL);
+	pthread_join(s->job.thread, NULL);
 	s->joined = true;
 	if (s->rc != PW_OK) {
 		tui_message(d, true, "design search: %s", s->err.msg);
@@ -217,7 +198,7 @@ tui_planner_tick(struct tui *d)
 			return TUI_DRAW_ALL;
 		}
 	}
-	if (atomic_load(&s->finished)) {
+	if (atomic_load(&s->job.finished)) {
 		tui_planner_join(d, s);
 		redraw = TUI_DRAW_PANEL | TUI_DRAW_MESSAGE;
 	} else {
@@ -242,7 +223,7 @@ tui_planner_cancel(struct tui *d)
 {
 	if (!tui_planner_running(d))
 		return 0;
-	atomic_store(&d->planner->cancel, 1);
+	tui_job_cancel(&d->planner->job);
 	tui_message(d, false, "cancelling the design search: the best "
 	    "candidates so far stay");
 	return TUI_DRAW_MESSAGE;

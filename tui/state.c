@@ -836,11 +836,8 @@ tui_free(struct tui *d)
 	tui_compare_clear(d);
 	tui_sweep_free(d->sweep);
 	tui_planner_free(d->planner);
-	tui_launch_free(d->launch);
+	tui_launch_stop(d->launch);
 	tui_measured_free(d->measured);
-	if (d->launch_work != NULL)
-		pw_workload_clear(d->launch_work);
-	free(d->launch_work);
 	while (d->history.nundo > 0)
 		tui_change_free(&d->history.undo[--d->history.nundo]);
 	tui_history_clear_redo(&d->history);

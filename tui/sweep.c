@@ -3,10 +3,10 @@
  * plan's problem on a thread (pw_sweep_run), polled by the loop, a cursor
  * among its limits and series, and a point loaded as the plan.
  *
- * The thread only runs pw_sweep_run; the designer reads the points it
- * publishes (pw_sweep_get) and joins it once FINISHED is set, so no lock
- * is shared.  A finished sweep is kept for its problem: opening the view
- * again shows it at once.
+ * The thread (a job, job.c) only runs pw_sweep_run; the designer reads
+ * the points it publishes (pw_sweep_get) and joins it once JOB.FINISHED
+ * is set, so the job's lock guards nothing here.  A finished sweep is
+ * kept for its problem: opening the view again shows it at once.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -44,14 +44,33 @@ tui_sweep_stale(const struct tui_sweep *s, const struct pw_problem *p)
 	return stale;
 }
 
-static void *
-tui_sweep_main(void *arg)
+static void
+tui_sweep_main(struct tui_job *j)
 {
-	struct tui_sweep *s = arg;
+	struct tui_sweep *s = (struct tui_sweep *)j;
 
 	s->complete = pw_sweep_run(s->sweep);
-	atomic_store(&s->finished, true);
-	return NULL;
+}
+
+/* Frees the sweep J, which no one else holds. */
+static void
+tui_sweep_destroy(struct tui_job *j)
+{
+	struct tui_sweep *s = (struct tui_sweep *)j;
+
+	pw_sweep_free(s->sweep);
+	pw_problem_free(s->key);
+	pw_problem_free(s->loaded);
+	free(s);
+}
+
+struct tui_sweep *
+tui_sweep_alloc(void)
+{
+	struct tui_sweep *s = pw_xcalloc(1, sizeof *s);
+
+	tui_job_init(&s->job, tui_sweep_main, tui_sweep_destroy);
+	return s;
 }
 
 void
@@ -59,14 +78,12 @@ tui_sweep_free(struct tui_sweep *s)
 {
 	if (s == NULL)
 		return;
+	/* Waited on: the solver sees the flag within its step. */
 	if (!s->joined) {
-		atomic_store(&s->cancel, 1);
-		pthread_join(s->thread, NULL);
+		tui_job_cancel(&s->job);
+		pthread_join(s->job.thread, NULL);
 	}
-	pw_sweep_free(s->sweep);
-	pw_problem_free(s->key);
-	pw_problem_free(s->loaded);
-	free(s);
+	tui_job_release(&s->job);
 }
 
 /* Starts a sweep of D's problem.  Returns it, or NULL with the message
@@ -86,19 +103,16 @@ tui_sweep_start(struct tui *d)
 		o.time_limit = d->time_limit > 0 &&
 		    d->time_limit < TUI_SWEEP_SECONDS ? d->time_limit :
 		    TUI_SWEEP_SECONDS;
-	s = pw_xcalloc(1, sizeof *s);
-	atomic_init(&s->cancel, 0);
-	atomic_init(&s->finished, false);
-	o.cancel = &s->cancel;
+	s = tui_sweep_alloc();
+	o.cancel = &s->job.cancel;
 	if (pw_sweep_new(p, &o, &s->sweep, &err) != PW_OK) {
 		tui_message(d, true, "%s", err.msg);
-		free(s);
+		tui_job_release(&s->job);
 		return NULL;
 	}
-	if (pw_thread_start(&s->thread, tui_sweep_main, s) != 0) {
+	if (tui_job_start(&s->job) != 0) {
 		tui_message(d, true, "sweep: cannot start its thread");
-		pw_sweep_free(s->sweep);
-		free(s);
+		tui_job_release(&s->job);
 		return NULL;
 	}
 	s->key = tui_sweep_key(p);
@@ -155,8 +169,8 @@ tui_sweep_tick(struct tui *d)
 		s->shown = done;
 		redraw |= TUI_DRAW_PANEL;
 	}
-	if (!s->joined && atomic_load(&s->finished)) {
-		pthread_join(s->thread, NULL);
+	if (!s->joined && atomic_load(&s->job.finished)) {
+		pthread_join(s->job.thread, NULL);
 		s->joined = true;
 		tui_message(d, false, "sweep: %zu of %zu points", done,
 		    s->sweep->total);

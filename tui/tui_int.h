@@ -15,7 +15,8 @@
  * key table and its actions), form.c (the constraints panel), prompt.c
  * (the input line and its questions), solve.c (the optimizer in the
  * background), compare.c and sweep.c (the compare view and the memory
- * sweep), plan.c (the design search: the planner on a thread), launch.c
+ * sweep), job.c (a background job's thread and holds), plan.c (the
+ * design search: the planner on a thread), launch.c
  * (the schedule run for real on a thread, and the measured run it
  * leaves), recover.c (the recovery file), layout.c (where each panel and
  * lane goes), colors.c (the colour enum and the glyphs), draw_*.c (one
@@ -315,17 +316,55 @@ struct tui_compare {
 };
 
 /* ------------------------------------------------------------------ */
+/* A background job (job.c): a sweep's, a search's or a launch's thread */
+
+/* The first member of the job's own struct (tui_sweep, tui_planner,
+ * tui_launch), whose RUN and DESTROY callbacks cast it back.  RUN, on
+ * the job's thread, writes what the job's struct says before FINISHED is
+ * set; the designer reads the rest once it has joined the thread. */
+struct tui_job {
+	pthread_t thread;
+	/* 2 while the thread runs and the designer holds it; who drops it
+	 * to 0 frees it (DESTROY), so that the designer lets go of a running
+	 * job without waiting on it. */
+	atomic_int refs;
+	atomic_int cancel;	/* the job's cancel flag */
+	atomic_bool finished;	/* RUN has returned */
+	/* Guards what the job's progress callback writes; COND is signalled
+	 * when CANCEL or FINISHED is set. */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	void	(*run)(struct tui_job *);
+	void	(*destroy)(struct tui_job *);	/* frees the whole struct */
+};
+
+/* Initialises J, held once (by the designer), its thread not started. */
+void	tui_job_init(struct tui_job *j, void (*run)(struct tui_job *),
+	    void (*destroy)(struct tui_job *));
+/* Starts J's thread, which holds J too.  -1 when it could not: J is
+ * held once still, and tui_job_release frees it. */
+int	tui_job_start(struct tui_job *);
+/* Drops one hold on J: the last frees it. */
+void	tui_job_release(struct tui_job *);
+/* Sets J's cancel flag and wakes what waits on J->cond. */
+void	tui_job_cancel(struct tui_job *);
+/* The designer lets go of J's running thread: cancelled, detached, and
+ * released, the thread freeing J when it ends. */
+void	tui_job_let_go(struct tui_job *);
+/* Cancels J and waits up to SECONDS for its thread: joined and J freed
+ * when it ended in time (true), else let go (tui_job_let_go; false). */
+bool	tui_job_stop(struct tui_job *, double seconds);
+
+/* ------------------------------------------------------------------ */
 /* The memory sweep (sweep.c): computed on a thread                    */
 
 /* The solver's sweep (pw_sweep_*) of the plan's problem, run on a
  * thread; drawn (draw_sweep.c) from the points published so far. */
 struct tui_sweep {
+	struct tui_job job;	/* first: the job's callbacks cast it back */
 	struct pw_sweep *sweep;
-	pthread_t thread;
 	bool	joined;		/* the thread is over and joined */
-	atomic_int cancel;	/* the run's cancel flag */
-	atomic_bool finished;	/* the run has returned */
-	bool	complete;	/* it computed every point (once FINISHED) */
+	bool	complete;	/* it computed every point (once JOINED) */
 	/* The problem swept and the last point loaded, their limits set to
 	 * INFINITY (the sweep sets them): a plan whose problem is neither
 	 * makes the sweep stale. */
@@ -343,22 +382,17 @@ struct tui_sweep {
 /* The design search (plan.c): the planner on a thread                 */
 
 /* pw_planner on a copy of the plan's problem, run on its own thread.
- * The thread writes PROGRESS under LOCK (the planner's progress
- * callback) and RC, ERR and RESULT before it sets FINISHED; the designer
- * reads PROGRESS under LOCK and the rest only once it has joined the
- * thread.  Kept after it ends: D again shows its candidates while the
- * plan's problem is the one searched or a candidate's loaded from it. */
+ * The thread writes PROGRESS under JOB.LOCK (the planner's progress
+ * callback) and RC, ERR and RESULT before it sets JOB.FINISHED; the
+ * designer reads PROGRESS under JOB.LOCK and the rest only once it has
+ * joined the thread.  Kept after it ends: D again shows its candidates
+ * while the plan's problem is the one searched or a candidate's loaded
+ * from it. */
 struct tui_planner {
+	struct tui_job job;	/* first: the job's callbacks cast it back */
 	struct pw_problem *problem;	/* the problem searched, owned */
-	pthread_t thread;
 	bool	joined;		/* the thread is over and joined */
-	atomic_int cancel;	/* the planner's cancel flag */
-	atomic_bool finished;	/* pw_planner has returned */
-	/* 2 while the thread runs and the designer holds it; who drops it
-	 * to 0 frees it: the designer lets go of a running search (a
-	 * restart, a stale problem, quitting) without waiting on it. */
-	atomic_int refs;
-	pthread_mutex_t lock;	/* guards PROGRESS, BEST_NAME and PHASE */
+	/* JOB.LOCK guards PROGRESS, BEST_NAME and PHASE. */
 	/* best_name: BEST_NAME, phase: PHASE */
 	struct pw_planner_progress progress;
 	char	best_name[32];
@@ -382,25 +416,23 @@ struct tui_planner {
 
 /* pw_launch of a copy of the plan's schedule on the workload's own
  * problem, on its own thread, polled by the loop as the design search
- * is.  The thread writes PROGRESS under LOCK (the launch's progress
- * callback) and RC, ERR and RESULT before it sets FINISHED; the designer
- * reads PROGRESS under LOCK and the rest only once it has joined. */
+ * is.  The thread writes PROGRESS under JOB.LOCK (the launch's progress
+ * callback) and RC, ERR and RESULT before it sets JOB.FINISHED; the
+ * designer reads PROGRESS under JOB.LOCK and the rest only once it has
+ * joined. */
 struct tui_launch {
+	struct tui_job job;	/* first: the job's callbacks cast it back */
 	struct pw_problem *key;		/* the plan's problem at L, owned */
 	struct pw_problem *problem;	/* the workload's own, owned */
 	struct pw_schedule *sched;	/* what runs, owned */
 	struct pw_workload work;
 	struct pw_rt_opts opts;
 	char	*fail_at;	/* opts.fail_at's, owned; NULL: none */
-	pthread_t thread;
-	atomic_int cancel;	/* the launch's cancel flag */
-	atomic_bool finished;	/* pw_launch has returned */
-	/* 2 while the thread runs and the designer holds it; who drops it
-	 * to 0 frees it, so that the designer lets go of a running launch
-	 * (a changed problem, quitting) without waiting on it. */
-	atomic_int refs;
-	pthread_mutex_t lock;	/* guards PROGRESS */
-	struct pw_rt_progress progress;	/* iteration 0: none yet */
+	/* Tests only (tui.launch_hold): the thread holds after the first
+	 * iteration until cancelled. */
+	bool	hold;
+	struct pw_rt_progress progress;	/* under JOB.LOCK; iteration 0: none
+					 * yet */
 	int	shown;		/* the iteration last shown */
 	int	rc;		/* pw_launch's, once joined */
 	struct pw_error err;
@@ -486,9 +518,10 @@ struct tui {
 	struct tui_planner *planner;
 	struct tui_launch *launch;	/* NULL: none running */
 	struct tui_measured *measured;	/* the last launch's, NULL: none */
-	/* The workload L runs, owned; NULL: pw_workload_for's (tests set a
-	 * larger one). */
-	struct pw_workload *launch_work;
+	/* A test seam, false in the program: L's launch holds its thread
+	 * after its first iteration until it is cancelled, so that a test
+	 * finds it running whatever the machine's speed. */
+	bool	launch_hold;
 
 	char	*edit_path;	/* TUI_DO_EDITOR's file */
 	char	*recover_path;	/* the recovery file, NULL: none */
@@ -506,6 +539,8 @@ struct tui *tui_new(const char *path, int rows, int cols, struct pw_error *);
 /* tui_new of GIVEN (copied) when PATH is NULL and GIVEN is not. */
 struct tui *tui_new_given(const char *path, const struct pw_problem *given,
 	    int rows, int cols, struct pw_error *);
+/* Frees D: a running search is let go, a running launch stopped
+ * (tui_launch_stop, up to TUI_LAUNCH_STOP seconds). */
 void	tui_free(struct tui *);
 
 /* Replaces the plan by PLAN (taken), recording the state before as one
@@ -717,6 +752,11 @@ unsigned tui_sweep_move(struct tui *, int dx, int dy);
 unsigned tui_sweep_load(struct tui *);
 /* "b": switches the plot's y between step time and bubble rate. */
 unsigned tui_sweep_axis(struct tui *);
+/* Returns a sweep, its thread not started, that tui_sweep_free frees:
+ * nothing set but its job (tests fill in one run to the end). */
+struct tui_sweep *tui_sweep_alloc(void);
+/* Frees S (NULL: nothing), cancelling a running sweep and waiting for
+ * its thread. */
 void	tui_sweep_free(struct tui_sweep *);
 
 /* ------------------------------------------------------------------ */
@@ -756,7 +796,7 @@ void	tui_planner_free(struct tui_planner *);
 
 /* L: launches the plan's schedule in the background on the default
  * backend (pw_rt_backend_default) with the workload pw_workload_for
- * gives (tui.launch_work when set) on its own problem, without memory
+ * gives on its own problem, without memory
  * limits; the message line shows its progress. */
 unsigned tui_launch_begin(struct tui *);
 /* Polls the launch (the loop calls it at least 5 times a second): its
@@ -770,6 +810,13 @@ unsigned tui_launch_cancel(struct tui *);
 /* Frees S (NULL: nothing) without waiting: a running launch is
  * cancelled and let go, its thread freeing it when it ends. */
 void	tui_launch_free(struct tui_launch *);
+/* Quitting: cancels a running launch and waits for its thread up to
+ * TUI_LAUNCH_STOP seconds (the engine stops within 100 ms), so that its
+ * workers and their BLAS are not still running when exit() runs the
+ * libraries' destructors; then frees S (NULL: nothing) as
+ * tui_launch_free does. */
+#define TUI_LAUNCH_STOP	2.0
+void	tui_launch_stop(struct tui_launch *);
 /* Attaches RUN (taken, whatever this returns), measured on PROBLEM (the
  * workload's own problem of the plan's; taken too) for the plan's
  * schedule, as the measured run shown; the view fits both spans.
