@@ -5,7 +5,8 @@
 # launch --transport mpi` with 4 ranks on this machine for 1F1B, ZB-H1
 # and PO-F: the gradients against the sequential computation, the loss
 # and the check line as the in-process launch prints them, the measured
-# file through `pipewright check`, an injected failure and a killed rank.
+# file through `pipewright check`, an injected failure, a refusal on rank
+# 0 alone, and a killed rank.
 #
 # Skipped when the program was built without MPI or configure found no
 # mpirun.  make check sets PIPEWRIGHT, MPIRUN and EXAMPLES.  Nothing here
@@ -138,6 +139,11 @@ run env PIPEWRIGHT_FAIL_AT='2:B(2,3)' $MPI4 "$PW" launch "$tmp/p.json" \
 ok "a failure injected on rank 2 ends every rank: exit 4" status_is 4
 ok "in one line naming the op" one_error 'B(2,3)'
 ok "and the device" grep -q 'device 2' "$tmp/err"
+
+# Rank 0 alone reads the file: the others wait for it, and it ends the job.
+run $MPI4 "$PW" launch "$tmp/missing.json" --family 1f1b --transport mpi
+ok "a refusal on rank 0 alone before the run: exit 2, no hang" status_is 2
+ok "in one line naming the file, no banner of mpirun's" one_error 'missing.json'
 
 run timeout $GUARD $MPIRUN -q --allow-run-as-root --oversubscribe -np 3 "$PW" \
     launch "$tmp/p.json" --family 1f1b $LAUNCH --transport mpi
