@@ -15,11 +15,11 @@
  *
  * A hand-off is one message of an 8-byte header (the full 64-bit tag)
  * followed by the floats, described by a struct datatype (the receiver
- * takes them straight into its buffer).  Its MPI tag is the runtime's tag when that is at most
- * MPI_TAG_UB, else the tag mixed and folded below MPI_TAG_UB; the
- * receiver checks the header, so two tags that fold alike in flight
- * between the same two ranks are an error naming both, never a wrong
- * tensor.
+ * takes them straight into its buffer).  Its MPI tag is the runtime's
+ * tag when that is at most MPI_TAG_UB, else the tag mixed and folded
+ * below MPI_TAG_UB; the receiver checks the header, so two tags that fold
+ * alike in flight between the same two ranks are an error naming both,
+ * never a wrong tensor.
  *
  * Without HAVE_MPI (configure found no Open MPI) the same functions say
  * so in one line.
@@ -41,7 +41,16 @@
 
 #include <mpi.h>
 
-/* Nanoseconds between two polls of a pending request. */
+/*
+ * Nanoseconds between two polls of a pending request.  A message that has
+ * arrived, and a stop notice, wait up to one nap before the rank sees
+ * them, so the nap is what a hand-off adds to an op of milliseconds and
+ * what the millisecond a stop is promised above must cover.  Linux lets
+ * a normal thread's nanosleep end up to 50 us late (its default timer
+ * slack), so a shorter nap would hardly be sooner, only wake the rank
+ * more often; 50 us, at most 100 with the slack, leaves the promise ten
+ * naps for the lock and the scheduler of a loaded machine.
+ */
 #define PW_MPI_POLL_NS	50000L
 
 struct pw_mpi {
@@ -523,7 +532,8 @@ pw_mpi_stop(struct pw_rt_net *net)
 }
 
 static int
-pw_mpi_bcast(struct pw_rt_net *net, char **buf, size_t *len, struct pw_error *err)
+pw_mpi_bcast(struct pw_rt_net *net, char **buf, size_t *len,
+    struct pw_error *err)
 {
 	struct pw_mpi *m = net->ctx;
 	MPI_Request req;

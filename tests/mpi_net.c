@@ -2,6 +2,7 @@
  * mpi_net.c - drives the MPI transport (runtime/mpi.c) under mpirun for
  * tests/test_mpi.sh, before and beside the engine's own use of it.
  *
+ *   mpi_net built          exit 0 when the program is built with MPI, else 1
  *   mpi_net start          pw_rt_mpi_start alone (its error without a launcher)
  *   mpi_net handoffs       every rank hands the next one tensors and
  *                          tokens under several tags, all sent before any
@@ -181,11 +182,15 @@ main(int argc, char **argv)
 	struct pw_rt_net *net = NULL;
 	int	rank, size, rc;
 
-	if (argc < 2 || (strcmp(argv[1], "start") != 0 &&
+	if (argc < 2 || (strcmp(argv[1], "built") != 0 &&
+	    strcmp(argv[1], "start") != 0 &&
 	    strcmp(argv[1], "handoffs") != 0 && argc < 3)) {
-		fprintf(stderr, "usage: mpi_net start|handoffs|stop RANK|forever DIR\n");
+		fprintf(stderr, "usage: mpi_net built|start|handoffs|stop RANK|"
+		    "forever DIR\n");
 		return 2;
 	}
+	if (strcmp(argv[1], "built") == 0)
+		return pw_rt_mpi_built() ? 0 : 1;
 	if (pw_rt_mpi_start(&rank, &size, &err) != PW_OK) {
 		fprintf(stderr, "mpi_net: %s\n", err.msg);
 		return 2;
