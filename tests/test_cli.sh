@@ -1198,7 +1198,22 @@ run "$PW" calibrate "$tmp/m.json" -o "$tmp/cal.json"
 ok "calibrate exits 0" status_is 0
 ok "calibrate prints the fit per stage" [ "$(grep -c '^[0-3]  ' "$tmp/out")" -eq 4 ]
 ok "calibrate prints the residual" out_has '^residual   '
-ok "calibrate prints the calibrated prediction" out_has '^prediction predicted [0-9.]* [mun]*s against measured [0-9.]* [mun]*s ([0-9.]*; before calibration [0-9.]*)$'
+ok "calibrate prints the calibrated prediction" out_has '^prediction predicted [0-9.]* [mun]*s against measured [0-9.]* [mun]*s (the run'"'"'s step): ratio [0-9.e+-]*, before calibration [0-9.e+-]*$'
+run "$PW" calibrate "$tmp/m.json" "$tmp/m.json"
+ok "calibrate of two runs exits 0" status_is 0
+ok "its prediction stands against the runs' mean step" out_has '^prediction .* (the runs'"'"' mean step): ratio '
+run "$PW" launch "$UNIT" --family 1f1b $LAUNCH --workload tokens=16 -o "$tmp/m16.json"
+fails 2 "m16.json): workload tokens 16, run 1 tokens 32" "calibrate of runs of two workloads" "$PW" calibrate "$tmp/m.json" "$tmp/m16.json"
+sed 's/"comm": 0.0/"comm": 0.5/' "$UNIT" >"$tmp/comm.json"
+run "$PW" launch "$tmp/comm.json" --family 1f1b $LAUNCH -o "$tmp/mc.json"
+fails 2 "mc.json): another problem (stage 0's comm 0.5, run 1 0)" "calibrate of runs of two problems" "$PW" calibrate "$tmp/m.json" "$tmp/mc.json"
+# An offloading schedule's transfers fit the link.
+sed 's/^  \]$/  ],\n  "link": {"d2h": 1.0, "h2d": 1.0, "latency": 0.0, "duplex": true}/' "$UNIT" >"$tmp/link.json"
+run "$PW" launch "$tmp/link.json" --family po-h $LAUNCH -o "$tmp/mpo.json"
+ok "launch of po-h on an offload problem exits 0" status_is 0
+run "$PW" calibrate "$tmp/mpo.json"
+ok "calibrate of an offloading run exits 0" status_is 0
+ok "it fits the link, its residual in seconds" out_has '^link       d2h [0-9.]* [KMGT]*i*B/s, h2d [0-9.]* [KMGT]*i*B/s, latency [0-9.]* [mun]*s.* (residual [0-9.]* [mun]*s)$'
 run "$PW" eval "$tmp/cal.json" --family 1f1b
 ok "the calibrated problem file loads back" status_is 0
 run "$PW" calibrate "$tmp/m.json" -o "$tmp/cal.lua"

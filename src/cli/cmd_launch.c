@@ -568,7 +568,7 @@ cmd_calibrate_print(FILE *fp, const struct pw_calibration *fit)
 {
 	static const char head[6][PW_CMD_CELL] = { "stage", "f", "b", "w",
 	    "comm", "samples" };
-	char (*cells)[PW_CMD_CELL], b1[32], b2[32], b3[32];
+	char (*cells)[PW_CMD_CELL], b1[32], b2[32], b3[32], b4[32];
 	int s;
 
 	cells = pw_xcalloc(((size_t)fit->nstages + 1) * 6, sizeof *cells);
@@ -596,7 +596,7 @@ cmd_calibrate_print(FILE *fp, const struct pw_calibration *fit)
 		    pw_fmt_bytes(b2, sizeof b2, fit->h2d), pw_fmt_seconds(b3,
 		    sizeof b3, fit->latency), fit->link_separable ? "" :
 		    " (every transfer moved the same bytes: no latency apart)",
-		    pw_fmt_seconds(b1, sizeof b1, fit->link_residual));
+		    pw_fmt_seconds(b4, sizeof b4, fit->link_residual));
 	fprintf(fp, "%-10s %s RMS over the op durations (%.1f%% relative)\n",
 	    "residual", pw_fmt_seconds(b1, sizeof b1, fit->residual),
 	    100 * fit->relative);
@@ -607,18 +607,95 @@ static int
 cmd_calibrate_predict(const struct pw_problem *problem,
     const struct pw_plan *plan, double *out, struct pw_error *err)
 {
-	struct pw_timing *t;
-	struct pw_metrics *m;
+	struct pw_plan *on;
 	int rc;
 
-	if ((rc = pw_simulate(problem, pw_plan_schedule(plan), &t, err)) !=
-	    PW_OK)
+	if ((rc = pw_plan_new(pw_problem_copy(problem),
+	    pw_schedule_copy(pw_plan_schedule(plan)), &on, err)) != PW_OK)
 		return rc;
-	m = pw_metrics_compute(problem, pw_plan_schedule(plan), t);
-	*out = m->makespan;
-	pw_metrics_free(m);
-	pw_timing_free(t);
+	*out = pw_plan_metrics(on)->makespan;
+	pw_plan_free(on);
 	return PW_OK;
+}
+
+/* Whether A (run N's problem) differs from B (run 1's): then WHY names
+ * the first stage field that does, or what else. */
+static bool
+cmd_calibrate_other(const struct pw_problem *a, const struct pw_problem *b,
+    char *why, size_t len)
+{
+	static const char *const name[] = { "f", "b", "w", "act", "hold",
+	    "offload", "comm" };
+	const struct pw_stage *x, *y;
+	double va[7], vb[7];
+	int s, k;
+
+	if (pw_problem_same(a, b))
+		return false;
+	if (a->nstages != b->nstages) {
+		snprintf(why, len, "another problem (%d stages, run 1 %d)",
+		    a->nstages, b->nstages);
+		return true;
+	}
+	for (s = 0; s < a->nstages; s++) {
+		x = &a->stages[s];
+		y = &b->stages[s];
+		memcpy(va, (double[7]){ x->f, x->b, x->w, x->act, x->hold,
+		    x->offload, x->comm }, sizeof va);
+		memcpy(vb, (double[7]){ y->f, y->b, y->w, y->act, y->hold,
+		    y->offload, y->comm }, sizeof vb);
+		for (k = 0; k < 7; k++)
+			if (va[k] != vb[k]) {
+				snprintf(why, len, "another problem (stage %d's"
+				    " %s %.6g, run 1 %.6g)", s, name[k], va[k],
+				    vb[k]);
+				return true;
+			}
+	}
+	snprintf(why, len, "another problem (its devices, memory or link)");
+	return true;
+}
+
+/* Reads the measured runs of A's files into RUNS, each of the first's
+ * problem BASE and workload: a mean over other problems fits none. */
+static int
+cmd_calibrate_runs(const struct pw_cmd_args *a, const struct pw_problem *base,
+    struct pw_measured **runs)
+{
+	struct pw_problem *p;
+	struct pw_error err;
+	char why[192];
+	bool other;
+	int i, rc;
+
+	for (i = 0; i < a->nrest; i++) {
+		if ((rc = pw_measured_read(a->rest[i], &runs[i], &err)) !=
+		    PW_OK) {
+			pw_cmd_fail("%s", err.msg);
+			return pw_cmd_status(rc);
+		}
+		if (runs[i] == NULL) {
+			pw_cmd_fail("calibrate: %s has no measured run (launch"
+			    " -o writes one)", pw_cmd_label(a->rest[i]));
+			return PW_EXIT_INPUT;
+		}
+		if (i == 0)
+			continue;
+		if ((p = pw_problem_read(a->rest[i], &err)) == NULL) {
+			pw_cmd_fail("%s", err.msg);
+			return PW_EXIT_INPUT;
+		}
+		other = pw_workload_differs(&runs[i]->workload,
+		    &runs[0]->workload, why, sizeof why) ||
+		    cmd_calibrate_other(p, base, why, sizeof why);
+		pw_problem_free(p);
+		if (other) {
+			pw_cmd_fail("calibrate: measured run %d (%s): %s", i + 1,
+			    pw_cmd_label(a->rest[i]), why);
+			return PW_EXIT_INPUT;
+		}
+	}
+	return PW_EXIT_OK;
 }
 
 /* Whether PATH ends with SUFFIX. */
@@ -685,23 +762,13 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 		status = pw_cmd_status(rc);
 		goto out;
 	}
-	for (i = 0; i < a->nrest; i++) {
-		if ((rc = pw_measured_read(a->rest[i], &runs[i], &err)) !=
-		    PW_OK) {
-			pw_cmd_fail("%s", err.msg);
-			status = pw_cmd_status(rc);
-			goto out;
-		}
-		if (runs[i] == NULL) {
-			pw_cmd_fail("calibrate: %s has no measured run (launch"
-			    " -o writes one)", pw_cmd_label(a->rest[i]));
-			goto out;
-		}
-	}
+	if ((status = cmd_calibrate_runs(a, pw_plan_problem(plan), runs)) !=
+	    PW_EXIT_OK)
+		goto out;
 	if ((rc = pw_calibrate(pw_plan_problem(plan),
 	    (const struct pw_measured *const *)runs, (size_t)a->nrest,
 	    &calibrated, &fit, &err)) != PW_OK) {
-		pw_cmd_fail("calibrate: %s", err.msg);
+		pw_cmd_fail("%s", err.msg);
 		status = pw_cmd_status(rc);
 		goto out;
 	}
@@ -713,12 +780,24 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 		goto out;
 	}
 	before = pw_plan_metrics(plan)->makespan;
-	measured = pw_measured_step(runs[0]);
+	/* Every run is of one schedule on one problem: their mean step is
+	 * what the calibrated prediction stands against. */
+	measured = 0;
+	for (i = 0; i < a->nrest; i++)
+		measured += pw_measured_step(runs[i]) / a->nrest;
+	if (!(measured > 0) || !isfinite(after) || !isfinite(measured)) {
+		pw_cmd_fail("calibrate: %s: the measured step is %g s and the "
+		    "calibrated prediction %g s: no ratio to report",
+		    pw_cmd_label(a->rest[0]), measured, after);
+		status = PW_EXIT_INPUT;
+		goto out;
+	}
 	cmd_calibrate_print(stdout, &fit);
-	printf("%-10s predicted %s against measured %s (%.3f; before "
-	    "calibration %.3f)\n", "prediction", pw_fmt_seconds(b1, sizeof b1,
-	    after), pw_fmt_seconds(b2, sizeof b2, measured), after / measured,
-	    before / measured);
+	printf("%-10s predicted %s against measured %s (%s): ratio %.4g, "
+	    "before calibration %.4g\n", "prediction", pw_fmt_seconds(b1,
+	    sizeof b1, after), pw_fmt_seconds(b2, sizeof b2, measured),
+	    a->nrest == 1 ? "the run's step" : "the runs' mean step",
+	    after / measured, before / measured);
 	status = a->output_given ? cmd_calibrate_write(a->output, calibrated) :
 	    PW_EXIT_OK;
 out:
