@@ -1226,6 +1226,7 @@ fails 2 "has no measured run" "calibrate of a file without a run" "$PW" calibrat
 run "$PW" launch "$UNIT" --family 1f1b --dry-run
 ok "launch --dry-run exits 0" status_is 0
 ok "it prints the workload's problem" out_has '"pipewright.problem.v1"'
+ok "and the workload on stderr" err_has '^workload: .*attention is not part of the workload$'
 ok "which parses" json_ok "$tmp/out"
 run env PIPEWRIGHT_FAIL_AT='1:F(1,2)' "$PW" launch "$UNIT" --family 1f1b $LAUNCH
 ok "a failure injected into a worker exits 4" status_is 4
@@ -1241,6 +1242,24 @@ ok "a schedule above --memory-limit is refused" status_is 2
 ok "naming the device" err_has 'device [0-3]'
 signal_when INT 'grep -q "^iteration 2/" "$tmp/bg.err"' "$PW" launch "$UNIT" --family 1f1b --iterations 100000 --no-check
 ok "Ctrl-C stops a launch: exit 4" [ "$signalled" -eq 4 ]
+ok "saying at which iteration" grep -q '^pipewright: launch: cancelled at iteration [0-9]* of 100001$' "$tmp/bg.err"
+ok "in one line" [ "$(grep -vc '^iteration ' "$tmp/bg.err")" -eq 1 ]
+# The family is chosen on the workload's bytes, within --memory-limit.
+run "$PW" launch "$tmp/comm.json" --iterations 1 --memory-limit 700KiB
+ok "launch of a problem under a limit runs a family within it" status_is 0
+ok "and says which" out_has '^schedule    [a-z0-9-]*$'
+"$PW" schedule "$UNIT" --family 1f1b -o "$tmp/s1.json" >/dev/null
+run "$PW" launch "$tmp/s1.json" --iterations 1
+ok "launch of a schedule file says its family" out_has '^schedule    1f1b (from .*s1.json)$'
+ok "one iteration is singular" out_has '(median of 1 iteration after 1 warm-up)$'
+ok "the loss's error is named so" out_has '; loss error [0-9.e+-]*$'
+sed 's/^  "ops": \[$/  "pins": [{"before": {"kind": "F", "stage": 0, "mb": 1}, "after": {"kind": "F", "stage": 0, "mb": 0}}],\n  "ops": [/' \
+    "$tmp/s1.json" >"$tmp/pinned.json"
+fails 2 "pinned.json: the schedule breaks its pin 0: F(0,1)" "launch of a schedule that breaks its pin" "$PW" launch "$tmp/pinned.json" --iterations 1
+ok "refused before it runs" lacks '^iteration ' "$tmp/err"
+run "$PW" launch "$tmp/m16.json" --iterations 1
+ok "a measured file runs again on its recorded workload" err_has '^launch: the workload recorded in .*m16.json (--workload sets another)$'
+ok "which is the one it ran" out_has '16 tokens per microbatch'
 
 # ------------------------------------------------------------ docs
 # docs/cli.md's family table is the registry: the names and summaries of
