@@ -1165,6 +1165,7 @@ ok "launch lists the 5 ops that differ most" [ "$(sed -n '/^the ops that differ 
 ok "launch -o writes the measured file" grep -q '"measured"' "$tmp/m.json"
 run "$PW" show "$tmp/m.json" --width 100
 ok "show of a measured file exits 0" status_is 0
+ok "show of a sound measured file warns of nothing" [ ! -s "$tmp/err" ]
 ok "show says it draws the measured timeline" out_has '^measured (cpu, 2 iterations, median step)$'
 ok "it draws one row per device" [ "$(grep -c '^dev [0-9]' "$tmp/out")" -eq 4 ]
 run "$PW" show "$tmp/m.json" --width 100 --predicted
@@ -1177,8 +1178,15 @@ ok "export of a measured file writes JSON" out_starts "{"
 run "$PW" check "$tmp/m.json"
 ok "check of a measured file passes" status_is 0
 ok "it checks the measured timeline" out_has ': valid ([0-9]* ops, measured)$'
+# F(0,1) moved onto F(0,0): one device running two ops at once.
+sed '/"op": "F(0,1)"/s/"start": [0-9.e-]*/"start": 0.0/' "$tmp/m.json" >"$tmp/overlap.json"
+run "$PW" show "$tmp/overlap.json" --width 100
+ok "show of a measured timeline that breaks a rule exits 0" status_is 0
+ok "warning in one line" one_error 'overlap.json'
+ok "which names the rules broken and the check to run" err_has '^pipewright: warning: the measured timeline breaks [0-9]* rules*: pipewright check .*overlap.json$'
 run "$PW" eval --against "$tmp/m.json" "$tmp/m.json"
 ok "eval --against exits 0" status_is 0
+ok "eval --against says which prediction" out_has '^.*m.json measured against the prediction of .*m.json on its problem$'
 ok "eval --against compares the step time" out_has '^step time  '
 ok "eval --against lists every op by its error" [ "$(sed -n '/^ops by error:$/,/^$/p' "$tmp/out" | grep -c '^[FBW]')" -eq 64 ]
 ok "eval --against gives the mean absolute error" out_has '^mean absolute error  [0-9.]*% of the predicted durations (64 ops)$'

@@ -35,7 +35,7 @@ cmd_launch_ratio(char *buf, size_t len, double measured, double predicted)
 	if (!(predicted > 0) || !isfinite(measured))
 		snprintf(buf, len, "-");
 	else
-		snprintf(buf, len, r >= 0.01 && r < 1000 ? "%.3f" : "%.3g", r);
+		snprintf(buf, len, r >= 0.01 && r < 1000 ? "%.3f" : "%.4g", r);
 }
 
 /* One row of the step-and-devices table: NAME, the two values (seconds
