@@ -267,6 +267,36 @@ bench_predict(const struct pw_problem *p, const struct bench_case *c)
 	return makespan;
 }
 
+/* The loop closed: the best family on the calibrated problem CAL,
+ * launched, its prediction against its measured step. */
+static void
+bench_reoptimize(const struct pw_problem *cal)
+{
+	struct pw_compare_row *rows = pw_compare_rows(cal);
+	int best = pw_compare_best(rows);
+	struct pw_measured *m = NULL;
+	struct bench_case c;
+	double predicted, measured;
+
+	pw_compare_rows_free(rows);
+	if (best < 0) {
+		printf("  re-optimized: no family builds a schedule\n");
+		return;
+	}
+	if (!bench_case_new(pw_families[best].name, pw_problem_copy(cal),
+	    BENCH_WORKLOAD, &c))
+		return;
+	if (bench_launch(&c, &m)) {
+		predicted = bench_predict(c.problem, &c);
+		measured = pw_measured_step(m);
+		printf("  re-optimized: %s, predicted %.2f ms, measured %.2f ms,"
+		    " ratio %.3f\n", pw_families[best].name, predicted * 1e3,
+		    measured * 1e3, predicted / measured);
+	}
+	pw_measured_free(m);
+	bench_case_free(&c);
+}
+
 /* (2) on FAMILY's schedule of P (taken). */
 static void
 bench_calibrate_one(const char *family, struct pw_problem *p)
@@ -297,6 +327,7 @@ bench_calibrate_one(const char *family, struct pw_problem *p)
 	printf("%-8s %-10.2f %-10.2f %-10.2f %-8.3f %-8.3f %-9.4f %s\n", family,
 	    measured * 1e3, before * 1e3, after * 1e3, before / measured,
 	    after / measured, fit.relative, met ? "yes" : "no");
+	bench_reoptimize(cal);
 out:
 	bench_met += met;
 	pw_calibration_free(&fit);

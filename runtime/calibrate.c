@@ -286,6 +286,37 @@ pw_cal_apply(const struct pw_cal *c, struct pw_problem *p,
 	return PW_OK;
 }
 
+bool
+pw_workload_differs(const struct pw_workload *a, const struct pw_workload *b,
+    char *why, size_t len)
+{
+	int s;
+
+	if (a->hidden != b->hidden)
+		snprintf(why, len, "workload hidden %d, run 1 hidden %d",
+		    a->hidden, b->hidden);
+	else if (a->ffn != b->ffn)
+		snprintf(why, len, "workload ffn %d, run 1 ffn %d", a->ffn,
+		    b->ffn);
+	else if (a->tokens != b->tokens)
+		snprintf(why, len, "workload tokens %d, run 1 tokens %d",
+		    a->tokens, b->tokens);
+	else if (a->nstages != b->nstages)
+		snprintf(why, len, "workload of %d stages, run 1 %d",
+		    a->nstages, b->nstages);
+	else {
+		for (s = 0; s < a->nstages; s++)
+			if (a->layers[s] != b->layers[s]) {
+				snprintf(why, len, "workload stage %d's layers"
+				    " %d, run 1 %d", s, a->layers[s],
+				    b->layers[s]);
+				return true;
+			}
+		return false;
+	}
+	return true;
+}
+
 int
 pw_calibrate(const struct pw_problem *base, const struct pw_measured *const *runs,
     size_t nruns, struct pw_problem **out, struct pw_calibration *fit,
@@ -294,7 +325,7 @@ pw_calibrate(const struct pw_problem *base, const struct pw_measured *const *run
 	struct pw_cal c = { .base = base };
 	struct pw_problem *p = NULL;
 	size_t r, *at = NULL;
-	char where[64];
+	char where[64], why[128];
 	int rc = PW_OK;
 
 	*out = NULL;
@@ -308,6 +339,13 @@ pw_calibrate(const struct pw_problem *base, const struct pw_measured *const *run
 		if ((rc = pw_measured_validate(base, NULL, runs[r], where,
 		    err)) != PW_OK)
 			return rc;
+		/* Runs of other sizes time other ops: one mean would fit
+		 * neither. */
+		if (r > 0 && pw_workload_differs(&runs[r]->workload,
+		    &runs[0]->workload, why, sizeof why)) {
+			pw_error_set(err, "calibrate: %s: %s", where, why);
+			return PW_ERR_INPUT;
+		}
 	}
 	fit->nstages = base->nstages;
 	fit->runs = (int)nruns;

@@ -94,12 +94,6 @@ bool	pw_eval_better(const struct pw_eval *a, const struct pw_eval *b);
  * memory (the sum of the devices' peaks). */
 bool	pw_eval_leaner(const struct pw_eval *a, const struct pw_eval *b);
 
-/* eval.c: false (and the first broken pin in WHY) unless every pin holds
- * in timing T; a pin naming B or W of a fused backward means its BW, one
- * naming BW of a split backward its B. */
-bool	pw_pins_hold(const struct pw_problem *, const struct pw_timing *,
-	    const struct pw_pin *, size_t npins, char *why, size_t len);
-
 /* eval.c: fills E for SCHED, whose simulated timing is T. */
 void	pw_solver_judge(const struct pw_problem *, const struct pw_schedule *,
 	    const struct pw_timing *, enum pw_objective,

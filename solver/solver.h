@@ -440,4 +440,10 @@ char	*pw_design_layout_name(const struct pw_design *, char *buf, size_t len);
 char	*pw_design_split_name(const struct pw_design *, int nstages,
 	    char *buf, size_t len);
 
+/* eval.c: false (and the first broken pin in WHY) unless every pin holds
+ * in timing T; a pin naming B or W of a fused backward means its BW, one
+ * naming BW of a split backward its B. */
+bool	pw_pins_hold(const struct pw_problem *, const struct pw_timing *,
+	    const struct pw_pin *, size_t npins, char *why, size_t len);
+
 #endif /* PW_SOLVER_H */

@@ -1165,6 +1165,7 @@ ok "launch lists the 5 ops that differ most" [ "$(sed -n '/^the ops that differ 
 ok "launch -o writes the measured file" grep -q '"measured"' "$tmp/m.json"
 run "$PW" show "$tmp/m.json" --width 100
 ok "show of a measured file exits 0" status_is 0
+ok "show of a sound measured file warns of nothing" [ ! -s "$tmp/err" ]
 ok "show says it draws the measured timeline" out_has '^measured (cpu, 2 iterations, median step)$'
 ok "it draws one row per device" [ "$(grep -c '^dev [0-9]' "$tmp/out")" -eq 4 ]
 run "$PW" show "$tmp/m.json" --width 100 --predicted
@@ -1177,8 +1178,15 @@ ok "export of a measured file writes JSON" out_starts "{"
 run "$PW" check "$tmp/m.json"
 ok "check of a measured file passes" status_is 0
 ok "it checks the measured timeline" out_has ': valid ([0-9]* ops, measured)$'
+# F(0,1) moved onto F(0,0): one device running two ops at once.
+sed '/"op": "F(0,1)"/s/"start": [0-9.e-]*/"start": 0.0/' "$tmp/m.json" >"$tmp/overlap.json"
+run "$PW" show "$tmp/overlap.json" --width 100
+ok "show of a measured timeline that breaks a rule exits 0" status_is 0
+ok "warning in one line" one_error 'overlap.json'
+ok "which names the rules broken and the check to run" err_has '^pipewright: warning: the measured timeline breaks [0-9]* rules*: pipewright check .*overlap.json$'
 run "$PW" eval --against "$tmp/m.json" "$tmp/m.json"
 ok "eval --against exits 0" status_is 0
+ok "eval --against says which prediction" out_has '^.*m.json measured against the prediction of .*m.json on its problem$'
 ok "eval --against compares the step time" out_has '^step time  '
 ok "eval --against lists every op by its error" [ "$(sed -n '/^ops by error:$/,/^$/p' "$tmp/out" | grep -c '^[FBW]')" -eq 64 ]
 ok "eval --against gives the mean absolute error" out_has '^mean absolute error  [0-9.]*% of the predicted durations (64 ops)$'
@@ -1198,7 +1206,22 @@ run "$PW" calibrate "$tmp/m.json" -o "$tmp/cal.json"
 ok "calibrate exits 0" status_is 0
 ok "calibrate prints the fit per stage" [ "$(grep -c '^[0-3]  ' "$tmp/out")" -eq 4 ]
 ok "calibrate prints the residual" out_has '^residual   '
-ok "calibrate prints the calibrated prediction" out_has '^prediction predicted [0-9.]* [mun]*s against measured [0-9.]* [mun]*s ([0-9.]*; before calibration [0-9.]*)$'
+ok "calibrate prints the calibrated prediction" out_has '^prediction predicted [0-9.]* [mun]*s against measured [0-9.]* [mun]*s (the run'"'"'s step): ratio [0-9.e+-]*, before calibration [0-9.e+-]*$'
+run "$PW" calibrate "$tmp/m.json" "$tmp/m.json"
+ok "calibrate of two runs exits 0" status_is 0
+ok "its prediction stands against the runs' mean step" out_has '^prediction .* (the runs'"'"' mean step): ratio '
+run "$PW" launch "$UNIT" --family 1f1b $LAUNCH --workload tokens=16 -o "$tmp/m16.json"
+fails 2 "m16.json): workload tokens 16, run 1 tokens 32" "calibrate of runs of two workloads" "$PW" calibrate "$tmp/m.json" "$tmp/m16.json"
+sed 's/"comm": 0.0/"comm": 0.5/' "$UNIT" >"$tmp/comm.json"
+run "$PW" launch "$tmp/comm.json" --family 1f1b $LAUNCH -o "$tmp/mc.json"
+fails 2 "mc.json): another problem (stage 0's comm 0.5, run 1 0)" "calibrate of runs of two problems" "$PW" calibrate "$tmp/m.json" "$tmp/mc.json"
+# An offloading schedule's transfers fit the link.
+sed 's/^  \]$/  ],\n  "link": {"d2h": 1.0, "h2d": 1.0, "latency": 0.0, "duplex": true}/' "$UNIT" >"$tmp/link.json"
+run "$PW" launch "$tmp/link.json" --family po-h $LAUNCH -o "$tmp/mpo.json"
+ok "launch of po-h on an offload problem exits 0" status_is 0
+run "$PW" calibrate "$tmp/mpo.json"
+ok "calibrate of an offloading run exits 0" status_is 0
+ok "it fits the link, its residual in seconds" out_has '^link       d2h [0-9.]* [KMGT]*i*B/s, h2d [0-9.]* [KMGT]*i*B/s, latency [0-9.]* [mun]*s.* (residual [0-9.]* [mun]*s)$'
 run "$PW" eval "$tmp/cal.json" --family 1f1b
 ok "the calibrated problem file loads back" status_is 0
 run "$PW" calibrate "$tmp/m.json" -o "$tmp/cal.lua"
@@ -1211,6 +1234,7 @@ fails 2 "has no measured run" "calibrate of a file without a run" "$PW" calibrat
 run "$PW" launch "$UNIT" --family 1f1b --dry-run
 ok "launch --dry-run exits 0" status_is 0
 ok "it prints the workload's problem" out_has '"pipewright.problem.v1"'
+ok "and the workload on stderr" err_has '^workload: .*attention is not part of the workload$'
 ok "which parses" json_ok "$tmp/out"
 run env PIPEWRIGHT_FAIL_AT='1:F(1,2)' "$PW" launch "$UNIT" --family 1f1b $LAUNCH
 ok "a failure injected into a worker exits 4" status_is 4
@@ -1226,6 +1250,24 @@ ok "a schedule above --memory-limit is refused" status_is 2
 ok "naming the device" err_has 'device [0-3]'
 signal_when INT 'grep -q "^iteration 2/" "$tmp/bg.err"' "$PW" launch "$UNIT" --family 1f1b --iterations 100000 --no-check
 ok "Ctrl-C stops a launch: exit 4" [ "$signalled" -eq 4 ]
+ok "saying at which iteration" grep -q '^pipewright: launch: cancelled at iteration [0-9]* of 100001$' "$tmp/bg.err"
+ok "in one line" [ "$(grep -vc '^iteration ' "$tmp/bg.err")" -eq 1 ]
+# The family is chosen on the workload's bytes, within --memory-limit.
+run "$PW" launch "$tmp/comm.json" --iterations 1 --memory-limit 700KiB
+ok "launch of a problem under a limit runs a family within it" status_is 0
+ok "and says which" out_has '^schedule    [a-z0-9-]*$'
+"$PW" schedule "$UNIT" --family 1f1b -o "$tmp/s1.json" >/dev/null
+run "$PW" launch "$tmp/s1.json" --iterations 1
+ok "launch of a schedule file says its family" out_has '^schedule    1f1b (from .*s1.json)$'
+ok "one iteration is singular" out_has '(median of 1 iteration after 1 warm-up)$'
+ok "the loss's error is named so" out_has '; loss error [0-9.e+-]*$'
+sed 's/^  "ops": \[$/  "pins": [{"before": {"kind": "F", "stage": 0, "mb": 1}, "after": {"kind": "F", "stage": 0, "mb": 0}}],\n  "ops": [/' \
+    "$tmp/s1.json" >"$tmp/pinned.json"
+fails 2 "pinned.json: the schedule breaks its pin 0: F(0,1)" "launch of a schedule that breaks its pin" "$PW" launch "$tmp/pinned.json" --iterations 1
+ok "refused before it runs" lacks '^iteration ' "$tmp/err"
+run "$PW" launch "$tmp/m16.json" --iterations 1
+ok "a measured file runs again on its recorded workload" err_has '^launch: the workload recorded in .*m16.json (--workload sets another)$'
+ok "which is the one it ran" out_has '16 tokens per microbatch'
 
 # ------------------------------------------------------------ docs
 # docs/cli.md's family table is the registry: the names and summaries of

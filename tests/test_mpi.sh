@@ -114,7 +114,7 @@ ok "in one line naming the launchers" one_error 'needs a launcher'
 
 # The relative errors the gradients line states: the gradients', the loss's.
 grad_errors() {
-	sed -n 's/^gradients   max relative error \([^ ]*\) against.*; loss \(.*\)$/\1 \2/p' "$1"
+	sed -n 's/^gradients   max relative error \([^ ]*\) against.*; loss error \(.*\)$/\1 \2/p' "$1"
 }
 for family in 1f1b zb-h1 po-f; do
 	run "$PW" launch "$tmp/p.json" --family $family $LAUNCH -o "$tmp/local.json"

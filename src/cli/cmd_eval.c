@@ -247,8 +247,12 @@ cmd_eval_against(const struct pw_cmd_args *a)
 	if (a->json)
 		status = pw_cmd_json_print(stdout, pw_cmd_measured_json(&cmp),
 		    "eval: cannot write the comparison to stdout");
-	else
+	else {
+		printf("%s measured against the prediction of %s on its "
+		    "problem\n\n", pw_cmd_label(a->pos[0]),
+		    pw_cmd_label(a->against));
 		pw_cmd_measured_print(stdout, &cmp, 0);
+	}
 	pw_measured_cmp_free(&cmp);
 out:
 	pw_measured_free(m);

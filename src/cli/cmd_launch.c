@@ -16,6 +16,7 @@
 #include "runtime.h"
 #include "cmd.h"
 #include "pwlua.h"
+#include "solver.h"
 
 /* The ops launch lists against their prediction. */
 #define CMD_LAUNCH_TOP_OPS	5
@@ -34,7 +35,7 @@ cmd_launch_ratio(char *buf, size_t len, double measured, double predicted)
 	if (!(predicted > 0) || !isfinite(measured))
 		snprintf(buf, len, "-");
 	else
-		snprintf(buf, len, r >= 0.01 && r < 1000 ? "%.3f" : "%.3g", r);
+		snprintf(buf, len, r >= 0.01 && r < 1000 ? "%.3f" : "%.4g", r);
 }
 
 /* One row of the step-and-devices table: NAME, the two values (seconds
@@ -159,44 +160,47 @@ pw_cmd_measured_json(const struct pw_measured_cmp *cmp)
 /* What a launch runs and what it predicts, rank 0's; one cleanup. */
 struct cmd_launch_run {
 	struct pw_plan *plan;		/* the schedule and its problem */
-	const char *family;		/* the family chosen, NULL for a file */
+	const char *family;		/* the family chosen or NAMED */
+	char *named;			/* a schedule file's family */
+	struct pw_problem *input;	/* a problem to choose a family for */
+	struct pw_measured *recorded;	/* a measured file's run */
 	struct pw_workload work;
 	struct pw_problem *problem;	/* the workload's own */
-	struct pw_timing *timing;	/* of the schedule on PROBLEM */
-	struct pw_metrics *metrics;
+	struct pw_plan *pred;		/* the schedule on PROBLEM */
 };
 
 static void
 cmd_launch_run_free(struct cmd_launch_run *r)
 {
 	pw_plan_free(r->plan);
+	free(r->named);
+	pw_problem_free(r->input);
+	pw_measured_free(r->recorded);
 	pw_workload_clear(&r->work);
 	pw_problem_free(r->problem);
-	pw_timing_free(r->timing);
-	pw_metrics_free(r->metrics);
+	pw_plan_free(r->pred);
 }
 
-/* The best family's plan for PROBLEM (taken) into R. */
+/* The best family's plan for the workload's problem R->problem, whose
+ * bytes and limits are what the run keeps, into R. */
 static int
-cmd_launch_best(const struct pw_cmd_args *a, struct pw_problem *problem,
-    struct cmd_launch_run *r)
+cmd_launch_best(const struct pw_cmd_args *a, struct cmd_launch_run *r)
 {
-	struct pw_compare_row *rows = pw_compare_rows(problem);
+	struct pw_compare_row *rows = pw_compare_rows(r->problem);
 	int best = pw_compare_best(rows), rc;
 	struct pw_error err;
 
 	if (best < 0) {
-		pw_cmd_fail("launch: no schedule family builds a schedule for"
-		    " %s (%s)", pw_cmd_input_label(a), rows[0].why);
+		pw_cmd_fail("launch: no schedule family builds a schedule within"
+		    " the limits for the workload of %s (%s)",
+		    pw_cmd_input_label(a), rows[0].why);
 		pw_compare_rows_free(rows);
-		pw_problem_free(problem);
 		return PW_EXIT_INPUT;
 	}
 	pw_compare_rows_free(rows);
 	r->family = pw_families[best].name;
-	rc = pw_plan_family(&pw_families[best], problem, &r->plan, &err);
-	pw_problem_free(problem);
-	if (rc != PW_OK) {
+	if ((rc = pw_plan_family(&pw_families[best], r->problem, &r->plan,
+	    &err)) != PW_OK) {
 		pw_cmd_fail("launch: %s on %s: %s", r->family,
 		    pw_cmd_input_label(a), err.msg);
 		return pw_cmd_status(rc);
@@ -204,17 +208,79 @@ cmd_launch_best(const struct pw_cmd_args *a, struct pw_problem *problem,
 	return PW_EXIT_OK;
 }
 
-/* The plan A's input runs: a schedule file's, --family's, or the best
- * family's for a problem. */
+/* The family schedule file PATH records, "FAMILY (from PATH)" (the
+ * caller owns it), else PATH's name: the readers keep the orders
+ * alone. */
+static char *
+cmd_launch_family(const char *path)
+{
+	json_t *root = strcmp(path, "-") == 0 ? NULL : json_load_file(path, 0,
+	    NULL);
+	const char *family = json_string_value(json_object_get(root,
+	    "family"));
+	char *out;
+
+	if (family != NULL)
+		out = pw_xasprintf("%s (from %s)", family, pw_cmd_label(path));
+	else
+		out = pw_xasprintf("%s (no family recorded)",
+		    pw_cmd_label(path));
+	json_decref(root);
+	return out;
+}
+
+/* The schedule file PATH's plan into R, its pins checked and its
+ * measured run kept; or, without ops, its problem in R->input. */
 static int
-cmd_launch_plan(const struct pw_cmd_args *a, struct cmd_launch_run *r)
+cmd_launch_file(const char *path, struct cmd_launch_run *r)
 {
 	struct pw_problem *problem = NULL;
 	struct pw_timed_op *ops = NULL;
-	const char *path = a->pos[0];
+	struct pw_pin *pins = NULL;
+	size_t nops = 0, npins = 0;
 	struct pw_error err;
-	size_t nops = 0;
+	char why[160];
 	int rc;
+
+	if ((rc = pw_file_read_pins(path, &problem, &ops, &nops, &pins, &npins,
+	    &err)) != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		return pw_cmd_status(rc);
+	}
+	if (nops == 0) {
+		r->input = problem;
+		return PW_EXIT_OK;
+	}
+	rc = pw_plan_from_timed(problem, ops, nops, pw_cmd_label(path),
+	    &r->plan, &err);
+	free(ops);
+	if (rc != PW_OK) {
+		free(pins);
+		pw_cmd_fail("%s", err.msg);
+		return pw_cmd_status(rc);
+	}
+	r->family = r->named = cmd_launch_family(path);
+	if (!pw_pins_hold(pw_plan_problem(r->plan), pw_plan_timing(r->plan),
+	    pins, npins, why, sizeof why)) {
+		free(pins);
+		pw_cmd_fail("launch: %s: the schedule breaks its %s",
+		    pw_cmd_label(path), why);
+		return PW_EXIT_INPUT;
+	}
+	free(pins);
+	if ((rc = pw_measured_read(path, &r->recorded, &err)) != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		return pw_cmd_status(rc);
+	}
+	return PW_EXIT_OK;
+}
+
+/* What A's input runs: a schedule file's plan, --family's, or a problem
+ * (R->input) whose family is chosen on its workload. */
+static int
+cmd_launch_plan(const struct pw_cmd_args *a, struct cmd_launch_run *r)
+{
+	const char *path = a->pos[0];
 
 	if (a->family != NULL) {
 		r->family = a->family;
@@ -222,23 +288,42 @@ cmd_launch_plan(const struct pw_cmd_args *a, struct cmd_launch_run *r)
 	}
 	if (a->model[PW_CMD_M_MODEL] != NULL || path == NULL ||
 	    pwlua_is_script(path)) {
-		if ((problem = pw_cmd_problem_load(a, NULL)) == NULL)
+		if ((r->input = pw_cmd_problem_load(a, NULL)) == NULL)
 			return PW_EXIT_INPUT;
-		return cmd_launch_best(a, problem, r);
+		return PW_EXIT_OK;
 	}
-	if ((rc = pw_file_read(path, &problem, &ops, &nops, &err)) != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
-		return pw_cmd_status(rc);
+	return cmd_launch_file(path, r);
+}
+
+/* The workload of FROM into R->work: --workload's, else a measured
+ * file's recorded one (saying so), else pw_workload_for's default. */
+static int
+cmd_launch_workload(const struct pw_cmd_args *a, enum pw_rt_backend backend,
+    const struct pw_problem *from, struct cmd_launch_run *r)
+{
+	struct pw_workload given = { 0 };
+	const struct pw_workload *use = NULL;
+	struct pw_error err;
+	int rc;
+
+	if (a->workload != NULL) {
+		if ((rc = pw_workload_parse(a->workload, NULL, from->nstages,
+		    &given, &err)) != PW_OK) {
+			pw_cmd_fail("launch: --workload '%s': %s", a->workload,
+			    err.msg);
+			return pw_cmd_status(rc);
+		}
+		use = &given;
+	} else if (r->recorded != NULL) {
+		use = &r->recorded->workload;
+		fprintf(stderr, "launch: the workload recorded in %s (--workload "
+		    "sets another)\n", pw_cmd_input_label(a));
 	}
-	if (nops == 0) {
-		free(ops);
-		return cmd_launch_best(a, problem, r);
-	}
-	rc = pw_plan_from_timed(problem, ops, nops, pw_cmd_label(path),
-	    &r->plan, &err);
-	free(ops);
+	rc = pw_workload_for(from, use, backend, &r->work, &err);
+	pw_workload_clear(&given);
 	if (rc != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_fail("launch: the workload of %s: %s",
+		    pw_cmd_input_label(a), err.msg);
 		return pw_cmd_status(rc);
 	}
 	return PW_EXIT_OK;
@@ -246,48 +331,36 @@ cmd_launch_plan(const struct pw_cmd_args *a, struct cmd_launch_run *r)
 
 /* Everything rank 0 knows before the run: the plan, the workload, its
  * problem (with LIMIT on every device) and the schedule's prediction on
- * it. */
+ * it.  A problem's family is chosen on the workload's problem: its bytes
+ * and the limit are what the run keeps. */
 static int
 cmd_launch_prepare(const struct pw_cmd_args *a, enum pw_rt_backend backend,
     double limit, struct cmd_launch_run *r)
 {
-	const struct pw_problem *used;
-	struct pw_workload given = { 0 };
+	const struct pw_problem *from;
 	struct pw_error err;
 	int status, rc;
 
 	if ((status = cmd_launch_plan(a, r)) != PW_EXIT_OK)
 		return status;
-	used = pw_plan_problem(r->plan);
-	if (a->workload != NULL && (rc = pw_workload_parse(a->workload, NULL,
-	    used->nstages, &given, &err)) != PW_OK) {
-		pw_cmd_fail("launch: --workload '%s': %s", a->workload,
-		    err.msg);
-		return pw_cmd_status(rc);
-	}
-	rc = pw_workload_for(used, a->workload != NULL ? &given : NULL,
-	    backend, &r->work, &err);
-	pw_workload_clear(&given);
-	if (rc != PW_OK) {
-		pw_cmd_fail("launch: the workload of %s: %s",
-		    pw_cmd_input_label(a), err.msg);
-		return pw_cmd_status(rc);
-	}
-	if ((r->problem = pw_workload_problem(used, &r->work, limit,
+	from = r->plan != NULL ? pw_plan_problem(r->plan) : r->input;
+	if ((status = cmd_launch_workload(a, backend, from, r)) != PW_EXIT_OK)
+		return status;
+	if ((r->problem = pw_workload_problem(from, &r->work, limit,
 	    &err)) == NULL) {
 		pw_cmd_fail("launch: the workload's problem: %s", err.msg);
 		return PW_EXIT_INPUT;
 	}
+	if (r->plan == NULL && (status = cmd_launch_best(a, r)) != PW_EXIT_OK)
+		return status;
 	/* The same orders on the workload's problem: the same stages and
 	 * times, the bytes the workload keeps. */
-	if ((rc = pw_simulate(r->problem, pw_plan_schedule(r->plan),
-	    &r->timing, &err)) != PW_OK) {
+	if ((rc = pw_plan_new(pw_problem_copy(r->problem), pw_schedule_copy(
+	    pw_plan_schedule(r->plan)), &r->pred, &err)) != PW_OK) {
 		pw_cmd_fail("launch: the schedule on the workload's problem:"
 		    " %s", err.msg);
 		return pw_cmd_status(rc);
 	}
-	r->metrics = pw_metrics_compute(r->problem, pw_plan_schedule(r->plan),
-	    r->timing);
 	return PW_EXIT_OK;
 }
 
@@ -341,17 +414,18 @@ cmd_launch_print(FILE *fp, const struct cmd_launch_run *r,
 
 	if (r->family != NULL)
 		fprintf(fp, "%-11s %s\n", "schedule", r->family);
-	fprintf(fp, "%-11s %s on %s, %s (median of %d iterations after %d"
-	    " warm-up)\n", "step time", pw_fmt_seconds(b1, sizeof b1,
+	fprintf(fp, "%-11s %s on %s, %s (median of %d iteration%s after %d"
+	    " warm-up%s)\n", "step time", pw_fmt_seconds(b1, sizeof b1,
 	    pw_measured_step(m)), m->backend, m->transport, m->iterations,
-	    m->warmup);
+	    m->iterations == 1 ? "" : "s", m->warmup, m->warmup == 1 ? "" :
+	    "s");
 	fprintf(fp, "%-11s %.6g (the last iteration's mean)\n", "loss",
 	    m->loss[m->iterations - 1]);
 	if (isnan(res->grad_error))
 		fprintf(fp, "%-11s not checked (--no-check)\n", "gradients");
 	else
 		fprintf(fp, "%-11s max relative error %.2g against the "
-		    "sequential computation (fp32: below %s); loss %.2g\n",
+		    "sequential computation (fp32: below %s); loss error %.2g\n",
 		    "gradients", res->grad_error, CMD_LAUNCH_FP32_TEXT,
 		    res->loss_error);
 	fputc('\n', fp);
@@ -396,8 +470,9 @@ cmd_launch_finish(const struct pw_cmd_args *a, FILE *fp,
 	struct pw_error err;
 	int status = PW_EXIT_OK, rc;
 
-	if ((rc = pw_measured_compare(r->problem, pw_plan_schedule(r->plan),
-	    r->timing, r->metrics, res->measured, &cmp, &err)) != PW_OK) {
+	if ((rc = pw_measured_compare(r->problem, pw_plan_schedule(r->pred),
+	    pw_plan_timing(r->pred), pw_plan_metrics(r->pred), res->measured,
+	    &cmp, &err)) != PW_OK) {
 		pw_cmd_fail("internal error: launch: the run does not match its"
 		    " schedule: %s", err.msg);
 		return PW_EXIT_INTERNAL;
@@ -409,14 +484,15 @@ cmd_launch_finish(const struct pw_cmd_args *a, FILE *fp,
 		cmd_launch_print(fp, r, res, &cmp);
 	pw_measured_cmp_free(&cmp);
 	if (a->output_given && (rc = pw_schedule_write_measured(a->output,
-	    r->problem, pw_plan_schedule(r->plan), r->timing, res->measured,
-	    &err)) != PW_OK) {
+	    r->problem, pw_plan_schedule(r->pred), pw_plan_timing(r->pred),
+	    res->measured, &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
 	if (status == PW_EXIT_OK && !cmd_launch_agrees(res)) {
 		pw_cmd_fail("launch: the run's gradients differ from the "
-		    "sequential computation: max relative error %.2g, loss %.2g"
+		    "sequential computation: max relative error %.2g, loss error"
+		    " %.2g"
 		    " (fp32 allows %s)", res->grad_error, res->loss_error,
 		    CMD_LAUNCH_FP32_TEXT);
 		status = PW_EXIT_RUNTIME;
@@ -496,6 +572,8 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 		if ((status = cmd_launch_prepare(a, opts->backend, limit,
 		    &r)) != PW_EXIT_OK)
 			goto out;
+		pw_workload_print(a->json || a->dry_run ? stderr : fp, &r.work,
+		    r.input != NULL ? r.input : pw_plan_problem(r.plan));
 		if (a->dry_run) {
 			if ((rc = pw_problem_write("-", r.problem, &err)) !=
 			    PW_OK) {
@@ -504,8 +582,6 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 			}
 			goto out;
 		}
-		pw_workload_print(a->json ? stderr : fp, &r.work,
-		    pw_plan_problem(r.plan));
 		job.problem = r.problem;
 		job.sched = pw_plan_schedule(r.plan);
 		job.work = &r.work;
@@ -517,9 +593,15 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 	rc = pw_cmd_cancellable(&cancel, cmd_launch_go, &job);
 	*stranded = false;
 	if (rc != PW_OK) {
-		if (rank == 0)
-			pw_cmd_fail("launch: %s", err.msg);
 		status = pw_cmd_status(rc);
+		/* Under MPI the rank where the error began says it, then
+		 * ends the job; the others hear of it and stay silent. */
+		if (opts->transport != PW_RT_MPI)
+			pw_cmd_fail("launch: %s", err.msg);
+		else if (res.originated) {
+			pw_cmd_fail("rank %d: %s", rank, err.msg);
+			pw_rt_mpi_abort(PW_EXIT_RUNTIME);
+		}
 		goto out;
 	}
 	if (rank == 0)
@@ -568,7 +650,7 @@ cmd_calibrate_print(FILE *fp, const struct pw_calibration *fit)
 {
 	static const char head[6][PW_CMD_CELL] = { "stage", "f", "b", "w",
 	    "comm", "samples" };
-	char (*cells)[PW_CMD_CELL], b1[32], b2[32], b3[32];
+	char (*cells)[PW_CMD_CELL], b1[32], b2[32], b3[32], b4[32];
 	int s;
 
 	cells = pw_xcalloc(((size_t)fit->nstages + 1) * 6, sizeof *cells);
@@ -596,7 +678,7 @@ cmd_calibrate_print(FILE *fp, const struct pw_calibration *fit)
 		    pw_fmt_bytes(b2, sizeof b2, fit->h2d), pw_fmt_seconds(b3,
 		    sizeof b3, fit->latency), fit->link_separable ? "" :
 		    " (every transfer moved the same bytes: no latency apart)",
-		    pw_fmt_seconds(b1, sizeof b1, fit->link_residual));
+		    pw_fmt_seconds(b4, sizeof b4, fit->link_residual));
 	fprintf(fp, "%-10s %s RMS over the op durations (%.1f%% relative)\n",
 	    "residual", pw_fmt_seconds(b1, sizeof b1, fit->residual),
 	    100 * fit->relative);
@@ -607,18 +689,95 @@ static int
 cmd_calibrate_predict(const struct pw_problem *problem,
     const struct pw_plan *plan, double *out, struct pw_error *err)
 {
-	struct pw_timing *t;
-	struct pw_metrics *m;
+	struct pw_plan *on;
 	int rc;
 
-	if ((rc = pw_simulate(problem, pw_plan_schedule(plan), &t, err)) !=
-	    PW_OK)
+	if ((rc = pw_plan_new(pw_problem_copy(problem),
+	    pw_schedule_copy(pw_plan_schedule(plan)), &on, err)) != PW_OK)
 		return rc;
-	m = pw_metrics_compute(problem, pw_plan_schedule(plan), t);
-	*out = m->makespan;
-	pw_metrics_free(m);
-	pw_timing_free(t);
+	*out = pw_plan_metrics(on)->makespan;
+	pw_plan_free(on);
 	return PW_OK;
+}
+
+/* Whether A (run N's problem) differs from B (run 1's): then WHY names
+ * the first stage field that does, or what else. */
+static bool
+cmd_calibrate_other(const struct pw_problem *a, const struct pw_problem *b,
+    char *why, size_t len)
+{
+	static const char *const name[] = { "f", "b", "w", "act", "hold",
+	    "offload", "comm" };
+	const struct pw_stage *x, *y;
+	double va[7], vb[7];
+	int s, k;
+
+	if (pw_problem_same(a, b))
+		return false;
+	if (a->nstages != b->nstages) {
+		snprintf(why, len, "another problem (%d stages, run 1 %d)",
+		    a->nstages, b->nstages);
+		return true;
+	}
+	for (s = 0; s < a->nstages; s++) {
+		x = &a->stages[s];
+		y = &b->stages[s];
+		memcpy(va, (double[7]){ x->f, x->b, x->w, x->act, x->hold,
+		    x->offload, x->comm }, sizeof va);
+		memcpy(vb, (double[7]){ y->f, y->b, y->w, y->act, y->hold,
+		    y->offload, y->comm }, sizeof vb);
+		for (k = 0; k < 7; k++)
+			if (va[k] != vb[k]) {
+				snprintf(why, len, "another problem (stage %d's"
+				    " %s %.6g, run 1 %.6g)", s, name[k], va[k],
+				    vb[k]);
+				return true;
+			}
+	}
+	snprintf(why, len, "another problem (its devices, memory or link)");
+	return true;
+}
+
+/* Reads the measured runs of A's files into RUNS, each of the first's
+ * problem BASE and workload: a mean over other problems fits none. */
+static int
+cmd_calibrate_runs(const struct pw_cmd_args *a, const struct pw_problem *base,
+    struct pw_measured **runs)
+{
+	struct pw_problem *p;
+	struct pw_error err;
+	char why[192];
+	bool other;
+	int i, rc;
+
+	for (i = 0; i < a->nrest; i++) {
+		if ((rc = pw_measured_read(a->rest[i], &runs[i], &err)) !=
+		    PW_OK) {
+			pw_cmd_fail("%s", err.msg);
+			return pw_cmd_status(rc);
+		}
+		if (runs[i] == NULL) {
+			pw_cmd_fail("calibrate: %s has no measured run (launch"
+			    " -o writes one)", pw_cmd_label(a->rest[i]));
+			return PW_EXIT_INPUT;
+		}
+		if (i == 0)
+			continue;
+		if ((p = pw_problem_read(a->rest[i], &err)) == NULL) {
+			pw_cmd_fail("%s", err.msg);
+			return PW_EXIT_INPUT;
+		}
+		other = pw_workload_differs(&runs[i]->workload,
+		    &runs[0]->workload, why, sizeof why) ||
+		    cmd_calibrate_other(p, base, why, sizeof why);
+		pw_problem_free(p);
+		if (other) {
+			pw_cmd_fail("calibrate: measured run %d (%s): %s", i + 1,
+			    pw_cmd_label(a->rest[i]), why);
+			return PW_EXIT_INPUT;
+		}
+	}
+	return PW_EXIT_OK;
 }
 
 /* Whether PATH ends with SUFFIX. */
@@ -685,23 +844,13 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 		status = pw_cmd_status(rc);
 		goto out;
 	}
-	for (i = 0; i < a->nrest; i++) {
-		if ((rc = pw_measured_read(a->rest[i], &runs[i], &err)) !=
-		    PW_OK) {
-			pw_cmd_fail("%s", err.msg);
-			status = pw_cmd_status(rc);
-			goto out;
-		}
-		if (runs[i] == NULL) {
-			pw_cmd_fail("calibrate: %s has no measured run (launch"
-			    " -o writes one)", pw_cmd_label(a->rest[i]));
-			goto out;
-		}
-	}
+	if ((status = cmd_calibrate_runs(a, pw_plan_problem(plan), runs)) !=
+	    PW_EXIT_OK)
+		goto out;
 	if ((rc = pw_calibrate(pw_plan_problem(plan),
 	    (const struct pw_measured *const *)runs, (size_t)a->nrest,
 	    &calibrated, &fit, &err)) != PW_OK) {
-		pw_cmd_fail("calibrate: %s", err.msg);
+		pw_cmd_fail("%s", err.msg);
 		status = pw_cmd_status(rc);
 		goto out;
 	}
@@ -713,12 +862,24 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 		goto out;
 	}
 	before = pw_plan_metrics(plan)->makespan;
-	measured = pw_measured_step(runs[0]);
+	/* Every run is of one schedule on one problem: their mean step is
+	 * what the calibrated prediction stands against. */
+	measured = 0;
+	for (i = 0; i < a->nrest; i++)
+		measured += pw_measured_step(runs[i]) / a->nrest;
+	if (!(measured > 0) || !isfinite(after) || !isfinite(measured)) {
+		pw_cmd_fail("calibrate: %s: the measured step is %g s and the "
+		    "calibrated prediction %g s: no ratio to report",
+		    pw_cmd_label(a->rest[0]), measured, after);
+		status = PW_EXIT_INPUT;
+		goto out;
+	}
 	cmd_calibrate_print(stdout, &fit);
-	printf("%-10s predicted %s against measured %s (%.3f; before "
-	    "calibration %.3f)\n", "prediction", pw_fmt_seconds(b1, sizeof b1,
-	    after), pw_fmt_seconds(b2, sizeof b2, measured), after / measured,
-	    before / measured);
+	printf("%-10s predicted %s against measured %s (%s): ratio %.4g, "
+	    "before calibration %.4g\n", "prediction", pw_fmt_seconds(b1,
+	    sizeof b1, after), pw_fmt_seconds(b2, sizeof b2, measured),
+	    a->nrest == 1 ? "the run's step" : "the runs' mean step",
+	    after / measured, before / measured);
 	status = a->output_given ? cmd_calibrate_write(a->output, calibrated) :
 	    PW_EXIT_OK;
 out:

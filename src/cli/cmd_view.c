@@ -35,6 +35,25 @@ cmd_view_width(void)
 	return CMD_VIEW_WIDTH;
 }
 
+/* One warning line on stderr when PATH's measured run M breaks the
+ * checker's rules: its timeline still shows, idle below 0 and all. */
+static void
+cmd_view_check(const char *path, const struct pw_problem *p,
+    const struct pw_schedule *sched, const struct pw_measured *m)
+{
+	struct pw_violations v = { 0 };
+	struct pw_timed_op *ops;
+	size_t n;
+
+	ops = pw_measured_timed(p, sched, m, &n);
+	if (pw_check_measured(p, ops, n, &v) > 0)
+		fprintf(stderr, "pipewright: warning: the measured timeline "
+		    "breaks %d rule%s: pipewright check %s\n", v.n, v.n == 1 ?
+		    "" : "s", path);
+	pw_violations_free(&v);
+	free(ops);
+}
+
 int
 pw_cmd_view_load(const struct pw_cmd_args *a, const struct pw_plan *plan,
     struct pw_cmd_view *v)
@@ -63,6 +82,7 @@ pw_cmd_view_load(const struct pw_cmd_args *a, const struct pw_plan *plan,
 		pw_measured_free(m);
 		return PW_EXIT_INPUT;
 	}
+	cmd_view_check(a->pos[0], p, pw_plan_schedule(plan), m);
 	v->own_metrics = pw_metrics_compute(p, pw_plan_schedule(plan),
 	    v->own_timing);
 	v->timing = v->own_timing;
