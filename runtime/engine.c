@@ -591,7 +591,6 @@ pw_engine_init(struct pw_engine *e, const struct pw_problem *p,
     const struct pw_rt_opts *opts, struct pw_rt_net *net)
 {
 	size_t universe = pw_op_universe(p), n;
-	pthread_mutex_t spare;
 	int d;
 
 	memset(e, 0, sizeof *e);
@@ -619,10 +618,7 @@ pw_engine_init(struct pw_engine *e, const struct pw_problem *p,
 	e->ended = pw_xcalloc(universe, sizeof *e->ended);
 	e->slot = pw_xcalloc(universe, sizeof *e->slot);
 	pw_sync_init(&e->lock, &e->changed);
-	/* MARKED shares LOCK: pw_sync_init sets up a pair, so its own lock
-	 * is a spare one. */
-	pw_sync_init(&spare, &e->marked);
-	pthread_mutex_destroy(&spare);
+	pw_sync_init(NULL, &e->marked);		/* on LOCK too */
 	atomic_init(&e->stop, false);
 }
 

@@ -113,7 +113,8 @@ int	pw_thread_start(pthread_t *, void *(*fn)(void *), void *arg);
  * measurement in the program. */
 double	pw_now(void);
 /* LOCK and COND initialised, COND timed on CLOCK_MONOTONIC, so that a
- * step of the wall clock neither stalls nor hurries a timed wait. */
+ * step of the wall clock neither stalls nor hurries a timed wait.  LOCK
+ * may be NULL: a second condition on a lock set up before. */
 void	pw_sync_init(pthread_mutex_t *lock, pthread_cond_t *cond);
 /* Waits on COND (with LOCK held) until signalled or SECONDS have passed,
  * whichever is first; COND from pw_sync_init. */

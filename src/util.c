@@ -221,7 +221,8 @@ pw_sync_init(pthread_mutex_t *lock, pthread_cond_t *cond)
 {
 	pthread_condattr_t ca;
 
-	pthread_mutex_init(lock, NULL);
+	if (lock != NULL)
+		pthread_mutex_init(lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(cond, &ca);
