@@ -594,11 +594,14 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 	*stranded = false;
 	if (rc != PW_OK) {
 		status = pw_cmd_status(rc);
-		/* Under MPI the rank where the error began says it, then
-		 * ends the job; the others hear of it and stay silent. */
-		if (opts->transport != PW_RT_MPI)
+		/* Under MPI a refusal before the run is every rank's (rank 0
+		 * checked what they all run): rank 0 says it and each ends as
+		 * it would alone.  Any other error, the rank where it began
+		 * says it, then ends the job; the others stay silent. */
+		if (opts->transport != PW_RT_MPI ||
+		    (rc == PW_ERR_INPUT && rank == 0))
 			pw_cmd_fail("launch: %s", err.msg);
-		else if (res.originated) {
+		else if (rc != PW_ERR_INPUT && res.originated) {
 			pw_cmd_fail("rank %d: %s", rank, err.msg);
 			pw_rt_mpi_abort(PW_EXIT_RUNTIME);
 		}
