@@ -74,6 +74,14 @@ pw_view_chunks(const struct pw_problem *p)
 	return chunks;
 }
 
+char *
+pw_view_op_label(char *buf, size_t len, struct pw_op op, const int *chunks)
+{
+	snprintf(buf, len, "%s s%d.c%d mb%d", pw_kind_name(op.kind), op.stage,
+	    chunks[op.stage], op.mb);
+	return buf;
+}
+
 bool
 pw_view_interleaved(const int *chunks, int nstages)
 {

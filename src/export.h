@@ -31,6 +31,11 @@ struct pw_view_row *pw_view_rows(const struct pw_problem *,
 /* Returns [nstages] chunk numbers (how many earlier stages share the
  * stage's device) in an array the caller frees. */
 int	*pw_view_chunks(const struct pw_problem *);
+/* Writes OP's name, "F s2.c1 mb5" (kind, stage and its chunk from
+ * CHUNKS, microbatch), into BUF of LEN bytes (48 always hold it) and
+ * returns BUF: the name every view gives an op. */
+char	*pw_view_op_label(char *buf, size_t len, struct pw_op op,
+	    const int *chunks);
 /* True when any device holds more than one stage. */
 bool	pw_view_interleaved(const int *chunks, int nstages);
 /* Returns "name (family)", or whichever of the two is known, in a string

@@ -1092,6 +1092,14 @@ const struct pw_model *pw_model_find(const char *name);
 /* Text Gantt chart, one row per device and per used channel, WIDTH columns. */
 void	pw_show(FILE *, const struct pw_problem *, const struct pw_schedule *,
 	    const struct pw_timing *, const struct pw_metrics *, int width);
+/* pw_show of the time window FROM to TO, seconds from the schedule's
+ * start (NAN: its start, its end): PW_OK, or PW_ERR_INPUT, nothing
+ * printed, when FROM is not before TO or either falls outside the
+ * schedule. */
+int	pw_show_window(FILE *, const struct pw_problem *,
+	    const struct pw_schedule *, const struct pw_timing *,
+	    const struct pw_metrics *, int width, double from, double to,
+	    struct pw_error *);
 /* Metrics as text or JSON. */
 void	pw_metrics_print(FILE *, const struct pw_problem *, const struct pw_metrics *);
 int	pw_metrics_print_json(FILE *, const struct pw_problem *, const struct pw_metrics *);

@@ -94,14 +94,14 @@ struct pw_cmd_args {
 	const char *family;
 	const char *output;	/* "-" unless given */
 	bool	output_given;
-	const char *format;
+	const char *format;	/* export --to; show --to, a time */
 	int	width;		/* 0: from the terminal */
 	bool	json;
 	bool	critical;
 	const char *write_dir;
 	char	**rest;		/* PW_CMD_REST, PW_CMD_MANY: [nrest] */
 	int	nrest;
-	/* solve */
+	/* solve; show --from, a time */
 	const char *from;
 	double	time_limit;	/* 0: the solver's default */
 	long	iteration_limit;	/* 0: none */

@@ -5,6 +5,8 @@
  */
 #include <sys/ioctl.h>
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,20 +104,47 @@ pw_cmd_view_free(struct pw_cmd_view *v)
 	memset(v, 0, sizeof *v);
 }
 
+/* Reads show's --NAME time S (NULL: absent, NAN) into *OUT; false after
+ * saying what is wrong. */
+static bool
+cmd_view_time(const char *name, const char *s, double *out)
+{
+	char *end;
+
+	*out = NAN;
+	if (s == NULL)
+		return true;
+	errno = 0;
+	*out = strtod(s, &end);
+	if (errno == 0 && end != s && *end == '\0' && isfinite(*out))
+		return true;
+	pw_cmd_fail("show: --%s '%s' is not a number of seconds", name, s);
+	return false;
+}
+
 int
 pw_cmd_show(const struct pw_cmd_args *a)
 {
 	struct pw_cmd_view v = { 0 };
 	struct pw_plan *plan = NULL;
-	int status;
+	struct pw_error err;
+	double from, to;
+	int status, rc;
 
+	if (!cmd_view_time("from", a->from, &from) ||
+	    !cmd_view_time("to", a->format, &to))
+		return PW_EXIT_INPUT;
 	if ((status = pw_cmd_plan_load(a, &plan)) != PW_EXIT_OK ||
 	    (status = pw_cmd_view_load(a, plan, &v)) != PW_EXIT_OK)
 		goto out;
 	if (v.head[0] != '\0')
 		printf("%s\n", v.head);
-	pw_show(stdout, pw_plan_problem(plan), pw_plan_schedule(plan), v.timing,
-	    v.metrics, a->width != 0 ? a->width : cmd_view_width());
+	if ((rc = pw_show_window(stdout, pw_plan_problem(plan),
+	    pw_plan_schedule(plan), v.timing, v.metrics, a->width != 0 ?
+	    a->width : cmd_view_width(), from, to, &err)) != PW_OK) {
+		pw_cmd_fail("show: %s", err.msg);
+		status = pw_cmd_status(rc);
+	}
 out:
 	pw_cmd_view_free(&v);
 	pw_plan_free(plan);

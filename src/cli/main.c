@@ -95,8 +95,8 @@ static const struct pw_command main_commands[] = {
 	  "that rebalances the split (plan).\n",
 	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, PW_CMD_MODEL_OPTIONS "X",
 	  0, 1, pw_cmd_compare },
-	{ "show", "FILE [--width N] [--predicted] [--family NAME "
-	  "[MODEL OPTIONS]]",
+	{ "show", "FILE [--width N] [--from T] [--to T] [--predicted] "
+	  "[--family NAME [MODEL OPTIONS]]",
 	  "a text Gantt chart of a schedule",
 	  "One row per device and per used channel, as wide as the\n"
 	  "terminal when stdout is one, else $COLUMNS, else 100 columns.\n"
@@ -104,10 +104,12 @@ static const struct pw_command main_commands[] = {
 	  "header line says so.\n"
 	  "\n"
 	  "  -w, --width N       columns to use\n"
+	  "  -F, --from T        draw from T seconds after the start\n"
+	  "  -t, --to T          draw up to T seconds after the start\n"
 	  "  --predicted         a measured file's simulated timeline\n"
 	  "  -f, --family NAME   FILE is a problem (or the model options\n"
 	  "                      stand for it): use that family's schedule\n",
-	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "wfi" PW_CMD_MODEL_OPTIONS
+	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "wFtfi" PW_CMD_MODEL_OPTIONS
 	  "X", 1, 1, pw_cmd_show },
 	{ "export", "FILE --to FORMAT [-o OUT] [--predicted] [--family NAME "
 	  "[MODEL OPTIONS]]",
