@@ -23,7 +23,7 @@ static const char show_other[PW_NKINDS] = { 'f', 'b', 'w', 'x', '}', '{' };
 static const char *const show_legend[] = {
 	"F forward", "B input gradient", "W weight gradient", "X fused B+W",
 	"> offload", "< reload", ". idle", "digits: microbatch",
-	"case (or > }, < {) alternates from op to op",
+	"from op to op: F f B b W w X x > } < {",
 };
 
 /* Maps times to columns: column c covers the c-th of NCOLS equal parts

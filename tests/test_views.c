@@ -219,15 +219,16 @@ test_show_wide(void)
 	    "tiny (hand): 2 devices, 2 stages, 2 microbatches\n"
 	    "makespan 8 s, bubble rate 25.00%, total idle 4 s\n"
 	    "peak: dev 0 4 B (limit 3.5 B, OVER), dev 1 3 B (limit 4 B)\n"
-	    "dev 0     |0FFFFF1FFFFF......0BBBBB0WWWWW......1XXXXXXXXXXX|\n"
-	    "dev 1     |......0FFFFF0BBBBB1FFFFF1XXXXXXXXXXX0WWWWW......|\n"
+	    "dev 0     |0FFFFF1fffff......0BBBBB0wwwww......1XXXXXXXXXXX|\n"
+	    "dev 1     |......0FFFFF0bbbbb1FFFFF1xxxxxxxxxxx0WWWWW......|\n"
 	    "link0.d2h |............1>>>>>..............................|\n"
 	    "link0.h2d |........................1<<<<<..................|\n"
 	    "           +-----------+-----------+-----------+-----------+\n"
 	    "           0 s         2 s         4 s         6 s\n"
 	    "legend: F forward, B input gradient, W weight gradient,\n"
 	    "        X fused B+W, > offload, < reload, . idle,\n"
-	    "        digits: microbatch\n";
+	    "        digits: microbatch,\n"
+	    "        from op to op: F f B b W w X x > } < {\n";
 	struct fixture f;
 	char *got;
 
@@ -251,8 +252,8 @@ static void
 test_show_narrow(void)
 {
 	static const char *const want[] = {
-		"dev 0     |0FFF1FF....0BB0WWW...1XXXXXX|",
-		"dev 1     |....0FF0BBB1FF1XXXXXX0WWW...|",
+		"dev 0     |0FFF1ff....0BB0www...1XXXXXX|",
+		"dev 1     |....0FF0bbb1FF1xxxxxx0WWW...|",
 		"link0.d2h |.......1>>>.................|",
 		"link0.h2d |..............1<<<..........|",
 		"           +-----------------+----------",
@@ -306,35 +307,138 @@ test_show_short_ops(void)
 	fixture_time(&f, ops, sizeof ops / sizeof ops[0]);
 	got = capture_show(&f, 40);
 	line = line_of(got, "dev 0");
-	tap_str(line, "dev 0 |0FFFFFFFFF1FFFFFFFFFB0WWWW.BWW2F|",
+	tap_str(line, "dev 0 |0FFFFFFFFF1fffffffffB0wwww.BwW2f|",
 	    "short ops take a column only where no op loses its last");
 	free(line);
 	free(got);
 	fixture_free(&f);
 }
 
-/* Two stages on one device: chunk 1 is drawn in lowercase. */
+/* Three stages on one device: a line per chunk, so chunk 0 and chunk 2
+ * never look alike; blank where the device runs another chunk's op. */
 static void
 test_show_chunks(void)
 {
 	static const struct timed ops[] = {
-		{ PW_F, 0, 0, 0, 1 }, { PW_F, 1, 0, 1, 2 },
-		{ PW_BW, 1, 0, 2, 4 }, { PW_BW, 0, 0, 4, 6 },
+		{ PW_F, 0, 0, 0, 1 }, { PW_F, 1, 0, 1, 2 }, { PW_F, 2, 0, 2, 3 },
+		{ PW_BW, 2, 0, 3, 5 }, { PW_BW, 1, 0, 5, 7 },
+		{ PW_BW, 0, 0, 7, 9 },
+	};
+	static const char *const want[] = {
+		"dev 0 c0 |0FF                    0xxxxx|",
+		"dev 0 c1 |   0FF          0xxxxxx      |",
+		"dev 0 c2 |      0FFF0xxxxx             |",
 	};
 	struct fixture f;
-	char *got, *line;
+	char *got, *line, prefix[16];
+	size_t i;
 
-	f.p = pw_problem_new(1, 2, 1);
+	f.p = pw_problem_new(1, 3, 1);
 	fixture_time(&f, ops, sizeof ops / sizeof ops[0]);
 	got = capture_show(&f, 40);
-	line = line_of(got, "dev 0");
-	tap_str(line, "dev 0 |0FFFF0fffff0xxxxxxxxx0XXXXXXXXXX|",
-	    "odd chunks in lowercase");
-	free(line);
-	tap_ok(strstr(got, "lowercase: odd chunks") != NULL,
-	    "the legend explains lowercase");
-	tap_ok(strstr(got, "makespan 6 s") != NULL,
+	for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+		snprintf(prefix, sizeof prefix, "dev 0 c%zu", i);
+		line = line_of(got, prefix);
+		tap_str(line, want[i], "chunk %zu has a line of its own", i);
+		free(line);
+	}
+	tap_ok(strstr(got, "dev D cN: device D's ops of its chunk N") != NULL,
+	    "the legend explains the chunk lines");
+	tap_ok(strstr(got, "makespan 9 s") != NULL,
 	    "the header names the makespan");
+	free(got);
+	fixture_free(&f);
+}
+
+/* 64 forwards of a second in 32 columns: every other op keeps a column,
+ * and the glyphs alternate, so no two ops run together. */
+static void
+test_show_boundaries(void)
+{
+	struct timed ops[64];
+	struct fixture f;
+	char *got, *line;
+	int i;
+
+	for (i = 0; i < 64; i++)
+		ops[i] = (struct timed){ PW_F, 0, i, i, i + 1 };
+	f.p = pw_problem_new(1, 1, 64);
+	fixture_time(&f, ops, 64);
+	got = capture_show(&f, 40);
+	line = line_of(got, "dev 0");
+	tap_str(line, "dev 0 |FfFfFfFfFfFfFfFfFfFfFfFfFfFfFfFf|",
+	    "same-kind ops one column wide alternate glyphs");
+	free(line);
+	free(got);
+	fixture_free(&f);
+}
+
+/* Returns what pw_show_window printed (rc in *RC), a string the caller
+ * frees. */
+static char *
+capture_window(const struct fixture *f, int width, double from, double to,
+    int *rc, struct pw_error *err)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	*rc = pw_show_window(fp, f->p, f->s, f->t, f->m, width, from, to, err);
+	fclose(fp);
+	return buf;
+}
+
+/* The window 2 s to 6 s of the tiny schedule at 9 columns a second:
+ * ops cut at its edges (BW(1,1) ends at 6), ticks at the round times
+ * inside it, counted from the schedule's start. */
+static void
+test_show_window(void)
+{
+	static const char *const want[] = {
+		"window: 2 s to 6 s",
+		"dev 0     |.........0BBBBBBBB0wwwwwwww.........|",
+		"dev 1     |0BBBBBBBB1ffffffff1XXXXXXXXXXXXXXXXX|",
+		"link0.d2h |1>>>>>>>>...........................|",
+		"link0.h2d |..................1<<<<<<<<.........|",
+		"           +-----------------+-----------------+",
+		"           2 s               4 s",
+	};
+	static const char *const prefix[] = {
+		"window", "dev 0", "dev 1", "link0.d2h", "link0.h2d",
+		"           +", "           2",
+	};
+	struct pw_error err;
+	struct fixture f;
+	char *got, *line;
+	size_t i;
+	int rc;
+
+	tiny(&f, "tiny");
+	got = capture_window(&f, 48, 2, 6, &rc, &err);
+	tap_int(rc, PW_OK, "a window inside the schedule draws");
+	for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+		line = line_of(got, prefix[i]);
+		tap_str(line, want[i], "window line %zu", i);
+		free(line);
+	}
+	free(got);
+	got = capture_window(&f, 48, NAN, NAN, &rc, &err);
+	tap_ok(rc == PW_OK && strstr(got, "window") == NULL,
+	    "no window: the whole schedule, no window line");
+	free(got);
+	got = capture_window(&f, 48, 5, 5, &rc, &err);
+	tap_int(rc, PW_ERR_INPUT, "from at to is refused");
+	tap_str(err.msg, "the window's start 5 s is not before its end 5 s",
+	    "one line says so");
+	tap_str(got, "", "nothing drawn");
+	free(got);
+	got = capture_window(&f, 48, NAN, 9, &rc, &err);
+	tap_int(rc, PW_ERR_INPUT, "a window past the end is refused");
+	tap_str(err.msg, "the window 0 s to 9 s reaches outside the "
+	    "schedule, 0 s to 8 s", "one line names both");
+	free(got);
+	got = capture_window(&f, 48, -1, NAN, &rc, &err);
+	tap_int(rc, PW_ERR_INPUT, "a window before the start is refused");
 	free(got);
 	fixture_free(&f);
 }
@@ -403,7 +507,7 @@ test_chrome(void)
 	tap_int(count_phase(events, "M", "thread_name"), 4,
 	    "two devices and two channels name their tracks");
 
-	ev = find_event(events, "BW 1", "X", 0);
+	ev = find_event(events, "BW s0.c0 mb1", "X", 0);
 	if (tap_ok(ev != NULL, "BW(0,1) is there")) {
 		tap_near(num(ev, "ts"), 6e6, 0, "BW(0,1) starts at 6 s in us");
 		tap_near(num(ev, "dur"), 2e6, 0, "BW(0,1) lasts 2 s");
@@ -415,7 +519,7 @@ test_chrome(void)
 		tap_str(json_string_value(json_object_get(args, "kind")), "BW",
 		    "args name the kind");
 	}
-	ev = find_event(events, "RELOAD 1", "X", 0);
+	ev = find_event(events, "RELOAD s0.c0 mb1", "X", 0);
 	if (tap_ok(ev != NULL, "the reload is there")) {
 		tap_int(json_integer_value(json_object_get(ev, "tid")), 3,
 		    "on link0.h2d's track (after the two devices)");
@@ -431,12 +535,12 @@ test_chrome(void)
 	    "name")), "pipewright: tiny (hand)", "process name");
 	ev = find_event(events, "mem dev 0", "C", 1);
 	tap_near(num(ev, "ts"), 1e6, 0, "second memory point at 1 s");
-	tap_near(num(json_object_get(ev, "args"), "bytes"), 4, 0,
-	    "holding two activations");
+	tap_near(num(json_object_get(ev, "args"), "GiB"), 4 / 1073741824.0, 1e-22,
+	    "holding two activations, 4 B in GiB (15 digits)");
 	ev = find_event(events, "limit dev 0", "C", 1);
 	tap_near(num(ev, "ts"), 8e6, 0, "limit drawn to the end");
-	tap_near(num(json_object_get(ev, "args"), "bytes"), 3.5, 0,
-	    "limit value");
+	tap_near(num(json_object_get(ev, "args"), "GiB"), 3.5 / 1073741824.0,
+	    1e-22, "limit value in GiB (15 digits)");
 	json_decref(root);
 
 	again = capture_export("chrome", &f, &rc);
@@ -509,7 +613,7 @@ test_empty(void)
 	fixture_time(&f, NULL, 0);
 	got = capture_show(&f, 40);
 	line = line_of(got, "dev 1");
-	tap_str(line, "dev 1 |................................|",
+	tap_str(line, "dev 1    |.............................|",
 	    "an empty schedule shows idle rows");
 	free(line);
 	free(got);
@@ -643,6 +747,8 @@ main(void)
 	test_show_narrow();
 	test_show_short_ops();
 	test_show_chunks();
+	test_show_boundaries();
+	test_show_window();
 	test_chrome();
 	test_chrome_bad_name();
 	test_svg();
