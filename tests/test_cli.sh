@@ -581,6 +581,16 @@ if [ -f "$UNIT" ]; then
 	run "$PW" show "$UNIT" --family zb-h1 --width 80
 	ok "show --family builds the schedule of a problem" status_is 0
 	ok "it draws one row per device" [ "$(grep -c '^dev [0-9]' "$tmp/out")" -eq 4 ]
+	run "$PW" show "$UNIT" --family zb-h1 --width 80 --from 5 --to 15
+	ok "show --from --to exits 0" status_is 0
+	ok "show --from --to names the window" out_has '^window: 5 s to 15 s$'
+	ok "show --from --to draws the window alone" out_has '^dev 0 |\.\{14\}0BBBBBBB0wwwwww4FFFFFF1bbbbbb1WWWWWW5fffffff2BBBBBB2wwwwww|$'
+	ok "the window's ticks count from the schedule's start" out_has '^ \{14\}6 s \{12\}8 s \{11\}10 s'
+	run "$PW" show "$UNIT" --family zb-h1 -F 20
+	ok "show --from alone runs to the end" out_has '^window: 20 s to 27 s$'
+	fails 2 "show: the window's start 15 s is not before its end 5 s" "show --from after --to" "$PW" show "$UNIT" --family zb-h1 --from 15 --to 5
+	fails 2 "show: the window 0 s to 30 s reaches outside the schedule, 0 s to 27 s" "show --to past the end" "$PW" show "$UNIT" --family zb-h1 --to 30
+	fails 2 "show: --from 'soon' is not a number of seconds" "show --from not a number" "$PW" show "$UNIT" --family zb-h1 --from soon
 fi
 
 run "$PW" export "$tmp/default-1f1b.json" --to chrome
