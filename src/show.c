@@ -1,7 +1,9 @@
 /*
  * show.c - the text Gantt chart of pipewright show: plain ASCII, one row
- * per device and per channel that carries transfers, kinds told apart by
- * glyphs rather than colour.
+ * per device (one per chunk on a device of several stages) and per channel
+ * that carries transfers, kinds told apart by glyphs rather than colour,
+ * each op's glyph alternating with its neighbour's so that boundaries
+ * show, over the whole schedule or a window of it.
  */
 #include <assert.h>
 #include <ctype.h>
