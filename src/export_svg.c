@@ -364,6 +364,40 @@ svg_mem_ticks(FILE *fp, const struct svg_map *m, double bottom)
 }
 
 /*
+ * The points of DM's step curve in the plot whose bottom is BOTTOM; the
+ * steps within one pixel column as one vertical stroke over their range,
+ * so that the points are at most four a column, three where columns
+ * follow each other.  Returns the last y.
+ */
+static double
+svg_curve(FILE *fp, const struct svg_map *m,
+    const struct pw_device_metrics *dm, double bottom)
+{
+	double y = bottom, x0, x, lo, hi, last = 0;
+	int i, j;
+
+	for (i = 0; i < dm->ncurve; i = j) {
+		x0 = svg_x(m, dm->curve[i].t);
+		lo = hi = svg_y(m, bottom, dm->curve[i].bytes);
+		for (j = i + 1; j < dm->ncurve &&
+		    floor(x = svg_x(m, dm->curve[j].t)) == floor(x0); j++) {
+			lo = fmin(lo, svg_y(m, bottom, dm->curve[j].bytes));
+			hi = fmax(hi, svg_y(m, bottom, dm->curve[j].bytes));
+		}
+		/* The step into this column, unless the last one was the
+		 * column next to it. */
+		if (i > 0 && x0 - last >= 1)
+			fprintf(fp, "%.1f,%.1f ", x0, y);
+		if (j - i > 1)
+			fprintf(fp, "%.1f,%.1f %.1f,%.1f ", x0, lo, x0, hi);
+		y = svg_y(m, bottom, dm->curve[j - 1].bytes);
+		last = svg_x(m, dm->curve[j - 1].t);
+		fprintf(fp, "%.1f,%.1f ", last, y);
+	}
+	return y;
+}
+
+/*
  * One device's memory plot: the step curve, drawn twice from one
  * definition, the second time in red and clipped to the band above the
  * limit, so the curve turns red exactly where it exceeds the limit.
@@ -375,7 +409,6 @@ svg_memory(FILE *fp, const struct svg_map *m, const struct pw_problem *p,
 	const struct pw_device_metrics *dm = &mt->device[d];
 	double bottom = top + m->mem_h, limit = p->memory[d].limit, y = bottom;
 	char *label, b1[32], b2[32], dev[32];
-	int i;
 
 	snprintf(dev, sizeof dev, "dev %d", d);
 	svg_text(fp, SVG_LEFT, top - 3, NULL, dev);
@@ -383,12 +416,7 @@ svg_memory(FILE *fp, const struct svg_map *m, const struct pw_problem *p,
 	    "height=\"%.2f\"/>\n", SVG_LEFT, top, m->plot, m->mem_h);
 	svg_mem_ticks(fp, m, bottom);
 	fprintf(fp, "<defs><polyline id=\"mem%d\" points=\"", d);
-	for (i = 0; i < dm->ncurve; i++) {
-		if (i > 0)
-			fprintf(fp, "%.2f,%.2f ", svg_x(m, dm->curve[i].t), y);
-		y = svg_y(m, bottom, dm->curve[i].bytes);
-		fprintf(fp, "%.2f,%.2f ", svg_x(m, dm->curve[i].t), y);
-	}
+	y = svg_curve(fp, m, dm, bottom);
 	fprintf(fp, "%.2f,%.2f\"/>\n", svg_x(m, m->v.t0 + mt->makespan), y);
 	if (isfinite(limit)) {
 		/* Up to a pixel above the line: a curve at the limit stays
