@@ -493,6 +493,15 @@ test_svg(void)
 	tap_ok(strstr(text, "peak 4 B, limit 3.5 B (over)") != NULL,
 	    "device 0's peak label says over");
 	tap_int(count(text, "class=\"end bad\""), 1, "only device 0 is over");
+	tap_int(count(text, "class=\"lim\">limit 3.5 B<"), 1,
+	    "device 0's limit is labelled on its line");
+	tap_int(count(text, "class=\"tick\""), 10,
+	    "memory ticks: 0 to 4 B, five a plot");
+	tap_int(count(text, "class=\"tick\">2 B<"), 2, "a tick at 2 B each");
+	tap_ok(strstr(text, ">link0.d2h d0-&gt;host<") != NULL,
+	    "the offload lane names its device");
+	tap_int(count(text, "<rect class=\"busy\""), 0,
+	    "every op wide enough to draw alone");
 	free(text);
 	fixture_free(&f);
 }
@@ -626,6 +635,27 @@ test_extreme_times(void)
 	free(want);
 }
 
+/* A link lane names the devices its group holds, runs as ranges. */
+static void
+test_link_devices(void)
+{
+	struct pw_problem *p = pw_problem_new(5, 5, 1);
+	char buf[32];
+
+	pw_problem_set_link(p, 1, 1, 0, true);
+	p->link.group[0] = p->link.group[1] = p->link.group[3] = 0;
+	p->link.group[2] = p->link.group[4] = 1;
+	p->link.ngroups = 2;
+	tap_str(pw_view_link_devices(p, 0, buf, sizeof buf), "d0-1,d3->host",
+	    "group 0's D2H: a range and a device");
+	tap_str(pw_view_link_devices(p, 3, buf, sizeof buf), "host->d2,d4",
+	    "group 1's H2D");
+	p->link.duplex = false;
+	tap_str(pw_view_link_devices(p, 1, buf, sizeof buf), "d2,d4<->host",
+	    "half duplex: one channel a group, both ways");
+	pw_problem_free(p);
+}
+
 static void
 test_registry(void)
 {
@@ -653,6 +683,7 @@ main(void)
 	test_empty();
 	test_ticks();
 	test_extreme_times();
+	test_link_devices();
 	test_registry();
 	return tap_done();
 }
