@@ -80,14 +80,15 @@ svg_y(const struct svg_map *m, double bottom, double bytes)
 
 /*
  * Lays out NROWS lanes and NDEV memory plots at SIZE: the default pitches,
- * or, for a given height, the pitches scaled to fill it.  PW_ERR_INPUT
+ * or, for a given height, the lanes and plots scaled to fill it.  PW_ERR_INPUT
  * when the height leaves a lane thinner than SVG_MIN_ROW pixels.
  */
 static int
 svg_layout(struct svg_map *m, const struct pw_export_size *size, int nrows,
     int ndev, int *height, struct pw_error *err)
 {
-	double fixed, k = 1, per = nrows * SVG_ROW_PITCH + ndev * SVG_MEM_PITCH;
+	/* The gaps between memory plots keep room for their labels. */
+	double fixed, k = 1, per = nrows * SVG_ROW_PITCH + ndev * SVG_MEM_H;
 	int lines;
 
 	m->width = size->width != 0 ? size->width : SVG_WIDTH;
@@ -95,7 +96,8 @@ svg_layout(struct svg_map *m, const struct pw_export_size *size, int nrows,
 	m->keys = m->plot / SVG_KEY_W > 1 ? m->plot / SVG_KEY_W : 1;
 	lines = (PW_NKINDS + 1 + m->keys - 1) / m->keys;
 	m->top = SVG_TOP + (lines - 1) * SVG_KEY_H;
-	fixed = m->top + SVG_AXIS_H + SVG_MEM_HEAD;
+	fixed = m->top + SVG_AXIS_H + SVG_MEM_HEAD + ndev * (SVG_MEM_PITCH -
+	    SVG_MEM_H);
 	if (size->height != 0) {
 		k = (size->height - fixed) / per;
 		if (!(k * SVG_ROW_H >= SVG_MIN_ROW)) {
@@ -109,7 +111,7 @@ svg_layout(struct svg_map *m, const struct pw_export_size *size, int nrows,
 	m->row_h = SVG_ROW_H * k;
 	m->row_pitch = SVG_ROW_PITCH * k;
 	m->mem_h = SVG_MEM_H * k;
-	m->mem_pitch = SVG_MEM_PITCH * k;
+	m->mem_pitch = SVG_MEM_H * k + SVG_MEM_PITCH - SVG_MEM_H;
 	*height = size->height != 0 ? size->height :
 	    (int)ceil(fixed + per);
 	return PW_OK;

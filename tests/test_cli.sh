@@ -606,7 +606,7 @@ fails 2 "--height 20000" "a height over 16384" \
     "$PW" export "$tmp/default-1f1b.json" --to svg --height 20000
 fails 2 "--height 130" "a height too small for the rows" \
     "$PW" export "$tmp/default-1f1b.json" --to svg --height 130 -o "$tmp/small.svg"
-ok "it says how high at least" err_has "8 lanes and 8 memory plots: at least 314"
+ok "it says how high at least" err_has "8 lanes and 8 memory plots: at least 442"
 ok "no SVG is left" [ ! -e "$tmp/small.svg" ]
 fails 2 "chrome" "a size for the trace" \
     "$PW" export "$tmp/default-1f1b.json" --to chrome --width 800
