@@ -8,9 +8,11 @@
 
 const struct pw_export_format pw_export_formats[] = {
 	{ "chrome", "Chrome/Perfetto trace: a track per device and channel, "
-	    "memory as counters", pw_export_chrome },
+	    "memory as counters", pw_export_chrome, NULL },
 	{ "svg", "standalone SVG Gantt chart with each device's memory curve "
-	    "against its limit", pw_export_svg },
+	    "against its limit", pw_export_svg, pw_export_svg_sized },
+	{ "png", "the SVG rasterised by rsvg-convert (Debian: librsvg2-bin)",
+	    pw_export_png, pw_export_png_sized },
 };
 const size_t pw_nexport_formats =
     sizeof pw_export_formats / sizeof pw_export_formats[0];
@@ -55,6 +57,34 @@ pw_view_rows(const struct pw_problem *p, const struct pw_schedule *s, int *n)
 	}
 	*n = (int)(r - rows);
 	return rows;
+}
+
+char *
+pw_view_link_devices(const struct pw_problem *p, int channel, char *buf,
+    size_t len)
+{
+	const int group = p->link.duplex ? channel / 2 : channel;
+	const char *fmt = !p->link.duplex ? "%s<->host" : channel % 2 == 0 ?
+	    "%s->host" : "host->%s";
+	char list[64] = "", *at = list;
+	int d, e;
+
+	for (d = 0; d < p->devices; d = e) {
+		e = d + 1;
+		if (p->link.group == NULL || p->link.group[d] != group)
+			continue;
+		while (e < p->devices && p->link.group[e] == group)
+			e++;
+		if ((size_t)(at - list) + 24 >= sizeof list) {
+			strcpy(at, "+");
+			break;
+		}
+		at += sprintf(at, "%sd%d", at == list ? "" : ",", d);
+		if (e - d > 1)
+			at += sprintf(at, "-%d", e - 1);
+	}
+	snprintf(buf, len, fmt, list);
+	return buf;
 }
 
 int *

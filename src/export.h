@@ -16,6 +16,18 @@ int	pw_export_svg(FILE *, const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_timing *,
 	    const struct pw_metrics *, struct pw_error *);
 
+int	pw_export_svg_sized(FILE *, const struct pw_problem *,
+	    const struct pw_schedule *, const struct pw_timing *,
+	    const struct pw_metrics *, const struct pw_export_size *,
+	    struct pw_error *);
+int	pw_export_png(FILE *, const struct pw_problem *,
+	    const struct pw_schedule *, const struct pw_timing *,
+	    const struct pw_metrics *, struct pw_error *);
+int	pw_export_png_sized(FILE *, const struct pw_problem *,
+	    const struct pw_schedule *, const struct pw_timing *,
+	    const struct pw_metrics *, const struct pw_export_size *,
+	    struct pw_error *);
+
 /* One timeline row: a device's compute ops or a channel's transfers. */
 struct pw_view_row {
 	char	label[32];	/* "dev 3", "link0.d2h" */
@@ -28,6 +40,11 @@ struct pw_view_row {
  * a transfer) in an array the caller frees; *N is its length. */
 struct pw_view_row *pw_view_rows(const struct pw_problem *,
 	    const struct pw_schedule *, int *n);
+/* Writes into BUF (returned) the devices CHANNEL serves and its way:
+ * "d0-1->host", "host->d2", "d4,d6<->host" (half duplex), "+" ending a
+ * list cut short. */
+char	*pw_view_link_devices(const struct pw_problem *, int channel,
+	    char *buf, size_t len);
 /* Returns [nstages] chunk numbers (how many earlier stages share the
  * stage's device) in an array the caller frees. */
 int	*pw_view_chunks(const struct pw_problem *);

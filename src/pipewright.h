@@ -1117,12 +1117,29 @@ void	pw_compare_print(FILE *, const struct pw_problem *);
  * nothing otherwise. */
 void	pw_compare_warn(FILE *, const struct pw_problem *, const char *replan);
 
+/* A picture's size in pixels, each 0 for the default (1200 wide, as high
+ * as its rows need); the writer refuses a height too small for its rows. */
+struct pw_export_size {
+	int	width;
+	int	height;
+};
+#define PW_EXPORT_WIDTH_MIN	320
+#define PW_EXPORT_WIDTH_MAX	16384
+#define PW_EXPORT_HEIGHT_MIN	120
+#define PW_EXPORT_HEIGHT_MAX	16384
+
 /* Export formats: one registry row each. */
 struct pw_export_format {
 	const char *name;	/* "chrome", "svg" */
 	const char *summary;
 	int	(*write)(FILE *, const struct pw_problem *, const struct pw_schedule *,
 		    const struct pw_timing *, const struct pw_metrics *, struct pw_error *);
+	/* The pictures' writer at a chosen size (NULL for formats that have
+	 * none): write is this at the default size. */
+	int	(*write_sized)(FILE *, const struct pw_problem *,
+		    const struct pw_schedule *, const struct pw_timing *,
+		    const struct pw_metrics *, const struct pw_export_size *,
+		    struct pw_error *);
 };
 
 extern const struct pw_export_format pw_export_formats[];

@@ -605,6 +605,35 @@ ok "export svg to stdout is the same" cmp -s "$tmp/out" "$tmp/s.svg"
 run "$PW" export "$tmp/default-1f1b.json" --family zb-h1 --to chrome
 ok "export --family builds the schedule" status_is 0
 
+# Pictures' sizes: in range, for pictures only, and a height that fits.
+run "$PW" export "$tmp/default-1f1b.json" --to svg --width 800 --height 700
+ok "export svg --width --height exits 0" status_is 0
+ok "the SVG is 800 by 700" out_has '^<svg .* width="800" height="700" viewBox="0 0 800 700">'
+fails 2 "--width 100" "a width under 320" \
+    "$PW" export "$tmp/default-1f1b.json" --to svg --width 100
+ok "the width's range is named" err_has "320 to 16384 pixels"
+fails 2 "--height 20000" "a height over 16384" \
+    "$PW" export "$tmp/default-1f1b.json" --to svg --height 20000
+fails 2 "--height 130" "a height too small for the rows" \
+    "$PW" export "$tmp/default-1f1b.json" --to svg --height 130 -o "$tmp/small.svg"
+ok "it says how high at least" err_has "8 lanes and 8 memory plots: at least 442"
+ok "no SVG is left" [ ! -e "$tmp/small.svg" ]
+fails 2 "chrome" "a size for the trace" \
+    "$PW" export "$tmp/default-1f1b.json" --to chrome --width 800
+if command -v rsvg-convert >/dev/null 2>&1; then
+	run "$PW" export "$tmp/default-1f1b.json" --to png --width 640 -o "$tmp/s.png"
+	ok "export png exits 0" status_is 0
+	ok "export png writes a PNG" sh -c '[ "$(head -c 4 "$1" | tail -c 3)" = PNG ]' sh "$tmp/s.png"
+	ok "640 pixels wide" sh -c '[ "$(od -An -tu1 -j16 -N4 "$1" | tr -s " ")" = " 0 0 2 128" ]' sh "$tmp/s.png"
+else
+	skip "export png" "rsvg-convert missing"
+fi
+mkdir "$tmp/nobin"
+run env PATH="$tmp/nobin" "$PW" export "$tmp/default-1f1b.json" --to png -o "$tmp/none.png"
+ok "png without rsvg-convert: exit 2" status_is 2
+ok "png without rsvg-convert: one line naming librsvg2-bin" one_error "librsvg2-bin"
+ok "png without rsvg-convert: no file" [ ! -e "$tmp/none.png" ]
+
 # ------------------------------------------------------------ solve
 run "$PW" solve --help
 ok "solve --help exits 0" status_is 0

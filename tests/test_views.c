@@ -597,6 +597,15 @@ test_svg(void)
 	tap_ok(strstr(text, "peak 4 B, limit 3.5 B (over)") != NULL,
 	    "device 0's peak label says over");
 	tap_int(count(text, "class=\"end bad\""), 1, "only device 0 is over");
+	tap_int(count(text, "class=\"lim\">limit 3.5 B<"), 1,
+	    "device 0's limit is labelled on its line");
+	tap_int(count(text, "class=\"tick\""), 10,
+	    "memory ticks: 0 to 4 B, five a plot");
+	tap_int(count(text, "class=\"tick\">2 B<"), 2, "a tick at 2 B each");
+	tap_ok(strstr(text, ">link0.d2h d0-&gt;host<") != NULL,
+	    "the offload lane names its device");
+	tap_int(count(text, "<rect class=\"busy\""), 0,
+	    "every op wide enough to draw alone");
 	free(text);
 	fixture_free(&f);
 }
@@ -716,8 +725,9 @@ test_extreme_times(void)
 		    (c[i].shift != 0 || strstr(got, "inf") == NULL),
 		    "%s: the SVG has no NaN%s", c[i].what, c[i].shift != 0 ?
 		    "" : " or infinity");
-		tap_int(count(got, "<rect class=\"op "), 12,
-		    "%s: every op drawn", c[i].what);
+		/* No finite span: every op is 0 pixels wide, no bar. */
+		tap_int(count(got, "<rect class=\"op "), c[i].shift != 0 ?
+		    0 : 12, "%s: every op drawn that has a width", c[i].what);
 		tap_int(count(got, "class=\"grid\""), c[i].grid,
 		    "%s: %d grid lines", c[i].what, c[i].grid);
 		free(got);
@@ -729,14 +739,38 @@ test_extreme_times(void)
 	free(want);
 }
 
+/* A link lane names the devices its group holds, runs as ranges. */
+static void
+test_link_devices(void)
+{
+	struct pw_problem *p = pw_problem_new(5, 5, 1);
+	char buf[32];
+
+	pw_problem_set_link(p, 1, 1, 0, true);
+	p->link.group[0] = p->link.group[1] = p->link.group[3] = 0;
+	p->link.group[2] = p->link.group[4] = 1;
+	p->link.ngroups = 2;
+	tap_str(pw_view_link_devices(p, 0, buf, sizeof buf), "d0-1,d3->host",
+	    "group 0's D2H: a range and a device");
+	tap_str(pw_view_link_devices(p, 3, buf, sizeof buf), "host->d2,d4",
+	    "group 1's H2D");
+	p->link.duplex = false;
+	tap_str(pw_view_link_devices(p, 1, buf, sizeof buf), "d2,d4<->host",
+	    "half duplex: one channel a group, both ways");
+	pw_problem_free(p);
+}
+
 static void
 test_registry(void)
 {
-	tap_int((long long)pw_nexport_formats, 2, "two export formats");
+	tap_int((long long)pw_nexport_formats, 3, "three export formats");
 	tap_ok(pw_export_find("chrome") == &pw_export_formats[0],
 	    "chrome found");
 	tap_ok(pw_export_find("svg") == &pw_export_formats[1], "svg found");
-	tap_ok(pw_export_find("png") == NULL, "unknown format");
+	tap_ok(pw_export_find("png") == &pw_export_formats[2], "png found");
+	tap_ok(pw_export_formats[0].write_sized == NULL &&
+	    pw_export_formats[2].write_sized != NULL, "only pictures take a size");
+	tap_ok(pw_export_find("gif") == NULL, "unknown format");
 }
 
 int
@@ -755,6 +789,7 @@ main(void)
 	test_empty();
 	test_ticks();
 	test_extreme_times();
+	test_link_devices();
 	test_registry();
 	return tap_done();
 }

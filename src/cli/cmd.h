@@ -96,6 +96,7 @@ struct pw_cmd_args {
 	bool	output_given;
 	const char *format;	/* export --to; show --to, a time */
 	int	width;		/* 0: from the terminal */
+	int	height;		/* export's picture height; 0: the default */
 	bool	json;
 	bool	critical;
 	const char *write_dir;

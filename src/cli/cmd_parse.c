@@ -20,6 +20,7 @@ static const struct option cmd_parse_table[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "to", required_argument, NULL, 't' },
 	{ "width", required_argument, NULL, 'w' },
+	{ "height", required_argument, NULL, 'G' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "critical", no_argument, NULL, 'c' },
 	{ "write-dir", required_argument, NULL, 'd' },
@@ -287,11 +288,12 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 			a->format = optarg;
 			break;
 		case 'w':
+		case 'G':
 			if (!pw_parse_int(optarg, 1, PW_CMD_WIDTH_MAX,
-			    &a->width)) {
-				pw_cmd_fail("%s: --width '%s' is not a whole"
-				    " number from 1 to %d", cmd->name, optarg,
-				    PW_CMD_WIDTH_MAX);
+			    c == 'w' ? &a->width : &a->height)) {
+				pw_cmd_fail("%s: --%s '%s' is not a whole"
+				    " number from 1 to %d", cmd->name,
+				    cmd_parse_name(c), optarg, PW_CMD_WIDTH_MAX);
 				return PW_EXIT_INPUT;
 			}
 			break;

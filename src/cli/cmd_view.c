@@ -151,12 +151,45 @@ out:
 	return status;
 }
 
+/* PW_EXIT_OK when VALUE, option NAME's, is 0 (not given) or in [MIN,
+ * MAX]; else one line and PW_EXIT_INPUT. */
+static int
+cmd_view_pixels(const char *name, int value, int min, int max)
+{
+	if (value == 0 || (value >= min && value <= max))
+		return PW_EXIT_OK;
+	pw_cmd_fail("export: --%s %d is out of range: %d to %d pixels", name,
+	    value, min, max);
+	return PW_EXIT_INPUT;
+}
+
+/* PW_EXIT_OK when --width and --height, if given, are in range and
+ * FORMAT (a picture) takes them; else one line and PW_EXIT_INPUT. */
+static int
+cmd_view_size(const struct pw_cmd_args *a,
+    const struct pw_export_format *format)
+{
+	int status;
+
+	if ((a->width != 0 || a->height != 0) && format->write_sized == NULL) {
+		pw_cmd_fail("export: --width and --height size a picture; "
+		    "the format %s has no size", format->name);
+		return PW_EXIT_INPUT;
+	}
+	if ((status = cmd_view_pixels("width", a->width, PW_EXPORT_WIDTH_MIN,
+	    PW_EXPORT_WIDTH_MAX)) != PW_EXIT_OK)
+		return status;
+	return cmd_view_pixels("height", a->height, PW_EXPORT_HEIGHT_MIN,
+	    PW_EXPORT_HEIGHT_MAX);
+}
+
 int
 pw_cmd_export(const struct pw_cmd_args *a)
 {
 	struct pw_cmd_view v = { 0 };
 	struct pw_plan *plan = NULL;
 	const struct pw_export_format *format;
+	const struct pw_export_size size = { a->width, a->height };
 	struct pw_outfile out;
 	struct pw_error err;
 	int status, rc;
@@ -170,7 +203,8 @@ pw_cmd_export(const struct pw_cmd_args *a)
 		pw_cmd_unknown(PW_CMD_LIST_FORMATS, "format", a->format);
 		return PW_EXIT_INPUT;
 	}
-	if ((status = pw_cmd_plan_load(a, &plan)) != PW_EXIT_OK ||
+	if ((status = cmd_view_size(a, format)) != PW_EXIT_OK ||
+	    (status = pw_cmd_plan_load(a, &plan)) != PW_EXIT_OK ||
 	    (status = pw_cmd_view_load(a, plan, &v)) != PW_EXIT_OK)
 		goto out;
 	if ((rc = pw_outfile_open(&out, a->output, &err)) != PW_OK) {
@@ -180,7 +214,10 @@ pw_cmd_export(const struct pw_cmd_args *a)
 	}
 	/* A failed write is the output's to explain (commit fails and names
 	 * the cause); anything else the format's. */
-	if ((rc = format->write(out.fp, pw_plan_problem(plan),
+	if ((rc = format->write_sized != NULL ?
+	    format->write_sized(out.fp, pw_plan_problem(plan),
+	    pw_plan_schedule(plan), v.timing, v.metrics, &size, &err) :
+	    format->write(out.fp, pw_plan_problem(plan),
 	    pw_plan_schedule(plan), v.timing, v.metrics, &err)) != PW_OK &&
 	    !ferror(out.fp)) {
 		pw_outfile_abort(&out);

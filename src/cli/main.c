@@ -111,19 +111,23 @@ static const struct pw_command main_commands[] = {
 	  "                      stand for it): use that family's schedule\n",
 	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "wFtfi" PW_CMD_MODEL_OPTIONS
 	  "X", 1, 1, pw_cmd_show },
-	{ "export", "FILE --to FORMAT [-o OUT] [--predicted] [--family NAME "
-	  "[MODEL OPTIONS]]",
+	{ "export", "FILE --to FORMAT [-o OUT] [--width PX] [--height PX] "
+	  "[--predicted] [--family NAME [MODEL OPTIONS]]",
 	  "write a schedule as a trace or a picture",
 	  "OUT is written atomically: on failure it is left as it was.\n"
 	  "A measured file (launch -o) exports its measured timeline.\n"
 	  "\n"
 	  "  -t, --to FORMAT     the format (below)\n"
 	  "  -o, --output OUT    where to write (default \"-\": stdout)\n"
+	  "  -w, --width PX      svg, png: the picture's width (320 to\n"
+	  "                      16384 pixels; default 1200)\n"
+	  "  -G, --height PX     svg, png: its height (120 to 16384; default\n"
+	  "                      as its rows need), the rows scaled to fit\n"
 	  "  --predicted         a measured file's simulated timeline\n"
 	  "  -f, --family NAME   FILE is a problem (or the model options\n"
 	  "                      stand for it): use that family's schedule\n",
 	  PW_CMD_LIST_FORMATS | PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL,
-	  "tofi" PW_CMD_MODEL_OPTIONS "X", 1, 1, pw_cmd_export },
+	  "towGfi" PW_CMD_MODEL_OPTIONS "X", 1, 1, pw_cmd_export },
 	{ "script", "[--write-dir DIR] FILE [ARGS...]",
 	  "run a Lua script: a problem, a sweep, an experiment",
 	  "Runs FILE, Lua 5.4 source, with the module pipewright as the\n"

@@ -1,0 +1,97 @@
+/*
+ * export_svg_png.c - the PNG: the SVG rasterised by rsvg-convert (Debian's
+ * librsvg2-bin), which reads the SVG from a temporary file; what it
+ * writes into a pipe is copied into the output's stream, so the PNG is
+ * written as atomically as any export.
+ */
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "export.h"
+
+/* rsvg-convert's exit status when it could not be run: the shell's. */
+#define PNG_NOT_RUN	127
+
+int
+pw_export_png_sized(FILE *fp, const struct pw_problem *p,
+    const struct pw_schedule *s, const struct pw_timing *t,
+    const struct pw_metrics *mt, const struct pw_export_size *size,
+    struct pw_error *err)
+{
+	FILE *svg;
+	char buf[8192];
+	ssize_t n;
+	pid_t pid;
+	int rc, status, fd[2];
+
+	if ((svg = tmpfile()) == NULL) {
+		pw_error_set(err, "png: a temporary file: %s", strerror(errno));
+		return PW_ERR_IO;
+	}
+	if ((rc = pw_export_svg_sized(svg, p, s, t, mt, size, err)) != PW_OK)
+		goto out;
+	if (fflush(svg) != 0 || fseek(svg, 0, SEEK_SET) != 0 ||
+	    pipe(fd) != 0) {
+		pw_error_set(err, "png: %s", strerror(errno));
+		rc = PW_ERR_IO;
+		goto out;
+	}
+	if ((pid = fork()) == -1) {
+		pw_error_set(err, "png: fork: %s", strerror(errno));
+		close(fd[0]);
+		close(fd[1]);
+		rc = PW_ERR_IO;
+		goto out;
+	}
+	if (pid == 0) {
+		close(fd[0]);
+		if (dup2(fileno(svg), STDIN_FILENO) != -1 &&
+		    dup2(fd[1], STDOUT_FILENO) != -1)
+			execlp("rsvg-convert", "rsvg-convert", "--format", "png",
+			    (char *)NULL);
+		_exit(PNG_NOT_RUN);
+	}
+	close(fd[1]);
+	while ((n = read(fd[0], buf, sizeof buf)) != 0) {
+		if (n > 0)
+			fwrite(buf, 1, (size_t)n, fp);
+		else if (errno != EINTR)
+			break;
+	}
+	close(fd[0]);
+	while (waitpid(pid, &status, 0) == -1) {
+		if (errno != EINTR) {
+			pw_error_set(err, "png: waiting for rsvg-convert: %s",
+			    strerror(errno));
+			rc = PW_ERR_IO;
+			goto out;
+		}
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == PNG_NOT_RUN) {
+		pw_error_set(err, "png: rsvg-convert is missing: install the "
+		    "Debian package librsvg2-bin");
+		rc = PW_ERR_INPUT;
+	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		pw_error_set(err, "png: rsvg-convert failed (status %d)",
+		    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		rc = PW_ERR_IO;
+	}
+out:
+	fclose(svg);
+	return rc;
+}
+
+int
+pw_export_png(FILE *fp, const struct pw_problem *p,
+    const struct pw_schedule *s, const struct pw_timing *t,
+    const struct pw_metrics *mt, struct pw_error *err)
+{
+	static const struct pw_export_size size = { 0, 0 };
+
+	return pw_export_png_sized(fp, p, s, t, mt, &size, err);
+}
