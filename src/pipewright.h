@@ -1109,6 +1109,19 @@ void	pw_compare_print(FILE *, const struct pw_problem *);
  * nothing otherwise. */
 void	pw_compare_warn(FILE *, const struct pw_problem *, const char *replan);
 
+/* Megatron-LM (megatron.c; docs/interop.md): the command-line flags that
+ * make Megatron-LM run SCHED on PROBLEM (its pipeline size, virtual
+ * stages, layer split, and with a model's problem its micro and global
+ * batch), as one line in *FLAGS, which the caller frees; or
+ * PW_ERR_NOT_APPLICABLE, *FLAGS NULL, with why Megatron has no
+ * equivalent (offload, an optimizer-made order, a family it lacks). */
+int	pw_megatron_flags(const struct pw_problem *, const struct pw_schedule *,
+	    char **flags, struct pw_error *);
+/* The line a report gives it: "megatron: FLAGS", or "megatron: Megatron
+ * has no equivalent: REASON". */
+void	pw_megatron_print(FILE *, const struct pw_problem *,
+	    const struct pw_schedule *);
+
 /* Export formats: one registry row each. */
 struct pw_export_format {
 	const char *name;	/* "chrome", "svg" */

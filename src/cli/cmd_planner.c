@@ -128,6 +128,8 @@ cmd_planner_print(FILE *fp, const struct pw_cmd_args *a,
 	pw_cmd_table(fp, (const char (*)[PW_CMD_CELL])cells, r->ncand + 1,
 	    CMD_PLANNER_NCOLS, NULL);
 	free(cells);
+	fputc('\n', fp);
+	pw_megatron_print(fp, r->cand[0].problem, r->cand[0].schedule);
 	fprintf(fp, "\nbubble: (the longest device span - the busiest device's "
 	    "work) / that span, as\ncompare's; idle: all devices' idle time / "
 	    "(devices x step time).\nEach bound (the strongest of its "

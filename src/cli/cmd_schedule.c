@@ -22,9 +22,11 @@ pw_cmd_schedule(const struct pw_cmd_args *a)
 		    " 'pipewright schedule --help')");
 		return PW_EXIT_INPUT;
 	}
-	if ((status = pw_cmd_plan_build(a, &plan)) ==
-	    PW_EXIT_OK)
-		status = pw_cmd_plan_write(plan, a->output, &report);
+	if ((status = pw_cmd_plan_build(a, &plan)) == PW_EXIT_OK &&
+	    (status = pw_cmd_plan_write(plan, pw_cmd_schedule_output(a),
+	    &report)) == PW_EXIT_OK)
+		pw_megatron_print(report, pw_plan_problem(plan),
+		    pw_plan_schedule(plan));
 	pw_plan_free(plan);
 	return status;
 }

@@ -1,0 +1,88 @@
+#!/bin/sh
+# test_output.sh - what pipewright prints for people and other tools, as
+# TAP: the Megatron-LM flags of schedule and plan, schedule and solve on a
+# terminal, compare's forms and order, and the man page.
+#
+# make check sets PIPEWRIGHT and EXAMPLES; run by hand from a build
+# directory (sh /path/to/tests/test_output.sh) it finds them itself.
+
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+PW=${PIPEWRIGHT:-./pipewright}
+EXAMPLES=${EXAMPLES:-$srcdir/examples}
+UNIT=$EXAMPLES/unit4x8.json
+
+. "$srcdir/tests/tap.sh"
+
+lacks() { ! grep -q -e "$1" "$2"; }
+
+M="--model llama3-8b --hardware H100-SXM --devices 4 --microbatches 8
+--memory-limit none"
+
+# megatron WANT ARGS...: schedule's megatron line is exactly WANT.
+megatron() {
+	want=$1
+	shift
+	run $PW schedule $M "$@" -o "$tmp/s.json"
+	[ "$status" -eq 0 ] && [ "$(grep '^megatron: ' "$tmp/out")" = \
+	    "megatron: $want" ]
+}
+
+ok "megatron: an even split is the pipeline size alone" megatron \
+    "--pipeline-model-parallel-size 4 --num-layers 32 --micro-batch-size 1 --global-batch-size 8" \
+    --family 1f1b
+ok "megatron: uneven first and last stages" megatron \
+    "--pipeline-model-parallel-size 4 --num-layers 32 --decoder-first-pipeline-num-layers 7 --decoder-last-pipeline-num-layers 9 --micro-batch-size 1 --global-batch-size 8" \
+    --layers-per-stage 7,8,8,9 --family 1f1b
+ok "megatron: an arbitrary uneven split is a layout string" megatron \
+    "--pipeline-model-parallel-size 4 --num-layers 32 --pipeline-model-parallel-layout \"Et*6|t*9|t*8|t*9,L\" --micro-batch-size 1 --global-batch-size 8" \
+    --layers-per-stage 6,9,8,9 --family 1f1b
+ok "megatron: interleaved 1F1B is virtual stages" megatron \
+    "--pipeline-model-parallel-size 4 --num-layers 32 --num-virtual-stages-per-pipeline-rank 2 --micro-batch-size 1 --global-batch-size 8" \
+    --chunks 2 --family 1f1b-interleaved
+ok "megatron: uneven virtual stages are a layout, in Megatron's order" \
+    megatron \
+    "--pipeline-model-parallel-size 4 --num-layers 32 --pipeline-model-parallel-layout \"Et*3|t*4|t*4|t*4|t*4|t*4|t*4|t*5,L\" --micro-batch-size 1 --global-batch-size 8" \
+    --chunks 2 --layers-per-stage 3,4,4,4,4,4,4,5 --family 1f1b-interleaved
+ok "megatron: tensor and data parallelism" megatron \
+    "--pipeline-model-parallel-size 4 --tensor-model-parallel-size 2 --num-layers 32 --micro-batch-size 1 --global-batch-size 16" \
+    --tp 2 --dp 2 --family 1f1b
+ok "megatron: zero bubble has no equivalent" megatron \
+    "Megatron has no equivalent: Zero Bubble splits the backward into B and W; Megatron-LM's schedules run each backward whole" \
+    --family zb-h1
+ok "megatron: an offloading schedule has no equivalent" megatron \
+    "Megatron has no equivalent: the schedule offloads activations to host memory and reloads them; Megatron-LM's pipeline schedules have no such ops" \
+    --chunks 2 --offload --family po-f
+ok "megatron: the V has no equivalent" megatron \
+    "Megatron has no equivalent: the V placement (stages d and 2p-1-d on device d); Megatron-LM places virtual stages in a loop" \
+    --family zb-v
+run $PW schedule "$UNIT" --family 1f1b -o "$tmp/s.json"
+ok "megatron: given stages give the pipeline size alone" \
+    grep -qx 'megatron: --pipeline-model-parallel-size 4' "$tmp/out"
+run $PW plan $M --iteration-limit 200 --top 1
+ok "plan: the best candidate's megatron line" grep -q '^megatron: ' \
+    "$tmp/out"
+
+# On a terminal (script(1) gives the command a pty), schedule and solve
+# without -o print the metrics and a hint, not the JSON.
+if command -v script >/dev/null 2>&1 &&
+    script -qc true /dev/null >/dev/null 2>&1; then
+	for cmd in "schedule --family 1f1b" "solve --iteration-limit 50"; do
+		run script -qc "$PW $cmd $UNIT" /dev/null
+		ok "$cmd on a terminal: the metrics and the hint" grep -q \
+		    '^hint: stdout is a terminal, so the schedule.s JSON was not printed: write the schedule with -o FILE' \
+		    "$tmp/out"
+		ok "$cmd on a terminal: no JSON" lacks '"format"' "$tmp/out"
+		run script -qc "$PW $cmd $UNIT -o -" /dev/null
+		ok "$cmd -o - on a terminal: the JSON" grep -q \
+		    '"format": "pipewright.schedule.v1"' "$tmp/out"
+		run sh -c "$PW $cmd $UNIT | cat"
+		ok "$cmd to a pipe: the JSON, no hint" grep -q \
+		    '"format": "pipewright.schedule.v1"' "$tmp/out"
+		ok "$cmd to a pipe: no hint" lacks '^hint:' "$tmp/out"
+	done
+else
+	skip "schedule and solve on a terminal" "script(1) is missing"
+fi
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
