@@ -62,6 +62,61 @@ run $PW plan $M --iteration-limit 200 --top 1
 ok "plan: the best candidate's megatron line" grep -q '^megatron: ' \
     "$tmp/out"
 
+# compare: the best line, the columns, the orders and the machine forms.
+run $PW compare "$UNIT"
+ok "compare: the first line names the best within every limit" \
+    [ "$(sed -n 1p "$tmp/out")" = "best within every limit: zb-h1 (makespan 27 s)" ]
+ok "compare: the header, each column as wide as its widest cell" \
+    [ "$(sed -n 4p "$tmp/out")" = "family            makespan  bubble  idle share  total idle  max peak  peak/limit  status" ]
+ok "compare: 1f1b's row with its idle share" grep -qx \
+    '1f1b              33 s      0\.2727  27\.3%       36 s        4 B       no limit    ok' \
+    "$tmp/out"
+# first_row KEY FAMILY: compare --sort KEY lists FAMILY first.
+first_row() {
+	run $PW compare "$UNIT" --sort "$1"
+	[ "$status" -eq 0 ] && [ "$(sed -n 5p "$tmp/out" | cut -d' ' -f1)" = "$2" ]
+}
+ok "compare: sorted by makespan by default" first_row makespan zb-h1
+ok "compare --sort name" first_row name 1f1b
+ok "compare --sort bubble: the lowest, ties in the registry's order" \
+    first_row bubble zb-h2
+ok "compare --sort memory: the smallest largest peak" first_row memory 1f1b
+run $PW compare "$UNIT" --sort name
+ok "compare --sort: families without a schedule last" \
+    [ "$(sed -n 22p "$tmp/out" | cut -d' ' -f1)" = "zb-v" ]
+run $PW compare "$UNIT" --sort fastest
+ok "compare --sort: a bad key is one error line" one_error \
+    "--sort 'fastest' is not makespan, memory, bubble or name"
+ok "compare --sort: exit 2" status_is 2
+run $PW compare "$UNIT" --json --csv
+ok "compare: --json with --csv is one error line" one_error "give one"
+
+run $PW compare "$UNIT" --csv
+tr -d '\r' <"$tmp/out" >"$tmp/csv"
+ok "compare --csv: every line ends in CRLF" \
+    [ "$(grep -c "$(printf '\r')\$" "$tmp/out")" -eq 19 ]
+ok "compare --csv: the header" [ "$(sed -n 1p "$tmp/csv")" = \
+    "family,status,makespan_s,bubble_rate,idle_share,total_idle_s,max_peak_bytes,tightest_device,peak_share,over_devices,reason" ]
+ok "compare --csv: numbers in full" grep -qx \
+    '1f1b,ok,33,0\.27272727272727271,0\.27272727272727271,36,4,,,0,' \
+    "$tmp/csv"
+ok "compare --csv: a reason with commas is quoted" grep -q \
+    '^zb-v,not-applicable,,,,,,,,,"zb-v needs V placement (device d holds stages d and 2p-1-d); this problem has 4 stages on 4 devices; splitting again: its stages were given directly, so there is no model to split again"$' \
+    "$tmp/csv"
+run $PW compare "$UNIT" --json
+ok "compare --json: the best" grep -q '^  "best": "zb-h1",$' "$tmp/out"
+ok "compare --json: the idle share" grep -q \
+    '"idle_share": 0\.27272727272727271,' "$tmp/out"
+sed 's/"limit": null/"limit": 1.0/' "$UNIT" >"$tmp/tight.json"
+run $PW compare "$tmp/tight.json"
+ok "compare: the best within the limits, not the fastest row" \
+    [ "$(sed -n 1p "$tmp/out")" = "best within every limit: zb-auto (makespan 72 s)" ]
+ok "compare: the fastest row is over its limits" grep -q \
+    '^zb-h1  .*  over: 4 devices, d0 by 3 B$' "$tmp/out"
+run $PW compare "$tmp/tight.json" --json
+ok "compare --json: the best within the limits" grep -q \
+    '^  "best": "zb-auto",$' "$tmp/out"
+
 # On a terminal (script(1) gives the command a pty), schedule and solve
 # without -o print the metrics and a hint, not the JSON.
 if command -v script >/dev/null 2>&1 &&

@@ -97,6 +97,8 @@ struct pw_cmd_args {
 	const char *format;
 	int	width;		/* 0: from the terminal */
 	bool	json;
+	bool	csv;		/* compare */
+	enum pw_compare_sort sort;	/* compare; PW_COMPARE_MAKESPAN */
 	bool	critical;
 	const char *write_dir;
 	char	**rest;		/* PW_CMD_REST, PW_CMD_MANY: [nrest] */
@@ -196,7 +198,7 @@ int	pw_cmd_status(int rc);
  * first row the header), each column as wide as its widest cell, two
  * blanks apart, no blank at the end of a line; the columns' widths go to
  * WIDTHS ([NCOLS]) unless it is NULL. */
-#define PW_CMD_CELL	160
+#define PW_CMD_CELL	PW_TABLE_CELL
 void	pw_cmd_table(FILE *, const char (*cell)[PW_CMD_CELL], size_t nrows,
 	    int ncols, int *widths);
 /* cmd.c: prints ROOT (a JSON value, taken) indented on FP; an enum

@@ -86,17 +86,27 @@ static const struct pw_command main_commands[] = {
 	  "Prints \"FILE: valid (N ops)\" or every violation and their\n"
 	  "count.  Exit 0 valid, 1 violations, 2 unreadable.\n",
 	  0, "", 1, 1, pw_cmd_check },
-	{ "compare", "[PROBLEM | MODEL OPTIONS]",
+	{ "compare", "[PROBLEM | MODEL OPTIONS] [--sort makespan|memory|bubble|"
+	  "name] [--json | --csv]",
 	  "every schedule family on a problem in one table",
 	  "PROBLEM is a problem file or a schedule file (whose problem is\n"
-	  "used); without it, the built-in default problem.  One row per\n"
-	  "family: makespan, bubble rate, total idle, the largest peak,\n"
-	  "the device nearest to (or furthest over) its limit, and whether\n"
-	  "the schedule fits or why not; then each device's peak against\n"
-	  "its limit.  When one stage's work (f + b + w) exceeds the mean\n"
-	  "of the stages' by more than 10%, a warning names the command\n"
-	  "that rebalances the split (plan).\n",
-	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, PW_CMD_MODEL_OPTIONS "X",
+	  "used); without it, the built-in default problem.  The first\n"
+	  "line names the best schedule within every limit (or says none\n"
+	  "keeps them).  One row per family: makespan, bubble rate, idle\n"
+	  "share (all devices' idle / (devices x makespan)), total idle,\n"
+	  "the largest peak, the device nearest to (or furthest over) its\n"
+	  "limit, and whether the schedule fits or why not; then each\n"
+	  "device's peak against its limit.  When one stage's work\n"
+	  "(f + b + w) exceeds the mean of the stages' by more than 10%,\n"
+	  "a warning names the command that rebalances the split (plan);\n"
+	  "with --json or --csv it goes to stderr.\n"
+	  "\n"
+	  "  --sort KEY          makespan (default), memory (the largest\n"
+	  "                      peak), bubble or name; families without a\n"
+	  "                      schedule last\n"
+	  "  -j, --json          the table as one JSON object\n"
+	  "  --csv               the table as CSV (RFC 4180)\n",
+	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "QjJ" PW_CMD_MODEL_OPTIONS "X",
 	  0, 1, pw_cmd_compare },
 	{ "show", "FILE [--width N] [--predicted] [--family NAME "
 	  "[MODEL OPTIONS]]",
