@@ -139,5 +139,34 @@ else
 	skip "schedule and solve on a terminal" "script(1) is missing"
 fi
 
+# The man page: written from the command table, rendered without a
+# warning, every command a section, the exit statuses listed.
+run $PW help --man
+cp "$tmp/out" "$tmp/pipewright.1"
+ok "help --man exits 0" status_is 0
+if command -v groff >/dev/null 2>&1; then
+	run groff -man -Tutf8 -ww "$tmp/pipewright.1"
+	ok "the man page renders" status_is 0
+	ok "the man page renders without a warning" err_empty
+	cp "$tmp/out" "$tmp/man.txt"
+	$PW help | sed -n '/^commands:/,/^$/s/^  \([a-z]*\) .*/\1/p' \
+	    >"$tmp/commands"
+	ok "help lists the commands" [ "$(wc -l <"$tmp/commands")" -ge 14 ]
+	while read -r cmd; do
+		ok "the man page has a section for $cmd" grep -qx \
+		    ".SS $cmd" "$tmp/pipewright.1"
+		ok "the man page renders $cmd's usage" grep -q \
+		    "usage: pipewright $cmd" "$tmp/man.txt"
+	done <"$tmp/commands"
+	ok "the man page lists the exit statuses" grep -q \
+	    'a launch that failed or was stopped' "$tmp/man.txt"
+	ok "the man page: exit status 4" grep -A1 -qx '.B 4' \
+	    "$tmp/pipewright.1"
+	ok "the man page lists the families" grep -q \
+	    '^ *zb-v  *Zero Bubble V: ' "$tmp/man.txt"
+else
+	skip "the man page renders" "groff is not installed"
+fi
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

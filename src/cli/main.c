@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pipewright.h"
@@ -331,6 +332,20 @@ static const struct pw_command main_commands[] = {
 static const size_t main_ncommands = sizeof main_commands /
     sizeof main_commands[0];
 
+/* The exit statuses (enum pw_exit), which help and the man page list. */
+static const struct {
+	int	status;
+	const char *meaning;
+} main_exits[] = {
+	{ PW_EXIT_OK, "ok" },
+	{ PW_EXIT_INVALID, "invalid schedule (check)" },
+	{ PW_EXIT_INPUT, "bad input or usage" },
+	{ PW_EXIT_INTERNAL, "internal error" },
+	{ PW_EXIT_RUNTIME, "a launch that failed or was stopped" },
+};
+
+static const size_t main_nexits = sizeof main_exits / sizeof main_exits[0];
+
 static const struct pw_command *
 main_find(const char *name)
 {
@@ -392,7 +407,9 @@ pw_command_usage(FILE *fp, const struct pw_command *cmd)
 static void
 main_usage(FILE *fp)
 {
+	char item[128];
 	size_t i;
+	int col, len;
 
 	fprintf(fp, "usage: pipewright [COMMAND [ARGS]]\n\n"
 	    "Designs pipeline-parallel training schedules.  Without a\n"
@@ -404,9 +421,77 @@ main_usage(FILE *fp)
 		    main_commands[i].summary);
 	}
 	fprintf(fp, "\n'pipewright help COMMAND' or 'pipewright COMMAND --help'"
-	    " tells more.\nExit status: 0 ok, 1 invalid schedule (check),"
-	    " 2 bad input or usage, 3 internal error,\n4 a launch that failed"
-	    " or was stopped.\n");
+	    " tells more.\n");
+	col = fprintf(fp, "Exit status:");
+	for (i = 0; i < main_nexits; i++) {
+		len = snprintf(item, sizeof item, "%d %s%s", main_exits[i].status,
+		    main_exits[i].meaning, i + 1 < main_nexits ? "," : ".");
+		if (col + 1 + len >= 80)
+			col = fprintf(fp, "\n") - 1;
+		col += fprintf(fp, "%s%s", col > 0 ? " " : "", item);
+	}
+	fputc('\n', fp);
+}
+
+/* S as roff text: a backslash escaped, a line's leading '.' or '\''
+ * (a request) made text. */
+static void
+main_roff(FILE *fp, const char *s)
+{
+	bool bol = true;
+
+	for (; *s != '\0'; s++) {
+		if (bol && (*s == '.' || *s == '\''))
+			fputs("\\&", fp);
+		if (*s == '\\')
+			fputs("\\e", fp);
+		else if (*s == '-')
+			fputs("\\-", fp);
+		else
+			fputc(*s, fp);
+		bol = *s == '\n';
+	}
+}
+
+/* The man page, pipewright(1), from the command table and the registries
+ * each command's help lists: what make writes as pipewright.1. */
+static void
+main_man(FILE *fp)
+{
+	char *text;
+	size_t i, len;
+	FILE *mem;
+
+	fprintf(fp, ".TH PIPEWRIGHT 1 \"\" \"pipewright %s\" \"User Commands\"\n"
+	    ".SH NAME\npipewright \\- design, simulate, optimize and run "
+	    "pipeline\\-parallel training schedules\n.SH SYNOPSIS\n"
+	    ".B pipewright\n.RI [ COMMAND \" \" [ ARGS ]]\n.br\n"
+	    ".B pipewright \\-\\-version\n.SH DESCRIPTION\n", PACKAGE_VERSION);
+	fprintf(fp, "Without a command it opens the terminal designer on the "
+	    "built\\-in default problem when stdin and stdout are terminals, "
+	    "and otherwise compares every schedule family on it.\n"
+	    "Each command's section below is its \n.B \\-\\-help\n"
+	    "text.\n.SH COMMANDS\n");
+	for (i = 0; i < main_ncommands; i++) {
+		if ((mem = open_memstream(&text, &len)) == NULL) {
+			fprintf(stderr, "pipewright: out of memory\n");
+			abort();
+		}
+		pw_command_usage(mem, &main_commands[i]);
+		fclose(mem);
+		fprintf(fp, ".SS %s\n.nf\n", main_commands[i].name);
+		main_roff(fp, text);
+		fprintf(fp, ".fi\n");
+		free(text);
+	}
+	fprintf(fp, ".SH EXIT STATUS\n");
+	for (i = 0; i < main_nexits; i++)
+		fprintf(fp, ".TP\n.B %d\n%s\n", main_exits[i].status,
+		    main_exits[i].meaning);
+	fprintf(fp, ".SH SEE ALSO\nThe documentation in the source tree's "
+	    "docs/: cli.md (every command), format.md (the files), "
+	    "families.md, solver.md, planner.md, runtime.md, designer.md, "
+	    "lua.md, interop.md.\n");
 }
 
 /* Its row has no options: a command's name is an argument even when it
@@ -418,6 +503,11 @@ main_help(const struct pw_cmd_args *a)
 
 	if (a->pos[0] == NULL) {
 		main_usage(stdout);
+		return PW_EXIT_OK;
+	}
+	/* Not listed: what make runs to write pipewright.1. */
+	if (strcmp(a->pos[0], "--man") == 0) {
+		main_man(stdout);
 		return PW_EXIT_OK;
 	}
 	if (strcmp(a->pos[0], "--help") == 0 || strcmp(a->pos[0], "-h") == 0) {
