@@ -79,20 +79,20 @@ static bool
 megatron_split(struct megatron_line *l, const struct pw_problem *p)
 {
 	const struct pw_origin *o = p->origin;
-	int s, n, last = p->nstages - 1, layers[2], even, middle;
+	int s, n, last = p->nstages - 1, layers[2];
+	bool even = true, middle = true;
 	struct megatron_line layout = { NULL, 0 };
 
 	megatron_add(l, " ", pw_xasprintf("--num-layers %d", o->model.layers));
-	even = middle = 1;
 	layers[0] = pw_split_layers(&o->split, o->model.layers, 0);
 	layers[1] = pw_split_layers(&o->split, o->model.layers, last);
 	for (s = 1; s < p->nstages; s++) {
 		n = pw_split_layers(&o->split, o->model.layers, s);
 		if (n != layers[0])
-			even = 0;
+			even = false;
 		if (s < last && n != pw_split_layers(&o->split,
 		    o->model.layers, 1))
-			middle = 0;
+			middle = false;
 	}
 	if (even)
 		return false;
