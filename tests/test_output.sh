@@ -61,6 +61,12 @@ ok "megatron: given stages give the pipeline size alone" \
 run $PW plan $M --iteration-limit 200 --top 1
 ok "plan: the best candidate's megatron line" grep -q '^megatron: ' \
     "$tmp/out"
+run $PW plan "$UNIT" --iteration-limit 200 --top 1 --json
+ok "plan --json: each candidate's megatron" grep -q \
+    "\"megatron\": \"Zero Bubble splits the backward into B and W; Megatron-LM's schedules run each backward whole\"," \
+    "$tmp/out"
+ok "plan --json: whether Megatron has it" grep -q \
+    '"megatron_equivalent": false$' "$tmp/out"
 
 # compare: the best line, the columns, the orders and the machine forms.
 run $PW compare "$UNIT"
