@@ -1107,8 +1107,33 @@ int	pw_metrics_print_json(FILE *, const struct pw_problem *, const struct pw_met
  * the caller owns, for a front end to add its own members to. */
 struct json_t;
 struct json_t *pw_metrics_json(const struct pw_problem *, const struct pw_metrics *);
-/* Every family on PROBLEM in one table. */
-void	pw_compare_print(FILE *, const struct pw_problem *);
+/* A table of NROWS rows of NCOLS cells (row-major, the first row the
+ * header), each column as wide as its widest cell, two blanks apart, no
+ * blank at the end of a line; the columns' widths go to WIDTHS ([NCOLS])
+ * unless it is NULL. */
+#define PW_TABLE_CELL	160
+void	pw_table_print(FILE *, const char (*cell)[PW_TABLE_CELL], size_t nrows,
+	    int ncols, int *widths);
+/* compare's orders: its --sort keys, one name each in pw_compare_sorts. */
+enum pw_compare_sort {
+	PW_COMPARE_MAKESPAN,	/* fastest first */
+	PW_COMPARE_MEMORY,	/* the smallest largest peak first */
+	PW_COMPARE_BUBBLE,	/* the lowest bubble rate first */
+	PW_COMPARE_NAME,	/* by family name */
+	PW_COMPARE_NSORTS
+};
+extern const char *const pw_compare_sorts[PW_COMPARE_NSORTS];
+/* compare's forms. */
+enum pw_compare_form {
+	PW_COMPARE_TEXT,	/* the best line, the table, notes, peaks */
+	PW_COMPARE_JSON,	/* one object */
+	PW_COMPARE_CSV		/* RFC 4180: a header, one record per family */
+};
+/* Every family on PROBLEM, sorted by SORT (families without a schedule
+ * last, ties in the registry's order), in FORM.  Returns PW_OK, or
+ * PW_ERR_IO when FP could not be written. */
+int	pw_compare_print(FILE *, const struct pw_problem *, enum pw_compare_sort,
+	    enum pw_compare_form);
 /* After compare's table: a warning when the busiest device's work
  * exceeds the best split's bottleneck (or, for given stages, the mean of
  * the devices') by more than 10% (pw_problem_imbalance), naming REPLAN,
@@ -1127,6 +1152,19 @@ struct pw_export_size {
 #define PW_EXPORT_WIDTH_MAX	16384
 #define PW_EXPORT_HEIGHT_MIN	120
 #define PW_EXPORT_HEIGHT_MAX	16384
+
+/* Megatron-LM (megatron.c; docs/interop.md): the command-line flags that
+ * make Megatron-LM run SCHED on PROBLEM (its pipeline size, virtual
+ * stages, layer split, and with a model's problem its micro and global
+ * batch), as one line in *FLAGS, which the caller frees; or
+ * PW_ERR_NOT_APPLICABLE, *FLAGS NULL, with why Megatron has no
+ * equivalent (offload, an optimizer-made order, a family it lacks). */
+int	pw_megatron_flags(const struct pw_problem *, const struct pw_schedule *,
+	    char **flags, struct pw_error *);
+/* The line a report gives it: "megatron: FLAGS", or "megatron: Megatron
+ * has no equivalent: REASON". */
+void	pw_megatron_print(FILE *, const struct pw_problem *,
+	    const struct pw_schedule *);
 
 /* Export formats: one registry row each. */
 struct pw_export_format {

@@ -213,10 +213,12 @@ void	pw_compare_rows_free(struct pw_compare_row *);
  * a schedule. */
 int	pw_compare_best(const struct pw_compare_row *);
 
-/* The compare command's report of ROWS (pw_compare_rows of PROBLEM):
- * the table, why a family has no schedule, and the peaks per device.
- * pw_compare_print is this on fresh rows. */
-void	pw_compare_rows_print(FILE *, const struct pw_problem *,
-	    const struct pw_compare_row *);
+/* The compare command's report of ROWS (pw_compare_rows of PROBLEM) in
+ * FORM, sorted by SORT: as text the best line, the table, why a family
+ * has no schedule, and the peaks per device.  pw_compare_print is this
+ * on fresh rows; as it, PW_OK or PW_ERR_IO. */
+int	pw_compare_rows_print(FILE *, const struct pw_problem *,
+	    const struct pw_compare_row *, enum pw_compare_sort,
+	    enum pw_compare_form);
 
 #endif /* PW_PLAN_H */

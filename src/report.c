@@ -264,46 +264,139 @@ report_status(char *buf, size_t len, const struct pw_problem *p,
 	return buf;
 }
 
-static void
-report_table_line(FILE *fp, int namew, const char *family,
-    const char *makespan, const char *bubble, const char *idle,
-    const char *peak, const char *share, const char *status)
+const char *const pw_compare_sorts[PW_COMPARE_NSORTS] = {
+	"makespan", "memory", "bubble", "name"
+};
+
+void
+pw_table_print(FILE *fp, const char (*cell)[PW_TABLE_CELL], size_t nrows,
+    int ncols, int *widths)
 {
-	fprintf(fp, "%-*s %-8s %-7s %-11s %-10s %-10s %s\n", namew, family,
-	    makespan, bubble, idle, peak, share, status);
+	int *width = pw_xcalloc((size_t)ncols, sizeof *width), j;
+	size_t i;
+
+	for (i = 0; i < nrows; i++)
+		for (j = 0; j < ncols; j++)
+			if ((int)strlen(cell[i * ncols + j]) > width[j])
+				width[j] = (int)strlen(cell[i * ncols + j]);
+	for (i = 0; i < nrows; i++) {
+		for (j = 0; j < ncols - 1; j++)
+			fprintf(fp, "%-*s  ", width[j], cell[i * ncols + j]);
+		fprintf(fp, "%s\n", cell[i * ncols + j]);
+	}
+	if (widths != NULL)
+		memcpy(widths, width, (size_t)ncols * sizeof *width);
+	free(width);
+}
+
+/* All devices' idle time over devices x makespan, as plan's idle share. */
+static double
+report_idle_share(const struct pw_metrics *m)
+{
+	return m->makespan > 0 ? m->total_idle / ((double)m->ndevices *
+	    m->makespan) : 0;
+}
+
+/* ROW's key under SORT, smaller first. */
+static double
+report_key(const struct pw_compare_row *row, enum pw_compare_sort sort)
+{
+	switch (sort) {
+	case PW_COMPARE_MEMORY:
+		return row->max_peak;
+	case PW_COMPARE_BUBBLE:
+		return row->metrics->bubble_rate;
+	default:
+		return row->metrics->makespan;
+	}
+}
+
+/* Whether row A goes after row B under SORT: rows without a schedule
+ * last, equal keys in the registry's order (the caller's insertion keeps
+ * it). */
+static bool
+report_after(const struct pw_compare_row *a, const struct pw_compare_row *b,
+    enum pw_compare_sort sort)
+{
+	if (sort == PW_COMPARE_NAME)
+		return strcmp(a->family->name, b->family->name) > 0;
+	if ((a->metrics == NULL) != (b->metrics == NULL))
+		return a->metrics == NULL;
+	return a->metrics != NULL && report_key(a, sort) > report_key(b, sort);
+}
+
+/* ORDER[pw_nfamilies]: the rows' indices sorted by SORT (an insertion
+ * sort: stable, and the registry is short). */
+static void
+report_order(const struct pw_compare_row *rows, enum pw_compare_sort sort,
+    size_t *order)
+{
+	size_t i, j, k;
+
+	for (i = 0; i < pw_nfamilies; i++) {
+		k = i;
+		for (j = i; j > 0 && report_after(&rows[order[j - 1]], &rows[k],
+		    sort); j--)
+			order[j] = order[j - 1];
+		order[j] = k;
+	}
+}
+
+/* The table's columns. */
+enum {
+	REPORT_FAMILY, REPORT_MAKESPAN, REPORT_BUBBLE, REPORT_IDLE_SHARE,
+	REPORT_IDLE, REPORT_PEAK, REPORT_SHARE, REPORT_STATUS, REPORT_NCOLS
+};
+
+static const char report_header[REPORT_NCOLS][PW_TABLE_CELL] = {
+	"family", "makespan", "bubble", "idle share", "total idle", "max peak",
+	"peak/limit", "status"
+};
+
+/* ROW's cells of the table into CELL[REPORT_NCOLS]. */
+static void
+report_cells(char (*cell)[PW_TABLE_CELL], const struct pw_problem *p,
+    const struct pw_compare_row *row)
+{
+	const struct pw_metrics *m = row->metrics;
+	char status[PW_TABLE_CELL];
+	int j;
+
+	snprintf(cell[REPORT_FAMILY], PW_TABLE_CELL, "%s", row->family->name);
+	snprintf(cell[REPORT_STATUS], PW_TABLE_CELL, "%s", report_status(
+	    status, sizeof status, p, row));
+	if (m == NULL) {
+		for (j = REPORT_MAKESPAN; j < REPORT_STATUS; j++)
+			snprintf(cell[j], PW_TABLE_CELL, "-");
+		return;
+	}
+	pw_fmt_seconds(cell[REPORT_MAKESPAN], PW_TABLE_CELL, m->makespan);
+	snprintf(cell[REPORT_BUBBLE], PW_TABLE_CELL, "%.4f", m->bubble_rate);
+	snprintf(cell[REPORT_IDLE_SHARE], PW_TABLE_CELL, "%.1f%%",
+	    100 * report_idle_share(m));
+	pw_fmt_seconds(cell[REPORT_IDLE], PW_TABLE_CELL, m->total_idle);
+	pw_fmt_bytes(cell[REPORT_PEAK], PW_TABLE_CELL, row->max_peak);
+	if (row->tightest < 0)
+		snprintf(cell[REPORT_SHARE], PW_TABLE_CELL, "no limit");
+	else
+		snprintf(cell[REPORT_SHARE], PW_TABLE_CELL, "d%d %.1f%%",
+		    row->tightest, 100 * row->share);
 }
 
 static void
 report_table(FILE *fp, const struct pw_problem *p,
-    const struct pw_compare_row *rows, int namew)
+    const struct pw_compare_row *rows, const size_t *order)
 {
-	char b1[32], b2[32], b3[32], b4[32], b5[32], status[128];
-	const struct pw_metrics *m;
-	const char *name;
+	char (*cell)[PW_TABLE_CELL];
 	size_t i;
 
-	report_table_line(fp, namew, "family", "makespan", "bubble",
-	    "total idle", "max peak", "peak/limit", "status");
-	for (i = 0; i < pw_nfamilies; i++) {
-		name = rows[i].family->name;
-		if ((m = rows[i].metrics) == NULL) {
-			report_table_line(fp, namew, name, "-", "-", "-", "-",
-			    "-", report_status(status, sizeof status, p,
-			    &rows[i]));
-			continue;
-		}
-		snprintf(b2, sizeof b2, "%.4f", m->bubble_rate);
-		if (rows[i].tightest < 0)
-			snprintf(b5, sizeof b5, "no limit");
-		else
-			snprintf(b5, sizeof b5, "d%d %.1f%%", rows[i].tightest,
-			    100 * rows[i].share);
-		report_table_line(fp, namew, name,
-		    pw_fmt_seconds(b1, sizeof b1, m->makespan), b2,
-		    pw_fmt_seconds(b3, sizeof b3, m->total_idle),
-		    pw_fmt_bytes(b4, sizeof b4, rows[i].max_peak), b5,
-		    report_status(status, sizeof status, p, &rows[i]));
-	}
+	cell = pw_xcalloc((pw_nfamilies + 1) * REPORT_NCOLS, sizeof *cell);
+	memcpy(cell, report_header, sizeof report_header);
+	for (i = 0; i < pw_nfamilies; i++)
+		report_cells(&cell[(i + 1) * REPORT_NCOLS], p, &rows[order[i]]);
+	pw_table_print(fp, (const char (*)[PW_TABLE_CELL])cell,
+	    pw_nfamilies + 1, REPORT_NCOLS, NULL);
+	free(cell);
 }
 
 /* Prints LABEL and TEXT as a paragraph wrapped at REPORT_WIDTH columns,
@@ -334,28 +427,30 @@ report_wrap(FILE *fp, const char *label, const char *text)
 /* Why each family without a schedule has none. */
 static void
 report_notes(FILE *fp, const struct pw_problem *p,
-    const struct pw_compare_row *rows)
+    const struct pw_compare_row *rows, const size_t *order)
 {
+	const struct pw_compare_row *row;
 	bool first = true;
 	char *label, *why;
 	size_t i;
 
 	for (i = 0; i < pw_nfamilies; i++) {
-		if (rows[i].metrics != NULL && rows[i].nstages == p->nstages)
+		row = &rows[order[i]];
+		if (row->metrics != NULL && row->nstages == p->nstages)
 			continue;
 		if (first) {
 			fputc('\n', fp);
 			first = false;
 		}
-		if (rows[i].metrics != NULL) {
-			label = pw_xasprintf("%s:", rows[i].family->name);
+		if (row->metrics != NULL) {
+			label = pw_xasprintf("%s:", row->family->name);
 			why = pw_xasprintf("ran on the model split again, %d "
-			    "stages (%d per device)", rows[i].nstages,
-			    rows[i].nstages / p->devices);
+			    "stages (%d per device)", row->nstages,
+			    row->nstages / p->devices);
 		} else {
-			label = pw_xasprintf("%s %s:", rows[i].family->name,
-			    report_verdict(&rows[i]));
-			why = pw_escape(rows[i].why);
+			label = pw_xasprintf("%s %s:", row->family->name,
+			    report_verdict(row));
+			why = pw_escape(row->why);
 		}
 		report_wrap(fp, label, why);
 		free(label);
@@ -406,8 +501,9 @@ report_device_line(FILE *fp, const struct pw_problem *p,
  * none), REPORT_DEVICES_PER_LINE devices to a block. */
 static void
 report_devices(FILE *fp, const struct pw_problem *p,
-    const struct pw_compare_row *rows, int namew)
+    const struct pw_compare_row *rows, const size_t *order, int namew)
 {
+	const struct pw_compare_row *row;
 	int first, last;
 	size_t i;
 
@@ -423,17 +519,36 @@ report_devices(FILE *fp, const struct pw_problem *p,
 		report_device_line(fp, p, NULL, REPORT_LINE_LIMIT, "limit",
 		    namew, first, last);
 		for (i = 0; i < pw_nfamilies; i++) {
-			if (rows[i].metrics != NULL)
-				report_device_line(fp, p, rows[i].metrics,
-				    REPORT_LINE_PEAK, rows[i].family->name,
+			row = &rows[order[i]];
+			if (row->metrics != NULL)
+				report_device_line(fp, p, row->metrics,
+				    REPORT_LINE_PEAK, row->family->name,
 				    namew, first, last);
 		}
 	}
 }
 
-void
-pw_compare_rows_print(FILE *fp, const struct pw_problem *p,
-    const struct pw_compare_row *rows)
+/* The first line: the best schedule within every limit, or that none
+ * keeps them. */
+static void
+report_best(FILE *fp, const struct pw_compare_row *rows)
+{
+	int best = pw_compare_best(rows);
+	char buf[32];
+
+	if (best >= 0 && rows[best].nover == 0)
+		fprintf(fp, "best within every limit: %s (makespan %s)\n",
+		    rows[best].family->name, pw_fmt_seconds(buf, sizeof buf,
+		    rows[best].metrics->makespan));
+	else
+		fprintf(fp, "best within every limit: none (%s)\n", best < 0 ?
+		    "no family builds a schedule" : "every schedule is over "
+		    "a memory limit");
+}
+
+static void
+report_text(FILE *fp, const struct pw_problem *p,
+    const struct pw_compare_row *rows, const size_t *order)
 {
 	char *name;
 	size_t i;
@@ -442,14 +557,177 @@ pw_compare_rows_print(FILE *fp, const struct pw_problem *p,
 	for (i = 0; i < pw_nfamilies; i++)
 		if ((int)strlen(pw_families[i].name) > namew)
 			namew = (int)strlen(pw_families[i].name);
+	report_best(fp, rows);
 	name = p->name != NULL ? pw_escape(p->name) : NULL;
 	fprintf(fp, "%s%s%d devices, %d stages, %d microbatches\n\n",
 	    name != NULL ? name : "", name != NULL ? ": " : "",
 	    p->devices, p->nstages, p->microbatches);
 	free(name);
-	report_table(fp, p, rows, namew);
-	report_notes(fp, p, rows);
-	report_devices(fp, p, rows, namew);
+	report_table(fp, p, rows, order);
+	report_notes(fp, p, rows, order);
+	report_devices(fp, p, rows, order, namew);
+}
+
+/* What a row's status is in one word for the machine forms. */
+static const char *
+report_state(const struct pw_compare_row *row)
+{
+	if (row->rc != PW_OK)
+		return row->rc == PW_ERR_NOT_APPLICABLE ? "not-applicable" :
+		    "error";
+	return row->nover == 0 ? "ok" : "over";
+}
+
+static json_t *
+report_json(const struct pw_problem *p, const struct pw_compare_row *rows,
+    const size_t *order, enum pw_compare_sort sort)
+{
+	const struct pw_compare_row *row;
+	const struct pw_metrics *m;
+	json_t *root, *list, *o, *peaks;
+	size_t i;
+	int best = pw_compare_best(rows), d;
+
+	root = json_object();
+	json_object_set_new(root, "problem", p->name != NULL ?
+	    json_string(p->name) : json_null());
+	json_object_set_new(root, "devices", json_integer(p->devices));
+	json_object_set_new(root, "stages", json_integer(p->nstages));
+	json_object_set_new(root, "microbatches",
+	    json_integer(p->microbatches));
+	json_object_set_new(root, "sort", json_string(pw_compare_sorts[sort]));
+	json_object_set_new(root, "best", best >= 0 && rows[best].nover == 0 ?
+	    json_string(rows[best].family->name) : json_null());
+	list = json_array();
+	for (i = 0; i < pw_nfamilies; i++) {
+		row = &rows[order[i]];
+		m = row->metrics;
+		o = json_object();
+		json_object_set_new(o, "family", json_string(row->family->name));
+		json_object_set_new(o, "status", json_string(report_state(row)));
+		json_object_set_new(o, "reason", row->why != NULL ?
+		    json_string(row->why) : json_null());
+		if (m != NULL) {
+			json_object_set_new(o, "stages",
+			    json_integer(row->nstages));
+			json_object_set_new(o, "makespan",
+			    report_json_number(m->makespan));
+			json_object_set_new(o, "bubble_rate",
+			    report_json_number(m->bubble_rate));
+			json_object_set_new(o, "idle_share",
+			    report_json_number(report_idle_share(m)));
+			json_object_set_new(o, "total_idle",
+			    report_json_number(m->total_idle));
+			json_object_set_new(o, "max_peak",
+			    report_json_number(row->max_peak));
+			json_object_set_new(o, "tightest_device", row->tightest <
+			    0 ? json_null() : json_integer(row->tightest));
+			json_object_set_new(o, "peak_share",
+			    report_json_number(row->share));
+			json_object_set_new(o, "over_devices",
+			    json_integer(row->nover));
+			peaks = json_array();
+			for (d = 0; d < m->ndevices; d++)
+				json_array_append_new(peaks, report_json_number(
+				    m->device[d].peak));
+			json_object_set_new(o, "peaks", peaks);
+		}
+		json_array_append_new(list, o);
+	}
+	json_object_set_new(root, "families", list);
+	return root;
+}
+
+/* One CSV field as RFC 4180 quotes it: in double quotes, inner ones
+ * doubled, when it holds a comma, a quote or a line break. */
+static void
+report_csv_field(FILE *fp, const char *s, bool last)
+{
+	if (strpbrk(s, ",\"\r\n") == NULL)
+		fputs(s, fp);
+	else {
+		fputc('"', fp);
+		for (; *s != '\0'; s++) {
+			if (*s == '"')
+				fputc('"', fp);
+			fputc(*s, fp);
+		}
+		fputc('"', fp);
+	}
+	fputs(last ? "\r\n" : ",", fp);
+}
+
+static const char *const report_csv_header[] = {
+	"family", "status", "makespan_s", "bubble_rate", "idle_share",
+	"total_idle_s", "max_peak_bytes", "tightest_device", "peak_share",
+	"over_devices", "reason"
+};
+#define REPORT_CSV_NCOLS \
+	(sizeof report_csv_header / sizeof report_csv_header[0])
+
+/* Numbers in full (%.17g), empty where a row has none. */
+static void
+report_csv(FILE *fp, const struct pw_compare_row *rows, const size_t *order)
+{
+	char cell[REPORT_CSV_NCOLS][64];
+	const struct pw_compare_row *row;
+	const struct pw_metrics *m;
+	size_t i, j;
+
+	for (j = 0; j < REPORT_CSV_NCOLS; j++)
+		report_csv_field(fp, report_csv_header[j],
+		    j + 1 == REPORT_CSV_NCOLS);
+	for (i = 0; i < pw_nfamilies; i++) {
+		row = &rows[order[i]];
+		memset(cell, 0, sizeof cell);
+		if ((m = row->metrics) != NULL) {
+			snprintf(cell[2], sizeof cell[2], "%.17g", m->makespan);
+			snprintf(cell[3], sizeof cell[3], "%.17g",
+			    m->bubble_rate);
+			snprintf(cell[4], sizeof cell[4], "%.17g",
+			    report_idle_share(m));
+			snprintf(cell[5], sizeof cell[5], "%.17g",
+			    m->total_idle);
+			snprintf(cell[6], sizeof cell[6], "%.17g",
+			    row->max_peak);
+			if (row->tightest >= 0) {
+				snprintf(cell[7], sizeof cell[7], "%d",
+				    row->tightest);
+				snprintf(cell[8], sizeof cell[8], "%.17g",
+				    row->share);
+			}
+			snprintf(cell[9], sizeof cell[9], "%d", row->nover);
+		}
+		report_csv_field(fp, row->family->name, false);
+		report_csv_field(fp, report_state(row), false);
+		for (j = 2; j < REPORT_CSV_NCOLS - 1; j++)
+			report_csv_field(fp, cell[j], false);
+		report_csv_field(fp, row->why != NULL ? row->why : "", true);
+	}
+}
+
+int
+pw_compare_rows_print(FILE *fp, const struct pw_problem *p,
+    const struct pw_compare_row *rows, enum pw_compare_sort sort,
+    enum pw_compare_form form)
+{
+	size_t *order = pw_xcalloc(pw_nfamilies, sizeof *order);
+	json_t *root;
+	int rc = PW_OK;
+
+	report_order(rows, sort, order);
+	if (form == PW_COMPARE_JSON) {
+		root = report_json(p, rows, order, sort);
+		if (json_dumpf(root, fp, JSON_INDENT(2)) != 0 ||
+		    fputc('\n', fp) == EOF)
+			rc = PW_ERR_IO;
+		json_decref(root);
+	} else if (form == PW_COMPARE_CSV)
+		report_csv(fp, rows, order);
+	else
+		report_text(fp, p, rows, order);
+	free(order);
+	return rc == PW_OK && ferror(fp) ? PW_ERR_IO : rc;
 }
 
 void
@@ -505,11 +783,13 @@ pw_compare_best(const struct pw_compare_row *rows)
 	return best;
 }
 
-void
-pw_compare_print(FILE *fp, const struct pw_problem *p)
+int
+pw_compare_print(FILE *fp, const struct pw_problem *p,
+    enum pw_compare_sort sort, enum pw_compare_form form)
 {
 	struct pw_compare_row *rows = pw_compare_rows(p);
+	int rc = pw_compare_rows_print(fp, p, rows, sort, form);
 
-	pw_compare_rows_print(fp, p, rows);
 	pw_compare_rows_free(rows);
+	return rc;
 }

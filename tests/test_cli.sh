@@ -940,7 +940,7 @@ ok "the same schedule as from its problem file" cmp -s "$tmp/model-1f1b.json" "$
 run "$PW" compare $MODEL
 ok "compare --model exits 0" status_is 0
 ok "compare --model names the problem" out_has '^gpt3-1\.3b-2xH100-SXM: 2 devices, 2 stages, 4 microbatches$'
-ok "compare --model: 1f1b's row" out_has '^1f1b  *97\.83 ms 0\.1795 '
+ok "compare --model: 1f1b's row" out_has '^1f1b  *97\.83 ms  *0\.1795  *23\.2% '
 for cmd in eval show; do
 	run "$PW" "$cmd" --family zb-h1 $MODEL
 	ok "$cmd --family with --model exits 0" status_is 0

@@ -157,21 +157,7 @@ void
 pw_cmd_table(FILE *fp, const char (*cell)[PW_CMD_CELL], size_t nrows,
     int ncols, int *widths)
 {
-	int *width = pw_xcalloc((size_t)ncols, sizeof *width), j;
-	size_t i;
-
-	for (i = 0; i < nrows; i++)
-		for (j = 0; j < ncols; j++)
-			if ((int)strlen(cell[i * ncols + j]) > width[j])
-				width[j] = (int)strlen(cell[i * ncols + j]);
-	for (i = 0; i < nrows; i++) {
-		for (j = 0; j < ncols - 1; j++)
-			fprintf(fp, "%-*s  ", width[j], cell[i * ncols + j]);
-		fprintf(fp, "%s\n", cell[i * ncols + j]);
-	}
-	if (widths != NULL)
-		memcpy(widths, width, (size_t)ncols * sizeof *width);
-	free(width);
+	pw_table_print(fp, cell, nrows, ncols, widths);
 }
 
 /* The cancel flag of the run pw_cmd_cancellable is in. */

@@ -98,6 +98,8 @@ struct pw_cmd_args {
 	int	width;		/* 0: from the terminal */
 	int	height;		/* export's picture height; 0: the default */
 	bool	json;
+	bool	csv;		/* compare */
+	enum pw_compare_sort sort;	/* compare; PW_COMPARE_MAKESPAN */
 	bool	critical;
 	const char *write_dir;
 	char	**rest;		/* PW_CMD_REST, PW_CMD_MANY: [nrest] */
@@ -197,7 +199,7 @@ int	pw_cmd_status(int rc);
  * first row the header), each column as wide as its widest cell, two
  * blanks apart, no blank at the end of a line; the columns' widths go to
  * WIDTHS ([NCOLS]) unless it is NULL. */
-#define PW_CMD_CELL	160
+#define PW_CMD_CELL	PW_TABLE_CELL
 void	pw_cmd_table(FILE *, const char (*cell)[PW_CMD_CELL], size_t nrows,
 	    int ncols, int *widths);
 /* cmd.c: prints ROOT (a JSON value, taken) indented on FP; an enum
@@ -303,10 +305,15 @@ int	pw_cmd_plan_load(const struct pw_cmd_args *a, struct pw_plan **out);
  * that it fails first (a regular file, or a new one, is opened and
  * abandoned); an enum pw_exit after reporting why not. */
 int	pw_cmd_output_check(const char *output);
+/* cmd_plan.c: where schedule and solve write A's schedule: A->output, or
+ * NULL when -o was not given and stdout is a terminal, where the JSON
+ * would only scroll by. */
+const char *pw_cmd_schedule_output(const struct pw_cmd_args *a);
 /* cmd_plan.c: writes PLAN's schedule to OUTPUT ("-": stdout) and its
  * metrics to stdout, or to stderr when the schedule goes to stdout: the
- * stream in *REPORT, for what the command says after them.  Returns an
- * enum pw_exit after reporting any failure. */
+ * stream in *REPORT, for what the command says after them.  OUTPUT NULL
+ * (pw_cmd_schedule_output): the metrics and a hint to use -o on stdout,
+ * no schedule.  Returns an enum pw_exit after reporting any failure. */
 int	pw_cmd_plan_write(const struct pw_plan *plan, const char *output,
 	    FILE **report);
 /* cmd_plan.c: as pw_cmd_plan_write, with the user's pins in the

@@ -44,6 +44,8 @@ static const struct option cmd_parse_table[] = {
 	{ "dry-run", no_argument, NULL, 'E' },
 	{ "against", required_argument, NULL, 'g' },
 	{ "predicted", no_argument, NULL, 'i' },
+	{ "sort", required_argument, NULL, 'Q' },
+	{ "csv", no_argument, NULL, 'J' },
 	/* The model options (long only).  The flag shares solve's name: a
 	 * row takes one of the two (cmd.h). */
 #define CMD_PARSE_MODEL_OPT(opt, letter, name, replan) \
@@ -299,6 +301,21 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 			break;
 		case 'j':
 			a->json = true;
+			break;
+		case 'J':
+			a->csv = true;
+			break;
+		case 'Q':
+			for (a->sort = 0; a->sort < PW_COMPARE_NSORTS &&
+			    strcmp(optarg, pw_compare_sorts[a->sort]) != 0;
+			    a->sort++)
+				;
+			if (a->sort == PW_COMPARE_NSORTS) {
+				pw_cmd_fail("%s: --sort '%s' is not makespan, "
+				    "memory, bubble or name", cmd->name,
+				    optarg);
+				return PW_EXIT_INPUT;
+			}
 			break;
 		case 'c':
 			a->critical = true;

@@ -4,6 +4,7 @@
  * from it, read from a file or built by a family.
  */
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -197,6 +198,12 @@ pw_cmd_output_check(const char *output)
 	return PW_EXIT_OK;
 }
 
+const char *
+pw_cmd_schedule_output(const struct pw_cmd_args *a)
+{
+	return a->output_given || !isatty(STDOUT_FILENO) ? a->output : NULL;
+}
+
 int
 pw_cmd_plan_write(const struct pw_plan *plan, const char *output,
     FILE **report)
@@ -211,6 +218,15 @@ pw_cmd_plan_write_pins(const struct pw_plan *plan, const struct pw_pin *pins,
 	struct pw_error err;
 	int rc;
 
+	if (output == NULL) {
+		*report = stdout;
+		pw_metrics_print(stdout, pw_plan_problem(plan),
+		    pw_plan_metrics(plan));
+		fprintf(stdout, "hint: stdout is a terminal, so the schedule's "
+		    "JSON was not printed: write the schedule with -o FILE (or "
+		    "-o - for stdout)\n");
+		return PW_EXIT_OK;
+	}
 	if ((rc = pw_schedule_write_pins(output, pw_plan_problem(plan),
 	    pw_plan_schedule(plan), pw_plan_timing(plan), pins, npins,
 	    &err)) != PW_OK) {

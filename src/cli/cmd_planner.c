@@ -128,6 +128,8 @@ cmd_planner_print(FILE *fp, const struct pw_cmd_args *a,
 	pw_cmd_table(fp, (const char (*)[PW_CMD_CELL])cells, r->ncand + 1,
 	    CMD_PLANNER_NCOLS, NULL);
 	free(cells);
+	fputc('\n', fp);
+	pw_megatron_print(fp, r->cand[0].problem, r->cand[0].schedule);
 	fprintf(fp, "\nbubble: (the longest device span - the busiest device's "
 	    "work) / that span, as\ncompare's; idle: all devices' idle time / "
 	    "(devices x step time).\nEach bound (the strongest of its "
@@ -146,9 +148,10 @@ cmd_planner_json(const struct pw_planner_result *r, enum pw_objective obj)
 {
 	const struct pw_planner_candidate *c;
 	json_t *root, *list, *o, *split;
-	char layout[32];
+	struct pw_error err;
+	char layout[32], *flags;
 	size_t i;
-	int s;
+	int s, rc;
 
 	root = json_object();
 	json_object_set_new(root, "objective", json_string(obj == PW_OBJ_SPAN ?
@@ -196,6 +199,12 @@ cmd_planner_json(const struct pw_planner_result *r, enum pw_objective obj)
 		    c->bound_name));
 		json_object_set_new(o, "gap", json_real(c->gap));
 		json_object_set_new(o, "optimized", json_boolean(c->optimized));
+		rc = pw_megatron_flags(c->problem, c->schedule, &flags, &err);
+		json_object_set_new(o, "megatron", json_string(rc == PW_OK ?
+		    flags : err.msg));
+		json_object_set_new(o, "megatron_equivalent",
+		    json_boolean(rc == PW_OK));
+		free(flags);
 		json_array_append_new(list, o);
 	}
 	json_object_set_new(root, "candidates", list);

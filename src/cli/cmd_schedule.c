@@ -22,9 +22,11 @@ pw_cmd_schedule(const struct pw_cmd_args *a)
 		    " 'pipewright schedule --help')");
 		return PW_EXIT_INPUT;
 	}
-	if ((status = pw_cmd_plan_build(a, &plan)) ==
-	    PW_EXIT_OK)
-		status = pw_cmd_plan_write(plan, a->output, &report);
+	if ((status = pw_cmd_plan_build(a, &plan)) == PW_EXIT_OK &&
+	    (status = pw_cmd_plan_write(plan, pw_cmd_schedule_output(a),
+	    &report)) == PW_EXIT_OK)
+		pw_megatron_print(report, pw_plan_problem(plan),
+		    pw_plan_schedule(plan));
 	pw_plan_free(plan);
 	return status;
 }
@@ -51,14 +53,28 @@ int
 pw_cmd_compare(const struct pw_cmd_args *a)
 {
 	struct pw_problem *problem;
+	enum pw_compare_form form;
 	char *replan;
+	int status = PW_EXIT_OK;
 
+	if (a->json && a->csv) {
+		pw_cmd_fail("compare: --json and --csv are two forms of one "
+		    "table: give one");
+		return PW_EXIT_INPUT;
+	}
 	if ((problem = pw_cmd_problem_load(a, NULL)) == NULL)
 		return PW_EXIT_INPUT;
-	pw_compare_print(stdout, problem);
+	form = a->json ? PW_COMPARE_JSON : a->csv ? PW_COMPARE_CSV :
+	    PW_COMPARE_TEXT;
+	if (pw_compare_print(stdout, problem, a->sort, form) != PW_OK) {
+		pw_cmd_fail("compare: cannot write the table");
+		status = PW_EXIT_INPUT;
+	}
+	/* Beside machine-read output the warning goes to stderr. */
 	replan = pw_cmd_model_replan(a);
-	pw_compare_warn(stdout, problem, replan);
+	pw_compare_warn(form == PW_COMPARE_TEXT ? stdout : stderr, problem,
+	    replan);
 	free(replan);
 	pw_problem_free(problem);
-	return PW_EXIT_OK;
+	return status;
 }

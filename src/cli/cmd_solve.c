@@ -226,6 +226,7 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	struct cmd_solve_job job;
 	size_t npins = 0, nall = 0;
 	FILE *out;
+	const char *output;
 	int status, rc;
 
 	memset(&res, 0, sizeof res);
@@ -242,7 +243,9 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	o.write_lp = a->write_lp;
 	o.progress = cmd_solve_progress;
 	o.progress_arg = &last;
-	if ((status = pw_cmd_output_check(a->output)) != PW_EXIT_OK)
+	output = pw_cmd_schedule_output(a);
+	if (output != NULL && (status = pw_cmd_output_check(output)) !=
+	    PW_EXIT_OK)
 		goto out;
 	status = PW_EXIT_INPUT;
 	if (a->from != NULL && pw_family_find(a->from) != NULL)
@@ -270,7 +273,7 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 		status = PW_EXIT_INTERNAL;
 		goto out;
 	}
-	if ((status = pw_cmd_plan_write_pins(plan, pins, npins, a->output,
+	if ((status = pw_cmd_plan_write_pins(plan, pins, npins, output,
 	    &out)) != PW_EXIT_OK)
 		goto out;
 	cmd_solve_report(out, problem, &o, &res);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pipewright.h"
@@ -23,7 +24,10 @@ static const struct pw_command main_commands[] = {
 	  "schedule goes to FILE as JSON and its metrics to stdout, or to\n"
 	  "stderr when the schedule goes to stdout.  A schedule over a\n"
 	  "memory limit is still written (exit 0); its metrics say which\n"
-	  "device is over and by how much.\n"
+	  "device is over and by how much.  Without -o on a terminal, the\n"
+	  "metrics and a hint, not the JSON.  Then the Megatron-LM flags\n"
+	  "that run the same schedule, or why Megatron has none\n"
+	  "(docs/interop.md).\n"
 	  "\n"
 	  "  -f, --family NAME   the schedule family (below)\n"
 	  "  -o, --output FILE   where to write (default \"-\": stdout)\n",
@@ -83,17 +87,27 @@ static const struct pw_command main_commands[] = {
 	  "Prints \"FILE: valid (N ops)\" or every violation and their\n"
 	  "count.  Exit 0 valid, 1 violations, 2 unreadable.\n",
 	  0, "", 1, 1, pw_cmd_check },
-	{ "compare", "[PROBLEM | MODEL OPTIONS]",
+	{ "compare", "[PROBLEM | MODEL OPTIONS] [--sort makespan|memory|bubble|"
+	  "name] [--json | --csv]",
 	  "every schedule family on a problem in one table",
 	  "PROBLEM is a problem file or a schedule file (whose problem is\n"
-	  "used); without it, the built-in default problem.  One row per\n"
-	  "family: makespan, bubble rate, total idle, the largest peak,\n"
-	  "the device nearest to (or furthest over) its limit, and whether\n"
-	  "the schedule fits or why not; then each device's peak against\n"
-	  "its limit.  When one stage's work (f + b + w) exceeds the mean\n"
-	  "of the stages' by more than 10%, a warning names the command\n"
-	  "that rebalances the split (plan).\n",
-	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, PW_CMD_MODEL_OPTIONS "X",
+	  "used); without it, the built-in default problem.  The first\n"
+	  "line names the best schedule within every limit (or says none\n"
+	  "keeps them).  One row per family: makespan, bubble rate, idle\n"
+	  "share (all devices' idle / (devices x makespan)), total idle,\n"
+	  "the largest peak, the device nearest to (or furthest over) its\n"
+	  "limit, and whether the schedule fits or why not; then each\n"
+	  "device's peak against its limit.  When one stage's work\n"
+	  "(f + b + w) exceeds the mean of the stages' by more than 10%,\n"
+	  "a warning names the command that rebalances the split (plan);\n"
+	  "with --json or --csv it goes to stderr.\n"
+	  "\n"
+	  "  --sort KEY          makespan (default), memory (the largest\n"
+	  "                      peak), bubble or name; families without a\n"
+	  "                      schedule last\n"
+	  "  -j, --json          the table as one JSON object\n"
+	  "  --csv               the table as CSV (RFC 4180)\n",
+	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "QjJ" PW_CMD_MODEL_OPTIONS "X",
 	  0, 1, pw_cmd_compare },
 	{ "show", "FILE [--width N] [--from T] [--to T] [--predicted] "
 	  "[--family NAME [MODEL OPTIONS]]",
@@ -148,7 +162,8 @@ static const struct pw_command main_commands[] = {
 	  "the one given), improves it with a memory-aware list scheduler\n"
 	  "and mixed-integer programs (the whole model when it is small,\n"
 	  "else windows of a large-neighbourhood search) and writes the\n"
-	  "best schedule found to FILE, atomically.  Progress goes to\n"
+	  "best schedule found to FILE, atomically (without -o on a\n"
+	  "terminal, only the report and a hint).  Progress goes to\n"
 	  "stderr, one line per phase and improvement; then the metrics,\n"
 	  "the objective, its lower bound, the gap (objective - bound) /\n"
 	  "objective, the strongest bounds of the problem for the makespan\n"
@@ -323,6 +338,20 @@ static const struct pw_command main_commands[] = {
 static const size_t main_ncommands = sizeof main_commands /
     sizeof main_commands[0];
 
+/* The exit statuses (enum pw_exit), which help and the man page list. */
+static const struct {
+	int	status;
+	const char *meaning;
+} main_exits[] = {
+	{ PW_EXIT_OK, "ok" },
+	{ PW_EXIT_INVALID, "invalid schedule (check)" },
+	{ PW_EXIT_INPUT, "bad input or usage" },
+	{ PW_EXIT_INTERNAL, "internal error" },
+	{ PW_EXIT_RUNTIME, "a launch that failed or was stopped" },
+};
+
+static const size_t main_nexits = sizeof main_exits / sizeof main_exits[0];
+
 static const struct pw_command *
 main_find(const char *name)
 {
@@ -384,7 +413,9 @@ pw_command_usage(FILE *fp, const struct pw_command *cmd)
 static void
 main_usage(FILE *fp)
 {
+	char item[128];
 	size_t i;
+	int col, len;
 
 	fprintf(fp, "usage: pipewright [COMMAND [ARGS]]\n\n"
 	    "Designs pipeline-parallel training schedules.  Without a\n"
@@ -396,9 +427,77 @@ main_usage(FILE *fp)
 		    main_commands[i].summary);
 	}
 	fprintf(fp, "\n'pipewright help COMMAND' or 'pipewright COMMAND --help'"
-	    " tells more.\nExit status: 0 ok, 1 invalid schedule (check),"
-	    " 2 bad input or usage, 3 internal error,\n4 a launch that failed"
-	    " or was stopped.\n");
+	    " tells more.\n");
+	col = fprintf(fp, "Exit status:");
+	for (i = 0; i < main_nexits; i++) {
+		len = snprintf(item, sizeof item, "%d %s%s", main_exits[i].status,
+		    main_exits[i].meaning, i + 1 < main_nexits ? "," : ".");
+		if (col + 1 + len >= 80)
+			col = fprintf(fp, "\n") - 1;
+		col += fprintf(fp, "%s%s", col > 0 ? " " : "", item);
+	}
+	fputc('\n', fp);
+}
+
+/* S as roff text: a backslash escaped, a line's leading '.' or '\''
+ * (a request) made text. */
+static void
+main_roff(FILE *fp, const char *s)
+{
+	bool bol = true;
+
+	for (; *s != '\0'; s++) {
+		if (bol && (*s == '.' || *s == '\''))
+			fputs("\\&", fp);
+		if (*s == '\\')
+			fputs("\\e", fp);
+		else if (*s == '-')
+			fputs("\\-", fp);
+		else
+			fputc(*s, fp);
+		bol = *s == '\n';
+	}
+}
+
+/* The man page, pipewright(1), from the command table and the registries
+ * each command's help lists: what make writes as pipewright.1. */
+static void
+main_man(FILE *fp)
+{
+	char *text;
+	size_t i, len;
+	FILE *mem;
+
+	fprintf(fp, ".TH PIPEWRIGHT 1 \"\" \"pipewright %s\" \"User Commands\"\n"
+	    ".SH NAME\npipewright \\- design, simulate, optimize and run "
+	    "pipeline\\-parallel training schedules\n.SH SYNOPSIS\n"
+	    ".B pipewright\n.RI [ COMMAND \" \" [ ARGS ]]\n.br\n"
+	    ".B pipewright \\-\\-version\n.SH DESCRIPTION\n", PACKAGE_VERSION);
+	fprintf(fp, "Without a command it opens the terminal designer on the "
+	    "built\\-in default problem when stdin and stdout are terminals, "
+	    "and otherwise compares every schedule family on it.\n"
+	    "Each command's section below is its \n.B \\-\\-help\n"
+	    "text.\n.SH COMMANDS\n");
+	for (i = 0; i < main_ncommands; i++) {
+		if ((mem = open_memstream(&text, &len)) == NULL) {
+			fprintf(stderr, "pipewright: out of memory\n");
+			abort();
+		}
+		pw_command_usage(mem, &main_commands[i]);
+		fclose(mem);
+		fprintf(fp, ".SS %s\n.nf\n", main_commands[i].name);
+		main_roff(fp, text);
+		fprintf(fp, ".fi\n");
+		free(text);
+	}
+	fprintf(fp, ".SH EXIT STATUS\n");
+	for (i = 0; i < main_nexits; i++)
+		fprintf(fp, ".TP\n.B %d\n%s\n", main_exits[i].status,
+		    main_exits[i].meaning);
+	fprintf(fp, ".SH SEE ALSO\nThe documentation in the source tree's "
+	    "docs/: cli.md (every command), format.md (the files), "
+	    "families.md, solver.md, planner.md, runtime.md, designer.md, "
+	    "lua.md, interop.md.\n");
 }
 
 /* Its row has no options: a command's name is an argument even when it
@@ -410,6 +509,11 @@ main_help(const struct pw_cmd_args *a)
 
 	if (a->pos[0] == NULL) {
 		main_usage(stdout);
+		return PW_EXIT_OK;
+	}
+	/* Not listed: what make runs to write pipewright.1. */
+	if (strcmp(a->pos[0], "--man") == 0) {
+		main_man(stdout);
 		return PW_EXIT_OK;
 	}
 	if (strcmp(a->pos[0], "--help") == 0 || strcmp(a->pos[0], "-h") == 0) {

@@ -80,7 +80,11 @@ fuzz_families(const struct pw_problem *p)
 		fuzz_views(plan);
 		pw_plan_free(plan);
 	}
-	pw_compare_print(fuzz_sink, p);
+	/* Every order and form of the comparison, the CSV's quoting of
+	 * each reason among them. */
+	for (i = 0; i < PW_COMPARE_NSORTS; i++)
+		pw_compare_print(fuzz_sink, p, (enum pw_compare_sort)i,
+		    (enum pw_compare_form)(i % 3));
 }
 
 /* A schedule file's measured run, when it has one: its timeline through
