@@ -8,9 +8,15 @@
 
 const struct pw_export_format pw_export_formats[] = {
 	{ "chrome", "Chrome/Perfetto trace: a track per device and channel, "
-	    "memory as counters", pw_export_chrome },
+	    "memory as counters", pw_export_chrome, false },
 	{ "svg", "standalone SVG Gantt chart with each device's memory curve "
-	    "against its limit", pw_export_svg },
+	    "against its limit", pw_export_svg, false },
+	{ "torch-csv", "PyTorch's compute_only schedule CSV (torch."
+	    "distributed.pipelining, torchtitan); drops offload and reload",
+	    pw_export_torch, true },
+	{ "torch-csv-offload", "torch-csv with a row of offload and reload"
+	    " tokens per channel (ours; PyTorch does not read it)",
+	    pw_export_torch_offload, false },
 };
 const size_t pw_nexport_formats =
     sizeof pw_export_formats / sizeof pw_export_formats[0];

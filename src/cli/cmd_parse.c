@@ -43,6 +43,7 @@ static const struct option cmd_parse_table[] = {
 	{ "dry-run", no_argument, NULL, 'E' },
 	{ "against", required_argument, NULL, 'g' },
 	{ "predicted", no_argument, NULL, 'i' },
+	{ "problem", required_argument, NULL, 'Q' },
 	/* The model options (long only).  The flag shares solve's name: a
 	 * row takes one of the two (cmd.h). */
 #define CMD_PARSE_MODEL_OPT(opt, letter, name, replan) \
@@ -339,6 +340,9 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 			break;
 		case 'i':
 			a->predicted = true;
+			break;
+		case 'Q':
+			a->problem = optarg;
 			break;
 		case 'K':
 		case 'Z':
