@@ -494,9 +494,9 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 			any = c == ',';
 			if (c == ',')
 				continue;
+			r.row++;
 			if (c == EOF)
 				break;
-			r.row++;
 			r.line++;
 			start = col = 1;
 			if (r.row < p->devices)
