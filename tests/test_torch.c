@@ -191,17 +191,37 @@ test_hand_written(void)
 	pw_problem_free(p);
 }
 
+/* Test lines that the CSV TEXT (of FAMILY, in the FORM) reads back for
+ * P as WANT. */
+static void
+test_read_back(const char *text, const struct pw_problem *p,
+    const struct pw_schedule *want, const char *family, const char *form)
+{
+	struct pw_schedule *back;
+	struct pw_error err;
+
+	if (!tap_ok(test_read_text(text, p, &back, &err) == PW_OK,
+	    "%s: the %s CSV reads back", family, form)) {
+		tap_diag("%s", err.msg);
+		return;
+	}
+	tap_ok(test_same_schedule(back, want), "%s: the %s CSV's orders and"
+	    " anchors are the schedule's (%zu transfers)", family, form,
+	    pw_torch_dropped(want));
+	pw_schedule_free(back);
+}
+
 /* FAM's schedule on the first of PROBS it applies to, exported both ways
  * and read back. */
 static void
 test_round_trip(const struct pw_family *fam, struct pw_problem **probs,
     int nprobs)
 {
-	struct pw_schedule *s = NULL, *back, *compute;
+	struct pw_schedule *s = NULL, *compute;
 	struct pw_error err;
 	char *plain, *full, *why;
 	const struct pw_problem *p = NULL;
-	int i, rc;
+	int i;
 
 	for (i = 0; i < nprobs && s == NULL; i++) {
 		p = probs[i];
@@ -222,22 +242,8 @@ test_round_trip(const struct pw_family *fam, struct pw_problem **probs,
 		compute->channel[i].len = 0;
 	for (i = 0; i < compute->nstages * compute->microbatches; i++)
 		compute->anchor[i].op.kind = PW_NKINDS;
-	rc = test_read_text(plain, p, &back, &err);
-	if (tap_ok(rc == PW_OK, "%s: the plain CSV reads back", fam->name)) {
-		tap_ok(test_same_schedule(back, compute),
-		    "%s: the same compute orders, %zu transfers dropped",
-		    fam->name, pw_torch_dropped(s));
-		pw_schedule_free(back);
-	} else
-		tap_diag("%s", err.msg);
-	rc = test_read_text(full, p, &back, &err);
-	if (tap_ok(rc == PW_OK, "%s: the offload CSV reads back", fam->name)) {
-		tap_ok(test_same_schedule(back, s),
-		    "%s: the same orders and anchors (%zu transfers)",
-		    fam->name, pw_torch_dropped(s));
-		pw_schedule_free(back);
-	} else
-		tap_diag("%s", err.msg);
+	test_read_back(plain, p, compute, fam->name, "plain");
+	test_read_back(full, p, s, fam->name, "offload");
 	free(plain);
 	free(full);
 	pw_schedule_free(compute);
