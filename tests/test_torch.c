@@ -392,6 +392,38 @@ test_offload_tokens(void)
 	pw_problem_free(p);
 }
 
+/* Random text over the CSV's alphabet: each read gives a schedule or a
+ * one-line error, never a crash (the sanitizer builds run this too). */
+static void
+test_random(void)
+{
+	static const char alphabet[] = "0123456789FIWBOR@+,, \n\n\r\"x";
+	struct pw_problem *p = test_po_problem(2, 2, 2, 1, 0.5, INFINITY);
+	struct pw_schedule *s;
+	struct pw_error err;
+	uint64_t state = 18;
+	char text[96];
+	int i, k, bad = 0, read = 0, rc;
+
+	for (i = 0; i < 5000; i++) {
+		for (k = 0; k < (int)sizeof text - 1; k++)
+			text[k] = alphabet[pw_splitmix64(&state) %
+			    (sizeof alphabet - 1)];
+		text[pw_splitmix64(&state) % (sizeof text)] = '\0';
+		text[sizeof text - 1] = '\0';
+		rc = test_read_text(text, p, &s, &err);
+		if (rc == PW_OK)
+			read++;
+		else if (rc != PW_ERR_INPUT || strchr(err.msg, '\n') != NULL ||
+		    strncmp(err.msg, "t.csv", 5) != 0)
+			bad++;
+		pw_schedule_free(s);
+	}
+	tap_int(bad, 0, "5000 random CSVs: each read or refused in one line"
+	    " naming the file (%d read)", read);
+	pw_problem_free(p);
+}
+
 int
 main(void)
 {
@@ -400,5 +432,6 @@ main(void)
 	test_families();
 	test_malformed();
 	test_offload_tokens();
+	test_random();
 	return tap_done();
 }

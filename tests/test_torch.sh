@@ -4,16 +4,13 @@
 # solve --from and launch --dry-run with --problem, the examples/torch
 # CSVs timed as their families, the plain export's warning, the errors.
 #
-# make check sets PIPEWRIGHT, TESTDATA and EXAMPLES.  Plain POSIX sh.
+# make check sets PIPEWRIGHT and EXAMPLES.  Plain POSIX sh.
 
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
-PIPEWRIGHT=${PIPEWRIGHT:-./pipewright}
-TESTDATA=${TESTDATA:-$srcdir/tests/data}
-EXAMPLES=${EXAMPLES:-$srcdir/examples}
-PW=$PIPEWRIGHT
-UNIT=$EXAMPLES/unit4x8.json
-
 . "$srcdir/tests/tap.sh"
+PW=${PIPEWRIGHT:-./pipewright}
+EXAMPLES=${EXAMPLES:-$srcdir/examples}
+UNIT=$EXAMPLES/unit4x8.json
 
 out_has() { grep -q -e "$1" "$tmp/out"; }
 makespan() { "$PW" eval "$@" | sed -n 's/^makespan *//p'; }
@@ -71,6 +68,10 @@ run "$PW" eval "$EXAMPLES/torch/zbv.csv" --problem "$EXAMPLES/torch/loop4x2.json
 ok "a V CSV on a loop problem: exit 2" status_is 2
 ok "a V CSV on a loop problem: names the rank" \
     one_error "zbv.csv:1:29: 7F0 on rank 0, but stage 7 is on rank 3 (the problem's loop placement)"
+run "$PW" eval "$UNIT" --problem "$UNIT"
+ok "--problem with a JSON file: exit 2" status_is 2
+ok "--problem with a JSON file: says what it is for" \
+    one_error "eval: --problem gives the costs of a PyTorch schedule CSV (FILE.csv)"
 run "$PW" export --help
 ok "export --help lists torch-csv" out_has "^  torch-csv "
 

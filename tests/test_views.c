@@ -628,10 +628,16 @@ test_extreme_times(void)
 static void
 test_registry(void)
 {
-	tap_int((long long)pw_nexport_formats, 2, "two export formats");
+	tap_int((long long)pw_nexport_formats, 4, "four export formats");
 	tap_ok(pw_export_find("chrome") == &pw_export_formats[0],
 	    "chrome found");
 	tap_ok(pw_export_find("svg") == &pw_export_formats[1], "svg found");
+	tap_ok(pw_export_find("torch-csv") == &pw_export_formats[2] &&
+	    pw_export_formats[2].drops_transfers, "torch-csv found, drops"
+	    " transfers");
+	tap_ok(pw_export_find("torch-csv-offload") == &pw_export_formats[3] &&
+	    !pw_export_formats[3].drops_transfers, "torch-csv-offload found,"
+	    " keeps them");
 	tap_ok(pw_export_find("png") == NULL, "unknown format");
 }
 
