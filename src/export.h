@@ -15,6 +15,13 @@ int	pw_export_chrome(FILE *, const struct pw_problem *,
 int	pw_export_svg(FILE *, const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_timing *,
 	    const struct pw_metrics *, struct pw_error *);
+/* torch.c: pw_torch_write without and with the transfers' rows. */
+int	pw_export_torch(FILE *, const struct pw_problem *,
+	    const struct pw_schedule *, const struct pw_timing *,
+	    const struct pw_metrics *, struct pw_error *);
+int	pw_export_torch_offload(FILE *, const struct pw_problem *,
+	    const struct pw_schedule *, const struct pw_timing *,
+	    const struct pw_metrics *, struct pw_error *);
 
 int	pw_export_svg_sized(FILE *, const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_timing *,

@@ -1166,6 +1166,34 @@ int	pw_megatron_flags(const struct pw_problem *, const struct pw_schedule *,
 void	pw_megatron_print(FILE *, const struct pw_problem *,
 	    const struct pw_schedule *);
 
+/* PyTorch's compute_only schedule CSV (docs/interop.md): a row per
+ * device (rank), a cell per step, "2F0" (F), "1I3" (B, PyTorch's input
+ * backward), "1W3" (W), "0B5" (BW, its full backward), empty for an
+ * idle step; a cell's step is one more than the latest of what it waits
+ * for.  WITH_OFFLOAD adds a row per channel after the devices' of our
+ * own tokens, "1O3" (OFFLOAD) and "1R3" (RELOAD, "1R3@1I5" anchored at
+ * that op's start, "1R3@1I5+" at its end); without it the transfers are
+ * left out.  PW_OK, or PW_ERR_DEADLOCK when the orders have no step
+ * order, PW_ERR_INPUT when they are malformed. */
+int	pw_torch_write(FILE *, const struct pw_problem *,
+	    const struct pw_schedule *, bool with_offload, struct pw_error *);
+/* The transfers a plain torch-csv leaves out of SCHED. */
+size_t	pw_torch_dropped(const struct pw_schedule *);
+/* Reads such a CSV (either form) from FP as a schedule for PROBLEM,
+ * which supplies the costs, into *OUT (the caller owns it): each row's
+ * ops in their cells' order, transfers by their channel's row.  Checks
+ * what PyTorch's _validate_schedule checks (a row per rank, each stage's
+ * ops on its device's row, every stage's m forwards, F before I or B, I
+ * before W, as many I as W) and the problem's ranges.  Errors are one
+ * line, "LABEL:LINE:COL: ...".  PW_OK, PW_ERR_INPUT, or PW_ERR_IO. */
+int	pw_torch_read(FILE *, const char *label, const struct pw_problem *,
+	    struct pw_schedule **out, struct pw_error *);
+/* pw_torch_read of the file PATH ("-": stdin). */
+int	pw_torch_read_file(const char *path, const struct pw_problem *,
+	    struct pw_schedule **out, struct pw_error *);
+/* Whether PATH names a CSV (ends in ".csv", any case). */
+bool	pw_torch_is_csv(const char *path);
+
 /* Export formats: one registry row each. */
 struct pw_export_format {
 	const char *name;	/* "chrome", "svg" */
@@ -1178,6 +1206,9 @@ struct pw_export_format {
 		    const struct pw_schedule *, const struct pw_timing *,
 		    const struct pw_metrics *, const struct pw_export_size *,
 		    struct pw_error *);
+	/* The format has no place for transfers: the caller warns when the
+	 * schedule has some (pw_torch_dropped counts them). */
+	bool	drops_transfers;
 };
 
 extern const struct pw_export_format pw_export_formats[];

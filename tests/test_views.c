@@ -763,13 +763,19 @@ test_link_devices(void)
 static void
 test_registry(void)
 {
-	tap_int((long long)pw_nexport_formats, 3, "three export formats");
+	tap_int((long long)pw_nexport_formats, 5, "five export formats");
 	tap_ok(pw_export_find("chrome") == &pw_export_formats[0],
 	    "chrome found");
 	tap_ok(pw_export_find("svg") == &pw_export_formats[1], "svg found");
 	tap_ok(pw_export_find("png") == &pw_export_formats[2], "png found");
 	tap_ok(pw_export_formats[0].write_sized == NULL &&
 	    pw_export_formats[2].write_sized != NULL, "only pictures take a size");
+	tap_ok(pw_export_find("torch-csv") == &pw_export_formats[3] &&
+	    pw_export_formats[3].drops_transfers, "torch-csv found, drops"
+	    " transfers");
+	tap_ok(pw_export_find("torch-csv-offload") == &pw_export_formats[4] &&
+	    !pw_export_formats[4].drops_transfers, "torch-csv-offload found,"
+	    " keeps them");
 	tap_ok(pw_export_find("gif") == NULL, "unknown format");
 }
 

@@ -133,6 +133,8 @@ struct pw_cmd_args {
 	/* eval --against; show, export, eval of a measured file */
 	const char *against;
 	bool	predicted;
+	/* --problem: the costs of a PyTorch schedule CSV */
+	const char *problem;
 };
 
 /* One row of the command table in main.c. */
@@ -297,8 +299,18 @@ const char *pw_cmd_input_label(const struct pw_cmd_args *a);
  * pw_cmd_problem_load) in *OUT, which the caller frees; returns an enum
  * pw_exit, with *OUT NULL after reporting a failure. */
 int	pw_cmd_plan_build(const struct pw_cmd_args *a, struct pw_plan **out);
+/* cmd_plan.c: the PyTorch schedule CSV PATH (docs/interop.md) read for
+ * the problem of A's --problem and timed, in *OUT (the caller frees
+ * it); as pw_cmd_plan_build. */
+int	pw_cmd_csv_plan(const struct pw_cmd_args *a, const char *path,
+	    struct pw_plan **out);
+/* cmd_plan.c: the same as a schedule file reads: the problem and the
+ * timed ops (the caller owns both), for the commands that take those. */
+int	pw_cmd_csv_read(const struct pw_cmd_args *a, const char *path,
+	    struct pw_problem **problem, struct pw_timed_op **ops,
+	    size_t *nops);
 /* cmd_plan.c: the plan of schedule file A->pos[0] (saying when its
- * stored times differ), or with A->family of A's input, which gets that
+ * stored times differ; a PyTorch CSV by pw_cmd_csv_plan), or with A->family of A's input, which gets that
  * family's schedule; as pw_cmd_plan_build. */
 int	pw_cmd_plan_load(const struct pw_cmd_args *a, struct pw_plan **out);
 /* cmd_plan.c: whether OUTPUT can be written, tried before a search so

@@ -54,13 +54,17 @@ pw_cmd_check(const struct pw_cmd_args *a)
 	size_t nops = 0;
 	int i, status, rc;
 
-	if ((rc = pw_schedule_read(a->pos[0], &problem, &ops, &nops, &err)) !=
-	    PW_OK) {
+	what = "";
+	if (pw_torch_is_csv(a->pos[0])) {
+		if ((status = pw_cmd_csv_read(a, a->pos[0], &problem, &ops,
+		    &nops)) != PW_EXIT_OK)
+			return status;
+	} else if ((rc = pw_schedule_read(a->pos[0], &problem, &ops, &nops,
+	    &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
 		return pw_cmd_status(rc);
-	}
-	if ((status = cmd_check_measured(a->pos[0], problem, &ops, &nops,
-	    &what)) != PW_EXIT_OK) {
+	} else if ((status = cmd_check_measured(a->pos[0], problem, &ops,
+	    &nops, &what)) != PW_EXIT_OK) {
 		free(ops);
 		pw_problem_free(problem);
 		return status;

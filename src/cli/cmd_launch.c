@@ -292,6 +292,11 @@ cmd_launch_plan(const struct pw_cmd_args *a, struct cmd_launch_run *r)
 			return PW_EXIT_INPUT;
 		return PW_EXIT_OK;
 	}
+	if (pw_torch_is_csv(path)) {
+		r->family = r->named = pw_xasprintf("%s (a PyTorch schedule"
+		    " CSV)", pw_cmd_label(path));
+		return pw_cmd_csv_plan(a, path, &r->plan);
+	}
 	return cmd_launch_file(path, r);
 }
 

@@ -46,6 +46,7 @@ static const struct option cmd_parse_table[] = {
 	{ "predicted", no_argument, NULL, 'i' },
 	{ "sort", required_argument, NULL, 'Q' },
 	{ "csv", no_argument, NULL, 'J' },
+	{ "problem", required_argument, NULL, 'V' },
 	/* The model options (long only).  The flag shares solve's name: a
 	 * row takes one of the two (cmd.h). */
 #define CMD_PARSE_MODEL_OPT(opt, letter, name, replan) \
@@ -359,6 +360,9 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 		case 'i':
 			a->predicted = true;
 			break;
+		case 'Q':
+			a->problem = optarg;
+			break;
 		case 'K':
 		case 'Z':
 		case 'n':
@@ -420,5 +424,13 @@ pw_cmd_parse(const struct pw_command *cmd, int argc, char **argv,
 	}
 	for (i = 0; i < npos; i++)
 		a->pos[i] = argv[first + i];
+	/* Costs for a file that has its own would be silently unused. */
+	if (a->problem != NULL && (a->pos[0] == NULL ||
+	    !pw_torch_is_csv(a->pos[0]))) {
+		pw_cmd_fail("%s: --problem gives the costs of a PyTorch schedule"
+		    " CSV (FILE.csv), and %s is none", cmd->name,
+		    a->pos[0] == NULL ? "there" : pw_cmd_label(a->pos[0]));
+		return PW_EXIT_INPUT;
+	}
 	return pw_cmd_model_usage(a) ? PW_CMD_GO : PW_EXIT_INPUT;
 }

@@ -152,6 +152,57 @@ cmd_plan_compare_times(const struct pw_plan *plan, const char *path,
 }
 
 int
+pw_cmd_csv_plan(const struct pw_cmd_args *a, const char *path,
+    struct pw_plan **out)
+{
+	struct pw_problem *problem;
+	struct pw_schedule *sched;
+	struct pw_error err;
+	int rc;
+
+	*out = NULL;
+	if (a->problem == NULL) {
+		pw_cmd_fail("%s: a PyTorch schedule CSV has no costs: add"
+		    " --problem PROBLEM (a problem or schedule file)",
+		    pw_cmd_label(path));
+		return PW_EXIT_INPUT;
+	}
+	if ((problem = pw_problem_read(a->problem, &err)) == NULL) {
+		pw_cmd_fail("%s", err.msg);
+		return PW_EXIT_INPUT;
+	}
+	if ((rc = pw_torch_read_file(path, problem, &sched, &err)) == PW_OK)
+		rc = pw_plan_new(problem, sched, out, &err);
+	else
+		pw_problem_free(problem);
+	if (rc != PW_OK) {
+		pw_cmd_fail("%s%s", rc == PW_ERR_DEADLOCK ? "the CSV's orders"
+		    " on its problem: " : "", err.msg);
+		return pw_cmd_status(rc);
+	}
+	return PW_EXIT_OK;
+}
+
+int
+pw_cmd_csv_read(const struct pw_cmd_args *a, const char *path,
+    struct pw_problem **problem, struct pw_timed_op **ops, size_t *nops)
+{
+	struct pw_plan *plan;
+	int status;
+
+	*problem = NULL;
+	*ops = NULL;
+	*nops = 0;
+	if ((status = pw_cmd_csv_plan(a, path, &plan)) != PW_EXIT_OK)
+		return status;
+	*problem = pw_problem_copy(pw_plan_problem(plan));
+	*ops = pw_timed_ops(*problem, pw_plan_schedule(plan),
+	    pw_plan_timing(plan), nops);
+	pw_plan_free(plan);
+	return PW_EXIT_OK;
+}
+
+int
 pw_cmd_plan_load(const struct pw_cmd_args *a, struct pw_plan **out)
 {
 	struct pw_timed_op *ops = NULL;
@@ -169,6 +220,8 @@ pw_cmd_plan_load(const struct pw_cmd_args *a, struct pw_plan **out)
 		    a->cmd->name);
 		return PW_EXIT_INPUT;
 	}
+	if (path != NULL && pw_torch_is_csv(path))
+		return pw_cmd_csv_plan(a, path, out);
 	if ((rc = pw_plan_read(path, out, &ops, &nops, &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
 		return pw_cmd_status(rc);

@@ -77,6 +77,11 @@ cmd_solve_from(const char *path, const struct pw_problem *problem,
 	bool ok = false;
 
 	*out = NULL;
+	if (pw_torch_is_csv(path)) {
+		if (pw_torch_read_file(path, problem, out, &err) != PW_OK)
+			pw_cmd_fail("solve: --from %s", err.msg);
+		return *out != NULL;
+	}
 	if (pw_file_read_pins(path, &given, &ops, &nops, &filepins,
 	    &nfilepins, &err) != PW_OK || ops == NULL) {
 		pw_cmd_fail("solve: --from '%s' is no family (see 'pipewright "

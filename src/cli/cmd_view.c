@@ -71,7 +71,7 @@ pw_cmd_view_load(const struct pw_cmd_args *a, const struct pw_plan *plan,
 	/* Only a schedule file has a measured run; stdin is read once. */
 	if (a->family != NULL || a->model[PW_CMD_M_MODEL] != NULL ||
 	    a->predicted || strcmp(a->pos[0], "-") == 0 ||
-	    pwlua_is_script(a->pos[0]))
+	    pwlua_is_script(a->pos[0]) || pw_torch_is_csv(a->pos[0]))
 		return PW_EXIT_OK;
 	if ((rc = pw_measured_read(a->pos[0], &m, &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
@@ -192,6 +192,7 @@ pw_cmd_export(const struct pw_cmd_args *a)
 	const struct pw_export_size size = { a->width, a->height };
 	struct pw_outfile out;
 	struct pw_error err;
+	size_t dropped;
 	int status, rc;
 
 	if (a->format == NULL) {
@@ -229,7 +230,12 @@ pw_cmd_export(const struct pw_cmd_args *a)
 	if ((rc = pw_outfile_commit(&out, &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
 		status = pw_cmd_status(rc);
-	}
+	} else if (format->drops_transfers &&
+	    (dropped = pw_torch_dropped(pw_plan_schedule(plan))) > 0)
+		pw_cmd_note("warning: %s has no offload or reload: %zu"
+		    " transfer%s left out (--to %s-offload keeps them)",
+		    format->name, dropped, dropped == 1 ? "" : "s",
+		    format->name);
 out:
 	pw_cmd_view_free(&v);
 	pw_plan_free(plan);

@@ -74,8 +74,10 @@ static const struct pw_command main_commands[] = {
 	  "  -f, --family NAME   FILE is a problem (or the model options\n"
 	  "                      stand for it): use that family's schedule\n"
 	  "  --against PREDICTED the schedule FILE's measured run is of\n"
-	  "  --predicted         a measured file's simulated times\n",
-	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "jcfgi" PW_CMD_MODEL_OPTIONS
+	  "  --predicted         a measured file's simulated times\n"
+	  "  --problem PROBLEM   the costs of FILE when it is a PyTorch\n"
+	  "                      schedule CSV (docs/interop.md)\n",
+	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "jcfgiV" PW_CMD_MODEL_OPTIONS
 	  "X", 1, 1, pw_cmd_eval },
 	{ "check", "FILE",
 	  "verify a schedule file's stored times from first principles",
@@ -85,8 +87,12 @@ static const struct pw_command main_commands[] = {
 	  "A measured file (launch -o) checks its measured timeline:\n"
 	  "durations as measured, across devices causality.\n"
 	  "Prints \"FILE: valid (N ops)\" or every violation and their\n"
-	  "count.  Exit 0 valid, 1 violations, 2 unreadable.\n",
-	  0, "", 1, 1, pw_cmd_check },
+	  "count.  Exit 0 valid, 1 violations, 2 unreadable.  A PyTorch\n"
+	  "schedule CSV checks its simulated times.\n"
+	  "\n"
+	  "  --problem PROBLEM   the costs of FILE when it is a PyTorch\n"
+	  "                      schedule CSV (docs/interop.md)\n",
+	  0, "V", 1, 1, pw_cmd_check },
 	{ "compare", "[PROBLEM | MODEL OPTIONS] [--sort makespan|memory|bubble|"
 	  "name] [--json | --csv]",
 	  "every schedule family on a problem in one table",
@@ -122,8 +128,10 @@ static const struct pw_command main_commands[] = {
 	  "  -t, --to T          draw up to T seconds after the start\n"
 	  "  --predicted         a measured file's simulated timeline\n"
 	  "  -f, --family NAME   FILE is a problem (or the model options\n"
-	  "                      stand for it): use that family's schedule\n",
-	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "wFtfi" PW_CMD_MODEL_OPTIONS
+	  "                      stand for it): use that family's schedule\n"
+	  "  --problem PROBLEM   the costs of FILE when it is a PyTorch\n"
+	  "                      schedule CSV (docs/interop.md)\n",
+	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "wFtfiV" PW_CMD_MODEL_OPTIONS
 	  "X", 1, 1, pw_cmd_show },
 	{ "export", "FILE --to FORMAT [-o OUT] [--width PX] [--height PX] "
 	  "[--predicted] [--family NAME [MODEL OPTIONS]]",
@@ -139,9 +147,11 @@ static const struct pw_command main_commands[] = {
 	  "                      as its rows need), the rows scaled to fit\n"
 	  "  --predicted         a measured file's simulated timeline\n"
 	  "  -f, --family NAME   FILE is a problem (or the model options\n"
-	  "                      stand for it): use that family's schedule\n",
+	  "                      stand for it): use that family's schedule\n"
+	  "  --problem PROBLEM   the costs of FILE when it is a PyTorch\n"
+	  "                      schedule CSV (docs/interop.md)\n",
 	  PW_CMD_LIST_FORMATS | PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL,
-	  "towGfi" PW_CMD_MODEL_OPTIONS "X", 1, 1, pw_cmd_export },
+	  "towGfiV" PW_CMD_MODEL_OPTIONS "X", 1, 1, pw_cmd_export },
 	{ "script", "[--write-dir DIR] FILE [ARGS...]",
 	  "run a Lua script: a problem, a sweep, an experiment",
 	  "Runs FILE, Lua 5.4 source, with the module pipewright as the\n"
@@ -178,7 +188,8 @@ static const struct pw_command main_commands[] = {
 	  "(\"cancelled\"); a second one quits at once.\n"
 	  "\n"
 	  "  -F, --from FAMILY|FILE  start from a family or a schedule\n"
-	  "                      file for PROBLEM\n"
+	  "                      file (or PyTorch schedule CSV) for\n"
+	  "                      PROBLEM\n"
 	  "  -l, --time-limit S  seconds to search (default 10)\n"
 	  "  -I, --iteration-limit N\n"
 	  "                      also stop after N lp_solve simplex\n"
@@ -311,9 +322,11 @@ static const struct pw_command main_commands[] = {
 	  "                      nothing\n"
 	  "  -o, --output FILE   write the measured schedule, atomically\n"
 	  "                      (\"-\": stdout, the report then on stderr)\n"
-	  "  -j, --json          print the report as one JSON object\n",
+	  "  -j, --json          print the report as one JSON object\n"
+	  "  --problem PROBLEM   the costs of FILE when it is a PyTorch\n"
+	  "                      schedule CSV (docs/interop.md)\n",
 	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL | PW_CMD_OWN_LIMIT,
-	  "fBUKZAsYEoj" PW_CMD_MODEL_OPTIONS "X", 1, 1, pw_cmd_launch },
+	  "fBUKZAsYEojV" PW_CMD_MODEL_OPTIONS "X", 1, 1, pw_cmd_launch },
 	{ "calibrate", "MEASURED... [-o FILE.lua|FILE.json]",
 	  "fit a problem's costs to measured runs",
 	  "Fits each stage's f, b, w and comm (the mean of its measured\n"
