@@ -360,7 +360,7 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 		case 'i':
 			a->predicted = true;
 			break;
-		case 'Q':
+		case 'V':
 			a->problem = optarg;
 			break;
 		case 'K':
