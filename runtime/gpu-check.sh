@@ -28,17 +28,18 @@ step "correctness: tests/test_cuda"
 make check TESTS=tests/test_cuda >/dev/null || { cat tests/test_cuda.log >&2; exit 1; }
 grep -q 'SKIP' tests/test_cuda.log && { echo "gpu-check: test_cuda skipped with a GPU present" >&2; exit 1; }
 
-# The default problem (gpt3-6.7b on 8 devices); its CPU-sized workload for
-# the fp32 gradient check (the sequential reference is the CPU backend's),
-# the model's own widths with fewer tokens for the timed runs.
+# The default problem (gpt3-6.7b on 8 devices); the CPU backend's scaled
+# workload for the fp32 gradient check (the sequential reference is
+# computed too), the model's own widths with fewer tokens for the timed runs.
 problem=examples/default.json
+small=hidden=128,ffn=512,tokens=128
 shape=hidden=4096,ffn=16384,tokens=1024
 fams="1f1b zb-h1 zb-v po-f"
 # The fp32 mode: the gradients against the sequential reference to 1e-5.
 for f in $fams; do
 	step "launch $f (fp32, gradients checked)"
 	PW_CUDA_MATH=fp32 ./pipewright launch $problem --family "$f" \
-	    --backend cuda --gpus "$gpus" --iterations 3 --json \
+	    --backend cuda --gpus "$gpus" --workload "$small" --iterations 3 --json \
 	    -o "$out/$f.fp32.json" >"$out/$f.fp32.report.json"
 done
 for f in $fams; do
