@@ -21,6 +21,8 @@
  * checks and the memory order engine_prep.c's, what the ranks share
  * engine_mpi.c's (engine.h).
  */
+#include "config.h"
+
 #include <assert.h>
 #include <math.h>
 #include <pthread.h>
@@ -88,13 +90,62 @@ pw_rt_backend_available(enum pw_rt_backend b, char *why, size_t len)
 {
 	const char *reason = NULL;
 
-	if (b == PW_RT_CUDA)
-		reason = "not built with CUDA";
-	else if (b != PW_RT_CPU)
+	if (b == PW_RT_CUDA) {
+#ifdef HAVE_CUDA
+		return pw_rt_cuda_gpus(why, len) > 0;
+#else
+		reason = "this build has no CUDA (configure found none, or "
+		    "--without-cuda)";
+#endif
+	} else if (b != PW_RT_CPU)
 		reason = "unknown backend";
 	if (reason != NULL && why != NULL && len > 0)
 		snprintf(why, len, "%s", reason);
 	return reason == NULL;
+}
+
+/* The GPUs a CUDA launch with OPTS uses: 0 when none is visible. */
+static int
+pw_engine_gpus(const struct pw_rt_opts *o)
+{
+#ifdef HAVE_CUDA
+	int n = pw_rt_cuda_gpus(NULL, 0);
+
+	return o->gpus > 0 && o->gpus < n ? o->gpus : n;
+#else
+	(void)o;
+	return 0;
+#endif
+}
+
+bool
+pw_rt_emulation(const struct pw_rt_opts *o, int devices, char *line,
+    size_t len)
+{
+	int gpus;
+
+	if (o->backend != PW_RT_CUDA || o->transport != PW_RT_LOCAL ||
+	    (gpus = pw_engine_gpus(o)) < 1 || gpus >= devices)
+		return false;
+	snprintf(line, len, "an emulation: %d devices on %d GPU%s, as "
+	    "separate streams with device-to-device copies", devices, gpus,
+	    gpus == 1 ? "" : "s");
+	return true;
+}
+
+int
+pw_rt_gpu_of(int device, int devices, int gpus)
+{
+	int per, extra, big;
+
+	if (devices < 1 || gpus < 1 || device < 0 || device >= devices)
+		return -1;
+	if (gpus >= devices)
+		return device;
+	per = devices / gpus;
+	extra = devices % gpus;
+	big = extra * (per + 1);
+	return device < big ? device / (per + 1) : extra + (device - big) / per;
 }
 
 enum pw_rt_backend
@@ -598,8 +649,14 @@ pw_engine_init(struct pw_engine *e, const struct pw_problem *p,
 	e->sched = sched;
 	e->work = work;
 	e->opts = opts;
-	/* The one backend built (pw_engine_check_opts refused the others). */
+	/* pw_engine_check_opts refused a backend not built or with no GPU. */
 	e->backend = &pw_rt_cpu;
+#ifdef HAVE_CUDA
+	if (opts->backend == PW_RT_CUDA) {
+		e->backend = &pw_rt_cuda;
+		pw_rt_cuda_plan(p->devices, pw_engine_gpus(opts));
+	}
+#endif
 	e->net = net;
 	e->m = p->microbatches;
 	e->total = opts->warmup + opts->iterations;

@@ -157,6 +157,11 @@ pw_engine_check_opts(const struct pw_rt_opts *o, struct pw_error *err)
 		    pw_rt_backend_name(o->backend), why);
 		return PW_ERR_INPUT;
 	}
+	if (o->gpus < 0 || (o->gpus > 0 && o->backend != PW_RT_CUDA)) {
+		pw_error_set(err, "gpus %d: a count of GPUs for the cuda "
+		    "backend", o->gpus);
+		return PW_ERR_INPUT;
+	}
 	if (o->iterations < 1 || o->iterations > PW_MAX_ITERATIONS) {
 		pw_error_set(err, "iterations %d: must be in 1..%d",
 		    o->iterations, PW_MAX_ITERATIONS);

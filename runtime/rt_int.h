@@ -136,6 +136,19 @@ struct pw_rt_backend_ops {
 };
 
 extern const struct pw_rt_backend_ops pw_rt_cpu;
+#ifdef HAVE_CUDA
+extern const struct pw_rt_backend_ops pw_rt_cuda;
+/* The GPUs this process sees; 0 with why in WHY when none (cuda.c). */
+int	pw_rt_cuda_gpus(char *why, size_t len);
+/* Tells the CUDA backend it spreads DEVICES pipeline devices over the
+ * first GPUS GPUs: before any device opens. */
+void	pw_rt_cuda_plan(int devices, int gpus);
+#endif
+/* The GPU (0..GPUS-1) pipeline device DEVICE of DEVICES runs on: its own
+ * when there are enough, else devices in contiguous blocks, the first
+ * DEVICES % GPUS GPUs holding one device more (an emulation: devices on
+ * one GPU are separate streams).  -1 when an argument is out of range. */
+int	pw_rt_gpu_of(int device, int devices, int gpus);
 /* The bytes of host memory the CPU backend's devices may use now, all of
  * them together: /proc/meminfo's MemAvailable, else the physical memory
  * (sysconf), else INFINITY (nothing to tell). */

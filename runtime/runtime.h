@@ -105,6 +105,9 @@ struct pw_rt_opts {
 	int	iterations;	/* measured; default 5 */
 	int	warmup;		/* not measured, before them; default 1 */
 	uint64_t seed;		/* weights, inputs, targets; default 1 */
+	/* The CUDA backend's GPUs: the first GPUS of those visible; 0 for
+	 * every one. */
+	int	gpus;
 	/* Compute the same K iterations sequentially on one thread and
 	 * compare the weight gradients and the loss (pw_rt_result). */
 	bool	reference;
@@ -121,6 +124,11 @@ struct pw_rt_opts {
 };
 
 void	pw_rt_opts_init(struct pw_rt_opts *);
+/* Whether a launch with OPTS of DEVICES pipeline devices is an emulation
+ * (CUDA, local, fewer GPUs than devices: devices share GPUs as separate
+ * streams); then the line that says so in LINE. */
+bool	pw_rt_emulation(const struct pw_rt_opts *, int devices, char *line,
+	    size_t len);
 
 struct pw_rt_result {
 	struct pw_measured *measured;	/* owned by the result */

@@ -128,6 +128,7 @@ struct pw_cmd_args {
 	const char *workload;	/* NULL: pw_workload_for's */
 	int	iterations;	/* 0: the runtime's default */
 	int	warmup;		/* -1: the runtime's default */
+	int	gpus;		/* 0: every GPU visible (--gpus) */
 	bool	no_check;
 	bool	dry_run;
 	/* eval --against; show, export, eval of a measured file */

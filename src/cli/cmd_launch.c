@@ -528,6 +528,12 @@ cmd_launch_options(const struct pw_cmd_args *a, bool quiet,
 			    pw_rt_backend_name(opts->backend), why);
 		return PW_EXIT_INPUT;
 	}
+	if (a->gpus > 0 && opts->backend != PW_RT_CUDA) {
+		if (!quiet)
+			pw_cmd_fail("launch: --gpus needs --backend cuda");
+		return PW_EXIT_INPUT;
+	}
+	opts->gpus = a->gpus;
 	if (a->iterations > 0)
 		opts->iterations = a->iterations;
 	if (a->warmup >= 0)
@@ -560,6 +566,7 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 	struct cmd_launch_job job = { NULL, NULL, NULL, opts, &res, NULL };
 	atomic_int cancel;
 	struct pw_error err;
+	char line[160];
 	double limit;
 	FILE *fp;
 	int status, rc;
@@ -587,6 +594,9 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 			}
 			goto out;
 		}
+		if (pw_rt_emulation(opts, r.problem->devices, line,
+		    sizeof line))
+			fprintf(stderr, "launch: %s\n", line);
 		job.problem = r.problem;
 		job.sched = pw_plan_schedule(r.plan);
 		job.work = &r.work;

@@ -39,6 +39,7 @@ static const struct option cmd_parse_table[] = {
 	{ "transport", required_argument, NULL, 'U' },
 	{ "iterations", required_argument, NULL, 'K' },
 	{ "warmup", required_argument, NULL, 'Z' },
+	{ "gpus", required_argument, NULL, 'u' },
 	{ "workload", required_argument, NULL, 'A' },
 	{ "no-check", no_argument, NULL, 'Y' },
 	{ "dry-run", no_argument, NULL, 'E' },
@@ -62,6 +63,8 @@ static const struct option cmd_parse_table[] = {
 #define CMD_PARSE_TOP_MAX	1000
 /* launch's --iterations and --warmup most. */
 #define CMD_PARSE_ITERATIONS_MAX	100000
+/* launch's --gpus most. */
+#define CMD_PARSE_GPUS_MAX	1024
 
 #define CMD_PARSE_NOPTIONS \
 	(sizeof cmd_parse_table / sizeof cmd_parse_table[0])
@@ -341,6 +344,15 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 			break;
 		case 'B':
 			a->backend = optarg;
+			break;
+		case 'u':
+			if (!pw_parse_int(optarg, 1, CMD_PARSE_GPUS_MAX,
+			    &a->gpus)) {
+				pw_cmd_fail("%s: --gpus '%s' is not a whole"
+				    " number from 1 to %d", cmd->name, optarg,
+				    CMD_PARSE_GPUS_MAX);
+				return PW_EXIT_INPUT;
+			}
 			break;
 		case 'U':
 			a->transport = optarg;

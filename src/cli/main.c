@@ -274,7 +274,8 @@ static const struct pw_command main_commands[] = {
 	  PW_CMD_LIST_MODEL, "amk" PW_CMD_MODEL_OPTIONS "X", 0, 1,
 	  pw_cmd_design },
 	{ "launch", "FILE|PROBLEM | MODEL OPTIONS [--family NAME] "
-	  "[--backend cpu|cuda] [--transport local|mpi] [--iterations K] "
+	  "[--backend cpu|cuda] [--gpus N] [--transport local|mpi] "
+	  "[--iterations K] "
 	  "[--warmup N] [--workload hidden=H,ffn=F,tokens=T,layers=L] "
 	  "[--seed N] [--memory-limit BYTES] [--no-check] [--dry-run] "
 	  "[-o FILE] [--json]",
@@ -305,6 +306,9 @@ static const struct pw_command main_commands[] = {
 	  "  -f, --family NAME   run that family's schedule of PROBLEM\n"
 	  "  --backend cpu|cuda  where the ops run (default: cuda when built\n"
 	  "                      and a GPU is visible, else cpu)\n"
+	  "  --gpus N            cuda: the first N GPUs (default: every one\n"
+	  "                      visible); fewer than the devices is an\n"
+	  "                      emulation, devices sharing a GPU\n"
 	  "  --transport local|mpi\n"
 	  "                      threads of this process (default), or one\n"
 	  "                      process per device under mpirun or srun\n"
@@ -326,7 +330,7 @@ static const struct pw_command main_commands[] = {
 	  "  --problem PROBLEM   the costs of FILE when it is a PyTorch\n"
 	  "                      schedule CSV (docs/interop.md)\n",
 	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL | PW_CMD_OWN_LIMIT,
-	  "fBUKZAsYEojV" PW_CMD_MODEL_OPTIONS "X", 1, 1, pw_cmd_launch },
+	  "fBUKZuAsYEojV" PW_CMD_MODEL_OPTIONS "X", 1, 1, pw_cmd_launch },
 	{ "calibrate", "MEASURED... [-o FILE.lua|FILE.json]",
 	  "fit a problem's costs to measured runs",
 	  "Fits each stage's f, b, w and comm (the mean of its measured\n"

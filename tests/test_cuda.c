@@ -1,0 +1,180 @@
+/*
+ * The CUDA backend where it can be checked without a GPU: how pipeline
+ * devices map onto GPUs (the emulation's layout), the backend's refusal
+ * when no GPU is visible or CUDA was not built, the emulation's label.
+ * With a GPU, its primitives against the CPU backend's: the seeded fill
+ * equal bit for bit, GELU, its gradient, the loss and an fp32 GEMM within
+ * fp32's rounding; without one those tests print "# SKIP no GPU".
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_int.h"
+#include "tap.h"
+
+/* The primitives compared on a GPU, and the tests they count. */
+#define TC_GPU_TESTS	5
+#define TC_N		1000
+
+static void
+tc_mapping(void)
+{
+	static const int four_on_one[] = { 0, 0, 0, 0 };
+	static const int five_on_two[] = { 0, 0, 0, 1, 1 };
+	static const int seven_on_three[] = { 0, 0, 0, 1, 1, 2, 2 };
+	int d, ok;
+
+	for (ok = 1, d = 0; d < 4; d++)
+		ok &= pw_rt_gpu_of(d, 4, 1) == four_on_one[d];
+	tap_ok(ok, "4 devices on 1 GPU: all on GPU 0");
+	for (ok = 1, d = 0; d < 5; d++)
+		ok &= pw_rt_gpu_of(d, 5, 2) == five_on_two[d];
+	tap_ok(ok, "5 devices on 2 GPUs: 3 then 2");
+	for (ok = 1, d = 0; d < 7; d++)
+		ok &= pw_rt_gpu_of(d, 7, 3) == seven_on_three[d];
+	tap_ok(ok, "7 devices on 3 GPUs: 3, 2, 2");
+	for (ok = 1, d = 0; d < 4; d++)
+		ok &= pw_rt_gpu_of(d, 4, 8) == d;
+	tap_ok(ok, "4 devices on 8 GPUs: each its own");
+	tap_int(pw_rt_gpu_of(4, 4, 1), -1, "a device past the last: -1");
+	tap_int(pw_rt_gpu_of(0, 4, 0), -1, "no GPUs: -1");
+	tap_int(pw_rt_gpu_of(-1, 4, 2), -1, "a negative device: -1");
+}
+
+#ifdef HAVE_CUDA
+/* Whether the N floats of X and Y differ by at most TOL relative to the
+ * larger magnitude (exactly equal when TOL is 0). */
+static bool
+tc_close(const float *x, const float *y, size_t n, double tol)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (fabs((double)x[i] - y[i]) > tol * fmax(1.0,
+		    fmax(fabs(x[i]), fabs(y[i]))))
+			return false;
+	return true;
+}
+
+/* Each primitive on both backends from the same inputs; the GPU's buffers
+ * are managed memory, read here after the synchronous call. */
+static void
+tc_primitives(void)
+{
+	const struct pw_rt_backend_ops *g = &pw_rt_cuda, *c = &pw_rt_cpu;
+	struct pw_error err;
+	void *gx, *cx;
+	float *a[2], *b[2], *h[2], *t[2];
+	double lg = 0, lc = 0;
+	int i, ok;
+
+	setenv("PW_CUDA_MATH", "fp32", 1);
+	pw_rt_cuda_plan(1, 1);
+	if (!tap_ok(g->open(0, &gx, &err) == PW_OK, "cuda opens device 0")) {
+		tap_diag("%s", err.msg);
+		return;
+	}
+	c->open(0, &cx, &err);
+	for (i = 0; i < 2; i++) {
+		const struct pw_rt_backend_ops *o = i == 0 ? g : c;
+		void *x = i == 0 ? gx : cx;
+
+		a[i] = o->alloc(x, TC_N * TC_N * sizeof (float));
+		b[i] = o->alloc(x, TC_N * TC_N * sizeof (float));
+		h[i] = o->alloc(x, TC_N * TC_N * sizeof (float));
+		t[i] = o->alloc(x, TC_N * TC_N * sizeof (float));
+		o->fill(x, a[i], TC_N * TC_N, 7, 1.0f, &err);
+		o->fill(x, b[i], TC_N * TC_N, 11, 0.5f, &err);
+	}
+	tap_ok(tc_close(a[0], a[1], TC_N * TC_N, 0) &&
+	    tc_close(b[0], b[1], TC_N * TC_N, 0), "fill: the same numbers");
+	ok = 1;
+	for (i = 0; i < 2; i++) {
+		const struct pw_rt_backend_ops *o = i == 0 ? g : c;
+		void *x = i == 0 ? gx : cx;
+
+		ok &= o->gemm(x, false, true, TC_N, TC_N, TC_N, 1.0f, a[i],
+		    TC_N, b[i], TC_N, 0.0f, h[i], TC_N, &err) == PW_OK;
+	}
+	tap_ok(ok && tc_close(h[0], h[1], TC_N * TC_N, 1e-5),
+	    "fp32 GEMM A B^T within 1e-5");
+	for (ok = 1, i = 0; i < 2; i++) {
+		const struct pw_rt_backend_ops *o = i == 0 ? g : c;
+		void *x = i == 0 ? gx : cx;
+
+		ok &= o->gelu(x, a[i], t[i], TC_N * TC_N, &err) == PW_OK;
+	}
+	tap_ok(ok && tc_close(t[0], t[1], TC_N * TC_N, 1e-6), "gelu within 1e-6");
+	for (ok = 1, i = 0; i < 2; i++) {
+		const struct pw_rt_backend_ops *o = i == 0 ? g : c;
+		void *x = i == 0 ? gx : cx;
+
+		ok &= o->gelu_grad(x, a[i], b[i], TC_N * TC_N, &err) == PW_OK;
+		ok &= o->loss(x, t[i], b[i], TC_N * TC_N, i == 0 ? &lg : &lc,
+		    &err) == PW_OK;
+	}
+	tap_ok(ok && tc_close(a[0], a[1], TC_N * TC_N, 1e-6) &&
+	    fabs(lg - lc) <= 1e-9 * fmax(1.0, fabs(lc)),
+	    "gelu's gradient within 1e-6, the loss within 1e-9");
+	for (i = 0; i < 2; i++) {
+		const struct pw_rt_backend_ops *o = i == 0 ? g : c;
+		void *x = i == 0 ? gx : cx;
+
+		o->release(x, a[i]);
+		o->release(x, b[i]);
+		o->release(x, h[i]);
+		o->release(x, t[i]);
+	}
+	g->close(gx);
+	c->close(cx);
+}
+#endif
+
+static void
+tc_gpu(void)
+{
+	char why[160] = "";
+	struct pw_rt_opts o;
+	int i;
+
+	pw_rt_opts_init(&o);
+	o.backend = PW_RT_CUDA;
+	if (!pw_rt_backend_available(PW_RT_CUDA, why, sizeof why)) {
+#ifdef HAVE_CUDA
+		tap_ok(strncmp(why, "no GPU visible (cudaGetDeviceCount: ",
+		    36) == 0, "no GPU: one line says so (%s)", why);
+#else
+		tap_str(why, "this build has no CUDA (configure found none, or "
+		    "--without-cuda)", "without CUDA: the build says so");
+#endif
+		tap_int(pw_rt_backend_default(), PW_RT_CPU,
+		    "the default backend is cpu then");
+		tap_ok(!pw_rt_emulation(&o, 4, why, sizeof why),
+		    "no GPU: no emulation");
+		for (i = 0; i < TC_GPU_TESTS; i++)
+			tap_skip("no GPU", "cuda primitive %d against the cpu's",
+			    i + 1);
+		return;
+	}
+#ifdef HAVE_CUDA
+	tap_int(pw_rt_backend_default(), PW_RT_CUDA,
+	    "a GPU visible: the default backend is cuda");
+	o.gpus = 1;
+	tap_ok(pw_rt_emulation(&o, 4, why, sizeof why) &&
+	    strcmp(why, "an emulation: 4 devices on 1 GPU, as separate "
+	    "streams with device-to-device copies") == 0,
+	    "--gpus 1, 4 devices: an emulation (%s)", why);
+	tc_primitives();
+#endif
+}
+
+int
+main(void)
+{
+	tc_mapping();
+	tc_gpu();
+	return tap_done();
+}
