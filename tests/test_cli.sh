@@ -457,6 +457,10 @@ fails 2 "$tmp/missing.json" "compare of a missing file" "$PW" compare "$tmp/miss
 fails 2 "$tmp/notjson.json" "compare of a file that is not JSON" "$PW" compare "$tmp/notjson.json"
 fails 2 "$tmp/missing.json" "schedule of a missing file" "$PW" schedule "$tmp/missing.json" --family 1f1b
 fails 2 "$tmp/missing.json" "export of a missing file" "$PW" export "$tmp/missing.json" --to svg
+for cmd in show "export --to svg"; do
+	fails 2 "${UNIT##*/}" "$cmd of a problem" "$PW" $cmd "$UNIT"
+	ok "$cmd of a problem says to add --family" err_has "is a problem, not a schedule: add --family NAME"
+done
 fails 2 "nosuch" "unknown format" "$PW" export "$tmp/default-1f1b.json" --to nosuch
 ok "unknown format lists the formats" err_has 'chrome'
 

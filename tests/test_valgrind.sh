@@ -32,6 +32,7 @@ fi
 clean() {
 	cd "$tmp/run" &&
 	    valgrind -q --error-exitcode=99 --leak-check=full \
+		--suppressions="$srcdir/tests/data/valgrind-ld.supp" \
 		--show-leak-kinds=definite,indirect \
 		--errors-for-leak-kinds=definite,indirect "$@" \
 		>"$tmp/out" 2>"$tmp/err"

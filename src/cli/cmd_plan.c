@@ -202,6 +202,26 @@ pw_cmd_csv_read(const struct pw_cmd_args *a, const char *path,
 	return PW_EXIT_OK;
 }
 
+/* Whether PATH reads as a problem file, which a command that wants a
+ * schedule is then told how to schedule; read again only on that
+ * failure's path. */
+static bool
+cmd_plan_is_problem(const char *path)
+{
+	struct pw_problem *problem = NULL;
+	struct pw_timed_op *ops = NULL;
+	struct pw_error err;
+	size_t nops = 0;
+	bool is;
+
+	is = path != NULL && strcmp(path, "-") != 0 &&
+	    pw_file_read(path, &problem, &ops, &nops, &err) == PW_OK &&
+	    ops == NULL;
+	pw_problem_free(problem);
+	free(ops);
+	return is;
+}
+
 int
 pw_cmd_plan_load(const struct pw_cmd_args *a, struct pw_plan **out)
 {
@@ -223,7 +243,12 @@ pw_cmd_plan_load(const struct pw_cmd_args *a, struct pw_plan **out)
 	if (path != NULL && pw_torch_is_csv(path))
 		return pw_cmd_csv_plan(a, path, out);
 	if ((rc = pw_plan_read(path, out, &ops, &nops, &err)) != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		if (cmd_plan_is_problem(path))
+			pw_cmd_fail("%s: %s is a problem, not a schedule: add "
+			    "--family NAME to build one (schedule --help lists "
+			    "the families)", a->cmd->name, path);
+		else
+			pw_cmd_fail("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
 	cmd_plan_compare_times(*out, path, ops, nops);
