@@ -159,6 +159,7 @@ diag() { sed 's/^/#   /' "$1"; }
 
 transcripts=0
 skipped=0
+: >"$tmp/run-commands"
 for doc in "$srcdir"/docs/*.md "$srcdir"/README.md; do
 	rel=${doc#"$srcdir"/}
 	cases=$tmp/cases
@@ -183,6 +184,8 @@ for doc in "$srcdir"/docs/*.md "$srcdir"/README.md; do
 			continue
 		fi
 		transcripts=$((transcripts + 1))
+		[ "$rel" != docs/cli.md ] ||
+		    echo "$cmd" | awk '$1 == "pipewright" { print $2 }' >>"$tmp/run-commands"
 		(cd "$run" && exec sh -c "$cmd") >"$tmp/out" 2>"$tmp/err" </dev/null
 		status=$?
 		cat "$tmp/out" "$tmp/err" >"$tmp/got"
@@ -220,6 +223,17 @@ else
 	diff -u "$tmp/help" "$tmp/table" | sed '1,2d' >"$tmp/diff"
 	diag "$tmp/diff"
 fi
+
+# Every command has a transcript in docs/cli.md that runs.
+for cmd in $commands; do
+	n=$((n + 1))
+	if grep -q -x -e "$cmd" "$tmp/run-commands"; then
+		echo "ok $n - docs/cli.md runs an example of '$cmd'"
+	else
+		echo "not ok $n - docs/cli.md runs an example of '$cmd'"
+		failed=$((failed + 1))
+	fi
+done
 
 # section NAME: the text of docs/cli.md's "## NAME" section, but the
 # output of its transcripts (which may quote other programs' options).
