@@ -2,7 +2,9 @@
 # test_docs.sh - the documentation agrees with the program, as TAP: every
 # transcript of docs/*.md and README.md runs and prints what it shows, and
 # every option docs/cli.md names for a command is in that command's --help
-# and the other way round.
+# and the other way round (with the short letters docs/cli.md gives them),
+# that docs/cli.md's command table is pipewright help's, and that each
+# command has a transcript there that runs.
 #
 # A transcript is a fenced block whose first line starts with "$ ".  Each
 # "$ " line is a command, run by sh in a scratch directory with
@@ -270,6 +272,20 @@ for cmd in $commands; do
 		echo "ok $n - docs/cli.md's $cmd names only options of '$cmd --help'"
 	else
 		echo "not ok $n - docs/cli.md's $cmd names only options of '$cmd --help'"
+		failed=$((failed + 1))
+		echo "#   not in --help:" $(cat "$tmp/extra")
+	fi
+	# A short letter the section's table gives an option is --help's.
+	sed -n 's/^| `\(-[a-zA-Z]\)`, `\(--[a-z][a-z0-9-]*\).*/\1 \2/p' "$tmp/section" |
+	    sort -u >"$tmp/short.doc"
+	sed -n 's/^  \(-[a-zA-Z]\), \(--[a-z][a-z0-9-]*\).*/\1 \2/p' "$tmp/usage" |
+	    sort -u >"$tmp/short.help"
+	comm -23 "$tmp/short.doc" "$tmp/short.help" >"$tmp/extra"
+	n=$((n + 1))
+	if [ ! -s "$tmp/extra" ]; then
+		echo "ok $n - docs/cli.md's $cmd gives its options --help's short letters"
+	else
+		echo "not ok $n - docs/cli.md's $cmd gives its options --help's short letters"
 		failed=$((failed + 1))
 		echo "#   not in --help:" $(cat "$tmp/extra")
 	fi
