@@ -23,6 +23,8 @@
 #                                     script) before the next transcripts
 #   <!-- transcript: not run (WHY) --> the transcript is not run; each of
 #                                     its commands is a "# SKIP WHY" point
+#   <!-- transcript: needs PROGRAM -->  run only where PROGRAM is on PATH
+#                                     (an optional tool), else skipped
 #
 # make check sets PIPEWRIGHT, TESTDATA and EXAMPLES; run by hand from a
 # build directory (sh /path/to/tests/test_docs.sh) it finds them itself.
@@ -51,7 +53,8 @@ export LC_ALL TERM PATH
 
 # split DOC DIR: DOC's blocks as numbered cases in DIR: N.cmd (a command),
 # N.exp (its output), N.status, N.line (its line in DOC), N.skip (why it
-# is not run); or N.name and N.body (a file to write).
+# is not run), N.needs (the program it needs); or N.name and N.body (a
+# file to write).
 split() {
 	awk -v dir="$2" '
 	function out(suffix, text) {
@@ -76,6 +79,8 @@ split() {
 		out("line", cmdline "\n")
 		if (skip != "")
 			out("skip", skip "\n")
+		if (needs != "")
+			out("needs", needs "\n")
 		cmd = ""
 	}
 	infence == 0 && /^```/ {
@@ -94,7 +99,7 @@ split() {
 			out("body", body)
 			out("line", start "\n")
 		}
-		fname = skip = ""
+		fname = skip = needs = ""
 		next
 	}
 	infence == 1 {
@@ -116,7 +121,7 @@ split() {
 	infence == 2 {
 		if (/^```$/)
 			infence = 0
-		fname = skip = ""
+		fname = skip = needs = ""
 		next
 	}
 	/^<!-- file: .* -->$/ {
@@ -131,7 +136,11 @@ split() {
 		sub(/\) -->$/, "", skip)
 		next
 	}
-	NF > 0 { fname = skip = "" }
+	/^<!-- transcript: needs [^ ]* -->$/ {
+		needs = $4
+		next
+	}
+	NF > 0 { fname = skip = needs = "" }
 	' "$1"
 }
 
@@ -183,6 +192,11 @@ for doc in "$srcdir"/docs/*.md "$srcdir"/README.md; do
 		if [ -e "$c.skip" ]; then
 			skipped=$((skipped + 1))
 			skip "$rel:$line: \$ $cmd" "$(cat "$c.skip")"
+			continue
+		fi
+		if [ -e "$c.needs" ] && ! command -v "$(cat "$c.needs")" >/dev/null 2>&1; then
+			skipped=$((skipped + 1))
+			skip "$rel:$line: \$ $cmd" "$(cat "$c.needs") missing"
 			continue
 		fi
 		transcripts=$((transcripts + 1))
