@@ -145,13 +145,17 @@ split() {
 }
 
 # matches EXPECTED ACTUAL: whether ACTUAL is EXPECTED, a line of "..."
-# standing for any run of lines.
+# standing for any run of lines; ACTUAL's last line must end in a newline,
+# as the documented one does.
 matches() {
+	if [ -s "$2" ] && ! tail -c 1 "$2" | grep -q '^$'; then
+		return 1
+	fi
 	awk '
 	FNR == NR { e[++ne] = $0; next }
 	{ a[++na] = $0 }
 	END {
-		# m[i, j]: e[i..ne] matches a[j..na].
+		# m[i, j]: e[i..ne] matches a[j..na]; unset is false.
 		m[ne + 1, na + 1] = 1
 		for (i = ne; i >= 1; i--)
 			for (j = na + 1; j >= 1; j--)
@@ -159,9 +163,7 @@ matches() {
 					m[i, j] = m[i + 1, j] || (j <= na && m[i, j + 1])
 				else
 					m[i, j] = j <= na && e[i] == a[j] && m[i + 1, j + 1]
-		for (j = na; j >= 1; j--)
-			m[ne + 1, j] = 0
-		exit !(ne == 0 ? na == 0 : m[1, 1])
+		exit !m[1, 1]
 	}' "$1" "$2"
 }
 
