@@ -99,5 +99,5 @@ for _, case in ipairs(cases) do
 			line = line .. string.format(" %16s", "n/a")
 		end
 	end
-	print(line)
+	print((line:gsub(" +$", "")))
 end
