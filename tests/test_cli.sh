@@ -113,6 +113,37 @@ ok "export --help lists chrome" grep -qx chrome "$tmp/formats"
 ok "export --help lists svg" grep -qx svg "$tmp/formats"
 families=$(cat "$tmp/families")
 
+# Option letters: getopt_long hands back the letter, so two long options
+# of one letter would read as one (--problem once took --sort's, --gpus
+# --height's).  The table (cmd_parse.c, with cmd.h's model options) gives
+# every option a letter of its own; every option a command's help
+# documents is in it, and its help's short letter is the table's.
+sed -n "s/^	{ \"\([a-z-]*\)\", [a-z_]*, NULL, '\(.\)' },\$/\2 \1/p" \
+    "$srcdir/src/cli/cmd_parse.c" >"$tmp/letters"
+sed -n 's/^	\(OPT\|FLAG\)(PW_CMD_M_[A-Z_]*, \([A-Za-z]\), "\([a-z-]*\)".*/\2 \3/p' \
+    "$srcdir/src/cli/cmd.h" >>"$tmp/letters"
+ok "the option table read: every row of cmd_parse.c and cmd.h" [ \
+    "$(wc -l <"$tmp/letters")" -eq $(($(grep -c "_argument, NULL, '" \
+    "$srcdir/src/cli/cmd_parse.c") + $(grep -c '^	\(OPT\|FLAG\)(PW_CMD_M_' \
+    "$srcdir/src/cli/cmd.h"))) ]
+cut -d' ' -f1 "$tmp/letters" | sort | uniq -d >"$tmp/shared"
+ok "no two options share a letter" [ ! -s "$tmp/shared" ]
+commands=$("$PW" --help | awk '/^commands:/ { on = 1; next } on && !NF { exit }
+    on { print $1 }')
+: >"$tmp/undocumented"
+for cmd in $commands; do
+	"$PW" "$cmd" --help | sed -n \
+	    's/^  \(-\([A-Za-z]\), \)\{0,1\}--\([a-z-]*\).*/\2 \3/p' |
+	    while read -r letter name; do
+		[ -n "$name" ] || { name=$letter; letter=; }
+		grep -q " $name\$" "$tmp/letters" &&
+		    { [ -z "$letter" ] || grep -qx "$letter $name" "$tmp/letters"; } ||
+		    echo "$cmd --$name ($letter)"
+	    done >>"$tmp/undocumented"
+done
+ok "every option a command's help documents is the table's, with its letter" \
+    [ ! -s "$tmp/undocumented" ]
+
 fails 2 "frobnicate" "unknown command" "$PW" frobnicate
 fails 2 "--frobnicate" "unknown global option" "$PW" --frobnicate
 fails 2 "frobnicate" "help on an unknown command" "$PW" help frobnicate
