@@ -674,8 +674,7 @@ tui_act_save(struct tui *d)
 static unsigned
 tui_act_export(struct tui *d)
 {
-	return tui_prompt_open(d, TUI_PROMPT_EXPORT,
-	    "export to (.svg, or .json for a Chrome trace): ", "schedule.svg");
+	return tui_prompt_export_open(d);
 }
 
 static unsigned
@@ -861,7 +860,7 @@ const struct tui_key tui_keys[] = {
 	    "save the schedule with its pins" },
 	{ { 'S' }, "S", TUI_TL, tui_act_save_as, "save the schedule as" },
 	{ { 'x' }, "x", TUI_TL, tui_act_export,
-	    "export as SVG or a Chrome trace" },
+	    "export in any format of export --to" },
 	{ { 'L' }, "L", TUI_TL, tui_act_launch, "launch the schedule for real "
 	    "(Esc stops it): a measured lane under each device's" },
 	{ { '?' }, "?", TUI_TL, tui_act_help, "this help" },
