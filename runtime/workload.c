@@ -159,6 +159,7 @@ static int
 pw_workload_check(const struct pw_workload *w, struct pw_error *err)
 {
 	struct pw_workload_bytes b;
+	char keeps[32], most[32];
 	int s, rc;
 
 	if ((rc = pw_workload_validate(w, w->nstages, "workload", err)) != PW_OK)
@@ -166,9 +167,10 @@ pw_workload_check(const struct pw_workload *w, struct pw_error *err)
 	for (s = 0; s < w->nstages; s++) {
 		b = pw_workload_bytes(w, s);
 		if (b.act + b.stat > PW_WORKLOAD_MAX_BYTES) {
-			pw_error_set(err, "workload: stage %d keeps %.0f "
-			    "bytes, more than %.0f", s, b.act + b.stat,
-			    PW_WORKLOAD_MAX_BYTES);
+			pw_error_set(err, "workload: stage %d keeps %s, more "
+			    "than %s", s, pw_fmt_bytes(keeps, sizeof keeps,
+			    b.act + b.stat), pw_fmt_bytes(most, sizeof most,
+			    PW_WORKLOAD_MAX_BYTES));
 			return PW_ERR_INPUT;
 		}
 	}
