@@ -707,7 +707,7 @@ pw_rt_offload(struct pw_rt_stage *st, struct pw_rt_saved *sv,
     struct pw_error *err)
 {
 	size_t keep = pw_workload_keep_floats(&st->sh);
-	char what[64];
+	char what[64], size[32];
 	int rc;
 
 	assert(sv->keep != NULL && sv->host == NULL);
@@ -716,8 +716,9 @@ pw_rt_offload(struct pw_rt_stage *st, struct pw_rt_saved *sv,
 		sv->host = &pw_workload_empty;
 	else if ((sv->host = st->be->host_alloc(st->ctx, keep *
 	    sizeof(float))) == NULL) {
-		pw_error_set(err, "%s: no host memory for %zu bytes", what,
-		    keep * sizeof(float));
+		pw_error_set(err, "%s: no host memory for %s", what,
+		    pw_fmt_bytes(size, sizeof size, (double)(keep *
+		    sizeof(float))));
 		return PW_ERR_RUNTIME;
 	}
 	if ((rc = st->be->copy(st->ctx, sv->host, sv->keep, keep, PW_RT_D2H,

@@ -1145,6 +1145,11 @@ ok "it fails before the search" lacks '^plan: ' "$tmp/err"
 fails 2 "--objective" "plan --objective bad" "$PW" $PLAN --objective fast
 fails 2 "--offload" "plan --offload bad" "$PW" $PLAN --offload maybe
 fails 2 "--time-limit" "plan --time-limit 0" "$PW" $PLAN --time-limit 0
+# 1 ns ends before the first design: no clock is that fast.
+fails 2 "time limit" "plan --time-limit 1e-9" "$PW" $PLAN --time-limit 1e-9
+ok "it gives the limit in units" err_is "pipewright: plan: the time limit of 1 ns ended before any design was timed (raise --time-limit)"
+fails 2 "reserve" "a reserve of the whole limit" "$PW" plan $MODEL --memory-limit 4GiB --reserve 4GiB
+ok "it gives both in units" err_is "pipewright: split: the reserve (4 GiB) leaves nothing of the limit of 4 GiB"
 fails 2 "--iteration-limit" "plan --iteration-limit 0" "$PW" plan $MODEL --iteration-limit 0
 run "$PW" $PLAN --top 2 -o -
 ok "plan -o - exits 0" status_is 0

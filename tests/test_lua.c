@@ -900,7 +900,7 @@ test_problem_errors(void)
 	    "  memory_limit = 0.5 }\n");
 	tap_ok(pwlua_problem_read("bad4.lua", NULL, &err) == NULL,
 	    "a limit below one activation is refused");
-	tap_str(err.msg, "bad4.lua:1: pw.problem: memory[0].limit: 0.5 is "
+	tap_str(err.msg, "bad4.lua:1: pw.problem: memory[0].limit: 0.5 B is "
 	    "below what one microbatch needs on device 0 (static 0 B + act of "
 	    "stage 0 1 B) [devices and stages numbered from 0]\nstack traceback:\n\t[C]: in function 'pipewright.problem'\n"
 	    "\tbad4.lua:1: in main chunk", "...by the core's validation");

@@ -518,7 +518,7 @@ static const struct {
 	    "500 ms)" },
 	{ "family", "zb-x", "family: \"zb-x\" is no family (f cycles through "
 	    "them)" },
-	{ "memory limit", "10 B", "memory limit: memory[0].limit: 10 is below "
+	{ "memory limit", "10 B", "memory limit: memory[0].limit: 10 B is below "
 	    "what one microbatch needs on device 0 (static 8 B + act of stage "
 	    "0 4 B)" },
 };
