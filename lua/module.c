@@ -87,9 +87,11 @@ pwl_box_with(lua_State *L, size_t bytes, const char *what,
 size_t
 pwl_array_bytes(lua_State *L, size_t n, size_t size, const char *what)
 {
+	char bytes[32];
+
 	if (size != 0 && n > SIZE_MAX / size)
-		pwl_fail(L, "%s: %zu records of %zu bytes do not fit in memory",
-		    what, n, size);
+		pwl_fail(L, "%s: %zu records of %s do not fit in memory",
+		    what, n, pw_fmt_bytes(bytes, sizeof bytes, (double)size));
 	return n * size;
 }
 

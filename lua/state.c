@@ -80,14 +80,17 @@ void
 pwl_charge(lua_State *L, size_t *charged, size_t bytes, const char *what)
 {
 	struct pwlua *lua = pwl_lua(L);
+	char more[32], cap[32], used[32];
 
 	/* Lua's collector sees only Lua's own bytes: garbage objects may
 	 * still hold C memory. */
 	if (bytes > lua->cap - lua->used)
 		lua_gc(L, LUA_GCCOLLECT);
 	if (bytes > lua->cap - lua->used)
-		pwl_fail(L, "%s: %zu bytes more exceeds the memory cap of %zu "
-		    "bytes (%zu in use)", what, bytes, lua->cap, lua->used);
+		pwl_fail(L, "%s: %s more exceeds the memory cap of %s (%s in "
+		    "use)", what, pw_fmt_bytes(more, sizeof more, (double)bytes),
+		    pw_fmt_bytes(cap, sizeof cap, (double)lua->cap),
+		    pw_fmt_bytes(used, sizeof used, (double)lua->used));
 	lua->used += bytes;
 	*charged += bytes;
 }
@@ -107,10 +110,11 @@ pwl_time_left(lua_State *L, const char *what)
 {
 	struct pwlua *lua = pwl_lua(L);
 	double left = lua->deadline - pw_now();
+	char limit[32];
 
 	if (left <= 0 || atomic_load(&lua->expired))
-		pwl_fail(L, "%s: the time limit of %g s is spent", what,
-		    lua->seconds);
+		pwl_fail(L, "%s: the time limit of %s is spent", what,
+		    pw_fmt_seconds(limit, sizeof limit, lua->seconds));
 	return left;
 }
 
@@ -212,11 +216,14 @@ pwl_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 static const char *
 pwl_spent(struct pwlua *lua, unsigned long steps)
 {
+	char limit[32];
+
 	lua->spent = steps > ULONG_MAX - lua->spent ? ULONG_MAX :
 	    lua->spent + steps;
 	if (atomic_load(&lua->expired))
-		snprintf(lua->why, sizeof lua->why, "time limit of %g s "
-		    "exceeded", lua->seconds);
+		snprintf(lua->why, sizeof lua->why, "time limit of %s "
+		    "exceeded", pw_fmt_seconds(limit, sizeof limit,
+		    lua->seconds));
 	else if (lua->spent >= lua->budget)
 		snprintf(lua->why, sizeof lua->why, "instruction budget of "
 		    "%lu exceeded", lua->budget);
@@ -546,6 +553,7 @@ pwl_call(struct pwlua *lua, struct pwl_run *run, struct pw_error *err)
 {
 	lua_State *L = lua->L;
 	char oom[sizeof lua->oom_where + sizeof lua->oom_trace + 64];
+	char cap[32];
 	const char *msg;
 	pthread_t watchdog;
 	int status;
@@ -568,9 +576,10 @@ pwl_call(struct pwlua *lua, struct pwl_run *run, struct pw_error *err)
 	msg = lua_tostring(L, -1);
 	if (status == LUA_ERRMEM) {
 		/* No Lua call here: this is outside any pcall. */
-		snprintf(oom, sizeof oom, "%s memory cap of %zu bytes "
-		    "exceeded\n%s", lua->oom_where[0] != '\0' ?
-		    lua->oom_where : run->path, lua->cap, lua->oom_trace);
+		snprintf(oom, sizeof oom, "%s memory cap of %s exceeded\n%s",
+		    lua->oom_where[0] != '\0' ? lua->oom_where : run->path,
+		    pw_fmt_bytes(cap, sizeof cap, (double)lua->cap),
+		    lua->oom_trace);
 		pwl_error_set(err, oom);
 		run->early = PW_ERR_INPUT;
 	} else if (status != LUA_OK) {
@@ -653,6 +662,7 @@ pwlua_new(const struct pwlua_config *config, struct pw_error *err)
 	static const char *const here[] = { ".", NULL };
 	const char *const *dirs;
 	struct pwlua *lua;
+	char cap[32];
 	size_t i, n = 0;
 
 	if (config == NULL)
@@ -689,7 +699,7 @@ pwlua_new(const struct pwlua_config *config, struct pw_error *err)
 	return lua;
 small:
 	pw_error_set(err, "the Lua interpreter does not start within a memory "
-	    "cap of %zu bytes", lua->cap);
+	    "cap of %s", pw_fmt_bytes(cap, sizeof cap, (double)lua->cap));
 fail:
 	pwlua_free(lua);
 	return NULL;

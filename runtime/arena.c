@@ -107,6 +107,7 @@ void *
 pw_rt_arena_take(struct pw_rt_arena *a, size_t bytes, const char *what,
     struct pw_error *err)
 {
+	char b1[32], b2[32], b3[32];
 	void *p = NULL;
 
 	pthread_mutex_lock(&a->lock);
@@ -115,16 +116,18 @@ pw_rt_arena_take(struct pw_rt_arena *a, size_t bytes, const char *what,
 		goto out;
 	}
 	if (a->level + (double)bytes > a->limit) {
-		pw_error_set(err, "device %d, %s: out of memory: %zu bytes "
-		    "asked, %.0f of the limit of %.0f bytes left", a->device,
-		    what, bytes, a->limit - a->level, a->limit);
+		pw_error_set(err, "device %d, %s: out of memory: %s asked, "
+		    "%s of the limit of %s left", a->device, what,
+		    pw_fmt_bytes(b1, sizeof b1, (double)bytes),
+		    pw_fmt_bytes(b2, sizeof b2, a->limit - a->level),
+		    pw_fmt_bytes(b3, sizeof b3, a->limit));
 		goto out;
 	}
 	p = a->backend->alloc(a->ctx, bytes);
 	if (p == NULL) {
-		pw_error_set(err, "device %d, %s: the %s backend refused %zu "
-		    "bytes", a->device, what, pw_rt_backend_name(a->backend->kind),
-		    bytes);
+		pw_error_set(err, "device %d, %s: the %s backend refused %s",
+		    a->device, what, pw_rt_backend_name(a->backend->kind),
+		    pw_fmt_bytes(b1, sizeof b1, (double)bytes));
 		goto out;
 	}
 	a->level += (double)bytes;

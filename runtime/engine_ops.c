@@ -128,6 +128,7 @@ static float *
 pw_engine_buf(struct pw_engine *e, int d, struct pw_error *err)
 {
 	struct pw_engine_dev *dv = &e->dev[d];
+	char size[32];
 	float *b;
 
 	if (dv->npool > 0)
@@ -135,8 +136,9 @@ pw_engine_buf(struct pw_engine *e, int d, struct pw_error *err)
 	b = e->backend->alloc(dv->ctx, e->io * sizeof *b);
 	if (b == NULL)
 		pw_error_set(err, "the %s backend refused a hand-off buffer of "
-		    "%zu bytes", pw_rt_backend_name(e->backend->kind),
-		    e->io * sizeof *b);
+		    "%s", pw_rt_backend_name(e->backend->kind),
+		    pw_fmt_bytes(size, sizeof size, (double)(e->io *
+		    sizeof *b)));
 	return b;
 }
 

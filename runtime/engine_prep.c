@@ -237,13 +237,19 @@ pw_engine_check_memory(const struct pw_engine *e, const struct pw_metrics *met,
 {
 	const struct pw_problem *p = e->p;
 	double sum = 0, avail;
+	char b1[32], b2[32], b3[32];
 	int d, here = 0;
 
 	for (d = 0; d < p->devices; d++) {
 		if (met->device[d].peak > p->memory[d].limit) {
+			/* The excess too: it may be below what 4 digits of
+			 * the two show. */
 			pw_error_set(err, "refused: device %d's predicted "
-			    "peak of %.0f bytes exceeds its limit of %.0f bytes", d,
-			    met->device[d].peak, p->memory[d].limit);
+			    "peak of %s exceeds its limit of %s by %s", d,
+			    pw_fmt_bytes(b1, sizeof b1, met->device[d].peak),
+			    pw_fmt_bytes(b2, sizeof b2, p->memory[d].limit),
+			    pw_fmt_bytes(b3, sizeof b3, met->device[d].peak -
+			    p->memory[d].limit));
 			return PW_ERR_INPUT;
 		}
 		if (e->dev[d].here) {
@@ -256,9 +262,10 @@ pw_engine_check_memory(const struct pw_engine *e, const struct pw_metrics *met,
 	avail = pw_rt_cpu_available();
 	if (sum > avail) {
 		pw_error_set(err, "refused: the predicted peaks of the %d "
-		    "device%s this process runs on the CPU add up to %.0f bytes, "
-		    "more than the %.0f bytes of host memory available", here,
-		    here == 1 ? "" : "s", sum, avail);
+		    "device%s this process runs on the CPU add up to %s, more "
+		    "than the %s of host memory available", here,
+		    here == 1 ? "" : "s", pw_fmt_bytes(b1, sizeof b1, sum),
+		    pw_fmt_bytes(b2, sizeof b2, avail));
 		return PW_ERR_INPUT;
 	}
 	return PW_OK;
@@ -273,6 +280,7 @@ pw_engine_check_schedule(struct pw_engine *e, struct pw_error *err)
 	struct pw_violations v = { 0 };
 	struct pw_metrics *met;
 	struct pw_error why;
+	char b1[32], b2[32];
 	int rc;
 
 	if (e->sched->ndevices != p->devices || e->sched->nstages != p->nstages ||
@@ -308,11 +316,12 @@ pw_engine_check_schedule(struct pw_engine *e, struct pw_error *err)
 	if ((double)e->opts->iterations * (double)e->nops * PW_ENGINE_REC_BYTES >
 	    PW_RT_RECORD_BUDGET) {
 		pw_error_set(err, "iterations %d: the records of %zu ops over "
-		    "%d iterations (%.0f bytes) exceed the runtime's budget of "
-		    "%.0f bytes; at most %.0f iterations of this schedule",
+		    "%d iterations (%s) exceed the runtime's budget of %s; at "
+		    "most %.0f iterations of this schedule",
 		    e->opts->iterations, e->nops, e->opts->iterations,
-		    (double)e->opts->iterations * (double)e->nops *
-		    PW_ENGINE_REC_BYTES, PW_RT_RECORD_BUDGET,
+		    pw_fmt_bytes(b1, sizeof b1, (double)e->opts->iterations *
+		    (double)e->nops * PW_ENGINE_REC_BYTES), pw_fmt_bytes(b2,
+		    sizeof b2, PW_RT_RECORD_BUDGET),
 		    floor(PW_RT_RECORD_BUDGET / ((double)e->nops *
 		    PW_ENGINE_REC_BYTES)));
 		return PW_ERR_INPUT;

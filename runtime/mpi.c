@@ -538,6 +538,7 @@ pw_mpi_bcast(struct pw_rt_net *net, char **buf, size_t *len,
 	struct pw_mpi *m = net->ctx;
 	MPI_Request req;
 	uint64_t n = m->rank == 0 ? *len : 0;
+	char	size[32];
 	int	rc;
 
 	pthread_mutex_lock(&m->lock);
@@ -547,8 +548,9 @@ pw_mpi_bcast(struct pw_rt_net *net, char **buf, size_t *len,
 	    err)) != PW_OK)
 		return rc;
 	if (n > INT_MAX) {
-		pw_error_set(err, "a broadcast of %llu bytes on rank %d is more "
-		    "than one MPI message carries", (unsigned long long)n, m->rank);
+		pw_error_set(err, "a broadcast of %s on rank %d is more than "
+		    "one MPI message carries", pw_fmt_bytes(size, sizeof size,
+		    (double)n), m->rank);
 		return PW_ERR_RUNTIME;
 	}
 	if (m->rank != 0) {
@@ -575,14 +577,15 @@ pw_mpi_gather(struct pw_rt_net *net, const char *buf, size_t len,
 	MPI_Request req;
 	uint64_t n = len, *ns = NULL;
 	int	*counts = NULL, *displs = NULL, r, rc;
-	char	*flat = NULL;
+	char	*flat = NULL, size[32];
 	size_t	total = 0;
 
 	if (m->rank == 0)
 		ns = pw_xcalloc(m->size, sizeof *ns);
 	if (len > INT_MAX) {
-		pw_error_set(err, "a gather of %zu bytes from rank %d is more "
-		    "than one MPI message carries", len, m->rank);
+		pw_error_set(err, "a gather of %s from rank %d is more than "
+		    "one MPI message carries", pw_fmt_bytes(size, sizeof size,
+		    (double)len), m->rank);
 		rc = PW_ERR_RUNTIME;
 		goto out;
 	}

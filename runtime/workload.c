@@ -159,6 +159,7 @@ static int
 pw_workload_check(const struct pw_workload *w, struct pw_error *err)
 {
 	struct pw_workload_bytes b;
+	char keeps[32], most[32];
 	int s, rc;
 
 	if ((rc = pw_workload_validate(w, w->nstages, "workload", err)) != PW_OK)
@@ -166,9 +167,10 @@ pw_workload_check(const struct pw_workload *w, struct pw_error *err)
 	for (s = 0; s < w->nstages; s++) {
 		b = pw_workload_bytes(w, s);
 		if (b.act + b.stat > PW_WORKLOAD_MAX_BYTES) {
-			pw_error_set(err, "workload: stage %d keeps %.0f "
-			    "bytes, more than %.0f", s, b.act + b.stat,
-			    PW_WORKLOAD_MAX_BYTES);
+			pw_error_set(err, "workload: stage %d keeps %s, more "
+			    "than %s", s, pw_fmt_bytes(keeps, sizeof keeps,
+			    b.act + b.stat), pw_fmt_bytes(most, sizeof most,
+			    PW_WORKLOAD_MAX_BYTES));
 			return PW_ERR_INPUT;
 		}
 	}
@@ -705,7 +707,7 @@ pw_rt_offload(struct pw_rt_stage *st, struct pw_rt_saved *sv,
     struct pw_error *err)
 {
 	size_t keep = pw_workload_keep_floats(&st->sh);
-	char what[64];
+	char what[64], size[32];
 	int rc;
 
 	assert(sv->keep != NULL && sv->host == NULL);
@@ -714,8 +716,9 @@ pw_rt_offload(struct pw_rt_stage *st, struct pw_rt_saved *sv,
 		sv->host = &pw_workload_empty;
 	else if ((sv->host = st->be->host_alloc(st->ctx, keep *
 	    sizeof(float))) == NULL) {
-		pw_error_set(err, "%s: no host memory for %zu bytes", what,
-		    keep * sizeof(float));
+		pw_error_set(err, "%s: no host memory for %s", what,
+		    pw_fmt_bytes(size, sizeof size, (double)(keep *
+		    sizeof(float))));
 		return PW_ERR_RUNTIME;
 	}
 	if ((rc = st->be->copy(st->ctx, sv->host, sv->keep, keep, PW_RT_D2H,

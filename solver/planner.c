@@ -361,9 +361,9 @@ pw_planner_none(const struct pw_planner_run *r, struct pw_error *err)
 	if (pw_planner_cancelled(r))
 		pw_error_set(err, "plan: cancelled before any design was timed");
 	else if (r->timed_out && r->tried == 0)
-		pw_error_set(err, "plan: the time limit of %g s ended before "
+		pw_error_set(err, "plan: the time limit of %s ended before "
 		    "any design was timed (raise --time-limit)",
-		    r->o.time_limit);
+		    pw_fmt_seconds(peak, sizeof peak, r->o.time_limit));
 	else if (r->tight_device >= 0)
 		pw_error_set(err, "plan: no design fits memory: the nearest, on "
 		    "device %d, needs %s of its %s", r->tight_device,

@@ -144,6 +144,7 @@ static void
 pw_balance_why(const struct pw_balance *bl, struct pw_error *err)
 {
 	const struct pw_balance_cell *cl;
+	char need[32], room[32];
 	long most = 0;
 	int d, n, fit;
 
@@ -151,9 +152,10 @@ pw_balance_why(const struct pw_balance *bl, struct pw_error *err)
 		cl = pw_balance_at(bl, d, bl->lo);
 		if (!cl->fits) {
 			pw_error_set(err, "split: device %d cannot hold even a "
-			    "stage of one layer per chunk: it needs %.0f bytes, "
-			    "its limit less the reserve is %.0f", d, cl->need,
-			    bl->room);
+			    "stage of one layer per chunk: it needs %s, its "
+			    "limit less the reserve is %s", d,
+			    pw_fmt_bytes(need, sizeof need, cl->need),
+			    pw_fmt_bytes(room, sizeof room, bl->room));
 			return;
 		}
 		fit = bl->lo;

@@ -128,6 +128,7 @@ pw_cost_check_split(const struct pw_split *sp, const struct pw_model *m,
     double limit, struct pw_error *err)
 {
 	long long nstages, sum = 0;
+	char b1[32], b2[32];
 	int rc, s, kv;
 
 	if ((rc = pw_cost_need_int("split", "devices", sp->devices, 1,
@@ -149,9 +150,10 @@ pw_cost_check_split(const struct pw_split *sp, const struct pw_model *m,
 		return PW_ERR_INPUT;
 	}
 	if (isfinite(limit) && !(limit - pw_split_reserve(sp, limit) > 0)) {
-		pw_error_set(err, "split: the reserve (%.17g bytes) leaves "
-		    "nothing of the limit of %.17g bytes", pw_split_reserve(sp,
-		    limit), limit);
+		pw_error_set(err, "split: the reserve (%s) leaves nothing of "
+		    "the limit of %s", pw_fmt_bytes(b1, sizeof b1,
+		    pw_split_reserve(sp, limit)), pw_fmt_bytes(b2, sizeof b2,
+		    limit));
 		return PW_ERR_INPUT;
 	}
 	kv = m->kv_heads != 0 ? m->kv_heads : m->heads;

@@ -2,7 +2,9 @@
  * export_chrome.c - a Chrome/Perfetto trace (the JSON trace event format):
  * one process, a thread per device and per channel carrying "X" events
  * named "F s2.c1 mb5" and coloured by kind, a flow ("s" to "f") for each
- * data dependency that crosses tracks, and each device's memory in GiB
+ * data dependency that crosses tracks and from each reload's anchor to
+ * the reload (category "anchor": the two may be of other microbatches),
+ * and each device's memory in GiB
  * as "C" counters beside its limit, a series of its own.
  *
  * Events are written one per line as jansson dumps them, so that a
@@ -117,14 +119,15 @@ chrome_mid(const struct pw_problem *p, const struct pw_timing *t,
 	return true;
 }
 
-/* A flow from each data dependency of OP (on track TID) on another track
- * to OP, both ends at their slices' midpoints. */
+/* A flow from each data dependency and the anchor of OP (on track TID)
+ * on another track to OP, both ends at their slices' midpoints. */
 static void
 chrome_flows(struct chrome_out *o, const struct pw_problem *p,
     const struct pw_schedule *s, const struct pw_timing *t,
     const struct pw_where *w, int tid, struct pw_op op)
 {
 	struct pw_pred preds[PW_MAX_PREDS];
+	const char *cat;
 	double to, from;
 	int n, i, ptid;
 
@@ -132,19 +135,26 @@ chrome_flows(struct chrome_out *o, const struct pw_problem *p,
 		return;
 	n = pw_preds(p, s, w, op, preds);
 	for (i = 0; i < n; i++) {
-		if (preds[i].kind != PW_PRED_DEP ||
+		if ((preds[i].kind != PW_PRED_DEP &&
+		    preds[i].kind != PW_PRED_ANCHOR) ||
 		    !chrome_mid(p, t, preds[i].op, &from))
 			continue;
+		cat = preds[i].kind == PW_PRED_DEP ? "dep" : "anchor";
+		/* A reload anchored at a start may end before its anchor's
+		 * midpoint; its own midpoint still lies inside the anchor,
+		 * after the anchor's start, and keeps the arrow forward. */
+		if (preds[i].kind == PW_PRED_ANCHOR && from > to)
+			from = to;
 		ptid = w->resource[pw_op_index(p, preds[i].op)];
 		if (ptid == tid)
 			continue;
 		o->flows++;
 		chrome_emit(o, json_pack("{s:s, s:s, s:s, s:I, s:i, s:i, s:f}",
-		    "name", "dep", "cat", "dep", "ph", "s", "id",
+		    "name", cat, "cat", cat, "ph", "s", "id",
 		    (json_int_t)o->flows, "pid", 0, "tid", ptid, "ts",
 		    from * CHROME_US));
 		chrome_emit(o, json_pack("{s:s, s:s, s:s, s:s, s:I, s:i, s:i, "
-		    "s:f}", "name", "dep", "cat", "dep", "ph", "f", "bp", "e",
+		    "s:f}", "name", cat, "cat", cat, "ph", "f", "bp", "e",
 		    "id", (json_int_t)o->flows, "pid", 0, "tid", tid, "ts",
 		    to * CHROME_US));
 	}

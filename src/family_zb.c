@@ -503,6 +503,7 @@ static int
 pw_zb_applies(const struct pw_zb *z, const char *name, struct pw_error *err)
 {
 	const struct pw_problem *p = z->p;
+	char b1[32], b2[32], b3[32];
 	double limit;
 	int d;
 
@@ -516,10 +517,12 @@ pw_zb_applies(const struct pw_zb *z, const char *name, struct pw_error *err)
 		limit = z->dev[d].limit;
 		if (p->memory[d].static_bytes + p->stages[d].act >
 		    limit + 1e-9 * fmax(1, fabs(limit))) {
-			pw_error_set(err, "%s: device %d's limit %g bytes does "
-			    "not hold its static memory %g plus one activation "
-			    "%g", name, d, limit, p->memory[d].static_bytes,
-			    p->stages[d].act);
+			pw_error_set(err, "%s: device %d's limit %s does not "
+			    "hold its static memory %s plus one activation %s",
+			    name, d, pw_fmt_bytes(b1, sizeof b1, limit),
+			    pw_fmt_bytes(b2, sizeof b2,
+			    p->memory[d].static_bytes), pw_fmt_bytes(b3,
+			    sizeof b3, p->stages[d].act));
 			return PW_ERR_NOT_APPLICABLE;
 		}
 	}

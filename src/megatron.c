@@ -156,17 +156,27 @@ pw_megatron_flags(const struct pw_problem *p, const struct pw_schedule *sched,
 	return PW_OK;
 }
 
+char *
+pw_megatron_line(const struct pw_problem *p, const struct pw_schedule *sched)
+{
+	struct pw_error err;
+	char *flags, *line;
+
+	if (pw_megatron_flags(p, sched, &flags, &err) == PW_OK)
+		line = pw_xasprintf("megatron: %s", flags);
+	else
+		line = pw_xasprintf("megatron: Megatron has no equivalent: %s",
+		    err.msg);
+	free(flags);
+	return line;
+}
+
 void
 pw_megatron_print(FILE *fp, const struct pw_problem *p,
     const struct pw_schedule *sched)
 {
-	struct pw_error err;
-	char *flags;
+	char *line = pw_megatron_line(p, sched);
 
-	if (pw_megatron_flags(p, sched, &flags, &err) == PW_OK)
-		fprintf(fp, "megatron: %s\n", flags);
-	else
-		fprintf(fp, "megatron: Megatron has no equivalent: %s\n",
-		    err.msg);
-	free(flags);
+	fprintf(fp, "%s\n", line);
+	free(line);
 }

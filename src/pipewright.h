@@ -1162,7 +1162,10 @@ struct pw_export_size {
 int	pw_megatron_flags(const struct pw_problem *, const struct pw_schedule *,
 	    char **flags, struct pw_error *);
 /* The line a report gives it: "megatron: FLAGS", or "megatron: Megatron
- * has no equivalent: REASON". */
+ * has no equivalent: REASON", without a newline; the caller frees it. */
+char	*pw_megatron_line(const struct pw_problem *,
+	    const struct pw_schedule *);
+/* Prints pw_megatron_line and a newline. */
 void	pw_megatron_print(FILE *, const struct pw_problem *,
 	    const struct pw_schedule *);
 

@@ -194,7 +194,7 @@ pw_validate_memory(const struct pw_problem *p, int d,
 {
 	const struct pw_device_memory *mem = &p->memory[d];
 	double largest = vd->largest < 0 ? 0 : p->stages[vd->largest].act;
-	char need[32], have[32];
+	char need[32], have[32], limit[32];
 
 	if (!pw_nonneg(mem->static_bytes)) {
 		pw_error_set(err, "%s: memory[%d].static: must be a non-negative "
@@ -218,9 +218,10 @@ pw_validate_memory(const struct pw_problem *p, int d,
 	/* No schedule, offloaded or not, can run a microbatch through a stage
 	 * without holding its whole activation while F runs. */
 	if (mem->static_bytes + largest > mem->limit) {
-		pw_error_set(err, "%s: memory[%d].limit: %g is below what one "
+		pw_error_set(err, "%s: memory[%d].limit: %s is below what one "
 		    "microbatch needs on device %d (static %s + act of stage %d "
-		    "%s)", where, d, mem->limit, d,
+		    "%s)", where, d, pw_fmt_bytes(limit, sizeof limit,
+		    mem->limit), d,
 		    pw_fmt_bytes(need, sizeof need, mem->static_bytes),
 		    vd->largest,
 		    pw_fmt_bytes(have, sizeof have, largest));

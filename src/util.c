@@ -57,9 +57,12 @@ pw_error_append(struct pw_error *err, const char *fmt, ...)
 static void *
 pw_check_alloc(void *ptr, size_t size)
 {
+	char buf[32];
+
+	/* pw_fmt_bytes allocates nothing. */
 	if (ptr == NULL && size != 0) {
-		fprintf(stderr, "pipewright: out of memory allocating %zu bytes\n",
-		    size);
+		fprintf(stderr, "pipewright: out of memory allocating %s\n",
+		    pw_fmt_bytes(buf, sizeof buf, (double)size));
 		abort();
 	}
 	return ptr;

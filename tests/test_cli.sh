@@ -113,6 +113,37 @@ ok "export --help lists chrome" grep -qx chrome "$tmp/formats"
 ok "export --help lists svg" grep -qx svg "$tmp/formats"
 families=$(cat "$tmp/families")
 
+# Option letters: getopt_long hands back the letter, so two long options
+# of one letter would read as one (--problem once took --sort's, --gpus
+# --height's).  The table (cmd_parse.c, with cmd.h's model options) gives
+# every option a letter of its own; every option a command's help
+# documents is in it, and its help's short letter is the table's.
+sed -n "s/^	{ \"\([a-z-]*\)\", [a-z_]*, NULL, '\(.\)' },\$/\2 \1/p" \
+    "$srcdir/src/cli/cmd_parse.c" >"$tmp/letters"
+sed -n 's/^	\(OPT\|FLAG\)(PW_CMD_M_[A-Z_]*, \([A-Za-z]\), "\([a-z-]*\)".*/\2 \3/p' \
+    "$srcdir/src/cli/cmd.h" >>"$tmp/letters"
+ok "the option table read: every row of cmd_parse.c and cmd.h" [ \
+    "$(wc -l <"$tmp/letters")" -eq $(($(grep -c "_argument, NULL, '" \
+    "$srcdir/src/cli/cmd_parse.c") + $(grep -c '^	\(OPT\|FLAG\)(PW_CMD_M_' \
+    "$srcdir/src/cli/cmd.h"))) ]
+cut -d' ' -f1 "$tmp/letters" | sort | uniq -d >"$tmp/shared"
+ok "no two options share a letter" [ ! -s "$tmp/shared" ]
+commands=$("$PW" --help | awk '/^commands:/ { on = 1; next } on && !NF { exit }
+    on { print $1 }')
+: >"$tmp/undocumented"
+for cmd in $commands; do
+	"$PW" "$cmd" --help | sed -n \
+	    's/^  \(-\([A-Za-z]\), \)\{0,1\}--\([a-z-]*\).*/\2 \3/p' |
+	    while read -r letter name; do
+		[ -n "$name" ] || { name=$letter; letter=; }
+		grep -q " $name\$" "$tmp/letters" &&
+		    { [ -z "$letter" ] || grep -qx "$letter $name" "$tmp/letters"; } ||
+		    echo "$cmd --$name ($letter)"
+	    done >>"$tmp/undocumented"
+done
+ok "every option a command's help documents is the table's, with its letter" \
+    [ ! -s "$tmp/undocumented" ]
+
 fails 2 "frobnicate" "unknown command" "$PW" frobnicate
 fails 2 "--frobnicate" "unknown global option" "$PW" --frobnicate
 fails 2 "frobnicate" "help on an unknown command" "$PW" help frobnicate
@@ -1114,6 +1145,11 @@ ok "it fails before the search" lacks '^plan: ' "$tmp/err"
 fails 2 "--objective" "plan --objective bad" "$PW" $PLAN --objective fast
 fails 2 "--offload" "plan --offload bad" "$PW" $PLAN --offload maybe
 fails 2 "--time-limit" "plan --time-limit 0" "$PW" $PLAN --time-limit 0
+# 1 ns ends before the first design: no clock is that fast.
+fails 2 "time limit" "plan --time-limit 1e-9" "$PW" $PLAN --time-limit 1e-9
+ok "it gives the limit in units" err_is "pipewright: plan: the time limit of 1 ns ended before any design was timed (raise --time-limit)"
+fails 2 "reserve" "a reserve of the whole limit" "$PW" plan $MODEL --memory-limit 4GiB --reserve 4GiB
+ok "it gives both in units" err_is "pipewright: split: the reserve (4 GiB) leaves nothing of the limit of 4 GiB"
 fails 2 "--iteration-limit" "plan --iteration-limit 0" "$PW" plan $MODEL --iteration-limit 0
 run "$PW" $PLAN --top 2 -o -
 ok "plan -o - exits 0" status_is 0

@@ -296,7 +296,7 @@ test_bad(void)
 	sp.memory_limit = 100000;
 	tap_int(pw_cost_problem(&test_tiny_model, &test_toy_hw, &sp, &p, &err), PW_ERR_INPUT,
 	    "a limit below the static memory");
-	tap_ok(strncmp(err.msg, "tiny: memory[0].limit: 100000 is below", 38) == 0,
+	tap_ok(strncmp(err.msg, "tiny: memory[0].limit: 97.66 KiB is below", 41) == 0,
 	    "names the model and the device: %s", err.msg);
 }
 
@@ -653,8 +653,8 @@ test_reserve(void)
 	sp.reserve_bytes = 1e9;
 	tap_int(pw_cost_check(&test_tiny_model, &test_toy_hw, &sp, &err),
 	    PW_ERR_INPUT, "a reserve of the whole limit refused");
-	tap_str(err.msg, "split: the reserve (1000000000 bytes) leaves nothing "
-	    "of the limit of 1000000000 bytes", "the reserve: says why");
+	tap_str(err.msg, "split: the reserve (953.7 MiB) leaves nothing "
+	    "of the limit of 953.7 MiB", "the reserve: says why");
 	sp.reserve_bytes = 0;
 	sp.tp = 3;
 	tap_int(pw_cost_check(&test_tiny_model, &test_toy_hw, &sp, &err),

@@ -745,18 +745,18 @@ test_sandbox(void)
 	    "traceback:\n\tpcall.lua:2: in main chunk",
 	    "pcall does not swallow the budget's stop");
 	script_fails(&capped, "mem.lua", "local t = {}\nfor i = 1, 1e7 do t[i] = "
-	    "i end\n", PW_ERR_INPUT, "mem.lua:2: memory cap of 4194304 bytes "
+	    "i end\n", PW_ERR_INPUT, "mem.lua:2: memory cap of 4 MiB "
 	    "exceeded\nstack traceback:\n\tmem.lua:2: in main chunk",
 	    "a memory hog hits the cap");
 	script_fails(&capped, "rep.lua", "local function f()\n  return "
 	    "string.rep('x', 1 << 24)\nend\nf()\n", PW_ERR_INPUT, "rep.lua:2: "
-	    "memory cap of 4194304 bytes exceeded\nstack traceback:\n\t[C]: "
+	    "memory cap of 4 MiB exceeded\nstack traceback:\n\t[C]: "
 	    "in field 'rep'\n\trep.lua:2: in local 'f'\n\trep.lua:4: in main "
 	    "chunk", "one allocation over the cap, in a function");
 	tap_ok(pwlua_new(&(struct pwlua_config){ 0, 1024, NULL, 0 }, &err) ==
 	    NULL, "a cap too small to start: NULL");
 	tap_str(err.msg, "the Lua interpreter does not start within a memory "
-	    "cap of 1024 bytes", "...saying so");
+	    "cap of 1 KiB", "...saying so");
 	tap_ok(pwlua_new(&(struct pwlua_config){ 0, 0, (const char *[]){
 	    "nowhere", NULL }, 0 }, &err) == NULL, "a missing write directory: "
 	    "NULL");
@@ -900,7 +900,7 @@ test_problem_errors(void)
 	    "  memory_limit = 0.5 }\n");
 	tap_ok(pwlua_problem_read("bad4.lua", NULL, &err) == NULL,
 	    "a limit below one activation is refused");
-	tap_str(err.msg, "bad4.lua:1: pw.problem: memory[0].limit: 0.5 is "
+	tap_str(err.msg, "bad4.lua:1: pw.problem: memory[0].limit: 0.5 B is "
 	    "below what one microbatch needs on device 0 (static 0 B + act of "
 	    "stage 0 1 B) [devices and stages numbered from 0]\nstack traceback:\n\t[C]: in function 'pipewright.problem'\n"
 	    "\tbad4.lua:1: in main chunk", "...by the core's validation");
@@ -1011,7 +1011,7 @@ test_watchdog(void)
 	size_t i;
 
 	script_fails(&quick, "wd.lua", "local n = 0\nwhile true do n = n + 1 "
-	    "end\n", PW_ERR_INPUT, "wd.lua:2: time limit of 0.25 s exceeded "
+	    "end\n", PW_ERR_INPUT, "wd.lua:2: time limit of 250 ms exceeded "
 	    "(a runaway script?)\nstack traceback:\n\twd.lua:2: in main chunk",
 	    "the watchdog stops a loop the budget would not");
 	lua = pwlua_new(&second, &err);
@@ -1206,8 +1206,8 @@ test_patterns(void)
 	    "a long set is charged by its length");
 	script_fails(&quick, "setq.lua", "local s = ('z'):rep(1e7)\n"
 	    "local p = '[' .. ('a'):rep(1e6) .. 'z]*'\nreturn s:find(p)\n",
-	    PW_ERR_INPUT, "setq.lua:3: pattern too complex (time limit of 0.25 "
-	    "s exceeded)\nstack traceback:\n\t[C]: in function "
+	    PW_ERR_INPUT, "setq.lua:3: pattern too complex (time limit of 250 "
+	    "ms exceeded)\nstack traceback:\n\t[C]: in function "
 	    "'string.find'\n\tsetq.lua:3: in main chunk",
 	    "...and stopped at the time limit, saying so");
 	script_fails(&budget, "plain.lua", "local s = ('a'):rep(1e6)\n"
@@ -1260,8 +1260,8 @@ test_c_memory(void)
 	    "for i = 1, 1000 do kept[i] = pw.schedule(p, 'gpipe') end\n", &err),
 	    PW_ERR_INPUT, "kept schedules: stopped by the cap");
 	tap_ok(strncmp(err.msg, "many.lua:4: pw.schedule: ", 25) == 0 &&
-	    strstr(err.msg, " bytes more exceeds the memory cap of 33554432 "
-	    "bytes (") != NULL, "...naming the call and the cap");
+	    strstr(err.msg, " more exceeds the memory cap of 32 MiB (") != NULL,
+	    "...naming the call and the cap");
 	/* The candidates a plan keeps are charged before it runs. */
 	tap_int(run_text(lua, "plancap.lua", "local st = " UNIT_STAGE "\n"
 	    "local p = pw.problem{ devices = 4, microbatches = 4096, stages = {"
@@ -1269,8 +1269,8 @@ test_c_memory(void)
 	    "pw.plan(p, { top = 1000 })\n", &err), PW_ERR_INPUT,
 	    "pw.plan's kept candidates: stopped by the cap");
 	tap_ok(strncmp(err.msg, "plancap.lua:3: pw.plan: ", 24) == 0 &&
-	    strstr(err.msg, " bytes more exceeds the memory cap of 33554432 "
-	    "bytes (") != NULL, "...naming the call and the cap");
+	    strstr(err.msg, " more exceeds the memory cap of 32 MiB (") != NULL,
+	    "...naming the call and the cap");
 	/* What the planner holds at once is charged before it runs: 32
 	 * devices x 32,000 microbatches of an 8B model need more than the
 	 * cap for one design alone, and are refused at once. */
@@ -1283,8 +1283,8 @@ test_c_memory(void)
 	    "pw.plan(p, { top = 1 })\n", &err), PW_ERR_INPUT,
 	    "pw.plan's working set: refused by the cap");
 	tap_ok(strncmp(err.msg, "planwork.lua:2: pw.plan: ", 25) == 0 &&
-	    strstr(err.msg, " bytes more exceeds the memory cap of 536870912 "
-	    "bytes (") != NULL, "...before it runs, naming the cap");
+	    strstr(err.msg, " more exceeds the memory cap of 512 MiB (") != NULL,
+	    "...before it runs, naming the cap");
 	pwlua_free(lua);
 	lua = pwlua_new(&capped, &err);
 	if (!tap_int(run_text(lua, "drop.lua", "local st = " UNIT_STAGE "\n"

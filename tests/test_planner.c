@@ -334,8 +334,8 @@ test_balance_hand(void)
 	sp.reserve_bytes = 0;
 	sp.memory_limit = 100000;
 	balance_refused(9, &sp, PW_ERR_NOT_APPLICABLE, "split: device 0 cannot "
-	    "hold even a stage of one layer per chunk: it needs 114688 bytes, "
-	    "its limit less the reserve is 100000", "100000 bytes");
+	    "hold even a stage of one layer per chunk: it needs 112 KiB, "
+	    "its limit less the reserve is 97.66 KiB", "100000 bytes");
 	sp.memory_limit = DBL_MAX;
 	balance_refused(9, &sp, PW_ERR_INPUT, "split: inflight[1]: must not "
 	    "be negative (got -1)", "a negative inflight");

@@ -57,7 +57,7 @@ test_validate(void)
 	tap_int(pw_problem_validate(p, "x.json", &err), PW_OK, "valid problem");
 	p->memory[1].limit = 13;
 	tap_int(pw_problem_validate(p, "x.json", &err), PW_ERR_INPUT, "limit below one microbatch");
-	tap_str(err.msg, "x.json: memory[1].limit: 13 is below what one microbatch "
+	tap_str(err.msg, "x.json: memory[1].limit: 13 B is below what one microbatch "
 	    "needs on device 1 (static 10 B + act of stage 1 4 B)", "limit message");
 	p->memory[1].limit = INFINITY;
 	p->stages[1].f = -1;

@@ -72,6 +72,17 @@ run "$PW" eval "$UNIT" --problem "$UNIT"
 ok "--problem with a JSON file: exit 2" status_is 2
 ok "--problem with a JSON file: says what it is for" \
     one_error "eval: --problem gives the costs of a PyTorch schedule CSV (FILE.csv)"
+# --family builds a schedule from a problem, and a CSV is a schedule.
+for c in eval show schedule; do
+	run "$PW" $c "$EXAMPLES/torch/gpipe.csv" --family 1f1b
+	ok "$c of a CSV with --family: exit 2" status_is 2
+	ok "$c of a CSV with --family: says it is a schedule" \
+	    one_error "$c: $EXAMPLES/torch/gpipe.csv is a schedule (a PyTorch CSV), not a problem for --family to schedule"
+done
+run "$PW" compare "$EXAMPLES/torch/gpipe.csv"
+ok "compare of a CSV: exit 2" status_is 2
+ok "compare of a CSV: says it is a schedule" \
+    one_error "compare: $EXAMPLES/torch/gpipe.csv is a schedule (a PyTorch CSV), not a problem"
 run "$PW" export --help
 ok "export --help lists torch-csv" out_has "^  torch-csv "
 

@@ -244,7 +244,7 @@ test_families_screens(void)
 		{ "zb-v", "zb-v", 2, PW_PLACE_V },
 	};
 	struct case_state s;
-	char name[64];
+	char name[64], *text;
 	size_t i;
 
 	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -254,6 +254,14 @@ test_families_screens(void)
 		case_draw(&s, 24, 80);
 		snprintf(name, sizeof name, "%s-80x24", cases[i].name);
 		expect_screen(name);
+		if (i == 0) {
+			text = screen_text();
+			tap_ok(strstr(text, "\n megatron: "
+			    "--pipeline-model-parallel-size 4\n") != NULL,
+			    "1f1b: nothing selected, the details give the "
+			    "Megatron-LM flags");
+			free(text);
+		}
 		case_draw(&s, 60, 200);
 		snprintf(name, sizeof name, "%s-200x60", cases[i].name);
 		expect_screen(name);

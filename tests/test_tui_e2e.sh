@@ -260,7 +260,7 @@ check "a save removes the recovery file" \
 keys x
 check "x asks where to export" poll '^export to '
 erase 40
-text 'out.svg'
+text 'svg out.svg'
 keys Enter
 check "x out.svg exports" poll '^exported out\.svg'
 check "the export is an SVG picture" \

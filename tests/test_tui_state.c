@@ -518,7 +518,7 @@ static const struct {
 	    "500 ms)" },
 	{ "family", "zb-x", "family: \"zb-x\" is no family (f cycles through "
 	    "them)" },
-	{ "memory limit", "10 B", "memory limit: memory[0].limit: 10 is below "
+	{ "memory limit", "10 B", "memory limit: memory[0].limit: 10 B is below "
 	    "what one microbatch needs on device 0 (static 8 B + act of stage "
 	    "0 4 B)" },
 };
@@ -837,9 +837,9 @@ test_files(void)
 	struct pw_timed_op *ops = NULL;
 	struct pw_pin *pins = NULL;
 	struct pw_error err;
-	size_t nops = 0, npins = 0;
+	size_t nops = 0, npins = 0, i;
 	char *saved = tmp_path("saved.json"), *svg = tmp_path("x.svg");
-	char *trace = tmp_path("x.json"), *text;
+	char *trace = tmp_path("x.json"), *csv = tmp_path("x.csv"), *text;
 	struct tui *again;
 	unsigned r;
 
@@ -948,8 +948,15 @@ test_files(void)
 	tui_key(d, TUI_KEY_ESC);
 
 	tui_key(d, 'x');
+	tap_str(d->prompt.question, "export to FORMAT FILE (chrome, svg, png, "
+	    "torch-csv, torch-csv-offload): ", "x asks for a format and a file");
+	for (i = 0; i < pw_nexport_formats; i++)
+		tap_ok(strstr(d->prompt.question, pw_export_formats[i].name) !=
+		    NULL, "x offers %s", pw_export_formats[i].name);
+	tap_str(d->prompt.text, "svg schedule.svg", "... SVG by default");
 	d->prompt.len = 0;
 	d->prompt.text[0] = '\0';
+	type(d, "svg ");
 	type(d, svg);
 	tui_key(d, '\n');
 	text = test_read_file(svg);
@@ -958,16 +965,31 @@ test_files(void)
 	tui_key(d, 'x');
 	d->prompt.len = 0;
 	d->prompt.text[0] = '\0';
+	type(d, "chrome ");
 	type(d, trace);
 	tui_key(d, '\n');
 	text = test_read_file(trace);
 	tap_ok(text != NULL && strstr(text, "traceEvents") != NULL,
-	    "x exports a Chrome trace for .json");
+	    "x exports a Chrome trace");
 	free(text);
 	tui_key(d, 'x');
-	type(d, ".txt\n");
-	tap_ok(d->message_is_error && strstr(d->message, "name a .svg") !=
-	    NULL, "x refuses another name: %s", d->message);
+	d->prompt.len = 0;
+	d->prompt.text[0] = '\0';
+	type(d, "torch-csv ");
+	type(d, csv);
+	tui_key(d, '\n');
+	text = test_read_file(csv);
+	tap_ok(text != NULL && strncmp(text, "0F0,", 4) == 0,
+	    "x exports PyTorch's CSV: %.20s", text != NULL ? text : "");
+	free(text);
+	tui_key(d, 'x');
+	d->prompt.len = 0;
+	d->prompt.text[0] = '\0';
+	type(d, "gif x.gif\n");
+	tap_str(d->message, "export: 'gif x.gif': give a format (chrome, svg, "
+	    "png, torch-csv, torch-csv-offload), a blank and a file",
+	    "x refuses a format not in the registry");
+	tap_ok(d->message_is_error, "... as an error");
 
 	tap_int(tui_key(d, 'q'), TUI_DO_QUIT, "q quits when saved");
 	select_op(d, "B(1,0)");
@@ -990,6 +1012,7 @@ test_files(void)
 	tui_key(d, TUI_KEY_ESC);
 	free(saved);
 	free(svg);
+	free(csv);
 	free(trace);
 	tui_free(d);
 }

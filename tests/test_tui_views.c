@@ -311,7 +311,7 @@ test_sweep_state(struct tui *d)
 	    pw_plan_metrics(d->plan)->makespan == 27,
 	    "a point below the smallest limit does not load");
 	tap_str(d->message, "sweep: gpipe at 2.222 B: sweep: memory[0].limit: "
-	    "2.22222 is below what one microbatch needs on device 0 (static "
+	    "2.222 B is below what one microbatch needs on device 0 (static "
 	    "2 B + act of stage 0 1 B)", "and says why");
 
 	tui_sweep_move(d, 1, (int)views_family("zb-auto"));

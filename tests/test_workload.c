@@ -596,8 +596,7 @@ test_parse(void)
 	    "tokens or layers)");
 	/* 8 L t (h + f) + 4 (4 L h f + t f) at 2^18 and L = 4096. */
 	parse_bad("hidden=262144,ffn=262144,tokens=262144,layers=4096",
-	    "workload: stage 0 keeps 9007474132647936 bytes, more than "
-	    "1125899906842624");
+	    "workload: stage 0 keeps 8192 TiB, more than 1024 TiB");
 }
 
 /* What pw_workload_print writes of W made for FROM is WANT. */

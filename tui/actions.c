@@ -674,8 +674,7 @@ tui_act_save(struct tui *d)
 static unsigned
 tui_act_export(struct tui *d)
 {
-	return tui_prompt_open(d, TUI_PROMPT_EXPORT,
-	    "export to (.svg, or .json for a Chrome trace): ", "schedule.svg");
+	return tui_prompt_export_open(d);
 }
 
 static unsigned

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tui_int.h"
@@ -250,7 +251,7 @@ tui_draw_details(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 	wchar_t v = tui_glyph(&d->glyphs, TUI_GLYPH_VLINE);
 	attr_t a = tui_attr(TUI_COLOR_PANEL);
 	bool side = r.x > 0;	/* the wide layout's column at the right */
-	char title[96], name[48];
+	char title[96], name[48], *line;
 	int x, y, row = 0;
 
 	tui_draw_clear(w, r, a);
@@ -272,8 +273,14 @@ tui_draw_details(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 		tui_details_deadlock(w, d, in, &row);
 	if (d->has_sel)
 		tui_details_op(w, d, d->sel, in, &row);
-	else if (d->nwaits == 0)
+	else if (d->nwaits == 0) {
 		tui_draw_wrap(w, in, &row, a, "Nothing selected: the arrow "
 		    "keys select an op, / finds one by name (B(3,12)), "
 		    "? lists every key.");
+		/* What the schedule is as a whole: the flags that run it. */
+		line = pw_megatron_line(pw_plan_problem(d->plan),
+		    pw_plan_schedule(d->plan));
+		tui_draw_wrap(w, in, &row, a, line);
+		free(line);
+	}
 }

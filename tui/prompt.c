@@ -146,22 +146,50 @@ tui_prompt_ends(const char *path, const char *suffix)
 	return n > k && strcmp(path + n - k, suffix) == 0;
 }
 
+/* The export registry's format names, "chrome, svg, ...", into BUF. */
+static char *
+tui_prompt_formats(char *buf, size_t len)
+{
+	size_t i, used = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < pw_nexport_formats && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s",
+		    i > 0 ? ", " : "", pw_export_formats[i].name);
+	return buf;
+}
+
+unsigned
+tui_prompt_export_open(struct tui *d)
+{
+	char question[sizeof d->prompt.question], names[128];
+
+	snprintf(question, sizeof question, "export to FORMAT FILE (%s): ",
+	    tui_prompt_formats(names, sizeof names));
+	return tui_prompt_open(d, TUI_PROMPT_EXPORT, question,
+	    "svg schedule.svg");
+}
+
+/* TEXT is "FORMAT FILE". */
 static unsigned
 tui_prompt_export(struct tui *d, const char *text)
 {
 	const struct pw_export_format *fmt;
 	struct pw_outfile out;
 	struct pw_error err;
+	char name[64], names[128];
+	size_t n = strcspn(text, " ");
+	const char *path = text + n + strspn(text + n, " ");
 	int rc;
 
-	fmt = pw_export_find(tui_prompt_ends(text, ".svg") ? "svg" :
-	    tui_prompt_ends(text, ".json") ? "chrome" : "");
-	if (fmt == NULL) {
-		tui_message(d, true, "export: %s: name a .svg or a .json "
-		    "(Chrome trace) file", text);
+	snprintf(name, sizeof name, "%.*s", (int)n, text);
+	if ((fmt = pw_export_find(name)) == NULL || *path == '\0') {
+		tui_message(d, true, "export: '%s': give a format (%s), a "
+		    "blank and a file", text, tui_prompt_formats(names,
+		    sizeof names));
 		return TUI_DRAW_MESSAGE;
 	}
-	rc = pw_outfile_open(&out, text, &err);
+	rc = pw_outfile_open(&out, path, &err);
 	if (rc == PW_OK) {
 		rc = fmt->write(out.fp, pw_plan_problem(d->plan),
 		    pw_plan_timed(d->plan), pw_plan_timing(d->plan),
@@ -174,7 +202,7 @@ tui_prompt_export(struct tui *d, const char *text)
 	if (rc != PW_OK)
 		tui_message(d, true, "export: %s", err.msg);
 	else
-		tui_message(d, false, "exported %s (%s)", text, fmt->name);
+		tui_message(d, false, "exported %s (%s)", path, fmt->name);
 	return TUI_DRAW_MESSAGE;
 }
 

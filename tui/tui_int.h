@@ -256,7 +256,7 @@ enum tui_prompt_kind {
 	TUI_PROMPT_FIND,	/* "/": an op by name, B(3,12) */
 	TUI_PROMPT_GOTO,	/* "g": a device number */
 	TUI_PROMPT_SAVE_AS,	/* a schedule file name */
-	TUI_PROMPT_EXPORT,	/* a .svg or Chrome trace .json file */
+	TUI_PROMPT_EXPORT,	/* an export format and a file */
 	TUI_PROMPT_NEW_FILE,	/* "e" without a file: a .lua or .json name */
 	TUI_PROMPT_COMPARE_FILE, /* a schedule file for the compare view */
 	TUI_PROMPT_QUIT,	/* unsaved changes: s(ave), q(uit), Esc */
@@ -693,6 +693,8 @@ unsigned tui_prompt_key(struct tui *, int key);
  * appended to TEXT (of CAP bytes, *LEN used), Backspace removes the last
  * character.  Returns whether KEY was one of these. */
 bool	tui_prompt_type(char *text, size_t *len, size_t cap, int key);
+/* Asks for "FORMAT FILE", naming the export registry's formats. */
+unsigned tui_prompt_export_open(struct tui *);
 
 /* ------------------------------------------------------------------ */
 /* solve.c                                                             */

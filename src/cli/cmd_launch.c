@@ -886,9 +886,10 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 	for (i = 0; i < a->nrest; i++)
 		measured += pw_measured_step(runs[i]) / a->nrest;
 	if (!(measured > 0) || !isfinite(after) || !isfinite(measured)) {
-		pw_cmd_fail("calibrate: %s: the measured step is %g s and the "
-		    "calibrated prediction %g s: no ratio to report",
-		    pw_cmd_label(a->rest[0]), measured, after);
+		pw_cmd_fail("calibrate: %s: the measured step is %s and the "
+		    "calibrated prediction %s: no ratio to report",
+		    pw_cmd_label(a->rest[0]), pw_fmt_seconds(b1, sizeof b1,
+		    measured), pw_fmt_seconds(b2, sizeof b2, after));
 		status = PW_EXIT_INPUT;
 		goto out;
 	}

@@ -40,6 +40,13 @@ pw_cmd_problem_load_pins(const struct pw_cmd_args *a,
 		return pw_cmd_model_problem(a);
 	if (path == NULL)
 		return pw_problem_default();
+	/* Read as JSON it would fail on its first comma. */
+	if (pw_torch_is_csv(path)) {
+		pw_cmd_fail("%s: %s is a schedule (a PyTorch CSV), not a "
+		    "problem%s", a->cmd->name, path, a->family != NULL ?
+		    " for --family to schedule" : "");
+		return NULL;
+	}
 	if (pwlua_is_script(path))
 		problem = pwlua_problem_read(path, prefs, &err);
 	else if (pins == NULL)
