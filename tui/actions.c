@@ -860,7 +860,7 @@ const struct tui_key tui_keys[] = {
 	    "save the schedule with its pins" },
 	{ { 'S' }, "S", TUI_TL, tui_act_save_as, "save the schedule as" },
 	{ { 'x' }, "x", TUI_TL, tui_act_export,
-	    "export as SVG or a Chrome trace" },
+	    "export in any format of the export registry" },
 	{ { 'L' }, "L", TUI_TL, tui_act_launch, "launch the schedule for real "
 	    "(Esc stops it): a measured lane under each device's" },
 	{ { '?' }, "?", TUI_TL, tui_act_help, "this help" },
