@@ -1285,7 +1285,7 @@ run "$PW" calibrate "$tmp/m.json" -o "$tmp/cal.json"
 ok "calibrate exits 0" status_is 0
 ok "calibrate prints the fit per stage" [ "$(grep -c '^[0-3]  ' "$tmp/out")" -eq 4 ]
 ok "calibrate prints the residual" out_has '^residual   '
-ok "calibrate prints the calibrated prediction" out_has '^prediction predicted [0-9.]* [mun]*s against measured [0-9.]* [mun]*s (the run'"'"'s step): ratio [0-9.e+-]*, before calibration [0-9.e+-]*$'
+ok "calibrate prints the calibrated prediction" out_has '^prediction predicted [0-9.]* [mun]*s against measured [0-9.]* [mun]*s (the run'"'"'s step): ratio [0-9.e+-]*; before calibration predicted [0-9.]* [mun]*s, ratio [0-9.e+-]*$'
 run "$PW" calibrate "$tmp/m.json" "$tmp/m.json"
 ok "calibrate of two runs exits 0" status_is 0
 ok "its prediction stands against the runs' mean step" out_has '^prediction .* (the runs'"'"' mean step): ratio '

@@ -843,7 +843,7 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 	struct pw_plan *plan = NULL;
 	struct pw_error err;
 	double before, after, measured;
-	char b1[32], b2[32];
+	char b1[32], b2[32], b3[32];
 	int status = PW_EXIT_INPUT, rc, i;
 
 	if (a->output_given && !cmd_calibrate_suffix(a->output, ".json") &&
@@ -894,11 +894,12 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 		goto out;
 	}
 	cmd_calibrate_print(stdout, &fit);
-	printf("%-10s predicted %s against measured %s (%s): ratio %.4g, "
-	    "before calibration %.4g\n", "prediction", pw_fmt_seconds(b1,
-	    sizeof b1, after), pw_fmt_seconds(b2, sizeof b2, measured),
-	    a->nrest == 1 ? "the run's step" : "the runs' mean step",
-	    after / measured, before / measured);
+	printf("%-10s predicted %s against measured %s (%s): ratio %.4g; "
+	    "before calibration predicted %s, ratio %.4g\n", "prediction",
+	    pw_fmt_seconds(b1, sizeof b1, after), pw_fmt_seconds(b2,
+	    sizeof b2, measured), a->nrest == 1 ? "the run's step" :
+	    "the runs' mean step", after / measured, pw_fmt_seconds(b3,
+	    sizeof b3, before), before / measured);
 	status = a->output_given ? cmd_calibrate_write(a->output, calibrated) :
 	    PW_EXIT_OK;
 out:
