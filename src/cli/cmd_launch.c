@@ -459,6 +459,7 @@ cmd_launch_json(const struct cmd_launch_run *r, const struct pw_rt_result *res,
 	    json_null() : json_real(res->grad_error));
 	json_object_set_new(root, "loss_error", isnan(res->loss_error) ?
 	    json_null() : json_real(res->loss_error));
+	json_object_set_new(root, "math", json_string(pw_rt_math_name(res->math)));
 	json_object_set_new(root, "against_predicted",
 	    pw_cmd_measured_json(cmp));
 	return root;
