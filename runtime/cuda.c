@@ -123,7 +123,6 @@ static int
 pw_cuda_open(int device, void **ctx, struct pw_error *err)
 {
 	struct pw_cuda_ctx *c;
-	const char *math = getenv("PW_CUDA_MATH");
 	char why[160];
 	int n, local, rc = PW_OK;
 	cudaError_t ce;
@@ -140,8 +139,8 @@ pw_cuda_open(int device, void **ctx, struct pw_error *err)
 	local = pw_cuda_local_rank();
 	c->gpu = local >= 0 ? local % n :
 	    pw_rt_gpu_of(device, pw_cuda_ndevices, n);
-	c->math = math != NULL && strcmp(math, "fp32") == 0 ?
-	    CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_16BF;
+	c->math = pw_rt_math_of(PW_RT_CUDA, getenv("PW_CUDA_MATH")) ==
+	    PW_RT_FP32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_16BF;
 	if ((ce = cudaSetDevice(c->gpu)) != cudaSuccess)
 		rc = pw_cuda_fail(c, "open", "cudaSetDevice",
 		    cudaGetErrorString(ce), err);

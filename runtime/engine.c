@@ -38,6 +38,14 @@
 
 static const char *const pw_engine_backends[PW_RT_NBACKENDS] = { "cpu", "cuda" };
 static const char *const pw_engine_transports[PW_RT_NTRANSPORTS] = { "local", "mpi" };
+static const struct {
+	const char	*name;
+	double		 tolerance;
+	const char	*tolerance_text;
+} pw_engine_maths[PW_RT_NMATHS] = {
+	{ "fp32", 1e-5, "1e-5" },
+	{ "bf16", 1e-2, "1e-2" },
+};
 
 /* The index of S among NAMES[N] into *OUT; PW_ERR_INPUT when none. */
 static int
@@ -67,6 +75,36 @@ pw_rt_backend_parse(const char *s, enum pw_rt_backend *out)
 	if (rc == PW_OK)
 		*out = (enum pw_rt_backend)i;
 	return rc;
+}
+
+enum pw_rt_math
+pw_rt_math_of(enum pw_rt_backend b, const char *mode)
+{
+	if (b != PW_RT_CUDA)
+		return PW_RT_FP32;
+	return mode != NULL && strcmp(mode, "fp32") == 0 ? PW_RT_FP32 :
+	    PW_RT_BF16;
+}
+
+const char *
+pw_rt_math_name(enum pw_rt_math m)
+{
+	assert((unsigned)m < PW_RT_NMATHS);
+	return pw_engine_maths[m].name;
+}
+
+double
+pw_rt_math_tolerance(enum pw_rt_math m)
+{
+	assert((unsigned)m < PW_RT_NMATHS);
+	return pw_engine_maths[m].tolerance;
+}
+
+const char *
+pw_rt_math_tolerance_text(enum pw_rt_math m)
+{
+	assert((unsigned)m < PW_RT_NMATHS);
+	return pw_engine_maths[m].tolerance_text;
 }
 
 const char *
@@ -590,6 +628,8 @@ pw_engine_finish(struct pw_engine *e, const double *step, const double *loss,
 	if (rc == PW_OK && e->net->rank == 0) {
 		out->measured = pw_engine_measured(e, step, loss, peak);
 		out->grad_error = grad_error;
+		out->math = pw_rt_math_of(e->opts->backend,
+		    getenv("PW_CUDA_MATH"));
 		out->loss_error = e->opts->reference ?
 		    fabs(loss[e->opts->iterations - 1] - ref_loss) /
 		    (ref_loss != 0 ? fabs(ref_loss) : 1) : NAN;

@@ -6,10 +6,16 @@
 # gradient check in fp32, calibrates on the measured runs, launches again on
 # the calibrated problem, and prints the table last: predicted
 # (uncalibrated), calibrated prediction and measured step per schedule.
-# Exits non-zero on the first failed step.  Run from the source tree:
+# Exits non-zero on the first failed step; where no GPU is visible it
+# prints "no GPU" and exits 77 (automake's skip) before building anything.
+# Run from the source tree:
 #   sh runtime/gpu-check.sh
 set -eu
 cd "$(dirname "$0")/.."
+
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+[ "$gpus" -ge 1 ] || { echo "no GPU"; exit 77; }
+
 out=${GPU_CHECK_DIR:-gpu-check.out}
 mkdir -p "$out"
 
@@ -20,8 +26,6 @@ step "build with CUDA"
 grep -q '^#define HAVE_CUDA 1' config.h || { echo "gpu-check: this build has no CUDA" >&2; exit 1; }
 make -j"$(nproc)" >/dev/null
 
-gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
-[ "$gpus" -ge 1 ] || { echo "gpu-check: no GPU visible (nvidia-smi -L)" >&2; exit 1; }
 step "$gpus GPU(s)"
 
 step "correctness: tests/test_cuda"
@@ -42,6 +46,10 @@ for f in $fams; do
 	    --backend cuda --gpus "$gpus" --workload "$small" --iterations 3 --json \
 	    -o "$out/$f.fp32.json" >"$out/$f.fp32.report.json"
 done
+# The default bf16 mode: the same check against bf16's bound, 1e-2.
+step "launch 1f1b (bf16, gradients checked)"
+./pipewright launch $problem --family 1f1b --backend cuda --gpus "$gpus" \
+    --workload "$small" --iterations 3 --json >"$out/1f1b.bf16.report.json"
 for f in $fams; do
 	step "launch $f (bf16)"
 	./pipewright launch $problem --family "$f" --backend cuda \

@@ -53,6 +53,26 @@ enum pw_rt_backend pw_rt_backend_default(void);
 /* Whether the program was built with MPI. */
 bool	pw_rt_mpi_built(void);
 
+/* The arithmetic a launch computes in: fp32 throughout, or GEMMs on bf16
+ * inputs with fp32 accumulation. */
+enum pw_rt_math {
+	PW_RT_FP32,
+	PW_RT_BF16,
+	PW_RT_NMATHS
+};
+
+/* The arithmetic of BACKEND when PW_CUDA_MATH is MODE (may be NULL): the
+ * CPU's is fp32; the CUDA backend's bf16 unless MODE is "fp32". */
+enum pw_rt_math pw_rt_math_of(enum pw_rt_backend, const char *mode);
+/* "fp32", "bf16". */
+const char *pw_rt_math_name(enum pw_rt_math);
+/* The gradient check's bound on the relative errors of a run in MATH
+ * (docs/runtime.md): 1e-5 for fp32 (the same terms in another order),
+ * 1e-2 for bf16 (8 bits of mantissa); and that bound as the docs write
+ * it ("1e-5"). */
+double	pw_rt_math_tolerance(enum pw_rt_math);
+const char *pw_rt_math_tolerance_text(enum pw_rt_math);
+
 /* ------------------------------------------------------------------ */
 /* The workload                                                        */
 
@@ -138,6 +158,8 @@ struct pw_rt_result {
 	 * last iteration's loss. */
 	double	grad_error;
 	double	loss_error;
+	/* The arithmetic the run computed in (what bounds those errors). */
+	enum pw_rt_math math;
 	/* Under MPI, when pw_launch fails: whether the error began on this
 	 * rank (its caller says it, then ends every rank with
 	 * pw_rt_mpi_abort) or a stop from another rank ended it (its caller

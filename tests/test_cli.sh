@@ -1278,6 +1278,7 @@ run "$PW" launch "$UNIT" --family zb-h1 $LAUNCH --json
 ok "launch --json exits 0" status_is 0
 ok "launch --json parses" json_ok "$tmp/out"
 ok "it holds the comparison" out_has '"against_predicted": {'
+ok "and the arithmetic the cpu computed in" out_has '"math": "fp32"'
 run "$PW" launch "$UNIT" $LAUNCH
 ok "launch of a problem without --family runs its best family" out_has '^schedule    [a-z0-9-]*$'
 

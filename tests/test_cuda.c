@@ -1,7 +1,8 @@
 /*
  * The CUDA backend where it can be checked without a GPU: how pipeline
  * devices map onto GPUs (the emulation's layout), the backend's refusal
- * when no GPU is visible or CUDA was not built, the emulation's label.
+ * when no GPU is visible or CUDA was not built, the emulation's label,
+ * the arithmetic each backend computes in and the gradient check's bound.
  * With a GPU, its primitives against the CPU backend's: the seeded fill
  * equal bit for bit, GELU, its gradient, the loss and an fp32 GEMM within
  * fp32's rounding; without one those tests print "# SKIP no GPU".
@@ -42,6 +43,29 @@ tc_mapping(void)
 	tap_int(pw_rt_gpu_of(4, 4, 1), -1, "a device past the last: -1");
 	tap_int(pw_rt_gpu_of(0, 4, 0), -1, "no GPUs: -1");
 	tap_int(pw_rt_gpu_of(-1, 4, 2), -1, "a negative device: -1");
+}
+
+/* The arithmetic each backend computes in and the gradient check's bound
+ * for it: the default CUDA launch is bf16, whose bound is 1e-2. */
+static void
+tc_math(void)
+{
+	tap_int(pw_rt_math_of(PW_RT_CUDA, NULL), PW_RT_BF16,
+	    "cuda without PW_CUDA_MATH: bf16");
+	tap_int(pw_rt_math_of(PW_RT_CUDA, "fp32"), PW_RT_FP32,
+	    "cuda with PW_CUDA_MATH=fp32: fp32");
+	tap_int(pw_rt_math_of(PW_RT_CUDA, "bf16"), PW_RT_BF16,
+	    "cuda with PW_CUDA_MATH=bf16: bf16");
+	tap_int(pw_rt_math_of(PW_RT_CPU, NULL), PW_RT_FP32, "cpu: fp32");
+	tap_int(pw_rt_math_of(PW_RT_CPU, "bf16"), PW_RT_FP32,
+	    "cpu: fp32 whatever PW_CUDA_MATH says");
+	tap_ok(pw_rt_math_tolerance(PW_RT_FP32) == 1e-5 &&
+	    strcmp(pw_rt_math_tolerance_text(PW_RT_FP32), "1e-5") == 0,
+	    "fp32's bound: 1e-5");
+	tap_ok(pw_rt_math_tolerance(PW_RT_BF16) == 1e-2 &&
+	    strcmp(pw_rt_math_tolerance_text(PW_RT_BF16), "1e-2") == 0,
+	    "bf16's bound: 1e-2");
+	tap_str(pw_rt_math_name(PW_RT_BF16), "bf16", "bf16's name");
 }
 
 #ifdef HAVE_CUDA
@@ -175,6 +199,7 @@ int
 main(void)
 {
 	tc_mapping();
+	tc_math();
 	tc_gpu();
 	return tap_done();
 }

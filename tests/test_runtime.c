@@ -109,6 +109,7 @@ test_run(const char *what, const struct pw_problem *p,
 	    "computation's (%.3g)", what, r.grad_error);
 	tap_ok(r.loss_error < 1e-5, "%s: loss as the sequential computation's "
 	    "(%.3g)", what, r.loss_error);
+	tap_int(r.math, PW_RT_FP32, "%s: computed in fp32, the CPU's", what);
 	tap_int(count.calls, 3, "%s: progress after each of the 3 iterations",
 	    what);
 	tap_int(count.measured, 2, "%s: 2 of them measured", what);

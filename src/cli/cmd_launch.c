@@ -20,10 +20,6 @@
 
 /* The ops launch lists against their prediction. */
 #define CMD_LAUNCH_TOP_OPS	5
-/* What fp32 arithmetic in another order may change: the gradient
- * check's bound (docs/runtime.md). */
-#define CMD_LAUNCH_FP32_TOL	1e-5
-#define CMD_LAUNCH_FP32_TEXT	"1e-5"	/* as the docs write it */
 
 /* measured / predicted as a cell, "-" without a prediction; three
  * decimals, or three digits far from 1 (an uncalibrated problem's). */
@@ -401,12 +397,15 @@ cmd_launch_progress(const struct pw_rt_progress *p, void *arg)
 	    sizeof step, p->step), p->loss);
 }
 
-/* Whether the run computed what the sequential computation does. */
+/* Whether the run computed what the sequential computation does, within
+ * what its arithmetic allows. */
 static bool
 cmd_launch_agrees(const struct pw_rt_result *res)
 {
-	return isnan(res->grad_error) || (res->grad_error <
-	    CMD_LAUNCH_FP32_TOL && res->loss_error < CMD_LAUNCH_FP32_TOL);
+	double tol = pw_rt_math_tolerance(res->math);
+
+	return isnan(res->grad_error) || (res->grad_error < tol &&
+	    res->loss_error < tol);
 }
 
 /* The report after the run, on FP. */
@@ -430,9 +429,9 @@ cmd_launch_print(FILE *fp, const struct cmd_launch_run *r,
 		fprintf(fp, "%-11s not checked (--no-check)\n", "gradients");
 	else
 		fprintf(fp, "%-11s max relative error %.2g against the "
-		    "sequential computation (fp32: below %s); loss error %.2g\n",
-		    "gradients", res->grad_error, CMD_LAUNCH_FP32_TEXT,
-		    res->loss_error);
+		    "sequential computation (%s: below %s); loss error %.2g\n",
+		    "gradients", res->grad_error, pw_rt_math_name(res->math),
+		    pw_rt_math_tolerance_text(res->math), res->loss_error);
 	fputc('\n', fp);
 	pw_cmd_measured_print(fp, cmp, CMD_LAUNCH_TOP_OPS);
 }
@@ -460,6 +459,7 @@ cmd_launch_json(const struct cmd_launch_run *r, const struct pw_rt_result *res,
 	    json_null() : json_real(res->grad_error));
 	json_object_set_new(root, "loss_error", isnan(res->loss_error) ?
 	    json_null() : json_real(res->loss_error));
+	json_object_set_new(root, "math", json_string(pw_rt_math_name(res->math)));
 	json_object_set_new(root, "against_predicted",
 	    pw_cmd_measured_json(cmp));
 	return root;
@@ -498,8 +498,9 @@ cmd_launch_finish(const struct pw_cmd_args *a, FILE *fp,
 		pw_cmd_fail("launch: the run's gradients differ from the "
 		    "sequential computation: max relative error %.2g, loss error"
 		    " %.2g"
-		    " (fp32 allows %s)", res->grad_error, res->loss_error,
-		    CMD_LAUNCH_FP32_TEXT);
+		    " (%s allows %s)", res->grad_error, res->loss_error,
+		    pw_rt_math_name(res->math),
+		    pw_rt_math_tolerance_text(res->math));
 		status = PW_EXIT_RUNTIME;
 	}
 	return status;
