@@ -402,8 +402,8 @@ pw_check_line(const struct pw_checker *c, const struct pw_check_found *f,
 		    v->op.stage);
 		break;
 	case PW_CHECK_BYTES:
-		snprintf(buf, len, "%s moves %.15g bytes, but stage %d "
-		    "offloads %.15g", a, t->bytes, v->op.stage, st->offload);
+		snprintf(buf, len, "%s moves %.15g B, but stage %d "
+		    "offloads %.15g B", a, t->bytes, v->op.stage, st->offload);
 		break;
 	case PW_CHECK_REPEAT:
 		snprintf(buf, len, "%s appears more than once (ops %zu and "
@@ -434,16 +434,16 @@ pw_check_line(const struct pw_checker *c, const struct pw_check_found *f,
 		snprintf(buf, len, "missing %s to match %s", a, b);
 		break;
 	case PW_CHECK_DURATION:
-		snprintf(buf, len, "%s lasts %.15g (from %.15g to %.15g), but "
-		    "should last %.15g", a, t->end - t->start, v->at, t->end,
-		    pw_check_duration(p, v->op));
+		snprintf(buf, len, "%s lasts %.15g s (from %.15g s to %.15g s), "
+		    "but should last %.15g s", a, t->end - t->start, v->at,
+		    t->end, pw_check_duration(p, v->op));
 		break;
 	case PW_CHECK_EARLY:
 		comm = pw_check_comm(c, v->op, v->other);
 		if (comm != 0)
-			snprintf(lag, sizeof lag, " plus comm %.15g", comm);
-		snprintf(buf, len, "%s starts at %.15g before %s ends at "
-		    "%.15g%s", a, v->at, b, u->end, lag);
+			snprintf(lag, sizeof lag, " plus comm %.15g s", comm);
+		snprintf(buf, len, "%s starts at %.15g s before %s ends at "
+		    "%.15g s%s", a, v->at, b, u->end, lag);
 		break;
 	case PW_CHECK_STRAY_ANCHOR:
 		snprintf(buf, len, "%s names an anchor, but only a RELOAD may",
@@ -469,27 +469,27 @@ pw_check_line(const struct pw_checker *c, const struct pw_check_found *f,
 		    a, b);
 		break;
 	case PW_CHECK_ANCHOR_EARLY:
-		snprintf(buf, len, "%s starts at %.15g before its anchor %s "
-		    "%s at %.15g", a, v->at, b, t->anchor.at_end ? "ends" :
+		snprintf(buf, len, "%s starts at %.15g s before its anchor %s "
+		    "%s at %.15g s", a, v->at, b, t->anchor.at_end ? "ends" :
 		    "starts", t->anchor.at_end ? u->end : u->start);
 		break;
 	case PW_CHECK_OVERLAP:
-		snprintf(buf, len, "%s runs %s [%.15g, %.15g] and %s [%.15g, "
-		    "%.15g] at once", res, b, u->start, u->end, a, t->start,
+		snprintf(buf, len, "%s runs %s [%.15g, %.15g] s and %s [%.15g, "
+		    "%.15g] s at once", res, b, u->start, u->end, a, t->start,
 		    t->end);
 		break;
 	case PW_CHECK_STATIC:
-		snprintf(buf, len, "%s: static memory %.15g exceeds its limit "
-		    "%.15g", res, p->memory[v->resource].static_bytes,
+		snprintf(buf, len, "%s: static memory %.15g B exceeds its "
+		    "limit %.15g B", res, p->memory[v->resource].static_bytes,
 		    p->memory[v->resource].limit);
 		break;
 	case PW_CHECK_OVERFLOW:
-		snprintf(buf, len, "%s: its memory overflows at %.15g (at %s)",
+		snprintf(buf, len, "%s: its memory overflows at %.15g s (at %s)",
 		    res, v->at, a);
 		break;
 	case PW_CHECK_OVER:
-		snprintf(buf, len, "%s holds %.15g bytes at %.15g (at %s), over "
-		    "its limit %.15g", res, f->level, v->at, a,
+		snprintf(buf, len, "%s holds %.15g B at %.15g s (at %s), over "
+		    "its limit %.15g B", res, f->level, v->at, a,
 		    p->memory[v->resource].limit);
 		break;
 	}

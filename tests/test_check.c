@@ -297,7 +297,7 @@ test_admit(const struct pw_problem *p)
 
 	base_list(&l, p);
 	get(&l, PW_OFFLOAD, 0, 0)->bytes = 3;
-	expect(p, &l, 1, "OFFLOAD(0,0) moves 3 bytes, but stage 0 offloads 2",
+	expect(p, &l, 1, "OFFLOAD(0,0) moves 3 B, but stage 0 offloads 2 B",
 	    "wrong bytes");
 
 	base_list(&l, p);
@@ -325,13 +325,13 @@ test_durations(const struct pw_problem *p)
 
 	base_list(&l, p);
 	get(&l, PW_W, 1, 1)->end = 9.75;
-	expect(p, &l, 1, "W(1,1) lasts 1.25 (from 8.5 to 9.75), but should "
-	    "last 1", "W too long");
+	expect(p, &l, 1, "W(1,1) lasts 1.25 s (from 8.5 s to 9.75 s), but "
+	    "should last 1 s", "W too long");
 
 	base_list(&l, p);
 	get(&l, PW_RELOAD, 0, 0)->end = 4.75;
-	expect(p, &l, 1, "RELOAD(0,0) lasts 0.5 (from 4.25 to 4.75), but "
-	    "should last 0.75", "RELOAD too short");
+	expect(p, &l, 1, "RELOAD(0,0) lasts 0.5 s (from 4.25 s to 4.75 s), but "
+	    "should last 0.75 s", "RELOAD too short");
 }
 
 static void
@@ -341,30 +341,32 @@ test_dependencies(const struct pw_problem *p)
 
 	base_list(&l, p);
 	move(&l, PW_OFFLOAD, 0, 0, 0.5, 1.75);
-	expect(p, &l, 1, "OFFLOAD(0,0) starts at 0.5 before F(0,0) ends at 1",
+	expect(p, &l, 1, "OFFLOAD(0,0) starts at 0.5 s before F(0,0) ends at 1 "
+	    "s",
 	    "OFFLOAD before its F ends");
 
 	base_list(&l, p);
 	move(&l, PW_RELOAD, 0, 1, 3.25, 4);
 	get(&l, PW_RELOAD, 0, 1)->has_anchor = false;
-	expect(p, &l, 1, "RELOAD(0,1) starts at 3.25 before OFFLOAD(0,1) ends "
-	    "at 3.5", "RELOAD before its OFFLOAD ends");
+	expect(p, &l, 1, "RELOAD(0,1) starts at 3.25 s before OFFLOAD(0,1) "
+	    "ends at 3.5 s", "RELOAD before its OFFLOAD ends");
 
 	base_list(&l, p);
 	move(&l, PW_RELOAD, 0, 1, 8.5, 9.25);
-	expect(p, &l, 1, "B(0,1) starts at 9 before RELOAD(0,1) ends at 9.25",
+	expect(p, &l, 1, "B(0,1) starts at 9 s before RELOAD(0,1) ends at 9.25 "
+	    "s",
 	    "B before its RELOAD ends");
 
 	base_list(&l, p);
 	move(&l, PW_F, 1, 0, 1, 2);
-	expect(p, &l, 1, "F(1,0) starts at 1 before F(0,0) ends at 1 plus "
-	    "comm 0.5", "F ignoring comm");
+	expect(p, &l, 1, "F(1,0) starts at 1 s before F(0,0) ends at 1 s plus "
+	    "comm 0.5 s", "F ignoring comm");
 
 	base_list(&l, p);
 	move(&l, PW_RELOAD, 0, 1, 8, 8.75);
 	move(&l, PW_B, 0, 1, 8.75, 10.75);
-	expect(p, &l, 1, "B(0,1) starts at 8.75 before B(1,1) ends at 8.5 plus "
-	    "comm 0.5", "B ignoring comm");
+	expect(p, &l, 1, "B(0,1) starts at 8.75 s before B(1,1) ends at 8.5 s "
+	    "plus comm 0.5 s", "B ignoring comm");
 }
 
 /* One device, two stages: the hop between them costs nothing. */
@@ -396,13 +398,13 @@ test_resources(const struct pw_problem *p)
 
 	base_list(&l, p);
 	move(&l, PW_F, 0, 1, 0.5, 1.5);
-	expect(p, &l, 1, "device 0 runs F(0,0) [0, 1] and F(0,1) [0.5, 1.5] at "
-	    "once", "device overlap");
+	expect(p, &l, 1, "device 0 runs F(0,0) [0, 1] s and F(0,1) [0.5, 1.5] "
+	    "s at once", "device overlap");
 
 	base_list(&l, p);
 	move(&l, PW_OFFLOAD, 0, 1, 2, 3.25);
-	expect(p, &l, 1, "link0.d2h runs OFFLOAD(0,0) [1, 2.25] and "
-	    "OFFLOAD(0,1) [2, 3.25] at once", "channel overlap");
+	expect(p, &l, 1, "link0.d2h runs OFFLOAD(0,0) [1, 2.25] s and "
+	    "OFFLOAD(0,1) [2, 3.25] s at once", "channel overlap");
 }
 
 /* Two devices, each stage offloads through one link: F [0,1] and [1,2],
@@ -449,11 +451,12 @@ test_channels(void)
 	/* The overlap when OFFLOAD00 moves to [1.5,2.5] and when RELOAD00
 	 * moves to [2,3], per configuration; NULL where there is none. */
 	static const char *const offload_clash[] = { NULL,
-	    "link0 runs OFFLOAD(0,0) [1.5, 2.5] and OFFLOAD(1,0) [2, 3] at once",
-	    NULL, "link0.d2h runs OFFLOAD(0,0) [1.5, 2.5] and OFFLOAD(1,0) "
-	    "[2, 3] at once" };
+	    "link0 runs OFFLOAD(0,0) [1.5, 2.5] s and OFFLOAD(1,0) [2, 3] s at "
+	    "once",
+	    NULL, "link0.d2h runs OFFLOAD(0,0) [1.5, 2.5] s and OFFLOAD(1,0) "
+	    "[2, 3] s at once" };
 	static const char *const reload_clash[] = { NULL,
-	    "link0 runs OFFLOAD(1,0) [2, 3] and RELOAD(0,0) [2, 3] at once",
+	    "link0 runs OFFLOAD(1,0) [2, 3] s and RELOAD(0,0) [2, 3] s at once",
 	    NULL, NULL };
 	struct pw_problem *p;
 	struct list l;
@@ -504,16 +507,16 @@ test_anchors(const struct pw_problem *p)
 
 	base_list(&l, p);
 	anchor(&l, 0, 0, PW_B, 0, 0);
-	expect(p, &l, 1, "RELOAD(0,0) starts at 4.25 before its anchor B(0,0) "
-	    "starts at 5", "reload before its anchor");
+	expect(p, &l, 1, "RELOAD(0,0) starts at 4.25 s before its anchor "
+	    "B(0,0) starts at 5 s", "reload before its anchor");
 
 	base_list(&l, p);
 	anchor_end(&l, 0, 1, PW_W, 0, 0);
 	expect(p, &l, 0, NULL, "a reload after its anchor's end");
 	get(&l, PW_RELOAD, 0, 1)->start = 7.9;
 	get(&l, PW_RELOAD, 0, 1)->end = 8.65;
-	expect(p, &l, 1, "RELOAD(0,1) starts at 7.9 before its anchor W(0,0) "
-	    "ends at 8", "reload before its anchor's end");
+	expect(p, &l, 1, "RELOAD(0,1) starts at 7.9 s before its anchor W(0,0) "
+	    "ends at 8 s", "reload before its anchor's end");
 
 	base_list(&l, p);
 	anchor(&l, 0, 0, PW_F, 1, 0);
@@ -547,17 +550,17 @@ test_memory(const struct pw_problem *p)
 
 	base_list(&l, q);
 	q->memory[0].limit = 8.5;
-	expect(q, &l, 1, "device 0 holds 9 bytes at 1 (at F(0,1)), over its "
-	    "limit 8.5", "memory over the limit");
+	expect(q, &l, 1, "device 0 holds 9 B at 1 s (at F(0,1)), over its "
+	    "limit 8.5 B", "memory over the limit");
 
 	q->memory[0].limit = 9 + 1e-6;
 	q->memory[1].limit = 3 - 1e-6;
-	expect(q, &l, 1, "device 1 holds 3 bytes at 1.5 (at F(1,0)), over its "
-	    "limit 2.999999", "limit just below the peak");
+	expect(q, &l, 1, "device 1 holds 3 B at 1.5 s (at F(1,0)), over its "
+	    "limit 2.999999 B", "limit just below the peak");
 
 	q->memory[1].limit = 3;
 	q->memory[1].static_bytes = 3.5;
-	expect(q, &l, 1, "device 1: static memory 3.5 exceeds its limit 3",
+	expect(q, &l, 1, "device 1: static memory 3.5 B exceeds its limit 3 B",
 	    "static over the limit");
 	pw_problem_free(q);
 }
@@ -580,21 +583,21 @@ test_far(const struct pw_problem *p)
 	shift(&l, 1e12);
 	expect(p, &l, 0, NULL, "the base case at 1e12 s");
 	get(&l, PW_F, 0, 0)->end = 1e12;
-	expect(p, &l, 1, "F(0,0) lasts 0 (from 1000000000000 to 1000000000000)"
-	    ", but should last 1", "a zero-length F at 1e12 s");
+	expect(p, &l, 1, "F(0,0) lasts 0 s (from 1000000000000 s to "
+	    "1000000000000 s), but should last 1 s", "a zero-length F at 1e12 s");
 
 	base_list(&l, p);
 	move(&l, PW_F, 0, 1, 0.5, 1.5);
 	shift(&l, 1e12);
 	expect(p, &l, 1, "device 0 runs F(0,0) [1000000000000, 1000000000001] "
-	    "and F(0,1) [1000000000000.5, 1000000000001.5] at once",
+	    "s and F(0,1) [1000000000000.5, 1000000000001.5] s at once",
 	    "an overlap at 1e12 s");
 
 	q->memory[0].limit = 8.5;
 	base_list(&l, q);
 	shift(&l, 1e12);
-	expect(q, &l, 1, "device 0 holds 9 bytes at 1000000000001 (at F(0,1)), "
-	    "over its limit 8.5", "memory over the limit at 1e12 s");
+	expect(q, &l, 1, "device 0 holds 9 B at 1000000000001 s (at F(0,1)), "
+	    "over its limit 8.5 B", "memory over the limit at 1e12 s");
 
 	base_list(&l, p);
 	shift(&l, 1e6 / 3);
@@ -605,7 +608,8 @@ test_far(const struct pw_problem *p)
 	move(&l, PW_W, 1, 1, 1e15, 1e15 + 1);
 	expect(p, &l, 0, NULL, "W(1,1) at 1e15 s");
 	move(&l, PW_F, 0, 0, 0, 0);
-	expect(p, &l, 1, "F(0,0) lasts 0 (from 0 to 0), but should last 1",
+	expect(p, &l, 1, "F(0,0) lasts 0 s (from 0 s to 0 s), but should last "
+	    "1 s",
 	    "and a zero-length F near 0");
 	pw_problem_free(q);
 
@@ -616,8 +620,8 @@ test_far(const struct pw_problem *p)
 	expect(q, &l, 0, NULL, "the mini case at 1e12 s");
 	get(&l, PW_F, 0, 0)->end = 1e12;
 	get(&l, PW_BW, 0, 0)->end = get(&l, PW_BW, 0, 0)->start;
-	expect(q, &l, 2, "BW(0,0) lasts 0 (from 1000000000005 to "
-	    "1000000000005), but should last 1", "zero-length F and BW at "
+	expect(q, &l, 2, "BW(0,0) lasts 0 s (from 1000000000005 s "
+	    "to 1000000000005 s), but should last 1 s", "zero-length F and BW at "
 	    "1e12 s");
 	pw_problem_free(q);
 }
@@ -638,8 +642,8 @@ test_nonfinite(const struct pw_problem *p)
 		    "duration (start 1e+308, end -1e+308)" },
 		{ PW_W, 0, 1, NAN, 12, 0, "W(0,1) has a non-finite time (start "
 		    "nan, end 12)" },
-		{ PW_OFFLOAD, 0, 1, 2.25, 3.5, NAN, "OFFLOAD(0,1) moves nan "
-		    "bytes, but stage 0 offloads 2" },
+		{ PW_OFFLOAD, 0, 1, 2.25, 3.5, NAN, "OFFLOAD(0,1) moves nan B, "
+	    "but stage 0 offloads 2 B" },
 	};
 	struct pw_timed_op *t;
 	struct pw_problem *q;
@@ -659,8 +663,8 @@ test_nonfinite(const struct pw_problem *p)
 	q = pw_problem_copy(p);
 	q->link.d2h = 1e-308;
 	base_list(&l, q);
-	expect(q, &l, 2, "OFFLOAD(0,0) lasts 1.25 (from 1 to 2.25), but should "
-	    "last inf", "an OFFLOAD that should last longer than a double "
+	expect(q, &l, 2, "OFFLOAD(0,0) lasts 1.25 s (from 1 s to 2.25 s), but "
+	    "should last inf s", "an OFFLOAD that should last longer than a double "
 	    "holds");
 	pw_problem_free(q);
 }
@@ -680,8 +684,8 @@ test_overflowing_gap(void)
 	move(&l, PW_F, 1, 0, -1e308, -1e308);
 	drop(&l, PW_OFFLOAD, 0, 0);
 	drop(&l, PW_RELOAD, 0, 0);
-	expect(p, &l, 1, "F(1,0) starts at -1e+308 before F(0,0) ends at "
-	    "1e+308", "a gap that overflows");
+	expect(p, &l, 1, "F(1,0) starts at -1e+308 s before F(0,0) ends at "
+	    "1e+308 s", "a gap that overflows");
 	pw_problem_free(p);
 }
 
@@ -704,13 +708,13 @@ test_frees_first(void)
 	expect(p, &l, 0, NULL, "frees before allocations at an equal instant");
 	/* The base case's device 1 has the same tie at 5.5. */
 	p->memory[0].limit = 1.5;
-	expect(p, &l, 1, "device 0 holds 2 bytes at 0 (at F(0,0)), over its "
-	    "limit 1.5", "and the limit binds");
+	expect(p, &l, 1, "device 0 holds 2 B at 0 s (at F(0,0)), over its "
+	    "limit 1.5 B", "and the limit binds");
 	p->stages[0].act = 1e308;
 	p->memory[0].limit = INFINITY;
 	move(&l, PW_F, 0, 1, 1, 2);
 	move(&l, PW_BW, 0, 0, 2, 3);
-	expect(p, &l, 1, "device 0: its memory overflows at 1 (at F(0,1))",
+	expect(p, &l, 1, "device 0: its memory overflows at 1 s (at F(0,1))",
 	    "a memory sum that overflows");
 	pw_problem_free(p);
 }
@@ -736,8 +740,8 @@ test_transfer_memory(void)
 	add(&l, p, PW_BW, 0, 1, 5, 6);
 	expect(p, &l, 0, NULL, "offload frees, reload allocates: peak 4");
 	p->memory[0].limit = 3;
-	expect(p, &l, 1, "device 0 holds 4 bytes at 3 (at RELOAD(0,0)), over "
-	    "its limit 3", "the reload breaks a limit of 3");
+	expect(p, &l, 1, "device 0 holds 4 B at 3 s (at RELOAD(0,0)), over its "
+	    "limit 3 B", "the reload breaks a limit of 3");
 	pw_problem_free(p);
 }
 

@@ -582,11 +582,11 @@ test_check(const struct pw_problem *p, const struct pw_schedule *sched,
 	free(ops);
 	/* ops[1] is F(0,1) of device 0, ops[4] F(1,0). */
 	one_violation(p, sched, m, 1, 1.5, 3.5, PW_VIOL_OVERLAP,
-	    "F(0,1) over F(0,0)", "device 0 runs F(0,0) [0, 2] and F(0,1) "
-	    "[1.5, 3.5] at once");
+	    "F(0,1) over F(0,0)", "device 0 runs F(0,0) [0, 2] s and F(0,1) "
+	    "[1.5, 3.5] s at once");
 	one_violation(p, sched, m, 4, 1.5, 3.5, PW_VIOL_DEPENDENCY,
-	    "F(1,0) before F(0,0) ends", "F(1,0) starts at 1.5 before F(0,0) "
-	    "ends at 2");
+	    "F(1,0) before F(0,0) ends", "F(1,0) starts at 1.5 s before F(0,0) "
+	    "ends at 2 s");
 }
 
 /* One device, one stage, two microbatches, activation (0,0) offloaded
@@ -624,8 +624,8 @@ test_check_transfers(void)
 		;
 	/* B(0,0) starts at 6: the reload must end by then. */
 	one_violation(p, sched, m, i, 6.5, 7.5, PW_VIOL_DEPENDENCY,
-	    "RELOAD(0,0) after its backward starts", "B(0,0) starts at 6 "
-	    "before RELOAD(0,0) ends at 7.5");
+	    "RELOAD(0,0) after its backward starts", "B(0,0) starts at 6 s "
+	    "before RELOAD(0,0) ends at 7.5 s");
 	pw_measured_free(m);
 	pw_schedule_free(sched);
 	pw_problem_free(q);

@@ -660,7 +660,7 @@ prop_far(int k, const struct pw_problem *p, const struct pw_timed_op *ops,
 		expect_check(P_FAR, k, p, c, n, 0, NULL, "shifted by 1e12 s");
 	r = (size_t)rng_int((int)n);
 	c[r].end = c[r].start;
-	snprintf(prefix, sizeof prefix, "%s lasts 0 (",
+	snprintf(prefix, sizeof prefix, "%s lasts 0 s (",
 	    pw_op_name(name, sizeof name, c[r].op));
 	expect_check(P_FLAT, k, p, c, n, exact ? 1 : -1, prefix,
 	    "shifted by 1e12 s, one op of zero length");
