@@ -265,6 +265,19 @@ section() {
 }
 # longopts: the long options named in stdin, one a line, sorted.
 longopts() { grep -o -e '--[a-z][a-z0-9-]*' | sort -u; }
+# none_left DESC FILE WHERE: a test point that passes when FILE (what one
+# list has that the other lacks) is empty, else names its lines as
+# missing from WHERE.
+none_left() {
+	n=$((n + 1))
+	if [ ! -s "$2" ]; then
+		echo "ok $n - $1"
+	else
+		echo "not ok $n - $1"
+		failed=$((failed + 1))
+		echo "#   $3:" $(cat "$2")
+	fi
+}
 # Every command takes --help, which the top of docs/cli.md describes.
 { section "Model options"; echo --help; } | longopts >"$tmp/model"
 
@@ -283,28 +296,14 @@ for cmd in $commands; do
 	    END { print "--help" }' "$tmp/usage" | longopts >"$tmp/has"
 	longopts <"$tmp/section" >"$tmp/named"
 	comm -23 "$tmp/named" "$tmp/has" >"$tmp/extra"
-	n=$((n + 1))
-	if [ ! -s "$tmp/extra" ]; then
-		echo "ok $n - docs/cli.md's $cmd names only options of '$cmd --help'"
-	else
-		echo "not ok $n - docs/cli.md's $cmd names only options of '$cmd --help'"
-		failed=$((failed + 1))
-		echo "#   not in --help:" $(cat "$tmp/extra")
-	fi
+	none_left "docs/cli.md's $cmd names only options of '$cmd --help'" "$tmp/extra" "not in --help"
 	# A short letter the section's table gives an option is --help's.
 	sed -n 's/^| `\(-[a-zA-Z]\)`, `\(--[a-z][a-z0-9-]*\).*/\1 \2/p' "$tmp/section" |
 	    sort -u >"$tmp/short.doc"
 	sed -n 's/^  \(-[a-zA-Z]\), \(--[a-z][a-z0-9-]*\).*/\1 \2/p' "$tmp/usage" |
 	    sort -u >"$tmp/short.help"
 	comm -23 "$tmp/short.doc" "$tmp/short.help" >"$tmp/extra"
-	n=$((n + 1))
-	if [ ! -s "$tmp/extra" ]; then
-		echo "ok $n - docs/cli.md's $cmd gives its options --help's short letters"
-	else
-		echo "not ok $n - docs/cli.md's $cmd gives its options --help's short letters"
-		failed=$((failed + 1))
-		echo "#   not in --help:" $(cat "$tmp/extra")
-	fi
+	none_left "docs/cli.md's $cmd gives its options --help's short letters" "$tmp/extra" "not in --help"
 	# Each option of --help is in the section, a model option in the
 	# section or in "Model options".
 	if grep -q '^model options' "$tmp/usage"; then
@@ -313,14 +312,7 @@ for cmd in $commands; do
 		{ cat "$tmp/named"; echo --help; } | sort -u >"$tmp/documented"
 	fi
 	comm -23 "$tmp/has" "$tmp/documented" >"$tmp/missing"
-	n=$((n + 1))
-	if [ ! -s "$tmp/missing" ]; then
-		echo "ok $n - every option of '$cmd --help' is in docs/cli.md"
-	else
-		echo "not ok $n - every option of '$cmd --help' is in docs/cli.md"
-		failed=$((failed + 1))
-		echo "#   not in docs/cli.md:" $(cat "$tmp/missing")
-	fi
+	none_left "every option of '$cmd --help' is in docs/cli.md" "$tmp/missing" "not in docs/cli.md"
 done
 
 echo "1..$n"
