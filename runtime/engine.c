@@ -21,15 +21,19 @@
  * checks and the memory order engine_prep.c's, what the ranks share
  * engine_mpi.c's (engine.h).
  */
+#define _GNU_SOURCE	/* sched_getaffinity, CPU_COUNT */
 #include "config.h"
 
 #include <assert.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "engine.h"
 
@@ -156,12 +160,36 @@ pw_engine_gpus(const struct pw_rt_opts *o)
 #endif
 }
 
+int
+pw_rt_host_cores(void)
+{
+	cpu_set_t set;
+	long n;
+
+	if (sched_getaffinity(0, sizeof set, &set) == 0 &&
+	    (n = CPU_COUNT(&set)) > 0)
+		return (int)n;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 && n < INT_MAX ? (int)n : 1;
+}
+
 bool
 pw_rt_emulation(const struct pw_rt_opts *o, int devices, char *line,
     size_t len)
 {
-	int gpus;
+	int gpus, cores;
 
+	if (o->backend == PW_RT_CPU) {
+		if (o->transport != PW_RT_LOCAL ||
+		    (cores = pw_rt_host_cores()) >= devices)
+			return false;
+		snprintf(line, len, "an emulation: %d devices on %d core%s, "
+		    "the device threads sharing them: the measured times "
+		    "include that sharing, which the prediction (a processor "
+		    "for each device) leaves out", devices, cores,
+		    cores == 1 ? "" : "s");
+		return true;
+	}
 	if (o->backend != PW_RT_CUDA || o->transport != PW_RT_LOCAL ||
 	    (gpus = pw_engine_gpus(o)) < 1 || gpus >= devices)
 		return false;

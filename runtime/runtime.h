@@ -144,9 +144,13 @@ struct pw_rt_opts {
 };
 
 void	pw_rt_opts_init(struct pw_rt_opts *);
+/* The processors this process may run on (its affinity: taskset, a
+ * cpuset), at least 1. */
+int	pw_rt_host_cores(void);
 /* Whether a launch with OPTS of DEVICES pipeline devices is an emulation
  * (CUDA, local, fewer GPUs than devices: devices share GPUs as separate
- * streams); then the line that says so in LINE. */
+ * streams; CPU, local, fewer cores than devices: the device threads share
+ * them); then the line that says so in LINE. */
 bool	pw_rt_emulation(const struct pw_rt_opts *, int devices, char *line,
 	    size_t len);
 

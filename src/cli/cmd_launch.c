@@ -567,7 +567,7 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 	struct cmd_launch_job job = { NULL, NULL, NULL, opts, &res, NULL };
 	atomic_int cancel;
 	struct pw_error err;
-	char line[160];
+	char line[256];
 	double limit;
 	FILE *fp;
 	int status, rc;
