@@ -594,11 +594,14 @@ pw_engine_measured(struct pw_engine *e, const double *step, const double *loss,
 {
 	int K = e->opts->iterations, k, d;
 	struct pw_measured *m = pw_measured_new(e->p->devices, e->nops, K);
+	char line[256];
 	size_t i;
 
 	m->backend = pw_xstrdup(pw_rt_backend_name(e->opts->backend));
 	m->transport = pw_xstrdup(pw_rt_transport_name(e->opts->transport));
 	m->host = pw_xstrdup(e->host);
+	m->emulated = pw_rt_emulation(e->opts, e->p->devices, line,
+	    sizeof line);
 	m->iterations = K;
 	m->warmup = e->opts->warmup;
 	for (k = 0; k < K; k++) {

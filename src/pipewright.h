@@ -628,7 +628,7 @@ struct pw_measured {
 	char	*backend;	/* "cpu", "cuda" */
 	char	*transport;	/* "local", "mpi" */
 	char	*host;		/* the host; "a,b" for several */
-	bool	emulated;	/* several pipeline devices shared one GPU */
+	bool	emulated;	/* pipeline devices shared a GPU, or CPU cores */
 	int	iterations;	/* measured, after the warm-up */
 	int	warmup;
 	int	shown;		/* the iteration OPS' times are from: the median

@@ -1244,8 +1244,9 @@ ok "launch lists the 5 ops that differ most" [ "$(sed -n '/^the ops that differ 
 ok "launch -o writes the measured file" grep -q '"measured"' "$tmp/m.json"
 # Four device threads on one core (taskset, util-linux) are an emulation
 # and launch says so; with a core for each device it says nothing.
-run taskset -c 0 "$PW" launch "$UNIT" --family 1f1b $LAUNCH
+run taskset -c 0 "$PW" launch "$UNIT" --family 1f1b $LAUNCH -o "$tmp/memu.json"
 ok "launch on fewer cores than devices exits 0" status_is 0
+ok "its measured file says it was an emulation" grep -q '"emulated": true' "$tmp/memu.json"
 ok "and says it is an emulation, and why its times differ" err_has '^launch: an emulation: 4 devices on 1 core, the device threads sharing them: the measured times include that sharing, which the prediction (a processor for each device) leaves out$'
 if [ "$(nproc)" -ge 4 ]; then
 	run "$PW" launch "$UNIT" --family 1f1b $LAUNCH
@@ -1301,6 +1302,12 @@ ok "calibrate prints the calibrated prediction" out_has '^prediction predicted [
 run "$PW" calibrate "$tmp/m.json" "$tmp/m.json"
 ok "calibrate of two runs exits 0" status_is 0
 ok "its prediction stands against the runs' mean step" out_has '^prediction .* (the runs'"'"' mean step): ratio '
+run "$PW" calibrate "$tmp/memu.json"
+ok "calibrate of an emulated run exits 0" status_is 0
+ok "and says the fit carries the sharing" err_has '^calibrate: .*memu.json was an emulation (its devices shared GPUs or CPU cores): its op times include that sharing, so the fit does too, and the prediction leaves it out$'
+sed 's/"emulated": true/"emulated": false/' "$tmp/memu.json" >"$tmp/mown.json"
+run "$PW" calibrate "$tmp/mown.json"
+ok "calibrate of a run with a processor per device warns of nothing" err_empty
 run "$PW" launch "$UNIT" --family 1f1b $LAUNCH --workload tokens=16 -o "$tmp/m16.json"
 fails 2 "m16.json): workload tokens 16, run 1 tokens 32" "calibrate of runs of two workloads" "$PW" calibrate "$tmp/m.json" "$tmp/m16.json"
 sed 's/"comm": 0.0/"comm": 0.5/' "$UNIT" >"$tmp/comm.json"

@@ -901,6 +901,13 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 	    sizeof b2, measured), a->nrest == 1 ? "the run's step" :
 	    "the runs' mean step", after / measured, pw_fmt_seconds(b3,
 	    sizeof b3, before), before / measured);
+	for (i = 0; i < a->nrest; i++)
+		if (runs[i]->emulated)
+			fprintf(stderr, "calibrate: %s was an emulation (its "
+			    "devices shared GPUs or CPU cores): its op times "
+			    "include that sharing, so the fit does too, and "
+			    "the prediction leaves it out\n",
+			    pw_cmd_label(a->rest[i]));
 	status = a->output_given ? cmd_calibrate_write(a->output, calibrated) :
 	    PW_EXIT_OK;
 out:
