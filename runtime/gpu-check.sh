@@ -1,11 +1,15 @@
 #!/bin/sh
 # The CUDA backend's check on a machine with a GPU (docs/runtime.md, "CUDA"):
 # builds with CUDA, runs tests/test_cuda (the primitives against the CPU
-# backend's, fp32), launches 1F1B, ZB-H1, ZB-V and PO-F of the default
-# problem on the GPUs present (1 GPU emulates every device), with the
-# gradient check in fp32, calibrates on the measured runs, launches again on
-# the calibrated problem, and prints the table last: predicted
-# (uncalibrated), calibrated prediction and measured step per schedule.
+# backend's, fp32), measures the GPU's copy bandwidth and bf16 GEMM rate
+# beside the hardware preset's (bench/bench_cuda), launches 1F1B, ZB-H1,
+# ZB-V and PO-F of the default problem on the GPUs present (1 GPU emulates
+# every device), with the gradient check in fp32, calibrates on the
+# measured runs, launches again on the calibrated problem, re-optimizes it
+# (solve) and launches the result, runs PO-F's compute orders without its
+# offloads, and prints the table last: predicted (uncalibrated),
+# calibrated prediction and measured step per schedule, and PO-F's offload
+# slowdown.
 # Exits non-zero on the first failed step; where no GPU is visible it
 # prints "no GPU" and exits 77 (automake's skip) before building anything.
 # Run from the source tree:
@@ -27,6 +31,17 @@ grep -q '^#define HAVE_CUDA 1' config.h || { echo "gpu-check: this build has no 
 make -j"$(nproc)" >/dev/null
 
 step "$gpus GPU(s)"
+
+# The preset the figures stand beside, by the first GPU's name.
+case $(nvidia-smi -L | head -1) in
+*H200*) preset=H200 ;;
+*H100*) preset=H100-SXM ;;
+*A100*) preset=A100-80GB ;;
+*) preset=H200 ;;
+esac
+step "bandwidth and GEMM rate against the $preset preset"
+make bench/bench_cuda >/dev/null
+./bench/bench_cuda "$preset" | tee "$out/bench_cuda.txt"
 
 step "correctness: tests/test_cuda"
 make check TESTS=tests/test_cuda >/dev/null || { cat tests/test_cuda.log >&2; exit 1; }
@@ -56,25 +71,48 @@ for f in $fams; do
 	    --gpus "$gpus" --workload "$shape" --iterations 5 --no-check --json \
 	    -o "$out/$f.json" >"$out/$f.report.json"
 done
-step "calibrate"
-./pipewright calibrate "$out"/1f1b.json "$out"/zb-h1.json "$out"/zb-v.json \
-    "$out"/po-f.json -o "$out/calibrated.json"
+# Each run calibrates its own problem: the families that split the model
+# again (zb-v: 16 stages, po-f: 32) ran problems of other shapes.
 for f in $fams; do
-	step "launch $f on the calibrated problem"
-	./pipewright launch "$out/calibrated.json" --family "$f" --backend cuda \
-	    --gpus "$gpus" --workload "$shape" --iterations 5 --no-check --json \
-	    >"$out/$f.cal.report.json"
+	step "calibrate on $f's run, launch $f on the calibrated problem"
+	./pipewright calibrate "$out/$f.json" -o "$out/$f.calibrated.json"
+	./pipewright launch "$out/$f.calibrated.json" --family "$f" \
+	    --backend cuda --gpus "$gpus" --workload "$shape" --iterations 5 \
+	    --no-check --json >"$out/$f.cal.report.json"
 done
+step "re-optimize 1f1b's calibrated problem (solve, 20 s) and launch it"
+./pipewright solve "$out/1f1b.calibrated.json" --time-limit 20 \
+    -o "$out/solved.json"
+./pipewright launch "$out/solved.json" --backend cuda --gpus "$gpus" \
+    --workload "$shape" --iterations 5 --no-check --json \
+    >"$out/solved.cal.report.json"
+
+# PO-F's compute orders without its offloads and reloads: what offloading
+# costs is the step it adds to the same orders.
+step "po-f's orders without offload"
+python3 - "$out/po-f.json" "$out/po-f.nooff.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d.pop("measured", None)
+d["ops"] = [o for o in d["ops"] if o["kind"] not in ("OFFLOAD", "RELOAD")]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+./pipewright launch "$out/po-f.nooff.json" --backend cuda --gpus "$gpus" \
+    --workload "$shape" --iterations 5 --no-check --json \
+    >"$out/po-f.nooff.report.json"
 
 python3 - "$out" $fams <<'PY'
 import json, sys
 out, fams = sys.argv[1], sys.argv[2:]
-def cmp(p):
-    return json.load(open(p))["against_predicted"]
+def cmp(name):
+    return json.load(open("%s/%s.json" % (out, name)))["against_predicted"]
 print("%-8s %12s %12s %12s %8s" % ("schedule", "predicted", "calibrated", "measured", "meas/cal"))
-for f in fams:
-    u, c = cmp("%s/%s.report.json" % (out, f)), cmp("%s/%s.cal.report.json" % (out, f))
-    print("%-8s %10.2f ms %10.2f ms %10.2f ms %8.3f" % (f, 1e3 * u["step_predicted"],
-          1e3 * c["step_predicted"], 1e3 * c["step_measured"],
-          c["step_measured"] / c["step_predicted"]))
+for f in fams + ["solved"]:
+    c = cmp(f + ".cal.report")
+    u = "%10.2f ms" % (1e3 * cmp(f + ".report")["step_predicted"]) if f != "solved" else "%13s" % "-"
+    print("%-8s %s %10.2f ms %10.2f ms %8.3f" % (f, u, 1e3 * c["step_predicted"],
+          1e3 * c["step_measured"], c["step_measured"] / c["step_predicted"]))
+on, off = cmp("po-f.report")["step_measured"], cmp("po-f.nooff.report")["step_measured"]
+print("po-f offload slowdown: %.2f ms with offload, %.2f ms without: %+.2f%%" %
+      (1e3 * on, 1e3 * off, 100 * (on / off - 1)))
 PY
