@@ -483,6 +483,15 @@ mouse() { tm send-keys -t pw -l "$(printf '\033[<%d;%d;%d%s' "$@")"; }
 # keeps them one event.
 start 'TERM=xterm-256color ESCDELAY=1000 exec "$PW" design'
 check "design with the mouse" poll 'F\(0,0\) forward'
+# Keys that come back on the screen first, so that the click goes to a
+# designer that is reading its input (one was lost under a loaded
+# check-sanitize, its first event right after the first screen).
+screen
+ruler=$(line 3)
+keys +
+check "the designer reads keys: + zooms" changed 3 "$ruler"
+keys 0
+check "and 0 fits again, before the click" changed 3 "$(line 3)"
 mouse 0 61 6 M
 mouse 0 61 6 m
 check "a click on d1's lane selects its op there" \
