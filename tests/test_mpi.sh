@@ -53,6 +53,38 @@ export LSAN_OPTIONS
 GUARD=120
 MPI4="timeout $GUARD $MPIRUN -q --allow-run-as-root --oversubscribe -np 4"
 
+# mpi_run N CMD...: CMD as N ranks under mpirun (with the hang guard),
+# each rank through a wrapper that leaves its exit status in $tmp/ranks;
+# $status is mpirun's.  Debian 12's Open MPI 4.1 mpirun now and then
+# segfaults (139) or hangs (the guard's 124) in its own finalize, in
+# PMIx_server_finalize, after every rank has ended: 3 of 300 jobs here
+# whose ranks exit non-zero (open-mpi/ompi#13650 reports the like).
+# Only then, with every rank's status there, the job runs again, at most
+# twice; a rank that did not end is never retried.
+cat >"$tmp/rank.sh" <<'RANK'
+"$@"
+s=$?
+echo $s >"$PW_RANKS/${OMPI_COMM_WORLD_RANK:-x}"
+exit $s
+RANK
+mpi_run() {
+	np=$1
+	shift
+	tries=0
+	while :; do
+		rm -rf "$tmp/ranks"
+		mkdir -p "$tmp/ranks"
+		run env PW_RANKS="$tmp/ranks" timeout $GUARD $MPIRUN -q \
+		    --allow-run-as-root --oversubscribe -np "$np" \
+		    sh "$tmp/rank.sh" "$@"
+		{ [ "$status" -eq 139 ] || [ "$status" -eq 124 ]; } &&
+		    [ "$(ls "$tmp/ranks" | wc -l)" -eq "$np" ] &&
+		    [ $tries -lt 2 ] || break
+		echo "# every rank ended, then mpirun failed ($status) in its own finalize; once more"
+		tries=$((tries + 1))
+	done
+}
+
 # mpi_kill_one CONDITION CMD...: runs CMD in the background until
 # CONDITION holds, CMD has ended or the guard's time is up, then kills one
 # rank of it with SIGKILL: the last pid in the file $tmp/pids, which
@@ -86,12 +118,12 @@ ok "without a launcher the transport refuses to start" status_is 2
 ok "in one line saying so" [ "$(wc -l <"$tmp/err")" -eq 1 ]
 ok "naming mpirun and srun" grep -q 'needs a launcher: run it under mpirun -np P or srun' "$tmp/err"
 
-run $MPI4 "$NET" handoffs
+mpi_run 4 "$NET" handoffs
 ok "hand-offs, collectives: exit 0" status_is 0
 ok "every value as sent, on every rank" out_has '^handoffs ok on 4 ranks$'
 ok "and nothing on stderr" err_empty
 
-run $MPI4 "$NET" stop 2
+mpi_run 4 "$NET" stop 2
 ok "a stop on rank 2 ends every rank: exit 4" status_is 4
 ok "rank 0 says rank 2's word, and only that" err_lines 1
 ok "the line names rank 2" grep -q '^mpi_net: rank 2: injected failure$' "$tmp/err"
@@ -119,7 +151,7 @@ grad_errors() {
 for family in 1f1b zb-h1 po-f; do
 	run "$PW" launch "$tmp/p.json" --family $family $LAUNCH -o "$tmp/local.json"
 	cp "$tmp/out" "$tmp/local.out"
-	run $MPI4 "$PW" launch "$tmp/p.json" --family $family $LAUNCH \
+	mpi_run 4 "$PW" launch "$tmp/p.json" --family $family $LAUNCH \
 	    --transport mpi -o "$tmp/mpi.json"
 	ok "$family under MPI, 4 ranks: exit 0" status_is 0
 	ok "$family: the report says mpi" out_has '^step time   .* on cpu, mpi (median'
@@ -134,18 +166,18 @@ for family in 1f1b zb-h1 po-f; do
 	ok "$family: the measured file passes check" status_is 0
 done
 
-run env PIPEWRIGHT_FAIL_AT='2:B(2,3)' $MPI4 "$PW" launch "$tmp/p.json" \
+mpi_run 4 env PIPEWRIGHT_FAIL_AT='2:B(2,3)' "$PW" launch "$tmp/p.json" \
     --family zb-h1 $LAUNCH --transport mpi
 ok "a failure injected on rank 2 ends every rank: exit 4" status_is 4
 ok "in one line naming the op" one_error 'B(2,3)'
 ok "and the device" grep -q 'device 2' "$tmp/err"
 
 # Rank 0 alone reads the file: the others wait for it, and it ends the job.
-run $MPI4 "$PW" launch "$tmp/missing.json" --family 1f1b --transport mpi
+mpi_run 4 "$PW" launch "$tmp/missing.json" --family 1f1b --transport mpi
 ok "a refusal on rank 0 alone before the run: exit 2, no hang" status_is 2
 ok "in one line naming the file, no banner of mpirun's" one_error 'missing.json'
 
-run timeout $GUARD $MPIRUN -q --allow-run-as-root --oversubscribe -np 3 "$PW" \
+mpi_run 3 "$PW" \
     launch "$tmp/p.json" --family 1f1b $LAUNCH --transport mpi
 ok "3 ranks for 4 devices: exit 2" status_is 2
 ok "in one line naming the launch line to use" one_error 'mpirun -np 4'
