@@ -59,8 +59,9 @@ MPI4="timeout $GUARD $MPIRUN -q --allow-run-as-root --oversubscribe -np 4"
 # segfaults (139) or hangs (the guard's 124) in its own finalize, in
 # PMIx_server_finalize, after every rank has ended: 3 of 300 jobs here
 # whose ranks exit non-zero (open-mpi/ompi#13650 reports the like).
-# Only then, with every rank's status there, the job runs again, at most
-# twice; a rank that did not end is never retried.
+# Only then the job runs again, at most twice: a 139 whose backtrace is
+# mpirun's (orte_finalize), a 124 where every rank recorded its status
+# (each ended by itself); a rank that did not end is never retried.
 cat >"$tmp/rank.sh" <<'RANK'
 "$@"
 s=$?
@@ -77,10 +78,11 @@ mpi_run() {
 		run env PW_RANKS="$tmp/ranks" timeout $GUARD $MPIRUN -q \
 		    --allow-run-as-root --oversubscribe -np "$np" \
 		    sh "$tmp/rank.sh" "$@"
-		{ [ "$status" -eq 139 ] || [ "$status" -eq 124 ]; } &&
-		    [ "$(ls "$tmp/ranks" | wc -l)" -eq "$np" ] &&
-		    [ $tries -lt 2 ] || break
-		echo "# every rank ended, then mpirun failed ($status) in its own finalize; once more"
+		{ [ "$status" -eq 139 ] && grep -q 'orte_finalize' "$tmp/err"; } ||
+		    { [ "$status" -eq 124 ] &&
+		    [ "$(ls "$tmp/ranks" | wc -l)" -eq "$np" ]; } || break
+		[ $tries -lt 2 ] || break
+		echo "# mpirun failed ($status) in its own finalize; once more"
 		tries=$((tries + 1))
 	done
 }
