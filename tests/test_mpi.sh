@@ -51,7 +51,8 @@ LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$supp"
 LSAN_OPTIONS="$LSAN_OPTIONS:fast_unwind_on_malloc=0:print_suppressions=0"
 export LSAN_OPTIONS
 GUARD=120
-MPI4="timeout $GUARD $MPIRUN -q --allow-run-as-root --oversubscribe -np 4"
+MPIFLAGS="-q --allow-run-as-root --oversubscribe"
+MPI4="timeout $GUARD $MPIRUN $MPIFLAGS -np 4"
 
 # mpi_run N CMD...: CMD as N ranks under mpirun (with the hang guard),
 # each rank through a wrapper that leaves its exit status in $tmp/ranks;
@@ -75,9 +76,8 @@ mpi_run() {
 	while :; do
 		rm -rf "$tmp/ranks"
 		mkdir -p "$tmp/ranks"
-		run env PW_RANKS="$tmp/ranks" timeout $GUARD $MPIRUN -q \
-		    --allow-run-as-root --oversubscribe -np "$np" \
-		    sh "$tmp/rank.sh" "$@"
+		run env PW_RANKS="$tmp/ranks" timeout $GUARD $MPIRUN $MPIFLAGS \
+		    -np "$np" sh "$tmp/rank.sh" "$@"
 		{ [ "$status" -eq 139 ] && grep -q 'orte_finalize' "$tmp/err"; } ||
 		    { [ "$status" -eq 124 ] &&
 		    [ "$(ls "$tmp/ranks" | wc -l)" -eq "$np" ]; } || break
