@@ -84,9 +84,11 @@ fail:
 	return false;
 }
 
-/* One launch of C, its measured run in *OUT (the caller frees it). */
+/* One launch of C, its measured run in *OUT (the caller frees it); its
+ * hand-offs over the host wire when HOST_WIRE. */
 static bool
-bench_launch(const struct bench_case *c, struct pw_measured **out)
+bench_launch(const struct bench_case *c, bool host_wire,
+    struct pw_measured **out)
 {
 	struct pw_rt_result res;
 	struct pw_rt_opts o;
@@ -94,6 +96,7 @@ bench_launch(const struct bench_case *c, struct pw_measured **out)
 
 	pw_rt_opts_init(&o);
 	o.backend = PW_RT_CPU;
+	o.host_wire = host_wire;
 	o.iterations = BENCH_ITERATIONS;
 	o.reference = false;
 	if (pw_launch(c->problem, pw_plan_schedule(c->plan), &c->work, &o,
@@ -200,12 +203,30 @@ bench_floor(void)
 	return secs;
 }
 
+/* The median over BENCH_RUNS launches of C (over the host wire when
+ * HOST_WIRE) of its step per op of its busiest device, OPS; NAN when a
+ * launch fails. */
+static double
+bench_per_op(const struct bench_case *c, bool host_wire, int ops)
+{
+	double per_op[BENCH_RUNS];
+	struct pw_measured *m;
+	int r;
+
+	for (r = 0; r < BENCH_RUNS; r++) {
+		if (!bench_launch(c, host_wire, &m))
+			return NAN;
+		per_op[r] = pw_measured_step(m) / ops;
+		pw_measured_free(m);
+	}
+	return bench_median(per_op, BENCH_RUNS);
+}
+
 static void
 bench_overhead(void)
 {
 	static const char *const families[] = { "1f1b", "zb-h1" };
-	double per_op[BENCH_RUNS], us;
-	struct pw_measured *m;
+	double per_op[BENCH_RUNS], us, wire;
 	struct bench_case c;
 	size_t f;
 	int r, ops;
@@ -219,8 +240,8 @@ bench_overhead(void)
 	printf("the floor: a ring of %d threads hands a token on in %.2f us "
 	    "(median of %d runs of %d hand-offs)\n", BENCH_RING,
 	    bench_median(per_op, BENCH_RUNS) * 1e6, BENCH_RUNS, BENCH_HOPS);
-	printf("%-8s %-8s %-10s %-8s %s\n", "family", "ops/dev", "us/op",
-	    "ratio", "met");
+	printf("%-8s %-8s %-10s %-8s %-4s %s\n", "family", "ops/dev", "us/op",
+	    "ratio", "met", "us/op over the host wire (not counted)");
 	for (f = 0; f < sizeof families / sizeof families[0]; f++) {
 		if (!bench_case_new(families[f], test_problem_unit(8, 64, 0,
 		    INFINITY), "tokens=0", &c)) {
@@ -228,20 +249,15 @@ bench_overhead(void)
 			continue;
 		}
 		ops = bench_max_ops(c.problem, pw_plan_schedule(c.plan));
-		for (r = 0; r < BENCH_RUNS; r++) {
-			if (!bench_launch(&c, &m))
-				break;
-			per_op[r] = pw_measured_step(m) / ops;
-			pw_measured_free(m);
-		}
-		met = false;
-		if (r == BENCH_RUNS) {
-			us = bench_median(per_op, BENCH_RUNS) * 1e6;
-			met = us * 1e-6 < BENCH_OVERHEAD_MAX;
-			printf("%-8s %-8d %-10.2f %-8.3f %s\n", families[f], ops,
-			    us, us * 1e-6 / BENCH_OVERHEAD_MAX, met ? "yes" :
-			    "no");
-		}
+		us = bench_per_op(&c, false, ops) * 1e6;
+		/* The sequenced transport's cost: a thread per device more,
+		 * and every hand-off in the global order. */
+		wire = bench_per_op(&c, true, ops) * 1e6;
+		met = us * 1e-6 < BENCH_OVERHEAD_MAX;
+		if (!isnan(us))
+			printf("%-8s %-8d %-10.2f %-8.3f %-4s %.2f\n",
+			    families[f], ops, us, us * 1e-6 / BENCH_OVERHEAD_MAX,
+			    met ? "yes" : "no", wire);
 		bench_cases++;
 		bench_met += met;
 		bench_case_free(&c);
@@ -289,7 +305,7 @@ bench_reoptimize(const struct pw_problem *cal)
 	if (!bench_case_new(pw_families[best].name, pw_problem_copy(cal),
 	    BENCH_WORKLOAD, &c))
 		return;
-	if (bench_launch(&c, &m)) {
+	if (bench_launch(&c, false, &m)) {
 		predicted = bench_predict(c.problem, &c);
 		measured = pw_measured_step(m);
 		printf("  re-optimized: %s, predicted %.2f ms, measured %.2f ms,"
@@ -317,7 +333,7 @@ bench_calibrate_one(const char *family, struct pw_problem *p, bool counted)
 	bench_cases += counted;
 	if (!bench_case_new(family, p, BENCH_WORKLOAD, &c))
 		return;
-	if (!bench_launch(&c, &m))
+	if (!bench_launch(&c, false, &m))
 		goto out;
 	runs[0] = m;
 	if (pw_calibrate(c.problem, runs, 1, &cal, &fit, &err) != PW_OK) {

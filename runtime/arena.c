@@ -123,7 +123,7 @@ pw_rt_arena_take(struct pw_rt_arena *a, size_t bytes, const char *what,
 		    pw_fmt_bytes(b3, sizeof b3, a->limit));
 		goto out;
 	}
-	p = a->backend->alloc(a->ctx, bytes);
+	p = a->backend->device_alloc(a->ctx, bytes);
 	if (p == NULL) {
 		pw_error_set(err, "device %d, %s: the %s backend refused %s",
 		    a->device, what, pw_rt_backend_name(a->backend->kind),
@@ -148,7 +148,7 @@ pw_rt_arena_give(struct pw_rt_arena *a, void *p, size_t bytes)
 	/* A give waits for its turn too, but gives once stopped: what was
 	 * taken always goes back. */
 	pw_arena_wait_turn(a);
-	a->backend->release(a->ctx, p);
+	a->backend->device_release(a->ctx, p);
 	a->level -= (double)bytes;
 	pw_arena_count(a, bytes);
 	pthread_mutex_unlock(&a->lock);

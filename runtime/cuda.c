@@ -1,12 +1,23 @@
 /*
  * The CUDA backend: the workload's primitives (rt_int.h) on NVIDIA GPUs,
  * GEMMs through cuBLAS, the rest through the kernels of cuda_kernels.cu.
- * Each pipeline device has its own stream and cuBLAS handle on the GPU
- * pw_rt_gpu_of maps it to, so devices that share a GPU (an emulation) are
- * separate streams.  Every primitive returns when its result is there
- * (the interface is synchronous), and device memory is managed memory, so
- * that the engine's transports, which copy with the host's memcpy, and the
- * workload's host reads of the loss reach it.
+ * Each pipeline device has three streams on the GPU pw_rt_gpu_of maps it
+ * to (so devices that share a GPU, an emulation, are separate streams):
+ * compute, with its cuBLAS handle; D2H, where offloads copy into pinned
+ * host memory; H2D, where reloads copy back.  An offload's stream waits
+ * for its forward's end event, and a backward's compute for its reload's,
+ * so the GPU keeps the schedule's order whatever the host threads do.
+ * Every primitive returns when its result is there (the interface is
+ * synchronous), and every op is timed by events on its stream, read after
+ * the iteration against a reference event taken at its start: the
+ * measured timeline is the GPU's.
+ *
+ * Memory: what the arena accounts comes from one pool per device
+ * (cudaMalloc'd when the device opens, sized from the problem by the
+ * engine, handed out by pool.c), and the reservation is checked against
+ * cudaMemGetInfo then; offloaded tensors wait in a pool of pinned host
+ * memory (cudaHostAlloc).  The engine's hand-off buffers and the loss are
+ * managed memory, which the local transport and the host reach.
  *
  * The GEMM's arithmetic: bf16 inputs with fp32 accumulation
  * (CUBLAS_COMPUTE_32F_FAST_16BF) unless PW_CUDA_MATH=fp32 in the
@@ -14,6 +25,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,26 +36,58 @@
 #include "cuda_int.h"
 #include "rt_int.h"
 
+/* A pool's pieces start at multiples of this (cudaMalloc's own). */
+#define PW_CUDA_ALIGN	256
+
 struct pw_cuda_ctx {
 	int		 device;
 	int		 gpu;
-	cudaStream_t	 stream;
+	cudaStream_t	 stream[PW_RT_NLANES];
 	cublasHandle_t	 blas;
 	cublasComputeType_t math;
 	double		*loss;		/* one double of managed memory */
+	void		*pool_base;	/* the pool's device memory */
+	struct pw_rt_pool *pool;
+	void		*host_base;	/* the pinned host pool */
+	struct pw_rt_pool *host;
+	/* The events of the ops in each slot: start and end, made on first
+	 * use; the reference the iteration's times count from. */
+	size_t		 nslots;
+	cudaEvent_t	*ev;		/* [nslots * 2] */
+	cudaEvent_t	 ref;
+	double		 ref_host;	/* pw_now when REF completed */
 };
 
-/* The pipeline devices of this launch and the GPUs pw_rt_gpu_of spreads
- * them over (0: every one visible).  Set by pw_rt_cuda_plan before any
- * device opens. */
-static int pw_cuda_ndevices = 1;
-static int pw_cuda_ngpus;
+/* What pw_rt_cuda_plan was told (its arrays copied), for the devices'
+ * opens. */
+static struct pw_rt_cuda_plan pw_cuda_planned = { 1, 0, 0, NULL, NULL };
+static double *pw_cuda_pool_bytes, *pw_cuda_host_bytes;
+
+/* A copy of N doubles of SRC, or NULL for none: the caller's. */
+static double *
+pw_cuda_doubles(const double *src, int n)
+{
+	double *d;
+
+	if (src == NULL || n < 1)
+		return NULL;
+	d = pw_xcalloc((size_t)n, sizeof *d);
+	memcpy(d, src, (size_t)n * sizeof *d);
+	return d;
+}
 
 void
-pw_rt_cuda_plan(int devices, int gpus)
+pw_rt_cuda_plan(const struct pw_rt_cuda_plan *plan)
 {
-	pw_cuda_ndevices = devices > 0 ? devices : 1;
-	pw_cuda_ngpus = gpus;
+	free(pw_cuda_pool_bytes);
+	free(pw_cuda_host_bytes);
+	pw_cuda_planned = *plan;
+	if (pw_cuda_planned.devices < 1)
+		pw_cuda_planned.devices = 1;
+	pw_cuda_pool_bytes = pw_cuda_doubles(plan->pool, pw_cuda_planned.devices);
+	pw_cuda_host_bytes = pw_cuda_doubles(plan->host, pw_cuda_planned.devices);
+	pw_cuda_planned.pool = pw_cuda_pool_bytes;
+	pw_cuda_planned.host = pw_cuda_host_bytes;
 }
 
 int
@@ -61,6 +105,14 @@ pw_rt_cuda_gpus(char *why, size_t len)
 		return 0;
 	}
 	return n;
+}
+
+int
+pw_rt_cuda_gpu(const void *ctx)
+{
+	const struct pw_cuda_ctx *c = ctx;
+
+	return c->gpu;
 }
 
 /* The launcher's local rank (Open MPI, then Slurm), or -1 outside one. */
@@ -85,46 +137,124 @@ pw_cuda_fail(const struct pw_cuda_ctx *c, const char *op, const char *call,
 	return PW_ERR_RUNTIME;
 }
 
-/* Waits for what CTX's stream holds; the launch status LAUNCH first. */
+/* Waits for what LANE's stream of CTX holds; the launch status LAUNCH
+ * first. */
 static int
-pw_cuda_done(const struct pw_cuda_ctx *c, const char *op, int launch,
-    struct pw_error *err)
+pw_cuda_lane_done(const struct pw_cuda_ctx *c, enum pw_rt_lane lane,
+    const char *op, int launch, struct pw_error *err)
 {
 	cudaError_t ce = (cudaError_t)launch;
 
 	if (ce != cudaSuccess)
 		return pw_cuda_fail(c, op, "kernel launch",
 		    cudaGetErrorString(ce), err);
-	if ((ce = cudaStreamSynchronize(c->stream)) != cudaSuccess)
+	if ((ce = cudaStreamSynchronize(c->stream[lane])) != cudaSuccess)
 		return pw_cuda_fail(c, op, "cudaStreamSynchronize",
 		    cudaGetErrorString(ce), err);
 	return PW_OK;
+}
+
+/* The same on the compute stream, where every primitive but a transfer
+ * runs. */
+static int
+pw_cuda_done(const struct pw_cuda_ctx *c, const char *op, int launch,
+    struct pw_error *err)
+{
+	return pw_cuda_lane_done(c, PW_RT_LANE_COMPUTE, op, launch, err);
 }
 
 static void
 pw_cuda_close(void *ctx)
 {
 	struct pw_cuda_ctx *c = ctx;
+	size_t i;
+	int l;
 
 	if (c == NULL)
 		return;
 	cudaSetDevice(c->gpu);
+	for (i = 0; c->ev != NULL && i < 2 * c->nslots; i++)
+		if (c->ev[i] != NULL)
+			cudaEventDestroy(c->ev[i]);
+	free(c->ev);
+	if (c->ref != NULL)
+		cudaEventDestroy(c->ref);
+	pw_rt_pool_free(c->pool);
+	if (c->pool_base != NULL)
+		cudaFree(c->pool_base);
+	pw_rt_pool_free(c->host);
+	if (c->host_base != NULL)
+		cudaFreeHost(c->host_base);
 	if (c->loss != NULL)
 		cudaFree(c->loss);
 	if (c->blas != NULL)
 		cublasDestroy(c->blas);
-	if (c->stream != NULL)
-		cudaStreamDestroy(c->stream);
+	for (l = 0; l < PW_RT_NLANES; l++)
+		if (c->stream[l] != NULL)
+			cudaStreamDestroy(c->stream[l]);
 	free(c);
+}
+
+/* The device's pool of BYTES: allocated at once, and the reservation
+ * checked against cudaMemGetInfo (the free memory must drop by at least
+ * the pool, or the pool is not the device memory it is counted as). */
+static int
+pw_cuda_open_pool(struct pw_cuda_ctx *c, double bytes, struct pw_error *err)
+{
+	size_t free0, free1, total, n = (size_t)bytes;
+	char b1[32], b2[32], why[160];
+	cudaError_t ce;
+
+	if ((ce = cudaMemGetInfo(&free0, &total)) != cudaSuccess)
+		return pw_cuda_fail(c, "open", "cudaMemGetInfo",
+		    cudaGetErrorString(ce), err);
+	if ((ce = cudaMalloc(&c->pool_base, n)) != cudaSuccess) {
+		c->pool_base = NULL;
+		snprintf(why, sizeof why, "%s for the pool of %s (%s free)",
+		    cudaGetErrorString(ce), pw_fmt_bytes(b1, sizeof b1, bytes),
+		    pw_fmt_bytes(b2, sizeof b2, (double)free0));
+		return pw_cuda_fail(c, "open", "cudaMalloc", why, err);
+	}
+	if ((ce = cudaMemGetInfo(&free1, &total)) != cudaSuccess)
+		return pw_cuda_fail(c, "open", "cudaMemGetInfo",
+		    cudaGetErrorString(ce), err);
+	if (free1 > free0 || free0 - free1 < n) {
+		snprintf(why, sizeof why, "the free memory fell by %s for a "
+		    "pool of %s", pw_fmt_bytes(b1, sizeof b1, free1 > free0 ?
+		    0.0 : (double)(free0 - free1)), pw_fmt_bytes(b2, sizeof b2,
+		    bytes));
+		return pw_cuda_fail(c, "open", "cudaMemGetInfo", why, err);
+	}
+	c->pool = pw_rt_pool_new(c->pool_base, n, PW_CUDA_ALIGN);
+	return PW_OK;
+}
+
+/* The pinned host pool of BYTES. */
+static int
+pw_cuda_open_host(struct pw_cuda_ctx *c, double bytes, struct pw_error *err)
+{
+	char b1[32], why[128];
+	cudaError_t ce;
+
+	if ((ce = cudaHostAlloc(&c->host_base, (size_t)bytes,
+	    cudaHostAllocPortable)) != cudaSuccess) {
+		c->host_base = NULL;
+		snprintf(why, sizeof why, "%s for %s of pinned host memory",
+		    cudaGetErrorString(ce), pw_fmt_bytes(b1, sizeof b1, bytes));
+		return pw_cuda_fail(c, "open", "cudaHostAlloc", why, err);
+	}
+	c->host = pw_rt_pool_new(c->host_base, (size_t)bytes, PW_CUDA_ALIGN);
+	return PW_OK;
 }
 
 /* *CTX is the caller's (pw_cuda_close). */
 static int
 pw_cuda_open(int device, void **ctx, struct pw_error *err)
 {
+	const struct pw_rt_cuda_plan *plan = &pw_cuda_planned;
 	struct pw_cuda_ctx *c;
 	char why[160];
-	int n, local, rc = PW_OK;
+	int n, local, l, rc = PW_OK;
 	cudaError_t ce;
 
 	*ctx = NULL;
@@ -132,34 +262,51 @@ pw_cuda_open(int device, void **ctx, struct pw_error *err)
 		pw_error_set(err, "cuda: device %d: %s", device, why);
 		return PW_ERR_INPUT;
 	}
-	if (pw_cuda_ngpus > 0 && pw_cuda_ngpus < n)
-		n = pw_cuda_ngpus;
+	if (plan->gpus > 0 && plan->gpus < n)
+		n = plan->gpus;
 	c = pw_xcalloc(1, sizeof *c);
 	c->device = device;
 	local = pw_cuda_local_rank();
 	c->gpu = local >= 0 ? local % n :
-	    pw_rt_gpu_of(device, pw_cuda_ndevices, n);
+	    pw_rt_gpu_of(device, plan->devices, n);
 	c->math = pw_rt_math_of(PW_RT_CUDA, getenv("PW_CUDA_MATH")) ==
 	    PW_RT_FP32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_16BF;
+	c->nslots = plan->nops;
+	c->ev = pw_xcalloc(2 * c->nslots + 1, sizeof *c->ev);
 	if ((ce = cudaSetDevice(c->gpu)) != cudaSuccess)
 		rc = pw_cuda_fail(c, "open", "cudaSetDevice",
 		    cudaGetErrorString(ce), err);
-	else if ((ce = cudaStreamCreateWithFlags(&c->stream,
-	    cudaStreamNonBlocking)) != cudaSuccess)
-		rc = pw_cuda_fail(c, "open", "cudaStreamCreate",
-		    cudaGetErrorString(ce), err);
-	else if (cublasCreate(&c->blas) != CUBLAS_STATUS_SUCCESS) {
+	for (l = 0; l < PW_RT_NLANES && rc == PW_OK; l++)
+		if ((ce = cudaStreamCreateWithFlags(&c->stream[l],
+		    cudaStreamNonBlocking)) != cudaSuccess) {
+			c->stream[l] = NULL;
+			rc = pw_cuda_fail(c, "open", "cudaStreamCreate",
+			    cudaGetErrorString(ce), err);
+		}
+	if (rc == PW_OK && cublasCreate(&c->blas) != CUBLAS_STATUS_SUCCESS) {
 		c->blas = NULL;
 		rc = pw_cuda_fail(c, "open", "cublasCreate", "failed", err);
-	} else if (cublasSetStream(c->blas, c->stream) !=
-	    CUBLAS_STATUS_SUCCESS)
+	} else if (rc == PW_OK && cublasSetStream(c->blas,
+	    c->stream[PW_RT_LANE_COMPUTE]) != CUBLAS_STATUS_SUCCESS)
 		rc = pw_cuda_fail(c, "open", "cublasSetStream", "failed", err);
-	else if ((ce = cudaMallocManaged((void **)&c->loss, sizeof *c->loss,
+	else if (rc == PW_OK && (ce = cudaMallocManaged((void **)&c->loss,
+	    sizeof *c->loss,
 	    cudaMemAttachGlobal)) != cudaSuccess) {
 		c->loss = NULL;
 		rc = pw_cuda_fail(c, "open", "cudaMallocManaged",
 		    cudaGetErrorString(ce), err);
+	} else if (rc == PW_OK && (ce = cudaEventCreate(&c->ref)) !=
+	    cudaSuccess) {
+		c->ref = NULL;
+		rc = pw_cuda_fail(c, "open", "cudaEventCreate",
+		    cudaGetErrorString(ce), err);
 	}
+	if (rc == PW_OK && plan->pool != NULL && device < plan->devices &&
+	    plan->pool[device] > 0)
+		rc = pw_cuda_open_pool(c, plan->pool[device], err);
+	if (rc == PW_OK && plan->host != NULL && device < plan->devices &&
+	    plan->host[device] > 0)
+		rc = pw_cuda_open_host(c, plan->host[device], err);
 	if (rc != PW_OK) {
 		pw_cuda_close(c);
 		return rc;
@@ -168,8 +315,37 @@ pw_cuda_open(int device, void **ctx, struct pw_error *err)
 	return PW_OK;
 }
 
-/* The caller owns what it returns (pw_cuda_release); NULL when the GPU
- * has no room. */
+/* From the device's pool (or cudaMalloc where it has none): the
+ * caller's until pw_cuda_device_release; NULL when there is no room. */
+static void *
+pw_cuda_device_alloc(void *ctx, size_t bytes)
+{
+	struct pw_cuda_ctx *c = ctx;
+	void *p = NULL;
+
+	if (c->pool != NULL)
+		return pw_rt_pool_take(c->pool, bytes, NULL);
+	cudaSetDevice(c->gpu);
+	if (cudaMalloc(&p, bytes == 0 ? 1 : bytes) != cudaSuccess)
+		return NULL;
+	return p;
+}
+
+static void
+pw_cuda_device_release(void *ctx, void *p)
+{
+	struct pw_cuda_ctx *c = ctx;
+
+	if (c->pool != NULL) {
+		pw_rt_pool_give(c->pool, p);
+		return;
+	}
+	cudaSetDevice(c->gpu);
+	cudaFree(p);
+}
+
+/* Managed memory (the host reaches it): the caller owns it
+ * (pw_cuda_release); NULL when the GPU has no room. */
 static void *
 pw_cuda_alloc(void *ctx, size_t bytes)
 {
@@ -192,7 +368,8 @@ pw_cuda_release(void *ctx, void *p)
 	cudaFree(p);
 }
 
-/* Pinned host memory, where offloaded tensors wait; the caller owns it
+/* Pinned host memory, where offloaded tensors wait: from the host pool
+ * (cudaHostAlloc where there is none); the caller owns it
  * (pw_cuda_host_release), NULL when refused. */
 static void *
 pw_cuda_host_alloc(void *ctx, size_t bytes)
@@ -200,6 +377,8 @@ pw_cuda_host_alloc(void *ctx, size_t bytes)
 	struct pw_cuda_ctx *c = ctx;
 	void *p = NULL;
 
+	if (c->host != NULL)
+		return pw_rt_pool_take(c->host, bytes, NULL);
 	cudaSetDevice(c->gpu);
 	if (cudaHostAlloc(&p, bytes == 0 ? 1 : bytes, cudaHostAllocPortable) !=
 	    cudaSuccess)
@@ -210,7 +389,12 @@ pw_cuda_host_alloc(void *ctx, size_t bytes)
 static void
 pw_cuda_host_release(void *ctx, void *p)
 {
-	(void)ctx;
+	struct pw_cuda_ctx *c = ctx;
+
+	if (c->host != NULL) {
+		pw_rt_pool_give(c->host, p);
+		return;
+	}
 	cudaFreeHost(p);
 }
 
@@ -229,7 +413,7 @@ pw_cuda_gemm(void *ctx, bool ta, bool tb, size_t m, size_t n, size_t k,
 	cudaSetDevice(x->gpu);
 	if (k == 0)
 		return pw_cuda_done(x, "gemm",
-		    pw_cuk_launch_scale(x->stream, m, n, beta, c, ldc), err);
+		    pw_cuk_launch_scale(x->stream[PW_RT_LANE_COMPUTE], m, n, beta, c, ldc), err);
 	if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX ||
 	    lda > INT32_MAX || ldb > INT32_MAX || ldc > INT32_MAX) {
 		pw_error_set(err, "cuda: a GEMM of %zu x %zu x %zu is beyond "
@@ -255,7 +439,7 @@ pw_cuda_gelu(void *ctx, const float *h, float *a, size_t n,
 	if (n == 0)
 		return PW_OK;
 	cudaSetDevice(c->gpu);
-	return pw_cuda_done(c, "gelu", pw_cuk_launch_gelu(c->stream, h, a, n),
+	return pw_cuda_done(c, "gelu", pw_cuk_launch_gelu(c->stream[PW_RT_LANE_COMPUTE], h, a, n),
 	    err);
 }
 
@@ -269,7 +453,7 @@ pw_cuda_gelu_grad(void *ctx, float *h, const float *da, size_t n,
 		return PW_OK;
 	cudaSetDevice(c->gpu);
 	return pw_cuda_done(c, "gelu_grad",
-	    pw_cuk_launch_gelu_grad(c->stream, h, da, n), err);
+	    pw_cuk_launch_gelu_grad(c->stream[PW_RT_LANE_COMPUTE], h, da, n), err);
 }
 
 static int
@@ -281,7 +465,7 @@ pw_cuda_loss(void *ctx, float *y, const float *t, size_t n, double *loss,
 
 	cudaSetDevice(c->gpu);
 	rc = pw_cuda_done(c, "loss",
-	    pw_cuk_launch_loss(c->stream, y, t, n, c->loss), err);
+	    pw_cuk_launch_loss(c->stream[PW_RT_LANE_COMPUTE], y, t, n, c->loss), err);
 	if (rc == PW_OK)
 		*loss = *c->loss;
 	return rc;
@@ -297,7 +481,7 @@ pw_cuda_fill(void *ctx, float *x, size_t n, uint64_t state, float scale,
 		return PW_OK;
 	cudaSetDevice(c->gpu);
 	return pw_cuda_done(c, "fill",
-	    pw_cuk_launch_fill(c->stream, x, n, state, scale), err);
+	    pw_cuk_launch_fill(c->stream[PW_RT_LANE_COMPUTE], x, n, state, scale), err);
 }
 
 static int
@@ -310,7 +494,7 @@ pw_cuda_axpy(void *ctx, size_t n, float alpha, const float *x, float *y,
 		return PW_OK;
 	cudaSetDevice(c->gpu);
 	/* The interface's X is const to its readers; the step zeroes it. */
-	return pw_cuda_done(c, "axpy", pw_cuk_launch_axpy(c->stream, n, alpha,
+	return pw_cuda_done(c, "axpy", pw_cuk_launch_axpy(c->stream[PW_RT_LANE_COMPUTE], n, alpha,
 	    (float *)(uintptr_t)x, y), err);
 }
 
@@ -323,7 +507,7 @@ pw_cuda_zero(void *ctx, float *x, size_t n, struct pw_error *err)
 		return PW_OK;
 	cudaSetDevice(c->gpu);
 	return pw_cuda_done(c, "zero", (int)cudaMemsetAsync(x, 0,
-	    n * sizeof *x, c->stream), err);
+	    n * sizeof *x, c->stream[PW_RT_LANE_COMPUTE]), err);
 }
 
 /* Unified addressing tells the direction from the pointers; DIR names the
@@ -334,19 +518,128 @@ pw_cuda_copy(void *ctx, float *dst, const float *src, size_t n,
 {
 	static const char *const names[] = { "copy d2d", "offload d2h",
 	    "reload h2d" };
+	static const enum pw_rt_lane lanes[] = { PW_RT_LANE_COMPUTE,
+	    PW_RT_LANE_D2H, PW_RT_LANE_H2D };
 	struct pw_cuda_ctx *c = ctx;
 
 	if (n == 0)
 		return PW_OK;
 	cudaSetDevice(c->gpu);
-	return pw_cuda_done(c, names[dir], (int)cudaMemcpyAsync(dst, src,
-	    n * sizeof *dst, cudaMemcpyDefault, c->stream), err);
+	return pw_cuda_lane_done(c, lanes[dir], names[dir],
+	    (int)cudaMemcpyAsync(dst, src, n * sizeof *dst, cudaMemcpyDefault,
+	    c->stream[lanes[dir]]), err);
+}
+
+/* ------------------------------------------------------------------ */
+/* The device's clock                                                  */
+
+static int
+pw_cuda_clock_start(void *ctx, struct pw_error *err)
+{
+	struct pw_cuda_ctx *c = ctx;
+	cudaError_t ce;
+
+	cudaSetDevice(c->gpu);
+	if ((ce = cudaEventRecord(c->ref, c->stream[PW_RT_LANE_COMPUTE])) !=
+	    cudaSuccess || (ce = cudaEventSynchronize(c->ref)) != cudaSuccess)
+		return pw_cuda_fail(c, "clock", "cudaEventRecord",
+		    cudaGetErrorString(ce), err);
+	c->ref_host = pw_now();
+	return PW_OK;
+}
+
+/* The event of SLOT's start or end, made on first use (NULL with ERR
+ * when it cannot be). */
+static cudaEvent_t
+pw_cuda_event(struct pw_cuda_ctx *c, size_t slot, bool end,
+    struct pw_error *err)
+{
+	cudaEvent_t *ev;
+	cudaError_t ce;
+
+	if (slot >= c->nslots) {
+		pw_error_set(err, "cuda: device %d: op slot %zu of %zu planned",
+		    c->device, slot, c->nslots);
+		return NULL;
+	}
+	ev = &c->ev[2 * slot + (end ? 1 : 0)];
+	if (*ev == NULL && (ce = cudaEventCreate(ev)) != cudaSuccess) {
+		*ev = NULL;
+		pw_cuda_fail(c, "clock", "cudaEventCreate",
+		    cudaGetErrorString(ce), err);
+	}
+	return *ev;
+}
+
+static int
+pw_cuda_mark(void *ctx, enum pw_rt_lane lane, size_t slot, bool end,
+    struct pw_error *err)
+{
+	struct pw_cuda_ctx *c = ctx;
+	cudaEvent_t ev;
+	cudaError_t ce;
+
+	cudaSetDevice(c->gpu);
+	if ((ev = pw_cuda_event(c, slot, end, err)) == NULL)
+		return PW_ERR_RUNTIME;
+	if ((ce = cudaEventRecord(ev, c->stream[lane])) != cudaSuccess)
+		return pw_cuda_fail(c, "clock", "cudaEventRecord",
+		    cudaGetErrorString(ce), err);
+	return PW_OK;
+}
+
+static int
+pw_cuda_wait(void *ctx, enum pw_rt_lane lane, size_t slot,
+    struct pw_error *err)
+{
+	struct pw_cuda_ctx *c = ctx;
+	cudaEvent_t ev;
+	cudaError_t ce;
+
+	cudaSetDevice(c->gpu);
+	if ((ev = pw_cuda_event(c, slot, true, err)) == NULL)
+		return PW_ERR_RUNTIME;
+	if ((ce = cudaStreamWaitEvent(c->stream[lane], ev, 0)) != cudaSuccess)
+		return pw_cuda_fail(c, "order", "cudaStreamWaitEvent",
+		    cudaGetErrorString(ce), err);
+	return PW_OK;
+}
+
+static int
+pw_cuda_op_time(void *ctx, size_t slot, bool end, double *t,
+    struct pw_error *err)
+{
+	struct pw_cuda_ctx *c = ctx;
+	cudaEvent_t ev;
+	cudaError_t ce;
+	float ms;
+
+	cudaSetDevice(c->gpu);
+	if ((ev = pw_cuda_event(c, slot, end, err)) == NULL)
+		return PW_ERR_RUNTIME;
+	if ((ce = cudaEventSynchronize(ev)) != cudaSuccess ||
+	    (ce = cudaEventElapsedTime(&ms, c->ref, ev)) != cudaSuccess)
+		return pw_cuda_fail(c, "clock", "cudaEventElapsedTime",
+		    cudaGetErrorString(ce), err);
+	/* The reference completed just before REF_HOST was read. */
+	*t = c->ref_host + (double)ms / 1e3;
+	return PW_OK;
+}
+
+static double
+pw_cuda_peak(void *ctx)
+{
+	struct pw_cuda_ctx *c = ctx;
+
+	return c->pool != NULL ? (double)pw_rt_pool_peak(c->pool) : NAN;
 }
 
 const struct pw_rt_backend_ops pw_rt_cuda = {
 	.kind = PW_RT_CUDA,
 	.open = pw_cuda_open,
 	.close = pw_cuda_close,
+	.device_alloc = pw_cuda_device_alloc,
+	.device_release = pw_cuda_device_release,
 	.alloc = pw_cuda_alloc,
 	.release = pw_cuda_release,
 	.host_alloc = pw_cuda_host_alloc,
@@ -359,4 +652,9 @@ const struct pw_rt_backend_ops pw_rt_cuda = {
 	.axpy = pw_cuda_axpy,
 	.zero = pw_cuda_zero,
 	.copy = pw_cuda_copy,
+	.clock_start = pw_cuda_clock_start,
+	.mark = pw_cuda_mark,
+	.wait = pw_cuda_wait,
+	.op_time = pw_cuda_op_time,
+	.peak = pw_cuda_peak,
 };

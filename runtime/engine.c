@@ -231,6 +231,25 @@ pw_rt_opts_init(struct pw_rt_opts *o)
 	o->seed = 1;
 }
 
+int
+pw_rt_wire_env(const char *value, struct pw_rt_opts *o, struct pw_error *err)
+{
+	char *shown;
+
+	o->host_wire = false;
+	if (value == NULL || *value == '\0')
+		return PW_OK;
+	if (strcmp(value, "host") == 0) {
+		o->host_wire = true;
+		return PW_OK;
+	}
+	shown = pw_escape(value);
+	pw_error_set(err, "PIPEWRIGHT_WIRE=\"%s\": the one wire to ask for "
+	    "is host", shown);
+	free(shown);
+	return PW_ERR_INPUT;
+}
+
 uint64_t
 pw_rt_tag(struct pw_op op)
 {
@@ -274,14 +293,145 @@ pw_engine_add_worker(struct pw_engine *e, int device, int channel)
 		free(w->ops);
 }
 
+/* The wire E's hand-offs go over, in *WIRE, or NULL for the base net's
+ * own: on the CUDA backend NCCL where every device has a GPU of its own
+ * (one process with several devices, or a rank each), device-to-device
+ * copies where devices share a GPU (an emulation: NCCL refuses two ranks
+ * on one GPU); the host wire where the options ask for it. */
+static int
+pw_engine_pick_wire(struct pw_engine *e, struct pw_rt_wire **wire,
+    struct pw_error *err)
+{
+	*wire = NULL;
+	if (e->opts->host_wire)
+		return pw_rt_wire_host(e->p->devices, wire, err);
+#ifdef HAVE_CUDA
+	if (e->backend->kind == PW_RT_CUDA && e->p->devices > 1) {
+		int *gpu = pw_xcalloc((size_t)e->p->devices, sizeof *gpu), d, k;
+		bool shared = false;
+		int rc = PW_OK;
+
+		for (d = 0; d < e->p->devices; d++)
+			gpu[d] = e->dev[d].here ? pw_rt_cuda_gpu(e->dev[d].ctx) : -1;
+		for (d = 0; d < e->p->devices; d++)
+			for (k = 0; k < d; k++)
+				shared |= gpu[d] >= 0 && gpu[d] == gpu[k];
+		rc = e->net->kind == PW_RT_MPI || !shared ?
+		    pw_rt_wire_nccl(e->net, e->p->devices, gpu, wire, err) :
+		    pw_rt_wire_cuda_copies(e->p->devices, gpu, wire, err);
+		free(gpu);
+		return rc;
+	}
+#endif
+	return PW_OK;
+}
+
+/* Puts E's hand-offs on the wire pw_engine_pick_wire picks, through the
+ * sequenced transport over E's net. */
+static int
+pw_engine_wire(struct pw_engine *e, struct pw_error *err)
+{
+	struct pw_rt_message *msgs;
+	struct pw_rt_wire *wire;
+	struct pw_rt_net *net;
+	size_t n;
+	int rc;
+
+	if ((rc = pw_engine_pick_wire(e, &wire, err)) != PW_OK || wire == NULL)
+		return rc;
+	msgs = pw_rt_messages(e->p, e->timed, e->nops, &n);
+	rc = pw_rt_net_wire(e->net, wire, e->p->devices, msgs, n, e->io,
+	    e->total, &net, err);
+	free(msgs);
+	if (rc == PW_OK)
+		e->net = net;
+	return rc;
+}
+
+#ifdef HAVE_CUDA
+/* The most bytes of device D's activations that wait in host memory at
+ * once on the simulated timeline: each from its offload's start to its
+ * reload's end (a reload frees its host copy as it ends; at one instant
+ * the takes count before the gives). */
+static double
+pw_engine_host_peak(const struct pw_engine *e, int d)
+{
+	struct pw_engine_move { double t; double bytes; } *mv;
+	double level = 0, peak = 0;
+	size_t i, n = 0;
+
+	mv = pw_xcalloc(e->nops + 1, sizeof *mv);
+	for (i = 0; i < e->nops; i++) {
+		const struct pw_timed_op *o = &e->timed[i];
+
+		if (o->device != d || !pw_kind_is_transfer(o->op.kind))
+			continue;
+		mv[n].t = o->op.kind == PW_OFFLOAD ? o->start : o->end;
+		mv[n++].bytes = o->op.kind == PW_OFFLOAD ? o->bytes : -o->bytes;
+	}
+	/* Insertion by time, takes first at a tie: a device's transfers are
+	 * few against its ops, and this runs once a launch. */
+	for (i = 1; i < n; i++) {
+		struct pw_engine_move x = mv[i];
+		size_t j = i;
+
+		while (j > 0 && (mv[j - 1].t > x.t || (mv[j - 1].t == x.t &&
+		    mv[j - 1].bytes < 0 && x.bytes > 0))) {
+			mv[j] = mv[j - 1];
+			j--;
+		}
+		mv[j] = x;
+	}
+	for (i = 0; i < n; i++) {
+		level += mv[i].bytes;
+		if (level > peak)
+			peak = level;
+	}
+	free(mv);
+	return peak;
+}
+
+/* Tells the CUDA backend what its devices open with: the GPUs, the op
+ * slots its events time, and each device's pools, sized from the
+ * simulated peaks with room for the pools' alignment and first-fit
+ * fragmentation (an eighth, and 64 MiB; docs/runtime.md). */
+static void
+pw_engine_plan_cuda(struct pw_engine *e)
+{
+	int d, n = e->p->devices;
+	double *pool = pw_xcalloc((size_t)n, sizeof *pool);
+	double *host = pw_xcalloc((size_t)n, sizeof *host);
+	struct pw_rt_cuda_plan plan;
+
+	for (d = 0; d < n; d++) {
+		double h = pw_engine_host_peak(e, d);
+
+		pool[d] = ceil(e->predicted[d] * 1.125) + 64.0 * 1048576;
+		host[d] = h > 0 ? ceil(h * 1.125) + 1048576 : 0;
+	}
+	plan.devices = n;
+	plan.gpus = pw_engine_gpus(e->opts);
+	plan.nops = e->nops;
+	plan.pool = pool;
+	plan.host = host;
+	pw_rt_cuda_plan(&plan);
+	free(pool);
+	free(host);
+}
+#endif
+
 /* Opens what the devices of this process need: the backend, the arena,
- * the stages, the workers. */
+ * the stages, the workers, the wire. */
 static int
 pw_engine_open(struct pw_engine *e, struct pw_error *err)
 {
 	const struct pw_problem *p = e->p;
 	int d, s, c, rc;
 
+#ifdef HAVE_CUDA
+	if (e->backend->kind == PW_RT_CUDA)
+		pw_engine_plan_cuda(e);
+#endif
 	e->workers = pw_xcalloc((size_t)p->devices * (size_t)(e->sched->nchannels + 1),
 	    sizeof *e->workers);
 	for (d = 0; d < p->devices; d++) {
@@ -310,7 +460,7 @@ pw_engine_open(struct pw_engine *e, struct pw_error *err)
 			return rc;
 		}
 	}
-	return PW_OK;
+	return pw_engine_wire(e, err);
 }
 
 static void
@@ -355,6 +505,7 @@ pw_engine_free(struct pw_engine *e)
 	free(e->ended);
 	free(e->slot);
 	free(e->timed);
+	free(e->predicted);
 	free(e->rec);
 	free(e->host);
 	pw_where_free(e->where);
@@ -400,6 +551,38 @@ pw_engine_watch(struct pw_engine *e, int it)
 	pw_engine_stop(e, PW_ERR_CANCELLED, &err, true);
 }
 
+/* Where the backend has a clock of its own (CUDA's events), the ops of
+ * iteration IT on this process's devices as it saw them: the records of
+ * a measured iteration and the span come from it, not from the host's
+ * marks, which include the host's waits for the device. */
+static int
+pw_engine_device_times(struct pw_engine *e, int it, struct pw_error *err)
+{
+	int k = it - e->opts->warmup, rc;
+	double t[2], span = 0;
+	size_t i;
+
+	if (e->backend->op_time == NULL)
+		return PW_OK;
+	for (i = 0; i < e->nops; i++) {
+		void *ctx = e->dev[e->timed[i].device].ctx;
+
+		if (!e->dev[e->timed[i].device].here)
+			continue;
+		if ((rc = e->backend->op_time(ctx, i, false, &t[0], err)) != PW_OK ||
+		    (rc = e->backend->op_time(ctx, i, true, &t[1], err)) != PW_OK)
+			return rc;
+		if (k >= 0) {
+			pw_engine_rec(e, k, i)[PW_ENGINE_START] = t[0] - e->t0;
+			pw_engine_rec(e, k, i)[PW_ENGINE_END] = t[1] - e->t0;
+		}
+		if (t[1] - e->t0 > span)
+			span = t[1] - e->t0;
+	}
+	e->span = span;
+	return PW_OK;
+}
+
 /* Starts iteration IT on every worker and waits for them, watching the
  * cancel; the span and loss of this process in *TICK. */
 static int
@@ -418,6 +601,12 @@ pw_engine_step(struct pw_engine *e, int it, struct pw_engine_tick *tick)
 		pw_engine_stop(e, PW_ERR_RUNTIME, &err, true);
 		return rc;
 	}
+	for (d = 0; d < e->p->devices && e->backend->clock_start != NULL; d++)
+		if (e->dev[d].here &&
+		    (rc = e->backend->clock_start(e->dev[d].ctx, &err)) != PW_OK) {
+			pw_engine_stop(e, rc, &err, true);
+			return rc;
+		}
 	pw_engine_watch(e, it);
 	pthread_mutex_lock(&e->lock);
 	for (d = 0; d < e->p->devices; d++)
@@ -437,11 +626,13 @@ pw_engine_step(struct pw_engine *e, int it, struct pw_engine_tick *tick)
 		if (e->done < e->nworkers)
 			pw_sync_wait(&e->changed, &e->lock, PW_RT_WAIT);
 	}
+	rc = atomic_load(&e->stop) ? e->rc : PW_OK;
+	pthread_mutex_unlock(&e->lock);
+	if (rc == PW_OK && (rc = pw_engine_device_times(e, it, &err)) != PW_OK)
+		pw_engine_stop(e, rc, &err, true);
 	tick->span = e->span;
 	tick->loss = e->loss;
 	tick->has_loss = e->dev[e->p->stages[e->p->nstages - 1].device].here;
-	rc = atomic_load(&e->stop) ? e->rc : PW_OK;
-	pthread_mutex_unlock(&e->lock);
 	return rc;
 }
 
@@ -629,6 +820,17 @@ pw_engine_measured(struct pw_engine *e, const double *step, const double *loss,
 	return m;
 }
 
+/* Device D's measured peak: its pool's where the backend has one (the
+ * bytes the GPU really held, each piece aligned), else the arena's. */
+static double
+pw_engine_peak(const struct pw_engine *e, int d)
+{
+	double pool = e->backend->peak != NULL ?
+	    e->backend->peak(e->dev[d].ctx) : NAN;
+
+	return isnan(pool) ? pw_rt_arena_peak(e->dev[d].arena) : pool;
+}
+
 /* Everything after the iterations: the reference, the records of every
  * rank on rank 0, the measured run there. */
 static int
@@ -646,7 +848,7 @@ pw_engine_finish(struct pw_engine *e, const double *step, const double *loss,
 		return rc;
 	peak = pw_xcalloc((size_t)e->p->devices, sizeof *peak);
 	for (d = 0; d < e->p->devices; d++)
-		peak[d] = e->dev[d].here ? pw_rt_arena_peak(e->dev[d].arena) : 0;
+		peak[d] = e->dev[d].here ? pw_engine_peak(e, d) : 0;
 	if (e->net->size > 1) {
 		mine = pw_engine_pack(e, grad_error, &len);
 		rc = e->net->gather(e->net, (const char *)mine, len, &all, &lens, err);
@@ -723,10 +925,8 @@ pw_engine_init(struct pw_engine *e, const struct pw_problem *p,
 	/* pw_engine_check_opts refused a backend not built or with no GPU. */
 	e->backend = &pw_rt_cpu;
 #ifdef HAVE_CUDA
-	if (opts->backend == PW_RT_CUDA) {
+	if (opts->backend == PW_RT_CUDA)
 		e->backend = &pw_rt_cuda;
-		pw_rt_cuda_plan(p->devices, pw_engine_gpus(opts));
-	}
 #endif
 	e->net = net;
 	e->m = p->microbatches;
@@ -745,6 +945,7 @@ pw_engine_init(struct pw_engine *e, const struct pw_problem *p,
 	e->started = pw_xcalloc(universe, sizeof *e->started);
 	e->ended = pw_xcalloc(universe, sizeof *e->ended);
 	e->slot = pw_xcalloc(universe, sizeof *e->slot);
+	e->predicted = pw_xcalloc((size_t)p->devices, sizeof *e->predicted);
 	pw_sync_init(&e->lock, &e->changed);
 	pw_sync_init(NULL, &e->marked);		/* on LOCK too */
 	atomic_init(&e->stop, false);
@@ -869,6 +1070,7 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 	step = pw_xcalloc((size_t)opts->iterations, sizeof *step);
 	loss = pw_xcalloc((size_t)opts->iterations, sizeof *loss);
 	rc = pw_engine_open(&e, err);
+	net = e.net;		/* the sequenced transport's, when on a wire */
 	if (rc == PW_OK)
 		rc = pw_engine_threads(&e, true, err);
 	if (rc != PW_OK) {

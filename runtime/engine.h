@@ -65,6 +65,7 @@ struct pw_engine {
 	int	*started, *ended;	/* [universe]: iteration + 1 */
 	size_t	nops;
 	struct pw_timed_op *timed;	/* the simulated ops, by start */
+	double	*predicted;		/* [devices]: each one's simulated peak */
 	size_t	*slot;			/* [universe]: index in timed */
 	double	*rec;			/* [iterations][nops][3]: start, end, arrive */
 	int	total;			/* warm-up plus measured */

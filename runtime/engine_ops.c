@@ -216,15 +216,52 @@ pw_engine_backward(const struct pw_engine *e, int s, int mb)
 /* ------------------------------------------------------------------ */
 /* Ops                                                                 */
 
+/* The lane OP's work goes on. */
+static enum pw_rt_lane
+pw_engine_lane(struct pw_op op)
+{
+	return op.kind == PW_OFFLOAD ? PW_RT_LANE_D2H :
+	    op.kind == PW_RELOAD ? PW_RT_LANE_H2D : PW_RT_LANE_COMPUTE;
+}
+
+/* Where the backend keeps a clock of its own, marks OP's start (END
+ * false) or end on device D's lane for it. */
+static int
+pw_engine_device_mark(struct pw_engine *e, int d, struct pw_op op, bool end,
+    struct pw_error *err)
+{
+	if (e->backend->mark == NULL)
+		return PW_OK;
+	return e->backend->mark(e->dev[d].ctx, pw_engine_lane(op),
+	    e->slot[pw_op_index(e->p, op)], end, err);
+}
+
+/* Where the backend orders its lanes itself, device D's lane for OP
+ * waits for DEP's end (of this device) there too. */
+static int
+pw_engine_device_wait(struct pw_engine *e, int d, struct pw_op op,
+    struct pw_op dep, struct pw_error *err)
+{
+	if (e->backend->wait == NULL)
+		return PW_OK;
+	return e->backend->wait(e->dev[d].ctx, pw_engine_lane(op),
+	    e->slot[pw_op_index(e->p, dep)], err);
+}
+
 /* OP starts on device D in iteration IT: its memory event is the
  * arena's to order, its start is recorded. */
-static void
-pw_engine_begin(struct pw_engine *e, int d, struct pw_op op, int it)
+static int
+pw_engine_begin(struct pw_engine *e, int d, struct pw_op op, int it,
+    struct pw_error *err)
 {
 	size_t u = pw_op_index(e->p, op);
+	int rc;
 
+	if ((rc = pw_engine_device_mark(e, d, op, false, err)) != PW_OK)
+		return rc;
 	pw_rt_arena_expect(e->dev[d].arena, e->ticket[u], e->tbytes[u]);
 	pw_engine_mark(e, op, it, false, pw_now() - e->t0);
+	return PW_OK;
 }
 
 /* OP, begun, did its work with RC: its memory event settles and, when
@@ -237,6 +274,8 @@ pw_engine_end(struct pw_engine *e, int d, struct pw_op op, int it, int rc,
 		rc = pw_rt_arena_settle(e->dev[d].arena, err);
 	else
 		pw_rt_arena_settle(e->dev[d].arena, NULL);
+	if (rc == PW_OK)
+		rc = pw_engine_device_mark(e, d, op, true, err);
 	if (rc == PW_OK)
 		pw_engine_mark(e, op, it, true, pw_now() - e->t0);
 	return rc;
@@ -264,8 +303,13 @@ pw_engine_inputs(struct pw_engine *e, int d, struct pw_op op, int it,
 		break;
 	case PW_B:
 	case PW_BW:
-		if (pw_engine_has(e, reload) && !pw_engine_await(e, reload, it, true))
-			return PW_ERR_CANCELLED;
+		if (pw_engine_has(e, reload)) {
+			if (!pw_engine_await(e, reload, it, true))
+				return PW_ERR_CANCELLED;
+			if ((rc = pw_engine_device_wait(e, d, op, reload,
+			    err)) != PW_OK)
+				return rc;
+		}
 		if (op.stage < S - 1)
 			rc = pw_engine_take_input(e, d, op, op.stage + 1, e->bwd,
 			    it, in, err);
@@ -319,9 +363,9 @@ pw_engine_compute(struct pw_engine *e, int d, struct pw_op op, int it,
 	double loss = 0;
 	int rc;
 
-	if ((rc = pw_engine_inputs(e, d, op, it, &in, &out, err)) != PW_OK)
+	if ((rc = pw_engine_inputs(e, d, op, it, &in, &out, err)) != PW_OK ||
+	    (rc = pw_engine_begin(e, d, op, it, err)) != PW_OK)
 		goto out;
-	pw_engine_begin(e, d, op, it);
 	rc = pw_engine_work(e, op, in, out, &loss, err);
 	if ((rc = pw_engine_end(e, d, op, it, rc, err)) != PW_OK)
 		goto out;
@@ -386,6 +430,8 @@ pw_engine_transfer(struct pw_engine *e, int d, struct pw_op op, int it,
 	}
 	if (!pw_engine_await(e, dep, it, true))
 		return PW_ERR_CANCELLED;
+	if ((rc = pw_engine_device_wait(e, d, op, dep, err)) != PW_OK)
+		return rc;
 	if (op.kind == PW_RELOAD &&
 	    pw_schedule_anchor(e->sched, op.stage, op.mb, &anchor) &&
 	    pw_engine_has(e, anchor.op) &&
@@ -394,7 +440,8 @@ pw_engine_transfer(struct pw_engine *e, int d, struct pw_op op, int it,
 	/* What F kept is E's since F ended. */
 	sv = e->saved[(size_t)op.stage * (size_t)e->m + (size_t)op.mb];
 
-	pw_engine_begin(e, d, op, it);
+	if ((rc = pw_engine_begin(e, d, op, it, err)) != PW_OK)
+		return rc;
 	rc = op.kind == PW_OFFLOAD ? pw_rt_offload(st, sv, err) :
 	    pw_rt_reload(st, sv, err);
 	if ((rc = pw_engine_end(e, d, op, it, rc, err)) != PW_OK)

@@ -162,6 +162,11 @@ pw_engine_check_opts(const struct pw_rt_opts *o, struct pw_error *err)
 		    "backend", o->gpus);
 		return PW_ERR_INPUT;
 	}
+	if (o->host_wire && o->transport != PW_RT_LOCAL) {
+		pw_error_set(err, "PIPEWRIGHT_WIRE=host: the host wire joins "
+		    "the threads of one process, not MPI ranks");
+		return PW_ERR_INPUT;
+	}
 	if (o->iterations < 1 || o->iterations > PW_MAX_ITERATIONS) {
 		pw_error_set(err, "iterations %d: must be in 1..%d",
 		    o->iterations, PW_MAX_ITERATIONS);
@@ -252,6 +257,7 @@ pw_engine_check_memory(const struct pw_engine *e, const struct pw_metrics *met,
 			    p->memory[d].limit));
 			return PW_ERR_INPUT;
 		}
+		e->predicted[d] = met->device[d].peak;
 		if (e->dev[d].here) {
 			sum += met->device[d].peak;
 			here++;

@@ -2,7 +2,9 @@
 # The CUDA backend's check on a machine with a GPU (docs/runtime.md, "CUDA"):
 # builds with CUDA, runs tests/test_cuda (the primitives against the CPU
 # backend's, fp32), measures the GPU's copy bandwidth and bf16 GEMM rate
-# beside the hardware preset's (bench/bench_cuda), launches 1F1B, ZB-H1,
+# beside the hardware preset's (bench/bench_cuda), checks the gradients of
+# 1F1B, ZB-H1, ZB-V, 1F1B-interleaved and PO-F with one GPU emulating 4
+# devices and, with 2 or more GPUs, over NCCL; launches 1F1B, ZB-H1,
 # ZB-V and PO-F of the default problem on the GPUs present (1 GPU emulates
 # every device), with the gradient check in fp32, calibrates on the
 # measured runs, launches again on the calibrated problem, re-optimizes it
@@ -47,11 +49,36 @@ step "correctness: tests/test_cuda"
 make check TESTS=tests/test_cuda >/dev/null || { cat tests/test_cuda.log >&2; exit 1; }
 grep -q 'SKIP' tests/test_cuda.log && { echo "gpu-check: test_cuda skipped with a GPU present" >&2; exit 1; }
 
+# The gradients of the five kinds of schedule the issue names (1F1B,
+# ZB-H1, ZB-V, an interleaved one, PO-F) in fp32, on gpt3-6.7b split over
+# 4 devices with a PCIe link (the families split it again as they need)
+# and the CPU-sized workload: one GPU emulating the 4 devices
+# (device-to-device copies), and over NCCL with a GPU each where there are
+# 4 (ncclCommInitAll), or on 2 devices where there are 2.
+small=hidden=128,ffn=512,tokens=128
+./pipewright problem --model gpt3-6.7b --hardware H200 --devices 4 \
+    --microbatches 8 --offload -o "$out/four.json"
+./pipewright problem --model gpt3-6.7b --hardware H200 --devices 2 \
+    --microbatches 8 --offload -o "$out/two.json"
+check_grads() {	# LABEL PROBLEM GPUS FAMILY
+	step "gradients of $4 on $1 (fp32)"
+	PW_CUDA_MATH=fp32 ./pipewright launch "$2" --family "$4" --backend cuda \
+	    --gpus "$3" --workload "$small" --iterations 3 >"$out/$4.$1.txt"
+	grep '^gradients' "$out/$4.$1.txt"
+}
+for f in 1f1b zb-h1 zb-v 1f1b-interleaved po-f; do
+	check_grads emulated "$out/four.json" 1 "$f"
+	if [ "$gpus" -ge 4 ]; then
+		check_grads nccl4 "$out/four.json" 4 "$f"
+	elif [ "$gpus" -ge 2 ]; then
+		check_grads nccl2 "$out/two.json" 2 "$f"
+	fi
+done
+
 # The default problem (gpt3-6.7b on 8 devices); the CPU backend's scaled
 # workload for the fp32 gradient check (the sequential reference is
 # computed too), the model's own widths with fewer tokens for the timed runs.
 problem=examples/default.json
-small=hidden=128,ffn=512,tokens=128
 shape=hidden=4096,ffn=16384,tokens=1024
 fams="1f1b zb-h1 zb-v po-f"
 # The fp32 mode: the gradients against the sequential reference to 1e-5.

@@ -68,6 +68,33 @@ void	pw_rt_arena_restart(struct pw_rt_arena *);
 void	pw_rt_arena_stop(struct pw_rt_arena *);
 
 /* ------------------------------------------------------------------ */
+/* Pool (pool.c): one block of memory allocated up front (a GPU's, or   */
+/* pinned host memory), handed out in pieces; it never touches the     */
+/* bytes.  Locked: a device's compute and copy workers share it.       */
+
+struct pw_rt_pool;
+
+/* Returns a pool the caller owns over [BASE, BASE + BYTES), handing out
+ * pieces aligned to ALIGN (a power of two) bytes. */
+struct pw_rt_pool *pw_rt_pool_new(void *base, size_t bytes, size_t align);
+void	pw_rt_pool_free(struct pw_rt_pool *);
+/* BYTES (0 counts as 1) from the pool, first fit from its low end: the
+ * caller's until pw_rt_pool_give; NULL when no free extent holds them
+ * (then *LARGEST, when not NULL, gets the largest free extent, for the
+ * error message). */
+void	*pw_rt_pool_take(struct pw_rt_pool *, size_t bytes, size_t *largest);
+/* Gives back a piece pw_rt_pool_take returned (its size is remembered);
+ * neighbouring free extents merge.  Giving back anything else is a bug
+ * (assert); NULL is nothing. */
+void	pw_rt_pool_give(struct pw_rt_pool *, void *);
+/* Bytes handed out now and at most so far (aligned sizes: what the pool
+ * really holds), and the pool's size (what it can hand out: from BASE
+ * rounded up to ALIGN to its end rounded down). */
+size_t	pw_rt_pool_used(const struct pw_rt_pool *);
+size_t	pw_rt_pool_peak(const struct pw_rt_pool *);
+size_t	pw_rt_pool_size(const struct pw_rt_pool *);
+
+/* ------------------------------------------------------------------ */
 /* Waiting: every wait of the runtime is a pw_sync_wait of at most      */
 /* PW_RT_WAIT seconds at a time (on a condition from pw_sync_init), so  */
 /* that a stop or a cancel is seen within that even when a broadcast is */
@@ -88,17 +115,45 @@ enum pw_rt_copy {
 	PW_RT_H2D
 };
 
+/* The queues a device's work goes on: its compute ops, its offloads,
+ * its reloads (a GPU's three streams). */
+enum pw_rt_lane {
+	PW_RT_LANE_COMPUTE,
+	PW_RT_LANE_D2H,
+	PW_RT_LANE_H2D,
+	PW_RT_NLANES
+};
+
 struct pw_rt_backend_ops {
 	enum pw_rt_backend kind;
 	/* Opens the backend for one device's workers; *CTX is theirs. */
 	int	(*open)(int device, void **ctx, struct pw_error *);
 	void	(*close)(void *ctx);
-	/* Device memory (what the arena hands out) and pinned host memory
-	 * (where offloaded tensors wait). */
+	/* The device memory the arena accounts (a GPU's pool); memory the
+	 * host can reach too (the engine's hand-off buffers, which the local
+	 * transport copies); pinned host memory (where offloaded tensors
+	 * wait). */
+	void	*(*device_alloc)(void *ctx, size_t bytes);
+	void	(*device_release)(void *ctx, void *);
 	void	*(*alloc)(void *ctx, size_t bytes);
 	void	(*release)(void *ctx, void *);
 	void	*(*host_alloc)(void *ctx, size_t bytes);
 	void	(*host_release)(void *ctx, void *);
+	/* A clock of the device's own, NULL where the host's times the ops
+	 * (the CPU).  clock_start, before an iteration, takes the instant its
+	 * ops are measured from; mark records the start (END false) or the
+	 * end of the op in SLOT (its index in the run's timed ops) on LANE;
+	 * after the iteration, op_time says when that was, in pw_now's
+	 * seconds; wait makes LANE's later work wait for the end marked in
+	 * SLOT (an offload for its forward, a backward for its reload).
+	 * peak is the most device memory the run held (the pool's). */
+	int	(*clock_start)(void *ctx, struct pw_error *);
+	int	(*mark)(void *ctx, enum pw_rt_lane, size_t slot, bool end,
+		    struct pw_error *);
+	int	(*wait)(void *ctx, enum pw_rt_lane, size_t slot, struct pw_error *);
+	int	(*op_time)(void *ctx, size_t slot, bool end, double *t,
+		    struct pw_error *);
+	double	(*peak)(void *ctx);
 	/* The workload's primitives (docs/runtime.md, "The workload").
 	 * Every size may be 0 (an empty tensor): then they do nothing, or
 	 * what the formula gives for no terms.  They return PW_OK, or a
@@ -140,9 +195,23 @@ extern const struct pw_rt_backend_ops pw_rt_cpu;
 extern const struct pw_rt_backend_ops pw_rt_cuda;
 /* The GPUs this process sees; 0 with why in WHY when none (cuda.c). */
 int	pw_rt_cuda_gpus(char *why, size_t len);
-/* Tells the CUDA backend it spreads DEVICES pipeline devices over the
- * first GPUS GPUs: before any device opens. */
-void	pw_rt_cuda_plan(int devices, int gpus);
+/* The GPU a device's context (open's) runs on. */
+int	pw_rt_cuda_gpu(const void *ctx);
+/* What the CUDA backend's devices open with: DEVICES pipeline devices
+ * spread over the first GPUS GPUs (0: every one), NOPS timed ops (the
+ * slots of the events that time them), and each device's pool of
+ * device memory and of pinned host memory in bytes (POOL[devices],
+ * HOST[devices]; NULL, or 0 for a device, for none: then its memory
+ * comes from the CUDA allocator call by call). */
+struct pw_rt_cuda_plan {
+	int	devices;
+	int	gpus;
+	size_t	nops;
+	const double *pool;
+	const double *host;
+};
+/* Sets the plan, before any device opens (the backend copies it). */
+void	pw_rt_cuda_plan(const struct pw_rt_cuda_plan *);
 #endif
 /* The GPU (0..GPUS-1) pipeline device DEVICE of DEVICES runs on: its own
  * when there are enough, else devices in contiguous blocks, the first
@@ -277,5 +346,108 @@ uint64_t pw_rt_tag(struct pw_op op);
 
 int	pw_rt_net_local(int devices, struct pw_rt_net **out, struct pw_error *);
 int	pw_rt_net_mpi(struct pw_rt_net **out, struct pw_error *);
+
+/* ------------------------------------------------------------------ */
+/* Wires: hand-offs between device memories (net_wire.c, nccl.c)        */
+
+/* One half of a point-to-point transfer a device takes part in. */
+struct pw_rt_xfer {
+	int	peer;		/* the other pipeline device */
+	bool	send;
+	float	*buf;		/* the wire's own buffer (buf_alloc) */
+	size_t	n;		/* floats */
+};
+
+/* A wire moves tensors between devices the way NCCL does: a send
+ * completes only once its receiver has posted the matching receive, and
+ * the transfers between two devices match in the order each side posts
+ * them.  So the sequenced transport over it (pw_rt_net_wire) posts every
+ * device's transfers in one global order that the schedule's timeline
+ * gives, which no run can turn into a cycle of waits. */
+struct pw_rt_wire {
+	const char *name;	/* "nccl", "host": what its errors start with */
+	void	*ctx;
+	/* Posts XF[N] of DEVICE (this process's) as one group and waits until
+	 * all have completed; PW_ERR_CANCELLED once aborted, PW_ERR_RUNTIME
+	 * with ERR naming the device and the call when the wire fails. */
+	int	(*exchange)(struct pw_rt_wire *, int device,
+		    const struct pw_rt_xfer *xf, int n, struct pw_error *);
+	/* Ends every exchange of this process now, and every later one at
+	 * once (ncclCommAbort); safe from any thread, more than once. */
+	void	(*abort)(struct pw_rt_wire *);
+	/* Memory the wire can move, on DEVICE: NULL when refused. */
+	float	*(*buf_alloc)(struct pw_rt_wire *, int device, size_t n);
+	void	(*buf_release)(struct pw_rt_wire *, int device, float *);
+	/* N floats between a wire buffer and the engine's hand-off buffers
+	 * (the backend's memory) of DEVICE, either way. */
+	int	(*copy)(struct pw_rt_wire *, int device, float *dst,
+		    const float *src, size_t n, struct pw_error *);
+	void	(*close)(struct pw_rt_wire *);
+};
+
+/* A cross-device hand-off of a run: the tensor device FROM's op hands
+ * device TO's op (tag pw_rt_tag of the receiving op). */
+struct pw_rt_message {
+	int	from, to;
+	uint64_t tag;
+};
+
+/* The cross-device hand-offs of SCHED on P in the order every device
+ * posts them: by the simulated end of the op that produces each (OPS[N],
+ * pw_timed_ops's, by start), ties in OPS's order.  A device's compute
+ * order never waits, in this order, for a message after one it
+ * produces later, so devices that each post theirs in it cannot wait on
+ * each other in a cycle (docs/runtime.md).  Returns an array the caller
+ * frees, *COUNT its length. */
+struct pw_rt_message *pw_rt_messages(const struct pw_problem *p,
+	    const struct pw_timed_op *ops, size_t n, size_t *count);
+
+/* The sequenced transport: hand-offs of FLOATS floats between devices
+ * go over WIRE, each device's in the order of MSGS[NMSGS]
+ * (pw_rt_messages) ROUNDS times (the run's iterations), by a thread per
+ * device of this process that groups what it can post at once; a send
+ * returns once its floats are copied to the wire's memory.  Everything
+ * else (tokens without floats, broadcasts, gathers, barriers, the clock)
+ * is BASE's.  Takes WIRE (closed also on failure) and, on success, BASE
+ * (closed with the new net); copies MSGS.  *OUT the caller's (close). */
+int	pw_rt_net_wire(struct pw_rt_net *base, struct pw_rt_wire *wire,
+	    int devices, const struct pw_rt_message *msgs, size_t nmsgs,
+	    size_t floats, int rounds, struct pw_rt_net **out,
+	    struct pw_error *);
+/* The memory a matched wire moves tensors in: its buffers, a copy
+ * (between two of them, or one and a hand-off buffer, on DEVICE's side),
+ * and what closes ARG (may be NULL). */
+struct pw_rt_wire_memory {
+	const char *name;	/* the wire's */
+	float	*(*alloc)(void *arg, int device, size_t n);
+	void	(*release)(void *arg, int device, float *);
+	int	(*copy)(void *arg, int device, float *dst, const float *src,
+		    size_t n, struct pw_error *);
+	void	(*close)(void *arg);
+	void	*arg;
+};
+/* A wire between the threads of one process with NCCL's matching (a
+ * send completes once its receive is posted, pairs in posting order):
+ * the receiver's buffer gets the sender's floats by MEM's copy.  Takes
+ * MEM's ARG (closed with the wire).  *OUT the caller's. */
+int	pw_rt_wire_matched(int devices, const struct pw_rt_wire_memory *mem,
+	    struct pw_rt_wire **out, struct pw_error *);
+/* The matched wire on the heap: how the suite runs the sequenced
+ * transport without a GPU (pw_rt_opts.host_wire). */
+int	pw_rt_wire_host(int devices, struct pw_rt_wire **out, struct pw_error *);
+#ifdef HAVE_CUDA
+/* NCCL between the GPUs of this process's devices (BASE local: one
+ * communicator per device from ncclCommInitAll, each device on its own
+ * GPU) or one device per rank (BASE MPI: rank 0's unique id over BASE's
+ * broadcast, the GPU the backend chose).  GPU[devices] is each device's
+ * GPU (-1 for one not here). */
+int	pw_rt_wire_nccl(struct pw_rt_net *base, int devices, const int *gpu,
+	    struct pw_rt_wire **out, struct pw_error *);
+/* The matched wire on GPUs: each device's buffers on its GPU (GPU
+ * [devices]), tensors moved device to device by cudaMemcpy: how devices
+ * that share a GPU (an emulation) hand over. */
+int	pw_rt_wire_cuda_copies(int devices, const int *gpu,
+	    struct pw_rt_wire **out, struct pw_error *);
+#endif
 
 #endif /* PW_RT_INT_H */

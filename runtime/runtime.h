@@ -135,6 +135,12 @@ struct pw_rt_opts {
 	 * device fails when it reaches that op; NULL for none.  A testing
 	 * aid (docs/runtime.md). */
 	const char *fail_at;
+	/* Hand tensors between devices through the sequenced transport on
+	 * a wire in host memory with NCCL's matching (what a CUDA launch
+	 * does over NCCL), not the local transport's mailboxes: the suite's
+	 * way to run that path without a GPU (PIPEWRIGHT_WIRE=host; local
+	 * transport only). */
+	bool	host_wire;
 	/* Another thread (or a signal handler) sets *cancel non-zero to stop
 	 * every worker within 100 ms; may be NULL. */
 	atomic_int *cancel;
@@ -144,6 +150,11 @@ struct pw_rt_opts {
 };
 
 void	pw_rt_opts_init(struct pw_rt_opts *);
+/* Reads PIPEWRIGHT_WIRE's VALUE (NULL or empty: none) into
+ * O->host_wire: "host" is the one wire to ask for; anything else is
+ * PW_ERR_INPUT naming the value. */
+int	pw_rt_wire_env(const char *value, struct pw_rt_opts *o,
+	    struct pw_error *);
 /* The processors this process may run on (its affinity: taskset, a
  * cpuset), at least 1. */
 int	pw_rt_host_cores(void);

@@ -1341,6 +1341,14 @@ ok "a failure injected into a worker exits 4" status_is 4
 sed -i '/^launch: an emulation: /d' "$tmp/err"
 ok "in one line naming the op" one_error 'F(1,2)'
 ok "and the device" err_has 'device 1'
+run env PIPEWRIGHT_WIRE=host "$PW" launch "$UNIT" --family zb-h1 $LAUNCH
+ok "launch over the host wire (PIPEWRIGHT_WIRE=host) exits 0" status_is 0
+ok "with the gradients checked" out_has '^gradients   max relative error [0-9.e+-]* against the sequential computation (fp32: below 1e-5)'
+run env PIPEWRIGHT_WIRE=host PIPEWRIGHT_FAIL_AT='2:B(2,3)' "$PW" launch "$UNIT" --family zb-h1 $LAUNCH
+ok "a failure injected on the host wire exits 4" status_is 4
+sed -i '/^launch: an emulation: /d' "$tmp/err"
+ok "in one line naming the op" one_error 'B(2,3)'
+fails 2 'PIPEWRIGHT_WIRE="nccl": the one wire to ask for is host' "launch with an unknown PIPEWRIGHT_WIRE" env PIPEWRIGHT_WIRE=nccl "$PW" launch "$UNIT" --family 1f1b $LAUNCH
 fails 2 "hidden" "launch of a bad --workload" "$PW" launch "$UNIT" --family 1f1b --workload hidden=x
 fails 2 "tpu" "launch of an unknown backend" "$PW" launch "$UNIT" --backend tpu
 fails 2 "not local or mpi" "launch of an unknown transport" "$PW" launch "$UNIT" --transport pigeon

@@ -16,8 +16,8 @@
 #include "rt_int.h"
 #include "tap.h"
 
-/* The primitives compared on a GPU, and the tests they count. */
-#define TC_GPU_TESTS	5
+/* The tests that need a GPU (tc_primitives and tc_device). */
+#define TC_GPU_TESTS	12
 #define TC_N		1000
 
 static void
@@ -96,7 +96,7 @@ tc_primitives(void)
 	int i, ok;
 
 	setenv("PW_CUDA_MATH", "fp32", 1);
-	pw_rt_cuda_plan(1, 1);
+	pw_rt_cuda_plan(&(struct pw_rt_cuda_plan){ 1, 1, 0, NULL, NULL });
 	if (!tap_ok(g->open(0, &gx, &err) == PW_OK, "cuda opens device 0")) {
 		tap_diag("%s", err.msg);
 		return;
@@ -155,6 +155,65 @@ tc_primitives(void)
 	g->close(gx);
 	c->close(cx);
 }
+
+/* A device opened with a plan: its arena memory from the pool of the
+ * planned size (the peak the pool's, each piece aligned), pinned host
+ * memory from its own pool, a transfer's lane waiting on the compute
+ * lane's event, and the events' clock: a GEMM's end after its start,
+ * both after the reference. */
+static void
+tc_device(void)
+{
+	const struct pw_rt_backend_ops *g = &pw_rt_cuda;
+	const double pool = 64.0 * 1048576, host = 1048576;
+	struct pw_error err;
+	float *a, *b, *h, *pin;
+	double t0, t1;
+	void *x;
+	int ok;
+
+	pw_rt_cuda_plan(&(struct pw_rt_cuda_plan){ 1, 1, 4, &pool, &host });
+	if (!tap_ok(g->open(0, &x, &err) == PW_OK, "cuda opens device 0 with "
+	    "a pool of 64 MiB and 1 MiB pinned")) {
+		tap_diag("%s", err.msg);
+		return;
+	}
+	a = g->device_alloc(x, 1000);
+	b = g->device_alloc(x, 1000);
+	tap_ok(a != NULL && b != NULL && (char *)b - (char *)a == 1024,
+	    "device memory comes from the pool, pieces aligned to 256 bytes");
+	tap_ok(g->device_alloc(x, 65 * 1048576) == NULL,
+	    "more than the pool is refused");
+	tap_int((long long)g->peak(x), 2048, "the peak is the pool's: 2 KiB");
+	g->device_release(x, b);
+	g->device_release(x, a);
+	pin = g->host_alloc(x, 4096);
+	tap_ok(pin != NULL && g->host_alloc(x, 2 * 1048576) == NULL,
+	    "pinned memory from its own pool, refused past it");
+	a = g->alloc(x, TC_N * TC_N * sizeof (float));
+	b = g->alloc(x, TC_N * TC_N * sizeof (float));
+	h = g->alloc(x, TC_N * TC_N * sizeof (float));
+	ok = g->fill(x, a, TC_N * TC_N, 3, 1.0f, &err) == PW_OK &&
+	    g->clock_start(x, &err) == PW_OK &&
+	    g->mark(x, PW_RT_LANE_COMPUTE, 0, false, &err) == PW_OK &&
+	    g->gemm(x, false, false, TC_N, TC_N, TC_N, 1.0f, a, TC_N, a, TC_N,
+	    0.0f, b, TC_N, &err) == PW_OK &&
+	    g->mark(x, PW_RT_LANE_COMPUTE, 0, true, &err) == PW_OK &&
+	    g->wait(x, PW_RT_LANE_D2H, 0, &err) == PW_OK &&
+	    g->copy(x, pin, b, 1024, PW_RT_D2H, &err) == PW_OK &&
+	    g->op_time(x, 0, false, &t0, &err) == PW_OK &&
+	    g->op_time(x, 0, true, &t1, &err) == PW_OK;
+	if (!tap_ok(ok, "a GEMM timed by events, its result offloaded on "
+	    "the D2H lane after its event"))
+		tap_diag("%s", err.msg);
+	tap_ok(ok && t1 > t0 && t1 - t0 < 1.0 && pin[0] == b[0],
+	    "its end after its start, within a second; the copy holds it");
+	g->release(x, a);
+	g->release(x, b);
+	g->release(x, h);
+	g->host_release(x, pin);
+	g->close(x);
+}
 #endif
 
 static void
@@ -179,8 +238,7 @@ tc_gpu(void)
 		tap_ok(!pw_rt_emulation(&o, 4, why, sizeof why),
 		    "no GPU: no emulation");
 		for (i = 0; i < TC_GPU_TESTS; i++)
-			tap_skip("no GPU", "cuda primitive %d against the cpu's",
-			    i + 1);
+			tap_skip("no GPU", "cuda device test %d", i + 1);
 		return;
 	}
 #ifdef HAVE_CUDA
@@ -192,6 +250,7 @@ tc_gpu(void)
 	    "streams with device-to-device copies") == 0,
 	    "--gpus 1, 4 devices: an emulation (%s)", why);
 	tc_primitives();
+	tc_device();
 #endif
 }
 

@@ -18,6 +18,7 @@
  * agree with the timing they are asked of.  One TAP line per property,
  * with the first failure.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -27,6 +28,7 @@
 
 #include "pipewright.h"
 #include "plan.h"
+#include "rt_int.h"
 #include "solver.h"
 #include "tap.h"
 #include "testlib.h"
@@ -119,6 +121,7 @@ enum {
 	P_CRITICAL,	/* the critical path adds up to the makespan, slack 0 */
 	P_OP_AT,	/* pw_op_at names the op the timing says */
 	P_MEMORY_AT,	/* pw_memory_at is the sum of the ops' effects */
+	P_WIRE,		/* the sequenced transport's order cannot deadlock */
 	P_COUNT
 };
 
@@ -154,6 +157,9 @@ static struct prop props[P_COUNT] = {
 	    "instants names the op running then, or none" },
 	{ .name = "pw_memory_at at every event and at random instants is "
 	    "static memory plus the effects of pw_op_memory up to then" },
+	{ .name = "the sequenced transport's order (pw_rt_messages) has every "
+	    "cross-device hand-off once, and every one a device receives "
+	    "before every one it sends from that op on" },
 };
 
 /* What the cases covered, so a generator that drifts shows in the log. */
@@ -1068,6 +1074,86 @@ prop_queries(int k, const struct pw_problem *p,
 	prop_memory_at(k, p, sched, t, makespan);
 }
 
+/* The position in MSGS[N] of the hand-off of TAG to device TO, or -1. */
+static long
+wire_position(const struct pw_rt_message *msgs, size_t n, uint64_t tag,
+    int to)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (msgs[i].tag == tag && msgs[i].to == to)
+			return (long)i;
+	return -1;
+}
+
+/* The lemma the sequenced transport's deadlock freedom stands on
+ * (runtime/net_wire.c): walking each device's compute order, the
+ * hand-off an op receives comes, in the global order, before every
+ * hand-off that op or a later one sends. */
+static void
+prop_wire(int k, const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_timing *t, const struct pw_timed_op *ops, size_t n)
+{
+	struct prop *pr = &props[P_WIRE];
+	struct pw_rt_message *msgs;
+	size_t count, expected = 0;
+	long *recv, *sent, least;
+	int d, i, S = p->nstages, failed = pr->failures;
+
+	pr->runs++;
+	msgs = pw_rt_messages(p, ops, n, &count);
+	for (d = 0; d < p->devices && pr->failures == failed; d++) {
+		const struct pw_seq *seq = &sched->device[d];
+
+		recv = calloc((size_t)seq->len + 1, sizeof *recv);
+		sent = calloc((size_t)seq->len + 1, sizeof *sent);
+		for (i = 0; i < seq->len; i++) {
+			struct pw_op op = seq->ops[i], to;
+			int from, dst;
+			bool fwd = op.kind == PW_F;
+
+			recv[i] = sent[i] = -2;
+			if (op.kind != PW_F && op.kind != PW_B && op.kind != PW_BW)
+				continue;
+			from = fwd ? op.stage - 1 : op.stage + 1;
+			if (from >= 0 && from < S && p->stages[from].device != d)
+				recv[i] = wire_position(msgs, count,
+				    pw_rt_tag(op), d);
+			to = fwd ? test_op(PW_F, op.stage + 1, op.mb) :
+			    test_op(PW_B, op.stage - 1, op.mb);
+			if (to.stage < 0 || to.stage >= S ||
+			    (dst = p->stages[to.stage].device) == d)
+				continue;
+			if (!fwd && !pw_timing_has(t, pw_op_index(p, to)))
+				to.kind = PW_BW;
+			sent[i] = wire_position(msgs, count, pw_rt_tag(to), dst);
+			expected++;
+		}
+		for (least = LONG_MAX, i = seq->len - 1; i >= 0; i--) {
+			if (recv[i] == -1 || sent[i] == -1) {
+				prop_fail(pr, k, "device %d: op %d's hand-off is "
+				    "not in the order", d, i);
+				break;
+			}
+			if (sent[i] >= 0 && sent[i] < least)
+				least = sent[i];
+			if (recv[i] >= 0 && recv[i] >= least) {
+				prop_fail(pr, k, "device %d: op %d receives "
+				    "hand-off %ld, after %ld it or a later op "
+				    "sends", d, i, recv[i], least);
+				break;
+			}
+		}
+		free(recv);
+		free(sent);
+	}
+	if (pr->failures == failed && count != expected)
+		prop_fail(pr, k, "%zu hand-offs in the order, %zu across "
+		    "devices", count, expected);
+	free(msgs);
+}
+
 static void
 run_case(int k)
 {
@@ -1098,6 +1184,7 @@ run_case(int k)
 	prop_far(k, p, ops, n);
 	prop_nonfinite(k, p, ops, n);
 	prop_queries(k, p, sched, t);
+	prop_wire(k, p, sched, t, ops, n);
 	free(ops);
 	pw_timing_free(t);
 out:

@@ -78,11 +78,15 @@ test_progress(const struct pw_rt_progress *pr, void *arg)
 
 /* Launches SCHED on P with the reference and holds the run to it: the
  * gradients and the loss, every device's peak against the simulator's,
- * the measured timeline through the checker, the progress. */
+ * the measured timeline through the checker, the progress.  HOST_WIRE:
+ * the hand-offs go through the sequenced transport on the host wire (the
+ * NCCL path's order and matching), not the local mailboxes. */
 static void
-test_run(const char *what, const struct pw_problem *p,
-    const struct pw_schedule *sched, const struct pw_workload *work)
+test_run(const char *name, const struct pw_problem *p,
+    const struct pw_schedule *sched, const struct pw_workload *work,
+    bool host_wire)
 {
+	char what[64];
 	struct pw_rt_opts o;
 	struct pw_rt_result r;
 	struct pw_timing *t = NULL;
@@ -94,10 +98,13 @@ test_run(const char *what, const struct pw_problem *p,
 	size_t n;
 	int d, same = 0, nv;
 
+	snprintf(what, sizeof what, "%s%s", name, host_wire ?
+	    " on the host wire" : "");
 	pw_rt_opts_init(&o);
 	o.iterations = 2;
 	o.warmup = 1;
 	o.reference = true;
+	o.host_wire = host_wire;
 	o.progress = test_progress;
 	o.progress_arg = &count;
 	if (!tap_int(pw_launch(p, sched, work, &o, &r, &err), PW_OK, "%s: runs",
@@ -171,7 +178,8 @@ test_families(void)
 			tap_diag("%s", err.msg);
 			continue;
 		}
-		test_run(fam->name, used, sched, &work[k]);
+		test_run(fam->name, used, sched, &work[k], false);
+		test_run(fam->name, used, sched, &work[k], true);
 		ran++;
 		for (c = 0; c < sched->nchannels; c++)
 			if (sched->channel[c].len > 0) {
@@ -207,7 +215,7 @@ test_optimizer(void)
 	so.iteration_limit = 2000;
 	if (wp != NULL && tap_int(pw_solve(wp, &so, &sr, &err), PW_OK,
 	    "the optimizer solves the workload's problem")) {
-		test_run("the optimizer's schedule", wp, sr.schedule, &work);
+		test_run("the optimizer's schedule", wp, sr.schedule, &work, true);
 		pw_solve_result_free(&sr);
 	} else if (wp != NULL)
 		tap_diag("%s", err.msg);
@@ -234,6 +242,8 @@ test_1f1b(struct pw_problem **wp, struct pw_workload *work)
 
 /* Whether the last test_launch's error began in its process. */
 static bool test_originated;
+/* Whether test_launch hands tensors over the host wire. */
+static bool test_on_wire;
 
 /* Launches with FAIL_AT and CANCEL; the return code, the message in
  * ERR, pw_rt_result.originated in test_originated. */
@@ -249,6 +259,7 @@ test_launch(const struct pw_problem *p, const struct pw_schedule *sched,
 	pw_rt_opts_init(&o);
 	o.fail_at = fail_at;
 	o.cancel = cancel;
+	o.host_wire = test_on_wire;
 	rc = pw_launch(p, sched, work, &o, &r, err);
 	test_originated = r.originated;
 	pw_rt_result_free(&r);
@@ -293,6 +304,22 @@ test_faults(void)
 	tap_str(err.msg, "cancelled at iteration 1 of 6",
 	    "it says where");
 	tap_ok(!test_originated, "a cancel is no process's error");
+
+	/* The same on the host wire: the sequenced transport's threads end
+	 * with the run, whichever device fails. */
+	test_on_wire = true;
+	for (i = 0; i < TEST_DEVICES; i++) {
+		snprintf(want, sizeof want, "%d:F(%d,5)", i, i);
+		tap_int(test_launch(wp, sched, &work, want, NULL, &err),
+		    PW_ERR_RUNTIME, "on the host wire, a failure at %s fails "
+		    "the run", want);
+		snprintf(want, sizeof want, "device %d, F(%d,5): injected "
+		    "failure (PIPEWRIGHT_FAIL_AT)", i, i);
+		tap_str(err.msg, want, "it names device %d and its op", i);
+	}
+	tap_int(test_launch(wp, sched, &work, NULL, &cancel, &err),
+	    PW_ERR_CANCELLED, "on the host wire, a cancel stops the run");
+	test_on_wire = false;
 
 	/* What PIPEWRIGHT_FAIL_AT may say. */
 	tap_int(test_launch(wp, sched, &work, "B(0,3)", NULL, &err),

@@ -146,6 +146,8 @@ tui_launch_start(struct tui *d, struct pw_error *err)
 	 * copied, since the environment may change while it runs. */
 	if ((fail = getenv("PIPEWRIGHT_FAIL_AT")) != NULL)
 		s->opts.fail_at = s->fail_at = pw_xstrdup(fail);
+	if (pw_rt_wire_env(getenv("PIPEWRIGHT_WIRE"), &s->opts, err) != PW_OK)
+		goto fail;
 	s->opts.progress = tui_launch_report;
 	s->opts.progress_arg = s;
 	if (tui_job_start(&s->job) != 0) {

@@ -513,6 +513,7 @@ static int
 cmd_launch_options(const struct pw_cmd_args *a, bool quiet,
     struct pw_rt_opts *opts, double *limit)
 {
+	struct pw_error err;
 	char why[128];
 
 	if (a->backend == NULL)
@@ -542,6 +543,11 @@ cmd_launch_options(const struct pw_cmd_args *a, bool quiet,
 	opts->seed = a->seed;
 	opts->reference = !a->no_check;
 	opts->fail_at = getenv("PIPEWRIGHT_FAIL_AT");
+	if (pw_rt_wire_env(getenv("PIPEWRIGHT_WIRE"), opts, &err) != PW_OK) {
+		if (!quiet)
+			pw_cmd_fail("launch: %s", err.msg);
+		return PW_EXIT_INPUT;
+	}
 	/* Only rank 0's problem has limits. */
 	*limit = INFINITY;
 	if (quiet)
