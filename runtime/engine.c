@@ -293,37 +293,61 @@ pw_engine_add_worker(struct pw_engine *e, int device, int channel)
 		free(w->ops);
 }
 
-/* The wire E's hand-offs go over, in *WIRE, or NULL for the base net's
- * own: on the CUDA backend NCCL where every device has a GPU of its own
- * (one process with several devices, or a rank each), device-to-device
- * copies where devices share a GPU (an emulation: NCCL refuses two ranks
- * on one GPU); the host wire where the options ask for it. */
+enum pw_rt_wire_kind
+pw_rt_wire_pick(enum pw_rt_backend backend, enum pw_rt_transport transport,
+    bool host_wire, int devices, const int *gpu)
+{
+	int d, k;
+
+	if (host_wire)
+		return PW_RT_WIRE_HOST;
+	if (backend != PW_RT_CUDA || devices < 2)
+		return PW_RT_WIRE_NONE;
+	if (transport == PW_RT_MPI)
+		return PW_RT_WIRE_NCCL;
+	for (d = 0; d < devices; d++)
+		for (k = 0; k < d; k++)
+			if (gpu[d] >= 0 && gpu[d] == gpu[k])
+				return PW_RT_WIRE_COPIES;
+	return PW_RT_WIRE_NCCL;
+}
+
+/* The wire pw_rt_wire_pick picks for E, in *WIRE (NULL: none). */
 static int
 pw_engine_pick_wire(struct pw_engine *e, struct pw_rt_wire **wire,
     struct pw_error *err)
 {
-	*wire = NULL;
-	if (e->opts->host_wire)
-		return pw_rt_wire_host(e->p->devices, wire, err);
-#ifdef HAVE_CUDA
-	if (e->backend->kind == PW_RT_CUDA && e->p->devices > 1) {
-		int *gpu = pw_xcalloc((size_t)e->p->devices, sizeof *gpu), d, k;
-		bool shared = false;
-		int rc = PW_OK;
+	int n = e->p->devices, *gpu = pw_xcalloc((size_t)n, sizeof *gpu), d;
+	enum pw_rt_wire_kind kind;
+	int rc = PW_OK;
 
-		for (d = 0; d < e->p->devices; d++)
-			gpu[d] = e->dev[d].here ? pw_rt_cuda_gpu(e->dev[d].ctx) : -1;
-		for (d = 0; d < e->p->devices; d++)
-			for (k = 0; k < d; k++)
-				shared |= gpu[d] >= 0 && gpu[d] == gpu[k];
-		rc = e->net->kind == PW_RT_MPI || !shared ?
-		    pw_rt_wire_nccl(e->net, e->p->devices, gpu, wire, err) :
-		    pw_rt_wire_cuda_copies(e->p->devices, gpu, wire, err);
-		free(gpu);
-		return rc;
-	}
+	for (d = 0; d < n; d++) {
+		gpu[d] = -1;
+#ifdef HAVE_CUDA
+		if (e->dev[d].here && e->backend->kind == PW_RT_CUDA)
+			gpu[d] = pw_rt_cuda_gpu(e->dev[d].ctx);
 #endif
-	return PW_OK;
+	}
+	kind = pw_rt_wire_pick(e->backend->kind, e->net->kind,
+	    e->opts->host_wire, n, gpu);
+	*wire = NULL;
+	switch (kind) {
+	case PW_RT_WIRE_HOST:
+		rc = pw_rt_wire_host(n, wire, err);
+		break;
+#ifdef HAVE_CUDA
+	case PW_RT_WIRE_NCCL:
+		rc = pw_rt_wire_nccl(e->net, n, gpu, wire, err);
+		break;
+	case PW_RT_WIRE_COPIES:
+		rc = pw_rt_wire_cuda_copies(n, gpu, wire, err);
+		break;
+#endif
+	default:
+		break;
+	}
+	free(gpu);
+	return rc;
 }
 
 /* Puts E's hand-offs on the wire pw_engine_pick_wire picks, through the
@@ -348,31 +372,26 @@ pw_engine_wire(struct pw_engine *e, struct pw_error *err)
 	return rc;
 }
 
-#ifdef HAVE_CUDA
-/* The most bytes of device D's activations that wait in host memory at
- * once on the simulated timeline: each from its offload's start to its
- * reload's end (a reload frees its host copy as it ends; at one instant
- * the takes count before the gives). */
-static double
-pw_engine_host_peak(const struct pw_engine *e, int d)
+double
+pw_rt_host_peak(const struct pw_timed_op *ops, size_t n, int device)
 {
-	struct pw_engine_move { double t; double bytes; } *mv;
+	struct pw_rt_move { double t; double bytes; } *mv;
 	double level = 0, peak = 0;
-	size_t i, n = 0;
+	size_t i, k = 0;
 
-	mv = pw_xcalloc(e->nops + 1, sizeof *mv);
-	for (i = 0; i < e->nops; i++) {
-		const struct pw_timed_op *o = &e->timed[i];
+	mv = pw_xcalloc(n + 1, sizeof *mv);
+	for (i = 0; i < n; i++) {
+		const struct pw_timed_op *o = &ops[i];
 
-		if (o->device != d || !pw_kind_is_transfer(o->op.kind))
+		if (o->device != device || !pw_kind_is_transfer(o->op.kind))
 			continue;
-		mv[n].t = o->op.kind == PW_OFFLOAD ? o->start : o->end;
-		mv[n++].bytes = o->op.kind == PW_OFFLOAD ? o->bytes : -o->bytes;
+		mv[k].t = o->op.kind == PW_OFFLOAD ? o->start : o->end;
+		mv[k++].bytes = o->op.kind == PW_OFFLOAD ? o->bytes : -o->bytes;
 	}
 	/* Insertion by time, takes first at a tie: a device's transfers are
 	 * few against its ops, and this runs once a launch. */
-	for (i = 1; i < n; i++) {
-		struct pw_engine_move x = mv[i];
+	for (i = 1; i < k; i++) {
+		struct pw_rt_move x = mv[i];
 		size_t j = i;
 
 		while (j > 0 && (mv[j - 1].t > x.t || (mv[j - 1].t == x.t &&
@@ -382,7 +401,7 @@ pw_engine_host_peak(const struct pw_engine *e, int d)
 		}
 		mv[j] = x;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < k; i++) {
 		level += mv[i].bytes;
 		if (level > peak)
 			peak = level;
@@ -391,6 +410,7 @@ pw_engine_host_peak(const struct pw_engine *e, int d)
 	return peak;
 }
 
+#ifdef HAVE_CUDA
 /* Tells the CUDA backend what its devices open with: the GPUs, the op
  * slots its events time, and each device's pools, sized from the
  * simulated peaks with room for the pools' alignment and first-fit
@@ -404,7 +424,7 @@ pw_engine_plan_cuda(struct pw_engine *e)
 	struct pw_rt_cuda_plan plan;
 
 	for (d = 0; d < n; d++) {
-		double h = pw_engine_host_peak(e, d);
+		double h = pw_rt_host_peak(e->timed, e->nops, d);
 
 		pool[d] = ceil(e->predicted[d] * 1.125) + 64.0 * 1048576;
 		host[d] = h > 0 ? ceil(h * 1.125) + 1048576 : 0;

@@ -392,6 +392,26 @@ struct pw_rt_message {
 	uint64_t tag;
 };
 
+/* Which wire a launch's hand-offs go over (pw_rt_wire_pick). */
+enum pw_rt_wire_kind {
+	PW_RT_WIRE_NONE,	/* the base transport's own */
+	PW_RT_WIRE_HOST,	/* the host wire (pw_rt_opts.host_wire) */
+	PW_RT_WIRE_NCCL,	/* NCCL: every device on a GPU of its own */
+	PW_RT_WIRE_COPIES	/* device copies: devices share a GPU */
+};
+/* The wire of a launch on BACKEND over TRANSPORT of DEVICES devices,
+ * GPU[devices] each one's GPU (-1 for one not here, or not on a GPU):
+ * the host wire when asked for; on CUDA with more than one device NCCL,
+ * unless two devices of this process share a GPU (an emulation: NCCL
+ * refuses two ranks on one GPU), then device copies; else none. */
+enum pw_rt_wire_kind pw_rt_wire_pick(enum pw_rt_backend, enum pw_rt_transport,
+	    bool host_wire, int devices, const int *gpu);
+/* The most bytes of DEVICE's activations waiting in host memory at once
+ * on a timeline (OPS[N]): each from its offload's start to its reload's
+ * end (the reload frees the host copy as it ends; at one instant the
+ * takes count before the gives).  What its pinned pool holds. */
+double	pw_rt_host_peak(const struct pw_timed_op *ops, size_t n, int device);
+
 /* The cross-device hand-offs of SCHED on P in the order every device
  * posts them: by the simulated end of the op that produces each (OPS[N],
  * pw_timed_ops's, by start), ties in OPS's order.  A device's compute

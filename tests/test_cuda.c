@@ -1,6 +1,7 @@
 /*
  * The CUDA backend where it can be checked without a GPU: how pipeline
- * devices map onto GPUs (the emulation's layout), the backend's refusal
+ * devices map onto GPUs (the emulation's layout), which wire the hand-offs
+ * take (NCCL, device copies, the host wire), the backend's refusal
  * when no GPU is visible or CUDA was not built, the emulation's label,
  * the arithmetic each backend computes in and the gradient check's bound.
  * With a GPU, its primitives against the CPU backend's: the seeded fill
@@ -254,10 +255,39 @@ tc_gpu(void)
 #endif
 }
 
+/* Which wire a launch picks: NCCL only where every device of the
+ * process has a GPU of its own (or a rank each), device copies where
+ * they share one; the host wire when asked for; none for the CPU or one
+ * device. */
+static void
+tc_wire_pick(void)
+{
+	static const int own[] = { 0, 1, 2, 3 }, shared[] = { 0, 0, 1, 1 },
+	    rank[] = { -1, 1, -1, -1 }, one[] = { 0, 0, 0, 0 };
+
+	tap_int(pw_rt_wire_pick(PW_RT_CUDA, PW_RT_LOCAL, false, 4, own),
+	    PW_RT_WIRE_NCCL, "4 devices on 4 GPUs: NCCL");
+	tap_int(pw_rt_wire_pick(PW_RT_CUDA, PW_RT_LOCAL, false, 4, shared),
+	    PW_RT_WIRE_COPIES, "4 devices on 2 GPUs: device copies");
+	tap_int(pw_rt_wire_pick(PW_RT_CUDA, PW_RT_LOCAL, false, 4, one),
+	    PW_RT_WIRE_COPIES, "4 devices on 1 GPU: device copies");
+	tap_int(pw_rt_wire_pick(PW_RT_CUDA, PW_RT_MPI, false, 4, rank),
+	    PW_RT_WIRE_NCCL, "a rank each under MPI: NCCL");
+	tap_int(pw_rt_wire_pick(PW_RT_CUDA, PW_RT_LOCAL, false, 1, one),
+	    PW_RT_WIRE_NONE, "one device: no hand-offs, no wire");
+	tap_int(pw_rt_wire_pick(PW_RT_CPU, PW_RT_LOCAL, false, 4, rank),
+	    PW_RT_WIRE_NONE, "the CPU: the local mailboxes");
+	tap_int(pw_rt_wire_pick(PW_RT_CPU, PW_RT_LOCAL, true, 4, rank),
+	    PW_RT_WIRE_HOST, "the CPU asked for the host wire: it");
+	tap_int(pw_rt_wire_pick(PW_RT_CUDA, PW_RT_LOCAL, true, 4, own),
+	    PW_RT_WIRE_HOST, "CUDA asked for the host wire: it too");
+}
+
 int
 main(void)
 {
 	tc_mapping();
+	tc_wire_pick();
 	tc_math();
 	tc_gpu();
 	return tap_done();

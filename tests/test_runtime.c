@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "pipewright.h"
+#include "rt_int.h"
 #include "runtime.h"
 #include "solver.h"
 #include "tap.h"
@@ -570,9 +571,83 @@ test_names(void)
 	tap_int((long long)o.seed, 1, "default: seed 1");
 }
 
+/* The pinned pool's size: the most offloaded bytes waiting at once, by
+ * hand on four transfers, then on po-f's schedule against every
+ * instant an offload starts. */
+static void
+test_host_peak(void)
+{
+	const struct pw_timed_op hand[] = {
+		{ { PW_OFFLOAD, 0, 0 }, 0, 0, 1, 10, false, { { 0 }, 0 } },
+		{ { PW_OFFLOAD, 0, 1 }, 0, 2, 3, 20, false, { { 0 }, 0 } },
+		{ { PW_RELOAD, 0, 0 }, 0, 5, 6, 10, false, { { 0 }, 0 } },
+		{ { PW_OFFLOAD, 0, 2 }, 0, 6, 7, 5, false, { { 0 }, 0 } },
+		{ { PW_RELOAD, 0, 1 }, 0, 8, 9, 20, false, { { 0 }, 0 } },
+		{ { PW_OFFLOAD, 1, 0 }, 1, 0, 1, 99, false, { { 0 }, 0 } },
+	};
+	struct pw_problem *base = test_base(2, PW_PLACE_LOOP), *wp, *used;
+	struct pw_workload work = { 0 };
+	struct pw_schedule *sched = NULL;
+	struct pw_timing *t = NULL;
+	struct pw_timed_op *ops;
+	struct pw_error err;
+	size_t n, i, j;
+	int d, same = 0;
+
+	tap_ok(pw_rt_host_peak(hand, 6, 0) == 35, "by hand: 10 + 20 held, "
+	    "and an offload starting as a reload ends counts first: 35");
+	tap_ok(pw_rt_host_peak(hand, 6, 1) == 99, "another device's own: 99");
+	tap_ok(pw_rt_host_peak(hand, 6, 2) == 0, "a device that offloads "
+	    "nothing: 0");
+	wp = test_workload_problem(base, &work);
+	if (wp == NULL || pw_family_build(test_registered("po-f"), wp, &used,
+	    &sched, &err) != PW_OK || pw_simulate(used, sched, &t,
+	    &err) != PW_OK) {
+		tap_ok(false, "po-f for the pinned pool: %s", err.msg);
+		goto out;
+	}
+	ops = pw_timed_ops(used, sched, t, &n);
+	for (d = 0; d < used->devices; d++) {
+		double most = 0, held;
+
+		for (i = 0; i < n; i++) {
+			if (ops[i].device != d || ops[i].op.kind != PW_OFFLOAD)
+				continue;
+			for (held = 0, j = 0; j < n; j++) {
+				const struct pw_timed_op *r = &ops[j], *o;
+				size_t k;
+
+				if (r->device != d || r->op.kind != PW_OFFLOAD)
+					continue;
+				for (o = NULL, k = 0; k < n; k++)
+					if (ops[k].op.kind == PW_RELOAD &&
+					    ops[k].op.stage == r->op.stage &&
+					    ops[k].op.mb == r->op.mb)
+						o = &ops[k];
+				if (r->start <= ops[i].start && (o == NULL ||
+				    o->end >= ops[i].start))
+					held += r->bytes;
+			}
+			most = fmax(most, held);
+		}
+		same += pw_rt_host_peak(ops, n, d) == most;
+	}
+	tap_int(same, used->devices, "po-f: every device's pinned peak is "
+	    "the most held at an offload's start");
+	free(ops);
+	pw_problem_free(used);
+out:
+	pw_timing_free(t);
+	pw_schedule_free(sched);
+	pw_problem_free(wp);
+	pw_problem_free(base);
+	pw_workload_clear(&work);
+}
+
 int
 main(void)
 {
+	test_host_peak();
 	test_names();
 	test_faults();
 	test_zero_cost();
