@@ -264,23 +264,38 @@ tc_wire_pick(void)
 {
 	static const int own[] = { 0, 1, 2, 3 }, shared[] = { 0, 0, 1, 1 },
 	    rank[] = { -1, 1, -1, -1 }, one[] = { 0, 0, 0, 0 };
+	static const struct {
+		enum pw_rt_backend backend;
+		enum pw_rt_transport transport;
+		bool	host_wire;
+		int	devices;
+		const int *gpu;
+		enum pw_rt_wire_kind want;
+		const char *what;
+	} cases[] = {
+		{ PW_RT_CUDA, PW_RT_LOCAL, false, 4, own, PW_RT_WIRE_NCCL,
+		    "4 devices on 4 GPUs: NCCL" },
+		{ PW_RT_CUDA, PW_RT_LOCAL, false, 4, shared, PW_RT_WIRE_COPIES,
+		    "4 devices on 2 GPUs: device copies" },
+		{ PW_RT_CUDA, PW_RT_LOCAL, false, 4, one, PW_RT_WIRE_COPIES,
+		    "4 devices on 1 GPU: device copies" },
+		{ PW_RT_CUDA, PW_RT_MPI, false, 4, rank, PW_RT_WIRE_NCCL,
+		    "a rank each under MPI: NCCL" },
+		{ PW_RT_CUDA, PW_RT_LOCAL, false, 1, one, PW_RT_WIRE_NONE,
+		    "one device: no hand-offs, no wire" },
+		{ PW_RT_CPU, PW_RT_LOCAL, false, 4, rank, PW_RT_WIRE_NONE,
+		    "the CPU: the local mailboxes" },
+		{ PW_RT_CPU, PW_RT_LOCAL, true, 4, rank, PW_RT_WIRE_HOST,
+		    "the CPU asked for the host wire: it" },
+		{ PW_RT_CUDA, PW_RT_LOCAL, true, 4, own, PW_RT_WIRE_HOST,
+		    "CUDA asked for the host wire: it too" },
+	};
+	size_t i;
 
-	tap_int(pw_rt_wire_pick(PW_RT_CUDA, PW_RT_LOCAL, false, 4, own),
-	    PW_RT_WIRE_NCCL, "4 devices on 4 GPUs: NCCL");
-	tap_int(pw_rt_wire_pick(PW_RT_CUDA, PW_RT_LOCAL, false, 4, shared),
-	    PW_RT_WIRE_COPIES, "4 devices on 2 GPUs: device copies");
-	tap_int(pw_rt_wire_pick(PW_RT_CUDA, PW_RT_LOCAL, false, 4, one),
-	    PW_RT_WIRE_COPIES, "4 devices on 1 GPU: device copies");
-	tap_int(pw_rt_wire_pick(PW_RT_CUDA, PW_RT_MPI, false, 4, rank),
-	    PW_RT_WIRE_NCCL, "a rank each under MPI: NCCL");
-	tap_int(pw_rt_wire_pick(PW_RT_CUDA, PW_RT_LOCAL, false, 1, one),
-	    PW_RT_WIRE_NONE, "one device: no hand-offs, no wire");
-	tap_int(pw_rt_wire_pick(PW_RT_CPU, PW_RT_LOCAL, false, 4, rank),
-	    PW_RT_WIRE_NONE, "the CPU: the local mailboxes");
-	tap_int(pw_rt_wire_pick(PW_RT_CPU, PW_RT_LOCAL, true, 4, rank),
-	    PW_RT_WIRE_HOST, "the CPU asked for the host wire: it");
-	tap_int(pw_rt_wire_pick(PW_RT_CUDA, PW_RT_LOCAL, true, 4, own),
-	    PW_RT_WIRE_HOST, "CUDA asked for the host wire: it too");
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		tap_int(pw_rt_wire_pick(cases[i].backend, cases[i].transport,
+		    cases[i].host_wire, cases[i].devices, cases[i].gpu),
+		    cases[i].want, "%s", cases[i].what);
 }
 
 int
