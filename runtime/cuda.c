@@ -26,6 +26,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,19 @@ struct pw_cuda_ctx {
 	void		*pool_base;	/* the pool's device memory */
 	struct pw_rt_pool *pool;
 	void		*host_base;	/* the pinned host pool */
+	size_t		 host_bytes;
 	struct pw_rt_pool *host;
+	/* Pinned blocks beyond the pool, kept for reuse until the device
+	 * closes (cudaFreeHost may wait for the device): an offload may
+	 * start before the reload that frees room in the pool ends, which
+	 * the simulated order the pool is sized by does not do. */
+	pthread_mutex_t	 spill_lock;
+	struct pw_cuda_spill {
+		void	*p;
+		size_t	 bytes;
+		bool	 used;
+	}		*spill;
+	int		 nspill, capspill;
 	/* The events of the ops in each slot: start and end, made on first
 	 * use; the reference the iteration's times count from. */
 	size_t		 nslots;
@@ -60,8 +73,9 @@ struct pw_cuda_ctx {
 
 /* What pw_rt_cuda_plan was told (its arrays copied), for the devices'
  * opens. */
-static struct pw_rt_cuda_plan pw_cuda_planned = { 1, 0, 0, NULL, NULL };
-static double *pw_cuda_pool_bytes, *pw_cuda_host_bytes;
+static struct pw_rt_cuda_plan pw_cuda_planned = { 1, 0, false, 0, NULL, NULL,
+    NULL };
+static double *pw_cuda_peak_bytes, *pw_cuda_pool_bytes, *pw_cuda_host_bytes;
 
 /* A copy of N doubles of SRC, or NULL for none: the caller's. */
 static double *
@@ -79,13 +93,16 @@ pw_cuda_doubles(const double *src, int n)
 void
 pw_rt_cuda_plan(const struct pw_rt_cuda_plan *plan)
 {
+	free(pw_cuda_peak_bytes);
 	free(pw_cuda_pool_bytes);
 	free(pw_cuda_host_bytes);
 	pw_cuda_planned = *plan;
 	if (pw_cuda_planned.devices < 1)
 		pw_cuda_planned.devices = 1;
+	pw_cuda_peak_bytes = pw_cuda_doubles(plan->peak, pw_cuda_planned.devices);
 	pw_cuda_pool_bytes = pw_cuda_doubles(plan->pool, pw_cuda_planned.devices);
 	pw_cuda_host_bytes = pw_cuda_doubles(plan->host, pw_cuda_planned.devices);
+	pw_cuda_planned.peak = pw_cuda_peak_bytes;
 	pw_cuda_planned.pool = pw_cuda_pool_bytes;
 	pw_cuda_planned.host = pw_cuda_host_bytes;
 }
@@ -113,6 +130,17 @@ pw_rt_cuda_gpu(const void *ctx)
 	const struct pw_cuda_ctx *c = ctx;
 
 	return c->gpu;
+}
+
+void
+pw_rt_cuda_gpu_name(const void *ctx, char *buf, size_t len)
+{
+	const struct pw_cuda_ctx *c = ctx;
+
+	if (len > (size_t)INT32_MAX)
+		len = INT32_MAX;
+	if (cudaDeviceGetPCIBusId(buf, (int)len, c->gpu) != cudaSuccess)
+		snprintf(buf, len, "?");
 }
 
 /* The launcher's local rank (Open MPI, then Slurm), or -1 outside one. */
@@ -185,6 +213,10 @@ pw_cuda_close(void *ctx)
 	pw_rt_pool_free(c->host);
 	if (c->host_base != NULL)
 		cudaFreeHost(c->host_base);
+	for (l = 0; l < c->nspill; l++)
+		cudaFreeHost(c->spill[l].p);
+	free(c->spill);
+	pthread_mutex_destroy(&c->spill_lock);
 	if (c->loss != NULL)
 		cudaFree(c->loss);
 	if (c->blas != NULL)
@@ -195,24 +227,47 @@ pw_cuda_close(void *ctx)
 	free(c);
 }
 
-/* The device's pool of BYTES: allocated at once, and the reservation
- * checked against cudaMemGetInfo (the free memory must drop by at least
- * the pool, or the pool is not the device memory it is counted as). */
-static int
-pw_cuda_open_pool(struct pw_cuda_ctx *c, double bytes, struct pw_error *err)
+/* Memory a device leaves outside its pool: NCCL's buffers, cuBLAS's
+ * workspace, the hand-off and wire buffers (512 MiB and 2% of the GPU). */
+static double
+pw_cuda_reserve(size_t total)
 {
-	size_t free0, free1, total, n = (size_t)bytes;
-	char b1[32], b2[32], why[160];
+	return 512.0 * 1048576 + 0.02 * (double)total;
+}
+
+/* The device's pool: WANT bytes (the predicted PEAK with room for
+ * alignment and fragmentation), at most what the GPU has free beside
+ * pw_cuda_reserve, never less than PEAK (then the open fails, saying
+ * so); allocated at once, and the reservation checked against
+ * cudaMemGetInfo (the free memory must drop by the pool, or the pool is
+ * not the device memory it is counted as). */
+static int
+pw_cuda_open_pool(struct pw_cuda_ctx *c, double want, double peak,
+    struct pw_error *err)
+{
+	size_t free0, free1, total, n;
+	char b1[32], b2[32], b3[32], why[200];
+	double room;
 	cudaError_t ce;
 
 	if ((ce = cudaMemGetInfo(&free0, &total)) != cudaSuccess)
 		return pw_cuda_fail(c, "open", "cudaMemGetInfo",
 		    cudaGetErrorString(ce), err);
+	room = (double)free0 - pw_cuda_reserve(total);
+	if (room < peak) {
+		snprintf(why, sizeof why, "a predicted peak of %s does not fit "
+		    "in the %s free beside a reserve of %s", pw_fmt_bytes(b1,
+		    sizeof b1, peak), pw_fmt_bytes(b2, sizeof b2,
+		    (double)free0), pw_fmt_bytes(b3, sizeof b3,
+		    pw_cuda_reserve(total)));
+		return pw_cuda_fail(c, "open", "cudaMemGetInfo", why, err);
+	}
+	n = (size_t)(want < room ? want : room);
 	if ((ce = cudaMalloc(&c->pool_base, n)) != cudaSuccess) {
 		c->pool_base = NULL;
 		snprintf(why, sizeof why, "%s for the pool of %s (%s free)",
-		    cudaGetErrorString(ce), pw_fmt_bytes(b1, sizeof b1, bytes),
-		    pw_fmt_bytes(b2, sizeof b2, (double)free0));
+		    cudaGetErrorString(ce), pw_fmt_bytes(b1, sizeof b1,
+		    (double)n), pw_fmt_bytes(b2, sizeof b2, (double)free0));
 		return pw_cuda_fail(c, "open", "cudaMalloc", why, err);
 	}
 	if ((ce = cudaMemGetInfo(&free1, &total)) != cudaSuccess)
@@ -222,7 +277,7 @@ pw_cuda_open_pool(struct pw_cuda_ctx *c, double bytes, struct pw_error *err)
 		snprintf(why, sizeof why, "the free memory fell by %s for a "
 		    "pool of %s", pw_fmt_bytes(b1, sizeof b1, free1 > free0 ?
 		    0.0 : (double)(free0 - free1)), pw_fmt_bytes(b2, sizeof b2,
-		    bytes));
+		    (double)n));
 		return pw_cuda_fail(c, "open", "cudaMemGetInfo", why, err);
 	}
 	c->pool = pw_rt_pool_new(c->pool_base, n, PW_CUDA_ALIGN);
@@ -243,6 +298,7 @@ pw_cuda_open_host(struct pw_cuda_ctx *c, double bytes, struct pw_error *err)
 		    cudaGetErrorString(ce), pw_fmt_bytes(b1, sizeof b1, bytes));
 		return pw_cuda_fail(c, "open", "cudaHostAlloc", why, err);
 	}
+	c->host_bytes = (size_t)bytes;
 	c->host = pw_rt_pool_new(c->host_base, (size_t)bytes, PW_CUDA_ALIGN);
 	return PW_OK;
 }
@@ -265,8 +321,9 @@ pw_cuda_open(int device, void **ctx, struct pw_error *err)
 	if (plan->gpus > 0 && plan->gpus < n)
 		n = plan->gpus;
 	c = pw_xcalloc(1, sizeof *c);
+	pthread_mutex_init(&c->spill_lock, NULL);
 	c->device = device;
-	local = pw_cuda_local_rank();
+	local = plan->ranks ? pw_cuda_local_rank() : -1;
 	c->gpu = local >= 0 ? local % n :
 	    pw_rt_gpu_of(device, plan->devices, n);
 	c->math = pw_rt_math_of(PW_RT_CUDA, getenv("PW_CUDA_MATH")) ==
@@ -303,7 +360,8 @@ pw_cuda_open(int device, void **ctx, struct pw_error *err)
 	}
 	if (rc == PW_OK && plan->pool != NULL && device < plan->devices &&
 	    plan->pool[device] > 0)
-		rc = pw_cuda_open_pool(c, plan->pool[device], err);
+		rc = pw_cuda_open_pool(c, plan->pool[device], plan->peak != NULL ?
+		    plan->peak[device] : 0, err);
 	if (rc == PW_OK && plan->host != NULL && device < plan->devices &&
 	    plan->host[device] > 0)
 		rc = pw_cuda_open_host(c, plan->host[device], err);
@@ -368,21 +426,42 @@ pw_cuda_release(void *ctx, void *p)
 	cudaFree(p);
 }
 
-/* Pinned host memory, where offloaded tensors wait: from the host pool
- * (cudaHostAlloc where there is none); the caller owns it
- * (pw_cuda_host_release), NULL when refused. */
+/* Pinned host memory, where offloaded tensors wait: from the host pool,
+ * else a spilled block (pw_cuda_ctx.spill) free and large enough, else a
+ * new one; the caller owns it (pw_cuda_host_release), NULL when refused. */
 static void *
 pw_cuda_host_alloc(void *ctx, size_t bytes)
 {
 	struct pw_cuda_ctx *c = ctx;
 	void *p = NULL;
+	int i;
 
-	if (c->host != NULL)
-		return pw_rt_pool_take(c->host, bytes, NULL);
-	cudaSetDevice(c->gpu);
-	if (cudaHostAlloc(&p, bytes == 0 ? 1 : bytes, cudaHostAllocPortable) !=
-	    cudaSuccess)
-		return NULL;
+	if (c->host != NULL && (p = pw_rt_pool_take(c->host, bytes,
+	    NULL)) != NULL)
+		return p;
+	pthread_mutex_lock(&c->spill_lock);
+	for (i = 0; i < c->nspill; i++)
+		if (!c->spill[i].used && c->spill[i].bytes >= bytes) {
+			c->spill[i].used = true;
+			p = c->spill[i].p;
+			break;
+		}
+	if (p == NULL) {
+		cudaSetDevice(c->gpu);
+		if (cudaHostAlloc(&p, bytes == 0 ? 1 : bytes,
+		    cudaHostAllocPortable) != cudaSuccess)
+			p = NULL;
+		else {
+			if (c->nspill == c->capspill) {
+				c->capspill = c->capspill ? 2 * c->capspill : 8;
+				c->spill = pw_xreallocarray(c->spill,
+				    (size_t)c->capspill, sizeof *c->spill);
+			}
+			c->spill[c->nspill++] = (struct pw_cuda_spill){ p, bytes,
+			    true };
+		}
+	}
+	pthread_mutex_unlock(&c->spill_lock);
 	return p;
 }
 
@@ -390,12 +469,18 @@ static void
 pw_cuda_host_release(void *ctx, void *p)
 {
 	struct pw_cuda_ctx *c = ctx;
+	int i;
 
-	if (c->host != NULL) {
+	if (c->host != NULL && (char *)p >= (char *)c->host_base &&
+	    (char *)p < (char *)c->host_base + c->host_bytes) {
 		pw_rt_pool_give(c->host, p);
 		return;
 	}
-	cudaFreeHost(p);
+	pthread_mutex_lock(&c->spill_lock);
+	for (i = 0; i < c->nspill; i++)
+		if (c->spill[i].p == p)
+			c->spill[i].used = false;
+	pthread_mutex_unlock(&c->spill_lock);
 }
 
 /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLAS

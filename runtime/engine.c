@@ -303,14 +303,59 @@ pw_rt_wire_pick(enum pw_rt_backend backend, enum pw_rt_transport transport,
 		return PW_RT_WIRE_HOST;
 	if (backend != PW_RT_CUDA || devices < 2)
 		return PW_RT_WIRE_NONE;
-	if (transport == PW_RT_MPI)
-		return PW_RT_WIRE_NCCL;
 	for (d = 0; d < devices; d++)
 		for (k = 0; k < d; k++)
 			if (gpu[d] >= 0 && gpu[d] == gpu[k])
-				return PW_RT_WIRE_COPIES;
+				return transport == PW_RT_MPI ? PW_RT_WIRE_NONE :
+				    PW_RT_WIRE_COPIES;
 	return PW_RT_WIRE_NCCL;
 }
+
+#ifdef HAVE_CUDA
+/* Under MPI a rank knows its own GPU only: rank 0 gathers every rank's
+ * host and GPU (its PCI bus id, which CUDA_VISIBLE_DEVICES cannot
+ * renumber) and broadcasts, for each device, a number that ranks on one
+ * GPU share, into GPU[devices]. */
+static int
+pw_engine_rank_gpus(struct pw_engine *e, int *gpu, struct pw_error *err)
+{
+	int n = e->p->devices, r, k, rc;
+	char me[320], host[256] = "", bus[64] = "", **all = NULL, *buf = NULL;
+	size_t *lens = NULL, len;
+
+	if (gethostname(host, sizeof host - 1) != 0)
+		snprintf(host, sizeof host, "?");
+	pw_rt_cuda_gpu_name(e->dev[e->net->rank].ctx, bus, sizeof bus);
+	len = (size_t)snprintf(me, sizeof me, "%s|%s", host, bus) + 1;
+	rc = e->net->gather(e->net, me, len, &all, &lens, err);
+	len = 0;
+	if (rc == PW_OK && e->net->rank == 0) {
+		int *id = pw_xcalloc((size_t)n, sizeof *id);
+
+		for (r = 0; r < n; r++)
+			for (id[r] = r, k = 0; k < r; k++)
+				if (lens[r] == lens[k] &&
+				    memcmp(all[r], all[k], lens[r]) == 0) {
+					id[r] = id[k];
+					break;
+				}
+		buf = (char *)id;
+		len = (size_t)n * sizeof *id;
+	}
+	pw_engine_free_gathered(e, all, lens);
+	if (rc == PW_OK)
+		rc = e->net->bcast(e->net, &buf, &len, err);
+	if (rc == PW_OK && len != (size_t)n * sizeof *gpu) {
+		pw_error_set(err, "rank %d: the ranks' GPUs came in %zu bytes",
+		    e->net->rank, len);
+		rc = PW_ERR_RUNTIME;
+	}
+	if (rc == PW_OK)
+		memcpy(gpu, buf, len);
+	free(buf);
+	return rc;
+}
+#endif
 
 /* The wire pw_rt_wire_pick picks for E, in *WIRE (NULL: none). */
 static int
@@ -328,6 +373,14 @@ pw_engine_pick_wire(struct pw_engine *e, struct pw_rt_wire **wire,
 			gpu[d] = pw_rt_cuda_gpu(e->dev[d].ctx);
 #endif
 	}
+#ifdef HAVE_CUDA
+	if (e->backend->kind == PW_RT_CUDA && e->net->kind == PW_RT_MPI &&
+	    !e->opts->host_wire && n > 1 &&
+	    (rc = pw_engine_rank_gpus(e, gpu, err)) != PW_OK) {
+		free(gpu);
+		return rc;
+	}
+#endif
 	kind = pw_rt_wire_pick(e->backend->kind, e->net->kind,
 	    e->opts->host_wire, n, gpu);
 	*wire = NULL;
@@ -337,6 +390,11 @@ pw_engine_pick_wire(struct pw_engine *e, struct pw_rt_wire **wire,
 		break;
 #ifdef HAVE_CUDA
 	case PW_RT_WIRE_NCCL:
+		/* Under MPI GPU held the ranks' shared numbers: the wire
+		 * wants this rank's own GPU, and none for the others. */
+		for (d = 0; e->net->kind == PW_RT_MPI && d < n; d++)
+			gpu[d] = e->dev[d].here ?
+			    pw_rt_cuda_gpu(e->dev[d].ctx) : -1;
 		rc = pw_rt_wire_nccl(e->net, n, gpu, wire, err);
 		break;
 	case PW_RT_WIRE_COPIES:
@@ -363,7 +421,7 @@ pw_engine_wire(struct pw_engine *e, struct pw_error *err)
 
 	if ((rc = pw_engine_pick_wire(e, &wire, err)) != PW_OK || wire == NULL)
 		return rc;
-	msgs = pw_rt_messages(e->p, e->timed, e->nops, &n);
+	msgs = pw_rt_messages(e->p, e->sched, e->timed, e->nops, &n);
 	rc = pw_rt_net_wire(e->net, wire, e->p->devices, msgs, n, e->io,
 	    e->total, &net, err);
 	free(msgs);
@@ -431,7 +489,9 @@ pw_engine_plan_cuda(struct pw_engine *e)
 	}
 	plan.devices = n;
 	plan.gpus = pw_engine_gpus(e->opts);
+	plan.ranks = e->net->kind == PW_RT_MPI;
 	plan.nops = e->nops;
+	plan.peak = e->predicted;
 	plan.pool = pool;
 	plan.host = host;
 	pw_rt_cuda_plan(&plan);
@@ -1105,11 +1165,13 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 		rc = pw_engine_finish(&e, step, loss, out, err);
 out:
 	out->originated = pw_engine_originated(inited ? &e : NULL, net, rc, ran);
+	/* The net first: a wire's transfers end before the devices' memory
+	 * and streams go. */
+	net->close(net);
 	if (inited)
 		pw_engine_free(&e);
 	free(step);
 	free(loss);
-	net->close(net);
 	pw_problem_free(shared.problem);
 	pw_schedule_free(shared.sched);
 	pw_workload_clear(&shared.work);

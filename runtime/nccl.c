@@ -6,22 +6,31 @@
  * the matched wire with device-to-device copies between devices that
  * share a GPU (NCCL refuses two ranks on one GPU: an emulation).
  *
- * One process with several devices, each on its own GPU, gets its
- * communicators from ncclCommInitAll; under MPI every rank has one device
- * and rank 0's unique id reaches the others over the base net's
- * broadcast.  Each device posts on its own stream and the posting thread
- * polls that stream rather than blocking in CUDA, so that a stop, a
- * failed peer or NCCL's own asynchronous error is seen within a poll:
- * then every communicator of the process is aborted (ncclCommAbort),
- * which ends the transfers in flight on the GPU, and the exchanges
- * return.  A transfer that has not completed after PIPEWRIGHT_NCCL_TIMEOUT
- * seconds (default PW_NCCL_TIMEOUT) fails the same way, naming the
- * device and its peer: a peer that died without a word (its rank killed)
- * ends the others instead of hanging them.
+ * Every communicator is non-blocking (ncclConfig_t.blocking = 0): a call
+ * returns ncclInProgress at once and is polled with
+ * ncclCommGetAsyncError, never waited on inside NCCL.  So a stop, a
+ * failed peer or NCCL's own asynchronous error is seen within a poll, and
+ * ncclCommAbort can end a communicator whatever it is doing (a blocking
+ * one, ncclCommInitAll's, may block in ncclGroupEnd while its first
+ * transfer to a peer sets the connection up, and cannot be aborted
+ * then).  One process with several devices makes its communicators as
+ * ncclCommInitAll does, one unique id and an ncclCommInitRankConfig per
+ * GPU in one group; under MPI every rank has one device and rank 0's
+ * unique id reaches the others over the base net's broadcast.  Each
+ * device posts on a stream of its own and the posting thread polls it;
+ * a transfer that has not completed after PIPEWRIGHT_NCCL_TIMEOUT seconds
+ * (default PW_NCCL_TIMEOUT) fails, naming the device and its peers, so
+ * that a peer that died without a word ends the others instead of hanging
+ * them.  On a stop every communicator of the process is aborted, which
+ * ends the transfers in flight on the GPU; a run that ends well
+ * finalizes and destroys them.
  *
  * Wire buffers are device memory of their own (cudaMalloc on the
  * device's GPU), apart from the device's pool: the hand-offs are not
- * what the schedule's memory model counts.
+ * what the schedule's memory model counts.  Copies between them and the
+ * engine's hand-off buffers go on a copy stream of each device's,
+ * waited for, so that they are ordered against the non-blocking compute
+ * and transfer streams (the legacy default stream is not).
  */
 #include "config.h"
 
@@ -44,8 +53,9 @@
 
 struct pw_nccl_dev {
 	int	gpu;			/* -1: not this process's */
-	ncclComm_t comm;		/* NULL once aborted */
-	cudaStream_t stream;
+	ncclComm_t comm;		/* NULL once aborted or retired */
+	cudaStream_t stream;		/* its transfers */
+	cudaStream_t copy;		/* its copies to and from wire buffers */
 	pthread_mutex_t lock;		/* posting against aborting */
 };
 
@@ -64,6 +74,28 @@ pw_nccl_fail(struct pw_error *err, int device, int gpu, const char *call,
 	pw_error_set(err, "nccl: device %d (GPU %d): %s: %s", device, gpu,
 	    call, why);
 	return PW_ERR_RUNTIME;
+}
+
+/* N floats from SRC to DST (wire buffers, hand-off buffers: unified
+ * addressing tells where each is) on STREAM of DEVICE's GPU, returning
+ * once DST holds them. */
+static int
+pw_gpu_copy(int device, int gpu, cudaStream_t stream, float *dst,
+    const float *src, size_t n, struct pw_error *err)
+{
+	cudaError_t ce;
+
+	if (n == 0)
+		return PW_OK;
+	cudaSetDevice(gpu);
+	if ((ce = cudaMemcpyAsync(dst, src, n * sizeof *dst, cudaMemcpyDefault,
+	    stream)) != cudaSuccess ||
+	    (ce = cudaStreamSynchronize(stream)) != cudaSuccess) {
+		pw_error_set(err, "cuda: device %d (GPU %d): hand-off: "
+		    "cudaMemcpyAsync: %s", device, gpu, cudaGetErrorString(ce));
+		return PW_ERR_RUNTIME;
+	}
+	return PW_OK;
 }
 
 /* The timeout the environment asks for (whole seconds, 1 to a day),
@@ -173,13 +205,18 @@ pw_nccl_exchange(struct pw_rt_wire *wire, int device,
 			return pw_nccl_fail(err, device, x->gpu,
 			    "ncclCommGetAsyncError", ncclGetErrorString(async));
 		if (pw_now() - t0 > n->timeout) {
-			char why[96];
+			char why[160], peers[64] = "";
+			size_t len = 0;
 
+			for (i = 0; i < count && len < sizeof peers - 8; i++)
+				len += (size_t)snprintf(peers + len, sizeof peers -
+				    len, "%s%d", i > 0 ? "," : "", xf[i].peer);
 			snprintf(why, sizeof why, "timed out after %.0f s "
-			    "waiting for device %d (PIPEWRIGHT_NCCL_TIMEOUT)",
-			    n->timeout, xf[0].peer);
-			return pw_nccl_fail(err, device, x->gpu,
-			    xf[0].send ? "ncclSend" : "ncclRecv", why);
+			    "waiting for device%s %s (PIPEWRIGHT_NCCL_TIMEOUT)",
+			    n->timeout, count > 1 ? "s" : "", peers);
+			return pw_nccl_fail(err, device, x->gpu, count == 1 ?
+			    (xf[0].send ? "ncclSend" : "ncclRecv") :
+			    "ncclSend/ncclRecv group", why);
 		}
 		nanosleep(&nap, NULL);
 	}
@@ -235,16 +272,41 @@ pw_nccl_copy(struct pw_rt_wire *wire, int device, float *dst,
     const float *src, size_t n, struct pw_error *err)
 {
 	struct pw_nccl *c = wire->ctx;
-	cudaError_t ce;
 
-	if (n == 0)
-		return PW_OK;
-	cudaSetDevice(c->dev[device].gpu);
-	if ((ce = cudaMemcpy(dst, src, n * sizeof *dst, cudaMemcpyDefault)) !=
-	    cudaSuccess)
-		return pw_nccl_fail(err, device, c->dev[device].gpu,
-		    "cudaMemcpy", cudaGetErrorString(ce));
-	return PW_OK;
+	return pw_gpu_copy(device, c->dev[device].gpu, c->dev[device].copy, dst,
+	    src, n, err);
+}
+
+/* Ends device D's communicator after a run that ended well: finalized
+ * (what it issued flushed, polled) and destroyed; aborted when that
+ * fails or times out. */
+static void
+pw_nccl_retire(struct pw_nccl *n, int d)
+{
+	struct pw_nccl_dev *x = &n->dev[d];
+	struct pw_error ignored;
+	ncclComm_t comm;
+	ncclResult_t st;
+
+	pthread_mutex_lock(&x->lock);
+	st = x->comm != NULL ? ncclCommFinalize(x->comm) : ncclSuccess;
+	pthread_mutex_unlock(&x->lock);
+	if (x->comm == NULL)
+		return;
+	if ((st != ncclSuccess && st != ncclInProgress) ||
+	    pw_nccl_settle(n, d, "ncclCommFinalize", &ignored) != PW_OK) {
+		pthread_mutex_lock(&x->lock);
+		if (x->comm != NULL)
+			ncclCommAbort(x->comm);
+		x->comm = NULL;
+		pthread_mutex_unlock(&x->lock);
+		return;
+	}
+	pthread_mutex_lock(&x->lock);
+	comm = x->comm;
+	x->comm = NULL;
+	pthread_mutex_unlock(&x->lock);
+	ncclCommDestroy(comm);
 }
 
 static void
@@ -259,13 +321,14 @@ pw_nccl_close(struct pw_rt_wire *wire)
 	for (d = 0; d < n->devices; d++) {
 		struct pw_nccl_dev *x = &n->dev[d];
 
-		if (x->gpu < 0)
-			continue;
-		cudaSetDevice(x->gpu);
-		if (x->comm != NULL)
-			ncclCommDestroy(x->comm);
-		if (x->stream != NULL)
-			cudaStreamDestroy(x->stream);
+		if (x->gpu >= 0) {
+			cudaSetDevice(x->gpu);
+			pw_nccl_retire(n, d);
+			if (x->stream != NULL)
+				cudaStreamDestroy(x->stream);
+			if (x->copy != NULL)
+				cudaStreamDestroy(x->copy);
+		}
 		pthread_mutex_destroy(&x->lock);
 	}
 	free(n->dev);
@@ -273,26 +336,38 @@ pw_nccl_close(struct pw_rt_wire *wire)
 	free(wire);
 }
 
-/* One process, every device here on its own GPU: ncclCommInitAll. */
+/* One process, every device here on its own GPU: what ncclCommInitAll
+ * does (one unique id, a communicator per GPU made in one group), with
+ * non-blocking communicators. */
 static int
 pw_nccl_open_local(struct pw_nccl *n, struct pw_error *err)
 {
-	ncclComm_t *comms = pw_xcalloc((size_t)n->devices, sizeof *comms);
-	int *list = pw_xcalloc((size_t)n->devices, sizeof *list), d;
-	ncclResult_t st;
+	ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+	ncclUniqueId id;
+	ncclResult_t st, end;
+	int d, rc = PW_OK;
 
-	for (d = 0; d < n->devices; d++)
-		list[d] = n->dev[d].gpu;
-	st = ncclCommInitAll(comms, n->devices, list);
-	if (st == ncclSuccess)
-		for (d = 0; d < n->devices; d++)
-			n->dev[d].comm = comms[d];
-	free(comms);
-	free(list);
-	if (st != ncclSuccess)
-		return pw_nccl_fail(err, 0, n->dev[0].gpu, "ncclCommInitAll",
+	if ((st = ncclGetUniqueId(&id)) != ncclSuccess)
+		return pw_nccl_fail(err, 0, n->dev[0].gpu, "ncclGetUniqueId",
 		    ncclGetErrorString(st));
-	return PW_OK;
+	config.blocking = 0;
+	st = ncclGroupStart();
+	for (d = 0; d < n->devices && (st == ncclSuccess ||
+	    st == ncclInProgress); d++) {
+		cudaSetDevice(n->dev[d].gpu);
+		st = ncclCommInitRankConfig(&n->dev[d].comm, n->devices, id, d,
+		    &config);
+	}
+	end = ncclGroupEnd();
+	if (st == ncclSuccess)
+		st = end;
+	if (st != ncclSuccess && st != ncclInProgress)
+		return pw_nccl_fail(err, d > 0 ? d - 1 : 0,
+		    n->dev[d > 0 ? d - 1 : 0].gpu, "ncclCommInitRankConfig",
+		    ncclGetErrorString(st));
+	for (d = 0; d < n->devices && rc == PW_OK; d++)
+		rc = pw_nccl_settle(n, d, "ncclCommInitRankConfig", err);
+	return rc;
 }
 
 /* This rank's device D of BASE's ranks: rank 0's unique id over BASE's
@@ -310,15 +385,20 @@ pw_nccl_open_rank(struct pw_nccl *n, struct pw_rt_net *base, int d,
 	int rc;
 
 	memset(&id, 0, sizeof id);
-	if (base->rank == 0) {
-		if ((st = ncclGetUniqueId(&id)) != ncclSuccess)
-			return pw_nccl_fail(err, d, n->dev[d].gpu,
-			    "ncclGetUniqueId", ncclGetErrorString(st));
+	st = ncclSuccess;
+	if (base->rank == 0 && (st = ncclGetUniqueId(&id)) == ncclSuccess) {
 		buf = pw_xmalloc(sizeof id);
 		memcpy(buf, &id, sizeof id);
 		len = sizeof id;
 	}
+	/* Rank 0 broadcasts nothing when it has no id, so that the others
+	 * fail at once rather than wait for one. */
 	rc = base->bcast(base, &buf, &len, err);
+	if (st != ncclSuccess) {
+		free(buf);
+		return pw_nccl_fail(err, d, n->dev[d].gpu, "ncclGetUniqueId",
+		    ncclGetErrorString(st));
+	}
 	if (rc == PW_OK && len != sizeof id) {
 		pw_error_set(err, "nccl: rank %d: a unique id of %zu bytes "
 		    "(%zu expected)", base->rank, len, sizeof id);
@@ -358,20 +438,21 @@ pw_rt_wire_nccl(struct pw_rt_net *base, int devices, const int *gpu,
 	    pw_nccl_buf_alloc, pw_nccl_buf_release, pw_nccl_copy,
 	    pw_nccl_close };
 	for (d = 0; d < devices; d++) {
+		n->dev[d].gpu = gpu[d];
+		pthread_mutex_init(&n->dev[d].lock, NULL);
+	}
+	for (d = 0; d < devices && rc == PW_OK; d++) {
 		struct pw_nccl_dev *x = &n->dev[d];
 
-		x->gpu = gpu[d];
 		if (x->gpu < 0)
 			continue;
-		pthread_mutex_init(&x->lock, NULL);
 		if ((ce = cudaSetDevice(x->gpu)) != cudaSuccess ||
 		    (ce = cudaStreamCreateWithFlags(&x->stream,
-		    cudaStreamNonBlocking)) != cudaSuccess) {
-			x->stream = NULL;
+		    cudaStreamNonBlocking)) != cudaSuccess ||
+		    (ce = cudaStreamCreateWithFlags(&x->copy,
+		    cudaStreamNonBlocking)) != cudaSuccess)
 			rc = pw_nccl_fail(err, d, x->gpu, "cudaStreamCreate",
 			    cudaGetErrorString(ce));
-			break;
-		}
 	}
 	if (rc == PW_OK)
 		rc = n->ranks ? pw_nccl_open_rank(n, base, base->rank, err) :
@@ -388,15 +469,22 @@ pw_rt_wire_nccl(struct pw_rt_net *base, int devices, const int *gpu,
 /* ------------------------------------------------------------------ */
 /* Devices sharing a GPU: the matched wire with device copies           */
 
-/* Device memory on DEVICE's GPU (ARG: the GPU of each device), the
- * caller's (pw_copies_release); NULL when the GPU has no room. */
+/* Each device's GPU and copy stream. */
+struct pw_copies {
+	int	devices;
+	int	*gpu;
+	cudaStream_t *copy;
+};
+
+/* Device memory on DEVICE's GPU, the caller's (pw_copies_release); NULL
+ * when the GPU has no room. */
 static float *
 pw_copies_alloc(void *arg, int device, size_t n)
 {
-	const int *gpu = arg;
+	const struct pw_copies *c = arg;
 	void *p = NULL;
 
-	cudaSetDevice(gpu[device]);
+	cudaSetDevice(c->gpu[device]);
 	if (cudaMalloc(&p, (n == 0 ? 1 : n) * sizeof(float)) != cudaSuccess)
 		return NULL;
 	return p;
@@ -405,32 +493,36 @@ pw_copies_alloc(void *arg, int device, size_t n)
 static void
 pw_copies_release(void *arg, int device, float *buf)
 {
-	const int *gpu = arg;
+	const struct pw_copies *c = arg;
 
-	cudaSetDevice(gpu[device]);
+	cudaSetDevice(c->gpu[device]);
 	cudaFree(buf);
 }
 
-/* Device to device (or from and to a managed hand-off buffer: unified
- * addressing tells which); returns once DST holds the floats. */
 static int
 pw_copies_copy(void *arg, int device, float *dst, const float *src,
     size_t n, struct pw_error *err)
 {
-	const int *gpu = arg;
-	cudaError_t ce;
+	const struct pw_copies *c = arg;
 
-	if (n == 0)
-		return PW_OK;
-	cudaSetDevice(gpu[device]);
-	if ((ce = cudaMemcpy(dst, src, n * sizeof *dst, cudaMemcpyDefault)) !=
-	    cudaSuccess) {
-		pw_error_set(err, "cuda: device %d (GPU %d): hand-off: "
-		    "cudaMemcpy: %s", device, gpu[device],
-		    cudaGetErrorString(ce));
-		return PW_ERR_RUNTIME;
-	}
-	return PW_OK;
+	return pw_gpu_copy(device, c->gpu[device], c->copy[device], dst, src,
+	    n, err);
+}
+
+static void
+pw_copies_close(void *arg)
+{
+	struct pw_copies *c = arg;
+	int d;
+
+	for (d = 0; d < c->devices; d++)
+		if (c->copy[d] != NULL) {
+			cudaSetDevice(c->gpu[d]);
+			cudaStreamDestroy(c->copy[d]);
+		}
+	free(c->copy);
+	free(c->gpu);
+	free(c);
 }
 
 int
@@ -438,12 +530,31 @@ pw_rt_wire_cuda_copies(int devices, const int *gpu, struct pw_rt_wire **out,
     struct pw_error *err)
 {
 	struct pw_rt_wire_memory mem = { "device copies", pw_copies_alloc,
-	    pw_copies_release, pw_copies_copy, free, NULL };
-	int *copy = pw_xcalloc((size_t)devices + 1, sizeof *copy), rc;
+	    pw_copies_release, pw_copies_copy, pw_copies_close, NULL };
+	struct pw_copies *c = pw_xcalloc(1, sizeof *c);
+	cudaError_t ce;
+	int d, rc;
 
-	memcpy(copy, gpu, (size_t)devices * sizeof *copy);
-	mem.arg = copy;
+	c->devices = devices;
+	c->gpu = pw_xcalloc((size_t)devices + 1, sizeof *c->gpu);
+	c->copy = pw_xcalloc((size_t)devices + 1, sizeof *c->copy);
+	memcpy(c->gpu, gpu, (size_t)devices * sizeof *c->gpu);
+	for (d = 0; d < devices; d++) {
+		if (gpu[d] < 0)
+			continue;
+		if ((ce = cudaSetDevice(gpu[d])) != cudaSuccess ||
+		    (ce = cudaStreamCreateWithFlags(&c->copy[d],
+		    cudaStreamNonBlocking)) != cudaSuccess) {
+			c->copy[d] = NULL;
+			pw_error_set(err, "cuda: device %d (GPU %d): hand-off: "
+			    "cudaStreamCreate: %s", d, gpu[d],
+			    cudaGetErrorString(ce));
+			pw_copies_close(c);
+			return PW_ERR_RUNTIME;
+		}
+	}
+	mem.arg = c;
 	if ((rc = pw_rt_wire_matched(devices, &mem, out, err)) != PW_OK)
-		free(copy);
+		pw_copies_close(c);
 	return rc;
 }

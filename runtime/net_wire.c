@@ -15,8 +15,12 @@
  * cycle: of the messages not yet through, the first in the order has its
  * tensor produced (its op waits only for earlier messages) and both of
  * its devices at it (each has passed every earlier one of its own), so it
- * goes through.  A device thread groups what it can post at once: every
- * receive up to the first send whose tensor is not yet in the outbox.
+ * goes through.  A device thread groups what it can post at once, in the
+ * order: while each tensor was made (on the simulated timeline) before
+ * the group's receives are used, and sends only once their tensors are
+ * in the outbox (pw_wire_group says why).  Ties in the times go by
+ * causal depth, so zero-length ops cannot reverse a cause and its
+ * effect.
  *
  * The order repeats every iteration, so a device thread goes round its
  * list once for each, or until the net is stopped or closed.  Tokens of shared channels (no
@@ -29,6 +33,7 @@
  * joins devices that share one, which NCCL refuses to.
  */
 #include <assert.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -44,7 +49,7 @@
 
 struct pw_wire_key {
 	double	end;		/* the producing op's simulated end */
-	size_t	at;		/* its index in the timed ops */
+	long	depth;		/* its causal depth */
 	struct pw_rt_message msg;
 };
 
@@ -55,18 +60,51 @@ pw_wire_key_cmp(const void *a, const void *b)
 
 	if (x->end != y->end)
 		return x->end < y->end ? -1 : 1;
-	return (x->at > y->at) - (x->at < y->at);
+	return (x->depth > y->depth) - (x->depth < y->depth);
+}
+
+/* Each op's causal depth in *DEPTH[universe]: 1 + the deepest of its
+ * predecessors (pw_preds), so that an op is deeper than every op it waits
+ * for, however the times tie (zero durations, no hop).  Passes over the
+ * ops by start until nothing moves: a predecessor starts no later than
+ * its op, so only ties take another pass. */
+static void
+pw_wire_depths(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_where *where, const struct pw_timed_op *ops, size_t n,
+    long *depth)
+{
+	struct pw_pred pred[PW_MAX_PREDS];
+	bool moved = true;
+	size_t i;
+	int k, np;
+
+	while (moved) {
+		moved = false;
+		for (i = 0; i < n; i++) {
+			size_t u = pw_op_index(p, ops[i].op);
+			long d = 1;
+
+			np = pw_preds(p, sched, where, ops[i].op, pred);
+			for (k = 0; k < np; k++) {
+				long q = depth[pw_op_index(p, pred[k].op)] + 1;
+
+				if (q > d)
+					d = q;
+			}
+			if (d != depth[u]) {
+				depth[u] = d;
+				moved = true;
+			}
+		}
+	}
 }
 
 /* Whether compute op OP hands a tensor on, and to which op (*TO): a
- * backward's receiver is the B or the fused BW below, as FUSED[stage *
- * m + mb] says the schedule has it. */
+ * backward's receiver is the B, or the fused BW where WHERE has that. */
 static bool
-pw_wire_hands(const struct pw_problem *p, const bool *fused, struct pw_op op,
-    struct pw_op *to)
+pw_wire_hands(const struct pw_problem *p, const struct pw_where *where,
+    struct pw_op op, struct pw_op *to)
 {
-	size_t below;
-
 	switch (op.kind) {
 	case PW_F:
 		if (op.stage >= p->nstages - 1)
@@ -77,10 +115,9 @@ pw_wire_hands(const struct pw_problem *p, const bool *fused, struct pw_op op,
 	case PW_BW:
 		if (op.stage == 0)
 			return false;
-		below = (size_t)(op.stage - 1) * (size_t)p->microbatches +
-		    (size_t)op.mb;
-		*to = (struct pw_op){ fused[below] ? PW_BW : PW_B, op.stage - 1,
-		    op.mb };
+		*to = (struct pw_op){ PW_B, op.stage - 1, op.mb };
+		if (!pw_where_has(where, p, *to))
+			to->kind = PW_BW;
 		return true;
 	default:
 		return false;
@@ -88,39 +125,50 @@ pw_wire_hands(const struct pw_problem *p, const bool *fused, struct pw_op op,
 }
 
 struct pw_rt_message *
-pw_rt_messages(const struct pw_problem *p, const struct pw_timed_op *ops,
-    size_t n, size_t *count)
+pw_rt_messages(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_timed_op *ops, size_t n, size_t *count)
 {
+	size_t universe = pw_op_universe(p), i, c = 0;
 	struct pw_wire_key *k = pw_xcalloc(n + 1, sizeof *k);
-	bool *fused = pw_xcalloc((size_t)p->nstages * (size_t)p->microbatches,
-	    sizeof *fused);
+	double *start = pw_xcalloc(universe, sizeof *start);
+	long *depth = pw_xcalloc(universe, sizeof *depth);
 	struct pw_rt_message *out;
+	struct pw_where *where;
+	struct pw_error err;
 	struct pw_op to;
-	size_t i, c = 0;
 
+	*count = 0;
+	if (pw_where_build(p, sched, &where, &err) != PW_OK) {
+		/* The engine built it first: a schedule it ran indexes. */
+		free(k);
+		free(start);
+		free(depth);
+		return pw_xcalloc(1, sizeof *out);
+	}
+	pw_wire_depths(p, sched, where, ops, n, depth);
 	for (i = 0; i < n; i++)
-		if (ops[i].op.kind == PW_BW)
-			fused[(size_t)ops[i].op.stage * (size_t)p->microbatches +
-			    (size_t)ops[i].op.mb] = true;
+		start[pw_op_index(p, ops[i].op)] = ops[i].start;
 	for (i = 0; i < n; i++) {
 		int from = ops[i].device, dst;
 
-		if (!pw_wire_hands(p, fused, ops[i].op, &to))
+		if (!pw_wire_hands(p, where, ops[i].op, &to))
 			continue;
 		dst = p->stages[to.stage].device;
 		if (dst == from)
 			continue;
 		k[c].end = ops[i].end;
-		k[c].at = i;
-		k[c].msg = (struct pw_rt_message){ from, dst, 0 };
-		k[c].msg.tag = pw_rt_tag(to);
+		k[c].depth = depth[pw_op_index(p, ops[i].op)];
+		k[c].msg = (struct pw_rt_message){ from, dst, pw_rt_tag(to),
+		    ops[i].end, start[pw_op_index(p, to)] };
 		c++;
 	}
 	qsort(k, c, sizeof *k, pw_wire_key_cmp);
 	out = pw_xcalloc(c + 1, sizeof *out);
 	for (i = 0; i < c; i++)
 		out[i] = k[i].msg;
-	free(fused);
+	pw_where_free(where);
+	free(depth);
+	free(start);
 	free(k);
 	*count = c;
 	return out;
@@ -149,6 +197,7 @@ struct pw_wire_dev {
 	int	nspare, capspare;
 	pthread_t thread;
 	bool	running;
+	bool	finished;		/* its thread has returned (W locked) */
 };
 
 struct pw_wire_net {
@@ -254,15 +303,22 @@ pw_wire_failed(struct pw_wire_net *w, int rc, const struct pw_error *err)
 }
 
 /* The next group of device X from position *AT of its list (W locked):
- * every receive up to the first send whose tensor is not in the outbox,
- * that send's wait first when it is the first.  Fills XF and TAGS, moves
- * *AT past them; returns their count, 0 once stopped or through every
- * round, -1 when the wire refused a buffer (ERR). */
+ * the transfers from there on that can go together, the first send's
+ * wait for its tensor first when it comes first.  A group's receives
+ * reach the inbox only when all of it has completed, so a transfer joins
+ * only where its tensor was made, on the simulated timeline, before every
+ * receive already in the group is used: nothing that makes it can wait
+ * for those (directly, or through another device's op, a shared
+ * channel's token or a reload's anchor).  A send joins only once its
+ * tensor is in the outbox.  Fills XF and TAGS, moves *AT past them;
+ * returns their count, 0 once stopped or through every round, -1 when the
+ * wire refused a buffer (ERR). */
 static int
 pw_wire_group(struct pw_wire_dev *x, size_t *at, struct pw_rt_xfer *xf,
     uint64_t *tags, struct pw_error *err)
 {
 	struct pw_wire_net *w = x->w;
+	double first_use = INFINITY;
 	int n = 0;
 
 	while (n < PW_WIRE_GROUP && x->round < w->rounds &&
@@ -272,6 +328,8 @@ pw_wire_group(struct pw_wire_dev *x, size_t *at, struct pw_rt_xfer *xf,
 		struct pw_wire_item *it = NULL;
 		float *buf;
 
+		if (n > 0 && !(m->made < first_use))
+			break;
 		if (send && (it = pw_wire_take(&x->outbox, m->tag)) == NULL) {
 			if (n > 0)
 				break;
@@ -292,6 +350,8 @@ pw_wire_group(struct pw_wire_dev *x, size_t *at, struct pw_rt_xfer *xf,
 		xf[n] = (struct pw_rt_xfer){ send ? m->to : m->from, send, buf,
 		    w->floats };
 		tags[n++] = m->tag;
+		if (!send && m->used < first_use)
+			first_use = m->used;
 		*at = (*at + 1) % x->nmsgs;
 		if (*at == 0) {
 			x->round++;
@@ -339,6 +399,9 @@ pw_wire_main(void *arg)
 			break;
 		}
 	}
+	pthread_mutex_lock(&w->lock);
+	x->finished = true;
+	pthread_mutex_unlock(&w->lock);
 	return NULL;
 }
 
@@ -488,13 +551,20 @@ static void
 pw_wire_end(struct pw_rt_net *net, bool base)
 {
 	struct pw_wire_net *w = net->ctx;
+	bool busy = false;
 	int d, k;
 
+	/* A run that went through every round leaves nothing in flight: the
+	 * wire then ends its transfers' links cleanly; threads still at work
+	 * (a stopped run, a failed open) are ended by an abort. */
 	pthread_mutex_lock(&w->lock);
 	w->quit = true;
+	for (d = 0; d < w->devices; d++)
+		busy |= w->dev[d].running && !w->dev[d].finished;
 	pthread_cond_broadcast(&w->changed);
 	pthread_mutex_unlock(&w->lock);
-	w->wire->abort(w->wire);
+	if (busy)
+		w->wire->abort(w->wire);
 	for (d = 0; d < w->devices; d++)
 		if (w->dev[d].running)
 			pthread_join(w->dev[d].thread, NULL);

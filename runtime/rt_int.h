@@ -195,18 +195,24 @@ extern const struct pw_rt_backend_ops pw_rt_cpu;
 extern const struct pw_rt_backend_ops pw_rt_cuda;
 /* The GPUs this process sees; 0 with why in WHY when none (cuda.c). */
 int	pw_rt_cuda_gpus(char *why, size_t len);
-/* The GPU a device's context (open's) runs on. */
+/* The GPU a device's context (open's) runs on; its PCI bus id in BUF
+ * ("?" when CUDA cannot tell). */
 int	pw_rt_cuda_gpu(const void *ctx);
+void	pw_rt_cuda_gpu_name(const void *ctx, char *buf, size_t len);
 /* What the CUDA backend's devices open with: DEVICES pipeline devices
- * spread over the first GPUS GPUs (0: every one), NOPS timed ops (the
- * slots of the events that time them), and each device's pool of
+ * spread over the first GPUS GPUs (0: every one), or one per MPI rank
+ * (RANKS: the launcher's local rank picks the GPU); NOPS timed ops (the
+ * slots of the events that time them); each device's predicted peak
+ * (PEAK[devices]: what its pool must hold at least) and its pools of
  * device memory and of pinned host memory in bytes (POOL[devices],
- * HOST[devices]; NULL, or 0 for a device, for none: then its memory
- * comes from the CUDA allocator call by call). */
+ * HOST[devices]); NULL, or 0 for a device, for none: then its memory
+ * comes from the CUDA allocator call by call. */
 struct pw_rt_cuda_plan {
 	int	devices;
 	int	gpus;
+	bool	ranks;
 	size_t	nops;
+	const double *peak;
 	const double *pool;
 	const double *host;
 };
@@ -386,10 +392,13 @@ struct pw_rt_wire {
 };
 
 /* A cross-device hand-off of a run: the tensor device FROM's op hands
- * device TO's op (tag pw_rt_tag of the receiving op). */
+ * device TO's op (tag pw_rt_tag of the receiving op), and when, on the
+ * simulated timeline, the one ends and the other starts. */
 struct pw_rt_message {
 	int	from, to;
 	uint64_t tag;
+	double	made;		/* the producing op's end */
+	double	used;		/* the receiving op's start */
 };
 
 /* Which wire a launch's hand-offs go over (pw_rt_wire_pick). */
@@ -400,10 +409,12 @@ enum pw_rt_wire_kind {
 	PW_RT_WIRE_COPIES	/* device copies: devices share a GPU */
 };
 /* The wire of a launch on BACKEND over TRANSPORT of DEVICES devices,
- * GPU[devices] each one's GPU (-1 for one not here, or not on a GPU):
- * the host wire when asked for; on CUDA with more than one device NCCL,
- * unless two devices of this process share a GPU (an emulation: NCCL
- * refuses two ranks on one GPU), then device copies; else none. */
+ * GPU[devices] each one's GPU (-1 for one not here, or not on a GPU;
+ * under MPI a number that ranks on one GPU share): the host wire when
+ * asked for; on CUDA with more than one device NCCL, unless two devices
+ * share a GPU (NCCL refuses two ranks on one GPU): then device copies
+ * between the streams of one process, or the MPI transport's own between
+ * ranks; else none. */
 enum pw_rt_wire_kind pw_rt_wire_pick(enum pw_rt_backend, enum pw_rt_transport,
 	    bool host_wire, int devices, const int *gpu);
 /* The most bytes of DEVICE's activations waiting in host memory at once
@@ -412,15 +423,17 @@ enum pw_rt_wire_kind pw_rt_wire_pick(enum pw_rt_backend, enum pw_rt_transport,
  * takes count before the gives).  What its pinned pool holds. */
 double	pw_rt_host_peak(const struct pw_timed_op *ops, size_t n, int device);
 
-/* The cross-device hand-offs of SCHED on P in the order every device
- * posts them: by the simulated end of the op that produces each (OPS[N],
- * pw_timed_ops's, by start), ties in OPS's order.  A device's compute
- * order never waits, in this order, for a message after one it
- * produces later, so devices that each post theirs in it cannot wait on
- * each other in a cycle (docs/runtime.md).  Returns an array the caller
+/* The cross-device hand-offs of SCHED on P (timed as OPS[N],
+ * pw_timed_ops's) in the order every device posts them: by the simulated
+ * end of the op that produces each, ties by that op's causal depth (an
+ * op after all it waits for, whatever the times).  A device's compute
+ * order never waits, in this order, for a message after one it produces
+ * later, so devices that each post theirs in it cannot wait on each
+ * other in a cycle (docs/runtime.md).  Returns an array the caller
  * frees, *COUNT its length. */
 struct pw_rt_message *pw_rt_messages(const struct pw_problem *p,
-	    const struct pw_timed_op *ops, size_t n, size_t *count);
+	    const struct pw_schedule *sched, const struct pw_timed_op *ops,
+	    size_t n, size_t *count);
 
 /* The sequenced transport: hand-offs of FLOATS floats between devices
  * go over WIRE, each device's in the order of MSGS[NMSGS]

@@ -97,7 +97,8 @@ tc_primitives(void)
 	int i, ok;
 
 	setenv("PW_CUDA_MATH", "fp32", 1);
-	pw_rt_cuda_plan(&(struct pw_rt_cuda_plan){ 1, 1, 0, NULL, NULL });
+	pw_rt_cuda_plan(&(struct pw_rt_cuda_plan){ 1, 1, false, 0, NULL, NULL,
+	    NULL });
 	if (!tap_ok(g->open(0, &gx, &err) == PW_OK, "cuda opens device 0")) {
 		tap_diag("%s", err.msg);
 		return;
@@ -159,7 +160,8 @@ tc_primitives(void)
 
 /* A device opened with a plan: its arena memory from the pool of the
  * planned size (the peak the pool's, each piece aligned), pinned host
- * memory from its own pool, a transfer's lane waiting on the compute
+ * memory from its own pool (and past it from blocks kept for reuse), a
+ * transfer's lane waiting on the compute
  * lane's event, and the events' clock: a GEMM's end after its start,
  * both after the reference. */
 static void
@@ -168,12 +170,13 @@ tc_device(void)
 	const struct pw_rt_backend_ops *g = &pw_rt_cuda;
 	const double pool = 64.0 * 1048576, host = 1048576;
 	struct pw_error err;
-	float *a, *b, *h, *pin;
+	float *a, *b, *h, *pin, *spill;
 	double t0, t1;
 	void *x;
 	int ok;
 
-	pw_rt_cuda_plan(&(struct pw_rt_cuda_plan){ 1, 1, 4, &pool, &host });
+	pw_rt_cuda_plan(&(struct pw_rt_cuda_plan){ 1, 1, false, 4, NULL, &pool,
+	    &host });
 	if (!tap_ok(g->open(0, &x, &err) == PW_OK, "cuda opens device 0 with "
 	    "a pool of 64 MiB and 1 MiB pinned")) {
 		tap_diag("%s", err.msg);
@@ -189,8 +192,14 @@ tc_device(void)
 	g->device_release(x, b);
 	g->device_release(x, a);
 	pin = g->host_alloc(x, 4096);
-	tap_ok(pin != NULL && g->host_alloc(x, 2 * 1048576) == NULL,
-	    "pinned memory from its own pool, refused past it");
+	spill = g->host_alloc(x, 2 * 1048576);
+	g->host_release(x, spill);
+	tap_ok(pin != NULL && spill != NULL &&
+	    ((char *)spill < (char *)pin || (char *)spill > (char *)pin +
+	    1048576) && g->host_alloc(x, 1048576 + 1) == spill,
+	    "pinned memory from its own pool, past it from a block kept for "
+	    "the next that fits");
+	g->host_release(x, spill);
 	a = g->alloc(x, TC_N * TC_N * sizeof (float));
 	b = g->alloc(x, TC_N * TC_N * sizeof (float));
 	h = g->alloc(x, TC_N * TC_N * sizeof (float));
@@ -279,8 +288,10 @@ tc_wire_pick(void)
 		    "4 devices on 2 GPUs: device copies" },
 		{ PW_RT_CUDA, PW_RT_LOCAL, false, 4, one, PW_RT_WIRE_COPIES,
 		    "4 devices on 1 GPU: device copies" },
-		{ PW_RT_CUDA, PW_RT_MPI, false, 4, rank, PW_RT_WIRE_NCCL,
-		    "a rank each under MPI: NCCL" },
+		{ PW_RT_CUDA, PW_RT_MPI, false, 4, own, PW_RT_WIRE_NCCL,
+		    "a rank each on a GPU of its own under MPI: NCCL" },
+		{ PW_RT_CUDA, PW_RT_MPI, false, 4, shared, PW_RT_WIRE_NONE,
+		    "ranks sharing GPUs under MPI: the MPI transport's own" },
 		{ PW_RT_CUDA, PW_RT_LOCAL, false, 1, one, PW_RT_WIRE_NONE,
 		    "one device: no hand-offs, no wire" },
 		{ PW_RT_CPU, PW_RT_LOCAL, false, 4, rank, PW_RT_WIRE_NONE,

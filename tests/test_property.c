@@ -159,7 +159,8 @@ static struct prop props[P_COUNT] = {
 	    "static memory plus the effects of pw_op_memory up to then" },
 	{ .name = "the sequenced transport's order (pw_rt_messages) has every "
 	    "cross-device hand-off once, and every one a device receives "
-	    "before every one it sends from that op on" },
+	    "before every one it sends from that op on, also with every "
+	    "compute op and hop taking no time" },
 };
 
 /* What the cases covered, so a generator that drifts shows in the log. */
@@ -1102,7 +1103,7 @@ prop_wire(int k, const struct pw_problem *p, const struct pw_schedule *sched,
 	int d, i, S = p->nstages, failed = pr->failures;
 
 	pr->runs++;
-	msgs = pw_rt_messages(p, ops, n, &count);
+	msgs = pw_rt_messages(p, sched, ops, n, &count);
 	for (d = 0; d < p->devices && pr->failures == failed; d++) {
 		const struct pw_seq *seq = &sched->device[d];
 
@@ -1154,6 +1155,36 @@ prop_wire(int k, const struct pw_problem *p, const struct pw_schedule *sched,
 	free(msgs);
 }
 
+/* The same lemma where every compute op takes no time and no hop costs
+ * any: each op ties with what it waits for, so only the causal depth
+ * orders them. */
+static void
+prop_wire_timeless(int k, const struct pw_problem *p,
+    const struct pw_schedule *sched)
+{
+	struct pw_problem *q = pw_problem_copy(p);
+	struct pw_timed_op *ops;
+	struct pw_timing *t;
+	struct pw_error err;
+	size_t n;
+	int s;
+
+	for (s = 0; s < q->nstages; s++)
+		q->stages[s].f = q->stages[s].b = q->stages[s].w =
+		    q->stages[s].comm = 0;
+	q->comm = 0;
+	if (pw_simulate(q, sched, &t, &err) != PW_OK) {
+		prop_fail(&props[P_WIRE], k, "timeless: %s", err.msg);
+		pw_problem_free(q);
+		return;
+	}
+	ops = pw_timed_ops(q, sched, t, &n);
+	prop_wire(k, q, sched, t, ops, n);
+	free(ops);
+	pw_timing_free(t);
+	pw_problem_free(q);
+}
+
 static void
 run_case(int k)
 {
@@ -1185,6 +1216,7 @@ run_case(int k)
 	prop_nonfinite(k, p, ops, n);
 	prop_queries(k, p, sched, t);
 	prop_wire(k, p, sched, t, ops, n);
+	prop_wire_timeless(k, p, sched);
 	free(ops);
 	pw_timing_free(t);
 out:

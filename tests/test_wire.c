@@ -107,7 +107,8 @@ tw_wire(int fail_at)
 /* The ping-pong's order: device 0 hands tag 10 to device 1, which hands
  * tag 20 back, twice a round (what a 2-device pipeline's F and B do). */
 static const struct pw_rt_message tw_order[] = {
-	{ 0, 1, 10 }, { 1, 0, 20 }, { 0, 1, 11 }, { 1, 0, 21 },
+	{ 0, 1, 10, 1, 2 }, { 1, 0, 20, 3, 4 }, { 0, 1, 11, 5, 6 },
+	{ 1, 0, 21, 7, 8 },
 };
 #define TW_NMSGS	(sizeof tw_order / sizeof tw_order[0])
 
