@@ -39,6 +39,10 @@
 
 /* A pool's pieces start at multiples of this (cudaMalloc's own). */
 #define PW_CUDA_ALIGN	256
+/* The least room a pool leaves beside the predicted peak, for its
+ * alignment and first fit's fragmentation (the plan asks for an eighth
+ * more, and this). */
+#define PW_CUDA_SLACK	(64.0 * 1048576)
 
 struct pw_cuda_ctx {
 	int		 device;
@@ -136,11 +140,19 @@ void
 pw_rt_cuda_gpu_name(const void *ctx, char *buf, size_t len)
 {
 	const struct pw_cuda_ctx *c = ctx;
+	struct cudaDeviceProp prop;
+	size_t i, at = 0;
 
-	if (len > (size_t)INT32_MAX)
-		len = INT32_MAX;
-	if (cudaDeviceGetPCIBusId(buf, (int)len, c->gpu) != cudaSuccess)
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+	if (cudaGetDeviceProperties(&prop, c->gpu) != cudaSuccess) {
 		snprintf(buf, len, "?");
+		return;
+	}
+	for (i = 0; i < sizeof prop.uuid.bytes && at + 3 <= len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%02x",
+		    (unsigned char)prop.uuid.bytes[i]);
 }
 
 /* The launcher's local rank (Open MPI, then Slurm), or -1 outside one. */
@@ -237,8 +249,8 @@ pw_cuda_reserve(size_t total)
 
 /* The device's pool: WANT bytes (the predicted PEAK with room for
  * alignment and fragmentation), at most what the GPU has free beside
- * pw_cuda_reserve, never less than PEAK (then the open fails, saying
- * so); allocated at once, and the reservation checked against
+ * pw_cuda_reserve, never less than PEAK and PW_CUDA_SLACK (then the open
+ * fails, saying so); allocated at once, and the reservation checked against
  * cudaMemGetInfo (the free memory must drop by the pool, or the pool is
  * not the device memory it is counted as). */
 static int
@@ -254,9 +266,10 @@ pw_cuda_open_pool(struct pw_cuda_ctx *c, double want, double peak,
 		return pw_cuda_fail(c, "open", "cudaMemGetInfo",
 		    cudaGetErrorString(ce), err);
 	room = (double)free0 - pw_cuda_reserve(total);
-	if (room < peak) {
-		snprintf(why, sizeof why, "a predicted peak of %s does not fit "
-		    "in the %s free beside a reserve of %s", pw_fmt_bytes(b1,
+	if (room < peak + PW_CUDA_SLACK) {
+		snprintf(why, sizeof why, "a predicted peak of %s and 64 MiB "
+		    "does not fit in the %s free beside a reserve of %s",
+		    pw_fmt_bytes(b1,
 		    sizeof b1, peak), pw_fmt_bytes(b2, sizeof b2,
 		    (double)free0), pw_fmt_bytes(b3, sizeof b3,
 		    pw_cuda_reserve(total)));
@@ -427,40 +440,43 @@ pw_cuda_release(void *ctx, void *p)
 }
 
 /* Pinned host memory, where offloaded tensors wait: from the host pool,
- * else a spilled block (pw_cuda_ctx.spill) free and large enough, else a
- * new one; the caller owns it (pw_cuda_host_release), NULL when refused. */
+ * else the smallest spilled block (pw_cuda_ctx.spill) free and large
+ * enough, else a new one; the caller owns it (pw_cuda_host_release),
+ * NULL when refused. */
 static void *
 pw_cuda_host_alloc(void *ctx, size_t bytes)
 {
 	struct pw_cuda_ctx *c = ctx;
 	void *p = NULL;
-	int i;
+	int i, best = -1;
 
 	if (c->host != NULL && (p = pw_rt_pool_take(c->host, bytes,
 	    NULL)) != NULL)
 		return p;
 	pthread_mutex_lock(&c->spill_lock);
 	for (i = 0; i < c->nspill; i++)
-		if (!c->spill[i].used && c->spill[i].bytes >= bytes) {
-			c->spill[i].used = true;
-			p = c->spill[i].p;
-			break;
-		}
-	if (p == NULL) {
-		cudaSetDevice(c->gpu);
-		if (cudaHostAlloc(&p, bytes == 0 ? 1 : bytes,
-		    cudaHostAllocPortable) != cudaSuccess)
-			p = NULL;
-		else {
-			if (c->nspill == c->capspill) {
-				c->capspill = c->capspill ? 2 * c->capspill : 8;
-				c->spill = pw_xreallocarray(c->spill,
-				    (size_t)c->capspill, sizeof *c->spill);
-			}
-			c->spill[c->nspill++] = (struct pw_cuda_spill){ p, bytes,
-			    true };
-		}
+		if (!c->spill[i].used && c->spill[i].bytes >= bytes &&
+		    (best < 0 || c->spill[i].bytes < c->spill[best].bytes))
+			best = i;
+	if (best >= 0) {
+		c->spill[best].used = true;
+		p = c->spill[best].p;
 	}
+	pthread_mutex_unlock(&c->spill_lock);
+	if (p != NULL)
+		return p;
+	/* Outside the lock: pinning host memory takes its time. */
+	cudaSetDevice(c->gpu);
+	if (cudaHostAlloc(&p, bytes == 0 ? 1 : bytes, cudaHostAllocPortable) !=
+	    cudaSuccess)
+		return NULL;
+	pthread_mutex_lock(&c->spill_lock);
+	if (c->nspill == c->capspill) {
+		c->capspill = c->capspill ? 2 * c->capspill : 8;
+		c->spill = pw_xreallocarray(c->spill, (size_t)c->capspill,
+		    sizeof *c->spill);
+	}
+	c->spill[c->nspill++] = (struct pw_cuda_spill){ p, bytes, true };
 	pthread_mutex_unlock(&c->spill_lock);
 	return p;
 }

@@ -313,8 +313,8 @@ pw_rt_wire_pick(enum pw_rt_backend backend, enum pw_rt_transport transport,
 
 #ifdef HAVE_CUDA
 /* Under MPI a rank knows its own GPU only: rank 0 gathers every rank's
- * host and GPU (its PCI bus id, which CUDA_VISIBLE_DEVICES cannot
- * renumber) and broadcasts, for each device, a number that ranks on one
+ * host and GPU (its UUID, which CUDA_VISIBLE_DEVICES cannot renumber)
+ * and broadcasts, for each device, a number that ranks on one
  * GPU share, into GPU[devices]. */
 static int
 pw_engine_rank_gpus(struct pw_engine *e, int *gpu, struct pw_error *err)
@@ -329,6 +329,8 @@ pw_engine_rank_gpus(struct pw_engine *e, int *gpu, struct pw_error *err)
 	len = (size_t)snprintf(me, sizeof me, "%s|%s", host, bus) + 1;
 	rc = e->net->gather(e->net, me, len, &all, &lens, err);
 	len = 0;
+	/* Rank 0 broadcasts whatever came of it (nothing on a failure), so
+	 * that no rank waits for it in vain. */
 	if (rc == PW_OK && e->net->rank == 0) {
 		int *id = pw_xcalloc((size_t)n, sizeof *id);
 
@@ -343,8 +345,9 @@ pw_engine_rank_gpus(struct pw_engine *e, int *gpu, struct pw_error *err)
 		len = (size_t)n * sizeof *id;
 	}
 	pw_engine_free_gathered(e, all, lens);
-	if (rc == PW_OK)
-		rc = e->net->bcast(e->net, &buf, &len, err);
+	if (e->net->bcast(e->net, &buf, &len, rc == PW_OK ? err : NULL) !=
+	    PW_OK && rc == PW_OK)
+		rc = PW_ERR_RUNTIME;
 	if (rc == PW_OK && len != (size_t)n * sizeof *gpu) {
 		pw_error_set(err, "rank %d: the ranks' GPUs came in %zu bytes",
 		    e->net->rank, len);
@@ -421,7 +424,8 @@ pw_engine_wire(struct pw_engine *e, struct pw_error *err)
 
 	if ((rc = pw_engine_pick_wire(e, &wire, err)) != PW_OK || wire == NULL)
 		return rc;
-	msgs = pw_rt_messages(e->p, e->sched, e->timed, e->nops, &n);
+	msgs = pw_rt_messages(e->p, e->sched, e->where, e->timed, e->nops,
+	    &n);
 	rc = pw_rt_net_wire(e->net, wire, e->p->devices, msgs, n, e->io,
 	    e->total, &net, err);
 	free(msgs);
@@ -501,9 +505,9 @@ pw_engine_plan_cuda(struct pw_engine *e)
 #endif
 
 /* Opens what the devices of this process need: the backend, the arena,
- * the stages, the workers, the wire. */
+ * the stages, the workers. */
 static int
-pw_engine_open(struct pw_engine *e, struct pw_error *err)
+pw_engine_open_here(struct pw_engine *e, struct pw_error *err)
 {
 	const struct pw_problem *p = e->p;
 	int d, s, c, rc;
@@ -540,7 +544,58 @@ pw_engine_open(struct pw_engine *e, struct pw_error *err)
 			return rc;
 		}
 	}
-	return pw_engine_wire(e, err);
+	return PW_OK;
+}
+
+/* Under MPI, whether every rank opened (RC, this rank's): rank 0 gathers
+ * them and broadcasts the first rank that failed, so that all go on to
+ * the wire's set-up (a collective) or none does.  A rank that opened
+ * while another failed gets PW_ERR_CANCELLED: the other says why. */
+static int
+pw_engine_agree(struct pw_engine *e, int rc, struct pw_error *err)
+{
+	char **all = NULL, *buf = NULL;
+	size_t *lens = NULL, len = 0;
+	int r, failed = -1, mine = rc, net_rc;
+
+	net_rc = e->net->gather(e->net, (const char *)&mine, sizeof mine, &all,
+	    &lens, NULL);
+	if (net_rc == PW_OK && e->net->rank == 0) {
+		for (r = 0; r < e->net->size && failed < 0; r++)
+			if (lens[r] != sizeof mine ||
+			    memcmp(all[r], &(int){ PW_OK }, sizeof mine) != 0)
+				failed = r;
+		buf = pw_xmalloc(sizeof failed);
+		memcpy(buf, &failed, sizeof failed);
+		len = sizeof failed;
+	}
+	pw_engine_free_gathered(e, all, lens);
+	if (e->net->bcast(e->net, &buf, &len, NULL) != PW_OK ||
+	    len != sizeof failed)
+		net_rc = PW_ERR_RUNTIME;
+	else
+		memcpy(&failed, buf, sizeof failed);
+	free(buf);
+	if (rc != PW_OK)
+		return rc;
+	if (net_rc != PW_OK || failed >= 0) {
+		pw_error_set(err, "rank %d: stopped: rank %d could not open its "
+		    "device", e->net->rank, failed);
+		return PW_ERR_CANCELLED;
+	}
+	return PW_OK;
+}
+
+/* Opens the devices of this process and, once every rank has (under
+ * MPI with CUDA, where the wire's set-up is collective), the wire. */
+static int
+pw_engine_open(struct pw_engine *e, struct pw_error *err)
+{
+	int rc = pw_engine_open_here(e, err);
+
+	if (e->net->kind == PW_RT_MPI && e->backend->kind == PW_RT_CUDA)
+		rc = pw_engine_agree(e, rc, err);
+	return rc == PW_OK ? pw_engine_wire(e, err) : rc;
 }
 
 static void
@@ -1166,7 +1221,9 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 out:
 	out->originated = pw_engine_originated(inited ? &e : NULL, net, rc, ran);
 	/* The net first: a wire's transfers end before the devices' memory
-	 * and streams go. */
+	 * and streams go; after a run that failed, by an abort. */
+	if (ran && rc != PW_OK)
+		net->stop(net);
 	net->close(net);
 	if (inited)
 		pw_engine_free(&e);

@@ -83,16 +83,21 @@ static int
 pw_gpu_copy(int device, int gpu, cudaStream_t stream, float *dst,
     const float *src, size_t n, struct pw_error *err)
 {
+	const char *call = "cudaMemcpyAsync";
 	cudaError_t ce;
 
 	if (n == 0)
 		return PW_OK;
 	cudaSetDevice(gpu);
+
 	if ((ce = cudaMemcpyAsync(dst, src, n * sizeof *dst, cudaMemcpyDefault,
-	    stream)) != cudaSuccess ||
-	    (ce = cudaStreamSynchronize(stream)) != cudaSuccess) {
-		pw_error_set(err, "cuda: device %d (GPU %d): hand-off: "
-		    "cudaMemcpyAsync: %s", device, gpu, cudaGetErrorString(ce));
+	    stream)) == cudaSuccess) {
+		call = "cudaStreamSynchronize";
+		ce = cudaStreamSynchronize(stream);
+	}
+	if (ce != cudaSuccess) {
+		pw_error_set(err, "cuda: device %d (GPU %d): hand-off: %s: %s",
+		    device, gpu, call, cudaGetErrorString(ce));
 		return PW_ERR_RUNTIME;
 	}
 	return PW_OK;
@@ -277,36 +282,51 @@ pw_nccl_copy(struct pw_rt_wire *wire, int device, float *dst,
 	    src, n, err);
 }
 
-/* Ends device D's communicator after a run that ended well: finalized
- * (what it issued flushed, polled) and destroyed; aborted when that
- * fails or times out. */
+/* Ends the communicators of this process after a run that ended well:
+ * each finalized (what it issued flushed), all of them before any is
+ * polled, since a finalize waits for every rank of the clique (one
+ * thread would otherwise wait on its own next communicator); then each
+ * destroyed, or aborted where its finalize failed or timed out. */
 static void
-pw_nccl_retire(struct pw_nccl *n, int d)
+pw_nccl_retire(struct pw_nccl *n)
 {
-	struct pw_nccl_dev *x = &n->dev[d];
+	ncclResult_t *st = pw_xcalloc((size_t)n->devices, sizeof *st);
 	struct pw_error ignored;
 	ncclComm_t comm;
-	ncclResult_t st;
+	int d;
 
-	pthread_mutex_lock(&x->lock);
-	st = x->comm != NULL ? ncclCommFinalize(x->comm) : ncclSuccess;
-	pthread_mutex_unlock(&x->lock);
-	if (x->comm == NULL)
-		return;
-	if ((st != ncclSuccess && st != ncclInProgress) ||
-	    pw_nccl_settle(n, d, "ncclCommFinalize", &ignored) != PW_OK) {
+	for (d = 0; d < n->devices; d++) {
+		struct pw_nccl_dev *x = &n->dev[d];
+
 		pthread_mutex_lock(&x->lock);
-		if (x->comm != NULL)
-			ncclCommAbort(x->comm);
+		st[d] = x->comm != NULL ? ncclCommFinalize(x->comm) : ncclSuccess;
+		pthread_mutex_unlock(&x->lock);
+	}
+	for (d = 0; d < n->devices; d++) {
+		struct pw_nccl_dev *x = &n->dev[d];
+		bool ok = st[d] == ncclSuccess || st[d] == ncclInProgress;
+
+		pthread_mutex_lock(&x->lock);
+		comm = x->comm;
+		pthread_mutex_unlock(&x->lock);
+		if (comm == NULL)
+			continue;
+		if (ok)
+			ok = pw_nccl_settle(n, d, "ncclCommFinalize", &ignored) ==
+			    PW_OK;
+		pthread_mutex_lock(&x->lock);
+		comm = x->comm;
 		x->comm = NULL;
 		pthread_mutex_unlock(&x->lock);
-		return;
+		if (comm != NULL) {
+			cudaSetDevice(x->gpu);
+			if (ok)
+				ncclCommDestroy(comm);
+			else
+				ncclCommAbort(comm);
+		}
 	}
-	pthread_mutex_lock(&x->lock);
-	comm = x->comm;
-	x->comm = NULL;
-	pthread_mutex_unlock(&x->lock);
-	ncclCommDestroy(comm);
+	free(st);
 }
 
 static void
@@ -318,12 +338,12 @@ pw_nccl_close(struct pw_rt_wire *wire)
 	if (wire == NULL)
 		return;
 	n = wire->ctx;
+	pw_nccl_retire(n);
 	for (d = 0; d < n->devices; d++) {
 		struct pw_nccl_dev *x = &n->dev[d];
 
 		if (x->gpu >= 0) {
 			cudaSetDevice(x->gpu);
-			pw_nccl_retire(n, d);
 			if (x->stream != NULL)
 				cudaStreamDestroy(x->stream);
 			if (x->copy != NULL)
@@ -359,7 +379,9 @@ pw_nccl_open_local(struct pw_nccl *n, struct pw_error *err)
 		    &config);
 	}
 	end = ncclGroupEnd();
-	if (st == ncclSuccess)
+	/* Inside the group each init says only that it is in progress; the
+	 * group's end says whether it failed. */
+	if (end != ncclSuccess && end != ncclInProgress)
 		st = end;
 	if (st != ncclSuccess && st != ncclInProgress)
 		return pw_nccl_fail(err, d > 0 ? d - 1 : 0,

@@ -60,43 +60,71 @@ pw_wire_key_cmp(const void *a, const void *b)
 
 	if (x->end != y->end)
 		return x->end < y->end ? -1 : 1;
-	return (x->depth > y->depth) - (x->depth < y->depth);
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	if (x->msg.from != y->msg.from)
+		return x->msg.from < y->msg.from ? -1 : 1;
+	if (x->msg.to != y->msg.to)
+		return x->msg.to < y->msg.to ? -1 : 1;
+	return (x->msg.tag > y->msg.tag) - (x->msg.tag < y->msg.tag);
 }
 
-/* Each op's causal depth in *DEPTH[universe]: 1 + the deepest of its
- * predecessors (pw_preds), so that an op is deeper than every op it waits
- * for, however the times tie (zero durations, no hop).  Passes over the
- * ops by start until nothing moves: a predecessor starts no later than
- * its op, so only ties take another pass. */
+/* Each op's causal depth in DEPTH[universe] (zeroed): 1 + the deepest of
+ * its predecessors (pw_preds), so that an op is deeper than every op it
+ * waits for, however the times tie (zero durations, no hop).  A
+ * depth-first walk from each op of OPS[N]: an op on top of the stack is
+ * opened (-1) by pushing the predecessors it still needs, and settled
+ * once they are; a copy pushed again meanwhile is dropped when it comes
+ * up.  A predecessor already open is on the walk's own path, a cycle,
+ * which a schedule that simulated cannot have (assert). */
 static void
 pw_wire_depths(const struct pw_problem *p, const struct pw_schedule *sched,
     const struct pw_where *where, const struct pw_timed_op *ops, size_t n,
     long *depth)
 {
 	struct pw_pred pred[PW_MAX_PREDS];
-	bool moved = true;
-	size_t i;
+	size_t cap = n + 1, top, i, u, q;
+	struct pw_op *stack = pw_xcalloc(cap, sizeof *stack);
+	long d;
 	int k, np;
+	bool open;
 
-	while (moved) {
-		moved = false;
-		for (i = 0; i < n; i++) {
-			size_t u = pw_op_index(p, ops[i].op);
-			long d = 1;
-
-			np = pw_preds(p, sched, where, ops[i].op, pred);
-			for (k = 0; k < np; k++) {
-				long q = depth[pw_op_index(p, pred[k].op)] + 1;
-
-				if (q > d)
-					d = q;
+	for (i = 0; i < n; i++) {
+		stack[0] = ops[i].op;
+		top = 1;
+		while (top > 0) {
+			u = pw_op_index(p, stack[top - 1]);
+			if (depth[u] > 0) {
+				top--;
+				continue;
 			}
-			if (d != depth[u]) {
+			open = depth[u] < 0;
+			np = pw_preds(p, sched, where, stack[top - 1], pred);
+			for (d = 1, k = 0; k < np; k++) {
+				q = pw_op_index(p, pred[k].op);
+				if (depth[q] > 0) {
+					if (depth[q] + 1 > d)
+						d = depth[q] + 1;
+					continue;
+				}
+				assert(depth[q] == 0 && !open);
+				if (depth[q] != 0 || open)
+					continue;
+				if (top == cap) {
+					cap *= 2;
+					stack = pw_xreallocarray(stack, cap,
+					    sizeof *stack);
+				}
+				stack[top++] = pred[k].op;
+				depth[u] = -1;
+			}
+			if (depth[u] == 0 || open) {
 				depth[u] = d;
-				moved = true;
+				top--;
 			}
 		}
 	}
+	free(stack);
 }
 
 /* Whether compute op OP hands a tensor on, and to which op (*TO): a
@@ -126,25 +154,16 @@ pw_wire_hands(const struct pw_problem *p, const struct pw_where *where,
 
 struct pw_rt_message *
 pw_rt_messages(const struct pw_problem *p, const struct pw_schedule *sched,
-    const struct pw_timed_op *ops, size_t n, size_t *count)
+    const struct pw_where *where, const struct pw_timed_op *ops, size_t n,
+    size_t *count)
 {
 	size_t universe = pw_op_universe(p), i, c = 0;
 	struct pw_wire_key *k = pw_xcalloc(n + 1, sizeof *k);
 	double *start = pw_xcalloc(universe, sizeof *start);
 	long *depth = pw_xcalloc(universe, sizeof *depth);
 	struct pw_rt_message *out;
-	struct pw_where *where;
-	struct pw_error err;
 	struct pw_op to;
 
-	*count = 0;
-	if (pw_where_build(p, sched, &where, &err) != PW_OK) {
-		/* The engine built it first: a schedule it ran indexes. */
-		free(k);
-		free(start);
-		free(depth);
-		return pw_xcalloc(1, sizeof *out);
-	}
 	pw_wire_depths(p, sched, where, ops, n, depth);
 	for (i = 0; i < n; i++)
 		start[pw_op_index(p, ops[i].op)] = ops[i].start;
@@ -166,7 +185,6 @@ pw_rt_messages(const struct pw_problem *p, const struct pw_schedule *sched,
 	out = pw_xcalloc(c + 1, sizeof *out);
 	for (i = 0; i < c; i++)
 		out[i] = k[i].msg;
-	pw_where_free(where);
 	free(depth);
 	free(start);
 	free(k);
@@ -556,9 +574,10 @@ pw_wire_end(struct pw_rt_net *net, bool base)
 
 	/* A run that went through every round leaves nothing in flight: the
 	 * wire then ends its transfers' links cleanly; threads still at work
-	 * (a stopped run, a failed open) are ended by an abort. */
+	 * (a failed open) and a stopped or failed run end by an abort. */
 	pthread_mutex_lock(&w->lock);
 	w->quit = true;
+	busy = w->stopped || w->rc != PW_OK;
 	for (d = 0; d < w->devices; d++)
 		busy |= w->dev[d].running && !w->dev[d].finished;
 	pthread_cond_broadcast(&w->changed);

@@ -195,7 +195,7 @@ extern const struct pw_rt_backend_ops pw_rt_cpu;
 extern const struct pw_rt_backend_ops pw_rt_cuda;
 /* The GPUs this process sees; 0 with why in WHY when none (cuda.c). */
 int	pw_rt_cuda_gpus(char *why, size_t len);
-/* The GPU a device's context (open's) runs on; its PCI bus id in BUF
+/* The GPU a device's context (open's) runs on; its UUID in BUF, in hex
  * ("?" when CUDA cannot tell). */
 int	pw_rt_cuda_gpu(const void *ctx);
 void	pw_rt_cuda_gpu_name(const void *ctx, char *buf, size_t len);
@@ -423,17 +423,18 @@ enum pw_rt_wire_kind pw_rt_wire_pick(enum pw_rt_backend, enum pw_rt_transport,
  * takes count before the gives).  What its pinned pool holds. */
 double	pw_rt_host_peak(const struct pw_timed_op *ops, size_t n, int device);
 
-/* The cross-device hand-offs of SCHED on P (timed as OPS[N],
- * pw_timed_ops's) in the order every device posts them: by the simulated
- * end of the op that produces each, ties by that op's causal depth (an
- * op after all it waits for, whatever the times).  A device's compute
+/* The cross-device hand-offs of SCHED on P (indexed by WHERE, timed as
+ * OPS[N], pw_timed_ops's) in the order every device posts them: by the
+ * simulated end of the op that produces each, ties by that op's causal
+ * depth (an op after all it waits for, whatever the times), then by the
+ * devices and the tag (so that every rank sorts alike).  A device's compute
  * order never waits, in this order, for a message after one it produces
  * later, so devices that each post theirs in it cannot wait on each
  * other in a cycle (docs/runtime.md).  Returns an array the caller
  * frees, *COUNT its length. */
 struct pw_rt_message *pw_rt_messages(const struct pw_problem *p,
-	    const struct pw_schedule *sched, const struct pw_timed_op *ops,
-	    size_t n, size_t *count);
+	    const struct pw_schedule *sched, const struct pw_where *where,
+	    const struct pw_timed_op *ops, size_t n, size_t *count);
 
 /* The sequenced transport: hand-offs of FLOATS floats between devices
  * go over WIRE, each device's in the order of MSGS[NMSGS]

@@ -1099,11 +1099,18 @@ prop_wire(int k, const struct pw_problem *p, const struct pw_schedule *sched,
 	struct prop *pr = &props[P_WIRE];
 	struct pw_rt_message *msgs;
 	size_t count, expected = 0;
+	struct pw_where *where;
+	struct pw_error err;
 	long *recv, *sent, least;
 	int d, i, S = p->nstages, failed = pr->failures;
 
 	pr->runs++;
-	msgs = pw_rt_messages(p, sched, ops, n, &count);
+	if (pw_where_build(p, sched, &where, &err) != PW_OK) {
+		prop_fail(pr, k, "%s", err.msg);
+		return;
+	}
+	msgs = pw_rt_messages(p, sched, where, ops, n, &count);
+	pw_where_free(where);
 	for (d = 0; d < p->devices && pr->failures == failed; d++) {
 		const struct pw_seq *seq = &sched->device[d];
 
