@@ -311,52 +311,73 @@ pw_rt_wire_pick(enum pw_rt_backend backend, enum pw_rt_transport transport,
 	return PW_RT_WIRE_NCCL;
 }
 
-#ifdef HAVE_CUDA
-/* Under MPI a rank knows its own GPU only: rank 0 gathers every rank's
- * host and GPU (its UUID, which CUDA_VISIBLE_DEVICES cannot renumber)
- * and broadcasts, for each device, a number that ranks on one
- * GPU share, into GPU[devices]. */
+/* A collective every rank calls: every rank's MINE (LEN bytes) to rank
+ * 0, where DECIDE turns them (ALL[size], LENS) into SIZE bytes at OUT;
+ * then OUT on every rank.  Rank 0 broadcasts even when the gather failed
+ * (nothing, then), so that no rank waits for it in vain. */
 static int
-pw_engine_rank_gpus(struct pw_engine *e, int *gpu, struct pw_error *err)
+pw_engine_ask_all(struct pw_engine *e, const void *mine, size_t len,
+    void (*decide)(char **all, const size_t *lens, int size, void *out),
+    void *out, size_t size, struct pw_error *err)
 {
-	int n = e->p->devices, r, k, rc;
-	char me[320], host[256] = "", bus[64] = "", **all = NULL, *buf = NULL;
-	size_t *lens = NULL, len;
+	char **all = NULL, *buf = NULL;
+	size_t *lens = NULL, got = 0;
+	int rc;
 
-	if (gethostname(host, sizeof host - 1) != 0)
-		snprintf(host, sizeof host, "?");
-	pw_rt_cuda_gpu_name(e->dev[e->net->rank].ctx, bus, sizeof bus);
-	len = (size_t)snprintf(me, sizeof me, "%s|%s", host, bus) + 1;
-	rc = e->net->gather(e->net, me, len, &all, &lens, err);
-	len = 0;
-	/* Rank 0 broadcasts whatever came of it (nothing on a failure), so
-	 * that no rank waits for it in vain. */
+	rc = e->net->gather(e->net, mine, len, &all, &lens, err);
 	if (rc == PW_OK && e->net->rank == 0) {
-		int *id = pw_xcalloc((size_t)n, sizeof *id);
-
-		for (r = 0; r < n; r++)
-			for (id[r] = r, k = 0; k < r; k++)
-				if (lens[r] == lens[k] &&
-				    memcmp(all[r], all[k], lens[r]) == 0) {
-					id[r] = id[k];
-					break;
-				}
-		buf = (char *)id;
-		len = (size_t)n * sizeof *id;
+		buf = pw_xcalloc(1, size);
+		decide(all, lens, e->net->size, buf);
+		got = size;
 	}
 	pw_engine_free_gathered(e, all, lens);
-	if (e->net->bcast(e->net, &buf, &len, rc == PW_OK ? err : NULL) !=
+	if (e->net->bcast(e->net, &buf, &got, rc == PW_OK ? err : NULL) !=
 	    PW_OK && rc == PW_OK)
 		rc = PW_ERR_RUNTIME;
-	if (rc == PW_OK && len != (size_t)n * sizeof *gpu) {
-		pw_error_set(err, "rank %d: the ranks' GPUs came in %zu bytes",
-		    e->net->rank, len);
+	if (rc == PW_OK && got != size) {
+		pw_error_set(err, "rank %d: rank 0's answer came in %zu bytes, "
+		    "%zu expected", e->net->rank, got, size);
 		rc = PW_ERR_RUNTIME;
 	}
 	if (rc == PW_OK)
-		memcpy(gpu, buf, len);
+		memcpy(out, buf, size);
 	free(buf);
 	return rc;
+}
+
+#ifdef HAVE_CUDA
+/* Rank 0's side of pw_engine_rank_gpus: OUT[size] numbers, equal for the
+ * ranks whose host and GPU (ALL[size]) are equal. */
+static void
+pw_engine_same_gpus(char **all, const size_t *lens, int size, void *out)
+{
+	int *id = out, r, k;
+
+	for (r = 0; r < size; r++)
+		for (id[r] = r, k = 0; k < r; k++)
+			if (lens[r] == lens[k] &&
+			    memcmp(all[r], all[k], lens[r]) == 0) {
+				id[r] = id[k];
+				break;
+			}
+}
+
+/* Under MPI a rank knows its own GPU only: rank 0 gathers every rank's
+ * host and GPU (its UUID, which CUDA_VISIBLE_DEVICES cannot renumber)
+ * and broadcasts, for each device, a number that ranks on one GPU share,
+ * into IDS[devices]. */
+static int
+pw_engine_rank_gpus(struct pw_engine *e, int *ids, struct pw_error *err)
+{
+	char me[320], host[256] = "", gpu[64] = "";
+	size_t len;
+
+	if (gethostname(host, sizeof host - 1) != 0)
+		snprintf(host, sizeof host, "?");
+	pw_rt_cuda_gpu_name(e->dev[e->net->rank].ctx, gpu, sizeof gpu);
+	len = (size_t)snprintf(me, sizeof me, "%s|%s", host, gpu) + 1;
+	return pw_engine_ask_all(e, me, len, pw_engine_same_gpus, ids,
+	    (size_t)e->p->devices * sizeof *ids, err);
 }
 #endif
 
@@ -365,9 +386,9 @@ static int
 pw_engine_pick_wire(struct pw_engine *e, struct pw_rt_wire **wire,
     struct pw_error *err)
 {
-	int n = e->p->devices, *gpu = pw_xcalloc((size_t)n, sizeof *gpu), d;
-	enum pw_rt_wire_kind kind;
-	int rc = PW_OK;
+	int n = e->p->devices, d, rc = PW_OK;
+	int *gpu = pw_xcalloc((size_t)n, sizeof *gpu);
+	int *ids = pw_xcalloc((size_t)n, sizeof *ids);
 
 	for (d = 0; d < n; d++) {
 		gpu[d] = -1;
@@ -376,28 +397,22 @@ pw_engine_pick_wire(struct pw_engine *e, struct pw_rt_wire **wire,
 			gpu[d] = pw_rt_cuda_gpu(e->dev[d].ctx);
 #endif
 	}
+	/* Which devices share a GPU: in one process their GPUs say; under
+	 * MPI rank 0 tells every rank. */
+	memcpy(ids, gpu, (size_t)n * sizeof *ids);
 #ifdef HAVE_CUDA
 	if (e->backend->kind == PW_RT_CUDA && e->net->kind == PW_RT_MPI &&
-	    !e->opts->host_wire && n > 1 &&
-	    (rc = pw_engine_rank_gpus(e, gpu, err)) != PW_OK) {
-		free(gpu);
-		return rc;
-	}
+	    !e->opts->host_wire && n > 1)
+		rc = pw_engine_rank_gpus(e, ids, err);
 #endif
-	kind = pw_rt_wire_pick(e->backend->kind, e->net->kind,
-	    e->opts->host_wire, n, gpu);
 	*wire = NULL;
-	switch (kind) {
+	switch (rc == PW_OK ? pw_rt_wire_pick(e->backend->kind, e->net->kind,
+	    e->opts->host_wire, n, ids) : PW_RT_WIRE_NONE) {
 	case PW_RT_WIRE_HOST:
 		rc = pw_rt_wire_host(n, wire, err);
 		break;
 #ifdef HAVE_CUDA
 	case PW_RT_WIRE_NCCL:
-		/* Under MPI GPU held the ranks' shared numbers: the wire
-		 * wants this rank's own GPU, and none for the others. */
-		for (d = 0; e->net->kind == PW_RT_MPI && d < n; d++)
-			gpu[d] = e->dev[d].here ?
-			    pw_rt_cuda_gpu(e->dev[d].ctx) : -1;
 		rc = pw_rt_wire_nccl(e->net, n, gpu, wire, err);
 		break;
 	case PW_RT_WIRE_COPIES:
@@ -407,6 +422,7 @@ pw_engine_pick_wire(struct pw_engine *e, struct pw_rt_wire **wire,
 	default:
 		break;
 	}
+	free(ids);
 	free(gpu);
 	return rc;
 }
@@ -434,14 +450,30 @@ pw_engine_wire(struct pw_engine *e, struct pw_error *err)
 	return rc;
 }
 
+/* A change of a device's host-held bytes at an instant. */
+struct pw_engine_move {
+	double	t;
+	double	bytes;		/* > 0 taken (an offload), < 0 given back */
+};
+
+/* By time, the takes before the gives at an instant. */
+static int
+pw_engine_move_cmp(const void *a, const void *b)
+{
+	const struct pw_engine_move *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return (x->bytes < 0) - (y->bytes < 0);
+}
+
 double
 pw_rt_host_peak(const struct pw_timed_op *ops, size_t n, int device)
 {
-	struct pw_rt_move { double t; double bytes; } *mv;
+	struct pw_engine_move *mv = pw_xcalloc(n + 1, sizeof *mv);
 	double level = 0, peak = 0;
 	size_t i, k = 0;
 
-	mv = pw_xcalloc(n + 1, sizeof *mv);
 	for (i = 0; i < n; i++) {
 		const struct pw_timed_op *o = &ops[i];
 
@@ -450,19 +482,7 @@ pw_rt_host_peak(const struct pw_timed_op *ops, size_t n, int device)
 		mv[k].t = o->op.kind == PW_OFFLOAD ? o->start : o->end;
 		mv[k++].bytes = o->op.kind == PW_OFFLOAD ? o->bytes : -o->bytes;
 	}
-	/* Insertion by time, takes first at a tie: a device's transfers are
-	 * few against its ops, and this runs once a launch. */
-	for (i = 1; i < k; i++) {
-		struct pw_rt_move x = mv[i];
-		size_t j = i;
-
-		while (j > 0 && (mv[j - 1].t > x.t || (mv[j - 1].t == x.t &&
-		    mv[j - 1].bytes < 0 && x.bytes > 0))) {
-			mv[j] = mv[j - 1];
-			j--;
-		}
-		mv[j] = x;
-	}
+	qsort(mv, k, sizeof *mv, pw_engine_move_cmp);
 	for (i = 0; i < k; i++) {
 		level += mv[i].bytes;
 		if (level > peak)
@@ -547,6 +567,19 @@ pw_engine_open_here(struct pw_engine *e, struct pw_error *err)
 	return PW_OK;
 }
 
+/* Rank 0's side of pw_engine_agree: the first rank (of ALL[size], each
+ * one's open result) that did not open, else -1, into OUT. */
+static void
+pw_engine_first_failed(char **all, const size_t *lens, int size, void *out)
+{
+	int *failed = out, r;
+
+	for (*failed = -1, r = 0; r < size && *failed < 0; r++)
+		if (lens[r] != sizeof(int) ||
+		    memcmp(all[r], &(int){ PW_OK }, sizeof(int)) != 0)
+			*failed = r;
+}
+
 /* Under MPI, whether every rank opened (RC, this rank's): rank 0 gathers
  * them and broadcasts the first rank that failed, so that all go on to
  * the wire's set-up (a collective) or none does.  A rank that opened
@@ -554,28 +587,11 @@ pw_engine_open_here(struct pw_engine *e, struct pw_error *err)
 static int
 pw_engine_agree(struct pw_engine *e, int rc, struct pw_error *err)
 {
-	char **all = NULL, *buf = NULL;
-	size_t *lens = NULL, len = 0;
-	int r, failed = -1, mine = rc, net_rc;
+	struct pw_error net_err;
+	int failed = -1, net_rc;
 
-	net_rc = e->net->gather(e->net, (const char *)&mine, sizeof mine, &all,
-	    &lens, NULL);
-	if (net_rc == PW_OK && e->net->rank == 0) {
-		for (r = 0; r < e->net->size && failed < 0; r++)
-			if (lens[r] != sizeof mine ||
-			    memcmp(all[r], &(int){ PW_OK }, sizeof mine) != 0)
-				failed = r;
-		buf = pw_xmalloc(sizeof failed);
-		memcpy(buf, &failed, sizeof failed);
-		len = sizeof failed;
-	}
-	pw_engine_free_gathered(e, all, lens);
-	if (e->net->bcast(e->net, &buf, &len, NULL) != PW_OK ||
-	    len != sizeof failed)
-		net_rc = PW_ERR_RUNTIME;
-	else
-		memcpy(&failed, buf, sizeof failed);
-	free(buf);
+	net_rc = pw_engine_ask_all(e, &rc, sizeof rc, pw_engine_first_failed,
+	    &failed, sizeof failed, &net_err);
 	if (rc != PW_OK)
 		return rc;
 	if (net_rc != PW_OK || failed >= 0) {

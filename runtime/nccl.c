@@ -46,6 +46,120 @@
 
 #include "rt_int.h"
 
+/* ------------------------------------------------------------------ */
+/* The wires' memory on the devices' GPUs                              */
+
+/* Each device's GPU and a copy stream of its own: a copy between a
+ * wire's buffer and a hand-off buffer goes there and is waited for, so
+ * that it is ordered against the non-blocking compute and transfer
+ * streams (the legacy default stream is not). */
+struct pw_gpu_mem {
+	int	devices;
+	int	*gpu;		/* -1: not this process's */
+	cudaStream_t *copy;
+};
+
+static void
+pw_gpu_mem_close(void *arg)
+{
+	struct pw_gpu_mem *m = arg;
+	int d;
+
+	if (m == NULL)
+		return;
+	for (d = 0; d < m->devices; d++)
+		if (m->copy[d] != NULL) {
+			cudaSetDevice(m->gpu[d]);
+			cudaStreamDestroy(m->copy[d]);
+		}
+	free(m->copy);
+	free(m->gpu);
+	free(m);
+}
+
+/* The memory of DEVICES devices on GPU[devices]: the caller's
+ * (pw_gpu_mem_close), NULL with ERR when a copy stream cannot be made. */
+static struct pw_gpu_mem *
+pw_gpu_mem_new(int devices, const int *gpu, struct pw_error *err)
+{
+	struct pw_gpu_mem *m = pw_xcalloc(1, sizeof *m);
+	cudaError_t ce;
+	int d;
+
+	m->devices = devices;
+	m->gpu = pw_xcalloc((size_t)devices + 1, sizeof *m->gpu);
+	m->copy = pw_xcalloc((size_t)devices + 1, sizeof *m->copy);
+	memcpy(m->gpu, gpu, (size_t)devices * sizeof *m->gpu);
+	for (d = 0; d < devices; d++) {
+		if (gpu[d] < 0)
+			continue;
+		if ((ce = cudaSetDevice(gpu[d])) != cudaSuccess ||
+		    (ce = cudaStreamCreateWithFlags(&m->copy[d],
+		    cudaStreamNonBlocking)) != cudaSuccess) {
+			m->copy[d] = NULL;
+			pw_error_set(err, "cuda: device %d (GPU %d): hand-off: "
+			    "cudaStreamCreate: %s", d, gpu[d],
+			    cudaGetErrorString(ce));
+			pw_gpu_mem_close(m);
+			return NULL;
+		}
+	}
+	return m;
+}
+
+/* Device memory on DEVICE's GPU, the caller's (pw_gpu_mem_release);
+ * NULL when the GPU has no room. */
+static float *
+pw_gpu_mem_alloc(void *arg, int device, size_t n)
+{
+	const struct pw_gpu_mem *m = arg;
+	void *p = NULL;
+
+	cudaSetDevice(m->gpu[device]);
+	if (cudaMalloc(&p, (n == 0 ? 1 : n) * sizeof(float)) != cudaSuccess)
+		return NULL;
+	return p;
+}
+
+static void
+pw_gpu_mem_release(void *arg, int device, float *buf)
+{
+	const struct pw_gpu_mem *m = arg;
+
+	cudaSetDevice(m->gpu[device]);
+	cudaFree(buf);
+}
+
+/* N floats from SRC to DST (wire buffers, hand-off buffers: unified
+ * addressing tells where each is) on DEVICE's copy stream, returning
+ * once DST holds them. */
+static int
+pw_gpu_mem_copy(void *arg, int device, float *dst, const float *src,
+    size_t n, struct pw_error *err)
+{
+	const struct pw_gpu_mem *m = arg;
+	const char *call = "cudaMemcpyAsync";
+	cudaError_t ce;
+
+	if (n == 0)
+		return PW_OK;
+	cudaSetDevice(m->gpu[device]);
+	if ((ce = cudaMemcpyAsync(dst, src, n * sizeof *dst, cudaMemcpyDefault,
+	    m->copy[device])) == cudaSuccess) {
+		call = "cudaStreamSynchronize";
+		ce = cudaStreamSynchronize(m->copy[device]);
+	}
+	if (ce != cudaSuccess) {
+		pw_error_set(err, "cuda: device %d (GPU %d): hand-off: %s: %s",
+		    device, m->gpu[device], call, cudaGetErrorString(ce));
+		return PW_ERR_RUNTIME;
+	}
+	return PW_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* NCCL                                                                */
+
 /* Seconds a transfer may wait for its peer before the run fails. */
 #define PW_NCCL_TIMEOUT		300.0
 /* Between two looks at a device's stream. */
@@ -55,7 +169,6 @@ struct pw_nccl_dev {
 	int	gpu;			/* -1: not this process's */
 	ncclComm_t comm;		/* NULL once aborted or retired */
 	cudaStream_t stream;		/* its transfers */
-	cudaStream_t copy;		/* its copies to and from wire buffers */
 	pthread_mutex_t lock;		/* posting against aborting */
 };
 
@@ -63,6 +176,7 @@ struct pw_nccl {
 	int	devices;
 	bool	ranks;			/* one device per MPI rank */
 	struct pw_nccl_dev *dev;	/* [devices] */
+	struct pw_gpu_mem *mem;		/* the wire's buffers and copies */
 	atomic_bool aborted;
 	double	timeout;
 };
@@ -74,33 +188,6 @@ pw_nccl_fail(struct pw_error *err, int device, int gpu, const char *call,
 	pw_error_set(err, "nccl: device %d (GPU %d): %s: %s", device, gpu,
 	    call, why);
 	return PW_ERR_RUNTIME;
-}
-
-/* N floats from SRC to DST (wire buffers, hand-off buffers: unified
- * addressing tells where each is) on STREAM of DEVICE's GPU, returning
- * once DST holds them. */
-static int
-pw_gpu_copy(int device, int gpu, cudaStream_t stream, float *dst,
-    const float *src, size_t n, struct pw_error *err)
-{
-	const char *call = "cudaMemcpyAsync";
-	cudaError_t ce;
-
-	if (n == 0)
-		return PW_OK;
-	cudaSetDevice(gpu);
-
-	if ((ce = cudaMemcpyAsync(dst, src, n * sizeof *dst, cudaMemcpyDefault,
-	    stream)) == cudaSuccess) {
-		call = "cudaStreamSynchronize";
-		ce = cudaStreamSynchronize(stream);
-	}
-	if (ce != cudaSuccess) {
-		pw_error_set(err, "cuda: device %d (GPU %d): hand-off: %s: %s",
-		    device, gpu, call, cudaGetErrorString(ce));
-		return PW_ERR_RUNTIME;
-	}
-	return PW_OK;
 }
 
 /* The timeout the environment asks for (whole seconds, 1 to a day),
@@ -247,38 +334,23 @@ pw_nccl_abort(struct pw_rt_wire *wire)
 	}
 }
 
-/* Device memory on DEVICE's GPU, the caller's (pw_nccl_buf_release);
- * NULL when the GPU has no room. */
 static float *
 pw_nccl_buf_alloc(struct pw_rt_wire *wire, int device, size_t n)
 {
-	struct pw_nccl *c = wire->ctx;
-	void *p = NULL;
-
-	cudaSetDevice(c->dev[device].gpu);
-	if (cudaMalloc(&p, (n == 0 ? 1 : n) * sizeof(float)) != cudaSuccess)
-		return NULL;
-	return p;
+	return pw_gpu_mem_alloc(((struct pw_nccl *)wire->ctx)->mem, device, n);
 }
 
 static void
 pw_nccl_buf_release(struct pw_rt_wire *wire, int device, float *buf)
 {
-	struct pw_nccl *c = wire->ctx;
-
-	cudaSetDevice(c->dev[device].gpu);
-	cudaFree(buf);
+	pw_gpu_mem_release(((struct pw_nccl *)wire->ctx)->mem, device, buf);
 }
 
-/* Between a wire buffer and a hand-off buffer of the backend's (unified
- * addressing tells the direction); returns once DST holds the floats. */
 static int
 pw_nccl_copy(struct pw_rt_wire *wire, int device, float *dst,
     const float *src, size_t n, struct pw_error *err)
 {
-	struct pw_nccl *c = wire->ctx;
-
-	return pw_gpu_copy(device, c->dev[device].gpu, c->dev[device].copy, dst,
+	return pw_gpu_mem_copy(((struct pw_nccl *)wire->ctx)->mem, device, dst,
 	    src, n, err);
 }
 
@@ -342,15 +414,13 @@ pw_nccl_close(struct pw_rt_wire *wire)
 	for (d = 0; d < n->devices; d++) {
 		struct pw_nccl_dev *x = &n->dev[d];
 
-		if (x->gpu >= 0) {
+		if (x->stream != NULL) {
 			cudaSetDevice(x->gpu);
-			if (x->stream != NULL)
-				cudaStreamDestroy(x->stream);
-			if (x->copy != NULL)
-				cudaStreamDestroy(x->copy);
+			cudaStreamDestroy(x->stream);
 		}
 		pthread_mutex_destroy(&x->lock);
 	}
+	pw_gpu_mem_close(n->mem);
 	free(n->dev);
 	free(n);
 	free(wire);
@@ -470,12 +540,14 @@ pw_rt_wire_nccl(struct pw_rt_net *base, int devices, const int *gpu,
 			continue;
 		if ((ce = cudaSetDevice(x->gpu)) != cudaSuccess ||
 		    (ce = cudaStreamCreateWithFlags(&x->stream,
-		    cudaStreamNonBlocking)) != cudaSuccess ||
-		    (ce = cudaStreamCreateWithFlags(&x->copy,
-		    cudaStreamNonBlocking)) != cudaSuccess)
+		    cudaStreamNonBlocking)) != cudaSuccess) {
+			x->stream = NULL;
 			rc = pw_nccl_fail(err, d, x->gpu, "cudaStreamCreate",
 			    cudaGetErrorString(ce));
+		}
 	}
+	if (rc == PW_OK && (n->mem = pw_gpu_mem_new(devices, gpu, err)) == NULL)
+		rc = PW_ERR_RUNTIME;
 	if (rc == PW_OK)
 		rc = n->ranks ? pw_nccl_open_rank(n, base, base->rank, err) :
 		    pw_nccl_open_local(n, err);
@@ -491,92 +563,17 @@ pw_rt_wire_nccl(struct pw_rt_net *base, int devices, const int *gpu,
 /* ------------------------------------------------------------------ */
 /* Devices sharing a GPU: the matched wire with device copies           */
 
-/* Each device's GPU and copy stream. */
-struct pw_copies {
-	int	devices;
-	int	*gpu;
-	cudaStream_t *copy;
-};
-
-/* Device memory on DEVICE's GPU, the caller's (pw_copies_release); NULL
- * when the GPU has no room. */
-static float *
-pw_copies_alloc(void *arg, int device, size_t n)
-{
-	const struct pw_copies *c = arg;
-	void *p = NULL;
-
-	cudaSetDevice(c->gpu[device]);
-	if (cudaMalloc(&p, (n == 0 ? 1 : n) * sizeof(float)) != cudaSuccess)
-		return NULL;
-	return p;
-}
-
-static void
-pw_copies_release(void *arg, int device, float *buf)
-{
-	const struct pw_copies *c = arg;
-
-	cudaSetDevice(c->gpu[device]);
-	cudaFree(buf);
-}
-
-static int
-pw_copies_copy(void *arg, int device, float *dst, const float *src,
-    size_t n, struct pw_error *err)
-{
-	const struct pw_copies *c = arg;
-
-	return pw_gpu_copy(device, c->gpu[device], c->copy[device], dst, src,
-	    n, err);
-}
-
-static void
-pw_copies_close(void *arg)
-{
-	struct pw_copies *c = arg;
-	int d;
-
-	for (d = 0; d < c->devices; d++)
-		if (c->copy[d] != NULL) {
-			cudaSetDevice(c->gpu[d]);
-			cudaStreamDestroy(c->copy[d]);
-		}
-	free(c->copy);
-	free(c->gpu);
-	free(c);
-}
-
 int
 pw_rt_wire_cuda_copies(int devices, const int *gpu, struct pw_rt_wire **out,
     struct pw_error *err)
 {
-	struct pw_rt_wire_memory mem = { "device copies", pw_copies_alloc,
-	    pw_copies_release, pw_copies_copy, pw_copies_close, NULL };
-	struct pw_copies *c = pw_xcalloc(1, sizeof *c);
-	cudaError_t ce;
-	int d, rc;
+	struct pw_rt_wire_memory mem = { "device copies", pw_gpu_mem_alloc,
+	    pw_gpu_mem_release, pw_gpu_mem_copy, pw_gpu_mem_close, NULL };
+	int rc;
 
-	c->devices = devices;
-	c->gpu = pw_xcalloc((size_t)devices + 1, sizeof *c->gpu);
-	c->copy = pw_xcalloc((size_t)devices + 1, sizeof *c->copy);
-	memcpy(c->gpu, gpu, (size_t)devices * sizeof *c->gpu);
-	for (d = 0; d < devices; d++) {
-		if (gpu[d] < 0)
-			continue;
-		if ((ce = cudaSetDevice(gpu[d])) != cudaSuccess ||
-		    (ce = cudaStreamCreateWithFlags(&c->copy[d],
-		    cudaStreamNonBlocking)) != cudaSuccess) {
-			c->copy[d] = NULL;
-			pw_error_set(err, "cuda: device %d (GPU %d): hand-off: "
-			    "cudaStreamCreate: %s", d, gpu[d],
-			    cudaGetErrorString(ce));
-			pw_copies_close(c);
-			return PW_ERR_RUNTIME;
-		}
-	}
-	mem.arg = c;
+	if ((mem.arg = pw_gpu_mem_new(devices, gpu, err)) == NULL)
+		return PW_ERR_RUNTIME;
 	if ((rc = pw_rt_wire_matched(devices, &mem, out, err)) != PW_OK)
-		pw_copies_close(c);
+		pw_gpu_mem_close(mem.arg);
 	return rc;
 }

@@ -23,8 +23,9 @@
  * effect.
  *
  * The order repeats every iteration, so a device thread goes round its
- * list once for each, or until the net is stopped or closed.  Tokens of shared channels (no
- * floats), broadcasts, gathers, barriers and the clock are the base net's.
+ * list once for each, or until the net is stopped or closed.  Tokens of
+ * shared channels (no floats), broadcasts, gathers, barriers and the
+ * clock are the base net's.
  *
  * The matched wire at the end is this file's too: NCCL's matching
  * between the threads of one process, on any memory that can copy.  On
@@ -48,9 +49,8 @@
 /* The order                                                           */
 
 struct pw_wire_key {
-	double	end;		/* the producing op's simulated end */
-	long	depth;		/* its causal depth */
 	struct pw_rt_message msg;
+	long	depth;		/* its producing op's causal depth */
 };
 
 static int
@@ -58,8 +58,8 @@ pw_wire_key_cmp(const void *a, const void *b)
 {
 	const struct pw_wire_key *x = a, *y = b;
 
-	if (x->end != y->end)
-		return x->end < y->end ? -1 : 1;
+	if (x->msg.made != y->msg.made)
+		return x->msg.made < y->msg.made ? -1 : 1;
 	if (x->depth != y->depth)
 		return x->depth < y->depth ? -1 : 1;
 	if (x->msg.from != y->msg.from)
@@ -175,7 +175,6 @@ pw_rt_messages(const struct pw_problem *p, const struct pw_schedule *sched,
 		dst = p->stages[to.stage].device;
 		if (dst == from)
 			continue;
-		k[c].end = ops[i].end;
 		k[c].depth = depth[pw_op_index(p, ops[i].op)];
 		k[c].msg = (struct pw_rt_message){ from, dst, pw_rt_tag(to),
 		    ops[i].end, start[pw_op_index(p, to)] };

@@ -209,28 +209,29 @@ pw_rt_pool_give(struct pw_rt_pool *p, void *piece)
 	pthread_mutex_unlock(&p->lock);
 }
 
-size_t
-pw_rt_pool_used(const struct pw_rt_pool *p)
+/* *FIELD of P, read under its lock (the workers change it). */
+static size_t
+pw_pool_read(const struct pw_rt_pool *p, const size_t *field)
 {
 	struct pw_rt_pool *m = (struct pw_rt_pool *)p;
 	size_t v;
 
 	pthread_mutex_lock(&m->lock);
-	v = m->used;
+	v = *field;
 	pthread_mutex_unlock(&m->lock);
 	return v;
 }
 
 size_t
+pw_rt_pool_used(const struct pw_rt_pool *p)
+{
+	return pw_pool_read(p, &p->used);
+}
+
+size_t
 pw_rt_pool_peak(const struct pw_rt_pool *p)
 {
-	struct pw_rt_pool *m = (struct pw_rt_pool *)p;
-	size_t v;
-
-	pthread_mutex_lock(&m->lock);
-	v = m->peak;
-	pthread_mutex_unlock(&m->lock);
-	return v;
+	return pw_pool_read(p, &p->peak);
 }
 
 /* Fixed when the pool is made: no lock. */
