@@ -39,6 +39,9 @@
  *   one microbatch's), which carry the slots of every stage.
  * - Device: a device with one stage as a single machine with its memory,
  *   solved exactly by a dynamic program where affordable.
+ * - Crossing: the same, where each microbatch's round trip also pays for
+ *   the microbatches in flight it crosses on later stages
+ *   (bound_cross.c).
  * docs/solver.md gives each argument in full.
  */
 #include <assert.h>
@@ -499,6 +502,9 @@ struct pw_bdev {
  * planner candidate. */
 #define PW_BOUND_DP_STATES	((size_t)1 << 17)
 
+/* The crossing bound's steps (states built) over all devices. */
+#define PW_BOUND_CROSS_STEPS	500000L
+
 /* Returns the relaxation of stage S the caller frees with pw_bdev_free
  * (Q its tails, RF and RB its rows of the order statistics), or NULL
  * where it does not apply (its device runs another stage, it may
@@ -854,11 +860,11 @@ pw_bound_warmup(const struct pw_problem *p, const struct pw_bstage *bs, int d,
 }
 /* The terms' names, in the order pw_bound_terms fills them before
  * sorting. */
-enum { PW_TWORK, PW_TWARMUP, PW_THBT, PW_TDEVICE, PW_TPATH, PW_TMEMORY,
-    PW_TSLOT, PW_NTERMS };
+enum { PW_TWORK, PW_TWARMUP, PW_THBT, PW_TDEVICE, PW_TCROSSING, PW_TPATH,
+    PW_TMEMORY, PW_TSLOT, PW_NTERMS };
 static const char *const pw_bound_term_names[PW_NTERMS] = {
-	"work", "warmup", "head-body-tail", "device", "path", "memory",
-	"slot",
+	"work", "warmup", "head-body-tail", "device", "crossing", "path",
+	"memory", "slot",
 };
 _Static_assert(PW_NTERMS <= PW_BOUND_TERMS, "room for every bound term");
 
@@ -878,11 +884,13 @@ pw_bound_term_cmp(const void *x, const void *y)
 static void
 pw_bound_of_device(const struct pw_problem *p, const struct pw_bstage *bs,
     int d, const bool *offloadable, bool span, const double *rf,
-    const double *rb, const double *q, struct pw_bdev *dv, double *v)
+    const double *rb, const double *q, struct pw_bdev *dv, long *budget,
+    double *v)
 {
+	struct pw_bcross_in cross;
 	struct pw_bclass *c;
-	double work = 0, hbt;
-	int s, n;
+	double work = 0, hbt, dev, lo, cx;
+	int s, n, i;
 
 	if (!span)
 		v[PW_TWORK] = fmax(v[PW_TWORK], pw_bound_work(p, bs, d));
@@ -903,8 +911,18 @@ pw_bound_of_device(const struct pw_problem *p, const struct pw_bstage *bs,
 	hbt = pw_bound_hbt(c, n, p->microbatches);
 	free(c);
 	v[PW_THBT] = fmax(v[PW_THBT], hbt);
-	if (dv != NULL)
-		v[PW_TDEVICE] = fmax(v[PW_TDEVICE], pw_bdev_bound(dv, hbt));
+	if (dv != NULL) {
+		dev = pw_bdev_bound(dv, hbt);
+		v[PW_TDEVICE] = fmax(v[PW_TDEVICE], dev);
+		cross = (struct pw_bcross_in){ p, (int)(dv->st - p->stages),
+		    dv->na, dv->nh, dv->cap, dv->qf, dv->qb, dv->rf, dv->rb };
+		/* Only where it may raise the strongest term so far; it
+		 * counts where it does. */
+		for (lo = dev, i = 0; i < PW_NTERMS; i++)
+			lo = fmax(lo, v[i]);
+		if ((cx = pw_bound_crossing(&cross, lo, budget)) > lo)
+			v[PW_TCROSSING] = cx;
+	}
 	v[PW_TSLOT] = fmax(v[PW_TSLOT], pw_bound_slots(p, bs, d, offloadable,
 	    span));
 }
@@ -923,6 +941,7 @@ pw_bound_terms(const struct pw_problem *p, enum pw_objective obj,
 	struct pw_bmem bm;
 	double v[PW_NTERMS] = { 0 }, *rf, *rb, *q;
 	size_t budget = PW_BOUND_DP_STATES, cells;
+	long steps = PW_BOUND_CROSS_STEPS;
 	bool span = obj == PW_OBJ_SPAN;
 	int d, s, i;
 
@@ -949,7 +968,7 @@ pw_bound_terms(const struct pw_problem *p, enum pw_objective obj,
 			pw_bound_order(p, offloadable, s, dv, rf, rb);
 		}
 		pw_bound_of_device(p, bs, d, offloadable, span, rf, rb, q,
-		    pw_problem_chunks(p, d) == 1 ? dv[s] : NULL, v);
+		    pw_problem_chunks(p, d) == 1 ? dv[s] : NULL, &steps, v);
 		if (span) {
 			pw_bdev_free(dv[s]);
 			dv[s] = NULL;

@@ -119,6 +119,24 @@ int	pw_solver_eval(const struct pw_problem *, const struct pw_schedule *,
 bool	pw_solver_checked(const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_timing *);
 
+/* bound_cross.c: what the crossing bound needs of stage S, which runs
+ * alone on its device and may not offload: at most NA activations in
+ * flight and NH holds, within CAP bytes; RF and RB its rows of the order
+ * statistics ([m] each, from 0); QF and QB the least tails of its F and
+ * B. */
+struct pw_bcross_in {
+	const struct pw_problem *p;
+	int	s, na, nh;
+	double	cap, qf, qb;
+	const double *rf, *rb;
+};
+
+/* bound_cross.c: the crossing bound of IN, from LO (a bound already
+ * proven, returned where it proves nothing more), spending at most
+ * *BUDGET of its steps, which it lowers (docs/solver.md). */
+double	pw_bound_crossing(const struct pw_bcross_in *in, double lo,
+	    long *budget);
+
 /* bound.c: the bytes DEVICE needs to run one microbatch alone through
  * its stages, with the activations of OFFLOADABLE stages ([nstages] or
  * NULL for none) on the host while the microbatch is elsewhere. */

@@ -207,7 +207,8 @@ double	pw_objective_value(enum pw_objective, const struct pw_metrics *);
 
 /* The largest of the solver's problem-only lower bounds
  * (pw_lower_bound_terms'): per-device work with the pipeline's head and
- * tail, the warmup, the head-body-tail and the single-device relaxation,
+ * tail, the warmup, the head-body-tail and the single-device relaxation
+ * (also with the crossings of the microbatches in flight),
  * one microbatch's critical path, the memory bound (each activation held
  * for its round trip within the limit) with its offload-bandwidth
  * relaxation, and the slot bound (the order in which a device's limited
@@ -215,8 +216,8 @@ double	pw_objective_value(enum pw_objective, const struct pw_metrics *);
 double	pw_lower_bound(const struct pw_problem *, enum pw_objective);
 
 /* One of those bounds, by name ("work", "warmup", "head-body-tail",
- * "device", "path", "memory", "slot", ...: docs/solver.md gives each
- * one's argument). */
+ * "device", "crossing", "path", "memory", "slot": docs/solver.md gives
+ * each one's argument). */
 struct pw_bound_term {
 	const char *name;	/* a static string */
 	double	value;		/* seconds; 0 where it proves nothing */

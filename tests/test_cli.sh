@@ -803,17 +803,27 @@ EOF
 	ok "...having written the model" grep -q '^/\* Objective function \*/' "$tmp/lp/long.lp"
 	ok "...and nothing else" [ "$(ls "$tmp/lp")" = long.lp ]
 
-	# Limit 3: the families' 31 is optimal; the whole model proves it,
-	# the same seed twice gives the same file.
+	# Limit 3: the families' 31 is optimal and the crossing bound
+	# proves it, so no model is built and --write-lp writes nothing.
 	sed 's/"limit": null/"limit": 3.0/' "$UNIT" >"$tmp/tight3.json"
 	run "$PW" solve "$tmp/tight3.json" -o "$tmp/tight3-a.json" --write-lp "$tmp/tight3.lp"
 	ok "solve at limit 3 exits 0" status_is 0
 	ok "limit 3: makespan 31, proven" out_has '^objective  *makespan 31 s (optimal for this split and layout)$'
-	ok "limit 3: the whole model's size" out_has '^model  *.*binaries.*(whole)$'
-	ok "--write-lp writes the model in LP format" grep -q '^/\* Objective function \*/' "$tmp/tight3.lp"
-	run "$PW" solve "$tmp/tight3.json" -o "$tmp/tight3-b.json"
-	ok "the same seed gives the same schedule" cmp -s "$tmp/tight3-a.json" "$tmp/tight3-b.json"
-	run "$PW" check "$tmp/tight3-a.json"
+	ok "limit 3: by the crossing bound" out_has '^bounds  *makespan >= 31 s (crossing), '
+	ok "limit 3: no model" out_has '^model  *none built$'
+	ok "limit 3: no LP file" [ ! -e "$tmp/tight3.lp" ]
+
+	# Limit 2: the optimum 41 is above the bound's 40; the whole model
+	# proves it, the same seed twice gives the same file.
+	sed 's/"limit": null/"limit": 2.0/' "$UNIT" >"$tmp/tight2.json"
+	run "$PW" solve "$tmp/tight2.json" -o "$tmp/tight2-a.json" --write-lp "$tmp/tight2.lp"
+	ok "solve at limit 2 exits 0" status_is 0
+	ok "limit 2: makespan 41, proven" out_has '^objective  *makespan 41 s (optimal for this split and layout)$'
+	ok "limit 2: the whole model's size" out_has '^model  *.*binaries.*(whole)$'
+	ok "--write-lp writes the model in LP format" grep -q '^/\* Objective function \*/' "$tmp/tight2.lp"
+	run "$PW" solve "$tmp/tight2.json" -o "$tmp/tight2-b.json"
+	ok "the same seed gives the same schedule" cmp -s "$tmp/tight2-a.json" "$tmp/tight2-b.json"
+	run "$PW" check "$tmp/tight2-a.json"
 	ok "the tight schedule checks" status_is 0
 
 	# An iteration limit ends the search at the same point on every run,

@@ -56,9 +56,10 @@ test_bounds(void)
 	 * activations and a hold do not fit, so the third F starts a round
 	 * trip and min(w, f) after the first, at 0, 1, 9, 10, ..., 28 for
 	 * the eighth, whose round trip and W end at 37 (the span counts
-	 * from that first F, also 0), and the head-body-tail bound of
-	 * tests/test_bound.c 39.  At 3, F start at 0, 1, 2, 9, ...,
-	 * 19, and 19 + 8 + 1 = 28 beats the work's 27 (the warmup: 30).  With comm 0.5
+	 * from that first F, also 0), the head-body-tail bound of
+	 * tests/test_bound.c 39 and its crossing bound 40.  At 3, F start
+	 * at 0, 1, 2, 9, ..., 19, and 19 + 8 + 1 = 28 beats the work's 27
+	 * (the warmup: 30; the crossing: 31, the optimum).  With comm 0.5
 	 * device 3 starts at 3 * 1.5.  One microbatch: the critical path
 	 * F F B B W = 5 beats each device's head and work (0 + 3, 1 + 3). */
 	static const struct {
@@ -72,12 +73,12 @@ test_bounds(void)
 		    "unit 4x8: makespan bound 27" },
 		{ 4, 8, 0, INFINITY, PW_OBJ_SPAN, 24,
 		    "unit 4x8: span bound 24" },
-		{ 4, 8, 0, 2, PW_OBJ_MAKESPAN, 39,
-		    "unit 4x8, limit 2: the head-body-tail 39 (slots 37)" },
-		{ 4, 8, 0, 2, PW_OBJ_SPAN, 39,
-		    "unit 4x8, limit 2: span bound 39" },
-		{ 4, 8, 0, 3, PW_OBJ_MAKESPAN, 30,
-		    "unit 4x8, limit 3: warmup (30) beats slots (28)" },
+		{ 4, 8, 0, 2, PW_OBJ_MAKESPAN, 40,
+		    "unit 4x8, limit 2: the crossing 40 (head-body-tail 39)" },
+		{ 4, 8, 0, 2, PW_OBJ_SPAN, 40,
+		    "unit 4x8, limit 2: span bound 40" },
+		{ 4, 8, 0, 3, PW_OBJ_MAKESPAN, 31,
+		    "unit 4x8, limit 3: the crossing 31 (warmup 30)" },
 		{ 4, 8, 0.5, INFINITY, PW_OBJ_MAKESPAN, 28.5,
 		    "unit 4x8, comm 0.5: makespan bound 28.5" },
 		{ 2, 1, 0, INFINITY, PW_OBJ_MAKESPAN, 5,
@@ -221,21 +222,35 @@ test_optimal(void)
 	pw_solve_result_free(&r);
 	pw_problem_free(p);
 
-	/* Limit 3: the families' 31 is optimal, which lp_solve proves;
-	 * the same seed gives the same schedule. */
+	/* Limit 3: the families' 31 is optimal, and the crossing bound
+	 * proves it (tests/test_bound.c): no model is built. */
 	p = test_problem_unit(4, 8, 0, 3);
 	pw_solve_opts_init(&o);
 	o.time_limit = TEST_LIMIT;
-	o.seed = 7;
 	if (test_solve(p, &o, &r, "unit 4x8, limit 3") == PW_OK) {
 		tap_near(r.objective, 31, 1e-9, "limit 3: makespan 31");
 		tap_ok(r.optimal, "limit 3: proven optimal");
-		tap_near(r.bound, 31, 1e-9, "limit 3: bound 31 (lp_solve's)");
-		tap_ok(r.model.whole && r.model.binaries > 0, "limit 3: the "
+		tap_ok(r.model.formulation == NULL, "limit 3: by the bound, "
+		    "no model built");
+	}
+	pw_solve_result_free(&r);
+	pw_problem_free(p);
+
+	/* Limit 2: the optimum 41 is above the bound's 40, and lp_solve
+	 * proves it; the same seed gives the same schedule. */
+	p = test_problem_unit(4, 8, 0, 2);
+	pw_solve_opts_init(&o);
+	o.time_limit = TEST_LIMIT;
+	o.seed = 7;
+	if (test_solve(p, &o, &r, "unit 4x8, limit 2") == PW_OK) {
+		tap_near(r.objective, 41, 1e-9, "limit 2: makespan 41");
+		tap_ok(r.optimal, "limit 2: proven optimal");
+		tap_near(r.bound, 41, 1e-9, "limit 2: bound 41 (lp_solve's)");
+		tap_ok(r.model.whole && r.model.binaries > 0, "limit 2: the "
 		    "whole model was built (%d binaries)", r.model.binaries);
-		if (test_solve(p, &o, &again, "limit 3, again") == PW_OK)
+		if (test_solve(p, &o, &again, "limit 2, again") == PW_OK)
 			tap_ok(test_same_schedule(r.schedule, again.schedule),
-			    "limit 3: the same seed gives the same schedule");
+			    "limit 2: the same seed gives the same schedule");
 		pw_solve_result_free(&again);
 	}
 	pw_solve_result_free(&r);
