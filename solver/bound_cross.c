@@ -76,6 +76,7 @@ struct pw_bcross {
 	int	nf;			/* the layer being run */
 	long	*budget;
 	double	*scratch;		/* [width]: the state being built */
+	double	*added;			/* [width]: pw_bcross_add's copy */
 };
 
 static size_t
@@ -170,21 +171,23 @@ pw_bcross_canon(const struct pw_bcross *cx, double *x, int a)
 }
 
 /*
- * Adds state X (A in flight, H held) to layer L unless one there
- * dominates it; drops those it dominates; where the bucket is full,
- * merges X into the state nearest it (componentwise least).
+ * Adds state STATE (A in flight, H held), made canonical in a copy (the
+ * caller's buffer goes on to build its siblings), to layer L unless one
+ * there dominates it; drops those it dominates; where the bucket is
+ * full, merges it into the state nearest it (componentwise least).
  */
 static void
 pw_bcross_add(struct pw_bcross *cx, struct pw_bcross_layer *l, int a, int h,
-    double *x)
+    const double *state)
 {
 	size_t b = pw_bcross_bucket(cx, a, h), len = pw_bcross_len(a), k;
 	int i, n = l->count[b], near = 0;
-	double *y, dist, best = INFINITY;
+	double *x = cx->added, *y, dist, best = INFINITY;
 
 	if (!pw_bcross_can_end(cx, l == &cx->layer[cx->nf % 2] ? cx->nf :
-	    cx->nf + 1, a, h, x[PW_BCROSS_T]))
+	    cx->nf + 1, a, h, state[PW_BCROSS_T]))
 		return;
+	memcpy(x, state, len * sizeof *x);
 	pw_bcross_canon(cx, x, a);
 	for (i = 0; i < n; i++) {
 		y = pw_bcross_state(cx, l, b, i);
@@ -445,6 +448,7 @@ pw_bound_crossing(const struct pw_bcross_in *in, double lo, long *budget)
 		cx.layer[i].count = pw_xcalloc(nb, sizeof *cx.layer[i].count);
 	}
 	cx.scratch = pw_xcalloc((size_t)cx.width, sizeof *cx.scratch);
+	cx.added = pw_xcalloc((size_t)cx.width, sizeof *cx.added);
 
 	/* Up from LO while the relaxation cannot meet the end, then
 	 * bisection between the largest end known unreachable and the
@@ -478,6 +482,7 @@ pw_bound_crossing(const struct pw_bcross_in *in, double lo, long *budget)
 		free(cx.layer[i].count);
 	}
 	free(cx.scratch);
+	free(cx.added);
 	free(cx.ak);
 	free(cx.ck);
 	return lo;
