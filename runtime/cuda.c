@@ -75,7 +75,7 @@ struct pw_cuda_ctx {
 	double		 ref_host;	/* pw_now when REF completed */
 };
 
-/* What pw_rt_cuda_plan was told (its arrays copied), for the devices'
+/* What pw_cuda_plan was told (its arrays copied), for the devices'
  * opens. */
 static struct pw_rt_cuda_plan pw_cuda_planned = { 1, 0, false, 0, NULL, NULL,
     NULL };
@@ -94,8 +94,8 @@ pw_cuda_doubles(const double *src, int n)
 	return d;
 }
 
-void
-pw_rt_cuda_plan(const struct pw_rt_cuda_plan *plan)
+static void
+pw_cuda_plan(const struct pw_rt_cuda_plan *plan)
 {
 	free(pw_cuda_peak_bytes);
 	free(pw_cuda_pool_bytes);
@@ -111,8 +111,8 @@ pw_rt_cuda_plan(const struct pw_rt_cuda_plan *plan)
 	pw_cuda_planned.host = pw_cuda_host_bytes;
 }
 
-int
-pw_rt_cuda_gpus(char *why, size_t len)
+static int
+pw_cuda_gpus(char *why, size_t len)
 {
 	cudaError_t ce;
 	int n = 0;
@@ -128,16 +128,16 @@ pw_rt_cuda_gpus(char *why, size_t len)
 	return n;
 }
 
-int
-pw_rt_cuda_gpu(const void *ctx)
+static int
+pw_cuda_gpu(const void *ctx)
 {
 	const struct pw_cuda_ctx *c = ctx;
 
 	return c->gpu;
 }
 
-void
-pw_rt_cuda_gpu_name(const void *ctx, char *buf, size_t len)
+static void
+pw_cuda_gpu_name(const void *ctx, char *buf, size_t len)
 {
 	const struct pw_cuda_ctx *c = ctx;
 	struct cudaDeviceProp prop;
@@ -327,7 +327,7 @@ pw_cuda_open(int device, void **ctx, struct pw_error *err)
 	cudaError_t ce;
 
 	*ctx = NULL;
-	if ((n = pw_rt_cuda_gpus(why, sizeof why)) == 0) {
+	if ((n = pw_cuda_gpus(why, sizeof why)) == 0) {
 		pw_error_set(err, "cuda: device %d: %s", device, why);
 		return PW_ERR_INPUT;
 	}
@@ -735,7 +735,7 @@ pw_cuda_peak(void *ctx)
 	return c->pool != NULL ? (double)pw_rt_pool_peak(c->pool) : NAN;
 }
 
-const struct pw_rt_backend_ops pw_rt_cuda = {
+static const struct pw_rt_backend_ops pw_cuda_ops = {
 	.kind = PW_RT_CUDA,
 	.open = pw_cuda_open,
 	.close = pw_cuda_close,
@@ -758,4 +758,16 @@ const struct pw_rt_backend_ops pw_rt_cuda = {
 	.wait = pw_cuda_wait,
 	.op_time = pw_cuda_op_time,
 	.peak = pw_cuda_peak,
+};
+
+/* The module's one symbol (rt_int.h): what the program reaches it by. */
+const struct pw_rt_cuda_module pw_rt_cuda_module = {
+	.version = PACKAGE_STRING,
+	.ops = &pw_cuda_ops,
+	.gpus = pw_cuda_gpus,
+	.gpu = pw_cuda_gpu,
+	.gpu_name = pw_cuda_gpu_name,
+	.plan = pw_cuda_plan,
+	.wire_nccl = pw_rt_wire_nccl,
+	.wire_copies = pw_rt_wire_cuda_copies,
 };

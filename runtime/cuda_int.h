@@ -1,7 +1,9 @@
 /*
- * Between the CUDA backend's C file (cuda.c) and its kernels
- * (cuda_kernels.cu): the launchers, each enqueuing one kernel on a stream
- * and returning the launch's cudaError_t as an int.
+ * Inside the CUDA backend's module (rt_int.h, pw_rt_cuda_module): between
+ * its C files (cuda.c, nccl.c) and its kernels (cuda_kernels.cu).  The
+ * launchers each enqueue one kernel on a stream and return the launch's
+ * cudaError_t as an int; the wires are nccl.c's, which the module's table
+ * in cuda.c hands to the program.
  */
 #ifndef PW_CUDA_INT_H
 #define PW_CUDA_INT_H
@@ -26,6 +28,15 @@ int	pw_cuk_launch_axpy(cudaStream_t, size_t n, float alpha, float *x,
 	    float *y);
 int	pw_cuk_launch_scale(cudaStream_t, size_t m, size_t n, float beta,
 	    float *c, size_t ldc);
+
+struct pw_rt_net;
+struct pw_rt_wire;
+struct pw_error;
+/* The table's wire_nccl and wire_copies (rt_int.h says what they make). */
+int	pw_rt_wire_nccl(struct pw_rt_net *base, int devices, const int *gpu,
+	    struct pw_rt_wire **out, struct pw_error *);
+int	pw_rt_wire_cuda_copies(int devices, const int *gpu,
+	    struct pw_rt_wire **out, struct pw_error *);
 
 #ifdef __cplusplus
 }

@@ -134,7 +134,9 @@ pw_rt_backend_available(enum pw_rt_backend b, char *why, size_t len)
 
 	if (b == PW_RT_CUDA) {
 #ifdef HAVE_CUDA
-		return pw_rt_cuda_gpus(why, len) > 0;
+		const struct pw_rt_cuda_module *cuda = pw_rt_cuda_load(why, len);
+
+		return cuda != NULL && cuda->gpus(why, len) > 0;
 #else
 		reason = "this build has no CUDA (configure found none, or "
 		    "--without-cuda)";
@@ -151,7 +153,8 @@ static int
 pw_engine_gpus(const struct pw_rt_opts *o)
 {
 #ifdef HAVE_CUDA
-	int n = pw_rt_cuda_gpus(NULL, 0);
+	const struct pw_rt_cuda_module *cuda = pw_rt_cuda_load(NULL, 0);
+	int n = cuda != NULL ? cuda->gpus(NULL, 0) : 0;
 
 	return o->gpus > 0 && o->gpus < n ? o->gpus : n;
 #else
@@ -374,7 +377,7 @@ pw_engine_rank_gpus(struct pw_engine *e, int *ids, struct pw_error *err)
 
 	if (gethostname(host, sizeof host - 1) != 0)
 		snprintf(host, sizeof host, "?");
-	pw_rt_cuda_gpu_name(e->dev[e->net->rank].ctx, gpu, sizeof gpu);
+	e->cuda->gpu_name(e->dev[e->net->rank].ctx, gpu, sizeof gpu);
 	len = (size_t)snprintf(me, sizeof me, "%s|%s", host, gpu) + 1;
 	return pw_engine_ask_all(e, me, len, pw_engine_same_gpus, ids,
 	    (size_t)e->p->devices * sizeof *ids, err);
@@ -394,7 +397,7 @@ pw_engine_pick_wire(struct pw_engine *e, struct pw_rt_wire **wire,
 		gpu[d] = -1;
 #ifdef HAVE_CUDA
 		if (e->dev[d].here && e->backend->kind == PW_RT_CUDA)
-			gpu[d] = pw_rt_cuda_gpu(e->dev[d].ctx);
+			gpu[d] = e->cuda->gpu(e->dev[d].ctx);
 #endif
 	}
 	/* Which devices share a GPU: in one process their GPUs say; under
@@ -413,10 +416,10 @@ pw_engine_pick_wire(struct pw_engine *e, struct pw_rt_wire **wire,
 		break;
 #ifdef HAVE_CUDA
 	case PW_RT_WIRE_NCCL:
-		rc = pw_rt_wire_nccl(e->net, n, gpu, wire, err);
+		rc = e->cuda->wire_nccl(e->net, n, gpu, wire, err);
 		break;
 	case PW_RT_WIRE_COPIES:
-		rc = pw_rt_wire_cuda_copies(n, gpu, wire, err);
+		rc = e->cuda->wire_copies(n, gpu, wire, err);
 		break;
 #endif
 	default:
@@ -518,7 +521,7 @@ pw_engine_plan_cuda(struct pw_engine *e)
 	plan.peak = e->predicted;
 	plan.pool = pool;
 	plan.host = host;
-	pw_rt_cuda_plan(&plan);
+	e->cuda->plan(&plan);
 	free(pool);
 	free(host);
 }
@@ -1076,8 +1079,10 @@ pw_engine_init(struct pw_engine *e, const struct pw_problem *p,
 	/* pw_engine_check_opts refused a backend not built or with no GPU. */
 	e->backend = &pw_rt_cpu;
 #ifdef HAVE_CUDA
-	if (opts->backend == PW_RT_CUDA)
-		e->backend = &pw_rt_cuda;
+	if (opts->backend == PW_RT_CUDA) {
+		e->cuda = pw_rt_cuda_load(NULL, 0);
+		e->backend = e->cuda->ops;
+	}
 #endif
 	e->net = net;
 	e->m = p->microbatches;

@@ -51,6 +51,9 @@ struct pw_engine {
 	const struct pw_workload *work;
 	const struct pw_rt_opts *opts;
 	const struct pw_rt_backend_ops *backend;
+	/* The CUDA backend's module when it runs (rt_int.h); a field in
+	 * every build, as engine.h's users do not all see config.h. */
+	const struct pw_rt_cuda_module *cuda;
 	struct pw_rt_net *net;
 	struct pw_where *where;
 	struct pw_timing *timing;

@@ -145,7 +145,7 @@ pw_engine_number_events(struct pw_engine *e)
 int
 pw_engine_check_opts(const struct pw_rt_opts *o, struct pw_error *err)
 {
-	char why[128];
+	char why[512];
 
 	if ((unsigned)o->backend >= PW_RT_NBACKENDS ||
 	    (unsigned)o->transport >= PW_RT_NTRANSPORTS) {

@@ -44,6 +44,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include "cuda_int.h"
 #include "rt_int.h"
 
 /* ------------------------------------------------------------------ */

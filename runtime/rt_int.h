@@ -192,13 +192,6 @@ struct pw_rt_backend_ops {
 
 extern const struct pw_rt_backend_ops pw_rt_cpu;
 #ifdef HAVE_CUDA
-extern const struct pw_rt_backend_ops pw_rt_cuda;
-/* The GPUs this process sees; 0 with why in WHY when none (cuda.c). */
-int	pw_rt_cuda_gpus(char *why, size_t len);
-/* The GPU a device's context (open's) runs on; its UUID in BUF, in hex
- * ("?" when CUDA cannot tell). */
-int	pw_rt_cuda_gpu(const void *ctx);
-void	pw_rt_cuda_gpu_name(const void *ctx, char *buf, size_t len);
 /* What the CUDA backend's devices open with: DEVICES pipeline devices
  * spread over the first GPUS GPUs (0: every one), or one per MPI rank
  * (RANKS: the launcher's local rank picks the GPU); NOPS timed ops (the
@@ -216,8 +209,50 @@ struct pw_rt_cuda_plan {
 	const double *pool;
 	const double *host;
 };
-/* Sets the plan, before any device opens (the backend copies it). */
-void	pw_rt_cuda_plan(const struct pw_rt_cuda_plan *);
+/* The CUDA backend (cuda.c, nccl.c and the kernels) is a module of its
+ * own, pipewright-cuda.so, linked against cuBLAS, NCCL and the CUDA
+ * runtime; the program loads it the first time something asks for a
+ * GPU, so that every other command starts without loading those
+ * libraries (a third of a second and 200 MiB at each start).  The module
+ * calls back into the program for the core and the runtime's helpers
+ * (the program exports its symbols), and hands over this one table,
+ * named PW_RT_CUDA_MODULE_SYMBOL. */
+struct pw_rt_net;
+struct pw_rt_wire;
+struct pw_rt_cuda_module {
+	/* PACKAGE_STRING of the build that made the module: the program
+	 * loads only its own build's. */
+	const char *version;
+	const struct pw_rt_backend_ops *ops;
+	/* The GPUs this process sees; 0 with why in WHY when none. */
+	int	(*gpus)(char *why, size_t len);
+	/* The GPU a device's context (open's) runs on; its UUID in BUF, in
+	 * hex ("?" when CUDA cannot tell). */
+	int	(*gpu)(const void *ctx);
+	void	(*gpu_name)(const void *ctx, char *buf, size_t len);
+	/* Sets the plan, before any device opens (the backend copies it). */
+	void	(*plan)(const struct pw_rt_cuda_plan *);
+	/* NCCL between the GPUs of this process's devices (BASE local: one
+	 * communicator per device from ncclCommInitAll, each device on its
+	 * own GPU) or one device per rank (BASE MPI: rank 0's unique id over
+	 * BASE's broadcast, the GPU the backend chose).  GPU[devices] is
+	 * each device's GPU (-1 for one not here). */
+	int	(*wire_nccl)(struct pw_rt_net *base, int devices,
+		    const int *gpu, struct pw_rt_wire **out, struct pw_error *);
+	/* The matched wire on GPUs: each device's buffers on its GPU
+	 * (GPU[devices]), tensors moved device to device by cudaMemcpy: how
+	 * devices that share a GPU (an emulation) hand over. */
+	int	(*wire_copies)(int devices, const int *gpu,
+		    struct pw_rt_wire **out, struct pw_error *);
+};
+#define PW_RT_CUDA_MODULE_NAME	"pipewright-cuda.so"
+#define PW_RT_CUDA_MODULE_SYMBOL "pw_rt_cuda_module"
+/* The CUDA backend's table, loaded on the first call (cuda_load.c) from
+ * $PIPEWRIGHT_CUDA_MODULE when set, else from the running program's own
+ * folder (a build tree), else from the folder make install put it in;
+ * NULL, with why in WHY, when it does not load.  The module stays loaded
+ * until the process ends; safe from any thread. */
+const struct pw_rt_cuda_module *pw_rt_cuda_load(char *why, size_t len);
 #endif
 /* The GPU (0..GPUS-1) pipeline device DEVICE of DEVICES runs on: its own
  * when there are enough, else devices in contiguous blocks, the first
@@ -469,19 +504,5 @@ int	pw_rt_wire_matched(int devices, const struct pw_rt_wire_memory *mem,
 /* The matched wire on the heap: how the suite runs the sequenced
  * transport without a GPU (pw_rt_opts.host_wire). */
 int	pw_rt_wire_host(int devices, struct pw_rt_wire **out, struct pw_error *);
-#ifdef HAVE_CUDA
-/* NCCL between the GPUs of this process's devices (BASE local: one
- * communicator per device from ncclCommInitAll, each device on its own
- * GPU) or one device per rank (BASE MPI: rank 0's unique id over BASE's
- * broadcast, the GPU the backend chose).  GPU[devices] is each device's
- * GPU (-1 for one not here). */
-int	pw_rt_wire_nccl(struct pw_rt_net *base, int devices, const int *gpu,
-	    struct pw_rt_wire **out, struct pw_error *);
-/* The matched wire on GPUs: each device's buffers on its GPU (GPU
- * [devices]), tensors moved device to device by cudaMemcpy: how devices
- * that share a GPU (an emulation) hand over. */
-int	pw_rt_wire_cuda_copies(int devices, const int *gpu,
-	    struct pw_rt_wire **out, struct pw_error *);
-#endif
 
 #endif /* PW_RT_INT_H */

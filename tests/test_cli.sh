@@ -1363,6 +1363,26 @@ fails 2 "hidden" "launch of a bad --workload" "$PW" launch "$UNIT" --family 1f1b
 fails 2 "tpu" "launch of an unknown backend" "$PW" launch "$UNIT" --backend tpu
 fails 2 "not local or mpi" "launch of an unknown transport" "$PW" launch "$UNIT" --transport pigeon
 fails 2 "CUDA" "launch --backend cuda without CUDA" "$PW" launch "$UNIT" --backend cuda
+# The CUDA backend is a module loaded when a GPU is asked for
+# (runtime/cuda_load.c): nothing else loads CUDA's libraries, and a
+# missing module, or a file that is not one, is one line.
+ldd "$PW" >"$tmp/ldd" 2>&1
+ok "the program starts without CUDA's libraries" lacks 'libcudart\|libcublas\|libnccl' "$tmp/ldd"
+if grep -q '^#define HAVE_CUDA 1' "${PW%/*}/config.h" 2>/dev/null; then
+	fails 2 "/nonexistent/pipewright-cuda.so: cannot open shared object file" "launch with PIPEWRIGHT_CUDA_MODULE naming no file" env PIPEWRIGHT_CUDA_MODULE=/nonexistent/pipewright-cuda.so "$PW" launch "$UNIT" --backend cuda
+	libm=$(awk '$1 ~ /^libm\.so/ { print $3 }' "$tmp/ldd")
+	fails 2 "$libm is not the CUDA backend's module (no pw_rt_cuda_module)" "launch with PIPEWRIGHT_CUDA_MODULE naming another library" env PIPEWRIGHT_CUDA_MODULE="$libm" "$PW" launch "$UNIT" --backend cuda
+	run env -u PIPEWRIGHT_CUDA_MODULE "$PW" launch "$UNIT" --backend cuda $LAUNCH
+	if nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+		ok "the module beside the program runs a launch" status_is 0
+	else
+		ok "the module beside the program loads, and finds no GPU" one_error "no GPU visible"
+	fi
+else
+	skip "launch with PIPEWRIGHT_CUDA_MODULE naming no file" "this build has no CUDA"
+	skip "launch with PIPEWRIGHT_CUDA_MODULE naming another library" "this build has no CUDA"
+	skip "the module beside the program" "this build has no CUDA"
+fi
 fails 2 "--iterations" "launch --iterations 0" "$PW" launch "$UNIT" --iterations 0
 run "$PW" launch "$UNIT" --family 1f1b $LAUNCH --memory-limit 1KiB
 ok "a schedule above --memory-limit is refused" status_is 2

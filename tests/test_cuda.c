@@ -1,7 +1,8 @@
 /*
  * The CUDA backend where it can be checked without a GPU: how pipeline
  * devices map onto GPUs (the emulation's layout), which wire the hand-offs
- * take (NCCL, device copies, the host wire), the backend's refusal
+ * take (NCCL, device copies, the host wire), that the backend's module
+ * loads (this build's, named by PIPEWRIGHT_CUDA_MODULE), its refusal
  * when no GPU is visible or CUDA was not built, the emulation's label,
  * the arithmetic each backend computes in and the gradient check's bound.
  * With a GPU, its primitives against the CPU backend's: the seeded fill
@@ -89,7 +90,8 @@ tc_close(const float *x, const float *y, size_t n, double tol)
 static void
 tc_primitives(void)
 {
-	const struct pw_rt_backend_ops *g = &pw_rt_cuda, *c = &pw_rt_cpu;
+	const struct pw_rt_cuda_module *cuda = pw_rt_cuda_load(NULL, 0);
+	const struct pw_rt_backend_ops *g = cuda->ops, *c = &pw_rt_cpu;
 	struct pw_error err;
 	void *gx, *cx;
 	float *a[2], *b[2], *h[2], *t[2];
@@ -97,7 +99,7 @@ tc_primitives(void)
 	int i, ok;
 
 	setenv("PW_CUDA_MATH", "fp32", 1);
-	pw_rt_cuda_plan(&(struct pw_rt_cuda_plan){ 1, 1, false, 0, NULL, NULL,
+	cuda->plan(&(struct pw_rt_cuda_plan){ 1, 1, false, 0, NULL, NULL,
 	    NULL });
 	if (!tap_ok(g->open(0, &gx, &err) == PW_OK, "cuda opens device 0")) {
 		tap_diag("%s", err.msg);
@@ -167,7 +169,8 @@ tc_primitives(void)
 static void
 tc_device(void)
 {
-	const struct pw_rt_backend_ops *g = &pw_rt_cuda;
+	const struct pw_rt_cuda_module *cuda = pw_rt_cuda_load(NULL, 0);
+	const struct pw_rt_backend_ops *g = cuda->ops;
 	const double pool = 64.0 * 1048576, host = 1048576;
 	struct pw_error err;
 	float *a, *b, *h, *pin, *spill;
@@ -175,7 +178,7 @@ tc_device(void)
 	void *x;
 	int ok;
 
-	pw_rt_cuda_plan(&(struct pw_rt_cuda_plan){ 1, 1, false, 4, NULL, &pool,
+	cuda->plan(&(struct pw_rt_cuda_plan){ 1, 1, false, 4, NULL, &pool,
 	    &host });
 	if (!tap_ok(g->open(0, &x, &err) == PW_OK, "cuda opens device 0 with "
 	    "a pool of 64 MiB and 1 MiB pinned")) {
@@ -226,10 +229,30 @@ tc_device(void)
 }
 #endif
 
+/* The backend's module (cuda_load.c) loads whether a GPU is there or
+ * not: the suite's, which PIPEWRIGHT_CUDA_MODULE names. */
+static void
+tc_module(void)
+{
+#ifdef HAVE_CUDA
+	char why[512] = "";
+	const struct pw_rt_cuda_module *cuda = pw_rt_cuda_load(why, sizeof why);
+
+	if (!tap_ok(cuda != NULL, "the CUDA backend's module loads")) {
+		tap_diag("%s", why);
+		return;
+	}
+	tap_str(cuda->version, PACKAGE_STRING, "the module is this build's");
+	tap_int(cuda->ops->kind, PW_RT_CUDA, "its backend is cuda");
+#else
+	tap_skip("this build has no CUDA", "the CUDA backend's module loads");
+#endif
+}
+
 static void
 tc_gpu(void)
 {
-	char why[160] = "";
+	char why[512] = "";
 	struct pw_rt_opts o;
 	int i;
 
@@ -315,6 +338,7 @@ main(void)
 	tc_mapping();
 	tc_wire_pick();
 	tc_math();
+	tc_module();
 	tc_gpu();
 	return tap_done();
 }

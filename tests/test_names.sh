@@ -7,7 +7,7 @@
 # the runtime's or the program's; the scripting layer none of the
 # program's.  The runtime stands on the core alone: it references
 # nothing of the solver, the scripting layer, the designer or the
-# program.  The terminal designer (libpwtui.a, when
+# program, and so does its CUDA module.  The terminal designer (libpwtui.a, when
 # built) stands on the core, the solver and the scripting layer, and none
 # of them references its symbols; it references none of the program's.  And no static function shares its name
 # with an extern function of another object, as offload.c's private
@@ -36,6 +36,10 @@ rt=$build/libpwrt.a
 # The designer's library, when configure found ncursesw.
 tui=
 [ -f "$build/libpwtui.a" ] && tui=$build/libpwtui.a
+# The runtime's CUDA backend, a module of its own, when configure found
+# CUDA.
+cudamod=
+[ -f "$build/pipewright-cuda.so" ] && cudamod=$build/pipewright-cuda.so
 # The program's objects, whatever automake names them.
 program=$(ls "$build"/src/cli/pipewright-*.o 2>/dev/null)
 
@@ -87,6 +91,17 @@ ok "the runtime references nothing of the solver, the scripting layer, the desig
 # references.
 crossing "$rt" "$core"
 ok "the runtime uses the core" test -s "$tmp/err"
+if [ -n "$cudamod" ]; then
+	crossing "$cudamod" "$solver" "$lua" $tui $program
+	ok "the CUDA module references nothing of the solver, the scripting layer, the designer or the program" \
+	    err_empty
+	crossing "$cudamod" "$rt"
+	ok "the CUDA module calls back into the runtime" test -s "$tmp/err"
+else
+	skip "the CUDA module references nothing above the runtime" \
+	    "built without CUDA"
+	skip "the CUDA module calls back into the runtime" "built without CUDA"
+fi
 crossing "$lua" $tui $program
 ok "the scripting layer references nothing the designer or the program define" \
     err_empty
@@ -106,7 +121,7 @@ fi
 # Every function as "t NAME OBJECT" or "T NAME OBJECT", without the
 # suffixes of the compiler's clones (.part.0, .cold, .constprop.0); then
 # each static NAME that another object defines as extern.
-"$NM" -A --defined-only "$core" "$solver" "$lua" "$rt" $tui $program |
+"$NM" -A --defined-only "$core" "$solver" "$lua" "$rt" $cudamod $tui $program |
     awk '$2 == "t" || $2 == "T" {
 	obj = $1; sub(/:[0-9a-fA-F]*$/, "", obj)
 	name = $3; sub(/\..*/, "", name)

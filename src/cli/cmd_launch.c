@@ -514,7 +514,7 @@ cmd_launch_options(const struct pw_cmd_args *a, bool quiet,
     struct pw_rt_opts *opts, double *limit)
 {
 	struct pw_error err;
-	char why[128];
+	char why[512];
 
 	if (a->backend == NULL)
 		opts->backend = pw_rt_backend_default();
