@@ -762,6 +762,7 @@ static const struct pw_rt_backend_ops pw_cuda_ops = {
 
 /* The module's one symbol (rt_int.h): what the program reaches it by. */
 const struct pw_rt_cuda_module pw_rt_cuda_module = {
+	.size = sizeof pw_rt_cuda_module,
 	.version = PACKAGE_STRING,
 	.ops = &pw_cuda_ops,
 	.gpus = pw_cuda_gpus,

@@ -12,8 +12,9 @@
  *   2. the running program's own folder, which holds the module in a
  *      build tree (./pipewright launch --backend cuda works uninstalled);
  *   3. PW_CUDA_MODULE_DIR, the folder make install put it in.
- * The module must come from the same build (its version string is
- * PACKAGE_STRING), since the table's layout is this build's.
+ * The module must be of the program's version (its version string is
+ * PACKAGE_STRING, its table of this build's size), since the table's
+ * layout is this version's.
  *
  * The answer, the table or why it did not load, is found once per process
  * and kept: dlopen is not undone, the backend's state lives in the
@@ -23,6 +24,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,8 +61,9 @@ static pthread_once_t pw_cload_once = PTHREAD_ONCE_INIT;
 static const struct pw_rt_cuda_module *pw_cload_module;
 static char pw_cload_why[PATH_MAX + 256];
 
-/* The module's path by the order above, in PATH[len]. */
-static void
+/* The module's path by the order above, in PATH[len]; false, with why,
+ * when $PIPEWRIGHT_CUDA_MODULE does not fit. */
+static bool
 pw_cload_path(char *path, size_t len)
 {
 	const char *env = getenv("PIPEWRIGHT_CUDA_MODULE");
@@ -69,8 +72,15 @@ pw_cload_path(char *path, size_t len)
 	char *slash;
 
 	if (env != NULL && env[0] != '\0') {
-		snprintf(path, len, "%s", env);
-		return;
+		/* A bare name is a file here, not one for dlopen to look for
+		 * in the system's library folders. */
+		if (snprintf(path, len, "%s%s", strchr(env, '/') != NULL ? "" :
+		    "./", env) >= (int)len) {
+			snprintf(pw_cload_why, sizeof pw_cload_why,
+			    "PIPEWRIGHT_CUDA_MODULE is longer than a path may be");
+			return false;
+		}
+		return true;
 	}
 	n = readlink("/proc/self/exe", self, sizeof self - 1);
 	if (n > 0) {
@@ -80,10 +90,11 @@ pw_cload_path(char *path, size_t len)
 			if (snprintf(path, len, "%s%s", self,
 			    PW_RT_CUDA_MODULE_NAME) < (int)len &&
 			    access(path, F_OK) == 0)
-				return;
+				return true;
 		}
 	}
 	snprintf(path, len, "%s/%s", PW_CUDA_MODULE_DIR, PW_RT_CUDA_MODULE_NAME);
+	return true;
 }
 
 static void
@@ -94,14 +105,20 @@ pw_cload_load(void)
 	const char *err;
 	void *h;
 
-	pw_cload_path(path, sizeof path);
+	if (!pw_cload_path(path, sizeof path))
+		return;
 	/* RTLD_NOW: a symbol the module needs and the program lacks is
 	 * found here, as one line, not at a call in the middle of a run. */
 	if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) == NULL) {
 		err = dlerror();
+		if (err == NULL)
+			err = "";
+		/* dlerror names the module when it is the module that is
+		 * missing, and a library of CUDA's when that is. */
 		snprintf(pw_cload_why, sizeof pw_cload_why,
-		    "the CUDA backend's module did not load (%s)",
-		    err != NULL ? err : path);
+		    "the CUDA backend's module did not load (%s%s%s)",
+		    strncmp(err, path, strlen(path)) == 0 ? "" : path,
+		    strncmp(err, path, strlen(path)) == 0 ? "" : ": ", err);
 		return;
 	}
 	m = dlsym(h, PW_RT_CUDA_MODULE_SYMBOL);
@@ -109,11 +126,12 @@ pw_cload_load(void)
 		snprintf(pw_cload_why, sizeof pw_cload_why, "%s is not the "
 		    "CUDA backend's module (no %s)", path,
 		    PW_RT_CUDA_MODULE_SYMBOL);
-	else if (m->version == NULL || strcmp(m->version, PACKAGE_STRING) != 0)
+	else if (m->size != sizeof *m || m->version == NULL ||
+	    strcmp(m->version, PACKAGE_STRING) != 0)
 		snprintf(pw_cload_why, sizeof pw_cload_why, "%s is another "
-		    "build's CUDA backend (%s, this program is %s)", path,
-		    m->version != NULL ? m->version : "no version",
-		    PACKAGE_STRING);
+		    "version's CUDA backend (%s, this program is %s)", path,
+		    m->size == sizeof *m && m->version != NULL ? m->version :
+		    "another table", PACKAGE_STRING);
 	else {
 		pw_cload_module = m;
 		return;

@@ -220,8 +220,9 @@ struct pw_rt_cuda_plan {
 struct pw_rt_net;
 struct pw_rt_wire;
 struct pw_rt_cuda_module {
-	/* PACKAGE_STRING of the build that made the module: the program
-	 * loads only its own build's. */
+	/* sizeof the table and PACKAGE_STRING of the build that made the
+	 * module: the program loads only its own version's. */
+	size_t	size;
 	const char *version;
 	const struct pw_rt_backend_ops *ops;
 	/* The GPUs this process sees; 0 with why in WHY when none. */

@@ -44,8 +44,8 @@ const char *pw_rt_backend_name(enum pw_rt_backend);
 int	pw_rt_backend_parse(const char *, enum pw_rt_backend *);
 const char *pw_rt_transport_name(enum pw_rt_transport);
 int	pw_rt_transport_parse(const char *, enum pw_rt_transport *);
-/* Whether BACKEND can run here; when not, why in WHY ("not built with
- * CUDA", "no GPU visible"). */
+/* Whether BACKEND can run here; when not, why in WHY ("this build has no
+ * CUDA", the CUDA module did not load, "no GPU visible"). */
 bool	pw_rt_backend_available(enum pw_rt_backend, char *why, size_t len);
 /* The backend a launch uses when none is named: CUDA when built and a
  * GPU is visible, else the CPU. */

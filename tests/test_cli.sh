@@ -1370,8 +1370,11 @@ ldd "$PW" >"$tmp/ldd" 2>&1
 ok "the program starts without CUDA's libraries" lacks 'libcudart\|libcublas\|libnccl' "$tmp/ldd"
 if grep -q '^#define HAVE_CUDA 1' "${PW%/*}/config.h" 2>/dev/null; then
 	fails 2 "/nonexistent/pipewright-cuda.so: cannot open shared object file" "launch with PIPEWRIGHT_CUDA_MODULE naming no file" env PIPEWRIGHT_CUDA_MODULE=/nonexistent/pipewright-cuda.so "$PW" launch "$UNIT" --backend cuda
-	libm=$(awk '$1 ~ /^libm\.so/ { print $3 }' "$tmp/ldd")
-	fails 2 "$libm is not the CUDA backend's module (no pw_rt_cuda_module)" "launch with PIPEWRIGHT_CUDA_MODULE naming another library" env PIPEWRIGHT_CUDA_MODULE="$libm" "$PW" launch "$UNIT" --backend cuda
+	libc=$(awk '$1 ~ /^libc\.so/ { print $3 }' "$tmp/ldd")
+	fails 2 "${libc:-libc} is not the CUDA backend's module (no pw_rt_cuda_module)" "launch with PIPEWRIGHT_CUDA_MODULE naming another library" env PIPEWRIGHT_CUDA_MODULE="${libc:-/nonexistent/libc}" "$PW" launch "$UNIT" --backend cuda
+	mkdir "$tmp/bare"
+	run sh -c 'cd "$1" && shift && exec env PIPEWRIGHT_CUDA_MODULE=pipewright-cuda.so "$@"' sh "$tmp/bare" "$PW" launch "$UNIT" --backend cuda
+	ok "a bare PIPEWRIGHT_CUDA_MODULE is a file in the current folder" one_error "./pipewright-cuda.so: cannot open shared object file"
 	run env -u PIPEWRIGHT_CUDA_MODULE "$PW" launch "$UNIT" --backend cuda $LAUNCH
 	if nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
 		ok "the module beside the program runs a launch" status_is 0
