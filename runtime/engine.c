@@ -1081,6 +1081,7 @@ pw_engine_init(struct pw_engine *e, const struct pw_problem *p,
 #ifdef HAVE_CUDA
 	if (opts->backend == PW_RT_CUDA) {
 		e->cuda = pw_rt_cuda_load(NULL, 0);
+		assert(e->cuda != NULL);
 		e->backend = e->cuda->ops;
 	}
 #endif
