@@ -213,7 +213,7 @@ struct pw_rt_cuda_plan {
  * own, pipewright-cuda.so, linked against cuBLAS, NCCL and the CUDA
  * runtime; the program loads it the first time something asks for a
  * GPU, so that every other command starts without loading those
- * libraries (a third of a second and 200 MiB at each start).  The module
+ * libraries (0.39 s and 225 MB at each start, docs/runtime.md).  The module
  * calls back into the program for the core and the runtime's helpers
  * (the program exports its symbols), and hands over this one table,
  * named PW_RT_CUDA_MODULE_SYMBOL. */
