@@ -502,8 +502,12 @@ struct pw_bdev {
  * planner candidate. */
 #define PW_BOUND_DP_STATES	((size_t)1 << 17)
 
-/* The crossing bound's steps (states built) over all devices. */
+/* The crossing bound's steps (states built) over all devices: of its
+ * first pass, and of its second, which carries the delays (each its own,
+ * so that one device's second pass cannot leave the next device's first
+ * without). */
 #define PW_BOUND_CROSS_STEPS	500000L
+#define PW_BOUND_CROSS_CARRY_STEPS	100000L
 
 /* Returns the relaxation of stage S the caller frees with pw_bdev_free
  * (Q its tails, RF and RB its rows of the order statistics), or NULL
@@ -884,7 +888,7 @@ pw_bound_term_cmp(const void *x, const void *y)
 static void
 pw_bound_of_device(const struct pw_problem *p, const struct pw_bstage *bs,
     int d, const bool *offloadable, bool span, const double *rf,
-    const double *rb, const double *q, struct pw_bdev *dv, long *budget,
+    const double *rb, const double *q, struct pw_bdev *dv, long budget[2],
     double *v)
 {
 	struct pw_bcross_in cross;
@@ -941,7 +945,7 @@ pw_bound_terms(const struct pw_problem *p, enum pw_objective obj,
 	struct pw_bmem bm;
 	double v[PW_NTERMS] = { 0 }, *rf, *rb, *q;
 	size_t budget = PW_BOUND_DP_STATES, cells;
-	long steps = PW_BOUND_CROSS_STEPS;
+	long steps[2] = { PW_BOUND_CROSS_STEPS, PW_BOUND_CROSS_CARRY_STEPS };
 	bool span = obj == PW_OBJ_SPAN;
 	int d, s, i;
 
@@ -968,7 +972,7 @@ pw_bound_terms(const struct pw_problem *p, enum pw_objective obj,
 			pw_bound_order(p, offloadable, s, dv, rf, rb);
 		}
 		pw_bound_of_device(p, bs, d, offloadable, span, rf, rb, q,
-		    pw_problem_chunks(p, d) == 1 ? dv[s] : NULL, &steps, v);
+		    pw_problem_chunks(p, d) == 1 ? dv[s] : NULL, steps, v);
 		if (span) {
 			pw_bdev_free(dv[s]);
 			dv[s] = NULL;

@@ -13,12 +13,21 @@
  *   B(k) of v first:  B(s) of u starts >= sv + (rt - up(k)) + b(k)
  *                                          + (rt - down(k))
  *
- * (a delay only grows along a chain).  The first grows with k and the
- * second shrinks, so "F first on the stages before some t, B first from
- * t on" covers every order a schedule may take on the pair.  The
- * relaxation sequences the device's F, B and W as bound.c's does, with
- * each in-flight microbatch's F start and least B start in its state;
- * an F branches over those thresholds for the microbatches in flight.
+ * (a delay only grows along a chain).  If B(k) of v goes first, so does
+ * B(k+1), which ends before B(k) starts, while F(k+1) of u starts after
+ * F(k): every schedule's orders on the pair are "F first on the stages
+ * before some t, B first from t on".  The relaxation sequences the
+ * device's F, B and W as bound.c's does, with each in-flight
+ * microbatch's F start and least B start in its state; an F branches
+ * over those thresholds for the microbatches in flight.
+ *
+ * A second pass carries the delays from crossing to crossing: each
+ * in-flight B keeps how late it is behind its bare chain on the later
+ * stages, and the new F how late it climbs, so where B of v goes first
+ * at t, F(t) of u waits for B(t) of v as late as v is there, and where
+ * F of u goes first at t - 1, B(t - 1) of v waits for F(t - 1) of u as
+ * late as u is there.  The first pass keeps fewer states, which loses
+ * less where a bucket overflows; the second sees more where none does.
  * (With at most PW_BCROSS_INFLIGHT in flight: beyond that the states
  * outrun what a bucket keeps, and the term has not been seen to gain.)
  * Every constraint has the form "a time >= another + a constant", so a
@@ -31,6 +40,7 @@
  * compares, gives the relaxation's own least end where that is larger.
  * docs/solver.md gives the argument.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,12 +48,13 @@
 #include "internal.h"
 
 /* States kept per bucket at most, the doubles a layer may take (fewer
- * states per bucket where they would take more: 8 MiB), and the most
+ * states per bucket where they would take more: 20 MiB, as many states
+ * as 8 MiB held before the delays joined them), and the most
  * activations in flight it runs for: an F branches on each pair in
  * flight, and with more the states it needs outrun what it may keep
  * (docs/solver.md). */
 #define PW_BCROSS_KEEP	64
-#define PW_BCROSS_CELLS	((size_t)1 << 20)
+#define PW_BCROSS_CELLS	((size_t)5 << 19)
 #define PW_BCROSS_INFLIGHT	5
 
 /* A time before every other: what pw_bcross_canon gives times no future
@@ -51,11 +62,20 @@
 #define PW_BCROSS_PAST	(-1e30)
 
 /* A state's doubles: the time the device is free, the latest end plus
- * tail of its ops, then each in-flight microbatch's F start (SV) and
- * least B start (RV), in the order their F started. */
+ * tail of its ops, then for each in-flight microbatch, in the order
+ * their F started: its F start (SV), its least B start (RV) and the
+ * least delay of its B on the later stages behind the bare chain, a
+ * step down the pipeline: DA at stage index TAU (counted from s + 1),
+ * DB on every stage below it, none above it (pw_bcross_delay). */
 enum { PW_BCROSS_T, PW_BCROSS_Q, PW_BCROSS_ITEMS };
-#define PW_BCROSS_SV(i)	(PW_BCROSS_ITEMS + 2 * (i))
-#define PW_BCROSS_RV(i)	(PW_BCROSS_ITEMS + 2 * (i) + 1)
+enum { PW_BCROSS_ISV, PW_BCROSS_IRV, PW_BCROSS_ITAU, PW_BCROSS_IDA,
+    PW_BCROSS_IDB, PW_BCROSS_ITEM };
+#define PW_BCROSS_AT(i, f)	(PW_BCROSS_ITEMS + PW_BCROSS_ITEM * (i) + (f))
+#define PW_BCROSS_SV(i)	PW_BCROSS_AT(i, PW_BCROSS_ISV)
+#define PW_BCROSS_RV(i)	PW_BCROSS_AT(i, PW_BCROSS_IRV)
+#define PW_BCROSS_TAU(i)	PW_BCROSS_AT(i, PW_BCROSS_ITAU)
+#define PW_BCROSS_DA(i)	PW_BCROSS_AT(i, PW_BCROSS_IDA)
+#define PW_BCROSS_DB(i)	PW_BCROSS_AT(i, PW_BCROSS_IDB)
 
 /* A layer: the buckets (in flight, held) of one count of F done, each
  * holding up to keep states. */
@@ -72,11 +92,14 @@ struct pw_bcross {
 	double	*ak, *ck;		/* [nk]: the two requirements' lags */
 	struct pw_bcross_layer layer[2];
 	double	end;
-	bool	exact;			/* states compare their latest end too */
+	bool	exact;		/* states compare their latest ends too */
+	bool	accumulate;	/* the pass that carries the delays */
 	int	nf;			/* the layer being run */
-	long	*budget;
+	long	*budget;		/* the pass's steps left */
 	double	*scratch;		/* [width]: the state being built */
 	double	*added;			/* [width]: pw_bcross_add's copy */
+	double	*leaf;			/* [width]: pw_bcross_leaf's state */
+	double	*late;			/* [nk]: the new F's least delay */
 };
 
 static size_t
@@ -97,21 +120,90 @@ pw_bcross_state(const struct pw_bcross *cx, struct pw_bcross_layer *l,
 static size_t
 pw_bcross_len(int a)
 {
-	return PW_BCROSS_ITEMS + 2 * (size_t)a;
+	return PW_BCROSS_ITEMS + PW_BCROSS_ITEM * (size_t)a;
+}
+
+/* The least delay of item I's B on stage index K of state X. */
+static double
+pw_bcross_delay(const double *x, int i, int k)
+{
+	int tau = (int)x[PW_BCROSS_TAU(i)];
+
+	return k < tau ? x[PW_BCROSS_DB(i)] : k == tau ? x[PW_BCROSS_DA(i)] :
+	    0;
+}
+
+/* Item I of X given the delay steps TAU, DA and DB (a B is never less
+ * late further down: it waits there for all it waited for above). */
+static void
+pw_bcross_set_delay(double *x, int i, int tau, double da, double db)
+{
+	assert(da <= db);
+	x[PW_BCROSS_TAU(i)] = tau;
+	x[PW_BCROSS_DA(i)] = da;
+	x[PW_BCROSS_DB(i)] = db;
 }
 
 /* Whether state X (A in flight) is no later than Y anywhere that
- * counts. */
+ * counts: its times, and where they are carried, its delays on every
+ * stage. */
 static bool
 pw_bcross_dominates(const struct pw_bcross *cx, const double *x,
     const double *y, int a)
 {
-	size_t i;
+	int i, k;
 
-	for (i = 0; i < pw_bcross_len(a); i++)
-		if (x[i] > y[i] && (i != PW_BCROSS_Q || cx->exact))
+	if (x[PW_BCROSS_T] > y[PW_BCROSS_T] || (cx->exact &&
+	    x[PW_BCROSS_Q] > y[PW_BCROSS_Q]))
+		return false;
+	for (i = 0; i < a; i++) {
+		if (x[PW_BCROSS_SV(i)] > y[PW_BCROSS_SV(i)] ||
+		    x[PW_BCROSS_RV(i)] > y[PW_BCROSS_RV(i)])
 			return false;
+		for (k = 0; cx->accumulate && k < cx->nk; k++)
+			if (pw_bcross_delay(x, i, k) > pw_bcross_delay(y, i, k))
+				return false;
+	}
 	return true;
+}
+
+/* How far apart states X and Y (A in flight) are: the sum of their
+ * times' differences, each carried delay taken on every stage. */
+static double
+pw_bcross_distance(const struct pw_bcross *cx, const double *x,
+    const double *y, int a)
+{
+	double dist = fabs(x[PW_BCROSS_T] - y[PW_BCROSS_T]);
+	int i, k;
+
+	if (cx->exact)
+		dist += fabs(x[PW_BCROSS_Q] - y[PW_BCROSS_Q]);
+	for (i = 0; i < a; i++) {
+		dist += fabs(x[PW_BCROSS_SV(i)] - y[PW_BCROSS_SV(i)]) +
+		    fabs(x[PW_BCROSS_RV(i)] - y[PW_BCROSS_RV(i)]);
+		for (k = 0; cx->accumulate && k < cx->nk; k++)
+			dist += fabs(pw_bcross_delay(x, i, k) -
+			    pw_bcross_delay(y, i, k));
+	}
+	return dist;
+}
+
+/* Y's item I made the componentwise least of its own and X's, delays
+ * included: one step at the higher of their TAU, and below it the least
+ * of the two on the stage just below (the delays only grow down the
+ * pipeline, so no stage further down has less). */
+static void
+pw_bcross_merge_item(double *y, const double *x, int i)
+{
+	int tau = (int)fmax(x[PW_BCROSS_TAU(i)], y[PW_BCROSS_TAU(i)]);
+	double da, db;
+
+	da = fmin(pw_bcross_delay(x, i, tau), pw_bcross_delay(y, i, tau));
+	db = tau > 0 ? fmin(pw_bcross_delay(x, i, tau - 1),
+	    pw_bcross_delay(y, i, tau - 1)) : da;
+	y[PW_BCROSS_SV(i)] = fmin(y[PW_BCROSS_SV(i)], x[PW_BCROSS_SV(i)]);
+	y[PW_BCROSS_RV(i)] = fmin(y[PW_BCROSS_RV(i)], x[PW_BCROSS_RV(i)]);
+	pw_bcross_set_delay(y, i, tau, da, db);
 }
 
 /* State X's op just done, ending at T with tail Q. */
@@ -153,18 +245,28 @@ pw_bcross_b_meets(const struct pw_bcross *cx, double r)
 
 /* Every time of state X (A in flight) that no future can tell from a
  * smaller one, made the same: a B start no later than the device is
- * free (every later use takes the larger), and an F start so early that
- * no later F's pair with it costs anything (each F starts once the
- * device is free, and its B no earlier than a round trip after).  The
- * states that differ only there then dominate one another. */
+ * free (every later use takes the larger), an F start so early that no
+ * later F's pair with it costs anything (each F starts once the device
+ * is free, and its B no earlier than a round trip after), and a delay
+ * at the stage of the latest crossing too small to make a later pair
+ * cost there.  The states that differ only there then dominate one
+ * another.  (A later crossing may still delay such a B: dropping that
+ * only relaxes.) */
 static void
 pw_bcross_canon(const struct pw_bcross *cx, double *x, int a)
 {
-	int i;
+	double avail = x[PW_BCROSS_T] + cx->rt;
+	int i, tau;
 
 	for (i = 0; i < a; i++) {
-		if (x[PW_BCROSS_SV(i)] + cx->ck[0] <= x[PW_BCROSS_T] + cx->rt)
+		tau = (int)x[PW_BCROSS_TAU(i)];
+		if (x[PW_BCROSS_SV(i)] + cx->ck[0] + pw_bcross_delay(x, i, 0) <=
+		    avail) {
 			x[PW_BCROSS_SV(i)] = PW_BCROSS_PAST;
+			pw_bcross_set_delay(x, i, cx->nk, 0, 0);
+		} else if (tau < cx->nk && x[PW_BCROSS_SV(i)] + cx->ck[tau] +
+		    x[PW_BCROSS_DA(i)] <= avail)
+			x[PW_BCROSS_DA(i)] = 0;
 		if (x[PW_BCROSS_RV(i)] <= x[PW_BCROSS_T])
 			x[PW_BCROSS_RV(i)] = PW_BCROSS_PAST;
 	}
@@ -200,6 +302,7 @@ pw_bcross_add(struct pw_bcross *cx, struct pw_bcross_layer *l, int a, int h,
 			i--;
 		}
 	}
+	l->count[b] = n;
 	if (n < cx->keep) {
 		memcpy(pw_bcross_state(cx, l, b, n), x, len * sizeof *x);
 		l->count[b] = n + 1;
@@ -207,25 +310,25 @@ pw_bcross_add(struct pw_bcross *cx, struct pw_bcross_layer *l, int a, int h,
 	}
 	for (i = 0; i < n; i++) {
 		y = pw_bcross_state(cx, l, b, i);
-		dist = 0;
-		for (k = 0; k < len; k++)
-			if (k != PW_BCROSS_Q || cx->exact)
-				dist += fabs(y[k] - x[k]);
+		dist = pw_bcross_distance(cx, x, y, a);
 		if (dist < best) {
 			best = dist;
 			near = i;
 		}
 	}
 	y = pw_bcross_state(cx, l, b, near);
-	for (k = 0; k < len; k++)
+	for (k = 0; k < PW_BCROSS_ITEMS; k++)
 		y[k] = fmin(y[k], x[k]);
-	l->count[b] = n;
+	for (i = 0; i < a; i++)
+		pw_bcross_merge_item(y, x, i);
 }
 
 /* One pair's choices: for the microbatch in flight at index I of state
  * X against a new F starting at SU with its B no earlier than RU, the
  * thresholds from *LO to *HI that cost something on both sides (none:
- * *LO >= *HI: one order costs neither, the pair is free). */
+ * *LO >= *HI: one order costs neither, the pair is free).  The cost on
+ * v is reckoned from the bare chain of u, which is what *LO stands for
+ * (pw_bcross_leaf). */
 static void
 pw_bcross_choices(const struct pw_bcross *cx, const double *x, int i,
     double su, double ru, int *lo, int *hi)
@@ -237,46 +340,113 @@ pw_bcross_choices(const struct pw_bcross *cx, const double *x, int i,
 	 * on costs u nothing. */
 	while (ta < cx->nk && su + cx->ak[ta] <= rv)
 		ta++;
-	while (tb > 0 && sv + cx->ck[tb - 1] <= ru)
+	while (tb > 0 && sv + cx->ck[tb - 1] + pw_bcross_delay(x, i, tb - 1)
+	    <= ru)
 		tb--;
 	*lo = ta;
 	*hi = tb;
 }
 
-/* The states an F leads to: for each choice on pairs PAIRS[K..NP), the
- * state from X (A in flight, H held) with the new microbatch appended,
- * into layer L.  Returns false once the budget is spent. */
+/* Item I of Y, whose B waits on stage index K for an F that ends there
+ * at least D behind its bare chain: at least D late there and on every
+ * stage below.  Where that leaves three steps, the higher two become
+ * one at the lower's value (which only relaxes). */
+static void
+pw_bcross_delay_from(double *y, int i, int k, double d)
+{
+	int tau = (int)y[PW_BCROSS_TAU(i)];
+	double db = y[PW_BCROSS_DB(i)];
+
+	if (d <= pw_bcross_delay(y, i, k))
+		return;
+	if (k < tau || d >= db)
+		pw_bcross_set_delay(y, i, k + 1, pw_bcross_delay(y, i, k + 1),
+		    fmax(db, d));
+	else
+		pw_bcross_set_delay(y, i, tau, fmax(y[PW_BCROSS_DA(i)], d), db);
+}
+
+/*
+ * The state the new F leads to once every pair in PAIRS[0..NP) has its
+ * threshold PICK (RANGE: each pair's choices), into layer L: the F of u
+ * climbs the stages, each B it lets go first delaying it (from that B's
+ * own delay on), and each B that waits for it waits for it so delayed,
+ * from that stage down.  The least threshold of a pair stands for every
+ * lower one, so there it waits for nothing.  Returns false once the
+ * budget is spent.
+ */
+static bool
+pw_bcross_leaf(struct pw_bcross *cx, struct pw_bcross_layer *l, int a,
+    int h, const int *pairs, const int (*range)[2], const int *pick, int np,
+    double su)
+{
+	double *y = cx->leaf, *late = cx->late, req, ru = su + cx->rt, rk;
+	int k, i, t, j;
+
+	if (--*cx->budget < 0)
+		return false;
+	memcpy(y, cx->scratch, pw_bcross_len(a) * sizeof *y);
+	for (j = 0; j < cx->nk; j++)
+		late[j] = 0;
+	for (k = 0; k < np; k++) {
+		i = pairs[k];
+		if ((t = pick[k]) == cx->nk)
+			continue;
+		rk = y[PW_BCROSS_SV(i)] + cx->ck[t] + pw_bcross_delay(y, i, t);
+		ru = fmax(ru, rk);
+		late[t] = fmax(late[t], rk - cx->rt - su);
+	}
+	for (j = 1; j < cx->nk; j++)
+		late[j] = fmax(late[j], late[j - 1]);
+	for (k = 0; k < np; k++) {
+		i = pairs[k];
+		if ((t = pick[k]) == range[k][0] || t == 0)
+			continue;
+		req = su + cx->ak[t - 1] + (cx->accumulate ? late[t - 1] : 0);
+		if (!pw_bcross_b_meets(cx, req))
+			return true;
+		y[PW_BCROSS_RV(i)] = fmax(y[PW_BCROSS_RV(i)], req);
+		if (cx->accumulate)
+			pw_bcross_delay_from(y, i, t - 1, req -
+			    y[PW_BCROSS_SV(i)] - cx->rt);
+	}
+	if (!pw_bcross_b_meets(cx, ru))
+		return true;
+	y[PW_BCROSS_SV(a)] = su;
+	y[PW_BCROSS_RV(a)] = ru;
+	pw_bcross_set_delay(y, a, cx->nk, 0, cx->accumulate ?
+	    late[cx->nk - 1] : 0);
+	pw_bcross_add(cx, l, a + 1, h, y);
+	return true;
+}
+
+/* The states an F leads to: for each choice on pairs PAIRS[K..NP) (the
+ * earlier ones in PICK), those of pw_bcross_leaf, cut where the bare
+ * chains alone (RU for u) cannot meet the end.  Returns false once the
+ * budget is spent. */
 static bool
 pw_bcross_branch(struct pw_bcross *cx, struct pw_bcross_layer *l, int a,
-    int h, const int *pairs, const int (*range)[2], int k, int np,
-    double su, double ru)
+    int h, const int *pairs, const int (*range)[2], int *pick, int k,
+    int np, double su, double ru)
 {
-	double *y = cx->scratch, old;
+	const double *x = cx->scratch;
 	int i, t;
 
-	if (k == np) {
-		if (--*cx->budget < 0)
-			return false;
-		if (!pw_bcross_b_meets(cx, ru))
-			return true;
-		y[PW_BCROSS_SV(a)] = su;
-		y[PW_BCROSS_RV(a)] = ru;
-		pw_bcross_add(cx, l, a + 1, h, y);
+	if (!pw_bcross_b_meets(cx, ru))
 		return true;
-	}
+	if (k == np)
+		return pw_bcross_leaf(cx, l, a, h, pairs, range, pick, np, su);
 	i = pairs[k];
-	old = y[PW_BCROSS_RV(i)];
 	for (t = range[k][0]; t <= range[k][1]; t++) {
-		y[PW_BCROSS_RV(i)] = t > 0 ? fmax(old, su + cx->ak[t - 1]) :
-		    old;
-		if (!pw_bcross_b_meets(cx, y[PW_BCROSS_RV(i)]))
+		pick[k] = t;
+		if (!pw_bcross_b_meets(cx, t > 0 ? fmax(x[PW_BCROSS_RV(i)],
+		    su + cx->ak[t - 1]) : x[PW_BCROSS_RV(i)]))
 			continue;
-		if (!pw_bcross_branch(cx, l, a, h, pairs, range, k + 1, np,
-		    su, t < cx->nk ? fmax(ru, y[PW_BCROSS_SV(i)] +
-		    cx->ck[t]) : ru))
+		if (!pw_bcross_branch(cx, l, a, h, pairs, range, pick, k + 1,
+		    np, su, t < cx->nk ? fmax(ru, x[PW_BCROSS_SV(i)] +
+		    cx->ck[t] + pw_bcross_delay(x, i, t)) : ru))
 			return false;
 	}
-	y[PW_BCROSS_RV(i)] = old;
 	return true;
 }
 
@@ -288,7 +458,8 @@ pw_bcross_forward(struct pw_bcross *cx, struct pw_bcross_layer *next,
     const double *x, int nf, int a, int h)
 {
 	const struct pw_stage *st = cx->st;
-	int pairs[PW_BCROSS_INFLIGHT], range[PW_BCROSS_INFLIGHT][2], i, np = 0;
+	int pairs[PW_BCROSS_INFLIGHT], range[PW_BCROSS_INFLIGHT][2];
+	int pick[PW_BCROSS_INFLIGHT], i, np = 0;
 	double su, ru;
 
 	su = fmax(x[PW_BCROSS_T], cx->in->rf[nf]);
@@ -305,7 +476,7 @@ pw_bcross_forward(struct pw_bcross *cx, struct pw_bcross_layer *next,
 	memcpy(cx->scratch, x, pw_bcross_len(a) * sizeof *x);
 	pw_bcross_done(cx->scratch, su + st->f, cx->in->qf);
 	return pw_bcross_branch(cx, next, a, h, pairs,
-	    (const int (*)[2])range, 0, np, su, ru);
+	    (const int (*)[2])range, pick, 0, np, su, ru);
 }
 
 /*
@@ -347,8 +518,9 @@ pw_bcross_layer_run(struct pw_bcross *cx, int nf)
 					memcpy(y, x, pw_bcross_len(k) *
 					    sizeof *y);
 					memcpy(y + PW_BCROSS_SV(k), x +
-					    PW_BCROSS_SV(k + 1), 2 *
-					    (size_t)(a - k - 1) * sizeof *y);
+					    PW_BCROSS_SV(k + 1),
+					    PW_BCROSS_ITEM * (size_t)(a - k -
+					    1) * sizeof *y);
 					pw_bcross_done(y, start + st->b,
 					    in->qb);
 					pw_bcross_add(cx, cur, a - 1, h + 1, y);
@@ -404,23 +576,60 @@ pw_bcross_least_end(struct pw_bcross *cx)
 	return least;
 }
 
+/* The largest end the relaxation of CX is known not to meet, from LO (a
+ * bound already proven): up while it does not, then bisection between
+ * the largest end known unreachable and the least known reachable. */
+static double
+pw_bcross_search(struct pw_bcross *cx, double lo)
+{
+	double hi, mid, step;
+	int i, r;
+
+	cx->exact = false;
+	step = fmax(lo, 1) / 64;
+	hi = lo;
+	for (i = 0; i < 40; i++) {
+		r = pw_bcross_meets_end(cx, hi);
+		if (r != 0)
+			break;
+		lo = hi;
+		hi += step;
+		step *= 2;
+	}
+	for (i = 0; r == 1 && i < 60 && hi - lo > 2e-5 * hi; i++) {
+		mid = lo + (hi - lo) / 2;
+		if ((r = pw_bcross_meets_end(cx, mid)) == 0) {
+			lo = mid;
+			r = 1;
+		} else if (r == 1)
+			hi = mid;
+	}
+	/* Every schedule that ends by HI is one of the last pass's paths,
+	 * no later anywhere, so it ends no earlier than the least of their
+	 * latest ends. */
+	cx->exact = true;
+	if (r == 1 && pw_bcross_meets_end(cx, hi) == 1)
+		lo = fmax(lo, pw_bcross_least_end(cx));
+	return lo;
+}
+
 double
-pw_bound_crossing(const struct pw_bcross_in *in, double lo, long *budget)
+pw_bound_crossing(const struct pw_bcross_in *in, double lo, long budget[2])
 {
 	const struct pw_problem *p = in->p;
 	struct pw_bcross cx = { .in = in, .st = &p->stages[in->s],
-	    .m = p->microbatches, .budget = budget };
-	double down = 0, up = 0, *down_k, *up_k, hi, mid, step;
+	    .m = p->microbatches };
+	double down = 0, up = 0, *down_k, *up_k;
 	size_t nb, cells;
-	int k, last = p->nstages - 1, i, r;
+	int k, last = p->nstages - 1, i;
 
 	cx.nk = last - in->s;
 	cx.width = (int)pw_bcross_len(in->na);
 	nb = (size_t)(in->na + 1) * (size_t)(in->nh + 1);
 	cells = PW_BCROSS_CELLS / nb / (size_t)cx.width;
 	cx.keep = cells < PW_BCROSS_KEEP ? (int)cells : PW_BCROSS_KEEP;
-	if (cx.nk == 0 || in->na > PW_BCROSS_INFLIGHT || *budget <= 0 ||
-	    cx.keep < 2)
+	if (cx.nk == 0 || in->na > PW_BCROSS_INFLIGHT || (budget[0] <= 0 &&
+	    budget[1] <= 0) || cx.keep < 2)
 		return lo;
 	cx.ak = pw_xcalloc((size_t)cx.nk, sizeof *cx.ak);
 	cx.ck = pw_xcalloc((size_t)cx.nk, sizeof *cx.ck);
@@ -449,40 +658,26 @@ pw_bound_crossing(const struct pw_bcross_in *in, double lo, long *budget)
 	}
 	cx.scratch = pw_xcalloc((size_t)cx.width, sizeof *cx.scratch);
 	cx.added = pw_xcalloc((size_t)cx.width, sizeof *cx.added);
+	cx.leaf = pw_xcalloc((size_t)cx.width, sizeof *cx.leaf);
+	cx.late = pw_xcalloc((size_t)cx.nk, sizeof *cx.late);
 
-	/* Up from LO while the relaxation cannot meet the end, then
-	 * bisection between the largest end known unreachable and the
-	 * least known reachable. */
-	step = fmax(lo, 1) / 64;
-	hi = lo;
-	for (i = 0; i < 40; i++) {
-		r = pw_bcross_meets_end(&cx, hi);
-		if (r != 0)
-			break;
-		lo = hi;
-		hi += step;
-		step *= 2;
+	/* The crossings one at a time, then with the delays they carry:
+	 * the first keeps fewer states, so it loses less where a bucket
+	 * overflows; the second sees more where none does. */
+	for (i = 0; i < 2; i++) {
+		cx.accumulate = i == 1;
+		cx.budget = &budget[i];
+		if (budget[i] > 0)
+			lo = pw_bcross_search(&cx, lo);
 	}
-	for (i = 0; r == 1 && i < 60 && hi - lo > 2e-5 * hi; i++) {
-		mid = lo + (hi - lo) / 2;
-		if ((r = pw_bcross_meets_end(&cx, mid)) == 0) {
-			lo = mid;
-			r = 1;
-		} else if (r == 1)
-			hi = mid;
-	}
-	/* Every schedule that ends by HI is one of the last pass's paths,
-	 * no later anywhere, so it ends no earlier than the least of their
-	 * latest ends. */
-	cx.exact = true;
-	if (r == 1 && pw_bcross_meets_end(&cx, hi) == 1)
-		lo = fmax(lo, pw_bcross_least_end(&cx));
 	for (i = 0; i < 2; i++) {
 		free(cx.layer[i].v);
 		free(cx.layer[i].count);
 	}
 	free(cx.scratch);
 	free(cx.added);
+	free(cx.leaf);
+	free(cx.late);
 	free(cx.ak);
 	free(cx.ck);
 	return lo;

@@ -133,9 +133,10 @@ struct pw_bcross_in {
 
 /* bound_cross.c: the crossing bound of IN, from LO (a bound already
  * proven, returned where it proves nothing more), spending at most
- * *BUDGET of its steps, which it lowers (docs/solver.md). */
+ * BUDGET[0] of its steps on its first pass and BUDGET[1] on its second,
+ * which it lowers (docs/solver.md). */
 double	pw_bound_crossing(const struct pw_bcross_in *in, double lo,
-	    long *budget);
+	    long budget[2]);
 
 /* bound.c: the bytes DEVICE needs to run one microbatch alone through
  * its stages, with the activations of OFFLOADABLE stages ([nstages] or

@@ -813,36 +813,50 @@ EOF
 	ok "limit 3: no model" out_has '^model  *none built$'
 	ok "limit 3: no LP file" [ ! -e "$tmp/tight3.lp" ]
 
-	# Limit 2: the optimum 41 is above the bound's 40; the whole model
-	# proves it, the same seed twice gives the same file.
+	# Limit 2: the optimum 41, which the crossing bound proves too.
 	sed 's/"limit": null/"limit": 2.0/' "$UNIT" >"$tmp/tight2.json"
-	run "$PW" solve "$tmp/tight2.json" -o "$tmp/tight2-a.json" --write-lp "$tmp/tight2.lp"
+	run "$PW" solve "$tmp/tight2.json" -o "$tmp/tight2-a.json"
 	ok "solve at limit 2 exits 0" status_is 0
 	ok "limit 2: makespan 41, proven" out_has '^objective  *makespan 41 s (optimal for this split and layout)$'
-	ok "limit 2: the whole model's size" out_has '^model  *.*binaries.*(whole)$'
-	ok "--write-lp writes the model in LP format" grep -q '^/\* Objective function \*/' "$tmp/tight2.lp"
-	run "$PW" solve "$tmp/tight2.json" -o "$tmp/tight2-b.json"
-	ok "the same seed gives the same schedule" cmp -s "$tmp/tight2-a.json" "$tmp/tight2-b.json"
+	ok "limit 2: by the crossing bound" out_has '^bounds  *makespan >= 41 s (crossing), '
 	run "$PW" check "$tmp/tight2-a.json"
 	ok "the tight schedule checks" status_is 0
 
-	# An iteration limit ends the search at the same point on every run,
-	# also one beside a busy loop (a time limit would not): 6x24 under
-	# a limit of 3 reaches 116 within 5,000 simplex iterations.
-	cat >"$tmp/six.lua" <<'EOF'
-local unit = { f = 1, b = 1, w = 1, act = 1, hold = 0.5 }
-return pw.problem{ devices = 6, microbatches = 24, memory_limit = 3,
-  stages = { unit, unit, unit, unit, unit, unit } }
+	# Where the bound (26) is below the optimum (26.5), the whole model
+	# proves it; the same seed twice gives the same file.
+	cat >"$tmp/whole.lua" <<'EOF'
+local st = { f = 1, b = 1.5, w = 0.5, act = 1, hold = 0.5 }
+return pw.problem{ devices = 3, microbatches = 6, comm = 0.5,
+  memory_limit = 3, stages = { st, st, st } }
 EOF
-	run "$PW" solve "$tmp/six.lua" --iteration-limit 5000 -o "$tmp/six-a.json"
+	run "$PW" solve "$tmp/whole.lua" -o "$tmp/whole-a.json" --write-lp "$tmp/whole.lp"
+	ok "solve of a 3x6 exits 0" status_is 0
+	ok "3x6: makespan 26.5, proven" out_has '^objective  *makespan 26.5 s (optimal for this split and layout)$'
+	ok "3x6: the bound below it" out_has '^bounds  *makespan >= 26 s '
+	ok "3x6: the whole model's size" out_has '^model  *.*binaries.*(whole)$'
+	ok "--write-lp writes the model in LP format" grep -q '^/\* Objective function \*/' "$tmp/whole.lp"
+	run "$PW" solve "$tmp/whole.lua" -o "$tmp/whole-b.json"
+	ok "the same seed gives the same schedule" cmp -s "$tmp/whole-a.json" "$tmp/whole-b.json"
+	run "$PW" check "$tmp/whole-a.json"
+	ok "the 3x6 schedule checks" status_is 0
+
+	# An iteration limit ends the search at the same point on every run,
+	# also one beside a busy loop (a time limit would not): 7x16 under
+	# a limit of 3 reaches 92 within 5,000 simplex iterations.
+	cat >"$tmp/seven.lua" <<'EOF'
+local unit = { f = 1, b = 1, w = 1, act = 1, hold = 0.5 }
+return pw.problem{ devices = 7, microbatches = 16, memory_limit = 3,
+  stages = { unit, unit, unit, unit, unit, unit, unit } }
+EOF
+	run "$PW" solve "$tmp/seven.lua" --iteration-limit 5000 -o "$tmp/seven-a.json"
 	ok "solve --iteration-limit exits 0" status_is 0
-	ok "...reaching 116" out_has '^objective  *makespan 116 s$'
+	ok "...reaching 92" out_has '^objective  *makespan 92 s$'
 	ok "...ending by its limit" out_has '^ended  *iteration limit (the same schedule on every run)$'
 	( while :; do :; done ) &
 	busy=$!
-	run "$PW" solve "$tmp/six.lua" -I 5000 -o "$tmp/six-b.json"
+	run "$PW" solve "$tmp/seven.lua" -I 5000 -o "$tmp/seven-b.json"
 	kill $busy
-	ok "the same iteration limit gives the same file" cmp -s "$tmp/six-a.json" "$tmp/six-b.json"
+	ok "the same iteration limit gives the same file" cmp -s "$tmp/seven-a.json" "$tmp/seven-b.json"
 
 	fails 2 "--objective" "solve with a bad objective" "$PW" solve "$UNIT" --objective fast
 	fails 2 "--offload" "solve with a bad offload mode" "$PW" solve "$UNIT" --offload maybe

@@ -57,11 +57,12 @@ test_bounds(void)
 	 * trip and min(w, f) after the first, at 0, 1, 9, 10, ..., 28 for
 	 * the eighth, whose round trip and W end at 37 (the span counts
 	 * from that first F, also 0), the head-body-tail bound of
-	 * tests/test_bound.c 39 and its crossing bound 40.  At 3, F start
-	 * at 0, 1, 2, 9, ..., 19, and 19 + 8 + 1 = 28 beats the work's 27
-	 * (the warmup: 30; the crossing: 31, the optimum).  With comm 0.5
-	 * device 3 starts at 3 * 1.5.  One microbatch: the critical path
-	 * F F B B W = 5 beats each device's head and work (0 + 3, 1 + 3). */
+	 * tests/test_bound.c 39 and its crossing bound 41, the optimum.
+	 * At 3, F start at 0, 1, 2, 9, ..., 19, and 19 + 8 + 1 = 28 beats
+	 * the work's 27 (the warmup: 30; the crossing: 31, the optimum).
+	 * With comm 0.5 device 3 starts at 3 * 1.5.  One microbatch: the
+	 * critical path F F B B W = 5 beats each device's head and work
+	 * (0 + 3, 1 + 3). */
 	static const struct {
 		int			 p, m;
 		double			 comm, limit;
@@ -73,10 +74,10 @@ test_bounds(void)
 		    "unit 4x8: makespan bound 27" },
 		{ 4, 8, 0, INFINITY, PW_OBJ_SPAN, 24,
 		    "unit 4x8: span bound 24" },
-		{ 4, 8, 0, 2, PW_OBJ_MAKESPAN, 40,
-		    "unit 4x8, limit 2: the crossing 40 (head-body-tail 39)" },
-		{ 4, 8, 0, 2, PW_OBJ_SPAN, 40,
-		    "unit 4x8, limit 2: span bound 40" },
+		{ 4, 8, 0, 2, PW_OBJ_MAKESPAN, 41,
+		    "unit 4x8, limit 2: the crossing 41 (head-body-tail 39)" },
+		{ 4, 8, 0, 2, PW_OBJ_SPAN, 41,
+		    "unit 4x8, limit 2: span bound 41" },
 		{ 4, 8, 0, 3, PW_OBJ_MAKESPAN, 31,
 		    "unit 4x8, limit 3: the crossing 31 (warmup 30)" },
 		{ 4, 8, 0.5, INFINITY, PW_OBJ_MAKESPAN, 28.5,
@@ -193,13 +194,37 @@ test_solve(const struct pw_problem *p, const struct pw_solve_opts *o,
 	return PW_OK;
 }
 
+/* Unit 4x8 under LIMIT: the families' OPTIMUM, which the bound proves
+ * before any model is built. */
+static void
+test_optimal_by_bound(double limit, double optimum)
+{
+	struct pw_problem *p = test_problem_unit(4, 8, 0, limit);
+	struct pw_solve_result r;
+	struct pw_solve_opts o;
+	char what[64];
+
+	snprintf(what, sizeof what, "unit 4x8, limit %g", limit);
+	pw_solve_opts_init(&o);
+	o.time_limit = TEST_LIMIT;
+	if (test_solve(p, &o, &r, what) == PW_OK) {
+		tap_near(r.objective, optimum, 1e-9, "limit %g: makespan %g",
+		    limit, optimum);
+		tap_ok(r.optimal, "limit %g: proven optimal", limit);
+		tap_ok(r.model.formulation == NULL, "limit %g: by the bound, "
+		    "no model built", limit);
+	}
+	pw_solve_result_free(&r);
+	pw_problem_free(p);
+}
+
 static void
 test_optimal(void)
 {
 	struct pw_solve_result r, again;
 	struct pw_solve_opts o;
 	struct pw_problem *p;
-	int calls[3] = { 0, 0, 0 };
+	int calls[3] = { 0, 0, 0 }, s;
 
 	/* No limit: ZB-H1 meets the bound 27, nothing to search. */
 	p = test_problem_unit(4, 8, 0, INFINITY);
@@ -222,35 +247,34 @@ test_optimal(void)
 	pw_solve_result_free(&r);
 	pw_problem_free(p);
 
-	/* Limit 3: the families' 31 is optimal, and the crossing bound
-	 * proves it (tests/test_bound.c): no model is built. */
-	p = test_problem_unit(4, 8, 0, 3);
-	pw_solve_opts_init(&o);
-	o.time_limit = TEST_LIMIT;
-	if (test_solve(p, &o, &r, "unit 4x8, limit 3") == PW_OK) {
-		tap_near(r.objective, 31, 1e-9, "limit 3: makespan 31");
-		tap_ok(r.optimal, "limit 3: proven optimal");
-		tap_ok(r.model.formulation == NULL, "limit 3: by the bound, "
-		    "no model built");
-	}
-	pw_solve_result_free(&r);
-	pw_problem_free(p);
+	/* Limits 3 and 2: the optima 31 and 41, which the crossing bound
+	 * proves (tests/test_bound.c): no model is built. */
+	test_optimal_by_bound(3, 31);
+	test_optimal_by_bound(2, 41);
 
-	/* Limit 2: the optimum 41 is above the bound's 40, and lp_solve
-	 * proves it; the same seed gives the same schedule. */
-	p = test_problem_unit(4, 8, 0, 2);
+	/* Unit 3x6 with B 1.5, W 0.5 and comm 0.5 under a limit of 3: the
+	 * optimum 26.5 (zb-h1's) is above the bound's 26, and lp_solve
+	 * proves it with the whole model; the same seed gives the same
+	 * schedule. */
+	p = test_problem_unit(3, 6, 0.5, 3);
+	for (s = 0; s < p->nstages; s++) {
+		p->stages[s].b = 1.5;
+		p->stages[s].w = 0.5;
+	}
+	tap_near(pw_lower_bound(p, PW_OBJ_MAKESPAN), 26, 1e-9, "3x6: the "
+	    "bound 26");
 	pw_solve_opts_init(&o);
 	o.time_limit = TEST_LIMIT;
 	o.seed = 7;
-	if (test_solve(p, &o, &r, "unit 4x8, limit 2") == PW_OK) {
-		tap_near(r.objective, 41, 1e-9, "limit 2: makespan 41");
-		tap_ok(r.optimal, "limit 2: proven optimal");
-		tap_near(r.bound, 41, 1e-9, "limit 2: bound 41 (lp_solve's)");
-		tap_ok(r.model.whole && r.model.binaries > 0, "limit 2: the "
-		    "whole model was built (%d binaries)", r.model.binaries);
-		if (test_solve(p, &o, &again, "limit 2, again") == PW_OK)
+	if (test_solve(p, &o, &r, "3x6") == PW_OK) {
+		tap_near(r.objective, 26.5, 1e-9, "3x6: makespan 26.5");
+		tap_ok(r.optimal, "3x6: proven optimal");
+		tap_near(r.bound, 26.5, 1e-9, "3x6: bound 26.5 (lp_solve's)");
+		tap_ok(r.model.whole && r.model.binaries > 0, "3x6: the whole "
+		    "model was built (%d binaries)", r.model.binaries);
+		if (test_solve(p, &o, &again, "3x6, again") == PW_OK)
 			tap_ok(test_same_schedule(r.schedule, again.schedule),
-			    "limit 2: the same seed gives the same schedule");
+			    "3x6: the same seed gives the same schedule");
 		pw_solve_result_free(&again);
 	}
 	pw_solve_result_free(&r);
@@ -729,10 +753,10 @@ test_run_polled(const struct pw_problem *p, const struct pw_solve_opts *o,
 	}
 	tap_int(bad, 0, "polled: gap in [0, 1], bound <= incumbent, time "
 	    "forward (%d polls)", polls);
-	tap_near(pr.incumbent, 116, 1e-9, "polled: the last poll says 116");
+	tap_near(pr.incumbent, 92, 1e-9, "polled: the last poll says 92");
 	taken = pw_solve_take(run, &obj);
 	if (tap_ok(taken != NULL, "polled: takes a schedule at the end")) {
-		tap_near(obj, 116, 1e-9, "polled: taken at 116");
+		tap_near(obj, 92, 1e-9, "polled: taken at 92");
 		test_checked(p, o, taken, obj, "polled, taken");
 		tap_ok(test_same_schedule(taken, want), "polled: takes "
 		    "pw_solve's schedule");
@@ -748,7 +772,7 @@ test_run_polled(const struct pw_problem *p, const struct pw_solve_opts *o,
 /*
  * Cancelled at once, by pw_solve_cancel and by the options' flag (set
  * after the start, read at the next poll), the same search without an
- * iteration limit (40 s to its end): the best so far comes back.
+ * iteration limit (33 s to its end): the best so far comes back.
  */
 static void
 test_run_cancel(const struct pw_problem *p, const struct pw_solve_opts *o)
@@ -817,20 +841,22 @@ test_run_errors(void)
 }
 
 /*
- * Unit 6x24 under a limit of 3: zb-auto's 117 is the start, the windows
- * reach 116 within 5,000 simplex iterations.  Stopped there, the search
- * gives the same schedule three times, the third under another time
- * limit, both far above what the search takes (0.13 s here; 2.5 s on
+ * Unit 7x16 under a limit of 3: zb-auto's 93 is the start, the windows
+ * reach 92 within 5,000 simplex iterations (by 1,000 here; the bound
+ * says 90).  Stopped there, the search gives the same schedule three
+ * times, the third under another time limit, both far above what the
+ * search takes (0.14 s here; 6x24, which this was until the bound proved
+ * its 116 optimal, took 2.5 s on
  * two cores shared with nine busy threads, where the 2 s this test once
  * gave the third reached its limit).  That the time limit does not size
  * the windows test_serial tells, whose windows do use their share; these
- * reach 116 the same with any share.  Stopped by a time limit of 1 ns,
+ * reach 92 the same with any share.  Stopped by a time limit of 1 ns,
  * which every search passes before its end, it says so.
  */
 static void
 test_ends(void)
 {
-	struct pw_problem *p = test_problem_unit(6, 24, 0, 3);
+	struct pw_problem *p = test_problem_unit(7, 16, 0, 3);
 	struct pw_solve_result r[3];
 	struct pw_solve_opts o;
 	int k;
@@ -845,11 +871,11 @@ test_ends(void)
 	for (k = 0; k < 3; k++) {
 		tap_str(pw_solve_end_name(r[k].ended), "iteration limit",
 		    "5,000 iterations: ended by the limit");
-		tap_near(r[k].objective, 116, 1e-9, "5,000 iterations: 116");
+		tap_near(r[k].objective, 92, 1e-9, "5,000 iterations: 92");
 		tap_str(r[k].start, "zb-auto", "5,000 iterations: from "
 		    "zb-auto");
-		tap_near(r[k].start_objective, 117, 1e-9, "5,000 iterations: "
-		    "117 at the start");
+		tap_near(r[k].start_objective, 93, 1e-9, "5,000 iterations: "
+		    "93 at the start");
 	}
 	tap_ok(test_same_schedule(r[0].schedule, r[1].schedule),
 	    "5,000 iterations: the same schedule twice");
