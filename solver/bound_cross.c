@@ -368,35 +368,35 @@ pw_bcross_delay_from(double *y, int i, int k, double d)
 
 /*
  * The state the new F leads to once every pair in PAIRS[0..NP) has its
- * threshold PICK (RANGE: each pair's choices), into layer L: the F of u
- * climbs the stages, each B it lets go first delaying it (from that B's
- * own delay on), and each B that waits for it waits for it so delayed,
- * from that stage down.  The least threshold of a pair stands for every
- * lower one, so there it waits for nothing.  Returns false once the
- * budget is spent.
+ * threshold PICK (RANGE: each pair's choices), its B no earlier than RU,
+ * into layer L.  In the pass that carries delays, the F of u climbs the
+ * stages, each B it lets go first delaying it (from that B's own delay
+ * on), and each B that waits for it waits for it so delayed, from that
+ * stage down.  The least threshold of a pair stands for every lower
+ * one, so there it waits for nothing.  Returns false once the budget is
+ * spent.
  */
 static bool
 pw_bcross_leaf(struct pw_bcross *cx, struct pw_bcross_layer *l, int a,
     int h, const int *pairs, const int (*range)[2], const int *pick, int np,
-    double su)
+    double su, double ru)
 {
-	double *y = cx->leaf, *late = cx->late, req, ru = su + cx->rt, rk;
+	double *y = cx->leaf, *late = cx->late, req;
 	int k, i, t, j;
 
 	if (--*cx->budget < 0)
 		return false;
 	memcpy(y, cx->scratch, pw_bcross_len(a) * sizeof *y);
-	for (j = 0; j < cx->nk; j++)
+	for (j = 0; cx->accumulate && j < cx->nk; j++)
 		late[j] = 0;
-	for (k = 0; k < np; k++) {
+	for (k = 0; cx->accumulate && k < np; k++) {
 		i = pairs[k];
-		if ((t = pick[k]) == cx->nk)
-			continue;
-		rk = y[PW_BCROSS_SV(i)] + cx->ck[t] + pw_bcross_delay(y, i, t);
-		ru = fmax(ru, rk);
-		late[t] = fmax(late[t], rk - cx->rt - su);
+		if ((t = pick[k]) < cx->nk)
+			late[t] = fmax(late[t], y[PW_BCROSS_SV(i)] +
+			    cx->ck[t] + pw_bcross_delay(y, i, t) - cx->rt -
+			    su);
 	}
-	for (j = 1; j < cx->nk; j++)
+	for (j = 1; cx->accumulate && j < cx->nk; j++)
 		late[j] = fmax(late[j], late[j - 1]);
 	for (k = 0; k < np; k++) {
 		i = pairs[k];
@@ -410,8 +410,6 @@ pw_bcross_leaf(struct pw_bcross *cx, struct pw_bcross_layer *l, int a,
 			pw_bcross_delay_from(y, i, t - 1, req -
 			    y[PW_BCROSS_SV(i)] - cx->rt);
 	}
-	if (!pw_bcross_b_meets(cx, ru))
-		return true;
 	y[PW_BCROSS_SV(a)] = su;
 	y[PW_BCROSS_RV(a)] = ru;
 	pw_bcross_set_delay(y, a, cx->nk, 0, cx->accumulate ?
@@ -421,9 +419,9 @@ pw_bcross_leaf(struct pw_bcross *cx, struct pw_bcross_layer *l, int a,
 }
 
 /* The states an F leads to: for each choice on pairs PAIRS[K..NP) (the
- * earlier ones in PICK), those of pw_bcross_leaf, cut where the bare
- * chains alone (RU for u) cannot meet the end.  Returns false once the
- * budget is spent. */
+ * earlier ones in PICK), those of pw_bcross_leaf, cut where the B of u
+ * (no earlier than RU, from the choices so far) cannot meet the end.
+ * Returns false once the budget is spent. */
 static bool
 pw_bcross_branch(struct pw_bcross *cx, struct pw_bcross_layer *l, int a,
     int h, const int *pairs, const int (*range)[2], int *pick, int k,
@@ -435,7 +433,8 @@ pw_bcross_branch(struct pw_bcross *cx, struct pw_bcross_layer *l, int a,
 	if (!pw_bcross_b_meets(cx, ru))
 		return true;
 	if (k == np)
-		return pw_bcross_leaf(cx, l, a, h, pairs, range, pick, np, su);
+		return pw_bcross_leaf(cx, l, a, h, pairs, range, pick, np, su,
+		    ru);
 	i = pairs[k];
 	for (t = range[k][0]; t <= range[k][1]; t++) {
 		pick[k] = t;
