@@ -25,7 +25,16 @@
  * Policies (a grid searched exhaustively): F or B first when both can
  * start at once; whether an F may delay a B that has arrived (the guard);
  * among a device's stages, the lower or higher stage's F and B first;
- * whether W only fill gaps they fit, fill every gap, or follow their B.
+ * whether W only fill gaps they fit, fill gaps at least half of them
+ * fits, fill every gap, or follow their B; and how much of its memory a
+ * device may keep for the W it owes before the oldest goes first.  The
+ * last two set how late a device's W run, which is what memory-bound
+ * pipelines turn on: owing W lets a device return its B sooner (the
+ * first device then starts the next F sooner), but a device that owes
+ * as many as its memory holds must run one W per microbatch from then
+ * on, and the gaps the arrivals leave are rarely a whole W long
+ * (docs/solver.md, step 3, has what the rules give on bench_solver's
+ * case (d)).
  * Offload: where activations may move, the orders may keep an extra
  * number of stage-activations above the limit, and pw_offload_plan
  * (which moves no compute op) moves what it must, by peak shaving alone
@@ -56,8 +65,31 @@ enum pw_hfill {
 	PW_HW_FIT,		/* W only where they end before the next F/B */
 	PW_HW_FILL,		/* W in every gap, delaying the next op */
 	PW_HW_EAGER,		/* W right after their B (least memory) */
+	PW_HW_HALF,		/* W where they delay the next F/B by at most
+				 * half their time */
 	PW_HW_N
 };
+
+/* The W rules of the grid: the classic three, then the ones that cap
+ * what a device owes (after them, so that where they find nothing
+ * better the classic policy's schedule stands). */
+static const struct pw_hwrule {
+	enum pw_hfill fill;
+	/* The share of a device's memory (limit less static) the holds of
+	 * the W it owes may reach before its oldest W goes first; 0: no
+	 * cap but the limit. */
+	double	owe;
+} pw_heur_wrules[] = {
+	{ PW_HW_FIT, 0 }, { PW_HW_FILL, 0 }, { PW_HW_EAGER, 0 },
+	{ PW_HW_HALF, 0 },
+	{ PW_HW_FIT, 0.25 }, { PW_HW_FIT, 0.35 }, { PW_HW_FIT, 0.45 },
+	{ PW_HW_FIT, 0.55 },
+	{ PW_HW_HALF, 0.25 }, { PW_HW_HALF, 0.35 }, { PW_HW_HALF, 0.45 },
+	{ PW_HW_HALF, 0.55 },
+};
+
+#define PW_HEUR_CLASSIC	3	/* the first rules, one block of the grid */
+#define PW_HEUR_NRULES	(sizeof pw_heur_wrules / sizeof pw_heur_wrules[0])
 
 /* Among one device's stages, whose F and whose B go first. */
 enum pw_horder {
@@ -76,6 +108,7 @@ struct pw_hpolicy {
 	bool	guard;
 	enum pw_horder order;
 	enum pw_hfill fill;
+	double	owe;		/* pw_hwrule's */
 	bool	one;		/* one microbatch in the pipeline at a time */
 };
 
@@ -326,6 +359,24 @@ pw_heur_prefer(const struct pw_heur *h, const struct pw_hcand *a,
 	return high ? a->op.stage > b->op.stage : a->op.stage < b->op.stage;
 }
 
+/* True when the holds of the W device D owes reach the policy's cap. */
+static bool
+pw_heur_owes_cap(const struct pw_heur *h, int d)
+{
+	const struct pw_hdev *v = &h->dev[d];
+	double owed = 0, cap;
+	int i, s;
+
+	if (h->pol->owe <= 0 || !isfinite(v->limit))
+		return false;
+	for (i = 0; i < v->nstage; i++) {
+		s = v->stage[i];
+		owed += (h->nb[s] - h->nw[s]) * h->p->stages[s].hold;
+	}
+	cap = h->pol->owe * (v->limit - h->p->memory[d].static_bytes);
+	return owed >= cap - pw_solver_tol(cap);
+}
+
 /* Sets device D's next commit to W of stage S. */
 static void
 pw_heur_decide_w(struct pw_heur *h, int d, int s)
@@ -400,12 +451,15 @@ pw_heur_decide(struct pw_heur *h, int d, bool force)
 	}
 	ws = pw_heur_oldest_w(h, d, h->nw);
 	if (ws >= 0) {
-		double w = h->p->stages[ws].w;
+		/* The part of the W that must end before the next F/B. */
+		double w = h->p->stages[ws].w *
+		    (pol->fill == PW_HW_HALF ? 0.5 : 1);
 		bool run;
 
 		if (have && best.forced > 0)
 			run = true;
-		else if (pol->fill == PW_HW_EAGER || !pending || force)
+		else if (pol->fill == PW_HW_EAGER || !pending || force ||
+		    pw_heur_owes_cap(h, d))
 			run = true;
 		else if (have)
 			run = pol->fill == PW_HW_FILL ? v->free < best.est :
@@ -616,17 +670,35 @@ pw_heur_free(struct pw_heur *h)
 
 /* Sets *POL to the I-th policy of the grid, with one microbatch in the
  * pipeline at a time when ONE (only the first stage order when every
- * device has one stage); false past the end. */
+ * device has one stage); false past the end.  The grid is a block of the
+ * classic W rules, then one block per other rule, each block over every
+ * guard, tie and stage order. */
 static bool
 pw_heur_policy(int i, bool orders, bool one, struct pw_hpolicy *pol)
 {
 
 	static const enum pw_horder order[PW_HO_N] = { PW_HO_DEPTH,
 	    PW_HO_DRAIN, PW_HO_CRIT, PW_HO_BREADTH };
+	int rules, block = 2 * PW_HT_N * (orders ? PW_HO_N : 1);
+	size_t rule;
 
+	/* Rules in the block of I, and the first of them. */
+	if (i < PW_HEUR_CLASSIC * block) {
+		rules = PW_HEUR_CLASSIC;
+		rule = 0;
+	} else {
+		i -= PW_HEUR_CLASSIC * block;
+		rules = 1;
+		rule = PW_HEUR_CLASSIC + (size_t)(i / block);
+		if (rule >= PW_HEUR_NRULES)
+			return false;
+		i %= block;
+	}
 	pol->one = one;
-	pol->fill = (enum pw_hfill)(i % PW_HW_N);
-	i /= PW_HW_N;
+	rule += (size_t)(i % rules);
+	pol->fill = pw_heur_wrules[rule].fill;
+	pol->owe = pw_heur_wrules[rule].owe;
+	i /= rules;
 	pol->guard = i % 2 == 0;
 	i /= 2;
 	pol->tie = (enum pw_htie)(i % PW_HT_N);

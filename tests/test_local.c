@@ -62,22 +62,10 @@ test_valid(const struct pw_problem *p, const struct pw_schedule *sched,
 {
 	struct pw_metrics *m;
 	struct pw_timing *t;
-	struct pw_error err;
-	char why[256], *msg;
-	int d;
-	bool within = true;
+	char why[256];
 
-	if (!tap_ok(pw_simulate(p, sched, &t, &err) == PW_OK, "%s: simulates",
-	    what))
+	if ((m = test_valid_schedule(p, sched, &t, what)) == NULL)
 		return;
-	msg = test_checker(p, sched, t);
-	tap_ok(msg == NULL, "%s: passes the checker%s%s", what, msg != NULL ?
-	    ": " : "", msg != NULL ? msg : "");
-	free(msg);
-	m = pw_metrics_compute(p, sched, t);
-	for (d = 0; d < p->devices; d++)
-		within = within && m->device[d].peak <= p->memory[d].limit;
-	tap_ok(within, "%s: every device within its limit", what);
 	tap_near(pw_objective_value(obj, m), objective, 1e-9, "%s: the "
 	    "objective judged", what);
 	tap_ok(pw_pins_hold(p, t, pins, npins, why, sizeof why),

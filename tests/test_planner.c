@@ -699,7 +699,9 @@ test_planner_unfit(void)
 		tap_diag("%s", err.msg);
 		return;
 	}
-	tap_int((long long)r.ncand, 6, "160000 bytes: six candidates");
+	/* Six designs fit; two of them reach 25.898438, and the table
+	 * keeps the leaner. */
+	tap_int((long long)r.ncand, 5, "160000 bytes: five candidates");
 	tap_near(r.cand[0].objective, 22.859375, 0, "160000 bytes: the best "
 	    "22.859375");
 	tap_int(r.cand[0].design.recompute, PW_RECOMPUTE_FULL, "160000 bytes: "

@@ -641,8 +641,8 @@ test_planner_draw(struct tui *d)
 		    " 71.8%      0.0%",
 		"  1,1,1,1          V       full        solve    8.969 s  14.5%  "
 		    " 85.3%      0.0%",
-		"  1,1,1,1          loop x2 -           solve    9.41 s   35.7%  "
-		    " 97.3%      5.0%",
+		"  1,1,1,1          loop x2 -           solve    9.297 s  35.0%  "
+		    " 97.3%      3.9%",
 		"  1,1,1,1          loop x2 full        solve    9.938 s  22.8%  "
 		    " 71.8%      0.9%",
 		"  1,1,1,1          V       -           solve    10.4 s   41.8%  "

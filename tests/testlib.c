@@ -247,6 +247,36 @@ test_checker(const struct pw_problem *prob, const struct pw_schedule *sched,
 	return fail;
 }
 
+struct pw_metrics *
+test_valid_schedule(const struct pw_problem *prob,
+    const struct pw_schedule *sched, struct pw_timing **timing,
+    const char *what)
+{
+	struct pw_metrics *m;
+	struct pw_timing *t;
+	struct pw_error err;
+	char *msg;
+	bool within = true;
+	int d;
+
+	if (!tap_ok(pw_simulate(prob, sched, &t, &err) == PW_OK,
+	    "%s: simulates", what))
+		return NULL;
+	msg = test_checker(prob, sched, t);
+	tap_ok(msg == NULL, "%s: passes the checker%s%s", what, msg != NULL ?
+	    ": " : "", msg != NULL ? msg : "");
+	free(msg);
+	m = pw_metrics_compute(prob, sched, t);
+	for (d = 0; d < prob->devices; d++)
+		within = within && m->device[d].peak <= prob->memory[d].limit;
+	tap_ok(within, "%s: every device within its limit", what);
+	if (timing != NULL)
+		*timing = t;
+	else
+		pw_timing_free(t);
+	return m;
+}
+
 void
 test_refusal(const char *family, const struct pw_problem *prob,
     const char *want)

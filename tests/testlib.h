@@ -96,6 +96,12 @@ char	*test_compute_only(const struct pw_schedule *sched, int nops);
  * frees. */
 char	*test_checker(const struct pw_problem *, const struct pw_schedule *,
 	    const struct pw_timing *);
+/* Test lines that SCHED simulates, passes the checker and keeps every
+ * limit of PROB.  Returns its metrics, and its timing in *TIMING unless
+ * TIMING is NULL, both the caller's; NULL where it does not simulate. */
+struct pw_metrics *test_valid_schedule(const struct pw_problem *prob,
+	    const struct pw_schedule *sched, struct pw_timing **timing,
+	    const char *what);
 /* Test lines that FAMILY refuses PROB as not applicable, with no schedule
  * and exactly the reason WANT. */
 void	test_refusal(const char *family, const struct pw_problem *prob,
