@@ -229,7 +229,10 @@ test_solve_rounds(void)
 	tap_str(r[0].start, "zb-auto", "rounds: from zb-auto");
 	tap_near(r[0].start_objective, 119.37033, 1e-4, "rounds: at its "
 	    "119.3703");
-	tap_near(r[0].objective, 118.245494, 1e-6, "rounds: 118.245494");
+	/* From the heuristic's 119.1412, which the search takes over; from
+	 * zb-auto's own schedule (before the heuristic's W rules by device)
+	 * it reached 118.2455. */
+	tap_near(r[0].objective, 119.0367132, 1e-6, "rounds: 119.0367132");
 	tap_str(pw_solve_end_name(r[0].ended), "iteration limit",
 	    "rounds: ended by the limit");
 	tap_ok(test_same_schedule(r[0].schedule, r[1].schedule),
