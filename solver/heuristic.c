@@ -34,7 +34,8 @@
  * as many as its memory holds must run one W per microbatch from then
  * on, and the gaps the arrivals leave are rarely a whole W long
  * (docs/solver.md, step 3, has what the rules give on bench_solver's
- * case (d)).
+ * case (d)).  After the grid, where nothing moves to the host, each
+ * device in turn tries the other W rules with the best policy.
  * Offload: where activations may move, the orders may keep an extra
  * number of stage-activations above the limit, and pw_offload_plan
  * (which moves no compute op) moves what it must, by peak shaving alone
