@@ -732,10 +732,12 @@ struct pw_hsearch {
 	double	*need;		/* [devices]: one microbatch, nothing moved */
 	double	*unit;		/* [devices]: the largest activation */
 	double	*full;		/* [devices]: every activation at once */
-	/* The best so far, and the policy that gave it. */
+	/* The best so far, the policy that gave it, and how many times
+	 * it was replaced (a freed best's address may come back). */
 	struct pw_schedule *best;
 	struct pw_eval eval;
 	struct pw_hpolicy policy;
+	size_t	nbest;
 	char	why[256];	/* why the last failed attempt failed */
 	/* Orders already tried (policies often agree): a hash of each
 	 * and whether its plan was feasible. */
@@ -845,6 +847,7 @@ pw_hsearch_keep(struct pw_hsearch *hs, struct pw_schedule *sched)
 		pw_schedule_free(hs->best);
 		hs->best = sched;
 		hs->eval = e;
+		hs->nbest++;
 	} else
 		pw_schedule_free(sched);
 	return true;
@@ -976,22 +979,22 @@ static void
 pw_hsearch_grid(struct pw_hsearch *hs, struct pw_heur *h, bool orders,
     bool one)
 {
-	struct pw_schedule *best;
 	struct pw_hpolicy pol;
+	size_t nbest;
 	bool again;
 	int i, e, hint[PW_HW_N] = { 0 };
 
 	for (i = 0; pw_heur_policy(i, orders, one, &pol); i++) {
 		if (pw_hsearch_stopped(hs))
 			break;
-		best = hs->best;
+		nbest = hs->nbest;
 		if (hs->plan == NULL) {
 			pw_hsearch_limits(hs, h, 0);
 			pw_hsearch_try(hs, h, &pol, &again);
 		} else if ((e = pw_hsearch_extra(hs, h, &pol,
 		    hint[pol.w.fill])) >= 0)
 			hint[pol.w.fill] = e;
-		if (hs->best != best)
+		if (hs->nbest != nbest)
 			hs->policy = pol;
 	}
 }
@@ -1010,9 +1013,8 @@ pw_hsearch_descend(struct pw_hsearch *hs, struct pw_heur *h)
 {
 	struct pw_hpolicy pol = hs->policy;
 	struct pw_hwrule *rule, kept;
-	struct pw_schedule *best;
+	size_t r, nbest;
 	bool again;
-	size_t r;
 	int d;
 
 	rule = pw_xmalloc((size_t)h->n * sizeof *rule);
@@ -1028,9 +1030,9 @@ pw_hsearch_descend(struct pw_hsearch *hs, struct pw_heur *h)
 			    pw_heur_wrules[r].owe == kept.owe)
 				continue;
 			rule[d] = pw_heur_wrules[r];
-			best = hs->best;
+			nbest = hs->nbest;
 			pw_hsearch_try(hs, h, &pol, &again);
-			if (hs->best != best)
+			if (hs->nbest != nbest)
 				kept = rule[d];
 		}
 		rule[d] = kept;

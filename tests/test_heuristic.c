@@ -3,37 +3,56 @@
  * alone: its schedules simulate, pass the checker and keep every limit,
  * and its W rules, the grid's and then each device's own, give the
  * stated makespans on bench_solver's case (d), where how late a device
- * runs its W decides the step time.
+ * runs its W decides the step time, with two stages a device, and with
+ * activations moving to the host.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 #include "tap.h"
 #include "testlib.h"
 
-/* Tests that the heuristic schedules P within its limits, that the
- * schedule passes the checker, and that its makespan is MAKESPAN. */
+/* Tests that the heuristic schedules P within its limits (moving
+ * activations where OFFLOAD: every stage with offload bytes may, and
+ * some do), that the schedule passes the checker, and that its makespan
+ * is MAKESPAN. */
 static void
-test_makespan(struct pw_problem *p, double makespan, const char *what)
+test_makespan(struct pw_problem *p, double makespan, const char *what,
+    bool offload)
 {
 	struct pw_heuristic_opts o;
 	struct pw_schedule *sched;
 	struct pw_metrics *m;
 	struct pw_error err;
+	bool *may = NULL;
+	int s, c, moved = 0;
 
 	memset(&o, 0, sizeof o);
 	o.objective = PW_OBJ_MAKESPAN;
+	if (offload) {
+		may = calloc((size_t)p->nstages, sizeof *may);
+		for (s = 0; s < p->nstages; s++)
+			may[s] = p->stages[s].offload > 0;
+		o.offloadable = may;
+	}
 	if (!tap_int(pw_heuristic(p, &o, &sched, &err), PW_OK, "%s: "
 	    "scheduled", what)) {
 		tap_diag("%s", err.msg);
+		free(may);
 		return;
 	}
 	if ((m = test_valid_schedule(p, sched, NULL, what)) != NULL)
 		tap_near(m->makespan, makespan, 1e-6, "%s: makespan %.4f",
 		    what, makespan);
+	for (c = 0; c < sched->nchannels; c++)
+		moved += sched->channel[c].len;
+	tap_ok(offload == (moved > 0), "%s: %s", what, offload ?
+	    "activations move" : "nothing moves");
 	pw_metrics_free(m);
 	pw_schedule_free(sched);
+	free(may);
 }
 
 /*
@@ -52,16 +71,45 @@ test_w_rules(void)
 	struct pw_problem *p;
 
 	p = test_problem_uneven(16, 64, 12);
-	test_makespan(p, 237.6373066059, "p=16 at 12: rules by device");
+	test_makespan(p, 237.6373066059, "p=16 at 12: rules by device",
+	    false);
 	pw_problem_free(p);
 	p = test_problem_uneven(8, 32, 5);
-	test_makespan(p, 134.1868498125, "p=8 at 5: rules by device");
+	test_makespan(p, 134.1868498125, "p=8 at 5: rules by device",
+	    false);
 	pw_problem_free(p);
 	p = test_problem_uneven(16, 64, INFINITY);
-	test_makespan(p, 230.1584220767, "p=16 without a limit");
+	test_makespan(p, 230.1584220767, "p=16 without a limit", false);
 	pw_problem_free(p);
 	p = test_problem_unit(4, 8, 0, 2);
-	test_makespan(p, 41, "unit 4x8 at 2: the optimum");
+	test_makespan(p, 41, "unit 4x8 at 2: the optimum", false);
+	pw_problem_free(p);
+}
+
+/*
+ * Where devices hold two stages (the owed W of both count against the
+ * cap, and the stage orders join the grid) and where activations move
+ * (each policy searches its extra above the limit, the transfers planned
+ * for it).  Four devices with two stages each in a loop, eight
+ * microbatches, unit times, act 1, hold 0.5, a limit of 4: 73, where the
+ * classic W rules gave 74.  PipeOffload's d=4, v=2, m=16, k=0.5 at a
+ * limit of 3: 102, with transfers.
+ */
+static void
+test_stages_offload(void)
+{
+	struct pw_stage stage = { .f = 1, .b = 1, .w = 1, .act = 1,
+	    .hold = 0.5 };
+	struct pw_problem *p;
+	int d;
+
+	p = test_problem_uniform(4, 2, 8, PW_PLACE_LOOP, &stage);
+	for (d = 0; d < p->devices; d++)
+		p->memory[d].limit = 4;
+	test_makespan(p, 73, "loop x2 at 4", false);
+	pw_problem_free(p);
+	p = test_po_problem(4, 2, 16, 0.5, 1, 3);
+	test_makespan(p, 102, "PipeOffload at 3", true);
 	pw_problem_free(p);
 }
 
@@ -69,5 +117,6 @@ int
 main(void)
 {
 	test_w_rules();
+	test_stages_offload();
 	return tap_done();
 }
