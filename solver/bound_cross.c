@@ -387,17 +387,19 @@ pw_bcross_leaf(struct pw_bcross *cx, struct pw_bcross_layer *l, int a,
 	if (--*cx->budget < 0)
 		return false;
 	memcpy(y, cx->scratch, pw_bcross_len(a) * sizeof *y);
-	for (j = 0; cx->accumulate && j < cx->nk; j++)
-		late[j] = 0;
-	for (k = 0; cx->accumulate && k < np; k++) {
-		i = pairs[k];
-		if ((t = pick[k]) < cx->nk)
-			late[t] = fmax(late[t], y[PW_BCROSS_SV(i)] +
-			    cx->ck[t] + pw_bcross_delay(y, i, t) - cx->rt -
-			    su);
+	if (cx->accumulate) {
+		for (j = 0; j < cx->nk; j++)
+			late[j] = 0;
+		for (k = 0; k < np; k++) {
+			i = pairs[k];
+			if ((t = pick[k]) < cx->nk)
+				late[t] = fmax(late[t], y[PW_BCROSS_SV(i)] +
+				    cx->ck[t] + pw_bcross_delay(y, i, t) -
+				    cx->rt - su);
+		}
+		for (j = 1; j < cx->nk; j++)
+			late[j] = fmax(late[j], late[j - 1]);
 	}
-	for (j = 1; cx->accumulate && j < cx->nk; j++)
-		late[j] = fmax(late[j], late[j - 1]);
 	for (k = 0; k < np; k++) {
 		i = pairs[k];
 		if ((t = pick[k]) == range[k][0] || t == 0)
