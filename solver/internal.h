@@ -194,6 +194,11 @@ struct pw_heuristic_opts {
 	/* Set non-zero: return the best schedule so far (after the first
 	 * complete one). */
 	atomic_int *stop;
+	/* Non-zero: a time on pw_now's clock by which the descent's passes
+	 * over the devices should be done (its first is always made; a
+	 * further one starts where the last one's time would end it by
+	 * then).  0: passes until one lowers the objective no further. */
+	double	settle_by;
 };
 
 /*
