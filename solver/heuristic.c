@@ -1044,8 +1044,9 @@ pw_hsearch_pass(struct pw_hsearch *hs, struct pw_heur *h,
  * nothing), and p=32 with 24 goes from 488.4215 to 486.1120 in the first
  * and 480.9292 after four (13 s on the development machine, against 2.9
  * s for the grid and one pass).  The caller's settle_by keeps the passes
- * to its share of a time limit.  Without offloads only: with them each
- * try searches its extra again.
+ * to its share of a time limit, and to where the heuristic leads its
+ * incumbent.  Without offloads only: with them each try searches its
+ * extra again.
  */
 static void
 pw_hsearch_descend(struct pw_hsearch *hs, struct pw_heur *h)
@@ -1066,7 +1067,8 @@ pw_hsearch_descend(struct pw_hsearch *hs, struct pw_heur *h)
 		better = pw_hsearch_pass(hs, h, &pol, rule);
 		took = pw_now() - began;
 	} while (better && !pw_hsearch_stopped(hs) && (hs->o->settle_by == 0 ||
-	    pw_now() + took <= hs->o->settle_by));
+	    (pw_now() + took <= hs->o->settle_by &&
+	    pw_solver_better(hs->eval.objective, hs->o->incumbent))));
 	free(rule);
 }
 

@@ -197,8 +197,11 @@ struct pw_heuristic_opts {
 	/* Non-zero: a time on pw_now's clock by which the descent's passes
 	 * over the devices should be done (its first is always made; a
 	 * further one starts where the last one's time would end it by
-	 * then).  0: passes until one lowers the objective no further. */
+	 * then), and with it the objective the caller holds already: a
+	 * further pass only while the heuristic's best is below it.  0:
+	 * passes until one lowers the objective no further. */
 	double	settle_by;
+	double	incumbent;
 };
 
 /*

@@ -17,11 +17,11 @@
 /* Tests that the heuristic schedules P within its limits (moving
  * activations where OFFLOAD: every stage with offload bytes may, and
  * some do), that the schedule passes the checker, and that its makespan
- * is MAKESPAN; SETTLE_BY is the options' (0: the descent's passes run to
- * the end). */
+ * is MAKESPAN.  SETTLE, when not NULL, gives the options' settle_by and
+ * incumbent (NULL: the descent's passes run to the end). */
 static void
 test_makespan(struct pw_problem *p, double makespan, const char *what,
-    bool offload, double settle_by)
+    bool offload, const struct pw_heuristic_opts *settle)
 {
 	struct pw_heuristic_opts o;
 	struct pw_schedule *sched;
@@ -32,7 +32,10 @@ test_makespan(struct pw_problem *p, double makespan, const char *what,
 
 	memset(&o, 0, sizeof o);
 	o.objective = PW_OBJ_MAKESPAN;
-	o.settle_by = settle_by;
+	if (settle != NULL) {
+		o.settle_by = settle->settle_by;
+		o.incumbent = settle->incumbent;
+	}
 	if (offload) {
 		may = calloc((size_t)p->nstages, sizeof *may);
 		for (s = 0; s < p->nstages; s++)
@@ -72,24 +75,36 @@ test_makespan(struct pw_problem *p, double makespan, const char *what,
 static void
 test_w_rules(void)
 {
+	struct pw_heuristic_opts settle;
 	struct pw_problem *p;
 
 	p = test_problem_uneven(16, 64, 12);
 	test_makespan(p, 237.6373066059, "p=16 at 12: rules by device",
-	    false, 0);
+	    false, NULL);
 	pw_problem_free(p);
 	p = test_problem_uneven(8, 32, 5);
 	test_makespan(p, 134.0095473732, "p=8 at 5: rules by device",
-	    false, 0);
-	/* A time already past: the first pass only. */
-	test_makespan(p, 134.1868498125, "p=8 at 5: one pass by settle_by",
-	    false, pw_now());
+	    false, NULL);
+	/* The first pass only: by a time already past, or where the
+	 * heuristic does not lead the caller's incumbent. */
+	memset(&settle, 0, sizeof settle);
+	settle.settle_by = pw_now();
+	settle.incumbent = INFINITY;
+	test_makespan(p, 134.1868498125, "p=8 at 5: one pass, out of time",
+	    false, &settle);
+	settle.settle_by = pw_now() + 3600;
+	settle.incumbent = 134.1;
+	test_makespan(p, 134.1868498125, "p=8 at 5: one pass, not leading",
+	    false, &settle);
+	settle.incumbent = 134.2;
+	test_makespan(p, 134.0095473732, "p=8 at 5: passes while leading",
+	    false, &settle);
 	pw_problem_free(p);
 	p = test_problem_uneven(16, 64, INFINITY);
-	test_makespan(p, 230.1584220767, "p=16 without a limit", false, 0);
+	test_makespan(p, 230.1584220767, "p=16 without a limit", false, NULL);
 	pw_problem_free(p);
 	p = test_problem_unit(4, 8, 0, 2);
-	test_makespan(p, 41, "unit 4x8 at 2: the optimum", false, 0);
+	test_makespan(p, 41, "unit 4x8 at 2: the optimum", false, NULL);
 	pw_problem_free(p);
 }
 
@@ -113,10 +128,10 @@ test_stages_offload(void)
 	p = test_problem_uniform(4, 2, 8, PW_PLACE_LOOP, &stage);
 	for (d = 0; d < p->devices; d++)
 		p->memory[d].limit = 4;
-	test_makespan(p, 73, "loop x2 at 4", false, 0);
+	test_makespan(p, 73, "loop x2 at 4", false, NULL);
 	pw_problem_free(p);
 	p = test_po_problem(4, 2, 16, 0.5, 1, 3);
-	test_makespan(p, 102, "PipeOffload at 3", true, 0);
+	test_makespan(p, 102, "PipeOffload at 3", true, NULL);
 	pw_problem_free(p);
 }
 
