@@ -1033,6 +1033,22 @@ pw_hsearch_pass(struct pw_hsearch *hs, struct pw_heur *h,
 	return pw_solver_better(hs->eval.objective, before);
 }
 
+/* Whether the descent may make another pass after one that took TOOK
+ * seconds (the caller's bounds, pw_heuristic_opts.settle). */
+static bool
+pw_hsearch_another(const struct pw_hsearch *hs, double took)
+{
+	const struct pw_heuristic_opts *o = hs->o;
+
+	if (pw_hsearch_stopped(hs))
+		return false;
+	if (!o->settle)
+		return true;
+	return o->settle_by > 0 && pw_now() + took <= o->settle_by &&
+	    (isinf(o->incumbent) || pw_solver_better(hs->eval.objective,
+	    o->incumbent));
+}
+
 /*
  * The W rules device by device, from the grid's best policy: passes over
  * the devices until one lowers the objective no further.  Which rule
@@ -1043,8 +1059,8 @@ pw_hsearch_pass(struct pw_hsearch *hs, struct pw_heur *h,
  * 239.4995 becomes 237.6373 in the first pass (the second finds
  * nothing), and p=32 with 24 goes from 488.4215 to 486.1120 in the first
  * and 480.9292 after four (13 s on the development machine, against 2.9
- * s for the grid and one pass).  The caller's settle_by keeps the passes
- * to its share of a time limit, and to where the heuristic leads its
+ * s for the grid and one pass).  The caller's bounds keep the passes to
+ * its share of a time limit, and to where the heuristic leads its
  * incumbent.  Without offloads only: with them each try searches its
  * extra again.
  */
@@ -1066,9 +1082,7 @@ pw_hsearch_descend(struct pw_hsearch *hs, struct pw_heur *h)
 		began = pw_now();
 		better = pw_hsearch_pass(hs, h, &pol, rule);
 		took = pw_now() - began;
-	} while (better && !pw_hsearch_stopped(hs) && (hs->o->settle_by == 0 ||
-	    (pw_now() + took <= hs->o->settle_by &&
-	    pw_solver_better(hs->eval.objective, hs->o->incumbent))));
+	} while (better && pw_hsearch_another(hs, took));
 	free(rule);
 }
 

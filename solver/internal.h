@@ -194,14 +194,16 @@ struct pw_heuristic_opts {
 	/* Set non-zero: return the best schedule so far (after the first
 	 * complete one). */
 	atomic_int *stop;
-	/* Non-zero: a time on pw_now's clock by which the descent's passes
-	 * over the devices should be done (its first is always made; a
-	 * further one starts where the last one's time would end it by
-	 * then), and with it the objective the caller holds already: a
-	 * further pass only while the heuristic's best is below it.  0:
-	 * passes until one lowers the objective no further. */
-	double	settle_by;
+	/* Bounds on the descent's passes over the devices after its first,
+	 * for a caller with other work for the time.  Without SETTLE, passes
+	 * until one lowers the objective no further; with it, a further
+	 * pass only while the heuristic's best is below INCUMBENT (the
+	 * caller's objective; INFINITY: none) and where the last pass's
+	 * time would end it by SETTLE_BY (pw_now's clock; 0: the first pass
+	 * only, the same on every run). */
+	bool	settle;
 	double	incumbent;
+	double	settle_by;
 };
 
 /*

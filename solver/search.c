@@ -45,7 +45,7 @@
  * polish takes the first pass's 237.64 to 237.10 (237.36 with it).
  * The passes also stop where the heuristic does not lead the start:
  * polishing it there only takes time from the start's polish (with
- * them, bench_planner's plan at 60 GiB went from 4.5799 s to 4.5927). */
+ * them, bench_planner's plan at 60 GiB went from 4.5799 s to 4.5927 s). */
 #define PW_SEARCH_HEURISTIC	(1.0 / 3)
 /* The local search's generator is the seed's, on another stream than
  * the windows'. */
@@ -614,12 +614,12 @@ pw_search_phases(struct pw_search *s)
 		ho.pins = s->o->pins;
 		ho.npins = s->o->npins;
 		ho.stop = &s->stop;
-		/* Under an iteration limit, the same passes on every run. */
-		if (s->o->iteration_limit <= 0) {
+		ho.settle = true;
+		ho.incumbent = s->best != NULL ? s->eval.objective : INFINITY;
+		/* Under an iteration limit, the first pass only: the same on
+		 * every run. */
+		if (s->o->iteration_limit <= 0)
 			ho.settle_by = s->t0 + s->limit * PW_SEARCH_HEURISTIC;
-			ho.incumbent = s->best != NULL ? s->eval.objective :
-			    INFINITY;
-		}
 		rc = pw_heuristic(s->p, &ho, &sched, &err);
 		if (rc != PW_OK && s->best == NULL) {
 			pw_error_set(&s->err, "solve: %s", err.msg);

@@ -17,8 +17,8 @@
 /* Tests that the heuristic schedules P within its limits (moving
  * activations where OFFLOAD: every stage with offload bytes may, and
  * some do), that the schedule passes the checker, and that its makespan
- * is MAKESPAN.  SETTLE, when not NULL, gives the options' settle_by and
- * incumbent (NULL: the descent's passes run to the end). */
+ * is MAKESPAN.  SETTLE, when not NULL, gives the options' bounds on the
+ * descent's passes (NULL: none, the passes run to the end). */
 static void
 test_makespan(struct pw_problem *p, double makespan, const char *what,
     bool offload, const struct pw_heuristic_opts *settle)
@@ -33,6 +33,7 @@ test_makespan(struct pw_problem *p, double makespan, const char *what,
 	memset(&o, 0, sizeof o);
 	o.objective = PW_OBJ_MAKESPAN;
 	if (settle != NULL) {
+		o.settle = settle->settle;
 		o.settle_by = settle->settle_by;
 		o.incumbent = settle->incumbent;
 	}
@@ -85,19 +86,25 @@ test_w_rules(void)
 	p = test_problem_uneven(8, 32, 5);
 	test_makespan(p, 134.0095473732, "p=8 at 5: rules by device",
 	    false, NULL);
-	/* The first pass only: by a time already past, or where the
-	 * heuristic does not lead the caller's incumbent. */
+	/* Bounded by a caller: the first pass only where no time is given,
+	 * by a time already past, or where the heuristic does not lead the
+	 * incumbent; to the end while it leads, or without an incumbent. */
 	memset(&settle, 0, sizeof settle);
+	settle.settle = true;
+	settle.incumbent = 134.2;
+	test_makespan(p, 134.1868498125, "p=8 at 5: one pass, no time given",
+	    false, &settle);
 	settle.settle_by = pw_now();
-	settle.incumbent = INFINITY;
 	test_makespan(p, 134.1868498125, "p=8 at 5: one pass, out of time",
 	    false, &settle);
 	settle.settle_by = pw_now() + 3600;
+	test_makespan(p, 134.0095473732, "p=8 at 5: passes while leading",
+	    false, &settle);
 	settle.incumbent = 134.1;
 	test_makespan(p, 134.1868498125, "p=8 at 5: one pass, not leading",
 	    false, &settle);
-	settle.incumbent = 134.2;
-	test_makespan(p, 134.0095473732, "p=8 at 5: passes while leading",
+	settle.incumbent = INFINITY;
+	test_makespan(p, 134.0095473732, "p=8 at 5: passes, no incumbent",
 	    false, &settle);
 	pw_problem_free(p);
 	p = test_problem_uneven(16, 64, INFINITY);
