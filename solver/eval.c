@@ -31,6 +31,10 @@ pw_solver_moves(const struct pw_schedule *sched)
 bool
 pw_solver_better(double obj, double incumbent)
 {
+	/* No incumbent (INFINITY): its tolerance would be infinite too,
+	 * and INFINITY - INFINITY compares false with everything. */
+	if (isinf(incumbent))
+		return obj < incumbent;
 	return obj < incumbent - pw_solver_tol(incumbent);
 }
 

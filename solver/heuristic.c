@@ -1045,8 +1045,7 @@ pw_hsearch_another(const struct pw_hsearch *hs, double took)
 	if (!o->settle)
 		return true;
 	return o->settle_by > 0 && pw_now() + took <= o->settle_by &&
-	    (isinf(o->incumbent) || pw_solver_better(hs->eval.objective,
-	    o->incumbent));
+	    pw_solver_better(hs->eval.objective, o->incumbent);
 }
 
 /*

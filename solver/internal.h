@@ -61,7 +61,8 @@ bool	pw_solver_unref(pthread_mutex_t *lock, pthread_cond_t *cond,
  * channel has a transfer). */
 bool	pw_solver_moves(const struct pw_schedule *sched);
 
-/* eval.c: whether OBJ is below INCUMBENT by more than rounding. */
+/* eval.c: whether OBJ is below INCUMBENT by more than rounding (every
+ * finite OBJ is below an INCUMBENT of INFINITY). */
 bool	pw_solver_better(double obj, double incumbent);
 
 /* eval.c: the sum of every op's end in timing T: the tie-break between
