@@ -1053,9 +1053,8 @@ pw_hsearch_another(const struct pw_hsearch *hs, double took)
  * the devices until one lowers the objective no further.  Which rule
  * suits a device depends on where the arrivals leave it gaps, so one rule
  * for all is rarely the best, and a device's best rule moves with its
- * neighbours':
- * on bench_solver's case (d), p=16 with 12 activations, the grid's
- * 239.4995 becomes 237.6373 in the first pass (the second finds
+ * neighbours': on bench_solver's case (d), p=16 with 12 activations, the
+ * grid's 239.4995 becomes 237.6373 in the first pass (the second finds
  * nothing), and p=32 with 24 goes from 488.4215 to 486.1120 in the first
  * and 480.9292 after four (13 s on the development machine, against 2.9
  * s for the grid and one pass).  The caller's bounds keep the passes to

@@ -69,9 +69,8 @@ test_makespan(struct pw_problem *p, double makespan, const char *what,
  * fits or cap the W owed gives 239.4995 and 134.8670, and the rules
  * chosen device by device 237.6373 (one pass over the devices; the
  * second finds nothing) and 134.0095 (134.1868 after the first pass).
- * Without a limit no cap
- * applies and the makespan is the classic rules' (p=16: 230.1584, where
- * zb-auto gives 231.1145).
+ * Without a limit no cap applies and the makespan is the classic rules'
+ * (p=16: 230.1584, where zb-auto gives 231.1145).
  */
 static void
 test_w_rules(void)
