@@ -18,7 +18,8 @@
  * activations where OFFLOAD: every stage with offload bytes may, and
  * some do), that the schedule passes the checker, and that its makespan
  * is MAKESPAN.  SETTLE, when not NULL, gives the options' bounds on the
- * descent's passes (NULL: none, the passes run to the end). */
+ * descent's passes, the rest of it zero (NULL: none, the passes run to
+ * the end). */
 static void
 test_makespan(struct pw_problem *p, double makespan, const char *what,
     bool offload, const struct pw_heuristic_opts *settle)
@@ -30,13 +31,11 @@ test_makespan(struct pw_problem *p, double makespan, const char *what,
 	bool *may = NULL;
 	int s, c, moved = 0;
 
-	memset(&o, 0, sizeof o);
+	if (settle != NULL)
+		o = *settle;
+	else
+		memset(&o, 0, sizeof o);
 	o.objective = PW_OBJ_MAKESPAN;
-	if (settle != NULL) {
-		o.settle = settle->settle;
-		o.settle_by = settle->settle_by;
-		o.incumbent = settle->incumbent;
-	}
 	if (offload) {
 		may = calloc((size_t)p->nstages, sizeof *may);
 		for (s = 0; s < p->nstages; s++)
