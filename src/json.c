@@ -127,6 +127,13 @@ pw_recompute_name(enum pw_recompute r)
 	return pw_recompute_names[r];
 }
 
+const char *
+pw_recompute_label(enum pw_recompute r)
+{
+	return r == PW_RECOMPUTE_PIPEOFFLOAD ? "selective" :
+	    pw_recompute_name(r);
+}
+
 bool
 pw_recompute_parse(const char *s, enum pw_recompute *out)
 {

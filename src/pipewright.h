@@ -913,6 +913,10 @@ enum pw_recompute {
 };
 /* R's name in the file format: "none", "pipeoffload", "full" (static). */
 const char *pw_recompute_name(enum pw_recompute r);
+/* R as tables and screens show it: the command line's word, "selective"
+ * for PW_RECOMPUTE_PIPEOFFLOAD (beside an offload column, the files'
+ * "pipeoffload" reads as offloading), else its name (static). */
+const char *pw_recompute_label(enum pw_recompute r);
 /* Those names indexed by value, NULL after the last: the one table, for
  * a front end's list of choices. */
 extern const char *const pw_recompute_names[];

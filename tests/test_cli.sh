@@ -1133,9 +1133,9 @@ ok "plan prints the table's header" \
 # At an iteration limit the answer is the same on every run: the rows
 # exactly.
 cat >"$tmp/plan.rows" <<'ROWS'
-1  3,3,4,3,3,3,3,2  loop x4  pipeoffload  no       solve     77.38 ms   0.0002  2.9%  14.54 GiB / 79.65 GiB (d0)  75.92 ms (head-body-tail)  1.89%
-2  6,6,7,5          loop x2  pipeoffload  no       solve     77.86 ms   0.0000  3.5%  14.8 GiB / 79.65 GiB (d0)   77.38 ms (head-body-tail)  0.62%
-3  6,7,6,5          V        pipeoffload  no       solve     78.82 ms   0.0000  4.6%  13.97 GiB / 79.65 GiB (d0)  78.82 ms (head-body-tail)  0.00%
+1  3,3,4,3,3,3,3,2  loop x4  selective  no       solve     77.38 ms   0.0002  2.9%  14.54 GiB / 79.65 GiB (d0)  75.92 ms (head-body-tail)  1.89%
+2  6,6,7,5          loop x2  selective  no       solve     77.86 ms   0.0000  3.5%  14.8 GiB / 79.65 GiB (d0)   77.38 ms (head-body-tail)  0.62%
+3  6,7,6,5          V        selective  no       solve     78.82 ms   0.0000  4.6%  13.97 GiB / 79.65 GiB (d0)  78.82 ms (head-body-tail)  0.00%
 ROWS
 grep '^[1-9] ' "$tmp/out" >"$tmp/plan.got"
 ok "plan's rows at an iteration limit, exactly" cmp -s "$tmp/plan.rows" "$tmp/plan.got"

@@ -836,7 +836,8 @@ test_split_room(void)
 }
 
 /* pw_recompute_parse: the file format's names and "selective", in any
- * case; anything else leaves *OUT alone. */
+ * case; anything else leaves *OUT alone.  pw_recompute_label's words
+ * read back. */
 static void
 test_recompute_parse(void)
 {
@@ -861,6 +862,16 @@ test_recompute_parse(void)
 	tap_ok(!pw_recompute_parse("", &r), "recompute parse: empty refused");
 	tap_str(pw_recompute_names[3] == NULL ? pw_recompute_names[1] : "",
 	    "pipeoffload", "recompute names: by value, NULL after the last");
+	/* Every label reads back as its recomputation. */
+	for (i = PW_RECOMPUTE_NONE; i <= PW_RECOMPUTE_FULL; i++) {
+		r = (enum pw_recompute)-1;
+		tap_ok(pw_recompute_parse(pw_recompute_label(
+		    (enum pw_recompute)i), &r) && r == (enum pw_recompute)i,
+		    "recompute label %s reads back",
+		    pw_recompute_label((enum pw_recompute)i));
+	}
+	tap_str(pw_recompute_label(PW_RECOMPUTE_PIPEOFFLOAD), "selective",
+	    "recompute label: the command line's word for the selective set");
 }
 
 int

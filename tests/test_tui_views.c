@@ -604,7 +604,7 @@ test_planner_state(struct tui *d)
 	tap_ok(pw_plan_metrics(d->plan)->makespan == c->makespan &&
 	    pw_problem_same(pw_plan_problem(d->plan), c->problem),
 	    "its schedule with its problem");
-	tap_str(d->source, "design split 1,1,1,1, loop x2, pipeoffload, solve",
+	tap_str(d->source, "design split 1,1,1,1, loop x2, selective, solve",
 	    "the header says where it came from");
 	tui_key(d, 'D');
 	tap_ok(d->mode == TUI_MODE_PLANNER && !tui_planner_running(d) &&
@@ -618,34 +618,34 @@ test_planner_state(struct tui *d)
 }
 
 /* The panel at 80 columns: the layout, saving and schedule columns as
- * wide as their longest text ("pipeoffload", the files' word, for
- * saving; "schedule" here, every name being shorter), the split the
- * rest. */
+ * wide as their longest text ("selective", the command line's word,
+ * for saving; "schedule" here, every name being shorter), the split
+ * the rest. */
 static void
 test_planner_draw(struct tui *d)
 {
 	static const char *const panel[] = {
 		"Design search   19 tried, searched",
 		"split, layout, recomputation, offload and schedule searched",
-		"  split            layout  saving      schedule step     bubble "
+		"  split              layout  saving    schedule step     bubble "
 		    " peak/lim    gap",
-		"  2,2              1 chunk pipeoffload zb-auto  7.203 s  12.0%  "
+		"  2,2                1 chunk selective zb-auto  7.203 s  12.0%  "
 		    " 89.6%      0.0%",
-		"> 1,1,1,1          V       pipeoffload solve    7.492 s  19.3%  "
+		"> 1,1,1,1            V       selective solve    7.492 s  19.3%  "
 		    " 98.5%      2.0%",
-		"  2,2              1 chunk -           zb-h2    7.516 s  19.5%  "
+		"  2,2                1 chunk -         zb-h2    7.516 s  19.5%  "
 		    " 95.8%      0.0%",
-		"  1,1,1,1          loop x2 pipeoffload solve    8.422 s  28.2%  "
+		"  1,1,1,1            loop x2 selective solve    8.422 s  28.2%  "
 		    " 90.4%      0.0%",
-		"  2,2              1 chunk full        zb-auto  8.906 s  13.9%  "
+		"  2,2                1 chunk full      zb-auto  8.906 s  13.9%  "
 		    " 71.8%      0.0%",
-		"  1,1,1,1          V       full        solve    8.969 s  14.5%  "
+		"  1,1,1,1            V       full      solve    8.969 s  14.5%  "
 		    " 85.3%      0.0%",
-		"  1,1,1,1          loop x2 -           solve    9.297 s  35.0%  "
+		"  1,1,1,1            loop x2 -         solve    9.297 s  35.0%  "
 		    " 97.3%      3.9%",
-		"  1,1,1,1          V       -           solve    9.887 s  38.8%  "
+		"  1,1,1,1            V       -         solve    9.887 s  38.8%  "
 		    " 97.0%     15.5%",
-		"  1,1,1,1          loop x2 full        solve    9.938 s  22.8%  "
+		"  1,1,1,1            loop x2 full      solve    9.938 s  22.8%  "
 		    " 71.8%      0.9%",
 		"",
 		NULL
@@ -658,7 +658,7 @@ test_planner_draw(struct tui *d)
 	views_expect_rows(2, panel, "design search");
 	tap_ok((mvwinch(stdscr, 6, 4) & A_REVERSE) && !(mvwinch(stdscr, 5, 4) &
 	    A_REVERSE), "the cursor's row only is reversed");
-	views_expect_row(21, "recompute pipeoffload, offload off, peak 182.8 KiB "
+	views_expect_row(21, "recompute selective, offload off, peak 182.8 KiB "
 	    "of 185.5 KiB (d0), idle 27.1%", "design search: the cursor's "
 	    "figures");
 	views_expect_row(22, "bound 7.344 s, gap 2.0% for this design, "

@@ -18,7 +18,7 @@ void
 tui_planner_saving(const struct pw_design *dg, char *buf, size_t len)
 {
 	const char *r = dg->recompute == PW_RECOMPUTE_NONE ? "" :
-	    pw_recompute_name(dg->recompute);
+	    pw_recompute_label(dg->recompute);
 
 	snprintf(buf, len, "%s%s%s", r, dg->offload && r[0] != '\0' ? "+" : "",
 	    dg->offload ? "offload" : r[0] != '\0' ? "" : "-");

@@ -782,8 +782,8 @@ unsigned tui_planner_cancel(struct tui *);
 unsigned tui_planner_move(struct tui *, int step);
 unsigned tui_planner_load(struct tui *);
 /* What frees memory in design DG, into BUF: "-", the recomputation's
- * name in the files (pw_recompute_name: "pipeoffload", "full"), each
- * with "+offload" ("offload" alone without recomputation). */
+ * label (pw_recompute_label: "selective", "full"), each with "+offload"
+ * ("offload" alone without recomputation). */
 void	tui_planner_saving(const struct pw_design *dg, char *buf, size_t len);
 /* A copy of the search's progress, taken under its lock, its best_name
  * in BEST_NAME and its phase in PHASE. */

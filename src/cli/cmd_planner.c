@@ -81,11 +81,11 @@ cmd_planner_row(char (*row)[PW_CMD_CELL], const struct pw_planner_candidate *c,
 	    row[CMD_PLANNER_SPLIT], PW_CMD_CELL);
 	pw_design_layout_name(&c->design, row[CMD_PLANNER_LAYOUT],
 	    PW_CMD_CELL);
-	/* The file format's word; "-" where the split was given (the
-	 * stages' costs say nothing of it). */
+	/* "-" where the split was given (the stages' costs say nothing
+	 * of it). */
 	snprintf(row[CMD_PLANNER_RECOMPUTE], PW_CMD_CELL, "%s",
 	    c->design.layers_per_stage == NULL ? "-" :
-	    pw_recompute_name(c->design.recompute));
+	    pw_recompute_label(c->design.recompute));
 	snprintf(row[CMD_PLANNER_OFFLOAD], PW_CMD_CELL, "%s",
 	    c->design.offload ? "yes" : "no");
 	snprintf(row[CMD_PLANNER_SCHEDULE], PW_CMD_CELL, "%s",
