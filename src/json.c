@@ -118,6 +118,9 @@ static const struct pw_jfield pw_jreserve[] = {
 /* Names of the cost model's enums, indexed by value. */
 const char *const pw_recompute_names[] = { "none", "pipeoffload", "full",
     NULL };
+/* The same as tables and screens show them: the command line's words. */
+static const char *const pw_recompute_labels[] = { "none", "selective",
+    "full" };
 static const char *const pw_jplacement[] = { "loop", "v" };
 
 const char *
@@ -130,8 +133,8 @@ pw_recompute_name(enum pw_recompute r)
 const char *
 pw_recompute_label(enum pw_recompute r)
 {
-	return r == PW_RECOMPUTE_PIPEOFFLOAD ? "selective" :
-	    pw_recompute_name(r);
+	assert(r >= PW_RECOMPUTE_NONE && r <= PW_RECOMPUTE_FULL);
+	return pw_recompute_labels[r];
 }
 
 bool
@@ -139,12 +142,9 @@ pw_recompute_parse(const char *s, enum pw_recompute *out)
 {
 	int r;
 
-	if (strcasecmp(s, "selective") == 0) {
-		*out = PW_RECOMPUTE_PIPEOFFLOAD;
-		return true;
-	}
 	for (r = PW_RECOMPUTE_NONE; r <= PW_RECOMPUTE_FULL; r++)
-		if (strcasecmp(s, pw_recompute_names[r]) == 0) {
+		if (strcasecmp(s, pw_recompute_names[r]) == 0 ||
+		    strcasecmp(s, pw_recompute_labels[r]) == 0) {
 			*out = (enum pw_recompute)r;
 			return true;
 		}

@@ -913,16 +913,16 @@ enum pw_recompute {
 };
 /* R's name in the file format: "none", "pipeoffload", "full" (static). */
 const char *pw_recompute_name(enum pw_recompute r);
-/* R as tables and screens show it: the command line's word, "selective"
- * for PW_RECOMPUTE_PIPEOFFLOAD (beside an offload column, the files'
- * "pipeoffload" reads as offloading), else its name (static). */
+/* R as tables and screens show it: the command line's word ("none",
+ * "selective", "full"; beside an offload column, the files'
+ * "pipeoffload" reads as offloading) (static). */
 const char *pw_recompute_label(enum pw_recompute r);
 /* Those names indexed by value, NULL after the last: the one table, for
  * a front end's list of choices. */
 extern const char *const pw_recompute_names[];
-/* Reads a recomputation's name: those pw_recompute_name gives, and
- * "selective" for PW_RECOMPUTE_PIPEOFFLOAD (the planner's and the
- * command line's word), in any case.  False, *OUT untouched, otherwise. */
+/* Reads a recomputation's name: those pw_recompute_name and
+ * pw_recompute_label give ("selective" for PW_RECOMPUTE_PIPEOFFLOAD), in
+ * any case.  False, *OUT untouched, otherwise. */
 bool	pw_recompute_parse(const char *s, enum pw_recompute *out);
 /* The names it reads, for a message saying what a field must be. */
 #define PW_RECOMPUTE_CHOICES \
