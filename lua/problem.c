@@ -557,14 +557,18 @@ pwl_constraints(lua_State *L, struct pwl_problem *pb)
 	struct pwlua_solve_prefs *prefs = &pb->prefs;
 	size_t n;
 	int objective;
+	bool given;
 
 	objective = pwl_get_option(L, 1, PWL_WHAT, "objective", -1,
 	    pwl_objective_names);
 	prefs->has_objective = objective >= 0;
 	prefs->objective = prefs->has_objective ?
 	    (enum pw_objective)objective : PW_OBJ_MAKESPAN;
+	/* 0 stands for none given, so a given 0 must not pass as that. */
+	given = lua_getfield(L, 1, "time_limit") != LUA_TNIL;
+	lua_pop(L, 1);
 	prefs->time_limit = pwl_get_number(L, 1, PWL_WHAT, "time_limit", 0);
-	if (prefs->time_limit < 0 || !isfinite(prefs->time_limit))
+	if (given && !(prefs->time_limit > 0 && isfinite(prefs->time_limit)))
 		pwl_fail(L, PWL_WHAT ": time_limit: must be a positive number "
 		    "of seconds (got %g)", prefs->time_limit);
 	if (lua_getfield(L, 1, "precede") != LUA_TNIL &&
@@ -829,9 +833,11 @@ pwl_problem_tostring(lua_State *L)
 {
 	const struct pw_problem *p = pwl_problem_check(L, 1)->p;
 
-	lua_pushfstring(L, "problem %s: %d devices, %d stages, %d "
-	    "microbatches", p->name != NULL ? p->name : "(unnamed)",
-	    p->devices, p->nstages, p->microbatches);
+	lua_pushfstring(L, "problem %s: %d device%s, %d stage%s, %d "
+	    "microbatch%s", p->name != NULL ? p->name : "(unnamed)",
+	    p->devices, p->devices == 1 ? "" : "s", p->nstages,
+	    p->nstages == 1 ? "" : "s", p->microbatches,
+	    p->microbatches == 1 ? "" : "es");
 	return 1;
 }
 

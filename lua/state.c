@@ -512,14 +512,19 @@ pwl_run_body(lua_State *L)
 }
 
 /* Sets ERR to MSG without the traceback's last line, the C function
- * that ran the script. */
+ * that ran the script, and without its heading where that line was all
+ * of it (an error raised from C before any script line ran). */
 static void
 pwl_error_set(struct pw_error *err, const char *msg)
 {
 	static const char runner[] = "\n\t[C]: in ?";
+	static const char heading[] = "\nstack traceback:";
 	size_t len = strlen(msg), n = sizeof runner - 1;
 
-	if (len >= n && strcmp(msg + len - n, runner) == 0)
+	if (len >= n && strncmp(msg + len - n, runner, n) == 0)
+		len -= n;
+	n = sizeof heading - 1;
+	if (len >= n && strncmp(msg + len - n, heading, n) == 0)
 		len -= n;
 	pw_error_set(err, "%.*s", (int)len, msg);
 }

@@ -176,8 +176,9 @@ pw_cost_check_split(const struct pw_split *sp, const struct pw_model *m,
 	nstages = (long long)sp->devices * sp->chunks;
 	if (nstages > m->layers) {
 		pw_error_set(err, "split: %d layers cannot fill %lld stages (%d "
-		    "devices x %d chunks) with at least one each", m->layers,
-		    nstages, sp->devices, sp->chunks);
+		    "device%s x %d chunk%s) with at least one each", m->layers,
+		    nstages, sp->devices, sp->devices == 1 ? "" : "s",
+		    sp->chunks, sp->chunks == 1 ? "" : "s");
 		return PW_ERR_INPUT;
 	}
 	if ((rc = pw_problem_check_counts(sp->devices, (int)nstages,

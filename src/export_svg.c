@@ -173,10 +173,11 @@ svg_header(FILE *fp, const struct svg_map *m, const struct pw_problem *p,
 	title = pw_view_title(p, s);
 	svg_text(fp, SVG_LEFT, 26, "title", title);
 	line = pw_xasprintf("makespan %s, bubble rate %.2f%%, total idle %s; "
-	    "%d devices, %d stages, %d microbatches%s",
+	    "%d device%s, %d stage%s, %d microbatch%s%s",
 	    pw_fmt_seconds(b1, sizeof b1, mt->makespan), 100 * mt->bubble_rate,
 	    pw_fmt_seconds(b2, sizeof b2, mt->total_idle), p->devices,
-	    p->nstages, p->microbatches,
+	    p->devices == 1 ? "" : "s", p->nstages, p->nstages == 1 ? "" : "s",
+	    p->microbatches, p->microbatches == 1 ? "" : "es",
 	    mt->feasible ? "" : "; over a memory limit");
 	svg_text(fp, SVG_LEFT, 46, mt->feasible ? NULL : "bad", line);
 	/* The kinds, then the merged columns' colour, then the chunks. */

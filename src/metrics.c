@@ -148,7 +148,10 @@ pw_metrics_compute(const struct pw_problem *p, const struct pw_schedule *sched,
 		if (seq->len == 0)
 			dm->first_start = dm->last_end = m->start;
 		dm->span = dm->last_end - dm->first_start;
-		dm->idle = m->makespan - dm->busy;
+		/* The busy time sums rounded durations, which can come out a
+		 * rounding above the span of a device that never waits: no
+		 * idle is less than none. */
+		dm->idle = fmax(0, m->makespan - dm->busy);
 		m->max_span = fmax(m->max_span, dm->span);
 		m->max_busy = fmax(m->max_busy, dm->busy);
 		m->total_idle += dm->idle;
@@ -156,7 +159,7 @@ pw_metrics_compute(const struct pw_problem *p, const struct pw_schedule *sched,
 	/* 0 too where the span is beyond the doubles (a timing no
 	 * validated problem has), rather than NaN. */
 	m->bubble_rate = m->max_span > 0 && isfinite(m->max_span) ?
-	    (m->max_span - m->max_busy) / m->max_span : 0;
+	    fmax(0, (m->max_span - m->max_busy) / m->max_span) : 0;
 	pw_metrics_memory(p, m, ev, nev);
 	m->feasible = true;
 	for (d = 0; d < p->devices; d++)

@@ -559,9 +559,11 @@ report_text(FILE *fp, const struct pw_problem *p,
 			namew = (int)strlen(pw_families[i].name);
 	report_best(fp, rows);
 	name = p->name != NULL ? pw_escape(p->name) : NULL;
-	fprintf(fp, "%s%s%d devices, %d stages, %d microbatches\n\n",
+	fprintf(fp, "%s%s%d device%s, %d stage%s, %d microbatch%s\n\n",
 	    name != NULL ? name : "", name != NULL ? ": " : "",
-	    p->devices, p->nstages, p->microbatches);
+	    p->devices, p->devices == 1 ? "" : "s", p->nstages,
+	    p->nstages == 1 ? "" : "s", p->microbatches,
+	    p->microbatches == 1 ? "" : "es");
 	free(name);
 	report_table(fp, p, rows, order);
 	report_notes(fp, p, rows, order);

@@ -1063,15 +1063,17 @@ fails 2 "--family" "eval --model without --family" "$PW" eval $MODEL
 ok "it says so" err_is "pipewright: eval: --model needs --family NAME (a model's problem has no schedule until a family builds one)"
 # Each option's bad value, named with it in one line.
 while IFS='|' read -r opt value line; do
-	fails 2 "$opt" "$opt $value" "$PW" compare $MODEL "$opt" "$value"
+	# Each option once: the model's own value of it goes.
+	fails 2 "$opt" "$opt $value" "$PW" compare $(echo "$MODEL" |
+	    sed "s/$opt [^ ]*//") "$opt" "$value"
 	ok "$opt $value: the message" err_is "pipewright: compare: $opt '$value' $line"
 done <<'BAD'
 --devices|0|is not a whole number from 1 to 65536
 --microbatches|x|is not a whole number from 1 to 1048576
 --seq|-1|is not a whole number from 1 to 1048576
 --micro-batch|1.5|is not a whole number from 1 to 1048576
---memory-limit|60GB?|is not a size above 0 (60GiB, 8e10) or none
---memory-limit|0|is not a size above 0 (60GiB, 8e10) or none
+--memory-limit|60GB?|is not a size of at least a byte (60GiB, 8e10) or none
+--memory-limit|0|is not a size of at least a byte (60GiB, 8e10) or none
 --reserve|100%|is not a size (4GiB) or a share of the limit from 0% to below 100% (5%)
 --reserve|-1GiB|is not a size (4GiB) or a share of the limit from 0% to below 100% (5%)
 --tp|0|is not a whole number from 1 to 65536
@@ -1083,9 +1085,31 @@ done <<'BAD'
 --reserve|+5%|is not a size (4GiB) or a share of the limit from 0% to below 100% (5%)
 --reserve|5b%|is not a size (4GiB) or a share of the limit from 0% to below 100% (5%)
 --layers-per-stage|12,x|is not a list of whole numbers from 1 to 24 (4,4,5,3)
---layers-per-stage|12|gives 1 stages, the split has 2 (devices x chunks)
+--layers-per-stage|12|gives 1 stage, the split has 2 (devices x chunks)
+--layers-per-stage|,,|is not a list of whole numbers from 1 to 24 (4,4,5,3)
+--memory-limit|0.5B|is not a size of at least a byte (60GiB, 8e10) or none
 --layers-per-stage|12,13|adds up to 25 layers, the model has 24
 BAD
+run "$PW" compare $MODEL --memory-limit NONE
+ok "--memory-limit none in any case" status_is 0
+# A second value would silently replace the first (a typo'd model name
+# would go unnoticed).
+fails 2 "--model" "an option given twice" "$PW" compare --model nosuch $MODEL
+ok "it says so" err_is "pipewright: compare: --model is given twice"
+fails 2 "--t" "an ambiguous abbreviation" "$PW" plan $MODEL --t 1
+ok "it names what it could be" err_is "pipewright: plan: option '--t' is ambiguous: --time-limit, --top, --tp (try 'pipewright plan --help')"
+fails 2 "reserve" "compare: a reserve of the whole limit" "$PW" compare $MODEL --memory-limit 4GiB --reserve 4GiB
+ok "it says what the reserve leaves, not a negative room" err_is "pipewright: compare: gpt3-1.3b on 2 H100-SXM: split: the reserve (4 GiB) leaves nothing of the limit of 4 GiB"
+run "$PW" problem $MODEL --tp 2 --reserve 5% -o "$tmp/model.lua"
+ok "problem -o FILE.lua exits 0" status_is 0
+ok "and writes a problem script" grep -q '^return pw\.problem{$' "$tmp/model.lua"
+# The same problem; the script states the limit that the options left
+# to the hardware (its origin's memory_limit, not 0).
+run "$PW" problem "$tmp/model.lua"
+grep -v '"origin"' "$tmp/out" >"$tmp/model-from-lua.json"
+run "$PW" problem $MODEL --tp 2 --reserve 5%
+grep -v '"origin"' "$tmp/out" >"$tmp/model-direct.json"
+ok "which reads back as the same problem" cmp -s "$tmp/model-direct.json" "$tmp/model-from-lua.json"
 fails 2 "does not fit" "a limit below one microbatch" "$PW" compare $MODEL --memory-limit 11GiB
 ok "it names the device and its sizes, the model once" err_is "pipewright: compare: gpt3-1.3b on 2 H100-SXM does not fit: device 0 needs 12.13 GiB for one microbatch (static 10.53 GiB + stage 0's activation 1.594 GiB), above its 11 GiB (try 'pipewright plan', which also searches other splits, recomputation and offload)"
 fails 2 "does not fit" "a reserve that leaves too little" "$PW" compare $MODEL --memory-limit 12GiB --reserve 10%
@@ -1166,14 +1190,19 @@ ok "--top's range is pw.plan's" err_is "pipewright: plan: --top '1001' is not a 
 ok "a failed plan leaves -o as it was" cmp -s "$tmp/plan.json" "$tmp/plan-kept.json"
 fails 2 "$tmp/nodir/p.json" "plan -o in a missing directory" "$PW" $PLAN -o "$tmp/nodir/p.json"
 ok "it fails before the search" lacks '^plan: ' "$tmp/err"
+fails 2 "Is a directory" "plan -o a directory" "$PW" $PLAN -o "$tmp"
+ok "it fails before the search" lacks '^plan: ' "$tmp/err"
+fails 2 "--output" "plan -o an empty name" "$PW" $PLAN -o ''
+ok "it says the name is empty" err_is "pipewright: plan: --output needs a file name, not an empty one"
+fails 2 "Is a directory" "solve --write-lp a directory, before the search" "$PW" solve $MODEL --iteration-limit 20 --write-lp "$tmp"
 fails 2 "--objective" "plan --objective bad" "$PW" $PLAN --objective fast
 fails 2 "--offload" "plan --offload bad" "$PW" $PLAN --offload maybe
 fails 2 "--time-limit" "plan --time-limit 0" "$PW" $PLAN --time-limit 0
 # 1 ns ends before the first design: no clock is that fast.
 fails 2 "time limit" "plan --time-limit 1e-9" "$PW" $PLAN --time-limit 1e-9
-ok "it gives the limit in units" err_is "pipewright: plan: the time limit of 1 ns ended before any design was timed (raise --time-limit)"
+ok "it gives the limit in units" err_is "pipewright: plan: gpt3-1.3b on 2 H100-SXM: the time limit of 1 ns ended before any design was timed (raise --time-limit)"
 fails 2 "reserve" "a reserve of the whole limit" "$PW" plan $MODEL --memory-limit 4GiB --reserve 4GiB
-ok "it gives both in units" err_is "pipewright: split: the reserve (4 GiB) leaves nothing of the limit of 4 GiB"
+ok "it gives both in units, naming the model" err_is "pipewright: plan: gpt3-1.3b on 2 H100-SXM: split: the reserve (4 GiB) leaves nothing of the limit of 4 GiB"
 fails 2 "--iteration-limit" "plan --iteration-limit 0" "$PW" plan $MODEL --iteration-limit 0
 run "$PW" $PLAN --top 2 -o -
 ok "plan -o - exits 0" status_is 0
@@ -1181,6 +1210,8 @@ ok "plan -o -: the schedule on stdout" out_starts '{'
 ok "plan -o -: the table on stderr" err_has '^#  *split  *layout'
 run "$PW" $PLAN --top 2 --objective span
 ok "plan --objective span ranks by span" out_has ' the 2 best of [0-9]* candidates by span$'
+ok "and shows the span beside the step time" \
+    out_has '^#  *split  *layout  *recompute  *offload  *schedule  *step time  *span  *bubble  *idle  *peak / limit  *bound  *gap$'
 run "$PW" $PLAN --top 2 --offload on
 ok "plan --offload on: only designs with the link" [ "$(grep -c '^[12]  .* yes  ' "$tmp/out")" -eq 2 ]
 run "$PW" $PLAN --top 2 --json
@@ -1205,6 +1236,7 @@ run "$PW" plan $MODEL --memory-limit 11GiB --iteration-limit 20 --top 1
 ok "plan of a model whose even split does not fit exits 0" status_is 0
 ok "and finds full recomputation with offload" out_has '^1  1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1  loop x12  full  *yes  *solve  *104\.1 ms '
 fails 2 "no design fits" "plan of a model no design fits" "$PW" plan $MODEL --memory-limit 10GiB --iteration-limit 20
+ok "it names the model, as compare does" err_has "^pipewright: plan: gpt3-1\.3b on 2 H100-SXM: no design fits memory: "
 
 # A script's objective holds for plan as for solve; the command line wins.
 cat >"$tmp/span.lua" <<'LUA'

@@ -542,6 +542,13 @@ test_plan(void)
 	    "of seconds (got -1)\nstack traceback:\n\t[C]: in function "
 	    "'pipewright.plan'\n\tplan_time.lua:2: in main chunk",
 	    "pw.plan: a negative time limit");
+	/* 0 stands for none internally; given, it is refused as -1 is. */
+	script_fails(NULL, "problem_time0.lua",
+	    "pw.problem" UNIT_SPEC ", time_limit = 0 }\n", PW_ERR_INPUT,
+	    "problem_time0.lua:1: pw.problem: time_limit: must be a positive "
+	    "number of seconds (got 0)\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.problem'\n\tproblem_time0.lua:1: in main chunk",
+	    "pw.problem: a time limit of 0");
 	script_fails(NULL, "plan_offload.lua",
 	    "local p = pw.problem" UNIT_SPEC " }\n"
 	    "pw.plan(p, { offload = true })\n", PW_ERR_INPUT,
@@ -1546,6 +1553,14 @@ test_model_fields(void)
 	tap_ok(strstr(err.msg, "badfield.lua") != NULL &&
 	    strstr(err.msg, "vocab") != NULL && name == NULL,
 	    "naming the file and the field (%s)", err.msg);
+	/* Read from C after the script ran: no line of it is left to
+	 * trace, so no empty traceback either. */
+	write_file("fraction.lua", "return { layers = 2.5, hidden = 8,\n"
+	    "  heads = 2, seq = 4, vocab = 16 }\n");
+	tap_int(pwlua_model_read("fraction.lua", &read, &name, &err),
+	    PW_ERR_INPUT, "a fractional layer count is refused");
+	tap_str(err.msg, "fraction.lua: layers: must be a whole number (got "
+	    "2.5)", "in one line, without an empty traceback");
 	tap_int(pwlua_model_read("nosuch.lua", &read, &name, &err), PW_ERR_IO,
 	    "a missing file is an I/O error");
 }

@@ -635,7 +635,8 @@ test_planner_fixed(void)
 	tap_int(pw_planner(p, &o, &r, &err), PW_ERR_INPUT, "offload on "
 	    "without a link: refused");
 	tap_str(err.msg, "plan: offload on: the problem has no offload link "
-	    "(its hardware names no PCIe bandwidth)", "offload on: the reason");
+	    "(its file names no link, or its hardware no PCIe bandwidth)",
+	    "offload on: the reason");
 	pw_problem_free(p);
 }
 

@@ -314,6 +314,10 @@ int	pw_cmd_csv_read(const struct pw_cmd_args *a, const char *path,
  * stored times differ; a PyTorch CSV by pw_cmd_csv_plan), or with A->family of A's input, which gets that
  * family's schedule; as pw_cmd_plan_build. */
 int	pw_cmd_plan_load(const struct pw_cmd_args *a, struct pw_plan **out);
+/* cmd_plan.c: writes PROBLEM to PATH ("-": stdout), a problem script
+ * where PATH ends in .lua, else a problem file; an enum pw_exit after
+ * reporting what failed. */
+int	pw_cmd_problem_save(const char *path, const struct pw_problem *problem);
 /* cmd_plan.c: whether OUTPUT can be written, tried before a search so
  * that it fails first (a regular file, or a new one, is opened and
  * abandoned); an enum pw_exit after reporting why not. */

@@ -805,40 +805,13 @@ cmd_calibrate_runs(const struct pw_cmd_args *a, const struct pw_problem *base,
 	return PW_EXIT_OK;
 }
 
-/* Whether PATH ends with SUFFIX. */
+/* Whether PATH names a problem file (it ends in ".json"). */
 static bool
-cmd_calibrate_suffix(const char *path, const char *suffix)
+cmd_calibrate_json(const char *path)
 {
-	size_t n = strlen(path), k = strlen(suffix);
+	size_t len = strlen(path);
 
-	return n > k && strcmp(path + n - k, suffix) == 0;
-}
-
-/* Writes the calibrated PROBLEM to PATH, as its suffix says. */
-static int
-cmd_calibrate_write(const char *path, const struct pw_problem *problem)
-{
-	struct pw_problem *given;
-	struct pw_error err;
-	int rc;
-
-	if (cmd_calibrate_suffix(path, ".json"))
-		rc = pw_problem_write(path, problem, &err);
-	else {
-		/* A script of a problem with an origin is its model's, whose
-		 * costs are the cost model's: the fitted ones are given
-		 * stages. */
-		given = pw_problem_copy(problem);
-		pw_origin_free(given->origin);
-		given->origin = NULL;
-		rc = pwlua_problem_write(path, given, &err);
-		pw_problem_free(given);
-	}
-	if (rc != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
-		return pw_cmd_status(rc);
-	}
-	return PW_EXIT_OK;
+	return len > 5 && strcmp(path + len - 5, ".json") == 0;
 }
 
 int
@@ -846,15 +819,15 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 {
 	struct pw_calibration fit = { 0 };
 	struct pw_measured **runs;
-	struct pw_problem *calibrated = NULL;
+	struct pw_problem *calibrated = NULL, *given;
 	struct pw_plan *plan = NULL;
 	struct pw_error err;
 	double before, after, measured;
 	char b1[32], b2[32], b3[32];
 	int status = PW_EXIT_INPUT, rc, i;
 
-	if (a->output_given && !cmd_calibrate_suffix(a->output, ".json") &&
-	    !cmd_calibrate_suffix(a->output, ".lua")) {
+	if (a->output_given && !cmd_calibrate_json(a->output) &&
+	    !pwlua_is_script(a->output)) {
 		pw_cmd_fail("calibrate: -o '%s' must end in .json (a problem "
 		    "file) or .lua (a problem script)", a->output);
 		return PW_EXIT_INPUT;
@@ -914,8 +887,17 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 			    "include that sharing, so the fit does too, and "
 			    "the prediction leaves it out\n",
 			    pw_cmd_label(a->rest[i]));
-	status = a->output_given ? cmd_calibrate_write(a->output, calibrated) :
-	    PW_EXIT_OK;
+	if (a->output_given && pwlua_is_script(a->output)) {
+		/* A script of a problem with an origin is its model's, whose
+		 * costs are the cost model's: the fitted ones are given
+		 * stages. */
+		given = pw_problem_copy(calibrated);
+		pw_origin_free(given->origin);
+		given->origin = NULL;
+		status = pw_cmd_problem_save(a->output, given);
+		pw_problem_free(given);
+	} else if (a->output_given)
+		status = pw_cmd_problem_save(a->output, calibrated);
 out:
 	for (i = 0; i < a->nrest; i++)
 		pw_measured_free(runs[i]);

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "pipewright.h"
 #include "cmd.h"
@@ -131,8 +132,8 @@ cmd_model_word(const struct pw_cmd_args *a, enum pw_cmd_model_opt opt,
 	return false;
 }
 
-/* --memory-limit: a size above 0, or none (DBL_MAX, the split's "no
- * limit"). */
+/* --memory-limit: a size of at least a byte, or none in any case
+ * (DBL_MAX, the split's "no limit"). */
 bool
 pw_cmd_model_limit(const struct pw_cmd_args *a, double *limit)
 {
@@ -140,14 +141,14 @@ pw_cmd_model_limit(const struct pw_cmd_args *a, double *limit)
 
 	if (v == NULL)
 		return true;
-	if (strcmp(v, "none") == 0) {
+	if (strcasecmp(v, "none") == 0) {
 		*limit = DBL_MAX;
 		return true;
 	}
-	if (pw_parse_bytes(v, limit) && *limit > 0 && *limit < DBL_MAX)
+	if (pw_parse_bytes(v, limit) && *limit >= 1 && *limit < DBL_MAX)
 		return true;
-	pw_cmd_fail("%s: --memory-limit '%s' is not a size above 0 (60GiB, "
-	    "8e10) or none", a->cmd->name, v);
+	pw_cmd_fail("%s: --memory-limit '%s' is not a size of at least a "
+	    "byte (60GiB, 8e10) or none", a->cmd->name, v);
 	return false;
 }
 
@@ -202,13 +203,8 @@ cmd_model_layers(const struct pw_cmd_args *a, int nstages, int layers,
 		return true;
 	for (s = v; *s != '\0'; s++)
 		count += *s == ',';
-	if (count != nstages) {
-		pw_cmd_fail("%s: --layers-per-stage '%s' gives %d stages, the "
-		    "split has %d (devices x chunks)", a->cmd->name, v, count,
-		    nstages);
-		return false;
-	}
 	*out = pw_xcalloc((size_t)count, sizeof **out);
+	/* The list first: ",," is no list, whatever its length. */
 	for (count = 0, s = v;; s = end + 1) {
 		n = isdigit((unsigned char)s[0]) ? strtol(s, &end, 10) : 0;
 		if (n < 1 || n > layers || (*end != ',' && *end != '\0')) {
@@ -221,6 +217,12 @@ cmd_model_layers(const struct pw_cmd_args *a, int nstages, int layers,
 		sum += n;
 		if (*end == '\0')
 			break;
+	}
+	if (count != nstages) {
+		pw_cmd_fail("%s: --layers-per-stage '%s' gives %d stage%s, the "
+		    "split has %d (devices x chunks)", a->cmd->name, v, count,
+		    count == 1 ? "" : "s", nstages);
+		goto fail;
 	}
 	if (sum != layers) {
 		pw_cmd_fail("%s: --layers-per-stage '%s' adds up to %ld layers,"
@@ -367,7 +369,8 @@ cmd_model_misfit(const struct pw_cmd_args *a, const struct pw_cmd_model *m)
 	room = pw_split_room(&m->split, m->hw);
 	open.memory_limit = DBL_MAX;
 	open.reserve_bytes = open.reserve_fraction = 0;
-	if (!isfinite(room) ||
+	/* No room at all is the split's own error (the reserve). */
+	if (!isfinite(room) || !(room > 0) ||
 	    pw_cost_problem(&m->model, m->hw, &open, &p, &err) != PW_OK)
 		return false;
 	for (d = 0; d < p->devices && !said; d++) {

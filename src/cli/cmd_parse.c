@@ -59,6 +59,10 @@ static const struct option cmd_parse_table[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
+/* The options whose value is a file's name (--from's may also be a
+ * family's). */
+#define CMD_PARSE_FILES	"odFWgV"
+
 /* --top's most, as pw.plan's top (lua/plan.c). */
 #define CMD_PARSE_TOP_MAX	1000
 /* launch's --iterations and --warmup most. */
@@ -206,9 +210,47 @@ cmd_parse_model(int c, struct pw_cmd_args *a)
 	return true;
 }
 
+/* Whether CMD's row takes the option of table row I (every row takes
+ * --help). */
+static bool
+cmd_parse_takes(const struct pw_command *cmd, size_t i)
+{
+	return cmd_parse_table[i].val == 'h' ||
+	    strchr(cmd->options, cmd_parse_table[i].val) != NULL;
+}
+
+/* Reports BAD ("--t", "--t=1") as ambiguous when it abbreviates more
+ * than one of CMD's long options, naming them; false otherwise (glibc's
+ * getopt_long, told to stay quiet, calls both unknown). */
+static bool
+cmd_parse_ambiguous(const struct pw_command *cmd, const char *bad)
+{
+	char names[512] = "";
+	size_t i, len, used = 0;
+	int matches = 0;
+
+	if (strncmp(bad, "--", 2) != 0)
+		return false;
+	len = strcspn(bad + 2, "=");
+	for (i = 0; cmd_parse_table[i].name != NULL; i++) {
+		if (!cmd_parse_takes(cmd, i) ||
+		    strncmp(cmd_parse_table[i].name, bad + 2, len) != 0)
+			continue;
+		used += (size_t)snprintf(names + used, sizeof names - used,
+		    "%s--%s", matches > 0 ? ", " : "", cmd_parse_table[i].name);
+		matches++;
+		assert(used < sizeof names);
+	}
+	if (matches < 2)
+		return false;
+	pw_cmd_fail("%s: option '%.*s' is ambiguous: %s (try 'pipewright %s "
+	    "--help')", cmd->name, (int)len + 2, bad, names, cmd->name);
+	return true;
+}
+
 /* Reports what getopt_long refused (C, ':' for a missing value) at the
- * argument BAD: a missing value, a value given to a flag, an unknown
- * option. */
+ * argument BAD: a missing value, a value given to a flag, an ambiguous
+ * or unknown option. */
 static void
 cmd_parse_bad(const struct pw_command *cmd, int c, const char *bad)
 {
@@ -227,7 +269,7 @@ cmd_parse_bad(const struct pw_command *cmd, int c, const char *bad)
 	else if (optopt != 0)
 		pw_cmd_fail("%s: unknown option '-%c' (try 'pipewright %s "
 		    "--help')", cmd->name, optopt, cmd->name);
-	else
+	else if (!cmd_parse_ambiguous(cmd, bad))
 		pw_cmd_fail("%s: unknown option '%s' (try 'pipewright %s "
 		    "--help')", cmd->name, bad, cmd->name);
 }
@@ -248,8 +290,7 @@ cmd_parse_getopt(const struct pw_command *cmd, struct option *longopts,
 		shortopts[nshort++] = '+';
 	shortopts[nshort++] = ':';
 	for (i = 0; cmd_parse_table[i].name != NULL; i++) {
-		if (cmd_parse_table[i].val != 'h' &&
-		    strchr(cmd->options, cmd_parse_table[i].val) == NULL)
+		if (!cmd_parse_takes(cmd, i))
 			continue;
 		longopts[nlong++] = cmd_parse_table[i];
 		if (strchr(PW_CMD_MODEL_LETTERS, cmd_parse_table[i].val) !=
@@ -272,11 +313,29 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 {
 	struct option longopts[CMD_PARSE_NOPTIONS];
 	char shortopts[2 * CMD_PARSE_NOPTIONS + 3];
+	bool seen[UCHAR_MAX + 1] = { false };
+	const char *name;
 	int c;
 
 	cmd_parse_getopt(cmd, longopts, shortopts);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (c > 0 && c <= UCHAR_MAX && (name = cmd_parse_name(c)) !=
+		    NULL) {
+			/* The first value would be silently dropped. */
+			if (seen[c]) {
+				pw_cmd_fail("%s: --%s is given twice",
+				    cmd->name, name);
+				return PW_EXIT_INPUT;
+			}
+			seen[c] = true;
+			if (optarg != NULL && optarg[0] == '\0' &&
+			    strchr(CMD_PARSE_FILES, c) != NULL) {
+				pw_cmd_fail("%s: --%s needs a file name, not an "
+				    "empty one", cmd->name, name);
+				return PW_EXIT_INPUT;
+			}
+		}
 		if (cmd_parse_model(c, a))
 			continue;
 		switch (c) {

@@ -264,6 +264,21 @@ pw_cmd_plan_load(const struct pw_cmd_args *a, struct pw_plan **out)
 }
 
 int
+pw_cmd_problem_save(const char *path, const struct pw_problem *problem)
+{
+	struct pw_error err;
+	int rc;
+
+	rc = pwlua_is_script(path) ? pwlua_problem_write(path, problem, &err) :
+	    pw_problem_write(path, problem, &err);
+	if (rc != PW_OK) {
+		pw_cmd_fail("%s", err.msg);
+		return pw_cmd_status(rc);
+	}
+	return PW_EXIT_OK;
+}
+
+int
 pw_cmd_output_check(const char *output)
 {
 	struct pw_outfile check;
@@ -271,9 +286,10 @@ pw_cmd_output_check(const char *output)
 	struct stat st;
 	int rc;
 
-	/* A device or a FIFO is only opened to write the schedule. */
+	/* A device or a FIFO is only opened to write the schedule (a
+	 * directory is opened, and refused, now). */
 	if (strcmp(output, "-") == 0 || (stat(output, &st) == 0 &&
-	    !S_ISREG(st.st_mode)))
+	    !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)))
 		return PW_EXIT_OK;
 	if ((rc = pw_outfile_open(&check, output, &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);

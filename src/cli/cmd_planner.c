@@ -26,6 +26,7 @@ enum cmd_planner_col {
 	CMD_PLANNER_OFFLOAD,
 	CMD_PLANNER_SCHEDULE,
 	CMD_PLANNER_STEP,
+	CMD_PLANNER_SPAN,	/* only where the span is the objective */
 	CMD_PLANNER_BUBBLE,
 	CMD_PLANNER_IDLE,
 	CMD_PLANNER_PEAK,
@@ -36,7 +37,7 @@ enum cmd_planner_col {
 
 static const char cmd_planner_header[CMD_PLANNER_NCOLS][PW_CMD_CELL] = {
 	"#", "split", "layout", "recompute", "offload", "schedule",
-	"step time", "bubble", "idle", "peak / limit", "bound", "gap"
+	"step time", "span", "bubble", "idle", "peak / limit", "bound", "gap"
 };
 
 /* What plan last said on stderr. */
@@ -91,6 +92,7 @@ cmd_planner_row(char (*row)[PW_CMD_CELL], const struct pw_planner_candidate *c,
 	snprintf(row[CMD_PLANNER_SCHEDULE], PW_CMD_CELL, "%s",
 	    c->schedule_name);
 	pw_fmt_seconds(row[CMD_PLANNER_STEP], PW_CMD_CELL, c->makespan);
+	pw_fmt_seconds(row[CMD_PLANNER_SPAN], PW_CMD_CELL, c->objective);
 	snprintf(row[CMD_PLANNER_BUBBLE], PW_CMD_CELL, "%.4f", c->bubble_rate);
 	snprintf(row[CMD_PLANNER_IDLE], PW_CMD_CELL, "%.1f%%",
 	    100 * c->idle_share);
@@ -109,7 +111,8 @@ cmd_planner_print(FILE *fp, const struct pw_cmd_args *a,
 {
 	char (*cells)[PW_CMD_CELL];
 	char best[96];
-	size_t i;
+	size_t i, n;
+	int k, ncols;
 
 	cells = pw_xcalloc((r->ncand + 1) * CMD_PLANNER_NCOLS,
 	    sizeof *cells);
@@ -117,6 +120,14 @@ cmd_planner_print(FILE *fp, const struct pw_cmd_args *a,
 	for (i = 0; i < r->ncand; i++)
 		cmd_planner_row(&cells[(i + 1) * CMD_PLANNER_NCOLS],
 		    &r->cand[i], i + 1);
+	/* Ranked by step time, a span column would show what nothing
+	 * else uses: it goes, the later columns moving left. */
+	ncols = obj == PW_OBJ_SPAN ? CMD_PLANNER_NCOLS : CMD_PLANNER_NCOLS - 1;
+	for (i = 0, n = 0; i <= r->ncand; i++)
+		for (k = 0; k < CMD_PLANNER_NCOLS; k++)
+			if (k != CMD_PLANNER_SPAN || obj == PW_OBJ_SPAN)
+				memmove(cells[n++], cells[i *
+				    CMD_PLANNER_NCOLS + k], sizeof *cells);
 	if (r->ncand == 1)
 		snprintf(best, sizeof best, "the best of %zu candidate%s",
 		    r->tried, r->tried == 1 ? "" : "s");
@@ -126,7 +137,7 @@ cmd_planner_print(FILE *fp, const struct pw_cmd_args *a,
 	fprintf(fp, "%s: %s by %s\n\n", pw_cmd_input_label(a), best,
 	    obj == PW_OBJ_SPAN ? "span" : "step time");
 	pw_cmd_table(fp, (const char (*)[PW_CMD_CELL])cells, r->ncand + 1,
-	    CMD_PLANNER_NCOLS, NULL);
+	    ncols, NULL);
 	free(cells);
 	fputc('\n', fp);
 	pw_megatron_print(fp, r->cand[0].problem, r->cand[0].schedule);
@@ -134,7 +145,8 @@ cmd_planner_print(FILE *fp, const struct pw_cmd_args *a,
 	    "work) / that span, as\ncompare's; idle: all devices' idle time / "
 	    "(devices x step time).\nEach bound (the strongest of its "
 	    "candidate's, named) and gap is for that\ncandidate's split and "
-	    "layout.\n");
+	    "layout%s.\n", obj == PW_OBJ_SPAN ? ", and for its span (the "
+	    "longest device's, from\nits first op to its last)" : "");
 	if (r->split_fixed)
 		fprintf(fp, "The split is fixed: the problem's stages were "
 		    "given, so plan searched the\nschedule and offload only "
@@ -271,6 +283,8 @@ pw_cmd_plan(const struct pw_cmd_args *a)
 	struct cmd_planner_job job;
 	struct pw_error err;
 	FILE *report;
+	char label[160];
+	const char *msg;
 	int status, json_status = PW_EXIT_OK, rc;
 
 	memset(&res, 0, sizeof res);
@@ -298,7 +312,15 @@ pw_cmd_plan(const struct pw_cmd_args *a)
 	if (say.open)
 		fputc('\n', stderr);
 	if (rc != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		/* As compare names what it could not build; the planner's
+		 * own errors already begin with "plan: ". */
+		msg = strncmp(err.msg, "plan: ", 6) == 0 ? err.msg + 6 :
+		    err.msg;
+		if (problem == NULL)
+			pw_cmd_fail("plan: %s: %s", pw_cmd_model_label(a, label,
+			    sizeof label), msg);
+		else
+			pw_cmd_fail("plan: %s", msg);
 		status = pw_cmd_status(rc);
 		goto out;
 	}

@@ -35,16 +35,11 @@ int
 pw_cmd_problem(const struct pw_cmd_args *a)
 {
 	struct pw_problem *problem;
-	struct pw_error err;
-	int status, rc;
+	int status;
 
 	if ((problem = pw_cmd_problem_load(a, NULL)) == NULL)
 		return PW_EXIT_INPUT;
-	status = PW_EXIT_OK;
-	if ((rc = pw_problem_write(a->output, problem, &err)) != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
-		status = pw_cmd_status(rc);
-	}
+	status = pw_cmd_problem_save(a->output, problem);
 	pw_problem_free(problem);
 	return status;
 }
