@@ -147,10 +147,13 @@ cmd_solve_report(FILE *fp, const struct pw_problem *p,
  * model with one stage per device) and beats OBJECTIVE within its
  * limits, the best of them, with the command that searches such
  * splits: solve keeps the problem's stages, so nothing else in its
- * report would point there. */
+ * report would point there.  The families are built within SECONDS
+ * (the solve's own limit; on a large problem the offloading ones take
+ * long), and the note is left out where they were not all built. */
 static void
 cmd_solve_resplit_note(const struct pw_cmd_args *a,
-    const struct pw_problem *p, enum pw_objective obj, double objective)
+    const struct pw_problem *p, enum pw_objective obj, double objective,
+    double seconds)
 {
 	const struct pw_family *best = NULL;
 	const struct pw_problem *q;
@@ -162,11 +165,18 @@ cmd_solve_resplit_note(const struct pw_cmd_args *a,
 	int chunks = 1;
 	bool v = false;
 	size_t i;
+	double deadline = pw_now() + seconds;
 
 	if (p->origin == NULL || p->nstages != p->devices)
 		return;
 	for (i = 0; i < pw_nfamilies; i++) {
-		if (pw_plan_family(&pw_families[i], p, &plan, &err) != PW_OK)
+		if (pw_now() > deadline)
+			return;
+		/* A family of one stage per device keeps these stages, and
+		 * building it (zb-auto's search) can take long on a large
+		 * problem. */
+		if (pw_families[i].layout == PW_LAYOUT_SINGLE ||
+		    pw_plan_family(&pw_families[i], p, &plan, &err) != PW_OK)
 			continue;
 		q = pw_plan_problem(plan);
 		m = pw_plan_metrics(plan);
@@ -285,7 +295,8 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	cmd_solve_report(out, problem, &o, &res);
 	/* The note after the report, where both reach one terminal. */
 	fflush(out);
-	cmd_solve_resplit_note(a, problem, o.objective, res.objective);
+	cmd_solve_resplit_note(a, problem, o.objective, res.objective,
+	    o.time_limit);
 out:
 	pw_plan_free(plan);
 	pw_solve_result_free(&res);
