@@ -47,8 +47,15 @@ struct pw_track {
 	double	*level;
 	int	n;
 	int	cap;
+	/* As of the last pw_track_repeak: lowering the levels leaves them
+	 * stale (a rescan per move made large problems quadratic), and the
+	 * peak shaving, which alone reads them, rescans what it lowered. */
 	double	peak;
 	int	peak_at;	/* first instant reaching the peak */
+	/* Where the device's activations are in the planner's list (kept
+	 * by pw_planner_index), so that a level sums over them alone. */
+	size_t	*acts;
+	size_t	nacts;
 };
 
 /* An activation the planner may move. */
@@ -198,7 +205,6 @@ pw_track_init(struct pw_track *tr, const struct pw_problem *p,
 		tr->t[tr->n] = tr->cstart[j];
 		tr->level[tr->n++] = pw_memory_at(base, d, tr->cstart[j]);
 	}
-	pw_track_repeak(tr);
 }
 
 /* The backward of (stage, mb) in SCHED's orders: BW when fused, else B. */
@@ -359,11 +365,12 @@ pw_planner_instant(struct pw_planner *pl, struct pw_track *tr, int device,
 	if (i < tr->n && tr->t[i] == t)
 		return;
 	level = pw_memory_at(tr->base, device, t);
-	for (k = 0; k < pl->nact; k++) {
-		const struct pw_act *a = &pl->act[k];
+	for (k = 0; k < tr->nacts; k++) {
+		const struct pw_act *a = &pl->act[tr->acts[k]];
 
-		if (a->moved && a->device == device &&
-		    a->off_start + a->t_off <= t && t < a->rel_start)
+		assert(a->device == device);
+		if (a->moved && a->off_start + a->t_off <= t &&
+		    t < a->rel_start)
 			level -= a->bytes;
 	}
 	if (tr->n == tr->cap) {
@@ -401,7 +408,6 @@ pw_planner_lower(struct pw_planner *pl, const struct pw_act *a, double from,
 	for (i = pw_offload_first_at_least(tr->t, tr->n, from);
 	    i < tr->n && tr->t[i] < to; i++)
 		tr->level[i] -= a->bytes;
-	pw_track_repeak(tr);
 }
 
 /* Moves A: its transfers on their channels, its device's levels lower
@@ -417,6 +423,30 @@ pw_planner_move(struct pw_planner *pl, struct pw_act *a, double off,
 	a->off_start = off;
 	a->rel_start = rel;
 	a->anchor = anchor;
+}
+
+/* Lists each device's activations in its track, after PL's list was
+ * reordered. */
+static void
+pw_planner_index(struct pw_planner *pl)
+{
+	size_t i;
+	int d;
+
+	for (d = 0; d < pl->p->devices; d++)
+		pl->track[d].nacts = 0;
+	for (i = 0; i < pl->nact; i++)
+		pl->track[pl->act[i].device].nacts++;
+	for (d = 0; d < pl->p->devices; d++) {
+		pl->track[d].acts = pw_xreallocarray(pl->track[d].acts,
+		    pl->track[d].nacts + 1, sizeof *pl->track[d].acts);
+		pl->track[d].nacts = 0;
+	}
+	for (i = 0; i < pl->nact; i++) {
+		struct pw_track *tr = &pl->track[pl->act[i].device];
+
+		tr->acts[tr->nacts++] = i;
+	}
 }
 
 static int
@@ -463,6 +493,7 @@ pw_planner_lazy(struct pw_planner *pl)
 	int c, anchor;
 
 	qsort(pl->act, pl->nact, sizeof *pl->act, pw_act_by_f_end);
+	pw_planner_index(pl);
 	by_b = pw_xreallocarray(NULL, pl->nact + 1, sizeof *by_b);
 	for (i = 0; i < pl->nact; i++) {
 		struct pw_act *a = &pl->act[i];
@@ -640,6 +671,7 @@ pw_planner_shave(struct pw_planner *pl)
 	int d, best;
 
 	qsort(pl->act, pl->nact, sizeof *pl->act, pw_act_by_gap);
+	pw_planner_index(pl);
 	/* Each device's activations are the run first[d] .. first[d + 1]. */
 	first = pw_xcalloc((size_t)p->devices + 1, sizeof *first);
 	for (i = 0; i < pl->nact; i++)
@@ -647,9 +679,11 @@ pw_planner_shave(struct pw_planner *pl)
 	for (d = 0; d < p->devices; d++)
 		first[d + 1] += first[d];
 	stuck = pw_xcalloc((size_t)p->devices, sizeof *stuck);
-	for (d = 0; d < p->devices; d++)
+	for (d = 0; d < p->devices; d++) {
+		pw_track_repeak(&pl->track[d]);
 		stuck[d] = first[d] == first[d + 1] ||
 		    pl->track[d].peak_at < 0;
+	}
 	for (;;) {
 		best = -1;
 		for (d = 0; d < p->devices; d++)
@@ -661,6 +695,8 @@ pw_planner_shave(struct pw_planner *pl)
 		if (!pw_planner_shave_at(pl, first[best], first[best + 1],
 		    pl->track[best].peak_at))
 			stuck[best] = true;
+		/* What it moved lowered this device's levels alone. */
+		pw_track_repeak(&pl->track[best]);
 	}
 	free(stuck);
 	free(first);
@@ -805,6 +841,7 @@ pw_offload_plan(const struct pw_problem *p, struct pw_schedule *sched,
 		free(pl.track[d].cend);
 		free(pl.track[d].t);
 		free(pl.track[d].level);
+		free(pl.track[d].acts);
 	}
 	for (c = 0; c < sched->nchannels; c++) {
 		free(pl.lane[c].start);
