@@ -521,7 +521,7 @@ struct pw_device_metrics {
 	double	last_end;	/* last compute end */
 	double	span;		/* last_end - first_start */
 	double	busy;		/* total compute time */
-	double	idle;		/* makespan - busy */
+	double	idle;		/* makespan - busy, at least 0 (rounding) */
 	double	peak;		/* bytes, static included */
 	bool	within_limit;
 	int	ncurve;
@@ -533,7 +533,7 @@ struct pw_metrics {
 	double	makespan;	/* last op end - first op start */
 	double	max_span;
 	double	max_busy;
-	double	bubble_rate;	/* (max_span - max_busy) / max_span */
+	double	bubble_rate;	/* (max_span - max_busy) / max_span, >= 0 */
 	double	total_idle;	/* sum of device idle */
 	bool	feasible;	/* every device within its limit */
 	int	ndevices;

@@ -1194,6 +1194,8 @@ fails 2 "Is a directory" "plan -o a directory" "$PW" $PLAN -o "$tmp"
 ok "it fails before the search" lacks '^plan: ' "$tmp/err"
 fails 2 "--output" "plan -o an empty name" "$PW" $PLAN -o ''
 ok "it says the name is empty" err_is "pipewright: plan: --output needs a file name, not an empty one"
+fails 2 "--from" "show --from an empty time" "$PW" show "$UNIT" --family 1f1b --from ''
+ok "it is a time there, not a file" err_has "^pipewright: show: --from '' is not"
 fails 2 "Is a directory" "solve --write-lp a directory, before the search" "$PW" solve $MODEL --iteration-limit 20 --write-lp "$tmp"
 fails 2 "--objective" "plan --objective bad" "$PW" $PLAN --objective fast
 fails 2 "--offload" "plan --offload bad" "$PW" $PLAN --offload maybe

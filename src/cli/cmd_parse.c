@@ -59,9 +59,9 @@ static const struct option cmd_parse_table[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-/* The options whose value is a file's name (--from's may also be a
- * family's). */
-#define CMD_PARSE_FILES	"odFWgV"
+/* The options whose value names a file or a directory (--from is
+ * solve's family or file, but show's time). */
+#define CMD_PARSE_FILES	"odWgV"
 
 /* --top's most, as pw.plan's top (lua/plan.c). */
 #define CMD_PARSE_TOP_MAX	1000
@@ -229,9 +229,10 @@ cmd_parse_ambiguous(const struct pw_command *cmd, const char *bad)
 	size_t i, len, used = 0;
 	int matches = 0;
 
-	if (strncmp(bad, "--", 2) != 0)
+	/* "--=x" abbreviates nothing, whatever getopt_long makes of it. */
+	len = strncmp(bad, "--", 2) == 0 ? strcspn(bad + 2, "=") : 0;
+	if (len == 0)
 		return false;
-	len = strcspn(bad + 2, "=");
 	for (i = 0; cmd_parse_table[i].name != NULL; i++) {
 		if (!cmd_parse_takes(cmd, i) ||
 		    strncmp(cmd_parse_table[i].name, bad + 2, len) != 0)
@@ -331,8 +332,9 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 			seen[c] = true;
 			if (optarg != NULL && optarg[0] == '\0' &&
 			    strchr(CMD_PARSE_FILES, c) != NULL) {
-				pw_cmd_fail("%s: --%s needs a file name, not an "
-				    "empty one", cmd->name, name);
+				pw_cmd_fail("%s: --%s needs a %s name, not an "
+				    "empty one", cmd->name, name, c == 'd' ?
+				    "directory" : "file");
 				return PW_EXIT_INPUT;
 			}
 		}

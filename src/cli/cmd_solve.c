@@ -147,9 +147,10 @@ cmd_solve_report(FILE *fp, const struct pw_problem *p,
  * model with one stage per device) and beats OBJECTIVE within its
  * limits, the best of them, with the command that searches such
  * splits: solve keeps the problem's stages, so nothing else in its
- * report would point there.  The families are built within SECONDS
- * (the solve's own limit; on a large problem the offloading ones take
- * long), and the note is left out where they were not all built. */
+ * report would point there.  No family is started after SECONDS (the
+ * solve's own limit; on a large problem the offloading ones take
+ * seconds each), and the note is left out where they were not all
+ * built. */
 static void
 cmd_solve_resplit_note(const struct pw_cmd_args *a,
     const struct pw_problem *p, enum pw_objective obj, double objective,
