@@ -8,17 +8,18 @@
 
 const struct pw_export_format pw_export_formats[] = {
 	{ "chrome", "Chrome/Perfetto trace: a track per device and channel, "
-	    "memory as counters", pw_export_chrome, NULL, false },
+	    "memory as counters", pw_export_chrome, NULL, false, false },
 	{ "svg", "standalone SVG Gantt chart with each device's memory curve "
-	    "against its limit", pw_export_svg, pw_export_svg_sized, false },
+	    "against its limit", pw_export_svg, pw_export_svg_sized, false,
+	    false },
 	{ "png", "the SVG rasterised by rsvg-convert (Debian: librsvg2-bin)",
-	    pw_export_png, pw_export_png_sized, false },
+	    pw_export_png, pw_export_png_sized, false, true },
 	{ "torch-csv", "PyTorch's compute_only schedule CSV (torch."
 	    "distributed.pipelining, torchtitan); drops offload and reload",
-	    pw_export_torch, NULL, true },
+	    pw_export_torch, NULL, true, false },
 	{ "torch-csv-offload", "torch-csv with a row of offload and reload"
 	    " tokens per channel (ours; PyTorch does not read it)",
-	    pw_export_torch_offload, NULL, false },
+	    pw_export_torch_offload, NULL, false, false },
 };
 const size_t pw_nexport_formats =
     sizeof pw_export_formats / sizeof pw_export_formats[0];

@@ -23,6 +23,10 @@ pw_export_png_sized(FILE *fp, const struct pw_problem *p,
     const struct pw_metrics *mt, const struct pw_export_size *size,
     struct pw_error *err)
 {
+	static const unsigned char signature[8] = { 0x89, 'P', 'N', 'G',
+	    '\r', '\n', 0x1a, '\n' };
+	unsigned char head[sizeof signature];
+	size_t nhead = 0, i;
 	FILE *svg;
 	char buf[8192];
 	ssize_t n;
@@ -58,9 +62,11 @@ pw_export_png_sized(FILE *fp, const struct pw_problem *p,
 	}
 	close(fd[1]);
 	while ((n = read(fd[0], buf, sizeof buf)) != 0) {
-		if (n > 0)
+		if (n > 0) {
+			for (i = 0; i < (size_t)n && nhead < sizeof head; i++)
+				head[nhead++] = (unsigned char)buf[i];
 			fwrite(buf, 1, (size_t)n, fp);
-		else if (errno != EINTR)
+		} else if (errno != EINTR)
 			break;
 	}
 	close(fd[0]);
@@ -79,6 +85,12 @@ pw_export_png_sized(FILE *fp, const struct pw_problem *p,
 	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		pw_error_set(err, "png: rsvg-convert failed (status %d)",
 		    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		rc = PW_ERR_IO;
+	} else if (nhead < sizeof signature ||
+	    memcmp(head, signature, sizeof signature) != 0) {
+		/* It said it succeeded; what it wrote says otherwise. */
+		pw_error_set(err, "png: rsvg-convert wrote no PNG (%s)",
+		    nhead == 0 ? "nothing" : "other data");
 		rc = PW_ERR_IO;
 	}
 out:

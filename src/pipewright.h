@@ -1216,6 +1216,9 @@ struct pw_export_format {
 	/* The format has no place for transfers: the caller warns when the
 	 * schedule has some (pw_torch_dropped counts them). */
 	bool	drops_transfers;
+	/* Bytes no terminal shows (a PNG): the command line keeps them off
+	 * one. */
+	bool	binary;
 };
 
 extern const struct pw_export_format pw_export_formats[];

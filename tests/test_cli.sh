@@ -668,6 +668,22 @@ run env PATH="$tmp/nobin" "$PW" export "$tmp/default-1f1b.json" --to png -o "$tm
 ok "png without rsvg-convert: exit 2" status_is 2
 ok "png without rsvg-convert: one line naming librsvg2-bin" one_error "librsvg2-bin"
 ok "png without rsvg-convert: no file" [ ! -e "$tmp/none.png" ]
+# An rsvg-convert that says it succeeded and wrote nothing.
+mkdir "$tmp/mutebin"
+printf '#!/bin/sh\ncat >/dev/null\nexit 0\n' >"$tmp/mutebin/rsvg-convert"
+chmod +x "$tmp/mutebin/rsvg-convert"
+run env PATH="$tmp/mutebin:$PATH" "$PW" export "$tmp/default-1f1b.json" --to png -o "$tmp/mute.png"
+ok "png from a mute rsvg-convert: exit 2" status_is 2
+ok "png from a mute rsvg-convert: one line saying so" one_error "rsvg-convert wrote no PNG (nothing)"
+ok "png from a mute rsvg-convert: no file" [ ! -e "$tmp/mute.png" ]
+if command -v script >/dev/null 2>&1; then
+	# stdout a terminal: script(1) gives the command one.
+	script -qec "$PW export $tmp/default-1f1b.json --to png" /dev/null >"$tmp/tty.out" 2>&1
+	ok "png to a terminal: refused, naming -o" grep -q "writes binary data, which a terminal cannot show: give -o FILE" "$tmp/tty.out"
+	ok "png to a terminal: no PNG on it" lacks PNG "$tmp/tty.out"
+else
+	skip "png to a terminal" "no script(1)"
+fi
 
 # ------------------------------------------------------------ solve
 run "$PW" solve --help
@@ -865,6 +881,9 @@ EOF
 	fails 2 "--iteration-limit '0' is not a whole number from 1" \
 	    "solve with an iteration limit of 0" "$PW" solve "$UNIT" --iteration-limit 0
 	fails 2 "nosuch" "solve from nothing known" "$PW" solve "$UNIT" --from nosuch
+	fails 2 "does not apply" "solve from a family that does not apply" \
+	    "$PW" solve "$UNIT" --from zb-v -I 10
+	ok "it names --from, not the solver's field" err_has "^pipewright: solve: --from zb-v: zb-v does not apply: "
 	fails 2 "usage: pipewright solve" "solve without a problem" "$PW" solve
 	fails 2 "its problem is not the one" "solve from another problem's schedule" \
 	    "$PW" solve "$UNIT" --from "$tmp/default-1f1b.json"

@@ -515,7 +515,8 @@ pw_cmd_model_help(FILE *fp, const struct pw_command *cmd)
 	    "  --layers-per-stage N,N,...\n"
 	    "                      each stage's layers (default: even, the\n"
 	    "                      remainder on the middle stages)\n",
-	    cmd->minpos > 0 ? "FILE, with --family" : "PROBLEM");
+	    cmd->minpos > 0 && strchr(cmd->options, 'f') != NULL ?
+	    "FILE, with --family" : "PROBLEM");
 	if (strchr(cmd->options, 'x') != NULL)
 		fprintf(fp, "  with --model, --offload auto and on give the "
 		    "devices a PCIe link to\n  host memory (two per switch), "

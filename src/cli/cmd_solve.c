@@ -109,6 +109,27 @@ out:
 	return ok;
 }
 
+/* Reports the solver's error MSG in the command line's words: what it
+ * calls the start (a schedule, or start_family) is what --from gave. */
+static void
+cmd_solve_fail(const struct pw_cmd_args *a, const char *msg)
+{
+	static const char *const start[] = { "solve: start: ",
+	    "solve: start_family: " };
+	size_t i, n;
+
+	for (i = 0; a->from != NULL && i < sizeof start / sizeof start[0];
+	    i++) {
+		n = strlen(start[i]);
+		if (strncmp(msg, start[i], n) == 0) {
+			pw_cmd_fail("solve: --from %s: %s", pw_cmd_label(
+			    a->from), msg + n);
+			return;
+		}
+	}
+	pw_cmd_fail("%s", msg);
+}
+
 /* The solver's figures after the metrics: the objective, what was
  * proven of it (for this split and layout: the stages are the
  * problem's), the problem's strongest bounds, the start, the model. */
@@ -279,7 +300,7 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	job = (struct cmd_solve_job){ problem, &o, &res, &err, 0 };
 	if ((rc = pw_cmd_cancellable(&job.cancel, cmd_solve_job, &job)) !=
 	    PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		cmd_solve_fail(a, err.msg);
 		status = pw_cmd_status(rc);
 		goto out;
 	}

@@ -116,7 +116,9 @@ cmd_view_time(const char *name, const char *s, double *out)
 		return true;
 	errno = 0;
 	*out = strtod(s, &end);
-	if (errno == 0 && end != s && *end == '\0' && isfinite(*out))
+	/* Decimal only, as every other number of the command line. */
+	if (errno == 0 && end != s && *end == '\0' && isfinite(*out) &&
+	    strpbrk(s, "xX") == NULL)
 		return true;
 	pw_cmd_fail("show: --%s '%s' is not a number of seconds", name, s);
 	return false;
@@ -202,6 +204,12 @@ pw_cmd_export(const struct pw_cmd_args *a)
 	}
 	if ((format = pw_export_find(a->format)) == NULL) {
 		pw_cmd_unknown(PW_CMD_LIST_FORMATS, "format", a->format);
+		return PW_EXIT_INPUT;
+	}
+	if (format->binary && strcmp(a->output, "-") == 0 &&
+	    isatty(STDOUT_FILENO)) {
+		pw_cmd_fail("export: --to %s writes binary data, which a "
+		    "terminal cannot show: give -o FILE", format->name);
 		return PW_EXIT_INPUT;
 	}
 	if ((status = cmd_view_size(a, format)) != PW_EXIT_OK ||

@@ -125,7 +125,7 @@ static const struct pw_command main_commands[] = {
 	  "A measured file (launch -o) draws its measured timeline, a\n"
 	  "header line says so.\n"
 	  "\n"
-	  "  -w, --width N       columns to use\n"
+	  "  -w, --width N       columns to use (at least 40 are)\n"
 	  "  -F, --from T        draw from T seconds after the start\n"
 	  "  -t, --to T          draw up to T seconds after the start\n"
 	  "  --predicted         a measured file's simulated timeline\n"
