@@ -239,9 +239,15 @@ torch_op(struct torch_read *r, const char *cell, const char **s,
 	if (!torch_number(s, &op->mb))
 		goto bad;
 	if (op->stage >= p->nstages) {
+		/* Most likely the CSV of a family that split the model
+		 * again, read with the problem it was built from. */
 		pw_error_set(err, "%s:%ld:%ld: %s: stage %d out of range (the"
-		    " problem has %d stages)", r->label, r->line, r->col, cell,
-		    op->stage, p->nstages);
+		    " problem has %d stage%s%s)", r->label, r->line, r->col,
+		    cell, op->stage, p->nstages, p->nstages == 1 ? "" : "s",
+		    p->nstages == p->devices ? "; the CSV of a family that "
+		    "splits the model again, zb-v or 1f1b-interleaved, is "
+		    "read with that family's schedule file as --problem" :
+		    "");
 		return false;
 	}
 	if (op->mb >= p->microbatches) {
