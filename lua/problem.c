@@ -530,7 +530,7 @@ pwl_origin_refresh(struct pw_problem *p)
 	struct pw_problem *again = NULL;
 	struct pw_error err;
 	double limit = p->memory[0].limit, has, want;
-	bool uniform = isfinite(limit);
+	bool uniform = true;
 	int d;
 
 	if (o == NULL)
@@ -539,8 +539,10 @@ pwl_origin_refresh(struct pw_problem *p)
 		uniform = uniform && p->memory[d].limit == limit;
 	has = o->split.memory_limit > 0 ? o->split.memory_limit :
 	    o->hardware.memory;
-	/* A limit stated per device is what is left after the reserve. */
-	if (uniform && (want = pwl_split_limit(o, limit)) != has)
+	/* A limit stated per device is what is left after the reserve;
+	 * none (math.huge) is the split's own none. */
+	want = isfinite(limit) ? pwl_split_limit(o, limit) : DBL_MAX;
+	if (uniform && want != has)
 		o->split.memory_limit = want;
 	if (!uniform || pw_cost_problem(&o->model, &o->hardware, &o->split,
 	    &again, &err) != PW_OK || !pw_problem_same(again, p)) {

@@ -1130,6 +1130,12 @@ grep -v '"origin"' "$tmp/out" >"$tmp/model-from-lua.json"
 run "$PW" problem $MODEL --tp 2 --reserve 5%
 grep -v '"origin"' "$tmp/out" >"$tmp/model-direct.json"
 ok "which reads back as the same problem" cmp -s "$tmp/model-direct.json" "$tmp/model-from-lua.json"
+# No limit stays none, and the model with it (families split it again).
+run "$PW" problem $MODEL --memory-limit none -o "$tmp/nolimit.lua"
+run "$PW" problem "$tmp/nolimit.lua"
+cp "$tmp/out" "$tmp/nolimit-from-lua.json"
+run "$PW" problem $MODEL --memory-limit none
+ok "a script without a limit reads back whole, its origin kept" cmp -s "$tmp/out" "$tmp/nolimit-from-lua.json"
 fails 2 "does not fit" "a limit below one microbatch" "$PW" compare $MODEL --memory-limit 11GiB
 ok "it names the device and its sizes, the model once" err_is "pipewright: compare: gpt3-1.3b on 2 H100-SXM does not fit: device 0 needs 12.13 GiB for one microbatch (static 10.53 GiB + stage 0's activation 1.594 GiB), above its 11 GiB (try 'pipewright plan', which also searches other splits, recomputation and offload)"
 fails 2 "does not fit" "a reserve that leaves too little" "$PW" compare $MODEL --memory-limit 12GiB --reserve 10%
