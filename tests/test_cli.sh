@@ -434,6 +434,8 @@ ok "eval says the stored times differ, in one line" one_error "differ"
 mv "$tmp/out" "$tmp/late.out"
 run "$PW" eval --json "$tmp/default-1f1b.json"
 ok "eval recomputes the moved op's times" cmp -s "$tmp/out" "$tmp/late.out"
+run "$PW" launch "$tmp/late.json" --dry-run
+ok "launch runs the orders, and says so too" err_has "^pipewright: $tmp/late.json: the stored times of 1 of [0-9]* ops differ"
 
 # The second op far later puts F(0,1) after ops that wait for it.
 edit 2 100 100 <"$tmp/default-1f1b.json" >"$tmp/deadlock.json"

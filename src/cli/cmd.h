@@ -314,6 +314,11 @@ int	pw_cmd_csv_read(const struct pw_cmd_args *a, const char *path,
  * stored times differ; a PyTorch CSV by pw_cmd_csv_plan), or with A->family of A's input, which gets that
  * family's schedule; as pw_cmd_plan_build. */
 int	pw_cmd_plan_load(const struct pw_cmd_args *a, struct pw_plan **out);
+/* cmd_plan.c: says on stderr, in one line, when the times stored in
+ * PATH (OPS, NOPS) differ from PLAN's (by more than 1e-9 of the larger
+ * of the makespan and the time). */
+void	pw_cmd_compare_times(const struct pw_plan *plan, const char *path,
+	    const struct pw_timed_op *ops, size_t nops);
 /* cmd_plan.c: writes PROBLEM to PATH ("-": stdout), a problem script
  * where PATH ends in .lua, else a problem file; an enum pw_exit after
  * reporting what failed. */

@@ -249,6 +249,10 @@ cmd_launch_file(const char *path, struct cmd_launch_run *r)
 	}
 	rc = pw_plan_from_timed(problem, ops, nops, pw_cmd_label(path),
 	    &r->plan, &err);
+	/* It runs the orders; stored times that differ are said, as eval
+	 * and show say them. */
+	if (rc == PW_OK)
+		pw_cmd_compare_times(r->plan, path, ops, nops);
 	free(ops);
 	if (rc != PW_OK) {
 		free(pins);

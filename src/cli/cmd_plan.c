@@ -123,11 +123,8 @@ pw_cmd_plan_build(const struct pw_cmd_args *a, struct pw_plan **out)
 	return PW_EXIT_OK;
 }
 
-/* Says on stderr, in one line, when the times stored in PATH differ from
- * PLAN's (by more than 1e-9 of the larger of the makespan and the
- * time). */
-static void
-cmd_plan_compare_times(const struct pw_plan *plan, const char *path,
+void
+pw_cmd_compare_times(const struct pw_plan *plan, const char *path,
     const struct pw_timed_op *ops, size_t nops)
 {
 	const struct pw_problem *p = pw_plan_problem(plan);
@@ -258,7 +255,7 @@ pw_cmd_plan_load(const struct pw_cmd_args *a, struct pw_plan **out)
 			pw_cmd_fail("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
-	cmd_plan_compare_times(*out, path, ops, nops);
+	pw_cmd_compare_times(*out, path, ops, nops);
 	free(ops);
 	return PW_EXIT_OK;
 }
