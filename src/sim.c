@@ -87,9 +87,11 @@ pw_sim_complete(const struct pw_sim *sim, struct pw_error *err)
 				pw_error_set(err, "schedule: stage %d microbatch "
 				    "%d needs F, then BW or both B and W, and "
 				    "OFFLOAD with RELOAD or neither (has%s%s%s%s"
-				    "%s%s)", s, j, f ? " F" : "", b ? " B" : "",
+				    "%s%s%s)", s, j, f ? " F" : "", b ? " B" : "",
 				    w ? " W" : "", bw ? " BW" : "",
-				    off ? " OFFLOAD" : "", rel ? " RELOAD" : "");
+				    off ? " OFFLOAD" : "", rel ? " RELOAD" : "",
+				    f || b || w || bw || off || rel ? "" :
+				    " none of them");
 				return PW_ERR_INPUT;
 			}
 			if (!pw_schedule_anchor(sim->sched, s, j, &anchor))

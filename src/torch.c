@@ -521,8 +521,9 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 		col++;
 	}
 	if (rc == PW_OK && r.row < p->devices) {
-		pw_error_set(err, "%s: %d rows, but the problem has %d ranks"
-		    " (one row each)", label, r.row, p->devices);
+		pw_error_set(err, "%s: %d row%s, but the problem has %d ranks"
+		    " (one row each)", label, r.row, r.row == 1 ? "" : "s",
+		    p->devices);
 		rc = PW_ERR_INPUT;
 	}
 	if (rc == PW_OK)
@@ -548,7 +549,8 @@ pw_torch_read_file(const char *path, const struct pw_problem *p,
 	if (strcmp(path, "-") == 0)
 		return pw_torch_read(stdin, "<stdin>", p, out, err);
 	if ((fp = fopen(path, "r")) == NULL) {
-		pw_error_set(err, "%s: %s", path, strerror(errno));
+		pw_error_set(err, "%s: cannot open: %s", path,
+		    strerror(errno));
 		return PW_ERR_IO;
 	}
 	rc = pw_torch_read(fp, path, p, out, err);

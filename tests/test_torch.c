@@ -330,7 +330,7 @@ test_malformed(void)
 		  " microbatch 0 (each of the 2 microbatches needs F and a"
 		  " backward on every stage)" },
 		{ "0F0,0B0,0F1,0B1\n",
-		  "t.csv: 1 rows, but the problem has 2 ranks (one row each)" },
+		  "t.csv: 1 row, but the problem has 2 ranks (one row each)" },
 		{ "0F0\n1F0\n\n",
 		  "t.csv:3: row 3, but the problem has 2 ranks" },
 		{ "0F0, 0SEND_F0\n",
