@@ -84,6 +84,7 @@ run "$PW" --version
 ok "--version exits 0" status_is 0
 ok "--version prints the name and a version" \
     grep -q '^pipewright [0-9][0-9.]*$' "$tmp/out"
+fails 2 "foo" "--version with an argument" "$PW" --version foo
 
 run "$PW" --help
 ok "--help exits 0" status_is 0

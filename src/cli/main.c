@@ -587,6 +587,12 @@ main_dispatch(int argc, char **argv)
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
 		return main_run(main_find("help"), argc - 1, argv + 1);
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		/* As every other command: no argument goes unread. */
+		if (argc > 2) {
+			pw_cmd_fail("%s: unexpected argument '%s'", argv[1],
+			    argv[2]);
+			return PW_EXIT_INPUT;
+		}
 		printf("pipewright %s\n", PACKAGE_VERSION);
 		return PW_EXIT_OK;
 	}
