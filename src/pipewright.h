@@ -102,12 +102,14 @@ void	pw_signal_catch(int sig, const struct sigaction *sa,
  * on entry stay ignored): once at the start of a program. */
 void	pw_outfile_signals(void);
 /* Async-signal-safe: removes every open output's temporary file, then
- * ends the process by SIG with its default action. */
+ * ends the process by SIG with its default action; on a thread other
+ * than the one that called pw_outfile_signals (a library's), sends SIG
+ * to that one instead, which takes it once it may. */
 void	pw_outfile_fatal(int sig);
 /* pthread_create with the fatal signals blocked in the new thread, so
- * that pw_outfile_fatal runs on the main thread only, which blocks them
- * while it changes what the handler reads.  Every thread the program
- * starts is started so. */
+ * that pw_outfile_fatal runs on the main thread only (or hands the
+ * signal to it), which blocks them while it changes what the handler
+ * reads.  Every thread the program starts is started so. */
 int	pw_thread_start(pthread_t *, void *(*fn)(void *), void *arg);
 /* Seconds on CLOCK_MONOTONIC: the one clock of every deadline, poll and
  * measurement in the program. */

@@ -146,6 +146,13 @@ pw_umask(void)
  */
 #define PW_OUTFILE_MAX	8
 static _Atomic(char *) pw_outfile_tmps[PW_OUTFILE_MAX];
+/* The thread that installed the handler.  A library's threads (OpenBLAS
+ * starts its workers before main) block nothing, so a signal sent while
+ * that thread blocks the signals to set a slot goes to one of them: the
+ * handler hands it back to this thread, which takes it once the slot is
+ * set.  Without that, a file created the moment before was left behind. */
+static pthread_t pw_outfile_main;
+static atomic_bool pw_outfile_has_main;
 
 /* The signals that end a run and leave its outputs as they were. */
 static const int pw_outfile_fatal_signals[] = { SIGHUP, SIGINT, SIGTERM };
@@ -159,6 +166,12 @@ pw_outfile_fatal(int sig)
 	char *tmp;
 	size_t i;
 
+	if (atomic_load(&pw_outfile_has_main) &&
+	    !pthread_equal(pthread_self(), pw_outfile_main)) {
+		pthread_kill(pw_outfile_main, sig);
+		errno = saved;
+		return;
+	}
 	for (i = 0; i < PW_OUTFILE_MAX; i++) {
 		if ((tmp = atomic_load(&pw_outfile_tmps[i])) != NULL)
 			unlink(tmp);
@@ -187,6 +200,8 @@ pw_outfile_signals(void)
 	struct sigaction sa;
 	size_t i;
 
+	pw_outfile_main = pthread_self();
+	atomic_store(&pw_outfile_has_main, true);
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = pw_outfile_fatal;
 	sigemptyset(&sa.sa_mask);

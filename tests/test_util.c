@@ -352,6 +352,75 @@ test_signal_mask(void)
 	rmdir(dir);
 }
 
+/* A thread that the program did not start with pw_thread_start (a
+ * library's) takes a fatal signal. */
+static void *
+thread_foreign(void *arg)
+{
+	sigset_t term;
+
+	(void)arg;
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	pthread_sigmask(SIG_UNBLOCK, &term, NULL);
+	kill(getpid(), SIGTERM);
+	return NULL;
+}
+
+/* A fatal signal that a library's thread takes while the main thread
+ * blocks the signals (as it does to set a slot) is the main thread's once
+ * it unblocks them: the run goes on until then, and its output's
+ * temporary file is removed.  Taken on the library's thread, the signal
+ * ended the run before the slot was set, leaving the file. */
+static void
+test_signal_foreign(void)
+{
+	char dir[] = "/tmp/pw-test-util-XXXXXX", said[16] = "";
+	struct pw_outfile out;
+	struct pw_error err;
+	sigset_t fatal;
+	pthread_t t;
+	pid_t pid;
+	ssize_t n;
+	char *path;
+	int fds[2], status;
+
+	if (!tap_ok(mkdtemp(dir) != NULL && pipe(fds) == 0,
+	    "temporary directory and pipe"))
+		return;
+	path = pw_xasprintf("%s/out.txt", dir);
+	if ((pid = fork()) == 0) {
+		close(fds[0]);
+		pw_outfile_signals();
+		sigemptyset(&fatal);
+		sigaddset(&fatal, SIGHUP);
+		sigaddset(&fatal, SIGINT);
+		sigaddset(&fatal, SIGTERM);
+		pthread_sigmask(SIG_BLOCK, &fatal, NULL);
+		if (pthread_create(&t, NULL, thread_foreign, NULL) != 0)
+			_exit(3);
+		pthread_join(t, NULL);
+		if (pw_outfile_open(&out, path, &err) != PW_OK)
+			_exit(4);
+		if (write(fds[1], "opened", 6) != 6)
+			_exit(5);
+		pthread_sigmask(SIG_UNBLOCK, &fatal, NULL);
+		_exit(6);
+	}
+	close(fds[1]);
+	n = pid > 0 ? read(fds[0], said, sizeof said - 1) : -1;
+	close(fds[0]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	tap_str(n > 0 ? said : "", "opened", "the run went on past the "
+	    "signal its library thread took");
+	tap_ok(pid > 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM,
+	    "and ended by it once the main thread unblocked it");
+	tap_ok(rmdir(dir) == 0, "leaving no temporary file (the directory "
+	    "is empty)");
+	free(path);
+}
+
 /* Abort drops what stdout's stream still buffers; and a file that gets
  * fd 1 (stdout closed at the start) is closed like any other.  The test
  * points wait until stdout, which they are written to, is back. */
@@ -488,6 +557,7 @@ main(void)
 {
 	test_long_name();
 	test_signal_mask();
+	test_signal_foreign();
 	test_abort_stdout();
 	test_outfile();
 	test_full();
