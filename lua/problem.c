@@ -834,12 +834,10 @@ static int
 pwl_problem_tostring(lua_State *L)
 {
 	const struct pw_problem *p = pwl_problem_check(L, 1)->p;
+	char counts[96];
 
-	lua_pushfstring(L, "problem %s: %d device%s, %d stage%s, %d "
-	    "microbatch%s", p->name != NULL ? p->name : "(unnamed)",
-	    p->devices, p->devices == 1 ? "" : "s", p->nstages,
-	    p->nstages == 1 ? "" : "s", p->microbatches,
-	    p->microbatches == 1 ? "" : "es");
+	lua_pushfstring(L, "problem %s: %s", p->name != NULL ? p->name :
+	    "(unnamed)", pw_problem_counts(p, counts, sizeof counts));
 	return 1;
 }
 

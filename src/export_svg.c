@@ -166,18 +166,16 @@ svg_header(FILE *fp, const struct svg_map *m, const struct pw_problem *p,
     const struct pw_schedule *s, const struct pw_metrics *mt,
     bool interleaved)
 {
-	char *title, *line, b1[32], b2[32];
+	char *title, *line, b1[32], b2[32], counts[96];
 	double x, y;
 	int k;
 
 	title = pw_view_title(p, s);
 	svg_text(fp, SVG_LEFT, 26, "title", title);
 	line = pw_xasprintf("makespan %s, bubble rate %.2f%%, total idle %s; "
-	    "%d device%s, %d stage%s, %d microbatch%s%s",
-	    pw_fmt_seconds(b1, sizeof b1, mt->makespan), 100 * mt->bubble_rate,
-	    pw_fmt_seconds(b2, sizeof b2, mt->total_idle), p->devices,
-	    p->devices == 1 ? "" : "s", p->nstages, p->nstages == 1 ? "" : "s",
-	    p->microbatches, p->microbatches == 1 ? "" : "es",
+	    "%s%s", pw_fmt_seconds(b1, sizeof b1, mt->makespan),
+	    100 * mt->bubble_rate, pw_fmt_seconds(b2, sizeof b2,
+	    mt->total_idle), pw_problem_counts(p, counts, sizeof counts),
 	    mt->feasible ? "" : "; over a memory limit");
 	svg_text(fp, SVG_LEFT, 46, mt->feasible ? NULL : "bad", line);
 	/* The kinds, then the merged columns' colour, then the chunks. */

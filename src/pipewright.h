@@ -248,6 +248,9 @@ bool	pw_problem_same(const struct pw_problem *, const struct pw_problem *);
 int	pw_problem_chunks(const struct pw_problem *, int device); /* stages on it */
 bool	pw_problem_is_loop(const struct pw_problem *);	/* stage s on s mod p */
 bool	pw_problem_is_v(const struct pw_problem *);
+/* "8 devices, 16 stages, 32 microbatches" (each in the singular for one)
+ * into BUF, which it returns. */
+char	*pw_problem_counts(const struct pw_problem *, char *buf, size_t len);
 /* Seconds from stage s to s+1 (0 when both are on one device). */
 double	pw_problem_hop(const struct pw_problem *, int s);
 /* What a rebalance of the layers could gain: the busiest device's

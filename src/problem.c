@@ -421,6 +421,16 @@ pw_problem_is_loop(const struct pw_problem *p)
 	return true;
 }
 
+char *
+pw_problem_counts(const struct pw_problem *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%d device%s, %d stage%s, %d microbatch%s",
+	    p->devices, p->devices == 1 ? "" : "s", p->nstages,
+	    p->nstages == 1 ? "" : "s", p->microbatches,
+	    p->microbatches == 1 ? "" : "es");
+	return buf;
+}
+
 bool
 pw_problem_is_v(const struct pw_problem *p)
 {

@@ -550,7 +550,7 @@ static void
 report_text(FILE *fp, const struct pw_problem *p,
     const struct pw_compare_row *rows, const size_t *order)
 {
-	char *name;
+	char *name, counts[96];
 	size_t i;
 	int namew = (int)strlen("family");
 
@@ -559,11 +559,9 @@ report_text(FILE *fp, const struct pw_problem *p,
 			namew = (int)strlen(pw_families[i].name);
 	report_best(fp, rows);
 	name = p->name != NULL ? pw_escape(p->name) : NULL;
-	fprintf(fp, "%s%s%d device%s, %d stage%s, %d microbatch%s\n\n",
-	    name != NULL ? name : "", name != NULL ? ": " : "",
-	    p->devices, p->devices == 1 ? "" : "s", p->nstages,
-	    p->nstages == 1 ? "" : "s", p->microbatches,
-	    p->microbatches == 1 ? "" : "es");
+	fprintf(fp, "%s%s%s\n\n", name != NULL ? name : "",
+	    name != NULL ? ": " : "", pw_problem_counts(p, counts,
+	    sizeof counts));
 	free(name);
 	report_table(fp, p, rows, order);
 	report_notes(fp, p, rows, order);

@@ -24,6 +24,7 @@ test_placement(void)
 {
 	struct pw_problem *p = uniform(4, 8, 8);
 	struct pw_error err;
+	char counts[96];
 
 	tap_int(pw_problem_place_loop(p, &err), PW_OK, "loop placement");
 	tap_int(p->stages[5].device, 1, "stage 5 on device 1");
@@ -38,7 +39,13 @@ test_placement(void)
 	tap_near(pw_problem_hop(p, 4), 0.25, 0, "hop between devices");
 	pw_problem_free(p);
 
+	p = uniform(1, 1, 1);
+	tap_str(pw_problem_counts(p, counts, sizeof counts), "1 device, "
+	    "1 stage, 1 microbatch", "the counts of one: singular");
+	pw_problem_free(p);
 	p = uniform(3, 4, 2);
+	tap_str(pw_problem_counts(p, counts, sizeof counts), "3 devices, "
+	    "4 stages, 2 microbatches", "the counts: plural");
 	tap_int(pw_problem_place_v(p, &err), PW_ERR_INPUT, "V needs 2p stages");
 	tap_str(err.msg, "V placement needs 2 stages per device (4 stages on 3 devices)", "V refusal");
 	tap_int(pw_problem_place_loop(p, &err), PW_ERR_INPUT, "loop needs a multiple");
