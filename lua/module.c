@@ -315,23 +315,26 @@ pwl_load_file(lua_State *L, const char *path)
 	struct pwl_problem *pb = pwl_problem_push(L);
 	struct pw_timed_op **ops = (struct pw_timed_op **)pwl_box(L, 0,
 	    "pw.load");
+	char **family = (char **)pwl_box(L, 0, "pw.load");
 	struct pw_schedule *sched;
 	struct pwl_schedule *sb;
 	struct pw_error err;
 	size_t nops;
 
-	if (pw_file_read(path, &pb->p, ops, &nops, &err) != PW_OK)
+	if (pw_file_read(path, &pb->p, ops, &nops, family, &err) != PW_OK)
 		return pwl_fail(L, "pw.load: %s", err.msg);
 	/* Read already (the reader checks the counts): charged after. */
 	pwl_charge(L, &pb->charged, pwl_problem_bytes(pb->p->devices,
 	    pb->p->nstages), "pw.load");
 	if (*ops == NULL) {
-		lua_pop(L, 1);
+		lua_pop(L, 2);
 		return 1;
 	}
-	sb = pwl_schedule_push(L, -2, pb->p, "pw.load");
+	sb = pwl_schedule_push(L, -3, pb->p, "pw.load");
 	if (pw_schedule_from_timed(pb->p, *ops, nops, &sched, &err) != PW_OK)
 		return pwl_fail(L, "pw.load: %s", err.msg);
+	sched->family = *family;
+	*family = NULL;
 	pwl_schedule_finish(L, sb, pw_problem_copy(pb->p), sched, NULL,
 	    "pw.load");
 	return 1;

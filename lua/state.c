@@ -127,9 +127,7 @@ pwl_cancel(lua_State *L)
 bool
 pwlua_is_script(const char *path)
 {
-	size_t len = strlen(path);
-
-	return len > 4 && strcmp(path + len - 4, ".lua") == 0;
+	return pw_path_ends(path, ".lua");
 }
 
 /* Appends one traceback line for AR, as luaL_traceback words it. */

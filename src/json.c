@@ -1281,6 +1281,7 @@ struct pw_jfile {
 	struct pw_pin	*pins;		/* a schedule file's, with its ops */
 	size_t		 npins;
 	struct pw_measured *measured;	/* a schedule file's, when wanted */
+	char		*family;	/* a schedule file's, or NULL */
 };
 
 /* The deepest nesting read, as jansson's own parser allows: deeper
@@ -1784,8 +1785,21 @@ pw_jparse_stream(struct pw_jfile *f, FILE *fp, FILE *tee, json_t **root)
 	return rc;
 }
 
-/* Reads FP into F: its format, its problem and, where F wants them, a
- * schedule file's ops, pins and measured run. */
+/* A schedule file's optional "family" from ROOT into F. */
+static int
+pw_jread_family(struct pw_jfile *f, const json_t *root)
+{
+	const char *family;
+	int rc;
+
+	if ((rc = pw_jmember_text(f->in, root, "", "family", false,
+	    &family)) == PW_OK)
+		f->family = pw_xstrdup(family);
+	return rc;
+}
+
+/* Reads FP into F: its format, its problem, its family and, where F
+ * wants them, a schedule file's ops, pins and measured run. */
 static int
 pw_jload_stream(struct pw_jfile *f, FILE *fp)
 {
@@ -1825,6 +1839,8 @@ pw_jload_stream(struct pw_jfile *f, FILE *fp)
 	if (rc == PW_OK && f->schedule && f->want_measured)
 		rc = pw_jmeasured_of(f->in, root, f->p, f->ops, f->nops,
 		    &f->measured);
+	if (rc == PW_OK && f->schedule)
+		rc = pw_jread_family(f, root);
 out:
 	json_decref(root);
 	if (tee != NULL)
@@ -1875,6 +1891,7 @@ struct pw_jwant {
 	struct pw_pin	**pins;
 	size_t		*npins;
 	struct pw_measured **measured;
+	char		**family;
 };
 
 /* Reads PATH (or, when FP is not NULL, FP named LABEL), a schedule file
@@ -1910,15 +1927,22 @@ pw_jread_file(const char *path, FILE *fp, const struct pw_jwant *w,
 	}
 	if (w->measured != NULL)
 		*w->measured = NULL;
+	if (w->family != NULL)
+		*w->family = NULL;
 	rc = fp != NULL ? pw_jload_stream(&f, fp) : pw_jload(&f, path);
 	if (rc != PW_OK) {
 		pw_problem_free(f.p);
 		free(f.ops);
 		free(f.pins);
 		pw_measured_free(f.measured);
+		free(f.family);
 		return rc;
 	}
 	*w->problem = f.p;
+	if (w->family != NULL)
+		*w->family = f.family;
+	else
+		free(f.family);
 	if (f.schedule && ops != NULL) {
 		*ops = f.ops != NULL ? f.ops : pw_xmalloc(sizeof **ops);
 		*w->nops = f.nops;
@@ -1937,19 +1961,22 @@ pw_jread_file(const char *path, FILE *fp, const struct pw_jwant *w,
 
 int
 pw_schedule_read(const char *path, struct pw_problem **problem,
-    struct pw_timed_op **ops, size_t *nops, struct pw_error *err)
+    struct pw_timed_op **ops, size_t *nops, char **family,
+    struct pw_error *err)
 {
 	struct pw_jwant w = { .schedule_only = true, .problem = problem,
-	    .ops = ops, .nops = nops };
+	    .ops = ops, .nops = nops, .family = family };
 
 	return pw_jread_file(path, NULL, &w, err);
 }
 
 int
 pw_file_read(const char *path, struct pw_problem **problem,
-    struct pw_timed_op **ops, size_t *nops, struct pw_error *err)
+    struct pw_timed_op **ops, size_t *nops, char **family,
+    struct pw_error *err)
 {
-	struct pw_jwant w = { .problem = problem, .ops = ops, .nops = nops };
+	struct pw_jwant w = { .problem = problem, .ops = ops, .nops = nops,
+	    .family = family };
 
 	return pw_jread_file(path, NULL, &w, err);
 }
@@ -1957,10 +1984,10 @@ pw_file_read(const char *path, struct pw_problem **problem,
 int
 pw_file_read_pins(const char *path, struct pw_problem **problem,
     struct pw_timed_op **ops, size_t *nops, struct pw_pin **pins,
-    size_t *npins, struct pw_error *err)
+    size_t *npins, char **family, struct pw_error *err)
 {
 	struct pw_jwant w = { .problem = problem, .ops = ops, .nops = nops,
-	    .pins = pins, .npins = npins };
+	    .pins = pins, .npins = npins, .family = family };
 
 	return pw_jread_file(path, NULL, &w, err);
 }

@@ -141,6 +141,10 @@ bool	pw_parse_int(const char *s, long min, long max, int *out);
  * 1024), in any case, a blank allowed before the unit ("60GiB",
  * "1.5 TB", "4e9").  False, *OUT untouched, for anything else. */
 bool	pw_parse_bytes(const char *s, double *out);
+/* Whether PATH ends in SUFFIX (".lua", ".json", ".csv") after at least
+ * one other character, in any case: how every reader and writer tells a
+ * file's kind by its name. */
+bool	pw_path_ends(const char *path, const char *suffix);
 
 /* splitmix64: the next number of the sequence whose state is *STATE.
  * Deterministic on every platform, for seeded searches and generators. */
@@ -848,14 +852,18 @@ int	pw_offload_plan(const struct pw_problem *, struct pw_schedule *,
  * name the file, the field and the value.  Returns a problem the caller
  * owns, or NULL. */
 struct pw_problem *pw_problem_read(const char *path, struct pw_error *);
-/* Reads a schedule file: its problem and its timed ops (caller owns both). */
+/* Reads a schedule file: its problem, its timed ops and the family that
+ * built it (*FAMILY NULL when the file names none; FAMILY may be NULL
+ * when not wanted); the caller owns all three. */
 int	pw_schedule_read(const char *path, struct pw_problem **problem,
-	    struct pw_timed_op **ops, size_t *nops, struct pw_error *);
+	    struct pw_timed_op **ops, size_t *nops, char **family,
+	    struct pw_error *);
 /* Reads a problem file or a schedule file, whichever PATH holds, in one
- * pass: as pw_schedule_read, with *OPS NULL and *NOPS 0 for a problem
- * file. */
+ * pass: as pw_schedule_read, with *OPS NULL, *NOPS 0 and *FAMILY NULL
+ * for a problem file. */
 int	pw_file_read(const char *path, struct pw_problem **problem,
-	    struct pw_timed_op **ops, size_t *nops, struct pw_error *);
+	    struct pw_timed_op **ops, size_t *nops, char **family,
+	    struct pw_error *);
 /* Writes atomically; PATH "-" is stdout. */
 int	pw_problem_write(const char *path, const struct pw_problem *, struct pw_error *);
 int	pw_schedule_write(const char *path, const struct pw_problem *,
@@ -865,13 +873,14 @@ int	pw_schedule_write_pins(const char *path, const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_timing *,
 	    const struct pw_pin *pins, size_t npins, struct pw_error *);
 /* pw_file_read, also giving the file's pins (*PINS, the caller frees
- * it; NULL and 0 when it has none, and for a problem file).  A pin must
- * name two compute ops of the problem on one device.  OPS and NOPS may
- * be NULL: the ops are then skipped (their syntax checked), as
- * pw_problem_read does, for the problem and pins alone. */
+ * it; NULL and 0 when it has none, and for a problem file) and its
+ * family as pw_schedule_read does.  A pin must name two compute ops of
+ * the problem on one device.  OPS and NOPS may be NULL: the ops are
+ * then skipped (their syntax checked), as pw_problem_read does, for the
+ * problem and pins alone. */
 int	pw_file_read_pins(const char *path, struct pw_problem **problem,
 	    struct pw_timed_op **ops, size_t *nops, struct pw_pin **pins,
-	    size_t *npins, struct pw_error *);
+	    size_t *npins, char **family, struct pw_error *);
 
 /* A schedule file with its measured run (M, NULL for none: then as
  * pw_schedule_write), atomically; PATH "-" is stdout. */

@@ -136,7 +136,8 @@ pw_plan_family(const struct pw_family *family, const struct pw_problem *p,
 
 int
 pw_plan_from_timed(struct pw_problem *problem, const struct pw_timed_op *ops,
-    size_t n, const char *label, struct pw_plan **out, struct pw_error *err)
+    size_t n, char *family, const char *label, struct pw_plan **out,
+    struct pw_error *err)
 {
 	struct pw_schedule *sched;
 	struct pw_error why;
@@ -146,9 +147,11 @@ pw_plan_from_timed(struct pw_problem *problem, const struct pw_timed_op *ops,
 	if ((rc = pw_schedule_from_timed(problem, ops, n, &sched,
 	    &why)) != PW_OK) {
 		pw_problem_free(problem);
+		free(family);
 		pw_error_set(err, "%s: %s", label, why.msg);
 		return rc;
 	}
+	sched->family = family;
 	if ((rc = pw_plan_make(problem, sched, out, &why)) != PW_OK)
 		pw_error_set(err, "%s: %s", label, why.msg);
 	return rc;
@@ -161,12 +164,15 @@ pw_plan_read(const char *path, struct pw_plan **out,
 	const char *label = strcmp(path, "-") == 0 ? "<stdin>" : path;
 	struct pw_problem *problem = NULL;
 	struct pw_timed_op *ops = NULL;
+	char *family = NULL;
 	size_t nops = 0;
 	int rc;
 
 	*out = NULL;
-	if ((rc = pw_schedule_read(path, &problem, &ops, &nops, err)) == PW_OK)
-		rc = pw_plan_from_timed(problem, ops, nops, label, out, err);
+	if ((rc = pw_schedule_read(path, &problem, &ops, &nops, &family,
+	    err)) == PW_OK)
+		rc = pw_plan_from_timed(problem, ops, nops, family, label, out,
+		    err);
 	if (rc == PW_OK && stored != NULL) {
 		*stored = ops;
 		*nstored = nops;

@@ -95,13 +95,14 @@ int	pw_plan_read(const char *path, struct pw_plan **out,
 	    struct pw_timed_op **stored, size_t *nstored, struct pw_error *);
 
 /* The orders of a schedule file's timed OPS[N] (pw_schedule_from_timed)
- * for PROBLEM (taken, whatever this returns), timed: pw_plan_read's work
- * after the reading, for a caller that read the file itself.  Errors
- * start with LABEL (the file's name).  Returns PW_OK and a plan the
- * caller owns, or the error. */
+ * for PROBLEM, built by FAMILY (the file's "family", NULL for none; both
+ * taken, whatever this returns), timed: pw_plan_read's work after the
+ * reading, for a caller that read the file itself.  Errors start with
+ * LABEL (the file's name).  Returns PW_OK and a plan the caller owns,
+ * or the error. */
 int	pw_plan_from_timed(struct pw_problem *problem,
-	    const struct pw_timed_op *ops, size_t n, const char *label,
-	    struct pw_plan **out, struct pw_error *);
+	    const struct pw_timed_op *ops, size_t n, char *family,
+	    const char *label, struct pw_plan **out, struct pw_error *);
 
 /* Returns a deep copy the caller owns, failed re-time and all. */
 struct pw_plan *pw_plan_copy(const struct pw_plan *);

@@ -561,7 +561,5 @@ pw_torch_read_file(const char *path, const struct pw_problem *p,
 bool
 pw_torch_is_csv(const char *path)
 {
-	size_t n = strlen(path);
-
-	return n > 4 && strcasecmp(path + n - 4, ".csv") == 0;
+	return pw_path_ends(path, ".csv");
 }

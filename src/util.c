@@ -770,6 +770,14 @@ pw_parse_bytes(const char *s, double *out)
 	return false;
 }
 
+bool
+pw_path_ends(const char *path, const char *suffix)
+{
+	size_t n = strlen(path), k = strlen(suffix);
+
+	return n > k && strcasecmp(path + n - k, suffix) == 0;
+}
+
 uint64_t
 pw_splitmix64(uint64_t *state)
 {

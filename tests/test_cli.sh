@@ -586,7 +586,13 @@ if [ -f "$UNIT" ]; then
 	ok "compare escapes the name" out_has '^x\\x1b]0;t\\x07\\xc2\\x9by: 4 devices'
 	ok "...and prints no control character" no_control "$tmp/out"
 	run "$PW" show "$tmp/esc-1f1b.json"
-	ok "show escapes the name" out_has '^x\\x1b]0;t\\x07\\xc2\\x9by: 4 devices'
+	ok "show escapes the name and names the file's family" \
+	    out_has '^x\\x1b]0;t\\x07\\xc2\\x9by (1f1b): 4 devices'
+	ok "...and prints no control character" no_control "$tmp/out"
+	sed 's/"family": "1f1b"/"family": "f\\u001b[2Jg"/' "$tmp/esc-1f1b.json" \
+	    >"$tmp/esc-family.json"
+	run "$PW" show "$tmp/esc-family.json"
+	ok "show escapes the file's family" out_has ' (f\\x1b\[2Jg): 4 devices'
 	ok "...and prints no control character" no_control "$tmp/out"
 	run "$PW" eval "$tmp/esc-1f1b.json"
 	ok "eval prints no control character" no_control "$tmp/out"

@@ -490,7 +490,7 @@ test_foreign_schedule(void)
 		tap_diag("%s", err.msg);
 	pw_problem_free(p);
 
-	if (!tap_int(pw_schedule_read(path, &p, &ops, &n, &err), PW_OK,
+	if (!tap_int(pw_schedule_read(path, &p, &ops, &n, NULL, &err), PW_OK,
 	    "read a foreign schedule (metrics and unknown fields ignored)")) {
 		tap_diag("%s", err.msg);
 		free(path);
@@ -517,7 +517,7 @@ test_foreign_schedule(void)
 	    "mb", 0));
 	json_dump_file(root, path, 0);
 	json_decref(root);
-	if (tap_int(pw_schedule_read(path, &p, &ops, &n, &err), PW_OK,
+	if (tap_int(pw_schedule_read(path, &p, &ops, &n, NULL, &err), PW_OK,
 	    "an anchor on an F, at an OFFLOAD, is no read error")) {
 		tap_ok(ops[0].has_anchor && ops[0].anchor.op.kind == PW_OFFLOAD,
 		    "... it is read as stated, for the checker");
@@ -675,7 +675,7 @@ check_bad(const struct bad_case *c, const char *path)
 
 	memset(&err, 0, sizeof err);
 	if (c->schedule)
-		rc = pw_schedule_read(path, &p, &ops, &n, &err);
+		rc = pw_schedule_read(path, &p, &ops, &n, NULL, &err);
 	else
 		p = pw_problem_read(path, &err);
 	tap_ok(rc == PW_ERR_INPUT && p == NULL, "%s is refused as input",
@@ -739,15 +739,15 @@ test_unreadable(void)
 	tap_ok(p == NULL, "a missing file");
 	tap_str(err.msg, want, "... is named with the reason");
 	free(want);
-	tap_int(pw_schedule_read(path, &p, &ops, &n, &err), PW_ERR_IO,
+	tap_int(pw_schedule_read(path, &p, &ops, &n, NULL, &err), PW_ERR_IO,
 	    "a missing schedule is an I/O error");
-	tap_int(pw_schedule_read(tmpdir, &p, &ops, &n, &err), PW_ERR_IO,
+	tap_int(pw_schedule_read(tmpdir, &p, &ops, &n, NULL, &err), PW_ERR_IO,
 	    "a directory is an I/O error");
 	tap_ok(p == NULL && ops == NULL && n == 0,
 	    "failed reads return nothing");
 
 	unit = pw_xasprintf("%s/unit4x8.json", examples);
-	tap_int(pw_schedule_read(unit, &p, &ops, &n, &err), PW_ERR_INPUT,
+	tap_int(pw_schedule_read(unit, &p, &ops, &n, NULL, &err), PW_ERR_INPUT,
 	    "a problem file is not a schedule");
 	want = pw_xasprintf("%s: format: must be \"pipewright.schedule.v1\" "
 	    "(got \"pipewright.problem.v1\")", unit);
@@ -1000,7 +1000,7 @@ read_piped(const char *text, struct pw_problem **p, struct pw_timed_op **ops,
 	close(fds[1]);
 	dup2(fds[0], 0);
 	close(fds[0]);
-	rc = pw_schedule_read("-", p, ops, n, err);
+	rc = pw_schedule_read("-", p, ops, n, NULL, err);
 	dup2(saved, 0);
 	close(saved);
 	clearerr(stdin);
@@ -1032,9 +1032,9 @@ test_ops_first(void)
 	text = member_first(path, "ops");
 	tap_ok(strncmp(text, "{\"ops\": [", 9) == 0, "ops come first");
 	spew(moved, text);
-	tap_int(pw_schedule_read(path, &p, &ops, &n, &err), PW_OK,
+	tap_int(pw_schedule_read(path, &p, &ops, &n, NULL, &err), PW_OK,
 	    "read as written");
-	tap_int(pw_schedule_read(moved, &q, &ops2, &n2, &err), PW_OK,
+	tap_int(pw_schedule_read(moved, &q, &ops2, &n2, NULL, &err), PW_OK,
 	    "read with the ops first");
 	for (i = 0, same = n == n2 && n > 0; i < n && same; i++)
 		same = same_timed(&ops[i], &ops2[i]);
@@ -1085,7 +1085,7 @@ test_schedule_roundtrip(void)
 	    "offload schedule") ||
 	    !tap_int(pw_schedule_write(path, p, s, t, &err), PW_OK,
 	    "write it") ||
-	    !tap_int(pw_schedule_read(path, &q, &ops2, &n2, &err), PW_OK,
+	    !tap_int(pw_schedule_read(path, &q, &ops2, &n2, NULL, &err), PW_OK,
 	    "read it back")) {
 		tap_diag("%s", err.msg);
 		goto out;
@@ -1122,7 +1122,7 @@ test_schedule_roundtrip(void)
 	json_decref(root);
 	pw_problem_free(q);
 	free(ops2);
-	tap_int(pw_schedule_read(edited, &q, &ops2, &n2, &err), PW_OK,
+	tap_int(pw_schedule_read(edited, &q, &ops2, &n2, NULL, &err), PW_OK,
 	    "metrics are never read back");
 
 	text = test_read_file(path);
@@ -1275,7 +1275,7 @@ test_pins(void)
 	tap_str(t3, text, "pins: after the ops, one pin per line");
 	free(text);
 
-	if (tap_int(pw_file_read_pins(pinned, &q, &ops, &n, &back, &nback,
+	if (tap_int(pw_file_read_pins(pinned, &q, &ops, &n, &back, &nback, NULL,
 	    &err), PW_OK, "pins: read back")) {
 		tap_int((long long)nback, 2, "pins: both read");
 		tap_ok(nback == 2 && same_pin(&back[0], &pins[0]) &&
@@ -1283,7 +1283,7 @@ test_pins(void)
 		tap_ok(pw_problem_same(p, q), "pins: the same problem");
 	}
 	release(&q, &ops2, &back);
-	if (tap_int(pw_schedule_read(plain, &q, &ops2, &n2, &err), PW_OK,
+	if (tap_int(pw_schedule_read(plain, &q, &ops2, &n2, NULL, &err), PW_OK,
 	    "pins: read the plain file")) {
 		for (i = 0, same = n == n2 && n > 0; i < n && same; i++)
 			same = same_timed(&ops[i], &ops2[i]);
@@ -1292,20 +1292,20 @@ test_pins(void)
 	release(&q, &ops2, &back);
 	/* The problem and the pins alone, the ops skipped. */
 	if (tap_int(pw_file_read_pins(pinned, &q, NULL, NULL, &back, &nback,
-	    &err), PW_OK, "pins: read without the ops"))
+	    NULL, &err), PW_OK, "pins: read without the ops"))
 		tap_ok(pw_problem_same(p, q) && nback == 2 &&
 		    same_pin(&back[0], &pins[0]) && same_pin(&back[1], &pins[1]),
 		    "pins: the same problem and pins");
 	release(&q, &ops2, &back);
 	/* The readers without pins read a pinned file. */
-	tap_int(pw_schedule_read(pinned, &q, &ops2, &n2, &err), PW_OK,
+	tap_int(pw_schedule_read(pinned, &q, &ops2, &n2, NULL, &err), PW_OK,
 	    "pins: pw_schedule_read reads a pinned file");
 	tap_int((long long)n2, (long long)n, "pins: and all its ops");
 	release(&q, &ops2, &back);
 	nback = 7;
 	back = (struct pw_pin *)&nback;
-	tap_int(pw_file_read_pins(plain, &q, &ops2, &n2, &back, &nback, &err),
-	    PW_OK, "pins: a file without pins");
+	tap_int(pw_file_read_pins(plain, &q, &ops2, &n2, &back, &nback,
+	    NULL, &err), PW_OK, "pins: a file without pins");
 	tap_ok(back == NULL && nback == 0, "pins: has none");
 	release(&q, &ops2, &back);
 
@@ -1315,7 +1315,7 @@ test_pins(void)
 	spew(edited, text);
 	free(text);
 	if (tap_int(pw_file_read_pins(edited, &q, &ops2, &n2, &back, &nback,
-	    &err), PW_OK, "pins: read with the pins first"))
+	    NULL, &err), PW_OK, "pins: read with the pins first"))
 		tap_ok(nback == 2 && n2 == n && same_pin(&back[0], &pins[0]) &&
 		    same_pin(&back[1], &pins[1]), "pins: the same pins and ops");
 	release(&q, &ops2, &back);
@@ -1324,7 +1324,7 @@ test_pins(void)
 	if (tap_int(pw_problem_write(edited, p, &err), PW_OK,
 	    "pins: write a problem file") &&
 	    tap_int(pw_file_read_pins(edited, &q, &ops2, &n2, &back, &nback,
-	    &err), PW_OK, "pins: read the problem file"))
+	    NULL, &err), PW_OK, "pins: read the problem file"))
 		tap_ok(ops2 == NULL && back == NULL && nback == 0,
 		    "pins: no ops, no pins");
 	pw_problem_free(q);
@@ -1335,7 +1335,8 @@ test_pins(void)
 		spew(edited, text);
 		free(text);
 		tap_int(pw_file_read_pins(edited, &q, &ops2, &n2, &back,
-		    &nback, &err), PW_ERR_INPUT, "pins: bad %zu refused", i);
+		    &nback, NULL, &err), PW_ERR_INPUT, "pins: bad %zu refused",
+		    i);
 		want = pw_xasprintf("%s: %s", edited, pin_bads[i].want);
 		tap_str(err.msg, want, "pins: bad %zu named", i);
 		free(want);
@@ -1343,8 +1344,8 @@ test_pins(void)
 		    "pins: bad %zu gives nothing", i);
 	}
 	/* The plain readers refuse them too: one reader. */
-	tap_int(pw_schedule_read(edited, &q, &ops2, &n2, &err), PW_ERR_INPUT,
-	    "pins: pw_schedule_read refuses a bad pin");
+	tap_int(pw_schedule_read(edited, &q, &ops2, &n2, NULL, &err),
+	    PW_ERR_INPUT, "pins: pw_schedule_read refuses a bad pin");
 
 	/* What could not be read back is not written. */
 	before = count_entries(tmpdir);
@@ -1375,6 +1376,96 @@ out:
 	pw_problem_free(p);
 }
 
+/* A schedule file's "family" reads back with its ops, wherever it
+ * stands; none is NULL, and anything but a string is refused. */
+static void
+test_family(void)
+{
+	static const char written[] = "\"family\": \"zb-h1\"";
+	static char stale[] = "stale";	/* the reader must overwrite it */
+	struct pw_problem *def = pw_problem_default(), *used, *p = NULL;
+	struct pw_schedule *s;
+	struct pw_timing *t;
+	struct pw_timed_op *ops = NULL;
+	struct pw_error err;
+	char *path = tmp_path("family.json"), *edited = tmp_path("fam2.json");
+	char *text, *at, *family = NULL, *want, *unit, *bad;
+	size_t n;
+
+	if (!tap_int(pw_family_build(pw_family_find("zb-h1"), def, &used, &s,
+	    &err), PW_OK, "family: build zb-h1") ||
+	    !tap_int(pw_simulate(used, s, &t, &err), PW_OK,
+	    "family: simulate it"))
+		return;
+	free(s->family);
+	s->family = pw_xstrdup("zb-h1");
+	if (!tap_int(pw_schedule_write(path, used, s, t, &err), PW_OK,
+	    "family: write it"))
+		return;
+	if (tap_int(pw_schedule_read(path, &p, &ops, &n, &family, &err), PW_OK,
+	    "family: read back"))
+		tap_str(family, "zb-h1", "family: as written");
+	pw_problem_free(p);
+	free(ops);
+	free(family);
+
+	/* With the ops first, after them in the text. */
+	text = member_first(path, "ops");
+	spew(edited, text);
+	free(text);
+	family = NULL;
+	if (tap_int(pw_file_read(edited, &p, &ops, &n, &family, &err), PW_OK,
+	    "family: read after the ops"))
+		tap_str(family, "zb-h1", "family: the same");
+	pw_problem_free(p);
+	free(ops);
+	free(family);
+
+	text = test_read_file(path);
+	at = strstr(text, written);
+	if (!tap_ok(at != NULL, "family: the file has it"))
+		goto out;
+	bad = pw_xasprintf("%.*s\"family\": 5%s", (int)(at - text), text,
+	    at + sizeof written - 1);
+	spew(edited, bad);
+	free(bad);
+	tap_int(pw_schedule_read(edited, &p, &ops, &n, &family, &err),
+	    PW_ERR_INPUT, "family: a number is refused");
+	want = pw_xasprintf("%s: family: must be a string (got 5)", edited);
+	tap_str(err.msg, want, "family: the error names the field");
+	free(want);
+	tap_ok(p == NULL && ops == NULL && family == NULL,
+	    "family: nothing given on the error");
+	bad = pw_xasprintf("%.*s\"comment\": 1%s", (int)(at - text), text,
+	    at + sizeof written - 1);
+	spew(edited, bad);
+	free(bad);
+	family = stale;
+	if (tap_int(pw_schedule_read(edited, &p, &ops, &n, &family, &err),
+	    PW_OK, "family: a file without one reads"))
+		tap_ok(family == NULL, "family: none is NULL");
+	pw_problem_free(p);
+	free(ops);
+	unit = pw_xasprintf("%s/unit4x8.json", examples);
+	family = stale;
+	if (tap_int(pw_file_read(unit, &p, &ops, &n, &family, &err), PW_OK,
+	    "family: a problem file reads"))
+		tap_ok(family == NULL && ops == NULL,
+		    "family: a problem file has none");
+	pw_problem_free(p);
+	free(unit);
+out:
+	free(text);
+	unlink(edited);
+	unlink(path);
+	free(edited);
+	free(path);
+	pw_schedule_free(s);
+	pw_timing_free(t);
+	pw_problem_free(used);
+	pw_problem_free(def);
+}
+
 int
 main(void)
 {
@@ -1400,6 +1491,7 @@ main(void)
 	test_ops_first();
 	test_schedule_roundtrip();
 	test_pins();
+	test_family();
 	remove_tmpdir();
 	return tap_done();
 }

@@ -576,8 +576,9 @@ test_load_write(void)
 	    "pw.write_json('s.json', s)\n"
 	    "local t = pw.load('s.json')\n"
 	    "assert(t.makespan == s.makespan and t.problem == p)\n"
-	    "assert(#t.ops == #s.ops)\n",
-	    "write_json then load: the same problem and schedule");
+	    "assert(#t.ops == #s.ops)\n"
+	    "assert(t.family == 'zb-h1', tostring(t.family))\n",
+	    "write_json then load: the same problem, schedule and family");
 	/* format.md's example with RELOAD(0,1) at BW(0,0)'s end. */
 	write_file("end.json", "{\"format\": \"pipewright.schedule.v1\", "
 	    "\"problem\": {\"devices\": 2, \"microbatches\": 2, \"stages\": ["

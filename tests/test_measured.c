@@ -229,7 +229,7 @@ test_round_trip(const struct pw_problem *p, const struct pw_schedule *sched,
 		    "reads back to the bit");
 	pw_measured_free(back);
 	back = NULL;
-	if (tap_int(pw_file_read(path, &rp, &ops, &nops, &err), PW_OK,
+	if (tap_int(pw_file_read(path, &rp, &ops, &nops, NULL, &err), PW_OK,
 	    "file_read skips the section: %s", err.msg))
 		tap_ok(pw_problem_same(p, rp) && nops == 8, "file_read: the "
 		    "problem and 8 ops");

@@ -860,7 +860,7 @@ test_files(void)
 	tap_ok(!d->dirty && d->save_path && strcmp(d->save_path, saved) == 0,
 	    "saved: clean, and s now saves there");
 	if (tap_ok(pw_file_read_pins(saved, &p, &ops, &nops, &pins, &npins,
-	    &err) == PW_OK, "the file reads back")) {
+	    NULL, &err) == PW_OK, "the file reads back")) {
 		tap_int((long long)nops, 24, "with every op");
 		tap_ok(npins == 1 && pins[0].before.kind == PW_F &&
 		    pins[0].before.mb == 2 && pins[0].after.kind == PW_W,

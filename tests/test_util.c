@@ -552,6 +552,18 @@ test_parse_bytes(void)
 	}
 }
 
+static void
+test_path_ends(void)
+{
+	tap_ok(pw_path_ends("a.lua", ".lua"), "path_ends: a.lua is .lua");
+	tap_ok(pw_path_ends("dir/A.CSV", ".csv"), "path_ends: in any case");
+	tap_ok(!pw_path_ends(".json", ".json"),
+	    "path_ends: the suffix alone names no file");
+	tap_ok(!pw_path_ends("x.lua.json", ".lua"),
+	    "path_ends: only the last suffix counts");
+	tap_ok(!pw_path_ends("lua", ".lua"), "path_ends: shorter than it");
+}
+
 int
 main(void)
 {
@@ -567,6 +579,7 @@ main(void)
 	test_splitmix();
 	test_parse_int();
 	test_parse_bytes();
+	test_path_ends();
 	test_exact_precision();
 	return tap_done();
 }

@@ -137,15 +137,6 @@ tui_prompt_save_as(struct tui *d, const char *text, bool then_quit)
 	    (then_quit ? TUI_DO_QUIT : 0);
 }
 
-/* Whether PATH ends in SUFFIX. */
-static bool
-tui_prompt_ends(const char *path, const char *suffix)
-{
-	size_t n = strlen(path), k = strlen(suffix);
-
-	return n > k && strcmp(path + n - k, suffix) == 0;
-}
-
 /* The export registry's format names, "chrome, svg, ...", into BUF. */
 static char *
 tui_prompt_formats(char *buf, size_t len)
@@ -217,7 +208,7 @@ tui_prompt_new_file(struct tui *d, const char *text)
 	struct stat st;
 	int rc;
 
-	if (!lua && !tui_prompt_ends(text, ".json")) {
+	if (!lua && !pw_path_ends(text, ".json")) {
 		tui_message(d, true, "%s: name a .lua or a .json file", text);
 		return TUI_DRAW_MESSAGE;
 	}

@@ -112,17 +112,17 @@ tui_recover_restore(struct tui *d)
 	struct pw_plan *plan = NULL;
 	struct pw_error err;
 	size_t nops = 0, npins = 0;
-	char *source;
+	char *source, *family = NULL;
 	unsigned flags;
 	int rc;
 
 	if (d->recover_path == NULL)
 		d->recover_path = tui_recover_name(d->path);
 	rc = pw_file_read_pins(d->recover_path, &problem, &ops, &nops, &pins,
-	    &npins, &err);
+	    &npins, &family, &err);
 	if (rc == PW_OK)
-		rc = pw_plan_from_timed(problem, ops, nops, d->recover_path,
-		    &plan, &err);
+		rc = pw_plan_from_timed(problem, ops, nops, family,
+		    d->recover_path, &plan, &err);
 	free(ops);
 	if (rc != PW_OK) {
 		free(pins);

@@ -41,6 +41,7 @@ tui_state_file_read(const char *path, const struct pw_problem *given,
 {
 	struct pwlua_solve_prefs prefs = { 0 };
 	struct pw_timed_op *ops = NULL;
+	char *family = NULL;
 	size_t nops = 0;
 	int rc;
 
@@ -66,13 +67,15 @@ tui_state_file_read(const char *path, const struct pw_problem *given,
 		return PW_OK;
 	}
 	rc = pw_file_read_pins(path, &out->problem, &ops, &nops, &out->pins,
-	    &out->npins, err);
+	    &out->npins, &family, err);
 	if (rc != PW_OK || nops == 0) {
 		free(ops);
+		free(family);
 		return rc;
 	}
 	out->is_schedule = true;
-	rc = pw_plan_from_timed(out->problem, ops, nops, path, &out->plan, err);
+	rc = pw_plan_from_timed(out->problem, ops, nops, family, path,
+	    &out->plan, err);
 	out->problem = NULL;
 	free(ops);
 	return rc;

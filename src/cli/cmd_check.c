@@ -60,7 +60,7 @@ pw_cmd_check(const struct pw_cmd_args *a)
 		    &nops)) != PW_EXIT_OK)
 			return status;
 	} else if ((rc = pw_schedule_read(a->pos[0], &problem, &ops, &nops,
-	    &err)) != PW_OK) {
+	    NULL, &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
 		return pw_cmd_status(rc);
 	} else if ((status = cmd_check_measured(a->pos[0], problem, &ops,

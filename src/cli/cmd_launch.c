@@ -204,27 +204,6 @@ cmd_launch_best(const struct pw_cmd_args *a, struct cmd_launch_run *r)
 	return PW_EXIT_OK;
 }
 
-/* The family schedule file PATH records, "FAMILY (from PATH)" (the
- * caller owns it), else PATH's name: the readers keep the orders
- * alone. */
-static char *
-cmd_launch_family(const char *path)
-{
-	json_t *root = strcmp(path, "-") == 0 ? NULL : json_load_file(path, 0,
-	    NULL);
-	const char *family = json_string_value(json_object_get(root,
-	    "family"));
-	char *out;
-
-	if (family != NULL)
-		out = pw_xasprintf("%s (from %s)", family, pw_cmd_label(path));
-	else
-		out = pw_xasprintf("%s (no family recorded)",
-		    pw_cmd_label(path));
-	json_decref(root);
-	return out;
-}
-
 /* The schedule file PATH's plan into R, its pins checked and its
  * measured run kept; or, without ops, its problem in R->input. */
 static int
@@ -235,11 +214,12 @@ cmd_launch_file(const char *path, struct cmd_launch_run *r)
 	struct pw_pin *pins = NULL;
 	size_t nops = 0, npins = 0;
 	struct pw_error err;
-	char why[160];
+	const char *built_by;
+	char why[160], *family = NULL;
 	int rc;
 
 	if ((rc = pw_file_read_pins(path, &problem, &ops, &nops, &pins, &npins,
-	    &err)) != PW_OK) {
+	    &family, &err)) != PW_OK) {
 		pw_cmd_fail("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
@@ -247,7 +227,7 @@ cmd_launch_file(const char *path, struct cmd_launch_run *r)
 		r->input = problem;
 		return PW_EXIT_OK;
 	}
-	rc = pw_plan_from_timed(problem, ops, nops, pw_cmd_label(path),
+	rc = pw_plan_from_timed(problem, ops, nops, family, pw_cmd_label(path),
 	    &r->plan, &err);
 	/* It runs the orders; stored times that differ are said, as eval
 	 * and show say them. */
@@ -259,7 +239,10 @@ cmd_launch_file(const char *path, struct cmd_launch_run *r)
 		pw_cmd_fail("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
-	r->family = r->named = cmd_launch_family(path);
+	built_by = pw_plan_timed(r->plan)->family;
+	r->family = r->named = built_by != NULL ? pw_xasprintf("%s (from %s)",
+	    built_by, pw_cmd_label(path)) : pw_xasprintf("%s (no family "
+	    "recorded)", pw_cmd_label(path));
 	if (!pw_pins_hold(pw_plan_problem(r->plan), pw_plan_timing(r->plan),
 	    pins, npins, why, sizeof why)) {
 		free(pins);
@@ -418,10 +401,14 @@ cmd_launch_print(FILE *fp, const struct cmd_launch_run *r,
     const struct pw_rt_result *res, const struct pw_measured_cmp *cmp)
 {
 	const struct pw_measured *m = res->measured;
-	char b1[32];
+	char b1[32], *shown;
 
-	if (r->family != NULL)
-		fprintf(fp, "%-11s %s\n", "schedule", r->family);
+	/* A file's name and its recorded family are the user's text. */
+	if (r->family != NULL) {
+		shown = pw_escape(r->family);
+		fprintf(fp, "%-11s %s\n", "schedule", shown);
+		free(shown);
+	}
 	fprintf(fp, "%-11s %s on %s, %s (median of %d iteration%s after %d"
 	    " warm-up%s)\n", "step time", pw_fmt_seconds(b1, sizeof b1,
 	    pw_measured_step(m)), m->backend, m->transport, m->iterations,
@@ -446,11 +433,19 @@ cmd_launch_json(const struct cmd_launch_run *r, const struct pw_rt_result *res,
     const struct pw_measured_cmp *cmp)
 {
 	const struct pw_measured *m = res->measured;
-	json_t *root = json_object(), *losses = json_array();
+	json_t *root = json_object(), *losses = json_array(), *schedule;
+	char *shown;
 	int i;
 
-	json_object_set_new(root, "schedule", r->family != NULL ?
-	    json_string(r->family) : json_null());
+	/* JSON strings are UTF-8: a name that is not is shown escaped. */
+	if (r->family == NULL)
+		schedule = json_null();
+	else if ((schedule = json_string(r->family)) == NULL) {
+		shown = pw_escape(r->family);
+		schedule = json_string(shown);
+		free(shown);
+	}
+	json_object_set_new(root, "schedule", schedule);
 	json_object_set_new(root, "backend", json_string(m->backend));
 	json_object_set_new(root, "transport", json_string(m->transport));
 	json_object_set_new(root, "iterations", json_integer(m->iterations));
@@ -809,15 +804,6 @@ cmd_calibrate_runs(const struct pw_cmd_args *a, const struct pw_problem *base,
 	return PW_EXIT_OK;
 }
 
-/* Whether PATH names a problem file (it ends in ".json"). */
-static bool
-cmd_calibrate_json(const char *path)
-{
-	size_t len = strlen(path);
-
-	return len > 5 && strcmp(path + len - 5, ".json") == 0;
-}
-
 int
 pw_cmd_calibrate(const struct pw_cmd_args *a)
 {
@@ -830,7 +816,7 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 	char b1[32], b2[32], b3[32];
 	int status = PW_EXIT_INPUT, rc, i;
 
-	if (a->output_given && !cmd_calibrate_json(a->output) &&
+	if (a->output_given && !pw_path_ends(a->output, ".json") &&
 	    !pwlua_is_script(a->output)) {
 		pw_cmd_fail("calibrate: -o '%s' must end in .json (a problem "
 		    "file) or .lua (a problem script)", a->output);

@@ -52,7 +52,8 @@ pw_cmd_problem_load_pins(const struct pw_cmd_args *a,
 	else if (pins == NULL)
 		problem = pw_problem_read(path, &err);
 	else
-		pw_file_read_pins(path, &problem, NULL, NULL, pins, npins, &err);
+		pw_file_read_pins(path, &problem, NULL, NULL, pins, npins,
+		    NULL, &err);
 	if (problem == NULL)
 		pw_cmd_fail("%s", err.msg);
 	return problem;
@@ -219,7 +220,7 @@ cmd_plan_is_problem(const char *path)
 	bool is;
 
 	is = path != NULL && strcmp(path, "-") != 0 &&
-	    pw_file_read(path, &problem, &ops, &nops, &err) == PW_OK &&
+	    pw_file_read(path, &problem, &ops, &nops, NULL, &err) == PW_OK &&
 	    ops == NULL;
 	pw_problem_free(problem);
 	free(ops);

@@ -83,7 +83,7 @@ cmd_solve_from(const char *path, const struct pw_problem *problem,
 		return *out != NULL;
 	}
 	if (pw_file_read_pins(path, &given, &ops, &nops, &filepins,
-	    &nfilepins, &err) != PW_OK || ops == NULL) {
+	    &nfilepins, NULL, &err) != PW_OK || ops == NULL) {
 		pw_cmd_fail("solve: --from '%s' is no family (see 'pipewright "
 		    "solve --help') and no schedule file: %s", path,
 		    ops == NULL && given != NULL ? "it holds a problem only" :

@@ -121,26 +121,33 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pw_timed_op *ops = NULL;
 	struct pw_error err;
 	const char *path;
+	char *family = NULL;
 	size_t nops = 0;
 
 	if (fuzz_sink == NULL && (fuzz_sink = fopen("/dev/null", "w")) == NULL)
 		abort();
 	path = fuzz_input_file(data, size, ".json");
-	if (pw_file_read(path, &p, &ops, &nops, &err) != PW_OK)
+	if (pw_file_read(path, &p, &ops, &nops, &family, &err) != PW_OK)
 		return 0;
 	pw_problem_write("/dev/null", p, &err);
 	if (ops != NULL) {
 		pw_check(p, ops, nops, &v);
 		pw_violations_free(&v);
 		if (pw_schedule_from_timed(p, ops, nops, &sched, &err) ==
-		    PW_OK && pw_plan_new(pw_problem_copy(p), sched, &plan,
-		    &err) == PW_OK) {
-			fuzz_views(plan);
-			fuzz_measured(path, plan);
-			pw_plan_free(plan);
+		    PW_OK) {
+			/* The views title the plan with the file's family. */
+			sched->family = family;
+			family = NULL;
+			if (pw_plan_new(pw_problem_copy(p), sched, &plan,
+			    &err) == PW_OK) {
+				fuzz_views(plan);
+				fuzz_measured(path, plan);
+				pw_plan_free(plan);
+			}
 		}
 	} else
 		fuzz_families(p);
+	free(family);
 	free(ops);
 	pw_problem_free(p);
 	return 0;
