@@ -211,6 +211,9 @@ else
 	    "design off a terminal" "$PW" design </dev/null
 	fails 2 "design: needs a terminal on stdin and stdout" \
 	    "design of a file off a terminal" "$PW" design "$UNIT" </dev/null
+	fails 2 "design: $tmp/absent.json: cannot open" \
+	    "design of a missing file off a terminal names the file" \
+	    "$PW" design "$tmp/absent.json" </dev/null
 fi
 fails 2 "--frobnicate" "design with an unknown option" "$PW" design --frobnicate
 fails 2 "b.json" "design of two files" "$PW" design a.json b.json

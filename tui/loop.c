@@ -436,23 +436,25 @@ tui_design(const struct tui_options *opts, struct pw_error *err)
 	bool quit, wrote = false;
 
 	setlocale(LC_ALL, "");
+	/* Loaded before the screen: an error is one line on a plain
+	 * terminal, and a bad file is named wherever it is opened. */
+	if ((d = tui_new_given(opts->path, opts->problem, TUI_MIN_ROWS,
+	    TUI_MIN_COLS, err)) == NULL)
+		return PW_EXIT_INPUT;
 	term = getenv("TERM");
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		pw_error_set(err, "needs a terminal on stdin and stdout (for"
 		    " a report, try 'pipewright compare')");
+		tui_free(d);
 		return PW_EXIT_INPUT;
 	}
 	if (term == NULL || term[0] == '\0' || strcmp(term, "dumb") == 0) {
 		pw_error_set(err, "needs a terminal that can address the"
 		    " screen (TERM is %s)", term == NULL || term[0] == '\0' ?
 		    "not set" : "dumb");
+		tui_free(d);
 		return PW_EXIT_INPUT;
 	}
-	/* Loaded before the screen: an error is one line on a plain
-	 * terminal. */
-	if ((d = tui_new_given(opts->path, opts->problem, TUI_MIN_ROWS,
-	    TUI_MIN_COLS, err)) == NULL)
-		return PW_EXIT_INPUT;
 	if ((scr = tui_loop_screen(d, opts, err)) == NULL) {
 		tui_free(d);
 		return PW_EXIT_INPUT;
