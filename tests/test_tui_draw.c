@@ -308,6 +308,29 @@ test_offload_screen(void)
 	case_close(&s);
 }
 
+/* RULER's labels (taken): at least two, each unlike the one before. */
+static void
+ruler_distinct(char *ruler)
+{
+	char *label, *save = NULL, *end, *prev = NULL;
+	bool distinct = true;
+	int n = 0;
+
+	/* What stands before the first tick is the device labels' column. */
+	label = strchr(ruler, '|');
+	for (label = label != NULL ? strtok_r(label, "|", &save) : NULL;
+	    label != NULL; label = strtok_r(NULL, "|", &save)) {
+		for (end = label + strlen(label); end > label && end[-1] == ' ';)
+			*--end = '\0';
+		distinct = distinct && (prev == NULL || strcmp(prev, label) != 0);
+		prev = label;
+		n++;
+	}
+	tap_ok(n >= 2 && distinct, "a deep zoom's %d ruler labels differ, the "
+	    "last %s", n, prev != NULL ? prev : "(none)");
+	free(ruler);
+}
+
 /* Two zoom levels of 1F1B, about a selected op, with its details. */
 static void
 test_zoom_and_selection(void)
@@ -330,6 +353,10 @@ test_zoom_and_selection(void)
 	s.d.view.t0 = t->start[i] - s.d.view.span / 3;
 	case_draw(&s, 60, 200);
 	expect_screen("1f1b-zoom32-selected-200x60");
+	/* A hundred thousand times deeper, the labels still differ. */
+	s.d.view.span /= 1e5;
+	case_draw(&s, 24, 80);
+	ruler_distinct(row_text(2));
 	case_close(&s);
 }
 
@@ -482,6 +509,13 @@ test_marks(void)
 	row = row_text(1);
 	tap_ok(strstr(row, "memory over on d0") != NULL,
 	    "the header says which device is over: %s", row);
+	free(row);
+	/* A file's pin that its orders break comes first. */
+	pin = (struct pw_pin){ test_op(PW_F, 0, 2), test_op(PW_F, 0, 1) };
+	case_draw(&s, 24, 120);
+	row = row_text(1);
+	tap_ok(strstr(row, "breaks pin 0: F(0,2) starts at ") != NULL,
+	    "the header names a pin the orders break: %s", row);
 	free(row);
 	s.d.pins = NULL;
 	s.d.npins = 0;

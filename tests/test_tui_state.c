@@ -54,6 +54,20 @@ type(struct tui *d, const char *s)
 	return r;
 }
 
+/* x with TEXT typed is refused with the error WANT. */
+static void
+export_refused(struct tui *d, const char *text, const char *want,
+    const char *what)
+{
+	tui_key(d, 'x');
+	d->prompt.len = 0;
+	d->prompt.text[0] = '\0';
+	type(d, text);
+	tui_key(d, '\n');
+	tap_str(d->message, want, "%s", what);
+	tap_ok(d->message_is_error, "... as an error");
+}
+
 static const char *
 sel_name(const struct tui *d)
 {
@@ -449,6 +463,15 @@ test_deadlock(void)
 	    "orders do not time (undo the edit first)", "orders that deadlock "
 	    "are not saved");
 	tap_ok(d->dirty, "... and stay unsaved");
+	export_refused(d, "svg /nonexistent/never.svg", "export: not exported: "
+	    "the edited orders do not time (undo the edit first)",
+	    "orders that deadlock are not exported");
+	tui_compare_set(d, 0, TUI_CMP_CURRENT);
+	tap_ok(d->compare.plan[0] == NULL && d->compare.why[0] != NULL &&
+	    strncmp(d->compare.why[0], "the edited orders do not time", 29) ==
+	    0, "nor compared: %s", d->compare.why[0] != NULL ?
+	    d->compare.why[0] : "(compared)");
+	tui_compare_clear(d);
 	tui_key(d, 'u');
 	tap_int((long long)d->nwaits, 0, "undo: no deadlock");
 	tui_key(d, TUI_KEY_CTRL('r'));
@@ -656,6 +679,14 @@ test_form_model(void)
 	set_field(d, "placement", "v", NULL);
 	p = pw_plan_problem(d->plan);
 	tap_ok(p->nstages == 8 && pw_problem_is_v(p), "V: 2 chunks each");
+	d->family = pw_family_find("zb-v") - pw_families;
+	set_field(d, "chunks per device", "3", NULL);
+	p = pw_plan_problem(d->plan);
+	tap_ok(p->nstages == 8 && pw_problem_is_v(p) && strncmp(d->message,
+	    "chunks per device 3, but zb-v lays the model out as V, 2 chunks "
+	    "(f picks another family): makespan ", 99) == 0,
+	    "a family with its own layout says it overrides the one asked "
+	    "for: %s", d->message);
 	set_field(d, "chunks per device", "16", "chunks per device: split: "
 	    "32 layers cannot fill 64 stages (4 devices x 16 chunks) with at "
 	    "least one each");
@@ -675,12 +706,10 @@ test_form_model(void)
 	p = pw_plan_problem(d->plan);
 	tap_ok(p->nstages == 4 && p->memory[2].limit == 40.0 * (1 << 30),
 	    "a family splitting the model again keeps the limits");
-	tui_undo(d);
-	tui_undo(d);
-	tui_undo(d);
-	tui_undo(d);
-	tui_undo(d);
-	tui_undo(d);
+	/* Seven changes: devices, placement, chunks, offload, the limit,
+	 * microbatches, the family. */
+	for (int k = 0; k < 7; k++)
+		tui_undo(d);
 	p = pw_plan_problem(d->plan);
 	tap_ok(p->devices == 8 && d->view.nfolded == 8,
 	    "undo: 8 devices again");
@@ -698,7 +727,11 @@ test_families(void)
 	tui_key(d, 'f');
 	tap_str(d->source, "family zb-auto", "f: the next family");
 	tap_str(d->message, "family zb-auto: makespan 17 s", "its makespan");
+	tap_near(d->view.span, makespan(d), 0, "a view that showed the whole "
+	    "schedule shows the new one whole");
+	tui_key(d, '=');
 	tui_key(d, 'f');
+	tap_near(d->view.span, 17.0 / 2, 1e-12, "a zoomed view keeps its span");
 	tui_key(d, 'f');
 	tap_str(d->source, "family zb-2p", "f twice more");
 	tui_key(d, 'f');
@@ -833,6 +866,7 @@ static void
 test_files(void)
 {
 	struct tui *d = open_file("tui_small.json");
+	char *want, *refused, *mine;
 	struct pw_problem *p = NULL;
 	struct pw_timed_op *ops = NULL;
 	struct pw_pin *pins = NULL;
@@ -986,10 +1020,28 @@ test_files(void)
 	d->prompt.len = 0;
 	d->prompt.text[0] = '\0';
 	type(d, "gif x.gif\n");
-	tap_str(d->message, "export: 'gif x.gif': give a format (chrome, svg, "
-	    "png, torch-csv, torch-csv-offload), a blank and a file",
+	tap_str(d->message, "export: unknown format 'gif' (chrome, svg, png, "
+	    "torch-csv, torch-csv-offload)",
 	    "x refuses a format not in the registry");
 	tap_ok(d->message_is_error, "... as an error");
+	export_refused(d, "svg", "export: svg to which file? (FORMAT, a blank, "
+	    "FILE)", "x without a file");
+	export_refused(d, "chrome -", "export: - is the screen: choose another "
+	    "name", "x refuses -, the designer's screen");
+	export_refused(d, "torch-csv p.lua", "export: p.lua is a script's "
+	    "name: choose another name", "x refuses a script's name");
+	text = test_read_file(d->path);
+	want = pw_xasprintf("torch-csv %s", d->path);
+	refused = pw_xasprintf("export: %s is a file the designer reads: "
+	    "choose another name", d->path);
+	export_refused(d, want, refused, "x refuses the problem's own file");
+	mine = test_read_file(d->path);
+	tap_ok(text != NULL && mine != NULL && strcmp(text, mine) == 0,
+	    "... which stays as it was");
+	free(mine);
+	free(refused);
+	free(want);
+	free(text);
 
 	tap_int(tui_key(d, 'q'), TUI_DO_QUIT, "q quits when saved");
 	select_op(d, "B(1,0)");

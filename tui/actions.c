@@ -152,6 +152,7 @@ tui_actions_zoom(struct tui *d, double factor)
 
 	v->t0 = c - (c - v->t0) * factor;
 	v->span *= factor;
+	v->whole = false;
 	return TUI_DRAW_TIMELINE;
 }
 

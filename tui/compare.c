@@ -7,6 +7,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tui_int.h"
 
@@ -29,6 +30,17 @@ tui_compare_clear(struct tui *d)
 	d->compare.file = NULL;
 }
 
+/* MSG without its leading "FILE: " (FILE may be NULL), which the
+ * slot's title says already. */
+static const char *
+tui_compare_reason(const char *msg, const char *file)
+{
+	size_t n = file != NULL ? strlen(file) : 0;
+
+	return n > 0 && strncmp(msg, file, n) == 0 &&
+	    strncmp(msg + n, ": ", 2) == 0 ? msg + n + 2 : msg;
+}
+
 unsigned
 tui_compare_set(struct tui *d, int slot, int source)
 {
@@ -42,6 +54,13 @@ tui_compare_set(struct tui *d, int slot, int source)
 	c->source[slot] = source;
 	switch (source) {
 	case TUI_CMP_CURRENT:
+		/* A plan whose orders do not time keeps the last timed ones,
+		 * which are not the current schedule. */
+		if (pw_plan_status(d->plan, &err) != PW_OK) {
+			c->why[slot] = pw_xasprintf("the edited orders do not "
+			    "time (undo the edit first): %s", err.msg);
+			break;
+		}
 		c->plan[slot] = pw_plan_copy(d->plan);
 		break;
 	case TUI_CMP_OPTIMIZER:
@@ -66,7 +85,8 @@ tui_compare_set(struct tui *d, int slot, int source)
 		break;
 	}
 	if (rc != PW_OK)
-		c->why[slot] = pw_xstrdup(err.msg);
+		c->why[slot] = pw_xstrdup(tui_compare_reason(err.msg,
+		    source == TUI_CMP_FILE ? c->file : NULL));
 	return TUI_DRAW_PANEL;
 }
 

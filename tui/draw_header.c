@@ -10,9 +10,8 @@
 
 #include "tui_int.h"
 
-/* "loop, 2 chunks", "V, 2 chunks", "custom" into BUF. */
-static const char *
-tui_header_placement(const struct pw_problem *p, char *buf, size_t len)
+const char *
+tui_placement(const struct pw_problem *p, char *buf, size_t len)
 {
 	int v = p->nstages / p->devices;
 	const char *how = pw_problem_is_v(p) ? "V" :
@@ -47,14 +46,16 @@ tui_header_peak(const struct pw_problem *p, const struct pw_metrics *m,
 }
 
 /* Feasible (true), or the first reason the plan is not: its failed
- * re-time, else the first device over its limit. */
+ * re-time, else the device furthest over its limit (the one the peak
+ * names, as compare names it). */
 static bool
 tui_header_status(const struct tui *d, char *buf, size_t len)
 {
+	const struct pw_problem *p = pw_plan_problem(d->plan);
 	const struct pw_metrics *m = pw_plan_metrics(d->plan);
 	struct pw_error err;
-	char *nl;
-	int k;
+	char *nl, why[160];
+	int at, nover;
 
 	if (pw_plan_status(d->plan, &err) == PW_ERR_DEADLOCK && d->nwaits > 0) {
 		tui_deadlock_summary(d, buf, len);
@@ -66,11 +67,17 @@ tui_header_status(const struct tui *d, char *buf, size_t len)
 		snprintf(buf, len, "%s", err.msg);
 		return false;
 	}
-	for (k = 0; k < m->ndevices; k++) {
-		if (!m->device[k].within_limit) {
-			snprintf(buf, len, "memory over on d%d", k);
-			return false;
-		}
+	/* A file may carry pins its orders break; edits keep them. */
+	if (!pw_pins_hold(p, pw_plan_timing(d->plan), d->pins, d->npins,
+	    why, sizeof why)) {
+		snprintf(buf, len, "breaks %s", why);
+		return false;
+	}
+	/* Short: the metrics beside it give the peak and the limit. */
+	at = pw_metrics_tightest(p, m, &nover);
+	if (nover > 0) {
+		snprintf(buf, len, "memory over on d%d", at);
+		return false;
 	}
 	snprintf(buf, len, "feasible");
 	return true;
@@ -109,7 +116,7 @@ tui_draw_header(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 	int sw;
 
 	tui_draw_clear(w, *r, a);
-	tui_header_placement(p, place, sizeof place);
+	tui_placement(p, place, sizeof place);
 	snprintf(line, sizeof line, "%s  %d device%s, %d stages (%s), "
 	    "%d microbatches  from %s", name, p->devices,
 	    p->devices == 1 ? "" : "s", p->nstages, place, p->microbatches,
@@ -137,8 +144,11 @@ tui_draw_header(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 		    "(predicted %s)", pw_fmt_seconds(ms, sizeof ms,
 		    mr->cmp.step_measured), pw_fmt_seconds(pr, sizeof pr,
 		    mr->cmp.step_predicted));
-	snprintf(line, sizeof line, "makespan %s%s  bubble %.1f%%  idle %s  "
-	    "%s%s", pw_fmt_seconds(mk, sizeof mk, m->makespan), measured,
+	/* Orders that do not time show what the last ones that did gave,
+	 * saying so. */
+	snprintf(line, sizeof line, "%smakespan %s%s  bubble %.1f%%  idle %s  "
+	    "%s%s", pw_plan_status(d->plan, NULL) != PW_OK ? "last timed: " :
+	    "", pw_fmt_seconds(mk, sizeof mk, m->makespan), measured,
 	    m->bubble_rate * 100, pw_fmt_seconds(idle, sizeof idle,
 	    m->total_idle), peak, bound);
 	tui_header_fit(line, r->w - sw - 2);

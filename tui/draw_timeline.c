@@ -67,6 +67,30 @@ tui_timeline_step(double raw)
 	return 10 * base;
 }
 
+/* T's label on a ruler of ticks STEP apart up to END: four significant
+ * digits (pw_fmt_seconds) where they tell the ticks apart, else END's
+ * unit with the decimals STEP needs, so that deep zooms still read as
+ * distinct times. */
+static void
+tui_ruler_label(char *buf, size_t len, double t, double step, double end)
+{
+	static const double scale[] = { 1, 1e-3, 1e-6, 1e-9 };
+	static const char *const unit[] = { "s", "ms", "us", "ns" };
+	double top = fabs(end), digits;
+	size_t u = 0;
+
+	if (fabs(t) < step * 1e-9 || step >= pow(10, floor(log10(top)) - 3)) {
+		/* Steps of 10^k print their multiples exactly. */
+		pw_fmt_seconds(buf, len, fabs(t) < step * 1e-9 ? 0 : t);
+		return;
+	}
+	while (u + 1 < sizeof scale / sizeof scale[0] && top < scale[u])
+		u++;
+	digits = ceil(log10(scale[u] / step) - 1e-9);
+	snprintf(buf, len, "%.*f %s", (int)fmin(fmax(digits, 0), 9),
+	    t / scale[u], unit[u]);
+}
+
 void
 tui_draw_ruler(WINDOW *w, const struct tui_view *v, struct tui_rect area,
     int label_w)
@@ -87,8 +111,7 @@ tui_draw_ruler(WINDOW *w, const struct tui_view *v, struct tui_rect area,
 		col = (int)floor(tui_view_col(v, width, t) + 1e-9);
 		if (col < 0 || col >= width || col <= last)
 			continue;
-		/* Steps of 10^k print their multiples exactly. */
-		pw_fmt_seconds(label, sizeof label, fabs(t) < step * 1e-9 ? 0 : t);
+		tui_ruler_label(label, sizeof label, t, step, end);
 		mvwaddch(w, area.y, area.x + label_w + col, '|' | a);
 		last = col;
 		/* A label cut short would read as another time. */

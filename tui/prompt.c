@@ -111,6 +111,15 @@ tui_prompt_same_file(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
+/* Whether PATH is a file the designer reads: its problem or schedule
+ * file, or the script last opened in the editor. */
+static bool
+tui_prompt_in_use(const struct tui *d, const char *path)
+{
+	return (d->path != NULL && tui_prompt_same_file(path, d->path)) ||
+	    (d->edit_path != NULL && tui_prompt_same_file(path, d->edit_path));
+}
+
 static unsigned
 tui_prompt_save_as(struct tui *d, const char *text, bool then_quit)
 {
@@ -170,14 +179,32 @@ tui_prompt_export(struct tui *d, const char *text)
 	struct pw_error err;
 	char name[64], names[128];
 	size_t n = strcspn(text, " ");
-	const char *path = text + n + strspn(text + n, " ");
+	const char *path = text + n + strspn(text + n, " "), *refused;
 	int rc;
 
 	snprintf(name, sizeof name, "%.*s", (int)n, text);
-	if ((fmt = pw_export_find(name)) == NULL || *path == '\0') {
-		tui_message(d, true, "export: '%s': give a format (%s), a "
-		    "blank and a file", text, tui_prompt_formats(names,
-		    sizeof names));
+	if ((fmt = pw_export_find(name)) == NULL) {
+		tui_message(d, true, "export: unknown format '%s' (%s)", name,
+		    tui_prompt_formats(names, sizeof names));
+		return TUI_DRAW_MESSAGE;
+	}
+	if (*path == '\0') {
+		tui_message(d, true, "export: %s to which file? (FORMAT, a "
+		    "blank, FILE)", fmt->name);
+		return TUI_DRAW_MESSAGE;
+	}
+	if (pw_plan_status(d->plan, NULL) != PW_OK) {
+		tui_message(d, true, "export: not exported: the edited orders"
+		    " do not time (undo the edit first)");
+		return TUI_DRAW_MESSAGE;
+	}
+	/* The screen is the designer's, and the files it reads stay. */
+	refused = strcmp(path, "-") == 0 ? "the screen" :
+	    tui_prompt_in_use(d, path) ? "a file the designer reads" :
+	    pwlua_is_script(path) ? "a script's name" : NULL;
+	if (refused != NULL) {
+		tui_message(d, true, "export: %s is %s: choose another name",
+		    path, refused);
 		return TUI_DRAW_MESSAGE;
 	}
 	rc = pw_outfile_open(&out, path, &err);

@@ -215,8 +215,9 @@ tui_state_refresh(struct tui *d)
 	}
 	if (d->view.top >= p->devices)
 		d->view.top = 0;
-	/* A window that shows none of the new schedule shows all of it. */
-	if (d->view.t0 >= m->start + m->makespan ||
+	/* A window that showed all of the old schedule, or shows none of
+	 * the new one, shows all of it. */
+	if (d->view.whole || d->view.t0 >= m->start + m->makespan ||
 	    d->view.t0 + d->view.span <= m->start)
 		tui_view_fit(d);
 	free(d->waits);
@@ -575,7 +576,7 @@ tui_problem_set(struct tui *d, struct pw_problem *problem, const char *what,
 	const struct pw_schedule *s = pw_plan_schedule(d->plan);
 	struct pw_plan *plan = NULL;
 	struct pw_error why;
-	char source[96];
+	char source[96], asked[64], built[64], *note = NULL;
 	int rc = PW_ERR_INPUT, family;
 
 	if (tui_state_same_shape(s, problem) &&
@@ -594,8 +595,19 @@ tui_problem_set(struct tui *d, struct pw_problem *problem, const char *what,
 		goto out;
 	snprintf(source, sizeof source, "family %s",
 	    pw_families[family].name);
+	/* A family that lays the model out its own way overrides the
+	 * layout asked for: say so rather than seem to apply it. */
+	tui_placement(problem, asked, sizeof asked);
+	tui_placement(pw_plan_problem(plan), built, sizeof built);
+	if (strcmp(asked, built) != 0) {
+		note = pw_xasprintf("%s, but %s lays the model out as %s "
+		    "(f picks another family)", what, pw_families[family].name,
+		    built);
+		what = note;
+	}
 	tui_plan_set(d, plan, what, source, family);
 out:
+	free(note);
 	pw_problem_free(problem);
 	return rc;
 }
@@ -654,7 +666,7 @@ tui_view_fit(struct tui *d)
 
 	d->view.t0 = pw_plan_metrics(d->plan)->start;
 	d->view.span = whole > 0 ? whole : 1;
-	d->view.top = 0;
+	d->view.whole = true;
 }
 
 double

@@ -132,6 +132,8 @@ struct tui_view {
 	double	t0;		/* the time at the timeline's left edge, s */
 	double	span;		/* seconds across the timeline's width */
 	int	top;		/* first device block shown (scrolling) */
+	bool	whole;		/* fitted, not zoomed since: every new
+				 * schedule is shown whole again */
 	bool	*folded;	/* [nfolded]: block folded to its compute lane */
 	int	nfolded;	/* the devices of the plan (a new problem's
 				 * count resizes FOLDED) */
@@ -606,7 +608,8 @@ void	tui_message(struct tui *, bool error, const char *fmt, ...)
 void	tui_busy(struct tui *, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 
-/* The view fitted to the whole schedule. */
+/* The view fitted to the whole schedule's time (the rows scrolled to
+ * stay), and kept so for every new schedule until a zoom. */
 void	tui_view_fit(struct tui *);
 /* The seconds from the plan's start that the view spans when fitted: its
  * makespan, or a measured run's span when that is longer (one time axis
@@ -887,6 +890,9 @@ void	tui_draw_message(WINDOW *, const struct tui *d, const struct tui_layout *l)
 void	tui_draw_help(WINDOW *, const struct tui *d, const struct tui_layout *l);
 void	tui_draw_form(WINDOW *, const struct tui *d, const struct tui_layout *l);
 void	tui_draw_error(WINDOW *, const struct tui *d, const struct tui_layout *l);
+/* draw_header.c: P's layout, "loop, 2 chunks", "V, 2 chunks" or "custom
+ * placement", into BUF and returned. */
+const char *tui_placement(const struct pw_problem *p, char *buf, size_t len);
 /* draw_details.c: "deadlock: 3 ops can never start", the header's line
  * (short enough for its half of an 80-column row; the details panel says
  * what each waits for), into BUF and returned; "" when D's orders time. */
