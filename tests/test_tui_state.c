@@ -265,6 +265,12 @@ test_navigation(void)
 	type(d, "b(1,3)\n");
 	tap_str(sel_name(d), "B(1,3)", "/ finds an op by name");
 	tui_key(d, '/');
+	type(d, "X(0,1)\n");
+	tap_str(sel_name(d), "B(0,1)", "/ takes X, the fused backward's "
+	    "glyph, for BW (which a split schedule runs as B)");
+	tui_key(d, '/');
+	type(d, "b(1,3)\n");
+	tui_key(d, '/');
 	type(d, "Q(1,3)\n");
 	tap_ok(d->message_is_error && strncmp(d->message, "find: ", 6) == 0,
 	    "/ with a bad name says why: %s", d->message);

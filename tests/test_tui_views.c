@@ -617,6 +617,18 @@ test_planner_state(struct tui *d)
 	tui_undo(d);
 	tap_ok(pw_problem_same(pw_plan_problem(d->plan), d->planner->problem),
 	    "undo brings the problem before back");
+	/* As if Esc had cancelled it: D searches again. */
+	d->planner->result.ended = PW_END_CANCELLED;
+	tui_key(d, 'D');
+	tap_ok(d->mode == TUI_MODE_PLANNER && !d->planner->joined,
+	    "D after a cancelled search starts a new one");
+	tap_str(d->message, "design search: planning split, layout and "
+	    "schedule in the background (Esc cancels)", "and says so");
+	views_planner_finish(d);
+	tap_ok(d->planner->joined && d->planner->rc == PW_OK &&
+	    d->planner->result.ended != PW_END_CANCELLED,
+	    "... which ends with its candidates");
+	tui_key(d, TUI_KEY_ESC);
 }
 
 /* The panel at 80 columns: the layout, saving and schedule columns as

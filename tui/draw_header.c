@@ -117,9 +117,10 @@ tui_draw_header(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 
 	tui_draw_clear(w, *r, a);
 	tui_placement(p, place, sizeof place);
-	snprintf(line, sizeof line, "%s  %d device%s, %d stages (%s), "
-	    "%d microbatches  from %s", name, p->devices,
-	    p->devices == 1 ? "" : "s", p->nstages, place, p->microbatches,
+	snprintf(line, sizeof line, "%s  %d device%s, %d stage%s (%s), "
+	    "%d microbatch%s  from %s", name, p->devices,
+	    p->devices == 1 ? "" : "s", p->nstages, p->nstages == 1 ? "" :
+	    "s", place, p->microbatches, p->microbatches == 1 ? "" : "es",
 	    d->source != NULL ? d->source : "(unknown)");
 	/* A narrow screen gets the short words rather than a cut source. */
 	if ((int)strlen(line) > r->w)

@@ -227,8 +227,14 @@ tui_loop_editor(struct tui *d)
 	status = tui_loop_spawn(editor, d->edit_path);
 	reset_prog_mode();
 	clearok(curscr, TRUE);
-	if (status == 0)
+	if (status == 0) {
+		/* The screen back before the reload, whose "reloading FILE
+		 * ..." line (and a script's time) would be all it shows. */
+		tui_draw(stdscr, d, TUI_DRAW_ALL);
+		wnoutrefresh(stdscr);
+		doupdate();
 		return flags | tui_edit_done(d);
+	}
 	shown = pw_escape(editor);
 	if (status < 0)
 		tui_message(d, true, "the editor '%s' did not finish; %s is"

@@ -141,8 +141,12 @@ tui_planner_stale(const struct tui_planner *s, const struct pw_problem *p)
 unsigned
 tui_planner_open(struct tui *d)
 {
-	if (d->planner != NULL && tui_planner_stale(d->planner,
-	    pw_plan_problem(d->plan))) {
+	/* A search of another problem, or one cancelled or failed, starts
+	 * again; one that ended shows its candidates. */
+	if (d->planner != NULL && (tui_planner_stale(d->planner,
+	    pw_plan_problem(d->plan)) || (d->planner->joined &&
+	    (d->planner->rc != PW_OK ||
+	    d->planner->result.ended == PW_END_CANCELLED)))) {
 		tui_planner_free(d->planner);
 		d->planner = NULL;
 	}
@@ -171,8 +175,9 @@ tui_planner_join(struct tui *d, struct tui_planner *s)
 		return;
 	}
 	pw_fmt_seconds(best, sizeof best, s->result.cand[0].objective);
-	tui_message(d, false, "design search: %zu candidates tried (%s), "
+	tui_message(d, false, "design search: %zu candidate%s tried (%s), "
 	    "best %s; Enter opens the one under the cursor", s->result.tried,
+	    s->result.tried == 1 ? "" : "s",
 	    pw_solve_end_words(s->result.ended), best);
 }
 

@@ -83,8 +83,13 @@ tui_prompt_find(struct tui *d, const char *text)
 {
 	struct pw_op op, found;
 	struct pw_error err;
-	char name[48];
+	char name[48], bw[96];
 
+	/* X is the timeline's glyph of a fused backward, BW. */
+	if (text[0] == 'X' || text[0] == 'x') {
+		snprintf(bw, sizeof bw, "BW%s", text + 1);
+		text = bw;
+	}
 	if (pw_op_parse(text, pw_plan_problem(d->plan), &op, &err) != PW_OK) {
 		tui_message(d, true, "find: %s", err.msg);
 		return TUI_DRAW_MESSAGE;

@@ -141,6 +141,7 @@ tui_state_vmessage(struct tui *d, bool error, const char *fmt, va_list ap)
 {
 	vsnprintf(d->message, sizeof d->message, fmt, ap);
 	d->message_is_error = error;
+	d->message_at = pw_now();
 }
 
 void
@@ -880,6 +881,8 @@ tui_edit_done(struct tui *d)
 	char *what;
 	unsigned redraw = TUI_DRAW_ALL;
 
+	/* Said before the reading: a script may take its whole budget. */
+	tui_busy(d, "reloading %s ...", d->path);
 	if (tui_state_file_read(d->path, d->given, &f, &err) != PW_OK) {
 		free(d->error_text);
 		d->error_text = pw_xstrdup(err.msg);
@@ -889,7 +892,6 @@ tui_edit_done(struct tui *d)
 		tui_state_file_free(&f);
 		return TUI_DRAW_ALL;
 	}
-	tui_busy(d, "reloading %s ...", d->path);
 	what = pw_xasprintf("reload %s", d->path);
 	if (f.plan != NULL) {
 		char *source = tui_state_file_source(d->path);

@@ -510,6 +510,7 @@ struct tui {
 
 	char	message[512];	/* the message line */
 	bool	message_is_error;
+	double	message_at;	/* pw_now() when it was set */
 	/* Draws the message line at once (the loop's; NULL: none), so that
 	 * a slow synchronous step shows tui_busy's message first. */
 	void	(*busy_draw)(struct tui *);
