@@ -223,6 +223,8 @@ void
 pwl_check_text(lua_State *L, const char *s, size_t len, const char *what,
     const char *name)
 {
+	if (len > PW_TEXT_MAX)
+		pwl_fail(L, "%s: %s: longer than 1 MiB", what, name);
 	if (strlen(s) != len || !pw_text_valid(s))
 		pwl_fail(L, "%s: %s: must be UTF-8 text without NUL bytes", what,
 		    name);
@@ -325,7 +327,7 @@ pwl_load_file(lua_State *L, const char *path)
 		return pwl_fail(L, "pw.load: %s", err.msg);
 	/* Read already (the reader checks the counts): charged after. */
 	pwl_charge(L, &pb->charged, pwl_problem_bytes(pb->p->devices,
-	    pb->p->nstages), "pw.load");
+	    pb->p->nstages) + pwl_problem_text_bytes(pb->p), "pw.load");
 	if (*ops == NULL) {
 		lua_pop(L, 2);
 		return 1;

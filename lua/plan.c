@@ -62,8 +62,9 @@ pwl_plan_work_bytes(lua_State *L, const struct pw_problem *p,
 			stages = p->devices * chunks;
 	}
 	universe = pwl_array_bytes(L, per_stage, (size_t)stages, "pw.plan");
-	kept = pwl_problem_bytes(p->devices, stages) + pwl_array_bytes(L,
-	    universe, sizeof (struct pw_op), "pw.plan");
+	kept = pwl_problem_bytes(p->devices, stages) +
+	    pwl_problem_text_bytes(p) + pwl_array_bytes(L, universe,
+	    sizeof (struct pw_op), "pw.plan");
 	return pwl_array_bytes(L, o->top, kept, "pw.plan") +
 	    pwl_plan_bytes(L, p->devices, stages, universe, "pw.plan");
 }

@@ -593,6 +593,7 @@ pwl_problem_new(lua_State *L)
 	struct pwl_problem *pb;
 	struct pw_error err;
 	const char *name;
+	size_t named = 0;
 	int t;
 
 	luaL_checktype(L, 1, LUA_TTABLE);
@@ -607,7 +608,10 @@ pwl_problem_new(lua_State *L)
 	else
 		pwl_build_raw(L, pb);
 	lua_settop(L, 2);
+	/* Its names are the script's strings, copied: charged before. */
 	if ((name = pwl_get_string(L, 1, PWL_WHAT, "name", NULL)) != NULL) {
+		named = strlen(name) + 1;
+		pwl_charge(L, &pb->charged, named, PWL_WHAT ": name");
 		free(pb->p->name);
 		pb->p->name = pw_xstrdup(name);
 	}
@@ -626,6 +630,8 @@ pwl_problem_new(lua_State *L)
 	if (pw_problem_validate(pb->p, PWL_WHAT, &err) != PW_OK)
 		pwl_fail(L, "%s" PWL_CORE, err.msg);
 	pwl_origin_refresh(pb->p);
+	pwl_charge(L, &pb->charged, pwl_problem_text_bytes(pb->p) - named,
+	    PWL_WHAT);
 	pwl_constraints(L, pb);
 	return 1;
 }
@@ -651,6 +657,22 @@ pwl_problem_bytes(int devices, int nstages)
 	return sizeof (struct pw_problem) + (size_t)nstages *
 	    sizeof (struct pw_stage) + (size_t)devices *
 	    (sizeof (struct pw_device_memory) + sizeof (int));
+}
+
+size_t
+pwl_problem_text_bytes(const struct pw_problem *p)
+{
+	const struct pw_origin *o = p->origin;
+	size_t n = p->name != NULL ? strlen(p->name) + 1 : 0;
+
+	if (o != NULL) {
+		n += sizeof *o;
+		n += o->model.name != NULL ? strlen(o->model.name) + 1 : 0;
+		n += o->hardware.name != NULL ? strlen(o->hardware.name) + 1 : 0;
+		n += o->split.layers_per_stage != NULL ? (size_t)p->nstages *
+		    sizeof (int) : 0;
+	}
+	return n;
 }
 
 void

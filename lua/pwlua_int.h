@@ -207,6 +207,9 @@ void	pwl_open_problem(lua_State *);
 struct pwl_problem *pwl_problem_push(lua_State *);
 /* An estimate of the bytes of a problem of these counts. */
 size_t	pwl_problem_bytes(int devices, int nstages);
+/* The bytes of P's names and origin beside pwl_problem_bytes: what a
+ * copy of P holds of the script's strings. */
+size_t	pwl_problem_text_bytes(const struct pw_problem *p);
 /* Checks the counts of a problem about to be made for the script (WHAT
  * prefixes the message) and charges its bytes to PB. */
 void	pwl_problem_charge(lua_State *, struct pwl_problem *pb, int devices,

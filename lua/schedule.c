@@ -49,7 +49,7 @@ static size_t
 pwl_schedule_bytes(lua_State *L, const struct pw_problem *p)
 {
 	return pwl_plan_bytes(L, p->devices, p->nstages, pw_op_universe(p),
-	    "a schedule");
+	    "a schedule") + pwl_problem_text_bytes(p);
 }
 
 void
@@ -194,7 +194,7 @@ pwl_schedule_new(lua_State *L)
 		/* Split again, into more stages: charged for them now, and
 		 * the script's problem object for it its own copy. */
 		pwl_charge_up(L, &used->charged, pwl_problem_bytes(p->devices,
-		    p->nstages), "pw.schedule");
+		    p->nstages) + pwl_problem_text_bytes(p), "pw.schedule");
 		pwl_charge_up(L, &s->charged, pwl_schedule_bytes(L, p),
 		    "pw.schedule");
 		used->p = pw_problem_copy(p);

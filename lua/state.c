@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,6 +324,126 @@ pwl_setmetatable(lua_State *L)
 	return lua_gettop(L);
 }
 
+/* The library functions that loop in C over a count their arguments
+ * give, where the count hook never runs: a script could make them loop
+ * for hours (table.move({}, 1, 2^40, 1, {}), a __len of 2^40 under
+ * table.remove or table.sort, string.rep("", 2^53)).  Their wrappers
+ * charge that count to the instruction budget first. */
+enum pwl_loop {
+	PWL_LOOP_MOVE,		/* table.move(a1, f, e, t [,a2]): e - f + 1 */
+	PWL_LOOP_INSERT,	/* table.insert(t, pos, v): #t + 1 - pos */
+	PWL_LOOP_REMOVE,	/* table.remove(t [,pos]): #t - pos */
+	PWL_LOOP_CONCAT,	/* table.concat(t [,sep [,i [,j]]]): j - i + 1 */
+	PWL_LOOP_SORT,		/* table.sort(t [,comp]): #t log2 #t */
+	PWL_LOOP_REP		/* string.rep(s, n [,sep]): n */
+};
+
+static const struct {
+	const char	*lib, *name;
+	enum pwl_loop	 loop;
+} pwl_loops[] = {
+	{ LUA_TABLIBNAME, "move", PWL_LOOP_MOVE },
+	{ LUA_TABLIBNAME, "insert", PWL_LOOP_INSERT },
+	{ LUA_TABLIBNAME, "remove", PWL_LOOP_REMOVE },
+	{ LUA_TABLIBNAME, "concat", PWL_LOOP_CONCAT },
+	{ LUA_TABLIBNAME, "sort", PWL_LOOP_SORT },
+	{ LUA_STRLIBNAME, "rep", PWL_LOOP_REP },
+};
+
+/* Argument ARG as the integer the function will take (a float with an
+ * integral value counts), else DEF (the function then says what is
+ * wrong with it). */
+static lua_Number
+pwl_loop_arg(lua_State *L, int arg, lua_Number def)
+{
+	lua_Integer v;
+	int isnum;
+
+	if (lua_type(L, arg) != LUA_TNUMBER)
+		return def;
+	v = lua_tointegerx(L, arg, &isnum);
+	return isnum ? (lua_Number)v : def;
+}
+
+/* The length of argument 1 when it is a table (its __len may run), else
+ * 0: the function refuses anything else. */
+static lua_Number
+pwl_loop_len(lua_State *L)
+{
+	return lua_type(L, 1) == LUA_TTABLE ? (lua_Number)luaL_len(L, 1) : 0;
+}
+
+/* How many elements the call on the stack will visit. */
+static lua_Number
+pwl_loop_count(lua_State *L, enum pwl_loop loop)
+{
+	lua_Number n;
+
+	switch (loop) {
+	case PWL_LOOP_MOVE:
+		return pwl_loop_arg(L, 3, 0) - pwl_loop_arg(L, 2, 1) + 1;
+	case PWL_LOOP_INSERT:
+		return lua_gettop(L) == 3 ? pwl_loop_len(L) + 1 -
+		    pwl_loop_arg(L, 2, 0) : 0;
+	case PWL_LOOP_REMOVE:
+		n = pwl_loop_len(L);
+		return n - pwl_loop_arg(L, 2, n);
+	case PWL_LOOP_CONCAT:
+		return pwl_loop_arg(L, 4, pwl_loop_len(L)) -
+		    pwl_loop_arg(L, 3, 1) + 1;
+	case PWL_LOOP_SORT:
+		n = pwl_loop_len(L);
+		return n > 1 ? n * ceil(log2(n)) : 0;
+	case PWL_LOOP_REP:
+		return pwl_loop_arg(L, 2, 0);
+	}
+	return 0;
+}
+
+/* Upvalue 1 holds the library's C function, 2 is its row of pwl_loops.
+ * The function runs in this call's own frame, so that its errors name
+ * it as the script called it ("bad argument #1 to 'move'"). */
+static int
+pwl_loop_call(lua_State *L)
+{
+	const lua_CFunction *fn = lua_touserdata(L, lua_upvalueindex(1));
+	size_t row = (size_t)lua_tointeger(L, lua_upvalueindex(2));
+	lua_Number n = pwl_loop_count(L, pwl_loops[row].loop);
+	char what[32];
+
+	if (n > 0) {
+		snprintf(what, sizeof what, "%s.%s", pwl_loops[row].lib,
+		    pwl_loops[row].name);
+		pwl_work(L, n >= (lua_Number)ULONG_MAX ? ULONG_MAX :
+		    (unsigned long)n, what);
+	}
+	return (*fn)(L);
+}
+
+static void
+pwl_open_loops(lua_State *L)
+{
+	lua_CFunction *fn;
+	size_t i;
+
+	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+	for (i = 0; i < sizeof pwl_loops / sizeof pwl_loops[0]; i++) {
+		lua_getfield(L, -1, pwl_loops[i].lib);
+		lua_getfield(L, -1, pwl_loops[i].name);
+		/* The libraries' functions have no upvalues of their own. */
+		assert(lua_tocfunction(L, -1) != NULL &&
+		    lua_getupvalue(L, -1, 1) == NULL);
+		fn = lua_newuserdatauv(L, sizeof *fn, 0);
+		*fn = lua_tocfunction(L, -2);
+		lua_remove(L, -2);
+		lua_pushinteger(L, (lua_Integer)i);
+		lua_pushcclosure(L, pwl_loop_call, 2);
+		lua_setfield(L, -2, pwl_loops[i].name);
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+}
+
 /* Whether MSG starts with a "file:line:" position. */
 static bool
 pwl_has_where(const char *msg)
@@ -435,6 +556,7 @@ pwl_setup(lua_State *L)
 	lua_pushcclosure(L, pwl_setmetatable, 1);
 	lua_setglobal(L, "setmetatable");
 	pwl_open_pattern(L, &pwl_lua(L)->meter);
+	pwl_open_loops(L);
 	/* The strings' metatable, whose __index is the string table. */
 	lua_pushliteral(L, "");
 	lua_getmetatable(L, -1);

@@ -1287,6 +1287,9 @@ struct pw_jfile {
 /* The deepest nesting read, as jansson's own parser allows: deeper
  * values would overflow the stack of jansson's recursive release. */
 #define PW_JSON_MAX_DEPTH	2048
+/* The longest string read, PW_TEXT_MAX: yajl lexes a string that spans
+ * its input chunks again from its start at every chunk. */
+#define PW_JSON_MAX_STRING	PW_TEXT_MAX
 
 /* An open container and, for an object, the key of its next member (a
  * JSON string, so that jansson has checked it). */
@@ -1312,7 +1315,11 @@ struct pw_jscan {
 	unsigned	 unit;		/* the UTF-16 unit being read */
 	bool		 high;		/* a high surrogate awaits its pair */
 	uint64_t	 at;		/* offset of the byte scanned next */
+	int		 line, column;	/* of the byte scanned last */
 	uint64_t	 bad;		/* offset of the first bad escape */
+	uint64_t	 string_at;	/* offset of the open string's quote */
+	int		 string_line, string_column;
+	bool		 too_long;	/* it is over PW_JSON_MAX_STRING */
 };
 
 struct pw_jparse {
@@ -1496,13 +1503,28 @@ pw_jscan_chunk(struct pw_jscan *S, const unsigned char *s, size_t n)
 	bool bad;
 	int c;
 
-	for (i = 0; i < n && S->bad == UINT64_MAX; i++, S->at++) {
+	for (i = 0; i < n && !S->too_long; i++, S->at++) {
 		c = s[i];
 		bad = false;
+		S->column++;
+		if (c == '\n') {
+			S->line++;
+			S->column = 0;
+		}
+		/* The bytes before this one, after the quote, are too many. */
+		if (S->state != PW_JE_OUT &&
+		    S->at - S->string_at - 1 > PW_JSON_MAX_STRING) {
+			S->too_long = true;
+			break;
+		}
 		switch (S->state) {
 		case PW_JE_OUT:
-			if (c == '"')
+			if (c == '"') {
 				S->state = PW_JE_STRING;
+				S->string_at = S->at;
+				S->string_line = S->line;
+				S->string_column = S->column;
+			}
 			break;
 		case PW_JE_STRING:
 			bad = S->high && c != '\\';
@@ -1530,7 +1552,7 @@ pw_jscan_chunk(struct pw_jscan *S, const unsigned char *s, size_t n)
 			S->high = S->unit >= 0xd800 && S->unit <= 0xdbff;
 			break;
 		}
-		if (bad)
+		if (bad && S->bad == UINT64_MAX)
 			S->bad = S->at;
 	}
 }
@@ -1732,9 +1754,9 @@ static int
 pw_jparse_stream(struct pw_jfile *f, FILE *fp, FILE *tee, json_t **root)
 {
 	struct pw_jparse P = { .f = f, .line = 1,
-	    .scan = { .bad = UINT64_MAX } };
+	    .scan = { .line = 1, .bad = UINT64_MAX } };
 	unsigned char buf[1 << 16];
-	size_t n, i;
+	size_t n;
 	int rc = PW_OK;
 
 	P.h = yajl_alloc(&pw_jp_callbacks, NULL, &P);
@@ -1749,17 +1771,21 @@ pw_jparse_stream(struct pw_jfile *f, FILE *fp, FILE *tee, json_t **root)
 			rc = PW_ERR_IO;
 			break;
 		}
+		/* Where the chunk starts, for yajl's errors in it. */
+		P.line = P.scan.line;
+		P.column = P.scan.column;
 		pw_jscan_chunk(&P.scan, buf, n);
+		if (P.scan.too_long) {
+			pw_error_set(f->in->err, "%s: line %d column %d: a "
+			    "string longer than 1 MiB (no field needs one)",
+			    f->in->file, P.scan.string_line,
+			    P.scan.string_column);
+			rc = PW_ERR_INPUT;
+			break;
+		}
 		if ((rc = pw_jp_status(&P, yajl_parse(P.h, buf, n))) != PW_OK)
 			break;
 		P.offset += n;
-		for (i = 0; i < n; i++) {
-			P.column++;
-			if (buf[i] == '\n') {
-				P.line++;
-				P.column = 0;
-			}
-		}
 	}
 	if (rc == PW_OK && ferror(fp)) {
 		pw_error_set(f->in->err, "%s: cannot read: %s", f->in->file,
@@ -1768,6 +1794,8 @@ pw_jparse_stream(struct pw_jfile *f, FILE *fp, FILE *tee, json_t **root)
 	}
 	/* The end of the text: positions are where the last chunk ended. */
 	P.chunklen = 0;
+	P.line = P.scan.line;
+	P.column = P.scan.column;
 	if (rc == PW_OK)
 		rc = pw_jp_status(&P, yajl_complete_parse(P.h));
 	while (P.depth > 0) {
@@ -2023,8 +2051,13 @@ pw_measured_read(const char *path, struct pw_measured **out,
 bool
 pw_text_valid(const char *s)
 {
-	json_t *v = json_string(s);
-	bool valid = v != NULL;
+	json_t *v;
+	bool valid;
+
+	if (strlen(s) > PW_TEXT_MAX)
+		return false;
+	v = json_string(s);
+	valid = v != NULL;
 
 	json_decref(v);
 	return valid;
@@ -2036,7 +2069,11 @@ pw_text_check(const char *s, const char *where, const char *field,
 {
 	if (s == NULL || pw_text_valid(s))
 		return PW_OK;
-	pw_error_set(err, "%s: %s: must be valid UTF-8 text", where, field);
+	if (strlen(s) > PW_TEXT_MAX)
+		pw_error_set(err, "%s: %s: longer than 1 MiB", where, field);
+	else
+		pw_error_set(err, "%s: %s: must be valid UTF-8 text", where,
+		    field);
 	return PW_ERR_INPUT;
 }
 

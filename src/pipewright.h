@@ -905,11 +905,16 @@ int	pw_file_read_stream(FILE *fp, const char *label, struct pw_problem **problem
  * reader's error naming the file and the field. */
 int	pw_measured_read(const char *path, struct pw_measured **out, struct pw_error *);
 
+/* The longest text (a name, a family) any file carries, in bytes: the
+ * readers refuse a longer JSON string at once (yajl's time grows with
+ * the square of a string's length), so the writers never write one. */
+#define PW_TEXT_MAX	(1 << 20)
+
 /* Whether S is text every format can carry: valid UTF-8 (JSON refuses
- * anything else). */
+ * anything else) of at most PW_TEXT_MAX bytes. */
 bool	pw_text_valid(const char *s);
 /* PW_OK when S is NULL (absent) or valid text, else PW_ERR_INPUT with
- * "WHERE: FIELD: must be valid UTF-8 text". */
+ * "WHERE: FIELD: must be valid UTF-8 text" or "...: longer than 1 MiB". */
 int	pw_text_check(const char *s, const char *where, const char *field,
 	    struct pw_error *);
 

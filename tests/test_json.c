@@ -1466,6 +1466,50 @@ out:
 	pw_problem_free(def);
 }
 
+/* No text over 1 MiB: the reader stops at the string that passes it,
+ * naming where it starts; the writer refuses such a name. */
+static void
+test_long_text(void)
+{
+	struct pw_problem *p = pw_problem_default(), *q;
+	struct pw_error err;
+	char *path = tmp_path("long.json"), *name, *text, *want;
+	size_t n = PW_TEXT_MAX;
+
+	name = pw_xmalloc(n + 2);
+	memset(name, 'x', n + 1);
+	name[n] = '\0';
+	free(p->name);
+	p->name = name;
+	if (tap_int(pw_problem_write(path, p, &err), PW_OK,
+	    "long text: a name of 1 MiB is written")) {
+		q = pw_problem_read(path, &err);
+		tap_ok(q != NULL && strcmp(q->name, name) == 0,
+		    "long text: ... and read back");
+		pw_problem_free(q);
+	}
+	name[n] = 'x';
+	name[n + 1] = '\0';
+	tap_int(pw_problem_write(path, p, &err), PW_ERR_INPUT,
+	    "long text: a byte more is not written");
+	want = pw_xasprintf("%s: name: longer than 1 MiB", path);
+	tap_str(err.msg, want, "long text: ... naming the field");
+	free(want);
+	text = pw_xasprintf("{\"format\": \"pipewright.problem.v1\",\n"
+	    "  \"name\": \"%s\"}\n", name);
+	spew(path, text);
+	tap_ok(pw_problem_read(path, &err) == NULL,
+	    "long text: the reader refuses it");
+	want = pw_xasprintf("%s: line 2 column 11: a string longer than 1 MiB "
+	    "(no field needs one)", path);
+	tap_str(err.msg, want, "long text: ... where it starts");
+	free(want);
+	free(text);
+	unlink(path);
+	free(path);
+	pw_problem_free(p);
+}
+
 int
 main(void)
 {
@@ -1492,6 +1536,7 @@ main(void)
 	test_schedule_roundtrip();
 	test_pins();
 	test_family();
+	test_long_text();
 	remove_tmpdir();
 	return tap_done();
 }

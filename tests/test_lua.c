@@ -660,6 +660,76 @@ test_load_write(void)
 }
 
 /* The interpreter: arguments, persistence, and what it refuses. */
+/* The library functions that loop in C charge their counts first: each
+ * stops at once on a budget of 100,000, and their own errors still name
+ * them as called. */
+static void
+loops_charged(const struct pwlua_config *small)
+{
+	static const char *const calls[][2] = {
+		{ "table.move({}, 1, 2^40, 1, {})", "table.move" },
+		{ "table.insert(setmetatable({}, {__len = function() return "
+		    "2^40 end}), 1, 0)", "table.insert" },
+		{ "table.remove(setmetatable({}, {__len = function() return "
+		    "2^40 end}), 1)", "table.remove" },
+		{ "table.concat(setmetatable({}, {__index = tostring}), '', 1, "
+		    "2^40)", "table.concat" },
+		{ "table.sort(setmetatable({}, {__len = function() return "
+		    "2^30 end}))", "table.sort" },
+		{ "string.rep('', 2^53)", "string.rep" },
+		{ "local s = ('x'):rep(2^40)", "string.rep" },
+	};
+	char text[256], want[512];
+	size_t i;
+
+	for (i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+		snprintf(text, sizeof text, "%s\n", calls[i][0]);
+		snprintf(want, sizeof want, "loop.lua:1: %s: instruction budget "
+		    "of 100000 exceeded\nstack traceback:\n\t[C]: in function "
+		    "'%s'\n\tloop.lua:1: in main chunk", calls[i][1],
+		    calls[i][1]);
+		script_fails(small, "loop.lua", text, PW_ERR_INPUT, want,
+		    calls[i][0]);
+	}
+	script_fails(small, "move.lua", "table.move(1, 2, 3)\n", PW_ERR_INPUT,
+	    "move.lua:1: bad argument #4 to 'move' (number expected, got no "
+	    "value)\nstack traceback:\n\t[C]: in function 'table.move'\n"
+	    "\tmove.lua:1: in main chunk", "table.move's own errors name it");
+	script_ok("loops.lua", "local t = {3, 1, 2}\ntable.sort(t)\n"
+	    "table.insert(t, 1, 0)\nassert(table.remove(t) == 3)\n"
+	    "assert(table.concat(table.move(t, 1, 3, 2), ',') == '0,0,1,2')\n"
+	    "assert(('ab'):rep(3, ',') == 'ab,ab,ab')\n",
+	    "within the budget they work as Lua's own");
+}
+
+/* A problem's names are charged to the memory cap; none is over 1 MiB. */
+static void
+names_charged(const struct pwlua_config *capped)
+{
+	struct pw_error err;
+	struct pwlua *lua = pwlua_new(capped, &err);
+
+	if (!tap_ok(lua != NULL, "names: the interpreter starts"))
+		return;
+	tap_int(run_text(lua, "names.lua", "local n = ('x'):rep(900000)\n"
+	    "local keep = {}\nfor i = 1, 8 do keep[i] = pw.problem" UNIT_SPEC
+	    ", name = n .. i } end\n", &err), PW_ERR_INPUT,
+	    "names: problems named with 0.9 MB each overrun 4 MiB");
+	tap_ok(strncmp(err.msg, "names.lua:3: pw.problem: name: 878.9 KiB more "
+	    "exceeds the memory cap of 4 MiB (", 79) == 0, "names: %s",
+	    err.msg);
+	pwlua_free(lua);
+	if (!tap_ok((lua = pwlua_new(NULL, &err)) != NULL,
+	    "names: the interpreter starts"))
+		return;
+	tap_int(run_text(lua, "long.lua", "pw.problem" UNIT_SPEC ", name = "
+	    "('x'):rep(2^20 + 1) }\n", &err), PW_ERR_INPUT,
+	    "names: over 1 MiB");
+	tap_ok(strncmp(err.msg, "long.lua:1: pw.problem: name: longer than 1 "
+	    "MiB\n", 48) == 0, "names: %s", err.msg);
+	pwlua_free(lua);
+}
+
 static void
 test_sandbox(void)
 {
@@ -752,6 +822,8 @@ test_sandbox(void)
 	    "instruction budget of 100000 exceeded (a runaway loop?)\nstack "
 	    "traceback:\n\tpcall.lua:2: in main chunk",
 	    "pcall does not swallow the budget's stop");
+	loops_charged(&small);
+	names_charged(&capped);
 	script_fails(&capped, "mem.lua", "local t = {}\nfor i = 1, 1e7 do t[i] = "
 	    "i end\n", PW_ERR_INPUT, "mem.lua:2: memory cap of 4 MiB "
 	    "exceeded\nstack traceback:\n\tmem.lua:2: in main chunk",
@@ -1204,9 +1276,10 @@ test_patterns(void)
 		script_fails(&budget, "hostile.lua", text, PW_ERR_INPUT, want,
 		    "a backtracking pattern runs out of the budget");
 	}
-	/* ~1e13 steps of set scanning: each is charged, and the deadline,
-	 * read where they are, stops it too. */
-	script_fails(&budget, "set.lua", "local s = ('z'):rep(1e7)\n"
+	/* ~4e12 steps of set scanning: each is charged, and the deadline,
+	 * read where they are, stops it too (the strings' 5e6 bytes are
+	 * charged to the budget as string.rep makes them). */
+	script_fails(&budget, "set.lua", "local s = ('z'):rep(4e6)\n"
 	    "local p = '[' .. ('a'):rep(1e6) .. 'z]*'\nreturn s:find(p)\n",
 	    PW_ERR_INPUT, "set.lua:3: pattern too complex (instruction budget "
 	    "of 10000000 exceeded)\nstack traceback:\n\t[C]: in function "
