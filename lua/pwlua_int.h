@@ -206,6 +206,9 @@ void	pwl_open_problem(lua_State *);
 /* Pushes an empty problem object and returns it. */
 struct pwl_problem *pwl_problem_push(lua_State *);
 /* An estimate of the bytes of a problem of these counts. */
+/* Where the running script's print and pw.show write (stdout, or
+ * stderr for a script read as a problem or a model). */
+FILE	*pwl_out(lua_State *);
 size_t	pwl_problem_bytes(int devices, int nstages);
 /* The bytes of P's names and origin beside pwl_problem_bytes: what a
  * copy of P holds of the script's strings. */

@@ -292,7 +292,8 @@ pwl_solve(lua_State *L)
 	return 1;
 }
 
-/* pw.show(schedule [, width]): the text Gantt chart on stdout. */
+/* pw.show(schedule [, width]): the text Gantt chart on the run's output
+ * (pwl_out). */
 static int
 pwl_show(lua_State *L)
 {
@@ -301,7 +302,7 @@ pwl_show(lua_State *L)
 
 	luaL_argcheck(L, width >= 1 && width <= PWL_WIDTH_MAX, 2,
 	    "the width must be from 1 to 100000 columns");
-	pw_show(stdout, pw_plan_problem(s->plan), pw_plan_timed(s->plan),
+	pw_show(pwl_out(L), pw_plan_problem(s->plan), pw_plan_timed(s->plan),
 	    pw_plan_timing(s->plan), pw_plan_metrics(s->plan), (int)width);
 	return 0;
 }

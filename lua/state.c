@@ -47,6 +47,10 @@ struct pwlua {
 	char	oom_where[256];
 	char	oom_trace[2048];
 	char	why[96];	/* what pwl_spent found spent */
+	/* Where print and pw.show write: stdout for a script run for its
+	 * output, stderr for one read as a problem or a model, whose
+	 * command's stdout is its own (JSON, CSV, a report). */
+	FILE	*out;
 };
 
 /* What one protected run does, and what it found. */
@@ -67,6 +71,12 @@ static struct pwlua *
 pwl_lua(lua_State *L)
 {
 	return *(struct pwlua **)lua_getextraspace(L);
+}
+
+FILE *
+pwl_out(lua_State *L)
+{
+	return pwl_lua(L)->out;
 }
 
 const char *const *
@@ -444,6 +454,28 @@ pwl_open_loops(lua_State *L)
 	lua_pop(L, 1);
 }
 
+/* print, as the base library's words it (each value's tostring, tabs
+ * between, a newline), onto the run's output. */
+static int
+pwl_print(lua_State *L)
+{
+	FILE *out = pwl_out(L);
+	int i, n = lua_gettop(L);
+	const char *s;
+	size_t len;
+
+	for (i = 1; i <= n; i++) {
+		s = luaL_tolstring(L, i, &len);
+		if (i > 1)
+			fputc('\t', out);
+		fwrite(s, 1, len, out);
+		lua_pop(L, 1);
+	}
+	fputc('\n', out);
+	fflush(out);
+	return 0;
+}
+
 /* Whether MSG starts with a "file:line:" position. */
 static bool
 pwl_has_where(const char *msg)
@@ -555,6 +587,8 @@ pwl_setup(lua_State *L)
 	lua_getglobal(L, "setmetatable");
 	lua_pushcclosure(L, pwl_setmetatable, 1);
 	lua_setglobal(L, "setmetatable");
+	lua_pushcfunction(L, pwl_print);
+	lua_setglobal(L, "print");
 	pwl_open_pattern(L, &pwl_lua(L)->meter);
 	pwl_open_loops(L);
 	/* The strings' metatable, whose __index is the string table. */
@@ -684,6 +718,7 @@ pwl_call(struct pwlua *lua, struct pwl_run *run, struct pw_error *err)
 	int status;
 
 	lua->spent = 0;
+	lua->out = run->problem || run->model != NULL ? stderr : stdout;
 	lua->oom_where[0] = '\0';
 	lua->oom_trace[0] = '\0';
 	lua_sethook(L, pwl_hook, LUA_MASKCOUNT, PWL_HOOK_EVERY);
@@ -805,6 +840,7 @@ pwlua_new(const struct pwlua_config *config, struct pw_error *err)
 	    PWLUA_INSTRUCTIONS;
 	lua->seconds = config->seconds > 0 ? config->seconds : PWLUA_SECONDS;
 	lua->meter.charge = pwl_meter_charge;
+	lua->out = stdout;
 	pw_sync_init(&lua->lock, &lua->wake);
 	lua->writes = config->write_dirs != NULL;
 	dirs = lua->writes ? config->write_dirs : here;

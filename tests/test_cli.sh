@@ -485,6 +485,18 @@ else
 	    "hello.lua: cannot start the watchdog thread"
 fi
 
+# A script read as a problem prints to stderr: the command's stdout is
+# its own (JSON here); pipewright script prints to stdout.
+run "$PW" script "$tmp/hello.lua"
+ok "script prints to stdout" out_has '^ran$'
+printf 'print("ran")\npw.show(pw.schedule(pw.load(%s), "1f1b"), 40)\nreturn pw.load(%s)\n' \
+    "'$UNIT'" "'$UNIT'" >"$tmp/noisy.lua"
+run "$PW" problem "$tmp/noisy.lua"
+ok "a problem script's print and pw.show go to stderr" err_has '^ran$'
+ok "...leaving the problem's JSON alone on stdout" \
+    sh -c '"$1" problem "$2" 2>/dev/null >"$3" && "$1" problem "$3" >/dev/null' \
+    sh "$PW" "$tmp/noisy.lua" "$tmp/noisy.json"
+
 printf 'this is not JSON\n' >"$tmp/notjson.json"
 for cmd in check eval show; do
 	fails 2 "$tmp/missing.json" "$cmd of a missing file" "$PW" $cmd "$tmp/missing.json"
