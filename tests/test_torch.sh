@@ -9,6 +9,8 @@
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 . "$srcdir/tests/tap.sh"
 PW=${PIPEWRIGHT:-./pipewright}
+# Absolute: one check runs in another directory.
+case $PW in /*) ;; *) PW=$PWD/$PW ;; esac
 EXAMPLES=${EXAMPLES:-$srcdir/examples}
 UNIT=$EXAMPLES/unit4x8.json
 
@@ -48,6 +50,14 @@ run "$PW" check "$tmp/pofo.csv" --problem "$tmp/pof.json"
 ok "check of the offload CSV: valid" out_has "pofo.csv: valid ("
 run "$PW" show "$tmp/pofo.csv" --problem "$tmp/pof.json" --width 60
 ok "show of the offload CSV draws the link" out_has "link"
+# A problem script gives the costs as its problem file does (it reads
+# below the current directory only).
+cp "$UNIT" "$tmp/unit.json"
+cp "$EXAMPLES/torch/1f1b.csv" "$tmp/1f1b.csv"
+printf 'return pw.load("unit.json")\n' >"$tmp/unit.lua"
+ok "a CSV costed by a problem script times as by its file" \
+    [ "$(makespan "$tmp/1f1b.csv" --problem "$UNIT")" = \
+    "$(cd "$tmp" && makespan 1f1b.csv --problem unit.lua)" ]
 
 # solve --from a CSV, launch --dry-run of one.
 run "$PW" solve "$UNIT" --from "$EXAMPLES/torch/1f1b.csv" --iteration-limit 1 \

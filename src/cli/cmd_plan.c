@@ -15,6 +15,28 @@
 #include "cmd.h"
 #include "pwlua.h"
 
+/* The problem of the file PATH, a Lua problem script (its preferences
+ * into PREFS, which may be NULL) or a problem or schedule file (its pins
+ * into PINS, when not NULL); NULL after saying why. */
+static struct pw_problem *
+cmd_plan_problem_file(const char *path, struct pwlua_solve_prefs *prefs,
+    struct pw_pin **pins, size_t *npins)
+{
+	struct pw_problem *problem = NULL;
+	struct pw_error err;
+
+	if (pwlua_is_script(path))
+		problem = pwlua_problem_read(path, prefs, &err);
+	else if (pins == NULL)
+		problem = pw_problem_read(path, &err);
+	else
+		pw_file_read_pins(path, &problem, NULL, NULL, pins, npins,
+		    NULL, &err);
+	if (problem == NULL)
+		pw_cmd_fail("%s", err.msg);
+	return problem;
+}
+
 struct pw_problem *
 pw_cmd_problem_load(const struct pw_cmd_args *a,
     struct pwlua_solve_prefs *prefs)
@@ -26,9 +48,7 @@ struct pw_problem *
 pw_cmd_problem_load_pins(const struct pw_cmd_args *a,
     struct pwlua_solve_prefs *prefs, struct pw_pin **pins, size_t *npins)
 {
-	struct pw_problem *problem = NULL;
 	const char *path = a->pos[0];
-	struct pw_error err;
 
 	if (prefs != NULL)
 		memset(prefs, 0, sizeof *prefs);
@@ -47,16 +67,7 @@ pw_cmd_problem_load_pins(const struct pw_cmd_args *a,
 		    " for --family to schedule" : "");
 		return NULL;
 	}
-	if (pwlua_is_script(path))
-		problem = pwlua_problem_read(path, prefs, &err);
-	else if (pins == NULL)
-		problem = pw_problem_read(path, &err);
-	else
-		pw_file_read_pins(path, &problem, NULL, NULL, pins, npins,
-		    NULL, &err);
-	if (problem == NULL)
-		pw_cmd_fail("%s", err.msg);
-	return problem;
+	return cmd_plan_problem_file(path, prefs, pins, npins);
 }
 
 void
@@ -168,14 +179,14 @@ pw_cmd_csv_plan(const struct pw_cmd_args *a, const char *path,
 	*out = NULL;
 	if (a->problem == NULL) {
 		pw_cmd_fail("%s: a PyTorch schedule CSV has no costs: add"
-		    " --problem PROBLEM (a problem or schedule file)",
+		    " --problem PROBLEM (a problem or schedule file, or a "
+		    "problem script)",
 		    pw_cmd_label(path));
 		return PW_EXIT_INPUT;
 	}
-	if ((problem = pw_problem_read(a->problem, &err)) == NULL) {
-		pw_cmd_fail("%s", err.msg);
+	if ((problem = cmd_plan_problem_file(a->problem, NULL, NULL,
+	    NULL)) == NULL)
 		return PW_EXIT_INPUT;
-	}
 	if ((rc = pw_torch_read_file(path, problem, &sched, &err)) == PW_OK)
 		rc = pw_plan_new(problem, sched, out, &err);
 	else
