@@ -92,6 +92,7 @@ void
 pwl_pins_read(lua_State *L, int idx, const char *what, size_t n,
     const struct pw_problem *p, struct pw_pin *out)
 {
+	struct pw_error err;
 	char where[128];
 	size_t i;
 
@@ -108,6 +109,9 @@ pwl_pins_read(lua_State *L, int idx, const char *what, size_t n,
 		lua_rawgeti(L, -2, 2);
 		out[i].after = pwl_op_read(L, -1, where, p);
 		lua_pop(L, 3);
+		if (pw_pin_check(p, &out[i], &err) != PW_OK)
+			pwl_fail(L, "%s[%zu]: %s" PWL_CORE, what, i + 1,
+			    err.msg);
 	}
 }
 

@@ -106,13 +106,6 @@ pw_solve_result_free(struct pw_solve_result *r)
 /* ------------------------------------------------------------------ */
 /* Options and the problem                                             */
 
-static bool
-pw_solve_pin_op(const struct pw_problem *p, struct pw_op op)
-{
-	return op.kind >= PW_F && op.kind <= PW_BW && op.stage >= 0 &&
-	    op.stage < p->nstages && op.mb >= 0 && op.mb < p->microbatches;
-}
-
 int
 pw_solve_check_common(const char *who, enum pw_objective objective,
     enum pw_offload_mode offload, double time_limit, long iteration_limit,
@@ -147,7 +140,7 @@ static int
 pw_solve_check_opts(const struct pw_problem *p, const struct pw_solve_opts *o,
     struct pw_error *err)
 {
-	char na[32], nb[32];
+	struct pw_error why;
 	size_t i;
 	int s, rc;
 
@@ -177,27 +170,8 @@ pw_solve_check_opts(const struct pw_problem *p, const struct pw_solve_opts *o,
 		return PW_ERR_INPUT;
 	}
 	for (i = 0; i < o->npins; i++) {
-		struct pw_op a = o->pins[i].before, b = o->pins[i].after;
-
-		if (!pw_solve_pin_op(p, a) || !pw_solve_pin_op(p, b)) {
-			pw_error_set(err, "solve: pin %zu: both ops must be "
-			    "compute ops (F, B, W, BW) of stages 0-%d and "
-			    "microbatches 0-%d", i, p->nstages - 1,
-			    p->microbatches - 1);
-			return PW_ERR_INPUT;
-		}
-		pw_op_name(na, sizeof na, a);
-		pw_op_name(nb, sizeof nb, b);
-		if (p->stages[a.stage].device != p->stages[b.stage].device) {
-			pw_error_set(err, "solve: pin %zu: %s (device %d) and %s "
-			    "(device %d) are not on one device", i, na,
-			    p->stages[a.stage].device, nb,
-			    p->stages[b.stage].device);
-			return PW_ERR_INPUT;
-		}
-		if (a.kind == b.kind && a.stage == b.stage && a.mb == b.mb) {
-			pw_error_set(err, "solve: pin %zu pins %s before itself",
-			    i, na);
+		if (pw_pin_check(p, &o->pins[i], &why) != PW_OK) {
+			pw_error_set(err, "solve: pin %zu: %s", i, why.msg);
 			return PW_ERR_INPUT;
 		}
 	}

@@ -917,28 +917,17 @@ pw_jread_op(struct pw_jin *in, const json_t *obj, const char *parent,
 	return PW_OK;
 }
 
-/* Whether A and B name one op as a pin does: B and BW of a microbatch
- * are both its backward's first op. */
-static bool
-pw_jpin_same(struct pw_op a, struct pw_op b)
-{
-	bool ab = a.kind == PW_B || a.kind == PW_BW;
-	bool bb = b.kind == PW_B || b.kind == PW_BW;
-
-	return a.stage == b.stage && a.mb == b.mb &&
-	    (a.kind == b.kind || (ab && bb));
-}
-
 /* Reads one pin: two compute ops of one device, not one op twice. */
 static int
 pw_jread_pin(struct pw_jin *in, const json_t *obj, const char *parent,
     const struct pw_problem *p, struct pw_pin *pin)
 {
-	char field[PW_FIELD_MAX], kind[PW_FIELD_MAX], nb[64], na[64];
+	char field[PW_FIELD_MAX], kind[PW_FIELD_MAX];
+	struct pw_error why;
 	struct pw_op *op;
 	json_t *v;
 	size_t i;
-	int rc, db, da;
+	int rc;
 
 	for (i = 0; i < PW_NFIELDS(pw_jpin); i++) {
 		op = (struct pw_op *)((char *)pin + pw_jpin[i].off);
@@ -954,22 +943,9 @@ pw_jread_pin(struct pw_jin *in, const json_t *obj, const char *parent,
 			    json_object_get(v, "kind"), "must be a compute "
 			    "op's kind: F, B, W or BW");
 	}
-	pw_op_name(nb, sizeof nb, pin->before);
-	pw_op_name(na, sizeof na, pin->after);
-	db = p->stages[pin->before.stage].device;
-	da = p->stages[pin->after.stage].device;
-	if (db != da) {
-		pw_error_set(in->err, "%s: %s: %s is on device %d and %s on "
-		    "device %d: a pin joins two ops of one device", in->file,
-		    parent, nb, db, na, da);
-		return PW_ERR_INPUT;
-	}
-	if (pw_jpin_same(pin->before, pin->after)) {
-		pw_error_set(in->err, "%s: %s: %s and %s are one op", in->file,
-		    parent, nb, na);
-		return PW_ERR_INPUT;
-	}
-	return PW_OK;
+	if ((rc = pw_pin_check(p, pin, &why)) != PW_OK)
+		pw_error_set(in->err, "%s: %s: %s", in->file, parent, why.msg);
+	return rc;
 }
 
 /* Reads OBJ's optional "pins" for P: *PINS the caller frees, NULL when

@@ -318,6 +318,13 @@ struct pw_pin {
 /* The other op a pin's OP may mean: BW for B or W (a fused backward's),
  * B for BW (a split one's first op), OP itself for the rest. */
 struct pw_op pw_pin_other(struct pw_op op);
+/* PW_OK when PIN can hold on P: two compute ops of P, on one device, not
+ * one op (B and BW of a microbatch are one: its backward's first op);
+ * else PW_ERR_INPUT with why in ERR ("F(0,1) is on device 0 and F(1,1)
+ * on device 1: a pin joins two ops of one device"), which the caller
+ * prefixes with where the pin came from. */
+int	pw_pin_check(const struct pw_problem *, const struct pw_pin *,
+	    struct pw_error *);
 
 /* Channels of the offload link. */
 int	pw_problem_nchannels(const struct pw_problem *);

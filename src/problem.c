@@ -652,6 +652,47 @@ pw_pin_other(struct pw_op op)
 	return op;
 }
 
+/* Whether OP is a compute op of P. */
+static bool
+pw_pin_op(const struct pw_problem *p, struct pw_op op)
+{
+	return op.kind >= PW_F && op.kind <= PW_BW && op.stage >= 0 &&
+	    op.stage < p->nstages && op.mb >= 0 && op.mb < p->microbatches;
+}
+
+int
+pw_pin_check(const struct pw_problem *p, const struct pw_pin *pin,
+    struct pw_error *err)
+{
+	struct pw_op a = pin->before, b = pin->after;
+	bool ab = a.kind == PW_B || a.kind == PW_BW;
+	bool bb = b.kind == PW_B || b.kind == PW_BW;
+	char na[48], nb[48];
+	int da, db;
+
+	if (!pw_pin_op(p, a) || !pw_pin_op(p, b)) {
+		pw_error_set(err, "both ops must be compute ops (F, B, W, BW) "
+		    "of stages 0-%d and microbatches 0-%d", p->nstages - 1,
+		    p->microbatches - 1);
+		return PW_ERR_INPUT;
+	}
+	pw_op_name(na, sizeof na, a);
+	pw_op_name(nb, sizeof nb, b);
+	da = p->stages[a.stage].device;
+	db = p->stages[b.stage].device;
+	if (da != db) {
+		pw_error_set(err, "%s is on device %d and %s on device %d: a "
+		    "pin joins two ops of one device", na, da, nb, db);
+		return PW_ERR_INPUT;
+	}
+	if (a.stage == b.stage && a.mb == b.mb && (a.kind == b.kind ||
+	    (ab && bb))) {
+		pw_error_set(err, "%s and %s are one op", na, nb);
+		return PW_ERR_INPUT;
+	}
+	return PW_OK;
+}
+
 int
 pw_op_parse(const char *s, const struct pw_problem *p, struct pw_op *out,
     struct pw_error *err)

@@ -1137,6 +1137,19 @@ test_borders(void)
 	    "more than the problem's 192 ops\nstack traceback:\n\t[C]: in "
 	    "function 'pipewright.problem'\n\tbprob.lua:5: in main chunk",
 	    "pw.problem: a precede list of border 2^62");
+	script_fails(NULL, "pin2.lua", "pw.problem" UNIT_SPEC ", precede = { "
+	    "{ { 'F', 1, 1 }, { 'F', 2, 1 } } } }\n", PW_ERR_INPUT, "pin2.lua:1: "
+	    "pw.problem: precede[1]: F(0,0) is on device 0 and F(1,0) on "
+	    "device 1: a pin joins two ops of one device [devices and stages "
+	    "numbered from 0]\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.problem'\n\tpin2.lua:1: in main chunk",
+	    "pw.problem: a pair across two devices");
+	script_fails(NULL, "pin1.lua", "pw.problem" UNIT_SPEC ", precede = { "
+	    "{ { 'B', 1, 1 }, { 'BW', 1, 1 } } } }\n", PW_ERR_INPUT,
+	    "pin1.lua:1: pw.problem: precede[1]: B(0,0) and BW(0,0) are one "
+	    "op [devices and stages numbered from 0]\nstack traceback:\n\t"
+	    "[C]: in function 'pipewright.problem'\n\tpin1.lua:1: in main "
+	    "chunk", "pw.problem: a pair of one op");
 }
 
 /* offload = {...} is read in one pass: repeats mark a stage once, and a

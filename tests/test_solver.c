@@ -668,11 +668,12 @@ test_options(void)
 	pw_solve_opts_init(&o);
 	o.pins = &pin;
 	o.npins = 1;
-	test_bad(p, &o, "pin 0: F(0,0) (device 0) and F(1,0) (device 1)");
+	test_bad(p, &o, "pin 0: F(0,0) is on device 0 and F(1,0) on device 1: "
+	    "a pin joins two ops of one device");
 	pin.after = (struct pw_op){ PW_F, 0, 8 };
 	test_bad(p, &o, "pin 0");
 	pin.after = pin.before;
-	test_bad(p, &o, "pin 0 pins F(0,0) before itself");
+	test_bad(p, &o, "pin 0: F(0,0) and F(0,0) are one op");
 	/* Against the dependencies: B(0,0) needs F(0,0) first. */
 	pin.before = (struct pw_op){ PW_B, 0, 0 };
 	pin.after = (struct pw_op){ PW_F, 0, 0 };
