@@ -69,6 +69,19 @@ megatron_why_not(const struct pw_problem *p, const struct pw_schedule *sched)
 	    "interleaved 1F1B orders the microbatches otherwise";
 }
 
+/* Why P's recomputation is none of Megatron's, or NULL when it is one
+ * (none, or full: every layer's input kept, each layer run again). */
+static const char *
+megatron_why_not_recompute(const struct pw_problem *p)
+{
+	if (p->origin == NULL ||
+	    p->origin->model.recompute != PW_RECOMPUTE_PIPEOFFLOAD)
+		return NULL;
+	return "the selective recomputation (PipeOffload's: LayerNorm, GeLU "
+	    "and dropout run again) is none of Megatron-LM's recompute "
+	    "modules, which recompute a whole attention core or MLP";
+}
+
 /* The layer split of P's origin as flags: none when even, the first and
  * last stage's counts when only they differ (one chunk per device:
  * Megatron shares a rank's count among its virtual stages), else the
@@ -130,7 +143,8 @@ pw_megatron_flags(const struct pw_problem *p, const struct pw_schedule *sched,
 	bool split, layout = false;
 
 	*flags = NULL;
-	if ((why = megatron_why_not(p, sched)) != NULL) {
+	if ((why = megatron_why_not(p, sched)) != NULL ||
+	    (why = megatron_why_not_recompute(p)) != NULL) {
 		pw_error_set(err, "%s", why);
 		return PW_ERR_NOT_APPLICABLE;
 	}
@@ -141,12 +155,21 @@ pw_megatron_flags(const struct pw_problem *p, const struct pw_schedule *sched,
 	if (split && p->origin->split.tp > 1)
 		megatron_add(&l, " ", pw_xasprintf(
 		    "--tensor-model-parallel-size %d", p->origin->split.tp));
+	/* The cost model's ZeRO-1 shards the optimizer state (the fp32
+	 * weights and Adam's moments) over the replicas: Megatron's
+	 * distributed optimizer. */
+	if (split && p->origin->split.dp > 1)
+		megatron_add(&l, " ", pw_xstrdup("--use-distributed-optimizer"));
 	if (split)
 		layout = megatron_split(&l, p);
 	/* A layout string gives the virtual stages by its count. */
 	if (chunks > 1 && !layout)
 		megatron_add(&l, " ", pw_xasprintf(
 		    "--num-virtual-stages-per-pipeline-rank %d", chunks));
+	if (p->origin != NULL &&
+	    p->origin->model.recompute == PW_RECOMPUTE_FULL)
+		megatron_add(&l, " ", pw_xstrdup("--recompute-granularity full "
+		    "--recompute-method uniform --recompute-num-layers 1"));
 	if (split)
 		megatron_add(&l, " ", pw_xasprintf("--micro-batch-size %d "
 		    "--global-batch-size %d", p->origin->model.micro_batch,

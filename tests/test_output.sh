@@ -43,9 +43,17 @@ ok "megatron: uneven virtual stages are a layout, in Megatron's order" \
     megatron \
     "--pipeline-model-parallel-size 4 --num-layers 32 --pipeline-model-parallel-layout \"Et*3|t*4|t*4|t*4|t*4|t*4|t*4|t*5,L\" --micro-batch-size 1 --global-batch-size 8" \
     --chunks 2 --layers-per-stage 3,4,4,4,4,4,4,5 --family 1f1b-interleaved
-ok "megatron: tensor and data parallelism" megatron \
-    "--pipeline-model-parallel-size 4 --tensor-model-parallel-size 2 --num-layers 32 --micro-batch-size 1 --global-batch-size 16" \
+ok "megatron: tensor and data parallelism (ZeRO-1: the distributed optimizer)" \
+    megatron \
+    "--pipeline-model-parallel-size 4 --tensor-model-parallel-size 2 --use-distributed-optimizer --num-layers 32 --micro-batch-size 1 --global-batch-size 16" \
     --tp 2 --dp 2 --family 1f1b
+ok "megatron: full recomputation, every layer" megatron \
+    "--pipeline-model-parallel-size 4 --num-layers 32 --recompute-granularity full --recompute-method uniform --recompute-num-layers 1 --micro-batch-size 1 --global-batch-size 8" \
+    --recompute full --family 1f1b
+ok "megatron: PipeOffload's selective recomputation has no equivalent" \
+    megatron \
+    "Megatron has no equivalent: the selective recomputation (PipeOffload's: LayerNorm, GeLU and dropout run again) is none of Megatron-LM's recompute modules, which recompute a whole attention core or MLP" \
+    --recompute selective --family 1f1b
 ok "megatron: zero bubble has no equivalent" megatron \
     "Megatron has no equivalent: Zero Bubble splits the backward into B and W; Megatron-LM's schedules run each backward whole" \
     --family zb-h1
