@@ -34,6 +34,8 @@ struct pwl_record {
 	const void *presets;	/* the registry: size bytes apart */
 	const size_t *npresets;
 	size_t	size;
+	/* The core's check of one, PW_OK or why not. */
+	int	(*check)(const void *, struct pw_error *);
 };
 
 #define PWL_MF(n, t, need, def) \
@@ -83,13 +85,28 @@ pwl_find_hardware(const char *name)
 	return pw_hardware_find(name);
 }
 
+static int
+pwl_check_model(const void *m, struct pw_error *err)
+{
+	return pw_model_check(m, err);
+}
+
+/* The link's rates are checked where a problem offloads. */
+static int
+pwl_check_hardware(const void *hw, struct pw_error *err)
+{
+	return pw_hardware_check(hw, false, err);
+}
+
 static const struct pwl_record pwl_model_record = {
 	"pw.model", PWL_MODEL, pwl_model_fields, pwl_find_model,
-	pw_model_presets, &pw_nmodel_presets, sizeof (struct pw_model)
+	pw_model_presets, &pw_nmodel_presets, sizeof (struct pw_model),
+	pwl_check_model
 };
 static const struct pwl_record pwl_hardware_record = {
 	"pw.hardware", PWL_HARDWARE, pwl_hardware_fields, pwl_find_hardware,
-	pw_hardware_presets, &pw_nhardware_presets, sizeof (struct pw_hardware)
+	pw_hardware_presets, &pw_nhardware_presets, sizeof (struct pw_hardware),
+	pwl_check_hardware
 };
 
 /* Field NAME of the table at IDX, a recomputation's name as the core
@@ -205,6 +222,19 @@ union pwl_any {
 	struct pw_hardware hardware;
 };
 
+/* Pushes IN as pwl_record_push does once the core takes it, so that a
+ * field out of range is named where the script made it. */
+static void
+pwl_record_checked_push(lua_State *L, const struct pwl_record *rec,
+    const void *in)
+{
+	struct pw_error err;
+
+	if (rec->check(in, &err) != PW_OK)
+		pwl_fail(L, "%s: %s", rec->what, err.msg);
+	pwl_record_push(L, rec, in);
+}
+
 /* model(overrides), hardware(overrides): a copy with those fields
  * changed.  Upvalue 1 is the record. */
 static int
@@ -216,7 +246,7 @@ pwl_record_override(lua_State *L)
 	memset(&u, 0, sizeof u);
 	pwl_record_read(L, 1, rec, rec->what, &u, false);
 	pwl_record_read(L, 2, rec, rec->what, &u, true);
-	pwl_record_push(L, rec, &u);
+	pwl_record_checked_push(L, rec, &u);
 	return 1;
 }
 
@@ -257,7 +287,7 @@ pwl_record_make(lua_State *L, const struct pwl_record *rec, int idx)
 	}
 	memset(&u, 0, sizeof u);
 	pwl_record_read(L, idx, rec, rec->what, &u, false);
-	pwl_record_push(L, rec, &u);
+	pwl_record_checked_push(L, rec, &u);
 }
 
 /* pw.model(x), pw.hardware(x) through __call (arg 1 is the table). */

@@ -54,8 +54,8 @@ pw_cost_need_real(const char *where, const char *field, double value,
 	return PW_ERR_INPUT;
 }
 
-static int
-pw_cost_check_model(const struct pw_model *m, struct pw_error *err)
+int
+pw_model_check(const struct pw_model *m, struct pw_error *err)
 {
 	const char *where = pw_cost_where(m->name, "model");
 	static const char *const field[] = { "layers", "hidden", "heads",
@@ -90,8 +90,8 @@ pw_cost_check_model(const struct pw_model *m, struct pw_error *err)
 	return PW_OK;
 }
 
-static int
-pw_cost_check_hardware(const struct pw_hardware *hw, bool offload,
+int
+pw_hardware_check(const struct pw_hardware *hw, bool offload,
     struct pw_error *err)
 {
 	const char *where = pw_cost_where(hw->name, "hardware");
@@ -220,8 +220,8 @@ pw_cost_check(const struct pw_model *m, const struct pw_hardware *hw,
 	/* The names become the problem's name and its origin's. */
 	if ((rc = pw_text_check(m->name, "model", "name", err)) != PW_OK ||
 	    (rc = pw_text_check(hw->name, "hardware", "name", err)) != PW_OK ||
-	    (rc = pw_cost_check_model(m, err)) != PW_OK ||
-	    (rc = pw_cost_check_hardware(hw, sp->offload, err)) != PW_OK)
+	    (rc = pw_model_check(m, err)) != PW_OK ||
+	    (rc = pw_hardware_check(hw, sp->offload, err)) != PW_OK)
 		return rc;
 	return pw_cost_check_split(sp, m, pw_cost_limit(sp, hw), err);
 }

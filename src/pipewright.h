@@ -1047,6 +1047,13 @@ int	pw_cost_problem(const struct pw_model *, const struct pw_hardware *,
  * anything: PW_OK, or PW_ERR_INPUT naming the field at fault. */
 int	pw_cost_check(const struct pw_model *, const struct pw_hardware *,
 	    const struct pw_split *, struct pw_error *);
+/* Its checks of a model alone (counts, heads dividing hidden, kv_heads
+ * dividing heads) and of hardware alone (rates, efficiency in (0, 1];
+ * OFFLOAD: the PCIe link's rates too), for a front end that makes one
+ * before any split: PW_OK, or PW_ERR_INPUT naming the field. */
+int	pw_model_check(const struct pw_model *, struct pw_error *);
+int	pw_hardware_check(const struct pw_hardware *, bool offload,
+	    struct pw_error *);
 /* What pw_cost_problem gives stage S of SPLIT when it holds LAYERS
  * layers (the embedding on stage 0, the LM head on the last): its costs
  * in *OUT (device, f, b, w, act, hold, offload, comm) and the static

@@ -1137,6 +1137,16 @@ test_borders(void)
 	    "more than the problem's 192 ops\nstack traceback:\n\t[C]: in "
 	    "function 'pipewright.problem'\n\tbprob.lua:5: in main chunk",
 	    "pw.problem: a precede list of border 2^62");
+	script_fails(NULL, "hw.lua", "local h = pw.hardware 'H100-SXM' { "
+	    "efficiency = 2 }\n", PW_ERR_INPUT, "hw.lua:1: pw.hardware: "
+	    "H100-SXM: efficiency: must be in (0, 1] (got 2)\nstack traceback:"
+	    "\n\t[C]: in ?\n\thw.lua:1: in main chunk",
+	    "pw.hardware checks its fields where it is made");
+	script_fails(NULL, "m.lua", "local m = pw.model 'gpt3-1.3b' { heads = "
+	    "7 }\n", PW_ERR_INPUT, "m.lua:1: pw.model: gpt3-1.3b: heads: 7 "
+	    "does not divide hidden 2048\nstack traceback:\n\t[C]: in ?\n"
+	    "\tm.lua:1: in main chunk",
+	    "pw.model checks its fields where it is made");
 	script_fails(NULL, "pin2.lua", "pw.problem" UNIT_SPEC ", precede = { "
 	    "{ { 'F', 1, 1 }, { 'F', 2, 1 } } } }\n", PW_ERR_INPUT, "pin2.lua:1: "
 	    "pw.problem: precede[1]: F(0,0) is on device 0 and F(1,0) on "
