@@ -439,10 +439,27 @@ torch_end_cell(struct torch_read *r, char *buf, size_t len, long start,
 	buf[len] = '\0';
 	while (isspace((unsigned char)buf[i]))
 		i++;
+	/* A spreadsheet may quote every cell (RFC 4180); an action has
+	 * nothing a quote would protect. */
+	if (buf[i] == '"' && len - i >= 2 && buf[len - 1] == '"') {
+		buf[--len] = '\0';
+		i++;
+	}
 	if (buf[i] == '\0')
 		return PW_OK;
 	r->col = start + (long)i;
 	return torch_cell(r, buf + i, err);
+}
+
+/* Whether the LEN bytes of BUF are blanks only. */
+static bool
+torch_blank(const char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len && isspace((unsigned char)buf[i]); i++)
+		continue;
+	return i == len;
 }
 
 int
@@ -463,8 +480,15 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 	r.seen = pw_xcalloc((size_t)p->nstages * (size_t)p->microbatches, 1);
 	rowline = pw_xcalloc((size_t)p->devices, sizeof *rowline);
 	rowline[0] = 1;
-	for (;;) {
+	/* A UTF-8 byte-order mark, as some editors save, is skipped; any
+	 * other byte 0xEF starts no action either. */
+	if ((c = getc(fp)) == 0xef && (getc(fp) != 0xbb || getc(fp) != 0xbf)) {
+		pw_error_set(err, "%s:1:1: bad action (a byte 0xEF that starts "
+		    "no UTF-8 byte-order mark)", label);
+		rc = PW_ERR_INPUT;
+	} else if (c == 0xef)
 		c = getc(fp);
+	for (; rc == PW_OK; c = getc(fp)) {
 		if (c == '\r') {
 			if ((c = getc(fp)) != '\n') {
 				pw_error_set(err, "%s:%ld:%ld: a carriage return"
@@ -483,6 +507,15 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 			/* csv.reader gives no row after a final newline. */
 			if (c == EOF && !any)
 				break;
+			/* Blank lines after the last row are no rows. */
+			if (r.row >= nrows && start == 1 &&
+			    torch_blank(buf, len)) {
+				if (c == EOF)
+					break;
+				r.line++;
+				len = 0;
+				continue;
+			}
 			if (r.row >= nrows) {
 				pw_error_set(err, "%s:%ld: row %d, but the problem"
 				    " has %d ranks%s", label, r.line, r.row + 1,

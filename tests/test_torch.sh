@@ -59,6 +59,23 @@ ok "a CSV costed by a problem script times as by its file" \
     [ "$(makespan "$tmp/1f1b.csv" --problem "$UNIT")" = \
     "$(cd "$tmp" && makespan 1f1b.csv --problem unit.lua)" ]
 
+# What editors add: a byte-order mark, quoted cells, blank lines at the
+# end, CRLF.
+printf '\357\273\277' | cat - "$tmp/1f1b.csv" >"$tmp/bom.csv"
+sed 's/\([^,]*\)/"\1"/g' "$tmp/1f1b.csv" >"$tmp/quoted.csv"
+{ cat "$tmp/1f1b.csv"; printf '\n \n\n'; } >"$tmp/blank.csv"
+sed 's/$/\r/' "$tmp/1f1b.csv" >"$tmp/crlf.csv"
+plain=$(makespan "$tmp/1f1b.csv" --problem "$UNIT")
+ok "the plain CSV times ($plain)" [ -n "$plain" ]
+for f in bom quoted blank crlf; do
+	ok "a CSV with $f reads as the plain one" \
+	    [ "$(makespan "$tmp/$f.csv" --problem "$UNIT")" = "$plain" ]
+done
+{ cat "$tmp/1f1b.csv"; printf '\n0F0\n'; } >"$tmp/late.csv"
+run "$PW" eval "$tmp/late.csv" --problem "$UNIT"
+ok "a row after blank lines is still a row too many" \
+    grep -q 'late.csv:6: row 5, but the problem has 4 ranks' "$tmp/err"
+
 # solve --from a CSV, launch --dry-run of one.
 run "$PW" solve "$UNIT" --from "$EXAMPLES/torch/1f1b.csv" --iteration-limit 1 \
     --time-limit 1000 -o "$tmp/solved.json"
