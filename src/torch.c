@@ -480,14 +480,15 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 	r.seen = pw_xcalloc((size_t)p->nstages * (size_t)p->microbatches, 1);
 	rowline = pw_xcalloc((size_t)p->devices, sizeof *rowline);
 	rowline[0] = 1;
-	/* A UTF-8 byte-order mark, as some editors save, is skipped; any
-	 * other byte 0xEF starts no action either. */
-	if ((c = getc(fp)) == 0xef && (getc(fp) != 0xbb || getc(fp) != 0xbf)) {
-		pw_error_set(err, "%s:1:1: bad action (a byte 0xEF that starts "
-		    "no UTF-8 byte-order mark)", label);
+	/* Said by name: the mark is invisible, and PyTorch's reader would
+	 * take it into the first action too. */
+	if ((c = getc(fp)) == 0xef) {
+		pw_error_set(err, "%s:1:1: %s", label, getc(fp) == 0xbb &&
+		    getc(fp) == 0xbf ? "a UTF-8 byte-order mark, which "
+		    "PyTorch's _load_csv reads as part of the first action "
+		    "(save the file without it)" : "bad action (a byte 0xEF)");
 		rc = PW_ERR_INPUT;
-	} else if (c == 0xef)
-		c = getc(fp);
+	}
 	for (; rc == PW_OK; c = getc(fp)) {
 		if (c == '\r') {
 			if ((c = getc(fp)) != '\n') {
@@ -507,20 +508,13 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 			/* csv.reader gives no row after a final newline. */
 			if (c == EOF && !any)
 				break;
-			/* Blank lines after the last row are no rows. */
-			if (r.row >= nrows && start == 1 &&
-			    torch_blank(buf, len)) {
-				if (c == EOF)
-					break;
-				r.line++;
-				len = 0;
-				continue;
-			}
 			if (r.row >= nrows) {
-				pw_error_set(err, "%s:%ld: row %d, but the problem"
-				    " has %d ranks%s", label, r.line, r.row + 1,
-				    p->devices, p->link.present ? " and their"
-				    " channels" : "");
+				pw_error_set(err, "%s:%ld: row %d%s, but the "
+				    "problem has %d ranks%s", label, r.line,
+				    r.row + 1, start == 1 && torch_blank(buf, len) ?
+				    " (a blank line: PyTorch's csv.reader reads "
+				    "it as an empty row)" : "", p->devices,
+				    p->link.present ? " and their channels" : "");
 				rc = PW_ERR_INPUT;
 				break;
 			}

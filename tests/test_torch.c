@@ -332,7 +332,15 @@ test_malformed(void)
 		{ "0F0,0B0,0F1,0B1\n",
 		  "t.csv: 1 row, but the problem has 2 ranks (one row each)" },
 		{ "0F0\n1F0\n\n",
-		  "t.csv:3: row 3, but the problem has 2 ranks" },
+		  "t.csv:3: row 3 (a blank line: PyTorch's csv.reader reads it"
+		  " as an empty row), but the problem has 2 ranks" },
+		{ "\xef\xbb\xbf" "0F0\n1F0\n",
+		  "t.csv:1:1: a UTF-8 byte-order mark, which PyTorch's "
+		  "_load_csv reads as part of the first action (save the file "
+		  "without it)" },
+		{ "\"0F0\",\"0F1\",\"0X1\"\n",
+		  "t.csv:1:14: bad action \"0X1\" (want STAGE, one of F I W B O"
+		  " R, MICROBATCH: \"2F0\")" },
 		{ "0F0, 0SEND_F0\n",
 		  "t.csv:1:6: 0SEND_F0: SEND_F is a communication action; only"
 		  " PyTorch's compute_only CSV is read" },

@@ -59,22 +59,25 @@ ok "a CSV costed by a problem script times as by its file" \
     [ "$(makespan "$tmp/1f1b.csv" --problem "$UNIT")" = \
     "$(cd "$tmp" && makespan 1f1b.csv --problem unit.lua)" ]
 
-# What editors add: a byte-order mark, quoted cells, blank lines at the
-# end, CRLF.
-printf '\357\273\277' | cat - "$tmp/1f1b.csv" >"$tmp/bom.csv"
+# What editors add, read as PyTorch's csv.reader reads it: quoted cells
+# and CRLF line ends are the plain file; a byte-order mark and a blank
+# line at the end, which PyTorch would refuse too, are named.
 sed 's/\([^,]*\)/"\1"/g' "$tmp/1f1b.csv" >"$tmp/quoted.csv"
-{ cat "$tmp/1f1b.csv"; printf '\n \n\n'; } >"$tmp/blank.csv"
 sed 's/$/\r/' "$tmp/1f1b.csv" >"$tmp/crlf.csv"
 plain=$(makespan "$tmp/1f1b.csv" --problem "$UNIT")
 ok "the plain CSV times ($plain)" [ -n "$plain" ]
-for f in bom quoted blank crlf; do
-	ok "a CSV with $f reads as the plain one" \
+for f in quoted crlf; do
+	ok "a CSV with $f cells or lines reads as the plain one" \
 	    [ "$(makespan "$tmp/$f.csv" --problem "$UNIT")" = "$plain" ]
 done
-{ cat "$tmp/1f1b.csv"; printf '\n0F0\n'; } >"$tmp/late.csv"
-run "$PW" eval "$tmp/late.csv" --problem "$UNIT"
-ok "a row after blank lines is still a row too many" \
-    grep -q 'late.csv:6: row 5, but the problem has 4 ranks' "$tmp/err"
+printf '\357\273\277' | cat - "$tmp/1f1b.csv" >"$tmp/bom.csv"
+run "$PW" eval "$tmp/bom.csv" --problem "$UNIT"
+ok "a byte-order mark is named" grep -q 'bom.csv:1:1: a UTF-8 byte-order mark' \
+    "$tmp/err"
+{ cat "$tmp/1f1b.csv"; echo; } >"$tmp/blank.csv"
+run "$PW" eval "$tmp/blank.csv" --problem "$UNIT"
+ok "a blank line after the last row is named" \
+    grep -q 'blank.csv:5: row 5 (a blank line: ' "$tmp/err"
 
 # solve --from a CSV, launch --dry-run of one.
 run "$PW" solve "$UNIT" --from "$EXAMPLES/torch/1f1b.csv" --iteration-limit 1 \
