@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -384,10 +385,17 @@ pwl_offload_ratio(lua_State *L)
 	lua_Integer hidden = luaL_checkinteger(L, 1);
 	lua_Integer seq = luaL_checkinteger(L, 2);
 
+	lua_Number rate = luaL_checknumber(L, 3);
+	lua_Number bandwidth = luaL_checknumber(L, 4);
+
 	luaL_argcheck(L, hidden > 0 && hidden <= INT_MAX, 1, "out of range");
 	luaL_argcheck(L, seq > 0 && seq <= INT_MAX, 2, "out of range");
-	lua_pushnumber(L, pw_offload_ratio((int)hidden, (int)seq,
-	    luaL_checknumber(L, 3), luaL_checknumber(L, 4)));
+	luaL_argcheck(L, rate > 0 && isfinite(rate), 3, "must be a positive "
+	    "number of FLOP/s");
+	luaL_argcheck(L, bandwidth > 0 && isfinite(bandwidth), 4, "must be a "
+	    "positive number of bytes/s");
+	lua_pushnumber(L, pw_offload_ratio((int)hidden, (int)seq, rate,
+	    bandwidth));
 	return 1;
 }
 

@@ -5,6 +5,7 @@
  * it (pwlua_problem_write, for the designer's "e" on a problem from no
  * file).
  */
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,6 @@ pwl_csv_text(lua_State *L, const char *where)
 	const char *s;
 	luaL_Buffer q;
 	size_t len, i;
-	int prec;
 	double v;
 
 	switch (lua_type(L, -1)) {
@@ -61,13 +61,17 @@ pwl_csv_text(lua_State *L, const char *where)
 			    (long long)lua_tointeger(L, -1));
 			break;
 		}
-		/* The fewest digits that read back as the same double. */
+		/* The fewest digits that read back as the same double; the
+		 * words strtod and Python's float() read for the rest (the
+		 * C library writes a NaN's sign, which no reader keeps). */
 		v = lua_tonumber(L, -1);
-		for (prec = 1; prec <= 17; prec++) {
-			snprintf(num, sizeof num, "%.*g", prec, v);
-			if (strtod(num, NULL) == v || v != v)
-				break;
-		}
+		if (isnan(v))
+			snprintf(num, sizeof num, "nan");
+		else if (isinf(v))
+			snprintf(num, sizeof num, "%s", v > 0 ? "inf" : "-inf");
+		else
+			snprintf(num, sizeof num, "%.*g", pw_exact_precision(v),
+			    v);
 		break;
 	case LUA_TSTRING:
 		s = lua_tolstring(L, -1, &len);

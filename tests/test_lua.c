@@ -657,9 +657,21 @@ test_load_write(void)
 	text = test_read_file("c.csv");
 	tap_str(text, "b,a\n2,1\n", "columns: in the order given");
 	free(text);
+	script_ok("k.lua", "assert(math.abs(pw.offload_ratio(4096, 4096, "
+	    "440e12, 21e9) - 2.435870) < 5e-7)\n"
+	    "local ok, why = pcall(pw.offload_ratio, 1, 1, 0, 0)\n"
+	    "assert(not ok and why:find('must be a positive number of "
+	    "FLOP/s', 1, true), why)\n",
+	    "offload_ratio: PipeOffload's k; no NaN from a zero rate");
+	script_ok("nan.lua", "pw.write_csv('n.csv', { { 0/0, -(0/0), "
+	    "math.huge, -math.huge } })\n", "write_csv: numbers that are not "
+	    "finite");
+	text = test_read_file("n.csv");
+	tap_str(text, "nan,nan,inf,-inf\n", "... as strtod and Python read "
+	    "them");
+	free(text);
 }
 
-/* The interpreter: arguments, persistence, and what it refuses. */
 /* The library functions that loop in C charge their counts first: each
  * stops at once on a budget of 100,000, and their own errors still name
  * them as called. */
@@ -730,6 +742,7 @@ names_charged(const struct pwlua_config *capped)
 	pwlua_free(lua);
 }
 
+/* The interpreter: arguments, persistence, and what it refuses. */
 static void
 test_sandbox(void)
 {
