@@ -517,11 +517,34 @@ pwl_msgh(lua_State *L)
 	return 1;
 }
 
+/* lua_Reader of stdin: the next block read from FP. */
+static const char *
+pwl_read_stdin(lua_State *L, void *fp, size_t *len)
+{
+	static char buf[4096];
+
+	(void)L;
+	*len = fread(buf, 1, sizeof buf, fp);
+	return *len > 0 ? buf : NULL;
+}
+
 int
 pwl_loadfile(lua_State *L, const char *path)
 {
 	FILE *fp;
 	int c, error;
+
+	/* A script piped in: text only, named as every reader names it. */
+	if (strcmp(path, "-") == 0) {
+		if ((c = getc(stdin)) == LUA_SIGNATURE[0]) {
+			lua_pushliteral(L, "<stdin>: precompiled Lua (bytecode) "
+			    "is refused; scripts are loaded as source text only");
+			return LUA_ERRSYNTAX;
+		}
+		if (c != EOF)
+			ungetc(c, stdin);
+		return lua_load(L, pwl_read_stdin, stdin, "=<stdin>", "t");
+	}
 
 	/* Look where luaL_loadfilex does (past a first line starting with
 	 * '#') so that bytecode is refused in words that say so. */

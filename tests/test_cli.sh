@@ -485,6 +485,16 @@ else
 	    "hello.lua: cannot start the watchdog thread"
 fi
 
+run sh -c 'printf "print(arg[1], 6 * 7)\n" | "$1" script - x' sh "$PW"
+ok "script - reads the script from stdin" out_has '^x	42$'
+run sh -c 'printf "error(\"boom\")\n" | "$1" script -' sh "$PW"
+ok "...and names it <stdin>" err_has '^pipewright: <stdin>:1: boom'
+
+printf 'local function f(n) return f(n + 1) + 1 end\nf(1)\n' >"$tmp/deep.lua"
+run "$PW" script "$tmp/deep.lua"
+ok "a deep traceback's skip reads as words, not an escaped tab" \
+    err_has '; \.\.\. (skipping [0-9]* levels); '
+
 # A script read as a problem prints to stderr: the command's stdout is
 # its own (JSON here); pipewright script prints to stdout.
 run "$PW" script "$tmp/hello.lua"

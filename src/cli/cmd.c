@@ -28,10 +28,11 @@ cmd_say(const char *fmt, va_list ap)
 
 	vsnprintf(buf, sizeof buf, fmt, ap);
 
-	/* One line: "blocked:\n  a\n  b" reads "blocked: a; b". */
+	/* One line: "blocked:\n  a\n  b" reads "blocked: a; b"; a tab
+	 * inside a line (Lua's "...\t(skipping 9 levels)") is a blank. */
 	for (s = buf; *s != '\0'; s++) {
 		if (*s != '\n') {
-			one[n++] = *s;
+			one[n++] = *s == '\t' ? ' ' : *s;
 			continue;
 		}
 		colon = s > buf && s[-1] == ':';
