@@ -131,7 +131,12 @@ pwl_plan_candidate(lua_State *L, struct pw_planner_candidate *c)
 	lua_setfield(L, -2, "chunks");
 	lua_pushstring(L, pwl_placement_names[dg->placement]);
 	lua_setfield(L, -2, "placement");
-	lua_pushstring(L, pwl_recompute_names[dg->recompute]);
+	/* A fixed split's recomputation is the problem's, unknown here:
+	 * nil, as plan --json's null. */
+	if (dg->layers_per_stage != NULL)
+		lua_pushstring(L, pwl_recompute_names[dg->recompute]);
+	else
+		lua_pushnil(L);
 	lua_setfield(L, -2, "recompute");
 	lua_pushboolean(L, dg->offload);
 	lua_setfield(L, -2, "offload");

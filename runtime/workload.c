@@ -193,9 +193,10 @@ pw_workload_defaults(int nstages, struct pw_workload *out)
 		out->layers[s] = PW_WORKLOAD_LAYERS;
 }
 
-/* Reads one "key=value" ITEM of SPEC into W. */
+/* Reads one "key=value" ITEM of SPEC into W; SEEN marks the keys read. */
 static int
-pw_workload_parse_item(const char *item, struct pw_workload *w, struct pw_error *err)
+pw_workload_parse_item(const char *item, struct pw_workload *w,
+    unsigned *seen, struct pw_error *err)
 {
 	static const char *const keys[] = {
 		"hidden", "ffn", "tokens", "layers"
@@ -218,6 +219,12 @@ pw_workload_parse_item(const char *item, struct pw_workload *w, struct pw_error 
 		    "ffn, tokens or layers)", (int)klen, item);
 		return PW_ERR_INPUT;
 	}
+	/* As an option given twice: the first value would be lost. */
+	if ((*seen & 1u << i) != 0) {
+		pw_error_set(err, "workload: %s is given twice", keys[i]);
+		return PW_ERR_INPUT;
+	}
+	*seen |= 1u << i;
 	if (i == 3) {
 		min = 1;
 		max = PW_WORKLOAD_MAX_LAYERS;
@@ -239,6 +246,7 @@ pw_workload_parse(const char *spec, const struct pw_workload *base,
     int nstages, struct pw_workload *out, struct pw_error *err)
 {
 	char *copy, *item, *next;
+	unsigned seen = 0;
 	int rc = PW_OK;
 
 	if (nstages < 1) {
@@ -260,7 +268,7 @@ pw_workload_parse(const char *spec, const struct pw_workload *base,
 	for (item = copy; item != NULL && rc == PW_OK; item = next) {
 		if ((next = strchr(item, ',')) != NULL)
 			*next++ = '\0';
-		rc = pw_workload_parse_item(item, out, err);
+		rc = pw_workload_parse_item(item, out, &seen, err);
 	}
 	free(copy);
 	if (rc == PW_OK)

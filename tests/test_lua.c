@@ -464,7 +464,7 @@ test_plan(void)
 	    "assert(info.tried == 1 and #c == 1)\n"
 	    "local b = c[1]\n"
 	    "assert(b.layers_per_stage == nil and b.layout == '1 chunk' and b.chunks == 1)\n"
-	    "assert(b.placement == 'loop' and b.recompute == 'none')\n"
+	    "assert(b.placement == 'loop' and b.recompute == nil)\n"
 	    "assert(b.offload == false and b.family == 'zb-h1')\n"
 	    "assert(b.makespan == 27 and b.objective == 27 and b.bound == 27)\n"
 	    "assert(b.gap == 0 and b.limit == math.huge)\n"

@@ -594,6 +594,8 @@ test_parse(void)
 	    "from 1 to 4096");
 	parse_bad("hidden=8,,ffn=2", "workload: unknown key \"\" (hidden, ffn, "
 	    "tokens or layers)");
+	parse_bad("hidden=8,tokens=4,hidden=16", "workload: hidden is given "
+	    "twice");
 	/* 8 L t (h + f) + 4 (4 L h f + t f) at 2^18 and L = 4096. */
 	parse_bad("hidden=262144,ffn=262144,tokens=262144,layers=4096",
 	    "workload: stage 0 keeps 8192 TiB, more than 1024 TiB");
