@@ -599,7 +599,7 @@ test_help_and_form(void)
 	s.d.help_top = 1;
 	case_draw(&s, 24, 80);
 	row = row_text(3);
-	want = pw_xasprintf("\xe2\x94\x82 %-16s%-18s%s", tui_keys[1].names,
+	want = pw_xasprintf("\xe2\x94\x82 %-15s%-11s%s", tui_keys[1].names,
 	    "timeline", tui_keys[1].help);
 	tap_ok(strncmp(row, want, strlen(want)) == 0,
 	    "help from its second row, with the modes it acts in: %s", row);
@@ -611,13 +611,13 @@ test_help_and_form(void)
 	s.d.help_top = (int)i;
 	case_draw(&s, 24, 80);
 	row = row_text(3);
-	tap_str(row, "\xe2\x94\x82 D               timeline          design "
-	    "search: split, layout and schedule  \xe2\x94\x82", "help lists D");
+	tap_str(row, "\xe2\x94\x82 D              timeline   design search: "
+	    "split, layout and schedule          \xe2\x94\x82", "help lists D");
 	free(row);
 	s.d.help_top = 100000;
 	case_draw(&s, 24, 80);
 	row = row_text(21);
-	want = pw_xasprintf("\xe2\x94\x82 %-16s", tui_keys[tui_nkeys - 1].names);
+	want = pw_xasprintf("\xe2\x94\x82 %-15s", tui_keys[tui_nkeys - 1].names);
 	tap_ok(strncmp(row, want, strlen(want)) == 0 &&
 	    strstr(row, tui_keys[tui_nkeys - 1].help) != NULL,
 	    "help scrolled past its end shows its last row last: %s", row);

@@ -1138,6 +1138,8 @@ test_edit(void)
 	    "the problem and schedule stay");
 	tui_key(d, TUI_KEY_ESC);
 	tap_int(d->mode, TUI_MODE_TIMELINE, "Esc closes it");
+	tap_str(d->message, "error closed: the problem and schedule are as "
+	    "they were", "... and the message line no longer says Esc");
 
 	text = pw_xasprintf(SMALL_LUA, 6);
 	write_file(lua, text);

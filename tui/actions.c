@@ -459,6 +459,10 @@ tui_actions_close(struct tui *d)
 {
 	if (d->mode == TUI_MODE_COMPARE)
 		tui_compare_clear(d);
+	/* Its "(Esc closes)" would outlive the panel it speaks of. */
+	if (d->mode == TUI_MODE_ERROR)
+		tui_message(d, false, "error closed: the problem and schedule "
+		    "are as they were");
 	d->mode = TUI_MODE_TIMELINE;
 	return TUI_DRAW_ALL;
 }
@@ -794,9 +798,9 @@ const struct tui_key tui_keys[] = {
 	{ { 'z' }, "z", TUI_TL, tui_act_fold,
 	    "fold or unfold the device to its compute lane" },
 	{ { '<', ',' }, "< ,", TUI_TL, tui_act_earlier,
-	    "move the op one place earlier in its device's order" },
+	    "move the op one place earlier on its device" },
 	{ { '>', '.' }, "> .", TUI_TL, tui_act_later,
-	    "move the op one place later in its device's order" },
+	    "move the op one place later on its device" },
 	{ { 'p' }, "p", TUI_TL, tui_act_pin,
 	    "pin: p on one op, then p on another of the device" },
 	{ { 'P' }, "P", TUI_TL, tui_act_unpin, "remove the op's pins" },
@@ -810,8 +814,7 @@ const struct tui_key tui_keys[] = {
 	{ { 'D' }, "D", TUI_TL, tui_act_design,
 	    "design search: split, layout and schedule" },
 	{ { TUI_KEY_ESC }, "Esc", TUI_ALL_MODES, tui_act_escape,
-	    "cancel the optimizer, the design search, a launch or a pin; "
-	    "close the panel" },
+	    "stop a search, a launch or a pin; close the panel" },
 	{ { 'f' }, "f", TUI_TL, tui_act_family,
 	    "switch to the next schedule family" },
 	{ { 'c' }, "c", TUI_TL, tui_act_compare,
@@ -851,8 +854,7 @@ const struct tui_key tui_keys[] = {
 	{ { KEY_DOWN, '\t', 'j' }, "Down Tab j", TUI_FORM, tui_act_field_next,
 	    "the next field" },
 	{ { '\n', '\r', KEY_ENTER }, "Enter", TUI_FORM, tui_act_field_edit,
-	    "edit the field; Enter again sets it, Esc cancels; on a pin, "
-	    "select its first op" },
+	    "edit the field, Enter sets it; a pin: find its op" },
 	{ { KEY_DC, 'x' }, "Delete x", TUI_FORM, tui_act_field_unpin,
 	    "remove the pin of this row" },
 	{ { 'e' }, "e", TUI_TL, tui_act_edit,
@@ -862,8 +864,8 @@ const struct tui_key tui_keys[] = {
 	{ { 'S' }, "S", TUI_TL, tui_act_save_as, "save the schedule as" },
 	{ { 'x' }, "x", TUI_TL, tui_act_export,
 	    "export in any format of the export registry" },
-	{ { 'L' }, "L", TUI_TL, tui_act_launch, "launch the schedule for real "
-	    "(Esc stops it): a measured lane under each device's" },
+	{ { 'L' }, "L", TUI_TL, tui_act_launch,
+	    "launch it for real (Esc stops): measured lanes" },
 	{ { '?' }, "?", TUI_TL, tui_act_help, "this help" },
 	{ { KEY_UP, 'k' }, "Up k", TUI_HELP, tui_act_help_up,
 	    "scroll the help up" },

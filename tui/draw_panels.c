@@ -10,8 +10,8 @@
 #include "tui_int.h"
 
 /* Columns of the help's key names and modes, and of the form's labels. */
-#define TUI_PANELS_KEYS_W	16
-#define TUI_PANELS_MODES_W	18
+#define TUI_PANELS_KEYS_W	15
+#define TUI_PANELS_MODES_W	11
 #define TUI_PANELS_LABEL_W	30
 
 /* The message line's key hints in each mode. */
