@@ -147,11 +147,13 @@ tui_draw_header(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 		    mr->cmp.step_predicted));
 	/* Orders that do not time show what the last ones that did gave,
 	 * saying so. */
-	snprintf(line, sizeof line, "%smakespan %s%s  bubble %.1f%%  idle %s  "
-	    "%s%s", pw_plan_status(d->plan, NULL) != PW_OK ? "last timed: " :
+	/* Most telling first: a narrow screen drops fields from the end,
+	 * and the total idle is the bubble rate again in seconds. */
+	snprintf(line, sizeof line, "%smakespan %s%s  bubble %.1f%%  %s%s  "
+	    "idle %s", pw_plan_status(d->plan, NULL) != PW_OK ? "last timed: " :
 	    "", pw_fmt_seconds(mk, sizeof mk, m->makespan), measured,
-	    m->bubble_rate * 100, pw_fmt_seconds(idle, sizeof idle,
-	    m->total_idle), peak, bound);
+	    m->bubble_rate * 100, peak, bound, pw_fmt_seconds(idle,
+	    sizeof idle, m->total_idle));
 	tui_header_fit(line, r->w - sw - 2);
 	tui_draw_text(w, r->y + 1, r->x, r->w - sw - 2, a, line);
 }
