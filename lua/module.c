@@ -334,6 +334,11 @@ pwl_load_file(lua_State *L, const char *path)
 		return 1;
 	}
 	sb = pwl_schedule_push(L, -3, pb->p, "pw.load");
+	/* The family is the file's text: kept in the orders and in the
+	 * timed copy of them. */
+	if (*family != NULL)
+		pwl_charge(L, &sb->charged, 2 * (strlen(*family) + 1),
+		    "pw.load");
 	if (pw_schedule_from_timed(pb->p, *ops, nops, &sched, &err) != PW_OK)
 		return pwl_fail(L, "pw.load: %s", err.msg);
 	sched->family = *family;

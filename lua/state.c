@@ -334,18 +334,21 @@ pwl_setmetatable(lua_State *L)
 	return lua_gettop(L);
 }
 
-/* The library functions that loop in C over a count their arguments
- * give, where the count hook never runs: a script could make them loop
- * for hours (table.move({}, 1, 2^40, 1, {}), a __len of 2^40 under
- * table.remove or table.sort, string.rep("", 2^53)).  Their wrappers
- * charge that count to the instruction budget first. */
+/* The library functions that loop in C, where the count hook never
+ * runs, over a count a script chooses.  table.move loops over its
+ * arguments' range, which may hold nothing (table.move({}, 1, 2^40, 1,
+ * {})): that count is charged to the instruction budget first, once the
+ * arguments pass the function's own checks (so that a call it refuses
+ * fails as it would, in words a pcall can catch).  The functions sized
+ * by #t (insert, remove, concat, sort, unpack) read a __len the script
+ * writes, twice for all a wrapper could know, so a table with one is
+ * refused; without one, #t is a border of a table the memory cap
+ * bounds.  string.rep of an empty string with an empty separator loops
+ * n times making nothing: it is "" at once. */
 enum pwl_loop {
-	PWL_LOOP_MOVE,		/* table.move(a1, f, e, t [,a2]): e - f + 1 */
-	PWL_LOOP_INSERT,	/* table.insert(t, pos, v): #t + 1 - pos */
-	PWL_LOOP_REMOVE,	/* table.remove(t [,pos]): #t - pos */
-	PWL_LOOP_CONCAT,	/* table.concat(t [,sep [,i [,j]]]): j - i + 1 */
-	PWL_LOOP_SORT,		/* table.sort(t [,comp]): #t log2 #t */
-	PWL_LOOP_REP		/* string.rep(s, n [,sep]): n */
+	PWL_LOOP_MOVE,
+	PWL_LOOP_LEN,
+	PWL_LOOP_REP
 };
 
 static const struct {
@@ -353,61 +356,38 @@ static const struct {
 	enum pwl_loop	 loop;
 } pwl_loops[] = {
 	{ LUA_TABLIBNAME, "move", PWL_LOOP_MOVE },
-	{ LUA_TABLIBNAME, "insert", PWL_LOOP_INSERT },
-	{ LUA_TABLIBNAME, "remove", PWL_LOOP_REMOVE },
-	{ LUA_TABLIBNAME, "concat", PWL_LOOP_CONCAT },
-	{ LUA_TABLIBNAME, "sort", PWL_LOOP_SORT },
+	{ LUA_TABLIBNAME, "insert", PWL_LOOP_LEN },
+	{ LUA_TABLIBNAME, "remove", PWL_LOOP_LEN },
+	{ LUA_TABLIBNAME, "concat", PWL_LOOP_LEN },
+	{ LUA_TABLIBNAME, "sort", PWL_LOOP_LEN },
+	{ LUA_TABLIBNAME, "unpack", PWL_LOOP_LEN },
 	{ LUA_STRLIBNAME, "rep", PWL_LOOP_REP },
 };
 
-/* Argument ARG as the integer the function will take (a float with an
- * integral value counts), else DEF (the function then says what is
- * wrong with it). */
-static lua_Number
-pwl_loop_arg(lua_State *L, int arg, lua_Number def)
+/* Argument ARG as the integer luaL_checkinteger would make of it (a
+ * float with an integral value or a numeric string counts), in *OUT. */
+static bool
+pwl_loop_int(lua_State *L, int arg, lua_Integer *out)
 {
-	lua_Integer v;
 	int isnum;
 
-	if (lua_type(L, arg) != LUA_TNUMBER)
-		return def;
-	v = lua_tointegerx(L, arg, &isnum);
-	return isnum ? (lua_Number)v : def;
+	*out = lua_tointegerx(L, arg, &isnum);
+	return isnum;
 }
 
-/* The length of argument 1 when it is a table (its __len may run), else
- * 0: the function refuses anything else. */
-static lua_Number
-pwl_loop_len(lua_State *L)
+/* table.move's count, when its arguments pass its checks, else 0. */
+static lua_Integer
+pwl_loop_move(lua_State *L)
 {
-	return lua_type(L, 1) == LUA_TTABLE ? (lua_Number)luaL_len(L, 1) : 0;
-}
+	lua_Integer f, e, t;
 
-/* How many elements the call on the stack will visit. */
-static lua_Number
-pwl_loop_count(lua_State *L, enum pwl_loop loop)
-{
-	lua_Number n;
-
-	switch (loop) {
-	case PWL_LOOP_MOVE:
-		return pwl_loop_arg(L, 3, 0) - pwl_loop_arg(L, 2, 1) + 1;
-	case PWL_LOOP_INSERT:
-		return lua_gettop(L) == 3 ? pwl_loop_len(L) + 1 -
-		    pwl_loop_arg(L, 2, 0) : 0;
-	case PWL_LOOP_REMOVE:
-		n = pwl_loop_len(L);
-		return n - pwl_loop_arg(L, 2, n);
-	case PWL_LOOP_CONCAT:
-		return pwl_loop_arg(L, 4, pwl_loop_len(L)) -
-		    pwl_loop_arg(L, 3, 1) + 1;
-	case PWL_LOOP_SORT:
-		n = pwl_loop_len(L);
-		return n > 1 ? n * ceil(log2(n)) : 0;
-	case PWL_LOOP_REP:
-		return pwl_loop_arg(L, 2, 0);
-	}
-	return 0;
+	if (lua_type(L, 1) != LUA_TTABLE || !pwl_loop_int(L, 2, &f) ||
+	    !pwl_loop_int(L, 3, &e) || !pwl_loop_int(L, 4, &t) ||
+	    !(lua_isnoneornil(L, 5) || lua_type(L, 5) == LUA_TTABLE) ||
+	    e < f || !(f > 0 || e < LUA_MAXINTEGER + f) ||
+	    t > LUA_MAXINTEGER - (e - f))
+		return 0;
+	return e - f + 1;
 }
 
 /* Upvalue 1 holds the library's C function, 2 is its row of pwl_loops.
@@ -418,14 +398,31 @@ pwl_loop_call(lua_State *L)
 {
 	const lua_CFunction *fn = lua_touserdata(L, lua_upvalueindex(1));
 	size_t row = (size_t)lua_tointeger(L, lua_upvalueindex(2));
-	lua_Number n = pwl_loop_count(L, pwl_loops[row].loop);
+	lua_Integer n;
 	char what[32];
 
-	if (n > 0) {
-		snprintf(what, sizeof what, "%s.%s", pwl_loops[row].lib,
-		    pwl_loops[row].name);
-		pwl_work(L, n >= (lua_Number)ULONG_MAX ? ULONG_MAX :
-		    (unsigned long)n, what);
+	snprintf(what, sizeof what, "%s.%s", pwl_loops[row].lib,
+	    pwl_loops[row].name);
+	switch (pwl_loops[row].loop) {
+	case PWL_LOOP_MOVE:
+		if ((n = pwl_loop_move(L)) > 0)
+			pwl_work(L, (unsigned long)n, what);
+		break;
+	case PWL_LOOP_LEN:
+		if (lua_type(L, 1) == LUA_TTABLE &&
+		    luaL_getmetafield(L, 1, "__len") != LUA_TNIL)
+			pwl_fail(L, "%s: a table with a __len metamethod is "
+			    "refused (its length would drive a loop no budget "
+			    "sees)", what);
+		break;
+	case PWL_LOOP_REP:
+		if (lua_type(L, 1) == LUA_TSTRING && lua_rawlen(L, 1) == 0 &&
+		    pwl_loop_int(L, 2, &n) && (lua_isnoneornil(L, 3) ||
+		    (lua_type(L, 3) == LUA_TSTRING && lua_rawlen(L, 3) == 0))) {
+			lua_pushliteral(L, "");
+			return 1;
+		}
+		break;
 	}
 	return (*fn)(L);
 }
@@ -434,15 +431,18 @@ static void
 pwl_open_loops(lua_State *L)
 {
 	lua_CFunction *fn;
+	const char *upvalue;
 	size_t i;
 
 	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
 	for (i = 0; i < sizeof pwl_loops / sizeof pwl_loops[0]; i++) {
 		lua_getfield(L, -1, pwl_loops[i].lib);
 		lua_getfield(L, -1, pwl_loops[i].name);
-		/* The libraries' functions have no upvalues of their own. */
-		assert(lua_tocfunction(L, -1) != NULL &&
-		    lua_getupvalue(L, -1, 1) == NULL);
+		/* The libraries' functions have no upvalues of their own:
+		 * called in the wrapper's frame, they read none of its. */
+		upvalue = lua_getupvalue(L, -1, 1);
+		assert(lua_tocfunction(L, -1) != NULL && upvalue == NULL);
+		(void)upvalue;
 		fn = lua_newuserdatauv(L, sizeof *fn, 0);
 		*fn = lua_tocfunction(L, -2);
 		lua_remove(L, -2);
@@ -517,15 +517,65 @@ pwl_msgh(lua_State *L)
 	return 1;
 }
 
-/* lua_Reader of stdin: the next block read from FP. */
+/* A script read from stdin: what lua_load reads next. */
+struct pwl_stdin {
+	const char *first;	/* "\n" for a skipped "#" line, then NULL */
+	char	buf[4096];
+};
+
+/* lua_Reader of stdin: the newline standing for a skipped first line,
+ * then blocks of stdin. */
 static const char *
-pwl_read_stdin(lua_State *L, void *fp, size_t *len)
+pwl_read_stdin(lua_State *L, void *data, size_t *len)
 {
-	static char buf[4096];
+	struct pwl_stdin *in = data;
+	const char *first = in->first;
 
 	(void)L;
-	*len = fread(buf, 1, sizeof buf, fp);
-	return *len > 0 ? buf : NULL;
+	if (first != NULL) {
+		in->first = NULL;
+		*len = strlen(first);
+		return first;
+	}
+	*len = fread(in->buf, 1, sizeof in->buf, stdin);
+	return *len > 0 ? in->buf : NULL;
+}
+
+/* Loads a script from stdin as luaL_loadfilex loads a file: past a
+ * UTF-8 byte-order mark and a first line starting with '#' (kept as a
+ * newline, so that lines count as in the file), text only. */
+static int
+pwl_load_stdin(lua_State *L)
+{
+	struct pwl_stdin *in = lua_newuserdatauv(L, sizeof *in, 0);
+	int c, status;
+
+	in->first = NULL;
+	c = getc(stdin);
+	if (c == 0xef && getc(stdin) == 0xbb && getc(stdin) == 0xbf)
+		c = getc(stdin);
+	if (c == '#') {
+		while ((c = getc(stdin)) != EOF && c != '\n')
+			continue;
+		in->first = "\n";
+		c = getc(stdin);
+	}
+	if (c == LUA_SIGNATURE[0]) {
+		lua_pop(L, 1);
+		lua_pushliteral(L, "<stdin>: precompiled Lua (bytecode) is "
+		    "refused; scripts are loaded as source text only");
+		return LUA_ERRSYNTAX;
+	}
+	if (c != EOF)
+		ungetc(c, stdin);
+	status = lua_load(L, pwl_read_stdin, in, "=<stdin>", "t");
+	if (status == LUA_OK && ferror(stdin)) {
+		lua_pop(L, 1);
+		lua_pushfstring(L, "<stdin>: cannot read: %s", strerror(errno));
+		status = LUA_ERRFILE;
+	}
+	lua_remove(L, -2);
+	return status;
 }
 
 int
@@ -534,17 +584,9 @@ pwl_loadfile(lua_State *L, const char *path)
 	FILE *fp;
 	int c, error;
 
-	/* A script piped in: text only, named as every reader names it. */
-	if (strcmp(path, "-") == 0) {
-		if ((c = getc(stdin)) == LUA_SIGNATURE[0]) {
-			lua_pushliteral(L, "<stdin>: precompiled Lua (bytecode) "
-			    "is refused; scripts are loaded as source text only");
-			return LUA_ERRSYNTAX;
-		}
-		if (c != EOF)
-			ungetc(c, stdin);
-		return lua_load(L, pwl_read_stdin, stdin, "=<stdin>", "t");
-	}
+	/* A script piped in, named as every reader names it. */
+	if (strcmp(path, "-") == 0)
+		return pwl_load_stdin(L);
 
 	/* Look where luaL_loadfilex does (past a first line starting with
 	 * '#') so that bytecode is refused in words that say so. */

@@ -1263,9 +1263,12 @@ struct pw_jfile {
 /* The deepest nesting read, as jansson's own parser allows: deeper
  * values would overflow the stack of jansson's recursive release. */
 #define PW_JSON_MAX_DEPTH	2048
-/* The longest string read, PW_TEXT_MAX: yajl lexes a string that spans
- * its input chunks again from its start at every chunk. */
+/* The longest string read, PW_TEXT_MAX as decoded, and the longest
+ * number: yajl lexes a token that spans its input chunks again from its
+ * start at every chunk, so that its time grows with the square of the
+ * token's length. */
 #define PW_JSON_MAX_STRING	PW_TEXT_MAX
+#define PW_JSON_MAX_NUMBER	4096
 
 /* An open container and, for an object, the key of its next member (a
  * JSON string, so that jansson has checked it). */
@@ -1293,9 +1296,12 @@ struct pw_jscan {
 	uint64_t	 at;		/* offset of the byte scanned next */
 	int		 line, column;	/* of the byte scanned last */
 	uint64_t	 bad;		/* offset of the first bad escape */
-	uint64_t	 string_at;	/* offset of the open string's quote */
-	int		 string_line, string_column;
-	bool		 too_long;	/* it is over PW_JSON_MAX_STRING */
+	/* The token being read: a string's text as decoded (escapes
+	 * counted as the bytes they stand for, as the writers count it),
+	 * or a number's characters, from where it starts. */
+	uint64_t	 token_len;
+	int		 token_line, token_column;
+	const char	*too_long;	/* "string" or "number" over its limit */
 };
 
 struct pw_jparse {
@@ -1471,15 +1477,17 @@ pw_jp_double(void *ctx, double x)
  * jansson reads it: a surrogate must come as a high one and then a low
  * one.  The chunk is scanned before yajl parses it, so the mark may lie
  * in text yajl then refuses; pw_jp_text reports it only once yajl has
- * read past it, when that text was valid JSON and the scan exact. */
+ * read past it, when that text was valid JSON and the scan exact.  It
+ * also counts lines, and stops at a string or number over its limit,
+ * before yajl spends the square of its length on it. */
 static void
 pw_jscan_chunk(struct pw_jscan *S, const unsigned char *s, size_t n)
 {
 	size_t i;
-	bool bad;
+	bool bad, number;
 	int c;
 
-	for (i = 0; i < n && !S->too_long; i++, S->at++) {
+	for (i = 0; i < n && S->too_long == NULL; i++, S->at++) {
 		c = s[i];
 		bad = false;
 		S->column++;
@@ -1487,31 +1495,36 @@ pw_jscan_chunk(struct pw_jscan *S, const unsigned char *s, size_t n)
 			S->line++;
 			S->column = 0;
 		}
-		/* The bytes before this one, after the quote, are too many. */
-		if (S->state != PW_JE_OUT &&
-		    S->at - S->string_at - 1 > PW_JSON_MAX_STRING) {
-			S->too_long = true;
-			break;
-		}
 		switch (S->state) {
 		case PW_JE_OUT:
+			number = c != '\0' && strchr("0123456789+-.eE", c) !=
+			    NULL;
+			if (c == '"' || (number && S->token_len == 0)) {
+				S->token_line = S->line;
+				S->token_column = S->column;
+			}
 			if (c == '"') {
 				S->state = PW_JE_STRING;
-				S->string_at = S->at;
-				S->string_line = S->line;
-				S->string_column = S->column;
-			}
+				S->token_len = 0;
+			} else if (!number)
+				S->token_len = 0;
+			else if (++S->token_len > PW_JSON_MAX_NUMBER)
+				S->too_long = "number";
 			break;
 		case PW_JE_STRING:
 			bad = S->high && c != '\\';
 			if (c == '\\')
 				S->state = PW_JE_BACKSLASH;
-			else if (c == '"')
+			else if (c == '"') {
 				S->state = PW_JE_OUT;
+				S->token_len = 0;
+			} else
+				S->token_len++;
 			break;
 		case PW_JE_BACKSLASH:
 			bad = S->high && c != 'u';
 			S->state = c == 'u' ? PW_JE_HEX : PW_JE_STRING;
+			S->token_len += c != 'u';
 			S->unit = 0;
 			S->digits = 0;
 			break;
@@ -1526,8 +1539,14 @@ pw_jscan_chunk(struct pw_jscan *S, const unsigned char *s, size_t n)
 			else
 				bad = S->high;
 			S->high = S->unit >= 0xd800 && S->unit <= 0xdbff;
+			/* UTF-8's bytes for it: a pair's four with its high. */
+			S->token_len += S->unit < 0x80 ? 1 : S->unit < 0x800 ?
+			    2 : S->high ? 4 : S->unit >= 0xdc00 &&
+			    S->unit <= 0xdfff ? 0 : 3;
 			break;
 		}
+		if (S->state != PW_JE_OUT && S->token_len > PW_JSON_MAX_STRING)
+			S->too_long = "string";
 		if (bad && S->bad == UINT64_MAX)
 			S->bad = S->at;
 	}
@@ -1751,11 +1770,12 @@ pw_jparse_stream(struct pw_jfile *f, FILE *fp, FILE *tee, json_t **root)
 		P.line = P.scan.line;
 		P.column = P.scan.column;
 		pw_jscan_chunk(&P.scan, buf, n);
-		if (P.scan.too_long) {
-			pw_error_set(f->in->err, "%s: line %d column %d: a "
-			    "string longer than 1 MiB (no field needs one)",
-			    f->in->file, P.scan.string_line,
-			    P.scan.string_column);
+		if (P.scan.too_long != NULL) {
+			pw_error_set(f->in->err, "%s: line %d column %d: a %s "
+			    "longer than %s (no field needs one)", f->in->file,
+			    P.scan.token_line, P.scan.token_column,
+			    P.scan.too_long, strcmp(P.scan.too_long, "string") ==
+			    0 ? "1 MiB" : "4096 characters");
 			rc = PW_ERR_INPUT;
 			break;
 		}

@@ -437,14 +437,18 @@ torch_end_cell(struct torch_read *r, char *buf, size_t len, long start,
 	while (len > 0 && isspace((unsigned char)buf[len - 1]))
 		len--;
 	buf[len] = '\0';
-	while (isspace((unsigned char)buf[i]))
-		i++;
-	/* A spreadsheet may quote every cell (RFC 4180); an action has
-	 * nothing a quote would protect. */
-	if (buf[i] == '"' && len - i >= 2 && buf[len - 1] == '"') {
+	/* A spreadsheet may quote every cell (RFC 4180), as csv.reader
+	 * reads it: the quote first in the cell (after a blank it is a
+	 * character), blanks inside it then stripped as _Action.from_str
+	 * strips them. */
+	if (buf[0] == '"' && len >= 2 && buf[len - 1] == '"') {
 		buf[--len] = '\0';
 		i++;
+		while (len > i && isspace((unsigned char)buf[len - 1]))
+			buf[--len] = '\0';
 	}
+	while (isspace((unsigned char)buf[i]))
+		i++;
 	if (buf[i] == '\0')
 		return PW_OK;
 	r->col = start + (long)i;
@@ -511,7 +515,8 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 			if (r.row >= nrows) {
 				pw_error_set(err, "%s:%ld: row %d%s, but the "
 				    "problem has %d ranks%s", label, r.line,
-				    r.row + 1, start == 1 && torch_blank(buf, len) ?
+				    r.row + 1, c != ',' && start == 1 &&
+				    torch_blank(buf, len) ?
 				    " (a blank line: PyTorch's csv.reader reads "
 				    "it as an empty row)" : "", p->devices,
 				    p->link.present ? " and their channels" : "");

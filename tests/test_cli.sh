@@ -489,6 +489,10 @@ run sh -c 'printf "print(arg[1], 6 * 7)\n" | "$1" script - x' sh "$PW"
 ok "script - reads the script from stdin" out_has '^x	42$'
 run sh -c 'printf "error(\"boom\")\n" | "$1" script -' sh "$PW"
 ok "...and names it <stdin>" err_has '^pipewright: <stdin>:1: boom'
+run sh -c 'printf "#!/usr/bin/env pipewright\nerror(\"two\")\n" | "$1" script -' \
+    sh "$PW"
+ok "...past a first '#' line, lines counted as in a file" \
+    err_has '^pipewright: <stdin>:2: two'
 
 printf 'local function f(n) return f(n + 1) + 1 end\nf(1)\n' >"$tmp/deep.lua"
 run "$PW" script "$tmp/deep.lua"

@@ -1505,6 +1505,29 @@ test_long_text(void)
 	tap_str(err.msg, want, "long text: ... where it starts");
 	free(want);
 	free(text);
+	/* Counted as decoded, as the writer counts: 1 MiB of quotes is
+	 * 2 MiB written. */
+	memset(name, '"', n);
+	name[n] = '\0';
+	if (tap_int(pw_problem_write(path, p, &err), PW_OK,
+	    "long text: 1 MiB of quotes is written")) {
+		q = pw_problem_read(path, &err);
+		tap_ok(q != NULL && strcmp(q->name, name) == 0,
+		    "long text: ... and read back (%s)", q != NULL ? "" :
+		    err.msg);
+		pw_problem_free(q);
+	}
+	/* yajl's time grows with a number's length as with a string's. */
+	text = pw_xasprintf("{\"format\": \"pipewright.problem.v1\",\n"
+	    "  \"devices\": 0.%04097d}\n", 0);
+	spew(path, text);
+	tap_ok(pw_problem_read(path, &err) == NULL,
+	    "long text: a number of 4100 characters is refused");
+	want = pw_xasprintf("%s: line 2 column 14: a number longer than 4096 "
+	    "characters (no field needs one)", path);
+	tap_str(err.msg, want, "long text: ... where it starts");
+	free(want);
+	free(text);
 	unlink(path);
 	free(path);
 	pw_problem_free(p);

@@ -672,36 +672,35 @@ test_load_write(void)
 	free(text);
 }
 
-/* The library functions that loop in C charge their counts first: each
- * stops at once on a budget of 100,000, and their own errors still name
- * them as called. */
+/* The library functions that loop in C: table.move charges its count
+ * first (a numeric string counts as a number), so it stops at once on a
+ * budget of 100,000; the ones sized by #t refuse a table with __len; an
+ * empty string.rep is "" at once; calls they refuse fail as they would,
+ * catchable, and name them as called. */
 static void
 loops_charged(const struct pwlua_config *small)
 {
-	static const char *const calls[][2] = {
-		{ "table.move({}, 1, 2^40, 1, {})", "table.move" },
-		{ "table.insert(setmetatable({}, {__len = function() return "
-		    "2^40 end}), 1, 0)", "table.insert" },
-		{ "table.remove(setmetatable({}, {__len = function() return "
-		    "2^40 end}), 1)", "table.remove" },
-		{ "table.concat(setmetatable({}, {__index = tostring}), '', 1, "
-		    "2^40)", "table.concat" },
-		{ "table.sort(setmetatable({}, {__len = function() return "
-		    "2^30 end}))", "table.sort" },
-		{ "string.rep('', 2^53)", "string.rep" },
-		{ "local s = ('x'):rep(2^40)", "string.rep" },
-	};
+	static const char *const lens[] = { "insert(t, 1, 0)", "remove(t, 1)",
+	    "concat(t)", "sort(t)", "unpack(t)" };
 	char text[256], want[512];
 	size_t i;
 
-	for (i = 0; i < sizeof calls / sizeof calls[0]; i++) {
-		snprintf(text, sizeof text, "%s\n", calls[i][0]);
-		snprintf(want, sizeof want, "loop.lua:1: %s: instruction budget "
-		    "of 100000 exceeded\nstack traceback:\n\t[C]: in function "
-		    "'%s'\n\tloop.lua:1: in main chunk", calls[i][1],
-		    calls[i][1]);
-		script_fails(small, "loop.lua", text, PW_ERR_INPUT, want,
-		    calls[i][0]);
+	script_fails(small, "move.lua", "table.move({}, '1', '1099511627776', "
+	    "1, {})\n", PW_ERR_INPUT, "move.lua:1: table.move: instruction "
+	    "budget of 100000 exceeded\nstack traceback:\n\t[C]: in function "
+	    "'table.move'\n\tmove.lua:1: in main chunk",
+	    "table.move charges the range it loops over");
+	for (i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+		snprintf(text, sizeof text, "local t = setmetatable({}, { __len "
+		    "= function() return 2^40 end })\ntable.%s\n", lens[i]);
+		snprintf(want, sizeof want, "len.lua:2: table.%.*s: a table "
+		    "with a __len metamethod is refused (its length would "
+		    "drive a loop no budget sees)\nstack traceback:\n\t[C]: in "
+		    "function 'table.%.*s'\n\tlen.lua:2: in main chunk",
+		    (int)strcspn(lens[i], "("), lens[i],
+		    (int)strcspn(lens[i], "("), lens[i]);
+		script_fails(small, "len.lua", text, PW_ERR_INPUT, want,
+		    lens[i]);
 	}
 	script_fails(small, "move.lua", "table.move(1, 2, 3)\n", PW_ERR_INPUT,
 	    "move.lua:1: bad argument #4 to 'move' (number expected, got no "
@@ -710,8 +709,13 @@ loops_charged(const struct pwlua_config *small)
 	script_ok("loops.lua", "local t = {3, 1, 2}\ntable.sort(t)\n"
 	    "table.insert(t, 1, 0)\nassert(table.remove(t) == 3)\n"
 	    "assert(table.concat(table.move(t, 1, 3, 2), ',') == '0,0,1,2')\n"
-	    "assert(('ab'):rep(3, ',') == 'ab,ab,ab')\n",
-	    "within the budget they work as Lua's own");
+	    "assert(('ab'):rep(3, ',') == 'ab,ab,ab')\n"
+	    "assert(string.rep('', 2^53) == '' and string.rep('', 3, '') == '')\n"
+	    "assert(not pcall(table.insert, {}, -2^62, 1))\n"
+	    "assert(not pcall(string.rep, 'x', 2^62))\n"
+	    "assert(not pcall(table.concat, {}, ',', 1, 2^40))\n"
+	    "assert(not pcall(table.move, {}, 1, 2^40))\n",
+	    "they work as Lua's own, and what they refuse a pcall catches");
 }
 
 /* A problem's names are charged to the memory cap; none is over 1 MiB. */

@@ -617,11 +617,11 @@ test_planner_state(struct tui *d)
 	tui_undo(d);
 	tap_ok(pw_problem_same(pw_plan_problem(d->plan), d->planner->problem),
 	    "undo brings the problem before back");
-	/* As if Esc had cancelled it: D searches again. */
-	d->planner->result.ended = PW_END_CANCELLED;
+	/* As if it had ended with no candidate: D searches again. */
+	d->planner->rc = PW_ERR_INPUT;
 	tui_key(d, 'D');
 	tap_ok(d->mode == TUI_MODE_PLANNER && !d->planner->joined,
-	    "D after a cancelled search starts a new one");
+	    "D after a search that gave no candidate starts a new one");
 	tap_str(d->message, "design search: planning split, layout and "
 	    "schedule in the background (Esc cancels)", "and says so");
 	views_planner_finish(d);

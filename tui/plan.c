@@ -141,12 +141,12 @@ tui_planner_stale(const struct tui_planner *s, const struct pw_problem *p)
 unsigned
 tui_planner_open(struct tui *d)
 {
-	/* A search of another problem, or one cancelled or failed, starts
-	 * again; one that ended shows its candidates. */
+	/* A search of another problem, or one that ended with no
+	 * candidate (failed, or cancelled before any), starts again; one
+	 * that ended with some, cancelled too, shows them. */
 	if (d->planner != NULL && (tui_planner_stale(d->planner,
 	    pw_plan_problem(d->plan)) || (d->planner->joined &&
-	    (d->planner->rc != PW_OK ||
-	    d->planner->result.ended == PW_END_CANCELLED)))) {
+	    d->planner->rc != PW_OK))) {
 		tui_planner_free(d->planner);
 		d->planner = NULL;
 	}

@@ -117,12 +117,17 @@ tui_prompt_same_file(const char *a, const char *b)
 }
 
 /* Whether PATH is a file the designer reads: its problem or schedule
- * file, or the script last opened in the editor. */
+ * file, the script last opened in the editor, the compare view's file. */
 static bool
 tui_prompt_in_use(const struct tui *d, const char *path)
 {
-	return (d->path != NULL && tui_prompt_same_file(path, d->path)) ||
-	    (d->edit_path != NULL && tui_prompt_same_file(path, d->edit_path));
+	const char *const used[] = { d->path, d->edit_path, d->compare.file };
+	size_t i;
+
+	for (i = 0; i < sizeof used / sizeof used[0]; i++)
+		if (used[i] != NULL && tui_prompt_same_file(path, used[i]))
+			return true;
+	return false;
 }
 
 static unsigned

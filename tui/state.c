@@ -68,8 +68,7 @@ tui_state_file_read(const char *path, const struct pw_problem *given,
 	}
 	rc = pw_file_read_pins(path, &out->problem, &ops, &nops, &out->pins,
 	    &out->npins, &family, err);
-	if (rc != PW_OK || nops == 0) {
-		free(ops);
+	if (rc != PW_OK || ops == NULL) {
 		free(family);
 		return rc;
 	}

@@ -223,7 +223,8 @@ cmd_launch_file(const char *path, struct cmd_launch_run *r)
 		pw_cmd_fail("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
-	if (nops == 0) {
+	/* A problem file; a schedule file without ops is refused below. */
+	if (ops == NULL) {
 		r->input = problem;
 		return PW_EXIT_OK;
 	}
