@@ -351,20 +351,31 @@ pw_planner_check(struct pw_planner_run *r, struct pw_planner_slot *sl,
 	return k.rc;
 }
 
-/* Why no design has a schedule: cancelled, the clock before any split
- * was timed, a split that fits nothing, or the schedule nearest its
- * limit. */
+/* Why no design has a schedule: cancelled, the clock before any design
+ * was timed or before one that fits (what was tried says nothing of the
+ * rest: a family still building may fit), a split that fits nothing, or
+ * the schedule nearest its limit. */
 static void
 pw_planner_none(const struct pw_planner_run *r, struct pw_error *err)
 {
-	char peak[32], limit[32];
+	char peak[32], limit[32], secs[32];
 
+	pw_fmt_seconds(secs, sizeof secs, r->o.time_limit);
 	if (pw_planner_cancelled(r))
 		pw_error_set(err, "plan: cancelled before any design was timed");
 	else if (r->timed_out && r->tried == 0)
 		pw_error_set(err, "plan: the time limit of %s ended before "
-		    "any design was timed (raise --time-limit)",
-		    pw_fmt_seconds(peak, sizeof peak, r->o.time_limit));
+		    "any design was timed (raise --time-limit)", secs);
+	else if (r->timed_out && r->tight_device >= 0)
+		pw_error_set(err, "plan: the time limit of %s ended before any "
+		    "design that fits memory was timed (raise --time-limit); "
+		    "the nearest so far, on device %d, needs %s of its %s",
+		    secs, r->tight_device, pw_fmt_bytes(peak, sizeof peak,
+		    r->tight_peak), pw_fmt_bytes(limit, sizeof limit,
+		    r->tight_limit));
+	else if (r->timed_out)
+		pw_error_set(err, "plan: the time limit of %s ended before any "
+		    "design gave a schedule (raise --time-limit)", secs);
 	else if (r->tight_device >= 0)
 		pw_error_set(err, "plan: no design fits memory: the nearest, on "
 		    "device %d, needs %s of its %s", r->tight_device,
