@@ -297,7 +297,9 @@ pw_planner_candidate(const struct pw_planner_run *r,
 	c->peak = m->device[c->peak_device].peak;
 	c->limit = c->problem->memory[c->peak_device].limit;
 	pw_lower_bound_terms(c->problem, r->o.objective, terms);
-	c->bound = terms[0].value;
+	/* Where the bound meets the objective it may pass it in the last
+	 * digits (summed otherwise): never above, as solve's. */
+	c->bound = fmin(terms[0].value, c->objective);
 	c->bound_name = terms[0].name;
 	c->gap = c->objective > 0 ? (c->objective - c->bound) / c->objective :
 	    0;

@@ -428,7 +428,7 @@ check_candidates(const struct pw_planner_result *r, const char *what)
 		}
 		if (!m->feasible || m->makespan != c->makespan ||
 		    (i > 0 && c->objective < r->cand[i - 1].objective) ||
-		    c->bound > c->objective * (1 + 1e-12) || c->gap < 0 ||
+		    c->bound > c->objective || c->gap < 0 ||
 		    c->peak > c->limit) {
 			tap_diag("%s: candidate %zu: feasible %d, makespan %g "
 			    "(%g), bound %g", what, i, m->feasible, m->makespan,
