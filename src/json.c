@@ -1897,8 +1897,11 @@ pw_problem_read(const char *path, struct pw_error *err)
 {
 	struct pw_jin in = { strcmp(path, "-") == 0 ? "<stdin>" : path, err };
 	struct pw_jfile f = { .in = &in };
+	int rc = pw_jload(&f, path);
 
-	if (pw_jload(&f, path) != PW_OK) {
+	/* A schedule file's family is read with it, and not wanted here. */
+	free(f.family);
+	if (rc != PW_OK) {
 		pw_problem_free(f.p);
 		return NULL;
 	}

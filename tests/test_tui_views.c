@@ -617,7 +617,9 @@ test_planner_state(struct tui *d)
 	tui_undo(d);
 	tap_ok(pw_problem_same(pw_plan_problem(d->plan), d->planner->problem),
 	    "undo brings the problem before back");
-	/* As if it had ended with no candidate: D searches again. */
+	/* As if it had ended with no candidate (a failed search has no
+	 * result to free): D searches again. */
+	pw_planner_result_free(&d->planner->result);
 	d->planner->rc = PW_ERR_INPUT;
 	tui_key(d, 'D');
 	tap_ok(d->mode == TUI_MODE_PLANNER && !d->planner->joined,
