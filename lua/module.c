@@ -389,7 +389,6 @@ pwl_offload_ratio(lua_State *L)
 {
 	lua_Integer hidden = luaL_checkinteger(L, 1);
 	lua_Integer seq = luaL_checkinteger(L, 2);
-
 	lua_Number rate = luaL_checknumber(L, 3);
 	lua_Number bandwidth = luaL_checknumber(L, 4);
 

@@ -398,22 +398,22 @@ pwl_loop_call(lua_State *L)
 {
 	const lua_CFunction *fn = lua_touserdata(L, lua_upvalueindex(1));
 	size_t row = (size_t)lua_tointeger(L, lua_upvalueindex(2));
+	const char *lib = pwl_loops[row].lib, *name = pwl_loops[row].name;
+	const char *why;
 	lua_Integer n;
-	char what[32];
 
-	snprintf(what, sizeof what, "%s.%s", pwl_loops[row].lib,
-	    pwl_loops[row].name);
 	switch (pwl_loops[row].loop) {
 	case PWL_LOOP_MOVE:
-		if ((n = pwl_loop_move(L)) > 0)
-			pwl_work(L, (unsigned long)n, what);
+		if ((n = pwl_loop_move(L)) > 0 &&
+		    (why = pwl_spend(L, (unsigned long)n)) != NULL)
+			pwl_fail(L, "%s.%s: %s", lib, name, why);
 		break;
 	case PWL_LOOP_LEN:
 		if (lua_type(L, 1) == LUA_TTABLE &&
 		    luaL_getmetafield(L, 1, "__len") != LUA_TNIL)
-			pwl_fail(L, "%s: a table with a __len metamethod is "
+			pwl_fail(L, "%s.%s: a table with a __len metamethod is "
 			    "refused (its length would drive a loop no budget "
-			    "sees)", what);
+			    "sees)", lib, name);
 		break;
 	case PWL_LOOP_REP:
 		if (lua_type(L, 1) == LUA_TSTRING && lua_rawlen(L, 1) == 0 &&

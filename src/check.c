@@ -174,13 +174,6 @@ pw_check_before(double a, double b, double tol)
 }
 
 static bool
-pw_check_in_problem(const struct pw_problem *p, struct pw_op op)
-{
-	return (unsigned)op.kind < PW_NKINDS && op.stage >= 0 &&
-	    op.stage < p->nstages && op.mb >= 0 && op.mb < p->microbatches;
-}
-
-static bool
 pw_check_is_compute(enum pw_kind kind)
 {
 	return kind == PW_F || kind == PW_B || kind == PW_W || kind == PW_BW;
@@ -538,7 +531,7 @@ pw_check_admit(struct pw_checker *c, size_t i)
 	struct pw_check_found f;
 	size_t key;
 
-	if (!pw_check_in_problem(p, t->op)) {
+	if (!pw_op_in(p, t->op)) {
 		f = pw_check_viol(PW_CHECK_OUTSIDE, NULL, t);
 		pw_check_report(c, &f);
 		return;
@@ -675,7 +668,7 @@ pw_check_anchor(struct pw_checker *c, const struct pw_timed_op *t)
 	struct pw_check_found f;
 	enum pw_check_line line;
 
-	if (!pw_check_in_problem(p, a)) {
+	if (!pw_op_in(p, a)) {
 		pw_check_report_op(c, PW_CHECK_ANCHOR_OUTSIDE, t);
 		return;
 	}

@@ -1301,7 +1301,7 @@ struct pw_jscan {
 	 * or a number's characters, from where it starts. */
 	uint64_t	 token_len;
 	int		 token_line, token_column;
-	const char	*too_long;	/* "string" or "number" over its limit */
+	const char	*too_long;	/* what it is: "a string longer than ..." */
 };
 
 struct pw_jparse {
@@ -1509,7 +1509,8 @@ pw_jscan_chunk(struct pw_jscan *S, const unsigned char *s, size_t n)
 			} else if (!number)
 				S->token_len = 0;
 			else if (++S->token_len > PW_JSON_MAX_NUMBER)
-				S->too_long = "number";
+				S->too_long = "a number longer than 4096 "
+				    "characters";
 			break;
 		case PW_JE_STRING:
 			bad = S->high && c != '\\';
@@ -1546,7 +1547,7 @@ pw_jscan_chunk(struct pw_jscan *S, const unsigned char *s, size_t n)
 			break;
 		}
 		if (S->state != PW_JE_OUT && S->token_len > PW_JSON_MAX_STRING)
-			S->too_long = "string";
+			S->too_long = "a string longer than 1 MiB";
 		if (bad && S->bad == UINT64_MAX)
 			S->bad = S->at;
 	}
@@ -1771,11 +1772,10 @@ pw_jparse_stream(struct pw_jfile *f, FILE *fp, FILE *tee, json_t **root)
 		P.column = P.scan.column;
 		pw_jscan_chunk(&P.scan, buf, n);
 		if (P.scan.too_long != NULL) {
-			pw_error_set(f->in->err, "%s: line %d column %d: a %s "
-			    "longer than %s (no field needs one)", f->in->file,
+			pw_error_set(f->in->err, "%s: line %d column %d: %s "
+			    "(no field needs one)", f->in->file,
 			    P.scan.token_line, P.scan.token_column,
-			    P.scan.too_long, strcmp(P.scan.too_long, "string") ==
-			    0 ? "1 MiB" : "4096 characters");
+			    P.scan.too_long);
 			rc = PW_ERR_INPUT;
 			break;
 		}

@@ -291,6 +291,9 @@ const char *pw_kind_name(enum pw_kind);		/* "F", ..., "RELOAD" */
 int	pw_kind_parse(const char *, enum pw_kind *);	/* PW_OK or PW_ERR_INPUT */
 bool	pw_kind_is_transfer(enum pw_kind);
 
+/* Whether OP's kind, stage and microbatch lie in P's ranges: an op P
+ * may have (not that a schedule holds it). */
+bool	pw_op_in(const struct pw_problem *, struct pw_op);
 /* Dense index of an op in [0, pw_op_universe(problem)). */
 size_t	pw_op_universe(const struct pw_problem *);
 size_t	pw_op_index(const struct pw_problem *, struct pw_op);

@@ -309,13 +309,6 @@ pw_plan_find(const struct pw_seq *seq, struct pw_op op)
 	return -1;
 }
 
-static bool
-pw_plan_op_valid(const struct pw_problem *p, struct pw_op op)
-{
-	return (int)op.kind >= 0 && op.kind < PW_NKINDS && op.stage >= 0 &&
-	    op.stage < p->nstages && op.mb >= 0 && op.mb < p->microbatches;
-}
-
 /* Refuses EDIT unless it applies to PLAN's schedule (naming what is
  * wrong); else PW_OK with OP's order and position (-1: absent). */
 static int
@@ -333,7 +326,7 @@ pw_plan_check(struct pw_plan *plan, const struct pw_edit *e,
 		return PW_ERR_INPUT;
 	}
 	what = pw_plan_edit_names[e->kind];
-	if (!pw_plan_op_valid(p, e->op)) {
+	if (!pw_op_in(p, e->op)) {
 		pw_error_set(err, "%s: op (kind %d, stage %d, microbatch %d) is"
 		    " out of range", what, (int)e->op.kind, e->op.stage,
 		    e->op.mb);
@@ -358,7 +351,7 @@ pw_plan_check(struct pw_plan *plan, const struct pw_edit *e,
 			    "offloads 0 bytes)", name, e->op.stage);
 			return PW_ERR_INPUT;
 		}
-		if (!pw_plan_op_valid(p, e->anchor.op) ||
+		if (!pw_op_in(p, e->anchor.op) ||
 		    pw_kind_is_transfer(e->anchor.op.kind)) {
 			pw_error_set(err, "anchor: %s: the anchor is not a "
 			    "compute op of the problem", name);

@@ -533,6 +533,13 @@ pw_kind_is_transfer(enum pw_kind kind)
 	return kind == PW_OFFLOAD || kind == PW_RELOAD;
 }
 
+bool
+pw_op_in(const struct pw_problem *p, struct pw_op op)
+{
+	return (unsigned)op.kind < PW_NKINDS && op.stage >= 0 &&
+	    op.stage < p->nstages && op.mb >= 0 && op.mb < p->microbatches;
+}
+
 size_t
 pw_op_universe(const struct pw_problem *p)
 {
@@ -652,14 +659,6 @@ pw_pin_other(struct pw_op op)
 	return op;
 }
 
-/* Whether OP is a compute op of P. */
-static bool
-pw_pin_op(const struct pw_problem *p, struct pw_op op)
-{
-	return op.kind >= PW_F && op.kind <= PW_BW && op.stage >= 0 &&
-	    op.stage < p->nstages && op.mb >= 0 && op.mb < p->microbatches;
-}
-
 int
 pw_pin_check(const struct pw_problem *p, const struct pw_pin *pin,
     struct pw_error *err)
@@ -670,7 +669,8 @@ pw_pin_check(const struct pw_problem *p, const struct pw_pin *pin,
 	char na[48], nb[48];
 	int da, db;
 
-	if (!pw_pin_op(p, a) || !pw_pin_op(p, b)) {
+	if (!pw_op_in(p, a) || pw_kind_is_transfer(a.kind) ||
+	    !pw_op_in(p, b) || pw_kind_is_transfer(b.kind)) {
 		pw_error_set(err, "both ops must be compute ops (F, B, W, BW) "
 		    "of stages 0-%d and microbatches 0-%d", p->nstages - 1,
 		    p->microbatches - 1);

@@ -165,14 +165,6 @@ tui_busy(struct tui *d, const char *fmt, ...)
 		d->busy_draw(d);
 }
 
-/* Whether OP is an op of P (its numbers in range). */
-static bool
-tui_state_in_range(const struct pw_problem *p, struct pw_op op)
-{
-	return op.kind >= 0 && op.kind < PW_NKINDS && op.stage >= 0 &&
-	    op.stage < p->nstages && op.mb >= 0 && op.mb < p->microbatches;
-}
-
 /* Drops the pins that name ops the plan's problem does not have on one
  * device (after a new problem). */
 static void
@@ -184,8 +176,8 @@ tui_state_pins_fit(struct tui *d)
 	for (i = 0; i < d->npins; i++) {
 		struct pw_pin pin = d->pins[i];
 
-		if (tui_state_in_range(p, pin.before) &&
-		    tui_state_in_range(p, pin.after) &&
+		if (pw_op_in(p, pin.before) &&
+		    pw_op_in(p, pin.after) &&
 		    p->stages[pin.before.stage].device ==
 		    p->stages[pin.after.stage].device)
 			d->pins[n++] = pin;
@@ -233,13 +225,13 @@ tui_state_refresh(struct tui *d)
 		tui_message(d, true, "%s", err.msg);
 	}
 	/* A pin or a drag begun on an op the plan lost is over. */
-	if (d->pin_pending && !(tui_state_in_range(p, d->pin_first) &&
+	if (d->pin_pending && !(pw_op_in(p, d->pin_first) &&
 	    pw_where_has(w, p, d->pin_first)))
 		d->pin_pending = false;
-	if (d->dragging && !(tui_state_in_range(p, d->drag_op) &&
+	if (d->dragging && !(pw_op_in(p, d->drag_op) &&
 	    pw_where_has(w, p, d->drag_op)))
 		d->dragging = false;
-	if (d->has_sel && tui_state_in_range(p, d->sel) &&
+	if (d->has_sel && pw_op_in(p, d->sel) &&
 	    pw_where_has(w, p, d->sel))
 		return rc;
 	d->has_sel = false;
@@ -622,7 +614,7 @@ tui_op_find(const struct tui *d, struct pw_op op, struct pw_op *out)
 	const struct pw_where *w = pw_plan_where(d->plan);
 	struct pw_op other = pw_pin_other(op);
 
-	if (!tui_state_in_range(p, op))
+	if (!pw_op_in(p, op))
 		return false;
 	if (pw_where_has(w, p, op))
 		*out = op;
