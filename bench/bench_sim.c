@@ -1,9 +1,17 @@
 /*
- * bench_sim.c - simulator and checker throughput.
+ * bench_sim.c - simulator and checker throughput, and how the offload
+ * planner's families scale.
  *
  * The anchor is the requirement that a 1,000,000-op schedule simulates in
  * well under a second; each row times pw_simulate and pw_check (median of
  * 7 runs each) on a family schedule of the given size.
+ *
+ * The offloading families plan every activation's transfers; po-auto
+ * plans a layout some 25 times over while it searches its group size.
+ * Their anchor is linear growth in the microbatches from the smallest
+ * row (the planner's work per activation should not grow with the
+ * schedule's length), on the case that once took 81 s to start a 5 s
+ * solve: Llama-3 70B over 16 H200 with 4 chunks each and the PCIe link.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -102,6 +110,61 @@ out:
 	return rc;
 }
 
+/* Median seconds of RUNS_PLAN builds of FAMILY on Llama-3 70B over 16
+ * H200 (4 chunks, the link) with MICROBATCHES; negative on failure. */
+#define RUNS_PLAN 3
+
+static double
+bench_offload_median(const char *family, int microbatches)
+{
+	struct pw_split sp = { .devices = 16, .chunks = 4,
+	    .placement = PW_PLACE_LOOP, .offload = true };
+	const struct pw_family *fam = pw_family_find(family);
+	struct pw_schedule *s;
+	struct pw_problem *p;
+	struct pw_error err;
+	double took[RUNS_PLAN], start;
+	int i;
+
+	sp.microbatches = microbatches;
+	if (pw_cost_problem(pw_model_find("llama3-70b"),
+	    pw_hardware_find("H200"), &sp, &p, &err) != PW_OK) {
+		fprintf(stderr, "bench_sim: %s\n", err.msg);
+		return -1;
+	}
+	for (i = 0; i < RUNS_PLAN; i++) {
+		start = pw_now();
+		if (fam->build(p, &s, &err) != PW_OK) {
+			fprintf(stderr, "bench_sim: %s: %s\n", family, err.msg);
+			pw_problem_free(p);
+			return -1;
+		}
+		took[i] = pw_now() - start;
+		pw_schedule_free(s);
+	}
+	pw_problem_free(p);
+	return bench_median(took, RUNS_PLAN);
+}
+
+static int
+bench_offload(const char *family)
+{
+	static const int sizes[] = { 128, 256, 512, 1024 };
+	double first = 0, median;
+	size_t i;
+
+	for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		if ((median = bench_offload_median(family, sizes[i])) < 0)
+			return 1;
+		if (i == 0)
+			first = median;
+		printf("%-8s %5d %12.3f %12.3f %7.2f\n", family, sizes[i],
+		    first * sizes[i] / sizes[0], median,
+		    median / (first * sizes[i] / sizes[0]));
+	}
+	return 0;
+}
+
 int
 main(void)
 {
@@ -115,5 +178,12 @@ main(void)
 	rc |= bench("zb-h1", 32, 2048);
 	rc |= bench("zb-h1", 64, 5209);
 	rc |= bench("zb-h2", 64, 5209);
+	printf("\noffload planning: Llama-3 70B, 16 H200, 4 chunks, the PCIe "
+	    "link; median of %d builds; anchor = the first row's time grown "
+	    "linearly in m\n", RUNS_PLAN);
+	printf("%-8s %5s %12s %12s %7s\n", "family", "m", "anchor(s)",
+	    "ours(s)", "ratio");
+	rc |= bench_offload("po-h");
+	rc |= bench_offload("po-auto");
 	return rc;
 }

@@ -300,8 +300,10 @@ pw_search_start(struct pw_search *s, struct pw_start *donor)
 	} else {
 		memset(&off, 0, sizeof off);
 		for (i = 0; i < pw_nfamilies; i++) {
-			/* Stopped: the first feasible start will do. */
-			if (s->best != NULL && pw_search_stopped(s))
+			/* Stopped: the first feasible start will do (an
+			 * offloading one where a limit binds). */
+			if ((s->best != NULL || (off.sched != NULL && binds)) &&
+			    pw_search_stopped(s))
 				break;
 			if (pw_search_family(s, &pw_families[i], &cand,
 			    &err) != PW_OK)

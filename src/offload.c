@@ -24,38 +24,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bseq.h"
 #include "plan.h"
 
-/* One channel's planned transfers: disjoint busy intervals by start. */
+/* One channel's planned transfers: disjoint busy intervals, each start
+ * (the key) with its end (the value). */
 struct pw_lane {
-	double	*start;
-	double	*end;
-	int	n;
-	int	cap;
+	struct pw_bseq busy;
 };
 
 /* A device: its compute ops' starts and ends (the anchors), and the
  * memory level right after each instant where it can allocate (every
  * event at that instant counted): its compute ops' starts and its
- * reloads' starts. */
+ * reloads' starts; also the ends of its offloads, where the level falls,
+ * so that the moved activations away from the device are the same at an
+ * instant and at the last tracked one before it. */
 struct pw_track {
 	const struct pw_seq *seq;
 	double	*cstart;	/* [seq->len] */
 	double	*cend;		/* [seq->len] */
 	const struct pw_metrics *base;	/* the curves without transfers */
-	double	*t;		/* tracked instants, increasing */
-	double	*level;
-	int	n;
-	int	cap;
-	/* As of the last pw_track_repeak: lowering the levels leaves them
-	 * stale (a rescan per move made large problems quadratic), and the
-	 * peak shaving, which alone reads them, rescans what it lowered. */
+	struct pw_bseq levels;	/* instant -> level */
+	/* As of the last pw_track_repeak (the peak shaving, which alone
+	 * reads them, asks again after each move). */
 	double	peak;
-	int	peak_at;	/* first instant reaching the peak */
-	/* Where the device's activations are in the planner's list (kept
-	 * by pw_planner_index), so that a level sums over them alone. */
-	size_t	*acts;
-	size_t	nacts;
+	double	peak_t;		/* first instant reaching the peak */
+	bool	has_peak;	/* false: nothing tracked */
 };
 
 /* An activation the planner may move. */
@@ -85,38 +79,38 @@ struct pw_planner {
 	size_t	nact;
 };
 
-/* The first index in the sorted V[0..n) whose value is at least X. */
-static int
-pw_offload_first_at_least(const double *v, int n, double x)
+/* The first busy interval of LANE ending after T, or at T when AT_T:
+ * intervals are disjoint, so only the one starting last before T can
+ * start before T and end after it. */
+static struct pw_bpos
+pw_lane_ending_after(const struct pw_lane *lane, double t, bool at_t)
 {
-	int lo = 0, hi = n;
+	struct pw_bpos pos = pw_bseq_lower(&lane->busy, t);
+	struct pw_bpos before = pw_bseq_prev(&lane->busy, pos);
 
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-
-		if (v[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	if (pw_bseq_valid(&lane->busy, before) &&
+	    (pw_bseq_value(&lane->busy, before) > t ||
+	     (at_t && pw_bseq_value(&lane->busy, before) == t)))
+		return before;
+	return pos;
 }
 
 /* The earliest start at or after RELEASE of a free window LEN long. */
 static double
 pw_lane_window(const struct pw_lane *lane, double release, double len)
 {
+	const struct pw_bseq *busy = &lane->busy;
+	struct pw_bpos pos;
 	double t = release;
-	int i;
 
-	/* Intervals ending by the release cannot be in the way. */
-	for (i = pw_offload_first_at_least(lane->end, lane->n, release);
-	    i < lane->n; i++) {
-		if (lane->end[i] <= t)
+	/* Intervals ending before the release cannot be in the way. */
+	for (pos = pw_lane_ending_after(lane, release, true);
+	    pw_bseq_valid(busy, pos); pos = pw_bseq_next(busy, pos)) {
+		if (pw_bseq_value(busy, pos) <= t)
 			continue;
-		if (lane->start[i] >= t + len)
+		if (pw_bseq_key(busy, pos) >= t + len)
 			break;
-		t = lane->end[i];
+		t = pw_bseq_value(busy, pos);
 	}
 	return t;
 }
@@ -125,59 +119,19 @@ pw_lane_window(const struct pw_lane *lane, double release, double len)
 static bool
 pw_lane_free(const struct pw_lane *lane, double start, double end)
 {
-	int i = pw_offload_first_at_least(lane->end, lane->n, start);
+	/* The first interval ending after START is the only one that can
+	 * overlap. */
+	struct pw_bpos pos = pw_lane_ending_after(lane, start, false);
 
-	/* Busy intervals are disjoint and sorted, so their ends are too; the
-	 * first ending after START is the only one that can overlap. */
-	while (i < lane->n && lane->end[i] == start)
-		i++;
-	return i == lane->n || lane->start[i] >= end;
-}
-
-static void
-pw_lane_add(struct pw_lane *lane, double start, double end)
-{
-	int i = pw_offload_first_at_least(lane->start, lane->n, start);
-
-	if (lane->n == lane->cap) {
-		lane->cap = lane->cap == 0 ? 64 : 2 * lane->cap;
-		lane->start = pw_xreallocarray(lane->start, (size_t)lane->cap,
-		    sizeof *lane->start);
-		lane->end = pw_xreallocarray(lane->end, (size_t)lane->cap,
-		    sizeof *lane->end);
-	}
-	memmove(lane->start + i + 1, lane->start + i,
-	    (size_t)(lane->n - i) * sizeof *lane->start);
-	memmove(lane->end + i + 1, lane->end + i,
-	    (size_t)(lane->n - i) * sizeof *lane->end);
-	lane->start[i] = start;
-	lane->end[i] = end;
-	lane->n++;
-}
-
-static void
-pw_lane_remove(struct pw_lane *lane, int i)
-{
-	assert(i >= 0 && i < lane->n);
-	memmove(lane->start + i, lane->start + i + 1,
-	    (size_t)(lane->n - i - 1) * sizeof *lane->start);
-	memmove(lane->end + i, lane->end + i + 1,
-	    (size_t)(lane->n - i - 1) * sizeof *lane->end);
-	lane->n--;
+	return !pw_bseq_valid(&lane->busy, pos) ||
+	    pw_bseq_key(&lane->busy, pos) >= end;
 }
 
 static void
 pw_track_repeak(struct pw_track *tr)
 {
-	int i;
-
-	tr->peak = -INFINITY;
-	tr->peak_at = -1;
-	for (i = 0; i < tr->n; i++)
-		if (tr->level[i] > tr->peak) {
-			tr->peak = tr->level[i];
-			tr->peak_at = i;
-		}
+	tr->peak = pw_bseq_max(&tr->levels, &tr->peak_t);
+	tr->has_peak = tr->peak > -INFINITY;
 }
 
 /* Device D's track from the simulated TIMING and the memory curves BASE. */
@@ -190,20 +144,19 @@ pw_track_init(struct pw_track *tr, const struct pw_problem *p,
 
 	tr->seq = &sched->device[d];
 	tr->base = base;
-	tr->cap = tr->seq->len + 16;
-	tr->cstart = pw_xreallocarray(NULL, (size_t)tr->cap,
+	tr->cstart = pw_xreallocarray(NULL, (size_t)tr->seq->len + 1,
 	    sizeof *tr->cstart);
-	tr->cend = pw_xreallocarray(NULL, (size_t)tr->cap, sizeof *tr->cend);
-	tr->t = pw_xreallocarray(NULL, (size_t)tr->cap, sizeof *tr->t);
-	tr->level = pw_xreallocarray(NULL, (size_t)tr->cap, sizeof *tr->level);
+	tr->cend = pw_xreallocarray(NULL, (size_t)tr->seq->len + 1,
+	    sizeof *tr->cend);
+	pw_bseq_init(&tr->levels);
 	for (j = 0; j < tr->seq->len; j++) {
 		tr->cstart[j] = timing->start[pw_op_index(p, tr->seq->ops[j])];
 		tr->cend[j] = timing->end[pw_op_index(p, tr->seq->ops[j])];
 		/* Ops of zero duration can share an instant. */
-		if (tr->n > 0 && tr->t[tr->n - 1] == tr->cstart[j])
+		if (j > 0 && tr->cstart[j - 1] == tr->cstart[j])
 			continue;
-		tr->t[tr->n] = tr->cstart[j];
-		tr->level[tr->n++] = pw_memory_at(base, d, tr->cstart[j]);
+		pw_bseq_insert(&tr->levels, tr->cstart[j],
+		    pw_memory_at(base, d, tr->cstart[j]));
 	}
 }
 
@@ -222,7 +175,7 @@ static int
 pw_track_find(const struct pw_track *tr, double start, struct pw_op op)
 {
 	const struct pw_op *ops = tr->seq->ops;
-	int j = pw_offload_first_at_least(tr->cstart, tr->seq->len, start);
+	int j = pw_first_at_least(tr->cstart, tr->seq->len, start);
 
 	while (j < tr->seq->len && (ops[j].kind != op.kind ||
 	    ops[j].stage != op.stage || ops[j].mb != op.mb))
@@ -316,28 +269,29 @@ pw_planner_reload_at(const struct pw_planner *pl, const struct pw_act *a,
 {
 	const struct pw_track *tr = &pl->track[a->device];
 	const struct pw_lane *lane;
+	const struct pw_bseq *busy;
+	struct pw_bpos i;
 	double latest = a->deadline - a->t_rel, at;
-	int k = 2 * a->jb - 1, i;
+	int k = 2 * a->jb - 1;
 
 	lane = &pl->lane[pw_problem_channel(pl->p, a->device, PW_RELOAD)];
+	busy = &lane->busy;
 	/* The last busy interval ending by LATEST. */
-	i = pw_offload_first_at_least(lane->end, lane->n, latest);
-	if (i < lane->n && lane->end[i] == latest)
-		i++;
-	i--;
+	i = pw_bseq_prev(busy, pw_lane_ending_after(lane, latest, false));
 	for (;;) {
 		while (k >= 0 && pw_track_point(tr, k) > latest)
 			k--;
 		at = fmax(k >= 0 ? pw_track_point(tr, k) : -INFINITY,
-		    i >= 0 ? lane->end[i] : -INFINITY);
+		    pw_bseq_valid(busy, i) ? pw_bseq_value(busy, i) :
+		    -INFINITY);
 		if (!(at > off_end))
 			return false;
 		if (pw_lane_free(lane, at, at + a->t_rel))
 			break;
 		if (k >= 0 && pw_track_point(tr, k) == at)
 			k--;
-		if (i >= 0 && lane->end[i] == at)
-			i--;
+		if (pw_bseq_valid(busy, i) && pw_bseq_value(busy, i) == at)
+			i = pw_bseq_prev(busy, i);
 	}
 	*rel = at;
 	/* The last point by AT (a start on ties); an op's end only where
@@ -352,47 +306,33 @@ pw_planner_reload_at(const struct pw_planner *pl, const struct pw_act *a,
 	return true;
 }
 
-/* Adds instant T to TR unless tracked: its level is the base curve's
- * less the moved activations of PL away from the device at T. */
+/* Adds instant T to TR (device DEVICE's) unless tracked: its level is
+ * the base curve's less the moved activations away from the device at
+ * T, which are those away at the last tracked instant before T (every
+ * offload's end and reload's start is tracked), or none. */
 static void
-pw_planner_instant(struct pw_planner *pl, struct pw_track *tr, int device,
-    double t)
+pw_planner_instant(struct pw_track *tr, int device, double t)
 {
-	int i = pw_offload_first_at_least(tr->t, tr->n, t);
-	size_t k;
-	double level;
+	struct pw_bpos pos = pw_bseq_lower(&tr->levels, t), before;
+	double level = pw_memory_at(tr->base, device, t);
 
-	if (i < tr->n && tr->t[i] == t)
+	if (pw_bseq_valid(&tr->levels, pos) &&
+	    pw_bseq_key(&tr->levels, pos) == t)
 		return;
-	level = pw_memory_at(tr->base, device, t);
-	for (k = 0; k < tr->nacts; k++) {
-		const struct pw_act *a = &pl->act[tr->acts[k]];
-
-		assert(a->device == device);
-		if (a->moved && a->off_start + a->t_off <= t &&
-		    t < a->rel_start)
-			level -= a->bytes;
-	}
-	if (tr->n == tr->cap) {
-		tr->cap *= 2;
-		tr->t = pw_xreallocarray(tr->t, (size_t)tr->cap, sizeof *tr->t);
-		tr->level = pw_xreallocarray(tr->level, (size_t)tr->cap,
-		    sizeof *tr->level);
-	}
-	memmove(tr->t + i + 1, tr->t + i, (size_t)(tr->n - i) * sizeof *tr->t);
-	memmove(tr->level + i + 1, tr->level + i,
-	    (size_t)(tr->n - i) * sizeof *tr->level);
-	tr->t[i] = t;
-	tr->level[i] = level;
-	tr->n++;
+	before = pw_bseq_prev(&tr->levels, pos);
+	if (pw_bseq_valid(&tr->levels, before))
+		level -= pw_memory_at(tr->base, device, pw_bseq_key(
+		    &tr->levels, before)) - pw_bseq_value(&tr->levels, before);
+	pw_bseq_insert(&tr->levels, t, level);
 }
 
 static void
 pw_planner_add(struct pw_planner *pl, const struct pw_act *a, enum pw_kind kind,
     double start)
 {
-	pw_lane_add(&pl->lane[pw_problem_channel(pl->p, a->device, kind)],
-	    start, start + (kind == PW_OFFLOAD ? a->t_off : a->t_rel));
+	pw_bseq_insert(&pl->lane[pw_problem_channel(pl->p, a->device,
+	    kind)].busy, start, start + (kind == PW_OFFLOAD ? a->t_off :
+	    a->t_rel));
 }
 
 /* Lowers A's device's levels by A's bytes from FROM to TO, where A is
@@ -402,12 +342,10 @@ pw_planner_lower(struct pw_planner *pl, const struct pw_act *a, double from,
     double to)
 {
 	struct pw_track *tr = &pl->track[a->device];
-	int i;
 
-	pw_planner_instant(pl, tr, a->device, to);
-	for (i = pw_offload_first_at_least(tr->t, tr->n, from);
-	    i < tr->n && tr->t[i] < to; i++)
-		tr->level[i] -= a->bytes;
+	pw_planner_instant(tr, a->device, from);
+	pw_planner_instant(tr, a->device, to);
+	pw_bseq_add(&tr->levels, from, to, -a->bytes);
 }
 
 /* Moves A: its transfers on their channels, its device's levels lower
@@ -423,30 +361,6 @@ pw_planner_move(struct pw_planner *pl, struct pw_act *a, double off,
 	a->off_start = off;
 	a->rel_start = rel;
 	a->anchor = anchor;
-}
-
-/* Lists each device's activations in its track, after PL's list was
- * reordered. */
-static void
-pw_planner_index(struct pw_planner *pl)
-{
-	size_t i;
-	int d;
-
-	for (d = 0; d < pl->p->devices; d++)
-		pl->track[d].nacts = 0;
-	for (i = 0; i < pl->nact; i++)
-		pl->track[pl->act[i].device].nacts++;
-	for (d = 0; d < pl->p->devices; d++) {
-		pl->track[d].acts = pw_xreallocarray(pl->track[d].acts,
-		    pl->track[d].nacts + 1, sizeof *pl->track[d].acts);
-		pl->track[d].nacts = 0;
-	}
-	for (i = 0; i < pl->nact; i++) {
-		struct pw_track *tr = &pl->track[pl->act[i].device];
-
-		tr->acts[tr->nacts++] = i;
-	}
 }
 
 static int
@@ -493,7 +407,6 @@ pw_planner_lazy(struct pw_planner *pl)
 	int c, anchor;
 
 	qsort(pl->act, pl->nact, sizeof *pl->act, pw_act_by_f_end);
-	pw_planner_index(pl);
 	by_b = pw_xreallocarray(NULL, pl->nact + 1, sizeof *by_b);
 	for (i = 0; i < pl->nact; i++) {
 		struct pw_act *a = &pl->act[i];
@@ -507,7 +420,7 @@ pw_planner_lazy(struct pw_planner *pl)
 	while (again) {
 		again = false;
 		for (c = 0; c < pw_problem_nchannels(pl->p); c++)
-			pl->lane[c].n = 0;
+			pw_bseq_clear(&pl->lane[c].busy);
 		for (i = 0; i < pl->nact; i++) {
 			struct pw_act *a = &pl->act[i];
 
@@ -576,9 +489,10 @@ pw_planner_delay(struct pw_planner *pl)
 {
 	struct pw_act **moved;
 	struct pw_lane *lane;
+	struct pw_bpos at, next;
 	size_t i, n = 0;
 	double rel, end;
-	int anchor, k;
+	int anchor;
 	bool any = false;
 
 	moved = pw_xreallocarray(NULL, pl->nact + 1, sizeof *moved);
@@ -592,11 +506,14 @@ pw_planner_delay(struct pw_planner *pl)
 		lane = &pl->lane[pw_problem_channel(pl->p, a->device,
 		    PW_RELOAD)];
 		end = a->rel_start + a->t_rel;
-		k = pw_offload_first_at_least(lane->start, lane->n, a->rel_start);
-		assert(k < lane->n && lane->start[k] == a->rel_start);
-		if (k + 1 < lane->n && lane->start[k + 1] == end)
+		at = pw_bseq_lower(&lane->busy, a->rel_start);
+		assert(pw_bseq_valid(&lane->busy, at) &&
+		    pw_bseq_key(&lane->busy, at) == a->rel_start);
+		next = pw_bseq_next(&lane->busy, at);
+		if (pw_bseq_valid(&lane->busy, next) &&
+		    pw_bseq_key(&lane->busy, next) == end)
 			continue;
-		pw_lane_remove(lane, k);
+		pw_bseq_remove(&lane->busy, at);
 		if (!pw_planner_reload_at(pl, a, a->off_start + a->t_off, &rel,
 		    &anchor) || rel <= a->rel_start) {
 			pw_planner_add(pl, a, PW_RELOAD, a->rel_start);
@@ -627,20 +544,20 @@ pw_act_by_gap(const void *x, const void *y)
 
 /*
  * Lowers the level of the activations FIRST .. LAST (one device's) at
- * tracked instant I, the device's peak, if one of them resident there can
+ * tracked instant T, the device's peak, if one of them resident there can
  * move with its offload ended by then and its reload later: moves the
  * longest-lived such activation and returns true.  Activations whose
  * transfers no longer fit are rejected for good (channels only fill up).
  */
 static bool
-pw_planner_shave_at(struct pw_planner *pl, size_t first, size_t last, int i)
+pw_planner_shave_at(struct pw_planner *pl, size_t first, size_t last,
+    double t)
 {
 	size_t k;
-	double off, rel, t;
+	double off, rel;
 	int anchor;
 
 	assert(first < last);
-	t = pl->track[pl->act[first].device].t[i];
 	for (k = first; k < last; k++) {
 		struct pw_act *a = &pl->act[k];
 
@@ -671,7 +588,6 @@ pw_planner_shave(struct pw_planner *pl)
 	int d, best;
 
 	qsort(pl->act, pl->nact, sizeof *pl->act, pw_act_by_gap);
-	pw_planner_index(pl);
 	/* Each device's activations are the run first[d] .. first[d + 1]. */
 	first = pw_xcalloc((size_t)p->devices + 1, sizeof *first);
 	for (i = 0; i < pl->nact; i++)
@@ -682,7 +598,7 @@ pw_planner_shave(struct pw_planner *pl)
 	for (d = 0; d < p->devices; d++) {
 		pw_track_repeak(&pl->track[d]);
 		stuck[d] = first[d] == first[d + 1] ||
-		    pl->track[d].peak_at < 0;
+		    !pl->track[d].has_peak;
 	}
 	for (;;) {
 		best = -1;
@@ -693,7 +609,7 @@ pw_planner_shave(struct pw_planner *pl)
 		if (best < 0)
 			break;
 		if (!pw_planner_shave_at(pl, first[best], first[best + 1],
-		    pl->track[best].peak_at))
+		    pl->track[best].peak_t))
 			stuck[best] = true;
 		/* What it moved lowered this device's levels alone. */
 		pw_track_repeak(&pl->track[best]);
@@ -839,13 +755,10 @@ pw_offload_plan(const struct pw_problem *p, struct pw_schedule *sched,
 	for (d = 0; d < p->devices; d++) {
 		free(pl.track[d].cstart);
 		free(pl.track[d].cend);
-		free(pl.track[d].t);
-		free(pl.track[d].level);
-		free(pl.track[d].acts);
+		pw_bseq_free(&pl.track[d].levels);
 	}
 	for (c = 0; c < sched->nchannels; c++) {
-		free(pl.lane[c].start);
-		free(pl.lane[c].end);
+		pw_bseq_free(&pl.lane[c].busy);
 	}
 	free(pl.track);
 	free(pl.lane);

@@ -494,6 +494,57 @@ test_serial(void)
 	pw_problem_free(p);
 }
 
+/*
+ * Stopped before the start is chosen, where a limit binds and only the
+ * offloading families keep it: PipeOffload's 5.8B on four A100 with two
+ * chunks each, 16 microbatches, 29 GiB.  GIS-H peaks at 29.33 GiB; PO-H,
+ * PO-F and PO-sel fit at 5.001 s and PO-auto, built last, at 4.846 s.
+ * Not stopped, the start is the best of them; stopped, the first that
+ * fits: the search does not build the others past its time (on Llama-3
+ * 70B over 16 H200 with 2,048 microbatches, 41 s of building for a time
+ * limit of 5 before the stop counted).
+ */
+static void
+test_stop_offloading_start(void)
+{
+	struct pw_split sp = { .devices = 4, .chunks = 2,
+	    .placement = PW_PLACE_LOOP, .microbatches = 16,
+	    .memory_limit = 29.0 * 1024 * 1024 * 1024, .offload = true };
+	struct pw_solve_result r;
+	struct pw_solve_opts o;
+	struct pw_problem *p;
+	struct pw_error err;
+	atomic_int cancel = 1;
+
+	if (!tap_int(pw_cost_problem(pw_model_find("pipeoffload-5.8b"),
+	    pw_hardware_find("A100-80GB"), &sp, &p, &err), PW_OK,
+	    "offloading start: the problem builds")) {
+		tap_diag("%s", err.msg);
+		return;
+	}
+	pw_solve_opts_init(&o);
+	o.time_limit = TEST_LIMIT;
+	o.iteration_limit = 1;
+	if (test_solve(p, &o, &r, "offloading start") == PW_OK) {
+		tap_str(r.start, "po-auto", "offloading start: not stopped, "
+		    "the best offloading family");
+		tap_near(r.start_objective, 4.846, 5e-4, "offloading start: "
+		    "po-auto's 4.846 s");
+	}
+	pw_solve_result_free(&r);
+	o.cancel = &cancel;
+	if (test_solve(p, &o, &r, "offloading start, stopped") == PW_OK) {
+		tap_str(r.start, "po-h", "offloading start, stopped: the "
+		    "first offloading family that fits");
+		tap_near(r.start_objective, 5.001, 5e-4, "offloading start, "
+		    "stopped: po-h's 5.001 s");
+		tap_int(r.ended, PW_END_CANCELLED, "offloading start, "
+		    "stopped: ended cancelled");
+	}
+	pw_solve_result_free(&r);
+	pw_problem_free(p);
+}
+
 static void
 test_offload(void)
 {
@@ -540,6 +591,7 @@ test_offload(void)
 	pw_problem_free(p);
 	test_offload_windows();
 	test_serial();
+	test_stop_offloading_start();
 }
 
 /* Progress callback: cancels (through ARG) once there is an incumbent. */

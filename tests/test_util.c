@@ -1,5 +1,5 @@
 /* test_util.c - allocation helpers, atomic output files, escapes, unit
- * formatting. */
+ * formatting, the blocked sorted sequence. */
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bseq.h"
 #include "pipewright.h"
 #include "tap.h"
 #include "testlib.h"
@@ -564,6 +565,131 @@ test_path_ends(void)
 	tap_ok(!pw_path_ends("lua", ".lua"), "path_ends: shorter than it");
 }
 
+/* The sequence's answers against plain sorted arrays (the model), one
+ * random operation at a time: keys are whole numbers and additions too,
+ * so every value is exact and must match to the bit.  Enough inserts to
+ * split blocks many times over, enough removals to empty some. */
+static bool
+bseq_matches(const struct pw_bseq *s, const double *key, const double *val,
+    int n, int step)
+{
+	struct pw_bpos pos = pw_bseq_lower(s, -INFINITY), back;
+	double best = -INFINITY, at = NAN, got_at = NAN, probe;
+	int i, first = -1;
+
+	for (i = 0; i < n; i++, pos = pw_bseq_next(s, pos)) {
+		if (!pw_bseq_valid(s, pos) || pw_bseq_key(s, pos) != key[i] ||
+		    pw_bseq_value(s, pos) != val[i]) {
+			tap_diag("step %d: pair %d differs", step, i);
+			return false;
+		}
+		if (val[i] > best) {
+			best = val[i];
+			first = i;
+		}
+	}
+	if (pw_bseq_valid(s, pos))
+		return false;
+	if (first >= 0)
+		at = key[first];
+	if (pw_bseq_max(s, &got_at) != best || (first >= 0 && got_at != at))
+		return false;
+	/* Walking back from the end meets the pairs in reverse. */
+	back = pw_bseq_prev(s, pos);
+	for (i = n - 1; i >= 0; i--, back = pw_bseq_prev(s, back))
+		if (!pw_bseq_valid(s, back) || pw_bseq_key(s, back) != key[i])
+			return false;
+	if (pw_bseq_valid(s, back))
+		return false;
+	/* Lower bounds between and at keys. */
+	for (i = 0; i < n; i += 1 + n / 16) {
+		probe = key[i] - 0.5;
+		pos = pw_bseq_lower(s, probe);
+		if (!pw_bseq_valid(s, pos) || pw_bseq_key(s, pos) != key[i])
+			return false;
+		pos = pw_bseq_lower(s, key[i]);
+		if (!pw_bseq_valid(s, pos) || pw_bseq_key(s, pos) != key[i])
+			return false;
+	}
+	return true;
+}
+
+static void
+test_bseq(void)
+{
+	enum { MAX = 3000, STEPS = 6000 };
+	static double key[MAX], val[MAX];
+	struct pw_bseq s;
+	uint64_t rng = 7;
+	double k, from, to, delta, got_at = -1;
+	int n = 0, step, i, j, op;
+	bool ok = true;
+
+	pw_bseq_init(&s);
+	tap_ok(pw_bseq_max(&s, &got_at) == -INFINITY && got_at == -1,
+	    "bseq: an empty sequence's maximum is -inf, no key");
+	tap_ok(!pw_bseq_valid(&s, pw_bseq_lower(&s, 0)) &&
+	    !pw_bseq_valid(&s, pw_bseq_prev(&s, pw_bseq_lower(&s, 0))),
+	    "bseq: an empty sequence has no pair, before or after");
+	for (step = 0; step < STEPS && ok; step++) {
+		op = (int)(pw_splitmix64(&rng) % 10);
+		if (op < 6 && n < MAX) {
+			/* Mostly inserts early, so that blocks split. */
+			do
+				k = (double)(pw_splitmix64(&rng) % 100000);
+			while (pw_first_at_least(key, n, k) < n &&
+			    key[pw_first_at_least(key, n, k)] == k);
+			i = pw_first_at_least(key, n, k);
+			memmove(key + i + 1, key + i, (size_t)(n - i) *
+			    sizeof *key);
+			memmove(val + i + 1, val + i, (size_t)(n - i) *
+			    sizeof *val);
+			key[i] = k;
+			val[i] = (double)(pw_splitmix64(&rng) % 1000);
+			n++;
+			pw_bseq_insert(&s, k, val[i]);
+		} else if (op < 8 && n > 0) {
+			i = (int)(pw_splitmix64(&rng) % (uint64_t)n);
+			pw_bseq_remove(&s, pw_bseq_lower(&s, key[i]));
+			memmove(key + i, key + i + 1, (size_t)(n - i - 1) *
+			    sizeof *key);
+			memmove(val + i, val + i + 1, (size_t)(n - i - 1) *
+			    sizeof *val);
+			n--;
+		} else {
+			from = (double)(pw_splitmix64(&rng) % 100000);
+			to = from + (double)(pw_splitmix64(&rng) % 60000);
+			delta = (double)(pw_splitmix64(&rng) % 200) - 100;
+			pw_bseq_add(&s, from, to, delta);
+			for (j = 0; j < n; j++)
+				if (key[j] >= from && key[j] < to)
+					val[j] += delta;
+		}
+		ok = bseq_matches(&s, key, val, n, step);
+	}
+	tap_ok(ok, "bseq: %d random inserts, removals and range additions "
+	    "agree with sorted arrays (%d pairs at the end)", step, n);
+	while (n > 0) {
+		pw_bseq_remove(&s, pw_bseq_lower(&s, -INFINITY));
+		memmove(key, key + 1, (size_t)(n - 1) * sizeof *key);
+		memmove(val, val + 1, (size_t)(n - 1) * sizeof *val);
+		n--;
+	}
+	tap_ok(bseq_matches(&s, key, val, 0, step) &&
+	    pw_bseq_max(&s, &got_at) == -INFINITY,
+	    "bseq: emptied pair by pair, no block is left");
+	pw_bseq_insert(&s, 3, 5);
+	pw_bseq_insert(&s, 1, 5);
+	pw_bseq_insert(&s, 2, 9);
+	pw_bseq_add(&s, 2, 3, -4);
+	tap_ok(pw_bseq_max(&s, &got_at) == 5 && got_at == 1,
+	    "bseq: the first key holding the maximum (1 of 1, 2, 3 at 5)");
+	pw_bseq_clear(&s);
+	tap_ok(!pw_bseq_valid(&s, pw_bseq_lower(&s, -INFINITY)),
+	    "bseq: cleared, it is empty");
+	pw_bseq_free(&s);
+}
+
 int
 main(void)
 {
@@ -580,6 +706,7 @@ main(void)
 	test_parse_int();
 	test_parse_bytes();
 	test_path_ends();
+	test_bseq();
 	test_exact_precision();
 	return tap_done();
 }
