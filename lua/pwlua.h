@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "pipewright.h"
 #include "solver.h"
@@ -36,6 +37,11 @@ struct pwlua_config {
 	 * write files and read below the current directory only. */
 	const char *const *write_dirs;
 	double	seconds;	/* wall-clock limit of each run; 0: the default */
+	/* Where scripts' print and pw.show write; NULL: stdout, and stderr
+	 * for a problem or model script (its command's stdout is its own).
+	 * A front end that owns the terminal (the designer) passes a stream
+	 * of its own. */
+	FILE	*output;
 };
 
 struct pwlua;
@@ -77,11 +83,12 @@ void	pwlua_solve_prefs_free(struct pwlua_solve_prefs *);
 int	pwlua_problem(struct pwlua *, const char *path, struct pw_problem **out,
 	    struct pwlua_solve_prefs *prefs, struct pw_error *);
 
-/* The problem script PATH in a fresh interpreter with the defaults, as
- * pw_problem_read reads a JSON file: a problem the caller owns, or NULL
- * with ERR set; PREFS as for pwlua_problem. */
+/* The problem script PATH in a fresh interpreter of CONFIG (NULL: the
+ * defaults), as pw_problem_read reads a JSON file: a problem the caller
+ * owns, or NULL with ERR set; PREFS as for pwlua_problem. */
 struct pw_problem *pwlua_problem_read(const char *path,
-	    struct pwlua_solve_prefs *prefs, struct pw_error *);
+	    const struct pwlua_config *, struct pwlua_solve_prefs *prefs,
+	    struct pw_error *);
 
 /* Writes P to PATH (atomically) as a problem script that returns it:
  * a problem with an origin as pw.problem of its model, hardware and

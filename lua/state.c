@@ -47,10 +47,12 @@ struct pwlua {
 	char	oom_where[256];
 	char	oom_trace[2048];
 	char	why[96];	/* what pwl_spent found spent */
-	/* Where print and pw.show write: stdout for a script run for its
-	 * output, stderr for one read as a problem or a model, whose
-	 * command's stdout is its own (JSON, CSV, a report). */
+	/* Where print and pw.show write: the configured stream, else
+	 * stdout for a script run for its output, stderr for one read as a
+	 * problem or a model, whose command's stdout is its own (JSON, CSV,
+	 * a report). */
 	FILE	*out;
+	FILE	*output;	/* the configured one, or NULL */
 };
 
 /* What one protected run does, and what it found. */
@@ -783,7 +785,8 @@ pwl_call(struct pwlua *lua, struct pwl_run *run, struct pw_error *err)
 	int status;
 
 	lua->spent = 0;
-	lua->out = run->problem || run->model != NULL ? stderr : stdout;
+	lua->out = lua->output != NULL ? lua->output : run->problem ||
+	    run->model != NULL ? stderr : stdout;
 	lua->oom_where[0] = '\0';
 	lua->oom_trace[0] = '\0';
 	lua_sethook(L, pwl_hook, LUA_MASKCOUNT, PWL_HOOK_EVERY);
@@ -883,7 +886,7 @@ pwl_dir(const char *dir, const char *doing, char **out,
 struct pwlua *
 pwlua_new(const struct pwlua_config *config, struct pw_error *err)
 {
-	static const struct pwlua_config defaults = { 0, 0, NULL, 0 };
+	static const struct pwlua_config defaults = { 0, 0, NULL, 0, NULL };
 	static const char *const here[] = { ".", NULL };
 	const char *const *dirs;
 	struct pwlua *lua;
@@ -905,7 +908,8 @@ pwlua_new(const struct pwlua_config *config, struct pw_error *err)
 	    PWLUA_INSTRUCTIONS;
 	lua->seconds = config->seconds > 0 ? config->seconds : PWLUA_SECONDS;
 	lua->meter.charge = pwl_meter_charge;
-	lua->out = stdout;
+	lua->output = config->output;
+	lua->out = lua->output != NULL ? lua->output : stdout;
 	pw_sync_init(&lua->lock, &lua->wake);
 	lua->writes = config->write_dirs != NULL;
 	dirs = lua->writes ? config->write_dirs : here;
@@ -974,15 +978,15 @@ pwlua_model_read(const char *path, struct pw_model *out, char **name,
 }
 
 struct pw_problem *
-pwlua_problem_read(const char *path, struct pwlua_solve_prefs *prefs,
-    struct pw_error *err)
+pwlua_problem_read(const char *path, const struct pwlua_config *config,
+    struct pwlua_solve_prefs *prefs, struct pw_error *err)
 {
 	struct pw_problem *p = NULL;
 	struct pwlua *lua;
 
 	if (prefs != NULL)
 		memset(prefs, 0, sizeof *prefs);
-	if ((lua = pwlua_new(NULL, err)) == NULL)
+	if ((lua = pwlua_new(config, err)) == NULL)
 		return NULL;
 	pwlua_problem(lua, path, &p, prefs, err);
 	pwlua_free(lua);

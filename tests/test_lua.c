@@ -85,7 +85,7 @@ static void
 script_ok(const char *name, const char *text, const char *what)
 {
 	const char *dirs[] = { ".", NULL };
-	const struct pwlua_config config = { 0, 0, dirs, 0 };
+	const struct pwlua_config config = { 0, 0, dirs, 0, NULL };
 	struct pwlua *lua = pwlua_new(&config, NULL);
 	struct pw_error err;
 
@@ -120,7 +120,7 @@ script_problem(const char *name, const char *text)
 	struct pw_error err;
 
 	write_file(name, text);
-	if ((p = pwlua_problem_read(name, NULL, &err)) == NULL)
+	if ((p = pwlua_problem_read(name, NULL, NULL, &err)) == NULL)
 		tap_diag("%s", err.msg);
 	return p;
 }
@@ -171,7 +171,7 @@ test_default(void)
 		return;
 	}
 	snprintf(path, sizeof path, "%s/default.lua", examples);
-	if (!tap_ok((p = pwlua_problem_read(path, NULL, &err)) != NULL,
+	if (!tap_ok((p = pwlua_problem_read(path, NULL, NULL, &err)) != NULL,
 	    "examples/default.lua reads")) {
 		tap_diag("%s", err.msg);
 		pw_problem_free(want);
@@ -751,9 +751,9 @@ static void
 test_sandbox(void)
 {
 	const char *dirs[] = { "allowed", NULL };
-	const struct pwlua_config small = { 100000, 0, dirs, 0 };
-	const struct pwlua_config capped = { 0, 4 << 20, NULL, 0 };
-	const struct pwlua_config none = { 0, 0, NULL, 0 };
+	const struct pwlua_config small = { 100000, 0, dirs, 0, NULL };
+	const struct pwlua_config capped = { 0, 4 << 20, NULL, 0, NULL };
+	const struct pwlua_config none = { 0, 0, NULL, 0, NULL };
 	char *const argv[] = { "one", "two" };
 	char want[PATH_MAX + 512], real[PATH_MAX];
 	struct pw_error err;
@@ -902,7 +902,7 @@ static void
 test_no_partial_files(void)
 {
 	const char *dirs[] = { ".", NULL };
-	const struct pwlua_config config = { 0, 0, dirs, 0 };
+	const struct pwlua_config config = { 0, 0, dirs, 0, NULL };
 	char *text;
 	int before;
 
@@ -951,8 +951,8 @@ static void
 test_csv_rows(void)
 {
 	const char *dirs[] = { ".", NULL };
-	const struct pwlua_config config = { 0, 0, dirs, 0 };
-	const struct pwlua_config small = { 10000000, 0, dirs, 0 };
+	const struct pwlua_config config = { 0, 0, dirs, 0, NULL };
+	const struct pwlua_config small = { 10000000, 0, dirs, 0, NULL };
 
 	script_fails(&config, "rec.lua", "pw.write_csv('rec.csv', { { a = 1 },"
 	    " 5 })\n", PW_ERR_INPUT, "rec.lua:1: pw.write_csv: rows[2]: must "
@@ -974,35 +974,35 @@ test_problem_errors(void)
 	struct pw_error err;
 
 	write_file("bad1.lua", "return pw.problem{ devices = 2, microbatch = 4 }\n");
-	tap_ok(pwlua_problem_read("bad1.lua", NULL, &err) == NULL,
+	tap_ok(pwlua_problem_read("bad1.lua", NULL, NULL, &err) == NULL,
 	    "an unknown field is refused");
 	tap_str(err.msg, "bad1.lua:1: pw.problem: unknown field 'microbatch'\n"
 	    "stack traceback:\n\t[C]: in function 'pipewright.problem'\n\tbad1.lua:1: in "
 	    "main chunk", "...naming it and the line");
 	write_file("bad2.lua", "return pw.problem" UNIT_SPEC ",\n"
 	    "  cost = function(s, k, d) if s == 3 then return 'x' end end }\n");
-	tap_ok(pwlua_problem_read("bad2.lua", NULL, &err) == NULL,
+	tap_ok(pwlua_problem_read("bad2.lua", NULL, NULL, &err) == NULL,
 	    "a cost function returning a string is refused");
 	tap_str(err.msg, "bad2.lua:1: pw.problem: cost(3, \"f\") returned a "
 	    "string; a number, or nil for the default\nstack traceback:\n"
 	    "\t[C]: in function 'pipewright.problem'\n\tbad2.lua:1: in main chunk",
 	    "...naming the stage and the kind");
 	write_file("bad3.lua", "return 42\n");
-	tap_ok(pwlua_problem_read("bad3.lua", NULL, &err) == NULL,
+	tap_ok(pwlua_problem_read("bad3.lua", NULL, NULL, &err) == NULL,
 	    "a script returning a number is no problem");
 	tap_str(err.msg, "bad3.lua: a problem script must end with 'return "
 	    "pw.problem{...}' (it returned number)", "...saying what it must "
 	    "return");
 	write_file("bad4.lua", "return pw.problem" UNIT_SPEC ",\n"
 	    "  memory_limit = 0.5 }\n");
-	tap_ok(pwlua_problem_read("bad4.lua", NULL, &err) == NULL,
+	tap_ok(pwlua_problem_read("bad4.lua", NULL, NULL, &err) == NULL,
 	    "a limit below one activation is refused");
 	tap_str(err.msg, "bad4.lua:1: pw.problem: memory[0].limit: 0.5 B is "
 	    "below what one microbatch needs on device 0 (static 0 B + act of "
 	    "stage 0 1 B) [devices and stages numbered from 0]\nstack traceback:\n\t[C]: in function 'pipewright.problem'\n"
 	    "\tbad4.lua:1: in main chunk", "...by the core's validation");
 	write_file("bad5.lua", "return pw.problem" UNIT_SPEC ", name = 5 }\n");
-	tap_ok(pwlua_problem_read("bad5.lua", NULL, &err) == NULL,
+	tap_ok(pwlua_problem_read("bad5.lua", NULL, NULL, &err) == NULL,
 	    "a name that is no string is refused");
 	tap_str(err.msg, "bad5.lua:1: pw.problem: name: must be a string (got "
 	    "number)\nstack traceback:\n\t[C]: in function "
@@ -1066,7 +1066,7 @@ test_objects_kept(void)
 static void
 test_finalizers(void)
 {
-	const struct pwlua_config small = { 100000, 0, NULL, 0 };
+	const struct pwlua_config small = { 100000, 0, NULL, 0, NULL };
 
 	script_fails(NULL, "gc.lua", "setmetatable({}, { __gc = function()\n"
 	    "  while true do end end })\ncollectgarbage()\n", PW_ERR_INPUT,
@@ -1097,8 +1097,8 @@ test_finalizers(void)
 static void
 test_watchdog(void)
 {
-	const struct pwlua_config quick = { ULONG_MAX, 0, NULL, 0.25 };
-	const struct pwlua_config second = { ULONG_MAX, 0, NULL, 1 };
+	const struct pwlua_config quick = { ULONG_MAX, 0, NULL, 0.25, NULL };
+	const struct pwlua_config second = { ULONG_MAX, 0, NULL, 1, NULL };
 	const double bad[] = { INFINITY, NAN, 1e300, -1 };
 	/* Each within what the run has left, and cancelled at its end. */
 	static const char *const searches[] = { "pw.solve", "pw.plan" };
@@ -1125,7 +1125,7 @@ test_watchdog(void)
 	    "the next run has its own time");
 	pwlua_free(lua);
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		const struct pwlua_config absurd = { 0, 0, NULL, bad[i] };
+		const struct pwlua_config absurd = { 0, 0, NULL, bad[i], NULL };
 
 		err.msg[0] = '\0';
 		tap_ok(pwlua_new(&absurd, &err) == NULL, "seconds %g: refused",
@@ -1284,8 +1284,8 @@ test_patterns(void)
 		{ "function 'string.gsub'", "return s:gsub(p, 'x')" },
 		{ "for iterator 'for iterator'", "for x in s:gmatch(p) do end" },
 	};
-	const struct pwlua_config budget = { 10000000, 0, NULL, 0 };
-	const struct pwlua_config quick = { ULONG_MAX, 0, NULL, 0.25 };
+	const struct pwlua_config budget = { 10000000, 0, NULL, 0, NULL };
+	const struct pwlua_config quick = { ULONG_MAX, 0, NULL, 0.25, NULL };
 	struct count_meter meter = { { count_charge, 0 }, 0 };
 	char text[256], want[512];
 	lua_State *L = luaL_newstate();
@@ -1359,7 +1359,7 @@ test_patterns(void)
 static void
 test_c_memory(void)
 {
-	const struct pwlua_config capped = { 0, 32 << 20, NULL, 0 };
+	const struct pwlua_config capped = { 0, 32 << 20, NULL, 0, NULL };
 	char want[512];
 	struct pw_error err;
 	struct pwlua *lua;
@@ -1424,7 +1424,7 @@ static void
 test_files_refused(void)
 {
 	const char *dirs[] = { "inside", NULL };
-	const struct pwlua_config config = { 0, 0, dirs, 0 };
+	const struct pwlua_config config = { 0, 0, dirs, 0, NULL };
 	char want[PATH_MAX + 512], real[PATH_MAX], cwd[PATH_MAX];
 
 	mkdir("inside", 0777);
@@ -1507,7 +1507,7 @@ test_problem_write(void)
 	if (!tap_int(pwlua_problem_write("def.lua", def, &err), PW_OK,
 	    "write the default problem"))
 		tap_diag("%s", err.msg);
-	back = pwlua_problem_read("def.lua", &prefs, &err);
+	back = pwlua_problem_read("def.lua", NULL, &prefs, &err);
 	if (tap_ok(back != NULL, "it reads back")) {
 		tap_ok(pw_problem_same(back, def), "the same problem");
 		tap_str(back->name, def->name, "its name");
@@ -1531,7 +1531,7 @@ test_problem_write(void)
 		v->memory[d].limit = 40.0 * (1 << 30);
 	tap_int(v ? pwlua_problem_write("v.lua", v, &err) : -1, PW_OK,
 	    "write it with a 40 GiB limit");
-	back = pwlua_problem_read("v.lua", NULL, &err);
+	back = pwlua_problem_read("v.lua", NULL, NULL, &err);
 	if (tap_ok(back != NULL, "it reads back")) {
 		tap_ok(pw_problem_same(back, v), "the same V problem");
 		tap_ok(back->origin != NULL && back->origin->split.chunks == 2 &&
@@ -1559,7 +1559,7 @@ test_problem_write(void)
 	raw->link.ngroups = 1;
 	tap_int(pwlua_problem_write("raw.lua", raw, &err), PW_OK,
 	    "write a problem of given stages");
-	back = pwlua_problem_read("raw.lua", NULL, &err);
+	back = pwlua_problem_read("raw.lua", NULL, NULL, &err);
 	if (tap_ok(back != NULL, "it reads back")) {
 		tap_ok(pw_problem_same(back, raw), "the same stages, memory and "
 		    "link (one group of both devices)");
@@ -1618,7 +1618,7 @@ test_model_fields(void)
 		    4 * 1073741824.0, 0, "the limit less both reserves");
 		tap_int(pwlua_problem_write("fields_out.lua", p, &err), PW_OK,
 		    "write it");
-		back = pwlua_problem_read("fields_out.lua", NULL, &err);
+		back = pwlua_problem_read("fields_out.lua", NULL, NULL, &err);
 		tap_ok(back != NULL && pw_problem_same(back, p) &&
 		    back->origin != NULL && back->origin->split.tp == 2 &&
 		    back->origin->split.dp == 4 &&

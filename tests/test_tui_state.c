@@ -1099,6 +1099,47 @@ static const char SMALL_LUA[] = "return pw.problem{\n"
     "\tprecede = { { { \"F\", 1, 3 }, { \"B\", 1, 2 } } },\n"
     "}\n";
 
+/* A problem script's print and pw.show would land on the designer's
+ * screen: what it prints is caught and said on the message line, its
+ * first line (escaped) and how many more. */
+static void
+test_script_prints(void)
+{
+	char *lua = tmp_path("prints.lua"), *text, *want;
+	struct tui *d;
+	struct pw_error err;
+
+	text = pw_xasprintf("print('hello', 42)\nprint('two\\nthree')\n%s",
+	    SMALL_LUA);
+	want = pw_xasprintf(text, 4);
+	write_file(lua, want);
+	free(want);
+	d = tui_new(lua, 40, 120, &err);
+	if (!tap_ok(d != NULL, "a printing script opens")) {
+		tap_diag("%s", err.msg);
+		free(text);
+		free(lua);
+		return;
+	}
+	want = pw_xasprintf("loaded %s; it printed \"hello\\x0942\" and 2 more "
+	    "lines", lua);
+	tap_str(d->message, want, "its first line and the count on the "
+	    "message line");
+	free(want);
+	write_file(lua, "print('\\27[2J')\n"
+	    "return pw.problem{ devices = 2, microbatches = 6, stages = {\n"
+	    "{ f = 1, b = 2, w = 1, act = 4, hold = 2 },\n"
+	    "{ f = 1, b = 2, w = 1, act = 4, hold = 2 } } }\n");
+	tui_edit_done(d);
+	tap_ok(pw_plan_problem(d->plan)->microbatches == 6 &&
+	    strstr(d->message, "it printed \"\\x1b[2J\"") != NULL &&
+	    strstr(d->message, "more line") == NULL, "a reload says what it "
+	    "printed, the escape sequence escaped (%s)", d->message);
+	tui_free(d);
+	free(text);
+	free(lua);
+}
+
 static void
 test_edit(void)
 {
@@ -1930,6 +1971,7 @@ main(void)
 	test_optimize();
 	test_files();
 	test_edit();
+	test_script_prints();
 	test_mouse_and_views();
 	test_keys_print();
 	test_dash();

@@ -10,6 +10,8 @@
  * undoes the undo, so that undo and redo are one function between two
  * stacks.
  */
+/* fopencookie: a problem script's output is caught in a bounded buffer. */
+#define _GNU_SOURCE
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,10 +29,68 @@ struct tui_state_file {
 	size_t	npins;
 	bool	is_schedule;
 	bool	is_lua;
+	char	*printed;	/* a script's first line of output, or NULL */
+	long	printed_more;	/* how many more lines it printed */
 	bool	has_objective;
 	enum pw_objective objective;
 	double	time_limit;		/* 0: not stated */
 };
+
+/* What a problem script prints while the designer reads it: the screen
+ * is the designer's, so the output is caught here, its first line kept
+ * (up to the buffer) and the rest counted by lines, never held, however
+ * much an untrusted script prints within its budget. */
+struct tui_printed {
+	char	first[256];
+	size_t	len;
+	bool	ended;		/* the first line is complete */
+	long	more;		/* lines begun after it */
+	bool	at_start;	/* the next byte begins a line */
+};
+
+static ssize_t
+tui_printed_write(void *cookie, const char *buf, size_t n)
+{
+	struct tui_printed *s = cookie;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s->at_start && s->ended)
+			s->more++;
+		s->at_start = buf[i] == '\n';
+		if (buf[i] == '\n')
+			s->ended = true;
+		else if (!s->ended && s->len + 1 < sizeof s->first)
+			s->first[s->len++] = buf[i];
+	}
+	return (ssize_t)n;
+}
+
+/* Runs the problem script PATH as pwlua_problem_read does, with what it
+ * printed in OUT's printed and printed_more. */
+static struct pw_problem *
+tui_state_script_read(const char *path, struct pwlua_solve_prefs *prefs,
+    struct tui_state_file *out, struct pw_error *err)
+{
+	static const cookie_io_functions_t io = { NULL, tui_printed_write, NULL,
+	    NULL };
+	struct pwlua_config config = { 0, 0, NULL, 0, NULL };
+	struct tui_printed caught = { .at_start = true };
+	struct pw_problem *p;
+
+	if ((config.output = fopencookie(&caught, "w", io)) == NULL) {
+		pw_error_set(err, "%s: cannot catch what it prints", path);
+		return NULL;
+	}
+	p = pwlua_problem_read(path, &config, prefs, err);
+	fclose(config.output);
+	if (caught.len > 0 || caught.ended) {
+		caught.first[caught.len] = '\0';
+		out->printed = pw_escape(caught.first);
+		out->printed_more = caught.more;
+	}
+	return p;
+}
 
 /* Reads PATH (NULL: the default problem) into OUT, which the caller
  * frees with tui_state_file_free.  Errors name the file (a Lua error its
@@ -53,7 +113,7 @@ tui_state_file_read(const char *path, const struct pw_problem *given,
 	}
 	if (pwlua_is_script(path)) {
 		out->is_lua = true;
-		out->problem = pwlua_problem_read(path, &prefs, err);
+		out->problem = tui_state_script_read(path, &prefs, out, err);
 		if (out->problem == NULL)
 			return PW_ERR_INPUT;
 		out->has_objective = prefs.has_objective;
@@ -86,6 +146,24 @@ tui_state_file_free(struct tui_state_file *f)
 	pw_problem_free(f->problem);
 	pw_plan_free(f->plan);
 	free(f->pins);
+	free(f->printed);
+}
+
+/* Adds to the message line what F's script printed, if anything. */
+static void
+tui_state_printed(struct tui *d, const struct tui_state_file *f)
+{
+	size_t len = strlen(d->message);
+
+	if (f->printed == NULL)
+		return;
+	snprintf(d->message + len, sizeof d->message - len, "%sit printed "
+	    "\"%s\"", len > 0 ? "; " : "", f->printed);
+	len = strlen(d->message);
+	if (f->printed_more > 0)
+		snprintf(d->message + len, sizeof d->message - len,
+		    " and %ld more line%s", f->printed_more,
+		    f->printed_more == 1 ? "" : "s");
 }
 
 int
@@ -804,10 +882,15 @@ tui_new_given(const char *path, const struct pw_problem *given, int rows,
 	    NULL;
 	d->path_is_schedule = f.is_schedule;
 	tui_state_take_prefs(d, &f);
-	tui_state_file_free(&f);
 	tui_state_refresh(d);
 	tui_view_fit(d);
-	tui_message(d, false, "? help  o optimize  t constraints  q quit");
+	if (f.printed != NULL) {
+		tui_message(d, false, "loaded %s", path);
+		tui_state_printed(d, &f);
+	} else
+		tui_message(d, false, "? help  o optimize  t constraints  q "
+		    "quit");
+	tui_state_file_free(&f);
 	if (d->path_is_schedule)
 		tui_state_measured(d);
 	return d;
@@ -895,8 +978,10 @@ tui_edit_done(struct tui *d)
 		redraw = TUI_DRAW_MESSAGE;
 	}
 	f.problem = NULL;
-	if (redraw == TUI_DRAW_ALL)
+	if (redraw == TUI_DRAW_ALL) {
 		tui_state_take_prefs(d, &f);
+		tui_state_printed(d, &f);
+	}
 	tui_state_file_free(&f);
 	free(what);
 	return redraw;

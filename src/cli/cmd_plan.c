@@ -26,7 +26,7 @@ cmd_plan_problem_file(const char *path, struct pwlua_solve_prefs *prefs,
 	struct pw_error err;
 
 	if (pwlua_is_script(path))
-		problem = pwlua_problem_read(path, prefs, &err);
+		problem = pwlua_problem_read(path, NULL, prefs, &err);
 	else if (pins == NULL)
 		problem = pw_problem_read(path, &err);
 	else

@@ -11,7 +11,7 @@ int
 pw_cmd_script(const struct pw_cmd_args *a)
 {
 	const char *dirs[] = { ".", NULL, NULL };
-	const struct pwlua_config config = { 0, 0, dirs, 0 };
+	const struct pwlua_config config = { 0, 0, dirs, 0, NULL };
 	struct pwlua *lua;
 	struct pw_error err;
 	int status, rc;
