@@ -850,12 +850,12 @@ test_sandbox(void)
 	    "memory cap of 4 MiB exceeded\nstack traceback:\n\t[C]: "
 	    "in field 'rep'\n\trep.lua:2: in local 'f'\n\trep.lua:4: in main "
 	    "chunk", "one allocation over the cap, in a function");
-	tap_ok(pwlua_new(&(struct pwlua_config){ 0, 1024, NULL, 0 }, &err) ==
+	tap_ok(pwlua_new(&(struct pwlua_config){ 0, 1024, NULL, 0, NULL }, &err) ==
 	    NULL, "a cap too small to start: NULL");
 	tap_str(err.msg, "the Lua interpreter does not start within a memory "
 	    "cap of 1 KiB", "...saying so");
 	tap_ok(pwlua_new(&(struct pwlua_config){ 0, 0, (const char *[]){
-	    "nowhere", NULL }, 0 }, &err) == NULL, "a missing write directory: "
+	    "nowhere", NULL }, 0, NULL }, &err) == NULL, "a missing write directory: "
 	    "NULL");
 	tap_str(err.msg, "nowhere: cannot write below it: No such file or "
 	    "directory", "...saying so");
@@ -968,6 +968,41 @@ test_csv_rows(void)
 }
 
 /* Mistakes in a problem script name the field, at the script's line. */
+/* pwlua_config.output takes print and pw.show, of a script run for its
+ * output and of one read as a problem alike. */
+static void
+test_output(void)
+{
+	struct pwlua_config config = { 0, 0, NULL, 0, NULL };
+	struct pw_problem *p;
+	struct pw_error err;
+	struct pwlua *lua;
+	char *text = NULL;
+	size_t len = 0;
+
+	if ((config.output = open_memstream(&text, &len)) == NULL) {
+		tap_skip("no memory stream", "output");
+		return;
+	}
+	write_file("out.lua", "print('a', 1)\nprint(nil)\n");
+	if ((lua = pwlua_new(&config, &err)) != NULL) {
+		tap_int(pwlua_run(lua, "out.lua", 0, NULL, &err), PW_OK,
+		    "output: a script runs");
+		pwlua_free(lua);
+	}
+	write_file("outp.lua", "print('problem')\nreturn pw.problem{ "
+	    "devices = 1, microbatches = 1, stages = { { f = 1, b = 1, "
+	    "w = 1, act = 1, hold = 1 } } }\n");
+	p = pwlua_problem_read("outp.lua", &config, NULL, &err);
+	if (!tap_ok(p != NULL, "output: a problem script reads"))
+		tap_diag("%s", err.msg);
+	pw_problem_free(p);
+	fclose(config.output);
+	tap_str(text, "a\t1\nnil\nproblem\n", "output: both printed to the "
+	    "configured stream");
+	free(text);
+}
+
 static void
 test_problem_errors(void)
 {
@@ -1396,7 +1431,7 @@ test_c_memory(void)
 	 * devices x 32,000 microbatches of an 8B model need more than the
 	 * cap for one design alone, and are refused at once. */
 	pwlua_free(lua);
-	lua = pwlua_new(&(struct pwlua_config){ 0, PWLUA_MEMORY, NULL, 0 },
+	lua = pwlua_new(&(struct pwlua_config){ 0, PWLUA_MEMORY, NULL, 0, NULL },
 	    &err);
 	tap_int(run_text(lua, "planwork.lua",
 	    "local p = pw.problem{ model = 'llama3-8b', hardware = 'H100-SXM',"
@@ -1702,6 +1737,7 @@ main(void)
 	test_no_partial_files();
 	test_csv_rows();
 	test_problem_errors();
+	test_output();
 	test_objects_kept();
 	test_finalizers();
 	test_watchdog();
