@@ -373,13 +373,17 @@ cmd_launch_go(void *arg)
 	    job->res, job->err);
 }
 
-/* One line per iteration on stderr. */
+/* One line per iteration on stderr, the first after ARG (the line that
+ * says the run is an emulation, or NULL): said once the run has passed
+ * its checks, so that a refused one says only why. */
 static void
 cmd_launch_progress(const struct pw_rt_progress *p, void *arg)
 {
+	const char *emulation = arg;
 	char step[32];
 
-	(void)arg;
+	if (p->iteration == 1 && emulation != NULL)
+		fprintf(stderr, "launch: %s\n", emulation);
 	fprintf(stderr, "iteration %d/%d%s: %s, loss %.4f\n", p->iteration,
 	    p->total, p->warmup ? " (warm-up)" : "", pw_fmt_seconds(step,
 	    sizeof step, p->step), p->loss);
@@ -601,13 +605,12 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 			}
 			goto out;
 		}
-		if (pw_rt_emulation(opts, r.problem->devices, line,
-		    sizeof line))
-			fprintf(stderr, "launch: %s\n", line);
 		job.problem = r.problem;
 		job.sched = pw_plan_schedule(r.plan);
 		job.work = &r.work;
 		opts->progress = cmd_launch_progress;
+		opts->progress_arg = pw_rt_emulation(opts, r.problem->devices,
+		    line, sizeof line) ? line : NULL;
 	} else if (a->dry_run)
 		goto out;
 	opts->cancel = &cancel;
