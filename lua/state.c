@@ -519,18 +519,22 @@ pwl_msgh(lua_State *L)
 	return 1;
 }
 
-/* A script read from stdin: what lua_load reads next. */
-struct pwl_stdin {
+/* A script read from a stream (a file, or stdin): what lua_load reads
+ * next. */
+struct pwl_stream {
+	FILE	*fp;
 	const char *first;	/* "\n" for a skipped "#" line, then NULL */
+	int	error;		/* errno of a failed read */
+	bool	bytecode;	/* it starts as precompiled Lua does */
 	char	buf[4096];
 };
 
-/* lua_Reader of stdin: the newline standing for a skipped first line,
- * then blocks of stdin. */
+/* lua_Reader of a stream: the newline standing for a skipped first line,
+ * then blocks of the stream. */
 static const char *
-pwl_read_stdin(lua_State *L, void *data, size_t *len)
+pwl_read_stream(lua_State *L, void *data, size_t *len)
 {
-	struct pwl_stdin *in = data;
+	struct pwl_stream *in = data;
 	const char *first = in->first;
 
 	(void)L;
@@ -539,76 +543,88 @@ pwl_read_stdin(lua_State *L, void *data, size_t *len)
 		*len = strlen(first);
 		return first;
 	}
-	*len = fread(in->buf, 1, sizeof in->buf, stdin);
+	*len = fread(in->buf, 1, sizeof in->buf, in->fp);
+	if (*len == 0 && ferror(in->fp))
+		in->error = errno;
 	return *len > 0 ? in->buf : NULL;
 }
 
-/* Loads a script from stdin as luaL_loadfilex loads a file: past a
- * UTF-8 byte-order mark and a first line starting with '#' (kept as a
- * newline, so that lines count as in the file), text only. */
+/* Loads the script IN as luaL_loadfilex loads a file: past a UTF-8
+ * byte-order mark and a first line starting with '#' (kept as a newline,
+ * so that lines count as in the file), text only, as chunk CHUNK.
+ * Returns lua_load's status with its result pushed; or, with nothing
+ * pushed, LUA_ERRSYNTAX for bytecode (IN's bytecode set) and LUA_ERRFILE
+ * for a failed read (IN's error), for the caller to say once the stream
+ * is closed. */
 static int
-pwl_load_stdin(lua_State *L)
+pwl_load_stream(lua_State *L, struct pwl_stream *in, const char *chunk)
 {
-	struct pwl_stdin *in = lua_newuserdatauv(L, sizeof *in, 0);
 	int c, status;
 
 	in->first = NULL;
-	c = getc(stdin);
-	if (c == 0xef && getc(stdin) == 0xbb && getc(stdin) == 0xbf)
-		c = getc(stdin);
+	in->error = 0;
+	in->bytecode = false;
+	c = getc(in->fp);
+	if (c == 0xef && getc(in->fp) == 0xbb && getc(in->fp) == 0xbf)
+		c = getc(in->fp);
 	if (c == '#') {
-		while ((c = getc(stdin)) != EOF && c != '\n')
+		while ((c = getc(in->fp)) != EOF && c != '\n')
 			continue;
 		in->first = "\n";
-		c = getc(stdin);
+		c = getc(in->fp);
 	}
 	if (c == LUA_SIGNATURE[0]) {
-		lua_pop(L, 1);
-		lua_pushliteral(L, "<stdin>: precompiled Lua (bytecode) is "
-		    "refused; scripts are loaded as source text only");
+		in->bytecode = true;
 		return LUA_ERRSYNTAX;
 	}
-	if (c != EOF)
-		ungetc(c, stdin);
-	status = lua_load(L, pwl_read_stdin, in, "=<stdin>", "t");
-	if (status == LUA_OK && ferror(stdin)) {
-		lua_pop(L, 1);
-		lua_pushfstring(L, "<stdin>: cannot read: %s", strerror(errno));
-		status = LUA_ERRFILE;
+	if (c == EOF && ferror(in->fp)) {
+		in->error = errno;
+		return LUA_ERRFILE;
 	}
-	lua_remove(L, -2);
+	if (c != EOF)
+		ungetc(c, in->fp);
+	status = lua_load(L, pwl_read_stream, in, chunk, "t");
+	if (status == LUA_OK && in->error != 0) {
+		lua_pop(L, 1);
+		return LUA_ERRFILE;
+	}
 	return status;
 }
 
 int
 pwl_loadfile(lua_State *L, const char *path)
 {
-	FILE *fp;
-	int c, error;
+	bool piped = strcmp(path, "-") == 0;
+	const char *name = piped ? "<stdin>" : path;
+	struct pwl_stream *in;
+	int status;
 
-	/* A script piped in, named as every reader names it. */
-	if (strcmp(path, "-") == 0)
-		return pwl_load_stdin(L);
-
-	/* Look where luaL_loadfilex does (past a first line starting with
-	 * '#') so that bytecode is refused in words that say so. */
-	if ((fp = fopen(path, "rb")) == NULL) {
-		error = errno;
-		lua_pushfstring(L, "%s: cannot open: %s", path, strerror(error));
+	/* Both before the file opens: either may raise a memory error,
+	 * which would leave it open. */
+	lua_pushfstring(L, piped ? "=%s" : "@%s", name);
+	in = lua_newuserdatauv(L, sizeof *in, 0);
+	/* A script piped in is named as every reader names it. */
+	in->fp = piped ? stdin : fopen(path, "rb");
+	if (in->fp == NULL) {
+		status = errno;
+		lua_pop(L, 2);
+		lua_pushfstring(L, "%s: cannot open: %s", path,
+		    strerror(status));
 		return LUA_ERRFILE;
 	}
-	if ((c = getc(fp)) == '#') {
-		while ((c = getc(fp)) != EOF && c != '\n')
-			continue;
-		c = getc(fp);
-	}
-	fclose(fp);
-	if (c == LUA_SIGNATURE[0]) {
+	status = pwl_load_stream(L, in, lua_tostring(L, -2));
+	if (!piped)
+		fclose(in->fp);
+	if (in->bytecode)
 		lua_pushfstring(L, "%s: precompiled Lua (bytecode) is refused; "
-		    "scripts are loaded as source text only", path);
-		return LUA_ERRSYNTAX;
-	}
-	return luaL_loadfilex(L, path, "t");
+		    "scripts are loaded as source text only", name);
+	else if (status == LUA_ERRFILE)
+		lua_pushfstring(L, "%s: cannot read: %s", name,
+		    strerror(in->error));
+	/* The result over the chunk's name and the stream. */
+	lua_replace(L, -3);
+	lua_pop(L, 1);
+	return status;
 }
 
 /* require: the libraries already open, and nothing from files. */
