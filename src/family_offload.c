@@ -46,6 +46,7 @@
  */
 #include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "family.h"
 
@@ -232,18 +233,55 @@ pw_po_can_offload(const char *name, const struct pw_problem *p,
 	return PW_OK;
 }
 
+/* A layout built and timed once, for the plans made of it. */
+struct pw_po_layout {
+	const struct pw_problem *p;
+	struct pw_schedule *sched;
+	struct pw_timing *timing;
+	struct pw_metrics *metrics;
+};
+
+static void
+pw_po_layout_free(struct pw_po_layout *lay)
+{
+	pw_schedule_free(lay->sched);
+	pw_timing_free(lay->timing);
+	pw_metrics_free(lay->metrics);
+}
+
+/* The layout of group size G on P, named NAME, timed, in *LAY (the caller
+ * frees it with pw_po_layout_free), or PW_ERR_NOT_APPLICABLE. */
+static int
+pw_po_layout(const char *name, const struct pw_problem *p, int g,
+    struct pw_po_layout *lay, struct pw_error *err)
+{
+	int rc;
+
+	memset(lay, 0, sizeof *lay);
+	lay->p = p;
+	if ((rc = pw_slots_build(name, p, g, &lay->sched, err)) != PW_OK ||
+	    (rc = pw_simulate(p, lay->sched, &lay->timing, err)) != PW_OK) {
+		pw_po_layout_free(lay);
+		memset(lay, 0, sizeof *lay);
+		return rc;
+	}
+	lay->metrics = pw_metrics_compute(p, lay->sched, lay->timing);
+	return PW_OK;
+}
+
 /*
- * The layout of group size G named NAME with transfers planned by SELECT,
- * PipeOffload's rule naming the activations of the CHUNKS lowest chunks
- * (the longest lived), a reload ending MARGIN backwards before its
- * backward (the authors use one).  Returns the schedule the caller owns
- * in *OUT.
+ * LAY with transfers planned by SELECT, PipeOffload's rule naming the
+ * activations of the CHUNKS lowest chunks (the longest lived), a reload
+ * ending MARGIN backwards before its backward (the authors use one).
+ * Returns the schedule in *OUT and its metrics in *MET, both the
+ * caller's.
  */
 static int
-pw_po_plan(const char *name, const struct pw_problem *p, int g,
-    enum pw_offload_select select, int chunks, double margin,
-    struct pw_schedule **out, struct pw_error *err)
+pw_po_plan(const struct pw_po_layout *lay, enum pw_offload_select select,
+    int chunks, double margin, struct pw_schedule **out,
+    struct pw_metrics **met, struct pw_error *err)
 {
+	const struct pw_problem *p = lay->p;
 	struct pw_offload_opts opts = { select, margin, NULL };
 	bool *rule;
 	int rc, s, j;
@@ -254,8 +292,9 @@ pw_po_plan(const char *name, const struct pw_problem *p, int g,
 		for (j = 0; j < p->microbatches; j++)
 			rule[s * p->microbatches + j] = s / p->devices < chunks;
 	opts.rule = rule;
-	if ((rc = pw_slots_build(name, p, g, out, err)) == PW_OK &&
-	    (rc = pw_offload_plan(p, *out, &opts, err)) != PW_OK) {
+	*out = pw_schedule_copy(lay->sched);
+	if ((rc = pw_offload_plan_timed(p, *out, lay->timing, lay->metrics,
+	    &opts, met, err)) != PW_OK) {
 		pw_schedule_free(*out);
 		*out = NULL;
 	}
@@ -263,16 +302,31 @@ pw_po_plan(const char *name, const struct pw_problem *p, int g,
 	return rc;
 }
 
+/* PO-H and PO-F: the PO layout with the rule on CHUNKS chunks, named
+ * NAME. */
+static int
+pw_po_rule(const char *name, const struct pw_problem *p, int chunks,
+    struct pw_schedule **out, struct pw_error *err)
+{
+	struct pw_po_layout lay;
+	struct pw_metrics *met;
+	int rc;
+
+	*out = NULL;
+	if ((rc = pw_po_can_offload(name, p, err)) != PW_OK ||
+	    (rc = pw_po_layout(name, p, 1, &lay, err)) != PW_OK)
+		return rc;
+	rc = pw_po_plan(&lay, PW_OFFSEL_LAZY, chunks, 1.0, out, &met, err);
+	pw_metrics_free(met);
+	pw_po_layout_free(&lay);
+	return rc;
+}
+
 int
 pw_family_po_h(const struct pw_problem *p, struct pw_schedule **out,
     struct pw_error *err)
 {
-	int rc, v = p->nstages / p->devices;
-
-	*out = NULL;
-	if ((rc = pw_po_can_offload("po-h", p, err)) != PW_OK)
-		return rc;
-	return pw_po_plan("po-h", p, 1, PW_OFFSEL_LAZY, (v + 1) / 2, 1.0, out,
+	return pw_po_rule("po-h", p, (p->nstages / p->devices + 1) / 2, out,
 	    err);
 }
 
@@ -280,41 +334,23 @@ int
 pw_family_po_f(const struct pw_problem *p, struct pw_schedule **out,
     struct pw_error *err)
 {
-	int rc;
-
-	*out = NULL;
-	if ((rc = pw_po_can_offload("po-f", p, err)) != PW_OK)
-		return rc;
-	return pw_po_plan("po-f", p, 1, PW_OFFSEL_LAZY, p->nstages /
-	    p->devices, 1.0, out, err);
+	return pw_po_rule("po-f", p, p->nstages / p->devices, out, err);
 }
 
-/* The highest device peak of SCHED, which the planner has simulated; the
- * sum of all of them in *SUM; whether every device keeps its limit in
- * *FITS. */
+/* The highest device peak of M; the sum of all of them in *SUM. */
 static double
-pw_po_peak(const struct pw_problem *p, const struct pw_schedule *sched,
-    double *sum, bool *fits)
+pw_po_peak(const struct pw_problem *p, const struct pw_metrics *m,
+    double *sum)
 {
-	struct pw_timing *t = NULL;
-	struct pw_metrics *m;
-	struct pw_error err;
 	double peak = 0;
-	int rc, d;
+	int d;
 
-	rc = pw_simulate(p, sched, &t, &err);
-	assert(rc == PW_OK);
-	(void)rc;
-	m = pw_metrics_compute(p, sched, t);
 	*sum = 0;
-	*fits = m->feasible;
 	for (d = 0; d < p->devices; d++) {
 		if (d == 0 || m->device[d].peak > peak)
 			peak = m->device[d].peak;
 		*sum += m->device[d].peak;
 	}
-	pw_metrics_free(m);
-	pw_timing_free(t);
 	return peak;
 }
 
@@ -328,19 +364,22 @@ static int
 pw_po_sel(const char *name, const struct pw_problem *p,
     struct pw_schedule **out, struct pw_error *err)
 {
+	struct pw_po_layout lay;
 	struct pw_schedule *sched;
+	struct pw_metrics *met;
 	double peak, sum, best = 0, best_sum = 0;
-	bool fits;
 	int rc, c, v = p->nstages / p->devices;
 
 	*out = NULL;
-	if ((rc = pw_po_can_offload(name, p, err)) != PW_OK)
+	if ((rc = pw_po_can_offload(name, p, err)) != PW_OK ||
+	    (rc = pw_po_layout(name, p, 1, &lay, err)) != PW_OK)
 		return rc;
 	for (c = 0; c <= v; c++) {
-		if ((rc = pw_po_plan(name, p, 1, PW_OFFSEL_PEAK, c, 1.0,
-		    &sched, err)) != PW_OK)
+		if ((rc = pw_po_plan(&lay, PW_OFFSEL_PEAK, c, 1.0, &sched, &met,
+		    err)) != PW_OK)
 			break;
-		peak = pw_po_peak(p, sched, &sum, &fits);
+		peak = pw_po_peak(p, met, &sum);
+		pw_metrics_free(met);
 		if (*out == NULL || peak < best ||
 		    (peak == best && sum < best_sum)) {
 			pw_schedule_free(*out);
@@ -350,6 +389,7 @@ pw_po_sel(const char *name, const struct pw_problem *p,
 		} else
 			pw_schedule_free(sched);
 	}
+	pw_po_layout_free(&lay);
 	if (rc != PW_OK) {
 		pw_schedule_free(*out);
 		*out = NULL;
@@ -376,33 +416,33 @@ pw_po_fit(const struct pw_problem *p, int g, bool offload,
     struct pw_schedule **out, struct pw_error *err)
 {
 	static const double margin[2] = { 1.0, 0.0 };
+	struct pw_po_layout lay;
 	struct pw_schedule *sched;
-	double sum;
+	struct pw_metrics *met;
 	bool fits;
 	int rc, c, k, v = p->nstages / p->devices;
 
 	*out = NULL;
-	if ((rc = pw_slots_build("po-auto", p, g, &sched, err)) != PW_OK)
+	if ((rc = pw_po_layout("po-auto", p, g, &lay, err)) != PW_OK)
 		return rc;
-	pw_po_peak(p, sched, &sum, &fits);
-	if (fits) {
-		*out = sched;
-		return PW_OK;
+	if (lay.metrics->feasible) {
+		*out = lay.sched;
+		lay.sched = NULL;
 	}
-	pw_schedule_free(sched);
-	for (k = 0; k < 2 && offload; k++)
-		for (c = 0; c <= v; c++) {
-			if ((rc = pw_po_plan("po-auto", p, g, PW_OFFSEL_PEAK, c,
-			    margin[k], &sched, err)) != PW_OK)
-				return rc;
-			pw_po_peak(p, sched, &sum, &fits);
-			if (fits) {
+	for (k = 0; k < 2 && offload && *out == NULL && rc == PW_OK; k++)
+		for (c = 0; c <= v && *out == NULL; c++) {
+			if ((rc = pw_po_plan(&lay, PW_OFFSEL_PEAK, c, margin[k],
+			    &sched, &met, err)) != PW_OK)
+				break;
+			fits = met->feasible;
+			pw_metrics_free(met);
+			if (fits)
 				*out = sched;
-				return PW_OK;
-			}
-			pw_schedule_free(sched);
+			else
+				pw_schedule_free(sched);
 		}
-	return PW_OK;
+	pw_po_layout_free(&lay);
+	return rc;
 }
 
 /*

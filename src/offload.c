@@ -671,14 +671,15 @@ pw_planner_emit(const struct pw_planner *pl, struct pw_schedule *sched)
 }
 
 /*
- * The planner's promise, checked on the simulated result: every transfer
- * starts when planned and the makespan is the compute orders' own.
+ * The planned schedule SCHED's metrics (the caller frees them) where
+ * WANTED or where assertions are on: then also the planner's promise,
+ * checked on the simulated result: every transfer starts when planned
+ * and the makespan is the compute orders' own.  Else NULL.
  */
-static void
-pw_planner_verify(const struct pw_planner *pl, const struct pw_schedule *sched,
-    double makespan)
+static struct pw_metrics *
+pw_planner_result(const struct pw_planner *pl, const struct pw_schedule *sched,
+    double makespan, bool wanted)
 {
-#ifndef NDEBUG
 	const struct pw_problem *p = pl->p;
 	struct pw_timing *t = NULL;
 	struct pw_metrics *m;
@@ -686,8 +687,13 @@ pw_planner_verify(const struct pw_planner *pl, const struct pw_schedule *sched,
 	size_t i;
 	int rc;
 
+#ifdef NDEBUG
+	if (!wanted)
+		return NULL;
+#endif
 	rc = pw_simulate(p, sched, &t, &err);
 	assert(rc == PW_OK);
+	(void)rc;
 	for (i = 0; i < pl->nact; i++) {
 		const struct pw_act *a = &pl->act[i];
 		struct pw_op off = { PW_OFFLOAD, a->stage, a->mb };
@@ -700,27 +706,23 @@ pw_planner_verify(const struct pw_planner *pl, const struct pw_schedule *sched,
 	}
 	m = pw_metrics_compute(p, sched, t);
 	assert(m->makespan == makespan);
-	pw_metrics_free(m);
-	pw_timing_free(t);
-#else
-	(void)pl;
-	(void)sched;
 	(void)makespan;
-#endif
+	pw_timing_free(t);
+	if (wanted)
+		return m;
+	pw_metrics_free(m);
+	return NULL;
 }
 
-int
-pw_offload_plan(const struct pw_problem *p, struct pw_schedule *sched,
+/* PW_OK when OPTS are sound and SCHED has no transfers yet, else
+ * PW_ERR_INPUT saying which. */
+static int
+pw_offload_check(const struct pw_problem *p, const struct pw_schedule *sched,
     const struct pw_offload_opts *opts, struct pw_error *err)
 {
-	struct pw_planner pl;
-	struct pw_timing *timing = NULL;
-	struct pw_metrics *met = NULL;
 	char name[32];
-	int rc, c, d;
+	int c;
 
-	memset(&pl, 0, sizeof pl);
-	pl.p = p;
 	if (!(opts->margin >= 0) || !isfinite(opts->margin)) {
 		pw_error_set(err, "offload planner: margin must be a finite "
 		    "number >= 0 (got %g)", opts->margin);
@@ -733,9 +735,21 @@ pw_offload_plan(const struct pw_problem *p, struct pw_schedule *sched,
 			    pw_channel_name(p, c, name, sizeof name));
 			return PW_ERR_INPUT;
 		}
-	if ((rc = pw_simulate(p, sched, &timing, err)) != PW_OK)
-		return rc;
-	met = pw_metrics_compute(p, sched, timing);
+	return PW_OK;
+}
+
+/* The planner on SCHED, checked, timed as TIMING with metrics MET. */
+static struct pw_metrics *
+pw_offload_run(const struct pw_problem *p, struct pw_schedule *sched,
+    const struct pw_timing *timing, const struct pw_metrics *met,
+    const struct pw_offload_opts *opts, bool wanted)
+{
+	struct pw_planner pl;
+	struct pw_metrics *result;
+	int c, d;
+
+	memset(&pl, 0, sizeof pl);
+	pl.p = p;
 	pl.track = pw_xcalloc((size_t)p->devices, sizeof *pl.track);
 	for (d = 0; d < p->devices; d++)
 		pw_track_init(&pl.track[d], p, sched, timing, met, d);
@@ -750,20 +764,49 @@ pw_offload_plan(const struct pw_problem *p, struct pw_schedule *sched,
 	while (pw_planner_delay(&pl))
 		continue;
 	pw_planner_emit(&pl, sched);
-	pw_planner_verify(&pl, sched, met->makespan);
-
+	result = pw_planner_result(&pl, sched, met->makespan, wanted);
 	for (d = 0; d < p->devices; d++) {
 		free(pl.track[d].cstart);
 		free(pl.track[d].cend);
 		pw_bseq_free(&pl.track[d].levels);
 	}
-	for (c = 0; c < sched->nchannels; c++) {
+	for (c = 0; c < sched->nchannels; c++)
 		pw_bseq_free(&pl.lane[c].busy);
-	}
 	free(pl.track);
 	free(pl.lane);
 	free(pl.act);
+	return result;
+}
+
+int
+pw_offload_plan(const struct pw_problem *p, struct pw_schedule *sched,
+    const struct pw_offload_opts *opts, struct pw_error *err)
+{
+	struct pw_timing *timing = NULL;
+	struct pw_metrics *met;
+	int rc;
+
+	if ((rc = pw_offload_check(p, sched, opts, err)) != PW_OK ||
+	    (rc = pw_simulate(p, sched, &timing, err)) != PW_OK)
+		return rc;
+	met = pw_metrics_compute(p, sched, timing);
+	pw_offload_run(p, sched, timing, met, opts, false);
 	pw_metrics_free(met);
 	pw_timing_free(timing);
+	return PW_OK;
+}
+
+int
+pw_offload_plan_timed(const struct pw_problem *p, struct pw_schedule *sched,
+    const struct pw_timing *timing, const struct pw_metrics *met,
+    const struct pw_offload_opts *opts, struct pw_metrics **result,
+    struct pw_error *err)
+{
+	int rc;
+
+	*result = NULL;
+	if ((rc = pw_offload_check(p, sched, opts, err)) != PW_OK)
+		return rc;
+	*result = pw_offload_run(p, sched, timing, met, opts, true);
 	return PW_OK;
 }

@@ -854,6 +854,15 @@ struct pw_offload_opts {
  * or PW_ERR_DEADLOCK from simulating SCHED, which is then unchanged. */
 int	pw_offload_plan(const struct pw_problem *, struct pw_schedule *,
 	    const struct pw_offload_opts *, struct pw_error *);
+/* The same for SCHED already simulated, as TIMING with metrics MET (of
+ * SCHED as it is, compute orders only; both stay the caller's), which a
+ * caller planning one layout many ways need not simulate again; the
+ * planned schedule's metrics in *RESULT (the caller frees them; NULL
+ * with an error).  Returns PW_OK, or PW_ERR_INPUT as pw_offload_plan. */
+int	pw_offload_plan_timed(const struct pw_problem *, struct pw_schedule *,
+	    const struct pw_timing *, const struct pw_metrics *,
+	    const struct pw_offload_opts *, struct pw_metrics **result,
+	    struct pw_error *);
 
 /* ------------------------------------------------------------------ */
 /* Interchange (JSON, docs/format.md)                                  */

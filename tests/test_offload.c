@@ -703,6 +703,53 @@ out:
 	pw_problem_free(prob);
 }
 
+/* pw_offload_plan_timed on a layout the caller timed: the same plan as
+ * pw_offload_plan's, with the planned schedule's own metrics, and the
+ * same refusals. */
+static void
+test_planner_timed(void)
+{
+	struct pw_offload_opts opts = { PW_OFFSEL_PEAK, 1, NULL };
+	struct pw_problem *prob = test_problem(4, 3, 16, 0.7);
+	struct pw_schedule *plain, *timed;
+	struct pw_timing *t, *after;
+	struct pw_metrics *m, *result, *want;
+	struct pw_error err;
+	int d;
+	bool same = true;
+
+	if (pw_family_po(prob, &plain, &err) != PW_OK ||
+	    pw_simulate(prob, plain, &t, &err) != PW_OK)
+		abort();
+	m = pw_metrics_compute(prob, plain, t);
+	timed = pw_schedule_copy(plain);
+	tap_int(pw_offload_plan(prob, plain, &opts, &err), PW_OK,
+	    "timed: the plain planner plans");
+	tap_int(pw_offload_plan_timed(prob, timed, t, m, &opts, &result,
+	    &err), PW_OK, "timed: the timed one too");
+	tap_ok(test_same_schedule(plain, timed) && plain->channel[0].len > 0,
+	    "timed: the same transfers (%d)", plain->channel[0].len);
+	if (pw_simulate(prob, timed, &after, &err) != PW_OK)
+		abort();
+	want = pw_metrics_compute(prob, timed, after);
+	for (d = 0; d < prob->devices; d++)
+		same = same && result->device[d].peak == want->device[d].peak;
+	tap_ok(same && result->makespan == want->makespan &&
+	    result->feasible == want->feasible, "timed: its metrics are the "
+	    "planned schedule's");
+	pw_metrics_free(result);
+	tap_int(pw_offload_plan_timed(prob, timed, t, m, &opts, &result,
+	    &err), PW_ERR_INPUT, "timed: a schedule with transfers refused");
+	tap_ok(result == NULL, "timed: no metrics with the refusal");
+	pw_metrics_free(want);
+	pw_timing_free(after);
+	pw_metrics_free(m);
+	pw_timing_free(t);
+	pw_schedule_free(timed);
+	pw_schedule_free(plain);
+	pw_problem_free(prob);
+}
+
 static void
 test_planner_errors(void)
 {
@@ -941,6 +988,7 @@ main(void)
 	test_planner_exact();
 	test_planner_end_anchor();
 	test_planner_errors();
+	test_planner_timed();
 	test_planner_general();
 	test_refusals();
 	test_grid();
