@@ -409,11 +409,11 @@ pw_family_po_sel(const struct pw_problem *p, struct pw_schedule **out,
  * none is found): as it is, else with PipeOffload's rule on the c lowest
  * chunks then peak shaving (c = 0..v) and a margin of one backward, then
  * of none; the first plan that fits.  A plan moves no compute op, so
- * every plan that fits has the layout's bubble.
+ * every plan that fits has the layout's makespan, in *MAKESPAN.
  */
 static int
 pw_po_fit(const struct pw_problem *p, int g, bool offload,
-    struct pw_schedule **out, struct pw_error *err)
+    struct pw_schedule **out, double *makespan, struct pw_error *err)
 {
 	static const double margin[2] = { 1.0, 0.0 };
 	struct pw_po_layout lay;
@@ -425,6 +425,7 @@ pw_po_fit(const struct pw_problem *p, int g, bool offload,
 	*out = NULL;
 	if ((rc = pw_po_layout("po-auto", p, g, &lay, err)) != PW_OK)
 		return rc;
+	*makespan = lay.metrics->makespan;
 	if (lay.metrics->feasible) {
 		*out = lay.sched;
 		lay.sched = NULL;
@@ -450,9 +451,11 @@ pw_po_fit(const struct pw_problem *p, int g, bool offload,
  * group has less bubble ((d - g)(v - 1) slots more than GIS) and more
  * activations in flight, so the largest group size that fits (as it is or
  * planned, pw_po_fit) is searched by bisection between the PO layout
- * (g = 1) and GIS (g = d), taking the fit to fall as g grows.  When even
- * the PO layout does not fit: PO-sel's plan, the lowest peak, or without
- * a link the PO layout as it is.
+ * (g = 1) and GIS (g = d), taking the fit to fall as g grows; of the
+ * group sizes tried that fit, the fastest (the largest among equals):
+ * with uneven stages (an LM head on the last) a larger group can be
+ * slower.  When even the PO layout does not fit: PO-sel's plan, the
+ * lowest peak, or without a link the PO layout as it is.
  */
 int
 pw_family_po_auto(const struct pw_problem *p, struct pw_schedule **out,
@@ -460,6 +463,7 @@ pw_family_po_auto(const struct pw_problem *p, struct pw_schedule **out,
 {
 	struct pw_schedule *sched = NULL;
 	struct pw_error why;
+	double best, makespan;
 	bool offload;
 	int rc, lo = 1, hi = p->devices, mid;
 
@@ -467,10 +471,10 @@ pw_family_po_auto(const struct pw_problem *p, struct pw_schedule **out,
 	if ((rc = pw_slots_applies("po-auto", p, err)) != PW_OK)
 		return rc;
 	offload = pw_po_can_offload("po-auto", p, &why) == PW_OK;
-	if ((rc = pw_po_fit(p, hi, offload, out, err)) != PW_OK ||
+	if ((rc = pw_po_fit(p, hi, offload, out, &best, err)) != PW_OK ||
 	    *out != NULL)
 		return rc;
-	if ((rc = pw_po_fit(p, lo, offload, out, err)) != PW_OK)
+	if ((rc = pw_po_fit(p, lo, offload, out, &best, err)) != PW_OK)
 		return rc;
 	if (*out == NULL)
 		return offload ? pw_po_sel("po-auto", p, out, err) :
@@ -478,7 +482,8 @@ pw_family_po_auto(const struct pw_problem *p, struct pw_schedule **out,
 	/* *OUT fits with group size LO, nothing did with HI. */
 	while (hi - lo > 1) {
 		mid = lo + (hi - lo) / 2;
-		if ((rc = pw_po_fit(p, mid, offload, &sched, err)) != PW_OK) {
+		if ((rc = pw_po_fit(p, mid, offload, &sched, &makespan,
+		    err)) != PW_OK) {
 			pw_schedule_free(*out);
 			*out = NULL;
 			return rc;
@@ -487,10 +492,14 @@ pw_family_po_auto(const struct pw_problem *p, struct pw_schedule **out,
 			hi = mid;
 			continue;
 		}
-		pw_schedule_free(*out);
-		*out = sched;
-		sched = NULL;
 		lo = mid;
+		if (makespan <= best) {
+			pw_schedule_free(*out);
+			*out = sched;
+			best = makespan;
+		} else
+			pw_schedule_free(sched);
+		sched = NULL;
 	}
 	return PW_OK;
 }
