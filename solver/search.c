@@ -90,7 +90,10 @@ pw_search_publish(struct pw_search *s, const char *phase)
 	pthread_mutex_lock(&s->lock);
 	s->pub_incumbent = s->best != NULL ? s->eval.objective : INFINITY;
 	s->pub_bound = s->bound;
-	s->pub_phase = phase;
+	if (phase != NULL)
+		s->pub_phase = phase;
+	if (s->stop != 0 && s->best == NULL)
+		s->pub_phase = "waiting";
 	pw_search_signal(s);
 	pthread_mutex_unlock(&s->lock);
 }

@@ -89,8 +89,10 @@ bool	pw_search_stopped(const struct pw_search *s);
 /* search.c: under the lock, wakes the run for what the worker changed
  * (a publication, the end of a model file, its own end). */
 void	pw_search_signal(struct pw_search *s);
-/* search.c: publishes the incumbent, the bound and PHASE for the next
- * report. */
+/* search.c: publishes the incumbent, the bound and PHASE (NULL: the
+ * phase as it was) for the next report; a search stopped before it holds
+ * a schedule goes on to its first (a family's build cannot be cut short),
+ * and its phase is "waiting" until then. */
 void	pw_search_publish(struct pw_search *s, const char *phase);
 /* search.c: whether the incumbent meets the bound. */
 bool	pw_search_closed(const struct pw_search *s);

@@ -358,6 +358,16 @@ pw_solve_named(struct pw_schedule *sched)
 	return sched;
 }
 
+/* Stops RUN's search, ELAPSED seconds in (its phase then "waiting" if
+ * it holds no schedule yet: pw_search_publish). */
+static void
+pw_solve_stop(struct pw_solve_run *run, double elapsed)
+{
+	run->s->stop = 1;
+	run->stopped = elapsed;
+	pw_search_publish(run->s, NULL);
+}
+
 int
 pw_solve_start(const struct pw_problem *p, const struct pw_solve_opts *o,
     struct pw_solve_run **out, struct pw_error *err)
@@ -383,9 +393,8 @@ pw_solve_start(const struct pw_problem *p, const struct pw_solve_opts *o,
 	atomic_init(&run->cancel, 0);
 	run->stopped = INFINITY;
 	if (o->cancel != NULL && *o->cancel) {
-		s->stop = 1;
 		run->cancelled = true;
-		run->stopped = 0;
+		pw_solve_stop(run, 0);
 	}
 	s->t0 = pw_now();
 	if ((rc = pw_thread_start(&run->worker, pw_solve_worker, s)) != 0) {
@@ -424,8 +433,10 @@ pw_solve_poll(struct pw_solve_run *run, struct pw_progress *pr)
 		run->cancelled = true;
 	if (!finished && s->stop == 0 && (run->cancelled ||
 	    pw_search_elapsed(s) >= s->limit)) {
-		s->stop = 1;
-		run->stopped = pw_search_elapsed(s);
+		pw_solve_stop(run, pw_search_elapsed(s));
+		pthread_mutex_lock(&s->lock);
+		phase = s->pub_phase;
+		pthread_mutex_unlock(&s->lock);
 	}
 	if (pr != NULL)
 		pw_solve_progress(pr, inc, bound, pw_search_elapsed(s), phase);

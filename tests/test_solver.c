@@ -502,8 +502,20 @@ test_serial(void)
  * Not stopped, the start is the best of them; stopped, the first that
  * fits: the search does not build the others past its time (on Llama-3
  * 70B over 16 H200 with 2,048 microbatches, 41 s of building for a time
- * limit of 5 before the stop counted).
+ * limit of 5 before the stop counted), and its phase is "waiting" until
+ * it has that one.
  */
+/* Progress callback: counts (through ARG) the reports whose phase is
+ * "waiting" while there is no incumbent, and any with one. */
+static void
+test_count_waiting(const struct pw_progress *pr, void *arg)
+{
+	int *seen = arg;
+
+	if (strcmp(pr->phase, "waiting") == 0)
+		seen[isinf(pr->incumbent) ? 0 : 1]++;
+}
+
 static void
 test_stop_offloading_start(void)
 {
@@ -515,6 +527,7 @@ test_stop_offloading_start(void)
 	struct pw_problem *p;
 	struct pw_error err;
 	atomic_int cancel = 1;
+	int waiting[2] = { 0, 0 };
 
 	if (!tap_int(pw_cost_problem(pw_model_find("pipeoffload-5.8b"),
 	    pw_hardware_find("A100-80GB"), &sp, &p, &err), PW_OK,
@@ -533,6 +546,8 @@ test_stop_offloading_start(void)
 	}
 	pw_solve_result_free(&r);
 	o.cancel = &cancel;
+	o.progress = test_count_waiting;
+	o.progress_arg = waiting;
 	if (test_solve(p, &o, &r, "offloading start, stopped") == PW_OK) {
 		tap_str(r.start, "po-h", "offloading start, stopped: the "
 		    "first offloading family that fits");
@@ -540,6 +555,9 @@ test_stop_offloading_start(void)
 		    "stopped: po-h's 5.001 s");
 		tap_int(r.ended, PW_END_CANCELLED, "offloading start, "
 		    "stopped: ended cancelled");
+		tap_ok(waiting[0] > 0 && waiting[1] == 0, "offloading start, "
+		    "stopped: the progress says it is waiting for a schedule "
+		    "(%d reports), never with one", waiting[0]);
 	}
 	pw_solve_result_free(&r);
 	pw_problem_free(p);
