@@ -513,8 +513,15 @@ pw_problem_resplit(const struct pw_problem *p, enum pw_placement placement,
 		pw_split_share(&split, d, total[d], layers);
 	}
 	split.layers_per_stage = layers;
-	if (pw_cost_problem(&o->model, &o->hardware, &split, out, err) == PW_OK)
+	if (pw_cost_problem(&o->model, &o->hardware, &split, out, err) ==
+	    PW_OK) {
+		/* The problem's own name (a script's), not the model's. */
+		if (p->name != NULL) {
+			free((*out)->name);
+			(*out)->name = pw_xstrdup(p->name);
+		}
 		rc = PW_OK;
+	}
 out:
 	free(total);
 	free(layers);

@@ -1112,8 +1112,8 @@ int	pw_split_balance_fit(const struct pw_model *,
 	    double *bottleneck, struct pw_error *);
 
 /* Splits PROBLEM's model again with PLACEMENT and CHUNKS stages per
- * device, keeping everything else: each device keeps the layers the
- * split gave it (shared among its chunks, the LM head's and the
+ * device, keeping everything else (its name too): each device keeps the
+ * layers the split gave it (shared among its chunks, the LM head's and the
  * embedding's lightest), so an uneven split stays as balanced, and the
  * new origin states its layers_per_stage explicitly.  Returns PW_OK
  * and a problem the caller owns; PW_ERR_NOT_APPLICABLE when the problem

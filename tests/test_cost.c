@@ -1,6 +1,7 @@
 /* test_cost.c - the transformer cost model, PipeOffload's k and the presets. */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pipewright.h"
@@ -488,11 +489,15 @@ test_resplit(void)
 		    "resplit: the new problem records its split");
 		pw_problem_free(q);
 	}
+	free(p->name);
+	p->name = pw_xstrdup("mine");
 	tap_int(pw_problem_resplit(p, PW_PLACE_V, 2, &q, &err), PW_OK,
 	    "resplit: V placement");
 	if (q != NULL) {
 		tap_ok(pw_problem_is_v(q) && q->stages[15].device == 0,
 		    "resplit: the V's last stage is on device 0");
+		tap_str(q->name, "mine", "resplit: the problem's own name, "
+		    "not the model's");
 		tap_near(q->memory[0].static_bytes, 16 * (2 * 2 * 12 * sbh +
 		    2 * 50257 * 4096.0), 0, "resplit: device 0 holds the "
 		    "embedding and the head under V");
