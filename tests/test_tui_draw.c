@@ -750,6 +750,7 @@ static void
 test_panels(void)
 {
 	struct case_state s;
+	attr_t attr;
 	char *row;
 
 	if (!case_open(&s, "1f1b", case_problem(4, 1, 8, PW_PLACE_LOOP)))
@@ -775,6 +776,28 @@ test_panels(void)
 	row = row_text(23);
 	tap_str(row, "moved F(0,3) earlier", "the message line's message");
 	free(row);
+	/* 80 columns exactly: no mark; 81: the last column says it goes on
+	 * (a UTF-8 ellipsis, '>' in ASCII). */
+	memset(s.d.message, 'x', 80);
+	s.d.message[80] = '\0';
+	case_draw(&s, 24, 80);
+	tap_ok(cell_at(23, 79, &attr) == L'x', "a message of the line's "
+	    "width is whole");
+	s.d.message[79] = '\xc3';
+	s.d.message[80] = '\xa9';
+	s.d.message[81] = 'y';
+	s.d.message[82] = '\0';
+	case_draw(&s, 24, 80);
+	tap_ok(cell_at(23, 78, &attr) == L'x' && cell_at(23, 79, &attr) ==
+	    L'\x2026', "a longer one ends in an ellipsis");
+	s.d.glyphs.ascii = true;
+	case_draw(&s, 24, 80);
+	tap_ok(cell_at(23, 79, &attr) == L'>', "... '>' in ASCII");
+	s.d.glyphs.ascii = false;
+	s.d.message[81] = '\0';
+	case_draw(&s, 24, 80);
+	tap_ok(cell_at(23, 79, &attr) == L'\x00e9', "one wide-enough "
+	    "character left over is drawn, not marked");
 	case_draw(&s, 23, 80);
 	expect_screen("too-small");
 	row = row_text(0);

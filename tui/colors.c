@@ -116,6 +116,7 @@ tui_glyph(const struct tui_glyphs *g, enum tui_glyph which)
 		[TUI_GLYPH_CURSOR] = { L'_', L'_' },
 		[TUI_GLYPH_RIGHT_HALF] = { L'\x2590', L' ' },	/* ▐ */
 		[TUI_GLYPH_RIGHT_EIGHTH] = { L'\x2595', L' ' },	/* ▕ */
+		[TUI_GLYPH_MORE] = { L'\x2026', L'>' },	/* … */
 	};
 
 	assert(which >= 0 && which < TUI_NGLYPHS);

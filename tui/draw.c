@@ -11,20 +11,21 @@
 
 #include "tui_int.h"
 
-int
-tui_draw_text(WINDOW *w, int y, int x, int width, attr_t attr, const char *s)
+/* Writes at (Y, X) the characters of *S (*LEFT bytes, in the shift
+ * state ST) while they fit in WIDTH columns, advancing all three;
+ * returns the columns used.  W NULL only measures. */
+static int
+tui_draw_chars(WINDOW *w, int y, int x, int width, const char **s,
+    size_t *left, mbstate_t *st)
 {
-	size_t left = strlen(s), n;
-	mbstate_t st;
+	size_t n;
 	wchar_t wc;
 	int used = 0, cw;
 
-	memset(&st, 0, sizeof st);
-	wattrset(w, attr);
-	while (left > 0 && used < width) {
-		n = mbrtowc(&wc, s, left, &st);
+	while (*left > 0 && used < width) {
+		n = mbrtowc(&wc, *s, *left, st);
 		if (n == (size_t)-1 || n == (size_t)-2) {
-			memset(&st, 0, sizeof st);
+			memset(st, 0, sizeof *st);
 			wc = L'?';
 			n = 1;
 		}
@@ -37,10 +38,57 @@ tui_draw_text(WINDOW *w, int y, int x, int width, attr_t attr, const char *s)
 			wc = L'?', cw = 1;
 		if (used + cw > width)
 			break;
-		mvwaddnwstr(w, y, x + used, &wc, 1);
+		if (w != NULL)
+			mvwaddnwstr(w, y, x + used, &wc, 1);
 		used += cw;
-		s += n;
-		left -= n;
+		*s += n;
+		*left -= n;
+	}
+	return used;
+}
+
+int
+tui_draw_text(WINDOW *w, int y, int x, int width, attr_t attr, const char *s)
+{
+	size_t left = strlen(s);
+	mbstate_t st;
+	int used;
+
+	memset(&st, 0, sizeof st);
+	wattrset(w, attr);
+	used = tui_draw_chars(w, y, x, width, &s, &left, &st);
+	wattrset(w, A_NORMAL);
+	return used;
+}
+
+int
+tui_draw_text_more(WINDOW *w, int y, int x, int width, attr_t attr,
+    const char *s, wchar_t more)
+{
+	size_t left = strlen(s), rest_left;
+	mbstate_t st, rest_st;
+	const char *rest;
+	int used;
+
+	if (width < 1)
+		return 0;
+	memset(&st, 0, sizeof st);
+	wattrset(w, attr);
+	used = tui_draw_chars(w, y, x, width - 1, &s, &left, &st);
+	if (left > 0) {
+		/* The last column: the rest where it fits there, else MORE. */
+		rest = s;
+		rest_left = left;
+		rest_st = st;
+		tui_draw_chars(NULL, y, x, width - used, &rest, &rest_left,
+		    &rest_st);
+		if (rest_left == 0)
+			used += tui_draw_chars(w, y, x + used, width - used, &s,
+			    &left, &st);
+		else {
+			mvwaddnwstr(w, y, x + used, &more, 1);
+			used++;
+		}
 	}
 	wattrset(w, A_NORMAL);
 	return used;

@@ -86,7 +86,9 @@ tui_draw_message(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 		tui_panels_hints_fit(line, sizeof line, tui_panels_hints[d->mode],
 		    r.w);
 	}
-	tui_draw_text(w, r.y, r.x, r.w, a, line);
+	/* A message longer than the line says that it goes on. */
+	tui_draw_text_more(w, r.y, r.x, r.w, a, line, tui_glyph(&d->glyphs,
+	    TUI_GLYPH_MORE));
 }
 
 /* Writes one row of the key table, "names\tmodes\thelp" as

@@ -114,6 +114,7 @@ enum tui_glyph {
 	TUI_GLYPH_CURSOR,	/* where typing goes */
 	TUI_GLYPH_RIGHT_HALF,	/* a bar starting in a cell's second half */
 	TUI_GLYPH_RIGHT_EIGHTH,	/* ... in its last eighth */
+	TUI_GLYPH_MORE,		/* the end of a line cut short */
 	TUI_NGLYPHS
 };
 /* colors.c: glyph WHICH in G's mode. */
@@ -913,6 +914,10 @@ void	tui_draw_planner(WINDOW *, struct tui *d, const struct tui_layout *l);
  * into R from row *ROW on, breaking lines at blanks (and at its
  * newlines), and advances *ROW; what does not fit is cut. */
 int	tui_draw_text(WINDOW *, int y, int x, int w, attr_t attr, const char *s);
+/* draw.c: tui_draw_text, where S does not fit ending in MORE (a glyph one
+ * column wide) in the last column it writes. */
+int	tui_draw_text_more(WINDOW *, int y, int x, int w, attr_t attr,
+	    const char *s, wchar_t more);
 void	tui_draw_clear(WINDOW *, struct tui_rect r, attr_t attr);
 struct tui_rect tui_draw_box(WINDOW *, const struct tui *d, struct tui_rect r,
 	    const char *title);
