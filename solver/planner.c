@@ -242,6 +242,60 @@ pw_planner_model_designs(struct pw_planner_run *r, struct pw_error *err)
 	return PW_OK;
 }
 
+/* Moves the design of the problem as given (its chunks, placement,
+ * recomputation and link) to the front, so that the search starts there:
+ * where the time runs out before every design's families are built, the
+ * answer is at least as good as the given layout's best family. */
+static void
+pw_planner_given_first(struct pw_planner_run *r)
+{
+	const struct pw_origin *o = r->origin;
+	struct pw_planner_slot given;
+	size_t i;
+
+	for (i = 0; i < r->nslot; i++) {
+		const struct pw_design *d = &r->slot[i].design;
+
+		if (d->chunks == o->split.chunks &&
+		    d->placement == o->split.placement &&
+		    d->recompute == o->model.recompute &&
+		    d->offload == o->split.offload)
+			break;
+	}
+	if (i == 0 || i == r->nslot)
+		return;
+	given = r->slot[i];
+	memmove(&r->slot[1], &r->slot[0], i * sizeof *r->slot);
+	r->slot[0] = given;
+}
+
+int
+pw_planner_designs(struct pw_planner_run *r, struct pw_error *err)
+{
+	int rc;
+
+	if (r->origin == NULL)
+		return pw_planner_fixed_designs(r, err);
+	if ((rc = pw_planner_model_designs(r, err)) == PW_OK)
+		pw_planner_given_first(r);
+	return rc;
+}
+
+void
+pw_planner_slots_free(struct pw_planner_run *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nslot; i++) {
+		free(r->slot[i].design.layers_per_stage);
+		pw_problem_free(r->slot[i].problem);
+		pw_schedule_free(r->slot[i].schedule);
+	}
+	free(r->slot);
+	r->slot = NULL;
+	r->nslot = 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* The result                                                          */
 
@@ -472,7 +526,6 @@ static int
 pw_planner_go(struct pw_planner_run *r, const struct pw_planner_opts *o,
     struct pw_planner_result *res, struct pw_error *err)
 {
-	size_t i;
 	int rc;
 
 	r->o = *o;
@@ -488,8 +541,7 @@ pw_planner_go(struct pw_planner_run *r, const struct pw_planner_opts *o,
 	r->tight_share = INFINITY;
 	r->tight_device = -1;
 	r->rate = pw_xcalloc(pw_nfamilies, sizeof *r->rate);
-	rc = r->origin != NULL ? pw_planner_model_designs(r, err) :
-	    pw_planner_fixed_designs(r, err);
+	rc = pw_planner_designs(r, err);
 	if (rc == PW_OK)
 		rc = pw_planner_search(r, err);
 	if (rc == PW_OK)
@@ -507,12 +559,7 @@ pw_planner_go(struct pw_planner_run *r, const struct pw_planner_opts *o,
 		pw_planner_tick(r, res->cand[0].objective,
 		    res->cand[0].schedule_name, true);
 	}
-	for (i = 0; i < r->nslot; i++) {
-		free(r->slot[i].design.layers_per_stage);
-		pw_problem_free(r->slot[i].problem);
-		pw_schedule_free(r->slot[i].schedule);
-	}
-	free(r->slot);
+	pw_planner_slots_free(r);
 	free(r->rate);
 	return rc;
 }

@@ -91,6 +91,13 @@ struct pw_planner_run {
 	bool	has_why;
 };
 
+/* planner.c: R's designs into its slots, the problem's own first (its
+ * chunks, placement, recomputation and link: where the search starts);
+ * PW_OK, or PW_ERR_INPUT for a link asked of hardware without one.
+ * pw_planner_slots_free frees them. */
+int	pw_planner_designs(struct pw_planner_run *, struct pw_error *);
+void	pw_planner_slots_free(struct pw_planner_run *);
+
 /* planner_search.c: reports progress (every PW_PLANNER_TICK seconds, or
  * at once when FORCE) with BEST and its schedule's NAME. */
 void	pw_planner_tick(struct pw_planner_run *, double best, const char *name,

@@ -17,6 +17,7 @@
 
 #include "plan.h"
 #include "solver.h"
+#include "planner_int.h"
 #include "tap.h"
 #include "testlib.h"
 
@@ -718,6 +719,47 @@ test_planner_unfit(void)
 	    "the reason");
 }
 
+/* The search starts at the design given: 2 chunks in a V with the link,
+ * of 18 (3 recomputations x 1 chunk loop, 2 chunks loop or V x 2 links),
+ * which comes after the 1-chunk designs in the search's order, is
+ * moved first, the others keeping their order; a given design already
+ * first stays. */
+static void
+test_planner_given_first(void)
+{
+	struct pw_planner_run r;
+	struct pw_origin origin;
+	struct pw_error err;
+
+	memset(&r, 0, sizeof r);
+	origin.model = tiny(10);
+	origin.hardware = test_toy_hw;
+	origin.split = split_of(4, 2, PW_PLACE_V, DBL_MAX);
+	origin.split.offload = true;
+	r.origin = &origin;
+	pw_planner_opts_init(&r.o);
+	if (!tap_int(pw_planner_designs(&r, &err), PW_OK, "given first: the "
+	    "designs"))
+		return;
+	tap_ok(r.nslot == 18 && r.slot[0].design.chunks == 2 &&
+	    r.slot[0].design.placement == PW_PLACE_V &&
+	    r.slot[0].design.offload && r.slot[0].design.recompute ==
+	    PW_RECOMPUTE_NONE, "given first: 2 chunks, V, the link, first "
+	    "of %zu", r.nslot);
+	tap_ok(r.slot[1].design.chunks == 1 && !r.slot[1].design.offload &&
+	    r.slot[2].design.chunks == 1 && r.slot[2].design.offload,
+	    "given first: then the others in order, 1 chunk first");
+	pw_planner_slots_free(&r);
+	origin.split = split_of(4, 1, PW_PLACE_LOOP, DBL_MAX);
+	if (tap_int(pw_planner_designs(&r, &err), PW_OK, "given first: the "
+	    "designs of 1 chunk")) {
+		tap_ok(r.slot[0].design.chunks == 1 && !r.slot[0].design.offload
+		    && r.slot[1].design.offload, "given first: 1 chunk "
+		    "without the link stays first");
+		pw_planner_slots_free(&r);
+	}
+}
+
 /* With no limit, selective recomputation (no compute in the model) and
  * none tie, with the link or without: the table keeps the leanest. */
 static void
@@ -795,6 +837,7 @@ main(void)
 	test_planner_refusals();
 	test_planner_unfit();
 	test_planner_folds();
+	test_planner_given_first();
 	test_planner_fixed_link();
 	return tap_done();
 }
