@@ -1383,9 +1383,9 @@ run taskset -c 0 "$PW" launch "$UNIT" --family 1f1b $LAUNCH -o "$tmp/memu.json"
 ok "launch on fewer cores than devices exits 0" status_is 0
 ok "its measured file says it was an emulation" grep -q '"emulated": true' "$tmp/memu.json"
 ok "and says it is an emulation, and why its times differ" err_has '^launch: an emulation: 4 devices on 1 core, the device threads sharing them: the measured times include that sharing, which the prediction (a processor for each device) leaves out$'
-# A run refused before it starts (its devices' peaks, 1 TiB, are more
+# A run refused before it starts (its devices' peaks, 16 TiB, are more
 # than this machine's memory) says only why.
-run taskset -c 0 "$PW" launch "$UNIT" --family 1f1b --workload hidden=65536,ffn=262144 $LAUNCH
+run taskset -c 0 "$PW" launch "$UNIT" --family 1f1b --workload hidden=262144,ffn=1048576 $LAUNCH
 ok "launch of a workload larger than host memory exits 2" status_is 2
 ok "in one error line" one_error 'more than the'
 ok "saying nothing of an emulation it did not run" lacks 'emulation' "$tmp/err"

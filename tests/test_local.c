@@ -288,11 +288,14 @@ test_offload_auto(void)
 
 /*
  * The graft: PipeOffload's setting at k = 0.8 (d=4, v=3, m=16, limit 4
- * activations, span), where po-auto (156) starts and GIS (144 + its
- * fill, over the limit) is faster: its first 7 ops on every device, the
- * rest in po-auto's order and the transfers planned anew, keep the
- * limit at 155.  Within 300 iterations, where the windows and the moves
- * alone stay at 156 (they did up to 5,000).
+ * activations, span), where po-auto starts and GIS (144 + its fill, over
+ * the limit) is faster: its first ops on every device, the rest in
+ * po-auto's order and the transfers planned anew, keep the limit.
+ * po-auto's start was 156 while it kept the largest group that fits, and
+ * the graft (its first 7 ops) reached 155 within 300 iterations, where
+ * the windows and the moves alone stayed at 156 (they did up to 5,000);
+ * keeping the fastest group that fits, po-auto starts at 154 and the
+ * search reaches 150.
  */
 static void
 test_graft(void)
@@ -312,8 +315,8 @@ test_graft(void)
 		return;
 	}
 	tap_str(r[0].start, "po-auto", "graft: from po-auto");
-	tap_near(r[0].start_objective, 156, 1e-9, "graft: at its 156");
-	tap_near(r[0].objective, 155, 1e-9, "graft: to 155");
+	tap_near(r[0].start_objective, 154, 1e-9, "graft: at its 154");
+	tap_near(r[0].objective, 150, 1e-9, "graft: to 150");
 	tap_ok(pw_solver_moves(r[0].schedule), "graft: with offloads");
 	test_valid(p, r[0].schedule, PW_OBJ_SPAN, r[0].objective, NULL, 0,
 	    "graft");
