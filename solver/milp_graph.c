@@ -495,12 +495,7 @@ pw_mm_pins(struct pw_mm *mm, int *cap, struct pw_error *err)
 		struct pw_op before = req->pins[k].before;
 		struct pw_op after = req->pins[k].after;
 
-		if (before.stage < 0 || before.stage >= p->nstages ||
-		    before.mb < 0 || before.mb >= p->microbatches ||
-		    before.kind < 0 || before.kind >= PW_NKINDS ||
-		    after.stage < 0 || after.stage >= p->nstages ||
-		    after.mb < 0 || after.mb >= p->microbatches ||
-		    after.kind < 0 || after.kind >= PW_NKINDS) {
+		if (!pw_op_in(p, before) || !pw_op_in(p, after)) {
 			pw_error_set(err, "milp: pin %zu names an op outside "
 			    "the problem", k);
 			return PW_ERR_INPUT;

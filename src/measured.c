@@ -294,9 +294,7 @@ pw_measured_validate_op(const struct pw_problem *p, const struct pw_where *w,
 	size_t idx;
 	int device, rc;
 
-	if ((unsigned)mo->op.kind >= PW_NKINDS || mo->op.stage < 0 ||
-	    mo->op.stage >= p->nstages || mo->op.mb < 0 ||
-	    mo->op.mb >= p->microbatches)
+	if (!pw_op_in(p, mo->op))
 		return pw_measured_bad(err, where, "ops[%zu].op: no op of the "
 		    "problem (%d stages, %d microbatches)", i, p->nstages,
 		    p->microbatches);

@@ -89,9 +89,7 @@ pw_rules_place(const struct pw_problem *p, struct pw_where *w,
 	for (i = 0; i < seq->len; i++) {
 		struct pw_op op = seq->ops[i];
 
-		if (op.stage < 0 || op.stage >= p->nstages || op.mb < 0 ||
-		    op.mb >= p->microbatches || op.kind < 0 ||
-		    op.kind >= PW_NKINDS) {
+		if (!pw_op_in(p, op)) {
 			pw_error_set(err, "schedule: %s position %d: op (%d,%d) "
 			    "out of range", res, i, op.stage, op.mb);
 			return PW_ERR_INPUT;
@@ -168,10 +166,8 @@ bool
 pw_where_has(const struct pw_where *w, const struct pw_problem *p,
     struct pw_op op)
 {
-	if (op.stage < 0 || op.stage >= p->nstages || op.mb < 0 ||
-	    op.mb >= p->microbatches || op.kind < 0 || op.kind >= PW_NKINDS)
-		return false;
-	return w->resource[pw_op_index(p, op)] != PW_NOWHERE;
+	return pw_op_in(p, op) && w->resource[pw_op_index(p, op)] !=
+	    PW_NOWHERE;
 }
 
 int

@@ -97,9 +97,8 @@ pw_sim_complete(const struct pw_sim *sim, struct pw_error *err)
 			if (!pw_schedule_anchor(sim->sched, s, j, &anchor))
 				continue;
 			a = anchor.op;
-			if (!rel || a.stage < 0 || a.stage >= p->nstages ||
-			    a.mb < 0 || a.mb >= p->microbatches ||
-			    pw_kind_is_transfer(a.kind) ||
+			/* pw_sim_has refuses an op out of range first. */
+			if (!rel || pw_kind_is_transfer(a.kind) ||
 			    !pw_sim_has(sim, a.kind, a.stage, a.mb) ||
 			    p->stages[a.stage].device != p->stages[s].device) {
 				pw_error_set(err, "schedule: the anchor of "

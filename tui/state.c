@@ -303,14 +303,11 @@ tui_state_refresh(struct tui *d)
 		tui_message(d, true, "%s", err.msg);
 	}
 	/* A pin or a drag begun on an op the plan lost is over. */
-	if (d->pin_pending && !(pw_op_in(p, d->pin_first) &&
-	    pw_where_has(w, p, d->pin_first)))
+	if (d->pin_pending && !pw_where_has(w, p, d->pin_first))
 		d->pin_pending = false;
-	if (d->dragging && !(pw_op_in(p, d->drag_op) &&
-	    pw_where_has(w, p, d->drag_op)))
+	if (d->dragging && !pw_where_has(w, p, d->drag_op))
 		d->dragging = false;
-	if (d->has_sel && pw_op_in(p, d->sel) &&
-	    pw_where_has(w, p, d->sel))
+	if (d->has_sel && pw_where_has(w, p, d->sel))
 		return rc;
 	d->has_sel = false;
 	for (dev = 0; dev < s->ndevices && !d->has_sel; dev++) {
