@@ -47,9 +47,8 @@ struct pw_track {
 	struct pw_bseq levels;	/* instant -> level */
 	/* As of the last pw_track_repeak (the peak shaving, which alone
 	 * reads them, asks again after each move). */
-	double	peak;
-	double	peak_t;		/* first instant reaching the peak */
-	bool	has_peak;	/* false: nothing tracked */
+	double	peak;		/* -INFINITY: nothing tracked */
+	double	peak_t;		/* first instant reaching it */
 };
 
 /* An activation the planner may move. */
@@ -131,7 +130,6 @@ static void
 pw_track_repeak(struct pw_track *tr)
 {
 	tr->peak = pw_bseq_max(&tr->levels, &tr->peak_t);
-	tr->has_peak = tr->peak > -INFINITY;
 }
 
 /* Device D's track from the simulated TIMING and the memory curves BASE. */
@@ -598,7 +596,7 @@ pw_planner_shave(struct pw_planner *pl)
 	for (d = 0; d < p->devices; d++) {
 		pw_track_repeak(&pl->track[d]);
 		stuck[d] = first[d] == first[d + 1] ||
-		    !pl->track[d].has_peak;
+		    pl->track[d].peak == -INFINITY;
 	}
 	for (;;) {
 		best = -1;
