@@ -262,7 +262,6 @@ pw_po_layout(const char *name, const struct pw_problem *p, int g,
 	if ((rc = pw_slots_build(name, p, g, &lay->sched, err)) != PW_OK ||
 	    (rc = pw_simulate(p, lay->sched, &lay->timing, err)) != PW_OK) {
 		pw_po_layout_free(lay);
-		memset(lay, 0, sizeof *lay);
 		return rc;
 	}
 	lay->metrics = pw_metrics_compute(p, lay->sched, lay->timing);
@@ -354,6 +353,31 @@ pw_po_peak(const struct pw_problem *p, const struct pw_metrics *m,
 	return peak;
 }
 
+/* Of the plans offered, the one with the lowest highest peak, then the
+ * lowest sum of peaks (the first among equals): PO-sel's choice. */
+struct pw_po_lowest {
+	struct pw_schedule *sched;	/* owned; NULL before the first */
+	double	peak, sum;
+};
+
+/* Offers SCHED (taken over), whose metrics are MET, to LOW. */
+static void
+pw_po_lowest_offer(struct pw_po_lowest *low, const struct pw_problem *p,
+    struct pw_schedule *sched, const struct pw_metrics *met)
+{
+	double sum, peak = pw_po_peak(p, met, &sum);
+
+	if (low->sched != NULL && !(peak < low->peak ||
+	    (peak == low->peak && sum < low->sum))) {
+		pw_schedule_free(sched);
+		return;
+	}
+	pw_schedule_free(low->sched);
+	low->sched = sched;
+	low->peak = peak;
+	low->sum = sum;
+}
+
 /*
  * PO-sel, named NAME: PipeOffload's rule on the c lowest chunks for every
  * c from 0 to v, each followed by peak shaving over all activations;
@@ -365,9 +389,9 @@ pw_po_sel(const char *name, const struct pw_problem *p,
     struct pw_schedule **out, struct pw_error *err)
 {
 	struct pw_po_layout lay;
+	struct pw_po_lowest low = { NULL, 0, 0 };
 	struct pw_schedule *sched;
 	struct pw_metrics *met;
-	double peak, sum, best = 0, best_sum = 0;
 	int rc, c, v = p->nstages / p->devices;
 
 	*out = NULL;
@@ -378,22 +402,14 @@ pw_po_sel(const char *name, const struct pw_problem *p,
 		if ((rc = pw_po_plan(&lay, PW_OFFSEL_PEAK, c, 1.0, &sched, &met,
 		    err)) != PW_OK)
 			break;
-		peak = pw_po_peak(p, met, &sum);
+		pw_po_lowest_offer(&low, p, sched, met);
 		pw_metrics_free(met);
-		if (*out == NULL || peak < best ||
-		    (peak == best && sum < best_sum)) {
-			pw_schedule_free(*out);
-			*out = sched;
-			best = peak;
-			best_sum = sum;
-		} else
-			pw_schedule_free(sched);
 	}
 	pw_po_layout_free(&lay);
-	if (rc != PW_OK) {
-		pw_schedule_free(*out);
-		*out = NULL;
-	}
+	if (rc != PW_OK)
+		pw_schedule_free(low.sched);
+	else
+		*out = low.sched;
 	return rc;
 }
 
@@ -409,11 +425,14 @@ pw_family_po_sel(const struct pw_problem *p, struct pw_schedule **out,
  * none is found): as it is, else with PipeOffload's rule on the c lowest
  * chunks then peak shaving (c = 0..v) and a margin of one backward, then
  * of none; the first plan that fits.  A plan moves no compute op, so
- * every plan that fits has the layout's makespan, in *MAKESPAN.
+ * every plan that fits has the layout's makespan, in *MAKESPAN.  Unless
+ * LOWEST is NULL, the plans of a margin of one that do not fit are
+ * offered to it: for G = 1 those are PO-sel's.
  */
 static int
 pw_po_fit(const struct pw_problem *p, int g, bool offload,
-    struct pw_schedule **out, double *makespan, struct pw_error *err)
+    struct pw_schedule **out, double *makespan, struct pw_po_lowest *lowest,
+    struct pw_error *err)
 {
 	static const double margin[2] = { 1.0, 0.0 };
 	struct pw_po_layout lay;
@@ -436,11 +455,13 @@ pw_po_fit(const struct pw_problem *p, int g, bool offload,
 			    &sched, &met, err)) != PW_OK)
 				break;
 			fits = met->feasible;
-			pw_metrics_free(met);
 			if (fits)
 				*out = sched;
+			else if (k == 0 && lowest != NULL)
+				pw_po_lowest_offer(lowest, p, sched, met);
 			else
 				pw_schedule_free(sched);
+			pw_metrics_free(met);
 		}
 	pw_po_layout_free(&lay);
 	return rc;
@@ -462,27 +483,37 @@ pw_family_po_auto(const struct pw_problem *p, struct pw_schedule **out,
     struct pw_error *err)
 {
 	struct pw_schedule *sched = NULL;
+	struct pw_po_lowest low = { NULL, 0, 0 };
 	struct pw_error why;
 	double best, makespan;
-	bool offload;
+	bool offload, fits;
 	int rc, lo = 1, hi = p->devices, mid;
 
 	*out = NULL;
 	if ((rc = pw_slots_applies("po-auto", p, err)) != PW_OK)
 		return rc;
 	offload = pw_po_can_offload("po-auto", p, &why) == PW_OK;
-	if ((rc = pw_po_fit(p, hi, offload, out, &best, err)) != PW_OK ||
+	if ((rc = pw_po_fit(p, hi, offload, out, &best, NULL, err)) != PW_OK ||
 	    *out != NULL)
 		return rc;
-	if ((rc = pw_po_fit(p, lo, offload, out, &best, err)) != PW_OK)
+	/* The PO layout's plans that do not fit are PO-sel's, kept for
+	 * when none fits. */
+	rc = pw_po_fit(p, lo, offload, out, &best, &low, err);
+	fits = *out != NULL;
+	if (rc == PW_OK && !fits) {
+		if (offload) {
+			*out = low.sched;
+			low.sched = NULL;
+		} else
+			rc = pw_slots_build("po-auto", p, lo, out, err);
+	}
+	pw_schedule_free(low.sched);
+	if (rc != PW_OK || !fits)
 		return rc;
-	if (*out == NULL)
-		return offload ? pw_po_sel("po-auto", p, out, err) :
-		    pw_slots_build("po-auto", p, lo, out, err);
 	/* *OUT fits with group size LO, nothing did with HI. */
 	while (hi - lo > 1) {
 		mid = lo + (hi - lo) / 2;
-		if ((rc = pw_po_fit(p, mid, offload, &sched, &makespan,
+		if ((rc = pw_po_fit(p, mid, offload, &sched, &makespan, NULL,
 		    err)) != PW_OK) {
 			pw_schedule_free(*out);
 			*out = NULL;
