@@ -496,6 +496,11 @@ mouse 0 61 6 M
 mouse 0 61 6 m
 check "a click on d1's lane selects its op there" \
     poll '^ stage [0-9]+, chunk [01], microbatch [0-9]+, device d1$'
+# A press and its release in one write: what a designer busy as they came
+# reads, both behind one KEY_MOUSE (only the release was seen once).
+tm send-keys -t pw -l "$(printf '\033[<0;61;8M\033[<0;61;8m')"
+check "a click read with its release at once selects d2's op there" \
+    poll '^ stage [0-9]+, chunk [01], microbatch [0-9]+, device d2$'
 screen
 ruler=$(line 3)
 mouse 64 61 6 M

@@ -35,6 +35,8 @@
 #define TUI_LOOP_TICK_MS	50
 /* Esc alone, not the start of a key's sequence, after this long. */
 #define TUI_LOOP_ESCDELAY_MS	25
+/* The mouse events one KEY_MOUSE hands over at most (ncurses keeps 8). */
+#define TUI_LOOP_MOUSE_EVENTS	16
 
 /* The signal that ended the loop (SIGINT, SIGTERM, SIGHUP), 0 while it
  * runs. */
@@ -275,26 +277,44 @@ tui_loop_suspend(void)
 	return TUI_DRAW_ALL;
 }
 
+/* The mouse events behind one KEY_MOUSE, in the order they happened.
+ * ncurses reads every report already waiting into one KEY_MOUSE (a press
+ * and its release, when the designer was busy as they came) and getmouse
+ * hands them back newest first: taking only the first would keep the
+ * release and lose the press, so the click would select nothing. */
+static unsigned
+tui_loop_mouse(struct tui *d)
+{
+	MEVENT ev[TUI_LOOP_MOUSE_EVENTS], older;
+	struct tui_layout lay;
+	unsigned flags = 0;
+	int n = 0;
+
+	while (n < TUI_LOOP_MOUSE_EVENTS && getmouse(&ev[n]) == OK)
+		n++;
+	/* Older than those that fit: dropped, as ncurses' own queue drops
+	 * them, and not left to come back behind the next KEY_MOUSE. */
+	while (getmouse(&older) == OK)
+		;
+	while (n-- > 0) {
+		tui_layout(d, d->rows, d->cols, &lay);
+		flags |= tui_mouse(d, &lay, ev[n].y, ev[n].x, ev[n].bstate);
+		tui_layout_free(&lay);
+	}
+	return flags;
+}
+
 /* One key or mouse event into the state; returns what to redraw and do. */
 static unsigned
 tui_loop_input(struct tui *d, int ch)
 {
-	struct tui_layout lay;
-	MEVENT ev;
-	unsigned flags;
-
 	switch (ch) {
 	case KEY_RESIZE:
 		getmaxyx(stdscr, d->rows, d->cols);
 		werase(stdscr);
 		return TUI_DRAW_ALL;
 	case KEY_MOUSE:
-		if (getmouse(&ev) != OK)
-			return 0;
-		tui_layout(d, d->rows, d->cols, &lay);
-		flags = tui_mouse(d, &lay, ev.y, ev.x, ev.bstate);
-		tui_layout_free(&lay);
-		return flags;
+		return tui_loop_mouse(d);
 	default:
 		return tui_key(d, ch);
 	}
