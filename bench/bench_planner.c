@@ -53,7 +53,7 @@ static void
 bench_families(const struct pw_problem *p, int first, int last,
     struct bench_best *b)
 {
-	struct pw_compare_row *rows = pw_compare_rows(p);
+	struct pw_compare_row *rows = pw_compare_rows(p, NULL, NULL);
 	const struct pw_metrics *m;
 	size_t i;
 

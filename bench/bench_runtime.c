@@ -291,7 +291,7 @@ bench_predict(const struct pw_problem *p, const struct bench_case *c)
 static void
 bench_reoptimize(const struct pw_problem *cal)
 {
-	struct pw_compare_row *rows = pw_compare_rows(cal);
+	struct pw_compare_row *rows = pw_compare_rows(cal, NULL, NULL);
 	int best = pw_compare_best(rows);
 	struct pw_measured *m = NULL;
 	struct bench_case c;

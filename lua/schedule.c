@@ -337,7 +337,7 @@ pwl_compare(lua_State *L)
 	    pw_nfamilies * (sizeof (struct pw_metrics) + (size_t)p->devices *
 	    sizeof (struct pw_device_metrics) + pw_op_universe(p) *
 	    sizeof (struct pw_mem_point)), "pw.compare", pwl_rows_free);
-	*rows = pw_compare_rows(p);
+	*rows = pw_compare_rows(p, NULL, NULL);
 	lua_createtable(L, (int)pw_nfamilies, 0);
 	for (i = 0; i < pw_nfamilies; i++) {
 		r = &(*rows)[i];

@@ -1178,11 +1178,6 @@ enum pw_compare_form {
 	PW_COMPARE_JSON,	/* one object */
 	PW_COMPARE_CSV		/* RFC 4180: a header, one record per family */
 };
-/* Every family on PROBLEM, sorted by SORT (families without a schedule
- * last, ties in the registry's order), in FORM.  Returns PW_OK, or
- * PW_ERR_IO when FP could not be written. */
-int	pw_compare_print(FILE *, const struct pw_problem *, enum pw_compare_sort,
-	    enum pw_compare_form);
 /* After compare's table: a warning when the busiest device's work
  * exceeds the best split's bottleneck (or, for given stages, the mean of
  * the devices') by more than 10% (pw_problem_imbalance), naming REPLAN,

@@ -203,10 +203,18 @@ int	pw_metrics_tightest(const struct pw_problem *, const struct pw_metrics *,
 /* The device with the highest peak, the first among equals. */
 int	pw_metrics_peak_device(const struct pw_metrics *);
 
-/* One row per family of the registry, in its order, on PROBLEM.  Returns
+/* Told as pw_compare_rows goes on PROBLEM: DONE families of the registry
+ * are built, pw_families[DONE] is next (DONE == pw_nfamilies: all are). */
+typedef void pw_compare_progress_fn(void *arg,
+	    const struct pw_problem *problem, size_t done);
+
+/* One row per family of the registry, in its order, on PROBLEM; PROGRESS
+ * (NULL: none) is called with ARG before each family and once after the
+ * last, since one family alone may take long on a large problem.  Returns
  * an array of pw_nfamilies rows the caller frees with
  * pw_compare_rows_free. */
-struct pw_compare_row *pw_compare_rows(const struct pw_problem *);
+struct pw_compare_row *pw_compare_rows(const struct pw_problem *,
+	    pw_compare_progress_fn *progress, void *arg);
 void	pw_compare_rows_free(struct pw_compare_row *);
 /* The family a problem runs when none is named (the designer's and
  * launch's choice): the fastest of ROWS that keeps every limit, else
@@ -215,9 +223,10 @@ void	pw_compare_rows_free(struct pw_compare_row *);
 int	pw_compare_best(const struct pw_compare_row *);
 
 /* The compare command's report of ROWS (pw_compare_rows of PROBLEM) in
- * FORM, sorted by SORT: as text the best line, the table, why a family
- * has no schedule, and the peaks per device.  pw_compare_print is this
- * on fresh rows; as it, PW_OK or PW_ERR_IO. */
+ * FORM, sorted by SORT (families without a schedule last, ties in the
+ * registry's order): as text the best line, the table, why a family has
+ * no schedule, and the peaks per device.  Returns PW_OK, or PW_ERR_IO
+ * when FP could not be written. */
 int	pw_compare_rows_print(FILE *, const struct pw_problem *,
 	    const struct pw_compare_row *, enum pw_compare_sort,
 	    enum pw_compare_form);

@@ -206,16 +206,21 @@ report_row_run(struct pw_compare_row *row, const struct pw_problem *p)
 }
 
 struct pw_compare_row *
-pw_compare_rows(const struct pw_problem *p)
+pw_compare_rows(const struct pw_problem *p, pw_compare_progress_fn *progress,
+    void *arg)
 {
 	struct pw_compare_row *rows;
 	size_t i;
 
 	rows = pw_xcalloc(pw_nfamilies, sizeof *rows);
 	for (i = 0; i < pw_nfamilies; i++) {
+		if (progress != NULL)
+			progress(arg, p, i);
 		rows[i].family = &pw_families[i];
 		report_row_run(&rows[i], p);
 	}
+	if (progress != NULL)
+		progress(arg, p, pw_nfamilies);
 	return rows;
 }
 
@@ -781,15 +786,4 @@ pw_compare_best(const struct pw_compare_row *rows)
 		}
 	}
 	return best;
-}
-
-int
-pw_compare_print(FILE *fp, const struct pw_problem *p,
-    enum pw_compare_sort sort, enum pw_compare_form form)
-{
-	struct pw_compare_row *rows = pw_compare_rows(p);
-	int rc = pw_compare_rows_print(fp, p, rows, sort, form);
-
-	pw_compare_rows_free(rows);
-	return rc;
 }

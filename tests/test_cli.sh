@@ -175,6 +175,25 @@ for f in $families; do
 done
 ok "compare shows each device's peak" grep -q '^device  *d0  *d1' "$tmp/main"
 
+# A large problem's comparison (4,096 stage-microbatch pairs and more)
+# says on stderr, off a terminal a line each, which family is next and at
+# the end how long all took; a smaller one says nothing.
+nfamilies=$(grep -c . "$tmp/families")
+run "$PW" compare --model gpt3-1.3b --hardware H100-SXM --devices 8 \
+    --microbatches 512
+ok "compare of 8 stages by 512 microbatches exits 0" status_is 0
+awk -v n="$nfamilies" '
+	$0 !~ /^compare: [0-9]+ of [0-9]+ families built in [0-9.]+ [mun]?s, building [a-z0-9-]+$/ { next }
+	$2 == NR - 1 && $4 == n { k++ }
+	END { exit k == n ? 0 : 1 }' "$tmp/err" >/dev/null
+ok "it says before each of the $nfamilies families which is next" [ $? -eq 0 ]
+ok "and at the end how long all took" \
+    [ "$(sed -n '$p' "$tmp/err" | sed -E 's/in [0-9.]+ [mun]?s$/in T/')" = "compare: $nfamilies families built in T" ]
+ok "its table is the table" out_has '^family  *makespan'
+run "$PW" compare --model gpt3-1.3b --hardware H100-SXM --devices 8 \
+    --microbatches 511
+ok "8 stages by 511 microbatches: nothing on stderr" err_empty
+
 # The same off a terminal even when stdin is one (a pipe of stdout).
 run sh -c '"$1" </dev/null | cat' sh "$PW"
 ok "no arguments into a pipe is the report" cmp -s "$tmp/out" "$tmp/main"

@@ -537,6 +537,26 @@ test_random_undo(void)
 	}
 }
 
+/* What pw_compare_rows told its progress (the registry has fewer
+ * families than this). */
+#define TEST_TOLD_MAX	64
+struct test_compare_told {
+	size_t	done[TEST_TOLD_MAX];
+	size_t	n;		/* calls, also those past TEST_TOLD_MAX */
+	const struct pw_problem *problem;	/* the last call's */
+};
+
+static void
+test_compare_told(void *arg, const struct pw_problem *p, size_t done)
+{
+	struct test_compare_told *told = arg;
+
+	told->problem = p;
+	if (told->n < TEST_TOLD_MAX)
+		told->done[told->n] = done;
+	told->n++;
+}
+
 /* The comparison's rows on unit costs with every limit 6 activations:
  * 1f1b holds p = 4 at its peak, gpipe every microbatch's 8. */
 static void
@@ -545,6 +565,7 @@ test_compare_rows(void)
 	struct pw_stage st = { .f = 1, .b = 1, .w = 1, .act = 1, .hold = 0.5 };
 	struct pw_problem *p = test_problem_uniform(4, 1, 8, PW_PLACE_LOOP,
 	    &st);
+	struct test_compare_told told;
 	const struct pw_compare_row *r;
 	struct pw_compare_row *rows;
 	size_t i;
@@ -552,10 +573,18 @@ test_compare_rows(void)
 
 	for (d = 0; d < p->devices; d++)
 		p->memory[d].limit = 6;
-	rows = pw_compare_rows(p);
+	told = (struct test_compare_told){ .n = 0 };
+	rows = pw_compare_rows(p, test_compare_told, &told);
 	for (i = 0; i < pw_nfamilies; i++)
 		tap_ok(rows[i].family == &pw_families[i], "rows: row %zu is %s",
 		    i, pw_families[i].name);
+	for (i = 0; i < told.n && i < TEST_TOLD_MAX && told.done[i] == i;
+	    i++)
+		continue;
+	tap_ok(told.n == pw_nfamilies + 1 && i == told.n, "rows: progress "
+	    "told 0 to %zu families built, in order (%zu calls)", pw_nfamilies,
+	    told.n);
+	tap_ok(told.problem == p, "rows: of the problem compared");
 	r = &rows[1];
 	if (tap_int(r->rc, PW_OK, "rows: 1f1b has a schedule")) {
 		tap_ok(r->why == NULL && r->metrics != NULL, "rows: 1f1b's "
@@ -586,7 +615,7 @@ test_compare_rows(void)
 	/* No limits: no tightest device. */
 	for (d = 0; d < p->devices; d++)
 		p->memory[d].limit = INFINITY;
-	rows = pw_compare_rows(p);
+	rows = pw_compare_rows(p, NULL, NULL);
 	tap_int(rows[1].tightest, -1, "rows: no limit, no tightest device");
 	tap_int(rows[1].nover, 0, "rows: and none over");
 	pw_compare_rows_free(rows);

@@ -389,7 +389,7 @@ small_opts(void)
 static double
 best_family(const struct pw_problem *p)
 {
-	struct pw_compare_row *rows = pw_compare_rows(p);
+	struct pw_compare_row *rows = pw_compare_rows(p, NULL, NULL);
 	double best = INFINITY;
 	size_t i;
 

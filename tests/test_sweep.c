@@ -197,7 +197,7 @@ test_optimizer(void)
 	tap_ok(pa->rc == PW_OK && pa->feasible && pa->makespan <= 72,
 	    "the optimizer fits the smallest limit (%g s)", pa->makespan);
 
-	rows = pw_compare_rows(p);
+	rows = pw_compare_rows(p, NULL, NULL);
 	for (s = 0; s < pw_nfamilies; s++)
 		if (rows[s].rc == PW_OK && rows[s].metrics->makespan < want)
 			want = rows[s].metrics->makespan;

@@ -122,13 +122,27 @@ solve_until_done(struct tui *d)
 static const char SMALL_ZBH2_D0[] = "F(0,0) F(0,1) F(0,2) B(0,0) W(0,0) "
     "F(0,3) B(0,1) W(0,1) B(0,2) W(0,2) B(0,3) W(0,3)";
 
+/* Counts what the designer told of its choice of a family. */
+static void
+chose_count(void *arg, const struct pw_problem *p, size_t done)
+{
+	size_t *calls = arg;
+
+	(void)p;
+	if (done == *calls)
+		(*calls)++;
+}
+
 static void
 test_load(void)
 {
 	struct tui *d = open_file("tui_small.json");
+	struct tui_options opts = { .path = NULL };
 	struct tui *dd;
 	struct tui_layout l;
 	struct pw_error err;
+	size_t calls = 0;
+	char *small;
 
 	if (d == NULL)
 		return;
@@ -148,6 +162,19 @@ test_load(void)
 	    "a problem has no schedule file to save to yet");
 	check_order(d, 0, SMALL_ZBH2_D0, "zb-h2");
 	tui_free(d);
+
+	opts.path = small = pw_xasprintf("%s/tui_small.json", testdata);
+	opts.choosing = chose_count;
+	opts.choosing_arg = &calls;
+	if ((d = tui_new_given(&opts, 40, 120, &err)) != NULL) {
+		tap_str(d->source, "family zb-h2", "opened with its choice "
+		    "told as it goes");
+		tap_ok(calls == pw_nfamilies + 1, "told before each family and "
+		    "after the last, in order (%zu calls)", calls);
+		tui_free(d);
+	} else
+		tap_ok(false, "tui_new_given: %s", err.msg);
+	free(small);
 
 	dd = tui_new("/nonexistent/x.json", 40, 120, &err);
 	tap_ok(dd == NULL && strstr(err.msg, "/nonexistent/x.json") != NULL,

@@ -94,7 +94,8 @@ unsigned
 tui_compare_open(struct tui *d)
 {
 	struct pw_error err;
-	int best = tui_family_best(pw_plan_problem(d->plan), &err);
+	int best = tui_family_best(pw_plan_problem(d->plan), NULL, NULL,
+	    &err);
 
 	tui_compare_empty(&d->compare, 0);
 	tui_compare_empty(&d->compare, 1);

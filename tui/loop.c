@@ -464,8 +464,7 @@ tui_design(const struct tui_options *opts, struct pw_error *err)
 	setlocale(LC_ALL, "");
 	/* Loaded before the screen: an error is one line on a plain
 	 * terminal, and a bad file is named wherever it is opened. */
-	if ((d = tui_new_given(opts->path, opts->problem, TUI_MIN_ROWS,
-	    TUI_MIN_COLS, err)) == NULL)
+	if ((d = tui_new_given(opts, TUI_MIN_ROWS, TUI_MIN_COLS, err)) == NULL)
 		return PW_EXIT_INPUT;
 	term = getenv("TERM");
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {

@@ -167,9 +167,10 @@ tui_state_printed(struct tui *d, const struct tui_state_file *f)
 }
 
 int
-tui_family_best(const struct pw_problem *p, struct pw_error *err)
+tui_family_best(const struct pw_problem *p, pw_compare_progress_fn *progress,
+    void *arg, struct pw_error *err)
 {
-	struct pw_compare_row *rows = pw_compare_rows(p);
+	struct pw_compare_row *rows = pw_compare_rows(p, progress, arg);
 	int best = pw_compare_best(rows);
 
 	if (best < 0)
@@ -189,7 +190,7 @@ tui_family_plan(const struct pw_problem *p, int family, struct pw_plan **out,
 	int rc, dev;
 	bool same = true;
 
-	if (family < 0 && (family = tui_family_best(p, err)) < 0)
+	if (family < 0 && (family = tui_family_best(p, NULL, NULL, err)) < 0)
 		return PW_ERR_NOT_APPLICABLE;
 	if (used != NULL)
 		*used = family;
@@ -835,13 +836,17 @@ tui_state_measured(struct tui *d)
 struct tui *
 tui_new(const char *path, int rows, int cols, struct pw_error *err)
 {
-	return tui_new_given(path, NULL, rows, cols, err);
+	struct tui_options opts = { .path = path };
+
+	return tui_new_given(&opts, rows, cols, err);
 }
 
 struct tui *
-tui_new_given(const char *path, const struct pw_problem *given, int rows,
-    int cols, struct pw_error *err)
+tui_new_given(const struct tui_options *opts, int rows, int cols,
+    struct pw_error *err)
 {
+	const char *path = opts->path;
+	const struct pw_problem *given = opts->problem;
 	struct tui *d = pw_xcalloc(1, sizeof *d);
 	struct tui_state_file f;
 	int family;
@@ -867,8 +872,9 @@ tui_new_given(const char *path, const struct pw_problem *given, int rows,
 		d->source = tui_state_file_source(path);
 		d->save_path = pw_xstrdup(path);
 	} else {
-		if (tui_family_plan(f.problem, -1, &d->plan, &family,
-		    err) != PW_OK)
+		if ((family = tui_family_best(f.problem, opts->choosing,
+		    opts->choosing_arg, err)) < 0 || tui_family_plan(f.problem,
+		    family, &d->plan, &family, err) != PW_OK)
 			goto fail;
 		d->family = family;
 		d->cycle = (family + 1) % (int)pw_nfamilies;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "pipewright.h"
+#include "plan.h"
 
 struct tui_options {
 	/* A problem (.json, .lua) or a schedule file; NULL: the built-in
@@ -22,6 +23,11 @@ struct tui_options {
 	const struct pw_problem *problem;
 	bool	ascii;		/* force ASCII glyphs (else: by the locale) */
 	bool	mono;		/* force monochrome (else: by TERM, NO_COLOR) */
+	/* Told, before the screen, as the designer builds every family to
+	 * open a problem with the best (pw_compare_rows' progress, given
+	 * CHOOSING_ARG); NULL: nothing. */
+	pw_compare_progress_fn *choosing;
+	void	*choosing_arg;
 };
 
 /*

@@ -540,9 +540,11 @@ struct tui {
  * the view fitted to a ROWS x COLS screen; NULL with ERR set when PATH
  * cannot be loaded. */
 struct tui *tui_new(const char *path, int rows, int cols, struct pw_error *);
-/* tui_new of GIVEN (copied) when PATH is NULL and GIVEN is not. */
-struct tui *tui_new_given(const char *path, const struct pw_problem *given,
-	    int rows, int cols, struct pw_error *);
+/* tui_new of OPTS' path, or of its problem (copied) when the path is
+ * NULL and the problem is not, telling OPTS' choosing as it picks the
+ * best family. */
+struct tui *tui_new_given(const struct tui_options *opts, int rows, int cols,
+	    struct pw_error *);
 /* Frees D: a running search is let go, a running launch stopped
  * (tui_launch_stop, up to TUI_LAUNCH_STOP seconds). */
 void	tui_free(struct tui *);
@@ -580,7 +582,8 @@ int	tui_problem_set(struct tui *, struct pw_problem *problem,
 /* The index in pw_families of the best schedule for P: of the families
  * that build one, the least makespan among those within every limit,
  * else the least makespan.  -1 with ERR set when none builds one. */
-int	tui_family_best(const struct pw_problem *, struct pw_error *);
+int	tui_family_best(const struct pw_problem *, pw_compare_progress_fn *,
+	    void *arg, struct pw_error *);
 /* The plan the caller owns of family FAMILY (-1: tui_family_best) on P,
  * its index in *USED (may be NULL): pw_plan_family, with P's limits kept
  * on a problem split again (the model's split has its own). */

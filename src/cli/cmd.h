@@ -218,6 +218,21 @@ int	pw_cmd_cancellable(atomic_int *cancel, int (*fn)(void *), void *arg);
 void	pw_cmd_ended_print(FILE *, double elapsed, enum pw_solve_end end,
 	    const char *what);
 
+/* cmd.c: how a comparison of every family on a large problem (compare,
+ * design's and launch's choice of one) goes, on stderr: before each
+ * family which is next (on a terminal one line rewritten, else a line
+ * each), and at the end how long it took.  A small problem's says
+ * nothing. */
+struct pw_cmd_compare_say {
+	const char *cmd;	/* the command, first on each line */
+	double	start;		/* pw_now() when the comparison began */
+	bool	tty;		/* stderr is a terminal */
+};
+void	pw_cmd_compare_say_init(struct pw_cmd_compare_say *, const char *cmd);
+/* A pw_compare_progress_fn: ARG is a pw_cmd_compare_say. */
+void	pw_cmd_compare_progress(void *arg, const struct pw_problem *,
+	    size_t done);
+
 /* cmd.c: the strongest of P's problem-only bounds for OBJ
  * (pw_lower_bound_terms' first), "none" at 0 when there is none. */
 struct pw_bound_term pw_cmd_bound(const struct pw_problem *,

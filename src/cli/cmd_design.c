@@ -33,6 +33,7 @@ int
 pw_cmd_design(const struct pw_cmd_args *a)
 {
 #ifdef HAVE_DESIGNER
+	struct pw_cmd_compare_say say;
 	struct pw_problem *problem = NULL;
 	struct tui_options opts;
 	struct pw_error err;
@@ -52,6 +53,9 @@ pw_cmd_design(const struct pw_cmd_args *a)
 	opts.problem = problem;
 	opts.ascii = a->ascii;
 	opts.mono = a->mono;
+	pw_cmd_compare_say_init(&say, "design");
+	opts.choosing = pw_cmd_compare_progress;
+	opts.choosing_arg = &say;
 	if ((status = tui_design(&opts, &err)) != PW_EXIT_OK)
 		pw_cmd_fail("design: %s", err.msg);
 	pw_problem_free(problem);

@@ -182,13 +182,16 @@ cmd_launch_run_free(struct cmd_launch_run *r)
 static int
 cmd_launch_best(const struct pw_cmd_args *a, struct cmd_launch_run *r)
 {
-	struct pw_compare_row *rows = pw_compare_rows(r->problem);
-	int best = pw_compare_best(rows), rc;
+	struct pw_cmd_compare_say say;
+	struct pw_compare_row *rows;
 	struct pw_error err;
+	int best, rc;
 
-	if (best < 0) {
-		pw_cmd_fail("launch: no schedule family builds a schedule within"
-		    " the limits for the workload of %s (%s)",
+	pw_cmd_compare_say_init(&say, "launch");
+	rows = pw_compare_rows(r->problem, pw_cmd_compare_progress, &say);
+	if ((best = pw_compare_best(rows)) < 0) {
+		pw_cmd_fail("launch: no schedule family builds a schedule for"
+		    " the workload of %s (%s)",
 		    pw_cmd_input_label(a), rows[0].why);
 		pw_compare_rows_free(rows);
 		return PW_EXIT_INPUT;

@@ -47,6 +47,8 @@ pw_cmd_problem(const struct pw_cmd_args *a)
 int
 pw_cmd_compare(const struct pw_cmd_args *a)
 {
+	struct pw_cmd_compare_say say;
+	struct pw_compare_row *rows;
 	struct pw_problem *problem;
 	enum pw_compare_form form;
 	char *replan;
@@ -61,10 +63,14 @@ pw_cmd_compare(const struct pw_cmd_args *a)
 		return PW_EXIT_INPUT;
 	form = a->json ? PW_COMPARE_JSON : a->csv ? PW_COMPARE_CSV :
 	    PW_COMPARE_TEXT;
-	if (pw_compare_print(stdout, problem, a->sort, form) != PW_OK) {
+	pw_cmd_compare_say_init(&say, "compare");
+	rows = pw_compare_rows(problem, pw_cmd_compare_progress, &say);
+	if (pw_compare_rows_print(stdout, problem, rows, a->sort, form) !=
+	    PW_OK) {
 		pw_cmd_fail("compare: cannot write the table");
 		status = PW_EXIT_INPUT;
 	}
+	pw_compare_rows_free(rows);
 	/* Beside machine-read output the warning goes to stderr. */
 	replan = pw_cmd_model_replan(a);
 	pw_compare_warn(form == PW_COMPARE_TEXT ? stdout : stderr, problem,

@@ -61,6 +61,7 @@ fuzz_views(const struct pw_plan *plan)
 static void
 fuzz_families(const struct pw_problem *p)
 {
+	struct pw_compare_row *rows;
 	struct pw_plan *plan;
 	struct pw_error err;
 	size_t i;
@@ -82,9 +83,11 @@ fuzz_families(const struct pw_problem *p)
 	}
 	/* Every order and form of the comparison, the CSV's quoting of
 	 * each reason among them. */
+	rows = pw_compare_rows(p, NULL, NULL);
 	for (i = 0; i < PW_COMPARE_NSORTS; i++)
-		pw_compare_print(fuzz_sink, p, (enum pw_compare_sort)i,
-		    (enum pw_compare_form)(i % 3));
+		pw_compare_rows_print(fuzz_sink, p, rows,
+		    (enum pw_compare_sort)i, (enum pw_compare_form)(i % 3));
+	pw_compare_rows_free(rows);
 }
 
 /* A schedule file's measured run, when it has one: its timeline through
