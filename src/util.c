@@ -513,19 +513,21 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 		return PW_OK;
 	}
 	out->path = pw_xstrdup(path);
-	if ((out->target = pw_outfile_resolve(path, &st, &exists)) == NULL)
-		return pw_outfile_failed(out, "cannot follow the link", errno,
-		    err);
-	/* A device or a pipe (/dev/null, a FIFO) is written in place: renaming
-	 * over it would replace it with a regular file. */
-	if (exists && !S_ISREG(st.st_mode)) {
-		if ((fd = open(out->target, O_WRONLY | O_TRUNC | O_NOCTTY |
+	/* A device or a pipe (/dev/null, a FIFO, /dev/stdout on a pipe) is
+	 * written in place: renaming over it would replace it with a regular
+	 * file.  Opened by the name given: /proc's links to a pipe
+	 * (/dev/stdout, /dev/fd/N, a shell's >(cmd)) lead to no path. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if ((fd = open(path, O_WRONLY | O_TRUNC | O_NOCTTY |
 		    O_CLOEXEC)) == -1)
 			return pw_outfile_failed(out, "cannot write", errno,
 			    err);
 		pw_outfile_stream(out, fd);
 		return PW_OK;
 	}
+	if ((out->target = pw_outfile_resolve(path, &st, &exists)) == NULL)
+		return pw_outfile_failed(out, "cannot follow the link", errno,
+		    err);
 	base = strrchr(out->target, '/');
 	dir = base == NULL ? pw_xstrdup(".") : base == out->target ?
 	    pw_xstrdup("/") : pw_xasprintf("%.*s", (int)(base - out->target),

@@ -308,6 +308,22 @@ cp "$tmp/out" "$tmp/stdout-1f1b.json"
 run "$PW" check "$tmp/stdout-1f1b.json"
 ok "the schedule from stdout is valid" status_is 0
 
+# /dev/stdout on a pipe is written in place (it leads to no path to
+# rename over), and as stdout it sends the report to stderr.
+run sh -c '"$1" schedule --family 1f1b -o /dev/stdout | cat' sh "$PW"
+ok "schedule -o /dev/stdout into a pipe exits 0" status_is 0
+ok "and writes the schedule alone there" cmp -s "$tmp/out" "$tmp/stdout-1f1b.json"
+ok "with the metrics on stderr" err_has '^makespan '
+run sh -c '"$1" schedule --family 1f1b -o /dev/fd/3 3>&1 >/dev/null | cat' \
+    sh "$PW"
+ok "schedule -o /dev/fd/3 on a pipe writes the schedule there" \
+    cmp -s "$tmp/out" "$tmp/stdout-1f1b.json"
+run sh -c '"$1" schedule --family 1f1b -o "$2" >"$2"' sh "$PW" "$tmp/redir.json"
+ok "schedule -o FILE with stdout on FILE: the schedule alone in FILE" \
+    cmp -s "$tmp/redir.json" "$tmp/stdout-1f1b.json"
+ok "and the metrics on stderr, not in the file it replaced" \
+    err_has '^makespan '
+
 # "-" reads stdin.
 run sh -c '"$1" schedule --family zb-h1 2>/dev/null | "$1" check -' sh "$PW"
 ok "check - reads a schedule from stdin" out_has '^<stdin>: valid ([0-9]* ops)$'

@@ -342,6 +342,10 @@ int	pw_cmd_problem_save(const char *path, const struct pw_problem *problem);
  * that it fails first (a regular file, or a new one, is opened and
  * abandoned); an enum pw_exit after reporting why not. */
 int	pw_cmd_output_check(const char *output);
+/* cmd_plan.c: whether OUTPUT (NULL: none) is stdout: "-", or a name of
+ * what stdout is open on (/dev/stdout, /dev/fd/1, the file it was
+ * redirected to), where a report would mix with the file. */
+bool	pw_cmd_output_is_stdout(const char *output);
 /* cmd_plan.c: where schedule and solve write A's schedule: A->output, or
  * NULL when -o was not given and stdout is a terminal, where the JSON
  * would only scroll by. */

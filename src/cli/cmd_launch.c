@@ -590,7 +590,8 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 		return status;
 	*stranded = true;
 	/* The measured file on stdout puts the report on stderr. */
-	fp = a->output_given && strcmp(a->output, "-") == 0 ? stderr : stdout;
+	fp = a->output_given && pw_cmd_output_is_stdout(a->output) ? stderr :
+	    stdout;
 	if (rank == 0) {
 		if (a->output_given && (status =
 		    pw_cmd_output_check(a->output)) != PW_EXIT_OK)

@@ -308,6 +308,18 @@ pw_cmd_output_check(const char *output)
 	return PW_EXIT_OK;
 }
 
+bool
+pw_cmd_output_is_stdout(const char *output)
+{
+	struct stat st, out;
+
+	if (output == NULL)
+		return false;
+	return strcmp(output, "-") == 0 || (stat(output, &st) == 0 &&
+	    fstat(STDOUT_FILENO, &out) == 0 && st.st_dev == out.st_dev &&
+	    st.st_ino == out.st_ino);
+}
+
 const char *
 pw_cmd_schedule_output(const struct pw_cmd_args *a)
 {
@@ -327,6 +339,8 @@ pw_cmd_plan_write_pins(const struct pw_plan *plan, const struct pw_pin *pins,
 {
 	struct pw_error err;
 	int rc;
+	/* Asked before the file replaces what stdout was redirected to. */
+	bool to_stdout = pw_cmd_output_is_stdout(output);
 
 	if (output == NULL) {
 		*report = stdout;
@@ -343,7 +357,7 @@ pw_cmd_plan_write_pins(const struct pw_plan *plan, const struct pw_pin *pins,
 		pw_cmd_fail("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
-	*report = strcmp(output, "-") == 0 ? stderr : stdout;
+	*report = to_stdout ? stderr : stdout;
 	pw_metrics_print(*report, pw_plan_problem(plan), pw_plan_metrics(plan));
 	return PW_EXIT_OK;
 }

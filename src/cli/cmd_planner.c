@@ -324,13 +324,14 @@ pw_cmd_plan(const struct pw_cmd_args *a)
 		status = pw_cmd_status(rc);
 		goto out;
 	}
+	/* The schedule on stdout sends the report to stderr (asked before
+	 * the file replaces what stdout was redirected to). */
+	report = a->output_given && pw_cmd_output_is_stdout(a->output) ?
+	    stderr : stdout;
 	/* A failed write still leaves the ranking on the screen: a long
 	 * search's result is not lost with the file. */
 	status = a->output_given ? cmd_planner_write(&res.cand[0], a->output) :
 	    PW_EXIT_OK;
-	/* The schedule on stdout sends the report to stderr. */
-	report = a->output_given && strcmp(a->output, "-") == 0 ? stderr :
-	    stdout;
 	if (a->json)
 		json_status = pw_cmd_json_print(report, cmd_planner_json(&res,
 		    o.objective), "plan: cannot write the candidates");
