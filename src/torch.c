@@ -390,8 +390,31 @@ torch_cell(struct torch_read *r, const char *cell, struct pw_error *err)
 	return PW_OK;
 }
 
+/* An activation offloaded and never reloaded, or reloaded and never
+ * offloaded, by the bits SEEN of OP's stage and microbatch: PW_OK, else
+ * PW_ERR_INPUT with the token it lacks and the row that would hold it. */
+static int
+torch_pairs(struct torch_read *r, struct pw_op op, unsigned char seen,
+    struct pw_error *err)
+{
+	const struct pw_problem *p = r->p;
+	bool out = seen & 1u << PW_OFFLOAD, back = seen & 1u << PW_RELOAD;
+	enum pw_kind lacks = out ? PW_RELOAD : PW_OFFLOAD;
+	int chan;
+
+	if (out == back)
+		return PW_OK;
+	chan = pw_problem_channel(p, p->stages[op.stage].device, lacks);
+	pw_error_set(err, "%s: %d%c%d has no %d%c%d (each offload needs its "
+	    "reload, and each reload its offload: channel %d's row, row %d)",
+	    r->label, op.stage, out ? 'O' : 'R', op.mb, op.stage,
+	    out ? 'R' : 'O', op.mb, chan, p->devices + chan);
+	return PW_ERR_INPUT;
+}
+
 /* PyTorch's count rules, after the last row: every stage has m forwards,
- * and each microbatch's backward is a B or an I with its W. */
+ * and each microbatch's backward is a B or an I with its W; and ours of
+ * the channels' rows: each offload with its reload. */
 static int
 torch_counts(struct torch_read *r, const long *rowline, struct pw_error *err)
 {
@@ -404,6 +427,8 @@ torch_counts(struct torch_read *r, const long *rowline, struct pw_error *err)
 	for (op.stage = 0; op.stage < p->nstages; op.stage++) {
 		for (op.mb = 0; op.mb < p->microbatches; op.mb++) {
 			seen = *torch_seen(r, op);
+			if (torch_pairs(r, op, seen, err) != PW_OK)
+				return PW_ERR_INPUT;
 			if (!(seen & 1u << PW_F))
 				what = "F";
 			else if (seen & 1u << PW_BW)
@@ -514,12 +539,13 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 				break;
 			if (r.row >= nrows) {
 				pw_error_set(err, "%s:%ld: row %d%s, but the "
-				    "problem has %d ranks%s", label, r.line,
-				    r.row + 1, c != ',' && start == 1 &&
-				    torch_blank(buf, len) ?
+				    "problem has %d ranks%s (rows 0 to %d)",
+				    label, r.line, r.row, c != ',' &&
+				    start == 1 && torch_blank(buf, len) ?
 				    " (a blank line: PyTorch's csv.reader reads "
 				    "it as an empty row)" : "", p->devices,
-				    p->link.present ? " and their channels" : "");
+				    p->link.present ? " and their channels" : "",
+				    nrows - 1);
 				rc = PW_ERR_INPUT;
 				break;
 			}

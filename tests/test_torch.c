@@ -332,8 +332,9 @@ test_malformed(void)
 		{ "0F0,0B0,0F1,0B1\n",
 		  "t.csv: 1 row, but the problem has 2 ranks (one row each)" },
 		{ "0F0\n1F0\n\n",
-		  "t.csv:3: row 3 (a blank line: PyTorch's csv.reader reads it"
-		  " as an empty row), but the problem has 2 ranks" },
+		  "t.csv:3: row 2 (a blank line: PyTorch's csv.reader reads it"
+		  " as an empty row), but the problem has 2 ranks (rows 0 to"
+		  " 1)" },
 		{ "\xef\xbb\xbf" "0F0\n1F0\n",
 		  "t.csv:1:1: a UTF-8 byte-order mark, which PyTorch's "
 		  "_load_csv reads as part of the first action (save the file "
@@ -399,6 +400,11 @@ test_offload_tokens(void)
 	    "a transfer in a rank's row is refused");
 	tap_str(err.msg, "t.csv:1:5: 0O0 in row 0, but it belongs in row 2"
 	    " (channel 0's, after the 2 ranks' rows)", "its line");
+	/* Rows counted from 0, as ranks and the line above count them. */
+	tap_int(test_read_text("0F0\n1F0\n0O0\n1F1\n", p, &s, &err),
+	    PW_ERR_INPUT, "a row past the channel's is refused");
+	tap_str(err.msg, "t.csv:4: row 3, but the problem has 2 ranks and"
+	    " their channels (rows 0 to 2)", "its line");
 	pw_problem_free(p);
 }
 

@@ -50,6 +50,21 @@ run "$PW" check "$tmp/pofo.csv" --problem "$tmp/pof.json"
 ok "check of the offload CSV: valid" out_has "pofo.csv: valid ("
 run "$PW" show "$tmp/pofo.csv" --problem "$tmp/pof.json" --width 60
 ok "show of the offload CSV draws the link" out_has "link"
+# Without the last channel's row its offloads have no reloads; a reload
+# anchored after an op that needs it deadlocks: each refusal names the
+# file.
+sed '$d' "$tmp/pofo.csv" >"$tmp/pofcut.csv"
+run "$PW" eval "$tmp/pofcut.csv" --problem "$tmp/pof.json"
+ok "an offload without its reload: exit 2" status_is 2
+ok "an offload without its reload: names the file, the tokens and the row" \
+    grep -q -E "^pipewright: $tmp/pofcut.csv: [0-9]+O[0-9]+ has no [0-9]+R[0-9]+ \(each offload needs its reload, and each reload its offload: channel 7's row, row 15\)\$" "$tmp/err"
+first=$(grep -o -E '[0-9]+R[0-9]+@[^,]*' "$tmp/pofo.csv" | head -1)
+# At the end of its stage's last W, which waits for its own B.
+sed "s/$first/${first%%@*}@${first%%R*}W31+/" "$tmp/pofo.csv" >"$tmp/pofdead.csv"
+run "$PW" eval "$tmp/pofdead.csv" --problem "$tmp/pof.json"
+ok "a reload anchored too late: exit 2" status_is 2
+ok "a reload anchored too late: a deadlock of the file's orders" \
+    one_error "pipewright: $tmp/pofdead.csv: its orders on the problem: deadlock: "
 # A problem script gives the costs as its problem file does (it reads
 # below the current directory only).
 cp "$UNIT" "$tmp/unit.json"
@@ -77,7 +92,7 @@ ok "a byte-order mark is named" grep -q 'bom.csv:1:1: a UTF-8 byte-order mark' \
 { cat "$tmp/1f1b.csv"; echo; } >"$tmp/blank.csv"
 run "$PW" eval "$tmp/blank.csv" --problem "$UNIT"
 ok "a blank line after the last row is named" \
-    grep -q 'blank.csv:5: row 5 (a blank line: ' "$tmp/err"
+    grep -q 'blank.csv:5: row 4 (a blank line: ' "$tmp/err"
 
 # solve --from a CSV, launch --dry-run of one.
 run "$PW" solve "$UNIT" --from "$EXAMPLES/torch/1f1b.csv" --iteration-limit 1 \

@@ -187,13 +187,17 @@ pw_cmd_csv_plan(const struct pw_cmd_args *a, const char *path,
 	if ((problem = cmd_plan_problem_file(a->problem, NULL, NULL,
 	    NULL)) == NULL)
 		return PW_EXIT_INPUT;
-	if ((rc = pw_torch_read_file(path, problem, &sched, &err)) == PW_OK)
-		rc = pw_plan_new(problem, sched, out, &err);
-	else
+	if ((rc = pw_torch_read_file(path, problem, &sched, &err)) != PW_OK) {
 		pw_problem_free(problem);
-	if (rc != PW_OK) {
-		pw_cmd_fail("%s%s", rc == PW_ERR_DEADLOCK ? "the CSV's orders"
-		    " on its problem: " : "", err.msg);
+		pw_cmd_fail("%s", err.msg);
+		return pw_cmd_status(rc);
+	}
+	/* The reader's refusals name the file and its line; what only the
+	 * timing finds (a deadlock) is the file's as a whole. */
+	if ((rc = pw_plan_new(problem, sched, out, &err)) != PW_OK) {
+		pw_cmd_fail("%s: %s%s", pw_cmd_label(path), rc ==
+		    PW_ERR_DEADLOCK ? "its orders on the problem: " : "",
+		    err.msg);
 		return pw_cmd_status(rc);
 	}
 	return PW_EXIT_OK;
