@@ -396,6 +396,7 @@ pwl_emit_origin(FILE *fp, const struct pw_problem *p)
 {
 	const struct pw_origin *o = p->origin;
 	const struct pw_split *sp = &o->split;
+	double limit;
 	int d, s;
 	bool uniform = true;
 
@@ -423,10 +424,13 @@ pwl_emit_origin(FILE *fp, const struct pw_problem *p)
 	}
 	for (d = 1; d < p->devices; d++)
 		uniform = uniform && p->memory[d].limit == p->memory[0].limit;
-	if (uniform && isfinite(p->memory[0].limit))
-		pwl_emit_field(fp, "\t", "memory_limit", pwl_split_limit(o,
-		    p->memory[0].limit));
-	else if (uniform)
+	if (uniform && isfinite(p->memory[0].limit)) {
+		limit = pwl_split_limit(o, p->memory[0].limit);
+		/* The hardware's memory, as the split had it, is left out:
+		 * an edit of the hardware's memory then moves the limit. */
+		if (sp->memory_limit != 0 || limit != o->hardware.memory)
+			pwl_emit_field(fp, "\t", "memory_limit", limit);
+	} else if (uniform)
 		pwl_emit_field(fp, "\t", "memory_limit", p->memory[0].limit);
 	else
 		pwl_emit_per_device(fp, p, "memory_limit",

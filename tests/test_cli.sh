@@ -1204,13 +1204,21 @@ ok "it says what the reserve leaves, not a negative room" err_is "pipewright: co
 run "$PW" problem $MODEL --tp 2 --reserve 5% -o "$tmp/model.lua"
 ok "problem -o FILE.lua exits 0" status_is 0
 ok "and writes a problem script" grep -q '^return pw\.problem{$' "$tmp/model.lua"
-# The same problem; the script states the limit that the options left
-# to the hardware (its origin's memory_limit, not 0).
+# The same problem, its origin too: the limit the options left to the
+# hardware is left to it in the script, so that an edit of the
+# hardware's memory moves it.
 run "$PW" problem "$tmp/model.lua"
-grep -v '"origin"' "$tmp/out" >"$tmp/model-from-lua.json"
+cp "$tmp/out" "$tmp/model-from-lua.json"
 run "$PW" problem $MODEL --tp 2 --reserve 5%
-grep -v '"origin"' "$tmp/out" >"$tmp/model-direct.json"
-ok "which reads back as the same problem" cmp -s "$tmp/model-direct.json" "$tmp/model-from-lua.json"
+ok "which reads back as the same problem" cmp -s "$tmp/out" "$tmp/model-from-lua.json"
+ok "stating no limit of its own" lacks 'memory_limit' "$tmp/model.lua"
+sed 's/^\(\t\tmemory = \)[0-9]*,$/\1100000000000,/' "$tmp/model.lua" >"$tmp/model-more.lua"
+run "$PW" problem "$tmp/model-more.lua"
+ok "a script whose hardware has 100 GB: its limit less the 5% reserve" \
+    out_has '"limit": 95000000000\.0}'
+run "$PW" problem $MODEL --memory-limit 60GiB -o "$tmp/model60.lua"
+ok "a limit of its own is stated" \
+    grep -q '^	memory_limit = 64424509440,$' "$tmp/model60.lua"
 # No limit stays none, and the model with it (families split it again).
 run "$PW" problem $MODEL --memory-limit none -o "$tmp/nolimit.lua"
 run "$PW" problem "$tmp/nolimit.lua"
