@@ -1162,6 +1162,31 @@ test_script_prints(void)
 	    strstr(d->message, "it printed \"\\x1b[2J\"") != NULL &&
 	    strstr(d->message, "more line") == NULL, "a reload says what it "
 	    "printed, the escape sequence escaped (%s)", d->message);
+	/* A failed reload keeps what the script printed: it may say why. */
+	write_file(lua, "print('checking')\nerror('boom')\n");
+	tui_edit_done(d);
+	tap_ok(d->mode == TUI_MODE_ERROR && strstr(d->message, "did not load")
+	    != NULL && strstr(d->message, "; it printed \"checking\"") !=
+	    NULL, "a failed reload says what it printed (%s)", d->message);
+	/* A long first line (escaped: four bytes each) is cut to leave
+	 * the count of the others on the message line. */
+	write_file(lua, "print(string.rep('\\1', 250))\nprint('x')\n"
+	    "return pw.problem{ devices = 2, microbatches = 6, stages = {\n"
+	    "{ f = 1, b = 2, w = 1, act = 4, hold = 2 },\n"
+	    "{ f = 1, b = 2, w = 1, act = 4, hold = 2 } } }\n");
+	d->mode = TUI_MODE_TIMELINE;
+	tui_edit_done(d);
+	tap_ok(strlen(d->message) < sizeof d->message - 1 &&
+	    strstr(d->message, "\\x01...\" and 1 more line") != NULL,
+	    "a long first line is cut before the count of the others (%zu "
+	    "bytes)", strlen(d->message));
+	tui_free(d);
+	/* Nor does a script that fails as the designer opens lose it. */
+	write_file(lua, "print('opening')\nerror('boom')\n");
+	d = tui_new(lua, 40, 120, &err);
+	tap_ok(d == NULL && strstr(err.msg, "boom") != NULL &&
+	    strstr(err.msg, "; it printed \"opening\"") != NULL,
+	    "a script failing as it opens says what it printed (%s)", err.msg);
 	tui_free(d);
 	free(text);
 	free(lua);

@@ -149,21 +149,35 @@ tui_state_file_free(struct tui_state_file *f)
 	free(f->printed);
 }
 
-/* Adds to the message line what F's script printed, if anything. */
+/* Appends to BUF (SIZE bytes, a string) what F's script printed, if
+ * anything: its first line, cut (at a character, with "...") where
+ * the count of the other lines would not fit after it. */
 static void
-tui_state_printed(struct tui *d, const struct tui_state_file *f)
+tui_state_printed(char *buf, size_t size, const struct tui_state_file *f)
 {
-	size_t len = strlen(d->message);
+	char more[64] = "";
+	size_t len = strlen(buf), room, cut;
 
 	if (f->printed == NULL)
 		return;
-	snprintf(d->message + len, sizeof d->message - len, "%sit printed "
-	    "\"%s\"", len > 0 ? "; " : "", f->printed);
-	len = strlen(d->message);
 	if (f->printed_more > 0)
-		snprintf(d->message + len, sizeof d->message - len,
-		    " and %ld more line%s", f->printed_more,
-		    f->printed_more == 1 ? "" : "s");
+		snprintf(more, sizeof more, " and %ld more line%s",
+		    f->printed_more, f->printed_more == 1 ? "" : "s");
+	/* What the quote leaves: "; it printed \"" and "\"", the count,
+	 * the ellipsis and the terminator. */
+	room = size - len;
+	if (room < 40 + strlen(more))
+		return;
+	room -= 20 + strlen(more);
+	cut = strlen(f->printed);
+	if (cut > room) {
+		for (cut = room - 3; cut > 0 &&
+		    ((unsigned char)f->printed[cut] & 0xc0) == 0x80; cut--)
+			continue;
+	}
+	snprintf(buf + len, size - len, "%sit printed \"%.*s%s\"%s",
+	    len > 0 ? "; " : "", (int)cut, f->printed,
+	    cut < strlen(f->printed) ? "..." : "", more);
 }
 
 int
@@ -889,7 +903,7 @@ tui_new_given(const struct tui_options *opts, int rows, int cols,
 	tui_view_fit(d);
 	if (f.printed != NULL) {
 		tui_message(d, false, "loaded %s", path);
-		tui_state_printed(d, &f);
+		tui_state_printed(d->message, sizeof d->message, &f);
 	} else
 		tui_message(d, false, "? help  o optimize  t constraints  q "
 		    "quit");
@@ -904,6 +918,8 @@ fail:
 		pw_error_set(err, "%s", msg);
 		free(msg);
 	}
+	/* What a script printed before it failed may say why. */
+	tui_state_printed(err->msg, sizeof err->msg, &f);
 	tui_state_file_free(&f);
 	tui_free(d);
 	return NULL;
@@ -966,6 +982,7 @@ tui_edit_done(struct tui *d)
 		d->mode = TUI_MODE_ERROR;
 		tui_message(d, true, "%s did not load: the problem and "
 		    "schedule stay as they were (Esc closes)", d->path);
+		tui_state_printed(d->message, sizeof d->message, &f);
 		tui_state_file_free(&f);
 		return TUI_DRAW_ALL;
 	}
@@ -983,7 +1000,7 @@ tui_edit_done(struct tui *d)
 	f.problem = NULL;
 	if (redraw == TUI_DRAW_ALL) {
 		tui_state_take_prefs(d, &f);
-		tui_state_printed(d, &f);
+		tui_state_printed(d->message, sizeof d->message, &f);
 	}
 	tui_state_file_free(&f);
 	free(what);
