@@ -3,11 +3,13 @@
  *
  * A block holds up to PW_BSEQ_BLOCK pairs, splits in two when an insert
  * finds it full and goes when its last pair is removed, so no block is
- * empty and a sequence of n pairs has at least n / PW_BSEQ_BLOCK blocks
- * after only inserts.  A block's values are stored less its pending
- * addition; any change to part of a block first folds that addition into
- * its values, so that a value read back is the stored one plus at most
- * the additions made to its whole block since.
+ * empty, and after only inserts (each split leaves two halves) a sequence
+ * of n pairs has at most about 2n / PW_BSEQ_BLOCK blocks.  Removals merge
+ * no blocks: the offload planner removes few pairs, and many removals
+ * would leave sparse blocks for the scans to walk.  A block's values are
+ * stored less its pending addition; any change to part of a block first
+ * folds that addition into its values, so that a value read back is the
+ * stored one plus at most the additions made to its whole block since.
  */
 #include <assert.h>
 #include <math.h>
@@ -285,8 +287,9 @@ pw_bseq_max(const struct pw_bseq *s, double *key)
 	if (at < 0)
 		return best;
 	k = s->blk[at];
-	for (i = 0; k->val[i] + k->add != best; i++)
-		assert(i + 1 < k->n);
+	for (i = 0; i + 1 < k->n && k->val[i] + k->add != best; i++)
+		continue;
+	assert(k->val[i] + k->add == best);
 	*key = k->key[i];
 	return best;
 }

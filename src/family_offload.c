@@ -272,8 +272,8 @@ pw_po_layout(const char *name, const struct pw_problem *p, int g,
  * LAY with transfers planned by SELECT, PipeOffload's rule naming the
  * activations of the CHUNKS lowest chunks (the longest lived), a reload
  * ending MARGIN backwards before its backward (the authors use one).
- * Returns the schedule in *OUT and its metrics in *MET, both the
- * caller's.
+ * Returns the schedule in *OUT and its metrics in *MET (MET NULL: not
+ * wanted), both the caller's.
  */
 static int
 pw_po_plan(const struct pw_po_layout *lay, enum pw_offload_select select,
@@ -308,15 +308,13 @@ pw_po_rule(const char *name, const struct pw_problem *p, int chunks,
     struct pw_schedule **out, struct pw_error *err)
 {
 	struct pw_po_layout lay;
-	struct pw_metrics *met;
 	int rc;
 
 	*out = NULL;
 	if ((rc = pw_po_can_offload(name, p, err)) != PW_OK ||
 	    (rc = pw_po_layout(name, p, 1, &lay, err)) != PW_OK)
 		return rc;
-	rc = pw_po_plan(&lay, PW_OFFSEL_LAZY, chunks, 1.0, out, &met, err);
-	pw_metrics_free(met);
+	rc = pw_po_plan(&lay, PW_OFFSEL_LAZY, chunks, 1.0, out, NULL, err);
 	pw_po_layout_free(&lay);
 	return rc;
 }
@@ -379,45 +377,64 @@ pw_po_lowest_offer(struct pw_po_lowest *low, const struct pw_problem *p,
 }
 
 /*
- * PO-sel, named NAME: PipeOffload's rule on the c lowest chunks for every
- * c from 0 to v, each followed by peak shaving over all activations;
- * keeps the lowest highest peak (then the lowest sum of peaks).  None
- * adds bubble, so neither does the best.
+ * LAY's plans by PipeOffload's rule on the c lowest chunks, each followed
+ * by peak shaving over all activations, a reload ending MARGIN backwards
+ * before its backward, for c = 0..v in turn.  Unless FITS is NULL, the
+ * first plan within every limit goes to *FITS and ends the sweep; the
+ * others are offered to LOWEST (NULL: dropped).
  */
 static int
-pw_po_sel(const char *name, const struct pw_problem *p,
-    struct pw_schedule **out, struct pw_error *err)
+pw_po_sweep(const struct pw_po_layout *lay, double margin,
+    struct pw_schedule **fits, struct pw_po_lowest *lowest,
+    struct pw_error *err)
+{
+	const struct pw_problem *p = lay->p;
+	struct pw_schedule *sched;
+	struct pw_metrics *met;
+	int rc = PW_OK, c, v = p->nstages / p->devices;
+
+	for (c = 0; c <= v && rc == PW_OK; c++) {
+		if ((rc = pw_po_plan(lay, PW_OFFSEL_PEAK, c, margin, &sched,
+		    &met, err)) != PW_OK)
+			break;
+		if (fits != NULL && met->feasible) {
+			*fits = sched;
+			pw_metrics_free(met);
+			break;
+		}
+		if (lowest != NULL)
+			pw_po_lowest_offer(lowest, p, sched, met);
+		else
+			pw_schedule_free(sched);
+		pw_metrics_free(met);
+	}
+	return rc;
+}
+
+/*
+ * PO-sel: of the PO layout's plans for c = 0..v (pw_po_sweep, a margin of
+ * one backward), the lowest highest peak (then the lowest sum of peaks).
+ * None adds bubble, so neither does the best.
+ */
+int
+pw_family_po_sel(const struct pw_problem *p, struct pw_schedule **out,
+    struct pw_error *err)
 {
 	struct pw_po_layout lay;
 	struct pw_po_lowest low = { NULL, 0, 0 };
-	struct pw_schedule *sched;
-	struct pw_metrics *met;
-	int rc, c, v = p->nstages / p->devices;
+	int rc;
 
 	*out = NULL;
-	if ((rc = pw_po_can_offload(name, p, err)) != PW_OK ||
-	    (rc = pw_po_layout(name, p, 1, &lay, err)) != PW_OK)
+	if ((rc = pw_po_can_offload("po-sel", p, err)) != PW_OK ||
+	    (rc = pw_po_layout("po-sel", p, 1, &lay, err)) != PW_OK)
 		return rc;
-	for (c = 0; c <= v; c++) {
-		if ((rc = pw_po_plan(&lay, PW_OFFSEL_PEAK, c, 1.0, &sched, &met,
-		    err)) != PW_OK)
-			break;
-		pw_po_lowest_offer(&low, p, sched, met);
-		pw_metrics_free(met);
-	}
+	rc = pw_po_sweep(&lay, 1.0, NULL, &low, err);
 	pw_po_layout_free(&lay);
 	if (rc != PW_OK)
 		pw_schedule_free(low.sched);
 	else
 		*out = low.sched;
 	return rc;
-}
-
-int
-pw_family_po_sel(const struct pw_problem *p, struct pw_schedule **out,
-    struct pw_error *err)
-{
-	return pw_po_sel("po-sel", p, out, err);
 }
 
 /*
@@ -436,10 +453,7 @@ pw_po_fit(const struct pw_problem *p, int g, bool offload,
 {
 	static const double margin[2] = { 1.0, 0.0 };
 	struct pw_po_layout lay;
-	struct pw_schedule *sched;
-	struct pw_metrics *met;
-	bool fits;
-	int rc, c, k, v = p->nstages / p->devices;
+	int rc, k;
 
 	*out = NULL;
 	if ((rc = pw_po_layout("po-auto", p, g, &lay, err)) != PW_OK)
@@ -450,19 +464,8 @@ pw_po_fit(const struct pw_problem *p, int g, bool offload,
 		lay.sched = NULL;
 	}
 	for (k = 0; k < 2 && offload && *out == NULL && rc == PW_OK; k++)
-		for (c = 0; c <= v && *out == NULL; c++) {
-			if ((rc = pw_po_plan(&lay, PW_OFFSEL_PEAK, c, margin[k],
-			    &sched, &met, err)) != PW_OK)
-				break;
-			fits = met->feasible;
-			if (fits)
-				*out = sched;
-			else if (k == 0 && lowest != NULL)
-				pw_po_lowest_offer(lowest, p, sched, met);
-			else
-				pw_schedule_free(sched);
-			pw_metrics_free(met);
-		}
+		rc = pw_po_sweep(&lay, margin[k], out, k == 0 ? lowest : NULL,
+		    err);
 	pw_po_layout_free(&lay);
 	return rc;
 }

@@ -399,7 +399,7 @@ static void
 pw_planner_lazy(struct pw_planner *pl)
 {
 	struct pw_act **by_b;
-	size_t i, k, n = 0;
+	size_t i, n = 0;
 	bool again = true;
 	double off, rel;
 	int c, anchor;
@@ -439,17 +439,10 @@ pw_planner_lazy(struct pw_planner *pl)
 				again = true, a->moved = false;
 		}
 	}
-	/* The levels count an activation as moved once lowered for it. */
-	for (i = k = 0; i < n; i++)
-		if (by_b[i]->moved) {
-			by_b[i]->moved = false;
-			by_b[k++] = by_b[i];
-		}
-	for (i = 0; i < k; i++) {
-		pw_planner_lower(pl, by_b[i], by_b[i]->off_start +
-		    by_b[i]->t_off, by_b[i]->rel_start);
-		by_b[i]->moved = true;
-	}
+	for (i = 0; i < n; i++)
+		if (by_b[i]->moved)
+			pw_planner_lower(pl, by_b[i], by_b[i]->off_start +
+			    by_b[i]->t_off, by_b[i]->rel_start);
 	for (i = 0; i < pl->nact; i++) {
 		struct pw_act *a = &pl->act[i];
 
@@ -669,29 +662,32 @@ pw_planner_emit(const struct pw_planner *pl, struct pw_schedule *sched)
 }
 
 /*
- * The planned schedule SCHED's metrics (the caller frees them) where
- * WANTED or where assertions are on: then also the planner's promise,
- * checked on the simulated result: every transfer starts when planned
- * and the makespan is the compute orders' own.  Else NULL.
+ * The planned schedule SCHED's metrics in *RESULT (the caller frees
+ * them; RESULT NULL: not wanted), simulated where wanted or where
+ * assertions are on: then also the planner's promise, checked on the
+ * simulated result: every transfer starts when planned and the makespan
+ * is the compute orders' own.  Returns PW_OK, or PW_ERR_INTERNAL (a bug)
+ * when SCHED does not simulate.
  */
-static struct pw_metrics *
+static int
 pw_planner_result(const struct pw_planner *pl, const struct pw_schedule *sched,
-    double makespan, bool wanted)
+    double makespan, struct pw_metrics **result, struct pw_error *err)
 {
 	const struct pw_problem *p = pl->p;
 	struct pw_timing *t = NULL;
 	struct pw_metrics *m;
-	struct pw_error err;
 	size_t i;
-	int rc;
 
 #ifdef NDEBUG
-	if (!wanted)
-		return NULL;
+	if (result == NULL)
+		return PW_OK;
 #endif
-	rc = pw_simulate(p, sched, &t, &err);
-	assert(rc == PW_OK);
-	(void)rc;
+	if (pw_simulate(p, sched, &t, err) != PW_OK) {
+		assert(!"an offload plan that does not simulate");
+		pw_error_set(err, "the offload planner's schedule does not "
+		    "simulate (a bug): %s", err->msg);
+		return PW_ERR_INTERNAL;
+	}
 	for (i = 0; i < pl->nact; i++) {
 		const struct pw_act *a = &pl->act[i];
 		struct pw_op off = { PW_OFFLOAD, a->stage, a->mb };
@@ -706,10 +702,11 @@ pw_planner_result(const struct pw_planner *pl, const struct pw_schedule *sched,
 	assert(m->makespan == makespan);
 	(void)makespan;
 	pw_timing_free(t);
-	if (wanted)
-		return m;
-	pw_metrics_free(m);
-	return NULL;
+	if (result != NULL)
+		*result = m;
+	else
+		pw_metrics_free(m);
+	return PW_OK;
 }
 
 /* PW_OK when OPTS are sound and SCHED has no transfers yet, else
@@ -736,15 +733,16 @@ pw_offload_check(const struct pw_problem *p, const struct pw_schedule *sched,
 	return PW_OK;
 }
 
-/* The planner on SCHED, checked, timed as TIMING with metrics MET. */
-static struct pw_metrics *
+/* The planner on SCHED, checked, timed as TIMING with metrics MET; the
+ * planned schedule's metrics as pw_planner_result gives them. */
+static int
 pw_offload_run(const struct pw_problem *p, struct pw_schedule *sched,
     const struct pw_timing *timing, const struct pw_metrics *met,
-    const struct pw_offload_opts *opts, bool wanted)
+    const struct pw_offload_opts *opts, struct pw_metrics **result,
+    struct pw_error *err)
 {
 	struct pw_planner pl;
-	struct pw_metrics *result;
-	int c, d;
+	int c, d, rc;
 
 	memset(&pl, 0, sizeof pl);
 	pl.p = p;
@@ -762,7 +760,7 @@ pw_offload_run(const struct pw_problem *p, struct pw_schedule *sched,
 	while (pw_planner_delay(&pl))
 		continue;
 	pw_planner_emit(&pl, sched);
-	result = pw_planner_result(&pl, sched, met->makespan, wanted);
+	rc = pw_planner_result(&pl, sched, met->makespan, result, err);
 	for (d = 0; d < p->devices; d++) {
 		free(pl.track[d].cstart);
 		free(pl.track[d].cend);
@@ -773,7 +771,7 @@ pw_offload_run(const struct pw_problem *p, struct pw_schedule *sched,
 	free(pl.track);
 	free(pl.lane);
 	free(pl.act);
-	return result;
+	return rc;
 }
 
 int
@@ -788,10 +786,10 @@ pw_offload_plan(const struct pw_problem *p, struct pw_schedule *sched,
 	    (rc = pw_simulate(p, sched, &timing, err)) != PW_OK)
 		return rc;
 	met = pw_metrics_compute(p, sched, timing);
-	pw_offload_run(p, sched, timing, met, opts, false);
+	rc = pw_offload_run(p, sched, timing, met, opts, NULL, err);
 	pw_metrics_free(met);
 	pw_timing_free(timing);
-	return PW_OK;
+	return rc;
 }
 
 int
@@ -802,9 +800,9 @@ pw_offload_plan_timed(const struct pw_problem *p, struct pw_schedule *sched,
 {
 	int rc;
 
-	*result = NULL;
+	if (result != NULL)
+		*result = NULL;
 	if ((rc = pw_offload_check(p, sched, opts, err)) != PW_OK)
 		return rc;
-	*result = pw_offload_run(p, sched, timing, met, opts, true);
-	return PW_OK;
+	return pw_offload_run(p, sched, timing, met, opts, result, err);
 }

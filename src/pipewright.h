@@ -857,8 +857,10 @@ int	pw_offload_plan(const struct pw_problem *, struct pw_schedule *,
 /* The same for SCHED already simulated, as TIMING with metrics MET (of
  * SCHED as it is, compute orders only; both stay the caller's), which a
  * caller planning one layout many ways need not simulate again; the
- * planned schedule's metrics in *RESULT (the caller frees them; NULL
- * with an error).  Returns PW_OK, or PW_ERR_INPUT as pw_offload_plan. */
+ * planned schedule's metrics in *RESULT unless RESULT is NULL (the
+ * caller frees them; NULL with an error).  Returns PW_OK, PW_ERR_INPUT
+ * as pw_offload_plan, or PW_ERR_INTERNAL (a bug) when the planned
+ * schedule does not simulate. */
 int	pw_offload_plan_timed(const struct pw_problem *, struct pw_schedule *,
 	    const struct pw_timing *, const struct pw_metrics *,
 	    const struct pw_offload_opts *, struct pw_metrics **result,

@@ -967,7 +967,6 @@ test_csv_rows(void)
 	    "cell by cell");
 }
 
-/* Mistakes in a problem script name the field, at the script's line. */
 /* pwlua_config.output takes print and pw.show, of a script run for its
  * output and of one read as a problem alike. */
 static void
@@ -1003,6 +1002,7 @@ test_output(void)
 	free(text);
 }
 
+/* Mistakes in a problem script name the field, at the script's line. */
 static void
 test_problem_errors(void)
 {

@@ -525,11 +525,13 @@ test_po_auto_case(struct pw_problem *prob, double limit, int want_g,
 }
 
 /*
- * PO-auto: the largest group size that fits.  d=8, v=5, m=64 at k=1.0
- * with limits of 7 (the PO-H peak at k=0.5): PO-H holds the limit with
- * the PO layout's bubble, 56 per device (makespan 1016); group size 2
- * fits with offloads (bubble 48: makespan 1008, a rate of 0.0476, below
- * half the paper's PO bubble, 0.0495), 3 does not.  Without a limit it is
+ * PO-auto: the fastest group size that fits (on even stages, the
+ * largest).  d=8, v=5, m=64 at k=1.0 with limits of 7 (the PO-H peak at
+ * k=0.5): PO-H holds the limit with the PO layout's bubble, 56 per
+ * device (makespan 1016); group size 2 fits with offloads (bubble 48:
+ * makespan 1008, a rate of 0.0476, below half the paper's PO bubble,
+ * 0.0495), 3 does not.  At a limit of 4 nothing fits: PO-sel's plan (the
+ * lowest peak of the PO layout's).  Without a limit it is
  * GIS (974); without a link, limit 24: GIS-H's g = 4 (peak g(v-1)+d = 24,
  * makespan 990), nothing moved; limit 20: not even the PO layout (peak
  * 24) fits, so it is that layout as it is.
@@ -538,7 +540,7 @@ static void
 test_po_auto(void)
 {
 	struct pw_problem *prob = test_problem(8, 5, 64, 1.0);
-	struct pw_schedule *sched;
+	struct pw_schedule *sched, *other;
 	struct test_result r, g;
 	int i;
 
@@ -550,6 +552,23 @@ test_po_auto(void)
 	if (test_group(prob, 3, &r))
 		tap_ok(r.peak > 7, "gis-g3 d=8 v=5: peak %g over 7 before "
 		    "offload", r.peak);
+	for (i = 0; i < prob->devices; i++)
+		prob->memory[i].limit = 4;
+	sched = test_build("po-auto", prob);
+	other = test_build("po-sel", prob);
+	if (sched != NULL && other != NULL) {
+		test_run(prob, sched, &r);
+		test_run(prob, other, &g);
+		/* Both over the limit, which the checker reports. */
+		tap_ok(r.makespan > 0 && r.peak > 4 &&
+		    r.makespan == g.makespan && r.peak == g.peak &&
+		    r.sum == g.sum && r.moved == g.moved,
+		    "po-auto d=8 v=5 k=1 limit 4: nothing fits, PO-sel's plan "
+		    "(makespan %g, peak %g, %d moved; PO-sel %g, %g, %d)",
+		    r.makespan, r.peak, r.moved, g.makespan, g.peak, g.moved);
+	}
+	pw_schedule_free(sched);
+	pw_schedule_free(other);
 	test_po_auto_case(prob, INFINITY, 8, 0, "po-auto d=8 v=5 no limit");
 	pw_problem_free(prob);
 	prob = test_problem(8, 5, 64, 0);

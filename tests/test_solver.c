@@ -494,17 +494,6 @@ test_serial(void)
 	pw_problem_free(p);
 }
 
-/*
- * Stopped before the start is chosen, where a limit binds and only the
- * offloading families keep it: PipeOffload's 5.8B on four A100 with two
- * chunks each, 16 microbatches, 29 GiB.  GIS-H peaks at 29.33 GiB; PO-H,
- * PO-F and PO-sel fit at 5.001 s and PO-auto, built last, at 4.846 s.
- * Not stopped, the start is the best of them; stopped, the first that
- * fits: the search does not build the others past its time (on Llama-3
- * 70B over 16 H200 with 2,048 microbatches, 41 s of building for a time
- * limit of 5 before the stop counted), and its phase is "waiting" until
- * it has that one.
- */
 /* Progress callback: counts (through ARG) the reports whose phase is
  * "waiting" while there is no incumbent, and any with one. */
 static void
@@ -516,6 +505,17 @@ test_count_waiting(const struct pw_progress *pr, void *arg)
 		seen[isinf(pr->incumbent) ? 0 : 1]++;
 }
 
+/*
+ * Stopped before the start is chosen, where a limit binds and only the
+ * offloading families keep it: PipeOffload's 5.8B on four A100 with two
+ * chunks each, 16 microbatches, 29 GiB.  GIS-H peaks at 29.33 GiB; PO-H,
+ * PO-F and PO-sel fit at 5.001 s and PO-auto, built last, at 4.846 s.
+ * Not stopped, the start is the best of them; stopped, the first that
+ * fits: the search does not build the others past its time (on Llama-3
+ * 70B over 16 H200 with 2,048 microbatches, 41 s of building for a time
+ * limit of 5 before the stop counted), and its phase is "waiting" until
+ * it has that one.
+ */
 static void
 test_stop_offloading_start(void)
 {
