@@ -47,7 +47,8 @@ struct pw_search {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	/* Under the lock: the numbers of the last publication, how many
-	 * times the worker signalled (pw_search_signal), who still holds the
+	 * publications and signals there were (pw_search_signal, the
+	 * worker's or a stop's from the run's thread), who still holds the
 	 * search, whether the worker is writing the model file (and may not
 	 * be left), whether the run left before the worker (which then
 	 * writes no model file), whether the worker is done. */

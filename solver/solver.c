@@ -434,7 +434,12 @@ pw_solve_poll(struct pw_solve_run *run, struct pw_progress *pr)
 	if (!finished && s->stop == 0 && (run->cancelled ||
 	    pw_search_elapsed(s) >= s->limit)) {
 		pw_solve_stop(run, pw_search_elapsed(s));
+		/* The stop's own publication (its phase) is read with the
+		 * numbers it went with, and is no news to the next wait. */
 		pthread_mutex_lock(&s->lock);
+		run->seen = s->events;
+		inc = s->pub_incumbent;
+		bound = s->pub_bound;
 		phase = s->pub_phase;
 		pthread_mutex_unlock(&s->lock);
 	}
