@@ -158,6 +158,10 @@ fails 2 "--family" "schedule without a family" "$PW" schedule
 fails 2 "--to" "export without a format" "$PW" export a.json
 fails 2 "--width" "bad width" "$PW" show a.json --width 0
 fails 2 "--width" "width not a number" "$PW" show a.json --width 8x
+fails 2 "--width" "a width of more columns than show draws" \
+    "$PW" show "$UNIT" --width 200000
+ok "show names its range of columns" \
+    one_error "pipewright: show: --width 200000 is out of range: 1 to 100000 columns"
 
 # ------------------------------------------------------------ the main job
 run "$PW"
@@ -728,6 +732,10 @@ ok "the SVG is 800 by 700" out_has '^<svg .* width="800" height="700" viewBox="0
 fails 2 "--width 100" "a width under 320" \
     "$PW" export "$tmp/default-1f1b.json" --to svg --width 100
 ok "the width's range is named" err_has "320 to 16384 pixels"
+fails 2 "--width" "a width not a whole number" \
+    "$PW" export "$tmp/default-1f1b.json" --to svg --width 1e3
+ok "export names no range of show's" \
+    one_error "pipewright: export: --width '1e3' is not a whole number of at least 1"
 fails 2 "--height 20000" "a height over 16384" \
     "$PW" export "$tmp/default-1f1b.json" --to svg --height 20000
 fails 2 "--height 130" "a height too small for the rows" \

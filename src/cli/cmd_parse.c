@@ -356,11 +356,13 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 			break;
 		case 'w':
 		case 'G':
-			if (!pw_parse_int(optarg, 1, PW_CMD_WIDTH_MAX,
+			/* The range is the command's (show's columns,
+			 * export's pixels): it says it. */
+			if (!pw_parse_int(optarg, 1, INT_MAX,
 			    c == 'w' ? &a->width : &a->height)) {
 				pw_cmd_fail("%s: --%s '%s' is not a whole"
-				    " number from 1 to %d", cmd->name,
-				    cmd_parse_name(c), optarg, PW_CMD_WIDTH_MAX);
+				    " number of at least 1", cmd->name,
+				    cmd_parse_name(c), optarg);
 				return PW_EXIT_INPUT;
 			}
 			break;

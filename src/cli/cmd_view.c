@@ -124,6 +124,19 @@ cmd_view_time(const char *name, const char *s, double *out)
 	return false;
 }
 
+/* PW_EXIT_OK when VALUE, command CMD's option NAME, is 0 (not given) or
+ * in [MIN, MAX] (of UNIT); else one line and PW_EXIT_INPUT. */
+static int
+cmd_view_range(const char *cmd, const char *name, int value, int min,
+    int max, const char *unit)
+{
+	if (value == 0 || (value >= min && value <= max))
+		return PW_EXIT_OK;
+	pw_cmd_fail("%s: --%s %d is out of range: %d to %d %s", cmd, name,
+	    value, min, max, unit);
+	return PW_EXIT_INPUT;
+}
+
 int
 pw_cmd_show(const struct pw_cmd_args *a)
 {
@@ -134,7 +147,9 @@ pw_cmd_show(const struct pw_cmd_args *a)
 	int status, rc;
 
 	if (!cmd_view_time("from", a->from, &from) ||
-	    !cmd_view_time("to", a->format, &to))
+	    !cmd_view_time("to", a->format, &to) ||
+	    cmd_view_range("show", "width", a->width, 1, PW_CMD_WIDTH_MAX,
+	    "columns") != PW_EXIT_OK)
 		return PW_EXIT_INPUT;
 	if ((status = pw_cmd_plan_load(a, &plan)) != PW_EXIT_OK ||
 	    (status = pw_cmd_view_load(a, plan, &v)) != PW_EXIT_OK)
@@ -153,18 +168,6 @@ out:
 	return status;
 }
 
-/* PW_EXIT_OK when VALUE, option NAME's, is 0 (not given) or in [MIN,
- * MAX]; else one line and PW_EXIT_INPUT. */
-static int
-cmd_view_pixels(const char *name, int value, int min, int max)
-{
-	if (value == 0 || (value >= min && value <= max))
-		return PW_EXIT_OK;
-	pw_cmd_fail("export: --%s %d is out of range: %d to %d pixels", name,
-	    value, min, max);
-	return PW_EXIT_INPUT;
-}
-
 /* PW_EXIT_OK when --width and --height, if given, are in range and
  * FORMAT (a picture) takes them; else one line and PW_EXIT_INPUT. */
 static int
@@ -178,11 +181,11 @@ cmd_view_size(const struct pw_cmd_args *a,
 		    "the format %s has no size", format->name);
 		return PW_EXIT_INPUT;
 	}
-	if ((status = cmd_view_pixels("width", a->width, PW_EXPORT_WIDTH_MIN,
-	    PW_EXPORT_WIDTH_MAX)) != PW_EXIT_OK)
+	if ((status = cmd_view_range("export", "width", a->width,
+	    PW_EXPORT_WIDTH_MIN, PW_EXPORT_WIDTH_MAX, "pixels")) != PW_EXIT_OK)
 		return status;
-	return cmd_view_pixels("height", a->height, PW_EXPORT_HEIGHT_MIN,
-	    PW_EXPORT_HEIGHT_MAX);
+	return cmd_view_range("export", "height", a->height,
+	    PW_EXPORT_HEIGHT_MIN, PW_EXPORT_HEIGHT_MAX, "pixels");
 }
 
 int
