@@ -246,7 +246,7 @@ torch_op(struct torch_read *r, const char *cell, const char **s,
 		    cell, op->stage, p->nstages, p->nstages == 1 ? "" : "s",
 		    p->nstages == p->devices ? "; the CSV of a family that "
 		    "splits the model again, zb-v or 1f1b-interleaved, is "
-		    "read with that family's schedule file as --problem" :
+		    "read with that family's schedule file as its problem" :
 		    "");
 		return false;
 	}

@@ -158,6 +158,8 @@ fails 2 "--family" "schedule without a family" "$PW" schedule
 fails 2 "--to" "export without a format" "$PW" export a.json
 fails 2 "--width" "bad width" "$PW" show a.json --width 0
 fails 2 "--width" "width not a number" "$PW" show a.json --width 8x
+fails 2 "export: an empty argument where a file name belongs" \
+    "an empty file name" "$PW" export "" --to chrome
 fails 2 "--width" "a width of more columns than show draws" \
     "$PW" show "$UNIT" --width 200000
 ok "show names its range of columns" \

@@ -304,7 +304,7 @@ test_malformed(void)
 		  "t.csv:2:2: 9F0: stage 9 out of range (the problem has 2"
 		  " stages; the CSV of a family that splits the model again,"
 		  " zb-v or 1f1b-interleaved, is read with that family's"
-		  " schedule file as --problem)" },
+		  " schedule file as its problem)" },
 		{ "0F0,0F7\n",
 		  "t.csv:1:5: 0F7: microbatch 7 out of range (the problem has"
 		  " 2)" },

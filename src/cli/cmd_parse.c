@@ -497,8 +497,16 @@ pw_cmd_parse(const struct pw_command *cmd, int argc, char **argv,
 		    cmd->synopsis);
 		return PW_EXIT_INPUT;
 	}
-	for (i = 0; i < npos; i++)
+	for (i = 0; i < npos; i++) {
 		a->pos[i] = argv[first + i];
+		/* A command with options takes files as its arguments (help,
+		 * the one without, takes a command's name). */
+		if (cmd->options != NULL && a->pos[i][0] == '\0') {
+			pw_cmd_fail("%s: an empty argument where a file name "
+			    "belongs", cmd->name);
+			return PW_EXIT_INPUT;
+		}
+	}
 	/* Costs for a file that has its own would be silently unused. */
 	if (a->problem != NULL && (a->pos[0] == NULL ||
 	    !pw_torch_is_csv(a->pos[0]))) {
