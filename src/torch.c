@@ -8,6 +8,7 @@
 #include <assert.h>
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -191,19 +192,22 @@ struct torch_read {
 
 #define TORCH_CELL	64
 
-/* Reads a number of at most 9 digits at *S into *OUT, moving *S past
- * it; false when there is none or it is longer. */
+/* Reads the digits at *S into *OUT (INT_MAX when larger, as Python's
+ * int() reads any number of them; the range checks then refuse it),
+ * their count into *LEN, moving *S past them; false when there are
+ * none. */
 static bool
-torch_number(const char **s, int *out)
+torch_number(const char **s, int *out, int *len)
 {
 	const char *q = *s;
 	long v = 0;
 
-	while (isdigit((unsigned char)*q) && q - *s < 10)
-		v = v * 10 + (*q++ - '0');
-	if (q == *s || q - *s > 9)
+	for (; isdigit((unsigned char)*q); q++)
+		v = v > INT_MAX / 10 ? INT_MAX : v * 10 + (*q - '0');
+	if (q == *s)
 		return false;
-	*out = (int)v;
+	*out = v > INT_MAX ? INT_MAX : (int)v;
+	*len = (int)(q - *s);
 	*s = q;
 	return true;
 }
@@ -215,10 +219,11 @@ torch_op(struct torch_read *r, const char *cell, const char **s,
     struct pw_op *op, struct pw_error *err)
 {
 	const struct pw_problem *p = r->p;
+	const char *stage = *s, *mb;
 	size_t i;
-	int k;
+	int k, stage_len, mb_len;
 
-	if (!torch_number(s, &op->stage))
+	if (!torch_number(s, &op->stage, &stage_len))
 		goto bad;
 	for (i = 0; i < sizeof torch_comms / sizeof torch_comms[0]; i++) {
 		if (strncmp(*s, torch_comms[i], strlen(torch_comms[i])) == 0) {
@@ -236,14 +241,17 @@ torch_op(struct torch_read *r, const char *cell, const char **s,
 		goto bad;
 	op->kind = (enum pw_kind)k;
 	(*s)++;
-	if (!torch_number(s, &op->mb))
+	mb = *s;
+	if (!torch_number(s, &op->mb, &mb_len))
 		goto bad;
+	/* Said as written: a number past INT_MAX was read as INT_MAX. */
 	if (op->stage >= p->nstages) {
 		/* Most likely the CSV of a family that split the model
 		 * again, read with the problem it was built from. */
-		pw_error_set(err, "%s:%ld:%ld: %s: stage %d out of range (the"
+		pw_error_set(err, "%s:%ld:%ld: %s: stage %.*s out of range (the"
 		    " problem has %d stage%s%s)", r->label, r->line, r->col,
-		    cell, op->stage, p->nstages, p->nstages == 1 ? "" : "s",
+		    cell, stage_len, stage, p->nstages, p->nstages == 1 ? "" :
+		    "s",
 		    p->nstages == p->devices ? "; the CSV of a family that "
 		    "splits the model again, zb-v or 1f1b-interleaved, is "
 		    "read with that family's schedule file as its problem" :
@@ -251,9 +259,9 @@ torch_op(struct torch_read *r, const char *cell, const char **s,
 		return false;
 	}
 	if (op->mb >= p->microbatches) {
-		pw_error_set(err, "%s:%ld:%ld: %s: microbatch %d out of range"
-		    " (the problem has %d)", r->label, r->line, r->col, cell,
-		    op->mb, p->microbatches);
+		pw_error_set(err, "%s:%ld:%ld: %s: microbatch %.*s out of "
+		    "range (the problem has %d)", r->label, r->line, r->col,
+		    cell, mb_len, mb, p->microbatches);
 		return false;
 	}
 	return true;

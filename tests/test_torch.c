@@ -308,6 +308,12 @@ test_malformed(void)
 		{ "0F0,0F7\n",
 		  "t.csv:1:5: 0F7: microbatch 7 out of range (the problem has"
 		  " 2)" },
+		/* Any number of digits, as Python's int() reads them. */
+		{ "0F0,0F4294967296\n",
+		  "t.csv:1:5: 0F4294967296: microbatch 4294967296 out of range"
+		  " (the problem has 2)" },
+		{ "000000000000F0,0F1\n",
+		  "t.csv: 1 row, but the problem has 2 ranks (one row each)" },
 		{ "0F0,1F0\n",
 		  "t.csv:1:5: 1F0 on rank 0, but stage 1 is on rank 1 (the"
 		  " problem's loop placement)" },
