@@ -160,7 +160,8 @@ pw_cmd_compare_times(const struct pw_plan *plan, const char *path,
 		return;
 	k = pw_op_index(p, ops[first].op);
 	pw_cmd_note("%s: the stored times of %zu of %zu ops differ from the"
-	    " simulated ones (first %s: stored %.9g-%.9g, simulated %.9g-%.9g);"
+	    " simulated ones (first %s: stored %.9g to %.9g, simulated %.9g to"
+	    " %.9g);"
 	    " the orders are kept and the times recomputed",
 	    pw_cmd_label(path), ndiffer, nops,
 	    pw_op_name(name, sizeof name, ops[first].op), ops[first].start,
