@@ -537,7 +537,7 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 		}
 		if (c == EOF || c == ',' || c == '\n') {
 			if (c == EOF && ferror(fp)) {
-				pw_error_set(err, "%s: %s", label,
+				pw_error_set(err, "%s: cannot read: %s", label,
 				    strerror(errno));
 				rc = PW_ERR_IO;
 				break;

@@ -105,6 +105,10 @@ ok "launch --dry-run of a CSV: exit 0" status_is 0
 run "$PW" eval "$EXAMPLES/torch/gpipe.csv"
 ok "a CSV without --problem: exit 2" status_is 2
 ok "a CSV without --problem: says to add it" one_error "add --problem PROBLEM"
+run "$PW" eval "$EXAMPLES/torch/gpipe.csv" --problem "$EXAMPLES/torch/1f1b.csv"
+ok "a CSV as --problem: exit 2" status_is 2
+ok "a CSV as --problem: says it is a schedule" \
+    one_error "eval: --problem $EXAMPLES/torch/1f1b.csv is a schedule (a PyTorch CSV), not the problem or schedule file that gives its costs"
 printf '0F0,0Z0\n' >"$tmp/bad.csv"
 run "$PW" show "$tmp/bad.csv" --problem "$UNIT"
 ok "a bad token: exit 2" status_is 2

@@ -185,6 +185,13 @@ pw_cmd_csv_plan(const struct pw_cmd_args *a, const char *path,
 		    pw_cmd_label(path));
 		return PW_EXIT_INPUT;
 	}
+	/* Read as JSON it would fail on its first comma. */
+	if (pw_torch_is_csv(a->problem)) {
+		pw_cmd_fail("%s: --problem %s is a schedule (a PyTorch CSV), "
+		    "not the problem or schedule file that gives its costs",
+		    a->cmd->name, a->problem);
+		return PW_EXIT_INPUT;
+	}
 	if ((problem = cmd_plan_problem_file(a->problem, NULL, NULL,
 	    NULL)) == NULL)
 		return PW_EXIT_INPUT;
