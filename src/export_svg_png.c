@@ -17,6 +17,30 @@
 /* rsvg-convert's exit status when it could not be run: the shell's. */
 #define PNG_NOT_RUN	127
 
+/* Why rsvg-convert, ended with STATUS, failed, into ERR: its exit status
+ * or its signal, and the first line of what it wrote on stderr (kept in
+ * ERRS), so that the failure stays one line. */
+static void
+png_failed(int status, FILE *errs, struct pw_error *err)
+{
+	char said[256] = "", how[64];
+	size_t len;
+
+	if (fseek(errs, 0, SEEK_SET) == 0 &&
+	    fgets(said, sizeof said, errs) != NULL) {
+		len = strcspn(said, "\r\n");
+		said[len] = '\0';
+	}
+	if (WIFSIGNALED(status))
+		snprintf(how, sizeof how, "killed by signal %d, %s",
+		    WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		snprintf(how, sizeof how, "exit status %d",
+		    WEXITSTATUS(status));
+	pw_error_set(err, "png: rsvg-convert failed (%s)%s%s", how,
+	    said[0] != '\0' ? ": " : "", said);
+}
+
 int
 pw_export_png_sized(FILE *fp, const struct pw_problem *p,
     const struct pw_schedule *s, const struct pw_timing *t,
@@ -27,7 +51,7 @@ pw_export_png_sized(FILE *fp, const struct pw_problem *p,
 	    '\r', '\n', 0x1a, '\n' };
 	unsigned char head[sizeof signature];
 	size_t nhead = 0, i;
-	FILE *svg;
+	FILE *svg, *errs = NULL;
 	char buf[8192];
 	ssize_t n;
 	pid_t pid;
@@ -40,7 +64,7 @@ pw_export_png_sized(FILE *fp, const struct pw_problem *p,
 	if ((rc = pw_export_svg_sized(svg, p, s, t, mt, size, err)) != PW_OK)
 		goto out;
 	if (fflush(svg) != 0 || fseek(svg, 0, SEEK_SET) != 0 ||
-	    pipe(fd) != 0) {
+	    (errs = tmpfile()) == NULL || pipe(fd) != 0) {
 		pw_error_set(err, "png: %s", strerror(errno));
 		rc = PW_ERR_IO;
 		goto out;
@@ -55,7 +79,8 @@ pw_export_png_sized(FILE *fp, const struct pw_problem *p,
 	if (pid == 0) {
 		close(fd[0]);
 		if (dup2(fileno(svg), STDIN_FILENO) != -1 &&
-		    dup2(fd[1], STDOUT_FILENO) != -1)
+		    dup2(fd[1], STDOUT_FILENO) != -1 &&
+		    dup2(fileno(errs), STDERR_FILENO) != -1)
 			execlp("rsvg-convert", "rsvg-convert", "--format", "png",
 			    (char *)NULL);
 		_exit(PNG_NOT_RUN);
@@ -83,8 +108,7 @@ pw_export_png_sized(FILE *fp, const struct pw_problem *p,
 		    "Debian package librsvg2-bin");
 		rc = PW_ERR_INPUT;
 	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		pw_error_set(err, "png: rsvg-convert failed (status %d)",
-		    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		png_failed(status, errs, err);
 		rc = PW_ERR_IO;
 	} else if (nhead < sizeof signature ||
 	    memcmp(head, signature, sizeof signature) != 0) {
@@ -94,6 +118,8 @@ pw_export_png_sized(FILE *fp, const struct pw_problem *p,
 		rc = PW_ERR_IO;
 	}
 out:
+	if (errs != NULL)
+		fclose(errs);
 	fclose(svg);
 	return rc;
 }

@@ -767,6 +767,20 @@ run env PATH="$tmp/mutebin:$PATH" "$PW" export "$tmp/default-1f1b.json" --to png
 ok "png from a mute rsvg-convert: exit 2" status_is 2
 ok "png from a mute rsvg-convert: one line saying so" one_error "rsvg-convert wrote no PNG (nothing)"
 ok "png from a mute rsvg-convert: no file" [ ! -e "$tmp/mute.png" ]
+# One that fails saying why, and one killed by a signal: one line each,
+# its words or its signal in it, nothing of its own on stderr.
+mkdir "$tmp/failbin" "$tmp/killbin"
+printf '#!/bin/sh\ncat >/dev/null\necho "Error reading SVG: bad" >&2\necho "more" >&2\nexit 1\n' >"$tmp/failbin/rsvg-convert"
+printf '#!/bin/sh\ncat >/dev/null\nkill -SEGV $$\n' >"$tmp/killbin/rsvg-convert"
+chmod +x "$tmp/failbin/rsvg-convert" "$tmp/killbin/rsvg-convert"
+run env PATH="$tmp/failbin:$PATH" "$PW" export "$tmp/default-1f1b.json" --to png -o "$tmp/fail.png"
+ok "png from a failing rsvg-convert: exit 2" status_is 2
+ok "png from a failing rsvg-convert: one line with its first" \
+    one_error "png: rsvg-convert failed (exit status 1): Error reading SVG: bad"
+run env PATH="$tmp/killbin:$PATH" "$PW" export "$tmp/default-1f1b.json" --to png -o "$tmp/kill.png"
+ok "png from a killed rsvg-convert: one line naming the signal" \
+    one_error "png: rsvg-convert failed (killed by signal 11, "
+ok "png from a killed rsvg-convert: no file" [ ! -e "$tmp/kill.png" ]
 if command -v script >/dev/null 2>&1; then
 	# stdout a terminal: script(1) gives the command one.
 	script -qec "$PW export $tmp/default-1f1b.json --to png" /dev/null >"$tmp/tty.out" 2>&1
