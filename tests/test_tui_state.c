@@ -1345,6 +1345,10 @@ test_mouse_and_views(void)
 
 	tui_key(d, 'c');
 	tap_int(d->mode, TUI_MODE_COMPARE, "c opens the compare view");
+	tap_str(d->message, "comparing family zb-h2 with current schedule "
+	    "(Tab switches, Left and Right change a slot's source, Esc "
+	    "closes)", "the message line says what it compares, and how to "
+	    "change it");
 	tui_key(d, '\t');
 	tap_int(d->compare.focus, 1, "Tab: the other slot");
 	tui_key(d, KEY_RIGHT);
@@ -1358,6 +1362,8 @@ test_mouse_and_views(void)
 	tui_key(d, KEY_LEFT);
 	tap_int(d->compare.source[0], 3, "Left: the top slot (the best "
 	    "family, zb-h2) shows the family before it, zb-h1");
+	tap_ok(strncmp(d->message, "comparing family zb-h1 with ", 28) == 0,
+	    "and the message line says so (%s)", d->message);
 	tui_key(d, TUI_KEY_ESC);
 
 	/* The iteration limit makes the sweep's optimizer series end at the

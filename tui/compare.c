@@ -41,6 +41,31 @@ tui_compare_reason(const char *msg, const char *file)
 	    strncmp(msg + n, ": ", 2) == 0 ? msg + n + 2 : msg;
 }
 
+/* The message line while the view builds: the slots' sources, or the
+ * keys that change them. */
+static void
+tui_compare_say(struct tui *d)
+{
+	char a[96], b[96];
+
+	tui_message(d, false, "comparing %s with %s (Tab switches, Left and "
+	    "Right change a slot's source, Esc closes)",
+	    tui_compare_name(d, 0, a, sizeof a),
+	    tui_compare_name(d, 1, b, sizeof b));
+}
+
+/* tui_family_best's progress as the view opens: which family is next
+ * (a large problem takes seconds a family). */
+static void
+tui_compare_building(void *arg, const struct pw_problem *p, size_t done)
+{
+	(void)p;
+	if (done < pw_nfamilies)
+		tui_busy(arg, "finding the best family: %zu of %zu built, "
+		    "building %s ...", done, pw_nfamilies,
+		    pw_families[done].name);
+}
+
 unsigned
 tui_compare_set(struct tui *d, int slot, int source)
 {
@@ -80,6 +105,7 @@ tui_compare_set(struct tui *d, int slot, int source)
 		break;
 	default:
 		/* As "f" builds it: a model split again keeps the limits. */
+		tui_busy(d, "building family %s ...", pw_families[source].name);
 		rc = tui_family_plan(pw_plan_problem(d->plan), source,
 		    &c->plan[slot], NULL, &err);
 		break;
@@ -87,15 +113,16 @@ tui_compare_set(struct tui *d, int slot, int source)
 	if (rc != PW_OK)
 		c->why[slot] = pw_xstrdup(tui_compare_reason(err.msg,
 		    source == TUI_CMP_FILE ? c->file : NULL));
-	return TUI_DRAW_PANEL;
+	tui_compare_say(d);
+	return TUI_DRAW_PANEL | TUI_DRAW_MESSAGE;
 }
 
 unsigned
 tui_compare_open(struct tui *d)
 {
 	struct pw_error err;
-	int best = tui_family_best(pw_plan_problem(d->plan), NULL, NULL,
-	    &err);
+	int best = tui_family_best(pw_plan_problem(d->plan),
+	    tui_compare_building, d, &err);
 
 	tui_compare_empty(&d->compare, 0);
 	tui_compare_empty(&d->compare, 1);
