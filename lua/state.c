@@ -222,6 +222,13 @@ pwl_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	return p;
 }
 
+/* Whether the run has spent its budget or its time. */
+static bool
+pwl_over(struct pwlua *lua)
+{
+	return lua->spent >= lua->budget || atomic_load(&lua->expired);
+}
+
 /* Adds STEPS to what the run has spent, saturating (a budget may be
  * ULONG_MAX); NULL, or the message of what is spent, in LUA's buffer. */
 static const char *
@@ -231,15 +238,15 @@ pwl_spent(struct pwlua *lua, unsigned long steps)
 
 	lua->spent = steps > ULONG_MAX - lua->spent ? ULONG_MAX :
 	    lua->spent + steps;
+	if (!pwl_over(lua))
+		return NULL;
 	if (atomic_load(&lua->expired))
 		snprintf(lua->why, sizeof lua->why, "time limit of %s "
 		    "exceeded", pw_fmt_seconds(limit, sizeof limit,
 		    lua->seconds));
-	else if (lua->spent >= lua->budget)
+	else
 		snprintf(lua->why, sizeof lua->why, "instruction budget of "
 		    "%lu exceeded", lua->budget);
-	else
-		return NULL;
 	return lua->why;
 }
 
@@ -314,6 +321,38 @@ pwl_watchdog(void *arg)
 		atomic_store(&lua->expired, 1);
 	pthread_mutex_unlock(&lua->lock);
 	return NULL;
+}
+
+/* xpcall's message handler in front of the script's (upvalue 1), which
+ * runs only while the run has budget and time left: Lua calls a message
+ * handler before the error unwinds, and for an error of the count hook
+ * (the run spent) with hooks off, where a loop in the script's handler
+ * would never stop.  Spent, the error goes on as it is. */
+static int
+pwl_xpcall_handler(lua_State *L)
+{
+	if (pwl_over(pwl_lua(L)))
+		return 1;
+	lua_pushvalue(L, lua_upvalueindex(1));
+	lua_insert(L, 1);
+	lua_call(L, lua_gettop(L) - 1, 1);
+	return 1;
+}
+
+/* xpcall with the script's message handler behind pwl_xpcall_handler.
+ * Upvalue 1 is the base library's xpcall (scripts have no coroutines, so
+ * calling it from C takes no yield away). */
+static int
+pwl_xpcall(lua_State *L)
+{
+	luaL_checktype(L, 2, LUA_TFUNCTION);
+	lua_pushvalue(L, 2);
+	lua_pushcclosure(L, pwl_xpcall_handler, 1);
+	lua_replace(L, 2);
+	lua_pushvalue(L, lua_upvalueindex(1));
+	lua_insert(L, 1);
+	lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+	return lua_gettop(L);
 }
 
 /* setmetatable, refusing a metatable with __gc: Lua marks an object for
@@ -670,6 +709,9 @@ pwl_setup(lua_State *L)
 	lua_getglobal(L, "setmetatable");
 	lua_pushcclosure(L, pwl_setmetatable, 1);
 	lua_setglobal(L, "setmetatable");
+	lua_getglobal(L, "xpcall");
+	lua_pushcclosure(L, pwl_xpcall, 1);
+	lua_setglobal(L, "xpcall");
 	lua_pushcfunction(L, pwl_print);
 	lua_setglobal(L, "print");
 	pwl_open_pattern(L, &pwl_lua(L)->meter);

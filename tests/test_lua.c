@@ -839,6 +839,19 @@ test_sandbox(void)
 	    "instruction budget of 100000 exceeded (a runaway loop?)\nstack "
 	    "traceback:\n\tpcall.lua:2: in main chunk",
 	    "pcall does not swallow the budget's stop");
+	/* Lua runs an xpcall handler before the error unwinds, and for the
+	 * hook's own error with hooks off: a loop there ran forever. */
+	script_fails(&small, "xpcall.lua", "local ok = xpcall(error,\n"
+	    "  function(m) while true do end end)\nreturn ok\n", PW_ERR_INPUT,
+	    "xpcall.lua:3: instruction budget of 100000 exceeded (a runaway "
+	    "loop?)\nstack traceback:\n\txpcall.lua:3: in main chunk",
+	    "a looping xpcall handler is stopped by the budget");
+	script_fails(&small, "xpcall2.lua", "while true do\n  xpcall("
+	    "function() while true do end end,\n    function(m) return m end)"
+	    "\nend\n", PW_ERR_INPUT, "xpcall2.lua:3: instruction budget of "
+	    "100000 exceeded (a runaway loop?)\nstack traceback:\n"
+	    "\txpcall2.lua:3: in main chunk",
+	    "nor does xpcall swallow the stop");
 	loops_charged(&small);
 	names_charged(&capped);
 	script_fails(&capped, "mem.lua", "local t = {}\nfor i = 1, 1e7 do t[i] = "
