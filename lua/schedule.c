@@ -176,6 +176,9 @@ pwl_schedule_new(lua_State *L)
 	    pb->p->microbatches, "pw.schedule");
 	s = pwl_schedule_push(L, 3, pb->p, "pw.schedule");
 	rc = pw_plan_family(family, pb->p, &s->plan, &err);
+	/* A build is one step of C, which no flag stops: a run whose time
+	 * ran out during it stops as it returns. */
+	pwl_work(L, 0, "pw.schedule");
 	if (rc == PW_ERR_NOT_APPLICABLE) {
 		lua_pushnil(L);
 		lua_pushfstring(L, "%s does not apply: %s", name, err.msg);
@@ -338,6 +341,7 @@ pwl_compare(lua_State *L)
 	    sizeof (struct pw_device_metrics) + pw_op_universe(p) *
 	    sizeof (struct pw_mem_point)), "pw.compare", pwl_rows_free);
 	*rows = pw_compare_rows(p, NULL, NULL);
+	pwl_work(L, 0, "pw.compare");
 	lua_createtable(L, (int)pw_nfamilies, 0);
 	for (i = 0; i < pw_nfamilies; i++) {
 		r = &(*rows)[i];

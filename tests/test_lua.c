@@ -1159,6 +1159,19 @@ test_watchdog(void)
 	    "end\n", PW_ERR_INPUT, "wd.lua:2: time limit of 250 ms exceeded "
 	    "(a runaway script?)\nstack traceback:\n\twd.lua:2: in main chunk",
 	    "the watchdog stops a loop the budget would not");
+	/* Builds are C that no flag stops, and a hundred of them run
+	 * fewer instructions than the hook counts between its calls (1000):
+	 * the run stops as the build the time ran out in returns (they take
+	 * seconds in all here; the run, 250 ms and one build). */
+	lua = pwlua_new(&quick, &err);
+	tap_int(run_text(lua, "build.lua", "local st = {}\nfor i = 1, 8 do "
+	    "st[i] = { f = 1, b = 1, w = 1, act = 1 } end\nlocal p = "
+	    "pw.problem{ devices = 8, microbatches = 2048, stages = st }\n"
+	    "for i = 1, 100 do pw.schedule(p, '1f1b') end\n", &err),
+	    PW_ERR_INPUT, "builds that outlast the time: stopped");
+	tap_ok(strncmp(err.msg, "build.lua:4: pw.schedule: time limit of 250 "
+	    "ms exceeded", 52) == 0, "...as a build returns (%.60s)", err.msg);
+	pwlua_free(lua);
 	lua = pwlua_new(&second, &err);
 	for (i = 0; i < sizeof searches / sizeof searches[0]; i++) {
 		snprintf(text, sizeof text, "local p = pw.problem" UNIT_SPEC
