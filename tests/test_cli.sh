@@ -1608,6 +1608,13 @@ ok "refused before it runs" lacks '^iteration ' "$tmp/err"
 run "$PW" launch "$tmp/m16.json" --iterations 1
 ok "a measured file runs again on its recorded workload" err_has '^launch: the workload recorded in .*m16.json (--workload sets another)$'
 ok "which is the one it ran" out_has '16 tokens per microbatch'
+# --workload sets its keys; the others stay what would run without it.
+run "$PW" launch "$tmp/m16.json" --workload hidden=32 --dry-run
+ok "a measured file with part of a workload keeps the rest it recorded" \
+    err_has '^workload: 1 layer per stage of MLP blocks (hidden 32, ffn 256, 16 tokens per microbatch)'
+run "$PW" launch $MODEL --workload hidden=32 --dry-run
+ok "a model's problem with part of a workload keeps the rest of its shape" \
+    err_has '^workload: 12 layers per stage of MLP blocks (hidden 32, ffn 512, 128 tokens per microbatch)'
 
 # ------------------------------------------------------------ docs
 # docs/cli.md's family table is the registry: the names and summaries of

@@ -287,20 +287,29 @@ cmd_launch_plan(const struct pw_cmd_args *a, struct cmd_launch_run *r)
 	return cmd_launch_file(path, r);
 }
 
-/* The workload of FROM into R->work: --workload's, else a measured
- * file's recorded one (saying so), else pw_workload_for's default. */
+/* The workload of FROM into R->work: a measured file's recorded one
+ * (saying so), else pw_workload_for's default, with what --workload
+ * sets in place of its keys. */
 static int
 cmd_launch_workload(const struct pw_cmd_args *a, enum pw_rt_backend backend,
     const struct pw_problem *from, struct cmd_launch_run *r)
 {
-	struct pw_workload given = { 0 };
+	struct pw_workload given = { 0 }, base = { 0 };
 	const struct pw_workload *use = NULL;
 	struct pw_error err;
 	int rc;
 
 	if (a->workload != NULL) {
-		if ((rc = pw_workload_parse(a->workload, NULL, from->nstages,
-		    &given, &err)) != PW_OK) {
+		/* The keys it does not set keep what would run without it. */
+		if (r->recorded != NULL)
+			rc = pw_workload_parse(a->workload,
+			    &r->recorded->workload, from->nstages, &given, &err);
+		else if ((rc = pw_workload_for(from, NULL, backend, &base,
+		    &err)) == PW_OK)
+			rc = pw_workload_parse(a->workload, &base,
+			    from->nstages, &given, &err);
+		pw_workload_clear(&base);
+		if (rc != PW_OK) {
 			pw_cmd_fail("launch: --workload '%s': %s", a->workload,
 			    err.msg);
 			return pw_cmd_status(rc);
