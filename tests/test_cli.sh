@@ -1517,6 +1517,11 @@ sed 's/"emulated": true/"emulated": false/' "$tmp/memu.json" >"$tmp/mown.json"
 run "$PW" calibrate "$tmp/mown.json"
 ok "calibrate of a run with a processor per device warns of nothing" err_empty
 run "$PW" launch "$UNIT" --family 1f1b $LAUNCH --workload tokens=16 -o "$tmp/m16.json"
+run "$PW" calibrate "$tmp/m16.json" -o "$tmp/c16.json"
+ok "calibrate of a run of another workload than the default names the one to run again" \
+    out_has "^workload   the runs' is not the calibrated problem's default: launch $tmp/c16.json --workload hidden=64,ffn=256,tokens=16,layers=1 runs it again$"
+run "$PW" calibrate "$tmp/m.json"
+ok "and of the default workload says nothing of it" lacks '^workload ' "$tmp/out"
 fails 2 "m16.json): workload tokens 16, run 1 tokens 32" "calibrate of runs of two workloads" "$PW" calibrate "$tmp/m.json" "$tmp/m16.json"
 sed 's/"comm": 0.0/"comm": 0.5/' "$UNIT" >"$tmp/comm.json"
 run "$PW" launch "$tmp/comm.json" --family 1f1b $LAUNCH -o "$tmp/mc.json"

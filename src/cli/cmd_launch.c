@@ -685,6 +685,39 @@ pw_cmd_launch(const struct pw_cmd_args *a)
 /* ------------------------------------------------------------------ */
 /* calibrate                                                           */
 
+/* The report's workload line, when the runs' workload RAN is not what
+ * launch runs on the calibrated problem by default (a model's problem,
+ * whose shape the fitted costs no longer carry): the --workload that
+ * runs RAN again, written to OUTPUT (NULL: not written). */
+static void
+cmd_calibrate_workload(FILE *fp, const char *output,
+    const struct pw_problem *calibrated, const struct pw_workload *ran)
+{
+	struct pw_workload def = { 0 };
+	struct pw_error err;
+	char why[128];
+	int s;
+	bool even = true;
+
+	if (pw_workload_for(calibrated, NULL, PW_RT_CPU, &def, &err) != PW_OK ||
+	    !pw_workload_differs(ran, &def, why, sizeof why)) {
+		pw_workload_clear(&def);
+		return;
+	}
+	pw_workload_clear(&def);
+	for (s = 1; s < ran->nstages; s++)
+		even = even && ran->layers[s] == ran->layers[0];
+	fprintf(fp, "%-10s the runs' is not the calibrated problem's default: "
+	    "launch %s --workload hidden=%d,ffn=%d,tokens=%d", "workload",
+	    output != NULL ? output : "CALIBRATED", ran->hidden, ran->ffn,
+	    ran->tokens);
+	if (even)
+		fprintf(fp, ",layers=%d runs it again\n", ran->layers[0]);
+	else
+		fprintf(fp, " runs it again but for its stages' layers, which "
+		    "differ (--workload sets one count for all)\n");
+}
+
 /* The fit per stage, the link and the residual. */
 static void
 cmd_calibrate_print(FILE *fp, const struct pw_calibration *fit)
@@ -887,6 +920,8 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 	    sizeof b2, measured), a->nrest == 1 ? "the run's step" :
 	    "the runs' mean step", after / measured, pw_fmt_seconds(b3,
 	    sizeof b3, before), before / measured);
+	cmd_calibrate_workload(stdout, a->output_given ? a->output : NULL,
+	    calibrated, &runs[0]->workload);
 	for (i = 0; i < a->nrest; i++)
 		if (runs[i]->emulated)
 			fprintf(stderr, "calibrate: %s was an emulation (its "
