@@ -352,7 +352,7 @@ pwl_load_file(lua_State *L, const char *path)
 static int
 pwl_load(lua_State *L)
 {
-	const char *path = pwl_path_arg(L, 1, "pw.load");
+	const char *path = pwl_whole_arg(L, 1, "pw.load", "path");
 
 	pwl_path_read(L, "pw.load", path);
 	if (pwlua_is_script(path)) {

@@ -14,14 +14,15 @@
 #include "pwlua_int.h"
 
 const char *
-pwl_path_arg(lua_State *L, int arg, const char *what)
+pwl_whole_arg(lua_State *L, int arg, const char *what, const char *noun)
 {
 	size_t len;
-	const char *path = luaL_checklstring(L, arg, &len);
+	const char *s = luaL_checklstring(L, arg, &len);
 
-	if (strlen(path) != len)
-		pwl_fail(L, "%s: %s: the path has a NUL byte inside", what, path);
-	return path;
+	if (strlen(s) != len)
+		pwl_fail(L, "%s: %s: the %s has a NUL byte inside", what, s,
+		    noun);
+	return s;
 }
 
 /* Raises "WHAT: PATH: scripts may DOING only below" the DIRS. */

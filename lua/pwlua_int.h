@@ -109,8 +109,10 @@ struct pwl_meter {
 void	pwl_open_pattern(lua_State *, struct pwl_meter *meter);
 
 /* path.c */
-/* The path argument ARG of the function WHAT, refusing a NUL inside. */
-const char *pwl_path_arg(lua_State *, int arg, const char *what);
+/* The string argument ARG of the function WHAT, a NOUN ("path",
+ * "name"), refusing a NUL inside, which C would read as its end. */
+const char *pwl_whole_arg(lua_State *, int arg, const char *what,
+	    const char *noun);
 /* Raises unless the script may read PATH: it exists and, links
  * resolved, lies below one of the read directories. */
 void	pwl_path_read(lua_State *, const char *what, const char *path);

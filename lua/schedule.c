@@ -158,7 +158,7 @@ static int
 pwl_schedule_new(lua_State *L)
 {
 	struct pwl_problem *pb = pwl_problem_check(L, 1);
-	const char *name = luaL_checkstring(L, 2);
+	const char *name = pwl_whole_arg(L, 2, "pw.schedule", "name");
 	const struct pw_family *family;
 	const struct pw_problem *p;
 	struct pwl_problem *used;

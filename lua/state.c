@@ -670,7 +670,7 @@ pwl_loadfile(lua_State *L, const char *path)
 static int
 pwl_require(lua_State *L)
 {
-	const char *name = luaL_checkstring(L, 1);
+	const char *name = pwl_whole_arg(L, 1, "require", "name");
 
 	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
 	if (lua_getfield(L, -1, name) == LUA_TNIL)

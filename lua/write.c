@@ -17,7 +17,7 @@
 static int
 pwl_write_json(lua_State *L)
 {
-	const char *path = pwl_path_arg(L, 1, "pw.write_json");
+	const char *path = pwl_whole_arg(L, 1, "pw.write_json", "path");
 	struct pwl_problem *pb = pwl_problem_test(L, 2);
 	struct pwl_schedule *s = pwl_schedule_test(L, 2);
 	struct pw_error err;
@@ -235,7 +235,7 @@ pwl_csv_build(lua_State *L, luaL_Buffer *b, int rows, int columns)
 static int
 pwl_write_csv(lua_State *L)
 {
-	const char *path = pwl_path_arg(L, 1, "pw.write_csv");
+	const char *path = pwl_whole_arg(L, 1, "pw.write_csv", "path");
 	struct pw_outfile out;
 	struct pw_error err;
 	luaL_Buffer b;

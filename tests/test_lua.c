@@ -1515,6 +1515,11 @@ test_files_refused(void)
 	    "NUL byte inside\nstack traceback:\n\t[C]: in function "
 	    "'pipewright.load'\n\tnul.lua:1: in main chunk",
 	    "a NUL inside a read path");
+	script_fails(&config, "nul.lua", "pw.schedule(pw.problem" UNIT_SPEC
+	    " }, '1f1b\\0x')\n", PW_ERR_INPUT, "nul.lua:1: pw.schedule: 1f1b: "
+	    "the name has a NUL byte inside\nstack traceback:\n\t[C]: in "
+	    "function 'pipewright.schedule'\n\tnul.lua:1: in main chunk",
+	    "a NUL inside a family's name (1f1b was built from it)");
 
 	write_file("secret.json", "TOPSECRET\n");
 	if (symlink("../secret.json", "inside/link.json") != 0)
