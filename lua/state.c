@@ -729,6 +729,18 @@ pwl_setup(lua_State *L)
 	return 0;
 }
 
+/* What the value at IDX is, as a script's result: pipewright's objects
+ * by name (Lua calls them all userdata), else Lua's type. */
+static const char *
+pwl_returned(lua_State *L, int idx)
+{
+	if (pwl_problem_test(L, idx) != NULL)
+		return "a problem";
+	if (pwl_schedule_test(L, idx) != NULL)
+		return "a schedule";
+	return luaL_typename(L, idx);
+}
+
 /* The protected body of a run: load, set arg, call, take the result. */
 static int
 pwl_run_body(lua_State *L)
@@ -758,7 +770,7 @@ pwl_run_body(lua_State *L)
 			run->early = PW_ERR_INPUT;
 			lua_pushfstring(L, "%s: a model script must end with "
 			    "'return pw.model{...}' (it returned %s)", run->path,
-			    luaL_typename(L, -1));
+			    pwl_returned(L, -1));
 			return 1;
 		}
 		pwl_model_get(L, -1, run->path, run->model);
@@ -785,7 +797,7 @@ pwl_run_body(lua_State *L)
 		run->early = PW_ERR_INPUT;
 		lua_pushfstring(L, "%s: a problem script must end with "
 		    "'return pw.problem{...}' (it returned %s)", run->path,
-		    luaL_typename(L, -1));
+		    pwl_returned(L, -1));
 	}
 	return 1;
 }

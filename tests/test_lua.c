@@ -1726,6 +1726,12 @@ test_model_fields(void)
 	    PW_ERR_INPUT, "a script returning a number is refused");
 	tap_str(err.msg, "notmodel.lua: a model script must end with "
 	    "'return pw.model{...}' (it returned number)", "and says so");
+	write_file("problem.lua", "return pw.problem" UNIT_SPEC " }\n");
+	tap_int(pwlua_model_read("problem.lua", &read, &name, &err),
+	    PW_ERR_INPUT, "a problem script as a model is refused");
+	tap_str(err.msg, "problem.lua: a model script must end with "
+	    "'return pw.model{...}' (it returned a problem)", "naming what "
+	    "it returned (Lua's word is userdata)");
 	write_file("badfield.lua", "return { layers = 2, hidden = 8,\n"
 	    "  heads = 2, seq = 4 }\n");
 	tap_int(pwlua_model_read("badfield.lua", &read, &name, &err),
