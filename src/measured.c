@@ -291,6 +291,7 @@ pw_measured_validate_op(const struct pw_problem *p, const struct pw_where *w,
 {
 	const struct pw_measured_op *mo = &m->ops[i];
 	char name[64], field[96];
+	double dur;
 	size_t idx;
 	int device, rc;
 
@@ -332,9 +333,27 @@ pw_measured_validate_op(const struct pw_problem *p, const struct pw_where *w,
 	if (!isnan(mo->arrive) &&
 	    (rc = pw_measured_number(err, where, field, mo->arrive)) != PW_OK)
 		return rc;
+	/* Its input came before it ended. */
+	if (!isnan(mo->arrive) && mo->arrive > mo->end)
+		return pw_measured_bad(err, where, "ops[%zu].arrive: must be "
+		    "at most its end, %.*g (got %.*g)", i,
+		    pw_exact_precision(mo->end), mo->end,
+		    pw_exact_precision(mo->arrive), mo->arrive);
 	snprintf(field, sizeof field, "ops[%zu].durations", i);
-	return pw_measured_numbers(err, where, field, mo->durations,
-	    (size_t)m->iterations);
+	if ((rc = pw_measured_numbers(err, where, field, mo->durations,
+	    (size_t)m->iterations)) != PW_OK)
+		return rc;
+	/* The shown iteration's times are its duration's (the runtime
+	 * writes end - start itself; a hand's edit may not). */
+	dur = mo->durations[m->shown];
+	if (!(fabs(dur - (mo->end - mo->start)) <= 1e-9 * fmax(fabs(mo->end),
+	    dur) + 1e-12))
+		return pw_measured_bad(err, where, "ops[%zu].durations[%d]: "
+		    "must be its end less its start in the shown iteration, "
+		    "%.*g (got %.*g)", i, m->shown,
+		    pw_exact_precision(mo->end - mo->start), mo->end - mo->start,
+		    pw_exact_precision(dur), dur);
+	return PW_OK;
 }
 
 /* SCHED may be NULL: M is then checked against PROBLEM alone (what

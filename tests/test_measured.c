@@ -497,6 +497,8 @@ static void e_foreign(struct pw_measured *m) { m->ops[0].op.kind = PW_B; }
 static void e_layers(struct pw_measured *m) { m->workload.nstages = 1; }
 static void e_host(struct pw_measured *m) { free(m->host); m->host = NULL; }
 static void e_step(struct pw_measured *m) { m->step[1] = INFINITY; }
+static void e_duration(struct pw_measured *m) { m->ops[5].durations[0] = 5; }
+static void e_late(struct pw_measured *m) { m->ops[4].arrive = 1e300; }
 
 static void
 test_validate(const struct pw_problem *p, const struct pw_schedule *sched,
@@ -533,6 +535,11 @@ test_validate(const struct pw_problem *p, const struct pw_schedule *sched,
 	refused(p, sched, m, e_host, "t: measured.host: missing");
 	refused(p, sched, m, e_step, "t: measured.step[1]: must be a "
 	    "non-negative number (got inf)");
+	refused(p, sched, m, e_duration, "t: measured.ops[5].durations[0]: "
+	    "must be its end less its start in the shown iteration, 2 (got "
+	    "5)");
+	refused(p, sched, m, e_late, "t: measured.ops[4].arrive: must be at "
+	    "most its end, 4.25 (got 1e+300)");
 }
 
 /* The one violation pw_check_measured finds in M's timeline after
