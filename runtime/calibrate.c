@@ -364,7 +364,8 @@ pw_calibrate(const struct pw_problem *base, const struct pw_measured *const *run
 	pw_origin_free(p->origin);
 	p->origin = NULL;
 	if ((rc = pw_cal_apply(&c, p, fit, err)) != PW_OK ||
-	    (rc = pw_problem_validate(p, "calibrated problem", err)) != PW_OK)
+	    (rc = pw_problem_validate(p, "calibrate: the costs fitted to "
+	    "the measured runs", err)) != PW_OK)
 		goto out;
 	pw_cal_residual(p, runs, nruns, fit);
 	*out = p;
