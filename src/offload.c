@@ -676,16 +676,17 @@ pw_planner_result(const struct pw_planner *pl, const struct pw_schedule *sched,
 	const struct pw_problem *p = pl->p;
 	struct pw_timing *t = NULL;
 	struct pw_metrics *m;
+	struct pw_error why;
 	size_t i;
 
 #ifdef NDEBUG
 	if (result == NULL)
 		return PW_OK;
 #endif
-	if (pw_simulate(p, sched, &t, err) != PW_OK) {
+	if (pw_simulate(p, sched, &t, &why) != PW_OK) {
 		assert(!"an offload plan that does not simulate");
 		pw_error_set(err, "the offload planner's schedule does not "
-		    "simulate (a bug): %s", err->msg);
+		    "simulate (a bug): %s", why.msg);
 		return PW_ERR_INTERNAL;
 	}
 	for (i = 0; i < pl->nact; i++) {
