@@ -151,29 +151,36 @@ tui_state_file_free(struct tui_state_file *f)
 
 /* Appends to BUF (SIZE bytes, a string) what F's script printed, if
  * anything: its first line, cut (at a character, with "...") where
- * the count of the other lines would not fit after it. */
+ * the count of the other lines would not fit after it.  The quote's
+ * room is SIZE less what BUF holds, the count and the 19 bytes around
+ * the quote ("; it printed \"", "...\"" and the terminator), with one
+ * to spare. */
 static void
 tui_state_printed(char *buf, size_t size, const struct tui_state_file *f)
 {
 	char more[64] = "";
-	size_t len = strlen(buf), room, cut;
+	size_t len = strlen(buf), room, cut, k;
 
 	if (f->printed == NULL)
 		return;
 	if (f->printed_more > 0)
 		snprintf(more, sizeof more, " and %ld more line%s",
 		    f->printed_more, f->printed_more == 1 ? "" : "s");
-	/* What the quote leaves: "; it printed \"" and "\"", the count,
-	 * the ellipsis and the terminator. */
 	room = size - len;
 	if (room < 40 + strlen(more))
 		return;
 	room -= 20 + strlen(more);
 	cut = strlen(f->printed);
 	if (cut > room) {
-		for (cut = room - 3; cut > 0 &&
+		for (cut = room; cut > 0 &&
 		    ((unsigned char)f->printed[cut] & 0xc0) == 0x80; cut--)
 			continue;
+		/* Nor inside an escape (\xHH): before its backslash. */
+		for (k = 1; k <= 3 && k <= cut; k++)
+			if (f->printed[cut - k] == '\\') {
+				cut -= k;
+				break;
+			}
 	}
 	snprintf(buf + len, size - len, "%sit printed \"%.*s%s\"%s",
 	    len > 0 ? "; " : "", (int)cut, f->printed,
