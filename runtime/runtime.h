@@ -241,8 +241,9 @@ int	pw_calibrate(const struct pw_problem *base, const struct pw_measured *const 
 	    size_t nruns, struct pw_problem **out, struct pw_calibration *fit,
 	    struct pw_error *);
 void	pw_calibration_free(struct pw_calibration *);
-/* Whether workload A (run N's) differs from B (run 1's): then WHY says
- * the first difference, "workload tokens 16, run 1 tokens 32". */
+/* Whether workload A (run N's) differs from B (run 1's): then WHY (LEN
+ * bytes; NULL and 0 when not wanted) says the first difference,
+ * "workload tokens 16, run 1 tokens 32". */
 bool	pw_workload_differs(const struct pw_workload *a,
 	    const struct pw_workload *b, char *why, size_t len);
 

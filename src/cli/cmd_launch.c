@@ -695,12 +695,11 @@ cmd_calibrate_workload(FILE *fp, const char *output,
 {
 	struct pw_workload def = { 0 };
 	struct pw_error err;
-	char why[128];
 	int s;
 	bool even = true;
 
 	if (pw_workload_for(calibrated, NULL, PW_RT_CPU, &def, &err) != PW_OK ||
-	    !pw_workload_differs(ran, &def, why, sizeof why)) {
+	    !pw_workload_differs(ran, &def, NULL, 0)) {
 		pw_workload_clear(&def);
 		return;
 	}
