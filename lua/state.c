@@ -534,19 +534,42 @@ pwl_has_where(const char *msg)
 	return false;
 }
 
+/* The error at IDX as a C string on the stack: its NUL bytes written
+ * \x00, as the printed message escapes every other control byte, so
+ * that nothing after them is lost; a description where it is no string.
+ * Lua owns it. */
+static const char *
+pwl_message(lua_State *L, int idx)
+{
+	const char *msg;
+	luaL_Buffer b;
+	size_t len, i;
+
+	if ((msg = lua_tolstring(L, idx, &len)) == NULL)
+		return lua_pushfstring(L, "(error object is a %s value)",
+		    luaL_typename(L, idx));
+	if (strlen(msg) == len)
+		return msg;
+	luaL_buffinit(L, &b);
+	for (i = 0; i < len; i++)
+		if (msg[i] == '\0')
+			luaL_addstring(&b, "\\x00");
+		else
+			luaL_addchar(&b, msg[i]);
+	luaL_pushresult(&b);
+	return lua_tostring(L, -1);
+}
+
 /* The message handler: the error with the position of the innermost
  * script line when it has none (error("x", 0), an error object), and the
  * traceback. */
 static int
 pwl_msgh(lua_State *L)
 {
-	const char *msg = lua_tostring(L, 1);
+	const char *msg = pwl_message(L, 1);
 	lua_Debug ar;
 	int level;
 
-	if (msg == NULL)
-		msg = lua_pushfstring(L, "(error object is a %s value)",
-		    luaL_typename(L, 1));
 	for (level = 1; !pwl_has_where(msg) && lua_getstack(L, level, &ar);
 	    level++) {
 		lua_getinfo(L, "Sl", &ar);

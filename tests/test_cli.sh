@@ -164,6 +164,14 @@ fails 2 "--width" "a width of more columns than show draws" \
     "$PW" show "$UNIT" --width 200000
 ok "show names its range of columns" \
     one_error "pipewright: show: --width 200000 is out of range: 1 to 100000 columns"
+fails 2 "--width" "a width beyond an int" \
+    "$PW" show "$UNIT" --width 99999999999
+ok "a width beyond an int is a number out of range, as written" \
+    one_error "pipewright: show: --width 99999999999 is out of range: 1 to 100000 columns"
+fails 2 "--height" "a height beyond a long" \
+    "$PW" export "$UNIT" --to svg --height 999999999999999999999999
+ok "export names its range of pixels for a height beyond a long" \
+    one_error "pipewright: export: --height 999999999999999999999999 is out of range: 120 to 16384 pixels"
 
 # ------------------------------------------------------------ the main job
 run "$PW"

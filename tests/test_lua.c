@@ -786,6 +786,10 @@ test_sandbox(void)
 	    "obj.lua:2: (error object is a table value)\nstack traceback:\n"
 	    "\t[C]: in function 'error'\n\tobj.lua:2: in main chunk",
 	    "an error object gets the position of its line");
+	script_fails(NULL, "nul.lua", "error('a\\0b\\0')\n", PW_ERR_INPUT,
+	    "nul.lua:1: a\\x00b\\x00\nstack traceback:\n"
+	    "\t[C]: in function 'error'\n\tnul.lua:1: in main chunk",
+	    "an error's NUL bytes are written \\x00, nothing after them lost");
 	script_fails(NULL, "load.lua", "local f = load('return 1')\n",
 	    PW_ERR_INPUT, "load.lua:1: attempt to call a nil value (global "
 	    "'load')\nstack traceback:\n\tload.lua:1: in main chunk",

@@ -23,17 +23,19 @@
  * what a command prints does not depend on the machine's load. */
 #define CMD_COMPARE_SAY_PAIRS	4096
 
-/* Says FMT's message on stderr as pw_cmd_fail and pw_cmd_note do. */
-static void
-cmd_say(const char *fmt, va_list ap)
+void
+pw_cmd_say(const char *fmt, ...)
 {
+	va_list ap;
 	char buf[sizeof ((struct pw_error *)NULL)->msg + 1024];
 	char one[2 * sizeof buf], *line;
 	const char *s;
 	size_t n = 0;
 	bool colon;
 
+	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
 
 	/* One line: "blocked:\n  a\n  b" reads "blocked: a; b"; a tab
 	 * inside a line (Lua's "...\t(skipping 9 levels)") is a blank. */
@@ -58,26 +60,6 @@ cmd_say(const char *fmt, va_list ap)
 	line = pw_escape(one);
 	fprintf(stderr, "pipewright: %s\n", line);
 	free(line);
-}
-
-void
-pw_cmd_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	cmd_say(fmt, ap);
-	va_end(ap);
-}
-
-void
-pw_cmd_note(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	cmd_say(fmt, ap);
-	va_end(ap);
 }
 
 /* The size of registry WHICH; fills the name and summary of its entry I
@@ -157,7 +139,7 @@ pw_cmd_unknown(int which, const char *what, const char *name)
 		free(names);
 		names = longer;
 	}
-	pw_cmd_fail("unknown %s '%s' (one of: %s)", what, name, names);
+	pw_cmd_say("unknown %s '%s' (one of: %s)", what, name, names);
 	free(names);
 }
 
@@ -274,7 +256,7 @@ pw_cmd_json_print(FILE *fp, struct json_t *root, const char *fail)
 
 	if (json_dumpf(root, fp, JSON_INDENT(2)) != 0 ||
 	    fputc('\n', fp) == EOF) {
-		pw_cmd_fail("%s", fail);
+		pw_cmd_say("%s", fail);
 		status = pw_cmd_status(PW_ERR_IO);
 	}
 	json_decref(root);

@@ -97,6 +97,10 @@ struct pw_cmd_args {
 	const char *format;	/* export --to; show --to, a time */
 	int	width;		/* 0: from the terminal */
 	int	height;		/* export's picture height; 0: the default */
+	/* As written, for the range messages: a width too large for an
+	 * int is kept as INT_MAX, out of every command's range. */
+	const char *width_text;
+	const char *height_text;
 	bool	json;
 	bool	csv;		/* compare */
 	enum pw_compare_sort sort;	/* compare; PW_COMPARE_MAKESPAN */
@@ -186,10 +190,8 @@ int	pw_cmd_calibrate(const struct pw_cmd_args *);
 bool	pw_cmd_design_usable(void);
 
 /* cmd.c: prints "pipewright: MESSAGE" as one line on stderr (newlines in
- * the message become "; "). */
-void	pw_cmd_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* cmd.c: the same for a note, which does not end the command. */
-void	pw_cmd_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+ * the message become "; "): an error, a warning or a note. */
+void	pw_cmd_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* cmd.c: a registry (PW_CMD_LIST_FAMILIES, _FORMATS, PW_CMD_REG_*), one
  * line per entry with its summary. */
 void	pw_cmd_list(FILE *, int which);

@@ -28,7 +28,7 @@ cmd_check_measured(const char *path, const struct pw_problem *problem,
 	if ((rc = pw_measured_read(path, &m, &err)) != PW_OK ||
 	    (m != NULL && (rc = pw_schedule_from_timed(problem, *ops, *nops,
 	    &sched, &err)) != PW_OK)) {
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 		pw_measured_free(m);
 		return pw_cmd_status(rc);
 	}
@@ -61,7 +61,7 @@ pw_cmd_check(const struct pw_cmd_args *a)
 			return status;
 	} else if ((rc = pw_schedule_read(a->pos[0], &problem, &ops, &nops,
 	    NULL, &err)) != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 		return pw_cmd_status(rc);
 	} else if ((status = cmd_check_measured(a->pos[0], problem, &ops,
 	    &nops, &what)) != PW_EXIT_OK) {

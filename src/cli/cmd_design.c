@@ -57,12 +57,12 @@ pw_cmd_design(const struct pw_cmd_args *a)
 	opts.choosing = pw_cmd_compare_progress;
 	opts.choosing_arg = &say;
 	if ((status = tui_design(&opts, &err)) != PW_EXIT_OK)
-		pw_cmd_fail("design: %s", err.msg);
+		pw_cmd_say("design: %s", err.msg);
 	pw_problem_free(problem);
 	return status;
 #else
 	(void)a;
-	pw_cmd_fail("design: this pipewright was built without the terminal"
+	pw_cmd_say("design: this pipewright was built without the terminal"
 	    " designer (configure found no ncursesw)");
 	return PW_EXIT_INPUT;
 #endif

@@ -220,18 +220,18 @@ cmd_eval_against(const struct pw_cmd_args *a)
 	int status = PW_EXIT_OK, rc;
 
 	if (a->family != NULL || a->critical || a->predicted) {
-		pw_cmd_fail("eval: --against takes no --family, --critical or"
+		pw_cmd_say("eval: --against takes no --family, --critical or"
 		    " --predicted (try 'pipewright eval --help')");
 		return PW_EXIT_INPUT;
 	}
 	if ((rc = pw_plan_read(a->against, &plan, NULL, NULL, &err)) !=
 	    PW_OK || (rc = pw_measured_read(a->pos[0], &m, &err)) != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 		status = pw_cmd_status(rc);
 		goto out;
 	}
 	if (m == NULL) {
-		pw_cmd_fail("eval: %s has no measured run (launch -o writes "
+		pw_cmd_say("eval: %s has no measured run (launch -o writes "
 		    "one)", pw_cmd_label(a->pos[0]));
 		status = PW_EXIT_INPUT;
 		goto out;
@@ -239,7 +239,7 @@ cmd_eval_against(const struct pw_cmd_args *a)
 	if ((rc = pw_measured_compare(pw_plan_problem(plan),
 	    pw_plan_schedule(plan), pw_plan_timing(plan), pw_plan_metrics(plan),
 	    m, &cmp, &err)) != PW_OK) {
-		pw_cmd_fail("eval: %s against %s: %s", pw_cmd_label(a->pos[0]),
+		pw_cmd_say("eval: %s against %s: %s", pw_cmd_label(a->pos[0]),
 		    pw_cmd_label(a->against), err.msg);
 		status = pw_cmd_status(rc);
 		goto out;

@@ -190,7 +190,7 @@ cmd_launch_best(const struct pw_cmd_args *a, struct cmd_launch_run *r)
 	pw_cmd_compare_say_init(&say, "launch");
 	rows = pw_compare_rows(r->problem, pw_cmd_compare_progress, &say);
 	if ((best = pw_compare_best(rows)) < 0) {
-		pw_cmd_fail("launch: no schedule family builds a schedule for"
+		pw_cmd_say("launch: no schedule family builds a schedule for"
 		    " the workload of %s (%s)",
 		    pw_cmd_input_label(a), rows[0].why);
 		pw_compare_rows_free(rows);
@@ -200,7 +200,7 @@ cmd_launch_best(const struct pw_cmd_args *a, struct cmd_launch_run *r)
 	r->family = pw_families[best].name;
 	if ((rc = pw_plan_family(&pw_families[best], r->problem, &r->plan,
 	    &err)) != PW_OK) {
-		pw_cmd_fail("launch: %s on %s: %s", r->family,
+		pw_cmd_say("launch: %s on %s: %s", r->family,
 		    pw_cmd_input_label(a), err.msg);
 		return pw_cmd_status(rc);
 	}
@@ -223,7 +223,7 @@ cmd_launch_file(const char *path, struct cmd_launch_run *r)
 
 	if ((rc = pw_file_read_pins(path, &problem, &ops, &nops, &pins, &npins,
 	    &family, &err)) != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
 	/* A problem file; a schedule file without ops is refused below. */
@@ -240,7 +240,7 @@ cmd_launch_file(const char *path, struct cmd_launch_run *r)
 	free(ops);
 	if (rc != PW_OK) {
 		free(pins);
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
 	built_by = pw_plan_timed(r->plan)->family;
@@ -250,13 +250,13 @@ cmd_launch_file(const char *path, struct cmd_launch_run *r)
 	if (!pw_pins_hold(pw_plan_problem(r->plan), pw_plan_timing(r->plan),
 	    pins, npins, why, sizeof why)) {
 		free(pins);
-		pw_cmd_fail("launch: %s: the schedule breaks its %s",
+		pw_cmd_say("launch: %s: the schedule breaks its %s",
 		    pw_cmd_label(path), why);
 		return PW_EXIT_INPUT;
 	}
 	free(pins);
 	if ((rc = pw_measured_read(path, &r->recorded, &err)) != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
 	return PW_EXIT_OK;
@@ -310,7 +310,7 @@ cmd_launch_workload(const struct pw_cmd_args *a, enum pw_rt_backend backend,
 			    from->nstages, &given, &err);
 		pw_workload_clear(&base);
 		if (rc != PW_OK) {
-			pw_cmd_fail("launch: --workload '%s': %s", a->workload,
+			pw_cmd_say("launch: --workload '%s': %s", a->workload,
 			    err.msg);
 			return pw_cmd_status(rc);
 		}
@@ -323,7 +323,7 @@ cmd_launch_workload(const struct pw_cmd_args *a, enum pw_rt_backend backend,
 	rc = pw_workload_for(from, use, backend, &r->work, &err);
 	pw_workload_clear(&given);
 	if (rc != PW_OK) {
-		pw_cmd_fail("launch: the workload of %s: %s",
+		pw_cmd_say("launch: the workload of %s: %s",
 		    pw_cmd_input_label(a), err.msg);
 		return pw_cmd_status(rc);
 	}
@@ -349,7 +349,7 @@ cmd_launch_prepare(const struct pw_cmd_args *a, enum pw_rt_backend backend,
 		return status;
 	if ((r->problem = pw_workload_problem(from, &r->work, limit,
 	    &err)) == NULL) {
-		pw_cmd_fail("launch: the workload's problem: %s", err.msg);
+		pw_cmd_say("launch: the workload's problem: %s", err.msg);
 		return PW_EXIT_INPUT;
 	}
 	if (r->plan == NULL && (status = cmd_launch_best(a, r)) != PW_EXIT_OK)
@@ -358,7 +358,7 @@ cmd_launch_prepare(const struct pw_cmd_args *a, enum pw_rt_backend backend,
 	 * times, the bytes the workload keeps. */
 	if ((rc = pw_plan_new(pw_problem_copy(r->problem), pw_schedule_copy(
 	    pw_plan_schedule(r->plan)), &r->pred, &err)) != PW_OK) {
-		pw_cmd_fail("launch: the schedule on the workload's problem:"
+		pw_cmd_say("launch: the schedule on the workload's problem:"
 		    " %s", err.msg);
 		return pw_cmd_status(rc);
 	}
@@ -494,7 +494,7 @@ cmd_launch_finish(const struct pw_cmd_args *a, FILE *fp,
 	if ((rc = pw_measured_compare(r->problem, pw_plan_schedule(r->pred),
 	    pw_plan_timing(r->pred), pw_plan_metrics(r->pred), res->measured,
 	    &cmp, &err)) != PW_OK) {
-		pw_cmd_fail("internal error: launch: the run does not match its"
+		pw_cmd_say("internal error: launch: the run does not match its"
 		    " schedule: %s", err.msg);
 		return PW_EXIT_INTERNAL;
 	}
@@ -507,11 +507,11 @@ cmd_launch_finish(const struct pw_cmd_args *a, FILE *fp,
 	if (a->output_given && (rc = pw_schedule_write_measured(a->output,
 	    r->problem, pw_plan_schedule(r->pred), pw_plan_timing(r->pred),
 	    res->measured, &err)) != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
 	if (status == PW_EXIT_OK && !cmd_launch_agrees(res)) {
-		pw_cmd_fail("launch: the run's gradients differ from the "
+		pw_cmd_say("launch: the run's gradients differ from the "
 		    "sequential computation: max relative error %.2g, loss error"
 		    " %.2g"
 		    " (%s allows %s)", res->grad_error, res->loss_error,
@@ -536,19 +536,19 @@ cmd_launch_options(const struct pw_cmd_args *a, bool quiet,
 		opts->backend = pw_rt_backend_default();
 	else if (pw_rt_backend_parse(a->backend, &opts->backend) != PW_OK) {
 		if (!quiet)
-			pw_cmd_fail("launch: --backend '%s' is not cpu or cuda",
+			pw_cmd_say("launch: --backend '%s' is not cpu or cuda",
 			    a->backend);
 		return PW_EXIT_INPUT;
 	}
 	if (!pw_rt_backend_available(opts->backend, why, sizeof why)) {
 		if (!quiet)
-			pw_cmd_fail("launch: --backend %s cannot run here: %s",
+			pw_cmd_say("launch: --backend %s cannot run here: %s",
 			    pw_rt_backend_name(opts->backend), why);
 		return PW_EXIT_INPUT;
 	}
 	if (a->gpus > 0 && opts->backend != PW_RT_CUDA) {
 		if (!quiet)
-			pw_cmd_fail("launch: --gpus needs --backend cuda");
+			pw_cmd_say("launch: --gpus needs --backend cuda");
 		return PW_EXIT_INPUT;
 	}
 	opts->gpus = a->gpus;
@@ -561,7 +561,7 @@ cmd_launch_options(const struct pw_cmd_args *a, bool quiet,
 	opts->fail_at = getenv("PIPEWRIGHT_FAIL_AT");
 	if (pw_rt_wire_env(getenv("PIPEWRIGHT_WIRE"), opts, &err) != PW_OK) {
 		if (!quiet)
-			pw_cmd_fail("launch: %s", err.msg);
+			pw_cmd_say("launch: %s", err.msg);
 		return PW_EXIT_INPUT;
 	}
 	/* Only rank 0's problem has limits. */
@@ -613,7 +613,7 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 		if (a->dry_run) {
 			if ((rc = pw_problem_write("-", r.problem, &err)) !=
 			    PW_OK) {
-				pw_cmd_fail("%s", err.msg);
+				pw_cmd_say("%s", err.msg);
 				status = pw_cmd_status(rc);
 			}
 			goto out;
@@ -638,9 +638,9 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 		 * says it, then ends the job; the others stay silent. */
 		if (opts->transport != PW_RT_MPI ||
 		    (rc == PW_ERR_INPUT && rank == 0))
-			pw_cmd_fail("launch: %s", err.msg);
+			pw_cmd_say("launch: %s", err.msg);
 		else if (rc != PW_ERR_INPUT && res.originated) {
-			pw_cmd_fail("rank %d: %s", rank, err.msg);
+			pw_cmd_say("rank %d: %s", rank, err.msg);
 			pw_rt_mpi_abort(PW_EXIT_RUNTIME);
 		}
 		goto out;
@@ -664,14 +664,14 @@ pw_cmd_launch(const struct pw_cmd_args *a)
 	pw_rt_opts_init(&opts);
 	if (a->transport != NULL && pw_rt_transport_parse(a->transport,
 	    &opts.transport) != PW_OK) {
-		pw_cmd_fail("launch: --transport '%s' is not local or mpi",
+		pw_cmd_say("launch: --transport '%s' is not local or mpi",
 		    a->transport);
 		return PW_EXIT_INPUT;
 	}
 	if (opts.transport != PW_RT_MPI)
 		return cmd_launch_rank(a, &opts, 0, &stranded);
 	if ((rc = pw_rt_mpi_start(&rank, &size, &err)) != PW_OK) {
-		pw_cmd_fail("launch: --transport mpi: %s", err.msg);
+		pw_cmd_say("launch: --transport mpi: %s", err.msg);
 		return pw_cmd_status(rc);
 	}
 	status = cmd_launch_rank(a, &opts, rank, &stranded);
@@ -826,18 +826,18 @@ cmd_calibrate_runs(const struct pw_cmd_args *a, const struct pw_problem *base,
 	for (i = 0; i < a->nrest; i++) {
 		if ((rc = pw_measured_read(a->rest[i], &runs[i], &err)) !=
 		    PW_OK) {
-			pw_cmd_fail("%s", err.msg);
+			pw_cmd_say("%s", err.msg);
 			return pw_cmd_status(rc);
 		}
 		if (runs[i] == NULL) {
-			pw_cmd_fail("calibrate: %s has no measured run (launch"
+			pw_cmd_say("calibrate: %s has no measured run (launch"
 			    " -o writes one)", pw_cmd_label(a->rest[i]));
 			return PW_EXIT_INPUT;
 		}
 		if (i == 0)
 			continue;
 		if ((p = pw_problem_read(a->rest[i], &err)) == NULL) {
-			pw_cmd_fail("%s", err.msg);
+			pw_cmd_say("%s", err.msg);
 			return PW_EXIT_INPUT;
 		}
 		other = pw_workload_differs(&runs[i]->workload,
@@ -845,7 +845,7 @@ cmd_calibrate_runs(const struct pw_cmd_args *a, const struct pw_problem *base,
 		    cmd_calibrate_other(p, base, why, sizeof why);
 		pw_problem_free(p);
 		if (other) {
-			pw_cmd_fail("calibrate: measured run %d (%s): %s", i + 1,
+			pw_cmd_say("calibrate: measured run %d (%s): %s", i + 1,
 			    pw_cmd_label(a->rest[i]), why);
 			return PW_EXIT_INPUT;
 		}
@@ -867,7 +867,7 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 
 	if (a->output_given && !pw_path_ends(a->output, ".json") &&
 	    !pwlua_is_script(a->output)) {
-		pw_cmd_fail("calibrate: -o '%s' must end in .json (a problem "
+		pw_cmd_say("calibrate: -o '%s' must end in .json (a problem "
 		    "file) or .lua (a problem script)", a->output);
 		return PW_EXIT_INPUT;
 	}
@@ -877,7 +877,7 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 	runs = pw_xcalloc((size_t)a->nrest, sizeof *runs);
 	if ((rc = pw_plan_read(a->rest[0], &plan, NULL, NULL, &err)) !=
 	    PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 		status = pw_cmd_status(rc);
 		goto out;
 	}
@@ -887,13 +887,13 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 	if ((rc = pw_calibrate(pw_plan_problem(plan),
 	    (const struct pw_measured *const *)runs, (size_t)a->nrest,
 	    &calibrated, &fit, &err)) != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 		status = pw_cmd_status(rc);
 		goto out;
 	}
 	if ((rc = cmd_calibrate_predict(calibrated, plan, &after, &err)) !=
 	    PW_OK) {
-		pw_cmd_fail("calibrate: %s on the calibrated problem: %s",
+		pw_cmd_say("calibrate: %s on the calibrated problem: %s",
 		    pw_cmd_label(a->rest[0]), err.msg);
 		status = pw_cmd_status(rc);
 		goto out;
@@ -905,7 +905,7 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 	for (i = 0; i < a->nrest; i++)
 		measured += pw_measured_step(runs[i]) / a->nrest;
 	if (!(measured > 0) || !isfinite(after) || !isfinite(measured)) {
-		pw_cmd_fail("calibrate: %s: the measured step is %s and the "
+		pw_cmd_say("calibrate: %s: the measured step is %s and the "
 		    "calibrated prediction %s: no ratio to report",
 		    pw_cmd_label(a->rest[0]), pw_fmt_seconds(b1, sizeof b1,
 		    measured), pw_fmt_seconds(b2, sizeof b2, after));

@@ -61,13 +61,13 @@ pw_cmd_model_usage(const struct pw_cmd_args *a)
 				break;
 		if (opt == PW_CMD_M_N)
 			return true;
-		pw_cmd_fail("%s: %s needs --model NAME|FILE.lua (try "
+		pw_cmd_say("%s: %s needs --model NAME|FILE.lua (try "
 		    "'pipewright %s --help')", a->cmd->name,
 		    cmd_model_flag(opt, flag, sizeof flag), a->cmd->name);
 		return false;
 	}
 	if (a->pos[0] != NULL) {
-		pw_cmd_fail("%s: --model %s and the file '%s' both give the "
+		pw_cmd_say("%s: --model %s and the file '%s' both give the "
 		    "problem (use one)", a->cmd->name, a->model[PW_CMD_M_MODEL],
 		    a->pos[0]);
 		return false;
@@ -86,7 +86,7 @@ pw_cmd_model_usage(const struct pw_cmd_args *a)
 	}
 	if (missing == NULL)
 		return true;
-	pw_cmd_fail("%s: --model %s also needs %s", a->cmd->name,
+	pw_cmd_say("%s: --model %s also needs %s", a->cmd->name,
 	    a->model[PW_CMD_M_MODEL], missing);
 	free(missing);
 	return false;
@@ -102,7 +102,7 @@ cmd_model_int(const struct pw_cmd_args *a, enum pw_cmd_model_opt opt,
 
 	if (a->model[opt] == NULL || pw_parse_int(a->model[opt], min, max, out))
 		return true;
-	pw_cmd_fail("%s: %s '%s' is not a whole number from %d to %d",
+	pw_cmd_say("%s: %s '%s' is not a whole number from %d to %d",
 	    a->cmd->name, cmd_model_flag(opt, flag, sizeof flag), a->model[opt],
 	    min, max);
 	return false;
@@ -127,7 +127,7 @@ cmd_model_word(const struct pw_cmd_args *a, enum pw_cmd_model_opt opt,
 			return true;
 		}
 	}
-	pw_cmd_fail("%s: %s '%s' is not %s", a->cmd->name,
+	pw_cmd_say("%s: %s '%s' is not %s", a->cmd->name,
 	    cmd_model_flag(opt, flag, sizeof flag), a->model[opt], words);
 	return false;
 }
@@ -147,7 +147,7 @@ pw_cmd_model_limit(const struct pw_cmd_args *a, double *limit)
 	}
 	if (pw_parse_bytes(v, limit) && *limit >= 1 && *limit < DBL_MAX)
 		return true;
-	pw_cmd_fail("%s: --memory-limit '%s' is not a size of at least a "
+	pw_cmd_say("%s: --memory-limit '%s' is not a size of at least a "
 	    "byte (60GiB, 8e10) or none", a->cmd->name, v);
 	return false;
 }
@@ -181,7 +181,7 @@ cmd_model_reserve(const struct pw_cmd_args *a, struct pw_split *split)
 	} else if (pw_parse_bytes(v, &split->reserve_bytes) &&
 	    split->reserve_bytes < DBL_MAX)
 		return true;
-	pw_cmd_fail("%s: --reserve '%s' is not a size (4GiB) or a share of "
+	pw_cmd_say("%s: --reserve '%s' is not a size (4GiB) or a share of "
 	    "the limit from 0%% to below 100%% (5%%)", a->cmd->name, v);
 	return false;
 }
@@ -208,7 +208,7 @@ cmd_model_layers(const struct pw_cmd_args *a, int nstages, int layers,
 	for (count = 0, s = v;; s = end + 1) {
 		n = isdigit((unsigned char)s[0]) ? strtol(s, &end, 10) : 0;
 		if (n < 1 || n > layers || (*end != ',' && *end != '\0')) {
-			pw_cmd_fail("%s: --layers-per-stage '%s' is not a list "
+			pw_cmd_say("%s: --layers-per-stage '%s' is not a list "
 			    "of whole numbers from 1 to %d (4,4,5,3)",
 			    a->cmd->name, v, layers);
 			goto fail;
@@ -219,13 +219,13 @@ cmd_model_layers(const struct pw_cmd_args *a, int nstages, int layers,
 			break;
 	}
 	if (count != nstages) {
-		pw_cmd_fail("%s: --layers-per-stage '%s' gives %d stage%s, the "
+		pw_cmd_say("%s: --layers-per-stage '%s' gives %d stage%s, the "
 		    "split has %d (devices x chunks)", a->cmd->name, v, count,
 		    count == 1 ? "" : "s", nstages);
 		goto fail;
 	}
 	if (sum != layers) {
-		pw_cmd_fail("%s: --layers-per-stage '%s' adds up to %ld layers,"
+		pw_cmd_say("%s: --layers-per-stage '%s' adds up to %ld layers,"
 		    " the model has %d", a->cmd->name, v, sum, layers);
 		goto fail;
 	}
@@ -251,7 +251,7 @@ cmd_model_model(const struct pw_cmd_args *a, struct pw_model *model,
 	if (pwlua_is_script(v)) {
 		if (pwlua_model_read(v, model, name, &err) == PW_OK)
 			return true;
-		pw_cmd_fail("%s: --model: %s", a->cmd->name, err.msg);
+		pw_cmd_say("%s: --model: %s", a->cmd->name, err.msg);
 		return false;
 	}
 	if ((preset = pw_model_find(v)) == NULL) {
@@ -308,7 +308,7 @@ cmd_model_recompute(const struct pw_cmd_args *a, struct pw_model *model)
 
 	if (v == NULL || pw_recompute_parse(v, &model->recompute))
 		return true;
-	pw_cmd_fail("%s: --recompute '%s' is not none, selective, pipeoffload "
+	pw_cmd_say("%s: --recompute '%s' is not none, selective, pipeoffload "
 	    "or full", a->cmd->name, v);
 	return false;
 }
@@ -382,7 +382,7 @@ cmd_model_misfit(const struct pw_cmd_args *a, const struct pw_cmd_model *m)
 		act = largest < 0 ? 0 : p->stages[largest].act;
 		if (p->memory[d].static_bytes + act <= room)
 			continue;
-		pw_cmd_fail("%s: %s does not fit: device %d needs %s for one "
+		pw_cmd_say("%s: %s does not fit: device %d needs %s for one "
 		    "microbatch (static %s + stage %d's activation %s), above "
 		    "its %s%s (try 'pipewright plan', which also searches "
 		    "other splits, recomputation and offload)", a->cmd->name,
@@ -420,7 +420,7 @@ pw_cmd_model_problem(const struct pw_cmd_args *a)
 			if (n > 0 && strncmp(msg, m.model.name, n) == 0 &&
 			    strncmp(msg + n, ": ", 2) == 0)
 				msg += n + 2;
-			pw_cmd_fail("%s: %s: %s", a->cmd->name,
+			pw_cmd_say("%s: %s: %s", a->cmd->name,
 			    pw_cmd_model_label(a, label, sizeof label), msg);
 		}
 	}

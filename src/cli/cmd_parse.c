@@ -4,6 +4,7 @@
  * its positional arguments.  Errors name the command and the argument.
  */
 #include <assert.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -85,6 +86,26 @@ cmd_parse_name(int c)
 	return NULL;
 }
 
+/* A size option's value: a whole number of at least 1, one beyond an
+ * int kept as INT_MAX so that the command's range refuses it with its
+ * own message.  False when S is no such number. */
+static bool
+cmd_parse_size(const char *s, int *out)
+{
+	char *end;
+	long n;
+
+	if (pw_parse_int(s, 1, INT_MAX, out))
+		return true;
+	n = strtol(s, &end, 10);	/* LONG_MAX beyond a long */
+	while (isspace((unsigned char)*end))
+		end++;
+	if (end == s || *end != '\0' || n < 1)
+		return false;
+	*out = INT_MAX;
+	return true;
+}
+
 const char *
 pw_cmd_option_name(int c)
 {
@@ -137,7 +158,7 @@ cmd_parse_solve(const struct pw_command *cmd, int c, const char *v,
 		if (errno == 0 && end != v && *end == '\0' &&
 		    isfinite(a->time_limit) && a->time_limit > 0)
 			return true;
-		pw_cmd_fail("%s: --time-limit '%s' is not a number of seconds "
+		pw_cmd_say("%s: --time-limit '%s' is not a number of seconds "
 		    "above 0", cmd->name, v);
 		return false;
 	case 'I':
@@ -145,7 +166,7 @@ cmd_parse_solve(const struct pw_command *cmd, int c, const char *v,
 			a->iteration_limit = (long)n;
 			return true;
 		}
-		pw_cmd_fail("%s: --iteration-limit '%s' is not a whole number "
+		pw_cmd_say("%s: --iteration-limit '%s' is not a whole number "
 		    "from 1 to %ld", cmd->name, v, LONG_MAX);
 		return false;
 	case 'O':
@@ -154,7 +175,7 @@ cmd_parse_solve(const struct pw_command *cmd, int c, const char *v,
 			a->objective_given = true;
 			return true;
 		}
-		pw_cmd_fail("%s: --objective '%s' is not makespan or span",
+		pw_cmd_say("%s: --objective '%s' is not makespan or span",
 		    cmd->name, v);
 		return false;
 	case 'x':
@@ -164,7 +185,7 @@ cmd_parse_solve(const struct pw_command *cmd, int c, const char *v,
 			    PW_OFFMODE_ON : PW_OFFMODE_OFF;
 			return true;
 		}
-		pw_cmd_fail("%s: --offload '%s' is not auto, on or off",
+		pw_cmd_say("%s: --offload '%s' is not auto, on or off",
 		    cmd->name, v);
 		return false;
 	case 'K':
@@ -173,7 +194,7 @@ cmd_parse_solve(const struct pw_command *cmd, int c, const char *v,
 			*(c == 'K' ? &a->iterations : &a->warmup) = (int)n;
 			return true;
 		}
-		pw_cmd_fail("%s: --%s '%s' is not a whole number from %d to %d",
+		pw_cmd_say("%s: --%s '%s' is not a whole number from %d to %d",
 		    cmd->name, c == 'K' ? "iterations" : "warmup", v, c == 'K',
 		    CMD_PARSE_ITERATIONS_MAX);
 		return false;
@@ -182,7 +203,7 @@ cmd_parse_solve(const struct pw_command *cmd, int c, const char *v,
 			a->top = (size_t)n;
 			return true;
 		}
-		pw_cmd_fail("%s: --top '%s' is not a whole number from 1 to "
+		pw_cmd_say("%s: --top '%s' is not a whole number from 1 to "
 		    "%d", cmd->name, v, CMD_PARSE_TOP_MAX);
 		return false;
 	default:
@@ -191,7 +212,7 @@ cmd_parse_solve(const struct pw_command *cmd, int c, const char *v,
 			a->seed = (unsigned long)n;
 			return true;
 		}
-		pw_cmd_fail("%s: --seed '%s' is not a whole number from 0 to "
+		pw_cmd_say("%s: --seed '%s' is not a whole number from 0 to "
 		    "%lu", cmd->name, v, ULONG_MAX);
 		return false;
 	}
@@ -244,7 +265,7 @@ cmd_parse_ambiguous(const struct pw_command *cmd, const char *bad)
 	}
 	if (matches < 2)
 		return false;
-	pw_cmd_fail("%s: option '%.*s' is ambiguous: %s (try 'pipewright %s "
+	pw_cmd_say("%s: option '%.*s' is ambiguous: %s (try 'pipewright %s "
 	    "--help')", cmd->name, (int)len + 2, bad, names, cmd->name);
 	return true;
 }
@@ -256,22 +277,22 @@ static void
 cmd_parse_bad(const struct pw_command *cmd, int c, const char *bad)
 {
 	if (c == ':' && strncmp(bad, "--", 2) == 0)
-		pw_cmd_fail("%s: option '%s' needs a value (try 'pipewright %s "
+		pw_cmd_say("%s: option '%s' needs a value (try 'pipewright %s "
 		    "--help')", cmd->name, bad, cmd->name);
 	else if (c == ':')
-		pw_cmd_fail("%s: option '-%c' needs a value (try 'pipewright "
+		pw_cmd_say("%s: option '-%c' needs a value (try 'pipewright "
 		    "%s --help')", cmd->name, optopt, cmd->name);
 	/* Long options leave optopt 0 and have been passed, but for a
 	 * value given to a flag (--json=x). */
 	else if (optopt != 0 && cmd_parse_flag_value(bad, optopt))
-		pw_cmd_fail("%s: option '%.*s' takes no value (try 'pipewright "
+		pw_cmd_say("%s: option '%.*s' takes no value (try 'pipewright "
 		    "%s --help')", cmd->name, (int)strcspn(bad, "="), bad,
 		    cmd->name);
 	else if (optopt != 0)
-		pw_cmd_fail("%s: unknown option '-%c' (try 'pipewright %s "
+		pw_cmd_say("%s: unknown option '-%c' (try 'pipewright %s "
 		    "--help')", cmd->name, optopt, cmd->name);
 	else if (!cmd_parse_ambiguous(cmd, bad))
-		pw_cmd_fail("%s: unknown option '%s' (try 'pipewright %s "
+		pw_cmd_say("%s: unknown option '%s' (try 'pipewright %s "
 		    "--help')", cmd->name, bad, cmd->name);
 }
 
@@ -325,14 +346,14 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 		    NULL) {
 			/* The first value would be silently dropped. */
 			if (seen[c]) {
-				pw_cmd_fail("%s: --%s is given twice",
+				pw_cmd_say("%s: --%s is given twice",
 				    cmd->name, name);
 				return PW_EXIT_INPUT;
 			}
 			seen[c] = true;
 			if (optarg != NULL && optarg[0] == '\0' &&
 			    strchr(CMD_PARSE_FILES, c) != NULL) {
-				pw_cmd_fail("%s: --%s needs a %s name, not an "
+				pw_cmd_say("%s: --%s needs a %s name, not an "
 				    "empty one", cmd->name, name, c == 'd' ?
 				    "directory" : "file");
 				return PW_EXIT_INPUT;
@@ -358,13 +379,15 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 		case 'G':
 			/* The range is the command's (show's columns,
 			 * export's pixels): it says it. */
-			if (!pw_parse_int(optarg, 1, INT_MAX,
-			    c == 'w' ? &a->width : &a->height)) {
-				pw_cmd_fail("%s: --%s '%s' is not a whole"
+			if (!cmd_parse_size(optarg, c == 'w' ? &a->width :
+			    &a->height)) {
+				pw_cmd_say("%s: --%s '%s' is not a whole"
 				    " number of at least 1", cmd->name,
 				    cmd_parse_name(c), optarg);
 				return PW_EXIT_INPUT;
 			}
+			*(c == 'w' ? &a->width_text : &a->height_text) =
+			    optarg;
 			break;
 		case 'j':
 			a->json = true;
@@ -378,7 +401,7 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 			    a->sort++)
 				;
 			if (a->sort == PW_COMPARE_NSORTS) {
-				pw_cmd_fail("%s: --sort '%s' is not makespan, "
+				pw_cmd_say("%s: --sort '%s' is not makespan, "
 				    "memory, bubble or name", cmd->name,
 				    optarg);
 				return PW_EXIT_INPUT;
@@ -411,7 +434,7 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 		case 'u':
 			if (!pw_parse_int(optarg, 1, CMD_PARSE_GPUS_MAX,
 			    &a->gpus)) {
-				pw_cmd_fail("%s: --gpus '%s' is not a whole"
+				pw_cmd_say("%s: --gpus '%s' is not a whole"
 				    " number from 1 to %d", cmd->name, optarg,
 				    CMD_PARSE_GPUS_MAX);
 				return PW_EXIT_INPUT;
@@ -482,7 +505,7 @@ pw_cmd_parse(const struct pw_command *cmd, int argc, char **argv,
 	npos = argc - first;
 	/* The model options stand for PROBLEM (or FILE, with --family). */
 	if (npos < cmd->minpos && a->model[PW_CMD_M_MODEL] == NULL) {
-		pw_cmd_fail("%s: missing an argument (usage: pipewright %s %s)",
+		pw_cmd_say("%s: missing an argument (usage: pipewright %s %s)",
 		    cmd->name, cmd->name, cmd->synopsis);
 		return PW_EXIT_INPUT;
 	}
@@ -492,7 +515,7 @@ pw_cmd_parse(const struct pw_command *cmd, int argc, char **argv,
 		return PW_CMD_GO;
 	}
 	if (npos > cmd->maxpos) {
-		pw_cmd_fail("%s: unexpected argument '%s' (usage: pipewright"
+		pw_cmd_say("%s: unexpected argument '%s' (usage: pipewright"
 		    " %s %s)", cmd->name, argv[first + cmd->maxpos], cmd->name,
 		    cmd->synopsis);
 		return PW_EXIT_INPUT;
@@ -502,7 +525,7 @@ pw_cmd_parse(const struct pw_command *cmd, int argc, char **argv,
 		/* A command with options takes files as its arguments (help,
 		 * the one without, takes a command's name). */
 		if (cmd->options != NULL && a->pos[i][0] == '\0') {
-			pw_cmd_fail("%s: an empty argument where a file name "
+			pw_cmd_say("%s: an empty argument where a file name "
 			    "belongs", cmd->name);
 			return PW_EXIT_INPUT;
 		}
@@ -510,7 +533,7 @@ pw_cmd_parse(const struct pw_command *cmd, int argc, char **argv,
 	/* Costs for a file that has its own would be silently unused. */
 	if (a->problem != NULL && (a->pos[0] == NULL ||
 	    !pw_torch_is_csv(a->pos[0]))) {
-		pw_cmd_fail("%s: --problem gives the costs of a PyTorch schedule"
+		pw_cmd_say("%s: --problem gives the costs of a PyTorch schedule"
 		    " CSV (FILE.csv), and %s is none", cmd->name,
 		    a->pos[0] == NULL ? "there" : pw_cmd_label(a->pos[0]));
 		return PW_EXIT_INPUT;

@@ -33,7 +33,7 @@ cmd_plan_problem_file(const char *path, struct pwlua_solve_prefs *prefs,
 		pw_file_read_pins(path, &problem, NULL, NULL, pins, npins,
 		    NULL, &err);
 	if (problem == NULL)
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 	return problem;
 }
 
@@ -62,7 +62,7 @@ pw_cmd_problem_load_pins(const struct pw_cmd_args *a,
 		return pw_problem_default();
 	/* Read as JSON it would fail on its first comma. */
 	if (pw_torch_is_csv(path)) {
-		pw_cmd_fail("%s: %s is a schedule (a PyTorch CSV), not a "
+		pw_cmd_say("%s: %s is a schedule (a PyTorch CSV), not a "
 		    "problem%s", a->cmd->name, path, a->family != NULL ?
 		    " for --family to schedule" : "");
 		return NULL;
@@ -113,24 +113,24 @@ pw_cmd_plan_build(const struct pw_cmd_args *a, struct pw_plan **out)
 	nstages = given->nstages;
 	pw_problem_free(given);
 	if (rc == PW_ERR_NOT_APPLICABLE) {
-		pw_cmd_fail("%s does not apply to %s: %s", name, label,
+		pw_cmd_say("%s does not apply to %s: %s", name, label,
 		    err.msg);
 		return pw_cmd_status(rc);
 	}
 	/* pw_plan_family's one internal error: the family's own schedule
 	 * does not simulate, our bug. */
 	if (rc == PW_ERR_INTERNAL) {
-		pw_cmd_fail("internal error: the %s schedule of %s does not"
+		pw_cmd_say("internal error: the %s schedule of %s does not"
 		    " simulate: %s", name, label, err.msg);
 		return PW_EXIT_INTERNAL;
 	}
 	if (rc != PW_OK) {
-		pw_cmd_fail("%s on %s: %s", name, label, err.msg);
+		pw_cmd_say("%s on %s: %s", name, label, err.msg);
 		return pw_cmd_status(rc);
 	}
 	used = pw_plan_problem(*out);
 	if (used->nstages != nstages)
-		pw_cmd_note("%s splits %s again: %d stages, %d per device",
+		pw_cmd_say("%s splits %s again: %d stages, %d per device",
 		    name, label, used->nstages, used->nstages / used->devices);
 	return PW_EXIT_OK;
 }
@@ -159,7 +159,7 @@ pw_cmd_compare_times(const struct pw_plan *plan, const char *path,
 	if (ndiffer == 0)
 		return;
 	k = pw_op_index(p, ops[first].op);
-	pw_cmd_note("%s: the stored times of %zu of %zu ops differ from the"
+	pw_cmd_say("%s: the stored times of %zu of %zu ops differ from the"
 	    " simulated ones (first %s: stored %.9g to %.9g, simulated %.9g to"
 	    " %.9g);"
 	    " the orders are kept and the times recomputed",
@@ -179,7 +179,7 @@ pw_cmd_csv_plan(const struct pw_cmd_args *a, const char *path,
 
 	*out = NULL;
 	if (a->problem == NULL) {
-		pw_cmd_fail("%s: a PyTorch schedule CSV has no costs: add"
+		pw_cmd_say("%s: a PyTorch schedule CSV has no costs: add"
 		    " --problem PROBLEM (a problem or schedule file, or a "
 		    "problem script)",
 		    pw_cmd_label(path));
@@ -187,7 +187,7 @@ pw_cmd_csv_plan(const struct pw_cmd_args *a, const char *path,
 	}
 	/* Read as JSON it would fail on its first comma. */
 	if (pw_torch_is_csv(a->problem)) {
-		pw_cmd_fail("%s: --problem %s is a schedule (a PyTorch CSV), "
+		pw_cmd_say("%s: --problem %s is a schedule (a PyTorch CSV), "
 		    "not the problem or schedule file that gives its costs",
 		    a->cmd->name, a->problem);
 		return PW_EXIT_INPUT;
@@ -197,13 +197,13 @@ pw_cmd_csv_plan(const struct pw_cmd_args *a, const char *path,
 		return PW_EXIT_INPUT;
 	if ((rc = pw_torch_read_file(path, problem, &sched, &err)) != PW_OK) {
 		pw_problem_free(problem);
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
 	/* The reader's refusals name the file and its line; what only the
 	 * timing finds (a deadlock) is the file's as a whole. */
 	if ((rc = pw_plan_new(problem, sched, out, &err)) != PW_OK) {
-		pw_cmd_fail("%s: %s%s", pw_cmd_label(path), rc ==
+		pw_cmd_say("%s: %s%s", pw_cmd_label(path), rc ==
 		    PW_ERR_DEADLOCK ? "its orders on the problem: " : "",
 		    err.msg);
 		return pw_cmd_status(rc);
@@ -263,7 +263,7 @@ pw_cmd_plan_load(const struct pw_cmd_args *a, struct pw_plan **out)
 	if (a->family != NULL)
 		return pw_cmd_plan_build(a, out);
 	if (a->model[PW_CMD_M_MODEL] != NULL) {
-		pw_cmd_fail("%s: --model needs --family NAME (a model's problem"
+		pw_cmd_say("%s: --model needs --family NAME (a model's problem"
 		    " has no schedule until a family builds one)",
 		    a->cmd->name);
 		return PW_EXIT_INPUT;
@@ -272,11 +272,11 @@ pw_cmd_plan_load(const struct pw_cmd_args *a, struct pw_plan **out)
 		return pw_cmd_csv_plan(a, path, out);
 	if ((rc = pw_plan_read(path, out, &ops, &nops, &err)) != PW_OK) {
 		if (cmd_plan_is_problem(path))
-			pw_cmd_fail("%s: %s is a problem, not a schedule: add "
+			pw_cmd_say("%s: %s is a problem, not a schedule: add "
 			    "--family NAME to build one (schedule --help lists "
 			    "the families)", a->cmd->name, path);
 		else
-			pw_cmd_fail("%s", err.msg);
+			pw_cmd_say("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
 	pw_cmd_compare_times(*out, path, ops, nops);
@@ -293,7 +293,7 @@ pw_cmd_problem_save(const char *path, const struct pw_problem *problem)
 	rc = pwlua_is_script(path) ? pwlua_problem_write(path, problem, &err) :
 	    pw_problem_write(path, problem, &err);
 	if (rc != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
 	return PW_EXIT_OK;
@@ -313,7 +313,7 @@ pw_cmd_output_check(const char *output)
 	    !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)))
 		return PW_EXIT_OK;
 	if ((rc = pw_outfile_open(&check, output, &err)) != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
 	pw_outfile_abort(&check);
@@ -366,7 +366,7 @@ pw_cmd_plan_write_pins(const struct pw_plan *plan, const struct pw_pin *pins,
 	if ((rc = pw_schedule_write_pins(output, pw_plan_problem(plan),
 	    pw_plan_schedule(plan), pw_plan_timing(plan), pins, npins,
 	    &err)) != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
 	*report = to_stdout ? stderr : stdout;

@@ -234,13 +234,13 @@ cmd_planner_write(const struct pw_planner_candidate *c, const char *output)
 
 	if ((rc = pw_plan_new(pw_problem_copy(c->problem),
 	    pw_schedule_copy(c->schedule), &plan, &err)) != PW_OK) {
-		pw_cmd_fail("internal error: the planner's best schedule does "
+		pw_cmd_say("internal error: the planner's best schedule does "
 		    "not simulate: %s", err.msg);
 		return PW_EXIT_INTERNAL;
 	}
 	if ((rc = pw_schedule_write(output, pw_plan_problem(plan),
 	    pw_plan_schedule(plan), pw_plan_timing(plan), &err)) != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 		status = pw_cmd_status(rc);
 	}
 	pw_plan_free(plan);
@@ -317,10 +317,10 @@ pw_cmd_plan(const struct pw_cmd_args *a)
 		msg = strncmp(err.msg, "plan: ", 6) == 0 ? err.msg + 6 :
 		    err.msg;
 		if (problem == NULL)
-			pw_cmd_fail("plan: %s: %s", pw_cmd_model_label(a, label,
+			pw_cmd_say("plan: %s: %s", pw_cmd_model_label(a, label,
 			    sizeof label), msg);
 		else
-			pw_cmd_fail("plan: %s", msg);
+			pw_cmd_say("plan: %s", msg);
 		status = pw_cmd_status(rc);
 		goto out;
 	}

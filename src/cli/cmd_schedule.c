@@ -18,7 +18,7 @@ pw_cmd_schedule(const struct pw_cmd_args *a)
 	int status;
 
 	if (a->family == NULL) {
-		pw_cmd_fail("schedule: --family NAME is required (try"
+		pw_cmd_say("schedule: --family NAME is required (try"
 		    " 'pipewright schedule --help')");
 		return PW_EXIT_INPUT;
 	}
@@ -55,7 +55,7 @@ pw_cmd_compare(const struct pw_cmd_args *a)
 	int status = PW_EXIT_OK;
 
 	if (a->json && a->csv) {
-		pw_cmd_fail("compare: --json and --csv are two forms of one "
+		pw_cmd_say("compare: --json and --csv are two forms of one "
 		    "table: give one");
 		return PW_EXIT_INPUT;
 	}
@@ -67,7 +67,7 @@ pw_cmd_compare(const struct pw_cmd_args *a)
 	rows = pw_compare_rows(problem, pw_cmd_compare_progress, &say);
 	if (pw_compare_rows_print(stdout, problem, rows, a->sort, form) !=
 	    PW_OK) {
-		pw_cmd_fail("compare: cannot write the table");
+		pw_cmd_say("compare: cannot write the table");
 		status = PW_EXIT_INPUT;
 	}
 	pw_compare_rows_free(rows);

@@ -18,13 +18,13 @@ pw_cmd_script(const struct pw_cmd_args *a)
 
 	dirs[1] = a->write_dir;
 	if ((lua = pwlua_new(&config, &err)) == NULL) {
-		pw_cmd_fail("script: %s", err.msg);
+		pw_cmd_say("script: %s", err.msg);
 		return PW_EXIT_INPUT;
 	}
 	status = PW_EXIT_OK;
 	if ((rc = pwlua_run(lua, a->rest[0], a->nrest - 1, a->rest + 1,
 	    &err)) != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 		status = pw_cmd_status(rc);
 	}
 	pwlua_free(lua);

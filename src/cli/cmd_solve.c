@@ -79,24 +79,24 @@ cmd_solve_from(const char *path, const struct pw_problem *problem,
 	*out = NULL;
 	if (pw_torch_is_csv(path)) {
 		if (pw_torch_read_file(path, problem, out, &err) != PW_OK)
-			pw_cmd_fail("solve: --from %s", err.msg);
+			pw_cmd_say("solve: --from %s", err.msg);
 		return *out != NULL;
 	}
 	if (pw_file_read_pins(path, &given, &ops, &nops, &filepins,
 	    &nfilepins, NULL, &err) != PW_OK || ops == NULL) {
-		pw_cmd_fail("solve: --from '%s' is no family (see 'pipewright "
+		pw_cmd_say("solve: --from '%s' is no family (see 'pipewright "
 		    "solve --help') and no schedule file: %s", path,
 		    ops == NULL && given != NULL ? "it holds a problem only" :
 		    err.msg);
 		goto out;
 	}
 	if (!pw_problem_same(given, problem)) {
-		pw_cmd_fail("solve: --from %s: its problem is not the one to "
+		pw_cmd_say("solve: --from %s: its problem is not the one to "
 		    "solve", pw_cmd_label(path));
 		goto out;
 	}
 	if (pw_schedule_from_timed(problem, ops, nops, out, &err) != PW_OK) {
-		pw_cmd_fail("solve: --from %s: %s", pw_cmd_label(path),
+		pw_cmd_say("solve: --from %s: %s", pw_cmd_label(path),
 		    err.msg);
 		goto out;
 	}
@@ -122,12 +122,12 @@ cmd_solve_fail(const struct pw_cmd_args *a, const char *msg)
 	    i++) {
 		n = strlen(start[i]);
 		if (strncmp(msg, start[i], n) == 0) {
-			pw_cmd_fail("solve: --from %s: %s", pw_cmd_label(
+			pw_cmd_say("solve: --from %s: %s", pw_cmd_label(
 			    a->from), msg + n);
 			return;
 		}
 	}
-	pw_cmd_fail("%s", msg);
+	pw_cmd_say("%s", msg);
 }
 
 /* The solver's figures after the metrics: the objective, what was
@@ -222,7 +222,7 @@ cmd_solve_resplit_note(const struct pw_cmd_args *a,
 		snprintf(how + strlen(how), sizeof how - strlen(how), " %d",
 		    chunks);
 	replan = pw_cmd_model_replan(a);
-	pw_cmd_note("solve: %s splits the model again (%d stages per device%s) "
+	pw_cmd_say("solve: %s splits the model again (%d stages per device%s) "
 	    "and reaches %s within the limits, below this %s: try '%s'%s",
 	    best->name, chunks, v ? ", V" : "", pw_fmt_seconds(b1, sizeof b1,
 	    best_value), pw_fmt_seconds(b2, sizeof b2, objective), replan,
@@ -306,7 +306,7 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	}
 	if (pw_plan_new(pw_problem_copy(problem),
 	    pw_schedule_copy(res.schedule), &plan, &err) != PW_OK) {
-		pw_cmd_fail("internal error: the solved schedule does not "
+		pw_cmd_say("internal error: the solved schedule does not "
 		    "simulate: %s", err.msg);
 		status = PW_EXIT_INTERNAL;
 		goto out;

@@ -74,13 +74,13 @@ pw_cmd_view_load(const struct pw_cmd_args *a, const struct pw_plan *plan,
 	    pwlua_is_script(a->pos[0]) || pw_torch_is_csv(a->pos[0]))
 		return PW_EXIT_OK;
 	if ((rc = pw_measured_read(a->pos[0], &m, &err)) != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
 	if (m == NULL)
 		return PW_EXIT_OK;
 	if ((v->own_timing = pw_measured_timing(p, m, &err)) == NULL) {
-		pw_cmd_fail("%s: %s", pw_cmd_label(a->pos[0]), err.msg);
+		pw_cmd_say("%s: %s", pw_cmd_label(a->pos[0]), err.msg);
 		pw_measured_free(m);
 		return PW_EXIT_INPUT;
 	}
@@ -120,20 +120,20 @@ cmd_view_time(const char *name, const char *s, double *out)
 	if (errno == 0 && end != s && *end == '\0' && isfinite(*out) &&
 	    strpbrk(s, "xX") == NULL)
 		return true;
-	pw_cmd_fail("show: --%s '%s' is not a number of seconds", name, s);
+	pw_cmd_say("show: --%s '%s' is not a number of seconds", name, s);
 	return false;
 }
 
 /* PW_EXIT_OK when VALUE, command CMD's option NAME, is 0 (not given) or
  * in [MIN, MAX] (of UNIT); else one line and PW_EXIT_INPUT. */
 static int
-cmd_view_range(const char *cmd, const char *name, int value, int min,
-    int max, const char *unit)
+cmd_view_range(const char *cmd, const char *name, int value,
+    const char *text, int min, int max, const char *unit)
 {
 	if (value == 0 || (value >= min && value <= max))
 		return PW_EXIT_OK;
-	pw_cmd_fail("%s: --%s %d is out of range: %d to %d %s", cmd, name,
-	    value, min, max, unit);
+	pw_cmd_say("%s: --%s %s is out of range: %d to %d %s", cmd, name,
+	    text, min, max, unit);
 	return PW_EXIT_INPUT;
 }
 
@@ -148,7 +148,8 @@ pw_cmd_show(const struct pw_cmd_args *a)
 
 	if (!cmd_view_time("from", a->from, &from) ||
 	    !cmd_view_time("to", a->format, &to) ||
-	    cmd_view_range("show", "width", a->width, 1, PW_CMD_WIDTH_MAX,
+	    cmd_view_range("show", "width", a->width, a->width_text, 1,
+	    PW_CMD_WIDTH_MAX,
 	    "columns") != PW_EXIT_OK)
 		return PW_EXIT_INPUT;
 	if ((status = pw_cmd_plan_load(a, &plan)) != PW_EXIT_OK ||
@@ -159,7 +160,7 @@ pw_cmd_show(const struct pw_cmd_args *a)
 	if ((rc = pw_show_window(stdout, pw_plan_problem(plan),
 	    pw_plan_schedule(plan), v.timing, v.metrics, a->width != 0 ?
 	    a->width : cmd_view_width(), from, to, &err)) != PW_OK) {
-		pw_cmd_fail("show: %s", err.msg);
+		pw_cmd_say("show: %s", err.msg);
 		status = pw_cmd_status(rc);
 	}
 out:
@@ -177,15 +178,15 @@ cmd_view_size(const struct pw_cmd_args *a,
 	int status;
 
 	if ((a->width != 0 || a->height != 0) && format->write_sized == NULL) {
-		pw_cmd_fail("export: --width and --height size a picture; "
+		pw_cmd_say("export: --width and --height size a picture; "
 		    "the format %s has no size", format->name);
 		return PW_EXIT_INPUT;
 	}
 	if ((status = cmd_view_range("export", "width", a->width,
-	    PW_EXPORT_WIDTH_MIN, PW_EXPORT_WIDTH_MAX, "pixels")) != PW_EXIT_OK)
+	    a->width_text, PW_EXPORT_WIDTH_MIN, PW_EXPORT_WIDTH_MAX, "pixels")) != PW_EXIT_OK)
 		return status;
 	return cmd_view_range("export", "height", a->height,
-	    PW_EXPORT_HEIGHT_MIN, PW_EXPORT_HEIGHT_MAX, "pixels");
+	    a->height_text, PW_EXPORT_HEIGHT_MIN, PW_EXPORT_HEIGHT_MAX, "pixels");
 }
 
 int
@@ -201,7 +202,7 @@ pw_cmd_export(const struct pw_cmd_args *a)
 	int status, rc;
 
 	if (a->format == NULL) {
-		pw_cmd_fail("export: --to FORMAT is required (try 'pipewright"
+		pw_cmd_say("export: --to FORMAT is required (try 'pipewright"
 		    " export --help')");
 		return PW_EXIT_INPUT;
 	}
@@ -211,7 +212,7 @@ pw_cmd_export(const struct pw_cmd_args *a)
 	}
 	if (format->binary && strcmp(a->output, "-") == 0 &&
 	    isatty(STDOUT_FILENO)) {
-		pw_cmd_fail("export: --to %s writes binary data, which a "
+		pw_cmd_say("export: --to %s writes binary data, which a "
 		    "terminal cannot show: give -o FILE", format->name);
 		return PW_EXIT_INPUT;
 	}
@@ -220,7 +221,7 @@ pw_cmd_export(const struct pw_cmd_args *a)
 	    (status = pw_cmd_view_load(a, plan, &v)) != PW_EXIT_OK)
 		goto out;
 	if ((rc = pw_outfile_open(&out, a->output, &err)) != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 		status = pw_cmd_status(rc);
 		goto out;
 	}
@@ -233,17 +234,17 @@ pw_cmd_export(const struct pw_cmd_args *a)
 	    pw_plan_schedule(plan), v.timing, v.metrics, &err)) != PW_OK &&
 	    !ferror(out.fp)) {
 		pw_outfile_abort(&out);
-		pw_cmd_fail("%s: %s", strcmp(a->output, "-") == 0 ? "<stdout>" :
+		pw_cmd_say("%s: %s", strcmp(a->output, "-") == 0 ? "<stdout>" :
 		    a->output, err.msg);
 		status = pw_cmd_status(rc);
 		goto out;
 	}
 	if ((rc = pw_outfile_commit(&out, &err)) != PW_OK) {
-		pw_cmd_fail("%s", err.msg);
+		pw_cmd_say("%s", err.msg);
 		status = pw_cmd_status(rc);
 	} else if (format->drops_transfers &&
 	    (dropped = pw_torch_dropped(pw_plan_schedule(plan))) > 0)
-		pw_cmd_note("warning: %s has no offload or reload: %zu"
+		pw_cmd_say("warning: %s has no offload or reload: %zu"
 		    " transfer%s left out (--to %s-offload keeps them)",
 		    format->name, dropped, dropped == 1 ? "" : "s",
 		    format->name);

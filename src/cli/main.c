@@ -542,7 +542,7 @@ main_help(const struct pw_cmd_args *a)
 		return PW_EXIT_OK;
 	}
 	if ((cmd = main_find(a->pos[0])) == NULL) {
-		pw_cmd_fail("help: unknown command '%s' (try 'pipewright"
+		pw_cmd_say("help: unknown command '%s' (try 'pipewright"
 		    " help')", a->pos[0]);
 		return PW_EXIT_INPUT;
 	}
@@ -589,7 +589,7 @@ main_dispatch(int argc, char **argv)
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
 		/* As every other command: no argument goes unread. */
 		if (argc > 2) {
-			pw_cmd_fail("%s: unexpected argument '%s'", argv[1],
+			pw_cmd_say("%s: unexpected argument '%s'", argv[1],
 			    argv[2]);
 			return PW_EXIT_INPUT;
 		}
@@ -597,12 +597,12 @@ main_dispatch(int argc, char **argv)
 		return PW_EXIT_OK;
 	}
 	if (argv[1][0] == '-') {
-		pw_cmd_fail("unknown option '%s' (try 'pipewright help')",
+		pw_cmd_say("unknown option '%s' (try 'pipewright help')",
 		    argv[1]);
 		return PW_EXIT_INPUT;
 	}
 	if ((cmd = main_find(argv[1])) == NULL) {
-		pw_cmd_fail("unknown command '%s' (try 'pipewright help')",
+		pw_cmd_say("unknown command '%s' (try 'pipewright help')",
 		    argv[1]);
 		return PW_EXIT_INPUT;
 	}
@@ -620,7 +620,7 @@ main(int argc, char **argv)
 	 * failed already said why). */
 	error = fflush(stdout) != 0 ? errno : 0;
 	if ((error != 0 || ferror(stdout)) && status == PW_EXIT_OK) {
-		pw_cmd_fail("cannot write to stdout%s%s", error ? ": " : "",
+		pw_cmd_say("cannot write to stdout%s%s", error ? ": " : "",
 		    error ? strerror(error) : "");
 		status = PW_EXIT_INPUT;
 	}
