@@ -204,14 +204,16 @@ int	pw_metrics_tightest(const struct pw_problem *, const struct pw_metrics *,
 int	pw_metrics_peak_device(const struct pw_metrics *);
 
 /* Told as pw_compare_rows goes on PROBLEM: DONE families of the registry
- * are built, pw_families[DONE] is next (DONE == pw_nfamilies: all are). */
-typedef void pw_compare_progress_fn(void *arg,
+ * are built, pw_families[DONE] is next (DONE == pw_nfamilies: all are).
+ * Returns false to stop there (a designer's Esc). */
+typedef bool pw_compare_progress_fn(void *arg,
 	    const struct pw_problem *problem, size_t done);
 
 /* One row per family of the registry, in its order, on PROBLEM; PROGRESS
  * (NULL: none) is called with ARG before each family and once after the
- * last, since one family alone may take long on a large problem.  Returns
- * an array of pw_nfamilies rows the caller frees with
+ * last, since one family alone may take long on a large problem.  Where it
+ * stops the comparison, the families not built have rc PW_ERR_CANCELLED.
+ * Returns an array of pw_nfamilies rows the caller frees with
  * pw_compare_rows_free. */
 struct pw_compare_row *pw_compare_rows(const struct pw_problem *,
 	    pw_compare_progress_fn *progress, void *arg);

@@ -211,15 +211,22 @@ pw_compare_rows(const struct pw_problem *p, pw_compare_progress_fn *progress,
 {
 	struct pw_compare_row *rows;
 	size_t i;
+	bool go = true;
 
 	rows = pw_xcalloc(pw_nfamilies, sizeof *rows);
 	for (i = 0; i < pw_nfamilies; i++) {
-		if (progress != NULL)
-			progress(arg, p, i);
 		rows[i].family = &pw_families[i];
-		report_row_run(&rows[i], p);
+		if (go && progress != NULL)
+			go = progress(arg, p, i);
+		if (go)
+			report_row_run(&rows[i], p);
+		else {
+			rows[i].rc = PW_ERR_CANCELLED;
+			rows[i].why = pw_xstrdup("cancelled");
+			rows[i].tightest = -1;
+		}
 	}
-	if (progress != NULL)
+	if (go && progress != NULL)
 		progress(arg, p, pw_nfamilies);
 	return rows;
 }

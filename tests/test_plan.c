@@ -544,9 +544,10 @@ struct test_compare_told {
 	size_t	done[TEST_TOLD_MAX];
 	size_t	n;		/* calls, also those past TEST_TOLD_MAX */
 	const struct pw_problem *problem;	/* the last call's */
+	size_t	stop_at;	/* stop before this family; 0: never */
 };
 
-static void
+static bool
 test_compare_told(void *arg, const struct pw_problem *p, size_t done)
 {
 	struct test_compare_told *told = arg;
@@ -555,6 +556,7 @@ test_compare_told(void *arg, const struct pw_problem *p, size_t done)
 	if (told->n < TEST_TOLD_MAX)
 		told->done[told->n] = done;
 	told->n++;
+	return told->stop_at == 0 || done < told->stop_at;
 }
 
 /* The comparison's rows on unit costs with every limit 6 activations:
@@ -610,6 +612,26 @@ test_compare_rows(void)
 	tap_ok(r->metrics == NULL && r->why != NULL && r->why[0] != '\0' &&
 	    r->tightest == -1, "rows: zb-v has a reason, no metrics (%s)",
 	    r->why);
+	pw_compare_rows_free(rows);
+
+	/* Progress stops it before the fourth family: three built, the
+	 * rest cancelled, and no call after the last. */
+	told = (struct test_compare_told){ .stop_at = 3 };
+	rows = pw_compare_rows(p, test_compare_told, &told);
+	tap_ok(told.n == 4 && told.done[3] == 3, "rows: stopped by its "
+	    "progress at family 3 (%zu calls)", told.n);
+	for (i = 0; i < 3 && rows[i].rc != PW_ERR_CANCELLED; i++)
+		continue;
+	tap_int((long long)i, 3, "rows: the three before it were built");
+	for (i = 3; i < pw_nfamilies && rows[i].rc == PW_ERR_CANCELLED &&
+	    rows[i].family == &pw_families[i] && rows[i].metrics == NULL &&
+	    rows[i].tightest == -1 && strcmp(rows[i].why, "cancelled") == 0;
+	    i++)
+		continue;
+	tap_int((long long)i, (long long)pw_nfamilies, "rows: every one "
+	    "from it on is cancelled, named, without metrics");
+	tap_int(pw_compare_best(rows), 1, "rows: the best of those built "
+	    "(1f1b; gpipe is over its limits)");
 	pw_compare_rows_free(rows);
 
 	/* No limits: no tightest device. */

@@ -123,7 +123,7 @@ static const char SMALL_ZBH2_D0[] = "F(0,0) F(0,1) F(0,2) B(0,0) W(0,0) "
     "F(0,3) B(0,1) W(0,1) B(0,2) W(0,2) B(0,3) W(0,3)";
 
 /* Counts what the designer told of its choice of a family. */
-static void
+static bool
 chose_count(void *arg, const struct pw_problem *p, size_t done)
 {
 	size_t *calls = arg;
@@ -131,6 +131,7 @@ chose_count(void *arg, const struct pw_problem *p, size_t done)
 	(void)p;
 	if (done == *calls)
 		(*calls)++;
+	return true;
 }
 
 static void
@@ -1639,10 +1640,21 @@ test_recover_follows(void)
 /* What tui_busy had drawn, as the loop's busy_draw would. */
 static char busy_seen[512];
 
-static void
+static bool
 busy_record(struct tui *d)
 {
 	snprintf(busy_seen, sizeof busy_seen, "%s", d->message);
+	return false;
+}
+
+/* The busy messages seen, and Esc typed as the third family is built. */
+static size_t busy_calls;
+
+static bool
+busy_escape(struct tui *d)
+{
+	busy_record(d);
+	return ++busy_calls == 3;
 }
 
 /* The form's counts stop at the designer's limits, and a slow step
@@ -1651,6 +1663,7 @@ static void
 test_form_caps(void)
 {
 	struct tui *d = open_file(NULL);
+	unsigned long changes;
 
 	if (d == NULL)
 		return;
@@ -1669,6 +1682,26 @@ test_form_caps(void)
 	tui_key(d, 'f');
 	tap_ok(strncmp(busy_seen, "building family ", 16) == 0,
 	    "f is announced: %s", busy_seen);
+
+	/* Esc while the compare view looks for the best family stops it
+	 * there: no view, nothing built after, nothing changed. */
+	d->busy_draw = busy_escape;
+	changes = d->changes;
+	tui_key(d, 'c');
+	tap_int((long long)busy_calls, 3, "compare: stopped at the third "
+	    "family's announcement");
+	tap_str(busy_seen, "finding the best family: 2 of 18 built, building "
+	    "1f1b-interleaved (Esc stops) ...", "which says how far it got "
+	    "and how to stop");
+	tap_ok(d->mode == TUI_MODE_TIMELINE && d->compare.plan[0] == NULL &&
+	    d->compare.plan[1] == NULL && d->changes == changes,
+	    "Esc there: no compare view, nothing changed");
+	tap_str(d->message, "compare: stopped before it found the best "
+	    "family (c opens it again)", "the message line says so");
+	d->busy_draw = busy_record;
+	tui_key(d, 'c');
+	tap_ok(d->mode == TUI_MODE_COMPARE && d->compare.plan[0] != NULL,
+	    "c again opens it");
 	tui_free(d);
 }
 

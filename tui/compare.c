@@ -55,15 +55,14 @@ tui_compare_say(struct tui *d)
 }
 
 /* tui_family_best's progress as the view opens: which family is next
- * (a large problem takes seconds a family). */
-static void
+ * (a large problem takes seconds a family), and Esc stops it. */
+static bool
 tui_compare_building(void *arg, const struct pw_problem *p, size_t done)
 {
 	(void)p;
-	if (done < pw_nfamilies)
-		tui_busy(arg, "finding the best family: %zu of %zu built, "
-		    "building %s ...", done, pw_nfamilies,
-		    pw_families[done].name);
+	return done == pw_nfamilies || tui_busy(arg, "finding the best "
+	    "family: %zu of %zu built, building %s (Esc stops) ...", done,
+	    pw_nfamilies, pw_families[done].name);
 }
 
 unsigned
@@ -121,12 +120,17 @@ unsigned
 tui_compare_open(struct tui *d)
 {
 	struct pw_error err;
-	int best = tui_family_best(pw_plan_problem(d->plan),
-	    tui_compare_building, d, &err);
+	int best, rc = tui_family_best(pw_plan_problem(d->plan),
+	    tui_compare_building, d, &best, &err);
 
+	if (rc == PW_ERR_CANCELLED) {
+		tui_message(d, false, "compare: stopped before it found the "
+		    "best family (c opens it again)");
+		return TUI_DRAW_MESSAGE;
+	}
 	tui_compare_empty(&d->compare, 0);
 	tui_compare_empty(&d->compare, 1);
-	tui_compare_set(d, 0, best >= 0 ? best : TUI_CMP_CURRENT);
+	tui_compare_set(d, 0, rc == PW_OK ? best : TUI_CMP_CURRENT);
 	tui_compare_set(d, 1, TUI_CMP_CURRENT);
 	d->compare.focus = 0;
 	d->mode = TUI_MODE_COMPARE;

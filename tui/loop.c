@@ -35,6 +35,9 @@
 #define TUI_LOOP_TICK_MS	50
 /* Esc alone, not the start of a key's sequence, after this long. */
 #define TUI_LOOP_ESCDELAY_MS	25
+/* The keys typed during a slow step that it keeps for the loop at most
+ * (ncurses' own pushback holds more). */
+#define TUI_LOOP_BUSY_KEYS	64
 /* The mouse events one KEY_MOUSE hands over at most (ncurses keeps 8). */
 #define TUI_LOOP_MOUSE_EVENTS	16
 
@@ -344,13 +347,29 @@ tui_loop_offer(struct tui *d)
 	tui_prompt_open(d, TUI_PROMPT_RESTORE, question, "");
 }
 
-/* tui.busy_draw: the message line now, before a slow step. */
-static void
+/* tui.busy_draw: the message line now, before a slow step; true when
+ * Esc has been typed since the last key read (or a stopping signal came),
+ * the other keys typed meanwhile kept for the loop in their order. */
+static bool
 tui_loop_busy(struct tui *d)
 {
+	int kept[TUI_LOOP_BUSY_KEYS], ch;
+	size_t n = 0;
+	bool esc = false;
+
 	tui_draw(stdscr, d, TUI_DRAW_MESSAGE);
 	wnoutrefresh(stdscr);
 	doupdate();
+	timeout(0);
+	while (n < TUI_LOOP_BUSY_KEYS && (ch = getch()) != ERR) {
+		if (ch == TUI_KEY_ESC)
+			esc = true;
+		else
+			kept[n++] = ch;
+	}
+	while (n > 0)
+		ungetch(kept[--n]);
+	return esc || tui_loop_stop != 0;
 }
 
 /* Runs the loop until a quit (true) or a stopping signal (false);

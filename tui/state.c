@@ -189,16 +189,22 @@ tui_state_printed(char *buf, size_t size, const struct tui_state_file *f)
 
 int
 tui_family_best(const struct pw_problem *p, pw_compare_progress_fn *progress,
-    void *arg, struct pw_error *err)
+    void *arg, int *best, struct pw_error *err)
 {
 	struct pw_compare_row *rows = pw_compare_rows(p, progress, arg);
-	int best = pw_compare_best(rows);
+	int rc = PW_OK;
 
-	if (best < 0)
+	*best = pw_compare_best(rows);
+	if (rows[pw_nfamilies - 1].rc == PW_ERR_CANCELLED) {
+		pw_error_set(err, "cancelled");
+		rc = PW_ERR_CANCELLED;
+	} else if (*best < 0) {
 		pw_error_set(err, "no schedule family builds a schedule for "
 		    "this problem (%s)", rows[0].why);
+		rc = PW_ERR_NOT_APPLICABLE;
+	}
 	pw_compare_rows_free(rows);
-	return best;
+	return rc;
 }
 
 int
@@ -211,8 +217,9 @@ tui_family_plan(const struct pw_problem *p, int family, struct pw_plan **out,
 	int rc, dev;
 	bool same = true;
 
-	if (family < 0 && (family = tui_family_best(p, NULL, NULL, err)) < 0)
-		return PW_ERR_NOT_APPLICABLE;
+	if (family < 0 && (rc = tui_family_best(p, NULL, NULL, &family,
+	    err)) != PW_OK)
+		return rc;
 	if (used != NULL)
 		*used = family;
 	if ((rc = pw_plan_family(&pw_families[family], p, out, err)) != PW_OK)
@@ -253,7 +260,7 @@ tui_message(struct tui *d, bool error, const char *fmt, ...)
 	va_end(ap);
 }
 
-void
+bool
 tui_busy(struct tui *d, const char *fmt, ...)
 {
 	va_list ap;
@@ -261,8 +268,7 @@ tui_busy(struct tui *d, const char *fmt, ...)
 	va_start(ap, fmt);
 	tui_state_vmessage(d, false, fmt, ap);
 	va_end(ap);
-	if (d->busy_draw != NULL)
-		d->busy_draw(d);
+	return d->busy_draw == NULL || !d->busy_draw(d);
 }
 
 /* Drops the pins that name ops the plan's problem does not have on one
@@ -893,9 +899,10 @@ tui_new_given(const struct tui_options *opts, int rows, int cols,
 		d->source = tui_state_file_source(path);
 		d->save_path = pw_xstrdup(path);
 	} else {
-		if ((family = tui_family_best(f.problem, opts->choosing,
-		    opts->choosing_arg, err)) < 0 || tui_family_plan(f.problem,
-		    family, &d->plan, &family, err) != PW_OK)
+		if (tui_family_best(f.problem, opts->choosing,
+		    opts->choosing_arg, &family, err) != PW_OK ||
+		    tui_family_plan(f.problem, family, &d->plan, &family,
+		    err) != PW_OK)
 			goto fail;
 		d->family = family;
 		d->cycle = (family + 1) % (int)pw_nfamilies;

@@ -513,8 +513,9 @@ struct tui {
 	bool	message_is_error;
 	double	message_at;	/* pw_now() when it was set */
 	/* Draws the message line at once (the loop's; NULL: none), so that
-	 * a slow synchronous step shows tui_busy's message first. */
-	void	(*busy_draw)(struct tui *);
+	 * a slow synchronous step shows tui_busy's message first; true when
+	 * the user has asked since to stop it (Esc). */
+	bool	(*busy_draw)(struct tui *);
 
 	struct tui_solve solve;
 	struct tui_compare compare;
@@ -579,11 +580,14 @@ unsigned tui_plan_record(struct tui *, struct tui_snapshot *before,
  * in ERR with nothing changed. */
 int	tui_problem_set(struct tui *, struct pw_problem *problem,
 	    const char *what, struct pw_error *);
-/* The index in pw_families of the best schedule for P: of the families
- * that build one, the least makespan among those within every limit,
- * else the least makespan.  -1 with ERR set when none builds one. */
+/* Sets *BEST to the index in pw_families of the best schedule for P: of
+ * the families that build one, the least makespan among those within
+ * every limit, else the least makespan.  PROGRESS (NULL: none) is told
+ * as each is built.  Returns PW_OK, or with ERR set PW_ERR_CANCELLED
+ * where PROGRESS stopped it, PW_ERR_NOT_APPLICABLE where none builds
+ * one. */
 int	tui_family_best(const struct pw_problem *, pw_compare_progress_fn *,
-	    void *arg, struct pw_error *);
+	    void *arg, int *best, struct pw_error *);
 /* The plan the caller owns of family FAMILY (-1: tui_family_best) on P,
  * its index in *USED (may be NULL): pw_plan_family, with P's limits kept
  * on a problem split again (the model's split has its own). */
@@ -609,8 +613,10 @@ void	tui_message(struct tui *, bool error, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 
 /* Before a slow synchronous step (building every family, a reload):
- * sets the message line and has it drawn now (tui.busy_draw). */
-void	tui_busy(struct tui *, const char *fmt, ...)
+ * sets the message line and has it drawn now (tui.busy_draw).  False
+ * when the user asked to stop the step (Esc), which a step that can
+ * stop there does. */
+bool	tui_busy(struct tui *, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 
 /* The view fitted to the whole schedule's time (the rows scrolled to

@@ -189,14 +189,14 @@ pw_cmd_compare_say_init(struct pw_cmd_compare_say *say, const char *cmd)
 	    isatty(STDERR_FILENO) != 0 };
 }
 
-void
+bool
 pw_cmd_compare_progress(void *arg, const struct pw_problem *p, size_t done)
 {
 	struct pw_cmd_compare_say *say = arg;
 	char took[32];
 
 	if ((double)p->nstages * p->microbatches < CMD_COMPARE_SAY_PAIRS)
-		return;
+		return true;
 	pw_fmt_seconds(took, sizeof took, pw_now() - say->start);
 	if (done < pw_nfamilies)
 		fprintf(stderr, "%s%s: %zu of %zu families built in %s, "
@@ -208,6 +208,7 @@ pw_cmd_compare_progress(void *arg, const struct pw_problem *p, size_t done)
 		    say->tty ? "\r" : "", say->cmd, pw_nfamilies, took,
 		    say->tty ? "\033[K" : "");
 	fflush(stderr);
+	return true;
 }
 
 void

@@ -231,8 +231,8 @@ struct pw_cmd_compare_say {
 	bool	tty;		/* stderr is a terminal */
 };
 void	pw_cmd_compare_say_init(struct pw_cmd_compare_say *, const char *cmd);
-/* A pw_compare_progress_fn: ARG is a pw_cmd_compare_say. */
-void	pw_cmd_compare_progress(void *arg, const struct pw_problem *,
+/* A pw_compare_progress_fn: ARG is a pw_cmd_compare_say; it never stops. */
+bool	pw_cmd_compare_progress(void *arg, const struct pw_problem *,
 	    size_t done);
 
 /* cmd.c: the strongest of P's problem-only bounds for OBJ
