@@ -666,8 +666,7 @@ pwl_loadfile(lua_State *L, const char *path)
 	lua_pushfstring(L, piped ? "=%s" : "@%s", name);
 	in = lua_newuserdatauv(L, sizeof *in, 0);
 	/* A script piped in is named as every reader names it. */
-	in->fp = piped ? stdin : fopen(path, "rb");
-	if (in->fp == NULL) {
+	if ((in->fp = pw_infile_open(path)) == NULL) {
 		status = errno;
 		lua_pop(L, 2);
 		lua_pushfstring(L, "%s: cannot open: %s", path,
@@ -675,8 +674,7 @@ pwl_loadfile(lua_State *L, const char *path)
 		return LUA_ERRFILE;
 	}
 	status = pwl_load_stream(L, in, lua_tostring(L, -2));
-	if (!piped)
-		fclose(in->fp);
+	fclose(in->fp);
 	if (in->bytecode)
 		lua_pushfstring(L, "%s: precompiled Lua (bytecode) is refused; "
 		    "scripts are loaded as source text only", name);

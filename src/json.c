@@ -1879,15 +1879,13 @@ pw_jload(struct pw_jfile *f, const char *path)
 	FILE *fp;
 	int rc;
 
-	fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-	if (fp == NULL) {
+	if ((fp = pw_infile_open(path)) == NULL) {
 		pw_error_set(f->in->err, "%s: cannot open: %s", f->in->file,
 		    strerror(errno));
 		return PW_ERR_IO;
 	}
 	rc = pw_jload_stream(f, fp);
-	if (fp != stdin)
-		fclose(fp);
+	fclose(fp);
 	return rc;
 }
 

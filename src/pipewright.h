@@ -93,6 +93,12 @@ struct pw_outfile {
 int	pw_outfile_open(struct pw_outfile *, const char *path, struct pw_error *);
 int	pw_outfile_commit(struct pw_outfile *, struct pw_error *);
 void	pw_outfile_abort(struct pw_outfile *);
+/* infile.c: PATH ("-": stdin) opened for reading, as fopen; NULL with
+ * errno set.  A name that is not a regular file (a pipe, a FIFO, a
+ * device, stdin) reads whole every time it is opened, the second time
+ * from a copy of what the first read: one command may read one input
+ * twice.  The caller closes it with fclose. */
+FILE	*pw_infile_open(const char *path);
 /* Installs SA for SIG unless SIG is ignored (nohup, a script's
  * background job), which stays so; the disposition before goes to
  * *BEFORE unless NULL. */

@@ -612,14 +612,13 @@ pw_torch_read_file(const char *path, const struct pw_problem *p,
 	int rc;
 
 	*out = NULL;
-	if (strcmp(path, "-") == 0)
-		return pw_torch_read(stdin, "<stdin>", p, out, err);
-	if ((fp = fopen(path, "r")) == NULL) {
+	if ((fp = pw_infile_open(path)) == NULL) {
 		pw_error_set(err, "%s: cannot open: %s", path,
 		    strerror(errno));
 		return PW_ERR_IO;
 	}
-	rc = pw_torch_read(fp, path, p, out, err);
+	rc = pw_torch_read(fp, strcmp(path, "-") == 0 ? "<stdin>" : path, p,
+	    out, err);
 	fclose(fp);
 	return rc;
 }

@@ -1485,6 +1485,26 @@ ok "export of a measured file writes JSON" out_starts "{"
 run "$PW" check "$tmp/m.json"
 ok "check of a measured file passes" status_is 0
 ok "it checks the measured timeline" out_has ': valid ([0-9]* ops, measured)$'
+# Read twice (the plan, then the measured run): stdin, a FIFO and a pipe
+# give the second reading all of it too.  A FIFO opened a second time
+# would wait for a writer forever: timeout ends that as a failure.
+run "$PW" check - <"$tmp/m.json"
+ok "check of a measured file on stdin checks its measured timeline" \
+    out_has '^<stdin>: valid ([0-9]* ops, measured)$'
+rm -f "$tmp/fifo"
+mkfifo "$tmp/fifo"
+cat "$tmp/m.json" >"$tmp/fifo" &
+run timeout 60 "$PW" eval "$tmp/fifo"
+wait
+ok "eval of a measured file through a FIFO reads it twice" \
+    out_has '^measured (cpu, 2 iterations, median step)$'
+run sh -c 'cat "$1" | "$2" show /dev/stdin --width 100' sh "$tmp/m.json" "$PW"
+ok "show of a measured file through a pipe draws its measured timeline" \
+    out_has '^measured (cpu, 2 iterations, median step)$'
+run "$PW" eval - --against - <"$tmp/m.json"
+ok "- for two arguments reads stdin for both" status_is 0
+ok "and compares the run with its own prediction" \
+    out_has '^measured against predicted:$'
 # F(0,1) moved onto F(0,0), its duration kept: one device running two
 # ops at once.
 awk '/"op": "F\(0,1\)"/ {

@@ -23,8 +23,6 @@ cmd_check_measured(const char *path, const struct pw_problem *problem,
 	int rc;
 
 	*what = "";
-	if (strcmp(path, "-") == 0)
-		return PW_EXIT_OK;	/* read once: its stored times */
 	if ((rc = pw_measured_read(path, &m, &err)) != PW_OK ||
 	    (m != NULL && (rc = pw_schedule_from_timed(problem, *ops, *nops,
 	    &sched, &err)) != PW_OK)) {

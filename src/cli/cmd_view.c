@@ -68,10 +68,10 @@ pw_cmd_view_load(const struct pw_cmd_args *a, const struct pw_plan *plan,
 	memset(v, 0, sizeof *v);
 	v->timing = pw_plan_timing(plan);
 	v->metrics = pw_plan_metrics(plan);
-	/* Only a schedule file has a measured run; stdin is read once. */
+	/* Only a schedule file has a measured run. */
 	if (a->family != NULL || a->model[PW_CMD_M_MODEL] != NULL ||
-	    a->predicted || strcmp(a->pos[0], "-") == 0 ||
-	    pwlua_is_script(a->pos[0]) || pw_torch_is_csv(a->pos[0]))
+	    a->predicted || pwlua_is_script(a->pos[0]) ||
+	    pw_torch_is_csv(a->pos[0]))
 		return PW_EXIT_OK;
 	if ((rc = pw_measured_read(a->pos[0], &m, &err)) != PW_OK) {
 		pw_cmd_say("%s", err.msg);
