@@ -171,9 +171,10 @@ pw_megatron_flags(const struct pw_problem *p, const struct pw_schedule *sched,
 		megatron_add(&l, " ", pw_xstrdup("--recompute-granularity full "
 		    "--recompute-method uniform --recompute-num-layers 1"));
 	if (split)
+		/* M b D overflows an int within the options' ranges. */
 		megatron_add(&l, " ", pw_xasprintf("--micro-batch-size %d "
-		    "--global-batch-size %d", p->origin->model.micro_batch,
-		    p->microbatches * p->origin->model.micro_batch *
+		    "--global-batch-size %lld", p->origin->model.micro_batch,
+		    (long long)p->microbatches * p->origin->model.micro_batch *
 		    (p->origin->split.dp > 1 ? p->origin->split.dp : 1)));
 	*flags = l.s;
 	return PW_OK;

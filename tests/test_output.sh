@@ -47,6 +47,10 @@ ok "megatron: tensor and data parallelism (ZeRO-1: the distributed optimizer)" \
     megatron \
     "--pipeline-model-parallel-size 4 --tensor-model-parallel-size 2 --use-distributed-optimizer --num-layers 32 --micro-batch-size 1 --global-batch-size 16" \
     --tp 2 --dp 2 --family 1f1b
+ok "megatron: a global batch beyond 32 bits (M b D = 2^32) is whole" \
+    megatron \
+    "--pipeline-model-parallel-size 4 --use-distributed-optimizer --num-layers 32 --micro-batch-size 65536 --global-batch-size 4294967296" \
+    --micro-batch 65536 --dp 8192 --family 1f1b
 ok "megatron: full recomputation, every layer" megatron \
     "--pipeline-model-parallel-size 4 --num-layers 32 --recompute-granularity full --recompute-method uniform --recompute-num-layers 1 --micro-batch-size 1 --global-batch-size 8" \
     --recompute full --family 1f1b
