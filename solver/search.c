@@ -23,6 +23,8 @@
 #define PW_SOLVE_WHOLE_BINARIES	1000
 /* A model is written for --write-lp only up to this size. */
 #define PW_SOLVE_WRITE_BINARIES	200000
+#define PW_SEARCH_TEXT_(x)	#x
+#define PW_SEARCH_TEXT(x)	PW_SEARCH_TEXT_(x)
 /* The rounds: the windows' first budget of windows, and the local
  * search's of iterations (a window's share, lns.c's, in moves at their
  * re-timing's worth), each doubled after a round of its method that
@@ -472,6 +474,8 @@ pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
 	/* At least one per model: every model counts against the limit. */
 	s->iterations += res.iterations > 0 ? res.iterations : 1;
 	pthread_mutex_lock(&s->lock);
+	if (rc == PW_OK && s->writing)
+		s->lp_unwritten = NULL;
 	s->writing = false;
 	pw_search_signal(s);
 	pthread_mutex_unlock(&s->lock);
@@ -583,6 +587,16 @@ pw_search_grafted(struct pw_search *s, struct pw_start *donor)
 	donor->sched = NULL;
 }
 
+/* WHY the model file asked for is not written, where one is. */
+static void
+pw_search_unwritten(struct pw_search *s, const char *why)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->lp_unwritten != NULL)
+		s->lp_unwritten = why;
+	pthread_mutex_unlock(&s->lock);
+}
+
 /* The whole search; the result stays in S. */
 static int
 pw_search_phases(struct pw_search *s)
@@ -642,7 +656,12 @@ pw_search_phases(struct pw_search *s)
 		}
 	}
 	rc = PW_OK;
-	if (pw_search_closed(s) || pw_search_stopped(s))
+	if (pw_search_closed(s)) {
+		pw_search_unwritten(s, "the start meets the lower bound: no "
+		    "model was built");
+		goto out;
+	}
+	if (pw_search_stopped(s))
 		goto out;
 
 	binaries = pw_search_binaries(s) + pw_search_away(s);
@@ -652,7 +671,11 @@ pw_search_phases(struct pw_search *s)
 		    &improved, &optimal);
 		goto out;
 	}
-	if (s->o->write_lp != NULL && binaries <= PW_SOLVE_WRITE_BINARIES) {
+	if (binaries > PW_SOLVE_WRITE_BINARIES)
+		pw_search_unwritten(s, "the whole model is too large to "
+		    "write (more than " PW_SEARCH_TEXT(PW_SOLVE_WRITE_BINARIES)
+		    " ordering binaries)");
+	else if (s->o->write_lp != NULL) {
 		/* Built for the file only (too large to solve whole); the
 		 * search goes on in windows. */
 		pw_search_publish(s, "milp");

@@ -65,6 +65,9 @@ struct pw_search {
 	 * under; the worker reads them freely. */
 	struct pw_schedule *best;	/* feasible, checked */
 	struct pw_eval eval;
+	/* Why the model file asked for is not written (a static string);
+	 * NULL once it is, or when none is asked for. */
+	const char *lp_unwritten;
 	/* What the solve returns: of the incumbents of the best objective,
 	 * the one that needs the least memory (a copy).  The windows move
 	 * among ties toward earlier ends, which may cost memory. */

@@ -251,8 +251,10 @@ pw_solve_search_new(const struct pw_problem *p, const struct pw_solve_opts *o,
 		memcpy(s->own_pins, o->pins, o->npins * sizeof *s->own_pins);
 		s->opts.pins = s->own_pins;
 	}
-	if (o->write_lp != NULL)
+	if (o->write_lp != NULL) {
 		s->opts.write_lp = s->own_write_lp = pw_xstrdup(o->write_lp);
+		s->lp_unwritten = "the search stopped before it built one";
+	}
 	s->o = &s->opts;
 	s->offloadable = offloadable;
 	s->limit = o->time_limit > 0 ? o->time_limit : PW_SOLVE_DEFAULT_LIMIT;
@@ -545,6 +547,7 @@ pw_solve_finish(struct pw_solve_run *run, struct pw_solve_result *res,
 		snprintf(res->start, sizeof res->start, "%s", s->start);
 		res->start_objective = s->start_objective;
 		res->model = s->model;
+		res->lp_unwritten = s->lp_unwritten;
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (finished)

@@ -117,6 +117,9 @@ struct pw_solve_result {
 	char	start[64];	/* where it started: a family name or "given" */
 	double	start_objective;
 	struct pw_model_size model;
+	/* Why the model file of OPTS' write_lp was not written (a static
+	 * string); NULL when it was, or none was asked for. */
+	const char *lp_unwritten;
 };
 
 /* Fills OPTS with the defaults: makespan, offload auto, 10 s, no

@@ -941,6 +941,8 @@ EOF
 	ok "limit 3: by the crossing bound" out_has '^bounds  *makespan >= 31 s (crossing), '
 	ok "limit 3: no model" out_has '^model  *none built$'
 	ok "limit 3: no LP file" [ ! -e "$tmp/tight3.lp" ]
+	ok "limit 3: and a note that says why" grep -qxF \
+	    "pipewright: solve: --write-lp $tmp/tight3.lp: nothing written: the start meets the lower bound: no model was built" "$tmp/err"
 
 	# Limit 2: the optimum 41, which the crossing bound proves too.
 	sed 's/"limit": null/"limit": 2.0/' "$UNIT" >"$tmp/tight2.json"
@@ -964,6 +966,7 @@ EOF
 	ok "3x6: the bound below it" out_has '^bounds  *makespan >= 26 s '
 	ok "3x6: the whole model's size" out_has '^model  *.*binaries.*(whole)$'
 	ok "--write-lp writes the model in LP format" grep -q '^/\* Objective function \*/' "$tmp/whole.lp"
+	ok "with no note of a file not written" lacks 'nothing written' "$tmp/err"
 	run "$PW" solve "$tmp/whole.lua" -o "$tmp/whole-b.json"
 	ok "the same seed gives the same schedule" cmp -s "$tmp/whole-a.json" "$tmp/whole-b.json"
 	run "$PW" check "$tmp/whole-a.json"

@@ -315,8 +315,11 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	    &out)) != PW_EXIT_OK)
 		goto out;
 	cmd_solve_report(out, problem, &o, &res);
-	/* The note after the report, where both reach one terminal. */
+	/* The notes after the report, where both reach one terminal. */
 	fflush(out);
+	if (res.lp_unwritten != NULL)
+		pw_cmd_say("solve: --write-lp %s: nothing written: %s",
+		    a->write_lp, res.lp_unwritten);
 	cmd_solve_resplit_note(a, problem, o.objective, res.objective,
 	    o.time_limit);
 out:
