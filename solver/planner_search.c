@@ -598,11 +598,14 @@ pw_planner_solve_progress(const struct pw_progress *pr, void *arg)
 	    pr->incumbent < r->best ? "solve" : r->best_name, false);
 }
 
-/* One pw_solve of SL from its best schedule for SECONDS. */
+/* One pw_solve of SL from its best schedule for SECONDS; of the given
+ * problem from none (the solver's own starts and heuristic) where no
+ * family's schedule of it fits. */
 static int
 pw_planner_solve(struct pw_planner_run *r, struct pw_planner_slot *sl,
     double seconds, struct pw_error *err)
 {
+	const struct pw_problem *q = sl->problem != NULL ? sl->problem : r->p;
 	struct pw_solve_opts so;
 	struct pw_solve_result res;
 	int rc;
@@ -617,7 +620,7 @@ pw_planner_solve(struct pw_planner_run *r, struct pw_planner_slot *sl,
 	so.progress = pw_planner_solve_progress;
 	so.progress_arg = r;
 	so.cancel = r->o.cancel;
-	if ((rc = pw_solve(sl->problem, &so, &res, err)) != PW_OK) {
+	if ((rc = pw_solve(q, &so, &res, err)) != PW_OK) {
 		sl->active = false;
 		return rc == PW_ERR_INTERNAL ? rc : PW_OK;
 	}
@@ -628,7 +631,7 @@ pw_planner_solve(struct pw_planner_run *r, struct pw_planner_slot *sl,
 	    res.ended != PW_END_SEARCHED && res.ended != PW_END_CANCELLED;
 	if (res.objective < sl->objective &&
 	    pw_planner_moves_ok(sl, res.schedule)) {
-		pw_planner_take(r, sl, sl->problem, res.schedule, "solve", NULL,
+		pw_planner_take(r, sl, q, res.schedule, "solve", NULL,
 		    res.objective);
 		res.schedule = NULL;
 	}
@@ -664,6 +667,25 @@ pw_planner_ranked(const struct pw_planner_run *r, size_t *n)
 		}
 	qsort(v, *n, sizeof *v, pw_planner_cmp);
 	return v;
+}
+
+/* Where no family's schedule of the given problem fits (a tight limit
+ * that only offloading the families never do meets), the optimizer from
+ * no start on each of its designs, the time left shared: its heuristic
+ * plans its own transfers. */
+static int
+pw_planner_rescue(struct pw_planner_run *r, struct pw_error *err)
+{
+	size_t i, left = r->nslot;
+	int rc = PW_OK;
+
+	for (i = 0; i < r->nslot && rc == PW_OK; i++, left--) {
+		if (pw_planner_stopped(r, r->deadline))
+			break;
+		rc = pw_planner_solve(r, &r->slot[i], (r->deadline - pw_now()) /
+		    (double)left, err);
+	}
+	return rc;
 }
 
 /* A design's bound on the job's own copy Q of its problem. */
@@ -705,6 +727,10 @@ pw_planner_optimize(struct pw_planner_run *r, struct pw_error *err)
 	double share;
 
 	v = pw_planner_ranked(r, &n);
+	if (n == 0 && r->origin == NULL) {
+		rc = pw_planner_rescue(r, err);
+		goto out;
+	}
 	for (i = k = 0; i < n; i++) {
 		if (pw_planner_stopped(r, r->deadline))
 			goto out;

@@ -825,6 +825,42 @@ test_planner_fixed_link(void)
 	pw_problem_free(p);
 }
 
+/* Given stages at a limit of one activation (tests/data/
+ * plan_offload_only.json: 4 devices, 8 stages in a loop, 2 microbatches,
+ * unit costs, a link): no family's schedule fits, even shaved by
+ * offloading, and the optimizer's heuristic, offloading every activation,
+ * does; the plan is that schedule (34 s, as solve's), not "no design
+ * fits". */
+static void
+test_planner_offload_only(void)
+{
+	const char *dir = getenv("TESTDATA");
+	struct pw_planner_opts o = small_opts();
+	struct pw_planner_result r;
+	struct pw_problem *p;
+	struct pw_error err;
+	char *path;
+	int rc;
+
+	path = pw_xasprintf("%s/plan_offload_only.json", dir != NULL ? dir :
+	    "tests/data");
+	p = pw_problem_read(path, &err);
+	free(path);
+	if (!tap_ok(p != NULL, "offload only: the problem reads (%s)",
+	    p == NULL ? err.msg : "ok"))
+		return;
+	rc = pw_planner(p, &o, &r, &err);
+	if (tap_int(rc, PW_OK, "offload only: plans (%s)", rc == PW_OK ? "ok" :
+	    err.msg)) {
+		tap_ok(r.ncand >= 1 && r.cand[0].makespan == 34 &&
+		    strcmp(r.cand[0].schedule_name, "solve") == 0 &&
+		    r.cand[0].design.offload, "offload only: the optimizer's "
+		    "34 s, offloading");
+		pw_planner_result_free(&r);
+	}
+	pw_problem_free(p);
+}
+
 int
 main(void)
 {
@@ -839,5 +875,6 @@ main(void)
 	test_planner_folds();
 	test_planner_given_first();
 	test_planner_fixed_link();
+	test_planner_offload_only();
 	return tap_done();
 }
