@@ -1459,6 +1459,7 @@ test_dash(void)
 	    TUI_PROMPT_EXPORT, TUI_PROMPT_NEW_FILE, TUI_PROMPT_COMPARE_FILE };
 	struct tui *d = open_file("tui_small.json");
 	struct pw_error err;
+	char *fifo, *want;
 	size_t i;
 
 	if (d == NULL)
@@ -1481,6 +1482,27 @@ test_dash(void)
 	tap_ok(tui_new("-", 40, 120, &err) == NULL, "tui_new refuses -");
 	tap_str(err.msg, "-: the designer reads no problem from stdin (name a"
 	    " file)", "... saying why");
+
+	/* Nor a FIFO, whose opening would wait for another program (the
+	 * test would hang where the check is missing). */
+	fifo = tmp_path("fifo");
+	if (tap_int(mkfifo(fifo, 0600), 0, "a FIFO to refuse")) {
+		for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+			answer(d, kinds[i], fifo);
+			want = pw_xasprintf("%s: not a regular file (a FIFO "
+			    "or a device would hold the designer until "
+			    "another program opened it): name a file", fifo);
+			tap_str(d->message, want, "prompt %zu refuses a FIFO",
+			    i);
+			free(want);
+		}
+		tap_int(tui_save(d, fifo, &err), PW_ERR_INPUT, "tui_save "
+		    "refuses a FIFO");
+		tap_ok(strstr(err.msg, ": not saved: not a regular file") !=
+		    NULL, "... saying why: %s", err.msg);
+		unlink(fifo);
+	}
+	free(fifo);
 	tui_free(d);
 }
 

@@ -334,6 +334,7 @@ tui_prompt_submit(struct tui *d)
 	char text[sizeof d->prompt.text];
 	bool then_quit = d->prompt.then_quit;
 	const char *s = text;
+	char *shown;
 
 	snprintf(text, sizeof text, "%s", d->prompt.text);
 	tui_prompt_close(d);
@@ -348,6 +349,12 @@ tui_prompt_submit(struct tui *d)
 		 * which are the designer's screen and keyboard. */
 		tui_message(d, true, "\"-\" is no file name here: the screen"
 		    " is the designer's (name a file)");
+		return TUI_DRAW_MESSAGE;
+	}
+	if (tui_prompt_is_file(d->prompt.kind) && tui_file_special(s)) {
+		shown = pw_escape(s);
+		tui_message(d, true, "%s: %s", shown, TUI_SPECIAL_WHY);
+		free(shown);
 		return TUI_DRAW_MESSAGE;
 	}
 	switch (d->prompt.kind) {

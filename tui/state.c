@@ -12,6 +12,8 @@
  */
 /* fopencookie: a problem script's output is caught in a bounded buffer. */
 #define _GNU_SOURCE
+#include <sys/stat.h>
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1021,6 +1023,15 @@ tui_edit_done(struct tui *d)
 	return redraw;
 }
 
+bool
+tui_file_special(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
+	    !S_ISDIR(st.st_mode);
+}
+
 int
 tui_save(struct tui *d, const char *path, struct pw_error *err)
 {
@@ -1034,6 +1045,10 @@ tui_save(struct tui *d, const char *path, struct pw_error *err)
 	if (strcmp(to, "-") == 0) {
 		pw_error_set(err, "-: not saved: \"-\" is stdout, the "
 		    "designer's screen (name a file)");
+		return PW_ERR_INPUT;
+	}
+	if (tui_file_special(to)) {
+		pw_error_set(err, "%s: not saved: %s", to, TUI_SPECIAL_WHY);
 		return PW_ERR_INPUT;
 	}
 	if (pw_plan_status(d->plan, NULL) != PW_OK) {

@@ -612,6 +612,13 @@ unsigned tui_redo(struct tui *);
 void	tui_message(struct tui *, bool error, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 
+/* Whether PATH names something other than a regular file or a
+ * directory (a FIFO, a device), which the designer neither reads nor
+ * writes: opening a FIFO waits for another program, and the designer
+ * would wait with it.  TUI_SPECIAL_WHY says so. */
+bool	tui_file_special(const char *path);
+#define TUI_SPECIAL_WHY	"not a regular file (a FIFO or a device would " \
+	"hold the designer until another program opened it): name a file"
 /* Before a slow synchronous step (building every family, a reload):
  * sets the message line and has it drawn now (tui.busy_draw).  False
  * when the user asked to stop the step (Esc), which a step that can
