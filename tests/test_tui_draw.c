@@ -337,6 +337,8 @@ test_zoom_and_selection(void)
 {
 	struct case_state s;
 	const struct pw_timing *t;
+	struct pw_stage unit;
+	attr_t attr;
 	size_t i;
 
 	if (!case_open(&s, "1f1b", case_problem(4, 1, 8, PW_PLACE_LOOP)))
@@ -357,6 +359,25 @@ test_zoom_and_selection(void)
 	s.d.view.span /= 1e5;
 	case_draw(&s, 24, 80);
 	ruler_distinct(row_text(2));
+	case_close(&s);
+
+	/* The deepest zoom, 1.5 ns across, on unit times (1f1b's 33 s): at
+	 * 16.5 s ticks a fraction of a nanosecond apart need ten decimals;
+	 * in the middle of F(0,0) (0 to 1 s) its ends lie 10^10 columns
+	 * away, past an int, yet it fills its lane. */
+	unit = test_stage;
+	unit.f = unit.b = unit.w = 1;
+	if (!case_open(&s, "1f1b", test_problem_uniform(4, 1, 8,
+	    PW_PLACE_LOOP, &unit)))
+		return;
+	s.d.view.t0 = 16.5;
+	s.d.view.span = 1.5e-9;
+	case_draw(&s, 24, 80);
+	ruler_distinct(row_text(2));
+	s.d.view.t0 = 0.5;
+	case_draw(&s, 24, 80);
+	tap_ok(cell_at(3, 8 + 36, &attr) == L'F', "deepest zoom: F(0,0) fills "
+	    "d0's lane");
 	case_close(&s);
 }
 

@@ -264,6 +264,21 @@ test_navigation(void)
 	tui_key(d, KEY_NPAGE);
 	tui_key(d, KEY_NPAGE);
 	tap_near(d->view.t0, 17 - 4.25, 1e-12, "PgDn stops at the end");
+	/* The selection (F(0,2), 2 s) off screen: the zoom is about the
+	 * window's middle, kept within the schedule. */
+	tui_key(d, '-');
+	tap_ok(d->view.span == 8.5 && d->view.t0 == 17 - 8.5, "- at the end "
+	    "with the selection off screen: about the middle, the end kept "
+	    "(%g from %g)", d->view.span, d->view.t0);
+	tui_key(d, '-');
+	tui_key(d, '-');
+	tap_ok(d->view.span == 34 && d->view.t0 == 0, "- past the whole: "
+	    "from the start, not past the end (%g from %g)", d->view.span,
+	    d->view.t0);
+	tui_key(d, '0');
+	tui_key(d, '+');
+	tui_key(d, '+');
+	tui_key(d, KEY_END);
 	tui_key(d, KEY_HOME);
 	tap_near(d->view.t0, 0, 0, "Home: the start");
 	tui_key(d, '0');

@@ -132,15 +132,27 @@ tui_act_vertical(struct tui *d, int step)
 static unsigned tui_act_up(struct tui *d) { return tui_act_vertical(d, -1); }
 static unsigned tui_act_down(struct tui *d) { return tui_act_vertical(d, 1); }
 
+/* Pans to T0, kept between the schedule's start and its end less a
+ * window. */
+static unsigned
+tui_actions_pan(struct tui *d, double t0)
+{
+	const struct pw_metrics *m = pw_plan_metrics(d->plan);
+	double hi = fmax(m->start, m->start + tui_view_whole(d) - d->view.span);
+
+	d->view.t0 = fmin(fmax(t0, m->start), hi);
+	return TUI_DRAW_TIMELINE;
+}
+
 /* Zooms by FACTOR (the new span over the old) about the selection's
- * start, which stays where it is on screen; about the middle without a
- * selection. */
+ * start, which stays where it is on screen; about the middle where no
+ * selection shows.  The window stays within the schedule, as a pan
+ * keeps it. */
 static unsigned
 tui_actions_zoom(struct tui *d, double factor)
 {
 	struct tui_view *v = &d->view;
-	double c = d->has_sel ? tui_actions_start(d, d->sel) :
-	    v->t0 + v->span / 2;
+	double c = d->has_sel ? tui_actions_start(d, d->sel) : NAN;
 	double whole = tui_view_whole(d);
 
 	/* From a nanosecond to a thousand schedules across. */
@@ -150,10 +162,11 @@ tui_actions_zoom(struct tui *d, double factor)
 		return TUI_DRAW_MESSAGE;
 	}
 
-	v->t0 = c - (c - v->t0) * factor;
+	if (!(c >= v->t0 && c <= v->t0 + v->span))
+		c = v->t0 + v->span / 2;
 	v->span *= factor;
 	v->whole = false;
-	return TUI_DRAW_TIMELINE;
+	return tui_actions_pan(d, c - (c - v->t0) * factor);
 }
 
 static unsigned tui_act_zoom_in(struct tui *d) { return tui_actions_zoom(d, 0.5); }
@@ -164,18 +177,6 @@ tui_act_fit(struct tui *d)
 {
 	tui_view_fit(d);
 	tui_view_follow(d);
-	return TUI_DRAW_TIMELINE;
-}
-
-/* Pans to T0, kept between the schedule's start and its end less a
- * window. */
-static unsigned
-tui_actions_pan(struct tui *d, double t0)
-{
-	const struct pw_metrics *m = pw_plan_metrics(d->plan);
-	double hi = fmax(m->start, m->start + tui_view_whole(d) - d->view.span);
-
-	d->view.t0 = fmin(fmax(t0, m->start), hi);
 	return TUI_DRAW_TIMELINE;
 }
 

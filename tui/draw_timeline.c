@@ -87,7 +87,9 @@ tui_ruler_label(char *buf, size_t len, double t, double step, double end)
 	while (u + 1 < sizeof scale / sizeof scale[0] && top < scale[u])
 		u++;
 	digits = ceil(log10(scale[u] / step) - 1e-9);
-	snprintf(buf, len, "%.*f %s", (int)fmin(fmax(digits, 0), 9),
+	/* Up to picoseconds of seconds: the deepest zoom's step of half a
+	 * nanosecond at 17 s needs ten decimals. */
+	snprintf(buf, len, "%.*f %s", (int)fmin(fmax(digits, 0), 12),
 	    t / scale[u], unit[u]);
 }
 
@@ -249,8 +251,13 @@ static void
 tui_timeline_op(const struct tui_timeline *tl, struct tui_timeline_cell *cells,
     struct pw_op op, double start, double end)
 {
-	double cs = tui_view_col(tl->v, tl->width, start);
-	double ce = tui_view_col(tl->v, tl->width, end);
+	/* Columns far past the lane's ends count as a few past them: deep
+	 * in a zoom they pass an int's range.  Whole columns, so that what
+	 * lies past an end (a bar of two cells or more, no edge) stays. */
+	double cs = fmin(fmax(tui_view_col(tl->v, tl->width, start), -4),
+	    tl->width + 4.0);
+	double ce = fmin(fmax(tui_view_col(tl->v, tl->width, end), -4),
+	    tl->width + 4.0);
 	int c0 = (int)ceil(cs - 0.5), c1 = (int)ceil(ce - 0.5), c, n, first;
 	int chunk;
 	bool dim, blocked, pinned;
