@@ -517,18 +517,25 @@ pwl_print(lua_State *L)
 	return 0;
 }
 
-/* Whether MSG starts with a "file:line:" position. */
+/* Whether MSG starts with the "file:line:" position of a chunk running
+ * on L's stack (where Lua and error() put one), not merely with text
+ * like one ("at 10:00:00 the job failed"). */
 static bool
-pwl_has_where(const char *msg)
+pwl_has_where(lua_State *L, const char *msg)
 {
-	const char *s, *d;
+	lua_Debug ar;
+	const char *d;
+	size_t n;
+	int level;
 
-	for (s = msg; *s != '\0' && *s != '\n'; s++) {
-		if (*s != ':')
+	for (level = 1; lua_getstack(L, level, &ar); level++) {
+		lua_getinfo(L, "S", &ar);
+		n = strlen(ar.short_src);
+		if (strncmp(msg, ar.short_src, n) != 0 || msg[n] != ':')
 			continue;
-		for (d = s + 1; isdigit((unsigned char)*d); d++)
+		for (d = msg + n + 1; isdigit((unsigned char)*d); d++)
 			continue;
-		if (d > s + 1 && *d == ':')
+		if (d > msg + n + 1 && *d == ':')
 			return true;
 	}
 	return false;
@@ -570,8 +577,8 @@ pwl_msgh(lua_State *L)
 	lua_Debug ar;
 	int level;
 
-	for (level = 1; !pwl_has_where(msg) && lua_getstack(L, level, &ar);
-	    level++) {
+	for (level = 1; !pwl_has_where(L, msg) && lua_getstack(L, level,
+	    &ar); level++) {
 		lua_getinfo(L, "Sl", &ar);
 		if (ar.currentline > 0)
 			msg = lua_pushfstring(L, "%s:%d: %s", ar.short_src,
@@ -895,8 +902,9 @@ pwl_call(struct pwlua *lua, struct pwl_run *run, struct pw_error *err)
 	msg = lua_tostring(L, -1);
 	if (status == LUA_ERRMEM) {
 		/* No Lua call here: this is outside any pcall. */
-		snprintf(oom, sizeof oom, "%s memory cap of %s exceeded\n%s",
+		snprintf(oom, sizeof oom, "%s%s memory cap of %s exceeded\n%s",
 		    lua->oom_where[0] != '\0' ? lua->oom_where : run->path,
+		    lua->oom_where[0] != '\0' ? "" : ":",
 		    pw_fmt_bytes(cap, sizeof cap, (double)lua->cap),
 		    lua->oom_trace);
 		pwl_error_set(err, oom);

@@ -786,6 +786,16 @@ test_sandbox(void)
 	    "obj.lua:2: (error object is a table value)\nstack traceback:\n"
 	    "\t[C]: in function 'error'\n\tobj.lua:2: in main chunk",
 	    "an error object gets the position of its line");
+	script_fails(NULL, "clock.lua", "\nerror('at 10:00:00 it failed', 0)\n",
+	    PW_ERR_INPUT, "clock.lua:2: at 10:00:00 it failed\nstack "
+	    "traceback:\n\t[C]: in function 'error'\n\tclock.lua:2: in main "
+	    "chunk", "a message like a position (10:00:00:) still gets its "
+	    "line");
+	script_fails(NULL, "again.lua", "local ok, e = pcall(error, 'x')\n"
+	    "local ok, e = pcall(function() error('boom') end)\nerror(e, 0)\n",
+	    PW_ERR_INPUT, "again.lua:2: boom\nstack traceback:\n\t[C]: in "
+	    "function 'error'\n\tagain.lua:3: in main chunk", "an error "
+	    "raised again keeps its own position, not a second one");
 	script_fails(NULL, "nul.lua", "error('a\\0b\\0')\n", PW_ERR_INPUT,
 	    "nul.lua:1: a\\x00b\\x00\nstack traceback:\n"
 	    "\t[C]: in function 'error'\n\tnul.lua:1: in main chunk",
