@@ -1374,6 +1374,8 @@ test_mouse_and_views(void)
 	tui_key(d, TUI_KEY_ESC);
 	tui_key(d, TUI_KEY_ESC);
 	tap_int(d->mode, TUI_MODE_TIMELINE, "Esc leaves the compare view");
+	tap_str(d->message, "compare closed (c opens it again)", "and the "
+	    "message line no longer speaks of its keys");
 	tui_key(d, 'c');
 	tui_key(d, KEY_LEFT);
 	tap_int(d->compare.source[0], 3, "Left: the top slot (the best "

@@ -458,12 +458,23 @@ tui_act_optimize(struct tui *d)
 static unsigned
 tui_actions_close(struct tui *d)
 {
+	/* What the message line says instead of the panel's keys ("Esc
+	 * closes"), which would outlive the panel they speak of. */
+	static const char *const closed[TUI_NMODES] = {
+		[TUI_MODE_HELP] = "help closed",
+		[TUI_MODE_FORM] = "constraints closed",
+		[TUI_MODE_COMPARE] = "compare closed (c opens it again)",
+		[TUI_MODE_SWEEP] = "memory sweep closed (m opens it again)",
+		[TUI_MODE_PLANNER] = "design search closed (D opens it "
+		    "again)",
+		[TUI_MODE_ERROR] = "error closed: the problem and schedule "
+		    "are as they were",
+	};
+
 	if (d->mode == TUI_MODE_COMPARE)
 		tui_compare_clear(d);
-	/* Its "(Esc closes)" would outlive the panel it speaks of. */
-	if (d->mode == TUI_MODE_ERROR)
-		tui_message(d, false, "error closed: the problem and schedule "
-		    "are as they were");
+	if (closed[d->mode] != NULL)
+		tui_message(d, false, "%s", closed[d->mode]);
 	d->mode = TUI_MODE_TIMELINE;
 	return TUI_DRAW_ALL;
 }
