@@ -695,6 +695,14 @@ pw_fmt_scaled(char *buf, size_t len, double value, const double *scale,
 	for (i = 0; i < nunits - 1; i++)
 		if (fabs(value) >= scale[i])
 			break;
+	/* Rounded to four digits it may fill the unit above (999.99996 ms
+	 * reads 1000 ms): then that unit (1 s). */
+	if (i > 0) {
+		snprintf(buf, len, "%.4g", value / scale[i]);
+		if (fabs(strtod(buf, NULL)) >= scale[i - 1] / scale[i] *
+		    (1 - 1e-12))
+			i--;
+	}
 	snprintf(buf, len, "%.4g %s", value / scale[i], unit[i]);
 	return buf;
 }

@@ -271,6 +271,16 @@ test_format(void)
 	tap_str(pw_fmt_bytes(buf, sizeof buf, 80.0 * 1073741824.0), "80 GiB", "GiB");
 	tap_str(pw_fmt_bytes(buf, sizeof buf, 1536), "1.5 KiB", "KiB");
 	tap_str(pw_fmt_bytes(buf, sizeof buf, 3), "3 B", "bytes");
+	tap_str(pw_fmt_seconds(buf, sizeof buf, 0.99999999999), "1 s",
+	    "what rounds to 1000 ms is 1 s");
+	tap_str(pw_fmt_seconds(buf, sizeof buf, -0.0009999999), "-1 ms",
+	    "and -1000 us is -1 ms");
+	tap_str(pw_fmt_seconds(buf, sizeof buf, 0.9994), "999.4 ms",
+	    "what stays below keeps its unit");
+	tap_str(pw_fmt_bytes(buf, sizeof buf, 1024 - 1e-9), "1 KiB",
+	    "what rounds to 1024 B is 1 KiB");
+	tap_str(pw_fmt_bytes(buf, sizeof buf, 1000), "1000 B",
+	    "1000 B stays bytes");
 	tap_str(pw_fmt_bytes(buf, sizeof buf, INFINITY), "inf", "unlimited");
 }
 
