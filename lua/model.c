@@ -277,7 +277,9 @@ pwl_record_make(lua_State *L, const struct pwl_record *rec, int idx)
 	const void *preset;
 
 	if (lua_type(L, idx) == LUA_TSTRING) {
-		if ((preset = rec->find(lua_tostring(L, idx))) == NULL) {
+		/* A preset is its whole name: "gpt3-6.7b\0x" is none. */
+		if ((preset = rec->find(pwl_whole_arg(L, idx, rec->what,
+		    "name"))) == NULL) {
 			pwl_preset_names(rec, names, sizeof names);
 			pwl_fail(L, "%s: unknown preset '%s' (one of: %s)",
 			    rec->what, lua_tostring(L, idx), names);

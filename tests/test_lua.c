@@ -1534,6 +1534,11 @@ test_files_refused(void)
 	    "the name has a NUL byte inside\nstack traceback:\n\t[C]: in "
 	    "function 'pipewright.schedule'\n\tnul.lua:1: in main chunk",
 	    "a NUL inside a family's name (1f1b was built from it)");
+	script_fails(&config, "nul.lua", "pw.model('gpt3-6.7b\\0')\n",
+	    PW_ERR_INPUT, "nul.lua:1: pw.model: gpt3-6.7b: the name has a NUL "
+	    "byte inside\nstack traceback:\n\t[C]: in field 'model'\n\t"
+	    "nul.lua:1: in main chunk", "a NUL inside a preset's name (the "
+	    "preset was taken from it)");
 
 	write_file("secret.json", "TOPSECRET\n");
 	if (symlink("../secret.json", "inside/link.json") != 0)
