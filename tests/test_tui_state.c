@@ -1204,6 +1204,15 @@ test_script_prints(void)
 	    strstr(err.msg, "; it printed \"opening\"") != NULL,
 	    "a script failing as it opens says what it printed (%s)", err.msg);
 	tui_free(d);
+	/* A script whose instructions each take longer (a vararg list one
+	 * longer at every call) meets the designer's clock of 10 s long
+	 * before its instruction budget, on any machine. */
+	write_file(lua, "local function g(...) return g(1, ...) end\ng()\n");
+	d = tui_new(lua, 40, 120, &err);
+	tap_ok(d == NULL && strstr(err.msg, "time limit of 10 s exceeded") !=
+	    NULL, "a script running on as the designer opens stops after "
+	    "10 s (%s)", err.msg);
+	tui_free(d);
 	free(text);
 	free(lua);
 }

@@ -80,6 +80,9 @@ tui_state_script_read(const char *path, struct pwlua_solve_prefs *prefs,
 	struct tui_printed caught = { .at_start = true };
 	struct pw_problem *p;
 
+	/* The screen waits on it: a problem script that runs on is stopped
+	 * sooner than a batch command's. */
+	config.seconds = TUI_SCRIPT_SECONDS;
 	if ((config.output = fopencookie(&caught, "w", io)) == NULL) {
 		pw_error_set(err, "%s: cannot catch what it prints", path);
 		return NULL;

@@ -612,6 +612,11 @@ unsigned tui_redo(struct tui *);
 void	tui_message(struct tui *, bool error, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 
+/* The wall-clock limit of a problem script the designer runs (on opening
+ * and at each reload), which the screen waits on: a batch command's is
+ * PWLUA_SECONDS. */
+#define TUI_SCRIPT_SECONDS	10.0
+
 /* Whether PATH names something other than a regular file or a
  * directory (a FIFO, a device), which the designer neither reads nor
  * writes: opening a FIFO waits for another program, and the designer
