@@ -142,6 +142,10 @@ int	pw_exact_precision(double x);
 /* Reads S as a whole number in [MIN, MAX] (decimal, blanks around it
  * allowed) into *OUT; false, *OUT untouched, for anything else. */
 bool	pw_parse_int(const char *s, long min, long max, int *out);
+/* strtod of the plain decimal number at S (digits, a point, an exponent),
+ * *END after it; *END == S where S starts with none: no sign, "inf",
+ * "nan" or hexadecimal, which strtod would take too.  ERANGE as strtod. */
+double	pw_parse_decimal(const char *s, char **end);
 /* Reads S as a size in bytes: a non-negative number with an optional
  * unit, B, KB/MB/GB/TB (powers of 1000) or KiB/MiB/GiB/TiB (powers of
  * 1024), in any case, a blank allowed before the unit ("60GiB",

@@ -738,6 +738,18 @@ pw_parse_int(const char *s, long min, long max, int *out)
 	return true;
 }
 
+double
+pw_parse_decimal(const char *s, char **end)
+{
+	/* strtod would also take a sign, "inf", "nan" and hexadecimal. */
+	if ((!isdigit((unsigned char)s[0]) && s[0] != '.') ||
+	    (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))) {
+		*end = (char *)s;
+		return 0;
+	}
+	return strtod(s, end);
+}
+
 bool
 pw_parse_bytes(const char *s, double *out)
 {
@@ -753,13 +765,8 @@ pw_parse_bytes(const char *s, double *out)
 
 	while (isspace((unsigned char)*s))
 		s++;
-	/* strtod would also take a sign, "inf", "nan" and hexadecimal. */
-	if (!isdigit((unsigned char)*s) && *s != '.')
-		return false;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		return false;
 	errno = 0;
-	x = strtod(s, &end);
+	x = pw_parse_decimal(s, &end);
 	if (errno != 0 || end == s)
 		return false;
 	while (isspace((unsigned char)*end))

@@ -583,6 +583,10 @@ static const struct {
 	    "least 1" },
 	{ "memory limit", "lots", "memory limit: \"lots\" is no amount of "
 	    "memory (as 40 GiB, or inf)" },
+	{ "memory limit", "0x40", "memory limit: \"0x40\" is no amount of "
+	    "memory (as 40 GiB, or inf)" },
+	{ "time limit", "+5 s", "time limit: \"+5 s\" is no time (as 12 s "
+	    "or 500 ms)" },
 	{ "offload", "on", "offload: set the D2H and H2D bandwidths first" },
 	{ "objective", "fast", "objective: \"fast\" is neither makespan nor "
 	    "span" },

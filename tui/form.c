@@ -235,8 +235,9 @@ tui_form_number(const char *text, const struct tui_form_unit *units,
 		*out = INFINITY;
 		return true;
 	}
+	/* Decimal, as the command line's numbers. */
 	errno = 0;
-	v = strtod(text, &end);
+	v = pw_parse_decimal(text, &end);
 	if (end == text || errno != 0 || !isfinite(v) || !(v > 0))
 		return false;
 	while (isspace((unsigned char)*end))
