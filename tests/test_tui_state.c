@@ -1562,6 +1562,14 @@ test_broken_pin(void)
 	tap_str(d->message, "move F(0,1) later refused: it would break the "
 	    "pin F(0,1) before F(0,2) (P removes it)",
 	    "a pin that holds refuses the move that breaks it");
+	/* Two microbatches: F(0,2) is gone, and so is the pin, which the
+	 * change says (undo brings both back). */
+	set_field(d, "microbatches", "2", NULL);
+	tap_ok(d->npins == 0 && strstr(d->message, "microbatches 2 (1 pin "
+	    "dropped: its ops are gone)") == d->message, "fewer microbatches "
+	    "drop the pin, saying so (%s)", d->message);
+	tui_key(d, 'u');
+	tap_int((long long)d->npins, 1, "undo brings the pin back");
 	tui_free(d);
 }
 

@@ -277,8 +277,8 @@ tui_busy(struct tui *d, const char *fmt, ...)
 }
 
 /* Drops the pins that name ops the plan's problem does not have on one
- * device (after a new problem). */
-static void
+ * device (after a new problem).  Returns how many. */
+static size_t
 tui_state_pins_fit(struct tui *d)
 {
 	const struct pw_problem *p = pw_plan_problem(d->plan);
@@ -293,7 +293,9 @@ tui_state_pins_fit(struct tui *d)
 		    p->stages[pin.after.stage].device)
 			d->pins[n++] = pin;
 	}
-	d->npins = n;
+	n = d->npins - n;
+	d->npins -= n;
+	return n;
 }
 
 /* After the plan changed: folds sized by its devices, the deadlock list,
@@ -491,12 +493,22 @@ tui_plan_set(struct tui *d, struct pw_plan *plan, const char *what,
 		.pins = tui_pins_copy(d->pins, d->npins),
 	};
 
+	char *said = NULL;
+	size_t dropped;
+	unsigned redraw;
+
 	d->plan = plan;
 	d->source = pw_xstrdup(source);
 	d->family = family;
-	tui_state_pins_fit(d);
+	/* Undo brings them back, so the change says it dropped them. */
+	if ((dropped = tui_state_pins_fit(d)) > 0)
+		what = said = pw_xasprintf("%s (%zu pin%s dropped: %s ops are "
+		    "gone)", what, dropped, dropped == 1 ? "" : "s",
+		    dropped == 1 ? "its" : "their");
 	tui_state_refresh(d);
-	return tui_plan_record(d, &before, what);
+	redraw = tui_plan_record(d, &before, what);
+	free(said);
+	return redraw;
 }
 
 unsigned
