@@ -144,9 +144,14 @@ pwl_csv_columns(lua_State *L, int rows, size_t nrows)
 		lua_pushnil(L);
 		while (lua_next(L, -2) != 0) {
 			lua_pop(L, 1);
-			if (lua_type(L, -1) != LUA_TSTRING)
+			if (lua_type(L, -1) == LUA_TNUMBER)
 				pwl_fail(L, "pw.write_csv: rows[%zu]: mixes "
 				    "named and listed cells", i);
+			if (lua_type(L, -1) != LUA_TSTRING)
+				pwl_fail(L, "pw.write_csv: rows[%zu]: a cell's "
+				    "name must be a string or its place a "
+				    "number (got a %s key)", i,
+				    luaL_typename(L, -1));
 			lua_pushvalue(L, -1);
 			if (lua_rawget(L, set) == LUA_TNIL) {
 				lua_pushvalue(L, -2);

@@ -670,6 +670,14 @@ test_load_write(void)
 	tap_str(text, "nan,nan,inf,-inf\n", "... as strtod and Python read "
 	    "them");
 	free(text);
+	script_ok("keys.lua", "local ok, why = pcall(pw.write_csv, 'k.csv', "
+	    "{ { a = 1, [2] = 3 } })\n"
+	    "assert(why:find('rows[1]: mixes named and listed cells', 1, "
+	    "true), why)\n"
+	    "ok, why = pcall(pw.write_csv, 'k.csv', { { a = 1, [true] = 3 } })"
+	    "\nassert(why:find(\"rows[1]: a cell's name must be a string or "
+	    "its place a number (got a boolean key)\", 1, true), why)\n",
+	    "write_csv: a row's keys of two kinds, or of neither");
 }
 
 /* The library functions that loop in C: table.move charges its count
