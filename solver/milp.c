@@ -704,9 +704,11 @@ pw_milp_solve(const struct pw_milp_request *req, struct pw_milp_result *res,
 	if (rc != PW_OK)
 		goto out;
 	res->bound = fmax(res->bound, top.mm.obj_lo * top.mm.scale);
-	if (req->write_lp != NULL &&
-	    (rc = pw_milp_write(top.lp, req->write_lp, err)) != PW_OK)
-		goto out;
+	if (req->write_lp != NULL) {
+		if ((rc = pw_milp_write(top.lp, req->write_lp, err)) != PW_OK)
+			goto out;
+		res->written = true;
+	}
 	res->exact = pw_milp_exact(req, &top.mm);
 	outcome = PW_MILP_STOPPED;
 	if (req->write_only)

@@ -62,6 +62,9 @@ struct pw_milp_result {
 	/* objective == bound within the model; with ties, the model was
 	 * solved to the end */
 	bool	optimal;
+	/* The model file the request asked for was written: a model that
+	 * there is nothing to gain from, or no time for, is never built. */
+	bool	written;
 	struct pw_model_size size;
 	long	iterations;	/* lp_solve's simplex iterations, every solve */
 };

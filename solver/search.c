@@ -474,7 +474,7 @@ pw_search_milp(struct pw_search *s, const bool *mask, bool ties,
 	/* At least one per model: every model counts against the limit. */
 	s->iterations += res.iterations > 0 ? res.iterations : 1;
 	pthread_mutex_lock(&s->lock);
-	if (rc == PW_OK && s->writing)
+	if (res.written)
 		s->lp_unwritten = NULL;
 	s->writing = false;
 	pw_search_signal(s);

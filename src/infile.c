@@ -4,11 +4,11 @@
  * refused as a schedule, then read as a problem), which a pipe, a FIFO,
  * a device or stdin cannot give: a second open of a FIFO waits for a
  * writer that never comes, and a pipe is empty the second time.  So the
- * bytes of such a name, as its first reader reads them, are also kept in
- * an unnamed temporary file, and every reader of that name reads the copy
- * first and then the stream on from where the copy ends.  Nothing is read
- * ahead of what a reader asks for: an endless /dev/zero still fails at
- * its first byte.
+ * bytes of such a file, as its first reader reads them, are also kept in
+ * an unnamed temporary file, and every reader of that file (by whatever
+ * name: "-" and /dev/stdin are one) reads the copy first and then the
+ * stream on from where the copy ends.  Nothing is read ahead of what a
+ * reader asks for: an endless /dev/zero still fails at its first byte.
  */
 #define _GNU_SOURCE	/* fopencookie */
 #include <sys/stat.h>
@@ -23,12 +23,15 @@
 
 #include "pipewright.h"
 
-/* One name read so far: its stream and the copy of what came from it. */
+/* One file read so far: its stream and the copy of what came from it. */
 struct infile_source {
-	char	*path;
+	dev_t	dev;		/* the file, as fstat says: the key */
+	ino_t	ino;
+	pthread_mutex_t lock;	/* guards the rest */
 	int	fd;		/* the stream; -1 once it has ended */
-	FILE	*copy;		/* the bytes read from it, unnamed */
+	int	copy;		/* the bytes read from it, unnamed */
 	off_t	len;		/* how many */
+	int	error;		/* errno of a failed read or copy, 0 */
 	struct infile_source *next;
 };
 
@@ -38,12 +41,37 @@ struct infile_reader {
 	off_t	pos;
 };
 
-/* Every source of the process, for its life: readers on any thread. */
+/* Every source of the process, for its life; the lock guards the list,
+ * never a read or an open, which may wait. */
 static struct infile_source *infile_sources;
 static pthread_mutex_t infile_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Appends the N bytes of BUF to S's copy; false with S's error set when
+ * they do not all go (a full disk, a file size limit). */
+static bool
+infile_keep(struct infile_source *s, const char *buf, size_t n)
+{
+	ssize_t w;
+	size_t done = 0;
+
+	while (done < n) {
+		w = pwrite(s->copy, buf + done, n - done, s->len +
+		    (off_t)done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			s->error = w < 0 ? errno : ENOSPC;
+			return false;
+		}
+		done += (size_t)w;
+	}
+	s->len += (off_t)n;
+	return true;
+}
+
 /* The cookie's read: the copy where it has the reader's bytes, else the
- * stream, whose bytes join the copy. */
+ * stream, whose bytes join the copy.  A failure, once, is every later
+ * reader's past the copy too. */
 static ssize_t
 infile_read(void *cookie, char *buf, size_t size)
 {
@@ -52,32 +80,57 @@ infile_read(void *cookie, char *buf, size_t size)
 	ssize_t n = 0;
 	int error = 0;
 
-	pthread_mutex_lock(&infile_lock);
+	pthread_mutex_lock(&s->lock);
 	if (r->pos < s->len) {
 		if ((size_t)(s->len - r->pos) < size)
 			size = (size_t)(s->len - r->pos);
-		n = pread(fileno(s->copy), buf, size, r->pos);
+		if ((n = pread(s->copy, buf, size, r->pos)) < 0)
+			error = errno;
+	} else if (s->error != 0) {
+		n = -1;
+		error = s->error;
 	} else if (s->fd >= 0) {
 		while ((n = read(s->fd, buf, size)) < 0 && errno == EINTR)
 			continue;
-		if (n > 0 && pwrite(fileno(s->copy), buf, (size_t)n,
-		    s->len) != n)
-			n = -1;		/* the copy is short of space */
-		else if (n > 0)
-			s->len += n;
-		else if (n == 0 && s->fd != STDIN_FILENO) {
-			close(s->fd);
+		if (n < 0)
+			error = s->error = errno;
+		else if (n > 0 && !infile_keep(s, buf, (size_t)n)) {
+			n = -1;
+			error = s->error;
+		} else if (n == 0) {
+			if (s->fd != STDIN_FILENO)
+				close(s->fd);
 			s->fd = -1;
-		} else if (n == 0)
-			s->fd = -1;
+		}
 	}
-	if (n < 0)
-		error = errno;
-	else
+	if (n > 0)
 		r->pos += n;
-	pthread_mutex_unlock(&infile_lock);
-	errno = error;
+	pthread_mutex_unlock(&s->lock);
+	if (n < 0)
+		errno = error;
 	return n;
+}
+
+/* The cookie's seek, within what the copy holds: a reader that notes
+ * where it is (ftell) goes back there without a copy of its own. */
+static int
+infile_seek(void *cookie, off64_t *offset, int whence)
+{
+	struct infile_reader *r = cookie;
+	off64_t to = whence == SEEK_SET ? *offset : whence == SEEK_CUR ?
+	    r->pos + *offset : -1;
+	off_t len;
+
+	pthread_mutex_lock(&r->src->lock);
+	len = r->src->len;
+	pthread_mutex_unlock(&r->src->lock);
+	if (to < 0 || to > len) {
+		errno = whence == SEEK_END ? ESPIPE : EINVAL;
+		return -1;
+	}
+	r->pos = (off_t)to;
+	*offset = to;
+	return 0;
 }
 
 static int
@@ -87,60 +140,110 @@ infile_close(void *cookie)
 	return 0;
 }
 
-/* The source of PATH ("-": stdin), opened on first use; NULL with errno
- * set when it cannot be.  Called under infile_lock. */
+/* The source of the file ST describes, NULL when none is known yet.
+ * Called under infile_lock. */
 static struct infile_source *
-infile_source(const char *path)
+infile_find(const struct stat *st)
 {
 	struct infile_source *s;
-	FILE *copy;
-	int fd;
 
 	for (s = infile_sources; s != NULL; s = s->next)
-		if (strcmp(s->path, path) == 0)
-			return s;
-	fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY |
-	    O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	if ((copy = tmpfile()) == NULL) {
-		if (fd != STDIN_FILENO)
-			close(fd);
-		return NULL;
-	}
-	s = pw_xcalloc(1, sizeof *s);
-	s->path = pw_xstrdup(path);
-	s->fd = fd;
-	s->copy = copy;
-	s->next = infile_sources;
-	infile_sources = s;
+		if (s->dev == st->st_dev && s->ino == st->st_ino)
+			break;
 	return s;
+}
+
+/* The source of the file ST describes, NULL when none is known yet. */
+static struct infile_source *
+infile_known(const struct stat *st)
+{
+	struct infile_source *s;
+
+	pthread_mutex_lock(&infile_lock);
+	s = infile_find(st);
+	pthread_mutex_unlock(&infile_lock);
+	return s;
+}
+
+/* The source of the file FD is open on (FD is taken), the one already
+ * known when another name led there; NULL with errno set when its copy
+ * cannot be made. */
+static struct infile_source *
+infile_source(int fd)
+{
+	struct infile_source *s;
+	struct stat st;
+	FILE *copy;
+	int error;
+
+	if (fstat(fd, &st) != 0)
+		goto fail;
+	pthread_mutex_lock(&infile_lock);
+	if ((s = infile_find(&st)) == NULL) {
+		if ((copy = tmpfile()) == NULL) {
+			error = errno;
+			pthread_mutex_unlock(&infile_lock);
+			errno = error;
+			goto fail;
+		}
+		s = pw_xcalloc(1, sizeof *s);
+		s->dev = st.st_dev;
+		s->ino = st.st_ino;
+		pthread_mutex_init(&s->lock, NULL);
+		/* The FILE is kept open (unlinked, it goes at exit) for its
+		 * descriptor; no program this one runs inherits it. */
+		s->copy = fileno(copy);
+		fcntl(s->copy, F_SETFD, FD_CLOEXEC);
+		s->fd = fd;
+		s->next = infile_sources;
+		infile_sources = s;
+		fd = -1;
+	}
+	pthread_mutex_unlock(&infile_lock);
+	if (fd >= 0 && fd != STDIN_FILENO)
+		close(fd);	/* the known source reads for it */
+	return s;
+fail:
+	error = errno;
+	if (fd != STDIN_FILENO)
+		close(fd);
+	errno = error;
+	return NULL;
+}
+
+bool
+pw_path_special(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
+	    !S_ISDIR(st.st_mode);
 }
 
 FILE *
 pw_infile_open(const char *path)
 {
-	static const cookie_io_functions_t io = { infile_read, NULL, NULL,
-	    infile_close };
+	static const cookie_io_functions_t io = { infile_read, NULL,
+	    infile_seek, infile_close };
 	struct infile_reader *r;
 	struct infile_source *s;
 	struct stat st;
 	FILE *fp;
-	int error;
+	int fd;
 
-	/* A regular file reads again by itself, and a directory or a
-	 * missing file fails as fopen says. */
-	if (strcmp(path, "-") != 0 && (stat(path, &st) != 0 ||
-	    S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+	if (strcmp(path, "-") != 0 && !pw_path_special(path))
 		return fopen(path, "r");
-	pthread_mutex_lock(&infile_lock);
-	s = infile_source(path);
-	error = errno;
-	pthread_mutex_unlock(&infile_lock);
-	if (s == NULL) {
-		errno = error;
+	/* A FIFO read before is found by its file without opening it
+	 * again, which would wait for a writer. */
+	if (strcmp(path, "-") == 0)
+		fd = fcntl(STDIN_FILENO, F_GETFD) == -1 ? -1 : STDIN_FILENO;
+	else if (stat(path, &st) == 0 && (s = infile_known(&st)) != NULL)
+		goto reader;
+	else
+		fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || (s = infile_source(fd)) == NULL)
 		return NULL;
-	}
+reader:
 	r = pw_xcalloc(1, sizeof *r);
 	r->src = s;
 	if ((fp = fopencookie(r, "r", io)) == NULL)

@@ -93,6 +93,11 @@ struct pw_outfile {
 int	pw_outfile_open(struct pw_outfile *, const char *path, struct pw_error *);
 int	pw_outfile_commit(struct pw_outfile *, struct pw_error *);
 void	pw_outfile_abort(struct pw_outfile *);
+/* infile.c: whether PATH names something other than a regular file or a
+ * directory: a FIFO, a pipe (/dev/fd/N), a device, a socket.  Such a
+ * file cannot be read twice, and opening a FIFO waits for the program
+ * at its other end. */
+bool	pw_path_special(const char *path);
 /* infile.c: PATH ("-": stdin) opened for reading, as fopen; NULL with
  * errno set.  A name that is not a regular file (a pipe, a FIFO, a
  * device, stdin) reads whole every time it is opened, the second time

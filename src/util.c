@@ -695,12 +695,12 @@ pw_fmt_scaled(char *buf, size_t len, double value, const double *scale,
 	for (i = 0; i < nunits - 1; i++)
 		if (fabs(value) >= scale[i])
 			break;
-	/* Rounded to four digits it may fill the unit above (999.99996 ms
-	 * reads 1000 ms): then that unit (1 s). */
+	/* What reads a whole one of the unit above at four digits reads so
+	 * (999.99996 ms is 1 s, 1024 - 1e-9 B is 1 KiB), and only that: 1023.5
+	 * B is 1024 B, not 0.9995 KiB. */
 	if (i > 0) {
-		snprintf(buf, len, "%.4g", value / scale[i]);
-		if (fabs(strtod(buf, NULL)) >= scale[i - 1] / scale[i] *
-		    (1 - 1e-12))
+		snprintf(buf, len, "%.4g", value / scale[i - 1]);
+		if (fabs(strtod(buf, NULL)) >= 1)
 			i--;
 	}
 	snprintf(buf, len, "%.4g %s", value / scale[i], unit[i]);

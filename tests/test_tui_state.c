@@ -1701,8 +1701,9 @@ test_recover_follows(void)
 static char busy_seen[512];
 
 static bool
-busy_record(struct tui *d)
+busy_record(struct tui *d, bool stop)
 {
+	(void)stop;
 	snprintf(busy_seen, sizeof busy_seen, "%s", d->message);
 	return false;
 }
@@ -1711,10 +1712,10 @@ busy_record(struct tui *d)
 static size_t busy_calls;
 
 static bool
-busy_escape(struct tui *d)
+busy_escape(struct tui *d, bool stop)
 {
-	busy_record(d);
-	return ++busy_calls == 3;
+	busy_record(d, stop);
+	return stop && ++busy_calls == 3;
 }
 
 /* The form's counts stop at the designer's limits, and a slow step

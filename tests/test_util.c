@@ -281,6 +281,8 @@ test_format(void)
 	    "what rounds to 1024 B is 1 KiB");
 	tap_str(pw_fmt_bytes(buf, sizeof buf, 1000), "1000 B",
 	    "1000 B stays bytes");
+	tap_str(pw_fmt_bytes(buf, sizeof buf, 1023.5), "1024 B",
+	    "1023.5 B is 1024 B, never below one of a unit (0.9995 KiB)");
 	tap_str(pw_fmt_bytes(buf, sizeof buf, INFINITY), "inf", "unlimited");
 }
 

@@ -60,8 +60,8 @@ static bool
 tui_compare_building(void *arg, const struct pw_problem *p, size_t done)
 {
 	(void)p;
-	return done == pw_nfamilies || tui_busy(arg, "finding the best "
-	    "family: %zu of %zu built, building %s (Esc stops) ...", done,
+	return done == pw_nfamilies || tui_busy_stoppable(arg, "finding the "
+	    "best family: %zu of %zu built, building %s (Esc stops) ...", done,
 	    pw_nfamilies, pw_families[done].name);
 }
 

@@ -244,7 +244,7 @@ tui_form_number(const char *text, const struct tui_form_unit *units,
 		end++;
 	if (*end == '\0') {
 		*out = v * units[0].scale;
-		return true;
+		return isfinite(*out);
 	}
 	for (; units->name != NULL; units++) {
 		if (strcasecmp(end, units->name) == 0) {

@@ -347,11 +347,12 @@ tui_loop_offer(struct tui *d)
 	tui_prompt_open(d, TUI_PROMPT_RESTORE, question, "");
 }
 
-/* tui.busy_draw: the message line now, before a slow step; true when
- * Esc has been typed since the last key read (or a stopping signal came),
- * the other keys typed meanwhile kept for the loop in their order. */
+/* tui.busy_draw: the message line now, before a slow step; for one that
+ * can STOP, true when Esc has been typed since the last key read (or a
+ * stopping signal came).  The other keys typed meanwhile, and Esc where
+ * the step cannot stop, are kept for the loop in their order. */
 static bool
-tui_loop_busy(struct tui *d)
+tui_loop_busy(struct tui *d, bool stop)
 {
 	int kept[TUI_LOOP_BUSY_KEYS], ch;
 	size_t n = 0;
@@ -362,14 +363,14 @@ tui_loop_busy(struct tui *d)
 	doupdate();
 	timeout(0);
 	while (n < TUI_LOOP_BUSY_KEYS && (ch = getch()) != ERR) {
-		if (ch == TUI_KEY_ESC)
+		if (stop && ch == TUI_KEY_ESC)
 			esc = true;
 		else
 			kept[n++] = ch;
 	}
 	while (n > 0)
 		ungetch(kept[--n]);
-	return esc || tui_loop_stop != 0;
+	return stop && (esc || tui_loop_stop != 0);
 }
 
 /* Runs the loop until a quit (true) or a stopping signal (false);

@@ -351,7 +351,7 @@ tui_prompt_submit(struct tui *d)
 		    " is the designer's (name a file)");
 		return TUI_DRAW_MESSAGE;
 	}
-	if (tui_prompt_is_file(d->prompt.kind) && tui_file_special(s)) {
+	if (tui_prompt_is_file(d->prompt.kind) && pw_path_special(s)) {
 		shown = pw_escape(s);
 		tui_message(d, true, "%s: %s", shown, TUI_SPECIAL_WHY);
 		free(shown);

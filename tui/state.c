@@ -12,8 +12,6 @@
  */
 /* fopencookie: a problem script's output is caught in a bounded buffer. */
 #define _GNU_SOURCE
-#include <sys/stat.h>
-
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -200,6 +198,7 @@ tui_family_best(const struct pw_problem *p, pw_compare_progress_fn *progress,
 	int rc = PW_OK;
 
 	*best = pw_compare_best(rows);
+	/* A stop leaves the last family unbuilt, whatever else was. */
 	if (rows[pw_nfamilies - 1].rc == PW_ERR_CANCELLED) {
 		pw_error_set(err, "cancelled");
 		rc = PW_ERR_CANCELLED;
@@ -265,15 +264,35 @@ tui_message(struct tui *d, bool error, const char *fmt, ...)
 	va_end(ap);
 }
 
-bool
+/* tui_busy's message, drawn now; false when the step may STOP and the
+ * user asked it to. */
+static bool
+tui_state_busy(struct tui *d, bool stop, const char *fmt, va_list ap)
+{
+	tui_state_vmessage(d, false, fmt, ap);
+	return d->busy_draw == NULL || !d->busy_draw(d, stop);
+}
+
+void
 tui_busy(struct tui *d, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	tui_state_vmessage(d, false, fmt, ap);
+	tui_state_busy(d, false, fmt, ap);
 	va_end(ap);
-	return d->busy_draw == NULL || !d->busy_draw(d);
+}
+
+bool
+tui_busy_stoppable(struct tui *d, const char *fmt, ...)
+{
+	va_list ap;
+	bool go;
+
+	va_start(ap, fmt);
+	go = tui_state_busy(d, true, fmt, ap);
+	va_end(ap);
+	return go;
 }
 
 /* Drops the pins that name ops the plan's problem does not have on one
@@ -492,7 +511,6 @@ tui_plan_set(struct tui *d, struct pw_plan *plan, const char *what,
 		.time_limit = d->time_limit,
 		.pins = tui_pins_copy(d->pins, d->npins),
 	};
-
 	char *said = NULL;
 	size_t dropped;
 	unsigned redraw;
@@ -1038,15 +1056,6 @@ tui_edit_done(struct tui *d)
 	return redraw;
 }
 
-bool
-tui_file_special(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
-	    !S_ISDIR(st.st_mode);
-}
-
 int
 tui_save(struct tui *d, const char *path, struct pw_error *err)
 {
@@ -1062,7 +1071,7 @@ tui_save(struct tui *d, const char *path, struct pw_error *err)
 		    "designer's screen (name a file)");
 		return PW_ERR_INPUT;
 	}
-	if (tui_file_special(to)) {
+	if (pw_path_special(to)) {
 		pw_error_set(err, "%s: not saved: %s", to, TUI_SPECIAL_WHY);
 		return PW_ERR_INPUT;
 	}

@@ -513,9 +513,10 @@ struct tui {
 	bool	message_is_error;
 	double	message_at;	/* pw_now() when it was set */
 	/* Draws the message line at once (the loop's; NULL: none), so that
-	 * a slow synchronous step shows tui_busy's message first; true when
-	 * the user has asked since to stop it (Esc). */
-	bool	(*busy_draw)(struct tui *);
+	 * a slow synchronous step shows tui_busy's message first.  For a
+	 * step that can STOP, true when the user has asked since to stop it
+	 * (Esc, taken); else false, Esc left for the loop. */
+	bool	(*busy_draw)(struct tui *, bool stop);
 
 	struct tui_solve solve;
 	struct tui_compare compare;
@@ -617,18 +618,18 @@ void	tui_message(struct tui *, bool error, const char *fmt, ...)
  * PWLUA_SECONDS. */
 #define TUI_SCRIPT_SECONDS	10.0
 
-/* Whether PATH names something other than a regular file or a
- * directory (a FIFO, a device), which the designer neither reads nor
- * writes: opening a FIFO waits for another program, and the designer
- * would wait with it.  TUI_SPECIAL_WHY says so. */
-bool	tui_file_special(const char *path);
+/* Why the designer neither reads nor writes what pw_path_special names:
+ * opening a FIFO waits for another program, and the designer would
+ * wait with it. */
 #define TUI_SPECIAL_WHY	"not a regular file (a FIFO or a device would " \
 	"hold the designer until another program opened it): name a file"
 /* Before a slow synchronous step (building every family, a reload):
- * sets the message line and has it drawn now (tui.busy_draw).  False
- * when the user asked to stop the step (Esc), which a step that can
- * stop there does. */
-bool	tui_busy(struct tui *, const char *fmt, ...)
+ * sets the message line and has it drawn now (tui.busy_draw). */
+void	tui_busy(struct tui *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* The same before a step that can stop there: false when the user asked
+ * it to (Esc). */
+bool	tui_busy_stoppable(struct tui *, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 
 /* The view fitted to the whole schedule's time (the rows scrolled to

@@ -183,10 +183,11 @@ cmd_view_size(const struct pw_cmd_args *a,
 		return PW_EXIT_INPUT;
 	}
 	if ((status = cmd_view_range("export", "width", a->width,
-	    a->width_text, PW_EXPORT_WIDTH_MIN, PW_EXPORT_WIDTH_MAX, "pixels")) != PW_EXIT_OK)
+	    a->width_text, PW_EXPORT_WIDTH_MIN, PW_EXPORT_WIDTH_MAX,
+	    "pixels")) != PW_EXIT_OK)
 		return status;
-	return cmd_view_range("export", "height", a->height,
-	    a->height_text, PW_EXPORT_HEIGHT_MIN, PW_EXPORT_HEIGHT_MAX, "pixels");
+	return cmd_view_range("export", "height", a->height, a->height_text,
+	    PW_EXPORT_HEIGHT_MIN, PW_EXPORT_HEIGHT_MAX, "pixels");
 }
 
 int
