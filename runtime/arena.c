@@ -6,8 +6,9 @@
  * So that the measured peak is the simulator's, the engine numbers the
  * device's memory events in the simulated timeline's order and gives each
  * op's event to its worker (pw_rt_arena_expect): the takes and gives of
- * that event wait for the events before it, and the event ends once its
- * bytes have moved (or at pw_rt_arena_settle, whichever comes first).  A
+ * that event wait for the events before it; an allocation ends once its
+ * bytes are taken (or at pw_rt_arena_settle, whichever comes first), a
+ * free at pw_rt_arena_settle, after the op has recorded its end.  A
  * thread with no event pending (a stage opening, the reference) takes and
  * gives at once.
  */
@@ -146,12 +147,27 @@ pw_rt_arena_give(struct pw_rt_arena *a, void *p, size_t bytes)
 		return;
 	pthread_mutex_lock(&a->lock);
 	/* A give waits for its turn too, but gives once stopped: what was
-	 * taken always goes back. */
+	 * taken always goes back.  Its event ends at pw_rt_arena_settle, as
+	 * the op ends: a free is the op's end's, and the next event waits
+	 * for the end the op records. */
 	pw_arena_wait_turn(a);
 	a->backend->device_release(a->ctx, p);
 	a->level -= (double)bytes;
-	pw_arena_count(a, bytes);
 	pthread_mutex_unlock(&a->lock);
+}
+
+int
+pw_rt_arena_ready(struct pw_rt_arena *a, struct pw_error *err)
+{
+	int rc = PW_OK;
+
+	pthread_mutex_lock(&a->lock);
+	if (!pw_arena_wait_turn(a)) {
+		pw_error_set(err, "device %d: stopped", a->device);
+		rc = PW_ERR_CANCELLED;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return rc;
 }
 
 int

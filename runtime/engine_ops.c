@@ -249,7 +249,11 @@ pw_engine_device_wait(struct pw_engine *e, int d, struct pw_op op,
 }
 
 /* OP starts on device D in iteration IT: its memory event is the
- * arena's to order, its start is recorded. */
+ * arena's to order, its start is recorded.  An op that allocates as it
+ * starts (F, a reload) starts when its event's turn comes: recorded
+ * before, a reload would seem to hold its bytes while the offload it
+ * waited for still held its own, and the measured timeline would break
+ * the limit the run kept. */
 static int
 pw_engine_begin(struct pw_engine *e, int d, struct pw_op op, int it,
     struct pw_error *err)
@@ -257,27 +261,34 @@ pw_engine_begin(struct pw_engine *e, int d, struct pw_op op, int it,
 	size_t u = pw_op_index(e->p, op);
 	int rc;
 
-	if ((rc = pw_engine_device_mark(e, d, op, false, err)) != PW_OK)
-		return rc;
 	pw_rt_arena_expect(e->dev[d].arena, e->ticket[u], e->tbytes[u]);
+	if ((e->ticket[u] >= 0 && pw_op_memory(e->p, op).alloc > 0 &&
+	    (rc = pw_rt_arena_ready(e->dev[d].arena, err)) != PW_OK) ||
+	    (rc = pw_engine_device_mark(e, d, op, false, err)) != PW_OK) {
+		/* The event ends with the op that will not run. */
+		pw_rt_arena_settle(e->dev[d].arena, NULL);
+		return rc;
+	}
 	pw_engine_mark(e, op, it, false, pw_now() - e->t0);
 	return PW_OK;
 }
 
-/* OP, begun, did its work with RC: its memory event settles and, when
- * both went well, its end is recorded.  Returns the first error. */
+/* OP, begun, did its work with RC: when it went well its end is
+ * recorded, then its memory event settles (a free ends there, after the
+ * end recorded, so that no event after it seems to start before it).
+ * Returns the first error. */
 static int
 pw_engine_end(struct pw_engine *e, int d, struct pw_op op, int it, int rc,
     struct pw_error *err)
 {
 	if (rc == PW_OK)
-		rc = pw_rt_arena_settle(e->dev[d].arena, err);
-	else
-		pw_rt_arena_settle(e->dev[d].arena, NULL);
-	if (rc == PW_OK)
 		rc = pw_engine_device_mark(e, d, op, true, err);
 	if (rc == PW_OK)
 		pw_engine_mark(e, op, it, true, pw_now() - e->t0);
+	if (rc == PW_OK)
+		rc = pw_rt_arena_settle(e->dev[d].arena, err);
+	else
+		pw_rt_arena_settle(e->dev[d].arena, NULL);
 	return rc;
 }
 

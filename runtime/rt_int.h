@@ -55,12 +55,17 @@ double	pw_rt_arena_peak(const struct pw_rt_arena *);
  * the simulated timeline's order, from 0 each iteration
  * (pw_rt_arena_restart), and before an op tells the arena, from the
  * op's worker, that its takes or gives are event TICKET moving BYTES.
- * They wait until the events before it have ended; the event ends once
- * BYTES have moved, or at pw_rt_arena_settle (after the op: an event
- * whose bytes did not all move still ends, so nothing waits forever).
+ * They wait until the events before it have ended; an allocation ends
+ * once BYTES are taken, a free (and an allocation whose bytes did not
+ * all move, so that nothing waits forever) at pw_rt_arena_settle, which
+ * the engine calls once the op has recorded its end.
  * Settle returns PW_ERR_CANCELLED once stopped.  A thread with no event
  * pending takes and gives at once. */
 void	pw_rt_arena_expect(struct pw_rt_arena *, long ticket, double bytes);
+/* Waits until the calling thread's pending event has its turn: before
+ * an op whose event is its start's (an allocation), so that the start
+ * recorded is when it could allocate.  PW_ERR_CANCELLED once stopped. */
+int	pw_rt_arena_ready(struct pw_rt_arena *, struct pw_error *);
 int	pw_rt_arena_settle(struct pw_rt_arena *, struct pw_error *);
 void	pw_rt_arena_restart(struct pw_rt_arena *);
 /* Wakes every wait for a turn: a take then fails ("stopped"), a give
