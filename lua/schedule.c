@@ -129,7 +129,7 @@ pwl_schedule_figures(struct pwl_schedule *s, const struct pw_solve_result *res)
 		s->bound = res->bound;
 		s->gap = res->gap;
 		s->optimal = res->optimal;
-		s->ended = pw_solve_end_words(res->ended);
+		s->ended = pw_solve_result_words(res, res->ended);
 		memcpy(s->start, res->start, sizeof s->start);
 		s->start[sizeof s->start - 1] = '\0';
 		return;

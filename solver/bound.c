@@ -936,7 +936,7 @@ pw_bound_of_device(const struct pw_problem *p, const struct pw_bstage *bs,
  * makespan's order statistics are the pipeline's from stage 0, with the
  * relaxation of every device that affords one; a span's, the device's
  * own from its first stage, with its own relaxation alone. */
-static int
+int
 pw_bound_terms(const struct pw_problem *p, enum pw_objective obj,
     const bool *offloadable, struct pw_bound_term out[PW_BOUND_TERMS])
 {

@@ -155,6 +155,9 @@ void	pw_bound_releases(const struct pw_problem *, double *rel_f,
  * (NULL: none), which raises the memory bound where fewer may move. */
 double	pw_bound_problem(const struct pw_problem *, enum pw_objective,
 	    const bool *offloadable);
+/* bound.c: pw_lower_bound_terms, as pw_bound_problem counts offloads. */
+int	pw_bound_terms(const struct pw_problem *, enum pw_objective,
+	    const bool *offloadable, struct pw_bound_term out[PW_BOUND_TERMS]);
 
 /* local.c: the local search over device orders (see there). */
 struct pw_local_opts {

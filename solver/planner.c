@@ -312,6 +312,7 @@ pw_planner_candidate(const struct pw_planner_run *r,
 	struct pw_bound_term terms[PW_BOUND_TERMS];
 	struct pw_timed_op *ops;
 	struct pw_plan *plan;
+	bool *offloadable;
 	char lay[32];
 	size_t nops;
 	int rc, d, nv;
@@ -350,7 +351,12 @@ pw_planner_candidate(const struct pw_planner_run *r,
 	c->peak_device = d >= 0 ? d : pw_metrics_peak_device(m);
 	c->peak = m->device[c->peak_device].peak;
 	c->limit = c->problem->memory[c->peak_device].limit;
-	pw_lower_bound_terms(c->problem, r->o.objective, terms);
+	/* A design that keeps every activation on its device is bound as
+	 * such: the memory terms then count every activation. */
+	offloadable = c->design.offload ? pw_solver_offloadable(c->problem,
+	    PW_OFFMODE_AUTO, NULL) : NULL;
+	pw_bound_terms(c->problem, r->o.objective, offloadable, terms);
+	free(offloadable);
 	/* Where the bound meets the objective it may pass it in the last
 	 * digits (summed otherwise): never above, as solve's. */
 	c->bound = fmin(terms[0].value, c->objective);

@@ -688,10 +688,12 @@ pw_planner_rescue(struct pw_planner_run *r, struct pw_error *err)
 	return rc;
 }
 
-/* A design's bound on the job's own copy Q of its problem. */
+/* A design's bound on the job's own copy Q of its problem, with
+ * offloads where the design OFFLOADs. */
 struct pw_planner_bound {
 	struct pw_problem *q;
 	enum pw_objective objective;
+	bool	offload;
 	double	bound;
 };
 
@@ -699,8 +701,11 @@ static void
 pw_planner_bound_work(void *arg)
 {
 	struct pw_planner_bound *b = arg;
+	bool *offloadable = b->offload ? pw_solver_offloadable(b->q,
+	    PW_OFFMODE_AUTO, NULL) : NULL;
 
-	b->bound = pw_lower_bound(b->q, b->objective);
+	b->bound = pw_bound_problem(b->q, b->objective, offloadable);
+	free(offloadable);
 }
 
 static void
@@ -738,6 +743,7 @@ pw_planner_optimize(struct pw_planner_run *r, struct pw_error *err)
 		b = pw_xcalloc(1, sizeof *b);
 		b->q = pw_problem_copy(v[i]->problem);
 		b->objective = r->o.objective;
+		b->offload = v[i]->design.offload;
 		if ((rc = pw_planner_thread(r, pw_planner_bound_work,
 		    pw_planner_bound_drop, b, r->deadline + PW_PLANNER_OVERRUN,
 		    err)) != 1) {

@@ -88,6 +88,28 @@ pw_solve_end_words(enum pw_solve_end end)
 	return pw_solve_ends[end].words;
 }
 
+const char *
+pw_solve_result_words(const struct pw_solve_result *r, enum pw_solve_end end)
+{
+	if (end == PW_END_OPTIMAL && r->offload_excluded)
+		return "optimal for this split and layout, without offload";
+	return pw_solve_end_words(end);
+}
+
+/* Whether P's link could move an activation of a stage that OFFLOADABLE
+ * (NULL: none) keeps on its device. */
+static bool
+pw_solve_excluded(const struct pw_problem *p, const bool *offloadable)
+{
+	int s;
+
+	for (s = 0; p->link.present && s < p->nstages; s++)
+		if (p->stages[s].offload > 0 &&
+		    (offloadable == NULL || !offloadable[s]))
+			return true;
+	return false;
+}
+
 bool
 pw_objective_meets_bound(double objective, double bound)
 {
@@ -548,6 +570,8 @@ pw_solve_finish(struct pw_solve_run *run, struct pw_solve_result *res,
 		res->start_objective = s->start_objective;
 		res->model = s->model;
 		res->lp_unwritten = s->lp_unwritten;
+		res->offload_excluded = pw_solve_excluded(s->p,
+		    s->offloadable);
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (finished)

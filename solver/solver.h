@@ -120,6 +120,10 @@ struct pw_solve_result {
 	/* Why the model file of OPTS' write_lp was not written (a static
 	 * string); NULL when it was, or none was asked for. */
 	const char *lp_unwritten;
+	/* The problem's link could move activations that the search kept
+	 * on their devices (offload off): the bound and "optimal" hold among
+	 * the schedules that move none of those. */
+	bool	offload_excluded;
 };
 
 /* Fills OPTS with the defaults: makespan, offload auto, 10 s, no
@@ -132,6 +136,12 @@ const char *pw_solve_end_name(enum pw_solve_end);
  * this split and layout" (the bound is the problem's, whose split and
  * layout were fixed), "searched", ... (static strings). */
 const char *pw_solve_end_words(enum pw_solve_end);
+/* What R's end means, as pw_solve_end_words says it, "optimal" with
+ * what the search left out: "optimal for this split and layout, without
+ * offload" (static strings).  PW_END_OPTIMAL's words where R is optimal
+ * though it ended otherwise. */
+const char *pw_solve_result_words(const struct pw_solve_result *r,
+	    enum pw_solve_end end);
 /* Whether OBJECTIVE meets BOUND within the solver's tolerance: the one
  * test of "optimal" (for this split and layout) everywhere. */
 bool	pw_objective_meets_bound(double objective, double bound);

@@ -932,6 +932,26 @@ EOF
 	ok "...having written the model" grep -q '^/\* Objective function \*/' "$tmp/lp/long.lp"
 	ok "...and nothing else" [ "$(ls "$tmp/lp")" = long.lp ]
 
+	# With a link the problem could offload: --offload off proves 30.9 s
+	# among the schedules that move nothing, and says so, while the
+	# problem's own bound (26.3 s) and solve's default (26.8 s) are lower.
+	run "$PW" solve "$TESTDATA/offload_or_not.json" --offload off \
+	    --iteration-limit 3000 -o "$tmp/keep.json"
+	ok "--offload off: optimal without offload, said so" out_has \
+	    '^objective  *makespan 30.9 s (optimal for this split and layout, without offload)$'
+	ok "--offload off: the bound is said to be without offload" out_has \
+	    '^lower bound  *30.9 s (without offload)$'
+	ok "--offload off: the problem's own bound stays below" out_has \
+	    '^bounds  *makespan >= 26.3 s (head-body-tail), '
+	ok "--offload off: and so does the end" out_has \
+	    '^ended  *optimal for this split and layout, without offload (the same schedule on every run)$'
+	run "$PW" solve "$TESTDATA/offload_or_not.json" --iteration-limit 3000 \
+	    -o "$tmp/move.json"
+	ok "offloading, solve finds 26.8 s" out_has '^objective  *makespan 26.8 s'
+	run "$PW" plan "$TESTDATA/offload_or_not.json" --iteration-limit 3000
+	ok "plan bounds its candidate that moves nothing as such" out_has \
+	    '^2  *given  *1 chunk  *-  *no  *zb-auto  *30.9 s .* 30.9 s (crossing)  *0.00%$'
+
 	# Limit 3: the families' 31 is optimal and the crossing bound
 	# proves it, so no model is built and --write-lp writes nothing.
 	sed 's/"limit": null/"limit": 3.0/' "$UNIT" >"$tmp/tight3.json"

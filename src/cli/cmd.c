@@ -213,7 +213,7 @@ pw_cmd_compare_progress(void *arg, const struct pw_problem *p, size_t done)
 
 void
 pw_cmd_ended_print(FILE *fp, double elapsed, enum pw_solve_end end,
-    const char *what)
+    const char *words, const char *what)
 {
 	char b1[32];
 
@@ -221,10 +221,10 @@ pw_cmd_ended_print(FILE *fp, double elapsed, enum pw_solve_end end,
 	    elapsed));
 	if (end == PW_END_TIME || end == PW_END_CANCELLED)
 		fprintf(fp, "%-13s %s (the best so far: another run may "
-		    "differ)\n", "ended", pw_solve_end_words(end));
+		    "differ)\n", "ended", words);
 	else
 		fprintf(fp, "%-13s %s (the same %s on every run)\n", "ended",
-		    pw_solve_end_words(end), what);
+		    words, what);
 }
 
 struct pw_bound_term

@@ -215,10 +215,10 @@ int	pw_cmd_json_print(FILE *, struct json_t *root, const char *fail);
  * does; the dispositions before are restored after.  Returns FN's. */
 int	pw_cmd_cancellable(atomic_int *cancel, int (*fn)(void *), void *arg);
 /* cmd.c: a search's last two lines of a report: "time" (ELAPSED
- * seconds) and "ended" (pw_solve_end_words of END), saying whether
- * another run gives the same WHAT ("schedule", "answer"). */
+ * seconds) and "ended" (WORDS, what END means), saying whether another
+ * run gives the same WHAT ("schedule", "answer"). */
 void	pw_cmd_ended_print(FILE *, double elapsed, enum pw_solve_end end,
-	    const char *what);
+	    const char *words, const char *what);
 
 /* cmd.c: how a comparison of every family on a large problem (compare,
  * design's and launch's choice of one) goes, on stderr: before each

@@ -151,7 +151,8 @@ cmd_planner_print(FILE *fp, const struct pw_cmd_args *a,
 		fprintf(fp, "The split is fixed: the problem's stages were "
 		    "given, so plan searched the\nschedule and offload only "
 		    "(describe the model with --model to search it).\n");
-	pw_cmd_ended_print(fp, r->elapsed, r->ended, "answer");
+	pw_cmd_ended_print(fp, r->elapsed, r->ended,
+	    pw_solve_end_words(r->ended), "answer");
 }
 
 /* The result as one JSON object (a new reference). */

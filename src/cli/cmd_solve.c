@@ -139,8 +139,9 @@ cmd_solve_report(FILE *fp, const struct pw_problem *p,
 {
 	const struct pw_model_size *ms = &r->model;
 	/* What was proven of the objective, or that the search stopped. */
-	const char *proven = r->optimal ? pw_solve_end_words(PW_END_OPTIMAL) :
-	    r->ended == PW_END_CANCELLED ? pw_solve_end_words(r->ended) : NULL;
+	const char *proven = r->optimal ? pw_solve_result_words(r,
+	    PW_END_OPTIMAL) : r->ended == PW_END_CANCELLED ?
+	    pw_solve_end_words(r->ended) : NULL;
 	char b1[32], b2[32];
 
 	fprintf(fp, "\n%-13s %s %s%s%s%s\n", "objective",
@@ -148,8 +149,8 @@ cmd_solve_report(FILE *fp, const struct pw_problem *p,
 	    pw_fmt_seconds(b1, sizeof b1, r->objective),
 	    proven != NULL ? " (" : "", proven != NULL ? proven : "",
 	    proven != NULL ? ")" : "");
-	fprintf(fp, "%-13s %s\n", "lower bound", pw_fmt_seconds(b1, sizeof b1,
-	    r->bound));
+	fprintf(fp, "%-13s %s%s\n", "lower bound", pw_fmt_seconds(b1, sizeof b1,
+	    r->bound), r->offload_excluded ? " (without offload)" : "");
 	pw_cmd_bounds_print(fp, p);
 	fprintf(fp, "%-13s %.2f%%\n", "gap", 100 * r->gap);
 	fprintf(fp, "%-13s %s at %s\n", "start", r->start,
@@ -161,7 +162,8 @@ cmd_solve_report(FILE *fp, const struct pw_problem *p,
 		    "(%s)\n", "model", ms->formulation, ms->variables,
 		    ms->binaries, ms->rows, ms->whole ? "whole" :
 		    "largest window");
-	pw_cmd_ended_print(fp, r->elapsed, r->ended, "schedule");
+	pw_cmd_ended_print(fp, r->elapsed, r->ended, pw_solve_result_words(r,
+	    r->ended), "schedule");
 }
 
 /* Says, in one note, the family that splits PROBLEM's model again (a
