@@ -84,6 +84,7 @@ enum pw_check_line {
 	PW_CHECK_STATIC,		/* static memory over the limit */
 	PW_CHECK_OVERFLOW,		/* a memory level no double holds */
 	PW_CHECK_OVER,			/* memory over the limit */
+	PW_CHECK_PIN,			/* a pin broken */
 };
 
 static const enum pw_violation_kind pw_check_kinds[] = {
@@ -110,6 +111,7 @@ static const enum pw_violation_kind pw_check_kinds[] = {
 	[PW_CHECK_STATIC] = PW_VIOL_MEMORY,
 	[PW_CHECK_OVERFLOW] = PW_VIOL_MEMORY,
 	[PW_CHECK_OVER] = PW_VIOL_MEMORY,
+	[PW_CHECK_PIN] = PW_VIOL_PIN,
 };
 
 /* A violation as found: the row the caller gets, the line that says it,
@@ -430,6 +432,11 @@ pw_check_line(const struct pw_checker *c, const struct pw_check_found *f,
 		snprintf(buf, len, "%s lasts %.15g s (from %.15g s to %.15g s), "
 		    "but should last %.15g s", a, t->end - t->start, v->at,
 		    t->end, pw_check_duration(p, v->op));
+		break;
+	case PW_CHECK_PIN:
+		snprintf(buf, len, "the pin %s before %s is broken: %s starts "
+		    "at %.15g s, after %s at %.15g s", a, b, a, v->at, b,
+		    u->start);
 		break;
 	case PW_CHECK_EARLY:
 		comm = pw_check_comm(c, v->op, v->other);
@@ -924,9 +931,51 @@ pw_check_times(struct pw_checker *c)
 	free(ev);
 }
 
+/* The listed entry of the op a pin names as the user sees it: B or W of
+ * a fused backward is its BW, BW of a split one its B.  NULL when the
+ * list has neither (a shape violation says so). */
+static const struct pw_timed_op *
+pw_check_pinned(const struct pw_checker *c, struct pw_op op)
+{
+	const struct pw_timed_op *t;
+
+	if ((t = pw_check_find(c, op.kind, op.stage, op.mb)) != NULL)
+		return t;
+	if (op.kind == PW_B || op.kind == PW_W)
+		return pw_check_find(c, PW_BW, op.stage, op.mb);
+	if (op.kind == PW_BW)
+		return pw_check_find(c, PW_B, op.stage, op.mb);
+	return NULL;
+}
+
+/* Each of the NPINS PINS holds: its before starts no later than its
+ * after (within the tolerance of ordering the two). */
+static void
+pw_check_pins(struct pw_checker *c, const struct pw_pin *pins, size_t npins)
+{
+	const struct pw_timed_op *a, *b;
+	struct pw_check_found f;
+	size_t i;
+
+	for (i = 0; i < npins; i++) {
+		if ((a = pw_check_pinned(c, pins[i].before)) == NULL ||
+		    (b = pw_check_pinned(c, pins[i].after)) == NULL ||
+		    !isfinite(a->start) || !isfinite(b->start) ||
+		    !pw_check_before(b->start, a->start, pw_check_order_tol(c,
+		    a->op, b->op, 0)))
+			continue;
+		f = pw_check_viol(PW_CHECK_PIN, &a->op, a);
+		f.v.has_other = true;
+		f.v.other = b->op;
+		f.v.at = a->start;
+		pw_check_report(c, &f);
+	}
+}
+
 static int
 pw_check_run(const struct pw_problem *p, const struct pw_timed_op *ops,
-    size_t n, bool measured, struct pw_violations *out)
+    size_t n, bool measured, const struct pw_pin *pins, size_t npins,
+    struct pw_violations *out)
 {
 	struct pw_checker c;
 	size_t i;
@@ -949,6 +998,7 @@ pw_check_run(const struct pw_problem *p, const struct pw_timed_op *ops,
 		for (j = 0; j < p->microbatches; j++)
 			pw_check_presence(&c, s, j);
 	pw_check_times(&c);
+	pw_check_pins(&c, pins, npins);
 	free(c.slot);
 	return out->n;
 }
@@ -957,14 +1007,22 @@ int
 pw_check(const struct pw_problem *p, const struct pw_timed_op *ops, size_t n,
     struct pw_violations *out)
 {
-	return pw_check_run(p, ops, n, false, out);
+	return pw_check_run(p, ops, n, false, NULL, 0, out);
 }
 
 int
 pw_check_measured(const struct pw_problem *p, const struct pw_timed_op *ops,
     size_t n, struct pw_violations *out)
 {
-	return pw_check_run(p, ops, n, true, out);
+	return pw_check_run(p, ops, n, true, NULL, 0, out);
+}
+
+int
+pw_check_file(const struct pw_problem *p, const struct pw_timed_op *ops,
+    size_t n, bool measured, const struct pw_pin *pins, size_t npins,
+    struct pw_violations *out)
+{
+	return pw_check_run(p, ops, n, measured, pins, npins, out);
 }
 
 void

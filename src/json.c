@@ -1996,6 +1996,17 @@ pw_schedule_read(const char *path, struct pw_problem **problem,
 }
 
 int
+pw_schedule_read_pins(const char *path, struct pw_problem **problem,
+    struct pw_timed_op **ops, size_t *nops, struct pw_pin **pins,
+    size_t *npins, struct pw_error *err)
+{
+	struct pw_jwant w = { .schedule_only = true, .problem = problem,
+	    .ops = ops, .nops = nops, .pins = pins, .npins = npins };
+
+	return pw_jread_file(path, NULL, &w, err);
+}
+
+int
 pw_file_read(const char *path, struct pw_problem **problem,
     struct pw_timed_op **ops, size_t *nops, char **family,
     struct pw_error *err)

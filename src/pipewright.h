@@ -757,6 +757,7 @@ enum pw_violation_kind {
 				 * its device; an anchor on another op */
 	PW_VIOL_OVERLAP,	/* two ops share a device or a channel */
 	PW_VIOL_MEMORY,		/* a device above its limit */
+	PW_VIOL_PIN,		/* a pin's after starts before its before */
 };
 
 /* One violation as data, for a front end to point at; MSG is the line
@@ -794,6 +795,11 @@ int	pw_check(const struct pw_problem *, const struct pw_timed_op *, size_t n,
  * pw_check. */
 int	pw_check_measured(const struct pw_problem *, const struct pw_timed_op *,
 	    size_t n, struct pw_violations *out);
+/* pw_check (MEASURED: pw_check_measured) of a schedule file, and each of
+ * its NPINS PINS holding: its before starts no later than its after. */
+int	pw_check_file(const struct pw_problem *, const struct pw_timed_op *,
+	    size_t n, bool measured, const struct pw_pin *pins, size_t npins,
+	    struct pw_violations *out);
 void	pw_violations_free(struct pw_violations *);
 
 /* ------------------------------------------------------------------ */
@@ -894,6 +900,11 @@ struct pw_problem *pw_problem_read(const char *path, struct pw_error *);
 int	pw_schedule_read(const char *path, struct pw_problem **problem,
 	    struct pw_timed_op **ops, size_t *nops, char **family,
 	    struct pw_error *);
+/* pw_schedule_read with the file's pins, as pw_file_read_pins reads them
+ * (*PINS NULL when there are none), and no family. */
+int	pw_schedule_read_pins(const char *path, struct pw_problem **problem,
+	    struct pw_timed_op **ops, size_t *nops, struct pw_pin **pins,
+	    size_t *npins, struct pw_error *);
 /* Reads a problem file or a schedule file, whichever PATH holds, in one
  * pass: as pw_schedule_read, with *OPS NULL, *NOPS 0 and *FAMILY NULL
  * for a problem file. */

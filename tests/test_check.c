@@ -847,6 +847,44 @@ test_items(const struct pw_problem *p)
 	pw_problem_free(q);
 }
 
+/* A schedule file's pins: one that holds, none reported; one broken,
+ * reported with both ops and the instant; one naming BW of a backward
+ * listed split, as its B. */
+static void
+test_pins(const struct pw_problem *p)
+{
+	struct pw_pin held = { OP(F, 0, 0), OP(F, 0, 1) };
+	struct pw_pin broken = { OP(W, 0, 1), OP(B, 0, 0) };
+	struct pw_pin split = { OP(F, 1, 1), OP(BW, 1, 0) };
+	struct pw_violations v;
+	struct list l;
+
+	base_list(&l, p);
+	tap_int(pw_check_file(p, l.op, l.n, false, &held, 1, &v), 0,
+	    "pins: one that holds is no violation");
+	pw_violations_free(&v);
+	if (tap_int(pw_check_file(p, l.op, l.n, false, &broken, 1, &v), 1,
+	    "pins: one broken is one violation")) {
+		tap_ok(v.item[0].kind == PW_VIOL_PIN && v.item[0].has_op &&
+		    v.item[0].op.kind == PW_W && v.item[0].op.mb == 1 &&
+		    v.item[0].has_other && v.item[0].other.kind == PW_B &&
+		    v.item[0].at == 11, "pins: its row names both ops and "
+		    "where the before starts");
+		tap_str(v.msg[0], "the pin W(0,1) before B(0,0) is broken: "
+		    "W(0,1) starts at 11 s, after B(0,0) at 5 s", "pins: its "
+		    "line");
+	}
+	pw_violations_free(&v);
+	tap_int(pw_check(p, l.op, l.n, &v), 0, "pins: pw_check knows none");
+	pw_violations_free(&v);
+	/* BW(1,0) of the split list is B(1,0), at 2.5: F(1,1), at 5.5, is
+	 * after it. */
+	if (tap_int(pw_check_file(p, l.op, l.n, false, &split, 1, &v), 1,
+	    "pins: BW of a split backward is its B"))
+		tap_ok(v.item[0].other.kind == PW_B, "pins: named as listed");
+	pw_violations_free(&v);
+}
+
 int
 main(void)
 {
@@ -858,6 +896,7 @@ main(void)
 	test_durations(p);
 	test_dependencies(p);
 	test_same_device_hop();
+	test_pins(p);
 	test_resources(p);
 	test_channels();
 	test_backward_forms();

@@ -870,6 +870,10 @@ EOF
 	    -o "$tmp/from-pinned.json"
 	ok "solve --from a pinned file exits 0" status_is 0
 	ok "its start breaks the pin" out_has '^start  *given (infeasible) at 24 s$'
+	run "$PW" check "$tmp/free-pinned.json"
+	ok "check of the file whose pin its times break exits 1" status_is 1
+	ok "naming the pin and the starts that break it" out_has \
+	    ': the pin W(0,0) before F(0,4) is broken: W(0,0) starts at [0-9.]* s, after F(0,4) at [0-9.]* s$'
 	run "$PW" script --write-dir "$tmp" "$tmp/pincheck.lua" "$tmp/from-pinned.json"
 	ok "the file's pin holds in the solved schedule" out_has '^held$'
 	ok "the solved schedule carries the pin" \
@@ -882,6 +886,8 @@ EOF
 	run "$PW" script --write-dir "$tmp" "$tmp/pincheck.lua" "$tmp/problem-pinned.json"
 	ok "its pin holds in the solved schedule" out_has '^held$'
 	ok "and is carried" grep -qxF "    $pin" "$tmp/problem-pinned.json"
+	run "$PW" check "$tmp/problem-pinned.json"
+	ok "check finds its pin held" out_has ': valid ([0-9]* ops)$'
 	ok "once, though the problem's file is also the start" \
 	    [ "$(grep -c '"before"' "$tmp/problem-pinned.json")" -eq 1 ]
 	sed '/^  "pins"/s/"kind": "W"/"kind": "OFFLOAD"/' \

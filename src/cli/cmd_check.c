@@ -46,10 +46,11 @@ pw_cmd_check(const struct pw_cmd_args *a)
 	struct pw_violations v = { 0, 0, NULL, NULL };
 	struct pw_problem *problem = NULL;
 	struct pw_timed_op *ops = NULL;
+	struct pw_pin *pins = NULL;
 	struct pw_error err;
 	const char *what;
 	char *label, *msg;
-	size_t nops = 0;
+	size_t nops = 0, npins = 0;
 	int i, status, rc;
 
 	what = "";
@@ -57,19 +58,22 @@ pw_cmd_check(const struct pw_cmd_args *a)
 		if ((status = pw_cmd_csv_read(a, a->pos[0], &problem, &ops,
 		    &nops)) != PW_EXIT_OK)
 			return status;
-	} else if ((rc = pw_schedule_read(a->pos[0], &problem, &ops, &nops,
-	    NULL, &err)) != PW_OK) {
+	} else if ((rc = pw_schedule_read_pins(a->pos[0], &problem, &ops,
+	    &nops, &pins, &npins, &err)) != PW_OK) {
 		pw_cmd_say("%s", err.msg);
 		return pw_cmd_status(rc);
 	} else if ((status = cmd_check_measured(a->pos[0], problem, &ops,
 	    &nops, &what)) != PW_EXIT_OK) {
 		free(ops);
+		free(pins);
 		pw_problem_free(problem);
 		return status;
 	}
 	label = pw_escape(pw_cmd_label(a->pos[0]));
-	if ((what[0] != '\0' ? pw_check_measured(problem, ops, nops, &v) :
-	    pw_check(problem, ops, nops, &v)) == 0)
+	/* The pins are the file's own orders, which launch also holds it
+	 * to. */
+	if (pw_check_file(problem, ops, nops, what[0] != '\0', pins, npins,
+	    &v) == 0)
 		printf("%s: valid (%zu ops%s)\n", label, nops, what);
 	else {
 		for (i = 0; i < v.n; i++) {
@@ -84,6 +88,7 @@ pw_cmd_check(const struct pw_cmd_args *a)
 	free(label);
 	pw_violations_free(&v);
 	free(ops);
+	free(pins);
 	pw_problem_free(problem);
 	return status;
 }
