@@ -1153,6 +1153,10 @@ ok "problem --model exits 0" status_is 0
 ok "its problem has 2 devices" grep -q '^  "devices": 2,$' "$tmp/model.json"
 ok "and 4 microbatches" grep -q '^  "microbatches": 4,$' "$tmp/model.json"
 ok "and keeps its model" grep -q '"name": "gpt3-1.3b"' "$tmp/model.json"
+ok "without tp or dp, not given (written only when set)" \
+    lacks '"tp"\|"dp"' "$tmp/model.json"
+run "$PW" problem $MODEL --tp 2 -o "$tmp/model-tp.json"
+ok "with --tp, its tp" grep -q '"tp": 2,' "$tmp/model-tp.json"
 run "$PW" schedule --family 1f1b $MODEL -o "$tmp/model-1f1b.json"
 ok "schedule --model exits 0" status_is 0
 ok "schedule --model: 1f1b's makespan" out_has '^makespan      97\.83 ms$'

@@ -272,7 +272,9 @@ cmd_model_split(const struct pw_cmd_args *a, struct pw_split *split)
 	int placement = PW_PLACE_LOOP;
 
 	memset(split, 0, sizeof *split);
-	split->tp = split->dp = split->chunks = 1;
+	/* tp and dp stay 0, "not given" (1), unless they are: a file then
+	 * writes them only when set, as a script's problem does. */
+	split->chunks = 1;
 	if (!cmd_model_int(a, PW_CMD_M_DEVICES, 1, CMD_MODEL_MAX_DEVICES,
 	    &split->devices) ||
 	    !cmd_model_int(a, PW_CMD_M_MICROBATCHES, 1, CMD_MODEL_MAX_COUNT,
