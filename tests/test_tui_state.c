@@ -946,6 +946,14 @@ test_files(void)
 	tui_key(d, '\n');
 	tap_ok(!d->dirty && d->save_path && strcmp(d->save_path, saved) == 0,
 	    "saved: clean, and s now saves there");
+	/* Which an export would replace with another format. */
+	want = pw_xasprintf("svg %s", saved);
+	tui_prompt_open(d, TUI_PROMPT_EXPORT, "? ", "");
+	type(d, want);
+	tui_key(d, '\n');
+	free(want);
+	tap_ok(strstr(d->message, "is a file the designer reads or saves to")
+	    != NULL, "x refuses the file s saves to (%s)", d->message);
 	if (tap_ok(pw_file_read_pins(saved, &p, &ops, &nops, &pins, &npins,
 	    NULL, &err) == PW_OK, "the file reads back")) {
 		tap_int((long long)nops, 24, "with every op");
@@ -1085,8 +1093,8 @@ test_files(void)
 	    "name: choose another name", "x refuses a script's name");
 	text = test_read_file(d->path);
 	want = pw_xasprintf("torch-csv %s", d->path);
-	refused = pw_xasprintf("export: %s is a file the designer reads: "
-	    "choose another name", d->path);
+	refused = pw_xasprintf("export: %s is a file the designer reads or "
+	    "saves to: choose another name", d->path);
 	export_refused(d, want, refused, "x refuses the problem's own file");
 	mine = test_read_file(d->path);
 	tap_ok(text != NULL && mine != NULL && strcmp(text, mine) == 0,
@@ -1526,6 +1534,15 @@ test_dash(void)
 			    i);
 			free(want);
 		}
+		want = pw_xasprintf("svg %s", fifo);
+		answer(d, TUI_PROMPT_EXPORT, want);
+		free(want);
+		want = pw_xasprintf("export: %s: not a regular file (a FIFO "
+		    "or a device would hold the designer until another "
+		    "program opened it): name a file", fifo);
+		tap_str(d->message, want, "export refuses a FIFO after its "
+		    "format");
+		free(want);
 		tap_int(tui_save(d, fifo, &err), PW_ERR_INPUT, "tui_save "
 		    "refuses a FIFO");
 		tap_ok(strstr(err.msg, ": not saved: not a regular file") !=

@@ -116,12 +116,14 @@ tui_prompt_same_file(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
-/* Whether PATH is a file the designer reads: its problem or schedule
- * file, the script last opened in the editor, the compare view's file. */
+/* Whether PATH is a file the designer reads or writes as a schedule: its
+ * problem or schedule file, the script last opened in the editor, the
+ * compare view's file, the file s saves to. */
 static bool
 tui_prompt_in_use(const struct tui *d, const char *path)
 {
-	const char *const used[] = { d->path, d->edit_path, d->compare.file };
+	const char *const used[] = { d->path, d->edit_path, d->compare.file,
+	    d->save_path };
 	size_t i;
 
 	for (i = 0; i < sizeof used / sizeof used[0]; i++)
@@ -208,10 +210,15 @@ tui_prompt_export(struct tui *d, const char *text)
 		    " do not time (undo the edit first)");
 		return TUI_DRAW_MESSAGE;
 	}
-	/* The screen is the designer's, and the files it reads stay. */
+	/* The screen is the designer's, and the files it reads or saves
+	 * to stay; a FIFO or a device would hold it. */
+	if (pw_path_special(path)) {
+		tui_message(d, true, "export: %s: %s", path, TUI_SPECIAL_WHY);
+		return TUI_DRAW_MESSAGE;
+	}
 	refused = strcmp(path, "-") == 0 ? "the screen" :
-	    tui_prompt_in_use(d, path) ? "a file the designer reads" :
-	    pwlua_is_script(path) ? "a script's name" : NULL;
+	    tui_prompt_in_use(d, path) ? "a file the designer reads or "
+	    "saves to" : pwlua_is_script(path) ? "a script's name" : NULL;
 	if (refused != NULL) {
 		tui_message(d, true, "export: %s is %s: choose another name",
 		    path, refused);
