@@ -381,6 +381,31 @@ test_zoom_and_selection(void)
 	case_close(&s);
 }
 
+/* A full-width panel closed: everything drawn again leaves nothing of it,
+ * the gap beside the details panel included. */
+static void
+test_panel_closed(void)
+{
+	struct case_state s;
+	char *fresh, *after;
+
+	if (!case_open(&s, "1f1b", case_problem(4, 1, 8, PW_PLACE_LOOP)))
+		return;
+	case_draw(&s, 45, 140);
+	fresh = screen_text();
+	tui_compare_open(&s.d);
+	tui_draw(stdscr, &s.d, TUI_DRAW_ALL);
+	tui_compare_clear(&s.d);
+	s.d.mode = TUI_MODE_TIMELINE;
+	s.d.message[0] = '\0';
+	tui_draw(stdscr, &s.d, TUI_DRAW_ALL);
+	after = screen_text();
+	tap_str(after, fresh, "a closed compare view leaves no cell behind");
+	free(fresh);
+	free(after);
+	case_close(&s);
+}
+
 /* The critical path, as text: an off-path op keeps its kind's glyph
  * after its microbatch, then dots ('.' in ASCII), dim in colour. */
 static void
@@ -845,6 +870,7 @@ main(void)
 	test_chunks_screen();
 	test_zoom_and_selection();
 	test_critical_ascii();
+	test_panel_closed();
 	test_bar_columns();
 	test_mono();
 	test_marks();

@@ -245,6 +245,10 @@ tui_draw(WINDOW *w, struct tui *d, unsigned flags)
 	if (mode == TUI_MODE_PROMPT)
 		mode = d->prompt.back == TUI_MODE_PROMPT ? TUI_MODE_TIMELINE :
 		    d->prompt.back;
+	/* Everything: the cells no area owns (the gap beside the details
+	 * panel) lose what a full-width panel left there. */
+	if ((flags & TUI_DRAW_ALL) == TUI_DRAW_ALL)
+		werase(w);
 	if (flags & TUI_DRAW_HEADER)
 		tui_draw_header(w, d, &l);
 	if (mode == TUI_MODE_TIMELINE) {
