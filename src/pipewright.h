@@ -147,6 +147,10 @@ int	pw_exact_precision(double x);
 /* Reads S as a whole number in [MIN, MAX] (decimal, blanks around it
  * allowed) into *OUT; false, *OUT untouched, for anything else. */
 bool	pw_parse_int(const char *s, long min, long max, int *out);
+/* IN as one line into OUT (LEN bytes, cut there): "blocked:\n  a\n  b"
+ * reads "blocked: a; b", and a tab inside a line (Lua's "...\t(skipping
+ * 9 levels)") is a blank. */
+void	pw_one_line(const char *in, char *out, size_t len);
 /* strtod of the plain decimal number at S (digits, a point, an exponent),
  * *END after it; *END == S where S starts with none: no sign, "inf",
  * "nan" or hexadecimal, which strtod would take too.  ERANGE as strtod. */

@@ -721,6 +721,32 @@ pw_exact_precision(double x)
 	return prec;
 }
 
+void
+pw_one_line(const char *in, char *out, size_t len)
+{
+	const char *s;
+	size_t n = 0;
+	bool colon;
+
+	assert(len > 0);
+	for (s = in; *s != '\0' && n + 2 < len; s++) {
+		if (*s != '\n') {
+			out[n++] = *s == '\t' ? ' ' : *s;
+			continue;
+		}
+		colon = s > in && s[-1] == ':';
+		while (s[1] == ' ' || s[1] == '\t' || s[1] == '\n')
+			s++;
+		if (s[1] != '\0' && colon)
+			out[n++] = ' ';
+		else if (s[1] != '\0') {
+			out[n++] = ';';
+			out[n++] = ' ';
+		}
+	}
+	out[n] = '\0';
+}
+
 bool
 pw_parse_int(const char *s, long min, long max, int *out)
 {

@@ -492,6 +492,9 @@ test_deadlock(void)
 	    "W(0,1) B(0,2) W(0,2) B(0,3) W(0,3)", "B(0,0) first");
 	tap_ok(d->message_is_error && strncmp(d->message, "deadlock: ", 10) ==
 	    0, "the message line says deadlock: %s", d->message);
+	tap_ok(strchr(d->message, '\n') == NULL && strstr(d->message,
+	    "can never start: device ") != NULL, "on one line, the waits "
+	    "after the colon (%s)", d->message);
 	if (tap_int((long long)d->nwaits, 2, "two orders stop")) {
 		tap_str(pw_op_name(a, sizeof a, d->waits[0].op), "B(0,0)",
 		    "device 0 stops at B(0,0)");

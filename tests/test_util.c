@@ -271,6 +271,11 @@ test_format(void)
 	tap_str(pw_fmt_bytes(buf, sizeof buf, 80.0 * 1073741824.0), "80 GiB", "GiB");
 	tap_str(pw_fmt_bytes(buf, sizeof buf, 1536), "1.5 KiB", "KiB");
 	tap_str(pw_fmt_bytes(buf, sizeof buf, 3), "3 B", "bytes");
+	pw_one_line("blocked:\n  a waits\n  b\twaits\n", buf, sizeof buf);
+	tap_str(buf, "blocked: a waits; b waits", "one line: the list after "
+	    "its colon, its items apart, a tab a blank");
+	pw_one_line("a\nbcdefgh", buf, 6);
+	tap_str(buf, "a; b", "one line: cut to its buffer");
 	tap_str(pw_fmt_seconds(buf, sizeof buf, 0.99999999999), "1 s",
 	    "what rounds to 1000 ms is 1 s");
 	tap_str(pw_fmt_seconds(buf, sizeof buf, -0.0009999999), "-1 ms",

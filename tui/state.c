@@ -249,7 +249,12 @@ tui_family_plan(const struct pw_problem *p, int family, struct pw_plan **out,
 static void
 tui_state_vmessage(struct tui *d, bool error, const char *fmt, va_list ap)
 {
-	vsnprintf(d->message, sizeof d->message, fmt, ap);
+	char buf[sizeof d->message];
+
+	/* The message line is one line: a deadlock's list of waits, a
+	 * traceback, joined. */
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	pw_one_line(buf, d->message, sizeof d->message);
 	d->message_is_error = error;
 	d->message_at = pw_now();
 }
@@ -328,7 +333,6 @@ tui_state_refresh(struct tui *d)
 	const struct pw_where *w = pw_plan_where(d->plan);
 	const struct pw_metrics *m = pw_plan_metrics(d->plan);
 	struct pw_error err;
-	char *nl;
 	int rc, dev;
 
 	if (d->view.nfolded != p->devices) {
@@ -351,11 +355,8 @@ tui_state_refresh(struct tui *d)
 	if (rc == PW_ERR_DEADLOCK)
 		d->nwaits = pw_deadlock_waits(p, pw_plan_schedule(d->plan),
 		    &d->waits);
-	if (rc != PW_OK) {
-		if ((nl = strchr(err.msg, '\n')) != NULL)
-			*nl = '\0';
+	if (rc != PW_OK)
 		tui_message(d, true, "%s", err.msg);
-	}
 	/* A pin or a drag begun on an op the plan lost is over. */
 	if (d->pin_pending && !pw_where_has(w, p, d->pin_first))
 		d->pin_pending = false;

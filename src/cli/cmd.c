@@ -29,32 +29,11 @@ pw_cmd_say(const char *fmt, ...)
 	va_list ap;
 	char buf[sizeof ((struct pw_error *)NULL)->msg + 1024];
 	char one[2 * sizeof buf], *line;
-	const char *s;
-	size_t n = 0;
-	bool colon;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-
-	/* One line: "blocked:\n  a\n  b" reads "blocked: a; b"; a tab
-	 * inside a line (Lua's "...\t(skipping 9 levels)") is a blank. */
-	for (s = buf; *s != '\0'; s++) {
-		if (*s != '\n') {
-			one[n++] = *s == '\t' ? ' ' : *s;
-			continue;
-		}
-		colon = s > buf && s[-1] == ':';
-		while (s[1] == ' ' || s[1] == '\t' || s[1] == '\n')
-			s++;
-		if (s[1] != '\0' && colon)
-			one[n++] = ' ';
-		else if (s[1] != '\0') {
-			one[n++] = ';';
-			one[n++] = ' ';
-		}
-	}
-	one[n] = '\0';
+	pw_one_line(buf, one, sizeof one);
 	/* Messages quote file contents and paths: nothing in them may act
 	 * on the terminal. */
 	line = pw_escape(one);
