@@ -194,7 +194,9 @@ pw_sweep_at(struct pw_sweep *sw, size_t li)
 	int rc;
 
 	q = pw_sweep_limited(sw->problem, sw->limits[li]);
-	valid = pw_problem_validate(q, "sweep", &bad) == PW_OK;
+	/* The point names the sweep and the limit; the problem is what
+	 * is wrong at it. */
+	valid = pw_problem_validate(q, "problem", &bad) == PW_OK;
 	for (s = 0; s < sw->nseries && ok; s++) {
 		if (pw_sweep_cancelled(sw)) {
 			ok = false;

@@ -90,7 +90,7 @@ test_default_limits(void)
 	for (s = 0; s < sw->nseries; s++) {
 		pt = pw_sweep_get(sw, 0, s);
 		if (pt == NULL || pt->rc != PW_ERR_INPUT || strcmp(pt->why,
-		    "sweep: memory[0].limit: 2.222 B is below what one "
+		    "problem: memory[0].limit: 2.222 B is below what one "
 		    "microbatch needs on device 0 (static 2 B + act of stage 0 "
 		    "1 B)") != 0) {
 			tap_ok(false, "series %s below the smallest limit: %s",

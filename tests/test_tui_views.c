@@ -312,7 +312,7 @@ test_sweep_state(struct tui *d)
 	tap_ok(d->message_is_error && d->mode == TUI_MODE_SWEEP &&
 	    pw_plan_metrics(d->plan)->makespan == 27,
 	    "a point below the smallest limit does not load");
-	tap_str(d->message, "sweep: gpipe at 2.222 B: sweep: memory[0].limit: "
+	tap_str(d->message, "sweep: gpipe at 2.222 B: problem: memory[0].limit: "
 	    "2.222 B is below what one microbatch needs on device 0 (static "
 	    "2 B + act of stage 0 1 B)", "and says why");
 
