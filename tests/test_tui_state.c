@@ -663,6 +663,12 @@ test_form_given(void)
 	set_field(d, "family", "1f1b", NULL);
 	tap_str(d->source, "family 1f1b", "family by name");
 	tap_int((long long)d->changes, 9, "nine changes");
+	/* A value a field has already is no change to undo. */
+	set_field(d, "time limit", "0.5", NULL);
+	set_field(d, "objective", "span", NULL);
+	set_field(d, "offload", "off", NULL);
+	tap_int((long long)d->changes, 9, "the values they have: no change");
+	tap_str(d->message, "offload off: unchanged", "... saying so");
 
 	while (d->history.nundo > 0)
 		tui_undo(d);

@@ -535,6 +535,12 @@ tui_form_option_set(struct tui *d, enum tui_form_kind k, const char *label,
 	if (k == TUI_FIELD_TIME_LIMIT && !tui_form_amount(text,
 	    tui_form_times, false, label, "time (as 12 s or 500 ms)", &v, err))
 		return PW_ERR_INPUT;
+	/* The value it has already is no change to undo. */
+	if (k == TUI_FIELD_OBJECTIVE ? d->objective == (span ? PW_OBJ_SPAN :
+	    PW_OBJ_MAKESPAN) : d->time_limit == v) {
+		tui_message(d, false, "%s: unchanged", what);
+		return PW_OK;
+	}
 	before = tui_snapshot_take(d);
 	if (k == TUI_FIELD_OBJECTIVE)
 		d->objective = span ? PW_OBJ_SPAN : PW_OBJ_MAKESPAN;
@@ -595,7 +601,11 @@ tui_form_set(struct tui *d, int field, const char *text, struct pw_error *err)
 	if (k >= TUI_FIELD_OBJECTIVE) {
 		rc = tui_form_option_set(d, k, label, t, what, err);
 	} else if ((rc = tui_form_problem_set(pw_plan_problem(d->plan), k, dev,
-	    label, t, &np, err)) == PW_OK) {
+	    label, t, &np, err)) == PW_OK &&
+	    pw_problem_same(np, pw_plan_problem(d->plan))) {
+		pw_problem_free(np);
+		tui_message(d, false, "%s: unchanged", what);
+	} else if (rc == PW_OK) {
 		rc = tui_problem_set(d, np, what, err);
 	}
 	/* Fewer devices, fewer fields. */
