@@ -299,6 +299,20 @@ pw_planner_slots_free(struct pw_planner_run *r)
 /* ------------------------------------------------------------------ */
 /* The result                                                          */
 
+int
+pw_planner_bound_terms(const struct pw_problem *q, bool offload,
+    enum pw_objective obj, struct pw_bound_term out[PW_BOUND_TERMS])
+{
+	/* A design that keeps every activation on its device is bound as
+	 * such: the memory terms then count every activation. */
+	bool *offloadable = offload ? pw_solver_offloadable(q,
+	    PW_OFFMODE_AUTO, NULL) : NULL;
+	int n = pw_bound_terms(q, obj, offloadable, out);
+
+	free(offloadable);
+	return n;
+}
+
 /* Fills C from SL (whose problem, schedule and layers it takes), checking
  * the schedule against its limits and the checker.  Returns PW_OK, or
  * PW_ERR_INTERNAL naming the design (a bug). */
@@ -312,7 +326,6 @@ pw_planner_candidate(const struct pw_planner_run *r,
 	struct pw_bound_term terms[PW_BOUND_TERMS];
 	struct pw_timed_op *ops;
 	struct pw_plan *plan;
-	bool *offloadable;
 	char lay[32];
 	size_t nops;
 	int rc, d, nv;
@@ -351,12 +364,8 @@ pw_planner_candidate(const struct pw_planner_run *r,
 	c->peak_device = d >= 0 ? d : pw_metrics_peak_device(m);
 	c->peak = m->device[c->peak_device].peak;
 	c->limit = c->problem->memory[c->peak_device].limit;
-	/* A design that keeps every activation on its device is bound as
-	 * such: the memory terms then count every activation. */
-	offloadable = c->design.offload ? pw_solver_offloadable(c->problem,
-	    PW_OFFMODE_AUTO, NULL) : NULL;
-	pw_bound_terms(c->problem, r->o.objective, offloadable, terms);
-	free(offloadable);
+	pw_planner_bound_terms(c->problem, c->design.offload, r->o.objective,
+	    terms);
 	/* Where the bound meets the objective it may pass it in the last
 	 * digits (summed otherwise): never above, as solve's. */
 	c->bound = fmin(terms[0].value, c->objective);

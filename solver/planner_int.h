@@ -97,6 +97,11 @@ struct pw_planner_run {
  * pw_planner_slots_free frees them. */
 int	pw_planner_designs(struct pw_planner_run *, struct pw_error *);
 void	pw_planner_slots_free(struct pw_planner_run *);
+/* planner.c: Q's bounds for OBJ into OUT, the strongest first, as a design
+ * that OFFLOADs (or keeps every activation on its device) is bound:
+ * pw_lower_bound_terms's count. */
+int	pw_planner_bound_terms(const struct pw_problem *q, bool offload,
+	    enum pw_objective obj, struct pw_bound_term out[PW_BOUND_TERMS]);
 
 /* planner_search.c: reports progress (every PW_PLANNER_TICK seconds, or
  * at once when FORCE) with BEST and its schedule's NAME. */

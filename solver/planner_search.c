@@ -701,11 +701,10 @@ static void
 pw_planner_bound_work(void *arg)
 {
 	struct pw_planner_bound *b = arg;
-	bool *offloadable = b->offload ? pw_solver_offloadable(b->q,
-	    PW_OFFMODE_AUTO, NULL) : NULL;
+	struct pw_bound_term terms[PW_BOUND_TERMS];
 
-	b->bound = pw_bound_problem(b->q, b->objective, offloadable);
-	free(offloadable);
+	pw_planner_bound_terms(b->q, b->offload, b->objective, terms);
+	b->bound = terms[0].value;
 }
 
 static void
