@@ -136,10 +136,10 @@ const char *pw_solve_end_name(enum pw_solve_end);
  * this split and layout" (the bound is the problem's, whose split and
  * layout were fixed), "searched", ... (static strings). */
 const char *pw_solve_end_words(enum pw_solve_end);
-/* What R's end means, as pw_solve_end_words says it, "optimal" with
- * what the search left out: "optimal for this split and layout, without
- * offload" (static strings).  PW_END_OPTIMAL's words where R is optimal
- * though it ended otherwise. */
+/* What END means for R, as pw_solve_end_words says it, "optimal" with
+ * what R's search left out: "optimal for this split and layout, without
+ * offload" (static strings).  END is R's ended, or PW_END_OPTIMAL for a
+ * result proven optimal though it ended otherwise. */
 const char *pw_solve_result_words(const struct pw_solve_result *r,
 	    enum pw_solve_end end);
 /* Whether OBJECTIVE meets BOUND within the solver's tolerance: the one

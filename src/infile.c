@@ -211,13 +211,19 @@ fail:
 	return NULL;
 }
 
+/* Whether ST is of something other than a regular file or a directory. */
+static bool
+infile_special(const struct stat *st)
+{
+	return !S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode);
+}
+
 bool
 pw_path_special(const char *path)
 {
 	struct stat st;
 
-	return stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
-	    !S_ISDIR(st.st_mode);
+	return stat(path, &st) == 0 && infile_special(&st);
 }
 
 FILE *
@@ -231,13 +237,15 @@ pw_infile_open(const char *path)
 	FILE *fp;
 	int fd;
 
-	if (strcmp(path, "-") != 0 && !pw_path_special(path))
-		return fopen(path, "r");
-	/* A FIFO read before is found by its file without opening it
-	 * again, which would wait for a writer. */
+	/* A regular file reads again by itself, and a directory or a
+	 * missing file fails as fopen says.  A FIFO read before is found
+	 * by its file without opening it again, which would wait for a
+	 * writer. */
 	if (strcmp(path, "-") == 0)
 		fd = fcntl(STDIN_FILENO, F_GETFD) == -1 ? -1 : STDIN_FILENO;
-	else if (stat(path, &st) == 0 && (s = infile_known(&st)) != NULL)
+	else if (stat(path, &st) != 0 || !infile_special(&st))
+		return fopen(path, "r");
+	else if ((s = infile_known(&st)) != NULL)
 		goto reader;
 	else
 		fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);

@@ -306,7 +306,7 @@ static size_t
 tui_state_pins_fit(struct tui *d)
 {
 	const struct pw_problem *p = pw_plan_problem(d->plan);
-	size_t i, n = 0;
+	size_t i, n = 0, dropped;
 
 	for (i = 0; i < d->npins; i++) {
 		struct pw_pin pin = d->pins[i];
@@ -317,9 +317,9 @@ tui_state_pins_fit(struct tui *d)
 		    p->stages[pin.after.stage].device)
 			d->pins[n++] = pin;
 	}
-	n = d->npins - n;
-	d->npins -= n;
-	return n;
+	dropped = d->npins - n;
+	d->npins = n;
+	return dropped;
 }
 
 /* After the plan changed: folds sized by its devices, the deadlock list,

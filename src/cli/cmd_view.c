@@ -149,8 +149,7 @@ pw_cmd_show(const struct pw_cmd_args *a)
 	if (!cmd_view_time("from", a->from, &from) ||
 	    !cmd_view_time("to", a->format, &to) ||
 	    cmd_view_range("show", "width", a->width, a->width_text, 1,
-	    PW_CMD_WIDTH_MAX,
-	    "columns") != PW_EXIT_OK)
+	    PW_CMD_WIDTH_MAX, "columns") != PW_EXIT_OK)
 		return PW_EXIT_INPUT;
 	if ((status = pw_cmd_plan_load(a, &plan)) != PW_EXIT_OK ||
 	    (status = pw_cmd_view_load(a, plan, &v)) != PW_EXIT_OK)
