@@ -838,12 +838,15 @@ test_optimize(void)
 {
 	struct tui *d = open_file("tui_small.json");
 	struct pw_schedule *start;
+	char src[160];
 
 	if (d == NULL)
 		return;
 	d->iteration_limit = 2000;
 	select_op(d, "F(0,2)");
 	tui_key(d, '>');
+	tap_str(tui_source(d, src, sizeof src), "family zb-h2, edited",
+	    "an edit: the header's source says so");
 	start = pw_schedule_copy(pw_plan_schedule(d->plan));
 	tui_key(d, 'o');
 	tap_ok(tui_solve_running(d), "o starts the optimizer");
@@ -882,9 +885,28 @@ test_optimize(void)
 	tui_key(d, 'u');
 	tap_ok(test_same_schedule(pw_plan_schedule(d->plan), start),
 	    "undo returns the start");
-	tap_str(d->source, "family zb-h2", "... and its source");
+	tap_str(tui_source(d, src, sizeof src), "family zb-h2, edited",
+	    "... and its source, edited");
+	tui_key(d, 'u');
+	tap_str(tui_source(d, src, sizeof src), "family zb-h2",
+	    "the edit undone: the family's own schedule");
 	tui_key(d, TUI_KEY_CTRL('r'));
-	tap_ok(strncmp(d->source, "optimizer", 9) == 0, "redo: the result");
+	tui_key(d, TUI_KEY_CTRL('r'));
+	tap_ok(strncmp(d->source, "optimizer", 9) == 0 &&
+	    strstr(tui_source(d, src, sizeof src), "edited") == NULL,
+	    "redo: the result, not edited (%s)", src);
+	select_op(d, "F(0,0)");
+	tui_key(d, '>');
+	tap_ok(strncmp(src, "optimizer", 9) == 0 && strstr(tui_source(d,
+	    src, sizeof src), "), edited") != NULL, "its words hold no more "
+	    "after an edit: %s", src);
+	tui_key(d, 'u');
+	set_field(d, "memory limit", "1 TiB", NULL);
+	tap_ok(strstr(tui_source(d, src, sizeof src), "), edited") != NULL,
+	    "... nor under another problem: %s", src);
+	tui_key(d, 'u');
+	tap_ok(strstr(tui_source(d, src, sizeof src), "edited") == NULL,
+	    "undo: they hold again (%s)", src);
 
 	d->iteration_limit = 0;
 	d->time_limit = 60;
@@ -1682,6 +1704,107 @@ test_file_names(void)
 	free(taken);
 }
 
+/* Save-as and export ask before they write over a file the designer
+ * has not written itself: n leaves it as it was, y writes it, and the
+ * file just written is written again without a question. */
+static void
+test_replace_asks(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	char *mine = tmp_path("mine.json"), *pic = tmp_path("mine.svg");
+	char *line = pw_xasprintf("svg %s", pic), *text;
+	FILE *fp;
+
+	if (d == NULL)
+		goto out;
+	if ((fp = fopen(mine, "w")) != NULL) {
+		fputs("keep\n", fp);
+		fclose(fp);
+	}
+	if ((fp = fopen(pic, "w")) != NULL) {
+		fputs("keep\n", fp);
+		fclose(fp);
+	}
+	answer(d, TUI_PROMPT_SAVE_AS, mine);
+	tap_ok(d->mode == TUI_MODE_PROMPT &&
+	    d->prompt.kind == TUI_PROMPT_REPLACE &&
+	    strstr(d->prompt.question, "exists: replace it? (y / n)") != NULL,
+	    "save as an existing file asks first");
+	tui_key(d, 'x');
+	tap_ok(d->prompt.kind == TUI_PROMPT_REPLACE && d->mode ==
+	    TUI_MODE_PROMPT, "... other keys leave the question open");
+	tui_key(d, 'n');
+	tap_str(d->message, "not written: the file is as it was", "n: not "
+	    "written");
+	text = test_read_file(mine);
+	tap_str(text, "keep\n", "... and the file is as it was");
+	free(text);
+	tap_ok(d->save_path == NULL && d->mode == TUI_MODE_TIMELINE,
+	    "... no file to save to, back at the timeline");
+	answer(d, TUI_PROMPT_SAVE_AS, mine);
+	tui_key(d, 'y');
+	tap_ok(d->save_path != NULL && strcmp(d->save_path, mine) == 0,
+	    "y: saved, the file is the schedule's now");
+	text = test_read_file(mine);
+	tap_ok(text != NULL && strstr(text, "pipewright.schedule.v1") !=
+	    NULL, "... holding the schedule");
+	free(text);
+	answer(d, TUI_PROMPT_SAVE_AS, mine);
+	tap_ok(d->mode == TUI_MODE_TIMELINE && strncmp(d->message, "saved ",
+	    6) == 0, "saving to it again asks nothing");
+
+	answer(d, TUI_PROMPT_EXPORT, line);
+	tap_ok(d->prompt.kind == TUI_PROMPT_REPLACE &&
+	    d->mode == TUI_MODE_PROMPT, "export over a file asks first");
+	tui_key(d, TUI_KEY_ESC);
+	text = test_read_file(pic);
+	tap_str(text, "keep\n", "Esc: the file is as it was");
+	free(text);
+	answer(d, TUI_PROMPT_EXPORT, line);
+	tui_key(d, 'Y');
+	text = test_read_file(pic);
+	tap_ok(text != NULL && strstr(text, "<svg") != NULL,
+	    "Y: exported over it");
+	free(text);
+	answer(d, TUI_PROMPT_EXPORT, line);
+	tap_ok(d->mode == TUI_MODE_TIMELINE && strncmp(d->message,
+	    "exported ", 9) == 0, "exporting to it again asks nothing");
+
+	/* Ctrl-U empties the line, as in a shell. */
+	tui_prompt_open(d, TUI_PROMPT_FIND, "? ", "F(0,1)");
+	tui_key(d, TUI_KEY_CTRL('u'));
+	tap_ok(d->prompt.len == 0 && d->prompt.text[0] == '\0',
+	    "Ctrl-U empties the answer");
+	tui_key(d, TUI_KEY_ESC);
+
+	/* The quit prompt's save, over a file, quits once it is written
+	 * (its answer starts as schedule.json: Ctrl-U clears it). */
+	tui_free(d);
+	if ((d = open_file("tui_small.json")) == NULL)
+		goto out;
+	select_op(d, "F(0,1)");
+	tui_key(d, '>');
+	if ((fp = fopen(mine, "w")) != NULL) {
+		fputs("keep\n", fp);
+		fclose(fp);
+	}
+	tui_key(d, 'q');
+	tui_key(d, 's');
+	tui_key(d, TUI_KEY_CTRL('u'));
+	type(d, mine);
+	tap_int(tui_key(d, '\n') & TUI_DO_QUIT, 0, "quit, save as an "
+	    "existing file: no quitting yet");
+	tap_int(tui_key(d, 'y') & TUI_DO_QUIT, TUI_DO_QUIT, "... y saves "
+	    "and quits");
+	tap_ok(!d->dirty, "... with the changes saved");
+
+	tui_free(d);
+out:
+	free(line);
+	free(pic);
+	free(mine);
+}
+
 /* Once the schedule has a file, the recovery file is beside it. */
 static void
 test_recover_follows(void)
@@ -2156,6 +2279,7 @@ main(void)
 	test_broken_pin();
 	test_form_no_limit();
 	test_file_names();
+	test_replace_asks();
 	test_recover_follows();
 	test_form_caps();
 	test_optimize_same();

@@ -11,6 +11,14 @@
 #include "tui_int.h"
 
 const char *
+tui_source(const struct tui *d, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s", d->source != NULL ? d->source :
+	    "(unknown)", d->edits > 0 ? ", edited" : "");
+	return buf;
+}
+
+const char *
 tui_placement(const struct pw_problem *p, char *buf, size_t len)
 {
 	int v = p->nstages / p->devices;
@@ -107,6 +115,7 @@ tui_draw_header(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 	const struct tui_rect *r = &l->header;
 	char line[1024], place[64], peak[128], status[4096], bound[64] = "";
 	char mk[32], idle[32], b[32], ms[32], pr[32], measured[96] = "";
+	char source[160];
 	const struct tui_measured *mr;
 	const char *name = p->name != NULL ? p->name : d->path != NULL ?
 	    d->path : "(unnamed)";
@@ -117,16 +126,17 @@ tui_draw_header(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 
 	tui_draw_clear(w, *r, a);
 	tui_placement(p, place, sizeof place);
+	tui_source(d, source, sizeof source);
 	snprintf(line, sizeof line, "%s  %d device%s, %d stage%s (%s), "
 	    "%d microbatch%s  from %s", name, p->devices,
 	    p->devices == 1 ? "" : "s", p->nstages, p->nstages == 1 ? "" :
 	    "s", place, p->microbatches, p->microbatches == 1 ? "" : "es",
-	    d->source != NULL ? d->source : "(unknown)");
+	    source);
 	/* A narrow screen gets the short words rather than a cut source. */
 	if ((int)strlen(line) > r->w)
 		snprintf(line, sizeof line, "%s  %d dev, %d stages (%s), %d mb  "
 		    "from %s", name, p->devices, p->nstages, place,
-		    p->microbatches, d->source != NULL ? d->source : "(unknown)");
+		    p->microbatches, source);
 	tui_draw_text(w, r->y, r->x, r->w, a | A_BOLD, line);
 
 	/* The verdict keeps the row's right end; the metrics get the rest. */

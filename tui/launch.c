@@ -181,8 +181,7 @@ tui_launch_begin(struct tui *d)
 		return TUI_DRAW_MESSAGE;
 	}
 	w = &d->launch->work;
-	snprintf(sched, sizeof sched, "%s", d->source != NULL ? d->source :
-	    "the schedule");
+	tui_source(d, sched, sizeof sched);
 	/* Short enough for 80 columns with a family's name. */
 	tui_message(d, false, "launch: %s on %s, MLP blocks %dx%d, %d tokens%s, "
 	    "no attention (Esc stops)", sched,

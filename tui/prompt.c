@@ -39,6 +39,12 @@ tui_prompt_type(char *text, size_t *len, size_t cap, int key)
 		text[*len] = '\0';
 		return true;
 	}
+	if (key == TUI_KEY_CTRL('u')) {
+		/* Ctrl-U, as in a shell: the whole line goes. */
+		*len = 0;
+		text[0] = '\0';
+		return true;
+	}
 	if (key < ' ' || key > 0xff || key == 127 || *len + 1 >= cap)
 		return false;
 	text[(*len)++] = (char)key;
@@ -132,8 +138,41 @@ tui_prompt_in_use(const struct tui *d, const char *path)
 	return false;
 }
 
+/* Whether writing PATH would replace a file the user has not written
+ * from here (WRITTEN: the file this action last wrote, or NULL), so the
+ * designer asks first.  lstat: a link is a file too. */
+static bool
+tui_prompt_replaces(const char *path, const char *written)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 &&
+	    (written == NULL || !tui_prompt_same_file(path, written));
+}
+
+/* Asks before ANSWER, the answer to prompt KIND naming PATH, replaces
+ * that file; y comes back to KIND's action with REPLACE true. */
 static unsigned
-tui_prompt_save_as(struct tui *d, const char *text, bool then_quit)
+tui_prompt_replace_open(struct tui *d, enum tui_prompt_kind kind,
+    const char *answer, const char *path, bool then_quit)
+{
+	char question[sizeof d->prompt.question];
+	char *shown = pw_escape(path);
+
+	snprintf(question, sizeof question, "%.120s exists: replace it? "
+	    "(y / n)", shown);
+	free(shown);
+	tui_prompt_open(d, TUI_PROMPT_REPLACE, question, "");
+	d->prompt.replacing = kind;
+	d->prompt.then_quit = then_quit;
+	snprintf(d->prompt.answer, sizeof d->prompt.answer, "%s", answer);
+	return TUI_DRAW_MESSAGE;
+}
+
+/* REPLACE: the user said yes to writing over an existing file. */
+static unsigned
+tui_prompt_save_as(struct tui *d, const char *text, bool then_quit,
+    bool replace)
 {
 	struct pw_error err;
 
@@ -149,6 +188,9 @@ tui_prompt_save_as(struct tui *d, const char *text, bool then_quit)
 		    "name", text);
 		return TUI_DRAW_MESSAGE;
 	}
+	if (!replace && tui_prompt_replaces(text, d->save_path))
+		return tui_prompt_replace_open(d, TUI_PROMPT_SAVE_AS, text,
+		    text, then_quit);
 	if (tui_save(d, text, &err) != PW_OK) {
 		tui_message(d, true, "%s", err.msg);
 		return TUI_DRAW_MESSAGE;
@@ -182,9 +224,10 @@ tui_prompt_export_open(struct tui *d)
 	    "svg schedule.svg");
 }
 
-/* TEXT is "FORMAT FILE". */
+/* TEXT is "FORMAT FILE"; REPLACE: the user said yes to writing over
+ * an existing file. */
 static unsigned
-tui_prompt_export(struct tui *d, const char *text)
+tui_prompt_export(struct tui *d, const char *text, bool replace)
 {
 	const struct pw_export_format *fmt;
 	struct pw_outfile out;
@@ -224,6 +267,9 @@ tui_prompt_export(struct tui *d, const char *text)
 		    path, refused);
 		return TUI_DRAW_MESSAGE;
 	}
+	if (!replace && tui_prompt_replaces(path, d->export_path))
+		return tui_prompt_replace_open(d, TUI_PROMPT_EXPORT, text,
+		    path, false);
 	rc = pw_outfile_open(&out, path, &err);
 	if (rc == PW_OK) {
 		rc = fmt->write(out.fp, pw_plan_problem(d->plan),
@@ -234,10 +280,13 @@ tui_prompt_export(struct tui *d, const char *text)
 		else
 			pw_outfile_abort(&out);
 	}
-	if (rc != PW_OK)
+	if (rc != PW_OK) {
 		tui_message(d, true, "export: %s", err.msg);
-	else
-		tui_message(d, false, "exported %s (%s)", path, fmt->name);
+		return TUI_DRAW_MESSAGE;
+	}
+	free(d->export_path);
+	d->export_path = pw_xstrdup(path);
+	tui_message(d, false, "exported %s (%s)", path, fmt->name);
 	return TUI_DRAW_MESSAGE;
 }
 
@@ -299,7 +348,7 @@ tui_prompt_quit(struct tui *d, int key)
 			return TUI_DRAW_MESSAGE;
 		}
 		tui_prompt_close(d);
-		return tui_prompt_save_as(d, d->save_path, true);
+		return tui_prompt_save_as(d, d->save_path, true, false);
 	case 'q':
 		tui_prompt_close(d);
 		return TUI_DO_QUIT;
@@ -323,6 +372,29 @@ tui_prompt_restore(struct tui *d, int key)
 	if (key == 'n' || key == 'N' || key == TUI_KEY_ESC) {
 		tui_prompt_close(d);
 		return tui_recover_decline(d);
+	}
+	return 0;
+}
+
+/* The replace prompt: y writes what the earlier answer named, n keeps
+ * the file. */
+static unsigned
+tui_prompt_replace(struct tui *d, int key)
+{
+	char answer[sizeof d->prompt.answer];
+	bool then_quit = d->prompt.then_quit;
+
+	snprintf(answer, sizeof answer, "%s", d->prompt.answer);
+	if (key == 'y' || key == 'Y') {
+		tui_prompt_close(d);
+		return d->prompt.replacing == TUI_PROMPT_SAVE_AS ?
+		    tui_prompt_save_as(d, answer, then_quit, true) :
+		    tui_prompt_export(d, answer, true);
+	}
+	if (key == 'n' || key == 'N' || key == TUI_KEY_ESC) {
+		tui_prompt_close(d);
+		tui_message(d, false, "not written: the file is as it was");
+		return TUI_DRAW_MESSAGE | TUI_DRAW_PANEL;
 	}
 	return 0;
 }
@@ -370,15 +442,16 @@ tui_prompt_submit(struct tui *d)
 	case TUI_PROMPT_GOTO:
 		return tui_prompt_goto(d, s);
 	case TUI_PROMPT_SAVE_AS:
-		return tui_prompt_save_as(d, s, then_quit);
+		return tui_prompt_save_as(d, s, then_quit, false);
 	case TUI_PROMPT_EXPORT:
-		return tui_prompt_export(d, s);
+		return tui_prompt_export(d, s, false);
 	case TUI_PROMPT_NEW_FILE:
 		return tui_prompt_new_file(d, s);
 	case TUI_PROMPT_COMPARE_FILE:
 		return tui_prompt_compare_file(d, s);
 	case TUI_PROMPT_QUIT:
 	case TUI_PROMPT_RESTORE:
+	case TUI_PROMPT_REPLACE:
 		break;
 	}
 	return 0;
@@ -393,6 +466,8 @@ tui_prompt_key(struct tui *d, int key)
 		return tui_prompt_quit(d, key);
 	if (pr->kind == TUI_PROMPT_RESTORE)
 		return tui_prompt_restore(d, key);
+	if (pr->kind == TUI_PROMPT_REPLACE)
+		return tui_prompt_replace(d, key);
 	if (key == TUI_KEY_ESC) {
 		tui_prompt_close(d);
 		tui_message(d, false, "cancelled");

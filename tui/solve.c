@@ -23,6 +23,7 @@ tui_solve_begin(struct tui *d)
 	struct tui_solve *s = &d->solve;
 	struct pw_solve_opts o;
 	struct pw_error err;
+	char from[160];
 
 	if (s->run != NULL) {
 		tui_message(d, true, "the optimizer is running already (Esc "
@@ -48,7 +49,8 @@ tui_solve_begin(struct tui *d)
 	s->improved = false;
 	s->progress = (struct pw_progress){ .incumbent = INFINITY,
 	    .bound = 0, .phase = "start" };
-	tui_message(d, false, "optimizing from %s (Esc cancels)", d->source);
+	tui_message(d, false, "optimizing from %s (Esc cancels)",
+	    tui_source(d, from, sizeof from));
 	return TUI_DRAW_MESSAGE;
 }
 
@@ -156,6 +158,7 @@ tui_solve_end(struct tui *d)
 	free(d->source);
 	d->source = pw_xasprintf("optimizer (gap %.1f%%, %s)", 100 * res.gap,
 	    pw_solve_end_words(res.ended));
+	d->edits = 0;
 	d->family = -1;
 	tui_plan_record(d, &s->before, "optimize");
 	tui_message(d, false, "optimized: %s %s, bound %s, gap %.1f%% (%s)",

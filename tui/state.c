@@ -408,6 +408,7 @@ tui_snapshot_take(const struct tui *d)
 		.plan = pw_plan_copy(d->plan),
 		.npins = d->npins,
 		.source = pw_xstrdup(d->source),
+		.edits = d->edits,
 		.family = d->family,
 		.objective = d->objective,
 		.time_limit = d->time_limit,
@@ -432,7 +433,7 @@ tui_state_swap(struct tui *d, struct tui_snapshot *s)
 {
 	struct tui_snapshot mine = {
 		.plan = d->plan, .pins = d->pins, .npins = d->npins,
-		.source = d->source, .family = d->family,
+		.source = d->source, .edits = d->edits, .family = d->family,
 		.objective = d->objective, .time_limit = d->time_limit,
 	};
 
@@ -440,6 +441,7 @@ tui_state_swap(struct tui *d, struct tui_snapshot *s)
 	d->pins = s->pins;
 	d->npins = s->npins;
 	d->source = s->source;
+	d->edits = s->edits;
 	d->family = s->family;
 	d->objective = s->objective;
 	d->time_limit = s->time_limit;
@@ -508,7 +510,7 @@ tui_plan_set(struct tui *d, struct pw_plan *plan, const char *what,
 {
 	struct tui_snapshot before = {
 		.plan = d->plan, .npins = d->npins, .source = d->source,
-		.family = d->family, .objective = d->objective,
+		.edits = d->edits, .family = d->family, .objective = d->objective,
 		.time_limit = d->time_limit,
 		.pins = tui_pins_copy(d->pins, d->npins),
 	};
@@ -517,7 +519,8 @@ tui_plan_set(struct tui *d, struct pw_plan *plan, const char *what,
 	unsigned redraw;
 
 	d->plan = plan;
-	d->source = pw_xstrdup(source);
+	d->source = pw_xstrdup(source != NULL ? source : before.source);
+	d->edits = source != NULL ? 0 : before.edits + 1;
 	d->family = family;
 	/* Undo brings them back, so the change says it dropped them. */
 	if ((dropped = tui_state_pins_fit(d)) > 0)
@@ -540,8 +543,9 @@ tui_apply(struct tui *d, const struct pw_edit *edit, const char *what)
 		tui_message(d, true, "%s: %s", what, err.msg);
 		return TUI_DRAW_MESSAGE;
 	}
+	d->edits++;
 	tui_state_record(d, (struct tui_change){ .kind = TUI_CHANGE_EDIT,
-	    .what = pw_xstrdup(what), .edit = undo });
+	    .what = pw_xstrdup(what), .edit = undo, .edit_step = -1 });
 	tui_state_refresh(d);
 	tui_state_said(d, what);
 	return TUI_DRAW_ALL;
@@ -619,6 +623,8 @@ tui_state_invert(struct tui *d, struct tui_change *c, struct pw_error *err)
 		    PW_OK)
 			return rc;
 		c->edit = inverse;
+		d->edits += c->edit_step;
+		c->edit_step = -c->edit_step;
 		break;
 	case TUI_CHANGE_PIN_ADD:
 		tui_state_pin_delete(d, c->index);
@@ -713,7 +719,7 @@ tui_problem_set(struct tui *d, struct pw_problem *problem, const char *what,
 	if (tui_state_same_shape(s, problem) &&
 	    pw_plan_new(pw_problem_copy(problem), pw_schedule_copy(s), &plan,
 	    &why) == PW_OK) {
-		tui_plan_set(d, plan, what, d->source, d->family);
+		tui_plan_set(d, plan, what, NULL, d->family);
 		rc = PW_OK;
 		goto out;
 	}
@@ -1006,6 +1012,7 @@ tui_free(struct tui *d)
 	free(d->path);
 	pw_problem_free(d->given);
 	free(d->save_path);
+	free(d->export_path);
 	free(d->source);
 	free(d->pins);
 	free(d->view.folded);

@@ -209,6 +209,8 @@ struct tui_snapshot {
 	struct pw_pin *pins;
 	size_t	npins;
 	char	*source;	/* where the schedule came from, for the header */
+	int	edits;		/* edits since SOURCE made it (the orders or
+				 * the problem under them) */
 	int	family;		/* index in pw_families, -1 when none */
 	/* The optimizer's options: the constraints panel changes them. */
 	enum pw_objective objective;
@@ -227,6 +229,7 @@ struct tui_change {
 	const char *what;	/* "move F(0,3)", ...: for the message line;
 				 * owned (pw_xstrdup) */
 	struct pw_edit edit;
+	int	edit_step;	/* EDIT: what performing it adds to edits */
 	struct pw_pin pin;
 	size_t	index;
 	struct tui_snapshot snap;
@@ -264,6 +267,7 @@ enum tui_prompt_kind {
 	TUI_PROMPT_COMPARE_FILE, /* a schedule file for the compare view */
 	TUI_PROMPT_QUIT,	/* unsaved changes: s(ave), q(uit), Esc */
 	TUI_PROMPT_RESTORE,	/* a recovery file exists: y / n */
+	TUI_PROMPT_REPLACE,	/* save or export over a file: y / n */
 };
 
 struct tui_prompt {
@@ -273,6 +277,9 @@ struct tui_prompt {
 	char	text[1024];	/* what the user typed */
 	size_t	len;
 	bool	then_quit;	/* SAVE_AS from the quit prompt: quit after */
+	/* REPLACE: the SAVE_AS or EXPORT answer waiting for the yes. */
+	enum tui_prompt_kind replacing;
+	char	answer[1024];
 };
 
 /* The constraints panel: the fields are form.c's table. */
@@ -469,8 +476,12 @@ struct tui {
 	struct pw_problem *given;
 	bool	path_is_schedule;	/* PATH is a schedule file */
 	char	*save_path;	/* where "s" writes; NULL: ask */
+	char	*export_path;	/* the file export last wrote: again, no
+				 * question */
 	char	*source;	/* "family 1f1b", "file x.json", "optimizer
 				 * (gap 2.1%)": the header's "from" */
+	int	edits;		/* edits since SOURCE made the plan: its
+				 * words no longer hold alone (tui_source) */
 	int	family;		/* the family of the plan, -1 when none */
 	int	cycle;		/* where "f" goes next in pw_families */
 	struct pw_pin *pins;
@@ -552,7 +563,9 @@ struct tui *tui_new_given(const struct tui_options *opts, int rows, int cols,
 void	tui_free(struct tui *);
 
 /* Replaces the plan by PLAN (taken), recording the state before as one
- * undoable change WHAT; SOURCE and FAMILY say where it came from.  Keeps
+ * undoable change WHAT; SOURCE and FAMILY say where it came from (SOURCE
+ * NULL: PLAN is the old orders under an edited problem, one more edit of
+ * the old source).  Keeps
  * the selection when PLAN has the op, clears redo, marks the state dirty,
  * refreshes the deadlock list.  Returns TUI_DRAW_ALL. */
 unsigned tui_plan_set(struct tui *, struct pw_plan *plan, const char *what,
@@ -917,6 +930,10 @@ void	tui_draw_error(WINDOW *, const struct tui *d, const struct tui_layout *l);
 /* draw_header.c: P's layout, "loop, 2 chunks", "V, 2 chunks" or "custom
  * placement", into BUF and returned. */
 const char *tui_placement(const struct pw_problem *p, char *buf, size_t len);
+/* draw_header.c: where D's schedule came from, "optimizer (gap 0.0%,
+ * optimal), edited" once an edit followed (what the source said of it
+ * held before the edit), into BUF and returned. */
+const char *tui_source(const struct tui *d, char *buf, size_t len);
 /* draw_details.c: "deadlock: 3 ops can never start", the header's line
  * (short enough for its half of an 80-column row; the details panel says
  * what each waits for), into BUF and returned; "" when D's orders time. */
