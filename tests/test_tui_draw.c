@@ -847,8 +847,19 @@ test_panels(void)
 	case_draw(&s, 23, 80);
 	expect_screen("too-small");
 	row = row_text(0);
-	tap_str(row, "pipewright needs at least 80x24 (this terminal is 80x23)",
-	    "below 80x24: the notice");
+	tap_str(row, "pipewright needs at least 80x24 (this terminal is 80x23)"
+	    "; q quits", "below 80x24: the notice");
+	free(row);
+	row = row_text(1);
+	tap_str(row, "", "... alone");
+	free(row);
+	tui_prompt_open(&s.d, TUI_PROMPT_QUIT, "unsaved changes: s saves and "
+	    "quits, q quits, Esc stays", "");
+	case_draw(&s, 23, 80);
+	row = row_text(1);
+	tap_ok(strncmp(row, "unsaved changes: s saves and quits, q quits, Esc "
+	    "stays", 51) == 0, "... but for an open question, below it: %s",
+	    row);
 	free(row);
 	case_close(&s);
 }

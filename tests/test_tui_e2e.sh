@@ -351,6 +351,12 @@ tm resize-window -t pw -x 79 -y 24
 check "below 80x24 a one-line notice" \
     poll '^pipewright needs at least 80x24 \(this terminal is 79x24\)'
 check "and nothing else" gone '^makespan '
+keys f
+keys q
+check "there q asks under the notice, the other keys wait" \
+    poll '^unsaved changes: '
+keys Escape
+check "Esc answers it" gone '^unsaved changes: '
 tm resize-window -t pw -x 120 -y 40
 check "back at 120x40 the designer draws again" poll '^makespan '
 check "the notice is gone" gone 'needs at least'

@@ -1805,6 +1805,39 @@ out:
 	free(mine);
 }
 
+/* Below 80x24 the screen shows only its notice and the input line: q
+ * and the keys that act everywhere act, the others wait unseen. */
+static void
+test_too_small(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	size_t nundo;
+	int family;
+
+	if (d == NULL)
+		return;
+	select_op(d, "F(0,1)");
+	tui_key(d, '>');
+	nundo = d->history.nundo;
+	family = d->family;
+	d->cols = 79;
+	tap_int(tui_key(d, 'f') | tui_key(d, 'u') | tui_key(d, '>'), 0,
+	    "at 79 columns f, u and > wait");
+	tap_ok(d->family == family && d->history.nundo == nundo,
+	    "... changing nothing");
+	tap_int(tui_key(d, TUI_KEY_CTRL('l')) & TUI_DO_REPAINT,
+	    TUI_DO_REPAINT, "Ctrl-L repaints");
+	tui_key(d, 'q');
+	tap_ok(d->mode == TUI_MODE_PROMPT && d->prompt.kind ==
+	    TUI_PROMPT_QUIT, "q asks about the unsaved change");
+	tui_key(d, TUI_KEY_ESC);
+	tap_ok(d->mode == TUI_MODE_TIMELINE, "Esc answers it: not quitting");
+	d->cols = 120;
+	tui_key(d, 'u');
+	tap_ok(d->history.nundo == nundo - 1, "at 120 columns u undoes");
+	tui_free(d);
+}
+
 /* Once the schedule has a file, the recovery file is beside it. */
 static void
 test_recover_follows(void)
@@ -2280,6 +2313,7 @@ main(void)
 	test_form_no_limit();
 	test_file_names();
 	test_replace_asks();
+	test_too_small();
 	test_recover_follows();
 	test_form_caps();
 	test_optimize_same();

@@ -922,11 +922,16 @@ tui_actions_key(struct tui *d, int key)
 {
 	bool typing = d->mode == TUI_MODE_PROMPT ||
 	    (d->mode == TUI_MODE_FORM && d->form.editing);
+	bool unseen = d->rows < TUI_MIN_ROWS || d->cols < TUI_MIN_COLS;
 	tui_action act;
 
-	if (typing && (act = tui_actions_find(TUI_MODE_BIT(TUI_MODE_PROMPT),
-	    key)) != NULL)
+	if ((typing || unseen) && (act = tui_actions_find(
+	    TUI_MODE_BIT(TUI_MODE_PROMPT), key)) != NULL)
 		return act(d);
+	/* Below the least screen only its notice shows, and the input line:
+	 * what other keys did would go unseen, so q alone acts. */
+	if (unseen && d->mode != TUI_MODE_PROMPT && (key != 'q' || typing))
+		return 0;
 	if (d->mode == TUI_MODE_PROMPT)
 		return tui_prompt_key(d, key);
 	if (d->mode == TUI_MODE_FORM && d->form.editing)

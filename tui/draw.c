@@ -188,17 +188,22 @@ tui_draw_wrap(WINDOW *w, struct tui_rect r, int *row, attr_t attr,
 	}
 }
 
-/* The screen below TUI_MIN_ROWS x TUI_MIN_COLS: one line, no layout. */
+/* The screen below TUI_MIN_ROWS x TUI_MIN_COLS: one line, no layout,
+ * and the input line under it while a question is open (the keys that
+ * act there, tui_actions_key, are the ones this screen shows). */
 static void
-tui_draw_too_small(WINDOW *w, int rows, int cols)
+tui_draw_too_small(WINDOW *w, const struct tui *d, int rows, int cols)
 {
+	struct tui_layout below = { .message = { 1, 0, 1, cols } };
 	char line[96];
 
 	werase(w);
 	snprintf(line, sizeof line,
-	    "pipewright needs at least %dx%d (this terminal is %dx%d)",
+	    "pipewright needs at least %dx%d (this terminal is %dx%d); q quits",
 	    TUI_MIN_COLS, TUI_MIN_ROWS, cols, rows);
 	tui_draw_text(w, 0, 0, cols, A_NORMAL, line);
+	if (d->mode == TUI_MODE_PROMPT && rows > 1)
+		tui_draw_message(w, d, &below);
 }
 
 /* The timeline mode's ruler and lanes. */
@@ -238,7 +243,7 @@ tui_draw(WINDOW *w, struct tui *d, unsigned flags)
 	getmaxyx(w, rows, cols);
 	tui_layout(d, rows, cols, &l);
 	if (l.too_small) {
-		tui_draw_too_small(w, rows, cols);
+		tui_draw_too_small(w, d, rows, cols);
 		return;
 	}
 	/* A prompt asks on the message line over the mode it came from. */
