@@ -522,6 +522,16 @@ test_mono(void)
 	    "8 microbatches  from family 1f1b") == row,
 	    "the header names the problem and the source: %s", row);
 	free(row);
+	free(s.d.source);
+	s.d.source = pw_xstrdup("plan: split 2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2 "
+	    "on 16 devices, zb-auto");
+	s.d.edits = 1;
+	case_draw(&s, 24, 80);
+	row = row_text(0);
+	tap_ok(cell_at(0, 79, &attr) == L'\x2026' && strstr(row, "from plan: "
+	    "split 2,2,") != NULL, "a source the header cuts ends in an "
+	    "ellipsis: %s", row);
+	free(row);
 	case_close(&s);
 }
 

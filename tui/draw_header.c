@@ -137,7 +137,8 @@ tui_draw_header(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 		snprintf(line, sizeof line, "%s  %d dev, %d stages (%s), %d mb  "
 		    "from %s", name, p->devices, p->nstages, place,
 		    p->microbatches, source);
-	tui_draw_text(w, r->y, r->x, r->w, a | A_BOLD, line);
+	tui_draw_text_more(w, r->y, r->x, r->w, a | A_BOLD, line,
+	    tui_glyph(&d->glyphs, TUI_GLYPH_MORE));
 
 	/* The verdict keeps the row's right end; the metrics get the rest. */
 	ok = tui_header_status(d, status, sizeof status);
