@@ -164,6 +164,18 @@ pw_measured_dcmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* M's steps, least first: an array the caller frees. */
+static double *
+pw_measured_sorted_steps(const struct pw_measured *m)
+{
+	size_t n = (size_t)m->iterations;
+	double *sorted = pw_measured_zeros(n);
+
+	memcpy(sorted, m->step, n * sizeof *sorted);
+	qsort(sorted, n, sizeof *sorted, pw_measured_dcmp);
+	return sorted;
+}
+
 double
 pw_measured_step(const struct pw_measured *m)
 {
@@ -172,9 +184,7 @@ pw_measured_step(const struct pw_measured *m)
 
 	if (n == 0)
 		return NAN;
-	sorted = pw_measured_zeros(n);
-	memcpy(sorted, m->step, n * sizeof *sorted);
-	qsort(sorted, n, sizeof *sorted, pw_measured_dcmp);
+	sorted = pw_measured_sorted_steps(m);
 	median = n % 2 == 1 ? sorted[n / 2] :
 	    (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 	free(sorted);
@@ -356,6 +366,34 @@ pw_measured_validate_op(const struct pw_problem *p, const struct pw_where *w,
 	return PW_OK;
 }
 
+/* M's summary agrees with the ops it summarises, as the runtime writes
+ * it: the shown iteration is the median step's (with ties, any of that
+ * step's), and its step is when its last op ended. */
+static int
+pw_measured_validate_step(const struct pw_measured *m, const char *where,
+    struct pw_error *err)
+{
+	double s = m->step[m->shown], last = 0, median, *sorted;
+	size_t i;
+
+	sorted = pw_measured_sorted_steps(m);
+	median = sorted[(m->iterations - 1) / 2];
+	free(sorted);
+	if (s != median)
+		return pw_measured_bad(err, where, "shown: must be an iteration "
+		    "of the median step, %.*g (iteration %d's step is %.*g)",
+		    pw_exact_precision(median), median, m->shown,
+		    pw_exact_precision(s), s);
+	for (i = 0; i < m->nops; i++)
+		last = fmax(last, m->ops[i].end);
+	if (m->nops > 0 && !(fabs(s - last) <= 1e-9 * fmax(s, last) + 1e-12))
+		return pw_measured_bad(err, where, "step[%d]: must be when the "
+		    "shown iteration's last op ended, %.*g (got %.*g)",
+		    m->shown, pw_exact_precision(last), last,
+		    pw_exact_precision(s), s);
+	return PW_OK;
+}
+
 /* SCHED may be NULL: M is then checked against PROBLEM alone (what
  * calibration, which has no schedule, needs). */
 int
@@ -385,6 +423,8 @@ pw_measured_validate(const struct pw_problem *p, const struct pw_schedule *sched
 	seen = pw_xcalloc(pw_op_universe(p), sizeof *seen);
 	for (i = 0; i < m->nops && rc == PW_OK; i++)
 		rc = pw_measured_validate_op(p, w, m, i, seen, where, err);
+	if (rc == PW_OK)
+		rc = pw_measured_validate_step(m, where, err);
 out:
 	free(seen);
 	pw_where_free(w);

@@ -499,6 +499,8 @@ static void e_host(struct pw_measured *m) { free(m->host); m->host = NULL; }
 static void e_step(struct pw_measured *m) { m->step[1] = INFINITY; }
 static void e_duration(struct pw_measured *m) { m->ops[5].durations[0] = 5; }
 static void e_late(struct pw_measured *m) { m->ops[4].arrive = 1e300; }
+static void e_median(struct pw_measured *m) { m->step[0] = m->step[1] + 1; }
+static void e_last(struct pw_measured *m) { m->step[0] -= 0.5; }
 
 static void
 test_validate(const struct pw_problem *p, const struct pw_schedule *sched,
@@ -540,6 +542,10 @@ test_validate(const struct pw_problem *p, const struct pw_schedule *sched,
 	    "5)");
 	refused(p, sched, m, e_late, "t: measured.ops[4].arrive: must be at "
 	    "most its end, 4.25 (got 1e+300)");
+	refused(p, sched, m, e_median, "t: measured.shown: must be an "
+	    "iteration of the median step, 13.5 (iteration 0's step is 14.5)");
+	refused(p, sched, m, e_last, "t: measured.step[0]: must be when the "
+	    "shown iteration's last op ended, 12.5 (got 12)");
 }
 
 /* The one violation pw_check_measured finds in M's timeline after
@@ -771,7 +777,6 @@ link_run(struct pw_problem **pp, const double bytes[2], const double d2h[2],
 	m->backend = pw_xstrdup("cpu");
 	m->transport = pw_xstrdup("local");
 	m->host = pw_xstrdup("h");
-	m->step[0] = 10;
 	m->workload = (struct pw_workload){ 8, 8, 8, 2, NULL, false };
 	m->workload.layers = pw_xcalloc(2, sizeof (int));
 	for (s = 0; s < 2; s++) {
@@ -785,6 +790,7 @@ link_run(struct pw_problem **pp, const double bytes[2], const double d2h[2],
 			mo->durations[0] = kinds[k] == PW_OFFLOAD ? d2h[s] :
 			    kinds[k] == PW_RELOAD ? h2d[s] : 1;
 			mo->end = mo->durations[0];
+			m->step[0] = fmax(m->step[0], mo->end);
 		}
 	}
 	*pp = p;
