@@ -129,7 +129,7 @@ pwl_plan_candidate(lua_State *L, struct pw_planner_candidate *c)
 	lua_setfield(L, -2, "layout");
 	lua_pushinteger(L, dg->chunks);
 	lua_setfield(L, -2, "chunks");
-	lua_pushstring(L, pwl_placement_names[dg->placement]);
+	lua_pushstring(L, pw_design_placement_name(dg));
 	lua_setfield(L, -2, "placement");
 	/* A fixed split's recomputation is the problem's, unknown here:
 	 * nil, as plan --json's null. */

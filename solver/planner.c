@@ -76,13 +76,22 @@ pw_planner_result_free(struct pw_planner_result *r)
 char *
 pw_design_layout_name(const struct pw_design *d, char *buf, size_t len)
 {
-	if (d->placement == PW_PLACE_V)
+	if (d->custom_placement)
+		snprintf(buf, len, "custom");
+	else if (d->placement == PW_PLACE_V)
 		snprintf(buf, len, "V");
 	else if (d->chunks == 1)
 		snprintf(buf, len, "1 chunk");
 	else
 		snprintf(buf, len, "loop x%d", d->chunks);
 	return buf;
+}
+
+const char *
+pw_design_placement_name(const struct pw_design *d)
+{
+	return d->custom_placement ? "custom" :
+	    d->placement == PW_PLACE_V ? "v" : "loop";
 }
 
 char *
@@ -166,6 +175,7 @@ pw_planner_fixed_designs(struct pw_planner_run *r, struct pw_error *err)
 	memset(&d, 0, sizeof d);
 	d.chunks = r->p->nstages / r->p->devices;
 	d.placement = pw_problem_is_v(r->p) ? PW_PLACE_V : PW_PLACE_LOOP;
+	d.custom_placement = !pw_problem_is_v(r->p) && !pw_problem_is_loop(r->p);
 	d.recompute = PW_RECOMPUTE_NONE;
 	for (k = 0; k < 2; k++)
 		if (use[k]) {

@@ -352,6 +352,9 @@ void	pw_sweep_free(struct pw_sweep *);
 struct pw_design {
 	int	chunks;		/* stages per device */
 	enum pw_placement placement;
+	/* Given stages placed neither as loop nor as V (PLACEMENT is then
+	 * no description of them). */
+	bool	custom_placement;
 	enum pw_recompute recompute;
 	bool	offload;	/* the model's PCIe link is there */
 	int	*layers_per_stage;	/* [devices * chunks], owned; NULL when
@@ -446,8 +449,11 @@ void	pw_planner_result_free(struct pw_planner_result *);
  * prints. */
 char	*pw_planner_progress_text(const struct pw_planner_progress *,
 	    char *buf, size_t len);
-/* "1 chunk", "loop x4", "V" into BUF, returned. */
+/* "1 chunk", "loop x4", "V", "custom" into BUF, returned. */
 char	*pw_design_layout_name(const struct pw_design *, char *buf, size_t len);
+/* "loop", "v" or "custom" (given stages placed neither way): a static
+ * string. */
+const char *pw_design_placement_name(const struct pw_design *);
 /* The split as "4,4,4,5,5,4,4,2" (or "given") into BUF, returned
  * (shortened with "..." when it does not fit; with LEN below 4, what of
  * that fits, and nothing for 0). */

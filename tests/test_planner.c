@@ -607,6 +607,34 @@ test_planner_model(void)
 	pw_problem_free(p);
 }
 
+/* Four stages of ST on two devices as DEVICE says: the given layout is
+ * named LAYOUT, its placement PLACEMENT. */
+static void
+test_planner_fixed_placement(const struct pw_stage *st, const int *device,
+    const char *layout, const char *placement)
+{
+	struct pw_problem *p = test_problem_uniform(2, 2, 4, PW_PLACE_LOOP,
+	    st);
+	struct pw_planner_opts o = small_opts();
+	struct pw_planner_result r;
+	struct pw_error err;
+	char buf[16];
+	int s;
+
+	for (s = 0; s < 4; s++)
+		p->stages[s].device = device[s];
+	if (tap_int(pw_planner(p, &o, &r, &err), PW_OK, "plans stages on "
+	    "devices %d,%d,%d,%d", device[0], device[1], device[2],
+	    device[3])) {
+		tap_str(pw_design_layout_name(&r.cand[0].design, buf,
+		    sizeof buf), layout, "... its layout");
+		tap_str(pw_design_placement_name(&r.cand[0].design),
+		    placement, "... its placement");
+		pw_planner_result_free(&r);
+	}
+	pw_problem_free(p);
+}
+
 static void
 test_planner_fixed(void)
 {
@@ -629,9 +657,19 @@ test_planner_fixed(void)
 		    "given stages: no layers");
 		tap_str(pw_design_split_name(&r.cand[0].design, 4, buf,
 		    sizeof buf), "given", "given stages: the split's name");
+		tap_str(pw_design_layout_name(&r.cand[0].design, buf,
+		    sizeof buf), "1 chunk", "... its layout");
 		check_candidates(&r, "given stages");
 		pw_planner_result_free(&r);
 	}
+	test_planner_fixed_placement(&st, (const int[]){ 0, 1, 0, 1 },
+	    "loop x2", "loop");
+	test_planner_fixed_placement(&st, (const int[]){ 0, 1, 1, 0 }, "V",
+	    "v");
+	test_planner_fixed_placement(&st, (const int[]){ 0, 0, 1, 1 },
+	    "custom", "custom");
+	test_planner_fixed_placement(&st, (const int[]){ 1, 0, 1, 0 },
+	    "custom", "custom");
 	o.offload = PW_OFFMODE_ON;
 	tap_int(pw_planner(p, &o, &r, &err), PW_ERR_INPUT, "offload on "
 	    "without a link: refused");

@@ -190,7 +190,7 @@ cmd_planner_json(const struct pw_planner_result *r, enum pw_objective obj)
 		    pw_design_layout_name(&c->design, layout, sizeof layout)));
 		json_object_set_new(o, "chunks", json_integer(c->design.chunks));
 		json_object_set_new(o, "placement", json_string(
-		    c->design.placement == PW_PLACE_V ? "v" : "loop"));
+		    pw_design_placement_name(&c->design)));
 		json_object_set_new(o, "recompute",
 		    c->design.layers_per_stage == NULL ? json_null() :
 		    json_string(pw_recompute_name(c->design.recompute)));
