@@ -1311,6 +1311,12 @@ struct pw_jparse {
 	size_t		 depth, cap;
 	json_t		*root;
 	size_t		 skip;		/* depth inside a skipped array, or 0 */
+	/* [skipped_cap]: a skipped object's keys so far at each depth of
+	 * skip (a JSON object of nulls, kept and cleared for the next
+	 * object there; NULL until one opens), so that a duplicate key is an
+	 * error whether or not the command reads that part of the file. */
+	json_t		**skipped;
+	size_t		 skipped_cap;
 	bool		 stream;	/* the open ops array's elements are read */
 	/* The chunk being parsed and the line and column at its start, for
 	 * messages. */
@@ -1601,11 +1607,19 @@ pw_jp_key(void *ctx, const unsigned char *s, size_t len)
 	struct pw_jframe *top = &P->stack[P->depth - 1];
 	json_t *key;
 
+	json_t *seen;
+	bool again;
+
 	if ((key = pw_jp_text(P, s, len)) == NULL)
 		return 0;
 	if (P->skip > 0) {
+		seen = P->skipped[P->skip - 1];
+		again = json_object_get(seen, json_string_value(key)) != NULL;
+		if (!again)
+			json_object_set_new(seen, json_string_value(key),
+			    json_null());
 		json_decref(key);
-		return 1;
+		return again ? pw_jp_fail(P, "duplicate object key") : 1;
 	}
 	top->key = key;
 	if (json_object_get(top->v, json_string_value(top->key)) != NULL)
@@ -1650,12 +1664,26 @@ pw_jp_open(struct pw_jparse *P, json_t *v)
 	return 1;
 }
 
-/* Opens a container inside a skipped array. */
+/* Opens a container to skip: an object (MAP) or an array. */
 static int
-pw_jp_skip(struct pw_jparse *P)
+pw_jp_skip(struct pw_jparse *P, bool map)
 {
 	if (!pw_jp_deeper(P))
 		return 0;
+	size_t i;
+
+	if (P->skip == P->skipped_cap) {
+		i = P->skipped_cap;
+		P->skipped_cap = P->skipped_cap == 0 ? 16 : 2 * P->skipped_cap;
+		P->skipped = pw_xreallocarray(P->skipped, P->skipped_cap,
+		    sizeof *P->skipped);
+		for (; i < P->skipped_cap; i++)
+			P->skipped[i] = NULL;
+	}
+	if (map && P->skipped[P->skip] == NULL)
+		P->skipped[P->skip] = json_object();
+	else if (map)
+		json_object_clear(P->skipped[P->skip]);
 	P->skip++;
 	return 1;
 }
@@ -1667,7 +1695,7 @@ pw_jp_start_map(void *ctx)
 
 	if (P->skip > 0 || (!P->f->want_measured &&
 	    pw_jp_is_top(P, "measured")))
-		return pw_jp_skip(P);
+		return pw_jp_skip(P, true);
 	return pw_jp_open(P, json_object());
 }
 
@@ -1682,7 +1710,7 @@ pw_jp_start_array(void *ctx)
 	const json_t *root;
 
 	if (P->skip > 0)
-		return pw_jp_skip(P);
+		return pw_jp_skip(P, false);
 	if (!pw_jp_is_top(P, "ops"))
 		return pw_jp_open(P, json_array());
 	root = P->stack[0].v;
@@ -1693,7 +1721,7 @@ pw_jp_start_array(void *ctx)
 		return 0;
 	if (!f->want_ops || !f->headed || !f->schedule) {
 		f->rescan = f->want_ops && !f->headed;
-		return pw_jp_skip(P);
+		return pw_jp_skip(P, false);
 	}
 	P->stream = true;
 	return pw_jp_open(P, json_array());
@@ -1752,7 +1780,7 @@ pw_jparse_stream(struct pw_jfile *f, FILE *fp, FILE *tee, json_t **root)
 	struct pw_jparse P = { .f = f, .line = 1,
 	    .scan = { .line = 1, .bad = UINT64_MAX } };
 	unsigned char buf[1 << 16];
-	size_t n;
+	size_t n, i;
 	int rc = PW_OK;
 
 	P.h = yajl_alloc(&pw_jp_callbacks, NULL, &P);
@@ -1799,6 +1827,9 @@ pw_jparse_stream(struct pw_jfile *f, FILE *fp, FILE *tee, json_t **root)
 		json_decref(P.stack[P.depth].v);
 		json_decref(P.stack[P.depth].key);
 	}
+	for (i = 0; i < P.skipped_cap; i++)
+		json_decref(P.skipped[i]);
+	free(P.skipped);
 	free(P.stack);
 	yajl_free(P.h);
 	if (rc != PW_OK) {

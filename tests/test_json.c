@@ -614,6 +614,12 @@ static const struct bad_case {
 	    "exist (stages = 2)" },
 	{ "sched_start.json", true, true, "ops[2].start: must be a number (got "
 	    "\"1.0\")" },
+	/* Read as problems: the ops and the measured run are skipped, and
+	 * a key twice is an error there too. */
+	{ "sched_op_key_twice.json", false, true, "line 5 column 53: JSON "
+	    "syntax error: duplicate object key" },
+	{ "sched_measured_key_twice.json", false, true, "line 10 column 14: "
+	    "JSON syntax error: duplicate object key" },
 	{ "sched_ops_too_many.json", true, true, "ops: more than the 12 ops "
 	    "the problem has (2 stages x 1 microbatches x 6 kinds)" },
 	{ "pairs_too_many.json", false, true, "microbatches: 4 stages x "
