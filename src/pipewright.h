@@ -400,6 +400,13 @@ void	pw_schedule_set_anchor(struct pw_schedule *, int stage, int mb, struct pw_a
 bool	pw_schedule_anchor(const struct pw_schedule *, int stage, int mb, struct pw_anchor *out);
 /* The ops SCHED holds, compute and transfers. */
 size_t	pw_schedule_nops(const struct pw_schedule *);
+/* Whether A and B hold the same ops in the same order on every device
+ * and channel (their anchors aside).  Where they differ, *RESOURCE (a
+ * device, or devices + a channel; -1 when their device or channel counts
+ * differ) and *POS (the first position that differs, which may be past
+ * the end of the shorter) say where first; either may be NULL. */
+bool	pw_schedule_same_orders(const struct pw_schedule *a,
+	    const struct pw_schedule *b, int *resource, int *pos);
 
 /* ------------------------------------------------------------------ */
 /* The model's rules: what each op waits for, what it does to memory   */

@@ -131,6 +131,44 @@ pw_schedule_anchor(const struct pw_schedule *sched, int stage, int mb,
 	return true;
 }
 
+/* The order of RESOURCE (a device, or devices + a channel) of SCHED. */
+static const struct pw_seq *
+pw_schedule_seq(const struct pw_schedule *sched, int resource)
+{
+	return resource < sched->ndevices ? &sched->device[resource] :
+	    &sched->channel[resource - sched->ndevices];
+}
+
+bool
+pw_schedule_same_orders(const struct pw_schedule *a, const struct pw_schedule *b,
+    int *resource, int *pos)
+{
+	const struct pw_seq *x, *y;
+	int r, i, where = -1, at = 0;
+
+	if (a->ndevices != b->ndevices || a->nchannels != b->nchannels)
+		goto differ;
+	for (r = 0; r < a->ndevices + a->nchannels; r++) {
+		x = pw_schedule_seq(a, r);
+		y = pw_schedule_seq(b, r);
+		for (i = 0; i < x->len && i < y->len; i++)
+			if (memcmp(&x->ops[i], &y->ops[i], sizeof x->ops[i]) != 0)
+				break;
+		if (i < x->len || i < y->len) {
+			where = r;
+			at = i;
+			goto differ;
+		}
+	}
+	return true;
+differ:
+	if (resource != NULL)
+		*resource = where;
+	if (pos != NULL)
+		*pos = at;
+	return false;
+}
+
 size_t
 pw_schedule_nops(const struct pw_schedule *sched)
 {

@@ -1568,6 +1568,14 @@ ok "eval --against --json exits 0" status_is 0
 ok "eval --against --json parses" json_ok "$tmp/out"
 ok "it holds the ops" out_has '"mean_abs_error": '
 fails 2 "has no measured run" "eval --against of a file without a run" "$PW" eval --against "$tmp/m.json" "$tmp/default-1f1b.json"
+fails 2 "another pipeline" "eval --against a schedule of another pipeline" "$PW" eval --against "$tmp/default-1f1b.json" "$tmp/m.json"
+ok "which says how it differs, and what --against takes" err_has '^pipewright: eval: .*m\.json is a run of another pipeline than .*default-1f1b\.json.s ([0-9]* devices and [0-9]* stages, against 8 and [0-9]*): --against takes the schedule it ran$'
+run "$PW" schedule "$UNIT" --family gpipe -o "$tmp/unit-gpipe.json"
+run "$PW" eval --against "$tmp/unit-gpipe.json" "$tmp/m.json"
+ok "eval --against another schedule of the run's pipeline exits 0" status_is 0
+ok "saying where the orders first differ" err_has '^pipewright: eval: .*m\.json ran other orders than .*unit-gpipe\.json (device [0-9]*.s op [0-9]*: [FBW]*([0-9]*,[0-9]*), against [FBW]*([0-9]*,[0-9]*)): the prediction times .*unit-gpipe\.json.s$'
+run "$PW" eval --against "$tmp/m.json" "$tmp/m.json"
+ok "and nothing of orders for its own schedule" err_empty
 run "$PW" launch "$UNIT" --family zb-h1 $LAUNCH --json
 ok "launch --json exits 0" status_is 0
 ok "launch --json parses" json_ok "$tmp/out"

@@ -105,8 +105,8 @@ tui_launch_same(const struct pw_schedule *a, const struct pw_schedule *b)
 	bool hx, hy;
 	int st, mb;
 
-	if (!tui_orders_same(a, b) || a->nstages != b->nstages ||
-	    a->microbatches != b->microbatches)
+	if (!pw_schedule_same_orders(a, b, NULL, NULL) ||
+	    a->nstages != b->nstages || a->microbatches != b->microbatches)
 		return false;
 	for (st = 0; st < a->nstages; st++) {
 		for (mb = 0; mb < a->microbatches; mb++) {

@@ -81,27 +81,6 @@ tui_solve_say_progress(struct tui *d)
 	    pr->phase ? pr->phase : "start");
 }
 
-bool
-tui_orders_same(const struct pw_schedule *a, const struct pw_schedule *b)
-{
-	const struct pw_seq *x, *y;
-	int r, i;
-
-	if (a->ndevices != b->ndevices || a->nchannels != b->nchannels)
-		return false;
-	for (r = 0; r < a->ndevices + a->nchannels; r++) {
-		x = r < a->ndevices ? &a->device[r] : &a->channel[r - a->ndevices];
-		y = r < b->ndevices ? &b->device[r] : &b->channel[r - b->ndevices];
-		if (x->len != y->len)
-			return false;
-		for (i = 0; i < x->len; i++) {
-			if (memcmp(&x->ops[i], &y->ops[i], sizeof x->ops[i]) != 0)
-				return false;
-		}
-	}
-	return true;
-}
-
 /* The search ended: its result as one change, or back to the start. */
 static unsigned
 tui_solve_end(struct tui *d)
@@ -140,8 +119,8 @@ tui_solve_end(struct tui *d)
 	s->bound_pins = tui_pins_copy(d->pins, d->npins);
 	pw_fmt_seconds(obj, sizeof obj, res.objective);
 	pw_fmt_seconds(bound, sizeof bound, res.bound);
-	if (tui_orders_same(pw_plan_timed(plan),
-	    pw_plan_timed(s->before.plan))) {
+	if (pw_schedule_same_orders(pw_plan_timed(plan),
+	    pw_plan_timed(s->before.plan), NULL, NULL)) {
 		/* Nothing to undo: the start, as it was, stays. */
 		pw_plan_free(plan);
 		tui_plan_show(d, s->before.plan);

@@ -749,8 +749,6 @@ unsigned tui_solve_tick(struct tui *);
 /* Esc: cancels the search, keeping the best schedule so far. */
 unsigned tui_solve_cancel(struct tui *);
 bool	tui_solve_running(const struct tui *);
-/* Whether A and B give every device and channel the same order. */
-bool	tui_orders_same(const struct pw_schedule *a, const struct pw_schedule *b);
 /* The lower bound the header shows: the running search's, else the last
  * search's while the plan's problem, the objective and the pins are
  * those it was computed under; *GAP is the current plan's objective

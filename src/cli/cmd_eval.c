@@ -208,6 +208,66 @@ cmd_eval_json_critical(const struct pw_plan *plan)
 	return root;
 }
 
+/* Whether RUN (a measured file's problem) ran the pipeline of PRED (the
+ * predicted file's): its devices, stages and their devices, and its
+ * microbatches; the costs may differ (a run's workload is its own).
+ * Else WHY says the first difference. */
+static bool
+cmd_eval_same_pipeline(const struct pw_problem *run,
+    const struct pw_problem *pred, char *why, size_t len)
+{
+	int s;
+
+	if (run->devices != pred->devices || run->nstages != pred->nstages) {
+		snprintf(why, len, "%d devices and %d stages, against %d and %d",
+		    run->devices, run->nstages, pred->devices, pred->nstages);
+		return false;
+	}
+	for (s = 0; s < run->nstages; s++)
+		if (run->stages[s].device != pred->stages[s].device) {
+			snprintf(why, len, "stage %d on device %d, against %d",
+			    s, run->stages[s].device, pred->stages[s].device);
+			return false;
+		}
+	if (run->microbatches != pred->microbatches) {
+		snprintf(why, len, "%d microbatches, against %d",
+		    run->microbatches, pred->microbatches);
+		return false;
+	}
+	return true;
+}
+
+/* Says on stderr where RUN's orders (MEASURED's) first differ from
+ * PRED's (PREDICTED's), if they do: the prediction times PRED's. */
+static void
+cmd_eval_orders_note(const struct pw_cmd_args *a, const struct pw_plan *run,
+    const struct pw_plan *pred)
+{
+	const struct pw_problem *p = pw_plan_problem(pred);
+	const struct pw_schedule *x = pw_plan_schedule(run);
+	const struct pw_schedule *y = pw_plan_schedule(pred);
+	const struct pw_seq *qx, *qy;
+	char on[64], ox[48] = "nothing", oy[48] = "nothing";
+	int r, pos;
+
+	if (pw_schedule_same_orders(x, y, &r, &pos) || r < 0)
+		return;
+	qx = r < x->ndevices ? &x->device[r] : &x->channel[r - x->ndevices];
+	qy = r < y->ndevices ? &y->device[r] : &y->channel[r - y->ndevices];
+	if (r < p->devices)
+		snprintf(on, sizeof on, "device %d", r);
+	else
+		pw_channel_name(p, r - p->devices, on, sizeof on);
+	if (pos < qx->len)
+		pw_op_name(ox, sizeof ox, qx->ops[pos]);
+	if (pos < qy->len)
+		pw_op_name(oy, sizeof oy, qy->ops[pos]);
+	pw_cmd_say("eval: %s ran other orders than %s (%s's op %d: %s, "
+	    "against %s): the prediction times %s's", pw_cmd_label(a->pos[0]),
+	    pw_cmd_label(a->against), on, pos, ox, oy,
+	    pw_cmd_label(a->against));
+}
+
 /* eval --against PREDICTED MEASURED: the measured run of A->pos[0]
  * against the simulation of the schedule file PREDICTED. */
 static int
@@ -215,8 +275,9 @@ cmd_eval_against(const struct pw_cmd_args *a)
 {
 	struct pw_measured_cmp cmp;
 	struct pw_measured *m = NULL;
-	struct pw_plan *plan = NULL;
+	struct pw_plan *plan = NULL, *run = NULL;
 	struct pw_error err;
+	char why[128];
 	int status = PW_EXIT_OK, rc;
 
 	if (a->family != NULL || a->critical || a->predicted) {
@@ -225,7 +286,9 @@ cmd_eval_against(const struct pw_cmd_args *a)
 		return PW_EXIT_INPUT;
 	}
 	if ((rc = pw_plan_read(a->against, &plan, NULL, NULL, &err)) !=
-	    PW_OK || (rc = pw_measured_read(a->pos[0], &m, &err)) != PW_OK) {
+	    PW_OK || (rc = pw_measured_read(a->pos[0], &m, &err)) != PW_OK ||
+	    (m != NULL && (rc = pw_plan_read(a->pos[0], &run, NULL, NULL,
+	    &err)) != PW_OK)) {
 		pw_cmd_say("%s", err.msg);
 		status = pw_cmd_status(rc);
 		goto out;
@@ -233,6 +296,14 @@ cmd_eval_against(const struct pw_cmd_args *a)
 	if (m == NULL) {
 		pw_cmd_say("eval: %s has no measured run (launch -o writes "
 		    "one)", pw_cmd_label(a->pos[0]));
+		status = PW_EXIT_INPUT;
+		goto out;
+	}
+	if (!cmd_eval_same_pipeline(pw_plan_problem(run),
+	    pw_plan_problem(plan), why, sizeof why)) {
+		pw_cmd_say("eval: %s is a run of another pipeline than %s's "
+		    "(%s): --against takes the schedule it ran",
+		    pw_cmd_label(a->pos[0]), pw_cmd_label(a->against), why);
 		status = PW_EXIT_INPUT;
 		goto out;
 	}
@@ -244,6 +315,7 @@ cmd_eval_against(const struct pw_cmd_args *a)
 		status = pw_cmd_status(rc);
 		goto out;
 	}
+	cmd_eval_orders_note(a, run, plan);
 	if (a->json)
 		status = pw_cmd_json_print(stdout, pw_cmd_measured_json(&cmp),
 		    "eval: cannot write the comparison to stdout");
@@ -256,6 +328,7 @@ cmd_eval_against(const struct pw_cmd_args *a)
 	pw_measured_cmp_free(&cmp);
 out:
 	pw_measured_free(m);
+	pw_plan_free(run);
 	pw_plan_free(plan);
 	return status;
 }
