@@ -51,6 +51,10 @@ pw_rng_unit(uint64_t *x)
 int	pw_solve_check_common(const char *who, enum pw_objective,
 	    enum pw_offload_mode, double time_limit, long iteration_limit,
 	    struct pw_error *);
+/* solver.c: PW_ERR_INPUT, WHO first, when OFFLOAD is on and the problem
+ * HAS_LINK not: nothing could offload. */
+int	pw_solve_check_link(const char *who, enum pw_offload_mode offload,
+	    bool has_link, struct pw_error *);
 
 /* solver.c: drops one of *REFS under LOCK.  Returns true for the last,
  * with LOCK and COND destroyed: the caller then frees what they shared. */

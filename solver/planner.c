@@ -152,13 +152,7 @@ pw_planner_links(const struct pw_planner_run *r, bool has_link, bool use[2],
 {
 	use[0] = r->o.offload != PW_OFFMODE_ON;
 	use[1] = has_link && r->o.offload != PW_OFFMODE_OFF;
-	if (r->o.offload == PW_OFFMODE_ON && !has_link) {
-		pw_error_set(err, "plan: offload on: the problem has no offload "
-		    "link (its file names no link, or its hardware no PCIe "
-		    "bandwidth)");
-		return PW_ERR_INPUT;
-	}
-	return PW_OK;
+	return pw_solve_check_link("plan", r->o.offload, has_link, err);
 }
 
 /* The designs of a problem with given stages: its own layout, with and

@@ -157,6 +157,18 @@ pw_solve_check_common(const char *who, enum pw_objective objective,
 	return PW_OK;
 }
 
+int
+pw_solve_check_link(const char *who, enum pw_offload_mode offload,
+    bool has_link, struct pw_error *err)
+{
+	if (offload != PW_OFFMODE_ON || has_link)
+		return PW_OK;
+	pw_error_set(err, "%s: offload on: the problem has no offload link "
+	    "(its file names no link, or its hardware no PCIe bandwidth)",
+	    who);
+	return PW_ERR_INPUT;
+}
+
 /* One line naming the option at fault. */
 static int
 pw_solve_check_opts(const struct pw_problem *p, const struct pw_solve_opts *o,
@@ -167,7 +179,9 @@ pw_solve_check_opts(const struct pw_problem *p, const struct pw_solve_opts *o,
 	int s, rc;
 
 	if ((rc = pw_solve_check_common("solve", o->objective, o->offload,
-	    o->time_limit, o->iteration_limit, err)) != PW_OK)
+	    o->time_limit, o->iteration_limit, err)) != PW_OK ||
+	    (rc = pw_solve_check_link("solve", o->offload, p->link.present,
+	    err)) != PW_OK)
 		return rc;
 	if (o->start != NULL && o->start_family != NULL) {
 		pw_error_set(err, "solve: start and start_family are both set "

@@ -722,6 +722,8 @@ test_options(void)
 	pw_solve_opts_init(&o);
 	o.offload = (enum pw_offload_mode)9;
 	test_bad(p, &o, "offload");
+	o.offload = PW_OFFMODE_ON;
+	test_bad(p, &o, "solve: offload on: the problem has no offload link");
 	pw_solve_opts_init(&o);
 	o.time_limit = NAN;
 	test_bad(p, &o, "time_limit");
