@@ -510,7 +510,7 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 	char buf[TORCH_CELL + 1];
 	size_t len = 0;
 	int c, rc = PW_OK;
-	bool any = false;
+	bool any = false, quoted = false;
 
 	*out = NULL;
 	r.s = pw_schedule_new(p);
@@ -535,7 +535,25 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 				break;
 			}
 		}
-		if (c == EOF || c == ',' || c == '\n') {
+		/* In quotes, as csv.reader reads them, a comma is the cell's
+		 * and a doubled quote one quote character; a quote opens
+		 * them only first in the cell. */
+		if (quoted && (c == '\n' || (c == EOF && !ferror(fp)))) {
+			pw_error_set(err, "%s:%ld:%ld: bad action (a quote that "
+			    "nothing closes on its line)", label, r.line, start);
+			rc = PW_ERR_INPUT;
+			break;
+		}
+		if (c == '"' && (quoted || len == 0)) {
+			if (quoted && (c = getc(fp)) != '"') {
+				ungetc(c, fp);
+				c = '"';
+				quoted = false;
+			} else if (!quoted)
+				quoted = true;
+			else
+				col++;
+		} else if (c == EOF || (!quoted && (c == ',' || c == '\n'))) {
 			if (c == EOF && ferror(fp)) {
 				pw_error_set(err, "%s: cannot read: %s", label,
 				    strerror(errno));
@@ -578,7 +596,8 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 		any = true;
 		if (c == '\0' || len == TORCH_CELL) {
 			pw_error_set(err, "%s:%ld:%ld: bad action (%s)", label,
-			    r.line, start, c == '\0' ? "a NUL byte" :
+			    r.line, start, c == '\0' ? "a NUL byte" : quoted ?
+			    "a quote that nothing closes" :
 			    "longer than any action");
 			rc = PW_ERR_INPUT;
 			break;

@@ -348,6 +348,20 @@ test_malformed(void)
 		{ "\"0F0\",\"0F1\",\"0X1\"\n",
 		  "t.csv:1:14: bad action \"0X1\" (want STAGE, one of F I W B O"
 		  " R, MICROBATCH: \"2F0\")" },
+		/* A comma in quotes is the cell's, a doubled quote one
+		 * quote, as csv.reader reads them. */
+		{ "\"0F0,0F1\",0B0\n",
+		  "t.csv:1:2: bad action \"0F0,0F1\" (junk after the "
+		  "microbatch)" },
+		{ "\"0F0\"\"\"\n",
+		  "t.csv:1:2: bad action \"0F0\"\" (junk after the "
+		  "microbatch)" },
+		{ "\"0F0\n1F0\n",
+		  "t.csv:1:1: bad action (a quote that nothing closes on its "
+		  "line)" },
+		{ "0F0,\"0F1",
+		  "t.csv:1:5: bad action (a quote that nothing closes on its "
+		  "line)" },
 		{ "0F0, 0SEND_F0\n",
 		  "t.csv:1:6: 0SEND_F0: SEND_F is a communication action; only"
 		  " PyTorch's compute_only CSV is read" },
