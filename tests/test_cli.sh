@@ -1629,6 +1629,13 @@ ok "launch --dry-run exits 0" status_is 0
 ok "it prints the workload's problem" out_has '"pipewright.problem.v1"'
 ok "and the workload on stderr" err_has '^workload: .*attention is not part of the workload$'
 ok "which parses" json_ok "$tmp/out"
+fails 2 "dry-run" "launch --dry-run -o" "$PW" launch "$UNIT" --family 1f1b --dry-run -o "$tmp/dry.json"
+ok "and writes nothing" [ ! -e "$tmp/dry.json" ]
+run "$PW" schedule "$UNIT" --family gpipe -o "$tmp/gpipe-over.json"
+sed -i '0,/"limit": null/s//"limit": 4.0/' "$tmp/gpipe-over.json"
+run "$PW" launch "$tmp/gpipe-over.json" --dry-run
+ok "launch of a schedule over its problem's limit runs it" status_is 0
+ok "saying so first" err_has '^pipewright: launch: .*gpipe-over\.json breaks its problem.s memory limit on 1 device (device 0: peak 8 B, limit 4 B); the run keeps the workload.s bytes, which --memory-limit bounds$'
 run env PIPEWRIGHT_FAIL_AT='1:F(1,2)' "$PW" launch "$UNIT" --family 1f1b $LAUNCH
 ok "a failure injected into a worker exits 4" status_is 4
 # The emulation's notice comes before the run, where a machine has fewer

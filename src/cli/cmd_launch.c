@@ -330,6 +330,27 @@ cmd_launch_workload(const struct pw_cmd_args *a, enum pw_rt_backend backend,
 	return PW_EXIT_OK;
 }
 
+/* Says on stderr when the schedule of file A->pos[0], PLAN, breaks its
+ * own problem's memory limits: the run keeps the workload's bytes, which
+ * --memory-limit bounds, so it runs all the same. */
+static void
+cmd_launch_limits_note(const struct pw_cmd_args *a, const struct pw_plan *plan)
+{
+	const struct pw_problem *p = pw_plan_problem(plan);
+	const struct pw_metrics *m = pw_plan_metrics(plan);
+	char peak[32], lim[32];
+	int nover, d = pw_metrics_tightest(p, m, &nover);
+
+	if (nover == 0)
+		return;
+	pw_cmd_say("launch: %s breaks its problem's memory limit on %d "
+	    "device%s (device %d: peak %s, limit %s); the run keeps the "
+	    "workload's bytes, which --memory-limit bounds",
+	    pw_cmd_label(a->pos[0]), nover, nover == 1 ? "" : "s", d,
+	    pw_fmt_bytes(peak, sizeof peak, m->device[d].peak),
+	    pw_fmt_bytes(lim, sizeof lim, p->memory[d].limit));
+}
+
 /* Everything rank 0 knows before the run: the plan, the workload, its
  * problem (with LIMIT on every device) and the schedule's prediction on
  * it.  A problem's family is chosen on the workload's problem: its bytes
@@ -354,6 +375,8 @@ cmd_launch_prepare(const struct pw_cmd_args *a, enum pw_rt_backend backend,
 	}
 	if (r->plan == NULL && (status = cmd_launch_best(a, r)) != PW_EXIT_OK)
 		return status;
+	if (r->input == NULL)
+		cmd_launch_limits_note(a, r->plan);
 	/* The same orders on the workload's problem: the same stages and
 	 * times, the bytes the workload keeps. */
 	if ((rc = pw_plan_new(pw_problem_copy(r->problem), pw_schedule_copy(
@@ -532,6 +555,12 @@ cmd_launch_options(const struct pw_cmd_args *a, bool quiet,
 	struct pw_error err;
 	char why[512];
 
+	if (a->dry_run && a->output_given) {
+		if (!quiet)
+			pw_cmd_say("launch: --dry-run runs nothing, so -o would "
+			    "have no measured run to write (give one of them)");
+		return PW_EXIT_INPUT;
+	}
 	if (a->backend == NULL)
 		opts->backend = pw_rt_backend_default();
 	else if (pw_rt_backend_parse(a->backend, &opts->backend) != PW_OK) {
