@@ -1463,20 +1463,31 @@ pw_jp_boolean(void *ctx, int b)
 	return P->skip > 0 || pw_jp_value(P, json_boolean(b));
 }
 
+/* A number, from its text S of LEN bytes (yajl has checked its
+ * grammar): an integer that fits 64 bits is one; a longer integer is
+ * read as the real it is near, so that its field says what it must be
+ * (yajl would stop at "integer overflow"); a real beyond a double's
+ * range is refused naming it. */
 static int
-pw_jp_integer(void *ctx, long long x)
+pw_jp_number(void *ctx, const char *s, size_t len)
 {
 	struct pw_jparse *P = ctx;
+	char text[PW_JSON_MAX_NUMBER + 1];
+	long long x;
+	double d;
 
-	return P->skip > 0 || pw_jp_value(P, json_integer(x));
-}
-
-static int
-pw_jp_double(void *ctx, double x)
-{
-	struct pw_jparse *P = ctx;
-
-	return P->skip > 0 || pw_jp_value(P, json_real(x));
+	snprintf(text, sizeof text, "%.*s", (int)len, s);
+	if (strcspn(text, ".eE") == strlen(text)) {
+		errno = 0;
+		x = strtoll(text, NULL, 10);
+		if (errno == 0)
+			return P->skip > 0 || pw_jp_value(P, json_integer(x));
+	}
+	d = strtod(text, NULL);
+	if (!isfinite(d))
+		return pw_jp_fail(P, "a number beyond the range of a double "
+		    "(about 1.8e308)");
+	return P->skip > 0 || pw_jp_value(P, json_real(d));
 }
 
 /* Marks the first "\\u" escape in the chunk that is not UTF-16 as
@@ -1744,8 +1755,7 @@ pw_jp_close(void *ctx)
 static const yajl_callbacks pw_jp_callbacks = {
 	.yajl_null = pw_jp_null,
 	.yajl_boolean = pw_jp_boolean,
-	.yajl_integer = pw_jp_integer,
-	.yajl_double = pw_jp_double,
+	.yajl_number = pw_jp_number,
 	.yajl_string = pw_jp_string,
 	.yajl_start_map = pw_jp_start_map,
 	.yajl_map_key = pw_jp_key,

@@ -545,6 +545,13 @@ static const struct bad_case {
 	{ "device_no_stage.json", false, false, "devices: " },
 	{ "devices_fraction.json", false, true, "devices: must be a positive "
 	    "integer (got 2.5)" },
+	/* Past 64 bits an integer is read as the real it is near, so that
+	 * its field says what it must be. */
+	{ "devices_past_int64.json", false, true, "devices: must be at most "
+	    "2147483647 (got 1.8446744073709552e19)" },
+	{ "comm_past_double.json", false, true, "line 5 column 14: JSON "
+	    "syntax error: a number beyond the range of a double (about "
+	    "1.8e308)" },
 	{ "devices_string.json", false, true, "devices: must be a positive "
 	    "integer (got \"2\")" },
 	{ "devices_zero.json", false, true, "devices: must be a positive "
