@@ -314,6 +314,10 @@ test_navigation(void)
 	tui_key(d, '/');
 	type(d, "b(1,3)\n");
 	tui_key(d, '/');
+	type(d, "xyz\n");
+	tap_ok(strstr(d->message, "'xyz'") != NULL, "/ quotes what was typed "
+	    "(X is BW only before its parenthesis): %s", d->message);
+	tui_key(d, '/');
 	type(d, "Q(1,3)\n");
 	tap_ok(d->message_is_error && strncmp(d->message, "find: ", 6) == 0,
 	    "/ with a bad name says why: %s", d->message);
@@ -755,6 +759,8 @@ test_form_model(void)
 	set_field(d, "offload", "off", NULL);
 	tap_ok(!pw_plan_problem(d->plan)->link.present,
 	    "offload off rebuilds without the link");
+	set_field(d, "H2D bandwidth", "7", "H2D bandwidth: offload is off, so "
+	    "the problem has no link: set offload on first");
 	set_field(d, "memory limit", "40", NULL);
 	tap_near(pw_plan_problem(d->plan)->memory[3].limit, 40.0 * (1 << 30),
 	    0, "memory limit 40 GiB on every device");
@@ -856,6 +862,8 @@ test_optimize(void)
 	tui_key(d, '<');
 	tap_str(d->message, "the optimizer is running: Esc cancels it first",
 	    "edits wait for the optimizer");
+	tap_ok(tui_solve_refusal_shown(d), "... saying so on the message line "
+	    "before the progress");
 	solve_until_done(d);
 	tap_ok(!tui_solve_running(d), "the iteration limit ends it");
 	tap_ok(strncmp(d->source, "optimizer (gap ", 15) == 0,
@@ -1838,6 +1846,85 @@ test_too_small(void)
 	tui_free(d);
 }
 
+/* The recovery file is the designer's: export and save-as refuse it,
+ * and one that cannot be restored is moved aside, not left for this
+ * session's first change to replace. */
+static void
+test_recovery_guarded(void)
+{
+	char *problem = tmp_path("guard.json");
+	char *src = pw_xasprintf("%s/tui_small.json", testdata);
+	char *rec = tui_recover_name(problem), *aside, *text, *line, *want;
+	struct pw_error err;
+	struct tui *d;
+	FILE *fp;
+
+	text = test_read_file(src);
+	if (text != NULL && (fp = fopen(problem, "w")) != NULL) {
+		fputs(text, fp);
+		fclose(fp);
+	}
+	free(text);
+	if (!tap_ok((d = tui_new(problem, 40, 120, &err)) != NULL,
+	    "a copied problem opens"))
+		goto out;
+	select_op(d, "F(0,1)");
+	tui_key(d, '>');
+	tui_recover_write(d);
+	line = pw_xasprintf("chrome %s", rec);
+	answer(d, TUI_PROMPT_EXPORT, line);
+	free(line);
+	tap_ok(strstr(d->message, "is a file the designer reads or saves to")
+	    != NULL, "export refuses the recovery file (%s)", d->message);
+	answer(d, TUI_PROMPT_SAVE_AS, rec);
+	tap_ok(strstr(d->message, "is the recovery file") != NULL,
+	    "save-as refuses it (%s)", d->message);
+	text = test_read_file(rec);
+	tap_ok(text != NULL && strstr(text, "pipewright.schedule.v1") != NULL,
+	    "... which holds the change still");
+	free(text);
+	tui_free(d);
+
+	if ((fp = fopen(rec, "w")) != NULL) {
+		fputs("{}\n", fp);
+		fclose(fp);
+	}
+	if ((d = tui_new(problem, 40, 120, &err)) == NULL)
+		goto out;
+	tui_prompt_open(d, TUI_PROMPT_RESTORE, "restore? ", "");
+	tui_key(d, 'y');
+	aside = pw_xasprintf("%s~", rec);
+	want = pw_xasprintf("recovery file kept as %s, not restored: ", aside);
+	tap_ok(strncmp(d->message, want, strlen(want)) == 0 && access(rec,
+	    F_OK) != 0 && access(aside, F_OK) == 0, "a recovery file that "
+	    "does not read is moved aside: %s", d->message);
+	unlink(aside);
+	free(want);
+	free(aside);
+	tui_free(d);
+
+	/* torch-csv has no transfers: the export says what it left out. */
+	if ((d = open_file(NULL)) == NULL)
+		goto out;
+	set_field(d, "family", "po-h", NULL);
+	text = tmp_path("po.csv");
+	line = pw_xasprintf("torch-csv %s", text);
+	free(text);
+	answer(d, TUI_PROMPT_EXPORT, line);
+	tap_ok(strstr(d->message, "which has no offload or reload: ") != NULL &&
+	    strstr(d->message, "transfers left out (torch-csv-offload keeps "
+	    "them)") != NULL, "torch-csv says what it left out: %s",
+	    d->message);
+	free(line);
+	tui_recover_remove(d);
+	tui_free(d);
+out:
+	unlink(rec);
+	free(rec);
+	free(src);
+	free(problem);
+}
+
 /* Once the schedule has a file, the recovery file is beside it. */
 static void
 test_recover_follows(void)
@@ -2314,6 +2401,7 @@ main(void)
 	test_file_names();
 	test_replace_asks();
 	test_too_small();
+	test_recovery_guarded();
 	test_recover_follows();
 	test_form_caps();
 	test_optimize_same();

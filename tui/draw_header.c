@@ -32,17 +32,20 @@ tui_placement(const struct pw_problem *p, char *buf, size_t len)
 	return buf;
 }
 
-/* The device with the highest peak against its limit (else the highest
- * peak), as "peak 30.5 GiB / 40 GiB (d3)". */
+/* The device with the highest peak and its limit, or the device
+ * furthest over its limit where one is over, as "peak 30.5 GiB / 40 GiB
+ * (d3)". */
 static void
 tui_header_peak(const struct pw_problem *p, const struct pw_metrics *m,
     char *buf, size_t len)
 {
-	int at = pw_metrics_tightest(p, m, NULL);
 	char peak[32], lim[32];
 	double limit;
+	int nover, at = pw_metrics_tightest(p, m, &nover);
 
-	if (at < 0)
+	/* Over a limit: the worst offender, which the status names; else
+	 * the highest peak, as compare shows it. */
+	if (at < 0 || nover == 0)
 		at = pw_metrics_peak_device(m);
 	limit = p->memory[at].limit;
 	pw_fmt_bytes(peak, sizeof peak, m->device[at].peak);

@@ -455,6 +455,13 @@ tui_form_problem_set(const struct pw_problem *p, enum tui_form_kind k,
 		if (!tui_form_amount(text, tui_form_rates, false, label,
 		    "bandwidth (as 25 GB/s)", &v, err))
 			return PW_ERR_INPUT;
+		/* A model's link is its hardware's, there only with offload
+		 * on: a rate set while it is off would change nothing. */
+		if (o != NULL && !sp.offload) {
+			pw_error_set(err, "%s: offload is off, so the problem has "
+			    "no link: set offload on first", label);
+			return PW_ERR_INPUT;
+		}
 		if (o != NULL) {
 			*(k == TUI_FIELD_D2H ? &hw.pcie_d2h : &hw.pcie_h2d) = v;
 			split = true;

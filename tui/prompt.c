@@ -91,8 +91,9 @@ tui_prompt_find(struct tui *d, const char *text)
 	struct pw_error err;
 	char name[48], bw[96];
 
-	/* X is the timeline's glyph of a fused backward, BW. */
-	if (text[0] == 'X' || text[0] == 'x') {
+	/* X is the timeline's glyph of a fused backward, BW (only before
+	 * its parenthesis: else the error would quote what was not typed). */
+	if ((text[0] == 'X' || text[0] == 'x') && text[1] == '(') {
 		snprintf(bw, sizeof bw, "BW%s", text + 1);
 		text = bw;
 	}
@@ -122,9 +123,24 @@ tui_prompt_same_file(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
+/* Whether PATH is the recovery file: this session's, or the one its
+ * next change writes. */
+static bool
+tui_prompt_is_recovery(const struct tui *d, const char *path)
+{
+	char *next = tui_recover_name(d->save_path != NULL ? d->save_path :
+	    d->path);
+	bool is = tui_prompt_same_file(path, next) ||
+	    (d->recover_path != NULL &&
+	    tui_prompt_same_file(path, d->recover_path));
+
+	free(next);
+	return is;
+}
+
 /* Whether PATH is a file the designer reads or writes as a schedule: its
  * problem or schedule file, the script last opened in the editor, the
- * compare view's file, the file s saves to. */
+ * compare view's file, the file s saves to, the recovery file. */
 static bool
 tui_prompt_in_use(const struct tui *d, const char *path)
 {
@@ -135,7 +151,7 @@ tui_prompt_in_use(const struct tui *d, const char *path)
 	for (i = 0; i < sizeof used / sizeof used[0]; i++)
 		if (used[i] != NULL && tui_prompt_same_file(path, used[i]))
 			return true;
-	return false;
+	return tui_prompt_is_recovery(d, path);
 }
 
 /* Whether writing PATH would replace a file the user has not written
@@ -188,6 +204,11 @@ tui_prompt_save_as(struct tui *d, const char *text, bool then_quit,
 		    "name", text);
 		return TUI_DRAW_MESSAGE;
 	}
+	if (tui_prompt_is_recovery(d, text)) {
+		tui_message(d, true, "%s is the recovery file, which the next "
+		    "change replaces: choose another name", text);
+		return TUI_DRAW_MESSAGE;
+	}
 	if (!replace && tui_prompt_replaces(text, d->save_path))
 		return tui_prompt_replace_open(d, TUI_PROMPT_SAVE_AS, text,
 		    text, then_quit);
@@ -235,6 +256,7 @@ tui_prompt_export(struct tui *d, const char *text, bool replace)
 	char name[64], names[128];
 	size_t n = strcspn(text, " ");
 	const char *path = text + n + strspn(text + n, " "), *refused;
+	size_t dropped;
 	int rc;
 
 	snprintf(name, sizeof name, "%.*s", (int)n, text);
@@ -286,7 +308,14 @@ tui_prompt_export(struct tui *d, const char *text, bool replace)
 	}
 	free(d->export_path);
 	d->export_path = pw_xstrdup(path);
-	tui_message(d, false, "exported %s (%s)", path, fmt->name);
+	if (fmt->drops_transfers &&
+	    (dropped = pw_torch_dropped(pw_plan_timed(d->plan))) > 0)
+		tui_message(d, true, "exported %s (%s), which has no offload or "
+		    "reload: %zu transfer%s left out (%s-offload keeps them)",
+		    path, fmt->name, dropped, dropped == 1 ? "" : "s",
+		    fmt->name);
+	else
+		tui_message(d, false, "exported %s (%s)", path, fmt->name);
 	return TUI_DRAW_MESSAGE;
 }
 

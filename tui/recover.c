@@ -66,8 +66,10 @@ tui_recover_remove(struct tui *d)
 		    d->recover_path, strerror(errno));
 }
 
-unsigned
-tui_recover_decline(struct tui *d)
+/* Moves the recovery file aside, not restored (WHY: the reason it could
+ * not be, or NULL when the user declined it). */
+static unsigned
+tui_recover_aside(struct tui *d, const char *why)
 {
 	char *aside = NULL;
 	int i, error = 0;
@@ -97,10 +99,17 @@ tui_recover_decline(struct tui *d)
 		    "aside (%s): the next change replaces it", d->recover_path,
 		    i == 1000 ? "too many kept already" : strerror(error));
 	else
-		tui_message(d, false, "recovery file kept as %s, not restored",
-		    aside);
+		tui_message(d, why != NULL, "recovery file kept as %s, not "
+		    "restored%s%s", aside, why != NULL ? ": " : "",
+		    why != NULL ? why : "");
 	free(aside);
 	return TUI_DRAW_MESSAGE;
+}
+
+unsigned
+tui_recover_decline(struct tui *d)
+{
+	return tui_recover_aside(d, NULL);
 }
 
 unsigned
@@ -124,11 +133,10 @@ tui_recover_restore(struct tui *d)
 		rc = pw_plan_from_timed(problem, ops, nops, family,
 		    d->recover_path, &plan, &err);
 	free(ops);
+	/* Kept aside: this session's first change writes its name. */
 	if (rc != PW_OK) {
 		free(pins);
-		tui_message(d, true, "recovery file kept, not restored: %s",
-		    err.msg);
-		return TUI_DRAW_MESSAGE;
+		return tui_recover_aside(d, err.msg);
 	}
 
 	source = pw_xasprintf("recovery file %s", d->recover_path);

@@ -57,6 +57,13 @@ tui_solve_begin(struct tui *d)
 /* Seconds an error stays on the message line before the progress. */
 #define TUI_SOLVE_ERROR_SHOWN	3.0
 
+bool
+tui_solve_refusal_shown(const struct tui *d)
+{
+	return d->message_is_error && pw_now() - d->message_at <
+	    TUI_SOLVE_ERROR_SHOWN;
+}
+
 /* The message line while the search runs. */
 static void
 tui_solve_say_progress(struct tui *d)
@@ -64,10 +71,7 @@ tui_solve_say_progress(struct tui *d)
 	const struct pw_progress *pr = &d->solve.progress;
 	char inc[32], bound[32], el[32];
 
-	/* A refusal said during the run (a key that must wait) stays long
-	 * enough to be read. */
-	if (d->message_is_error && pw_now() - d->message_at <
-	    TUI_SOLVE_ERROR_SHOWN)
+	if (tui_solve_refusal_shown(d))
 		return;
 	if (isinf(pr->incumbent))
 		snprintf(inc, sizeof inc, "none yet");
