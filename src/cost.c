@@ -340,12 +340,19 @@ pw_cost_allreduce(const struct pw_hardware *hw, double bytes, double t)
 int
 pw_split_layers(const struct pw_split *sp, int layers, int s)
 {
-	int nstages = sp->devices * sp->chunks;
-	int extra = layers % nstages, first = (nstages - extra) / 2;
+	int nstages = sp->devices * sp->chunks, p = sp->devices;
+	int extra = layers % nstages, first = (nstages - extra) / 2, rank;
 
 	if (sp->layers_per_stage != NULL)
 		return sp->layers_per_stage[s];
-	return layers / nstages + (s >= first && s < first + extra);
+	if (sp->placement != PW_PLACE_V)
+		return layers / nstages + (s >= first && s < first + extra);
+	/* V's middle stages share devices (p - 1 holds stages p - 1 and p),
+	 * so the remainder goes by device: one each to the second chunks of
+	 * devices p - 1 down to 0, then to their first chunks; device 0,
+	 * which holds the embedding and the head, last. */
+	rank = s >= p ? s - p : p + (p - 1 - s);
+	return layers / nstages + (rank < extra);
 }
 
 /* The device of stage S under SP's placement. */

@@ -730,6 +730,30 @@ test_split_layers(void)
 	for (s = 0; s < 8; s++)
 		ok = ok && pw_split_layers(&sp, 30, s) == want[s];
 	tap_ok(ok, "split_layers: 30 on 8, the remainder in the middle");
+	/* V: by device, second chunks first, device 0 (embedding and head)
+	 * last.  40 layers on 4 devices x 2 chunks: 5 each, no remainder;
+	 * 43: devices 3, 2, 1 get one more on their second chunks; 46:
+	 * every second chunk, then the first chunks of devices 3 and 2. */
+	{
+		static const int v43[] = { 5, 5, 5, 5, 6, 6, 6, 5 };
+		static const int v46[] = { 5, 5, 6, 6, 6, 6, 6, 6 };
+		struct pw_split v = { .devices = 4, .chunks = 2,
+		    .placement = PW_PLACE_V };
+		int got43[8], got46[8], dev[4] = { 0 };
+
+		ok = 1;
+		for (s = 0; s < 8; s++) {
+			got43[s] = pw_split_layers(&v, 43, s);
+			got46[s] = pw_split_layers(&v, 46, s);
+			ok = ok && got43[s] == v43[s] && got46[s] == v46[s] &&
+			    pw_split_layers(&v, 40, s) == 5;
+			dev[s < 4 ? s : 7 - s] += got46[s];
+		}
+		tap_ok(ok, "split_layers: V's remainder by device");
+		tap_ok(dev[0] == 11 && dev[1] == 11 && dev[2] == 12 &&
+		    dev[3] == 12, "... so that no device holds two more than "
+		    "another (46: 11, 11, 12, 12)");
+	}
 	sp.devices = 2;
 	sp.layers_per_stage = list;
 	tap_ok(pw_split_layers(&sp, 8, 0) == 5 && pw_split_layers(&sp, 8, 1) == 3,
