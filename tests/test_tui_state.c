@@ -2120,15 +2120,15 @@ test_form_pins(void)
 	select_op(d, "B(1,1)");
 	tui_key(d, 'p');
 	tap_int(tui_form_nfields(d), n + 2, "a row per pin");
-	tap_str(tui_form_label(d, n, (char[64]){ 0 }, 64), "pin 1",
-	    "the first pin's label");
-	tap_str(value(d, "pin 1"), "F(0,0) before F(0,2)", "its value");
-	tap_str(value(d, "pin 2"), "F(1,1) before B(1,1)", "the second's");
+	tap_str(tui_form_label(d, n, (char[64]){ 0 }, 64), "pin 0",
+	    "the first pin's label: from 0, as the file's pins count");
+	tap_str(value(d, "pin 0"), "F(0,0) before F(0,2)", "its value");
+	tap_str(value(d, "pin 1"), "F(1,1) before B(1,1)", "the second's");
 	tap_int(tui_form_pin(d, n - 1), -1, "the last field is no pin");
 	tap_int(tui_form_pin(d, n + 1), 1, "the second pin's row");
 	tap_int(tui_form_set(d, n, "x", &err), PW_ERR_INPUT,
 	    "a pin's row is not typed");
-	tap_str(err.msg, "pin 1: a pin is not typed: x or Delete removes it, "
+	tap_str(err.msg, "pin 0: a pin is not typed: x or Delete removes it, "
 	    "Enter selects its first op", "... saying so");
 	tui_key(d, 't');
 	d->form.field = 0;

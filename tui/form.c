@@ -113,7 +113,9 @@ tui_form_label(const struct tui *d, int field, char *buf, size_t len)
 	if (k == TUI_FIELD_DEVICE_LIMIT)
 		snprintf(buf, len, "%s %d", tui_form_labels[k], i);
 	else if (k == TUI_FIELD_PIN)
-		snprintf(buf, len, "%s %d", tui_form_labels[k], i + 1);
+		/* From 0, as the file's pins and the header's "breaks pin N"
+		 * count them. */
+		snprintf(buf, len, "%s %d", tui_form_labels[k], i);
 	else
 		snprintf(buf, len, "%s", tui_form_labels[k]);
 	return buf;
