@@ -6,6 +6,7 @@
  * exporting, reloading an edited file, the quit prompt, and launching the
  * schedule on the runtime (L) with its measured run.
  */
+#include <fcntl.h>
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
@@ -194,6 +195,10 @@ test_load(void)
 	tap_ok(l.last_device < 7, "not every device fits 80x24 (%d do)",
 	    l.last_device + 1);
 	tui_layout_free(&l);
+	tui_key(d, 'g');
+	type(d, "d0\n");
+	tap_ok(d->has_sel && d->sel.stage == 0, "g d0: as the lanes label "
+	    "the devices");
 	tui_key(d, 'g');
 	type(d, "7\n");
 	tui_layout(d, d->rows, d->cols, &l);
@@ -1720,6 +1725,7 @@ test_replace_asks(void)
 {
 	struct tui *d = open_file("tui_small.json");
 	char *mine = tmp_path("mine.json"), *pic = tmp_path("mine.svg");
+	char *other = tmp_path("other.json");
 	char *line = pw_xasprintf("svg %s", pic), *text;
 	FILE *fp;
 
@@ -1760,6 +1766,35 @@ test_replace_asks(void)
 	answer(d, TUI_PROMPT_SAVE_AS, mine);
 	tap_ok(d->mode == TUI_MODE_TIMELINE && strncmp(d->message, "saved ",
 	    6) == 0, "saving to it again asks nothing");
+
+	/* Another program replaced it (a new file renamed over it): s asks. */
+	if ((fp = fopen(other, "w")) != NULL) {
+		fputs("other\n", fp);
+		fclose(fp);
+	}
+	rename(other, mine);
+	tui_key(d, 's');
+	tap_ok(d->prompt.kind == TUI_PROMPT_REPLACE && d->mode ==
+	    TUI_MODE_PROMPT && strstr(d->prompt.question, "changed on disk "
+	    "since it was read: replace it? (y / n)") != NULL,
+	    "s over a file replaced since asks first: %s",
+	    d->prompt.question);
+	tui_key(d, 'n');
+	text = test_read_file(mine);
+	tap_str(text, "other\n", "n: the other program's file stays");
+	free(text);
+	tui_key(d, 's');
+	tui_key(d, 'y');
+	tui_key(d, 's');
+	tap_ok(d->mode == TUI_MODE_TIMELINE && strncmp(d->message, "saved ",
+	    6) == 0, "y saves; s then asks nothing");
+	/* Written in place (its time changed): s asks too. */
+	utimensat(AT_FDCWD, mine, (const struct timespec[2]){ { 0, 0 },
+	    { 0, 0 } }, 0);
+	tui_key(d, 's');
+	tap_ok(d->prompt.kind == TUI_PROMPT_REPLACE && d->mode ==
+	    TUI_MODE_PROMPT, "s over a file written since asks first");
+	tui_key(d, TUI_KEY_ESC);
 
 	answer(d, TUI_PROMPT_EXPORT, line);
 	tap_ok(d->prompt.kind == TUI_PROMPT_REPLACE &&
@@ -1809,6 +1844,7 @@ test_replace_asks(void)
 	tui_free(d);
 out:
 	free(line);
+	free(other);
 	free(pic);
 	free(mine);
 }

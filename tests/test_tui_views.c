@@ -159,6 +159,11 @@ test_compare_state(struct tui *d)
 	    "an unreadable file: %s", d->compare.why[0]);
 	tap_str(tui_compare_name(d, 0, name, sizeof name),
 	    "file /nonexistent/x.json", "... named once, by the slot's title");
+	free(d->compare.file);
+	d->compare.file = pw_xstrdup("model.lua");
+	tui_compare_set(d, 0, TUI_CMP_FILE);
+	tap_str(d->compare.why[0], "a Lua script is no schedule file "
+	    "(pipewright schedule writes one)", "a script: said so, not read");
 	if ((fd = mkstemps(schedule_path, 5)) >= 0)
 		close(fd);
 	if (pw_plan_family(pw_family_find("1f1b"), pw_plan_problem(d->plan),

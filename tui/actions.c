@@ -677,15 +677,9 @@ tui_act_save_as(struct tui *d)
 static unsigned
 tui_act_save(struct tui *d)
 {
-	struct pw_error err;
-
 	if (d->save_path == NULL)
 		return tui_act_save_as(d);
-	if (tui_save(d, NULL, &err) != PW_OK)
-		tui_message(d, true, "%s", err.msg);
-	else
-		tui_message(d, false, "saved %s", d->save_path);
-	return TUI_DRAW_MESSAGE | TUI_DRAW_HEADER;
+	return tui_prompt_save(d);
 }
 
 static unsigned

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pwlua.h"
 #include "tui_int.h"
 
 /* Frees slot SLOT's plan and reason. */
@@ -98,6 +99,12 @@ tui_compare_set(struct tui *d, int slot, int source)
 	case TUI_CMP_FILE:
 		if (c->file == NULL) {
 			c->why[slot] = pw_xstrdup("no schedule file chosen");
+			break;
+		}
+		/* A script would read as JSON and fail on its first line. */
+		if (pwlua_is_script(c->file)) {
+			c->why[slot] = pw_xstrdup("a Lua script is no schedule "
+			    "file (pipewright schedule writes one)");
 			break;
 		}
 		rc = pw_plan_read(c->file, &c->plan[slot], NULL, NULL, &err);

@@ -68,7 +68,9 @@ tui_prompt_goto(struct tui *d, const char *text)
 	int dev;
 	double t;
 
-	if (!pw_parse_int(text, 0, p->devices - 1, &dev)) {
+	/* "d5", as the lanes label it, or "5". */
+	if (!pw_parse_int(text + (text[0] == 'd' || text[0] == 'D'), 0,
+	    p->devices - 1, &dev)) {
 		tui_message(d, true, "go to: \"%s\" is no device (0 to %d)",
 		    text, p->devices - 1);
 		return TUI_DRAW_MESSAGE;
@@ -167,16 +169,17 @@ tui_prompt_replaces(const char *path, const char *written)
 }
 
 /* Asks before ANSWER, the answer to prompt KIND naming PATH, replaces
- * that file; y comes back to KIND's action with REPLACE true. */
+ * that file, which WHY says ("exists"); y comes back to KIND's action
+ * with REPLACE true. */
 static unsigned
 tui_prompt_replace_open(struct tui *d, enum tui_prompt_kind kind,
-    const char *answer, const char *path, bool then_quit)
+    const char *answer, const char *path, const char *why, bool then_quit)
 {
 	char question[sizeof d->prompt.question];
 	char *shown = pw_escape(path);
 
-	snprintf(question, sizeof question, "%.120s exists: replace it? "
-	    "(y / n)", shown);
+	snprintf(question, sizeof question, "%.100s %s: replace it? (y / n)",
+	    shown, why);
 	free(shown);
 	tui_prompt_open(d, TUI_PROMPT_REPLACE, question, "");
 	d->prompt.replacing = kind;
@@ -211,7 +214,11 @@ tui_prompt_save_as(struct tui *d, const char *text, bool then_quit,
 	}
 	if (!replace && tui_prompt_replaces(text, d->save_path))
 		return tui_prompt_replace_open(d, TUI_PROMPT_SAVE_AS, text,
-		    text, then_quit);
+		    text, "exists", then_quit);
+	if (!replace && d->save_path != NULL &&
+	    tui_prompt_same_file(text, d->save_path) && tui_save_changed(d))
+		return tui_prompt_replace_open(d, TUI_PROMPT_SAVE_AS, text,
+		    text, "changed on disk since it was read", then_quit);
 	if (tui_save(d, text, &err) != PW_OK) {
 		tui_message(d, true, "%s", err.msg);
 		return TUI_DRAW_MESSAGE;
@@ -219,6 +226,12 @@ tui_prompt_save_as(struct tui *d, const char *text, bool then_quit,
 	tui_message(d, false, "saved %s", text);
 	return TUI_DRAW_MESSAGE | TUI_DRAW_HEADER |
 	    (then_quit ? TUI_DO_QUIT : 0);
+}
+
+unsigned
+tui_prompt_save(struct tui *d)
+{
+	return tui_prompt_save_as(d, d->save_path, false, false);
 }
 
 /* The export registry's format names, "chrome, svg, ...", into BUF. */
@@ -291,7 +304,7 @@ tui_prompt_export(struct tui *d, const char *text, bool replace)
 	}
 	if (!replace && tui_prompt_replaces(path, d->export_path))
 		return tui_prompt_replace_open(d, TUI_PROMPT_EXPORT, text,
-		    path, false);
+		    path, "exists", false);
 	rc = pw_outfile_open(&out, path, &err);
 	if (rc == PW_OK) {
 		rc = fmt->write(out.fp, pw_plan_problem(d->plan),

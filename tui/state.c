@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "pwlua.h"
 #include "tui_int.h"
@@ -940,6 +941,7 @@ tui_new_given(const struct tui_options *opts, int rows, int cols,
 		f.plan = NULL;
 		d->source = tui_state_file_source(path);
 		d->save_path = pw_xstrdup(path);
+		tui_save_note(d);
 	} else {
 		if (tui_family_best(f.problem, opts->choosing,
 		    opts->choosing_arg, &family, err) != PW_OK ||
@@ -1044,6 +1046,8 @@ tui_edit_done(struct tui *d)
 		return TUI_DRAW_ALL;
 	}
 	what = pw_xasprintf("reload %s", d->path);
+	if (d->save_path != NULL && strcmp(d->save_path, d->path) == 0)
+		tui_save_note(d);
 	if (f.plan != NULL) {
 		char *source = tui_state_file_source(d->path);
 
@@ -1097,7 +1101,33 @@ tui_save(struct tui *d, const char *path, struct pw_error *err)
 		free(d->save_path);
 		d->save_path = pw_xstrdup(path);
 	}
+	tui_save_note(d);
 	d->dirty = false;
 	tui_recover_remove(d);
 	return PW_OK;
+}
+
+void
+tui_save_note(struct tui *d)
+{
+	struct stat st;
+
+	d->save_seen = d->save_path != NULL && stat(d->save_path, &st) == 0;
+	if (!d->save_seen)
+		return;
+	d->save_dev = st.st_dev;
+	d->save_ino = st.st_ino;
+	d->save_mtime = st.st_mtim;
+}
+
+bool
+tui_save_changed(const struct tui *d)
+{
+	struct stat st;
+
+	if (!d->save_seen || stat(d->save_path, &st) != 0)
+		return false;
+	return st.st_dev != d->save_dev || st.st_ino != d->save_ino ||
+	    st.st_mtim.tv_sec != d->save_mtime.tv_sec ||
+	    st.st_mtim.tv_nsec != d->save_mtime.tv_nsec;
 }

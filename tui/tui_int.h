@@ -29,6 +29,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include <curses.h>
 
@@ -478,6 +480,12 @@ struct tui {
 	char	*save_path;	/* where "s" writes; NULL: ask */
 	char	*export_path;	/* the file export last wrote: again, no
 				 * question */
+	/* SAVE_PATH as it was last read or written (tui_save_note): a file
+	 * changed since is not replaced without a question. */
+	bool	save_seen;
+	dev_t	save_dev;
+	ino_t	save_ino;
+	struct timespec save_mtime;
 	char	*source;	/* "family 1f1b", "file x.json", "optimizer
 				 * (gap 2.1%)": the header's "from" */
 	int	edits;		/* edits since SOURCE made the plan: its
@@ -561,6 +569,13 @@ struct tui *tui_new_given(const struct tui_options *opts, int rows, int cols,
 /* Frees D: a running search is let go, a running launch stopped
  * (tui_launch_stop, up to TUI_LAUNCH_STOP seconds). */
 void	tui_free(struct tui *);
+
+/* Notes SAVE_PATH's file as it is now, just read or written. */
+void	tui_save_note(struct tui *);
+/* Whether SAVE_PATH's file changed (another program wrote or replaced it)
+ * since tui_save_note; a file gone since is no change (writing it loses
+ * nothing). */
+bool	tui_save_changed(const struct tui *);
 
 /* Replaces the plan by PLAN (taken), recording the state before as one
  * undoable change WHAT; SOURCE and FAMILY say where it came from (SOURCE
@@ -732,6 +747,10 @@ unsigned tui_prompt_key(struct tui *, int key);
 /* Line editing shared by the prompt and the form: a printable KEY is
  * appended to TEXT (of CAP bytes, *LEN used), Backspace removes the last
  * character.  Returns whether KEY was one of these. */
+/* "s": saves to SAVE_PATH (not NULL), asking first where another
+ * program changed the file since it was read or written.  Returns what to
+ * redraw. */
+unsigned tui_prompt_save(struct tui *);
 bool	tui_prompt_type(char *text, size_t *len, size_t cap, int key);
 /* Asks for "FORMAT FILE", naming the export registry's formats. */
 unsigned tui_prompt_export_open(struct tui *);
