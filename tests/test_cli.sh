@@ -1374,6 +1374,11 @@ fails 2 "Is a directory" "plan -o a directory" "$PW" $PLAN -o "$tmp"
 ok "it fails before the search" lacks '^plan: ' "$tmp/err"
 fails 2 "--output" "plan -o an empty name" "$PW" $PLAN -o ''
 ok "it says the name is empty" err_is "pipewright: plan: --output needs a file name, not an empty one"
+fails 2 "--problem" "a file option given the next option" "$PW" eval "$tmp/x.csv" --problem --model gpt3-1.3b
+ok "it names both, and how to name such a file" err_is "pipewright: eval: --problem needs a file name before --model (a file of that name: ./--model)"
+run "$PW" schedule "$UNIT" --family 1f1b --output=--model-out.json
+ok "--output=--x names a file --x: no option of that name" status_is 0
+rm -f -- --model-out.json
 fails 2 "--from" "show --from an empty time" "$PW" show "$UNIT" --family 1f1b --from ''
 ok "it is a time there, not a file" err_has "^pipewright: show: --from '' is not"
 fails 2 "Is a directory" "solve --write-lp a directory, before the search" "$PW" solve $MODEL --iteration-limit 20 --write-lp "$tmp"

@@ -296,6 +296,23 @@ cmd_parse_bad(const struct pw_command *cmd, int c, const char *bad)
 		    "--help')", cmd->name, bad, cmd->name);
 }
 
+/* Whether ARG is one of LONGOPTS as given on a command line ("--model",
+ * "--model=x"). */
+static bool
+cmd_parse_is_option(const struct option *longopts, const char *arg)
+{
+	size_t n;
+
+	if (strncmp(arg, "--", 2) != 0)
+		return false;
+	n = strcspn(arg + 2, "=");
+	for (; longopts->name != NULL; longopts++)
+		if (strlen(longopts->name) == n &&
+		    strncmp(longopts->name, arg + 2, n) == 0)
+			return true;
+	return false;
+}
+
 /* getopt_long's tables of the options CMD's row names (and --help):
  * LONGOPTS [CMD_PARSE_NOPTIONS], ended by a null row, and SHORTOPTS
  * [2 * CMD_PARSE_NOPTIONS + 3]: the letters of all but the model
@@ -356,6 +373,17 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 				pw_cmd_say("%s: --%s needs a %s name, not an "
 				    "empty one", cmd->name, name, c == 'd' ?
 				    "directory" : "file");
+				return PW_EXIT_INPUT;
+			}
+			/* "--problem --model x": the value forgotten, the
+			 * next option taken for it. */
+			if (optarg != NULL && strchr(CMD_PARSE_FILES, c) !=
+			    NULL && optarg == argv[optind - 1] &&
+			    cmd_parse_is_option(longopts, optarg)) {
+				pw_cmd_say("%s: --%s needs a %s name before "
+				    "%s (a file of that name: ./%s)", cmd->name,
+				    name, c == 'd' ? "directory" : "file",
+				    optarg, optarg);
 				return PW_EXIT_INPUT;
 			}
 		}
