@@ -1,6 +1,7 @@
 /* json.c - the interchange format (docs/format.md): yajl streams the
  * text, jansson holds the values and writes them. */
 #include <assert.h>
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -1318,6 +1319,7 @@ struct pw_jparse {
 	json_t		**skipped;
 	size_t		 skipped_cap;
 	bool		 stream;	/* the open ops array's elements are read */
+	bool		 csv_like;	/* the text starts as a schedule CSV */
 	/* The chunk being parsed and the line and column at its start, for
 	 * messages. */
 	const unsigned char *chunk;
@@ -1769,6 +1771,7 @@ static int
 pw_jp_status(struct pw_jparse *P, yajl_status st)
 {
 	unsigned char *msg;
+	char said[256];
 	size_t n;
 
 	if (st == yajl_status_ok || P->rc != PW_OK)
@@ -1777,9 +1780,26 @@ pw_jp_status(struct pw_jparse *P, yajl_status st)
 	n = strlen((char *)msg);
 	while (n > 0 && msg[n - 1] == '\n')
 		msg[--n] = '\0';
-	pw_jp_fail(P, (char *)msg);
+	/* "0F0,0F1,...": a schedule CSV named otherwise reads as JSON. */
+	snprintf(said, sizeof said, "%s%s", (char *)msg, P->csv_like ?
+	    " (a PyTorch schedule CSV is read by its .csv name)" : "");
+	pw_jp_fail(P, said);
 	yajl_free_error(P->h, msg);
 	return P->rc;
+}
+
+/* Whether the N bytes of S start as a PyTorch schedule CSV does: an
+ * empty cell, or an action ("0F0": a stage, then a kind's letter). */
+static bool
+pw_jcsv_like(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+
+	if (n > 0 && s[0] == ',')
+		return true;
+	while (i < n && isdigit(s[i]))
+		i++;
+	return i > 0 && i < n && strchr("FIBWOR", s[i]) != NULL && s[i];
 }
 
 /* Parses FP into *ROOT (the caller releases it; ops read on the way are
@@ -1799,6 +1819,8 @@ pw_jparse_stream(struct pw_jfile *f, FILE *fp, FILE *tee, json_t **root)
 	P.chunk = buf;
 	while (rc == PW_OK && (n = fread(buf, 1, sizeof buf, fp)) > 0) {
 		P.chunklen = n;
+		if (P.offset == 0)
+			P.csv_like = pw_jcsv_like(buf, n);
 		if (tee != NULL && fwrite(buf, 1, n, tee) != n) {
 			pw_error_set(f->in->err, "%s: cannot keep a copy to "
 			    "read twice: %s", f->in->file, strerror(errno));

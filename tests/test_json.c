@@ -552,6 +552,10 @@ static const struct bad_case {
 	{ "comm_past_double.json", false, true, "line 5 column 14: JSON "
 	    "syntax error: a number beyond the range of a double (about "
 	    "1.8e308)" },
+	/* A schedule CSV under another name: said so. */
+	{ "schedule_csv.json", false, true, "line 1 column 2: JSON syntax "
+	    "error: parse error: trailing garbage (a PyTorch schedule CSV is "
+	    "read by its .csv name)" },
 	{ "devices_string.json", false, true, "devices: must be a positive "
 	    "integer (got \"2\")" },
 	{ "devices_zero.json", false, true, "devices: must be a positive "
