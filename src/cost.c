@@ -341,18 +341,20 @@ int
 pw_split_layers(const struct pw_split *sp, int layers, int s)
 {
 	int nstages = sp->devices * sp->chunks, p = sp->devices;
-	int extra = layers % nstages, first = (nstages - extra) / 2, rank;
+	int extra = layers % nstages, first = (nstages - extra) / 2, d, more;
 
 	if (sp->layers_per_stage != NULL)
 		return sp->layers_per_stage[s];
 	if (sp->placement != PW_PLACE_V)
 		return layers / nstages + (s >= first && s < first + extra);
 	/* V's middle stages share devices (p - 1 holds stages p - 1 and p),
-	 * so the remainder goes by device: one each to the second chunks of
-	 * devices p - 1 down to 0, then to their first chunks; device 0,
-	 * which holds the embedding and the head, last. */
-	rank = s >= p ? s - p : p + (p - 1 - s);
-	return layers / nstages + (rank < extra);
+	 * so the remainder goes by device: one each to devices p - 1 down to
+	 * 0 (device 0, which holds the embedding and the head, last), then a
+	 * second round.  A device's one more goes to its first chunk, as
+	 * pw_split_share shares a device's layers. */
+	d = s < p ? s : nstages - 1 - s;
+	more = (p - 1 - d < extra) + (2 * p - 1 - d < extra);
+	return layers / nstages + (more == 2 || (more == 1 && s < p));
 }
 
 /* The device of stage S under SP's placement. */

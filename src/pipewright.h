@@ -1046,8 +1046,8 @@ struct pw_split {
 	enum pw_placement placement;
 	int	microbatches;
 	/* [devices * chunks] layers of each stage in pipeline order (each at
-	 * least 1, summing to the model's layers); NULL splits evenly and
-	 * gives the remainder to the middle stages. */
+	 * least 1, summing to the model's layers); NULL splits evenly
+	 * (pw_split_layers). */
 	const int *layers_per_stage;
 	double	memory_limit;	/* bytes per device; 0 = the hardware's memory;
 				 * DBL_MAX = none (INFINITY in the problem:
@@ -1076,7 +1076,9 @@ struct pw_origin {
 /* Returns a deep copy the caller owns (NULL for NULL). */
 struct pw_origin *pw_origin_copy(const struct pw_origin *);
 /* The layers of stage S of the split: its list's, or the even share
- * (remainder on the middle stages) when it has none. */
+ * when it has none: the remainder on the middle stages, or under V, whose
+ * middle stages share devices, by device (devices p-1 down to 0, one
+ * each, then a second round), on a device's first chunk first. */
 int	pw_split_layers(const struct pw_split *, int layers, int s);
 /* Shares N layers (at least SPLIT's chunks) among device D's stages,
  * writing each stage's count to LAYERS[s] (pipeline order; the other

@@ -730,13 +730,13 @@ test_split_layers(void)
 	for (s = 0; s < 8; s++)
 		ok = ok && pw_split_layers(&sp, 30, s) == want[s];
 	tap_ok(ok, "split_layers: 30 on 8, the remainder in the middle");
-	/* V: by device, second chunks first, device 0 (embedding and head)
-	 * last.  40 layers on 4 devices x 2 chunks: 5 each, no remainder;
-	 * 43: devices 3, 2, 1 get one more on their second chunks; 46:
-	 * every second chunk, then the first chunks of devices 3 and 2. */
+	/* V: by device, device 0 (embedding and head) last, a device's one
+	 * more on its first chunk (as pw_split_share has it).  40 layers on
+	 * 4 devices x 2 chunks: 5 each; 43: devices 3, 2, 1 get one more;
+	 * 46: every device one, devices 3 and 2 a second. */
 	{
-		static const int v43[] = { 5, 5, 5, 5, 6, 6, 6, 5 };
-		static const int v46[] = { 5, 5, 6, 6, 6, 6, 6, 6 };
+		static const int v43[] = { 5, 6, 6, 6, 5, 5, 5, 5 };
+		static const int v46[] = { 6, 6, 6, 6, 6, 6, 5, 5 };
 		struct pw_split v = { .devices = 4, .chunks = 2,
 		    .placement = PW_PLACE_V };
 		int got43[8], got46[8], dev[4] = { 0 };

@@ -916,16 +916,22 @@ tui_actions_key(struct tui *d, int key)
 {
 	bool typing = d->mode == TUI_MODE_PROMPT ||
 	    (d->mode == TUI_MODE_FORM && d->form.editing);
-	bool unseen = d->rows < TUI_MIN_ROWS || d->cols < TUI_MIN_COLS;
+	bool unseen = tui_too_small(d->rows, d->cols);
 	tui_action act;
 
 	if ((typing || unseen) && (act = tui_actions_find(
 	    TUI_MODE_BIT(TUI_MODE_PROMPT), key)) != NULL)
 		return act(d);
 	/* Below the least screen only its notice shows, and the input line:
-	 * what other keys did would go unseen, so q alone acts. */
-	if (unseen && d->mode != TUI_MODE_PROMPT && (key != 'q' || typing))
-		return 0;
+	 * what other keys did would go unseen, so q alone acts, and quits
+	 * (as the notice says) from a panel too. */
+	if (unseen && d->mode != TUI_MODE_PROMPT) {
+		if (key != 'q' || typing)
+			return 0;
+		if (d->mode != TUI_MODE_TIMELINE)
+			tui_actions_close(d);
+		return tui_act_quit(d) | TUI_DRAW_ALL;
+	}
 	if (d->mode == TUI_MODE_PROMPT)
 		return tui_prompt_key(d, key);
 	if (d->mode == TUI_MODE_FORM && d->form.editing)
@@ -1023,9 +1029,10 @@ tui_mouse(struct tui *d, const struct tui_layout *l, int row, int col,
 	double t = 0;
 	bool at;
 
-	/* A panel, a prompt or a question has the screen: the timeline
-	 * under it is not the user's to click. */
-	if (d->mode != TUI_MODE_TIMELINE) {
+	/* A panel, a prompt or a question has the screen (or the notice
+	 * below the least screen): the timeline under it is not the user's
+	 * to click. */
+	if (d->mode != TUI_MODE_TIMELINE || l->too_small) {
 		d->dragging = false;
 		return 0;
 	}

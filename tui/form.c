@@ -144,6 +144,16 @@ tui_form_bandwidth(const struct pw_problem *p, enum tui_form_kind k)
 	return 0;
 }
 
+bool
+tui_form_same(const struct pw_problem *a, const struct pw_problem *b)
+{
+	return pw_problem_same(a, b) &&
+	    tui_form_bandwidth(a, TUI_FIELD_D2H) ==
+	    tui_form_bandwidth(b, TUI_FIELD_D2H) &&
+	    tui_form_bandwidth(a, TUI_FIELD_H2D) ==
+	    tui_form_bandwidth(b, TUI_FIELD_H2D);
+}
+
 const char *
 tui_form_value(const struct tui *d, int field, char *buf, size_t len)
 {
@@ -457,13 +467,8 @@ tui_form_problem_set(const struct pw_problem *p, enum tui_form_kind k,
 		if (!tui_form_amount(text, tui_form_rates, false, label,
 		    "bandwidth (as 25 GB/s)", &v, err))
 			return PW_ERR_INPUT;
-		/* A model's link is its hardware's, there only with offload
-		 * on: a rate set while it is off would change nothing. */
-		if (o != NULL && !sp.offload) {
-			pw_error_set(err, "%s: offload is off, so the problem has "
-			    "no link: set offload on first", label);
-			return PW_ERR_INPUT;
-		}
+		/* A model's link is its hardware's: set while offload is off,
+		 * the rate waits there for offload on. */
 		if (o != NULL) {
 			*(k == TUI_FIELD_D2H ? &hw.pcie_d2h : &hw.pcie_h2d) = v;
 			split = true;
@@ -610,11 +615,7 @@ tui_form_set(struct tui *d, int field, const char *text, struct pw_error *err)
 	if (k >= TUI_FIELD_OBJECTIVE) {
 		rc = tui_form_option_set(d, k, label, t, what, err);
 	} else if ((rc = tui_form_problem_set(pw_plan_problem(d->plan), k, dev,
-	    label, t, &np, err)) == PW_OK &&
-	    pw_problem_same(np, pw_plan_problem(d->plan))) {
-		pw_problem_free(np);
-		tui_message(d, false, "%s: unchanged", what);
-	} else if (rc == PW_OK) {
+	    label, t, &np, err)) == PW_OK) {
 		rc = tui_problem_set(d, np, what, err);
 	}
 	/* Fewer devices, fewer fields. */

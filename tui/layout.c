@@ -88,12 +88,18 @@ tui_layout_lanes(const struct pw_plan *plan, const struct tui_view *v,
 	return n;
 }
 
+bool
+tui_too_small(int rows, int cols)
+{
+	return rows < TUI_MIN_ROWS || cols < TUI_MIN_COLS;
+}
+
 void
 tui_layout(const struct tui *d, int rows, int cols, struct tui_layout *out)
 {
 	*out = (struct tui_layout){ .rows = rows, .cols = cols,
 	    .label_w = TUI_LAYOUT_LABEL_W, .last_device = -1 };
-	if (rows < TUI_MIN_ROWS || cols < TUI_MIN_COLS) {
+	if (tui_too_small(rows, cols)) {
 		out->too_small = true;
 		return;
 	}

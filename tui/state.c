@@ -717,6 +717,11 @@ tui_problem_set(struct tui *d, struct pw_problem *problem, const char *what,
 	char source[96], asked[64], built[64], *note = NULL;
 	int rc = PW_ERR_INPUT, family;
 
+	if (tui_form_same(problem, pw_plan_problem(d->plan))) {
+		tui_message(d, false, "%s: unchanged", what);
+		rc = PW_OK;
+		goto out;
+	}
 	if (tui_state_same_shape(s, problem) &&
 	    pw_plan_new(pw_problem_copy(problem), pw_schedule_copy(s), &plan,
 	    &why) == PW_OK) {

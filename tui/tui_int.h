@@ -182,6 +182,9 @@ struct tui_layout {
 	int	last_device;		/* the last device with a lane shown */
 };
 
+/* layout.c: whether ROWS x COLS is below TUI_MIN_ROWS x TUI_MIN_COLS,
+ * where only a notice shows. */
+bool	tui_too_small(int rows, int cols);
 /* layout.c: computes OUT for D's state; the caller frees it with
  * tui_layout_free.  Drawing, mouse clicks and scrolling all use it. */
 void	tui_layout(const struct tui *, int rows, int cols,
@@ -577,6 +580,11 @@ void	tui_save_note(struct tui *);
  * nothing). */
 bool	tui_save_changed(const struct tui *);
 
+/* form.c: whether A and B are the same problem, and the link rates the
+ * form shows for them (a model's hardware's, without a link) are the
+ * same. */
+bool	tui_form_same(const struct pw_problem *a, const struct pw_problem *b);
+
 /* Replaces the plan by PLAN (taken), recording the state before as one
  * undoable change WHAT; SOURCE and FAMILY say where it came from (SOURCE
  * NULL: PLAN is the old orders under an edited problem, one more edit of
@@ -605,8 +613,10 @@ unsigned tui_plan_record(struct tui *, struct tui_snapshot *before,
 	    const char *what);
 /* Replaces the problem by PROBLEM (taken) as one change WHAT: the
  * schedule kept when it still fits (same shape, it times), else the
- * current family's, else the best family's.  Returns PW_OK, or an error
- * in ERR with nothing changed. */
+ * current family's, else the best family's; a PROBLEM the form would show
+ * as the current one (tui_form_same) is no change, and the message line
+ * says "WHAT: unchanged".  Returns PW_OK, or an error in ERR with nothing
+ * changed. */
 int	tui_problem_set(struct tui *, struct pw_problem *problem,
 	    const char *what, struct pw_error *);
 /* Sets *BEST to the index in pw_families of the best schedule for P: of

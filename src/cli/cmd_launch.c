@@ -262,12 +262,34 @@ cmd_launch_file(const char *path, struct cmd_launch_run *r)
 	return PW_EXIT_OK;
 }
 
+/* Says on stderr when the schedule of file A->pos[0], PLAN, breaks its
+ * own problem's memory limits: the run keeps the workload's bytes, which
+ * --memory-limit bounds, so it runs all the same. */
+static void
+cmd_launch_limits_note(const struct pw_cmd_args *a, const struct pw_plan *plan)
+{
+	const struct pw_problem *p = pw_plan_problem(plan);
+	const struct pw_metrics *m = pw_plan_metrics(plan);
+	char peak[32], lim[32];
+	int nover, d = pw_metrics_tightest(p, m, &nover);
+
+	if (nover == 0)
+		return;
+	pw_cmd_say("launch: %s breaks its problem's memory limit on %d "
+	    "device%s (device %d: peak %s, limit %s); the run keeps the "
+	    "workload's bytes, which --memory-limit bounds",
+	    pw_cmd_label(a->pos[0]), nover, nover == 1 ? "" : "s", d,
+	    pw_fmt_bytes(peak, sizeof peak, m->device[d].peak),
+	    pw_fmt_bytes(lim, sizeof lim, p->memory[d].limit));
+}
+
 /* What A's input runs: a schedule file's plan, --family's, or a problem
  * (R->input) whose family is chosen on its workload. */
 static int
 cmd_launch_plan(const struct pw_cmd_args *a, struct cmd_launch_run *r)
 {
 	const char *path = a->pos[0];
+	int status;
 
 	if (a->family != NULL) {
 		r->family = a->family;
@@ -282,9 +304,14 @@ cmd_launch_plan(const struct pw_cmd_args *a, struct cmd_launch_run *r)
 	if (pw_torch_is_csv(path)) {
 		r->family = r->named = pw_xasprintf("%s (a PyTorch schedule"
 		    " CSV)", pw_cmd_label(path));
-		return pw_cmd_csv_plan(a, path, &r->plan);
-	}
-	return cmd_launch_file(path, r);
+		status = pw_cmd_csv_plan(a, path, &r->plan);
+	} else
+		status = cmd_launch_file(path, r);
+	/* A problem file gives no plan yet: its family is chosen on the
+	 * workload's problem, within its limits. */
+	if (status == PW_EXIT_OK && r->plan != NULL)
+		cmd_launch_limits_note(a, r->plan);
+	return status;
 }
 
 /* The workload of FROM into R->work: a measured file's recorded one
@@ -330,27 +357,6 @@ cmd_launch_workload(const struct pw_cmd_args *a, enum pw_rt_backend backend,
 	return PW_EXIT_OK;
 }
 
-/* Says on stderr when the schedule of file A->pos[0], PLAN, breaks its
- * own problem's memory limits: the run keeps the workload's bytes, which
- * --memory-limit bounds, so it runs all the same. */
-static void
-cmd_launch_limits_note(const struct pw_cmd_args *a, const struct pw_plan *plan)
-{
-	const struct pw_problem *p = pw_plan_problem(plan);
-	const struct pw_metrics *m = pw_plan_metrics(plan);
-	char peak[32], lim[32];
-	int nover, d = pw_metrics_tightest(p, m, &nover);
-
-	if (nover == 0)
-		return;
-	pw_cmd_say("launch: %s breaks its problem's memory limit on %d "
-	    "device%s (device %d: peak %s, limit %s); the run keeps the "
-	    "workload's bytes, which --memory-limit bounds",
-	    pw_cmd_label(a->pos[0]), nover, nover == 1 ? "" : "s", d,
-	    pw_fmt_bytes(peak, sizeof peak, m->device[d].peak),
-	    pw_fmt_bytes(lim, sizeof lim, p->memory[d].limit));
-}
-
 /* Everything rank 0 knows before the run: the plan, the workload, its
  * problem (with LIMIT on every device) and the schedule's prediction on
  * it.  A problem's family is chosen on the workload's problem: its bytes
@@ -375,8 +381,6 @@ cmd_launch_prepare(const struct pw_cmd_args *a, enum pw_rt_backend backend,
 	}
 	if (r->plan == NULL && (status = cmd_launch_best(a, r)) != PW_EXIT_OK)
 		return status;
-	if (r->input == NULL)
-		cmd_launch_limits_note(a, r->plan);
 	/* The same orders on the workload's problem: the same stages and
 	 * times, the bytes the workload keeps. */
 	if ((rc = pw_plan_new(pw_problem_copy(r->problem), pw_schedule_copy(
