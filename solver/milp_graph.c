@@ -146,8 +146,7 @@ pw_mm_ops(struct pw_mm *mm)
 	mm->ops = pw_xcalloc(universe, sizeof *mm->ops);
 	mm->nres = sched->ndevices + sched->nchannels;
 	for (r = 0; r < mm->nres; r++) {
-		const struct pw_seq *seq = r < sched->ndevices ?
-		    &sched->device[r] : &sched->channel[r - sched->ndevices];
+		const struct pw_seq *seq = pw_schedule_order(sched, r);
 
 		for (i = 0; i < seq->len; i++)
 			pw_mm_add_op(mm, seq->ops[i], r, i, free == NULL ||

@@ -1618,9 +1618,7 @@ pw_jp_key(void *ctx, const unsigned char *s, size_t len)
 {
 	struct pw_jparse *P = ctx;
 	struct pw_jframe *top = &P->stack[P->depth - 1];
-	json_t *key;
-
-	json_t *seen;
+	json_t *key, *seen;
 	bool again;
 
 	if ((key = pw_jp_text(P, s, len)) == NULL)
@@ -1681,10 +1679,10 @@ pw_jp_open(struct pw_jparse *P, json_t *v)
 static int
 pw_jp_skip(struct pw_jparse *P, bool map)
 {
-	if (!pw_jp_deeper(P))
-		return 0;
 	size_t i;
 
+	if (!pw_jp_deeper(P))
+		return 0;
 	if (P->skip == P->skipped_cap) {
 		i = P->skipped_cap;
 		P->skipped_cap = P->skipped_cap == 0 ? 16 : 2 * P->skipped_cap;

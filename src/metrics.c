@@ -120,8 +120,7 @@ pw_metrics_compute(const struct pw_problem *p, const struct pw_schedule *sched,
 	m->ndevices = p->devices;
 	m->device = pw_xcalloc((size_t)p->devices, sizeof *m->device);
 	for (r = 0; r < sched->ndevices + sched->nchannels; r++) {
-		const struct pw_seq *seq = r < sched->ndevices ?
-		    &sched->device[r] : &sched->channel[r - sched->ndevices];
+		const struct pw_seq *seq = pw_schedule_order(sched, r);
 
 		for (i = 0; i < seq->len; i++) {
 			idx = pw_op_index(p, seq->ops[i]);

@@ -400,6 +400,11 @@ void	pw_schedule_set_anchor(struct pw_schedule *, int stage, int mb, struct pw_a
 bool	pw_schedule_anchor(const struct pw_schedule *, int stage, int mb, struct pw_anchor *out);
 /* The ops SCHED holds, compute and transfers. */
 size_t	pw_schedule_nops(const struct pw_schedule *);
+/* The order of RESOURCE in SCHED: device RESOURCE's, or for RESOURCE at
+ * or past SCHED's devices, channel RESOURCE - devices' (pw_where's
+ * numbering; RESOURCE must be one of them). */
+const struct pw_seq *pw_schedule_order(const struct pw_schedule *,
+	    int resource);
 /* Whether A and B hold the same ops in the same order on every device
  * and channel (their anchors aside).  Where they differ, *RESOURCE (a
  * device, or devices + a channel; -1 when their device or channel counts

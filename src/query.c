@@ -31,8 +31,7 @@ pw_query_order(const struct pw_problem *p, const struct pw_schedule *sched,
 {
 	if (r < 0 || r >= p->devices + sched->nchannels)
 		return NULL;
-	return r < p->devices ? &sched->device[r] :
-	    &sched->channel[r - p->devices];
+	return pw_schedule_order(sched, r);
 }
 
 /* How many ops of SEQ have a TIMES entry (their starts or their ends) at

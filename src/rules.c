@@ -142,8 +142,8 @@ pw_where_build(const struct pw_problem *p, const struct pw_schedule *sched,
 	for (i = 0; i < w->universe; i++)
 		w->resource[i] = PW_NOWHERE;
 	for (r = 0; r < p->devices + sched->nchannels && rc == PW_OK; r++)
-		rc = pw_rules_place(p, w, r < p->devices ? &sched->device[r] :
-		    &sched->channel[r - p->devices], r, err);
+		rc = pw_rules_place(p, w, pw_schedule_order(sched, r), r,
+		    err);
 	if (rc != PW_OK) {
 		pw_where_free(w);
 		return rc;
@@ -184,8 +184,7 @@ pw_preds(const struct pw_problem *p, const struct pw_schedule *sched,
 
 	assert(r != PW_NOWHERE);
 	if (pos > 0) {
-		seq = r < p->devices ? &sched->device[r] :
-		    &sched->channel[r - p->devices];
+		seq = pw_schedule_order(sched, r);
 		out[n].op = seq->ops[pos - 1];
 		out[n].kind = r < p->devices ? PW_PRED_DEVICE :
 		    PW_PRED_CHANNEL;
@@ -245,8 +244,7 @@ pw_succs(const struct pw_problem *p, const struct pw_schedule *sched,
 	int n = 0, s, k, device;
 
 	assert(r != PW_NOWHERE);
-	seq = r < p->devices ? &sched->device[r] :
-	    &sched->channel[r - p->devices];
+	seq = pw_schedule_order(sched, r);
 	if (pos + 1 < seq->len) {
 		if (max > 0) {
 			out[0].op = seq->ops[pos + 1];

@@ -43,8 +43,7 @@ pw_schedule_copy(const struct pw_schedule *sched)
 	copy->channel = pw_xcalloc((size_t)sched->nchannels,
 	    sizeof *copy->channel);
 	for (r = 0; r < sched->ndevices + sched->nchannels; r++) {
-		const struct pw_seq *from = r < sched->ndevices ?
-		    &sched->device[r] : &sched->channel[r - sched->ndevices];
+		const struct pw_seq *from = pw_schedule_order(sched, r);
 		struct pw_seq *to = r < sched->ndevices ? &copy->device[r] :
 		    &copy->channel[r - sched->ndevices];
 
@@ -131,10 +130,11 @@ pw_schedule_anchor(const struct pw_schedule *sched, int stage, int mb,
 	return true;
 }
 
-/* The order of RESOURCE (a device, or devices + a channel) of SCHED. */
-static const struct pw_seq *
-pw_schedule_seq(const struct pw_schedule *sched, int resource)
+const struct pw_seq *
+pw_schedule_order(const struct pw_schedule *sched, int resource)
 {
+	assert(resource >= 0 &&
+	    resource < sched->ndevices + sched->nchannels);
 	return resource < sched->ndevices ? &sched->device[resource] :
 	    &sched->channel[resource - sched->ndevices];
 }
@@ -149,8 +149,8 @@ pw_schedule_same_orders(const struct pw_schedule *a, const struct pw_schedule *b
 	if (a->ndevices != b->ndevices || a->nchannels != b->nchannels)
 		goto differ;
 	for (r = 0; r < a->ndevices + a->nchannels; r++) {
-		x = pw_schedule_seq(a, r);
-		y = pw_schedule_seq(b, r);
+		x = pw_schedule_order(a, r);
+		y = pw_schedule_order(b, r);
 		for (i = 0; i < x->len && i < y->len; i++)
 			if (memcmp(&x->ops[i], &y->ops[i], sizeof x->ops[i]) != 0)
 				break;

@@ -216,8 +216,7 @@ pw_sim_waits(const struct pw_sim *sim, const struct pw_timing *t,
 
 	waits = pw_xmalloc((size_t)nres * sizeof *waits);
 	for (r = 0; r < nres; r++) {
-		const struct pw_seq *seq = r < sched->ndevices ?
-		    &sched->device[r] : &sched->channel[r - sched->ndevices];
+		const struct pw_seq *seq = pw_schedule_order(sched, r);
 
 		for (i = 0; i < seq->len; i++)
 			if (isnan(t->start[pw_op_index(p, seq->ops[i])]))

@@ -36,8 +36,7 @@ pw_timed_ops(const struct pw_problem *p, const struct pw_schedule *sched,
 
 	ops = pw_xcalloc(total, sizeof *ops);
 	for (r = 0; r < sched->ndevices + sched->nchannels; r++) {
-		const struct pw_seq *seq = r < sched->ndevices ?
-		    &sched->device[r] : &sched->channel[r - sched->ndevices];
+		const struct pw_seq *seq = pw_schedule_order(sched, r);
 
 		for (i = 0; i < seq->len; i++) {
 			struct pw_timed_op *to = &ops[k++];

@@ -69,8 +69,7 @@ torch_steps(const struct pw_problem *p, const struct pw_schedule *s,
 		progress = false;
 		done = true;
 		for (r = 0; r < nres; r++) {
-			seq = r < s->ndevices ? &s->device[r] :
-			    &s->channel[r - s->ndevices];
+			seq = pw_schedule_order(s, r);
 			for (; pos[r] < seq->len; pos[r]++) {
 				n = pw_preds(p, s, where, seq->ops[pos[r]],
 				    preds);
@@ -596,8 +595,7 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 		any = true;
 		if (c == '\0' || len == TORCH_CELL) {
 			pw_error_set(err, "%s:%ld:%ld: bad action (%s)", label,
-			    r.line, start, c == '\0' ? "a NUL byte" : quoted ?
-			    "a quote that nothing closes" :
+			    r.line, start, c == '\0' ? "a NUL byte" :
 			    "longer than any action");
 			rc = PW_ERR_INPUT;
 			break;

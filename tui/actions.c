@@ -25,13 +25,6 @@
 #define TUI_ZOOM_MIN_SPAN	1e-9
 #define TUI_ZOOM_MAX_FITS	1e3
 
-/* The order (device or channel) of resource R in S. */
-static const struct pw_seq *
-tui_actions_seq(const struct pw_schedule *s, int r)
-{
-	return r < s->ndevices ? &s->device[r] : &s->channel[r - s->ndevices];
-}
-
 /* The position of OP in Q, -1 when absent. */
 static int
 tui_actions_position(const struct pw_seq *q, struct pw_op op)
@@ -96,7 +89,7 @@ tui_act_step(struct tui *d, int step)
 	if (!tui_actions_has_sel(d))
 		return TUI_DRAW_MESSAGE;
 	i = pw_op_index(p, d->sel);
-	q = tui_actions_seq(pw_plan_timed(d->plan), w->resource[i]);
+	q = pw_schedule_order(pw_plan_timed(d->plan), w->resource[i]);
 	pos = w->position[i] + step;
 	if (pos < 0 || pos >= q->len)
 		return 0;

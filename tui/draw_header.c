@@ -118,7 +118,7 @@ tui_draw_header(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 	const struct tui_rect *r = &l->header;
 	char line[1024], place[64], peak[128], status[4096], bound[64] = "";
 	char mk[32], idle[32], b[32], ms[32], pr[32], measured[96] = "";
-	char source[160];
+	char source[512];
 	const struct tui_measured *mr;
 	const char *name = p->name != NULL ? p->name : d->path != NULL ?
 	    d->path : "(unnamed)";

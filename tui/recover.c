@@ -96,8 +96,10 @@ tui_recover_aside(struct tui *d, const char *why)
 	}
 	if (i == 1000 || error != 0)
 		tui_message(d, true, "the recovery file %s could not be moved "
-		    "aside (%s): the next change replaces it", d->recover_path,
-		    i == 1000 ? "too many kept already" : strerror(error));
+		    "aside (%s): the next change replaces it%s%s",
+		    d->recover_path, i == 1000 ? "too many kept already" :
+		    strerror(error), why != NULL ? "; not restored: " : "",
+		    why != NULL ? why : "");
 	else
 		tui_message(d, why != NULL, "recovery file kept as %s, not "
 		    "restored%s%s", aside, why != NULL ? ": " : "",

@@ -1122,7 +1122,8 @@ tui_save_note(struct tui *d)
 		return;
 	d->save_dev = st.st_dev;
 	d->save_ino = st.st_ino;
-	d->save_mtime = st.st_mtim;
+	d->save_size = st.st_size;
+	d->save_ctime = st.st_ctim;
 }
 
 bool
@@ -1133,6 +1134,7 @@ tui_save_changed(const struct tui *d)
 	if (!d->save_seen || stat(d->save_path, &st) != 0)
 		return false;
 	return st.st_dev != d->save_dev || st.st_ino != d->save_ino ||
-	    st.st_mtim.tv_sec != d->save_mtime.tv_sec ||
-	    st.st_mtim.tv_nsec != d->save_mtime.tv_nsec;
+	    st.st_size != d->save_size ||
+	    st.st_ctim.tv_sec != d->save_ctime.tv_sec ||
+	    st.st_ctim.tv_nsec != d->save_ctime.tv_nsec;
 }

@@ -488,7 +488,10 @@ struct tui {
 	bool	save_seen;
 	dev_t	save_dev;
 	ino_t	save_ino;
-	struct timespec save_mtime;
+	off_t	save_size;
+	/* Its change time: any write moves it, a copy that keeps the
+	 * modification time (cp -p) too. */
+	struct timespec save_ctime;
 	char	*source;	/* "family 1f1b", "file x.json", "optimizer
 				 * (gap 2.1%)": the header's "from" */
 	int	edits;		/* edits since SOURCE made the plan: its
@@ -754,13 +757,13 @@ unsigned tui_prompt_open(struct tui *, enum tui_prompt_kind,
 /* A key while the prompt is open: typing, Backspace, Enter (submit),
  * Esc (cancel). */
 unsigned tui_prompt_key(struct tui *, int key);
-/* Line editing shared by the prompt and the form: a printable KEY is
- * appended to TEXT (of CAP bytes, *LEN used), Backspace removes the last
- * character.  Returns whether KEY was one of these. */
 /* "s": saves to SAVE_PATH (not NULL), asking first where another
  * program changed the file since it was read or written.  Returns what to
  * redraw. */
 unsigned tui_prompt_save(struct tui *);
+/* Line editing shared by the prompt and the form: a printable KEY is
+ * appended to TEXT (of CAP bytes, *LEN used), Backspace removes the last
+ * character, Ctrl-U all of them.  Returns whether KEY was one of these. */
 bool	tui_prompt_type(char *text, size_t *len, size_t cap, int key);
 /* Asks for "FORMAT FILE", naming the export registry's formats. */
 unsigned tui_prompt_export_open(struct tui *);

@@ -155,8 +155,7 @@ cmd_eval_json_metrics(const struct pw_plan *plan)
 	root = pw_metrics_json(p, pw_plan_metrics(plan));
 	ops = json_array();
 	for (r = 0; r < p->devices + sched->nchannels; r++) {
-		seq = r < p->devices ? &sched->device[r] :
-		    &sched->channel[r - p->devices];
+		seq = pw_schedule_order(sched, r);
 		for (i = 0; i < seq->len; i++) {
 			o = cmd_eval_json_op(plan, seq->ops[i]);
 			json_object_set_new(o, "slack",
@@ -250,10 +249,17 @@ cmd_eval_orders_note(const struct pw_cmd_args *a, const struct pw_plan *run,
 	char on[64], ox[48] = "nothing", oy[48] = "nothing";
 	int r, pos;
 
-	if (pw_schedule_same_orders(x, y, &r, &pos) || r < 0)
+	if (pw_schedule_same_orders(x, y, &r, &pos))
 		return;
-	qx = r < x->ndevices ? &x->device[r] : &x->channel[r - x->ndevices];
-	qy = r < y->ndevices ? &y->device[r] : &y->channel[r - y->ndevices];
+	if (r < 0) {
+		pw_cmd_say("eval: %s ran on other links than %s (%d channels, "
+		    "against %d): the prediction times %s's",
+		    pw_cmd_label(a->pos[0]), pw_cmd_label(a->against),
+		    x->nchannels, y->nchannels, pw_cmd_label(a->against));
+		return;
+	}
+	qx = pw_schedule_order(x, r);
+	qy = pw_schedule_order(y, r);
 	if (r < p->devices)
 		snprintf(on, sizeof on, "device %d", r);
 	else
