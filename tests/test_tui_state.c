@@ -1825,6 +1825,16 @@ test_replace_asks(void)
 	answer(d, TUI_PROMPT_EXPORT, line);
 	tap_ok(d->mode == TUI_MODE_TIMELINE && strncmp(d->message,
 	    "exported ", 9) == 0, "exporting to it again asks nothing");
+	if ((fp = fopen(pic, "w")) != NULL) {
+		fputs("mine now\n", fp);
+		fclose(fp);
+	}
+	answer(d, TUI_PROMPT_EXPORT, line);
+	tap_ok(d->prompt.kind == TUI_PROMPT_REPLACE && d->mode ==
+	    TUI_MODE_PROMPT && strstr(d->prompt.question, "changed on disk")
+	    != NULL, "unless another program wrote it since: %s",
+	    d->prompt.question);
+	tui_key(d, 'n');
 
 	/* Ctrl-U empties the line, as in a shell. */
 	tui_prompt_open(d, TUI_PROMPT_FIND, "? ", "F(0,1)");
@@ -1925,6 +1935,30 @@ test_recovery_guarded(void)
 	if (!tap_ok((d = tui_new(problem, 40, 120, &err)) != NULL,
 	    "a copied problem opens"))
 		goto out;
+	/* Before it exists, by another spelling and through a link. */
+	line = pw_xasprintf("%s/./.guard.json.pw-recover", tmpdir);
+	answer(d, TUI_PROMPT_SAVE_AS, line);
+	tap_ok(strstr(d->message, "is the recovery file") != NULL &&
+	    access(rec, F_OK) != 0, "save-as refuses the recovery file to "
+	    "be, by another name (%s)", d->message);
+	free(line);
+	line = tmp_path("to-recovery.json");
+	if (symlink(rec, line) == 0) {
+		answer(d, TUI_PROMPT_SAVE_AS, line);
+		tap_ok(strstr(d->message, "is the recovery file") != NULL,
+		    "... and through a link to it (%s)", d->message);
+		unlink(line);
+	}
+	free(line);
+	line = tmp_path("a-directory");
+	if (mkdir(line, 0700) == 0) {
+		answer(d, TUI_PROMPT_SAVE_AS, line);
+		tap_ok(d->mode == TUI_MODE_TIMELINE && strstr(d->message,
+		    "Is a directory") != NULL, "a directory: refused, no "
+		    "question first (%s)", d->message);
+		rmdir(line);
+	}
+	free(line);
 	select_op(d, "F(0,1)");
 	tui_key(d, '>');
 	tui_recover_write(d);
@@ -1957,6 +1991,15 @@ test_recovery_guarded(void)
 	    "does not read is moved aside: %s", d->message);
 	unlink(aside);
 	free(want);
+	/* A FIFO of its name is set aside, never opened (it would wait). */
+	if (mkfifo(rec, 0600) == 0) {
+		tui_prompt_open(d, TUI_PROMPT_RESTORE, "restore? ", "");
+		tui_key(d, 'y');
+		tap_ok(strstr(d->message, "not restored: not a regular file") !=
+		    NULL && access(aside, F_OK) == 0, "a FIFO in its place is "
+		    "moved aside unopened: %s", d->message);
+		unlink(aside);
+	}
 	free(aside);
 	tui_free(d);
 

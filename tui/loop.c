@@ -335,7 +335,9 @@ tui_loop_offer(struct tui *d)
 
 	if (d->recover_path == NULL)
 		d->recover_path = tui_recover_name(d->path);
-	if (stat(d->recover_path, &st) != 0)
+	/* A directory or a FIFO of that name is no file this designer
+	 * wrote (opening a FIFO would wait for a writer). */
+	if (stat(d->recover_path, &st) != 0 || !S_ISREG(st.st_mode))
 		return;
 	if (localtime_r(&st.st_mtime, &tm) == NULL ||
 	    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm) == 0)

@@ -3,6 +3,7 @@
  * each kind of question does with the answer.
  */
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,16 +114,61 @@ tui_prompt_find(struct tui *d, const char *text)
 	return TUI_DRAW_TIMELINE | TUI_DRAW_DETAILS | TUI_DRAW_MESSAGE;
 }
 
-/* Whether A and B name one file (both exist and are it, or are the same
- * name). */
+/* Where writing PATH would write: its absolute name with its links
+ * followed, as far as they lead; a name not there yet through its
+ * directory's real name, a dangling link through its target.  A string
+ * the caller frees. */
+static char *
+tui_prompt_where(const char *path)
+{
+	char target[PATH_MAX], *at = pw_xstrdup(path), *next, *real, *dir;
+	char *slash;
+	struct stat st;
+	ssize_t n;
+	int hops;
+
+	for (hops = 0; hops < 8 && lstat(at, &st) == 0 &&
+	    S_ISLNK(st.st_mode) && stat(at, &st) != 0 &&
+	    (n = readlink(at, target, sizeof target - 1)) > 0; hops++) {
+		target[n] = '\0';
+		slash = strrchr(at, '/');
+		next = target[0] == '/' || slash == NULL ? pw_xstrdup(target) :
+		    pw_xasprintf("%.*s/%s", (int)(slash - at), at, target);
+		free(at);
+		at = next;
+	}
+	if ((real = realpath(at, NULL)) == NULL) {
+		slash = strrchr(at, '/');
+		dir = slash == NULL ? pw_xstrdup(".") : slash == at ?
+		    pw_xstrdup("/") : pw_xasprintf("%.*s", (int)(slash - at),
+		    at);
+		next = realpath(dir, NULL);
+		real = next != NULL ? pw_xasprintf("%s/%s", next, slash != NULL ?
+		    slash + 1 : at) : pw_xstrdup(at);
+		free(next);
+		free(dir);
+	}
+	free(at);
+	return real;
+}
+
+/* Whether A and B name one file: both there and it, or where either is
+ * not there (yet), the same place to write (./x and x, a link to x). */
 static bool
 tui_prompt_same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
+	char *wa, *wb;
+	bool same;
 
 	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
 		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-	return strcmp(a, b) == 0;
+	wa = tui_prompt_where(a);
+	wb = tui_prompt_where(b);
+	same = strcmp(wa, wb) == 0;
+	free(wa);
+	free(wb);
+	return same;
 }
 
 /* Whether PATH is the recovery file: this session's, or the one its
@@ -156,16 +202,24 @@ tui_prompt_in_use(const struct tui *d, const char *path)
 	return tui_prompt_is_recovery(d, path);
 }
 
-/* Whether writing PATH would replace a file the user has not written
- * from here (WRITTEN: the file this action last wrote, or NULL), so the
- * designer asks first.  lstat: a link is a file too. */
-static bool
-tui_prompt_replaces(const char *path, const char *written)
+/* Why writing PATH needs the user's yes first, or NULL: it would replace
+ * a file this action has not written (WRITTEN, the file it last wrote,
+ * or NULL; SEEN, that file as it was then), or one another program
+ * changed since.  lstat: a link is a file too; a directory is no file to
+ * replace (the write says why it fails). */
+static const char *
+tui_prompt_replace_why(const char *path, const char *written,
+    const struct tui_seen *seen)
 {
 	struct stat st;
 
-	return lstat(path, &st) == 0 &&
-	    (written == NULL || !tui_prompt_same_file(path, written));
+	if (lstat(path, &st) != 0 || (stat(path, &st) == 0 &&
+	    S_ISDIR(st.st_mode)))
+		return NULL;
+	if (written == NULL || !tui_prompt_same_file(path, written))
+		return "exists";
+	return tui_seen_changed(seen, written) ?
+	    "changed on disk since it was read" : NULL;
 }
 
 /* Asks before ANSWER, the answer to prompt KIND naming PATH, replaces
@@ -194,6 +248,7 @@ tui_prompt_save_as(struct tui *d, const char *text, bool then_quit,
     bool replace)
 {
 	struct pw_error err;
+	const char *why;
 
 	/* Schedule JSON would replace the problem the designer loaded. */
 	if (pwlua_is_script(text)) {
@@ -212,13 +267,15 @@ tui_prompt_save_as(struct tui *d, const char *text, bool then_quit,
 		    "change replaces: choose another name", text);
 		return TUI_DRAW_MESSAGE;
 	}
-	if (!replace && tui_prompt_replaces(text, d->save_path))
+	if (pw_path_special(text)) {
+		tui_message(d, true, "%s: not saved: %s", text,
+		    TUI_SPECIAL_WHY);
+		return TUI_DRAW_MESSAGE;
+	}
+	if (!replace && (why = tui_prompt_replace_why(text, d->save_path,
+	    &d->save_seen)) != NULL)
 		return tui_prompt_replace_open(d, TUI_PROMPT_SAVE_AS, text,
-		    text, "exists", then_quit);
-	if (!replace && d->save_path != NULL &&
-	    tui_prompt_same_file(text, d->save_path) && tui_save_changed(d))
-		return tui_prompt_replace_open(d, TUI_PROMPT_SAVE_AS, text,
-		    text, "changed on disk since it was read", then_quit);
+		    text, why, then_quit);
 	if (tui_save(d, text, &err) != PW_OK) {
 		tui_message(d, true, "%s", err.msg);
 		return TUI_DRAW_MESSAGE;
@@ -268,7 +325,7 @@ tui_prompt_export(struct tui *d, const char *text, bool replace)
 	struct pw_error err;
 	char name[64], names[128];
 	size_t n = strcspn(text, " ");
-	const char *path = text + n + strspn(text + n, " "), *refused;
+	const char *path = text + n + strspn(text + n, " "), *refused, *why;
 	size_t dropped;
 	int rc;
 
@@ -302,9 +359,10 @@ tui_prompt_export(struct tui *d, const char *text, bool replace)
 		    path, refused);
 		return TUI_DRAW_MESSAGE;
 	}
-	if (!replace && tui_prompt_replaces(path, d->export_path))
+	if (!replace && (why = tui_prompt_replace_why(path, d->export_path,
+	    &d->export_seen)) != NULL)
 		return tui_prompt_replace_open(d, TUI_PROMPT_EXPORT, text,
-		    path, "exists", false);
+		    path, why, false);
 	rc = pw_outfile_open(&out, path, &err);
 	if (rc == PW_OK) {
 		rc = fmt->write(out.fp, pw_plan_problem(d->plan),
@@ -321,6 +379,7 @@ tui_prompt_export(struct tui *d, const char *text, bool replace)
 	}
 	free(d->export_path);
 	d->export_path = pw_xstrdup(path);
+	tui_seen_note(&d->export_seen, path);
 	if (fmt->drops_transfers &&
 	    (dropped = pw_torch_dropped(pw_plan_timed(d->plan))) > 0)
 		tui_message(d, true, "exported %s (%s), which has no offload or "

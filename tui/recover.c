@@ -129,6 +129,8 @@ tui_recover_restore(struct tui *d)
 
 	if (d->recover_path == NULL)
 		d->recover_path = tui_recover_name(d->path);
+	if (pw_path_special(d->recover_path))
+		return tui_recover_aside(d, TUI_SPECIAL_WHY);
 	rc = pw_file_read_pins(d->recover_path, &problem, &ops, &nops, &pins,
 	    &npins, &family, &err);
 	if (rc == PW_OK)

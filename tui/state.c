@@ -946,7 +946,7 @@ tui_new_given(const struct tui_options *opts, int rows, int cols,
 		f.plan = NULL;
 		d->source = tui_state_file_source(path);
 		d->save_path = pw_xstrdup(path);
-		tui_save_note(d);
+		tui_seen_note(&d->save_seen, d->save_path);
 	} else {
 		if (tui_family_best(f.problem, opts->choosing,
 		    opts->choosing_arg, &family, err) != PW_OK ||
@@ -1052,7 +1052,7 @@ tui_edit_done(struct tui *d)
 	}
 	what = pw_xasprintf("reload %s", d->path);
 	if (d->save_path != NULL && strcmp(d->save_path, d->path) == 0)
-		tui_save_note(d);
+		tui_seen_note(&d->save_seen, d->save_path);
 	if (f.plan != NULL) {
 		char *source = tui_state_file_source(d->path);
 
@@ -1106,35 +1106,35 @@ tui_save(struct tui *d, const char *path, struct pw_error *err)
 		free(d->save_path);
 		d->save_path = pw_xstrdup(path);
 	}
-	tui_save_note(d);
+	tui_seen_note(&d->save_seen, d->save_path);
 	d->dirty = false;
 	tui_recover_remove(d);
 	return PW_OK;
 }
 
 void
-tui_save_note(struct tui *d)
+tui_seen_note(struct tui_seen *seen, const char *path)
 {
 	struct stat st;
 
-	d->save_seen = d->save_path != NULL && stat(d->save_path, &st) == 0;
-	if (!d->save_seen)
+	seen->there = path != NULL && stat(path, &st) == 0;
+	if (!seen->there)
 		return;
-	d->save_dev = st.st_dev;
-	d->save_ino = st.st_ino;
-	d->save_size = st.st_size;
-	d->save_ctime = st.st_ctim;
+	seen->dev = st.st_dev;
+	seen->ino = st.st_ino;
+	seen->size = st.st_size;
+	seen->ctime = st.st_ctim;
 }
 
 bool
-tui_save_changed(const struct tui *d)
+tui_seen_changed(const struct tui_seen *seen, const char *path)
 {
 	struct stat st;
 
-	if (!d->save_seen || stat(d->save_path, &st) != 0)
+	if (!seen->there || path == NULL || stat(path, &st) != 0)
 		return false;
-	return st.st_dev != d->save_dev || st.st_ino != d->save_ino ||
-	    st.st_size != d->save_size ||
-	    st.st_ctim.tv_sec != d->save_ctime.tv_sec ||
-	    st.st_ctim.tv_nsec != d->save_ctime.tv_nsec;
+	return st.st_dev != seen->dev || st.st_ino != seen->ino ||
+	    st.st_size != seen->size ||
+	    st.st_ctim.tv_sec != seen->ctime.tv_sec ||
+	    st.st_ctim.tv_nsec != seen->ctime.tv_nsec;
 }

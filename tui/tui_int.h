@@ -207,6 +207,17 @@ double	tui_view_col(const struct tui_view *, int width, double t);
 /* ------------------------------------------------------------------ */
 /* History: undo and redo                                              */
 
+/* A file as the designer last read or wrote it. */
+struct tui_seen {
+	bool	there;		/* noted, and it was there */
+	dev_t	dev;
+	ino_t	ino;
+	off_t	size;
+	/* Its change time: any write moves it, a copy that keeps the
+	 * modification time (cp -p) too. */
+	struct timespec ctime;
+};
+
 /* A whole state to go back to: changes that replace the plan (constraint
  * changes, reloads, optimizer results, family switches, a sweep point). */
 struct tui_snapshot {
@@ -483,15 +494,9 @@ struct tui {
 	char	*save_path;	/* where "s" writes; NULL: ask */
 	char	*export_path;	/* the file export last wrote: again, no
 				 * question */
-	/* SAVE_PATH as it was last read or written (tui_save_note): a file
-	 * changed since is not replaced without a question. */
-	bool	save_seen;
-	dev_t	save_dev;
-	ino_t	save_ino;
-	off_t	save_size;
-	/* Its change time: any write moves it, a copy that keeps the
-	 * modification time (cp -p) too. */
-	struct timespec save_ctime;
+	/* SAVE_PATH and EXPORT_PATH as they were last read or written: a
+	 * file changed since is not replaced without a question. */
+	struct tui_seen save_seen, export_seen;
 	char	*source;	/* "family 1f1b", "file x.json", "optimizer
 				 * (gap 2.1%)": the header's "from" */
 	int	edits;		/* edits since SOURCE made the plan: its
@@ -576,12 +581,12 @@ struct tui *tui_new_given(const struct tui_options *opts, int rows, int cols,
  * (tui_launch_stop, up to TUI_LAUNCH_STOP seconds). */
 void	tui_free(struct tui *);
 
-/* Notes SAVE_PATH's file as it is now, just read or written. */
-void	tui_save_note(struct tui *);
-/* Whether SAVE_PATH's file changed (another program wrote or replaced it)
- * since tui_save_note; a file gone since is no change (writing it loses
- * nothing). */
-bool	tui_save_changed(const struct tui *);
+/* Notes in SEEN the file PATH as it is now, just read or written. */
+void	tui_seen_note(struct tui_seen *seen, const char *path);
+/* Whether PATH changed (another program wrote or replaced it) since
+ * SEEN's note; a file gone since is no change (writing it loses
+ * nothing), nor is one never noted. */
+bool	tui_seen_changed(const struct tui_seen *seen, const char *path);
 
 /* form.c: whether A and B are the same problem, and the link rates the
  * form shows for them (a model's hardware's, without a link) are the
