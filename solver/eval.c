@@ -122,8 +122,8 @@ pw_pins_hold(const struct pw_problem *p, const struct pw_timing *t,
 		sb = t->start[pw_op_index(p, b)];
 		if (sa <= sb + pw_solver_tol(sb))
 			continue;
-		snprintf(why, len, "pin %zu: %s starts at %.9g, after %s at "
-		    "%.9g", i, pw_op_name(na, sizeof na, pins[i].before), sa,
+		snprintf(why, len, "pin %zu: %s starts at %.9g s, after %s at "
+		    "%.9g s", i, pw_op_name(na, sizeof na, pins[i].before), sa,
 		    pw_op_name(nb, sizeof nb, pins[i].after), sb);
 		return false;
 	}
