@@ -876,7 +876,7 @@ test_optimize(void)
 	tui_key(d, '<');
 	tap_str(d->message, "the optimizer is running: Esc cancels it first",
 	    "edits wait for the optimizer");
-	tap_ok(tui_solve_refusal_shown(d), "... saying so on the message line "
+	tap_ok(tui_solve_said_shown(d), "... saying so on the message line "
 	    "before the progress");
 	solve_until_done(d);
 	tap_ok(!tui_solve_running(d), "the iteration limit ends it");

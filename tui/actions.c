@@ -663,6 +663,9 @@ tui_act_edit(struct tui *d)
 static unsigned
 tui_act_save_as(struct tui *d)
 {
+	/* The schedules the search shows are not a change until it ends. */
+	if (tui_actions_busy(d))
+		return TUI_DRAW_MESSAGE;
 	return tui_prompt_open(d, TUI_PROMPT_SAVE_AS, "save the schedule as: ",
 	    d->save_path ? d->save_path : "schedule.json");
 }
@@ -670,6 +673,8 @@ tui_act_save_as(struct tui *d)
 static unsigned
 tui_act_save(struct tui *d)
 {
+	if (tui_actions_busy(d))
+		return TUI_DRAW_MESSAGE;
 	if (d->save_path == NULL)
 		return tui_act_save_as(d);
 	return tui_prompt_save(d);

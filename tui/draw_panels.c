@@ -70,7 +70,7 @@ tui_draw_message(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 		wattrset(w, A_NORMAL);
 		return;
 	}
-	if (d->solve.run != NULL && !tui_solve_refusal_shown(d)) {
+	if (d->solve.run != NULL && !tui_solve_said_shown(d)) {
 		snprintf(line, sizeof line, "optimizing: incumbent %s  bound %s  "
 		    "gap %.1f%%  elapsed %s  %s  (Esc cancels)",
 		    pw_fmt_seconds(inc, sizeof inc, pr->incumbent),

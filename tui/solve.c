@@ -54,14 +54,14 @@ tui_solve_begin(struct tui *d)
 	return TUI_DRAW_MESSAGE;
 }
 
-/* Seconds an error stays on the message line before the progress. */
-#define TUI_SOLVE_ERROR_SHOWN	3.0
+/* Seconds a message said during the search (a key refused, a file
+ * exported) stays on the message line before the progress. */
+#define TUI_SOLVE_SAID_SHOWN	3.0
 
 bool
-tui_solve_refusal_shown(const struct tui *d)
+tui_solve_said_shown(const struct tui *d)
 {
-	return d->message_is_error && pw_now() - d->message_at <
-	    TUI_SOLVE_ERROR_SHOWN;
+	return pw_now() - d->message_at < TUI_SOLVE_SAID_SHOWN;
 }
 
 /* The message line while the search runs. */
@@ -71,7 +71,7 @@ tui_solve_say_progress(struct tui *d)
 	const struct pw_progress *pr = &d->solve.progress;
 	char inc[32], bound[32], el[32];
 
-	if (tui_solve_refusal_shown(d))
+	if (tui_solve_said_shown(d))
 		return;
 	if (isinf(pr->incumbent))
 		snprintf(inc, sizeof inc, "none yet");
@@ -83,6 +83,8 @@ tui_solve_say_progress(struct tui *d)
 	    isfinite(pr->gap) ? 100 * pr->gap : 100.0,
 	    pw_fmt_seconds(el, sizeof el, pr->elapsed),
 	    pr->phase ? pr->phase : "start");
+	/* Said by the search, not by a key: it holds the line no time. */
+	d->message_at = 0;
 }
 
 /* The search ended: its result as one change, or back to the start. */

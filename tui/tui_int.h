@@ -786,9 +786,10 @@ unsigned tui_solve_tick(struct tui *);
 /* Esc: cancels the search, keeping the best schedule so far. */
 unsigned tui_solve_cancel(struct tui *);
 bool	tui_solve_running(const struct tui *);
-/* Whether an error said lately (a key refused while the search runs)
- * keeps the message line from the progress: long enough to be read. */
-bool	tui_solve_refusal_shown(const struct tui *);
+/* Whether a message said lately by a key (a refusal while the search
+ * runs, an export) keeps the message line from the progress: long
+ * enough to be read. */
+bool	tui_solve_said_shown(const struct tui *);
 /* The lower bound the header shows: the running search's, else the last
  * search's while the plan's problem, the objective and the pins are
  * those it was computed under; *GAP is the current plan's objective
