@@ -2025,6 +2025,35 @@ out:
 	free(problem);
 }
 
+/* Undo and redo back to what the file holds leave nothing unsaved, as
+ * an editor has it. */
+static void
+test_clean_again(void)
+{
+	struct tui *d = open_file("tui_small.json");
+	char *saved = tmp_path("clean.json");
+
+	if (d == NULL)
+		goto out;
+	select_op(d, "F(0,1)");
+	tui_key(d, '>');
+	tap_ok(d->dirty, "a move: unsaved");
+	tui_key(d, 'u');
+	tap_ok(!d->dirty, "undone: back to what was loaded, nothing unsaved");
+	tui_key(d, TUI_KEY_CTRL('r'));
+	tap_ok(d->dirty, "redone: unsaved again");
+	answer(d, TUI_PROMPT_SAVE_AS, saved);
+	tap_ok(!d->dirty, "saved");
+	tui_key(d, 'u');
+	tap_ok(d->dirty, "undone past the save: unsaved");
+	tui_key(d, TUI_KEY_CTRL('r'));
+	tap_ok(!d->dirty, "redone to the save: nothing unsaved");
+	tap_int(tui_key(d, 'q') & TUI_DO_QUIT, TUI_DO_QUIT, "q quits at once");
+	tui_free(d);
+out:
+	free(saved);
+}
+
 /* Once the schedule has a file, the recovery file is beside it. */
 static void
 test_recover_follows(void)
@@ -2502,6 +2531,7 @@ main(void)
 	test_replace_asks();
 	test_too_small();
 	test_recovery_guarded();
+	test_clean_again();
 	test_recover_follows();
 	test_form_caps();
 	test_optimize_same();

@@ -475,11 +475,19 @@ tui_history_clear_redo(struct tui_history *h)
 		tui_change_free(&h->redo[--h->nredo]);
 }
 
+/* The number of the change on top of undo, 0 when none is. */
+static unsigned long
+tui_history_top(const struct tui_history *h)
+{
+	return h->nundo > 0 ? h->undo[h->nundo - 1].id : 0;
+}
+
 /* Records C (taken) as the last change. */
 static void
 tui_state_record(struct tui *d, struct tui_change c)
 {
 	tui_history_clear_redo(&d->history);
+	c.id = ++d->history.last_id;
 	tui_history_push(&d->history.undo, &d->history.nundo,
 	    &d->history.capundo, c);
 	d->changes++;
@@ -664,7 +672,7 @@ tui_state_step(struct tui *d, struct tui_change *from, size_t *nfrom,
 	}
 	tui_history_push(to, nto, capto, c);
 	d->changes++;
-	d->dirty = true;
+	d->dirty = tui_history_top(&d->history) != d->history.saved_id;
 	tui_message(d, false, "%s %s", verb, c.what);
 	if (tui_state_refresh(d) == PW_OK && c.kind != TUI_CHANGE_PIN_ADD &&
 	    c.kind != TUI_CHANGE_PIN_REMOVE) {
@@ -1107,6 +1115,7 @@ tui_save(struct tui *d, const char *path, struct pw_error *err)
 		d->save_path = pw_xstrdup(path);
 	}
 	tui_seen_note(&d->save_seen, d->save_path);
+	d->history.saved_id = tui_history_top(&d->history);
 	d->dirty = false;
 	tui_recover_remove(d);
 	return PW_OK;

@@ -244,6 +244,7 @@ struct tui_change {
 	enum tui_change_kind kind;
 	const char *what;	/* "move F(0,3)", ...: for the message line;
 				 * owned (pw_xstrdup) */
+	unsigned long id;	/* numbered as recorded, from 1 */
 	struct pw_edit edit;
 	int	edit_step;	/* EDIT: what performing it adds to edits */
 	struct pw_pin pin;
@@ -256,6 +257,11 @@ struct tui_history {
 	size_t	nundo, capundo;
 	struct tui_change *redo;
 	size_t	nredo, capredo;
+	unsigned long last_id;	/* the number the last change recorded got */
+	/* The number of the change on top of undo when the schedule was
+	 * last saved or loaded (0: none was): undoing or redoing back to it
+	 * is back to what the file holds. */
+	unsigned long saved_id;
 };
 
 /* ------------------------------------------------------------------ */
