@@ -1376,6 +1376,11 @@ fails 2 "--output" "plan -o an empty name" "$PW" $PLAN -o ''
 ok "it says the name is empty" err_is "pipewright: plan: --output needs a file name, not an empty one"
 fails 2 "--problem" "a file option given the next option" "$PW" eval "$tmp/x.csv" --problem --model gpt3-1.3b
 ok "it names both, and how to name such a file" err_is "pipewright: eval: --problem needs a file name before --model (a file of that name: ./--model)"
+fails 2 "--output" "-o given the next short option" "$PW" schedule "$UNIT" --family 1f1b -o -f
+ok "no file -f is written" [ ! -e -f ]
+ok "it names the option taken" err_is "pipewright: schedule: --output needs a file name before -f (a file of that name: ./-f)"
+fails 2 "--from" "a value option given the next option" "$PW" solve "$UNIT" --from --iteration-limit 5
+ok "it says so" err_is "pipewright: solve: --from needs a value before --iteration-limit"
 run "$PW" schedule "$UNIT" --family 1f1b --output=--model-out.json
 ok "--output=--x names a file --x: no option of that name" status_is 0
 rm -f -- --model-out.json

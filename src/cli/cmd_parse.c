@@ -296,15 +296,18 @@ cmd_parse_bad(const struct pw_command *cmd, int c, const char *bad)
 		    "--help')", cmd->name, bad, cmd->name);
 }
 
-/* Whether ARG is one of LONGOPTS as given on a command line ("--model",
- * "--model=x"). */
+/* Whether ARG is one of LONGOPTS ("--model", "--model=x") or of
+ * SHORTOPTS ("-f", "-f1f1b") as given on a command line. */
 static bool
-cmd_parse_is_option(const struct option *longopts, const char *arg)
+cmd_parse_is_option(const struct option *longopts, const char *shortopts,
+    const char *arg)
 {
 	size_t n;
 
-	if (strncmp(arg, "--", 2) != 0)
+	if (arg[0] != '-' || arg[1] == '\0')
 		return false;
+	if (arg[1] != '-')
+		return arg[1] != ':' && strchr(shortopts, arg[1]) != NULL;
 	n = strcspn(arg + 2, "=");
 	for (; longopts->name != NULL; longopts++)
 		if (strlen(longopts->name) == n &&
@@ -375,17 +378,21 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 				    "directory" : "file");
 				return PW_EXIT_INPUT;
 			}
-			/* "--problem --model x": the value forgotten, the
-			 * next option taken for it. */
-			if (optarg != NULL && strchr(CMD_PARSE_FILES, c) !=
-			    NULL && optarg == argv[optind - 1] &&
-			    cmd_parse_is_option(longopts, optarg)) {
-				pw_cmd_say("%s: --%s needs a %s name before "
-				    "%s (a file of that name: ./%s)", cmd->name,
+		}
+		/* "--problem --model x", "-o -f 1f1b": the value
+		 * forgotten, the next option taken for it. */
+		if (optarg != NULL && optarg == argv[optind - 1] &&
+		    (name = cmd_parse_name(c)) != NULL &&
+		    cmd_parse_is_option(longopts, shortopts, optarg)) {
+			if (strchr(CMD_PARSE_FILES, c) != NULL)
+				pw_cmd_say("%s: --%s needs a %s name before %s "
+				    "(a file of that name: ./%s)", cmd->name,
 				    name, c == 'd' ? "directory" : "file",
 				    optarg, optarg);
-				return PW_EXIT_INPUT;
-			}
+			else
+				pw_cmd_say("%s: --%s needs a value before %s",
+				    cmd->name, name, optarg);
+			return PW_EXIT_INPUT;
 		}
 		if (cmd_parse_model(c, a))
 			continue;
