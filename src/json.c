@@ -1778,9 +1778,12 @@ pw_jp_status(struct pw_jparse *P, yajl_status st)
 	n = strlen((char *)msg);
 	while (n > 0 && msg[n - 1] == '\n')
 		msg[--n] = '\0';
-	/* "0F0,0F1,...": a schedule CSV named otherwise reads as JSON. */
-	snprintf(said, sizeof said, "%s%s", (char *)msg, P->csv_like ?
-	    " (a PyTorch schedule CSV is read by its .csv name)" : "");
+	/* "0F0,0F1,...": a schedule CSV named otherwise reads as JSON; one
+	 * so named reaches JSON where the command reads no CSV. */
+	snprintf(said, sizeof said, "%s%s", (char *)msg, !P->csv_like ? "" :
+	    pw_path_ends(P->f->in->file, ".csv") ? " (a PyTorch schedule CSV, "
+	    "where this reads JSON)" : " (a PyTorch schedule CSV is read by "
+	    "its .csv name)");
 	pw_jp_fail(P, said);
 	yajl_free_error(P->h, msg);
 	return P->rc;
@@ -1793,8 +1796,17 @@ pw_jcsv_like(const unsigned char *s, size_t n)
 {
 	size_t i = 0;
 
-	if (n > 0 && s[0] == ',')
+	/* A byte-order mark and a quoted first cell, as spreadsheets write
+	 * them. */
+	if (n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
+		i = 3;
+	if (i < n && s[i] == '"')
+		i++;
+	if (i < n && s[i] == ',')
 		return true;
+	s += i;
+	n -= i;
+	i = 0;
 	while (i < n && isdigit(s[i]))
 		i++;
 	return i > 0 && i < n && strchr("FIBWOR", s[i]) != NULL && s[i];
@@ -1940,6 +1952,14 @@ pw_jload(struct pw_jfile *f, const char *path)
 	FILE *fp;
 	int rc;
 
+	/* A script read as JSON fails on its first line, saying nothing of
+	 * why: the command wants a file here. */
+	if (pw_path_ends(path, ".lua")) {
+		pw_error_set(f->in->err, "%s: a Lua script, where a JSON file "
+		    "is read (a %s file)", f->in->file, f->schedule_only ?
+		    "schedule" : "problem or schedule");
+		return PW_ERR_INPUT;
+	}
 	if ((fp = pw_infile_open(path)) == NULL) {
 		pw_error_set(f->in->err, "%s: cannot open: %s", f->in->file,
 		    strerror(errno));

@@ -1379,6 +1379,8 @@ ok "it names both, and how to name such a file" err_is "pipewright: eval: --prob
 fails 2 "--output" "-o given the next short option" "$PW" schedule "$UNIT" --family 1f1b -o -f
 ok "no file -f is written" [ ! -e -f ]
 ok "it names the option taken" err_is "pipewright: schedule: --output needs a file name before -f (a file of that name: ./-f)"
+fails 2 "default.lua" "eval of a Lua script where a schedule file is read" "$PW" eval "$EXAMPLES/default.lua"
+ok "it says what it is and what is read" err_is "pipewright: $EXAMPLES/default.lua: a Lua script, where a JSON file is read (a schedule file)"
 fails 2 "--from" "a value option given the next option" "$PW" solve "$UNIT" --from --iteration-limit 5
 ok "it says so" err_is "pipewright: solve: --from needs a value before --iteration-limit"
 run "$PW" schedule "$UNIT" --family 1f1b --output=--model-out.json

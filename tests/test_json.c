@@ -556,6 +556,9 @@ static const struct bad_case {
 	{ "schedule_csv.json", false, true, "line 1 column 2: JSON syntax "
 	    "error: parse error: trailing garbage (a PyTorch schedule CSV is "
 	    "read by its .csv name)" },
+	{ "schedule_csv_quoted.json", false, true, "line 1 column 6: JSON "
+	    "syntax error: parse error: trailing garbage (a PyTorch schedule "
+	    "CSV is read by its .csv name)" },
 	{ "devices_string.json", false, true, "devices: must be a positive "
 	    "integer (got \"2\")" },
 	{ "devices_zero.json", false, true, "devices: must be a positive "
