@@ -133,8 +133,9 @@ pwl_csv_row(lua_State *L, int rows, size_t i)
 static void
 pwl_csv_columns(lua_State *L, int rows, size_t nrows)
 {
-	const char **names;
-	size_t i, n = 0, k;
+	const char **names, *s;
+	char where[64];
+	size_t i, n = 0, k, len;
 	int set;
 
 	lua_newtable(L);
@@ -152,6 +153,12 @@ pwl_csv_columns(lua_State *L, int rows, size_t nrows)
 				    "name must be a string or its place a "
 				    "number (got a %s key)", i,
 				    luaL_typename(L, -1));
+			/* A NUL would cut the name, and two cells would
+			 * share a column. */
+			snprintf(where, sizeof where, "rows[%zu]: a cell's "
+			    "name", i);
+			s = lua_tolstring(L, -1, &len);
+			pwl_check_text(L, s, len, "pw.write_csv", where);
 			lua_pushvalue(L, -1);
 			if (lua_rawget(L, set) == LUA_TNIL) {
 				lua_pushvalue(L, -2);
@@ -179,6 +186,29 @@ pwl_csv_columns(lua_State *L, int rows, size_t nrows)
 	}
 	lua_replace(L, set);
 	lua_pop(L, 1);
+}
+
+/* Raises unless the listed row I at ROW (of N cells) has cells 1 to N
+ * only: a named cell beside them would be left out. */
+static void
+pwl_csv_listed(lua_State *L, int row, size_t i, size_t n)
+{
+	lua_Integer k;
+	int ok;
+
+	lua_pushnil(L);
+	while (lua_next(L, row) != 0) {
+		lua_pop(L, 1);
+		pwl_work(L, 1, "pw.write_csv");
+		k = lua_tointegerx(L, -1, &ok);
+		if (lua_type(L, -1) != LUA_TNUMBER || !ok || k < 1)
+			pwl_fail(L, "pw.write_csv: rows[%zu]: mixes named and "
+			    "listed cells", i);
+		if ((size_t)k > n)
+			pwl_fail(L, "pw.write_csv: rows[%zu]: a cell at %lld, "
+			    "past the row's %zu (a hole in the list?)", i,
+			    (long long)k, n);
+	}
 }
 
 /*
@@ -213,6 +243,8 @@ pwl_csv_build(lua_State *L, luaL_Buffer *b, int rows, int columns)
 			pwl_fail(L, "pw.write_csv: rows[%zu]: a record among "
 			    "listed rows", i);
 		n = record ? ncols : lua_rawlen(L, -1);
+		if (!record)
+			pwl_csv_listed(L, lua_gettop(L), i, n);
 		lua_pop(L, 1);
 		/* B may keep its own value on the stack: each cell is pushed
 		 * alone and added with luaL_addvalue. */

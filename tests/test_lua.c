@@ -676,8 +676,16 @@ test_load_write(void)
 	    "true), why)\n"
 	    "ok, why = pcall(pw.write_csv, 'k.csv', { { a = 1, [true] = 3 } })"
 	    "\nassert(why:find(\"rows[1]: a cell's name must be a string or "
-	    "its place a number (got a boolean key)\", 1, true), why)\n",
-	    "write_csv: a row's keys of two kinds, or of neither");
+	    "its place a number (got a boolean key)\", 1, true), why)\n"
+	    "ok, why = pcall(pw.write_csv, 'k.csv', { { x = 1, [1] = 2 } })\n"
+	    "assert(why:find('rows[1]: mixes named and listed cells', 1, "
+	    "true), why)\n"
+	    "ok, why = pcall(pw.write_csv, 'k.csv', { { ['a\\0b'] = 1, "
+	    "a = 2 } })\n"
+	    "assert(why:find(\"rows[1]: a cell's name: must be UTF-8 text "
+	    "without NUL bytes\", 1, true), why)\n",
+	    "write_csv: a row's keys of two kinds, or of neither, a list with "
+	    "a name beside it, a name with a NUL");
 }
 
 /* The library functions that loop in C: table.move charges its count
