@@ -427,6 +427,11 @@ struct pw_planner_result {
  * seed 1, offload auto. */
 void	pw_planner_opts_init(struct pw_planner_opts *);
 
+/* Why the planner takes no pins (a problem's precede pairs): what the
+ * front ends say when a problem comes with some. */
+#define PW_PLANNER_NO_PINS	"its precede pairs name ops of its own " \
+	"split, which plan changes (solve honours them)"
+
 /* Plans PROBLEM under O, blocking.  Returns PW_OK and a result the
  * caller frees with pw_planner_result_free (at least one candidate, each
  * schedule within its problem's limits and passing pw_check);

@@ -857,6 +857,8 @@ EOF
 	ok "solve of a pinned Lua problem exits 0" status_is 0
 	run "$PW" script --write-dir "$tmp" "$tmp/pincheck.lua" "$tmp/pinned.json"
 	ok "the script's pin holds in the solved schedule" out_has '^held$'
+	fails 2 "pinned.lua" "plan of a problem with precede pairs" "$PW" plan "$tmp/pinned.lua" -I 100
+	ok "which says why it takes none" err_has 'its precede pairs name ops of its own split, which plan changes (solve honours them)$'
 	run "$PW" solve "$tmp/free.lua" --objective makespan -o /dev/null
 	ok "--objective overrides the script's" out_has '^objective  *makespan 27 s'
 

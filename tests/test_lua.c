@@ -457,6 +457,14 @@ test_schedules(void)
 static void
 test_plan(void)
 {
+	script_ok("plan_pins.lua",
+	    "local p = pw.problem" UNIT_SPEC ", precede = { { { 'W', 1, 1 }, "
+	    "{ 'F', 1, 5 } } } }\n"
+	    "local c, why = pw.plan(p, { iteration_limit = 100 })\n"
+	    "assert(c == nil and why == 'pw.plan: the problem: its precede "
+	    "pairs name ops of its own split, which plan changes (solve "
+	    "honours them)', why)\n",
+	    "pw.plan: a problem with precede pairs: nil and why");
 	script_ok("plan_fixed.lua",
 	    "local p = pw.problem" UNIT_SPEC " }\n"
 	    "local c, info = assert(pw.plan(p, { iteration_limit = 2000 }))\n"

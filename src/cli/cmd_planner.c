@@ -296,6 +296,12 @@ pw_cmd_plan(const struct pw_cmd_args *a)
 	if (a->model[PW_CMD_M_MODEL] != NULL ? !pw_cmd_model_read(a, &model) :
 	    (problem = pw_cmd_problem_load(a, &prefs)) == NULL)
 		return PW_EXIT_INPUT;
+	if (prefs.npins > 0) {
+		pw_cmd_say("plan: %s: %s", pw_cmd_input_label(a),
+		    PW_PLANNER_NO_PINS);
+		status = PW_EXIT_INPUT;
+		goto out;
+	}
 	pw_planner_opts_init(&o);
 	pw_cmd_prefs_apply(a, &prefs, &o.objective, &o.time_limit);
 	o.offload = a->offload;
