@@ -293,12 +293,12 @@ pw_search_start(struct pw_search *s, struct pw_start *donor)
 	} else if (o->start_family != NULL) {
 		name = o->start_family;
 		if ((fam = pw_family_find(o->start_family)) == NULL) {
-			pw_error_set(&s->err, "solve: start_family: unknown "
+			pw_error_set(&s->err, "solve: start: unknown "
 			    "family '%s'", o->start_family);
 			return PW_ERR_INPUT;
 		}
 		if (pw_search_family(s, fam, &st, &err) != PW_OK) {
-			pw_error_set(&s->err, "solve: start_family: %s does "
+			pw_error_set(&s->err, "solve: start: %s does "
 			    "not apply: %s", fam->name, err.msg);
 			return PW_ERR_INPUT;
 		}

@@ -733,10 +733,10 @@ test_options(void)
 	test_bad(p, &o, "iteration_limit -1 is negative");
 	pw_solve_opts_init(&o);
 	o.start_family = "nosuch";
-	test_bad(p, &o, "start_family: unknown family 'nosuch'");
+	test_bad(p, &o, "start: unknown family 'nosuch'");
 	pw_solve_opts_init(&o);
 	o.start_family = "zb-v";
-	test_bad(p, &o, "start_family: zb-v does not apply");
+	test_bad(p, &o, "start: zb-v does not apply");
 	pw_solve_opts_init(&o);
 	o.pins = &pin;
 	o.npins = 1;
@@ -907,7 +907,7 @@ test_run_errors(void)
 		    "take");
 		tap_int(pw_solve_finish(run, &r, &err), PW_ERR_INPUT, "run, "
 		    "zb-v: the worker's error");
-		tap_ok(strstr(err.msg, "start_family: zb-v does not apply") !=
+		tap_ok(strstr(err.msg, "start: zb-v does not apply") !=
 		    NULL && r.schedule == NULL, "run, zb-v: %s", err.msg);
 	}
 	pw_problem_free(p);
