@@ -64,7 +64,8 @@ pwl_search_opts(lua_State *L, const struct pwl_problem *pb, const char *who,
 	    pwl_offload_names);
 	o->time_limit = pwl_get_number(L, 2, who, "time_limit",
 	    o->time_limit);
-	if (!(o->time_limit > 0) || !isfinite(o->time_limit))
+	/* math.huge is all the run has left (the caller caps it there). */
+	if (!(o->time_limit > 0))
 		pwl_fail(L, "%s: time_limit: must be a positive number of "
 		    "seconds (got %g)", who, o->time_limit);
 	o->iteration_limit = pwl_get_int(L, 2, who, "iteration_limit",

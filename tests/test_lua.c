@@ -444,6 +444,12 @@ test_schedules(void)
 	    "pw.solve: a negative iteration limit");
 	/* A nil in place of the options (fuzz_lua: it was dropped by the
 	 * settop and lua_next ran on the nil). */
+	script_ok("solve_huge.lua",
+	    "local p = pw.problem" UNIT_SPEC " }\n"
+	    "local s = assert(pw.solve(p, { time_limit = math.huge, "
+	    "iteration_limit = 100 }))\n"
+	    "assert(s.objective == 27)\n",
+	    "pw.solve: time_limit math.huge is what the run has left");
 	script_ok("solve_nil.lua",
 	    "local p = pw.problem" UNIT_SPEC " }\n"
 	    "local s = assert(pw.solve(p, nil))\n"
