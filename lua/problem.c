@@ -48,7 +48,12 @@ pwl_op_read(lua_State *L, int idx, const char *what,
 		pwl_fail(L, "%s: must be an op such as {\"F\", stage, mb} (got "
 		    "%s)", what, luaL_typename(L, idx));
 	if (lua_rawgeti(L, idx, 1) != LUA_TNIL) {
-		/* {"F", 1, 1} reads as {kind = "F", stage = 1, mb = 1}. */
+		/* {"F", 1, 1} reads as {kind = "F", stage = 1, mb = 1}; a
+		 * fourth would be dropped unread, as a pair's third. */
+		if (lua_rawlen(L, idx) != 3)
+			pwl_fail(L, "%s: must be an op such as {\"F\", stage, "
+			    "mb}: three entries (got %zu)", what,
+			    (size_t)lua_rawlen(L, idx));
 		lua_createtable(L, 0, 3);
 		for (i = 0; names[i] != NULL; i++) {
 			lua_rawgeti(L, idx, i + 1);

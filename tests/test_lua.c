@@ -416,6 +416,12 @@ test_schedules(void)
 	    "assert(s.makespan <= 33 and s.bound <= s.makespan)\n"
 	    "assert(s.start ~= nil)\n",
 	    "pw.solve under a limit of 4 with a must-precede pair");
+	script_ok("op4.lua",
+	    "local ok, why = pcall(pw.problem, " UNIT_SPEC ",\n"
+	    "  precede = { { { 'W', 1, 1, 5 }, { 'F', 1, 5 } } } })\n"
+	    "assert(not ok and why:find('precede[1][1]: must be an op such as "
+	    "{\"F\", stage, mb}: three entries (got 4)', 1, true), why)\n",
+	    "an op with a fourth entry is refused, as a pair with a third");
 
 	/* test_solver's 7x16 under a limit of 3: 92 at 5,000 iterations. */
 	script_ok("solve_it.lua",
