@@ -173,12 +173,12 @@ pwl_plan(lua_State *L)
 	int rc;
 
 	pwl_opts_arg(L, 2);
+	pwl_plan_opts(L, pb, &o);
 	if (pb->prefs.npins > 0) {
 		lua_pushnil(L);
 		lua_pushstring(L, "pw.plan: the problem: " PW_PLANNER_NO_PINS);
 		return 2;
 	}
-	pwl_plan_opts(L, pb, &o);
 	/* 3: the result, charged before the planner runs for what it
 	 * holds at once (a search over the cap is refused, not run), until
 	 * each candidate kept is charged as a schedule object of its own. */

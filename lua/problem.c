@@ -33,6 +33,29 @@ pwl_op_push(lua_State *L, struct pw_op op)
 	lua_setfield(L, -2, "mb");
 }
 
+/* Whether the table at IDX is a list of N entries and nothing else: a
+ * key beside them (t.x, t[N + 1], whether in the list part or not) would
+ * be dropped unread. */
+static bool
+pwl_list_of(lua_State *L, int idx, size_t n)
+{
+	lua_Integer k;
+	bool ok = lua_rawlen(L, idx) == n;
+	int isint;
+
+	idx = lua_absindex(L, idx);
+	lua_pushnil(L);
+	while (ok && lua_next(L, idx) != 0) {
+		lua_pop(L, 1);
+		k = lua_tointegerx(L, -1, &isint);
+		ok = lua_type(L, -1) == LUA_TNUMBER && isint && k >= 1 &&
+		    (size_t)k <= n;
+	}
+	if (!ok)
+		lua_pop(L, 1);
+	return ok;
+}
+
 /* Reads a compute op of P at IDX: {kind = "F", stage = 1, mb = 1} or
  * {"F", 1, 1}. */
 static struct pw_op
@@ -48,12 +71,11 @@ pwl_op_read(lua_State *L, int idx, const char *what,
 		pwl_fail(L, "%s: must be an op such as {\"F\", stage, mb} (got "
 		    "%s)", what, luaL_typename(L, idx));
 	if (lua_rawgeti(L, idx, 1) != LUA_TNIL) {
-		/* {"F", 1, 1} reads as {kind = "F", stage = 1, mb = 1}; a
-		 * fourth would be dropped unread, as a pair's third. */
-		if (lua_rawlen(L, idx) != 3)
+		/* {"F", 1, 1} reads as {kind = "F", stage = 1, mb = 1}; more
+		 * would be dropped unread, as beside a pair. */
+		if (!pwl_list_of(L, idx, 3))
 			pwl_fail(L, "%s: must be an op such as {\"F\", stage, "
-			    "mb}: three entries (got %zu)", what,
-			    (size_t)lua_rawlen(L, idx));
+			    "mb}: those three entries alone", what);
 		lua_createtable(L, 0, 3);
 		for (i = 0; names[i] != NULL; i++) {
 			lua_rawgeti(L, idx, i + 1);
@@ -105,7 +127,7 @@ pwl_pins_read(lua_State *L, int idx, const char *what, size_t n,
 	for (i = 0; i < n; i++) {
 		snprintf(where, sizeof where, "%s[%zu]", what, i + 1);
 		if (lua_rawgeti(L, idx, (lua_Integer)i + 1) != LUA_TTABLE ||
-		    lua_rawlen(L, -1) != 2)
+		    !pwl_list_of(L, -1, 2))
 			pwl_fail(L, "%s: must be a pair {before, after}", where);
 		snprintf(where, sizeof where, "%s[%zu][1]", what, i + 1);
 		lua_rawgeti(L, -1, 1);

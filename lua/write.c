@@ -105,7 +105,9 @@ pwl_strcmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Whether ROW (a table) is a record: fields by name, no list part. */
+/* Whether ROW (a table) is a record: its first key a name (a list's
+ * cells are placed by number; pwl_csv_columns and pwl_csv_listed refuse
+ * the two mixed). */
 static bool
 pwl_is_record(lua_State *L, int row)
 {
@@ -114,9 +116,10 @@ pwl_is_record(lua_State *L, int row)
 	if (lua_rawlen(L, row) > 0)
 		return false;
 	lua_pushnil(L);
-	record = lua_next(L, row) != 0;
-	if (record)
-		lua_pop(L, 2);
+	if (lua_next(L, row) == 0)
+		return false;
+	record = lua_type(L, -2) != LUA_TNUMBER;
+	lua_pop(L, 2);
 	return record;
 }
 
@@ -193,22 +196,30 @@ pwl_csv_columns(lua_State *L, int rows, size_t nrows)
 static void
 pwl_csv_listed(lua_State *L, int row, size_t i, size_t n)
 {
-	lua_Integer k;
+	lua_Integer k, at = 0;
+	bool stray = false;
 	int ok;
 
+	/* A name anywhere is the mix; else the first place out of range. */
 	lua_pushnil(L);
 	while (lua_next(L, row) != 0) {
 		lua_pop(L, 1);
 		pwl_work(L, 1, "pw.write_csv");
 		k = lua_tointegerx(L, -1, &ok);
-		if (lua_type(L, -1) != LUA_TNUMBER || !ok || k < 1)
+		if (lua_type(L, -1) != LUA_TNUMBER)
 			pwl_fail(L, "pw.write_csv: rows[%zu]: mixes named and "
 			    "listed cells", i);
-		if ((size_t)k > n)
-			pwl_fail(L, "pw.write_csv: rows[%zu]: a cell at %lld, "
-			    "past the row's %zu (a hole in the list?)", i,
-			    (long long)k, n);
+		if (!stray && (!ok || k < 1 || (size_t)k > n)) {
+			stray = true;
+			at = ok ? k : 0;
+		}
 	}
+	if (stray && at >= 1)
+		pwl_fail(L, "pw.write_csv: rows[%zu]: a cell at %lld, past the "
+		    "row's %zu (a hole in the list?)", i, (long long)at, n);
+	if (stray)
+		pwl_fail(L, "pw.write_csv: rows[%zu]: a cell's place must be a "
+		    "whole number from 1", i);
 }
 
 /*

@@ -98,6 +98,13 @@ void	pw_outfile_abort(struct pw_outfile *);
  * file cannot be read twice, and opening a FIFO waits for the program
  * at its other end. */
 bool	pw_path_special(const char *path);
+/* util.c: the file that writing PATH writes (pw_outfile's rule: the
+ * links of its last part followed, one that leads nowhere yet naming the
+ * file to create), absolute through its directory's real name, so that
+ * two spellings of one place compare equal before the file is there: a
+ * string the caller frees, or NULL with errno set when a link cannot be
+ * read or they loop. */
+char	*pw_path_written(const char *path);
 /* infile.c: PATH ("-": stdin) opened for reading, as fopen; NULL with
  * errno set.  A name that is not a regular file (a pipe, a FIFO, a
  * device, stdin) reads whole every time it is opened, the second time

@@ -384,6 +384,42 @@ pw_outfile_resolve(const char *path, struct stat *st, bool *exists)
 	return NULL;
 }
 
+/* The directory of PATH (".", "/" or its part before the last slash): a
+ * string the caller frees. */
+static char *
+pw_path_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash == NULL ? pw_xstrdup(".") : slash == path ?
+	    pw_xstrdup("/") : pw_xasprintf("%.*s", (int)(slash - path), path);
+}
+
+char *
+pw_path_written(const char *path)
+{
+	char *target, *dir, *real;
+	struct stat st;
+	bool exists;
+
+	if ((target = pw_outfile_resolve(path, &st, &exists)) == NULL)
+		return NULL;
+	if ((real = realpath(target, NULL)) == NULL) {
+		dir = pw_path_dir(target);
+		real = realpath(dir, NULL);
+		free(dir);
+		if (real != NULL) {
+			dir = real;
+			real = pw_xasprintf("%s/%s", dir, strrchr(target, '/') !=
+			    NULL ? strrchr(target, '/') + 1 : target);
+			free(dir);
+		} else
+			real = pw_xstrdup(target);
+	}
+	free(target);
+	return real;
+}
+
 /* The most of a name a temporary name keeps: NAME_MAX less the rest of
  * ".NAME.pw-tmp.PID.XXXXXX" with the longest PID. */
 #define PW_OUTFILE_TMP_BASE	(NAME_MAX - 26)
@@ -528,10 +564,8 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 	if ((out->target = pw_outfile_resolve(path, &st, &exists)) == NULL)
 		return pw_outfile_failed(out, "cannot follow the link", errno,
 		    err);
+	dir = pw_path_dir(out->target);
 	base = strrchr(out->target, '/');
-	dir = base == NULL ? pw_xstrdup(".") : base == out->target ?
-	    pw_xstrdup("/") : pw_xasprintf("%.*s", (int)(base - out->target),
-	    out->target);
 	base = base == NULL ? out->target : base + 1;
 	tbase = pw_outfile_tmp_base(base);
 	pw_outfile_sweep(dir, tbase);

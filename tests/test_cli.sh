@@ -872,6 +872,8 @@ EOF
 	    -o "$tmp/from-pinned.json"
 	ok "solve --from a pinned file exits 0" status_is 0
 	ok "its start breaks the pin" out_has '^start  *given (infeasible) at 24 s$'
+	fails 2 "free-pinned.json" "plan of a schedule file with pins" "$PW" plan "$tmp/free-pinned.json" -I 100
+	ok "refused as a script's pairs are" err_has 'its precede pairs name ops of its own split'
 	run "$PW" check "$tmp/free-pinned.json"
 	ok "check of the file whose pin its times break exits 1" status_is 1
 	ok "naming the pin and the starts that break it" out_has \

@@ -420,8 +420,16 @@ test_schedules(void)
 	    "local ok, why = pcall(pw.problem, " UNIT_SPEC ",\n"
 	    "  precede = { { { 'W', 1, 1, 5 }, { 'F', 1, 5 } } } })\n"
 	    "assert(not ok and why:find('precede[1][1]: must be an op such as "
-	    "{\"F\", stage, mb}: three entries (got 4)', 1, true), why)\n",
-	    "an op with a fourth entry is refused, as a pair with a third");
+	    "{\"F\", stage, mb}: those three entries alone', 1, true), why)\n"
+	    "ok, why = pcall(pw.problem, " UNIT_SPEC ",\n"
+	    "  precede = { { { 'W', 1, 1, x = 5 }, { 'F', 1, 5 } } } })\n"
+	    "assert(not ok and why:find('precede[1][1]: must be an op', 1, "
+	    "true), why)\n"
+	    "ok, why = pcall(pw.problem, " UNIT_SPEC ",\n"
+	    "  precede = { { { 'W', 1, 1 }, { 'F', 1, 5 }, x = 1 } } })\n"
+	    "assert(not ok and why:find('precede[1]: must be a pair', 1, "
+	    "true), why)\n",
+	    "an op or a pair with more than its entries is refused");
 
 	/* test_solver's 7x16 under a limit of 3: 92 at 5,000 iterations. */
 	script_ok("solve_it.lua",
@@ -448,14 +456,14 @@ test_schedules(void)
 	    "2147483647 (got -1)\nstack traceback:\n\t[C]: in function "
 	    "'pipewright.solve'\n\tsolve_itneg.lua:2: in main chunk",
 	    "pw.solve: a negative iteration limit");
-	/* A nil in place of the options (fuzz_lua: it was dropped by the
-	 * settop and lua_next ran on the nil). */
 	script_ok("solve_huge.lua",
 	    "local p = pw.problem" UNIT_SPEC " }\n"
 	    "local s = assert(pw.solve(p, { time_limit = math.huge, "
 	    "iteration_limit = 100 }))\n"
 	    "assert(s.objective == 27)\n",
 	    "pw.solve: time_limit math.huge is what the run has left");
+	/* A nil in place of the options (fuzz_lua: it was dropped by the
+	 * settop and lua_next ran on the nil). */
 	script_ok("solve_nil.lua",
 	    "local p = pw.problem" UNIT_SPEC " }\n"
 	    "local s = assert(pw.solve(p, nil))\n"

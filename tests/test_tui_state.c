@@ -2049,6 +2049,16 @@ test_clean_again(void)
 	tui_key(d, TUI_KEY_CTRL('r'));
 	tap_ok(!d->dirty, "redone to the save: nothing unsaved");
 	tap_int(tui_key(d, 'q') & TUI_DO_QUIT, TUI_DO_QUIT, "q quits at once");
+	/* The design search changes the split the pins name. */
+	select_op(d, "F(0,0)");
+	tui_key(d, 'p');
+	select_op(d, "F(0,1)");
+	tui_key(d, 'p');
+	tui_key(d, 'D');
+	tap_ok(d->mode == TUI_MODE_TIMELINE && d->planner == NULL &&
+	    strncmp(d->message, "design search: the pins name ops of this "
+	    "split", 41) == 0, "D with pins: refused, saying why (%s)",
+	    d->message);
 	tui_free(d);
 out:
 	free(saved);

@@ -287,8 +287,8 @@ tui_launch_tick(struct tui *d)
 	if (pr.iteration == s->shown)
 		return redraw;
 	s->shown = pr.iteration;
-	tui_message(d, false, "launch: iteration %d/%d%s, %s, loss %.4f (Esc "
-	    "stops)", pr.iteration, pr.total, pr.warmup ? " (warm-up)" : "",
+	tui_progress(d, "launch: iteration %d/%d%s, %s, loss %.4f (Esc stops)",
+	    pr.iteration, pr.total, pr.warmup ? " (warm-up)" : "",
 	    pw_fmt_seconds(step, sizeof step, pr.step), pr.loss);
 	return redraw | TUI_DRAW_MESSAGE;
 }

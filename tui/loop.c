@@ -412,7 +412,10 @@ tui_loop_run(struct tui *d, bool *wrote)
 			if (d->dirty) {
 				tui_recover_write(d);
 				*wrote = true;
-			}
+			} else
+				/* Undone back to the file: nothing to
+				 * recover. */
+				tui_recover_remove(d);
 			flags |= TUI_DRAW_MESSAGE;
 		}
 	}

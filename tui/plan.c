@@ -102,7 +102,16 @@ tui_planner_free(struct tui_planner *s)
 static struct tui_planner *
 tui_planner_start(struct tui *d)
 {
-	struct tui_planner *s = pw_xcalloc(1, sizeof *s);
+	struct tui_planner *s;
+
+	/* As plan refuses a problem's precede pairs. */
+	if (d->npins > 0) {
+		tui_message(d, true, "design search: the pins name ops of this "
+		    "split, which the search changes (P removes them; o "
+		    "honours them)");
+		return NULL;
+	}
+	s = pw_xcalloc(1, sizeof *s);
 
 	tui_job_init(&s->job, tui_planner_main, tui_planner_destroy);
 	s->problem = pw_problem_copy(pw_plan_problem(d->plan));
@@ -216,7 +225,7 @@ tui_planner_tick(struct tui *d)
 		s->tried_shown = pr.tried;
 		s->best_shown = pr.best;
 		snprintf(s->phase_shown, sizeof s->phase_shown, "%s", phase);
-		tui_message(d, false, "design search: %s (Esc cancels)",
+		tui_progress(d, "design search: %s (Esc cancels)",
 		    pw_planner_progress_text(&pr, text, sizeof text));
 		redraw = TUI_DRAW_PANEL | TUI_DRAW_MESSAGE;
 	}

@@ -3,7 +3,6 @@
  * each kind of question does with the answer.
  */
 #include <ctype.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,48 +113,8 @@ tui_prompt_find(struct tui *d, const char *text)
 	return TUI_DRAW_TIMELINE | TUI_DRAW_DETAILS | TUI_DRAW_MESSAGE;
 }
 
-/* Where writing PATH would write: its absolute name with its links
- * followed, as far as they lead; a name not there yet through its
- * directory's real name, a dangling link through its target.  A string
- * the caller frees. */
-static char *
-tui_prompt_where(const char *path)
-{
-	char target[PATH_MAX], *at = pw_xstrdup(path), *next, *real, *dir;
-	char *slash;
-	struct stat st;
-	ssize_t n;
-	int hops;
-
-	for (hops = 0; hops < 8 && lstat(at, &st) == 0 &&
-	    S_ISLNK(st.st_mode) && stat(at, &st) != 0 &&
-	    (n = readlink(at, target, sizeof target - 1)) > 0; hops++) {
-		target[n] = '\0';
-		slash = strrchr(at, '/');
-		next = target[0] == '/' || slash == NULL ? pw_xstrdup(target) :
-		    pw_xasprintf("%.*s/%s", (int)(slash - at), at, target);
-		free(at);
-		at = next;
-	}
-	if ((real = realpath(at, NULL)) == NULL) {
-		slash = strrchr(at, '/');
-		dir = slash == NULL ? pw_xstrdup(".") : slash == at ?
-		    pw_xstrdup("/") : pw_xasprintf("%.*s", (int)(slash - at),
-		    at);
-		next = realpath(dir, NULL);
-		real = next != NULL ? pw_xasprintf("%s/%s", next, slash != NULL ?
-		    slash + 1 : at) : pw_xstrdup(at);
-		free(next);
-		free(dir);
-	}
-	free(at);
-	return real;
-}
-
-/* Whether A and B name one file: both there and it, or where either is
- * not there (yet), the same place to write (./x and x, a link to x). */
-static bool
-tui_prompt_same_file(const char *a, const char *b)
+bool
+tui_same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
 	char *wa, *wb;
@@ -163,9 +122,10 @@ tui_prompt_same_file(const char *a, const char *b)
 
 	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
 		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-	wa = tui_prompt_where(a);
-	wb = tui_prompt_where(b);
-	same = strcmp(wa, wb) == 0;
+	wa = pw_path_written(a);
+	wb = pw_path_written(b);
+	same = wa != NULL && wb != NULL ? strcmp(wa, wb) == 0 :
+	    strcmp(a, b) == 0;
 	free(wa);
 	free(wb);
 	return same;
@@ -178,9 +138,9 @@ tui_prompt_is_recovery(const struct tui *d, const char *path)
 {
 	char *next = tui_recover_name(d->save_path != NULL ? d->save_path :
 	    d->path);
-	bool is = tui_prompt_same_file(path, next) ||
+	bool is = tui_same_file(path, next) ||
 	    (d->recover_path != NULL &&
-	    tui_prompt_same_file(path, d->recover_path));
+	    tui_same_file(path, d->recover_path));
 
 	free(next);
 	return is;
@@ -197,7 +157,7 @@ tui_prompt_in_use(const struct tui *d, const char *path)
 	size_t i;
 
 	for (i = 0; i < sizeof used / sizeof used[0]; i++)
-		if (used[i] != NULL && tui_prompt_same_file(path, used[i]))
+		if (used[i] != NULL && tui_same_file(path, used[i]))
 			return true;
 	return tui_prompt_is_recovery(d, path);
 }
@@ -216,7 +176,7 @@ tui_prompt_replace_why(const char *path, const char *written,
 	if (lstat(path, &st) != 0 || (stat(path, &st) == 0 &&
 	    S_ISDIR(st.st_mode)))
 		return NULL;
-	if (written == NULL || !tui_prompt_same_file(path, written))
+	if (written == NULL || !tui_same_file(path, written))
 		return "exists";
 	return tui_seen_changed(seen, written) ?
 	    "changed on disk since it was read" : NULL;
@@ -257,7 +217,7 @@ tui_prompt_save_as(struct tui *d, const char *text, bool then_quit,
 		return TUI_DRAW_MESSAGE;
 	}
 	if (d->path != NULL && !d->path_is_schedule &&
-	    tui_prompt_same_file(text, d->path)) {
+	    tui_same_file(text, d->path)) {
 		tui_message(d, true, "%s is the problem file: choose another "
 		    "name", text);
 		return TUI_DRAW_MESSAGE;

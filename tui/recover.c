@@ -50,7 +50,8 @@ tui_recover_write(struct tui *d)
 		free(name);
 		return;
 	}
-	if (d->recover_path != NULL && strcmp(d->recover_path, name) != 0)
+	/* "./.x.pw-recover" and ".x.pw-recover" are one file, kept. */
+	if (d->recover_path != NULL && !tui_same_file(d->recover_path, name))
 		tui_recover_remove(d);
 	free(d->recover_path);
 	d->recover_path = name;
@@ -130,7 +131,8 @@ tui_recover_restore(struct tui *d)
 	if (d->recover_path == NULL)
 		d->recover_path = tui_recover_name(d->path);
 	if (pw_path_special(d->recover_path))
-		return tui_recover_aside(d, TUI_SPECIAL_WHY);
+		return tui_recover_aside(d, "not a regular file (a FIFO or a "
+		    "device)");
 	rc = pw_file_read_pins(d->recover_path, &problem, &ops, &nops, &pins,
 	    &npins, &family, &err);
 	if (rc == PW_OK)

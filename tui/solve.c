@@ -77,14 +77,11 @@ tui_solve_say_progress(struct tui *d)
 		snprintf(inc, sizeof inc, "none yet");
 	else
 		pw_fmt_seconds(inc, sizeof inc, pr->incumbent);
-	tui_message(d, false, "optimizing: incumbent %s, bound %s, gap "
-	    "%.1f%%, %s, %s (Esc cancels)", inc,
-	    pw_fmt_seconds(bound, sizeof bound, pr->bound),
-	    isfinite(pr->gap) ? 100 * pr->gap : 100.0,
+	tui_progress(d, "optimizing: incumbent %s, bound %s, gap %.1f%%, %s, "
+	    "%s (Esc cancels)", inc, pw_fmt_seconds(bound, sizeof bound,
+	    pr->bound), isfinite(pr->gap) ? 100 * pr->gap : 100.0,
 	    pw_fmt_seconds(el, sizeof el, pr->elapsed),
 	    pr->phase ? pr->phase : "start");
-	/* Said by the search, not by a key: it holds the line no time. */
-	d->message_at = 0;
 }
 
 /* The search ended: its result as one change, or back to the start. */

@@ -270,6 +270,17 @@ tui_message(struct tui *d, bool error, const char *fmt, ...)
 	va_end(ap);
 }
 
+void
+tui_progress(struct tui *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tui_state_vmessage(d, false, fmt, ap);
+	va_end(ap);
+	d->message_at = 0;
+}
+
 /* tui_busy's message, drawn now; false when the step may STOP and the
  * user asked it to. */
 static bool
@@ -1059,8 +1070,6 @@ tui_edit_done(struct tui *d)
 		return TUI_DRAW_ALL;
 	}
 	what = pw_xasprintf("reload %s", d->path);
-	if (d->save_path != NULL && strcmp(d->save_path, d->path) == 0)
-		tui_seen_note(&d->save_seen, d->save_path);
 	if (f.plan != NULL) {
 		char *source = tui_state_file_source(d->path);
 
@@ -1073,6 +1082,14 @@ tui_edit_done(struct tui *d)
 	}
 	f.problem = NULL;
 	if (redraw == TUI_DRAW_ALL) {
+		/* The file "s" writes, just read: what it holds is the state,
+		 * as after a save. */
+		if (d->save_path != NULL && tui_same_file(d->save_path,
+		    d->path)) {
+			tui_seen_note(&d->save_seen, d->save_path);
+			d->history.saved_id = tui_history_top(&d->history);
+			d->dirty = false;
+		}
 		tui_state_take_prefs(d, &f);
 		tui_state_printed(d->message, sizeof d->message, &f);
 	}

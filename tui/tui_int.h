@@ -664,6 +664,10 @@ unsigned tui_redo(struct tui *);
 /* Sets the message line (printf-like); ERROR colours it. */
 void	tui_message(struct tui *, bool error, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
+/* A background job's progress on the message line: not said by a key,
+ * so it holds the line no time against another's (tui_solve_said_shown). */
+void	tui_progress(struct tui *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
 
 /* The wall-clock limit of a problem script the designer runs (on opening
  * and at each reload), which the screen waits on: a batch command's is
@@ -762,6 +766,9 @@ int	tui_form_set(struct tui *, int field, const char *text,
 /* ------------------------------------------------------------------ */
 /* prompt.c                                                            */
 
+/* Whether A and B name one file: both there and it, or where either is
+ * not there (yet), the same place to write (./x and x, a link to x). */
+bool	tui_same_file(const char *a, const char *b);
 /* Opens the input line for KIND with QUESTION and TEXT typed already. */
 unsigned tui_prompt_open(struct tui *, enum tui_prompt_kind,
 	    const char *question, const char *text);

@@ -296,7 +296,8 @@ cmd_parse_bad(const struct pw_command *cmd, int c, const char *bad)
 		    "--help')", cmd->name, bad, cmd->name);
 }
 
-/* Whether ARG is one of LONGOPTS ("--model", "--model=x") or of
+/* Whether ARG is one of LONGOPTS ("--model", "--model=x", "--mod" as
+ * getopt_long abbreviates), "--" (the end of the options) or one of
  * SHORTOPTS ("-f", "-f1f1b") as given on a command line. */
 static bool
 cmd_parse_is_option(const struct option *longopts, const char *shortopts,
@@ -306,11 +307,16 @@ cmd_parse_is_option(const struct option *longopts, const char *shortopts,
 
 	if (arg[0] != '-' || arg[1] == '\0')
 		return false;
+	/* getopt's own marks lead SHORTOPTS: "+" (stop at the first
+	 * argument), ":" (tell a missing value apart). */
+	shortopts += strspn(shortopts, "+:");
 	if (arg[1] != '-')
 		return arg[1] != ':' && strchr(shortopts, arg[1]) != NULL;
 	n = strcspn(arg + 2, "=");
+	if (n == 0)
+		return true;
 	for (; longopts->name != NULL; longopts++)
-		if (strlen(longopts->name) == n &&
+		if (strlen(longopts->name) >= n &&
 		    strncmp(longopts->name, arg + 2, n) == 0)
 			return true;
 	return false;

@@ -279,6 +279,8 @@ pw_cmd_plan(const struct pw_cmd_args *a)
 	struct pw_problem *problem = NULL;
 	struct pw_cmd_model model;
 	struct pwlua_solve_prefs prefs;
+	struct pw_pin *pins = NULL;
+	size_t npins = 0;
 	struct pw_planner_result res;
 	struct pw_planner_opts o;
 	struct cmd_planner_job job;
@@ -294,9 +296,11 @@ pw_cmd_plan(const struct pw_cmd_args *a)
 	/* A model is planned as it is described: its even split need not
 	 * fit for some design to. */
 	if (a->model[PW_CMD_M_MODEL] != NULL ? !pw_cmd_model_read(a, &model) :
-	    (problem = pw_cmd_problem_load(a, &prefs)) == NULL)
+	    (problem = pw_cmd_problem_load_pins(a, &prefs, &pins, &npins)) ==
+	    NULL)
 		return PW_EXIT_INPUT;
-	if (prefs.npins > 0) {
+	/* A script's precede pairs, a schedule file's pins. */
+	if (prefs.npins > 0 || npins > 0) {
 		pw_cmd_say("plan: %s: %s", pw_cmd_input_label(a),
 		    PW_PLANNER_NO_PINS);
 		status = PW_EXIT_INPUT;
@@ -347,6 +351,7 @@ pw_cmd_plan(const struct pw_cmd_args *a)
 	if (status == PW_EXIT_OK)
 		status = json_status;
 out:
+	free(pins);
 	pw_planner_result_free(&res);
 	pw_problem_free(problem);
 	pw_cmd_model_free(&model);

@@ -110,12 +110,11 @@ out:
 }
 
 /* Reports the solver's error MSG in the command line's words: what it
- * calls the start (a schedule, or start_family) is what --from gave. */
+ * calls the start (a schedule or a family) is what --from gave. */
 static void
 cmd_solve_fail(const struct pw_cmd_args *a, const char *msg)
 {
-	static const char *const start[] = { "solve: start: ",
-	    "solve: start_family: " };
+	static const char *const start[] = { "solve: start: " };
 	size_t i, n;
 
 	for (i = 0; a->from != NULL && i < sizeof start / sizeof start[0];
