@@ -349,17 +349,6 @@ pw_check_comm(const struct pw_checker *c, struct pw_op a, struct pw_op b)
 	return c->measured ? 0 : pw_check_lag(c->p, a, b);
 }
 
-static char *
-pw_check_resource_name(const struct pw_problem *p, int resource, char *buf,
-    size_t len)
-{
-	if (resource < p->devices)
-		snprintf(buf, len, "device %d", resource);
-	else
-		pw_channel_name(p, resource - p->devices, buf, len);
-	return buf;
-}
-
 /* Writes the line of F into BUF from F's fields, the problem and the
  * listed times of F's ops. */
 static void
@@ -381,7 +370,7 @@ pw_check_line(const struct pw_checker *c, const struct pw_check_found *f,
 		    v->other.mb);
 	}
 	if (v->resource >= 0)
-		pw_check_resource_name(p, v->resource, res, sizeof res);
+		pw_resource_name(p, v->resource, res, sizeof res);
 	switch (f->line) {
 	case PW_CHECK_OUTSIDE:
 		snprintf(buf, len, "op %zu (kind %d, stage %d, mb %d) is not "

@@ -361,6 +361,10 @@ int	pw_problem_nchannels(const struct pw_problem *);
 int	pw_problem_channel(const struct pw_problem *, int device, enum pw_kind);
 /* "link0", "link0.d2h", "link0.h2d" into BUF, returned. */
 char	*pw_channel_name(const struct pw_problem *, int channel, char *buf, size_t len);
+/* RESOURCE (pw_where's numbering) as "device 3" or its channel's name
+ * into BUF, returned. */
+char	*pw_resource_name(const struct pw_problem *, int resource, char *buf,
+	    size_t len);
 
 /* ------------------------------------------------------------------ */
 /* Schedule: orders plus reload anchors                                */

@@ -778,3 +778,13 @@ pw_channel_name(const struct pw_problem *p, int channel, char *buf, size_t len)
 		    channel % 2 == 0 ? "d2h" : "h2d");
 	return buf;
 }
+
+char *
+pw_resource_name(const struct pw_problem *p, int resource, char *buf,
+    size_t len)
+{
+	if (resource >= p->devices)
+		return pw_channel_name(p, resource - p->devices, buf, len);
+	snprintf(buf, len, "device %d", resource);
+	return buf;
+}

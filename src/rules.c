@@ -82,10 +82,7 @@ pw_rules_place(const struct pw_problem *p, struct pw_where *w,
 	int i, device;
 	bool want_transfer = r >= p->devices;
 
-	if (!want_transfer)
-		snprintf(res, sizeof res, "device %d", r);
-	else
-		pw_channel_name(p, r - p->devices, res, sizeof res);
+	pw_resource_name(p, r, res, sizeof res);
 	for (i = 0; i < seq->len; i++) {
 		struct pw_op op = seq->ops[i];
 

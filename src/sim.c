@@ -250,10 +250,7 @@ pw_sim_deadlock(const struct pw_sim *sim, size_t blocked,
 	pw_error_set(err, "deadlock: %zu ops can never start:", blocked);
 	for (i = 0; i < nwaits; i++) {
 		r = sim->where->resource[pw_op_index(p, waits[i].op)];
-		if (r < p->devices)
-			snprintf(res, sizeof res, "device %d", r);
-		else
-			pw_channel_name(p, r - p->devices, res, sizeof res);
+		pw_resource_name(p, r, res, sizeof res);
 		pw_error_append(err, "\n  %s: %s waits for %s", res,
 		    pw_op_name(name, sizeof name, waits[i].op),
 		    pw_op_name(wait, sizeof wait, waits[i].on.op));

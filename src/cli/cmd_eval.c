@@ -21,13 +21,9 @@ cmd_eval_on(char *buf, size_t len, const struct pw_plan *plan,
     struct pw_op op)
 {
 	const struct pw_problem *p = pw_plan_problem(plan);
-	int r = pw_plan_where(plan)->resource[pw_op_index(p, op)];
 
-	if (r < p->devices)
-		snprintf(buf, len, "device %d", r);
-	else
-		pw_channel_name(p, r - p->devices, buf, len);
-	return buf;
+	return pw_resource_name(p, pw_plan_where(plan)->resource[pw_op_index(p,
+	    op)], buf, len);
 }
 
 /* What binds C's start, in words, into BUF. */
@@ -260,10 +256,7 @@ cmd_eval_orders_note(const struct pw_cmd_args *a, const struct pw_plan *run,
 	}
 	qx = pw_schedule_order(x, r);
 	qy = pw_schedule_order(y, r);
-	if (r < p->devices)
-		snprintf(on, sizeof on, "device %d", r);
-	else
-		pw_channel_name(p, r - p->devices, on, sizeof on);
+	pw_resource_name(p, r, on, sizeof on);
 	if (pos < qx->len)
 		pw_op_name(ox, sizeof ox, qx->ops[pos]);
 	if (pos < qy->len)
