@@ -7,6 +7,7 @@
  * schedule on the runtime (L) with its measured run.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
@@ -93,6 +94,18 @@ makespan(const struct tui *d)
 	return pw_plan_metrics(d->plan)->makespan;
 }
 
+/* Makes the state saved (the file holds it) or not, as a save or a
+ * change elsewhere would: a saved id no change has stands for a file
+ * that holds none of them. */
+static void
+set_unsaved(struct tui *d, bool unsaved)
+{
+	const struct tui_history *h = &d->history;
+
+	d->history.saved_id = unsaved ? ULONG_MAX : h->nundo > 0 ?
+	    h->undo[h->nundo - 1].id : 0;
+}
+
 static void
 select_op(struct tui *d, const char *name)
 {
@@ -157,7 +170,7 @@ test_load(void)
 	tap_near(d->view.span, 17, 1e-12, "view fitted: span the makespan");
 	tap_int(d->view.nfolded, 2, "a fold per device");
 	tap_str(sel_name(d), "F(0,0)", "the first op is selected");
-	tap_ok(!d->dirty && d->changes == 0, "nothing changed yet");
+	tap_ok(!tui_unsaved(d) && d->changes == 0, "nothing changed yet");
 	tap_int(d->objective, PW_OBJ_MAKESPAN, "objective makespan");
 	tap_near(d->time_limit, 10, 0, "time limit 10 s");
 	tap_ok(d->save_path == NULL && !d->path_is_schedule,
@@ -392,7 +405,7 @@ test_moves(void)
 	tap_int(r, TUI_DRAW_ALL, "< re-times and redraws");
 	check_order(d, 0, "F(0,0) F(0,2) F(0,1) B(0,0) W(0,0) F(0,3) B(0,1) "
 	    "W(0,1) B(0,2) W(0,2) B(0,3) W(0,3)", "<");
-	tap_ok(d->dirty && d->changes == 1, "one change, unsaved");
+	tap_ok(tui_unsaved(d) && d->changes == 1, "one change, unsaved");
 	tap_str(d->message, "move F(0,2) earlier: makespan 17 s",
 	    "the message says what and the new makespan");
 	tui_key(d, '>');
@@ -523,7 +536,7 @@ test_deadlock(void)
 	tap_str(d->message, "/nonexistent/never.json: not saved: the edited "
 	    "orders do not time (undo the edit first)", "orders that deadlock "
 	    "are not saved");
-	tap_ok(d->dirty, "... and stay unsaved");
+	tap_ok(tui_unsaved(d), "... and stay unsaved");
 	export_refused(d, "svg /nonexistent/never.svg", "export: not exported: "
 	    "the edited orders do not time (undo the edit first)",
 	    "orders that deadlock are not exported");
@@ -933,14 +946,14 @@ test_optimize(void)
 	d->iteration_limit = 0;
 	d->time_limit = 60;
 	tui_key(d, 'o');
-	d->dirty = false;
+	set_unsaved(d, false);
 	tap_int(tui_key(d, 'q') & TUI_DO_QUIT, 0, "q while it runs asks");
 	tap_str(d->prompt.question, "the optimizer is running: q quits and "
 	    "drops it, Esc stays ", "... saying it drops the search");
 	tui_key(d, TUI_KEY_ESC);
 	tap_ok(d->mode == TUI_MODE_TIMELINE && tui_solve_running(d),
 	    "Esc stays, the search goes on");
-	d->dirty = true;
+	set_unsaved(d, true);
 	tui_key(d, 'q');
 	tap_str(d->prompt.question, "the optimizer is running and changes are "
 	    "unsaved: s saves and quits, q quits and drops both, Esc stays ",
@@ -997,7 +1010,7 @@ test_files(void)
 	d->prompt.text[0] = '\0';
 	type(d, saved);
 	tui_key(d, '\n');
-	tap_ok(!d->dirty && d->save_path && strcmp(d->save_path, saved) == 0,
+	tap_ok(!tui_unsaved(d) && d->save_path && strcmp(d->save_path, saved) == 0,
 	    "saved: clean, and s now saves there");
 	/* Which an export would replace with another format. */
 	want = pw_xasprintf("svg %s", saved);
@@ -1039,7 +1052,7 @@ test_files(void)
 		check_order(again, 0, "F(0,0) F(0,2) F(0,1) B(0,0) W(0,0) "
 		    "F(0,3) B(0,1) W(0,1) B(0,2) W(0,2) B(0,3) W(0,3)",
 		    "y restores the recovery file's orders");
-		tap_ok(again->dirty && again->mode == TUI_MODE_TIMELINE,
+		tap_ok(tui_unsaved(again) && again->mode == TUI_MODE_TIMELINE,
 		    "unsaved, back on the timeline");
 		tui_key(again, 'u');
 		check_order(again, 0, SMALL_ZBH2_D0, "undo: the file's own");
@@ -1169,10 +1182,10 @@ test_files(void)
 	tui_key(d, 'q');
 	tap_int(tui_key(d, 'q') & TUI_DO_QUIT, TUI_DO_QUIT,
 	    "q again quits without saving");
-	tap_ok(d->dirty, "... unsaved");
+	tap_ok(tui_unsaved(d), "... unsaved");
 	tui_key(d, 'q');
 	tap_int(tui_key(d, 's') & TUI_DO_QUIT, TUI_DO_QUIT, "s saves and quits");
-	tap_ok(!d->dirty, "... saved");
+	tap_ok(!tui_unsaved(d), "... saved");
 	r = tui_key(d, 'S');
 	tap_str(d->prompt.text, saved, "S offers the file to save as");
 	tui_key(d, TUI_KEY_ESC);
@@ -1567,7 +1580,7 @@ test_dash(void)
 		tap_str(d->message, "\"-\" is no file name here: the screen "
 		    "is the designer's (name a file)", "prompt %zu refuses -",
 		    i);
-		tap_ok(d->dirty && d->save_path == NULL && d->path != NULL &&
+		tap_ok(tui_unsaved(d) && d->save_path == NULL && d->path != NULL &&
 		    strcmp(d->path, "-") != 0, "prompt %zu: nothing saved or "
 		    "renamed", i);
 	}
@@ -1604,6 +1617,18 @@ test_dash(void)
 		    "refuses a FIFO");
 		tap_ok(strstr(err.msg, ": not saved: not a regular file") !=
 		    NULL, "... saying why: %s", err.msg);
+		/* The schedule file replaced by a FIFO: s asks no replace
+		 * question, it says why it does not write. */
+		free(d->save_path);
+		d->save_path = pw_xstrdup(fifo);
+		tui_key(d, 's');
+		want = pw_xasprintf("%s: not saved: not a regular file (a FIFO "
+		    "or a device would hold the designer until another "
+		    "program opened it): name a file", fifo);
+		tap_str(d->message, want, "s refuses a FIFO");
+		tap_ok(d->mode != TUI_MODE_PROMPT && tui_unsaved(d),
+		    "... asking nothing, saving nothing");
+		free(want);
 		unlink(fifo);
 	}
 	free(fifo);
@@ -1862,7 +1887,7 @@ test_replace_asks(void)
 	    "existing file: no quitting yet");
 	tap_int(tui_key(d, 'y') & TUI_DO_QUIT, TUI_DO_QUIT, "... y saves "
 	    "and quits");
-	tap_ok(!d->dirty, "... with the changes saved");
+	tap_ok(!tui_unsaved(d), "... with the changes saved");
 
 	tui_free(d);
 out:
@@ -2037,17 +2062,17 @@ test_clean_again(void)
 		goto out;
 	select_op(d, "F(0,1)");
 	tui_key(d, '>');
-	tap_ok(d->dirty, "a move: unsaved");
+	tap_ok(tui_unsaved(d), "a move: unsaved");
 	tui_key(d, 'u');
-	tap_ok(!d->dirty, "undone: back to what was loaded, nothing unsaved");
+	tap_ok(!tui_unsaved(d), "undone: back to what was loaded, nothing unsaved");
 	tui_key(d, TUI_KEY_CTRL('r'));
-	tap_ok(d->dirty, "redone: unsaved again");
+	tap_ok(tui_unsaved(d), "redone: unsaved again");
 	answer(d, TUI_PROMPT_SAVE_AS, saved);
-	tap_ok(!d->dirty, "saved");
+	tap_ok(!tui_unsaved(d), "saved");
 	tui_key(d, 'u');
-	tap_ok(d->dirty, "undone past the save: unsaved");
+	tap_ok(tui_unsaved(d), "undone past the save: unsaved");
 	tui_key(d, TUI_KEY_CTRL('r'));
-	tap_ok(!d->dirty, "redone to the save: nothing unsaved");
+	tap_ok(!tui_unsaved(d), "redone to the save: nothing unsaved");
 	tap_int(tui_key(d, 'q') & TUI_DO_QUIT, TUI_DO_QUIT, "q quits at once");
 	/* The design search changes the split the pins name. */
 	select_op(d, "F(0,0)");
@@ -2089,7 +2114,7 @@ test_recover_follows(void)
 		tui_recover_write(d);
 		tap_ok(access(old_rec, F_OK) == 0, "recovery beside the problem");
 		answer(d, TUI_PROMPT_SAVE_AS, sched);
-		tap_ok(!d->dirty && access(old_rec, F_OK) != 0,
+		tap_ok(!tui_unsaved(d) && access(old_rec, F_OK) != 0,
 		    "saved as: the problem's recovery file is gone");
 		tui_key(d, '<');
 		tui_recover_write(d);
@@ -2224,7 +2249,7 @@ test_optimize_same(void)
 	d->iteration_limit = 2000;
 	tui_key(d, 'o');
 	solve_until_done(d);
-	d->dirty = false;
+	set_unsaved(d, false);
 	changes = d->changes;
 	nundo = d->history.nundo;
 	tui_key(d, 'o');
@@ -2233,8 +2258,8 @@ test_optimize_same(void)
 	    "17 s, bound 17 s, gap 0.0%, optimal for this split and layout): "
 	    "nothing changed", "the same orders again, optimal for what was "
 	    "fixed, never a bare optimal");
-	tap_ok(!d->dirty && d->changes == changes &&
-	    d->history.nundo == nundo, "no change, not dirty, no undo entry");
+	tap_ok(!tui_unsaved(d) && d->changes == changes &&
+	    d->history.nundo == nundo, "no change, nothing unsaved, no undo entry");
 	tui_free(d);
 }
 

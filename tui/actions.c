@@ -742,11 +742,11 @@ tui_act_quit(struct tui *d)
 
 	if (d->mode != TUI_MODE_TIMELINE)
 		return tui_actions_close(d);
-	if (!d->dirty && !running)
+	if (!tui_unsaved(d) && !running)
 		return TUI_DO_QUIT;
 	return tui_prompt_open(d, TUI_PROMPT_QUIT, !running ? "unsaved "
 	    "changes: s saves and quits, q quits without saving, Esc stays " :
-	    !d->dirty ? "the optimizer is running: q quits and drops it, Esc "
+	    !tui_unsaved(d) ? "the optimizer is running: q quits and drops it, Esc "
 	    "stays " : "the optimizer is running and changes are unsaved: s "
 	    "saves and quits, q quits and drops both, Esc stays ", "");
 }

@@ -409,7 +409,7 @@ tui_loop_run(struct tui *d, bool *wrote)
 			clearok(curscr, TRUE);
 		if (d->changes != seen) {
 			seen = d->changes;
-			if (d->dirty) {
+			if (tui_unsaved(d)) {
 				tui_recover_write(d);
 				*wrote = true;
 			} else

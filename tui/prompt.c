@@ -165,8 +165,8 @@ tui_prompt_in_use(const struct tui *d, const char *path)
 /* Why writing PATH needs the user's yes first, or NULL: it would replace
  * a file this action has not written (WRITTEN, the file it last wrote,
  * or NULL; SEEN, that file as it was then), or one another program
- * changed since.  lstat: a link is a file too; a directory is no file to
- * replace (the write says why it fails). */
+ * changed since.  lstat: a link is a file too; a directory, a FIFO or a
+ * device is no file to replace (the write says why it is refused). */
 static const char *
 tui_prompt_replace_why(const char *path, const char *written,
     const struct tui_seen *seen)
@@ -174,7 +174,7 @@ tui_prompt_replace_why(const char *path, const char *written,
 	struct stat st;
 
 	if (lstat(path, &st) != 0 || (stat(path, &st) == 0 &&
-	    S_ISDIR(st.st_mode)))
+	    !S_ISREG(st.st_mode)))
 		return NULL;
 	if (written == NULL || !tui_same_file(path, written))
 		return "exists";
@@ -225,11 +225,6 @@ tui_prompt_save_as(struct tui *d, const char *text, bool then_quit,
 	if (tui_prompt_is_recovery(d, text)) {
 		tui_message(d, true, "%s is the recovery file, which the next "
 		    "change replaces: choose another name", text);
-		return TUI_DRAW_MESSAGE;
-	}
-	if (pw_path_special(text)) {
-		tui_message(d, true, "%s: not saved: %s", text,
-		    TUI_SPECIAL_WHY);
 		return TUI_DRAW_MESSAGE;
 	}
 	if (!replace && (why = tui_prompt_replace_why(text, d->save_path,

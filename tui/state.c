@@ -493,6 +493,20 @@ tui_history_top(const struct tui_history *h)
 	return h->nundo > 0 ? h->undo[h->nundo - 1].id : 0;
 }
 
+bool
+tui_unsaved(const struct tui *d)
+{
+	return tui_history_top(&d->history) != d->history.saved_id;
+}
+
+/* The state is what the schedule file (tui.save_path) now holds. */
+static void
+tui_state_saved(struct tui *d)
+{
+	tui_seen_note(&d->save_seen, d->save_path);
+	d->history.saved_id = tui_history_top(&d->history);
+}
+
 /* Records C (taken) as the last change. */
 static void
 tui_state_record(struct tui *d, struct tui_change c)
@@ -502,7 +516,6 @@ tui_state_record(struct tui *d, struct tui_change c)
 	tui_history_push(&d->history.undo, &d->history.nundo,
 	    &d->history.capundo, c);
 	d->changes++;
-	d->dirty = true;
 }
 
 unsigned
@@ -683,7 +696,6 @@ tui_state_step(struct tui *d, struct tui_change *from, size_t *nfrom,
 	}
 	tui_history_push(to, nto, capto, c);
 	d->changes++;
-	d->dirty = tui_history_top(&d->history) != d->history.saved_id;
 	tui_message(d, false, "%s %s", verb, c.what);
 	if (tui_state_refresh(d) == PW_OK && c.kind != TUI_CHANGE_PIN_ADD &&
 	    c.kind != TUI_CHANGE_PIN_REMOVE) {
@@ -1085,11 +1097,8 @@ tui_edit_done(struct tui *d)
 		/* The file "s" writes, just read: what it holds is the state,
 		 * as after a save. */
 		if (d->save_path != NULL && tui_same_file(d->save_path,
-		    d->path)) {
-			tui_seen_note(&d->save_seen, d->save_path);
-			d->history.saved_id = tui_history_top(&d->history);
-			d->dirty = false;
-		}
+		    d->path))
+			tui_state_saved(d);
 		tui_state_take_prefs(d, &f);
 		tui_state_printed(d->message, sizeof d->message, &f);
 	}
@@ -1131,9 +1140,7 @@ tui_save(struct tui *d, const char *path, struct pw_error *err)
 		free(d->save_path);
 		d->save_path = pw_xstrdup(path);
 	}
-	tui_seen_note(&d->save_seen, d->save_path);
-	d->history.saved_id = tui_history_top(&d->history);
-	d->dirty = false;
+	tui_state_saved(d);
 	tui_recover_remove(d);
 	return PW_OK;
 }

@@ -511,7 +511,6 @@ struct tui {
 	int	cycle;		/* where "f" goes next in pw_families */
 	struct pw_pin *pins;
 	size_t	npins;
-	bool	dirty;		/* changes not saved */
 	unsigned long changes;	/* counts every change (the recovery file
 				 * is written when it moves) */
 
@@ -603,7 +602,7 @@ bool	tui_form_same(const struct pw_problem *a, const struct pw_problem *b);
  * undoable change WHAT; SOURCE and FAMILY say where it came from (SOURCE
  * NULL: PLAN is the old orders under an edited problem, one more edit of
  * the old source).  Keeps
- * the selection when PLAN has the op, clears redo, marks the state dirty,
+ * the selection when PLAN has the op, clears redo (the state is unsaved),
  * refreshes the deadlock list.  Returns TUI_DRAW_ALL. */
 unsigned tui_plan_set(struct tui *, struct pw_plan *plan, const char *what,
 	    const char *source, int family);
@@ -621,7 +620,7 @@ void	tui_snapshot_free(struct tui_snapshot *);
  * (the optimizer's incumbents): selection, folds and deadlock list follow. */
 void	tui_plan_show(struct tui *, struct pw_plan *plan);
 /* Records that the current state replaced BEFORE (taken) as one undoable
- * change WHAT: clears redo, counts the change, marks the state dirty.
+ * change WHAT: clears redo, counts the change (the state is unsaved).
  * Returns TUI_DRAW_ALL. */
 unsigned tui_plan_record(struct tui *, struct tui_snapshot *before,
 	    const char *what);
@@ -707,8 +706,12 @@ void	tui_select(struct tui *, struct pw_op op);
 unsigned tui_edit_done(struct tui *);
 
 /* Saves the plan's schedule with the pins to PATH (atomic); NULL: to
- * tui.save_path.  Clears dirty and removes the recovery file. */
+ * tui.save_path.  Makes the state the saved one and removes the recovery
+ * file. */
 int	tui_save(struct tui *, const char *path, struct pw_error *);
+/* Whether the state has changes its schedule file does not hold: undo
+ * or redo back to the last save or load is none. */
+bool	tui_unsaved(const struct tui *);
 
 /* ------------------------------------------------------------------ */
 /* actions.c: the key table                                            */
@@ -942,7 +945,7 @@ void	tui_recover_remove(struct tui *);
  * it; the message line says where.  Returns what to redraw. */
 unsigned tui_recover_decline(struct tui *);
 /* TUI_PROMPT_RESTORE's yes: replaces the plan and pins by the recovery
- * file's, as one change (dirty: they are not saved).  Returns what to
+ * file's, as one change (unsaved).  Returns what to
  * redraw; a recovery file that cannot be read says so and is kept. */
 unsigned tui_recover_restore(struct tui *);
 
