@@ -173,21 +173,21 @@ pw_cal_link(const struct pw_cal *c, struct pw_calibration *fit,
 		cxx[k] += (c->xfer[i].bytes - mx) * (c->xfer[i].bytes - mx);
 		cxy[k] += (c->xfer[i].bytes - mx) * (c->xfer[i].y - my);
 	}
-	fit->link_separable = lo < hi;
-	for (k = 0; k < 2 && fit->link_separable; k++)
+	fit->link_fit = lo < hi ? PW_LINK_FIT_APART : PW_LINK_FIT_SAME_BYTES;
+	for (k = 0; k < 2 && fit->link_fit == PW_LINK_FIT_APART; k++)
 		if (n[k] > 0) {
 			num += (sy[k] * cxx[k] - sx[k] * cxy[k]) / sxx[k];
 			den += n[k] * cxx[k] / sxx[k];
 		}
-	if (fit->link_separable)
+	if (fit->link_fit == PW_LINK_FIT_APART)
 		lat = num / den;
 	for (k = 0; k < 2; k++)
 		a[k] = n[k] > 0 ? (sxy[k] - lat * sx[k]) / sxx[k] : 0;
 	/* A negative latency or a bandwidth that falls with the bytes is
 	 * noise, not a link: fit through the origin instead. */
-	if (fit->link_separable && (lat < 0 || (n[0] > 0 && a[0] <= 0) ||
-	    (n[1] > 0 && a[1] <= 0))) {
-		fit->link_separable = false;
+	if (fit->link_fit == PW_LINK_FIT_APART && (lat < 0 || (n[0] > 0 &&
+	    a[0] <= 0) || (n[1] > 0 && a[1] <= 0))) {
+		fit->link_fit = PW_LINK_FIT_NOISE;
 		lat = 0;
 		for (k = 0; k < 2; k++)
 			a[k] = n[k] > 0 ? sxy[k] / sxx[k] : 0;

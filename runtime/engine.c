@@ -40,8 +40,10 @@
 /* ------------------------------------------------------------------ */
 /* Names, defaults, tags, waiting                                      */
 
-static const char *const pw_engine_backends[PW_RT_NBACKENDS] = { "cpu", "cuda" };
-static const char *const pw_engine_transports[PW_RT_NTRANSPORTS] = { "local", "mpi" };
+/* The names are the measured file's words, which the core reads back. */
+_Static_assert(PW_RT_NBACKENDS == PW_NMEASURED_BACKENDS &&
+    PW_RT_NTRANSPORTS == PW_NMEASURED_TRANSPORTS,
+    "a backend or transport the measured file cannot name");
 static const struct {
 	const char	*name;
 	double		 tolerance;
@@ -68,13 +70,13 @@ pw_engine_lookup(const char *s, const char *const *names, int n, int *out)
 const char *
 pw_rt_backend_name(enum pw_rt_backend b)
 {
-	return (unsigned)b < PW_RT_NBACKENDS ? pw_engine_backends[b] : "?";
+	return (unsigned)b < PW_RT_NBACKENDS ? pw_measured_backends[b] : "?";
 }
 
 int
 pw_rt_backend_parse(const char *s, enum pw_rt_backend *out)
 {
-	int i, rc = pw_engine_lookup(s, pw_engine_backends, PW_RT_NBACKENDS, &i);
+	int i, rc = pw_engine_lookup(s, pw_measured_backends, PW_RT_NBACKENDS, &i);
 
 	if (rc == PW_OK)
 		*out = (enum pw_rt_backend)i;
@@ -114,13 +116,13 @@ pw_rt_math_tolerance_text(enum pw_rt_math m)
 const char *
 pw_rt_transport_name(enum pw_rt_transport t)
 {
-	return (unsigned)t < PW_RT_NTRANSPORTS ? pw_engine_transports[t] : "?";
+	return (unsigned)t < PW_RT_NTRANSPORTS ? pw_measured_transports[t] : "?";
 }
 
 int
 pw_rt_transport_parse(const char *s, enum pw_rt_transport *out)
 {
-	int i, rc = pw_engine_lookup(s, pw_engine_transports, PW_RT_NTRANSPORTS, &i);
+	int i, rc = pw_engine_lookup(s, pw_measured_transports, PW_RT_NTRANSPORTS, &i);
 
 	if (rc == PW_OK)
 		*out = (enum pw_rt_transport)i;
@@ -939,14 +941,12 @@ pw_engine_measured(struct pw_engine *e, const double *step, const double *loss,
 {
 	int K = e->opts->iterations, k, d;
 	struct pw_measured *m = pw_measured_new(e->p->devices, e->nops, K);
-	char line[256];
 	size_t i;
 
 	m->backend = pw_xstrdup(pw_rt_backend_name(e->opts->backend));
 	m->transport = pw_xstrdup(pw_rt_transport_name(e->opts->transport));
 	m->host = pw_xstrdup(e->host);
-	m->emulated = pw_rt_emulation(e->opts, e->p->devices, line,
-	    sizeof line);
+	m->emulated = e->emulation[0] != '\0';
 	m->iterations = K;
 	m->warmup = e->opts->warmup;
 	for (k = 0; k < K; k++) {
@@ -1047,6 +1047,7 @@ pw_engine_run(struct pw_engine *e, double *step, double *loss,
 		pr.warmup = it < e->opts->warmup;
 		pr.step = all.span;
 		pr.loss = all.loss / e->m;
+		pr.emulation = e->emulation[0] != '\0' ? e->emulation : NULL;
 		if (!pr.warmup) {
 			step[it - e->opts->warmup] = pr.step;
 			loss[it - e->opts->warmup] = pr.loss;

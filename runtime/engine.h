@@ -93,6 +93,9 @@ struct pw_engine {
 	double	span;			/* its latest op end, from t0 */
 	double	loss;			/* its summed loss */
 	char	*host;		/* the hosts: "a,b" for several */
+	/* Rank 0's line saying how the run is an emulation (devices
+	 * sharing GPUs or cores, pw_engine_hosts); empty when it is none. */
+	char	emulation[256];
 	atomic_bool stop;
 	int	rc;			/* the first error */
 	struct pw_error err;

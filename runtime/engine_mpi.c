@@ -4,12 +4,13 @@
  * host to rank 0 after it (engine.h).  One process's run passes
  * through it unchanged.
  */
-#define _GNU_SOURCE	/* open_memstream, fmemopen */
+#define _GNU_SOURCE	/* open_memstream, fmemopen, sched_getaffinity */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <assert.h>
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -224,15 +225,57 @@ pw_engine_unpack(struct pw_engine *e, const char *bytes, size_t len,
 	return PW_OK;
 }
 
+/* The cores this process may run on, as a set (pw_rt_host_cores's). */
+static void
+pw_engine_cores(cpu_set_t *set)
+{
+	int n, c;
+
+	if (sched_getaffinity(0, sizeof *set, set) == 0 && CPU_COUNT(set) > 0)
+		return;
+	CPU_ZERO(set);
+	for (n = pw_rt_host_cores(), c = 0; c < n && c < CPU_SETSIZE; c++)
+		CPU_SET(c, set);
+}
+
+/* On rank 0, E->emulation when the ranks on host ALL[FIRST] (of SIZE,
+ * each a name then its cores as a cpu_set_t) outnumber the cores they
+ * may run on together: their device threads share them. */
+static void
+pw_engine_host_shared(struct pw_engine *e, char *const *all,
+    const size_t *names, int size, int first)
+{
+	cpu_set_t together, theirs;
+	int r, ranks = 0, cores;
+
+	CPU_ZERO(&together);
+	for (r = first; r < size; r++)
+		if (strcmp(all[r], all[first]) == 0) {
+			memcpy(&theirs, all[r] + names[r], sizeof theirs);
+			CPU_OR(&together, &together, &theirs);
+			ranks++;
+		}
+	if (ranks <= (cores = CPU_COUNT(&together)) || e->emulation[0] != '\0')
+		return;
+	snprintf(e->emulation, sizeof e->emulation, "an emulation: %d devices "
+	    "on %d core%s of %s, the ranks sharing them: the measured times "
+	    "include that sharing, which the prediction (a processor for each "
+	    "device) leaves out", ranks, cores, cores == 1 ? "" : "s",
+	    all[first]);
+}
+
 /* Which hosts the ranks run on, for the measured run: E->host on rank 0,
- * each name once, in rank order. */
+ * each name once, in rank order; and whether devices share a host's
+ * cores (E->emulation, pw_rt_emulation's test where one process runs
+ * them all). */
 int
 pw_engine_hosts(struct pw_engine *e, struct pw_error *err)
 {
 	/* HOST_NAME_MAX is 64 on Linux; POSIX allows 255 and a
 	 * truncated name is still terminated below. */
-	char name[256], **all = NULL;
-	size_t *lens = NULL;
+	char name[256], **all = NULL, *me;
+	size_t *lens = NULL, len, *names;
+	cpu_set_t mine;
 	int r, q, rc;
 
 	if (gethostname(name, sizeof name) != 0)
@@ -240,22 +283,43 @@ pw_engine_hosts(struct pw_engine *e, struct pw_error *err)
 	name[sizeof name - 1] = '\0';
 	if (e->net->size == 1) {
 		e->host = pw_xstrdup(name);
+		pw_rt_emulation(e->opts, e->p->devices, e->emulation,
+		    sizeof e->emulation);
 		return PW_OK;
 	}
-	rc = e->net->gather(e->net, name, strlen(name) + 1, &all, &lens, err);
-	for (r = 0; rc == PW_OK && e->net->rank == 0 && r < e->net->size; r++) {
-		all[r][lens[r] > 0 ? lens[r] - 1 : 0] = '\0';
+	len = strlen(name) + 1;
+	pw_engine_cores(&mine);
+	me = pw_xmalloc(len + sizeof mine);
+	memcpy(me, name, len);
+	memcpy(me + len, &mine, sizeof mine);
+	rc = e->net->gather(e->net, me, len + sizeof mine, &all, &lens, err);
+	free(me);
+	if (rc != PW_OK || e->net->rank != 0)
+		goto out;
+	names = pw_xcalloc((size_t)e->net->size, sizeof *names);
+	for (r = 0; r < e->net->size; r++) {
+		/* Every rank runs this code: a name, its NUL, its cores. */
+		assert(lens[r] > sizeof mine);
+		names[r] = lens[r] - sizeof mine;
+		all[r][names[r] - 1] = '\0';
+	}
+	for (r = 0; r < e->net->size; r++) {
 		for (q = 0; q < r && strcmp(all[q], all[r]) != 0; q++)
+			continue;
+		if (q < r)
 			continue;
 		if (r == 0)
 			e->host = pw_xstrdup(all[r]);
-		else if (q == r) {
+		else {
 			char *joined = pw_xasprintf("%s,%s", e->host, all[r]);
 
 			free(e->host);
 			e->host = joined;
 		}
+		pw_engine_host_shared(e, all, names, e->net->size, r);
 	}
+	free(names);
+out:
 	pw_engine_free_gathered(e, all, lens);
 	return rc;
 }

@@ -33,6 +33,27 @@
 
 #include "rt_int.h"
 
+int
+pw_rt_launcher_rank(void)
+{
+	static const char *const vars[] = {
+		"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"
+	};
+	const char *s;
+	char *end;
+	long r;
+	size_t i;
+
+	for (i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+		if ((s = getenv(vars[i])) == NULL)
+			continue;
+		r = strtol(s, &end, 10);
+		if (end != s && *end == '\0' && r >= 0 && r < INT_MAX)
+			return (int)r;
+	}
+	return -1;
+}
+
 #ifdef HAVE_MPI
 
 #include <pthread.h>

@@ -117,6 +117,9 @@ struct pw_rt_progress {
 	bool	warmup;		/* this one is not measured */
 	double	step;		/* its seconds */
 	double	loss;		/* its mean loss */
+	/* How the run is an emulation (pw_rt_emulation's line, or under
+	 * MPI the ranks sharing a host's cores), NULL when it is none. */
+	const char *emulation;
 };
 
 struct pw_rt_opts {
@@ -142,7 +145,8 @@ struct pw_rt_opts {
 	 * transport only). */
 	bool	host_wire;
 	/* Another thread (or a signal handler) sets *cancel non-zero to stop
-	 * every worker within 100 ms; may be NULL. */
+	 * every waiting worker within 100 ms, and one running an op when the
+	 * op ends; may be NULL. */
 	atomic_int *cancel;
 	/* Called after every iteration, on the calling thread (rank 0). */
 	void	(*progress)(const struct pw_rt_progress *, void *arg);
@@ -210,15 +214,27 @@ int	pw_rt_mpi_start(int *rank, int *size, struct pw_error *);
 void	pw_rt_mpi_stop(void);
 /* Ends every rank at once after an error on one (MPI_Abort), with CODE. */
 void	pw_rt_mpi_abort(int code);
+/* The rank a launcher (mpirun, srun, hydra) gave this process, from
+ * its environment and before MPI starts; -1 when none did. */
+int	pw_rt_launcher_rank(void);
 
 /* ------------------------------------------------------------------ */
 /* Calibration                                                         */
 
+/* How the link's latency was fitted: apart from the bandwidths, or 0
+ * with the bandwidths fitted through the origin, and why. */
+enum pw_link_fit {
+	PW_LINK_FIT_APART,
+	PW_LINK_FIT_SAME_BYTES,	/* every transfer moved the same bytes,
+				 * which cannot tell latency from bandwidth */
+	PW_LINK_FIT_NOISE,	/* the fit apart was noise: a negative
+				 * latency, or a time falling with the bytes */
+};
+
 /* The fit of a problem's costs to measured runs: each stage's f, b, w
  * and comm (the mean of its samples: least squares of a constant), and
  * the link's latency and bandwidths (least squares of latency + bytes /
- * bandwidth over the transfers; latency 0 when every transfer moved the
- * same bytes, which cannot tell them apart: LINK_SEPARABLE false). */
+ * bandwidth over the transfers, as LINK_FIT says). */
 struct pw_calibration {
 	int	nstages;
 	double	*f, *b, *w, *comm;	/* [nstages] fitted seconds */
@@ -226,7 +242,7 @@ struct pw_calibration {
 	double	residual;	/* RMS of (measured - fitted) over every op duration, s */
 	double	relative;	/* RMS of (measured - fitted) / fitted */
 	bool	has_link;
-	bool	link_separable;
+	enum pw_link_fit link_fit;
 	double	d2h, h2d, latency;
 	double	link_residual;	/* RMS over the transfers, s */
 	int	runs;

@@ -2124,7 +2124,7 @@ int
 pw_measured_read(const char *path, struct pw_measured **out,
     struct pw_error *err)
 {
-	struct pw_jwant w = { .schedule_only = true, .measured = out };
+	struct pw_jwant w = { .measured = out };
 	struct pw_problem *p;
 	int rc;
 

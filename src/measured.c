@@ -15,6 +15,13 @@
 
 #include "pipewright.h"
 
+const char *const pw_measured_backends[PW_NMEASURED_BACKENDS] = {
+	"cpu", "cuda"
+};
+const char *const pw_measured_transports[PW_NMEASURED_TRANSPORTS] = {
+	"local", "mpi"
+};
+
 void
 pw_workload_clear(struct pw_workload *w)
 {
@@ -240,6 +247,26 @@ pw_measured_numbers(struct pw_error *err, const char *where, const char *base,
 	return PW_OK;
 }
 
+/* FIELD's value S must be one of NAMES[N] (the format's two words). */
+static int
+pw_measured_word(struct pw_error *err, const char *where, const char *field,
+    const char *s, const char *const *names, size_t n)
+{
+	char *shown;
+	size_t i;
+	int rc;
+
+	assert(n == 2);
+	for (i = 0; i < n; i++)
+		if (strcmp(s, names[i]) == 0)
+			return PW_OK;
+	shown = pw_escape(s);
+	rc = pw_measured_bad(err, where, "%s: must be \"%s\" or \"%s\" (got "
+	    "\"%s\")", field, names[0], names[1], shown);
+	free(shown);
+	return rc;
+}
+
 static int
 pw_measured_validate_head(const struct pw_problem *p,
     const struct pw_measured *m, const char *where, struct pw_error *err)
@@ -266,6 +293,11 @@ pw_measured_validate_head(const struct pw_problem *p,
 			return pw_measured_bad(err, where, "%s: must be valid "
 			    "UTF-8 text", text[i].key);
 	}
+	if ((rc = pw_measured_word(err, where, "backend", m->backend,
+	    pw_measured_backends, PW_NMEASURED_BACKENDS)) != PW_OK ||
+	    (rc = pw_measured_word(err, where, "transport", m->transport,
+	    pw_measured_transports, PW_NMEASURED_TRANSPORTS)) != PW_OK)
+		return rc;
 	if (m->iterations < 1 || m->iterations > PW_MAX_ITERATIONS)
 		return pw_measured_bad(err, where, "iterations: must be from 1 "
 		    "to %d (got %d)", PW_MAX_ITERATIONS, m->iterations);
@@ -303,7 +335,7 @@ pw_measured_validate_op(const struct pw_problem *p, const struct pw_where *w,
 	char name[64], field[96];
 	double dur;
 	size_t idx;
-	int device, rc;
+	int device, k, rc;
 
 	if (!pw_op_in(p, mo->op))
 		return pw_measured_bad(err, where, "ops[%zu].op: no op of the "
@@ -353,6 +385,16 @@ pw_measured_validate_op(const struct pw_problem *p, const struct pw_where *w,
 	if ((rc = pw_measured_numbers(err, where, field, mo->durations,
 	    (size_t)m->iterations)) != PW_OK)
 		return rc;
+	/* An op runs inside its iteration, which starts at 0 of its
+	 * times and whose step ends with its last op. */
+	for (k = 0; k < m->iterations; k++)
+		if (!(mo->durations[k] <= m->step[k] * (1 + 1e-9) + 1e-12))
+			return pw_measured_bad(err, where, "ops[%zu]."
+			    "durations[%d]: must be at most iteration %d's "
+			    "step, %.*g (got %.*g)", i, k, k,
+			    pw_exact_precision(m->step[k]), m->step[k],
+			    pw_exact_precision(mo->durations[k]),
+			    mo->durations[k]);
 	/* The shown iteration's times are its duration's (the runtime
 	 * writes end - start itself; a hand's edit may not). */
 	dur = mo->durations[m->shown];
@@ -366,15 +408,13 @@ pw_measured_validate_op(const struct pw_problem *p, const struct pw_where *w,
 	return PW_OK;
 }
 
-/* M's summary agrees with the ops it summarises, as the runtime writes
- * it: the shown iteration is the median step's (with ties, any of that
- * step's), and its step is when its last op ended. */
+/* The shown iteration is the median step's (with ties, any of that
+ * step's), as the runtime writes it. */
 static int
-pw_measured_validate_step(const struct pw_measured *m, const char *where,
+pw_measured_validate_shown(const struct pw_measured *m, const char *where,
     struct pw_error *err)
 {
-	double s = m->step[m->shown], last = 0, median, *sorted;
-	size_t i;
+	double s = m->step[m->shown], median, *sorted;
 
 	sorted = pw_measured_sorted_steps(m);
 	median = sorted[(m->iterations - 1) / 2];
@@ -384,6 +424,17 @@ pw_measured_validate_step(const struct pw_measured *m, const char *where,
 		    "of the median step, %.*g (iteration %d's step is %.*g)",
 		    pw_exact_precision(median), median, m->shown,
 		    pw_exact_precision(s), s);
+	return PW_OK;
+}
+
+/* The shown iteration's step is when its last op ended. */
+static int
+pw_measured_validate_step(const struct pw_measured *m, const char *where,
+    struct pw_error *err)
+{
+	double s = m->step[m->shown], last = 0;
+	size_t i;
+
 	for (i = 0; i < m->nops; i++)
 		last = fmax(last, m->ops[i].end);
 	if (m->nops > 0 && !(fabs(s - last) <= 1e-9 * fmax(s, last) + 1e-12))
@@ -405,7 +456,8 @@ pw_measured_validate(const struct pw_problem *p, const struct pw_schedule *sched
 	size_t *seen = NULL, i, want;
 	int rc;
 
-	if ((rc = pw_measured_validate_head(p, m, where, err)) != PW_OK)
+	if ((rc = pw_measured_validate_head(p, m, where, err)) != PW_OK ||
+	    (rc = pw_measured_validate_shown(m, where, err)) != PW_OK)
 		return rc;
 	if (sched != NULL) {
 		if ((rc = pw_where_build(p, sched, &w, &why)) != PW_OK) {

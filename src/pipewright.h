@@ -685,9 +685,16 @@ struct pw_measured_op {
 	double	*durations;	/* [iterations] */
 };
 
+/* The backends and transports a measured file may name (its format's
+ * words, which the runtime writes): "cpu", "cuda"; "local", "mpi". */
+#define PW_NMEASURED_BACKENDS	2
+#define PW_NMEASURED_TRANSPORTS	2
+extern const char *const pw_measured_backends[PW_NMEASURED_BACKENDS];
+extern const char *const pw_measured_transports[PW_NMEASURED_TRANSPORTS];
+
 struct pw_measured {
-	char	*backend;	/* "cpu", "cuda" */
-	char	*transport;	/* "local", "mpi" */
+	char	*backend;	/* one of pw_measured_backends */
+	char	*transport;	/* one of pw_measured_transports */
 	char	*host;		/* the host; "a,b" for several */
 	bool	emulated;	/* pipeline devices shared a GPU, or CPU cores */
 	int	iterations;	/* measured, after the warm-up */
@@ -975,8 +982,8 @@ int	pw_file_read_stream(FILE *fp, const char *label, struct pw_problem **problem
 	    struct pw_timed_op **ops, size_t *nops, struct pw_measured **measured,
 	    struct pw_error *);
 /* The measured run of the schedule file PATH: PW_OK with *OUT the run
- * (the caller owns it), or NULL when the file has none; else the
- * reader's error naming the file and the field. */
+ * (the caller owns it), or NULL when the file has none (a problem file
+ * has none); else the reader's error naming the file and the field. */
 int	pw_measured_read(const char *path, struct pw_measured **out, struct pw_error *);
 
 /* The longest text (a name, a family) any file carries, in bytes: the

@@ -501,6 +501,20 @@ static void e_duration(struct pw_measured *m) { m->ops[5].durations[0] = 5; }
 static void e_late(struct pw_measured *m) { m->ops[4].arrive = 1e300; }
 static void e_median(struct pw_measured *m) { m->step[0] = m->step[1] + 1; }
 static void e_last(struct pw_measured *m) { m->step[0] -= 0.5; }
+static void e_long(struct pw_measured *m) { m->ops[2].durations[1] = 14; }
+static void e_swap(struct pw_measured *m) { m->shown = 1; }
+static void
+e_backend(struct pw_measured *m)
+{
+	free(m->backend);
+	m->backend = pw_xstrdup("tpu");
+}
+static void
+e_transport(struct pw_measured *m)
+{
+	free(m->transport);
+	m->transport = pw_xstrdup("mpi\x1b[2J");
+}
 
 static void
 test_validate(const struct pw_problem *p, const struct pw_schedule *sched,
@@ -546,6 +560,19 @@ test_validate(const struct pw_problem *p, const struct pw_schedule *sched,
 	    "iteration of the median step, 13.5 (iteration 0's step is 14.5)");
 	refused(p, sched, m, e_last, "t: measured.step[0]: must be when the "
 	    "shown iteration's last op ended, 12.5 (got 12)");
+	refused(p, sched, m, e_long, "t: measured.ops[2].durations[1]: must "
+	    "be at most iteration 1's step, 13.5 (got 14)");
+	/* The shown iteration moved: the field at fault is shown, not the
+	 * durations that no longer match it. */
+	refused(p, sched, m, e_swap, "t: measured.shown: must be an "
+	    "iteration of the median step, 12.5 (iteration 1's step is "
+	    "13.5)");
+	/* Words a report prints: the format's own, nothing a terminal
+	 * would take for an escape sequence. */
+	refused(p, sched, m, e_backend, "t: measured.backend: must be \"cpu\" "
+	    "or \"cuda\" (got \"tpu\")");
+	refused(p, sched, m, e_transport, "t: measured.transport: must be "
+	    "\"local\" or \"mpi\" (got \"mpi\\x1b[2J\")");
 }
 
 /* The one violation pw_check_measured finds in M's timeline after
@@ -804,7 +831,10 @@ link_run(struct pw_problem **pp, const double bytes[2], const double d2h[2],
  * be told apart: latency 0, offloads of 2 and 3 s give d2h = 4000 / 5 =
  * 800, reloads of 1 s h2d 2000; the offloads are 0.5 off their fit,
  * so the link's residual is sqrt((0.25 + 0.25) / 4), and over all 10 op
- * durations sqrt(0.5 / 10).
+ * durations sqrt(0.5 / 10).  Offloads of 1000 and 3000 bytes taking 3.5
+ * and 1.5 s fit latency 2.5 with a d2h time falling with the bytes:
+ * noise, so through the origin, d2h = 1e7 / 8000 = 1250 and h2d =
+ * 1e7 / 7000.
  */
 static void
 test_calibrate_link(void)
@@ -812,6 +842,7 @@ test_calibrate_link(void)
 	static const double sep[2] = { 1000, 3000 }, same[2] = { 2000, 2000 };
 	static const double off[2] = { 1.5, 3.5 }, rel[2] = { 1, 2 };
 	static const double off2[2] = { 2, 3 }, rel2[2] = { 1, 1 };
+	static const double falling[2] = { 3.5, 1.5 };
 	struct pw_calibration fit;
 	struct pw_problem *p, *out;
 	struct pw_measured *m;
@@ -822,7 +853,8 @@ test_calibrate_link(void)
 	runs[0] = m;
 	if (tap_int(pw_calibrate(p, runs, 1, &out, &fit, &err), PW_OK,
 	    "link: %s", err.msg)) {
-		tap_ok(fit.has_link && fit.link_separable, "link: separable");
+		tap_ok(fit.has_link && fit.link_fit == PW_LINK_FIT_APART,
+		    "link: latency apart");
 		tap_near(fit.latency, 0.5, 1e-12, "link: latency 0.5");
 		tap_near(fit.d2h, 1000, 1e-9, "link: d2h 1000");
 		tap_near(fit.h2d, 2000, 1e-9, "link: h2d 2000");
@@ -841,14 +873,30 @@ test_calibrate_link(void)
 	runs[0] = m;
 	if (tap_int(pw_calibrate(p, runs, 1, &out, &fit, &err), PW_OK,
 	    "link, equal bytes: %s", err.msg)) {
-		tap_ok(fit.has_link && !fit.link_separable && fit.latency == 0,
-		    "link, equal bytes: not separable, latency 0");
+		tap_ok(fit.has_link && fit.link_fit == PW_LINK_FIT_SAME_BYTES &&
+		    fit.latency == 0, "link, equal bytes: none apart, "
+		    "latency 0");
 		tap_near(fit.d2h, 800, 1e-9, "link, equal bytes: d2h 800");
 		tap_near(fit.h2d, 2000, 1e-9, "link, equal bytes: h2d 2000");
 		tap_near(fit.link_residual, sqrt(0.125), 1e-15, "link, equal "
 		    "bytes: link residual");
 		tap_near(fit.residual, sqrt(0.05), 1e-15, "link, equal bytes: "
 		    "residual over every op");
+		pw_calibration_free(&fit);
+		pw_problem_free(out);
+	}
+	pw_measured_free(m);
+	pw_problem_free(p);
+
+	m = link_run(&p, sep, falling, rel);
+	runs[0] = m;
+	if (tap_int(pw_calibrate(p, runs, 1, &out, &fit, &err), PW_OK,
+	    "link, noise: %s", err.msg)) {
+		tap_ok(fit.has_link && fit.link_fit == PW_LINK_FIT_NOISE &&
+		    fit.latency == 0, "link, noise: none apart, latency 0");
+		tap_near(fit.d2h, 1250, 1e-9, "link, noise: d2h 1250");
+		tap_near(fit.h2d, 1e7 / 7000, 1e-9, "link, noise: h2d "
+		    "1e7 / 7000");
 		pw_calibration_free(&fit);
 		pw_problem_free(out);
 	}

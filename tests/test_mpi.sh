@@ -172,6 +172,27 @@ for family in 1f1b zb-h1 po-f; do
 	ok "$family: the measured file passes check" status_is 0
 done
 
+# Ranks sharing a host's cores are an emulation, as device threads
+# sharing them are: each rank's affinity set by taskset after mpirun's
+# own binding.
+mpi_run 4 taskset -c 0 "$PW" launch "$tmp/p.json" --family 1f1b $LAUNCH \
+    --transport mpi -o "$tmp/mshared.json"
+ok "4 ranks on one core: exit 0" status_is 0
+ok "launch says the run is an emulation" grep -q '^launch: an emulation: 4 devices on 1 core of [^ ]*, the ranks sharing them: ' "$tmp/err"
+ok "and the measured file records it" grep -q '"emulated": true' "$tmp/mshared.json"
+if [ "$(nproc)" -ge 4 ]; then
+	mpi_run 4 sh -c 'exec taskset -c "$OMPI_COMM_WORLD_RANK" "$@"' sh \
+	    "$PW" launch "$tmp/p.json" --family 1f1b $LAUNCH --transport mpi \
+	    -o "$tmp/mown.json"
+	ok "4 ranks on a core each: exit 0" status_is 0
+	ok "no emulation said" ! grep -q 'emulation' "$tmp/err"
+	ok "nor recorded" grep -q '"emulated": false' "$tmp/mown.json"
+else
+	for what in "4 ranks on a core each" "no emulation said" "nor recorded"; do
+		skip "$what" "fewer than 4 cores"
+	done
+fi
+
 mpi_run 4 env PIPEWRIGHT_FAIL_AT='2:B(2,3)' "$PW" launch "$tmp/p.json" \
     --family zb-h1 $LAUNCH --transport mpi
 ok "a failure injected on rank 2 ends every rank: exit 4" status_is 4
@@ -182,6 +203,13 @@ ok "and the device" grep -q 'device 2' "$tmp/err"
 mpi_run 4 "$PW" launch "$tmp/missing.json" --family 1f1b --transport mpi
 ok "a refusal on rank 0 alone before the run: exit 2, no hang" status_is 2
 ok "in one line naming the file, no banner of mpirun's" one_error 'missing.json'
+
+# Every rank parses the same line: a bad option is said once.
+for bad in "--iterations 0" "--seed x" "--bogus"; do
+	mpi_run 4 "$PW" launch "$tmp/p.json" --family 1f1b --transport mpi $bad
+	ok "$bad under mpirun: exit 2" status_is 2
+	ok "$bad: one line, rank 0's" err_lines 1
+done
 
 mpi_run 3 "$PW" \
     launch "$tmp/p.json" --family 1f1b $LAUNCH --transport mpi

@@ -23,6 +23,15 @@
  * what a command prints does not depend on the machine's load. */
 #define CMD_COMPARE_SAY_PAIRS	4096
 
+/* pw_cmd_silence's: nothing is said while it is set. */
+static bool cmd_silent;
+
+void
+pw_cmd_silence(bool silent)
+{
+	cmd_silent = silent;
+}
+
 void
 pw_cmd_say(const char *fmt, ...)
 {
@@ -30,6 +39,8 @@ pw_cmd_say(const char *fmt, ...)
 	char buf[sizeof ((struct pw_error *)NULL)->msg + 1024];
 	char one[2 * sizeof buf], *line;
 
+	if (cmd_silent)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);

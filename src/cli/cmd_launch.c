@@ -289,19 +289,29 @@ static int
 cmd_launch_plan(const struct pw_cmd_args *a, struct cmd_launch_run *r)
 {
 	const char *path = a->pos[0];
-	int status;
+	struct pw_error err;
+	bool named = a->model[PW_CMD_M_MODEL] == NULL && path != NULL;
+	bool csv = named && pw_torch_is_csv(path);
+	bool json = named && !csv && !pwlua_is_script(path);
+	int rc, status;
 
 	if (a->family != NULL) {
 		r->family = a->family;
+		/* Another family on a measured file's problem runs on the
+		 * workload it recorded, as the file's own schedule would. */
+		if (json && (rc = pw_measured_read(path, &r->recorded,
+		    &err)) != PW_OK) {
+			pw_cmd_say("%s", err.msg);
+			return pw_cmd_status(rc);
+		}
 		return pw_cmd_plan_build(a, &r->plan);
 	}
-	if (a->model[PW_CMD_M_MODEL] != NULL || path == NULL ||
-	    pwlua_is_script(path)) {
+	if (!json && !csv) {
 		if ((r->input = pw_cmd_problem_load(a, NULL)) == NULL)
 			return PW_EXIT_INPUT;
 		return PW_EXIT_OK;
 	}
-	if (pw_torch_is_csv(path)) {
+	if (csv) {
 		r->family = r->named = pw_xasprintf("%s (a PyTorch schedule"
 		    " CSV)", pw_cmd_label(path));
 		status = pw_cmd_csv_plan(a, path, &r->plan);
@@ -418,11 +428,11 @@ cmd_launch_go(void *arg)
 static void
 cmd_launch_progress(const struct pw_rt_progress *p, void *arg)
 {
-	const char *emulation = arg;
 	char step[32];
 
-	if (p->iteration == 1 && emulation != NULL)
-		fprintf(stderr, "launch: %s\n", emulation);
+	(void)arg;
+	if (p->iteration == 1 && p->emulation != NULL)
+		fprintf(stderr, "launch: %s\n", p->emulation);
 	fprintf(stderr, "iteration %d/%d%s: %s, loss %.4f\n", p->iteration,
 	    p->total, p->warmup ? " (warm-up)" : "", pw_fmt_seconds(step,
 	    sizeof step, p->step), p->loss);
@@ -622,7 +632,6 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 	struct cmd_launch_job job = { NULL, NULL, NULL, opts, &res, NULL };
 	atomic_int cancel;
 	struct pw_error err;
-	char line[256];
 	double limit;
 	FILE *fp;
 	int status, rc;
@@ -655,8 +664,6 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 		job.sched = pw_plan_schedule(r.plan);
 		job.work = &r.work;
 		opts->progress = cmd_launch_progress;
-		opts->progress_arg = pw_rt_emulation(opts, r.problem->devices,
-		    line, sizeof line) ? line : NULL;
 	} else if (a->dry_run)
 		goto out;
 	opts->cancel = &cancel;
@@ -750,6 +757,15 @@ cmd_calibrate_workload(FILE *fp, const char *output,
 		    "differ (--workload sets one count for all)\n");
 }
 
+/* Why the link's latency is 0, by enum pw_link_fit. */
+static const char *const cmd_calibrate_link_why[] = {
+	[PW_LINK_FIT_APART] = "",
+	[PW_LINK_FIT_SAME_BYTES] = " (every transfer moved the same bytes: "
+	    "no latency apart)",
+	[PW_LINK_FIT_NOISE] = " (the fit with a latency apart was noise: a "
+	    "latency below 0 or times falling with the bytes)",
+};
+
 /* The fit per stage, the link and the residual. */
 static void
 cmd_calibrate_print(FILE *fp, const struct pw_calibration *fit)
@@ -782,9 +798,9 @@ cmd_calibrate_print(FILE *fp, const struct pw_calibration *fit)
 		fprintf(fp, "%-10s d2h %s/s, h2d %s/s, latency %s%s (residual"
 		    " %s)\n", "link", pw_fmt_bytes(b1, sizeof b1, fit->d2h),
 		    pw_fmt_bytes(b2, sizeof b2, fit->h2d), pw_fmt_seconds(b3,
-		    sizeof b3, fit->latency), fit->link_separable ? "" :
-		    " (every transfer moved the same bytes: no latency apart)",
-		    pw_fmt_seconds(b4, sizeof b4, fit->link_residual));
+		    sizeof b3, fit->latency), cmd_calibrate_link_why[
+		    fit->link_fit], pw_fmt_seconds(b4, sizeof b4,
+		    fit->link_residual));
 	fprintf(fp, "%-10s %s RMS over the op durations (%.1f%% relative)\n",
 	    "residual", pw_fmt_seconds(b1, sizeof b1, fit->residual),
 	    100 * fit->relative);
@@ -886,6 +902,52 @@ cmd_calibrate_runs(const struct pw_cmd_args *a, const struct pw_problem *base,
 	return PW_EXIT_OK;
 }
 
+/* One run's calibrated prediction: the makespan of PLAN (run I's file's
+ * schedule, before calibration) and of its schedule on CALIBRATED, each
+ * against the run's measured step. */
+struct cmd_calibrate_pred {
+	double	before, after, measured;
+};
+
+/* Run I's prediction into *OUT from its file A->rest[I] (PLAN, read
+ * already, for the first).  Returns an exit status, having said why. */
+static int
+cmd_calibrate_pred_of(const struct pw_cmd_args *a, int i,
+    const struct pw_problem *calibrated, const struct pw_plan *first,
+    const struct pw_measured *run, struct cmd_calibrate_pred *out)
+{
+	struct pw_plan *own = NULL;
+	struct pw_error err;
+	char b1[32], b2[32];
+	int rc = PW_OK;
+
+	if (i > 0)
+		rc = pw_plan_read(a->rest[i], &own, NULL, NULL, &err);
+	if (rc == PW_OK) {
+		out->before = pw_plan_metrics(own != NULL ? own :
+		    first)->makespan;
+		rc = cmd_calibrate_predict(calibrated, own != NULL ? own :
+		    first, &out->after, &err);
+		if (rc != PW_OK)
+			pw_cmd_say("calibrate: %s on the calibrated problem: "
+			    "%s", pw_cmd_label(a->rest[i]), err.msg);
+	} else
+		pw_cmd_say("%s", err.msg);
+	pw_plan_free(own);
+	if (rc != PW_OK)
+		return pw_cmd_status(rc);
+	out->measured = pw_measured_step(run);
+	if (!(out->measured > 0) || !isfinite(out->after) ||
+	    !isfinite(out->measured)) {
+		pw_cmd_say("calibrate: %s: the measured step is %s and the "
+		    "calibrated prediction %s: no ratio to report",
+		    pw_cmd_label(a->rest[i]), pw_fmt_seconds(b1, sizeof b1,
+		    out->measured), pw_fmt_seconds(b2, sizeof b2, out->after));
+		return PW_EXIT_INPUT;
+	}
+	return PW_EXIT_OK;
+}
+
 int
 pw_cmd_calibrate(const struct pw_cmd_args *a)
 {
@@ -893,9 +955,9 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 	struct pw_measured **runs;
 	struct pw_problem *calibrated = NULL, *given;
 	struct pw_plan *plan = NULL;
+	struct cmd_calibrate_pred *pred;
 	struct pw_error err;
-	double before, after, measured;
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], *which;
 	int status = PW_EXIT_INPUT, rc, i;
 
 	if (a->output_given && !pw_path_ends(a->output, ".json") &&
@@ -908,6 +970,7 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 	    PW_EXIT_OK)
 		return status;
 	runs = pw_xcalloc((size_t)a->nrest, sizeof *runs);
+	pred = pw_xcalloc((size_t)a->nrest, sizeof *pred);
 	if ((rc = pw_plan_read(a->rest[0], &plan, NULL, NULL, &err)) !=
 	    PW_OK) {
 		pw_cmd_say("%s", err.msg);
@@ -924,34 +987,26 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 		status = pw_cmd_status(rc);
 		goto out;
 	}
-	if ((rc = cmd_calibrate_predict(calibrated, plan, &after, &err)) !=
-	    PW_OK) {
-		pw_cmd_say("calibrate: %s on the calibrated problem: %s",
-		    pw_cmd_label(a->rest[0]), err.msg);
-		status = pw_cmd_status(rc);
-		goto out;
-	}
-	before = pw_plan_metrics(plan)->makespan;
-	/* Every run is of one schedule on one problem: their mean step is
-	 * what the calibrated prediction stands against. */
-	measured = 0;
+	/* The runs may be of several schedules of the problem: each
+	 * stands against its own prediction. */
 	for (i = 0; i < a->nrest; i++)
-		measured += pw_measured_step(runs[i]) / a->nrest;
-	if (!(measured > 0) || !isfinite(after) || !isfinite(measured)) {
-		pw_cmd_say("calibrate: %s: the measured step is %s and the "
-		    "calibrated prediction %s: no ratio to report",
-		    pw_cmd_label(a->rest[0]), pw_fmt_seconds(b1, sizeof b1,
-		    measured), pw_fmt_seconds(b2, sizeof b2, after));
-		status = PW_EXIT_INPUT;
-		goto out;
-	}
+		if ((status = cmd_calibrate_pred_of(a, i, calibrated, plan,
+		    runs[i], &pred[i])) != PW_EXIT_OK)
+			goto out;
 	cmd_calibrate_print(stdout, &fit);
-	printf("%-10s predicted %s against measured %s (%s): ratio %.4g; "
-	    "before calibration predicted %s, ratio %.4g\n", "prediction",
-	    pw_fmt_seconds(b1, sizeof b1, after), pw_fmt_seconds(b2,
-	    sizeof b2, measured), a->nrest == 1 ? "the run's step" :
-	    "the runs' mean step", after / measured, pw_fmt_seconds(b3,
-	    sizeof b3, before), before / measured);
+	for (i = 0; i < a->nrest; i++) {
+		which = a->nrest == 1 ? pw_xstrdup("the run's step") :
+		    pw_xasprintf("the step of run %d, %s", i + 1,
+		    pw_cmd_label(a->rest[i]));
+		printf("%-10s predicted %s against measured %s (%s): ratio "
+		    "%.4g; before calibration predicted %s, ratio %.4g\n",
+		    "prediction", pw_fmt_seconds(b1, sizeof b1,
+		    pred[i].after), pw_fmt_seconds(b2, sizeof b2,
+		    pred[i].measured), which, pred[i].after / pred[i].measured,
+		    pw_fmt_seconds(b3, sizeof b3, pred[i].before),
+		    pred[i].before / pred[i].measured);
+		free(which);
+	}
 	cmd_calibrate_workload(stdout, a->output_given ? a->output : NULL,
 	    calibrated, &runs[0]->workload);
 	for (i = 0; i < a->nrest; i++)
@@ -976,6 +1031,7 @@ out:
 	for (i = 0; i < a->nrest; i++)
 		pw_measured_free(runs[i]);
 	free(runs);
+	free(pred);
 	pw_calibration_free(&fit);
 	pw_problem_free(calibrated);
 	pw_plan_free(plan);

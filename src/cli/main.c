@@ -12,6 +12,7 @@
 
 #include "pipewright.h"
 #include "cmd.h"
+#include "runtime.h"
 
 static int	main_help(const struct pw_cmd_args *);
 
@@ -337,14 +338,16 @@ static const struct pw_command main_commands[] = {
 	  "fBUKZuAsYEojV" PW_CMD_MODEL_OPTIONS "X", 1, 1, pw_cmd_launch },
 	{ "calibrate", "MEASURED... [-o FILE.lua|FILE.json]",
 	  "fit a problem's costs to measured runs",
-	  "Fits each stage's f, b, w and comm (the mean of its measured\n"
-	  "durations over every iteration) and the link's bandwidths and\n"
-	  "latency (least squares over the transfers) to one or more\n"
-	  "measured files of one problem (the first's is the base; the\n"
-	  "others must match it), and prints the fit per stage, the link,\n"
-	  "the residual, and the calibrated prediction: the measured\n"
-	  "schedule simulated on the calibrated problem against its\n"
-	  "measured step time, and the same before calibration.\n"
+	  "Fits each stage's f, b and w (the means of its measured\n"
+	  "durations over every iteration), its comm (the mean of an\n"
+	  "arrival less the sender's end, over the shown iterations) and\n"
+	  "the link's bandwidths and latency (least squares over the\n"
+	  "transfers) to one or more measured files of one problem (the\n"
+	  "first's is the base; the others must match it), and prints the\n"
+	  "fit per stage, the link, the residual, and for each run the\n"
+	  "calibrated prediction: its schedule simulated on the calibrated\n"
+	  "problem against its measured step time, and the same before\n"
+	  "calibration.\n"
 	  "\n"
 	  "  -o, --output FILE   the calibrated problem, atomically: a\n"
 	  "                      problem file (.json) or a Lua problem\n"
@@ -557,7 +560,12 @@ main_run(const struct pw_command *cmd, int argc, char **argv)
 	struct pw_cmd_args a;
 	int status;
 
-	if ((status = pw_cmd_parse(cmd, argc, argv, &a)) != PW_CMD_GO)
+	/* Under a launcher every rank parses the same command line and
+	 * fails alike: a bad option is said once, by rank 0. */
+	pw_cmd_silence(cmd->run == pw_cmd_launch && pw_rt_launcher_rank() > 0);
+	status = pw_cmd_parse(cmd, argc, argv, &a);
+	pw_cmd_silence(false);
+	if (status != PW_CMD_GO)
 		return status;
 	return cmd->run(&a);
 }
