@@ -23,6 +23,8 @@ struct pwl_field {
 	size_t	offset;
 	bool	need;		/* no default */
 	double	def;
+	int	min;		/* PWL_INT: the least the reader takes (0 for
+				 * a count derived when 0) */
 };
 
 /* A struct pw_model or pw_hardware as a Lua table. */
@@ -38,30 +40,30 @@ struct pwl_record {
 	int	(*check)(const void *, struct pw_error *);
 };
 
-#define PWL_MF(n, t, need, def) \
-	{ #n, t, offsetof(struct pw_model, n), need, def }
+#define PWL_MF(n, t, need, def, min) \
+	{ #n, t, offsetof(struct pw_model, n), need, def, min }
 static const struct pwl_field pwl_model_fields[] = {
-	PWL_MF(name, PWL_NAME, false, 0),
-	PWL_MF(layers, PWL_INT, true, 0),
-	PWL_MF(hidden, PWL_INT, true, 0),
-	PWL_MF(heads, PWL_INT, true, 0),
-	PWL_MF(kv_heads, PWL_INT, false, 0),
-	PWL_MF(ffn, PWL_INT, false, 0),
-	PWL_MF(seq, PWL_INT, true, 0),
-	PWL_MF(vocab, PWL_INT, true, 0),
-	PWL_MF(micro_batch, PWL_INT, false, 1),
+	PWL_MF(name, PWL_NAME, false, 0, 0),
+	PWL_MF(layers, PWL_INT, true, 0, 1),
+	PWL_MF(hidden, PWL_INT, true, 0, 1),
+	PWL_MF(heads, PWL_INT, true, 0, 1),
+	PWL_MF(kv_heads, PWL_INT, false, 0, 0),
+	PWL_MF(ffn, PWL_INT, false, 0, 0),
+	PWL_MF(seq, PWL_INT, true, 0, 1),
+	PWL_MF(vocab, PWL_INT, true, 0, 1),
+	PWL_MF(micro_batch, PWL_INT, false, 1, 1),
 	/* What current models train with (docs/cost-model.md). */
-	PWL_MF(flash_attention, PWL_BOOL, false, 1),
-	PWL_MF(recompute, PWL_RECOMPUTE, false, PW_RECOMPUTE_NONE),
-	PWL_MF(gated_mlp, PWL_BOOL, false, 0),
-	PWL_MF(tied_embeddings, PWL_BOOL, false, 0),
-	{ NULL, PWL_INT, 0, false, 0 }
+	PWL_MF(flash_attention, PWL_BOOL, false, 1, 0),
+	PWL_MF(recompute, PWL_RECOMPUTE, false, PW_RECOMPUTE_NONE, 0),
+	PWL_MF(gated_mlp, PWL_BOOL, false, 0, 0),
+	PWL_MF(tied_embeddings, PWL_BOOL, false, 0, 0),
+	{ NULL, PWL_INT, 0, false, 0, 0 }
 };
 
 #define PWL_HF(n, need, def) \
-	{ #n, PWL_REAL, offsetof(struct pw_hardware, n), need, def }
+	{ #n, PWL_REAL, offsetof(struct pw_hardware, n), need, def, 0 }
 static const struct pwl_field pwl_hardware_fields[] = {
-	{ "name", PWL_NAME, offsetof(struct pw_hardware, name), false, 0 },
+	{ "name", PWL_NAME, offsetof(struct pw_hardware, name), false, 0, 0 },
 	PWL_HF(peak_flops, true, 0),
 	PWL_HF(efficiency, false, 1),
 	PWL_HF(memory, true, 0),
@@ -70,7 +72,7 @@ static const struct pwl_field pwl_hardware_fields[] = {
 	PWL_HF(pcie_latency, false, 0),
 	PWL_HF(p2p_bandwidth, true, 0),
 	PWL_HF(p2p_latency, false, 0),
-	{ NULL, PWL_INT, 0, false, 0 }
+	{ NULL, PWL_INT, 0, false, 0, 0 }
 };
 
 static const void *
@@ -153,7 +155,7 @@ pwl_record_read(lua_State *L, int idx, const struct pwl_record *rec,
 		case PWL_INT:
 			i = (int *)(void *)at;
 			*i = pwl_get_int(L, idx, what, f->name, partial ? *i :
-			    f->need ? PWL_NEED_INT : (int)f->def, INT_MIN + 1,
+			    f->need ? PWL_NEED_INT : (int)f->def, f->min,
 			    INT_MAX);
 			break;
 		case PWL_REAL:

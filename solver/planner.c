@@ -456,7 +456,7 @@ pw_planner_none(const struct pw_planner_run *r, struct pw_error *err)
 		    "device %d, needs %s of its %s", r->tight_device,
 		    pw_fmt_bytes(peak, sizeof peak, r->tight_peak),
 		    pw_fmt_bytes(limit, sizeof limit, r->tight_limit));
-	else if (r->has_why)
+	else if (r->why_most >= 0)
 		pw_error_set(err, "plan: no design fits memory: %s", r->why.msg);
 	else
 		pw_error_set(err, "plan: no family gives a schedule for this "
@@ -559,6 +559,7 @@ pw_planner_go(struct pw_planner_run *r, const struct pw_planner_opts *o,
 	r->best = INFINITY;
 	r->tight_share = INFINITY;
 	r->tight_device = -1;
+	r->why_most = -1;
 	r->rate = pw_xcalloc(pw_nfamilies, sizeof *r->rate);
 	rc = pw_planner_designs(r, err);
 	if (rc == PW_OK)

@@ -87,8 +87,12 @@ struct pw_planner_run {
 	double	tight_share;
 	int	tight_device;
 	double	tight_peak, tight_limit;
-	struct pw_error why;		/* a design that has no split */
-	bool	has_why;
+	/* Why the design nearest to a split has none, the layers its
+	 * limits hold (pw_split_most_layers; -1 before any) and, when
+	 * none, what its short device needs. */
+	struct pw_error why;
+	long	why_most;
+	double	why_need;
 };
 
 /* planner.c: R's designs into its slots, the problem's own first (its

@@ -447,6 +447,9 @@ pw_planner_balance(struct pw_planner_run *r, const struct pw_planner_slot *sl,
 	const struct pw_hardware *hw = &r->origin->hardware;
 	struct pw_error why;
 	int *ones = pw_xcalloc((size_t)sp->devices, sizeof *ones);
+	char layout[32];
+	double need;
+	long most;
 	bool ok;
 	int d;
 
@@ -455,9 +458,18 @@ pw_planner_balance(struct pw_planner_run *r, const struct pw_planner_slot *sl,
 	ok = pw_split_balance(&sl->model, hw, sp, NULL, layers, NULL,
 	    &why) == PW_OK || pw_split_balance(&sl->model, hw, sp, ones,
 	    layers, NULL, &why) == PW_OK;
-	if (!ok && !r->has_why) {
-		r->why = why;
-		r->has_why = true;
+	/* The reason kept is the design that holds the most layers, whose
+	 * count bounds every design's; of those holding none, the one
+	 * whose short device needs the least: the nearest to fitting. */
+	if (!ok && ((most = pw_split_most_layers(&sl->model, hw, sp, ones,
+	    &need)) > r->why_most || (most == 0 && r->why_most == 0 &&
+	    need < r->why_need))) {
+		pw_error_set(&r->why, "%s, %s recomputation: %s",
+		    pw_design_layout_name(&sl->design, layout, sizeof layout),
+		    sl->design.recompute == PW_RECOMPUTE_NONE ? "no" :
+		    pw_recompute_label(sl->design.recompute), why.msg);
+		r->why_most = most;
+		r->why_need = need;
 	}
 	free(ones);
 	return ok;

@@ -69,7 +69,7 @@ pw_balance_fill(struct pw_balance *bl, const int *inflight)
 	struct pw_stage st;
 	double stat, act;
 	int *share = pw_xcalloc((size_t)nstages, sizeof *share);
-	int d, n, s, k;
+	int d, n, s, k, c;
 
 	for (d = 0; d < bl->devices; d++) {
 		k = inflight != NULL ? inflight[d] : pw_balance_inflight(sp, d);
@@ -79,10 +79,9 @@ pw_balance_fill(struct pw_balance *bl, const int *inflight)
 			cl->load = 0;
 			cl->need = 0;
 			act = 0;
-			for (s = 0; s < nstages; s++) {
-				if (pw_placement_device(sp->placement,
-				    bl->devices, nstages, s) != d)
-					continue;
+			for (c = 0; c < bl->chunks; c++) {
+				s = pw_placement_stage(sp->placement,
+				    bl->devices, nstages, d, c);
 				pw_cost_stage(bl->model, bl->hw, sp, s,
 				    share[s], &st, &stat);
 				cl->load += st.f + st.b + st.w;
@@ -97,45 +96,182 @@ pw_balance_fill(struct pw_balance *bl, const int *inflight)
 	free(share);
 }
 
-/*
- * One pass of the program.  With CAP < 0 it minimises the largest load
- * (VALUE[d][k] the least bottleneck of devices 0..d holding k layers),
- * else the sum of squared loads with every load at most CAP.  CHOICE
- * records each state's count; among ties the most layers win, so that
- * the later devices, which keep fewer activations in flight, take the
- * extra layers.  Returns the
- * final state's value, INFINITY when no counts fit.
- */
-static double
-pw_balance_pass(const struct pw_balance *bl, double cap, double *value,
-    int *choice)
+/* The most layers device D holds with each of its stages within its room
+ * and its load at most CAP; BL->lo - 1 when even its fewest do not.
+ * Both grow with its layers, so the counts that qualify run from its
+ * fewest up. */
+static int
+pw_balance_max(const struct pw_balance *bl, int d, double cap)
 {
-	const size_t w = (size_t)bl->layers + 1;
 	const struct pw_balance_cell *cl;
-	double prev, v;
-	int d, k, n;
+	int lo = bl->lo - 1, hi = bl->hi, mid;
 
+	while (lo < hi) {
+		mid = lo + (hi - lo + 1) / 2;
+		cl = pw_balance_at(bl, d, mid);
+		if (cl->fits && cl->load <= cap)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* Whether some counts hold every layer with each device's load at most
+ * CAP: each device may take its fewest up to pw_balance_max, so their
+ * sum is all that matters. */
+static bool
+pw_balance_capped(const struct pw_balance *bl, double cap)
+{
+	long sum = 0;
+	int d, most;
+
+	for (d = 0; d < bl->devices; d++) {
+		if ((most = pw_balance_max(bl, d, cap)) < bl->lo)
+			return false;
+		sum += most;
+	}
+	return sum >= bl->layers;
+}
+
+static int
+pw_balance_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The least bottleneck, a cell's load: the least load that caps every
+ * device (pw_balance_capped, which a larger cap keeps), by bisection over
+ * the loads of the cells that fit; INFINITY when none does. */
+static double
+pw_balance_least_cap(const struct pw_balance *bl)
+{
+	const struct pw_balance_cell *cl;
+	size_t n = 0, lo, hi, mid;
+	double *load, best = INFINITY;
+	int d, k;
+
+	load = pw_xreallocarray(NULL, (size_t)bl->devices *
+	    (size_t)(bl->hi - bl->lo + 1), sizeof *load);
 	for (d = 0; d < bl->devices; d++)
-		for (k = 0; k <= bl->layers; k++) {
-			value[d * w + k] = INFINITY;
-			choice[d * w + k] = -1;
-			for (n = bl->hi < k ? bl->hi : k; n >= bl->lo; n--) {
-				cl = pw_balance_at(bl, d, n);
-				if (!cl->fits || (cap >= 0 && cl->load > cap))
+		for (k = bl->lo; k <= bl->hi; k++)
+			if ((cl = pw_balance_at(bl, d, k))->fits)
+				load[n++] = cl->load;
+	qsort(load, n, sizeof *load, pw_balance_cmp);
+	if (n > 0 && pw_balance_capped(bl, load[n - 1])) {
+		for (lo = 0, hi = n - 1; lo < hi; ) {
+			mid = lo + (hi - lo) / 2;
+			if (pw_balance_capped(bl, load[mid]))
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		best = load[lo];
+	}
+	free(load);
+	return best;
+}
+
+/*
+ * The counts under CAP (pw_balance_least_cap's) with the least sum of
+ * squared loads, into LAYERS: a dynamic program over the devices in
+ * order, its state the layers used so far, kept to the counts from
+ * which every layer can still be placed (device d's most is
+ * pw_balance_max's), so that its rows are narrow where the cap is tight.
+ * Among ties the most layers win, so that the later devices, which keep
+ * fewer activations in flight, take the extra layers.
+ */
+static void
+pw_balance_spread(const struct pw_balance *bl, double cap, int *layers)
+{
+	const int P = bl->devices;
+	const struct pw_balance_cell *cl;
+	long *klo = pw_xcalloc((size_t)P, sizeof *klo);
+	long *khi = pw_xcalloc((size_t)P, sizeof *khi);
+	size_t *row = pw_xcalloc((size_t)P + 1, sizeof *row);
+	int *most = pw_xcalloc((size_t)P, sizeof *most), *choice;
+	long sum = 0, after, k, from;
+	double *value, prev, v;
+	int d, n;
+
+	for (d = 0; d < P; d++)
+		most[d] = pw_balance_max(bl, d, cap);
+	for (d = 0; d < P; d++) {
+		sum += most[d];
+		khi[d] = sum < bl->layers - (long)(P - 1 - d) * bl->lo ? sum :
+		    bl->layers - (long)(P - 1 - d) * bl->lo;
+	}
+	for (d = P - 1, after = 0; d >= 0; d--) {
+		klo[d] = bl->layers - after > (long)(d + 1) * bl->lo ?
+		    bl->layers - after : (long)(d + 1) * bl->lo;
+		after += most[d];
+		assert(klo[d] <= khi[d]);
+	}
+	for (d = 0; d < P; d++)
+		row[d + 1] = row[d] + (size_t)(khi[d] - klo[d] + 1);
+	value = pw_xreallocarray(NULL, row[P], sizeof *value);
+	choice = pw_xreallocarray(NULL, row[P], sizeof *choice);
+	for (d = 0; d < P; d++)
+		for (k = klo[d]; k <= khi[d]; k++) {
+			value[row[d] + (size_t)(k - klo[d])] = INFINITY;
+			choice[row[d] + (size_t)(k - klo[d])] = -1;
+			for (n = (long)most[d] < k ? most[d] : (int)k;
+			    n >= bl->lo; n--) {
+				from = k - n;
+				if (d == 0)
+					prev = from == 0 ? 0 : INFINITY;
+				else if (from < klo[d - 1] || from > khi[d - 1])
 					continue;
-				prev = d == 0 ? (k == n ? 0 : INFINITY) :
-				    value[(d - 1) * w + (k - n)];
+				else
+					prev = value[row[d - 1] +
+					    (size_t)(from - klo[d - 1])];
 				if (!isfinite(prev))
 					continue;
-				v = cap < 0 ? fmax(prev, cl->load) :
-				    prev + cl->load * cl->load;
-				if (v < value[d * w + k]) {
-					value[d * w + k] = v;
-					choice[d * w + k] = n;
+				cl = pw_balance_at(bl, d, n);
+				v = prev + cl->load * cl->load;
+				if (v < value[row[d] + (size_t)(k - klo[d])]) {
+					value[row[d] + (size_t)(k - klo[d])] = v;
+					choice[row[d] + (size_t)(k - klo[d])] = n;
 				}
 			}
 		}
-	return value[(bl->devices - 1) * w + (size_t)bl->layers];
+	for (d = P - 1, k = bl->layers; d >= 0; d--) {
+		n = choice[row[d] + (size_t)(k - klo[d])];
+		assert(n >= bl->lo);
+		pw_split_share(bl->split, d, n, layers);
+		k -= n;
+	}
+	assert(k == 0);
+	free(choice);
+	free(value);
+	free(most);
+	free(row);
+	free(khi);
+	free(klo);
+}
+
+/* The most layers BL's devices hold within their room, each at least
+ * its fewest; 0 when a device cannot hold even those (*SHORT, when not
+ * NULL, is then that device, else -1). */
+static long
+pw_balance_most(const struct pw_balance *bl, int *short_device)
+{
+	long most = 0;
+	int d, fit;
+
+	if (short_device != NULL)
+		*short_device = -1;
+	for (d = 0; d < bl->devices; d++) {
+		if ((fit = pw_balance_max(bl, d, INFINITY)) < bl->lo) {
+			if (short_device != NULL)
+				*short_device = d;
+			return 0;
+		}
+		most += fit;
+	}
+	return most;
 }
 
 /* Why no counts fit: the first device that cannot hold even its fewest
@@ -145,43 +281,35 @@ pw_balance_why(const struct pw_balance *bl, struct pw_error *err)
 {
 	const struct pw_balance_cell *cl;
 	char need[32], room[32];
-	long most = 0;
-	int d, n, fit;
+	long most;
+	int d;
 
-	for (d = 0; d < bl->devices; d++) {
+	most = pw_balance_most(bl, &d);
+	if (d >= 0) {
 		cl = pw_balance_at(bl, d, bl->lo);
-		if (!cl->fits) {
-			pw_error_set(err, "split: device %d cannot hold even a "
-			    "stage of one layer per chunk: it needs %s, its "
-			    "limit less the reserve is %s", d,
-			    pw_fmt_bytes(need, sizeof need, cl->need),
-			    pw_fmt_bytes(room, sizeof room, bl->room));
-			return;
-		}
-		fit = bl->lo;
-		for (n = bl->lo; n <= bl->hi; n++)
-			if (pw_balance_at(bl, d, n)->fits)
-				fit = n;
-		most += fit;
+		pw_error_set(err, "split: device %d cannot hold even a stage of "
+		    "one layer per chunk: it needs %s, its limit less the "
+		    "reserve is %s", d, pw_fmt_bytes(need, sizeof need,
+		    cl->need), pw_fmt_bytes(room, sizeof room, bl->room));
+		return;
 	}
 	pw_error_set(err, "split: the devices' limits hold at most %ld of the "
 	    "model's %d layers", most, bl->layers);
 }
 
-int
-pw_split_balance(const struct pw_model *m, const struct pw_hardware *hw,
-    const struct pw_split *sp, const int *inflight, int *layers,
-    double *bottleneck, struct pw_error *err)
+/* BL's cells for M on HW split as SP (its layers_per_stage left out,
+ * into OWN, which BL keeps) with INFLIGHT; the caller frees BL->cell. */
+static int
+pw_balance_init(struct pw_balance *bl, struct pw_split *own,
+    const struct pw_model *m, const struct pw_hardware *hw,
+    const struct pw_split *sp, const int *inflight, struct pw_error *err)
 {
-	struct pw_split own = *sp;
-	struct pw_balance bl;
-	double *value = NULL, best;
-	int *choice = NULL;
-	int rc, d, k, n;
-	size_t w;
+	int rc, d;
 
-	own.layers_per_stage = NULL;
-	if ((rc = pw_cost_check(m, hw, &own, err)) != PW_OK)
+	*own = *sp;
+	own->layers_per_stage = NULL;
+	memset(bl, 0, sizeof *bl);
+	if ((rc = pw_cost_check(m, hw, own, err)) != PW_OK)
 		return rc;
 	for (d = 0; inflight != NULL && d < sp->devices; d++)
 		if (inflight[d] < 0) {
@@ -189,44 +317,62 @@ pw_split_balance(const struct pw_model *m, const struct pw_hardware *hw,
 			    "negative (got %d)", d, inflight[d]);
 			return PW_ERR_INPUT;
 		}
-	memset(&bl, 0, sizeof bl);
-	bl.model = m;
-	bl.hw = hw;
-	bl.split = &own;
-	bl.devices = own.devices;
-	bl.chunks = own.chunks;
-	bl.layers = m->layers;
-	bl.lo = own.chunks;
-	bl.hi = m->layers - (own.devices - 1) * own.chunks;
-	bl.room = pw_split_room(&own, hw);
-	bl.cell = pw_xcalloc((size_t)bl.devices * (size_t)(bl.hi + 1),
-	    sizeof *bl.cell);
-	pw_balance_fill(&bl, inflight);
+	bl->model = m;
+	bl->hw = hw;
+	bl->split = own;
+	bl->devices = own->devices;
+	bl->chunks = own->chunks;
+	bl->layers = m->layers;
+	bl->lo = own->chunks;
+	bl->hi = m->layers - (own->devices - 1) * own->chunks;
+	bl->room = pw_split_room(own, hw);
+	bl->cell = pw_xcalloc((size_t)bl->devices * (size_t)(bl->hi + 1),
+	    sizeof *bl->cell);
+	pw_balance_fill(bl, inflight);
+	return PW_OK;
+}
 
-	w = (size_t)bl.layers + 1;
-	value = pw_xreallocarray(NULL, (size_t)bl.devices * w, sizeof *value);
-	choice = pw_xreallocarray(NULL, (size_t)bl.devices * w, sizeof *choice);
-	best = pw_balance_pass(&bl, -1, value, choice);
-	if (!isfinite(best)) {
+long
+pw_split_most_layers(const struct pw_model *m, const struct pw_hardware *hw,
+    const struct pw_split *sp, const int *inflight, double *need)
+{
+	struct pw_split own;
+	struct pw_balance bl;
+	struct pw_error err;
+	long most = -1;
+	int d = -1;
+
+	if (pw_balance_init(&bl, &own, m, hw, sp, inflight, &err) == PW_OK)
+		most = pw_balance_most(&bl, &d);
+	if (need != NULL)
+		*need = d >= 0 ? pw_balance_at(&bl, d, bl.lo)->need : 0;
+	free(bl.cell);
+	return most;
+}
+
+int
+pw_split_balance(const struct pw_model *m, const struct pw_hardware *hw,
+    const struct pw_split *sp, const int *inflight, int *layers,
+    double *bottleneck, struct pw_error *err)
+{
+	struct pw_split own;
+	struct pw_balance bl;
+	double best;
+	int rc;
+
+	if ((rc = pw_balance_init(&bl, &own, m, hw, sp, inflight, err)) !=
+	    PW_OK)
+		goto out;
+	if (!isfinite(best = pw_balance_least_cap(&bl))) {
 		pw_balance_why(&bl, err);
 		rc = PW_ERR_NOT_APPLICABLE;
 		goto out;
 	}
-	/* The bottleneck is one cell's load, so the cap admits it exactly. */
-	pw_balance_pass(&bl, best, value, choice);
-	for (d = bl.devices - 1, k = bl.layers; d >= 0; d--) {
-		n = choice[d * w + k];
-		assert(n >= bl.lo);
-		pw_split_share(&own, d, n, layers);
-		k -= n;
-	}
-	assert(k == 0);
+	pw_balance_spread(&bl, best, layers);
 	if (bottleneck != NULL)
 		*bottleneck = best;
 	rc = PW_OK;
 out:
-	free(choice);
-	free(value);
 	free(bl.cell);
 	return rc;
 }

@@ -370,13 +370,14 @@ void
 pw_split_share(const struct pw_split *sp, int d, int n, int *layers)
 {
 	const int nstages = sp->devices * sp->chunks;
-	int s, extra = n % sp->chunks, pass;
+	int s, k, extra = n % sp->chunks, pass;
 
 	assert(n >= sp->chunks);
 	for (pass = 0; pass < 3; pass++)
-		for (s = 0; s < nstages; s++) {
-			if (pw_cost_device(sp, s) != d ||
-			    (s == 0 ? 1 : s == nstages - 1 ? 2 : 0) != pass)
+		for (k = 0; k < sp->chunks; k++) {
+			s = pw_placement_stage(sp->placement, sp->devices,
+			    nstages, d, k);
+			if ((s == 0 ? 1 : s == nstages - 1 ? 2 : 0) != pass)
 				continue;
 			layers[s] = n / sp->chunks + (extra > 0);
 			extra -= extra > 0;

@@ -1062,6 +1062,10 @@ enum pw_placement {
 /* The device of stage S (of NSTAGES on DEVICES) under PLACEMENT: s mod
  * p for loop; for V, s below p and 2p-1-s above (V needs S = 2p). */
 int	pw_placement_device(enum pw_placement, int devices, int nstages, int s);
+/* The stage of device D's chunk K (0 first, in pipeline order) under
+ * PLACEMENT: D + K p for loop; for V, D then 2p-1-D. */
+int	pw_placement_stage(enum pw_placement, int devices, int nstages, int d,
+	    int k);
 
 struct pw_split {
 	int	devices;
@@ -1174,6 +1178,15 @@ int	pw_split_balance(const struct pw_model *, const struct pw_hardware *,
 int	pw_split_balance_fit(const struct pw_model *,
 	    const struct pw_hardware *, const struct pw_split *, int *layers,
 	    double *bottleneck, struct pw_error *);
+/* The most layers SPLIT's devices hold within their limits less the
+ * reserve with INFLIGHT[d] activations (NULL: what 1F1B keeps), each
+ * with at least a layer per chunk: what pw_split_balance's refusal
+ * names.  0 when a device cannot hold even that: *NEED (when not NULL)
+ * is then the bytes the first such device needs for it, else 0.  -1
+ * for bad inputs (what pw_split_balance refuses as PW_ERR_INPUT). */
+long	pw_split_most_layers(const struct pw_model *,
+	    const struct pw_hardware *, const struct pw_split *,
+	    const int *inflight, double *need);
 
 /* Splits PROBLEM's model again with PLACEMENT and CHUNKS stages per
  * device, keeping everything else (its name too): each device keeps the

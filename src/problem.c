@@ -101,6 +101,16 @@ pw_placement_device(enum pw_placement placement, int devices, int nstages,
 	return s % devices;
 }
 
+int
+pw_placement_stage(enum pw_placement placement, int devices, int nstages,
+    int d, int k)
+{
+	assert(d >= 0 && d < devices && k >= 0 && k < nstages / devices);
+	if (placement == PW_PLACE_V)
+		return k == 0 ? d : nstages - 1 - d;
+	return d + k * devices;
+}
+
 void
 pw_problem_set_comm(struct pw_problem *p, double comm)
 {

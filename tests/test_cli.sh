@@ -1192,6 +1192,9 @@ ok "and --layers-per-stage is kept" out_has '"layers_per_stage": \[6, 6, 6, 6\]'
 run "$PW" problem $MODEL --placement v
 ok "--placement v puts stages 0 and 3 on device 0" \
     [ "$(grep -c '"device": 0, "f"' "$tmp/out")" -eq 2 ]
+cp "$tmp/out" "$tmp/v.out"
+run "$PW" problem $MODEL --placement V
+ok "--placement V as plan's table writes it: the same problem" cmp -s "$tmp/out" "$tmp/v.out"
 run "$PW" problem $MODEL --memory-limit 60GiB --reserve 5.5%
 ok "--reserve 5.5% is a share" out_has '"reserve_fraction": 0\.055'
 run "$PW" problem $MODEL --recompute full

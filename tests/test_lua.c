@@ -1283,6 +1283,17 @@ test_borders(void)
 	    "does not divide hidden 2048\nstack traceback:\n\t[C]: in ?\n"
 	    "\tm.lua:1: in main chunk",
 	    "pw.model checks its fields where it is made");
+	/* The reader's range is the field's: a count, not an int's. */
+	script_fails(NULL, "mseq.lua", "local m = pw.model 'gpt3-1.3b' { seq = "
+	    "3e9 }\n", PW_ERR_INPUT, "mseq.lua:1: pw.model: seq: "
+	    "must be from 1 to 2147483647 (got 3000000000)\nstack traceback:"
+	    "\n\t[C]: in ?\n\tmseq.lua:1: in main chunk",
+	    "pw.model: a sequence beyond an int, in the field's range");
+	script_fails(NULL, "mkv.lua", "local m = pw.model 'gpt3-1.3b' { "
+	    "kv_heads = -1 }\n", PW_ERR_INPUT, "mkv.lua:1: pw.model: "
+	    "kv_heads: must be from 0 to 2147483647 (got -1)\n"
+	    "stack traceback:\n\t[C]: in ?\n\tmkv.lua:1: in main chunk",
+	    "pw.model: kv_heads from 0 (0: as many as heads)");
 	script_fails(NULL, "pin2.lua", "pw.problem" UNIT_SPEC ", precede = { "
 	    "{ { 'F', 1, 1 }, { 'F', 2, 1 } } } }\n", PW_ERR_INPUT, "pin2.lua:1: "
 	    "pw.problem: precede[1]: F(0,0) is on device 0 and F(1,0) on "

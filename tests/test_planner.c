@@ -725,6 +725,8 @@ test_planner_refusals(void)
 static void
 test_planner_unfit(void)
 {
+	static const int ones[4] = { 1, 1, 1, 1 };
+	double need;
 	struct pw_model m = tiny(10);
 	struct pw_hardware hw = test_toy_hw;
 	struct pw_split sp = split_of(4, 1, PW_PLACE_LOOP, 160000);
@@ -754,9 +756,23 @@ test_planner_unfit(void)
 	sp.memory_limit = 100000;
 	tap_int(pw_planner_model(&m, &hw, &sp, &o, &r, &err), PW_ERR_INPUT,
 	    "100000 bytes: no design fits");
-	tap_str(err.msg, "plan: no design fits memory: split: the devices' "
-	    "limits hold at most 4 of the model's 10 layers", "100000 bytes: "
-	    "the reason");
+	/* The reason is the design holding the most layers (without
+	 * recomputation 4 of them), whose count bounds every design's. */
+	tap_str(err.msg, "plan: no design fits memory: 1 chunk, full "
+	    "recomputation: split: the devices' limits hold at most 6 of the "
+	    "model's 10 layers", "100000 bytes: the reason");
+	tap_int(pw_split_most_layers(&m, &hw, &sp, ones, NULL), 4,
+	    "100000 bytes: 4 layers without recomputation");
+	tap_int(pw_split_most_layers(&m, &hw, &sp, NULL, &need), 0,
+	    "100000 bytes: none with 1F1B's activations in flight");
+	tap_ok(need > 100000, "... its short device needing more (%g)", need);
+	m = tiny(7);
+	tap_int(pw_planner_model(&m, &hw, &sp, &o, &r, &err), PW_ERR_INPUT,
+	    "100000 bytes, 7 layers: no design fits");
+	m = tiny(6);
+	if (tap_int(pw_planner_model(&m, &hw, &sp, &o, &r, &err), PW_OK,
+	    "100000 bytes, 6 layers: plans, as the reason said"))
+		pw_planner_result_free(&r);
 }
 
 /* The search starts at the design given: 2 chunks in a V with the link,

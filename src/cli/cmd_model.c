@@ -109,7 +109,8 @@ cmd_model_int(const struct pw_cmd_args *a, enum pw_cmd_model_opt opt,
 }
 
 /* Reads option OPT of A, when given, as one of NCHOICES words (CHOICES,
- * their values in VALUES) into *OUT; false after reporting a bad value
+ * their values in VALUES; in any case, as the names of models, hardware
+ * and recomputations) into *OUT; false after reporting a bad value
  * with the words it may be (WORDS). */
 static bool
 cmd_model_word(const struct pw_cmd_args *a, enum pw_cmd_model_opt opt,
@@ -122,7 +123,7 @@ cmd_model_word(const struct pw_cmd_args *a, enum pw_cmd_model_opt opt,
 	if (a->model[opt] == NULL)
 		return true;
 	for (i = 0; i < nchoices; i++) {
-		if (strcmp(a->model[opt], choices[i]) == 0) {
+		if (strcasecmp(a->model[opt], choices[i]) == 0) {
 			*out = values[i];
 			return true;
 		}
