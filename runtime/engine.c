@@ -370,19 +370,31 @@ pw_engine_same_gpus(char **all, const size_t *lens, int size, void *out)
 /* Under MPI a rank knows its own GPU only: rank 0 gathers every rank's
  * host and GPU (its UUID, which CUDA_VISIBLE_DEVICES cannot renumber)
  * and broadcasts, for each device, a number that ranks on one GPU share,
- * into IDS[devices]. */
+ * into IDS[devices]; ranks sharing a GPU make the run an emulation
+ * (E->emulation, on rank 0). */
 static int
 pw_engine_rank_gpus(struct pw_engine *e, int *ids, struct pw_error *err)
 {
 	char me[320], host[256] = "", gpu[64] = "";
 	size_t len;
+	int d, gpus = 0, rc;
 
 	if (gethostname(host, sizeof host - 1) != 0)
 		snprintf(host, sizeof host, "?");
 	e->cuda->gpu_name(e->dev[e->net->rank].ctx, gpu, sizeof gpu);
 	len = (size_t)snprintf(me, sizeof me, "%s|%s", host, gpu) + 1;
-	return pw_engine_ask_all(e, me, len, pw_engine_same_gpus, ids,
-	    (size_t)e->p->devices * sizeof *ids, err);
+	if ((rc = pw_engine_ask_all(e, me, len, pw_engine_same_gpus, ids,
+	    (size_t)e->p->devices * sizeof *ids, err)) != PW_OK)
+		return rc;
+	/* Ranks on one GPU share it, as devices of one process do. */
+	for (d = 0; d < e->p->devices; d++)
+		gpus += ids[d] == d;
+	if (e->net->rank == 0 && gpus < e->p->devices)
+		snprintf(e->emulation, sizeof e->emulation, "an emulation: %d "
+		    "devices on %d GPU%s, the ranks sharing them: the measured "
+		    "times include that sharing, which the prediction leaves "
+		    "out", e->p->devices, gpus, gpus == 1 ? "" : "s");
+	return PW_OK;
 }
 #endif
 

@@ -316,7 +316,11 @@ pw_engine_hosts(struct pw_engine *e, struct pw_error *err)
 			free(e->host);
 			e->host = joined;
 		}
-		pw_engine_host_shared(e, all, names, e->net->size, r);
+		/* The CPU backend's devices compute on the cores; the CUDA
+		 * backend's on GPUs (pw_engine_rank_gpus says when those
+		 * are shared). */
+		if (e->opts->backend == PW_RT_CPU)
+			pw_engine_host_shared(e, all, names, e->net->size, r);
 	}
 	free(names);
 out:
