@@ -419,7 +419,7 @@ pw_engine_pick_wire(struct pw_engine *e, struct pw_rt_wire **wire,
 	memcpy(ids, gpu, (size_t)n * sizeof *ids);
 #ifdef HAVE_CUDA
 	if (e->backend->kind == PW_RT_CUDA && e->net->kind == PW_RT_MPI &&
-	    !e->opts->host_wire && n > 1)
+	    n > 1)
 		rc = pw_engine_rank_gpus(e, ids, err);
 #endif
 	*wire = NULL;

@@ -95,7 +95,7 @@ struct pw_engine {
 	char	*host;		/* the hosts: "a,b" for several */
 	/* Rank 0's line saying how the run is an emulation (devices
 	 * sharing GPUs or cores, pw_engine_hosts); empty when it is none. */
-	char	emulation[256];
+	char	emulation[512];
 	atomic_bool stop;
 	int	rc;			/* the first error */
 	struct pw_error err;

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
-#include <assert.h>
 #include <math.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -297,13 +296,19 @@ pw_engine_hosts(struct pw_engine *e, struct pw_error *err)
 	if (rc != PW_OK || e->net->rank != 0)
 		goto out;
 	names = pw_xcalloc((size_t)e->net->size, sizeof *names);
-	for (r = 0; r < e->net->size; r++) {
-		/* Every rank runs this code: a name, its NUL, its cores. */
-		assert(lens[r] > sizeof mine);
+	for (r = 0; r < e->net->size && rc == PW_OK; r++) {
+		/* A name, its NUL, its cores, unless another build sent it. */
+		if (lens[r] <= sizeof mine) {
+			pw_error_set(err, "rank %d sent %zu bytes for its host and"
+			    " cores, not a name and a CPU set of %zu (another "
+			    "build of pipewright?)", r, lens[r], sizeof mine);
+			rc = PW_ERR_RUNTIME;
+			break;
+		}
 		names[r] = lens[r] - sizeof mine;
 		all[r][names[r] - 1] = '\0';
 	}
-	for (r = 0; r < e->net->size; r++) {
+	for (r = 0; r < e->net->size && rc == PW_OK; r++) {
 		for (q = 0; q < r && strcmp(all[q], all[r]) != 0; q++)
 			continue;
 		if (q < r)

@@ -460,10 +460,12 @@ pw_planner_balance(struct pw_planner_run *r, const struct pw_planner_slot *sl,
 	    layers, NULL, &why) == PW_OK;
 	/* The reason kept is the design that holds the most layers, whose
 	 * count bounds every design's; of those holding none, the one
-	 * whose short device needs the least: the nearest to fitting. */
-	if (!ok && ((most = pw_split_most_layers(&sl->model, hw, sp, ones,
-	    &need)) > r->why_most || (most == 0 && r->why_most == 0 &&
-	    need < r->why_need))) {
+	 * whose short device needs the least: the nearest to fitting.  A
+	 * split of the design's model on one chunk (SP another split) is
+	 * a design of its own, whose balance gives its own reason. */
+	if (!ok && sp == &sl->split && ((most = pw_split_most_layers(
+	    &sl->model, hw, sp, ones, &need)) > r->why_most ||
+	    (most == 0 && r->why_most == 0 && need < r->why_need))) {
 		pw_error_set(&r->why, "%s, %s recomputation: %s",
 		    pw_design_layout_name(&sl->design, layout, sizeof layout),
 		    sl->design.recompute == PW_RECOMPUTE_NONE ? "no" :

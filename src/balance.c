@@ -8,11 +8,14 @@
  * by one fixed rule, pw_split_share), so a dynamic program over the
  * devices in order, with the layers used so far as its state, is exact
  * for the model.  For one chunk per device that is the classic program
- * over layer boundaries.  It runs twice: the first pass finds the least
- * bottleneck, the second, among the counts that keep every device at or
- * under it, the least sum of squared device loads (a lexicographic
- * objective does not decompose over prefixes, a sum under a cap does).
- * docs/planner.md states the model and its approximations.
+ * over layer boundaries.  The first pass finds the least bottleneck by
+ * bisection (a device's load and memory grow with its layers, so under a
+ * cap it takes its fewest up to some most, and counts exist exactly when
+ * those sum to the layers); the second, a program, among the counts
+ * that keep every device at or under it, the least sum of squared device
+ * loads (a lexicographic objective does not decompose over prefixes, a
+ * sum under a cap does).  docs/planner.md states the model and its
+ * approximations.
  */
 #include <assert.h>
 #include <math.h>
@@ -91,6 +94,9 @@ pw_balance_fill(struct pw_balance *bl, const int *inflight)
 			}
 			cl->need += k * act;
 			cl->fits = cl->need <= bl->room;
+			/* What the bisection and pw_balance_max rest on. */
+			assert(n == bl->lo || (cl->load >= cl[-1].load &&
+			    cl->need >= cl[-1].need));
 		}
 	}
 	free(share);
@@ -117,21 +123,28 @@ pw_balance_max(const struct pw_balance *bl, int d, double cap)
 	return lo;
 }
 
-/* Whether some counts hold every layer with each device's load at most
- * CAP: each device may take its fewest up to pw_balance_max, so their
- * sum is all that matters. */
-static bool
-pw_balance_capped(const struct pw_balance *bl, double cap)
+/* The most layers BL's devices hold with each within its room and its
+ * load at most CAP, each at least its fewest; 0 when a device cannot
+ * take even those (*SHORT, when not NULL, is then that device, else
+ * -1).  Under CAP the devices can hold every layer exactly when this
+ * reaches the layers: each takes any count from its fewest to its most. */
+static long
+pw_balance_sum(const struct pw_balance *bl, double cap, int *short_device)
 {
 	long sum = 0;
 	int d, most;
 
+	if (short_device != NULL)
+		*short_device = -1;
 	for (d = 0; d < bl->devices; d++) {
-		if ((most = pw_balance_max(bl, d, cap)) < bl->lo)
-			return false;
+		if ((most = pw_balance_max(bl, d, cap)) < bl->lo) {
+			if (short_device != NULL)
+				*short_device = d;
+			return 0;
+		}
 		sum += most;
 	}
-	return sum >= bl->layers;
+	return sum;
 }
 
 static int
@@ -143,7 +156,7 @@ pw_balance_cmp(const void *a, const void *b)
 }
 
 /* The least bottleneck, a cell's load: the least load that caps every
- * device (pw_balance_capped, which a larger cap keeps), by bisection over
+ * device (pw_balance_sum reaching the layers, which a larger cap keeps), by bisection over
  * the loads of the cells that fit; INFINITY when none does. */
 static double
 pw_balance_least_cap(const struct pw_balance *bl)
@@ -160,10 +173,10 @@ pw_balance_least_cap(const struct pw_balance *bl)
 			if ((cl = pw_balance_at(bl, d, k))->fits)
 				load[n++] = cl->load;
 	qsort(load, n, sizeof *load, pw_balance_cmp);
-	if (n > 0 && pw_balance_capped(bl, load[n - 1])) {
+	if (n > 0 && pw_balance_sum(bl, load[n - 1], NULL) >= bl->layers) {
 		for (lo = 0, hi = n - 1; lo < hi; ) {
 			mid = lo + (hi - lo) / 2;
-			if (pw_balance_capped(bl, load[mid]))
+			if (pw_balance_sum(bl, load[mid], NULL) >= bl->layers)
 				hi = mid;
 			else
 				lo = mid + 1;
@@ -252,28 +265,6 @@ pw_balance_spread(const struct pw_balance *bl, double cap, int *layers)
 	free(klo);
 }
 
-/* The most layers BL's devices hold within their room, each at least
- * its fewest; 0 when a device cannot hold even those (*SHORT, when not
- * NULL, is then that device, else -1). */
-static long
-pw_balance_most(const struct pw_balance *bl, int *short_device)
-{
-	long most = 0;
-	int d, fit;
-
-	if (short_device != NULL)
-		*short_device = -1;
-	for (d = 0; d < bl->devices; d++) {
-		if ((fit = pw_balance_max(bl, d, INFINITY)) < bl->lo) {
-			if (short_device != NULL)
-				*short_device = d;
-			return 0;
-		}
-		most += fit;
-	}
-	return most;
-}
-
 /* Why no counts fit: the first device that cannot hold even its fewest
  * layers, else the layers the devices' limits hold at most. */
 static void
@@ -284,7 +275,7 @@ pw_balance_why(const struct pw_balance *bl, struct pw_error *err)
 	long most;
 	int d;
 
-	most = pw_balance_most(bl, &d);
+	most = pw_balance_sum(bl, INFINITY, &d);
 	if (d >= 0) {
 		cl = pw_balance_at(bl, d, bl->lo);
 		pw_error_set(err, "split: device %d cannot hold even a stage of "
@@ -343,7 +334,7 @@ pw_split_most_layers(const struct pw_model *m, const struct pw_hardware *hw,
 	int d = -1;
 
 	if (pw_balance_init(&bl, &own, m, hw, sp, inflight, &err) == PW_OK)
-		most = pw_balance_most(&bl, &d);
+		most = pw_balance_sum(&bl, INFINITY, &d);
 	if (need != NULL)
 		*need = d >= 0 ? pw_balance_at(&bl, d, bl.lo)->need : 0;
 	free(bl.cell);

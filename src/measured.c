@@ -21,6 +21,9 @@ const char *const pw_measured_backends[PW_NMEASURED_BACKENDS] = {
 const char *const pw_measured_transports[PW_NMEASURED_TRANSPORTS] = {
 	"local", "mpi"
 };
+/* pw_measured_word's message names two words. */
+_Static_assert(PW_NMEASURED_BACKENDS == 2 && PW_NMEASURED_TRANSPORTS == 2,
+    "a measured word's message lists two");
 
 void
 pw_workload_clear(struct pw_workload *w)
@@ -256,7 +259,6 @@ pw_measured_word(struct pw_error *err, const char *where, const char *field,
 	size_t i;
 	int rc;
 
-	assert(n == 2);
 	for (i = 0; i < n; i++)
 		if (strcmp(s, names[i]) == 0)
 			return PW_OK;

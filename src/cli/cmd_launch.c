@@ -909,7 +909,7 @@ struct cmd_calibrate_pred {
 	double	before, after, measured;
 };
 
-/* Run I's prediction into *OUT from its file A->rest[I] (PLAN, read
+/* Run I's prediction into *OUT from its file A->rest[I] (FIRST, read
  * already, for the first).  Returns an exit status, having said why. */
 static int
 cmd_calibrate_pred_of(const struct pw_cmd_args *a, int i,
