@@ -49,6 +49,8 @@
  * polishing it there only takes time from the start's polish (with
  * them, bench_planner's plan at 60 GiB went from 4.5799 s to 4.5927 s). */
 #define PW_SEARCH_HEURISTIC	(1.0 / 3)
+/* A start's name: a family's (20 bytes at most) with its note. */
+#define PW_SEARCH_LABEL		40
 /* The local search's generator is the seed's, on another stream than
  * the windows'. */
 #define PW_ROUND_SALT		UINT64_C(0x9e3779b97f4a7c15)
@@ -167,7 +169,18 @@ struct pw_start {
 	struct pw_schedule *sched;
 	struct pw_eval eval;
 	bool	at_limit;
+	bool	pin_ordered;	/* its family's orders, with the pins' */
 };
+
+/* How the search names start ST of NAME (a family, "given") in BUF. */
+static const char *
+pw_search_start_name(const struct pw_start *st, const char *name, char *buf,
+    size_t len)
+{
+	snprintf(buf, len, "%s%s", name, st->pin_ordered ?
+	    " in the pins' order" : "");
+	return buf;
+}
 
 /* Whether a device's peak in M reaches its limit in P. */
 static bool
@@ -236,11 +249,14 @@ static void
 pw_search_offer_start(struct pw_search *s, struct pw_start *cand,
     const char *name)
 {
+	char label[PW_SEARCH_LABEL];
+
 	if (!cand->eval.feasible || (s->best != NULL && !pw_solver_better(
 	    cand->eval.objective, s->eval.objective)))
 		pw_schedule_free(cand->sched);
 	else
-		pw_search_offer(s, cand->sched, "start", name);
+		pw_search_offer(s, cand->sched, "start", pw_search_start_name(
+		    cand, name, label, sizeof label));
 	cand->sched = NULL;
 }
 
@@ -255,6 +271,155 @@ pw_search_donor(struct pw_start *donor, const struct pw_start *cand)
 	pw_schedule_free(donor->sched);
 	donor->sched = pw_schedule_copy(cand->sched);
 	donor->eval = cand->eval;
+}
+
+/* Pin I's op BEFORE or AFTER (WHICH) as SCHED (indexed in W) has it:
+ * itself, or the op it may mean (pw_pin_other). */
+static struct pw_op
+pw_search_pin_op(const struct pw_problem *p, const struct pw_where *w,
+    const struct pw_pin *pin, bool after)
+{
+	struct pw_op op = after ? pin->after : pin->before;
+
+	return pw_where_has(w, p, op) ? op : pw_pin_other(op);
+}
+
+/* Whether OP may go next: every op it waits for in SCHED (but the one
+ * before it in its order) and every op a pin puts before it is DONE. */
+static bool
+pw_search_pin_ready(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_where *w, const bool *done, const struct pw_pin *pins,
+    size_t npins, struct pw_op op)
+{
+	struct pw_pred pred[PW_MAX_PREDS];
+	int i, n = pw_preds(p, sched, w, op, pred);
+	size_t k;
+
+	for (i = 0; i < n; i++)
+		if (pred[i].kind != PW_PRED_DEVICE &&
+		    pred[i].kind != PW_PRED_CHANNEL &&
+		    !done[pw_op_index(p, pred[i].op)])
+			return false;
+	for (k = 0; k < npins; k++)
+		if (pw_op_index(p, pw_search_pin_op(p, w, &pins[k], true)) ==
+		    pw_op_index(p, op) && !done[pw_op_index(p,
+		    pw_search_pin_op(p, w, &pins[k], false))])
+			return false;
+	return true;
+}
+
+/* Appends OP to resource R's order in OUT, which has room for it (a copy
+ * of the orders it rewrites, AT[R] ops written so far); OUT is the
+ * caller's, so its order is writable whatever pw_schedule_order says. */
+static void
+pw_search_emit(struct pw_schedule *out, int r, int *at, struct pw_op op,
+    bool *done, const struct pw_problem *p)
+{
+	struct pw_seq *to = (struct pw_seq *)pw_schedule_order(out, r);
+
+	to->ops[at[r]++] = op;
+	done[pw_op_index(p, op)] = true;
+}
+
+/*
+ * SCHED's orders with every pin kept: each resource's ops go in its
+ * order while the next is ready (its data and its pins' ops gone
+ * before); when no resource's next is, the ready op nearest the head of
+ * its order goes first (the family's order names microbatches, which a
+ * pin may reverse).  What goes is a topological order of the data, the
+ * pins and the new orders, so these time.  Returns a schedule the
+ * caller owns, or NULL when the pins close a cycle with the data.
+ */
+static struct pw_schedule *
+pw_search_pin_order(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_pin *pins, size_t npins)
+{
+	const int nres = sched->ndevices + sched->nchannels;
+	struct pw_schedule *out = NULL;
+	struct pw_where *w = NULL;
+	struct pw_error err;
+	const struct pw_seq *seq;
+	bool *done, moved;
+	int *head, *at, r, j, best_r, best_j, left = 0;
+
+	if (pw_where_build(p, sched, &w, &err) != PW_OK)
+		return NULL;
+	out = pw_schedule_copy(sched);
+	done = pw_xcalloc(pw_op_universe(p), sizeof *done);
+	head = pw_xcalloc((size_t)nres, sizeof *head);
+	at = pw_xcalloc((size_t)nres, sizeof *at);
+	for (r = 0; r < nres; r++)
+		left += pw_schedule_order(sched, r)->len;
+	while (left > 0) {
+		moved = false;
+		for (r = 0; r < nres; r++) {
+			seq = pw_schedule_order(sched, r);
+			while (head[r] < seq->len && (done[pw_op_index(p,
+			    seq->ops[head[r]])] || pw_search_pin_ready(p,
+			    sched, w, done, pins, npins, seq->ops[head[r]]))) {
+				if (!done[pw_op_index(p, seq->ops[head[r]])]) {
+					pw_search_emit(out, r, at,
+					    seq->ops[head[r]], done, p);
+					left--;
+					moved = true;
+				}
+				head[r]++;
+			}
+		}
+		if (moved)
+			continue;
+		best_r = best_j = -1;
+		for (r = 0; r < nres; r++) {
+			seq = pw_schedule_order(sched, r);
+			for (j = head[r]; j < seq->len && (best_r < 0 ||
+			    j - head[r] < best_j - head[best_r]); j++)
+				if (!done[pw_op_index(p, seq->ops[j])] &&
+				    pw_search_pin_ready(p, sched, w, done,
+				    pins, npins, seq->ops[j])) {
+					best_r = r;
+					best_j = j;
+					break;
+				}
+		}
+		if (best_r < 0)
+			break;
+		pw_search_emit(out, best_r, at, pw_schedule_order(sched,
+		    best_r)->ops[best_j], done, p);
+		left--;
+	}
+	free(at);
+	free(head);
+	free(done);
+	pw_where_free(w);
+	if (left > 0) {
+		pw_schedule_free(out);
+		out = NULL;
+	}
+	return out;
+}
+
+/* CAND, a family's schedule that breaks a pin or a limit, in place of
+ * its orders with the pins' (pw_search_pin_order) where those time (a
+ * device runs its order, so they hold every pin); else unchanged. */
+static void
+pw_search_pin_start(struct pw_search *s, struct pw_start *cand)
+{
+	struct pw_schedule *ordered;
+	struct pw_eval eval;
+	struct pw_error err;
+
+	if (s->o->npins == 0 || cand->eval.feasible || (ordered =
+	    pw_search_pin_order(s->p, cand->sched, s->o->pins,
+	    s->o->npins)) == NULL)
+		return;
+	if (pw_solver_eval(s->p, ordered, s->o->objective, s->offloadable,
+	    s->o->pins, s->o->npins, &eval, &err) == PW_OK) {
+		pw_schedule_free(cand->sched);
+		cand->sched = ordered;
+		cand->eval = eval;
+		cand->pin_ordered = true;
+	} else
+		pw_schedule_free(ordered);
 }
 
 /*
@@ -276,6 +441,7 @@ pw_search_start(struct pw_search *s, struct pw_start *donor)
 	const char *name, *offname = NULL;
 	struct pw_start st, cand, off;
 	struct pw_error err;
+	char label[PW_SEARCH_LABEL];
 	bool binds = false;
 	size_t i;
 	int rc;
@@ -302,6 +468,7 @@ pw_search_start(struct pw_search *s, struct pw_start *donor)
 			    "not apply: %s", fam->name, err.msg);
 			return PW_ERR_INPUT;
 		}
+		pw_search_pin_start(s, &st);
 	} else {
 		memset(&off, 0, sizeof off);
 		for (i = 0; i < pw_nfamilies; i++) {
@@ -313,6 +480,7 @@ pw_search_start(struct pw_search *s, struct pw_start *donor)
 			if (pw_search_family(s, &pw_families[i], &cand,
 			    &err) != PW_OK)
 				continue;
+			pw_search_pin_start(s, &cand);
 			pw_search_donor(donor, &cand);
 			if (!pw_solver_moves(cand.sched)) {
 				binds = binds || cand.at_limit;
@@ -336,7 +504,8 @@ pw_search_start(struct pw_search *s, struct pw_start *donor)
 		pw_schedule_free(off.sched);
 		return PW_OK;
 	}
-	pw_search_set_start(s, name, st.eval.objective, st.eval.feasible);
+	pw_search_set_start(s, pw_search_start_name(&st, name, label,
+	    sizeof label), st.eval.objective, st.eval.feasible);
 	if (st.eval.feasible)
 		pw_search_offer(s, st.sched, "start", NULL);
 	else

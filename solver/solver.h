@@ -114,7 +114,9 @@ struct pw_solve_result {
 	 * the last two the best found so far. */
 	enum pw_solve_end ended;
 	double	elapsed;
-	char	start[64];	/* where it started: a family name or "given" */
+	char	start[64];	/* where it started: a family name (with " in the
+				 * pins' order" when pins reorder it) or
+				 * "given" */
 	double	start_objective;
 	struct pw_model_size model;
 	/* Why the model file of OPTS' write_lp was not written (a static

@@ -384,8 +384,8 @@ test_pins(void)
 	if (test_solve(p, &o, &r, "pinned") == PW_OK) {
 		tap_ok(test_pin_held(p, r.schedule, &pin), "pinned: F(1,5) "
 		    "starts no later than B(1,0)");
-		tap_str(r.start, "zb-h1 (infeasible)", "pinned: the start "
-		    "breaks the pin");
+		tap_str(r.start, "zb-h1 in the pins' order", "pinned: the "
+		    "start is zb-h1's orders with the pin's");
 	}
 	pw_solve_result_free(&r);
 	pw_problem_free(p);
@@ -398,11 +398,43 @@ test_pins(void)
 	if (test_solve(p, &o, &r, "pinned BW") == PW_OK) {
 		tap_ok(test_pin_held(p, r.schedule, &pin), "pinned BW: B(1,0) "
 		    "starts no later than F(1,1)");
-		tap_str(r.start, "1f1b (infeasible)", "pinned BW: the start "
-		    "breaks the pin");
+		tap_str(r.start, "1f1b in the pins' order", "pinned BW: the "
+		    "start is 1f1b's orders with the pin's");
 		tap_near(r.objective, 15, 1e-9, "pinned BW: 15");
 		tap_str(pw_solve_end_name(r.ended), "searched", "pinned BW: "
 		    "the whole model, which the pin restricts, was solved");
+	}
+	pw_solve_result_free(&r);
+	pw_problem_free(p);
+	/* A pin against the microbatch order, which the heuristic keeps:
+	 * F(0,2) before F(0,1) on p = 2, m = 3.  Every family runs F(0,1)
+	 * first; their orders with the pin's start the search, which proves
+	 * 10, the unpinned optimum, as before. */
+	p = test_problem_unit(2, 3, 0, INFINITY);
+	pin = (struct pw_pin){ { PW_F, 0, 2 }, { PW_F, 0, 1 } };
+	o.start_family = NULL;
+	if (test_solve(p, &o, &r, "pinned across microbatches") == PW_OK) {
+		tap_ok(test_pin_held(p, r.schedule, &pin), "pinned across "
+		    "microbatches: F(0,2) starts no later than F(0,1)");
+		tap_near(r.objective, 10, 1e-9, "pinned across microbatches: "
+		    "10");
+		tap_ok(strstr(r.start, " in the pins' order") != NULL,
+		    "pinned across microbatches: a family's orders with the "
+		    "pin's start it (%s)", r.start);
+		tap_str(pw_solve_end_name(r.ended), "optimal",
+		    "pinned across microbatches: optimal");
+	}
+	pw_solve_result_free(&r);
+	pw_problem_free(p);
+	/* Against the unit case's zb-h1, whose last device runs B(3,0)
+	 * second: F(3,7) first holds it back behind every forward, and
+	 * the search still finds 27, the unpinned optimum. */
+	p = test_problem_unit(4, 8, 0, INFINITY);
+	pin = (struct pw_pin){ { PW_F, 3, 7 }, { PW_B, 3, 0 } };
+	if (test_solve(p, &o, &r, "pinned last device") == PW_OK) {
+		tap_ok(test_pin_held(p, r.schedule, &pin), "pinned last "
+		    "device: F(3,7) starts no later than B(3,0)");
+		tap_near(r.objective, 27, 1e-9, "pinned last device: 27");
 	}
 	pw_solve_result_free(&r);
 	pw_problem_free(p);
