@@ -2,7 +2,9 @@
  * test_golden.c - the Zero Bubble paper's Table 5 (tests/data/zb_table5.csv):
  * for all 12 profiled settings, the bubble rates of 1F1B, ZB-H1, ZB-H2 and
  * interleaved 1F1B (exact dependencies) at the precision the table gives,
- * and the closed-form peak memory of device 0.
+ * and the closed-form peak memory of device 0; and Table 8's columns of
+ * the same schedules (tests/data/zbv_table8.csv, its V columns are
+ * test_family_v.c's), whose interleaved column has no exact twin.
  *
  * The table's bubble rate is (max span - m(t_f+t_b+t_w)) / max span; every
  * device here is busy m(t_f+t_b+t_w), so it is also pw_metrics' bubble
@@ -30,8 +32,9 @@ test_tolerance(const char *text)
 
 /*
  * FAMILY on case C with V chunks per device: compares its bubble rate with
- * the table's text WANT, and device 0's peak with PEAK chunk activations.
- * Returns our bubble rate (NAN when it could not be computed).
+ * the table's text WANT (NULL: the caller does), and device 0's peak with
+ * PEAK chunk activations.  Returns our bubble rate (NAN when it could not
+ * be computed).
  */
 static double
 test_family(const struct test_zb_case *c, const char *family, int v,
@@ -50,9 +53,10 @@ test_family(const struct test_zb_case *c, const char *family, int v,
 		goto out;
 	met = pw_metrics_compute(prob, sched, timing);
 	bubble = (met->max_span - work) / met->max_span;
-	tap_near(bubble, strtod(want, NULL), test_tolerance(want),
-	    "%s: %s bubble rate %.6f is the table's %s", c->name, family,
-	    bubble, want);
+	if (want != NULL)
+		tap_near(bubble, strtod(want, NULL), test_tolerance(want),
+		    "%s: %s bubble rate %.6f is the table's %s", c->name,
+		    family, bubble, want);
 	tap_near(met->bubble_rate, bubble, 1e-12,
 	    "%s: %s: pw_metrics agrees (every device busy m(t_f+t_b+t_w))",
 	    c->name, family);
@@ -70,6 +74,55 @@ out:
 	pw_schedule_free(sched);
 	pw_problem_free(prob);
 	return bubble;
+}
+
+/*
+ * Table 8 (chunk times; the stage schedules run each device as one stage
+ * of twice those): 1F1B, ZB-H1 and ZB-H2 to the table's precision.  Its
+ * interleaved column is the authors' generator's, which waits for the
+ * previous chunk only at the first microbatch of a group (see Table 5's
+ * exact column): with every dependency ours is no lower, and above it by
+ * what that wait costs, 0.0018 to 0.0050 on these nine settings.
+ */
+static void
+test_table8(void)
+{
+	struct test_csv csv;
+	struct test_zb_case c;
+	const char *pub;
+	double bi;
+	int ncases = 0;
+
+	if (!test_csv_open(&csv, "zbv_table8.csv"))
+		goto out;
+	while (test_csv_next(&csv)) {
+		test_zb_case_read(&csv, &c);
+		if (!tap_ok(c.p > 0 && c.m > 0 && c.v >= 2,
+		    "%s: sizes (p=%d, m=%d, v=%d)", c.name, c.p, c.m, c.v))
+			continue;
+		ncases++;
+		c.f *= 2;
+		c.b *= 2;
+		c.w *= 2;
+		c.act *= 2;
+		c.hold *= 2;
+		test_family(&c, "1f1b", 1, test_csv_text(&csv, "bubble_1f1b"),
+		    c.p);
+		test_family(&c, "zb-h1", 1, test_csv_text(&csv,
+		    "bubble_zb_h1"), c.p);
+		test_family(&c, "zb-h2", 1, test_csv_text(&csv,
+		    "bubble_zb_h2"), 2 * c.p - 1);
+		pub = test_csv_text(&csv, "bubble_1f1b_i");
+		bi = test_family(&c, "1f1b-interleaved", c.v, NULL,
+		    c.p * c.v + c.p - 1);
+		tap_ok(bi >= strtod(pub, NULL) - test_tolerance(pub) &&
+		    bi <= strtod(pub, NULL) + 0.006, "%s: interleaved bubble "
+		    "rate %.4f from the published %s to 0.006 above it",
+		    c.name, bi, pub);
+	}
+	tap_int(ncases, 9, "%s: all 9 settings read", csv.path);
+out:
+	test_csv_close(&csv);
 }
 
 int
@@ -111,5 +164,6 @@ main(void)
 	tap_int(ncases, 12, "%s: all 12 settings read", csv.path);
 out:
 	test_csv_close(&csv);
+	test_table8();
 	return tap_done();
 }
