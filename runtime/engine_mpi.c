@@ -299,9 +299,10 @@ pw_engine_hosts(struct pw_engine *e, struct pw_error *err)
 	for (r = 0; r < e->net->size && rc == PW_OK; r++) {
 		/* A name, its NUL, its cores, unless another build sent it. */
 		if (lens[r] <= sizeof mine) {
-			pw_error_set(err, "rank %d sent %zu bytes for its host and"
-			    " cores, not a name and a CPU set of %zu (another "
-			    "build of pipewright?)", r, lens[r], sizeof mine);
+			pw_error_set(err, "rank %d sent %zu bytes for its "
+			    "host and cores, not a name and a CPU set of %zu "
+			    "(another build of pipewright?)", r, lens[r],
+			    sizeof mine);
 			rc = PW_ERR_RUNTIME;
 			break;
 		}

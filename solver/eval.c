@@ -98,7 +98,7 @@ pw_solver_offloadable(const struct pw_problem *p, enum pw_offload_mode mode,
 
 /* The op of a pin as the schedule timed T holds it (pw_pin_other). */
 static struct pw_op
-pw_pin_resolve(const struct pw_problem *p, const struct pw_timing *t,
+pw_eval_pin_resolve(const struct pw_problem *p, const struct pw_timing *t,
     struct pw_op op)
 {
 	if (pw_timing_has(t, pw_op_index(p, op)))
@@ -116,8 +116,8 @@ pw_pins_hold(const struct pw_problem *p, const struct pw_timing *t,
 	size_t i;
 
 	for (i = 0; i < npins; i++) {
-		a = pw_pin_resolve(p, t, pins[i].before);
-		b = pw_pin_resolve(p, t, pins[i].after);
+		a = pw_eval_pin_resolve(p, t, pins[i].before);
+		b = pw_eval_pin_resolve(p, t, pins[i].after);
 		sa = t->start[pw_op_index(p, a)];
 		sb = t->start[pw_op_index(p, b)];
 		if (sa <= sb + pw_solver_tol(sb))

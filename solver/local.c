@@ -49,7 +49,8 @@
 #define PW_LOCAL_HEAT		0.05
 #define PW_LOCAL_COOL		0.01
 /* Proposals a move may take to find a rotation that can be made (the
- * ones refused cost no re-timing, so they count as no move). */
+ * ones refused cost no re-timing; a move whose proposals are all refused
+ * counts, so that the walk ends). */
 #define PW_LOCAL_TRIES		16
 /* A move counts one of the search's iterations for every PW_LOCAL_OPS
  * ops it re-times (and one more): re-timing 768 ops (p=8, m=32) took
@@ -154,7 +155,6 @@ static bool
 pw_local_try(struct pw_local *l, int d, int from, int to)
 {
 	struct pw_seq *q = &l->cur->device[d];
-
 	int i;
 
 	if (to < 0 || to >= q->len || to == from ||
@@ -439,7 +439,7 @@ pw_local_search(const struct pw_problem *p, const struct pw_schedule *start,
 }
 
 static bool
-pw_search_local_stopped(void *arg)
+pw_local_stopped(void *arg)
 {
 	return pw_search_stopped(arg);
 }
@@ -468,7 +468,7 @@ pw_search_local(struct pw_search *s, long moves, uint64_t *x)
 	lo.npins = s->o->npins;
 	lo.moves = moves;
 	lo.rng = x;
-	lo.stopped = pw_search_local_stopped;
+	lo.stopped = pw_local_stopped;
 	lo.stopped_arg = s;
 	best = pw_local_search(s->p, s->best, &s->eval, &lo, &e, &made);
 	s->iterations += made * cost;
@@ -482,7 +482,7 @@ pw_search_local(struct pw_search *s, long moves, uint64_t *x)
 /* A graft's plan of transfers counts this many re-timings toward the
  * iteration limit: planning d=8, v=5, m=64 (7,680 compute ops) took
  * 24 ms on the development machine, 8 times re-timing its schedule. */
-#define PW_GRAFT_PLAN_COST	8
+#define PW_LOCAL_GRAFT_PLAN_COST	8
 
 /*
  * Returns a schedule the caller owns: on every device the first K ops of
@@ -490,8 +490,8 @@ pw_search_local(struct pw_search *s, long moves, uint64_t *x)
  * transfers.
  */
 static struct pw_schedule *
-pw_graft_orders(const struct pw_problem *p, const struct pw_schedule *donor,
-    const struct pw_schedule *into, int k)
+pw_local_graft_orders(const struct pw_problem *p,
+    const struct pw_schedule *donor, const struct pw_schedule *into, int k)
 {
 	struct pw_schedule *g = pw_schedule_new(p);
 	bool *taken = pw_xcalloc(pw_op_universe(p), sizeof *taken);
@@ -521,7 +521,7 @@ pw_graft_orders(const struct pw_problem *p, const struct pw_schedule *donor,
  * the first plan that keeps every limit, judged into *E.
  */
 static struct pw_schedule *
-pw_graft_fit(struct pw_search *s, struct pw_schedule *orders,
+pw_local_graft_fit(struct pw_search *s, struct pw_schedule *orders,
     struct pw_eval *e)
 {
 	static const double margin[2] = { 1.0, 0.0 };
@@ -556,7 +556,7 @@ pw_graft_fit(struct pw_search *s, struct pw_schedule *orders,
 					    st / p->devices < c;
 			oo.margin = margin[k];
 			cand = pw_schedule_copy(orders);
-			s->iterations += PW_GRAFT_PLAN_COST * cost;
+			s->iterations += PW_LOCAL_GRAFT_PLAN_COST * cost;
 			if (pw_offload_plan(p, cand, &oo, &err) == PW_OK &&
 			    pw_solver_eval(p, cand, s->o->objective,
 			    s->offloadable, s->o->pins, s->o->npins, e,
@@ -571,9 +571,22 @@ out:
 	return cand;
 }
 
+/* Whether SCHED runs fused backwards (BW) anywhere. */
+static bool
+pw_local_graft_fused(const struct pw_schedule *sched)
+{
+	int d, i;
+
+	for (d = 0; d < sched->ndevices; d++)
+		for (i = 0; i < sched->device[d].len; i++)
+			if (sched->device[d].ops[i].kind == PW_BW)
+				return true;
+	return false;
+}
+
 /* The fill of SCHED: the most ops before a device's first backward. */
 static int
-pw_graft_fill(const struct pw_schedule *sched)
+pw_local_graft_fill(const struct pw_schedule *sched)
 {
 	const struct pw_seq *q;
 	int d, i, most = 0;
@@ -596,14 +609,18 @@ pw_search_graft(struct pw_search *s, const struct pw_schedule *donor)
 	int lo = 0, hi, mid;
 
 	assert(s->best != NULL);
+	/* A donor's fused backward beside the incumbent's split ones (or
+	 * the other way) would run a microbatch's backward twice. */
+	if (pw_local_graft_fused(donor) != pw_local_graft_fused(s->best))
+		return false;
 	into = pw_schedule_copy(s->best);
 	/* The more of the donor's fill, the shorter and the fuller: the
 	 * most that still fits, by bisection. */
-	hi = pw_graft_fill(donor) + 1;
+	hi = pw_local_graft_fill(donor) + 1;
 	while (hi - lo > 1 && !pw_search_stopped(s)) {
 		mid = lo + (hi - lo) / 2;
-		cand = pw_graft_fit(s, pw_graft_orders(s->p, donor, into, mid),
-		    &e);
+		cand = pw_local_graft_fit(s, pw_local_graft_orders(s->p,
+		    donor, into, mid), &e);
 		if (cand == NULL) {
 			hi = mid;
 			continue;

@@ -169,7 +169,8 @@ struct pw_start {
 	struct pw_schedule *sched;
 	struct pw_eval eval;
 	bool	at_limit;
-	bool	pin_ordered;	/* its family's orders, with the pins' */
+	bool	pin_ordered;	/* its family's orders with the pins' */
+	const char *family;	/* the family's name (static), or NULL */
 };
 
 /* How the search names start ST of NAME (a family, "given") in BUF. */
@@ -223,6 +224,7 @@ pw_search_family(struct pw_search *s, const struct pw_family *fam,
 	} else {
 		pw_solver_judge_plan(plan, s->o->objective, s->offloadable,
 		    s->o->pins, s->o->npins, &st->eval);
+		st->family = fam->name;
 		st->sched = pw_schedule_copy(pw_plan_timed(plan));
 		st->at_limit = pw_search_at_limit(s->p, pw_plan_metrics(plan));
 	}
@@ -269,98 +271,232 @@ pw_search_donor(struct pw_start *donor, const struct pw_start *cand)
 	    !pw_solver_better(cand->eval.objective, donor->eval.objective)))
 		return;
 	pw_schedule_free(donor->sched);
+	*donor = *cand;
 	donor->sched = pw_schedule_copy(cand->sched);
-	donor->eval = cand->eval;
 }
 
-/* Pin I's op BEFORE or AFTER (WHICH) as SCHED (indexed in W) has it:
- * itself, or the op it may mean (pw_pin_other). */
+/* OP as the schedule W indexes has it: itself, or the op a pin's op may
+ * mean there (pw_pin_other: BW for a fused backward's B or W). */
 static struct pw_op
 pw_search_pin_op(const struct pw_problem *p, const struct pw_where *w,
-    const struct pw_pin *pin, bool after)
+    struct pw_op op)
 {
-	struct pw_op op = after ? pin->after : pin->before;
-
 	return pw_where_has(w, p, op) ? op : pw_pin_other(op);
 }
 
-/* Whether OP may go next: every op it waits for in SCHED (but the one
- * before it in its order) and every op a pin puts before it is DONE. */
-static bool
-pw_search_pin_ready(const struct pw_problem *p, const struct pw_schedule *sched,
-    const struct pw_where *w, const bool *done, const struct pw_pin *pins,
-    size_t npins, struct pw_op op)
-{
-	struct pw_pred pred[PW_MAX_PREDS];
-	int i, n = pw_preds(p, sched, w, op, pred);
-	size_t k;
+/* The ops that wait for an op, by op index: SUCC[FIRST[i]] up to
+ * SUCC[FIRST[i + 1]]. */
+struct pw_search_succ {
+	size_t	*first;
+	size_t	*succ;
+};
 
-	for (i = 0; i < n; i++)
-		if (pred[i].kind != PW_PRED_DEVICE &&
-		    pred[i].kind != PW_PRED_CHANNEL &&
-		    !done[pw_op_index(p, pred[i].op)])
-			return false;
-	for (k = 0; k < npins; k++)
-		if (pw_op_index(p, pw_search_pin_op(p, w, &pins[k], true)) ==
-		    pw_op_index(p, op) && !done[pw_op_index(p,
-		    pw_search_pin_op(p, w, &pins[k], false))])
-			return false;
-	return true;
+/* A min-heap of the positions in one resource's order of its ops that
+ * are ready and not yet placed (a placed one is dropped when it comes
+ * up). */
+struct pw_search_heap {
+	int	*at;
+	int	n;
+};
+
+static void
+pw_search_heap_push(struct pw_search_heap *h, int pos)
+{
+	int i = h->n++, up, t;
+
+	h->at[i] = pos;
+	for (; i > 0 && h->at[up = (i - 1) / 2] > h->at[i]; i = up) {
+		t = h->at[up];
+		h->at[up] = h->at[i];
+		h->at[i] = t;
+	}
 }
 
-/* Appends OP to resource R's order in OUT, which has room for it (a copy
- * of the orders it rewrites, AT[R] ops written so far); OUT is the
- * caller's, so its order is writable whatever pw_schedule_order says. */
 static void
-pw_search_emit(struct pw_schedule *out, int r, int *at, struct pw_op op,
-    bool *done, const struct pw_problem *p)
+pw_search_heap_pop(struct pw_search_heap *h)
 {
-	struct pw_seq *to = (struct pw_seq *)pw_schedule_order(out, r);
+	int i = 0, c, t;
 
-	to->ops[at[r]++] = op;
-	done[pw_op_index(p, op)] = true;
+	h->at[0] = h->at[--h->n];
+	while ((c = 2 * i + 1) < h->n) {
+		if (c + 1 < h->n && h->at[c + 1] < h->at[c])
+			c++;
+		if (h->at[i] <= h->at[c])
+			break;
+		t = h->at[c];
+		h->at[c] = h->at[i];
+		h->at[i] = t;
+		i = c;
+	}
+}
+
+/* What pw_search_pin_order works with: SCHED (indexed in W) and OUT, its
+ * new orders (AT[r] ops written on resource r); REM counts, by op index,
+ * what each op still waits for (its data, but the anchor of a reload,
+ * and the ops pins put before it); READY holds each resource's ops that
+ * wait for nothing. */
+struct pw_search_pinned {
+	const struct pw_problem *p;
+	const struct pw_schedule *sched;
+	const struct pw_where *w;
+	struct pw_schedule *out;
+	struct pw_search_succ next;
+	int	*rem, *at;
+	bool	*done;
+	struct pw_search_heap *ready;
+};
+
+/* Places op OP, at position POS of resource R's order, next in R's new
+ * order: what waited for it waits for one op less.  A reload placed
+ * before the op it was anchored at loses the anchor (an anchor is a
+ * hint where to start, which the new order could not keep). */
+static void
+pw_search_pin_place(struct pw_search_pinned *pp, int r, struct pw_op op)
+{
+	const struct pw_problem *p = pp->p;
+	struct pw_seq *to = r < pp->out->ndevices ? &pp->out->device[r] :
+	    &pp->out->channel[r - pp->out->ndevices];
+	struct pw_anchor *anchor;
+	size_t i = pw_op_index(p, op), k, j;
+	int wr;
+
+	to->ops[pp->at[r]++] = op;
+	pp->done[i] = true;
+	if (op.kind == PW_RELOAD) {
+		anchor = &pp->out->anchor[(size_t)op.stage *
+		    (size_t)p->microbatches + (size_t)op.mb];
+		if (anchor->op.kind != PW_NKINDS && !pp->done[pw_op_index(p,
+		    anchor->op)])
+			anchor->op.kind = PW_NKINDS;
+	}
+	for (k = pp->next.first[i]; k < pp->next.first[i + 1]; k++) {
+		j = pp->next.succ[k];
+		if (--pp->rem[j] == 0 && !pp->done[j]) {
+			wr = pp->w->resource[j];
+			pw_search_heap_push(&pp->ready[wr],
+			    pp->w->position[j]);
+		}
+	}
+}
+
+/* Fills PP's REM and NEXT from its schedule's data and PINS[NPINS] (a
+ * pin whose two ops are one there, a fused backward's, holds by itself). */
+static void
+pw_search_pin_edges(struct pw_search_pinned *pp, const struct pw_pin *pins,
+    size_t npins)
+{
+	const struct pw_problem *p = pp->p;
+	const int nres = pp->sched->ndevices + pp->sched->nchannels;
+	size_t n = pw_op_universe(p), *fill, a, b, k;
+	struct pw_pred pred[PW_MAX_PREDS];
+	const struct pw_seq *seq;
+	int r, i, j, np, pass;
+
+	pp->next.first = pw_xcalloc(n + 1, sizeof *pp->next.first);
+	fill = pw_xcalloc(n + 1, sizeof *fill);
+	/* Pass 0 counts each op's successors, pass 1 lists them. */
+	for (pass = 0; pass < 2; pass++) {
+		for (r = 0; r < nres; r++) {
+			seq = pw_schedule_order(pp->sched, r);
+			for (i = 0; i < seq->len; i++) {
+				b = pw_op_index(p, seq->ops[i]);
+				np = pw_preds(p, pp->sched, pp->w, seq->ops[i],
+				    pred);
+				for (j = 0; j < np; j++) {
+					if (pred[j].kind != PW_PRED_DEP)
+						continue;
+					a = pw_op_index(p, pred[j].op);
+					if (pass == 0) {
+						pp->next.first[a + 1]++;
+						pp->rem[b]++;
+					} else
+						pp->next.succ[fill[a]++] = b;
+				}
+			}
+		}
+		for (k = 0; k < npins; k++) {
+			a = pw_op_index(p, pw_search_pin_op(p, pp->w,
+			    pins[k].before));
+			b = pw_op_index(p, pw_search_pin_op(p, pp->w,
+			    pins[k].after));
+			if (a == b)
+				continue;
+			if (pass == 0) {
+				pp->next.first[a + 1]++;
+				pp->rem[b]++;
+			} else
+				pp->next.succ[fill[a]++] = b;
+		}
+		if (pass == 0) {
+			for (k = 0; k < n; k++)
+				pp->next.first[k + 1] += pp->next.first[k];
+			memcpy(fill, pp->next.first, n * sizeof *fill);
+			pp->next.succ = pw_xcalloc(pp->next.first[n] + 1,
+			    sizeof *pp->next.succ);
+		}
+	}
+	free(fill);
 }
 
 /*
- * SCHED's orders with every pin kept: each resource's ops go in its
- * order while the next is ready (its data and its pins' ops gone
- * before); when no resource's next is, the ready op nearest the head of
- * its order goes first (the family's order names microbatches, which a
- * pin may reverse).  What goes is a topological order of the data, the
- * pins and the new orders, so these time.  Returns a schedule the
- * caller owns, or NULL when the pins close a cycle with the data.
+ * SCHED's orders with every pin kept (the family's order names
+ * microbatches, which a pin may reverse): each resource's ops go in its
+ * order while the next one's data and the ops pins put before it have
+ * gone; when no resource's next has, the ready op nearest the head of
+ * its order goes.  What goes is a topological order of the data, the
+ * pins and the new orders, so these time (a reload that goes before its
+ * anchor loses it).  Returns a schedule the caller owns, or NULL when the
+ * pins close a cycle with the data or S's search is stopped.
  */
 static struct pw_schedule *
-pw_search_pin_order(const struct pw_problem *p, const struct pw_schedule *sched,
-    const struct pw_pin *pins, size_t npins)
+pw_search_pin_order(const struct pw_search *s, const struct pw_schedule *sched)
 {
+	const struct pw_problem *p = s->p;
 	const int nres = sched->ndevices + sched->nchannels;
-	struct pw_schedule *out = NULL;
+	struct pw_search_pinned pp = { .p = p, .sched = sched };
 	struct pw_where *w = NULL;
 	struct pw_error err;
 	const struct pw_seq *seq;
-	bool *done, moved;
-	int *head, *at, r, j, best_r, best_j, left = 0;
+	struct pw_search_heap *h;
+	int *head, r, best, i, left = 0;
+	size_t placed = 0, n = pw_op_universe(p);
+	bool moved;
 
 	if (pw_where_build(p, sched, &w, &err) != PW_OK)
 		return NULL;
-	out = pw_schedule_copy(sched);
-	done = pw_xcalloc(pw_op_universe(p), sizeof *done);
+	pp.w = w;
+	pp.out = pw_schedule_copy(sched);
+	pp.rem = pw_xcalloc(n, sizeof *pp.rem);
+	pp.done = pw_xcalloc(n, sizeof *pp.done);
+	pp.at = pw_xcalloc((size_t)nres, sizeof *pp.at);
+	pp.ready = pw_xcalloc((size_t)nres, sizeof *pp.ready);
 	head = pw_xcalloc((size_t)nres, sizeof *head);
-	at = pw_xcalloc((size_t)nres, sizeof *at);
-	for (r = 0; r < nres; r++)
-		left += pw_schedule_order(sched, r)->len;
+	pw_search_pin_edges(&pp, s->o->pins, s->o->npins);
+	for (r = 0; r < nres; r++) {
+		seq = pw_schedule_order(sched, r);
+		pp.ready[r].at = pw_xcalloc((size_t)seq->len + 1,
+		    sizeof *pp.ready[r].at);
+		left += seq->len;
+		for (i = 0; i < seq->len; i++)
+			if (pp.rem[pw_op_index(p, seq->ops[i])] == 0)
+				pw_search_heap_push(&pp.ready[r], i);
+	}
 	while (left > 0) {
+		/* A placement is cheap; a long run may still be stopped. */
+		if (placed % 4096 == 4095 && pw_search_stopped(s))
+			break;
 		moved = false;
 		for (r = 0; r < nres; r++) {
 			seq = pw_schedule_order(sched, r);
-			while (head[r] < seq->len && (done[pw_op_index(p,
-			    seq->ops[head[r]])] || pw_search_pin_ready(p,
-			    sched, w, done, pins, npins, seq->ops[head[r]]))) {
-				if (!done[pw_op_index(p, seq->ops[head[r]])]) {
-					pw_search_emit(out, r, at,
-					    seq->ops[head[r]], done, p);
+			while (head[r] < seq->len) {
+				i = (int)pw_op_index(p, seq->ops[head[r]]);
+				if (!pp.done[i] && pp.rem[i] > 0)
+					break;
+				if (!pp.done[i]) {
+					pw_search_pin_place(&pp, r,
+					    seq->ops[head[r]]);
 					left--;
+					placed++;
 					moved = true;
 				}
 				head[r]++;
@@ -368,39 +504,47 @@ pw_search_pin_order(const struct pw_problem *p, const struct pw_schedule *sched,
 		}
 		if (moved)
 			continue;
-		best_r = best_j = -1;
+		best = -1;
 		for (r = 0; r < nres; r++) {
+			h = &pp.ready[r];
 			seq = pw_schedule_order(sched, r);
-			for (j = head[r]; j < seq->len && (best_r < 0 ||
-			    j - head[r] < best_j - head[best_r]); j++)
-				if (!done[pw_op_index(p, seq->ops[j])] &&
-				    pw_search_pin_ready(p, sched, w, done,
-				    pins, npins, seq->ops[j])) {
-					best_r = r;
-					best_j = j;
-					break;
-				}
+			while (h->n > 0 && pp.done[pw_op_index(p,
+			    seq->ops[h->at[0]])])
+				pw_search_heap_pop(h);
+			if (h->n > 0 && (best < 0 || h->at[0] - head[r] <
+			    pp.ready[best].at[0] - head[best]))
+				best = r;
 		}
-		if (best_r < 0)
+		if (best < 0)
 			break;
-		pw_search_emit(out, best_r, at, pw_schedule_order(sched,
-		    best_r)->ops[best_j], done, p);
+		seq = pw_schedule_order(sched, best);
+		i = pp.ready[best].at[0];
+		pw_search_heap_pop(&pp.ready[best]);
+		pw_search_pin_place(&pp, best, seq->ops[i]);
 		left--;
+		placed++;
 	}
-	free(at);
+	for (r = 0; r < nres; r++)
+		free(pp.ready[r].at);
 	free(head);
-	free(done);
+	free(pp.ready);
+	free(pp.at);
+	free(pp.done);
+	free(pp.rem);
+	free(pp.next.succ);
+	free(pp.next.first);
 	pw_where_free(w);
 	if (left > 0) {
-		pw_schedule_free(out);
-		out = NULL;
+		pw_schedule_free(pp.out);
+		pp.out = NULL;
 	}
-	return out;
+	return pp.out;
 }
 
 /* CAND, a family's schedule that breaks a pin or a limit, in place of
- * its orders with the pins' (pw_search_pin_order) where those time (a
- * device runs its order, so they hold every pin); else unchanged. */
+ * its orders with the pins' (pw_search_pin_order) where those differ and
+ * time (a device runs its order, so they hold every pin); else
+ * unchanged. */
 static void
 pw_search_pin_start(struct pw_search *s, struct pw_start *cand)
 {
@@ -408,11 +552,11 @@ pw_search_pin_start(struct pw_search *s, struct pw_start *cand)
 	struct pw_eval eval;
 	struct pw_error err;
 
-	if (s->o->npins == 0 || cand->eval.feasible || (ordered =
-	    pw_search_pin_order(s->p, cand->sched, s->o->pins,
-	    s->o->npins)) == NULL)
+	if (s->o->npins == 0 || cand->eval.feasible ||
+	    (ordered = pw_search_pin_order(s, cand->sched)) == NULL)
 		return;
-	if (pw_solver_eval(s->p, ordered, s->o->objective, s->offloadable,
+	if (!pw_schedule_same_orders(ordered, cand->sched, NULL, NULL) &&
+	    pw_solver_eval(s->p, ordered, s->o->objective, s->offloadable,
 	    s->o->pins, s->o->npins, &eval, &err) == PW_OK) {
 		pw_schedule_free(cand->sched);
 		cand->sched = ordered;
@@ -518,7 +662,7 @@ pw_search_start(struct pw_search *s, struct pw_start *donor)
 
 /* Whether op class (KA, SA) precedes (KB, SB) within one microbatch. */
 static bool
-pw_class_precedes(enum pw_kind ka, int sa, enum pw_kind kb, int sb)
+pw_search_class_precedes(enum pw_kind ka, int sa, enum pw_kind kb, int sb)
 {
 	switch (ka) {
 	case PW_F:
@@ -554,9 +698,10 @@ pw_search_binaries(const struct pw_search *s)
 				continue;
 			for (ka = 0; ka < 3; ka++)
 				for (kb = sa == sb ? ka + 1 : 0; kb < 3; kb++) {
-					if (pw_class_precedes(kinds[ka], sa,
-					    kinds[kb], sb) || pw_class_precedes(
-					    kinds[kb], sb, kinds[ka], sa))
+					if (pw_search_class_precedes(kinds[ka],
+					    sa, kinds[kb], sb) ||
+					    pw_search_class_precedes(kinds[kb],
+					    sb, kinds[ka], sa))
 						n += m * (m - 1) / 2;
 					else
 						n += m * m;
@@ -809,10 +954,19 @@ pw_search_phases(struct pw_search *s)
 		if (s->o->iteration_limit <= 0)
 			ho.settle_by = s->t0 + s->limit * PW_SEARCH_HEURISTIC;
 		rc = pw_heuristic(s->p, &ho, &sched, &err);
-		if (rc != PW_OK && s->best == NULL) {
+		if (rc != PW_OK && s->best == NULL && donor.pin_ordered)
+			/* The heuristic keeps each stage's microbatch order;
+			 * the families' orders kept the pins but not a
+			 * limit: nothing proves that no schedule can. */
+			pw_error_set(&s->err, "solve: no schedule found that "
+			    "keeps the pins within the limits: %s in the "
+			    "pins' order does not (%s), and the heuristic "
+			    "keeps each stage's microbatch order, which the "
+			    "pins reverse", donor.family, donor.eval.why);
+		else if (rc != PW_OK && s->best == NULL)
 			pw_error_set(&s->err, "solve: %s", err.msg);
+		if (rc != PW_OK && s->best == NULL)
 			goto out;
-		}
 		/* Without a start, the heuristic's schedule is the start. */
 		if (rc == PW_OK)
 			pw_search_offer(s, sched, "heuristic", s->start[0] ==

@@ -155,9 +155,10 @@ pw_balance_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The least bottleneck, a cell's load: the least load that caps every
- * device (pw_balance_sum reaching the layers, which a larger cap keeps), by bisection over
- * the loads of the cells that fit; INFINITY when none does. */
+/* The least bottleneck, a cell's load: the least load under which the
+ * devices hold every layer (pw_balance_sum, which a larger cap keeps),
+ * by bisection over the loads of the cells that fit; INFINITY when none
+ * does. */
 static double
 pw_balance_least_cap(const struct pw_balance *bl)
 {
@@ -207,6 +208,7 @@ pw_balance_spread(const struct pw_balance *bl, double cap, int *layers)
 	int *most = pw_xcalloc((size_t)P, sizeof *most), *choice;
 	long sum = 0, after, k, from;
 	double *value, prev, v;
+	size_t at;
 	int d, n;
 
 	for (d = 0; d < P; d++)
@@ -244,9 +246,10 @@ pw_balance_spread(const struct pw_balance *bl, double cap, int *layers)
 					continue;
 				cl = pw_balance_at(bl, d, n);
 				v = prev + cl->load * cl->load;
-				if (v < value[row[d] + (size_t)(k - klo[d])]) {
-					value[row[d] + (size_t)(k - klo[d])] = v;
-					choice[row[d] + (size_t)(k - klo[d])] = n;
+				at = row[d] + (size_t)(k - klo[d]);
+				if (v < value[at]) {
+					value[at] = v;
+					choice[at] = n;
 				}
 			}
 		}

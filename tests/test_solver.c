@@ -366,9 +366,76 @@ test_pin_held(const struct pw_problem *p, const struct pw_schedule *sched,
 }
 
 static void
+test_bad(const struct pw_problem *p, const struct pw_solve_opts *o,
+    const char *what)
+{
+	struct pw_solve_result r;
+	struct pw_error err;
+
+	memset(&err, 0, sizeof err);
+	tap_int(pw_solve(p, o, &r, &err), PW_ERR_INPUT, "bad %s: refused",
+	    what);
+	if (!tap_ok(strstr(err.msg, what) != NULL && strchr(err.msg, '\n') ==
+	    NULL, "bad %s: one line naming it", what))
+		tap_diag("%s", err.msg);
+}
+
+/*
+ * A pin against a reload's anchor: po-f's schedule anchors the reload of
+ * (0, j) at the end of W(2, j), on device 0; pinning B(0,j) before that
+ * W, which the data allows, closes the cycle W, reload, B(0,j), W on
+ * po-f's orders, which the pins' order breaks by dropping the anchor (a
+ * hint where to start).
+ */
+static void
+test_pin_anchor(void)
+{
+	struct pw_problem *p = test_loop(8, 2, INFINITY);
+	struct pw_schedule *sched;
+	struct pw_solve_result r;
+	struct pw_solve_opts o;
+	struct pw_error err;
+	struct pw_pin pin;
+	const struct pw_anchor *a = NULL;
+	int j;
+
+	if (!tap_int(pw_family_find("po-f")->build(p, &sched, &err), PW_OK,
+	    "po-f builds: %s", err.msg)) {
+		pw_problem_free(p);
+		return;
+	}
+	for (j = 0; j < p->microbatches && (a == NULL || a->op.kind ==
+	    PW_NKINDS); j++)
+		a = &sched->anchor[j];
+	if (tap_ok(a != NULL && a->op.kind == PW_W && a->op.stage == 2,
+	    "po-f anchors the reload of stage 0 at the end of a W of stage 2 "
+	    "(device 0)")) {
+		pin = (struct pw_pin){ { PW_B, 0, j - 1 }, a->op };
+		pw_solve_opts_init(&o);
+		o.start_family = "po-f";
+		o.offload = PW_OFFMODE_ON;
+		o.pins = &pin;
+		o.npins = 1;
+		o.time_limit = TEST_LIMIT;
+		o.iteration_limit = 2000;
+		if (test_solve(p, &o, &r, "pinned against an anchor") ==
+		    PW_OK) {
+			tap_ok(test_pin_held(p, r.schedule, &pin), "pinned "
+			    "against an anchor: the pin holds");
+			tap_str(r.start, "po-f in the pins' order", "pinned "
+			    "against an anchor: po-f's orders with the pin's "
+			    "start it");
+		}
+		pw_solve_result_free(&r);
+	}
+	pw_schedule_free(sched);
+	pw_problem_free(p);
+}
+
+static void
 test_pins(void)
 {
-	struct pw_pin pin = { { PW_F, 1, 5 }, { PW_B, 1, 0 } };
+	struct pw_pin pin = { { PW_F, 1, 5 }, { PW_B, 1, 0 } }, pins[2];
 	struct pw_solve_result r;
 	struct pw_solve_opts o;
 	struct pw_problem *p;
@@ -426,6 +493,33 @@ test_pins(void)
 	}
 	pw_solve_result_free(&r);
 	pw_problem_free(p);
+	/* A pin inside one fused backward (B before W of a microbatch,
+	 * 1F1B's BW) holds by itself beside one against the microbatch
+	 * order. */
+	p = test_problem_unit(2, 3, 0, INFINITY);
+	pins[0] = (struct pw_pin){ { PW_B, 0, 0 }, { PW_W, 0, 0 } };
+	pins[1] = (struct pw_pin){ { PW_F, 0, 2 }, { PW_F, 0, 1 } };
+	o.pins = pins;
+	o.npins = 2;
+	o.start_family = "1f1b";
+	if (test_solve(p, &o, &r, "pinned inside a BW") == PW_OK) {
+		tap_ok(test_pin_held(p, r.schedule, &pins[1]), "pinned "
+		    "inside a BW: F(0,2) starts no later than F(0,1)");
+		tap_str(r.start, "1f1b in the pins' order", "pinned inside a "
+		    "BW: 1f1b's orders with the pins' start it");
+	}
+	pw_solve_result_free(&r);
+	/* Within a limit of 1.5 activations the pinned orders of every
+	 * family hold two at once, and the heuristic keeps microbatch
+	 * order: no schedule found, said as such, not as impossible. */
+	p->memory[0].limit = p->memory[1].limit = 1.5;
+	o.pins = &pins[1];
+	o.npins = 1;
+	o.start_family = NULL;
+	test_bad(p, &o, "no schedule found that keeps the pins within the "
+	    "limits");
+	pw_problem_free(p);
+	o.pins = &pin;
 	/* Against the unit case's zb-h1, whose last device runs B(3,0)
 	 * second: F(3,7) first holds it back behind every forward, and
 	 * the search still finds 27, the unpinned optimum. */
@@ -438,6 +532,7 @@ test_pins(void)
 	}
 	pw_solve_result_free(&r);
 	pw_problem_free(p);
+	test_pin_anchor();
 }
 
 /*
@@ -721,21 +816,6 @@ test_cancel(void)
 }
 
 /* PW_ERR_INPUT with a message containing WHAT. */
-static void
-test_bad(const struct pw_problem *p, const struct pw_solve_opts *o,
-    const char *what)
-{
-	struct pw_solve_result r;
-	struct pw_error err;
-
-	memset(&err, 0, sizeof err);
-	tap_int(pw_solve(p, o, &r, &err), PW_ERR_INPUT, "bad %s: refused",
-	    what);
-	if (!tap_ok(strstr(err.msg, what) != NULL && strchr(err.msg, '\n') ==
-	    NULL, "bad %s: one line naming it", what))
-		tap_diag("%s", err.msg);
-}
-
 static void
 test_options(void)
 {
