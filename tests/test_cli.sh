@@ -1652,6 +1652,7 @@ run "$PW" eval "$tmp/cal.lua" --family 1f1b
 ok "the calibrated problem script loads back" status_is 0
 fails 2 "cal.txt" "calibrate -o of another suffix" "$PW" calibrate "$tmp/m.json" -o "$tmp/cal.txt"
 fails 2 "has no measured run" "calibrate of a file without a run" "$PW" calibrate "$tmp/default-1f1b.json"
+fails 2 "unit4x8.json has no measured run" "calibrate of a run with a problem file after it" "$PW" calibrate "$tmp/m.json" "$UNIT"
 
 run "$PW" launch "$UNIT" --family 1f1b --dry-run
 ok "launch --dry-run exits 0" status_is 0
