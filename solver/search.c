@@ -600,6 +600,7 @@ pw_search_start(struct pw_search *s, struct pw_start *donor)
 			return PW_ERR_INPUT;
 		}
 		st.sched = pw_schedule_copy(o->start);
+		pw_search_pin_start(s, &st);
 	} else if (o->start_family != NULL) {
 		name = o->start_family;
 		if ((fam = pw_family_find(o->start_family)) == NULL) {

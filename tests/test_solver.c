@@ -436,6 +436,8 @@ static void
 test_pins(void)
 {
 	struct pw_pin pin = { { PW_F, 1, 5 }, { PW_B, 1, 0 } }, pins[2];
+	struct pw_schedule *start;
+	struct pw_error err;
 	struct pw_solve_result r;
 	struct pw_solve_opts o;
 	struct pw_problem *p;
@@ -520,10 +522,30 @@ test_pins(void)
 	    "limits");
 	pw_problem_free(p);
 	o.pins = &pin;
+	/* A given start that breaks such a pin (the designer's o on a file
+	 * whose pin its orders break) starts in the pins' order. */
+	p = test_problem_unit(4, 8, 0, INFINITY);
+	pins[0] = (struct pw_pin){ { PW_F, 0, 3 }, { PW_F, 0, 1 } };
+	o.pins = pins;
+	o.npins = 1;
+	o.start_family = NULL;
+	if (tap_int(pw_family_find("zb-h1")->build(p, &start, &err), PW_OK,
+	    "zb-h1 builds")) {
+		o.start = start;
+		if (test_solve(p, &o, &r, "given, pinned") == PW_OK) {
+			tap_ok(test_pin_held(p, r.schedule, &pins[0]), "given, "
+			    "pinned: F(0,3) starts no later than F(0,1)");
+			tap_str(r.start, "given in the pins' order", "given, "
+			    "pinned: its orders with the pin's start it");
+		}
+		pw_solve_result_free(&r);
+		o.start = NULL;
+		pw_schedule_free(start);
+	}
+	o.pins = &pin;
 	/* Against the unit case's zb-h1, whose last device runs B(3,0)
 	 * second: F(3,7) first holds it back behind every forward, and
 	 * the search still finds 27, the unpinned optimum. */
-	p = test_problem_unit(4, 8, 0, INFINITY);
 	pin = (struct pw_pin){ { PW_F, 3, 7 }, { PW_B, 3, 0 } };
 	if (test_solve(p, &o, &r, "pinned last device") == PW_OK) {
 		tap_ok(test_pin_held(p, r.schedule, &pin), "pinned last "

@@ -977,6 +977,31 @@ test_optimize(void)
 	tap_ok(strstr(d->source, "cancelled") != NULL || strstr(d->source,
 	    "optimal") != NULL || strstr(d->source, "searched") != NULL,
 	    "the source says how it ended: %s", d->source);
+	/* q asked while it ran, then it ended with a better schedule: that
+	 * is a change now, which the question says and q does not drop. */
+	d->iteration_limit = 2000;
+	select_op(d, "F(0,2)");
+	tui_key(d, '<');
+	tui_key(d, '<');
+	set_unsaved(d, false);
+	tui_key(d, 'o');
+	tui_key(d, 'q');
+	tap_str(d->prompt.question, "the optimizer is running: q quits and "
+	    "drops it, Esc stays ", "q while it runs on a saved state");
+	solve_until_done(d);
+	tap_ok(tui_unsaved(d) && d->mode == TUI_MODE_PROMPT &&
+	    strcmp(d->prompt.question, "unsaved changes: s saves and quits, "
+	    "q quits without saving, Esc stays ") == 0, "it ended with a "
+	    "change: the open question says so (%s)", d->prompt.question);
+	snprintf(d->prompt.question, sizeof d->prompt.question, "%s",
+	    "the optimizer is running: q quits and drops it, Esc stays ");
+	tap_int(tui_key(d, 'q') & TUI_DO_QUIT, 0, "q on a question asked "
+	    "before the result came does not quit");
+	tap_str(d->prompt.question, "unsaved changes: s saves and quits, q "
+	    "quits without saving, Esc stays ", "... it asks again");
+	tap_str(d->message, "the optimizer ended: its result is not saved",
+	    "... saying why");
+	tap_int(tui_key(d, 'q') & TUI_DO_QUIT, TUI_DO_QUIT, "q then quits");
 	pw_schedule_free(start);
 	tui_free(d);
 }

@@ -733,22 +733,32 @@ tui_act_help_page_down(struct tui *d)
 	return tui_actions_help_scroll(d, tui_actions_help_page(d));
 }
 
+const char *
+tui_quit_question(const struct tui *d)
+{
+	bool running = tui_solve_running(d), unsaved = tui_unsaved(d);
+
+	if (!unsaved && !running)
+		return NULL;
+	return !running ? "unsaved changes: s saves and quits, q quits "
+	    "without saving, Esc stays " : !unsaved ? "the optimizer is "
+	    "running: q quits and drops it, Esc stays " : "the optimizer is "
+	    "running and changes are unsaved: s saves and quits, q quits "
+	    "and drops both, Esc stays ";
+}
+
 /* q: closes the panel; on the timeline quits, asking when unsaved or
  * while the optimizer runs (its incumbents are shown, not yet a change). */
 static unsigned
 tui_act_quit(struct tui *d)
 {
-	bool running = tui_solve_running(d);
+	const char *question = tui_quit_question(d);
 
 	if (d->mode != TUI_MODE_TIMELINE)
 		return tui_actions_close(d);
-	if (!tui_unsaved(d) && !running)
+	if (question == NULL)
 		return TUI_DO_QUIT;
-	return tui_prompt_open(d, TUI_PROMPT_QUIT, !running ? "unsaved "
-	    "changes: s saves and quits, q quits without saving, Esc stays " :
-	    !tui_unsaved(d) ? "the optimizer is running: q quits and drops it, Esc "
-	    "stays " : "the optimizer is running and changes are unsaved: s "
-	    "saves and quits, q quits and drops both, Esc stays ", "");
+	return tui_prompt_open(d, TUI_PROMPT_QUIT, question, "");
 }
 
 static unsigned

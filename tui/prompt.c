@@ -394,6 +394,8 @@ tui_prompt_compare_file(struct tui *d, const char *text)
 static unsigned
 tui_prompt_quit(struct tui *d, int key)
 {
+	const char *now;
+
 	switch (key) {
 	case 's':
 		tui_solve_settle(d);
@@ -406,6 +408,15 @@ tui_prompt_quit(struct tui *d, int key)
 		tui_prompt_close(d);
 		return tui_prompt_save_as(d, d->save_path, true, false);
 	case 'q':
+		/* Asked before the optimizer ended: its result is a change
+		 * now, which q would drop unasked. */
+		if ((now = tui_quit_question(d)) != NULL &&
+		    strcmp(now, d->prompt.question) != 0) {
+			tui_prompt_open(d, TUI_PROMPT_QUIT, now, "");
+			tui_message(d, false, "the optimizer ended: its result "
+			    "is not saved");
+			return TUI_DRAW_MESSAGE;
+		}
 		tui_prompt_close(d);
 		return TUI_DO_QUIT;
 	case TUI_KEY_ESC:

@@ -175,8 +175,15 @@ tui_solve_tick(struct tui *d)
 		/* A schedule that does not time is never shown twice. */
 		s->shown = obj;
 	}
-	if (!working)
-		return tui_solve_end(d);
+	if (!working) {
+		redraw = tui_solve_end(d);
+		/* A quit question asked while it ran says what q drops now. */
+		if (d->mode == TUI_MODE_PROMPT && d->prompt.kind ==
+		    TUI_PROMPT_QUIT && tui_quit_question(d) != NULL)
+			snprintf(d->prompt.question, sizeof d->prompt.question,
+			    "%s", tui_quit_question(d));
+		return redraw;
+	}
 	tui_solve_say_progress(d);
 	return redraw;
 }
