@@ -573,6 +573,18 @@ test_marks(void)
 	tap_ok(strstr(row, "breaks pin 0: F(0,2) starts at ") != NULL,
 	    "the header names a pin the orders break: %s", row);
 	free(row);
+	/* The details panel lists the selected op's pins before the rows
+	 * a short panel cuts (what it waits for, what waits for it). */
+	s.d.waits = NULL;
+	s.d.nwaits = 0;
+	s.d.has_sel = true;
+	s.d.sel = test_op(PW_F, 0, 1);
+	case_draw(&s, 24, 120);
+	row = screen_text();
+	tap_ok(strstr(row, "pinned: after F(0,2)") != NULL, "the details "
+	    "panel lists F(0,1)'s pin at 120x24");
+	free(row);
+	s.d.has_sel = false;
 	s.d.pins = NULL;
 	s.d.npins = 0;
 	s.d.waits = NULL;

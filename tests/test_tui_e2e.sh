@@ -324,6 +324,19 @@ SCRIPT
 chmod +x "$tmp/halve.sh"
 keys q
 check "the broken file's session quits" exited 0
+
+# An editor that leaves the file as it was: nothing to read again, no
+# change (a script run again was one, and a schedule file's reload
+# dropped the edits not saved to it).
+cp "$EXAMPLES/default.lua" "$work/same.lua" || exit 99
+start "EDITOR=true exec \"\$PW\" design same.lua"
+check "design same.lua opens the designer" poll '^makespan '
+keys e
+check "e with the file unchanged: nothing reloaded" \
+    poll '^reload same\.lua: unchanged \(the editor left it as it was\)'
+keys q
+check "and no unsaved change: q quits at once" exited 0
+
 start "EDITOR='$tmp/halve.sh' exec \"\$PW\""
 check "the default problem again" poll ' 32 microbatches '
 keys e

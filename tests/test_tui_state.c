@@ -545,7 +545,15 @@ test_deadlock(void)
 	    strncmp(d->compare.why[0], "the edited orders do not time", 29) ==
 	    0, "nor compared: %s", d->compare.why[0] != NULL ?
 	    d->compare.why[0] : "(compared)");
+	tap_ok(d->compare.why[0] != NULL && strchr(d->compare.why[0], '\n') ==
+	    NULL && strstr(d->compare.why[0], "; device 1: F(1,0) waits for "
+	    "F(0,0)") != NULL, "... in one line, every wait said");
 	tui_compare_clear(d);
+	tui_key(d, 'o');
+	tap_ok(!tui_solve_running(d) && strncmp(d->message, "optimize: the "
+	    "orders do not time (undo first): deadlock: 24 ops can never "
+	    "start: device 0: B(0,0) waits for B(1,0); device 1", 104) == 0,
+	    "nor optimized from the last timed orders: %s", d->message);
 	tui_key(d, 'u');
 	tap_int((long long)d->nwaits, 0, "undo: no deadlock");
 	tui_key(d, TUI_KEY_CTRL('r'));
@@ -673,6 +681,9 @@ test_form_given(void)
 	p = pw_plan_problem(d->plan);
 	tap_ok(p->link.present && p->link.d2h == 25e9 && p->link.h2d == 25e9,
 	    "a bandwidth adds a link, both ways until the other is set");
+	tap_ok(strncmp(d->message, "D2H bandwidth 25 GB/s (a new link, "
+	    "offload on: both ways at this rate until the other is set)", 85)
+	    == 0, "... and says so: %s", d->message);
 	set_field(d, "H2D bandwidth", "12.5", NULL);
 	tap_near(pw_plan_problem(d->plan)->link.h2d, 12.5e9, 0,
 	    "GB/s when no unit is given");

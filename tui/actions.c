@@ -657,6 +657,7 @@ tui_act_edit(struct tui *d)
 		    "problem.lua");
 	free(d->edit_path);
 	d->edit_path = pw_xstrdup(d->path);
+	tui_seen_note(&d->edit_seen, d->edit_path);
 	return TUI_DO_EDITOR | TUI_DRAW_ALL;
 }
 

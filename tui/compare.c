@@ -119,6 +119,14 @@ tui_compare_set(struct tui *d, int slot, int source)
 	if (rc != PW_OK)
 		c->why[slot] = pw_xstrdup(tui_compare_reason(err.msg,
 		    source == TUI_CMP_FILE ? c->file : NULL));
+	/* A slot's title is one line (a deadlock's waits are several). */
+	if (c->why[slot] != NULL) {
+		char one[512];
+
+		pw_one_line(c->why[slot], one, sizeof one);
+		free(c->why[slot]);
+		c->why[slot] = pw_xstrdup(one);
+	}
 	tui_compare_say(d);
 	return TUI_DRAW_PANEL | TUI_DRAW_MESSAGE;
 }

@@ -223,6 +223,11 @@ tui_details_op(WINDOW *w, const struct tui *d, struct pw_op op,
 	    pw_fmt_seconds(e, sizeof e, slack[i]),
 	    slack[i] == 0 ? " (critical)" : "");
 	tui_draw_wrap(w, r, row, attr, line);
+	/* The user's own constraints before the derived rows, which a short
+	 * panel cuts first. */
+	tui_details_pins(d, op, line, sizeof line);
+	if (line[0] != '\0')
+		tui_draw_wrap(w, r, row, attr | tui_attr(TUI_COLOR_PIN), line);
 	tui_details_measured(w, d, op, r, row);
 	pw_fmt_bytes(a, sizeof a, pw_memory_at(pw_plan_metrics(plan), dev,
 	    t->start[i]));
@@ -238,9 +243,6 @@ tui_details_op(WINDOW *w, const struct tui *d, struct pw_op op,
 	tui_details_edges(line, sizeof line, "succs:", succs,
 	    total < TUI_DETAILS_MAX_SUCCS ? total : TUI_DETAILS_MAX_SUCCS, total);
 	tui_draw_wrap(w, r, row, attr, line);
-	tui_details_pins(d, op, line, sizeof line);
-	if (line[0] != '\0')
-		tui_draw_wrap(w, r, row, attr | tui_attr(TUI_COLOR_PIN), line);
 }
 
 void

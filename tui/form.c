@@ -589,8 +589,10 @@ tui_form_shown(enum tui_form_kind k, const char *text, char *buf, size_t len)
 int
 tui_form_set(struct tui *d, int field, const char *text, struct pw_error *err)
 {
+	const struct pw_problem *p;
 	struct pw_problem *np;
 	char label[64], shown[64], *what, *t;
+	const char *note;
 	int dev, rc;
 	enum tui_form_kind k = tui_form_kind(d, field, &dev);
 	size_t n;
@@ -608,14 +610,19 @@ tui_form_set(struct tui *d, int field, const char *text, struct pw_error *err)
 		free(t);
 		return PW_ERR_INPUT;
 	}
-	what = pw_xasprintf("%s %s", label, tui_form_shown(k, t, shown,
-	    sizeof shown));
+	/* A rate where there is no link sets more than its field: say so. */
+	p = pw_plan_problem(d->plan);
+	note = (k != TUI_FIELD_D2H && k != TUI_FIELD_H2D) || p->link.present ?
+	    "" : p->origin != NULL ? " (kept for offload on)" : " (a new link, "
+	    "offload on: both ways at this rate until the other is set)";
+	what = pw_xasprintf("%s %s%s", label, tui_form_shown(k, t, shown,
+	    sizeof shown), note);
 	if (k != TUI_FIELD_OBJECTIVE && k != TUI_FIELD_TIME_LIMIT)
 		tui_busy(d, "building %s ...", what);
 	if (k >= TUI_FIELD_OBJECTIVE) {
 		rc = tui_form_option_set(d, k, label, t, what, err);
-	} else if ((rc = tui_form_problem_set(pw_plan_problem(d->plan), k, dev,
-	    label, t, &np, err)) == PW_OK) {
+	} else if ((rc = tui_form_problem_set(p, k, dev, label, t, &np,
+	    err)) == PW_OK) {
 		rc = tui_problem_set(d, np, what, err);
 	}
 	/* Fewer devices, fewer fields. */

@@ -86,17 +86,6 @@ tui_launch_stop(struct tui_launch *s)
 		tui_job_stop(&s->job, TUI_LAUNCH_STOP);
 }
 
-/* The first line of MSG, in place. */
-static const char *
-tui_launch_line(char *msg)
-{
-	char *nl = strchr(msg, '\n');
-
-	if (nl != NULL)
-		*nl = '\0';
-	return msg;
-}
-
 /* Whether A and B are the same schedule: orders and reload anchors. */
 static bool
 tui_launch_same(const struct pw_schedule *a, const struct pw_schedule *b)
@@ -173,11 +162,11 @@ tui_launch_begin(struct tui *d)
 	}
 	if (pw_plan_status(d->plan, &err) != PW_OK) {
 		tui_message(d, true, "launch: the orders do not time (undo "
-		    "first): %s", tui_launch_line(err.msg));
+		    "first): %s", err.msg);
 		return TUI_DRAW_MESSAGE;
 	}
 	if ((d->launch = tui_launch_start(d, &err)) == NULL) {
-		tui_message(d, true, "launch: %s", tui_launch_line(err.msg));
+		tui_message(d, true, "launch: %s", err.msg);
 		return TUI_DRAW_MESSAGE;
 	}
 	w = &d->launch->work;
@@ -227,9 +216,9 @@ tui_launch_end(struct tui *d, struct tui_launch *s)
 	d->launch = NULL;
 	if (s->rc == PW_ERR_CANCELLED)
 		tui_message(d, false, "launch stopped: %s",
-		    tui_launch_line(s->err.msg));
+		    s->err.msg);
 	else if (s->rc != PW_OK)
-		tui_message(d, true, "launch: %s", tui_launch_line(s->err.msg));
+		tui_message(d, true, "launch: %s", s->err.msg);
 	else if (!tui_launch_same(s->sched, pw_plan_schedule(d->plan)))
 		tui_message(d, false, "launch: done, but the schedule changed "
 		    "since: its measured run no longer describes it");
@@ -238,7 +227,7 @@ tui_launch_end(struct tui *d, struct tui_launch *s)
 		s->result.measured = NULL;
 		if (tui_measured_attach(d, s->problem, run, &s->err) != PW_OK)
 			tui_message(d, true, "launch: %s",
-			    tui_launch_line(s->err.msg));
+			    s->err.msg);
 		else {
 			m = d->measured;
 			pw_fmt_seconds(step, sizeof step, m->cmp.step_measured);

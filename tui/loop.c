@@ -217,6 +217,17 @@ tui_loop_spawn(const char *editor, const char *path)
 
 /* TUI_DO_EDITOR: the screen suspended, $EDITOR (vi when unset) on
  * tui.edit_path, the screen back, then the file reloaded. */
+/* Whether the editor left tui.edit_path as e found it. */
+static bool
+tui_loop_untouched(const struct tui *d)
+{
+	struct tui_seen now;
+
+	tui_seen_note(&now, d->edit_path);
+	return d->edit_seen.there && now.there &&
+	    !tui_seen_changed(&d->edit_seen, d->edit_path);
+}
+
 static unsigned
 tui_loop_editor(struct tui *d)
 {
@@ -232,6 +243,14 @@ tui_loop_editor(struct tui *d)
 	status = tui_loop_spawn(editor, d->edit_path);
 	reset_prog_mode();
 	clearok(curscr, TRUE);
+	if (status == 0 && tui_loop_untouched(d)) {
+		/* Nothing to read again: a script would run again as one
+		 * more change, and a schedule file's reload would drop the
+		 * edits not saved to it. */
+		tui_message(d, false, "reload %s: unchanged (the editor left "
+		    "it as it was)", d->edit_path);
+		return flags;
+	}
 	if (status == 0) {
 		/* The screen back before the reload, whose "reloading FILE
 		 * ..." line (and a script's time) would be all it shows. */

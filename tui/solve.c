@@ -30,6 +30,12 @@ tui_solve_begin(struct tui *d)
 		    "cancels it)");
 		return TUI_DRAW_MESSAGE;
 	}
+	/* The last timed orders are not the ones shown. */
+	if (pw_plan_status(d->plan, &err) != PW_OK) {
+		tui_message(d, true, "optimize: the orders do not time (undo "
+		    "first): %s", err.msg);
+		return TUI_DRAW_MESSAGE;
+	}
 	pw_solve_opts_init(&o);
 	o.objective = d->objective;
 	o.time_limit = d->time_limit;

@@ -565,6 +565,9 @@ struct tui {
 	bool	launch_hold;
 
 	char	*edit_path;	/* TUI_DO_EDITOR's file */
+	/* The file e opens, as it was before the editor ran (not there:
+	 * a new file, which is read whatever the editor did). */
+	struct tui_seen edit_seen;
 	char	*recover_path;	/* the recovery file, NULL: none */
 };
 
