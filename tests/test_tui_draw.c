@@ -543,6 +543,7 @@ test_marks(void)
 	struct pw_pin pin = { test_op(PW_F, 0, 1), test_op(PW_F, 0, 2) };
 	struct pw_wait wait = { .op = test_op(PW_BW, 0, 0), .on = {
 	    .op = test_op(PW_BW, 1, 0), .kind = PW_PRED_DEP } };
+	struct pw_plan *other;
 	char *row;
 
 	if (!case_open(&s, "1f1b", test_po_problem(2, 1, 4, 0, 1, 1.5)))
@@ -558,6 +559,18 @@ test_marks(void)
 	tap_ok(strstr(row, "+") != NULL && strstr(row, "?") != NULL,
 	    "d0 shows its pins (+) and its blocked op (?): %s", row);
 	free(row);
+	/* Another plan drawn beside it (a compare slot) has none of the
+	 * designer's deadlock. */
+	other = pw_plan_copy(s.d.plan);
+	werase(stdscr);
+	tui_draw_lanes(stdscr, &s.d, other, &s.d.view, (struct tui_rect){
+	    .y = 0, .x = 0, .h = 4, .w = 80 }, 8, true);
+	row = row_text(0);
+	tap_ok(strchr(row, '?') == NULL, "another plan drawn shows no blocked "
+	    "op: %s", row);
+	free(row);
+	pw_plan_free(other);
+	case_draw(&s, 24, 80);
 	row = row_text(4);
 	tap_ok(strstr(row, "!") != NULL, "d0's memory goes over 1.5 B: %s",
 	    row);

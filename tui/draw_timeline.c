@@ -34,6 +34,8 @@ struct tui_timeline {
 	const struct pw_metrics *m;
 	const struct tui_view *v;
 	const double *slack;		/* when the critical path is shown */
+	bool	current;		/* the plan is the designer's own, whose
+					 * deadlock D's waits are */
 	int	*chunk;			/* [nstages]: index among its device's */
 	int	*nchunks;		/* [devices]: chunks of each device */
 	int	nrelated;
@@ -226,7 +228,8 @@ tui_timeline_attr(const struct tui_timeline *tl, struct pw_op op, bool *dim,
 		a |= tui_attr(TUI_COLOR_RELATED);
 	if (d->npins > 0 && (*pinned = tui_timeline_pinned(d, op)))
 		a |= tui_attr(TUI_COLOR_PIN);
-	if (d->nwaits > 0 && (*blocked = tui_timeline_blocked(d, op)))
+	if (tl->current && d->nwaits > 0 &&
+	    (*blocked = tui_timeline_blocked(d, op)))
 		a = tui_attr(TUI_COLOR_BLOCKED);
 	if (d->has_sel && tui_op_same(d->sel, op))
 		a = tui_attr(TUI_COLOR_SELECTED);
@@ -495,6 +498,7 @@ tui_draw_lanes(WINDOW *w, const struct tui *d, const struct pw_plan *plan,
 	if (tl.width <= 0 || area.h <= 0 || !(view->span > 0))
 		return;
 	tl.glyphs = d != NULL ? d->glyphs : (struct tui_glyphs){ 0 };
+	tl.current = d != NULL && plan == d->plan;
 	tl.p = pw_plan_problem(plan);
 	tl.s = pw_plan_timed(plan);
 	tl.t = pw_plan_timing(plan);
