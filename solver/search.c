@@ -346,10 +346,10 @@ struct pw_search_pinned {
 	struct pw_search_heap *ready;
 };
 
-/* Places op OP, at position POS of resource R's order, next in R's new
- * order: what waited for it waits for one op less.  A reload placed
- * before the op it was anchored at loses the anchor (an anchor is a
- * hint where to start, which the new order could not keep). */
+/* Places op OP next in resource R's new order: what waited for it waits
+ * for one op less.  A reload placed before the op it was anchored at
+ * (pw_search_pin_unanchor let it) loses the anchor, a hint where to
+ * start that the new order could not keep. */
 static void
 pw_search_pin_place(struct pw_search_pinned *pp, int r, struct pw_op op)
 {
@@ -371,7 +371,8 @@ pw_search_pin_place(struct pw_search_pinned *pp, int r, struct pw_op op)
 	}
 	for (k = pp->next.first[i]; k < pp->next.first[i + 1]; k++) {
 		j = pp->next.succ[k];
-		if (--pp->rem[j] == 0 && !pp->done[j]) {
+		/* A reload let go of its anchor waits for nothing. */
+		if (pp->rem[j] > 0 && --pp->rem[j] == 0 && !pp->done[j]) {
 			wr = pp->w->resource[j];
 			pw_search_heap_push(&pp->ready[wr],
 			    pp->w->position[j]);
@@ -379,8 +380,9 @@ pw_search_pin_place(struct pw_search_pinned *pp, int r, struct pw_op op)
 	}
 }
 
-/* Fills PP's REM and NEXT from its schedule's data and PINS[NPINS] (a
- * pin whose two ops are one there, a fused backward's, holds by itself). */
+/* Fills PP's REM and NEXT from its schedule's data, its reloads' anchors
+ * and PINS[NPINS] (a pin whose two ops are one there, a fused backward's,
+ * holds by itself). */
 static void
 pw_search_pin_edges(struct pw_search_pinned *pp, const struct pw_pin *pins,
     size_t npins)
@@ -403,7 +405,8 @@ pw_search_pin_edges(struct pw_search_pinned *pp, const struct pw_pin *pins,
 				np = pw_preds(p, pp->sched, pp->w, seq->ops[i],
 				    pred);
 				for (j = 0; j < np; j++) {
-					if (pred[j].kind != PW_PRED_DEP)
+					if (pred[j].kind != PW_PRED_DEP &&
+					    pred[j].kind != PW_PRED_ANCHOR)
 						continue;
 					a = pw_op_index(p, pred[j].op);
 					if (pass == 0) {
@@ -438,15 +441,57 @@ pw_search_pin_edges(struct pw_search_pinned *pp, const struct pw_pin *pins,
 	free(fill);
 }
 
+/* When nothing else can go: the reload nearest the head of its order
+ * that waits for its anchor alone stops waiting for it (the anchor
+ * then goes when it is placed, pw_search_pin_place).  Returns its
+ * resource, or -1 when no reload does. */
+static int
+pw_search_pin_unanchor(struct pw_search_pinned *pp, const int *head)
+{
+	const struct pw_problem *p = pp->p;
+	const struct pw_anchor *an;
+	const struct pw_seq *seq;
+	int r, i, best_r = -1, best_i = 0;
+	size_t k;
+
+	for (r = pp->sched->ndevices; r < pp->sched->ndevices +
+	    pp->sched->nchannels; r++) {
+		seq = pw_schedule_order(pp->sched, r);
+		for (i = head[r]; i < seq->len && (best_r < 0 ||
+		    i - head[r] < best_i - head[best_r]); i++) {
+			k = pw_op_index(p, seq->ops[i]);
+			if (pp->done[k] || seq->ops[i].kind != PW_RELOAD ||
+			    pp->rem[k] != 1)
+				continue;
+			an = &pp->sched->anchor[(size_t)seq->ops[i].stage *
+			    (size_t)p->microbatches + (size_t)seq->ops[i].mb];
+			if (an->op.kind == PW_NKINDS || !pw_where_has(pp->w, p,
+			    an->op) || pp->done[pw_op_index(p, an->op)])
+				continue;
+			best_r = r;
+			best_i = i;
+		}
+	}
+	if (best_r >= 0) {
+		k = pw_op_index(p, pw_schedule_order(pp->sched,
+		    best_r)->ops[best_i]);
+		pp->rem[k] = 0;
+		pw_search_heap_push(&pp->ready[best_r], best_i);
+	}
+	return best_r;
+}
+
 /*
  * SCHED's orders with every pin kept (the family's order names
  * microbatches, which a pin may reverse): each resource's ops go in its
- * order while the next one's data and the ops pins put before it have
- * gone; when no resource's next has, the ready op nearest the head of
- * its order goes.  What goes is a topological order of the data, the
- * pins and the new orders, so these time (a reload that goes before its
- * anchor loses it).  Returns a schedule the caller owns, or NULL when the
- * pins close a cycle with the data or S's search is stopped.
+ * order while the next one's data, its anchor (a reload's) and the ops
+ * pins put before it have gone; when no resource's next has, the ready
+ * op nearest the head of its order goes, and when none is ready, a
+ * reload that waits for its anchor alone lets go of it.  What goes is a
+ * topological order of the data, the pins, the anchors kept and the new
+ * orders, so these time.  Returns a schedule the caller owns, or NULL
+ * when SCHED does not index (pw_where_build), the pins close a cycle
+ * with the data, or S's search is stopped.
  */
 static struct pw_schedule *
 pw_search_pin_order(const struct pw_search *s, const struct pw_schedule *sched)
@@ -459,7 +504,7 @@ pw_search_pin_order(const struct pw_search *s, const struct pw_schedule *sched)
 	const struct pw_seq *seq;
 	struct pw_search_heap *h;
 	int *head, r, best, i, left = 0;
-	size_t placed = 0, n = pw_op_universe(p);
+	size_t placed = 0, polled = 0, n = pw_op_universe(p);
 	bool moved;
 
 	if (pw_where_build(p, sched, &w, &err) != PW_OK)
@@ -483,8 +528,11 @@ pw_search_pin_order(const struct pw_search *s, const struct pw_schedule *sched)
 	}
 	while (left > 0) {
 		/* A placement is cheap; a long run may still be stopped. */
-		if (placed % 4096 == 4095 && pw_search_stopped(s))
-			break;
+		if (placed - polled >= 4096) {
+			polled = placed;
+			if (pw_search_stopped(s))
+				break;
+		}
 		moved = false;
 		for (r = 0; r < nres; r++) {
 			seq = pw_schedule_order(sched, r);
@@ -515,7 +563,8 @@ pw_search_pin_order(const struct pw_search *s, const struct pw_schedule *sched)
 			    pp.ready[best].at[0] - head[best]))
 				best = r;
 		}
-		if (best < 0)
+		if (best < 0 && (best = pw_search_pin_unanchor(&pp,
+		    head)) < 0)
 			break;
 		seq = pw_schedule_order(sched, best);
 		i = pp.ready[best].at[0];
@@ -541,29 +590,53 @@ pw_search_pin_order(const struct pw_search *s, const struct pw_schedule *sched)
 	return pp.out;
 }
 
-/* CAND, a family's schedule that breaks a pin or a limit, in place of
- * its orders with the pins' (pw_search_pin_order) where those differ and
- * time (a device runs its order, so they hold every pin); else
- * unchanged. */
+/* Whether a pin of O puts a microbatch's op before an earlier
+ * microbatch's of the same kind and stage: the order the heuristic
+ * keeps. */
+static bool
+pw_search_pins_reverse(const struct pw_solve_opts *o)
+{
+	const struct pw_pin *pin;
+	size_t k;
+
+	for (k = 0; k < o->npins; k++) {
+		pin = &o->pins[k];
+		if (pin->before.kind == pin->after.kind &&
+		    pin->before.stage == pin->after.stage &&
+		    pin->before.mb > pin->after.mb)
+			return true;
+	}
+	return false;
+}
+
+/* CAND, a start (a family's or the given schedule) that breaks a pin or
+ * a limit, in place of its orders with the pins' (pw_search_pin_order)
+ * where those differ and time (a device runs its order, so they hold
+ * every pin); else unchanged. */
 static void
 pw_search_pin_start(struct pw_search *s, struct pw_start *cand)
 {
 	struct pw_schedule *ordered;
-	struct pw_eval eval;
+	struct pw_plan *plan;
 	struct pw_error err;
 
 	if (s->o->npins == 0 || cand->eval.feasible ||
 	    (ordered = pw_search_pin_order(s, cand->sched)) == NULL)
 		return;
-	if (!pw_schedule_same_orders(ordered, cand->sched, NULL, NULL) &&
-	    pw_solver_eval(s->p, ordered, s->o->objective, s->offloadable,
-	    s->o->pins, s->o->npins, &eval, &err) == PW_OK) {
-		pw_schedule_free(cand->sched);
-		cand->sched = ordered;
-		cand->eval = eval;
-		cand->pin_ordered = true;
-	} else
+	if (pw_schedule_same_orders(ordered, cand->sched, NULL, NULL)) {
 		pw_schedule_free(ordered);
+		return;
+	}
+	/* The plan takes the orders, whatever it returns. */
+	if (pw_plan_new(pw_problem_copy(s->p), ordered, &plan, &err) != PW_OK)
+		return;
+	pw_schedule_free(cand->sched);
+	cand->sched = pw_schedule_copy(pw_plan_timed(plan));
+	pw_solver_judge_plan(plan, s->o->objective, s->offloadable,
+	    s->o->pins, s->o->npins, &cand->eval);
+	cand->at_limit = pw_search_at_limit(s->p, pw_plan_metrics(plan));
+	cand->pin_ordered = true;
+	pw_plan_free(plan);
 }
 
 /*
@@ -601,6 +674,9 @@ pw_search_start(struct pw_search *s, struct pw_start *donor)
 		}
 		st.sched = pw_schedule_copy(o->start);
 		pw_search_pin_start(s, &st);
+		/* What the error names should nothing keep the limits. */
+		if (st.pin_ordered)
+			pw_search_donor(donor, &st);
 	} else if (o->start_family != NULL) {
 		name = o->start_family;
 		if ((fam = pw_family_find(o->start_family)) == NULL) {
@@ -614,6 +690,9 @@ pw_search_start(struct pw_search *s, struct pw_start *donor)
 			return PW_ERR_INPUT;
 		}
 		pw_search_pin_start(s, &st);
+		/* What the error names should nothing keep the limits. */
+		if (st.pin_ordered)
+			pw_search_donor(donor, &st);
 	} else {
 		memset(&off, 0, sizeof off);
 		for (i = 0; i < pw_nfamilies; i++) {
@@ -955,7 +1034,8 @@ pw_search_phases(struct pw_search *s)
 		if (s->o->iteration_limit <= 0)
 			ho.settle_by = s->t0 + s->limit * PW_SEARCH_HEURISTIC;
 		rc = pw_heuristic(s->p, &ho, &sched, &err);
-		if (rc != PW_OK && s->best == NULL && donor.pin_ordered)
+		if (rc != PW_OK && s->best == NULL && donor.pin_ordered &&
+		    pw_search_pins_reverse(s->o))
 			/* The heuristic keeps each stage's microbatch order;
 			 * the families' orders kept the pins but not a
 			 * limit: nothing proves that no schedule can. */

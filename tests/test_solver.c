@@ -430,6 +430,27 @@ test_pin_anchor(void)
 	}
 	pw_schedule_free(sched);
 	pw_problem_free(p);
+	/* A pin that swaps two forwards keeps the anchors that do not stand
+	 * in its way: po-f's schedule within a limit of 2 activations,
+	 * which it keeps, still fits with F(0,7) before F(0,6) (letting
+	 * every reload go as early as it can held more). */
+	p = test_loop(8, 2, 2);
+	pin = (struct pw_pin){ { PW_F, 0, 7 }, { PW_F, 0, 6 } };
+	pw_solve_opts_init(&o);
+	o.start_family = "po-f";
+	o.offload = PW_OFFMODE_ON;
+	o.pins = &pin;
+	o.npins = 1;
+	o.time_limit = TEST_LIMIT;
+	o.iteration_limit = 2000;
+	if (test_solve(p, &o, &r, "pinned po-f within 2") == PW_OK) {
+		tap_ok(test_pin_held(p, r.schedule, &pin), "pinned po-f within "
+		    "2: the pin holds");
+		tap_str(r.start, "po-f in the pins' order", "pinned po-f within "
+		    "2: po-f's orders with the pin's start it");
+	}
+	pw_solve_result_free(&r);
+	pw_problem_free(p);
 }
 
 static void
@@ -520,6 +541,10 @@ test_pins(void)
 	o.start_family = NULL;
 	test_bad(p, &o, "no schedule found that keeps the pins within the "
 	    "limits");
+	/* The same from a named family, whose orders are the only start. */
+	o.start_family = "1f1b";
+	test_bad(p, &o, "1f1b in the pins' order does not (device 0 peaks");
+	o.start_family = NULL;
 	pw_problem_free(p);
 	o.pins = &pin;
 	/* A given start that breaks such a pin (the designer's o on a file

@@ -1004,10 +1004,8 @@ test_optimize(void)
 	    strcmp(d->prompt.question, "unsaved changes: s saves and quits, "
 	    "q quits without saving, Esc stays ") == 0, "it ended with a "
 	    "change: the open question says so (%s)", d->prompt.question);
-	snprintf(d->prompt.question, sizeof d->prompt.question, "%s",
-	    "the optimizer is running: q quits and drops it, Esc stays ");
-	tap_int(tui_key(d, 'q') & TUI_DO_QUIT, 0, "q on a question asked "
-	    "before the result came does not quit");
+	tap_int(tui_key(d, 'q') & TUI_DO_QUIT, 0, "q, answering the question "
+	    "asked before the result came, does not quit");
 	tap_str(d->prompt.question, "unsaved changes: s saves and quits, q "
 	    "quits without saving, Esc stays ", "... it asks again");
 	tap_str(d->message, "the optimizer ended: its result is not saved",

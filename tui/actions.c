@@ -759,7 +759,9 @@ tui_act_quit(struct tui *d)
 		return tui_actions_close(d);
 	if (question == NULL)
 		return TUI_DO_QUIT;
-	return tui_prompt_open(d, TUI_PROMPT_QUIT, question, "");
+	tui_prompt_open(d, TUI_PROMPT_QUIT, question, "");
+	d->prompt.asked = question;
+	return TUI_DRAW_MESSAGE | TUI_DRAW_PANEL;
 }
 
 static unsigned

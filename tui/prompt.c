@@ -52,8 +52,7 @@ tui_prompt_type(char *text, size_t *len, size_t cap, int key)
 	return true;
 }
 
-/* Closes the prompt, back to the mode it opened over. */
-static void
+void
 tui_prompt_close(struct tui *d)
 {
 	d->mode = d->prompt.back;
@@ -410,10 +409,12 @@ tui_prompt_quit(struct tui *d, int key)
 		return tui_prompt_save_as(d, d->save_path, true, false);
 	case 'q':
 		/* Asked before the optimizer ended: its result is a change
-		 * now, which q would drop unasked. */
+		 * now, which q would drop unasked (a q typed ahead of the
+		 * question's new text included). */
 		if ((now = tui_quit_question(d)) != NULL &&
-		    strcmp(now, d->prompt.question) != 0) {
+		    now != d->prompt.asked) {
 			tui_prompt_open(d, TUI_PROMPT_QUIT, now, "");
+			d->prompt.asked = now;
 			tui_message(d, false, "the optimizer ended: its result "
 			    "is not saved");
 			return TUI_DRAW_MESSAGE;

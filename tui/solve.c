@@ -183,11 +183,19 @@ tui_solve_tick(struct tui *d)
 	}
 	if (!working) {
 		redraw = tui_solve_end(d);
-		/* A quit question asked while it ran says what q drops now. */
+		/* A quit question asked while it ran says what q drops now
+		 * (q, answering what was asked, asks again first), or goes
+		 * when nothing is left to lose. */
 		if (d->mode == TUI_MODE_PROMPT && d->prompt.kind ==
 		    TUI_PROMPT_QUIT && tui_quit_question(d) != NULL)
 			snprintf(d->prompt.question, sizeof d->prompt.question,
 			    "%s", tui_quit_question(d));
+		else if (d->mode == TUI_MODE_PROMPT && d->prompt.kind ==
+		    TUI_PROMPT_QUIT) {
+			tui_prompt_close(d);
+			tui_message(d, false, "the optimizer ended with nothing "
+			    "to save: q quits");
+		}
 		return redraw;
 	}
 	tui_solve_say_progress(d);

@@ -299,6 +299,9 @@ struct tui_prompt {
 	char	text[1024];	/* what the user typed */
 	size_t	len;
 	bool	then_quit;	/* SAVE_AS from the quit prompt: quit after */
+	/* QUIT: the question q answers (tui_quit_question's when it was
+	 * asked; the text shown may have moved on since). */
+	const char *asked;
 	/* REPLACE: the SAVE_AS or EXPORT answer waiting for the yes. */
 	enum tui_prompt_kind replacing;
 	char	answer[1024];
@@ -781,6 +784,8 @@ bool	tui_same_file(const char *a, const char *b);
 /* Opens the input line for KIND with QUESTION and TEXT typed already. */
 unsigned tui_prompt_open(struct tui *, enum tui_prompt_kind,
 	    const char *question, const char *text);
+/* Closes the prompt, back to the mode it opened over. */
+void	tui_prompt_close(struct tui *);
 /* A key while the prompt is open: typing, Backspace, Enter (submit),
  * Esc (cancel). */
 unsigned tui_prompt_key(struct tui *, int key);
