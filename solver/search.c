@@ -609,6 +609,83 @@ pw_search_pins_reverse(const struct pw_solve_opts *o)
 	return false;
 }
 
+/*
+ * SCHED with its microbatches renamed so that every pin between two ops
+ * of one kind and stage holds (the microbatches of a problem are alike,
+ * so the renamed schedule times and fits as the original): the names in
+ * the order those pins put them, each otherwise at its place (a stable
+ * topological sort), given to the microbatches in the order the original
+ * runs them.  Returns a schedule the caller owns, or NULL when no such
+ * pin reverses the order or the pins close a cycle.
+ */
+static struct pw_schedule *
+pw_search_pin_rename(const struct pw_problem *p, const struct pw_schedule *sched,
+    const struct pw_pin *pins, size_t npins)
+{
+	const int m = p->microbatches;
+	int *name = NULL, *waits, *to, r, i, j, placed;
+	struct pw_schedule *out = NULL;
+	bool *done, reversed = false;
+	size_t k;
+
+	for (k = 0; k < npins; k++)
+		reversed = reversed || (pins[k].before.kind ==
+		    pins[k].after.kind && pins[k].before.stage ==
+		    pins[k].after.stage && pins[k].before.mb >
+		    pins[k].after.mb);
+	if (!reversed)
+		return NULL;
+	waits = pw_xcalloc((size_t)m, sizeof *waits);
+	done = pw_xcalloc((size_t)m, sizeof *done);
+	to = pw_xcalloc((size_t)m, sizeof *to);
+	for (k = 0; k < npins; k++)
+		if (pins[k].before.kind == pins[k].after.kind &&
+		    pins[k].before.stage == pins[k].after.stage)
+			waits[pins[k].after.mb]++;
+	/* TO[i]: the name the i-th microbatch gets, the least ready name
+	 * each time (m is at most a few thousand, pins few). */
+	for (placed = 0; placed < m; placed++) {
+		for (j = 0; j < m && (done[j] || waits[j] > 0); j++)
+			continue;
+		if (j == m)
+			break;
+		done[j] = true;
+		to[placed] = j;
+		for (k = 0; k < npins; k++)
+			if (pins[k].before.kind == pins[k].after.kind &&
+			    pins[k].before.stage == pins[k].after.stage &&
+			    pins[k].before.mb == j)
+				waits[pins[k].after.mb]--;
+	}
+	if (placed == m) {
+		name = to;
+		to = NULL;
+		out = pw_schedule_copy(sched);
+		for (r = 0; r < out->ndevices + out->nchannels; r++) {
+			struct pw_seq *q = r < out->ndevices ?
+			    &out->device[r] : &out->channel[r - out->ndevices];
+
+			for (i = 0; i < q->len; i++)
+				q->ops[i].mb = name[q->ops[i].mb];
+		}
+		for (i = 0; i < p->nstages; i++)
+			for (j = 0; j < m; j++) {
+				struct pw_anchor a = sched->anchor[(size_t)i *
+				    (size_t)m + (size_t)j];
+
+				if (a.op.kind != PW_NKINDS)
+					a.op.mb = name[a.op.mb];
+				out->anchor[(size_t)i * (size_t)m +
+				    (size_t)name[j]] = a;
+			}
+	}
+	free(name);
+	free(to);
+	free(done);
+	free(waits);
+	return out;
+}
+
 /* CAND, a start (a family's or the given schedule) that breaks a pin or
  * a limit, in place of its orders with the pins' (pw_search_pin_order)
  * where those differ and time (a device runs its order, so they hold
@@ -616,12 +693,20 @@ pw_search_pins_reverse(const struct pw_solve_opts *o)
 static void
 pw_search_pin_start(struct pw_search *s, struct pw_start *cand)
 {
-	struct pw_schedule *ordered;
+	struct pw_schedule *ordered, *renamed;
 	struct pw_plan *plan;
 	struct pw_error err;
 
-	if (s->o->npins == 0 || cand->eval.feasible ||
-	    (ordered = pw_search_pin_order(s, cand->sched)) == NULL)
+	if (s->o->npins == 0 || cand->eval.feasible)
+		return;
+	/* Renamed first: the same schedule, where the pins only ask for
+	 * another microbatch first; then in the pins' order. */
+	renamed = pw_search_pin_rename(s->p, cand->sched, s->o->pins,
+	    s->o->npins);
+	ordered = pw_search_pin_order(s, renamed != NULL ? renamed :
+	    cand->sched);
+	pw_schedule_free(renamed);
+	if (ordered == NULL)
 		return;
 	if (pw_schedule_same_orders(ordered, cand->sched, NULL, NULL)) {
 		pw_schedule_free(ordered);
@@ -1034,16 +1119,17 @@ pw_search_phases(struct pw_search *s)
 		if (s->o->iteration_limit <= 0)
 			ho.settle_by = s->t0 + s->limit * PW_SEARCH_HEURISTIC;
 		rc = pw_heuristic(s->p, &ho, &sched, &err);
-		if (rc != PW_OK && s->best == NULL && donor.pin_ordered &&
-		    pw_search_pins_reverse(s->o))
-			/* The heuristic keeps each stage's microbatch order;
-			 * the families' orders kept the pins but not a
-			 * limit: nothing proves that no schedule can. */
+		if (rc != PW_OK && s->best == NULL && donor.pin_ordered)
+			/* The start's orders kept the pins but not a limit:
+			 * nothing proves that no schedule can. */
 			pw_error_set(&s->err, "solve: no schedule found that "
 			    "keeps the pins within the limits: %s in the "
-			    "pins' order does not (%s), and the heuristic "
-			    "keeps each stage's microbatch order, which the "
-			    "pins reverse", donor.family, donor.eval.why);
+			    "pins' order does not (%s), and the heuristic %s",
+			    donor.family != NULL ? donor.family : "the given "
+			    "schedule", donor.eval.why,
+			    pw_search_pins_reverse(s->o) ? "keeps each "
+			    "stage's microbatch order, which the pins reverse" :
+			    "found none");
 		else if (rc != PW_OK && s->best == NULL)
 			pw_error_set(&s->err, "solve: %s", err.msg);
 		if (rc != PW_OK && s->best == NULL)

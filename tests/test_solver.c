@@ -457,6 +457,7 @@ static void
 test_pins(void)
 {
 	struct pw_pin pin = { { PW_F, 1, 5 }, { PW_B, 1, 0 } }, pins[2];
+	struct pw_problem *q;
 	struct pw_schedule *start;
 	struct pw_error err;
 	struct pw_solve_result r;
@@ -532,15 +533,47 @@ test_pins(void)
 		    "BW: 1f1b's orders with the pins' start it");
 	}
 	pw_solve_result_free(&r);
-	/* Within a limit of 1.5 activations the pinned orders of every
-	 * family hold two at once, and the heuristic keeps microbatch
-	 * order: no schedule found, said as such, not as impossible. */
+	/* Within a limit of 1.5 activations a family's orders in the pins'
+	 * order hold two at once, but renamed (microbatches 1 and 2 trading
+	 * names) they keep the limit: 13, the unpinned optimum. */
 	p->memory[0].limit = p->memory[1].limit = 1.5;
 	o.pins = &pins[1];
 	o.npins = 1;
 	o.start_family = NULL;
-	test_bad(p, &o, "no schedule found that keeps the pins within the "
+	if (test_solve(p, &o, &r, "renamed within 1.5") == PW_OK) {
+		tap_ok(test_pin_held(p, r.schedule, &pins[1]), "renamed "
+		    "within 1.5: F(0,2) starts no later than F(0,1)");
+		tap_near(r.objective, 13, 1e-9, "renamed within 1.5: 13");
+	}
+	pw_solve_result_free(&r);
+	/* All eight forwards of device 0 before B(0,0) within 2 and no
+	 * link: no schedule found, said as such, not as impossible. */
+	q = test_problem_unit(4, 8, 0, 2);
+	pins[0] = (struct pw_pin){ { PW_F, 0, 7 }, { PW_B, 0, 0 } };
+	o.pins = pins;
+	test_bad(q, &o, "no schedule found that keeps the pins within the "
 	    "limits");
+	pw_problem_free(q);
+	o.pins = &pins[1];
+	/* Within a limit of 2 on the unit case, zb-auto's schedule with
+	 * microbatches 1 and 3 trading names keeps F(0,3) before F(0,1)
+	 * and every limit: the microbatches are alike, so the renamed
+	 * schedule times as zb-auto's, 41 (in the pins' order alone, the
+	 * forwards bunch and break the limit). */
+	q = test_problem_unit(4, 8, 0, 2);
+	pins[0] = (struct pw_pin){ { PW_F, 0, 3 }, { PW_F, 0, 1 } };
+	o.pins = pins;
+	o.npins = 1;
+	o.start_family = "zb-auto";
+	if (test_solve(q, &o, &r, "renamed") == PW_OK) {
+		tap_ok(test_pin_held(q, r.schedule, &pins[0]), "renamed: "
+		    "F(0,3) starts no later than F(0,1)");
+		tap_near(r.start_objective, 41, 1e-9, "renamed: the start is "
+		    "zb-auto's 41");
+	}
+	pw_solve_result_free(&r);
+	pw_problem_free(q);
+	o.pins = &pins[1];
 	/* The same from a named family, whose orders are the only start. */
 	o.start_family = "1f1b";
 	test_bad(p, &o, "1f1b in the pins' order does not (device 0 peaks");
