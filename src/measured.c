@@ -337,7 +337,7 @@ pw_measured_validate_op(const struct pw_problem *p, const struct pw_where *w,
 	char name[64], field[96];
 	double dur;
 	size_t idx;
-	int device, k, rc;
+	int device, rc;
 
 	if (!pw_op_in(p, mo->op))
 		return pw_measured_bad(err, where, "ops[%zu].op: no op of the "
@@ -387,16 +387,6 @@ pw_measured_validate_op(const struct pw_problem *p, const struct pw_where *w,
 	if ((rc = pw_measured_numbers(err, where, field, mo->durations,
 	    (size_t)m->iterations)) != PW_OK)
 		return rc;
-	/* An op runs inside its iteration, which starts at 0 of its
-	 * times and whose step ends with its last op. */
-	for (k = 0; k < m->iterations; k++)
-		if (!(mo->durations[k] <= m->step[k] * (1 + 1e-9) + 1e-12))
-			return pw_measured_bad(err, where, "ops[%zu]."
-			    "durations[%d]: must be at most iteration %d's "
-			    "step, %.*g (got %.*g)", i, k, k,
-			    pw_exact_precision(m->step[k]), m->step[k],
-			    pw_exact_precision(mo->durations[k]),
-			    mo->durations[k]);
 	/* The shown iteration's times are its duration's (the runtime
 	 * writes end - start itself; a hand's edit may not). */
 	dur = mo->durations[m->shown];
@@ -426,6 +416,42 @@ pw_measured_validate_shown(const struct pw_measured *m, const char *where,
 		    "of the median step, %.*g (iteration %d's step is %.*g)",
 		    pw_exact_precision(median), median, m->shown,
 		    pw_exact_precision(s), s);
+	return PW_OK;
+}
+
+/* An op runs inside its iteration, which starts at 0 of its times and
+ * whose step ends with its last op: no duration is above its iteration's
+ * step.  One op above names that op; several, the step. */
+static int
+pw_measured_validate_within(const struct pw_measured *m, const char *where,
+    struct pw_error *err)
+{
+	size_t i, over, first = 0;
+	double longest;
+	int k;
+
+	for (k = 0; k < m->iterations; k++) {
+		longest = 0;
+		for (i = over = 0; i < m->nops; i++)
+			if (!(m->ops[i].durations[k] <= m->step[k] *
+			    (1 + 1e-9) + 1e-12)) {
+				first = over++ == 0 ? i : first;
+				longest = fmax(longest,
+				    m->ops[i].durations[k]);
+			}
+		if (over == 1)
+			return pw_measured_bad(err, where, "ops[%zu]."
+			    "durations[%d]: must be at most iteration %d's "
+			    "step, %.*g (got %.*g)", first, k, k,
+			    pw_exact_precision(m->step[k]), m->step[k],
+			    pw_exact_precision(longest), longest);
+		if (over > 1)
+			return pw_measured_bad(err, where, "step[%d]: must be "
+			    "at least iteration %d's longest op, %.*g (got "
+			    "%.*g; %zu ops are longer)", k, k,
+			    pw_exact_precision(longest), longest,
+			    pw_exact_precision(m->step[k]), m->step[k], over);
+	}
 	return PW_OK;
 }
 
@@ -477,6 +503,8 @@ pw_measured_validate(const struct pw_problem *p, const struct pw_schedule *sched
 	seen = pw_xcalloc(pw_op_universe(p), sizeof *seen);
 	for (i = 0; i < m->nops && rc == PW_OK; i++)
 		rc = pw_measured_validate_op(p, w, m, i, seen, where, err);
+	if (rc == PW_OK)
+		rc = pw_measured_validate_within(m, where, err);
 	if (rc == PW_OK)
 		rc = pw_measured_validate_step(m, where, err);
 out:

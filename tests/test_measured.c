@@ -502,6 +502,7 @@ static void e_late(struct pw_measured *m) { m->ops[4].arrive = 1e300; }
 static void e_median(struct pw_measured *m) { m->step[0] = m->step[1] + 1; }
 static void e_last(struct pw_measured *m) { m->step[0] -= 0.5; }
 static void e_long(struct pw_measured *m) { m->ops[2].durations[1] = 14; }
+static void e_short(struct pw_measured *m) { m->step[0] = 0.5; }
 static void e_swap(struct pw_measured *m) { m->shown = 1; }
 static void
 e_backend(struct pw_measured *m)
@@ -562,6 +563,9 @@ test_validate(const struct pw_problem *p, const struct pw_schedule *sched,
 	    "shown iteration's last op ended, 12.5 (got 12)");
 	refused(p, sched, m, e_long, "t: measured.ops[2].durations[1]: must "
 	    "be at most iteration 1's step, 13.5 (got 14)");
+	/* Every op longer than its iteration: the step is what is wrong. */
+	refused(p, sched, m, e_short, "t: measured.step[0]: must be at least "
+	    "iteration 0's longest op, 2 (got 0.5; 8 ops are longer)");
 	/* The shown iteration moved: the field at fault is shown, not the
 	 * durations that no longer match it. */
 	refused(p, sched, m, e_swap, "t: measured.shown: must be an "

@@ -365,6 +365,7 @@ test_pin_held(const struct pw_problem *p, const struct pw_schedule *sched,
 	return held;
 }
 
+/* PW_ERR_INPUT with a message containing WHAT. */
 static void
 test_bad(const struct pw_problem *p, const struct pw_solve_opts *o,
     const char *what)
@@ -895,7 +896,6 @@ test_cancel(void)
 	pw_problem_free(p);
 }
 
-/* PW_ERR_INPUT with a message containing WHAT. */
 static void
 test_options(void)
 {

@@ -827,7 +827,7 @@ const struct tui_key tui_keys[] = {
 	{ { TUI_KEY_CTRL('r') }, "Ctrl-R", TUI_TL, tui_act_redo,
 	    "redo what was undone" },
 	{ { 'o' }, "o", TUI_TL, tui_act_optimize,
-	    "optimize from this schedule in the background" },
+	    "optimize from this schedule in the background (undo first if it deadlocks)" },
 	{ { 'D' }, "D", TUI_TL, tui_act_design,
 	    "design search: split, layout and schedule" },
 	{ { TUI_KEY_ESC }, "Esc", TUI_ALL_MODES, tui_act_escape,

@@ -42,6 +42,19 @@ tui_compare_reason(const char *msg, const char *file)
 	    strncmp(msg + n, ": ", 2) == 0 ? msg + n + 2 : msg;
 }
 
+/* TEXT (taken) as one line, newlines joined as pw_one_line joins them;
+ * returns a string the caller owns. */
+static char *
+tui_compare_one_line(char *text)
+{
+	size_t len = 2 * strlen(text) + 3;
+	char *one = pw_xmalloc(len);
+
+	pw_one_line(text, one, len);
+	free(text);
+	return one;
+}
+
 /* The message line while the view builds: the slots' sources, or the
  * keys that change them. */
 static void
@@ -120,13 +133,8 @@ tui_compare_set(struct tui *d, int slot, int source)
 		c->why[slot] = pw_xstrdup(tui_compare_reason(err.msg,
 		    source == TUI_CMP_FILE ? c->file : NULL));
 	/* A slot's title is one line (a deadlock's waits are several). */
-	if (c->why[slot] != NULL) {
-		char one[512];
-
-		pw_one_line(c->why[slot], one, sizeof one);
-		free(c->why[slot]);
-		c->why[slot] = pw_xstrdup(one);
-	}
+	if (c->why[slot] != NULL)
+		c->why[slot] = tui_compare_one_line(c->why[slot]);
 	tui_compare_say(d);
 	return TUI_DRAW_PANEL | TUI_DRAW_MESSAGE;
 }

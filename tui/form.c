@@ -615,8 +615,8 @@ tui_form_set(struct tui *d, int field, const char *text, struct pw_error *err)
 	note = (k != TUI_FIELD_D2H && k != TUI_FIELD_H2D) || p->link.present ?
 	    "" : p->origin != NULL ? " (kept for offload on)" : " (a new link, "
 	    "offload on: both ways at this rate until the other is set)";
-	what = pw_xasprintf("%s %s%s", label, tui_form_shown(k, t, shown,
-	    sizeof shown), note);
+	what = pw_xasprintf("%s %s", label, tui_form_shown(k, t, shown,
+	    sizeof shown));
 	if (k != TUI_FIELD_OBJECTIVE && k != TUI_FIELD_TIME_LIMIT)
 		tui_busy(d, "building %s ...", what);
 	if (k >= TUI_FIELD_OBJECTIVE) {
@@ -624,6 +624,13 @@ tui_form_set(struct tui *d, int field, const char *text, struct pw_error *err)
 	} else if ((rc = tui_form_problem_set(p, k, dev, label, t, &np,
 	    err)) == PW_OK) {
 		rc = tui_problem_set(d, np, what, err);
+	}
+	/* The change is named by its field; the message says the rest. */
+	if (rc == PW_OK && note[0] != '\0') {
+		char said[sizeof d->message + 96];
+
+		snprintf(said, sizeof said, "%s%s", d->message, note);
+		tui_message(d, false, "%s", said);
 	}
 	/* Fewer devices, fewer fields. */
 	if (d->form.field >= tui_form_nfields(d))

@@ -718,8 +718,9 @@ int	tui_save(struct tui *, const char *path, struct pw_error *);
 /* Whether the state has changes its schedule file does not hold: undo
  * or redo back to the last save or load is none. */
 bool	tui_unsaved(const struct tui *);
-/* What q asks before quitting (unsaved changes, the optimizer running,
- * or both), NULL when it quits at once (static text). */
+/* actions.c: what q asks before quitting (unsaved changes, the
+ * optimizer running, or both), NULL when it quits at once (static
+ * text). */
 const char *tui_quit_question(const struct tui *);
 
 /* ------------------------------------------------------------------ */
