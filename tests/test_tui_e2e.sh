@@ -336,6 +336,20 @@ check "e with the file unchanged: nothing reloaded" \
     poll '^reload same\.lua: unchanged \(the editor left it as it was\)'
 keys q
 check "and no unsaved change: q quits at once" exited 0
+# An editor that writes the same bytes back under a new inode (as an
+# editor saving by rename does): unchanged too.
+cat >"$tmp/rewrite.sh" <<'SCRIPT'
+#!/bin/sh
+cp "$1" "$1.tmp" && mv "$1.tmp" "$1"
+SCRIPT
+chmod +x "$tmp/rewrite.sh"
+start "EDITOR='$tmp/rewrite.sh' exec \"\$PW\" design same.lua"
+check "design same.lua opens again" poll '^makespan '
+keys e
+check "e with the same bytes written back: nothing reloaded" \
+    poll '^reload same\.lua: unchanged \(the editor left it as it was\)'
+keys q
+check "q quits at once again" exited 0
 
 start "EDITOR='$tmp/halve.sh' exec \"\$PW\""
 check "the default problem again" poll ' 32 microbatches '

@@ -657,7 +657,8 @@ tui_act_edit(struct tui *d)
 		    "problem.lua");
 	free(d->edit_path);
 	d->edit_path = pw_xstrdup(d->path);
-	tui_seen_note(&d->edit_seen, d->edit_path);
+	free(d->edit_before);
+	d->edit_before = tui_file_bytes(d->edit_path, &d->edit_nbefore);
 	return TUI_DO_EDITOR | TUI_DRAW_ALL;
 }
 

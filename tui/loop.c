@@ -215,19 +215,25 @@ tui_loop_spawn(const char *editor, const char *path)
 	return WEXITSTATUS(wstatus);
 }
 
-/* TUI_DO_EDITOR: the screen suspended, $EDITOR (vi when unset) on
- * tui.edit_path, the screen back, then the file reloaded. */
-/* Whether the editor left tui.edit_path as e found it. */
+/* Whether the editor left tui.edit_path holding what e found there (a
+ * write of the same bytes, as vi's :wq, leaves it so). */
 static bool
 tui_loop_untouched(const struct tui *d)
 {
-	struct tui_seen now;
+	size_t n;
+	char *now;
+	bool same;
 
-	tui_seen_note(&now, d->edit_path);
-	return d->edit_seen.there && now.there &&
-	    !tui_seen_changed(&d->edit_seen, d->edit_path);
+	if (d->edit_before == NULL ||
+	    (now = tui_file_bytes(d->edit_path, &n)) == NULL)
+		return false;
+	same = n == d->edit_nbefore && memcmp(now, d->edit_before, n) == 0;
+	free(now);
+	return same;
 }
 
+/* TUI_DO_EDITOR: the screen suspended, $EDITOR (vi when unset) on
+ * tui.edit_path, the screen back, then the file reloaded. */
 static unsigned
 tui_loop_editor(struct tui *d)
 {

@@ -376,7 +376,8 @@ tui_prompt_new_file(struct tui *d, const char *text)
 	d->path_is_schedule = false;
 	free(d->edit_path);
 	d->edit_path = pw_xstrdup(text);
-	d->edit_seen.there = false;
+	free(d->edit_before);
+	d->edit_before = NULL;
 	tui_message(d, false, "wrote %s", text);
 	return TUI_DO_EDITOR | TUI_DRAW_ALL;
 }

@@ -1057,6 +1057,7 @@ tui_free(struct tui *d)
 	free(d->waits);
 	free(d->error_text);
 	free(d->edit_path);
+	free(d->edit_before);
 	free(d->recover_path);
 	free(d);
 }
@@ -1157,6 +1158,27 @@ tui_seen_note(struct tui_seen *seen, const char *path)
 	seen->ino = st.st_ino;
 	seen->size = st.st_size;
 	seen->ctime = st.st_ctim;
+}
+
+char *
+tui_file_bytes(const char *path, size_t *len)
+{
+	struct stat st;
+	FILE *fp;
+	char *buf = NULL;
+
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (fp = fopen(path, "rb")) == NULL)
+		return NULL;
+	buf = pw_xmalloc((size_t)st.st_size + 1);
+	*len = fread(buf, 1, (size_t)st.st_size + 1, fp);
+	/* Grown or short since the stat: it was being written. */
+	if (ferror(fp) || *len != (size_t)st.st_size) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(fp);
+	return buf;
 }
 
 bool

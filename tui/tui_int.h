@@ -568,9 +568,10 @@ struct tui {
 	bool	launch_hold;
 
 	char	*edit_path;	/* TUI_DO_EDITOR's file */
-	/* The file e opens, as it was before the editor ran (not there:
-	 * a new file, which is read whatever the editor did). */
-	struct tui_seen edit_seen;
+	/* What the file e opens held before the editor ran, EDIT_BEFORE
+	 * bytes (NULL: a new file, which is read whatever the editor did). */
+	char	*edit_before;
+	size_t	edit_nbefore;
 	char	*recover_path;	/* the recovery file, NULL: none */
 };
 
@@ -594,6 +595,9 @@ void	tui_free(struct tui *);
 
 /* Notes in SEEN the file PATH as it is now, just read or written. */
 void	tui_seen_note(struct tui_seen *seen, const char *path);
+/* The bytes of the regular file PATH, *LEN of them, in a buffer the
+ * caller owns; NULL when it cannot be read (or is not a regular file). */
+char	*tui_file_bytes(const char *path, size_t *len);
 /* Whether PATH changed (another program wrote or replaced it) since
  * SEEN's note; a file gone since is no change (writing it loses
  * nothing), nor is one never noted. */
