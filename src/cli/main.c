@@ -558,15 +558,20 @@ static int
 main_run(const struct pw_command *cmd, int argc, char **argv)
 {
 	struct pw_cmd_args a;
+	bool silent;
 	int status;
 
 	/* Under a launcher every rank parses the same command line and
-	 * fails alike: a bad option is said once, by rank 0. */
-	pw_cmd_silence(cmd->run == pw_cmd_launch && pw_rt_launcher_rank() > 0);
+	 * fails alike: a bad option is said once, by rank 0, whose status
+	 * is the job's.  The others end with 0, since a launcher ends the
+	 * job at the first rank that fails, which could stop rank 0 before
+	 * it says why. */
+	silent = cmd->run == pw_cmd_launch && pw_rt_launcher_rank() > 0;
+	pw_cmd_silence(silent);
 	status = pw_cmd_parse(cmd, argc, argv, &a);
 	pw_cmd_silence(false);
 	if (status != PW_CMD_GO)
-		return status;
+		return silent ? PW_EXIT_OK : status;
 	return cmd->run(&a);
 }
 
