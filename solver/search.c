@@ -590,22 +590,27 @@ pw_search_pin_order(const struct pw_search *s, const struct pw_schedule *sched)
 	return pp.out;
 }
 
-/* Whether a pin of O puts a microbatch's op before an earlier
+
+/* Whether PIN joins two ops of one kind and stage (microbatches apart). */
+static bool
+pw_search_pin_within(const struct pw_pin *pin)
+{
+	return pin->before.kind == pin->after.kind &&
+	    pin->before.stage == pin->after.stage;
+}
+
+/* Whether one of PINS[NPINS] puts a microbatch's op before an earlier
  * microbatch's of the same kind and stage: the order the heuristic
  * keeps. */
 static bool
-pw_search_pins_reverse(const struct pw_solve_opts *o)
+pw_search_pins_reverse(const struct pw_pin *pins, size_t npins)
 {
-	const struct pw_pin *pin;
 	size_t k;
 
-	for (k = 0; k < o->npins; k++) {
-		pin = &o->pins[k];
-		if (pin->before.kind == pin->after.kind &&
-		    pin->before.stage == pin->after.stage &&
-		    pin->before.mb > pin->after.mb)
+	for (k = 0; k < npins; k++)
+		if (pw_search_pin_within(&pins[k]) &&
+		    pins[k].before.mb > pins[k].after.mb)
 			return true;
-	}
 	return false;
 }
 
@@ -625,22 +630,16 @@ pw_search_pin_rename(const struct pw_problem *p, const struct pw_schedule *sched
 	const int m = p->microbatches;
 	int *name = NULL, *waits, *to, r, i, j, placed;
 	struct pw_schedule *out = NULL;
-	bool *done, reversed = false;
+	bool *done;
 	size_t k;
 
-	for (k = 0; k < npins; k++)
-		reversed = reversed || (pins[k].before.kind ==
-		    pins[k].after.kind && pins[k].before.stage ==
-		    pins[k].after.stage && pins[k].before.mb >
-		    pins[k].after.mb);
-	if (!reversed)
+	if (!pw_search_pins_reverse(pins, npins))
 		return NULL;
 	waits = pw_xcalloc((size_t)m, sizeof *waits);
 	done = pw_xcalloc((size_t)m, sizeof *done);
 	to = pw_xcalloc((size_t)m, sizeof *to);
 	for (k = 0; k < npins; k++)
-		if (pins[k].before.kind == pins[k].after.kind &&
-		    pins[k].before.stage == pins[k].after.stage)
+		if (pw_search_pin_within(&pins[k]))
 			waits[pins[k].after.mb]++;
 	/* TO[i]: the name the i-th microbatch gets, the least ready name
 	 * each time (m is at most a few thousand, pins few). */
@@ -652,8 +651,7 @@ pw_search_pin_rename(const struct pw_problem *p, const struct pw_schedule *sched
 		done[j] = true;
 		to[placed] = j;
 		for (k = 0; k < npins; k++)
-			if (pins[k].before.kind == pins[k].after.kind &&
-			    pins[k].before.stage == pins[k].after.stage &&
+			if (pw_search_pin_within(&pins[k]) &&
 			    pins[k].before.mb == j)
 				waits[pins[k].after.mb]--;
 	}
@@ -758,10 +756,6 @@ pw_search_start(struct pw_search *s, struct pw_start *donor)
 			return PW_ERR_INPUT;
 		}
 		st.sched = pw_schedule_copy(o->start);
-		pw_search_pin_start(s, &st);
-		/* What the error names should nothing keep the limits. */
-		if (st.pin_ordered)
-			pw_search_donor(donor, &st);
 	} else if (o->start_family != NULL) {
 		name = o->start_family;
 		if ((fam = pw_family_find(o->start_family)) == NULL) {
@@ -774,10 +768,6 @@ pw_search_start(struct pw_search *s, struct pw_start *donor)
 			    "not apply: %s", fam->name, err.msg);
 			return PW_ERR_INPUT;
 		}
-		pw_search_pin_start(s, &st);
-		/* What the error names should nothing keep the limits. */
-		if (st.pin_ordered)
-			pw_search_donor(donor, &st);
 	} else {
 		memset(&off, 0, sizeof off);
 		for (i = 0; i < pw_nfamilies; i++) {
@@ -813,6 +803,10 @@ pw_search_start(struct pw_search *s, struct pw_start *donor)
 		pw_schedule_free(off.sched);
 		return PW_OK;
 	}
+	pw_search_pin_start(s, &st);
+	/* What the error names should nothing keep the limits. */
+	if (st.pin_ordered)
+		pw_search_donor(donor, &st);
 	pw_search_set_start(s, pw_search_start_name(&st, name, label,
 	    sizeof label), st.eval.objective, st.eval.feasible);
 	if (st.eval.feasible)
@@ -1127,7 +1121,8 @@ pw_search_phases(struct pw_search *s)
 			    "pins' order does not (%s), and the heuristic %s",
 			    donor.family != NULL ? donor.family : "the given "
 			    "schedule", donor.eval.why,
-			    pw_search_pins_reverse(s->o) ? "keeps each "
+			    pw_search_pins_reverse(s->o->pins,
+			    s->o->npins) ? "keeps each "
 			    "stage's microbatch order, which the pins reverse" :
 			    "found none");
 		else if (rc != PW_OK && s->best == NULL)

@@ -76,6 +76,21 @@ out:
 	return bubble;
 }
 
+/* Case C's 1F1B, ZB-H1 and ZB-H2 against the table's columns of CSV
+ * (peaks of device 0: p, p and 2p-1 activations), their bubble rates
+ * into B[3]. */
+static void
+test_stage_families(const struct test_csv *csv, const struct test_zb_case *c,
+    double b[3])
+{
+	b[0] = test_family(c, "1f1b", 1, test_csv_text(csv, "bubble_1f1b"),
+	    c->p);
+	b[1] = test_family(c, "zb-h1", 1, test_csv_text(csv, "bubble_zb_h1"),
+	    c->p);
+	b[2] = test_family(c, "zb-h2", 1, test_csv_text(csv, "bubble_zb_h2"),
+	    2 * c->p - 1);
+}
+
 /*
  * Table 8 (chunk times; the stage schedules run each device as one stage
  * of twice those): 1F1B, ZB-H1 and ZB-H2 to the table's precision.  Its
@@ -90,7 +105,7 @@ test_table8(void)
 	struct test_csv csv;
 	struct test_zb_case c;
 	const char *pub;
-	double bi;
+	double b[3], bi;
 	int ncases = 0;
 
 	if (!test_csv_open(&csv, "zbv_table8.csv"))
@@ -106,12 +121,7 @@ test_table8(void)
 		c.w *= 2;
 		c.act *= 2;
 		c.hold *= 2;
-		test_family(&c, "1f1b", 1, test_csv_text(&csv, "bubble_1f1b"),
-		    c.p);
-		test_family(&c, "zb-h1", 1, test_csv_text(&csv,
-		    "bubble_zb_h1"), c.p);
-		test_family(&c, "zb-h2", 1, test_csv_text(&csv,
-		    "bubble_zb_h2"), 2 * c.p - 1);
+		test_stage_families(&csv, &c, b);
 		pub = test_csv_text(&csv, "bubble_1f1b_i");
 		bi = test_family(&c, "1f1b-interleaved", c.v, NULL,
 		    c.p * c.v + c.p - 1);
@@ -130,7 +140,7 @@ main(void)
 {
 	struct test_csv csv;
 	struct test_zb_case c;
-	double b1, bh1, bh2, bi;
+	double b[3], bi;
 	int ncases = 0;
 
 	if (!test_csv_open(&csv, "zb_table5.csv"))
@@ -144,19 +154,14 @@ main(void)
 		/* Peaks (reference closed forms): 1F1B and ZB-H1 keep p
 		 * activations on device 0, ZB-H2 2p-1, interleaved pv+p-1
 		 * chunk activations. */
-		b1 = test_family(&c, "1f1b", 1,
-		    test_csv_text(&csv, "bubble_1f1b"), c.p);
-		bh1 = test_family(&c, "zb-h1", 1,
-		    test_csv_text(&csv, "bubble_zb_h1"), c.p);
-		bh2 = test_family(&c, "zb-h2", 1,
-		    test_csv_text(&csv, "bubble_zb_h2"), 2 * c.p - 1);
+		test_stage_families(&csv, &c, b);
 		bi = test_family(&c, "1f1b-interleaved", c.v,
 		    test_csv_text(&csv, "bubble_1f1b_i_exact"),
 		    c.p * c.v + c.p - 1);
 		tap_diag("%-9s 1f1b %.4f (%s)  zb-h1 %.4f (%s)  zb-h2 %.4f "
 		    "(%s)  interleaved %.4f (exact %s, published %s)", c.name,
-		    b1, test_csv_text(&csv, "bubble_1f1b"), bh1,
-		    test_csv_text(&csv, "bubble_zb_h1"), bh2,
+		    b[0], test_csv_text(&csv, "bubble_1f1b"), b[1],
+		    test_csv_text(&csv, "bubble_zb_h1"), b[2],
 		    test_csv_text(&csv, "bubble_zb_h2"), bi,
 		    test_csv_text(&csv, "bubble_1f1b_i_exact"),
 		    test_csv_text(&csv, "bubble_1f1b_i"));

@@ -164,6 +164,7 @@ tui_solve_tick(struct tui *d)
 	struct pw_plan *plan;
 	struct pw_error err;
 	unsigned redraw = TUI_DRAW_MESSAGE;
+	const char *question;
 	double obj;
 	bool working;
 
@@ -186,10 +187,11 @@ tui_solve_tick(struct tui *d)
 		/* A quit question asked while it ran says what q drops now
 		 * (q, answering what was asked, asks again first), or goes
 		 * when nothing is left to lose. */
+		question = tui_quit_question(d);
 		if (d->mode == TUI_MODE_PROMPT && d->prompt.kind ==
-		    TUI_PROMPT_QUIT && tui_quit_question(d) != NULL)
+		    TUI_PROMPT_QUIT && question != NULL)
 			snprintf(d->prompt.question, sizeof d->prompt.question,
-			    "%s", tui_quit_question(d));
+			    "%s", question);
 		else if (d->mode == TUI_MODE_PROMPT && d->prompt.kind ==
 		    TUI_PROMPT_QUIT) {
 			tui_prompt_close(d);
