@@ -5,25 +5,46 @@
 
 #include "pipewright.h"
 
-/* Orders by start, then end, then op identity, so output is deterministic. */
+/* A timed op with its place in the list it came from. */
+struct pw_timed_placed {
+	struct pw_timed_op to;
+	size_t	place;
+};
+
+/* Orders by start, then end, then device, then the place in the list:
+ * ops of one device that start and end together (ops taking no time)
+ * keep their list's order, which is the schedule's when the list is
+ * its orders one after another, and a file's when it is read. */
 static int
 pw_timed_cmp(const void *a, const void *b)
 {
-	const struct pw_timed_op *x = a, *y = b;
+	const struct pw_timed_placed *x = a, *y = b;
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->end != y->end)
-		return x->end < y->end ? -1 : 1;
-	if (x->device != y->device)
-		return x->device < y->device ? -1 : 1;
-	if (x->op.stage != y->op.stage)
-		return x->op.stage < y->op.stage ? -1 : 1;
-	if (x->op.mb != y->op.mb)
-		return x->op.mb < y->op.mb ? -1 : 1;
-	if (x->op.kind != y->op.kind)
-		return x->op.kind < y->op.kind ? -1 : 1;
-	return 0;
+	if (x->to.start != y->to.start)
+		return x->to.start < y->to.start ? -1 : 1;
+	if (x->to.end != y->to.end)
+		return x->to.end < y->to.end ? -1 : 1;
+	if (x->to.device != y->to.device)
+		return x->to.device < y->to.device ? -1 : 1;
+	return x->place < y->place ? -1 : x->place > y->place;
+}
+
+/* Sorts OPS[N] in place by pw_timed_cmp. */
+static void
+pw_timed_sort(struct pw_timed_op *ops, size_t n)
+{
+	struct pw_timed_placed *placed;
+	size_t i;
+
+	placed = pw_xmalloc((n == 0 ? 1 : n) * sizeof *placed);
+	for (i = 0; i < n; i++) {
+		placed[i].to = ops[i];
+		placed[i].place = i;
+	}
+	qsort(placed, n, sizeof *placed, pw_timed_cmp);
+	for (i = 0; i < n; i++)
+		ops[i] = placed[i].to;
+	free(placed);
 }
 
 struct pw_timed_op *
@@ -54,7 +75,7 @@ pw_timed_ops(const struct pw_problem *p, const struct pw_schedule *sched,
 				    to->op.stage, to->op.mb, &to->anchor);
 		}
 	}
-	qsort(ops, total, sizeof *ops, pw_timed_cmp);
+	pw_timed_sort(ops, total);
 	*n = total;
 	return ops;
 }
@@ -113,7 +134,7 @@ pw_schedule_from_timed(const struct pw_problem *p, const struct pw_timed_op *ops
 	sorted = pw_xmalloc((n == 0 ? 1 : n) * sizeof *sorted);
 	for (i = 0; i < n; i++)
 		sorted[i] = ops[i];
-	qsort(sorted, n, sizeof *sorted, pw_timed_cmp);
+	pw_timed_sort(sorted, n);
 	sched = pw_schedule_new(p);
 	for (i = 0; i < n; i++) {
 		pw_schedule_append(sched, p, sorted[i].op);

@@ -189,7 +189,10 @@ struct torch_read {
 	long	col;
 };
 
+/* The longest action, and the most a cell may hold around one: the
+ * blanks and quotes PyTorch's reader strips. */
 #define TORCH_CELL	64
+#define TORCH_CELL_READ	4096
 
 /* Reads the digits at *S into *OUT (INT_MAX when larger, as Python's
  * int() reads any number of them; the range checks then refuse it),
@@ -484,6 +487,11 @@ torch_end_cell(struct torch_read *r, char *buf, size_t len, long start,
 	if (buf[i] == '\0')
 		return PW_OK;
 	r->col = start + (long)i;
+	if (len - i > TORCH_CELL) {
+		pw_error_set(err, "%s:%ld:%ld: bad action (longer than any "
+		    "action)", r->label, r->line, r->col);
+		return PW_ERR_INPUT;
+	}
 	return torch_cell(r, buf + i, err);
 }
 
@@ -506,10 +514,10 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 	int nrows = p->devices + (p->link.present ?
 	    pw_problem_nchannels(p) : 0);
 	long col = 1, start = 1, *rowline;
-	char buf[TORCH_CELL + 1];
+	char buf[TORCH_CELL_READ + 1];
 	size_t len = 0;
 	int c, rc = PW_OK;
-	bool any = false, quoted = false;
+	bool any = false, quoted = false, overlong = false;
 
 	*out = NULL;
 	r.s = pw_schedule_new(p);
@@ -574,6 +582,13 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 				rc = PW_ERR_INPUT;
 				break;
 			}
+			if (overlong) {
+				pw_error_set(err, "%s:%ld:%ld: bad action "
+				    "(longer than any action)", label, r.line,
+				    start);
+				rc = PW_ERR_INPUT;
+				break;
+			}
 			buf[len] = '\0';
 			if ((rc = torch_end_cell(&r, buf, len, start, err)) !=
 			    PW_OK)
@@ -593,14 +608,18 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 			continue;
 		}
 		any = true;
-		if (c == '\0' || len == TORCH_CELL) {
-			pw_error_set(err, "%s:%ld:%ld: bad action (%s)", label,
-			    r.line, start, c == '\0' ? "a NUL byte" :
-			    "longer than any action");
+		if (c == '\0') {
+			pw_error_set(err, "%s:%ld:%ld: bad action (a NUL byte)",
+			    label, r.line, start);
 			rc = PW_ERR_INPUT;
 			break;
 		}
-		buf[len++] = (char)c;
+		/* Read on to the cell's end: an unclosed quote is said
+		 * first. */
+		if (len == TORCH_CELL_READ)
+			overlong = true;
+		else
+			buf[len++] = (char)c;
 		col++;
 	}
 	if (rc == PW_OK && r.row < p->devices) {

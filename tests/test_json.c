@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "pipewright.h"
+#include "plan.h"
 #include "tap.h"
 #include "testlib.h"
 
@@ -1553,6 +1554,62 @@ test_long_text(void)
 	pw_problem_free(p);
 }
 
+/* Ops that take no time start and end together; a schedule file keeps
+ * their order on each device and channel, so every family's orders read
+ * back as built, with no costs at all and with W taking none. */
+static void
+test_zero_time_ties(void)
+{
+	struct pw_stage st = { .f = 0, .b = 0, .w = 0, .act = 1, .hold = 1 };
+	struct pw_problem *probs[2];
+	const struct pw_schedule *built;
+	struct pw_schedule *back = NULL;
+	struct pw_problem *q = NULL;
+	struct pw_timed_op *ops = NULL;
+	struct pw_plan *plan;
+	struct pw_error err;
+	char *path = tmp_path("ties.json");
+	size_t f, n;
+	int k, tried = 0, kept = 0;
+
+	probs[0] = test_problem_uniform(4, 1, 4, PW_PLACE_LOOP, &st);
+	st.f = 1;
+	st.b = 1;
+	probs[1] = test_problem_uniform(4, 1, 4, PW_PLACE_LOOP, &st);
+	for (k = 0; k < 2; k++)
+		for (f = 0; f < pw_nfamilies; f++) {
+			if (pw_plan_family(&pw_families[f], probs[k], &plan,
+			    &err) != PW_OK)
+				continue;
+			tried++;
+			built = pw_plan_schedule(plan);
+			if (pw_schedule_write(path, pw_plan_problem(plan), built,
+			    pw_plan_timing(plan), &err) == PW_OK &&
+			    pw_schedule_read(path, &q, &ops, &n, NULL, &err) ==
+			    PW_OK && pw_schedule_from_timed(q, ops, n, &back,
+			    &err) == PW_OK && test_same_schedule(back, built))
+				kept++;
+			else
+				tap_diag("%s, %s: %s", pw_families[f].name, k == 0 ?
+				    "no costs" : "W taking no time", back == NULL ?
+				    err.msg : "another order read back");
+			pw_schedule_free(back);
+			pw_problem_free(q);
+			free(ops);
+			back = NULL;
+			q = NULL;
+			ops = NULL;
+			pw_plan_free(plan);
+		}
+	tap_ok(tried >= 2 * 10, "zero-time ties: %d family schedules built",
+	    tried);
+	tap_int(kept, tried, "zero-time ties: every one reads back in its "
+	    "orders");
+	pw_problem_free(probs[0]);
+	pw_problem_free(probs[1]);
+	free(path);
+}
+
 int
 main(void)
 {
@@ -1577,6 +1634,7 @@ main(void)
 	test_text();
 	test_ops_first();
 	test_schedule_roundtrip();
+	test_zero_time_ties();
 	test_pins();
 	test_family();
 	test_long_text();

@@ -389,6 +389,52 @@ test_malformed(void)
 	pw_problem_free(p);
 }
 
+/* Cells past the longest action: blanks around an action (up to a
+ * cell's 4 KiB) are stripped as PyTorch strips them, a quote nothing
+ * closes is said whatever follows it, and a cell longer than any action
+ * is refused as one. */
+static void
+test_long_cells(void)
+{
+	struct pw_problem *p = test_unit(2, 1, 2, PW_PLACE_LOOP);
+	struct pw_schedule *s = NULL, *want = NULL;
+	struct pw_error err;
+	char text[8192], pad[201];
+
+	memset(pad, ' ', sizeof pad - 1);
+	pad[sizeof pad - 1] = '\0';
+	snprintf(text, sizeof text, "%s0F0%s,\"%s0F1%s\",0B0,0B1\n"
+	    "1F0,1F1,1B0,1B1\n", pad, pad, pad, pad);
+	if (tap_int(test_read_text(text, p, &s, &err), PW_OK, "long cells: "
+	    "200 blanks around an action are stripped"))
+		tap_ok(test_read_text("0F0,0F1,0B0,0B1\n1F0,1F1,1B0,1B1\n",
+		    p, &want, &err) == PW_OK && test_same_schedule(s, want),
+		    "long cells: the padded CSV is the plain one");
+	else
+		tap_diag("%s", err.msg);
+	pw_schedule_free(s);
+	pw_schedule_free(want);
+
+	snprintf(text, sizeof text, "0F0,\"%0100d\n", 3);
+	if (tap_int(test_read_text(text, p, &s, &err), PW_ERR_INPUT,
+	    "long cells: an unclosed quote before 100 digits is refused"))
+		tap_str(err.msg, "t.csv:1:5: bad action (a quote that nothing "
+		    "closes on its line)", "long cells: the quote is named");
+	snprintf(text, sizeof text, "0F0,0F%065d\n", 1);
+	if (tap_int(test_read_text(text, p, &s, &err), PW_ERR_INPUT,
+	    "long cells: a 67-byte action is refused"))
+		tap_str(err.msg, "t.csv:1:5: bad action (longer than any "
+		    "action)", "long cells: 67 bytes are too long");
+	memset(text, '7', 5000);
+	strcpy(text + 5000, "\n");
+	if (tap_int(test_read_text(text, p, &s, &err), PW_ERR_INPUT,
+	    "long cells: a 5000-byte cell is refused"))
+		tap_str(err.msg, "t.csv:1:1: bad action (longer than any "
+		    "action)", "long cells: past a cell's 4 KiB");
+	tap_ok(s == NULL, "long cells: no schedule from a refused one");
+	pw_problem_free(p);
+}
+
 /* The offload tokens by hand: a channel's row after the ranks', a reload
  * anchored at an op's end, and a transfer in a rank's row refused. */
 static void
@@ -467,6 +513,7 @@ main(void)
 	test_exact_export();
 	test_families();
 	test_malformed();
+	test_long_cells();
 	test_offload_tokens();
 	test_random();
 	return tap_done();
