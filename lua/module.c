@@ -13,7 +13,7 @@
 
 #include "pwlua_int.h"
 
-#define PWL_BOX		"pipewright.box"
+#define PWL_BOX		"pw.box"
 
 /* Units scripts multiply by: pw.GiB, pw.ms, ... */
 static const struct {
@@ -103,10 +103,26 @@ pwl_lock(lua_State *L)
 	lua_setfield(L, -2, "__metatable");
 }
 
+/* __newindex of pipewright's objects: what they hold is read-only. */
+static int
+pwl_readonly(lua_State *L)
+{
+	const char *what = luaL_getmetafield(L, 1, "__name") == LUA_TSTRING ?
+	    lua_tostring(L, -1) : "object";
+
+	if (lua_type(L, 2) == LUA_TSTRING)
+		return luaL_error(L, "%s: '%s' cannot be set (its fields are "
+		    "read-only: make a new one)", what, lua_tostring(L, 2));
+	return luaL_error(L, "%s: its fields are read-only (make a new one)",
+	    what);
+}
+
 void
 pwl_new_metatable(lua_State *L, const char *name, const luaL_Reg *meta)
 {
 	luaL_newmetatable(L, name);
+	lua_pushcfunction(L, pwl_readonly);
+	lua_setfield(L, -2, "__newindex");
 	luaL_setfuncs(L, meta, 0);
 	pwl_lock(L);
 	lua_pop(L, 1);

@@ -15,7 +15,8 @@
 /* The core's messages number from 0, as the file format does. */
 #define PWL_CORE	" [devices and stages numbered from 0]"
 
-const char *const pwl_placement_names[] = { "loop", "v", NULL };
+/* In enum pw_placement order, NULL-terminated. */
+static const char *const pwl_placement_names[] = { "loop", "v", NULL };
 const char *const pwl_objective_names[] = { "makespan", "span", NULL };
 
 /* ------------------------------------------------------------------ */

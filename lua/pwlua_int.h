@@ -37,10 +37,12 @@
 #include "solver.h"
 #include "pwlua.h"
 
-#define PWL_PROBLEM	"pipewright.problem"	/* metatable names */
-#define PWL_SCHEDULE	"pipewright.schedule"
-#define PWL_MODEL	"pipewright.model"
-#define PWL_HARDWARE	"pipewright.hardware"
+/* Metatable names, which Lua's messages give as the objects' types:
+ * the module's names for them. */
+#define PWL_PROBLEM	"pw.problem"
+#define PWL_SCHEDULE	"pw.schedule"
+#define PWL_MODEL	"pw.model"
+#define PWL_HARDWARE	"pw.hardware"
 /* What getmetatable says of every metatable scripts could reach. */
 #define PWL_LOCKED	"locked"
 
@@ -82,11 +84,9 @@ void	pwl_charge(lua_State *, size_t *charged, size_t bytes,
 	    const char *what);
 void	pwl_release(lua_State *, size_t *charged);
 /* Charges STEPS of work done in C for the script to its instruction
- * budget: NULL, or, when the budget or the run's time is spent, what is
- * spent ("time limit of 1 s exceeded"); every later instruction then
- * fails too, so that a pcall cannot swallow the stop.  pwl_work raises
- * "WHAT: " and that instead. */
-const char *pwl_spend(lua_State *, unsigned long steps);
+ * budget, raising "WHAT: " and what is spent when the budget or the
+ * run's time is ("time limit of 1 s exceeded"); every later instruction
+ * then fails too, so that a pcall cannot swallow the stop. */
 void	pwl_work(lua_State *, unsigned long steps, const char *what);
 /* The seconds left of the run (raising when none are), and the flag
  * the watchdog sets at its deadline: pw.solve's cancel flag. */
@@ -143,7 +143,8 @@ size_t	pwl_array_bytes(lua_State *, size_t n, size_t size, const char *what);
  * says PWL_LOCKED, and setmetatable refuses to replace it. */
 void	pwl_lock(lua_State *);
 /* Makes the metatable NAME with the functions META, locked against
- * scripts (its __metatable field), and leaves the stack as it was. */
+ * scripts (its __metatable field), its objects read-only (a __newindex
+ * that raises, unless META has one), and leaves the stack as it was. */
 void	pwl_new_metatable(lua_State *, const char *name, const luaL_Reg *meta);
 /* Raises "WHAT: unknown field 'x'" for a key of the table at IDX that is
  * not among NAMES: an array of records STRIDE bytes apart, each starting
@@ -201,9 +202,8 @@ void	pwl_hardware_push(lua_State *, const struct pw_hardware *);
 /* The limit ORIGIN's split states, before its reserve, that leaves LIMIT
  * bytes: the split's own when it does, exactly. */
 double	pwl_split_limit(const struct pw_origin *, double limit);
-/* In enum pw_objective order, NULL-terminated; and enum pw_placement's. */
+/* In enum pw_objective order, NULL-terminated. */
 extern const char *const pwl_objective_names[];
-extern const char *const pwl_placement_names[];
 void	pwl_open_problem(lua_State *);
 /* Pushes an empty problem object and returns it. */
 struct pwl_problem *pwl_problem_push(lua_State *);
@@ -232,8 +232,6 @@ void	pwl_pins_read(lua_State *, int idx, const char *what, size_t n,
 	    const struct pw_problem *, struct pw_pin *out);
 
 /* schedule.c */
-/* In enum pw_offload_mode order, NULL-terminated. */
-extern const char *const pwl_offload_names[];
 void	pwl_open_schedule(lua_State *);
 /* Pushes NAME = X into the table at the top. */
 void	pwl_set_number(lua_State *, const char *name, double x);

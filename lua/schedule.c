@@ -12,7 +12,8 @@
 #define PWL_WIDTH	100
 #define PWL_WIDTH_MAX	100000
 
-const char *const pwl_offload_names[] = { "auto", "on", "off", NULL };
+/* In enum pw_offload_mode order, NULL-terminated. */
+static const char *const pwl_offload_names[] = { "auto", "on", "off", NULL };
 
 static int
 pwl_schedule_gc(lua_State *L)

@@ -198,8 +198,15 @@ pwl_note_oom(struct pwlua *lua)
 /*
  * Lua's allocator, counting bytes against the cap.  It must return NULL
  * on failure (Lua then raises a memory error) rather than abort, which is
- * why it calls realloc itself instead of pw_xreallocarray.
+ * why it calls realloc itself instead of pw_xreallocarray.  Past the
+ * deadline it has the hook run at the next instruction: one instruction
+ * may do work in proportion to the bytes it makes (s:upper(), s .. s),
+ * and the flag alone is read only every PWL_HOOK_EVERY of them.  Setting
+ * a hook is what Lua allows even a signal handler, and this runs on the
+ * script's own thread.
  */
+static void	pwl_hook(lua_State *, lua_Debug *);
+
 static void *
 pwl_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
@@ -219,6 +226,9 @@ pwl_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	if ((p = realloc(ptr, nsize)) == NULL)
 		return NULL;
 	lua->used = lua->used - old + nsize;
+	if (lua->L != NULL && atomic_load_explicit(&lua->expired,
+	    memory_order_relaxed))
+		lua_sethook(lua->L, pwl_hook, LUA_MASKCOUNT, 1);
 	return p;
 }
 
@@ -271,7 +281,10 @@ pwl_hook(lua_State *L, lua_Debug *ar)
 	lua_error(L);
 }
 
-const char *
+/* Charges STEPS to the run's instruction budget: NULL, or, when the
+ * budget or the run's time is spent, what is spent, with every later
+ * instruction then failing too. */
+static const char *
 pwl_spend(lua_State *L, unsigned long steps)
 {
 	const char *why = pwl_spent(pwl_lua(L), steps);
@@ -358,7 +371,9 @@ pwl_xpcall(lua_State *L)
 /* setmetatable, refusing a metatable with __gc: Lua marks an object for
  * finalization when its metatable has __gc at this call, and finalizers
  * run with hooks off, where no budget or deadline could stop them (even
- * at lua_close).  Upvalue 1 is the base library's setmetatable. */
+ * at lua_close).  Upvalue 1 is the base library's setmetatable, which
+ * has no upvalues of its own: it runs in this call's frame, so that its
+ * errors name it as the script called it. */
 static int
 pwl_setmetatable(lua_State *L)
 {
@@ -369,10 +384,7 @@ pwl_setmetatable(lua_State *L)
 			    "__gc is refused (scripts have no finalizers)");
 		lua_pop(L, 1);
 	}
-	lua_pushvalue(L, lua_upvalueindex(1));
-	lua_insert(L, 1);
-	lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-	return lua_gettop(L);
+	return lua_tocfunction(L, lua_upvalueindex(1))(L);
 }
 
 /* The library functions that loop in C, where the count hook never
@@ -384,11 +396,19 @@ pwl_setmetatable(lua_State *L)
  * by #t (insert, remove, concat, sort, unpack) read a __len the script
  * writes, twice for all a wrapper could know, so a table with one is
  * refused; without one, #t is a border of a table the memory cap
- * bounds.  string.rep of an empty string with an empty separator loops
- * n times making nothing: it is "" at once. */
+ * bounds, and their passes over it are charged too (a sort of 2^24
+ * numbers takes seconds in one call, which the time limit's flag, read
+ * between instructions, would wait for a thousand times over): concat
+ * and unpack #t, sort #t log #t, insert and remove the elements they
+ * shift (nothing to append or to drop the last).  string.rep of an
+ * empty string with an empty separator loops n times making nothing:
+ * it is "" at once. */
 enum pwl_loop {
 	PWL_LOOP_MOVE,
-	PWL_LOOP_LEN,
+	PWL_LOOP_LEN,		/* a pass over #t */
+	PWL_LOOP_SORT,		/* #t log #t comparisons */
+	PWL_LOOP_INSERT,	/* #t - pos + 1 moves, given a position */
+	PWL_LOOP_REMOVE,
 	PWL_LOOP_REP
 };
 
@@ -397,10 +417,10 @@ static const struct {
 	enum pwl_loop	 loop;
 } pwl_loops[] = {
 	{ LUA_TABLIBNAME, "move", PWL_LOOP_MOVE },
-	{ LUA_TABLIBNAME, "insert", PWL_LOOP_LEN },
-	{ LUA_TABLIBNAME, "remove", PWL_LOOP_LEN },
+	{ LUA_TABLIBNAME, "insert", PWL_LOOP_INSERT },
+	{ LUA_TABLIBNAME, "remove", PWL_LOOP_REMOVE },
 	{ LUA_TABLIBNAME, "concat", PWL_LOOP_LEN },
-	{ LUA_TABLIBNAME, "sort", PWL_LOOP_LEN },
+	{ LUA_TABLIBNAME, "sort", PWL_LOOP_SORT },
 	{ LUA_TABLIBNAME, "unpack", PWL_LOOP_LEN },
 	{ LUA_STRLIBNAME, "rep", PWL_LOOP_REP },
 };
@@ -431,6 +451,33 @@ pwl_loop_move(lua_State *L)
 	return e - f + 1;
 }
 
+/* The steps of LOOP's call over the table at 1 (N elements, no __len):
+ * N, for a sort N times the bits of N (its comparisons on the whole),
+ * and for insert or remove at a position (insert's of three arguments,
+ * remove's second) the elements from there to the end. */
+static unsigned long
+pwl_loop_steps(lua_State *L, enum pwl_loop loop, size_t n)
+{
+	unsigned long bits;
+	lua_Integer pos;
+	size_t k;
+
+	switch (loop) {
+	case PWL_LOOP_SORT:
+		for (bits = 1, k = n; k >>= 1; bits++)
+			continue;
+		return (unsigned long)n * bits;
+	case PWL_LOOP_INSERT:
+	case PWL_LOOP_REMOVE:
+		if (lua_gettop(L) == (loop == PWL_LOOP_INSERT ? 3 : 2) &&
+		    pwl_loop_int(L, 2, &pos) && pos >= 1 && (size_t)pos <= n)
+			return (unsigned long)(n - (size_t)pos + 1);
+		return 1;
+	default:
+		return n;
+	}
+}
+
 /* Upvalue 1 holds the library's C function, 2 is its row of pwl_loops.
  * The function runs in this call's own frame, so that its errors name
  * it as the script called it ("bad argument #1 to 'move'"). */
@@ -450,11 +497,18 @@ pwl_loop_call(lua_State *L)
 			pwl_fail(L, "%s.%s: %s", lib, name, why);
 		break;
 	case PWL_LOOP_LEN:
-		if (lua_type(L, 1) == LUA_TTABLE &&
-		    luaL_getmetafield(L, 1, "__len") != LUA_TNIL)
+	case PWL_LOOP_SORT:
+	case PWL_LOOP_INSERT:
+	case PWL_LOOP_REMOVE:
+		if (lua_type(L, 1) != LUA_TTABLE)
+			break;
+		if (luaL_getmetafield(L, 1, "__len") != LUA_TNIL)
 			pwl_fail(L, "%s.%s: a table with a __len metamethod is "
 			    "refused (its length would drive a loop no budget "
 			    "sees)", lib, name);
+		if ((why = pwl_spend(L, pwl_loop_steps(L, pwl_loops[row].loop,
+		    lua_rawlen(L, 1)))) != NULL)
+			pwl_fail(L, "%s.%s: %s", lib, name, why);
 		break;
 	case PWL_LOOP_REP:
 		if (lua_type(L, 1) == LUA_TSTRING && lua_rawlen(L, 1) == 0 &&
@@ -666,6 +720,7 @@ pwl_loadfile(lua_State *L, const char *path)
 	bool piped = strcmp(path, "-") == 0;
 	const char *name = piped ? "<stdin>" : path;
 	struct pwl_stream *in;
+	char cap[32];
 	int status;
 
 	/* Both before the file opens: either may raise a memory error,
@@ -688,6 +743,23 @@ pwl_loadfile(lua_State *L, const char *path)
 	else if (status == LUA_ERRFILE)
 		lua_pushfstring(L, "%s: cannot read: %s", name,
 		    strerror(in->error));
+	else if (status == LUA_ERRMEM || status == LUA_ERRRUN ||
+	    status == LUA_ERRERR) {
+		/* Lua's words carry no place: the parser's bytes hit the
+		 * cap, or its nesting Lua's C stack (the parser recurses
+		 * per bracket, block and operator), where the lexer's line
+		 * is not to be had. */
+		lua_pop(L, 1);
+		if (status == LUA_ERRMEM)
+			lua_pushfstring(L, "%s: memory cap of %s exceeded", name,
+			    pw_fmt_bytes(cap, sizeof cap,
+			    (double)pwl_lua(L)->cap));
+		else
+			lua_pushfstring(L, "%s: nested too deeply to load (Lua's "
+			    "parser allows about 190 levels of brackets, blocks"
+			    " and operators)", name);
+		status = LUA_ERRSYNTAX;
+	}
 	/* The result over the chunk's name and the stream. */
 	lua_replace(L, -3);
 	lua_pop(L, 1);

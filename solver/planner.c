@@ -440,17 +440,17 @@ pw_planner_none(const struct pw_planner_run *r, struct pw_error *err)
 		pw_error_set(err, "plan: cancelled before any design was timed");
 	else if (r->timed_out && r->tried == 0)
 		pw_error_set(err, "plan: the time limit of %s ended before "
-		    "any design was timed (raise --time-limit)", secs);
+		    "any design was timed (raise the time limit)", secs);
 	else if (r->timed_out && r->tight_device >= 0)
 		pw_error_set(err, "plan: the time limit of %s ended before any "
-		    "design that fits memory was timed (raise --time-limit); "
+		    "design that fits memory was timed (raise the time limit); "
 		    "the nearest so far, on device %d, needs %s of its %s",
 		    secs, r->tight_device, pw_fmt_bytes(peak, sizeof peak,
 		    r->tight_peak), pw_fmt_bytes(limit, sizeof limit,
 		    r->tight_limit));
 	else if (r->timed_out)
 		pw_error_set(err, "plan: the time limit of %s ended before any "
-		    "design gave a schedule (raise --time-limit)", secs);
+		    "design gave a schedule (raise the time limit)", secs);
 	else if (r->tight_device >= 0)
 		pw_error_set(err, "plan: no design fits memory: the nearest, on "
 		    "device %d, needs %s of its %s", r->tight_device,

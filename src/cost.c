@@ -101,8 +101,9 @@ pw_hardware_check(const struct pw_hardware *hw, bool offload,
 	    err)) != PW_OK)
 		return rc;
 	if (!(hw->efficiency > 0 && hw->efficiency <= 1)) {
-		pw_error_set(err, "%s: efficiency: must be in (0, 1] (got %g)",
-		    where, hw->efficiency);
+		/* In full: 1 + 2^-52 is no "1". */
+		pw_error_set(err, "%s: efficiency: must be in (0, 1] (got %.*g)",
+		    where, pw_exact_precision(hw->efficiency), hw->efficiency);
 		return PW_ERR_INPUT;
 	}
 	if ((rc = pw_cost_need_real(where, "memory", hw->memory, false,
@@ -434,12 +435,6 @@ pw_cost_stage(const struct pw_model *m, const struct pw_hardware *hw,
 	    params;
 }
 
-static char *
-pw_strdup_or_null(const char *s)
-{
-	return s != NULL ? pw_xstrdup(s) : NULL;
-}
-
 /* Returns an origin the caller owns, holding copies of all three. */
 static struct pw_origin *
 pw_origin_new(const struct pw_model *m, const struct pw_hardware *hw,
@@ -450,9 +445,9 @@ pw_origin_new(const struct pw_model *m, const struct pw_hardware *hw,
 	int *layers = NULL;
 
 	o->model = *m;
-	o->model.name = pw_strdup_or_null(m->name);
+	o->model.name = pw_xstrdup(m->name);
 	o->hardware = *hw;
-	o->hardware.name = pw_strdup_or_null(hw->name);
+	o->hardware.name = pw_xstrdup(hw->name);
 	o->split = *sp;
 	if (sp->layers_per_stage != NULL) {
 		layers = pw_xreallocarray(NULL, n, sizeof *layers);

@@ -1401,7 +1401,7 @@ fails 2 "--offload" "plan --offload bad" "$PW" $PLAN --offload maybe
 fails 2 "--time-limit" "plan --time-limit 0" "$PW" $PLAN --time-limit 0
 # 1 ns ends before the first design: no clock is that fast.
 fails 2 "time limit" "plan --time-limit 1e-9" "$PW" $PLAN --time-limit 1e-9
-ok "it gives the limit in units" err_is "pipewright: plan: gpt3-1.3b on 2 H100-SXM: the time limit of 1 ns ended before any design was timed (raise --time-limit)"
+ok "it gives the limit in units" err_is "pipewright: plan: gpt3-1.3b on 2 H100-SXM: the time limit of 1 ns ended before any design was timed (raise the time limit)"
 fails 2 "reserve" "a reserve of the whole limit" "$PW" plan $MODEL --memory-limit 4GiB --reserve 4GiB
 ok "it gives both in units, naming the model" err_is "pipewright: plan: gpt3-1.3b on 2 H100-SXM: split: the reserve (4 GiB) leaves nothing of the limit of 4 GiB"
 fails 2 "--iteration-limit" "plan --iteration-limit 0" "$PW" plan $MODEL --iteration-limit 0

@@ -746,6 +746,21 @@ loops_charged(const struct pwlua_config *small)
 		script_fails(small, "len.lua", text, PW_ERR_INPUT, want,
 		    lens[i]);
 	}
+	/* One sort of 2^14 numbers is 2^14 x 15 steps; appends and pops
+	 * cost one each, inserts at the front what they shift. */
+	script_fails(small, "sort.lua", "local t = {}\nfor i = 1, 2^14 do "
+	    "t[i] = i end\ntable.sort(t)\n", PW_ERR_INPUT, "sort.lua:3: "
+	    "table.sort: instruction budget of 100000 exceeded\nstack "
+	    "traceback:\n\t[C]: in function 'table.sort'\n\tsort.lua:3: in "
+	    "main chunk", "table.sort charges n log n");
+	script_ok("append.lua", "local t = {}\nfor i = 1, 5000 do "
+	    "table.insert(t, i) end\nfor i = 1, 5000 do table.remove(t) end\n"
+	    "assert(#t == 0)\n", "appends and pops are charged one each");
+	script_fails(small, "front.lua", "local t = {}\nfor i = 1, 2000 do "
+	    "table.insert(t, 1, i) end\n", PW_ERR_INPUT, "front.lua:2: "
+	    "table.insert: instruction budget of 100000 exceeded\nstack "
+	    "traceback:\n\t[C]: in function 'table.insert'\n\tfront.lua:2: "
+	    "in main chunk", "inserts at the front charge what they shift");
 	script_fails(small, "move.lua", "table.move(1, 2, 3)\n", PW_ERR_INPUT,
 	    "move.lua:1: bad argument #4 to 'move' (number expected, got no "
 	    "value)\nstack traceback:\n\t[C]: in function 'table.move'\n"
@@ -791,6 +806,30 @@ names_charged(const struct pwlua_config *capped)
 }
 
 /* The interpreter: arguments, persistence, and what it refuses. */
+/* Loading hits the parser's limits without a line to name: the file is
+ * named, in words a user reads. */
+static void
+test_load_limits(const struct pwlua_config *capped)
+{
+	char *text = pw_xmalloc(8 << 20);
+	size_t n;
+
+	n = (size_t)snprintf(text, 64, "local x = ");
+	memset(text + n, '(', 250);
+	text[n + 250] = '1';
+	memset(text + n + 251, ')', 250);
+	strcpy(text + n + 501, "\n");
+	script_fails(NULL, "nest.lua", text, PW_ERR_INPUT, "nest.lua: nested "
+	    "too deeply to load (Lua's parser allows about 190 levels of "
+	    "brackets, blocks and operators)", "deep nesting names the file");
+	n = (size_t)snprintf(text, 64, "local s = \"");
+	memset(text + n, 'x', (6 << 20));
+	strcpy(text + n + (6 << 20), "\"\n");
+	script_fails(capped, "big.lua", text, PW_ERR_INPUT, "big.lua: memory "
+	    "cap of 4 MiB exceeded", "a script too big to load names the cap");
+	free(text);
+}
+
 static void
 test_sandbox(void)
 {
@@ -912,6 +951,16 @@ test_sandbox(void)
 	    "nor does xpcall swallow the stop");
 	loops_charged(&small);
 	names_charged(&capped);
+	script_fails(&none, "readonly.lua", "local p = pw.problem" UNIT_SPEC
+	    " }\np.x = 1\n", PW_ERR_INPUT, "readonly.lua:2: pw.problem: 'x' "
+	    "cannot be set (its fields are read-only: make a new one)\nstack "
+	    "traceback:\n\t[C]: in metamethod 'newindex'\n\treadonly.lua:2: "
+	    "in main chunk", "a problem's fields are read-only, said so");
+	script_fails(&none, "setmeta.lua", "setmetatable('', {})\n",
+	    PW_ERR_INPUT, "setmeta.lua:1: bad argument #1 to 'setmetatable' "
+	    "(table expected, got string)\nstack traceback:\n\t[C]: in "
+	    "function 'setmetatable'\n\tsetmeta.lua:1: in main chunk",
+	    "setmetatable's own errors name it");
 	script_fails(&capped, "mem.lua", "local t = {}\nfor i = 1, 1e7 do t[i] = "
 	    "i end\n", PW_ERR_INPUT, "mem.lua:2: memory cap of 4 MiB "
 	    "exceeded\nstack traceback:\n\tmem.lua:2: in main chunk",
@@ -921,6 +970,7 @@ test_sandbox(void)
 	    "memory cap of 4 MiB exceeded\nstack traceback:\n\t[C]: "
 	    "in field 'rep'\n\trep.lua:2: in local 'f'\n\trep.lua:4: in main "
 	    "chunk", "one allocation over the cap, in a function");
+	test_load_limits(&capped);
 	tap_ok(pwlua_new(&(struct pwlua_config){ 0, 1024, NULL, 0, NULL }, &err) ==
 	    NULL, "a cap too small to start: NULL");
 	tap_str(err.msg, "the Lua interpreter does not start within a memory "
