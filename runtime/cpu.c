@@ -54,7 +54,7 @@ static void *
 pw_cpu_alloc(void *ctx, size_t bytes)
 {
 	(void)ctx;
-	return malloc(bytes == 0 ? 1 : bytes);
+	return pw_tryallocarray(bytes, 1);
 }
 
 static void

@@ -112,25 +112,41 @@ pw_engine_share(struct pw_rt_net *net, bool refused, const struct pw_problem *p,
 	struct pw_timed_op *ops = NULL;
 	struct pw_measured *m = NULL;
 	FILE *fp;
-	int rc;
+	struct pw_error spare, *net_err;
+	int rc, sent = PW_OK;
 
+	/* Rank 0 takes part in both broadcasts whatever befalls it here,
+	 * sending nothing when it cannot send the schedule: the others
+	 * wait in them. */
 	if (net->rank == 0 && !refused) {
 		if ((fp = open_memstream(&buf, &len)) == NULL) {
 			pw_error_set(err, "cannot buffer the schedule");
-			return PW_ERR_RUNTIME;
+			sent = PW_ERR_RUNTIME;
+		} else {
+			sent = pw_schedule_write_stream(fp, p, sched, timing,
+			    NULL, err);
+			fclose(fp);
 		}
-		rc = pw_schedule_write_stream(fp, p, sched, timing, NULL, err);
-		fclose(fp);
-		if (rc != PW_OK) {
+		if (sent == PW_OK && (wbuf = pw_engine_workload_line(work,
+		    &wlen)) == NULL) {
+			pw_error_set(err, "cannot buffer the workload");
+			sent = PW_ERR_RUNTIME;
+		}
+		if (sent != PW_OK) {
 			free(buf);
 			buf = NULL;
 			len = 0;
+			wlen = 0;
 		}
-		wbuf = pw_engine_workload_line(work, &wlen);
 	}
-	rc = net->bcast(net, &buf, &len, err);
+	/* What rank 0 says of a refusal or a failure here is not
+	 * overwritten by what the broadcast says after it. */
+	net_err = refused || sent != PW_OK ? &spare : err;
+	rc = net->bcast(net, &buf, &len, net_err);
 	if (rc == PW_OK)
-		rc = net->bcast(net, &wbuf, &wlen, err);
+		rc = net->bcast(net, &wbuf, &wlen, net_err);
+	if (sent != PW_OK)
+		rc = sent;
 	if (rc != PW_OK || net->rank == 0)
 		goto out;
 	if (len == 0) {

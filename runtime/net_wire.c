@@ -658,7 +658,7 @@ pw_rt_net_wire(struct pw_rt_net *base, struct pw_rt_wire *wire, int devices,
 
 		if (!x->here || x->nmsgs == 0)
 			continue;
-		if (pthread_create(&x->thread, NULL, pw_wire_main, x) != 0) {
+		if (pw_thread_start(&x->thread, pw_wire_main, x) != 0) {
 			pw_error_set(err, "%s transport: cannot start device "
 			    "%d's thread", wire->name, d);
 			rc = PW_ERR_RUNTIME;
@@ -889,7 +889,7 @@ pw_host_alloc(void *arg, int device, size_t n)
 {
 	(void)arg;
 	(void)device;
-	return malloc((n == 0 ? 1 : n) * sizeof(float));
+	return pw_tryallocarray(n, sizeof(float));
 }
 
 static void

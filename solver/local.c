@@ -95,12 +95,6 @@ pw_local_below(uint64_t *x, int n)
 	return n <= 1 ? 0 : (int)pw_rng_below(x, (size_t)n);
 }
 
-static bool
-pw_local_same(struct pw_op a, struct pw_op b)
-{
-	return a.kind == b.kind && a.stage == b.stage && a.mb == b.mb;
-}
-
 /* Whether A may come before B on their device when B came first: A does
  * not wait for B directly, and they are not of one kind of one stage. */
 static bool
@@ -114,7 +108,7 @@ pw_local_may_precede(const struct pw_problem *p, struct pw_op a,
 		return false;
 	n = pw_op_deps(p, a, NULL, deps);
 	for (i = 0; i < n; i++)
-		if (pw_local_same(deps[i].op, b))
+		if (pw_op_same(deps[i].op, b))
 			return false;
 	return true;
 }
@@ -266,9 +260,8 @@ pw_local_hurry(struct pw_local *l, uint64_t *x)
 	    (int)l->ncrit)]);
 	d = l->p->stages[op.stage].device;
 	q = &l->cur->device[d];
-	for (i = 0; i < q->len && !pw_local_same(q->ops[i], op); i++)
-		continue;
-	assert(i < q->len);
+	i = pw_seq_find(q, op);
+	assert(i >= 0);
 	pw_local_try(l, d, i, i - 1 - pw_local_below(x, PW_LOCAL_REACH));
 }
 

@@ -232,7 +232,7 @@ pw_planner_thread(struct pw_planner_run *r, void (*work)(void *),
 	j->arg = arg;
 	j->refs = 2;
 	pw_sync_init(&j->lock, &j->cond);
-	if (pthread_create(&th, NULL, pw_planner_job_run, j) != 0) {
+	if (pw_thread_start(&th, pw_planner_job_run, j) != 0) {
 		j->refs = 1;
 		pw_planner_job_release(j);
 		pw_error_set(err, "plan: no thread to work on");

@@ -16,14 +16,6 @@
 #include "plan.h"
 #include "solver.h"
 
-static int
-pw_sweep_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 int
 pw_sweep_new(const struct pw_problem *p, const struct pw_sweep_opts *o,
     struct pw_sweep **out, struct pw_error *err)
@@ -58,7 +50,7 @@ pw_sweep_new(const struct pw_problem *p, const struct pw_sweep_opts *o,
 	sw->limits = pw_xcalloc(n, sizeof *sw->limits);
 	if (o->limits != NULL) {
 		memcpy(sw->limits, o->limits, n * sizeof *sw->limits);
-		qsort(sw->limits, n, sizeof *sw->limits, pw_sweep_cmp);
+		qsort(sw->limits, n, sizeof *sw->limits, pw_double_cmp);
 	} else {
 		sw->limits[n - 1] = INFINITY;
 		sw->default_limits = true;

@@ -147,14 +147,6 @@ pw_balance_sum(const struct pw_balance *bl, double cap, int *short_device)
 	return sum;
 }
 
-static int
-pw_balance_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The least bottleneck, a cell's load: the least load under which the
  * devices hold every layer (pw_balance_sum, which a larger cap keeps),
  * by bisection over the loads of the cells that fit; INFINITY when none
@@ -173,7 +165,7 @@ pw_balance_least_cap(const struct pw_balance *bl)
 		for (k = bl->lo; k <= bl->hi; k++)
 			if ((cl = pw_balance_at(bl, d, k))->fits)
 				load[n++] = cl->load;
-	qsort(load, n, sizeof *load, pw_balance_cmp);
+	qsort(load, n, sizeof *load, pw_double_cmp);
 	if (n > 0 && pw_balance_sum(bl, load[n - 1], NULL) >= bl->layers) {
 		for (lo = 0, hi = n - 1; lo < hi; ) {
 			mid = lo + (hi - lo) / 2;

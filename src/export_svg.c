@@ -408,7 +408,7 @@ svg_memory(FILE *fp, const struct svg_map *m, const struct pw_problem *p,
     const struct pw_metrics *mt, int d, double top)
 {
 	const struct pw_device_metrics *dm = &mt->device[d];
-	double bottom = top + m->mem_h, limit = p->memory[d].limit, y = bottom;
+	double bottom = top + m->mem_h, limit = p->memory[d].limit, y;
 	char *label, b1[32], b2[32], dev[32];
 
 	snprintf(dev, sizeof dev, "dev %d", d);

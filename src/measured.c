@@ -166,14 +166,6 @@ pw_measured_copy(const struct pw_measured *src)
 	return m;
 }
 
-static int
-pw_measured_dcmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* M's steps, least first: an array the caller frees. */
 static double *
 pw_measured_sorted_steps(const struct pw_measured *m)
@@ -182,7 +174,7 @@ pw_measured_sorted_steps(const struct pw_measured *m)
 	double *sorted = pw_measured_zeros(n);
 
 	memcpy(sorted, m->step, n * sizeof *sorted);
-	qsort(sorted, n, sizeof *sorted, pw_measured_dcmp);
+	qsort(sorted, n, sizeof *sorted, pw_double_cmp);
 	return sorted;
 }
 

@@ -70,7 +70,7 @@ struct pw_act {
 	int	anchor;		/* the reload's anchor point (pw_track_point) */
 };
 
-struct pw_planner {
+struct pw_xferplan {
 	const struct pw_problem *p;
 	struct pw_track *track;	/* [devices] */
 	struct pw_lane *lane;	/* [channels] */
@@ -184,7 +184,7 @@ pw_track_find(const struct pw_track *tr, double start, struct pw_op op)
 
 /* Fills PL's activations: every one whose stage has offload bytes. */
 static void
-pw_planner_acts(struct pw_planner *pl, const struct pw_timing *timing,
+pw_xferplan_acts(struct pw_xferplan *pl, const struct pw_timing *timing,
     const struct pw_offload_opts *opts)
 {
 	const struct pw_problem *p = pl->p;
@@ -234,7 +234,7 @@ pw_planner_acts(struct pw_planner *pl, const struct pw_timing *timing,
 /* The offload's start for A: the first window free on its channel after
  * its F ends. */
 static double
-pw_planner_offload_at(const struct pw_planner *pl, const struct pw_act *a)
+pw_xferplan_offload_at(const struct pw_xferplan *pl, const struct pw_act *a)
 {
 	const struct pw_lane *lane;
 
@@ -262,7 +262,7 @@ pw_track_point(const struct pw_track *tr, int k)
  * right at it would bring the activation back the instant it left).
  */
 static bool
-pw_planner_reload_at(const struct pw_planner *pl, const struct pw_act *a,
+pw_xferplan_reload_at(const struct pw_xferplan *pl, const struct pw_act *a,
     double off_end, double *rel, int *anchor)
 {
 	const struct pw_track *tr = &pl->track[a->device];
@@ -309,7 +309,7 @@ pw_planner_reload_at(const struct pw_planner *pl, const struct pw_act *a,
  * T, which are those away at the last tracked instant before T (every
  * offload's end and reload's start is tracked), or none. */
 static void
-pw_planner_instant(struct pw_track *tr, int device, double t)
+pw_xferplan_instant(struct pw_track *tr, int device, double t)
 {
 	struct pw_bpos pos = pw_bseq_lower(&tr->levels, t), before;
 	double level = pw_memory_at(tr->base, device, t);
@@ -325,8 +325,8 @@ pw_planner_instant(struct pw_track *tr, int device, double t)
 }
 
 static void
-pw_planner_add(struct pw_planner *pl, const struct pw_act *a, enum pw_kind kind,
-    double start)
+pw_xferplan_add(struct pw_xferplan *pl, const struct pw_act *a,
+    enum pw_kind kind, double start)
 {
 	pw_bseq_insert(&pl->lane[pw_problem_channel(pl->p, a->device,
 	    kind)].busy, start, start + (kind == PW_OFFLOAD ? a->t_off :
@@ -336,25 +336,25 @@ pw_planner_add(struct pw_planner *pl, const struct pw_act *a, enum pw_kind kind,
 /* Lowers A's device's levels by A's bytes from FROM to TO, where A is
  * now away; A must not yet count as moved over [FROM, TO). */
 static void
-pw_planner_lower(struct pw_planner *pl, const struct pw_act *a, double from,
+pw_xferplan_lower(struct pw_xferplan *pl, const struct pw_act *a, double from,
     double to)
 {
 	struct pw_track *tr = &pl->track[a->device];
 
-	pw_planner_instant(tr, a->device, from);
-	pw_planner_instant(tr, a->device, to);
+	pw_xferplan_instant(tr, a->device, from);
+	pw_xferplan_instant(tr, a->device, to);
 	pw_bseq_add(&tr->levels, from, to, -a->bytes);
 }
 
 /* Moves A: its transfers on their channels, its device's levels lower
  * from its offload's end to its reload's start. */
 static void
-pw_planner_move(struct pw_planner *pl, struct pw_act *a, double off,
+pw_xferplan_move(struct pw_xferplan *pl, struct pw_act *a, double off,
     double rel, int anchor)
 {
-	pw_planner_add(pl, a, PW_OFFLOAD, off);
-	pw_planner_add(pl, a, PW_RELOAD, rel);
-	pw_planner_lower(pl, a, off + a->t_off, rel);
+	pw_xferplan_add(pl, a, PW_OFFLOAD, off);
+	pw_xferplan_add(pl, a, PW_RELOAD, rel);
+	pw_xferplan_lower(pl, a, off + a->t_off, rel);
 	a->moved = true;
 	a->off_start = off;
 	a->rel_start = rel;
@@ -396,7 +396,7 @@ pw_actp_by_b_start(const void *x, const void *y)
  * still fits, one activation at a time.
  */
 static void
-pw_planner_lazy(struct pw_planner *pl)
+pw_xferplan_lazy(struct pw_xferplan *pl)
 {
 	struct pw_act **by_b;
 	size_t i, n = 0;
@@ -424,24 +424,24 @@ pw_planner_lazy(struct pw_planner *pl)
 
 			if (!a->moved)
 				continue;
-			a->off_start = pw_planner_offload_at(pl, a);
-			pw_planner_add(pl, a, PW_OFFLOAD, a->off_start);
+			a->off_start = pw_xferplan_offload_at(pl, a);
+			pw_xferplan_add(pl, a, PW_OFFLOAD, a->off_start);
 		}
 		for (i = n; i-- > 0; ) {
 			struct pw_act *a = by_b[i];
 
 			if (!a->moved)
 				continue;
-			if (pw_planner_reload_at(pl, a, a->off_start + a->t_off,
+			if (pw_xferplan_reload_at(pl, a, a->off_start + a->t_off,
 			    &a->rel_start, &a->anchor))
-				pw_planner_add(pl, a, PW_RELOAD, a->rel_start);
+				pw_xferplan_add(pl, a, PW_RELOAD, a->rel_start);
 			else
 				again = true, a->moved = false;
 		}
 	}
 	for (i = 0; i < n; i++)
 		if (by_b[i]->moved)
-			pw_planner_lower(pl, by_b[i], by_b[i]->off_start +
+			pw_xferplan_lower(pl, by_b[i], by_b[i]->off_start +
 			    by_b[i]->t_off, by_b[i]->rel_start);
 	for (i = 0; i < pl->nact; i++) {
 		struct pw_act *a = &pl->act[i];
@@ -449,9 +449,9 @@ pw_planner_lazy(struct pw_planner *pl)
 		if (a->moved || !a->rule ||
 		    a->deadline - a->f_end <= 3 * (a->t_off + a->t_rel))
 			continue;
-		off = pw_planner_offload_at(pl, a);
-		if (pw_planner_reload_at(pl, a, off + a->t_off, &rel, &anchor))
-			pw_planner_move(pl, a, off, rel, anchor);
+		off = pw_xferplan_offload_at(pl, a);
+		if (pw_xferplan_reload_at(pl, a, off + a->t_off, &rel, &anchor))
+			pw_xferplan_move(pl, a, off, rel, anchor);
 	}
 	free(by_b);
 }
@@ -476,7 +476,7 @@ pw_actp_by_rel(const void *x, const void *y)
  * transfer start earlier than planned.  Returns whether any moved.
  */
 static bool
-pw_planner_delay(struct pw_planner *pl)
+pw_xferplan_delay(struct pw_xferplan *pl)
 {
 	struct pw_act **moved;
 	struct pw_lane *lane;
@@ -505,13 +505,13 @@ pw_planner_delay(struct pw_planner *pl)
 		    pw_bseq_key(&lane->busy, next) == end)
 			continue;
 		pw_bseq_remove(&lane->busy, at);
-		if (!pw_planner_reload_at(pl, a, a->off_start + a->t_off, &rel,
+		if (!pw_xferplan_reload_at(pl, a, a->off_start + a->t_off, &rel,
 		    &anchor) || rel <= a->rel_start) {
-			pw_planner_add(pl, a, PW_RELOAD, a->rel_start);
+			pw_xferplan_add(pl, a, PW_RELOAD, a->rel_start);
 			continue;
 		}
-		pw_planner_add(pl, a, PW_RELOAD, rel);
-		pw_planner_lower(pl, a, a->rel_start, rel);
+		pw_xferplan_add(pl, a, PW_RELOAD, rel);
+		pw_xferplan_lower(pl, a, a->rel_start, rel);
 		a->rel_start = rel;
 		a->anchor = anchor;
 		any = true;
@@ -541,7 +541,7 @@ pw_act_by_gap(const void *x, const void *y)
  * transfers no longer fit are rejected for good (channels only fill up).
  */
 static bool
-pw_planner_shave_at(struct pw_planner *pl, size_t first, size_t last,
+pw_xferplan_shave_at(struct pw_xferplan *pl, size_t first, size_t last,
     double t)
 {
 	size_t k;
@@ -554,14 +554,14 @@ pw_planner_shave_at(struct pw_planner *pl, size_t first, size_t last,
 
 		if (a->moved || a->rejected || a->f_end > t || a->b_start <= t)
 			continue;
-		off = pw_planner_offload_at(pl, a);
-		if (!pw_planner_reload_at(pl, a, off + a->t_off, &rel,
+		off = pw_xferplan_offload_at(pl, a);
+		if (!pw_xferplan_reload_at(pl, a, off + a->t_off, &rel,
 		    &anchor)) {
 			a->rejected = true;
 			continue;
 		}
 		if (off + a->t_off <= t && rel > t) {
-			pw_planner_move(pl, a, off, rel, anchor);
+			pw_xferplan_move(pl, a, off, rel, anchor);
 			return true;
 		}
 	}
@@ -571,7 +571,7 @@ pw_planner_shave_at(struct pw_planner *pl, size_t first, size_t last,
 /* Peak shaving: always at the highest peak among the devices that can
  * still lower theirs. */
 static void
-pw_planner_shave(struct pw_planner *pl)
+pw_xferplan_shave(struct pw_xferplan *pl)
 {
 	const struct pw_problem *p = pl->p;
 	size_t *first, i;
@@ -599,7 +599,7 @@ pw_planner_shave(struct pw_planner *pl)
 				best = d;
 		if (best < 0)
 			break;
-		if (!pw_planner_shave_at(pl, first[best], first[best + 1],
+		if (!pw_xferplan_shave_at(pl, first[best], first[best + 1],
 		    pl->track[best].peak_t))
 			stuck[best] = true;
 		/* What it moved lowered this device's levels alone. */
@@ -630,7 +630,7 @@ pw_xfer_cmp(const void *x, const void *y)
 
 /* Writes the moved activations into SCHED: channel orders and anchors. */
 static void
-pw_planner_emit(const struct pw_planner *pl, struct pw_schedule *sched)
+pw_xferplan_emit(const struct pw_xferplan *pl, struct pw_schedule *sched)
 {
 	const struct pw_problem *p = pl->p;
 	struct pw_xfer *x;
@@ -670,8 +670,9 @@ pw_planner_emit(const struct pw_planner *pl, struct pw_schedule *sched)
  * when SCHED does not simulate.
  */
 static int
-pw_planner_result(const struct pw_planner *pl, const struct pw_schedule *sched,
-    double makespan, struct pw_metrics **result, struct pw_error *err)
+pw_xferplan_result(const struct pw_xferplan *pl,
+    const struct pw_schedule *sched, double makespan,
+    struct pw_metrics **result, struct pw_error *err)
 {
 	const struct pw_problem *p = pl->p;
 	struct pw_timing *t = NULL;
@@ -735,14 +736,14 @@ pw_offload_check(const struct pw_problem *p, const struct pw_schedule *sched,
 }
 
 /* The planner on SCHED, checked, timed as TIMING with metrics MET; the
- * planned schedule's metrics as pw_planner_result gives them. */
+ * planned schedule's metrics as pw_xferplan_result gives them. */
 static int
 pw_offload_run(const struct pw_problem *p, struct pw_schedule *sched,
     const struct pw_timing *timing, const struct pw_metrics *met,
     const struct pw_offload_opts *opts, struct pw_metrics **result,
     struct pw_error *err)
 {
-	struct pw_planner pl;
+	struct pw_xferplan pl;
 	int c, d, rc;
 
 	memset(&pl, 0, sizeof pl);
@@ -752,16 +753,16 @@ pw_offload_run(const struct pw_problem *p, struct pw_schedule *sched,
 		pw_track_init(&pl.track[d], p, sched, timing, met, d);
 	pl.lane = pw_xcalloc((size_t)sched->nchannels + 1, sizeof *pl.lane);
 	if (p->link.present)
-		pw_planner_acts(&pl, timing, opts);
-	pw_planner_lazy(&pl);
+		pw_xferplan_acts(&pl, timing, opts);
+	pw_xferplan_lazy(&pl);
 	if (opts->select == PW_OFFSEL_PEAK) {
-		pw_planner_delay(&pl);
-		pw_planner_shave(&pl);
+		pw_xferplan_delay(&pl);
+		pw_xferplan_shave(&pl);
 	}
-	while (pw_planner_delay(&pl))
+	while (pw_xferplan_delay(&pl))
 		continue;
-	pw_planner_emit(&pl, sched);
-	rc = pw_planner_result(&pl, sched, met->makespan, result, err);
+	pw_xferplan_emit(&pl, sched);
+	rc = pw_xferplan_result(&pl, sched, met->makespan, result, err);
 	for (d = 0; d < p->devices; d++) {
 		free(pl.track[d].cstart);
 		free(pl.track[d].cend);

@@ -61,6 +61,10 @@ void	pw_error_append(struct pw_error *, const char *fmt, ...)
 void	*pw_xmalloc(size_t);
 void	*pw_xcalloc(size_t nmemb, size_t size);
 void	*pw_xreallocarray(void *, size_t nmemb, size_t size);
+/* NMEMB elements of SIZE bytes the caller frees, or NULL (an overflow,
+ * or memory refused) for an owner that reports it as its own failure:
+ * a device's arena, a host buffer the run may not get. */
+void	*pw_tryallocarray(size_t nmemb, size_t size);
 /* A copy of S the caller frees; NULL for NULL (an optional string). */
 char	*pw_xstrdup(const char *);
 /* Returns a formatted string the caller frees. */
@@ -132,6 +136,8 @@ int	pw_thread_start(pthread_t *, void *(*fn)(void *), void *arg);
 /* Seconds on CLOCK_MONOTONIC: the one clock of every deadline, poll and
  * measurement in the program. */
 double	pw_now(void);
+/* qsort's order of doubles, least first. */
+int	pw_double_cmp(const void *, const void *);
 /* LOCK and COND initialised, COND timed on CLOCK_MONOTONIC, so that a
  * step of the wall clock neither stalls nor hurries a timed wait.  LOCK
  * may be NULL: a second condition on a lock set up before. */
@@ -323,6 +329,8 @@ bool	pw_op_in(const struct pw_problem *, struct pw_op);
 /* Dense index of an op in [0, pw_op_universe(problem)). */
 size_t	pw_op_universe(const struct pw_problem *);
 size_t	pw_op_index(const struct pw_problem *, struct pw_op);
+/* Whether A and B are one op: kind, stage and microbatch. */
+bool	pw_op_same(struct pw_op a, struct pw_op b);
 struct pw_op pw_op_from_index(const struct pw_problem *, size_t);
 /* Seconds an op takes on this problem. */
 double	pw_op_duration(const struct pw_problem *, struct pw_op);
@@ -404,6 +412,8 @@ void	pw_schedule_free(struct pw_schedule *);
  * they are, whether or not they make sense for any problem. */
 struct pw_schedule *pw_schedule_copy(const struct pw_schedule *);
 void	pw_seq_push(struct pw_seq *, struct pw_op);
+/* OP's place in SEQ; -1 when SEQ does not hold it. */
+int	pw_seq_find(const struct pw_seq *, struct pw_op);
 /* Appends a compute op to its stage's device, a transfer to its channel. */
 void	pw_schedule_append(struct pw_schedule *, const struct pw_problem *, struct pw_op);
 void	pw_schedule_set_anchor(struct pw_schedule *, int stage, int mb, struct pw_anchor anchor);
@@ -1000,7 +1010,8 @@ bool	pw_text_valid(const char *s);
 int	pw_text_check(const char *s, const char *where, const char *field,
 	    struct pw_error *);
 
-/* The built-in default problem: a GPT-3-like model on 8 devices. */
+/* The built-in default problem, a GPT-3-like model on 8 devices: a
+ * problem the caller owns. */
 struct pw_problem *pw_problem_default(void);
 
 /* ------------------------------------------------------------------ */

@@ -296,19 +296,6 @@ pw_plan_seq(struct pw_plan *plan, struct pw_op op)
 	return &plan->sched->device[device];
 }
 
-/* OP's position in SEQ, -1 when it is not there. */
-static int
-pw_plan_find(const struct pw_seq *seq, struct pw_op op)
-{
-	int i;
-
-	for (i = 0; i < seq->len; i++)
-		if (seq->ops[i].kind == op.kind && seq->ops[i].stage ==
-		    op.stage && seq->ops[i].mb == op.mb)
-			return i;
-	return -1;
-}
-
 /* Refuses EDIT unless it applies to PLAN's schedule (naming what is
  * wrong); else PW_OK with OP's order and position (-1: absent). */
 static int
@@ -367,7 +354,7 @@ pw_plan_check(struct pw_plan *plan, const struct pw_edit *e,
 		return PW_OK;
 	}
 	seq = pw_plan_seq(plan, e->op);
-	at = pw_plan_find(seq, e->op);
+	at = pw_seq_find(seq, e->op);
 	if (e->kind != PW_EDIT_INSERT && at < 0) {
 		pw_error_set(err, "%s: %s is not in the schedule", what, name);
 		return PW_ERR_INPUT;

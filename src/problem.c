@@ -566,6 +566,12 @@ pw_op_index(const struct pw_problem *p, struct pw_op op)
 	    PW_NKINDS + (size_t)op.kind;
 }
 
+bool
+pw_op_same(struct pw_op a, struct pw_op b)
+{
+	return a.kind == b.kind && a.stage == b.stage && a.mb == b.mb;
+}
+
 struct pw_op
 pw_op_from_index(const struct pw_problem *p, size_t index)
 {

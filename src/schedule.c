@@ -90,6 +90,17 @@ pw_seq_push(struct pw_seq *seq, struct pw_op op)
 	seq->ops[seq->len++] = op;
 }
 
+int
+pw_seq_find(const struct pw_seq *seq, struct pw_op op)
+{
+	int i;
+
+	for (i = 0; i < seq->len; i++)
+		if (pw_op_same(seq->ops[i], op))
+			return i;
+	return -1;
+}
+
 void
 pw_schedule_append(struct pw_schedule *sched, const struct pw_problem *p,
     struct pw_op op)

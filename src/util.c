@@ -74,9 +74,21 @@ pw_xmalloc(size_t size)
 	return pw_check_alloc(malloc(size == 0 ? 1 : size), size);
 }
 
+/* Aborts when NMEMB elements of SIZE bytes overflow a size_t. */
+static void
+pw_check_count(size_t nmemb, size_t size)
+{
+	if (size != 0 && nmemb > SIZE_MAX / size) {
+		fprintf(stderr, "pipewright: allocation of %zu x %zu bytes "
+		    "overflows\n", nmemb, size);
+		abort();
+	}
+}
+
 void *
 pw_xcalloc(size_t nmemb, size_t size)
 {
+	pw_check_count(nmemb, size);
 	if (nmemb == 0 || size == 0)
 		nmemb = size = 1;
 	return pw_check_alloc(calloc(nmemb, size), nmemb * size);
@@ -85,14 +97,20 @@ pw_xcalloc(size_t nmemb, size_t size)
 void *
 pw_xreallocarray(void *ptr, size_t nmemb, size_t size)
 {
-	if (size != 0 && nmemb > SIZE_MAX / size) {
-		fprintf(stderr, "pipewright: allocation of %zu x %zu bytes "
-		    "overflows\n", nmemb, size);
-		abort();
-	}
+	pw_check_count(nmemb, size);
 	if (nmemb == 0 || size == 0)
 		nmemb = size = 1;
 	return pw_check_alloc(realloc(ptr, nmemb * size), nmemb * size);
+}
+
+void *
+pw_tryallocarray(size_t nmemb, size_t size)
+{
+	if (size != 0 && nmemb > SIZE_MAX / size)
+		return NULL;
+	if (nmemb == 0 || size == 0)
+		nmemb = size = 1;
+	return malloc(nmemb * size);
 }
 
 char *
@@ -223,6 +241,14 @@ pw_outfile_block(sigset_t *old)
 	for (i = 0; i < PW_OUTFILE_NSIGNALS; i++)
 		sigaddset(&set, pw_outfile_fatal_signals[i]);
 	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+int
+pw_double_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 double

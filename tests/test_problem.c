@@ -108,6 +108,23 @@ test_ops(void)
 		roundtrip = roundtrip && pw_op_index(p, back) == i;
 	}
 	tap_ok(roundtrip, "index round trip");
+	tap_ok(pw_op_same(op, (struct pw_op){ PW_RELOAD, 3, 2 }) &&
+	    !pw_op_same(op, (struct pw_op){ PW_OFFLOAD, 3, 2 }) &&
+	    !pw_op_same(op, (struct pw_op){ PW_RELOAD, 2, 2 }) &&
+	    !pw_op_same(op, (struct pw_op){ PW_RELOAD, 3, 1 }), "one op: "
+	    "kind, stage and microbatch alike");
+	{
+		struct pw_seq seq = { 0 };
+
+		pw_seq_push(&seq, (struct pw_op){ PW_F, 0, 0 });
+		pw_seq_push(&seq, (struct pw_op){ PW_F, 0, 1 });
+		pw_seq_push(&seq, (struct pw_op){ PW_B, 0, 0 });
+		tap_ok(pw_seq_find(&seq, (struct pw_op){ PW_B, 0, 0 }) == 2 &&
+		    pw_seq_find(&seq, (struct pw_op){ PW_F, 0, 1 }) == 1 &&
+		    pw_seq_find(&seq, (struct pw_op){ PW_W, 0, 0 }) == -1,
+		    "an op's place in an order, -1 when absent");
+		free(seq.ops);
+	}
 	tap_str(pw_op_name(buf, sizeof buf, op), "RELOAD(3,2)", "op name");
 	tap_int(pw_kind_parse("BW", &kind), PW_OK, "parse BW");
 	tap_int(kind, PW_BW, "parsed BW");

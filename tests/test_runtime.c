@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "pipewright.h"
 #include "rt_int.h"
 #include "runtime.h"
@@ -667,9 +668,74 @@ out:
 	pw_workload_clear(&work);
 }
 
+/* A stand-in for MPI's rank 0: counts the broadcasts and keeps the
+ * length of each. */
+struct test_share_net {
+	int	calls;
+	size_t	lens[2];
+};
+
+static int
+test_share_bcast(struct pw_rt_net *net, char **buf, size_t *len,
+    struct pw_error *err)
+{
+	struct test_share_net *seen = net->ctx;
+
+	(void)buf;
+	(void)err;
+	if (seen->calls < 2)
+		seen->lens[seen->calls] = *len;
+	seen->calls++;
+	return PW_OK;
+}
+
+/* Rank 0 takes part in both broadcasts, sending nothing, when it cannot
+ * write the schedule (here a name that is not UTF-8), and returns the
+ * writer's error; with a good schedule it sends both and returns OK. */
+static void
+test_share(void)
+{
+	struct test_share_net seen = { 0 };
+	struct pw_rt_net net = { .kind = PW_RT_MPI, .rank = 0, .size = 2,
+	    .ctx = &seen, .bcast = test_share_bcast };
+	struct pw_workload work = { 0 }, got = { 0 };
+	struct pw_problem *wp, *op = NULL;
+	struct pw_schedule *sched = test_1f1b(&wp, &work), *os = NULL;
+	struct pw_timing *t = NULL;
+	struct pw_error err;
+	int rc;
+
+	if (sched == NULL || pw_simulate(wp, sched, &t, &err) != PW_OK) {
+		tap_ok(false, "share: a schedule to send");
+		goto out;
+	}
+	rc = pw_engine_share(&net, false, wp, sched, t, &work, &op, &os,
+	    &got, &err);
+	tap_ok(rc == PW_OK && seen.calls == 2 && seen.lens[0] > 0 &&
+	    seen.lens[1] > 0, "share: rank 0 sends the schedule and the "
+	    "workload");
+	free(wp->name);
+	wp->name = pw_xstrdup("bad \xff name");
+	seen.calls = 0;
+	rc = pw_engine_share(&net, false, wp, sched, t, &work, &op, &os,
+	    &got, &err);
+	tap_ok(rc != PW_OK, "share: a schedule rank 0 cannot write fails "
+	    "there");
+	tap_ok(strstr(err.msg, "UTF-8") != NULL, "share: the writer's error "
+	    "is said (%s)", err.msg);
+	tap_ok(seen.calls == 2 && seen.lens[0] == 0 && seen.lens[1] == 0,
+	    "share: both broadcasts still go, empty, so the others end");
+out:
+	pw_timing_free(t);
+	pw_schedule_free(sched);
+	pw_problem_free(wp);
+	pw_workload_clear(&work);
+}
+
 int
 main(void)
 {
+	test_share();
 	test_host_peak();
 	test_names();
 	test_faults();

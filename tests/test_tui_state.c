@@ -1584,6 +1584,41 @@ test_keys_print(void)
 	free(path);
 }
 
+/* The message line's hints come from the table's rows of the keys that
+ * act in the mode (tui_keys_hints asserts that each does). */
+static void
+test_key_hints(void)
+{
+	static const struct {
+		enum tui_mode mode;
+		const char *want;
+	} cases[] = {
+		{ TUI_MODE_TIMELINE, "? help  q quit  arrows select  +/- zoom  "
+		  "< > move  p pin  u undo  o optimize  f family  c compare  "
+		  "m sweep  s save  D design" },
+		{ TUI_MODE_HELP, "Up/Down scroll  Esc closes" },
+		{ TUI_MODE_FORM, "Tab next field  Enter edits  Esc closes" },
+		{ TUI_MODE_COMPARE, "Tab other schedule  Left/Right source  "
+		  "F file  Esc closes" },
+		{ TUI_MODE_SWEEP, "Left/Right limit  Up/Down series  Enter "
+		  "opens  b axis  Esc closes" },
+		{ TUI_MODE_PLANNER, "Up/Down select  Enter opens  Esc closes" },
+		{ TUI_MODE_ERROR, "Esc closes" },
+	};
+	char buf[512];
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		tui_keys_hints(buf, sizeof buf, cases[i].mode, false);
+		tap_str(buf, cases[i].want, "hints of mode %d", cases[i].mode);
+	}
+	tui_keys_hints(buf, sizeof buf, TUI_MODE_TIMELINE, true);
+	tap_str(buf, "? help  o optimize  t constraints  q quit", "the "
+	    "greeting's hints");
+	tui_keys_hints(buf, 12, TUI_MODE_TIMELINE, false);
+	tap_str(buf, "? help  q q", "hints cut to the buffer");
+}
+
 /* Opens prompt KIND, types TEXT and Enter; returns what it asked. */
 static unsigned
 answer(struct tui *d, enum tui_prompt_kind kind, const char *text)
@@ -2594,6 +2629,7 @@ main(void)
 	test_script_prints();
 	test_mouse_and_views();
 	test_keys_print();
+	test_key_hints();
 	test_dash();
 	test_broken_pin();
 	test_form_no_limit();

@@ -685,8 +685,8 @@ test_planner_draw(struct tui *d)
 	views_expect_row(22, "bound 7.344 s, gap 2.0% for this design, "
 	    "optimized; Enter opens it", "design search: the cursor's "
 	    "figures");
-	views_expect_row(23, "Up/Down select  Enter opens  Esc cancels or "
-	    "closes", "design search: the hints");
+	views_expect_row(23, "Up/Down select  Enter opens  Esc closes",
+	    "design search: the hints");
 	d->mode = TUI_MODE_TIMELINE;
 }
 

@@ -5,6 +5,7 @@
  * with the terminal (TUI_DO_*).  The help screen and docs/designer.md
  * are generated from the same table (tui_keys_print).
  */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,20 +25,6 @@
 /* The narrowest window, seconds, and the widest, in whole schedules. */
 #define TUI_ZOOM_MIN_SPAN	1e-9
 #define TUI_ZOOM_MAX_FITS	1e3
-
-/* The position of OP in Q, -1 when absent. */
-static int
-tui_actions_position(const struct pw_seq *q, struct pw_op op)
-{
-	int i;
-
-	for (i = 0; i < q->len; i++) {
-		if (q->ops[i].kind == op.kind && q->ops[i].stage == op.stage &&
-		    q->ops[i].mb == op.mb)
-			return i;
-	}
-	return -1;
-}
 
 /* The selected op's device. */
 static int
@@ -275,8 +262,8 @@ tui_actions_broken_pin(const struct tui *d, int device, int from, int to)
 		if (!tui_op_find(d, d->pins[i].before, &a) ||
 		    !tui_op_find(d, d->pins[i].after, &b))
 			continue;
-		pa = tui_actions_position(q, a);
-		pb = tui_actions_position(q, b);
+		pa = pw_seq_find(q, a);
+		pb = pw_seq_find(q, b);
 		if (pa < 0 || pb < 0 || pa > pb)
 			continue;
 		if (tui_actions_moved(pa, from, to) >
@@ -336,7 +323,7 @@ tui_act_shift(struct tui *d, int step)
 		return TUI_DRAW_MESSAGE;
 	dev = tui_actions_device(d);
 	q = &pw_plan_schedule(d->plan)->device[dev];
-	pos = tui_actions_position(q, d->sel);
+	pos = pw_seq_find(q, d->sel);
 	if (pos + step < 0 || pos + step >= q->len) {
 		tui_message(d, true, "%s is already the %s op of device %d",
 		    name, step < 0 ? "first" : "last", dev);
@@ -371,8 +358,8 @@ tui_act_pin(struct tui *d)
 	pw_op_name(b, sizeof b, d->pin_first);
 	dev = tui_actions_device(d);
 	q = &pw_plan_schedule(d->plan)->device[dev];
-	pa = tui_actions_position(q, d->pin_first);
-	pb = tui_actions_position(q, d->sel);
+	pa = pw_seq_find(q, d->pin_first);
+	pb = pw_seq_find(q, d->sel);
 	if (pa < 0 || pa == pb) {
 		tui_message(d, true, "pin %s: %s; select another op of device "
 		    "%d and press p (Esc cancels)", b, pa < 0 ? "pins join ops "
@@ -400,8 +387,7 @@ tui_actions_names(const struct tui *d, struct pw_op a, struct pw_op b)
 {
 	struct pw_op found;
 
-	return tui_op_find(d, a, &found) && found.kind == b.kind &&
-	    found.stage == b.stage && found.mb == b.mb;
+	return tui_op_find(d, a, &found) && pw_op_same(found, b);
 }
 
 static unsigned
@@ -791,121 +777,127 @@ tui_act_redraw(struct tui *d)
 
 const struct tui_key tui_keys[] = {
 	{ { KEY_LEFT, 'h' }, "Left h", TUI_TL, tui_act_left,
-	    "select the previous op of the device" },
+	    "select the previous op of the device", "arrows select" },
 	{ { KEY_RIGHT, 'l' }, "Right l", TUI_TL, tui_act_right,
-	    "select the next op of the device" },
+	    "select the next op of the device", NULL },
 	{ { KEY_UP, 'k' }, "Up k", TUI_TL, tui_act_up,
-	    "select the nearest op in time on the device above" },
+	    "select the nearest op in time on the device above", NULL },
 	{ { KEY_DOWN, 'j' }, "Down j", TUI_TL, tui_act_down,
-	    "select the nearest op in time on the device below" },
+	    "select the nearest op in time on the device below", NULL },
 	{ { '+', '=' }, "+ =", TUI_TL, tui_act_zoom_in,
-	    "zoom in about the selection (wheel up)" },
+	    "zoom in about the selection (wheel up)", "+/- zoom" },
 	{ { '-' }, "-", TUI_TL, tui_act_zoom_out,
-	    "zoom out about the selection (wheel down)" },
-	{ { '0' }, "0", TUI_TL, tui_act_fit, "fit the whole schedule" },
+	    "zoom out about the selection (wheel down)", NULL },
+	{ { '0' }, "0", TUI_TL, tui_act_fit, "fit the whole schedule", NULL },
 	{ { KEY_HOME }, "Home", TUI_TL, tui_act_home,
-	    "pan to the start" },
-	{ { KEY_END }, "End", TUI_TL, tui_act_end, "pan to the end" },
+	    "pan to the start", NULL },
+	{ { KEY_END }, "End", TUI_TL, tui_act_end, "pan to the end", NULL },
 	{ { KEY_PPAGE }, "PgUp", TUI_TL, tui_act_page_left,
-	    "pan one window left" },
+	    "pan one window left", NULL },
 	{ { KEY_NPAGE }, "PgDn", TUI_TL, tui_act_page_right,
-	    "pan one window right" },
-	{ { 'g' }, "g", TUI_TL, tui_act_goto, "go to a device" },
+	    "pan one window right", NULL },
+	{ { 'g' }, "g", TUI_TL, tui_act_goto, "go to a device", NULL },
 	{ { '/' }, "/", TUI_TL, tui_act_find,
-	    "find an op by name, as B(3,12)" },
+	    "find an op by name, as B(3,12)", NULL },
 	{ { 'z' }, "z", TUI_TL, tui_act_fold,
-	    "fold or unfold the device to its compute lane" },
+	    "fold or unfold the device to its compute lane", NULL },
 	{ { '<', ',' }, "< ,", TUI_TL, tui_act_earlier,
-	    "move the op one place earlier on its device" },
+	    "move the op one place earlier on its device", "< > move" },
 	{ { '>', '.' }, "> .", TUI_TL, tui_act_later,
-	    "move the op one place later on its device" },
+	    "move the op one place later on its device", NULL },
 	{ { 'p' }, "p", TUI_TL, tui_act_pin,
-	    "pin: p on one op, then p on another of the device" },
-	{ { 'P' }, "P", TUI_TL, tui_act_unpin, "remove the op's pins" },
+	    "pin: p on one op, then p on another of the device", "p pin" },
+	{ { 'P' }, "P", TUI_TL, tui_act_unpin, "remove the op's pins", NULL },
 	{ { 'C' }, "C", TUI_TL, tui_act_critical,
-	    "show or hide the critical path" },
-	{ { 'u' }, "u", TUI_TL, tui_act_undo, "undo the last change" },
+	    "show or hide the critical path", NULL },
+	{ { 'u' }, "u", TUI_TL, tui_act_undo, "undo the last change",
+	    "u undo" },
 	{ { TUI_KEY_CTRL('r') }, "Ctrl-R", TUI_TL, tui_act_redo,
-	    "redo what was undone" },
+	    "redo what was undone", NULL },
 	{ { 'o' }, "o", TUI_TL, tui_act_optimize,
-	    "optimize from this schedule in the background (undo first if it deadlocks)" },
+	    "optimize from this schedule in the background (undo first if "
+	    "it deadlocks)", "o optimize" },
 	{ { 'D' }, "D", TUI_TL, tui_act_design,
-	    "design search: split, layout and schedule" },
+	    "design search: split, layout and schedule", "D design" },
 	{ { TUI_KEY_ESC }, "Esc", TUI_ALL_MODES, tui_act_escape,
-	    "stop a search, a launch or a pin; close the panel" },
+	    "stop a search, a launch or a pin; close the panel",
+	    "Esc closes" },
 	{ { 'f' }, "f", TUI_TL, tui_act_family,
-	    "switch to the next schedule family" },
+	    "switch to the next schedule family", "f family" },
 	{ { 'c' }, "c", TUI_TL, tui_act_compare,
-	    "compare two schedules" },
+	    "compare two schedules", "c compare" },
 	{ { 'm' }, "m", TUI_TL, tui_act_sweep,
-	    "sweep the memory limit: step time against memory" },
+	    "sweep the memory limit: step time against memory", "m sweep" },
 	{ { '\t', KEY_UP, KEY_DOWN }, "Tab Up Down", TUI_CMP,
-	    tui_act_compare_slot, "switch between the two schedules" },
+	    tui_act_compare_slot, "switch between the two schedules",
+	    "Tab other schedule" },
 	{ { KEY_LEFT, 'h' }, "Left h", TUI_CMP, tui_act_compare_back,
-	    "show the previous source in this slot" },
+	    "show the previous source in this slot", "Left/Right source" },
 	{ { KEY_RIGHT, 'l' }, "Right l", TUI_CMP, tui_act_compare_next,
-	    "show the next source in this slot" },
+	    "show the next source in this slot", NULL },
 	{ { 'F' }, "F", TUI_CMP, tui_act_compare_file,
-	    "compare with a schedule file" },
+	    "compare with a schedule file", "F file" },
 	{ { KEY_LEFT, 'h' }, "Left h", TUI_SWEEP, tui_act_sweep_left,
-	    "the next smaller memory limit" },
+	    "the next smaller memory limit", "Left/Right limit" },
 	{ { KEY_RIGHT, 'l' }, "Right l", TUI_SWEEP, tui_act_sweep_right,
-	    "the next larger memory limit" },
+	    "the next larger memory limit", NULL },
 	{ { KEY_UP, 'k' }, "Up k", TUI_SWEEP, tui_act_sweep_up,
-	    "the previous series" },
+	    "the previous series", "Up/Down series" },
 	{ { KEY_DOWN, 'j' }, "Down j", TUI_SWEEP, tui_act_sweep_down,
-	    "the next series" },
+	    "the next series", NULL },
 	{ { '\n', '\r', KEY_ENTER }, "Enter", TUI_SWEEP, tui_act_sweep_load,
-	    "load the point's schedule" },
+	    "load the point's schedule", "Enter opens" },
 	{ { 'b' }, "b", TUI_SWEEP, tui_sweep_axis,
-	    "plot the bubble rate or the step time" },
+	    "plot the bubble rate or the step time", "b axis" },
 	{ { KEY_UP, 'k' }, "Up k", TUI_PLANNER, tui_act_design_up,
-	    "the previous candidate" },
+	    "the previous candidate", "Up/Down select" },
 	{ { KEY_DOWN, 'j' }, "Down j", TUI_PLANNER, tui_act_design_down,
-	    "the next candidate" },
+	    "the next candidate", NULL },
 	{ { '\n', '\r', KEY_ENTER }, "Enter", TUI_PLANNER, tui_act_design_load,
-	    "open the candidate: its schedule with its problem" },
+	    "open the candidate: its schedule with its problem",
+	    "Enter opens" },
 	{ { 't' }, "t", TUI_TL, tui_act_form,
-	    "edit the constraints" },
+	    "edit the constraints", "t constraints" },
 	{ { KEY_UP, KEY_BTAB, 'k' }, "Up Shift-Tab k", TUI_FORM,
-	    tui_act_field_prev, "the previous field" },
+	    tui_act_field_prev, "the previous field", NULL },
 	{ { KEY_DOWN, '\t', 'j' }, "Down Tab j", TUI_FORM, tui_act_field_next,
-	    "the next field" },
+	    "the next field", "Tab next field" },
 	{ { '\n', '\r', KEY_ENTER }, "Enter", TUI_FORM, tui_act_field_edit,
-	    "edit the field, Enter sets it; a pin: find its op" },
+	    "edit the field, Enter sets it; a pin: find its op",
+	    "Enter edits" },
 	{ { KEY_DC, 'x' }, "Delete x", TUI_FORM, tui_act_field_unpin,
-	    "remove the pin of this row" },
+	    "remove the pin of this row", NULL },
 	{ { 'e' }, "e", TUI_TL, tui_act_edit,
-	    "edit the problem file in $EDITOR, then reload it" },
+	    "edit the problem file in $EDITOR, then reload it", NULL },
 	{ { 's' }, "s", TUI_TL, tui_act_save,
-	    "save the schedule with its pins" },
-	{ { 'S' }, "S", TUI_TL, tui_act_save_as, "save the schedule as" },
+	    "save the schedule with its pins", "s save" },
+	{ { 'S' }, "S", TUI_TL, tui_act_save_as, "save the schedule as", NULL },
 	{ { 'x' }, "x", TUI_TL, tui_act_export,
-	    "export in any format of the export registry" },
+	    "export in any format of the export registry", NULL },
 	{ { 'L' }, "L", TUI_TL, tui_act_launch,
-	    "launch it for real (Esc stops): measured lanes" },
-	{ { '?' }, "?", TUI_TL, tui_act_help, "this help" },
+	    "launch it for real (Esc stops): measured lanes", NULL },
+	{ { '?' }, "?", TUI_TL, tui_act_help, "this help", "? help" },
 	{ { KEY_UP, 'k' }, "Up k", TUI_HELP, tui_act_help_up,
-	    "scroll the help up" },
+	    "scroll the help up", "Up/Down scroll" },
 	{ { KEY_DOWN, 'j' }, "Down j", TUI_HELP, tui_act_help_down,
-	    "scroll the help down" },
+	    "scroll the help down", NULL },
 	{ { KEY_PPAGE }, "PgUp", TUI_HELP, tui_act_help_page_up,
-	    "scroll the help one page up" },
+	    "scroll the help one page up", NULL },
 	{ { KEY_NPAGE, ' ' }, "PgDn Space", TUI_HELP, tui_act_help_page_down,
-	    "scroll the help one page down" },
+	    "scroll the help one page down", NULL },
 	{ { 'q' }, "q", TUI_ALL_MODES, tui_act_quit,
-	    "quit (asks when unsaved); in a panel, close it" },
+	    "quit (asks when unsaved); in a panel, close it", "q quit" },
 	{ { TUI_KEY_CTRL('z') }, "Ctrl-Z", TUI_EVERYWHERE, tui_act_suspend,
-	    "suspend to the shell" },
+	    "suspend to the shell", NULL },
 	{ { TUI_KEY_CTRL('l') }, "Ctrl-L", TUI_EVERYWHERE, tui_act_redraw,
-	    "repaint the whole screen" },
+	    "repaint the whole screen", NULL },
 };
 const size_t tui_nkeys = sizeof tui_keys / sizeof tui_keys[0];
 
-/* The action of the table's first row binding KEY in a mode of MODES;
- * NULL when none does. */
-static tui_action
-tui_actions_find(unsigned modes, int key)
+/* The table's first row binding KEY in a mode of MODES; NULL when none
+ * does. */
+static const struct tui_key *
+tui_actions_row(unsigned modes, int key)
 {
 	size_t i;
 	int k;
@@ -915,10 +907,56 @@ tui_actions_find(unsigned modes, int key)
 			continue;
 		for (k = 0; k < 4 && tui_keys[i].keys[k] != 0; k++) {
 			if (tui_keys[i].keys[k] == key)
-				return tui_keys[i].act;
+				return &tui_keys[i];
 		}
 	}
 	return NULL;
+}
+
+/* The action of tui_actions_row's row; NULL when none. */
+static tui_action
+tui_actions_find(unsigned modes, int key)
+{
+	const struct tui_key *row = tui_actions_row(modes, key);
+
+	return row != NULL ? row->act : NULL;
+}
+
+/* The keys each mode's message line hints at, most wanted first (a
+ * narrow line keeps the first that fit), 0-terminated; the prompt's
+ * line is its question. */
+static const int tui_actions_hinted[TUI_NMODES][14] = {
+	[TUI_MODE_TIMELINE] = { '?', 'q', KEY_LEFT, '+', '<', 'p', 'u', 'o',
+	    'f', 'c', 'm', 's', 'D' },
+	[TUI_MODE_HELP] = { KEY_UP, TUI_KEY_ESC },
+	[TUI_MODE_FORM] = { '\t', '\n', TUI_KEY_ESC },
+	[TUI_MODE_COMPARE] = { '\t', KEY_LEFT, 'F', TUI_KEY_ESC },
+	[TUI_MODE_SWEEP] = { KEY_LEFT, KEY_UP, '\n', 'b', TUI_KEY_ESC },
+	[TUI_MODE_PLANNER] = { KEY_UP, '\n', TUI_KEY_ESC },
+	[TUI_MODE_ERROR] = { TUI_KEY_ESC },
+};
+
+/* The keys a new session's first message names. */
+static const int tui_actions_greeting[] = { '?', 'o', 't', 'q', 0 };
+
+void
+tui_keys_hints(char *buf, size_t len, enum tui_mode mode, bool greeting)
+{
+	const int *keys = greeting ? tui_actions_greeting :
+	    tui_actions_hinted[mode];
+	const struct tui_key *row;
+	size_t at = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; keys[i] != 0 && at < len; i++) {
+		row = tui_actions_row(TUI_MODE_BIT(greeting ? TUI_MODE_TIMELINE :
+		    mode), keys[i]);
+		/* A hint names a key that acts where it is shown. */
+		assert(row != NULL && row->hint != NULL);
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i > 0 ?
+		    "  " : "", row->hint);
+	}
 }
 
 /* The key table's action for KEY in the current mode; while the user
@@ -938,7 +976,8 @@ tui_actions_key(struct tui *d, int key)
 	 * what other keys did would go unseen, so q alone acts, and quits
 	 * (as the notice says) from a panel too. */
 	if (unseen && d->mode != TUI_MODE_PROMPT) {
-		if (key != 'q' || typing)
+		if (tui_actions_find(TUI_MODE_BIT(d->mode), key) !=
+		    tui_act_quit || typing)
 			return 0;
 		if (d->mode != TUI_MODE_TIMELINE)
 			tui_actions_close(d);
@@ -1015,7 +1054,7 @@ tui_actions_drop(struct tui *d, int resource, double t)
 		return TUI_DRAW_MESSAGE;
 	}
 	q = &s->device[resource];
-	from = tui_actions_position(q, d->drag_op);
+	from = pw_seq_find(q, d->drag_op);
 	to = pw_order_seek(p, s, pw_plan_timing(d->plan), resource, t);
 	/* Later into a gap: before the op after the gap, not after it. */
 	if (to > from && !pw_op_at(p, s, pw_plan_timing(d->plan), resource,

@@ -82,8 +82,9 @@ tui_details_stuck(const struct tui *d, char *buf, size_t len)
 		seq = pw_kind_is_transfer(op.kind) ?
 		    &s->channel[pw_problem_channel(p, dev, op.kind)] :
 		    &s->device[dev];
-		for (k = 0; k < seq->len && !tui_op_same(seq->ops[k], op); k++)
-			continue;
+		/* Absent, it counts as at the end: none wait behind it. */
+		if ((k = pw_seq_find(seq, op)) < 0)
+			k = seq->len;
 		n += (size_t)(seq->len - k);
 	}
 	snprintf(buf, len, "deadlock: %zu op%s can never start", n,
@@ -113,7 +114,7 @@ tui_details_deadlock(WINDOW *w, const struct tui *d, struct tui_rect r,
 	size_t used, i;
 
 	for (i = 0; d->has_sel && i < d->nwaits; i++) {
-		if (tui_op_same(d->waits[i].op, d->sel)) {
+		if (pw_op_same(d->waits[i].op, d->sel)) {
 			snprintf(line, sizeof line, "blocked: %s",
 			    tui_details_wait(&d->waits[i], true, wait,
 			    sizeof wait));

@@ -14,21 +14,6 @@
 #define TUI_PANELS_MODES_W	11
 #define TUI_PANELS_LABEL_W	30
 
-/* The message line's key hints in each mode. */
-static const char *const tui_panels_hints[TUI_NMODES] = {
-	[TUI_MODE_TIMELINE] = "? help  q quit  arrows select  +/- zoom  "
-	    "< > move  p pin  u undo  o optimize  f family  c compare  "
-	    "m sweep  s save  D design",
-	[TUI_MODE_HELP] = "Up/Down scroll  Esc closes",
-	[TUI_MODE_FORM] = "Tab next field  Enter edits  Esc closes",
-	[TUI_MODE_COMPARE] = "Esc closes  ? help",
-	[TUI_MODE_SWEEP] = "Esc closes  ? help",
-	[TUI_MODE_PLANNER] = "Up/Down select  Enter opens  Esc cancels or "
-	    "closes",
-	[TUI_MODE_ERROR] = "Esc closes",
-	[TUI_MODE_PROMPT] = "Enter accepts  Esc cancels",
-};
-
 /* HINTS into BUF, whole hints only (two blanks part them), in WIDTH
  * columns. */
 static void
@@ -50,7 +35,7 @@ tui_draw_message(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 {
 	const struct pw_progress *pr = &d->solve.progress;
 	struct tui_rect r = l->message;
-	char line[1536], inc[32], bound[32], el[32];
+	char line[1536], hints[512], inc[32], bound[32], el[32];
 	wchar_t cursor = tui_glyph(&d->glyphs, TUI_GLYPH_CURSOR);
 	attr_t a = tui_attr(TUI_COLOR_HINT);
 	int x;
@@ -83,8 +68,8 @@ tui_draw_message(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 		a = d->message_is_error ? tui_attr(TUI_COLOR_ERROR) :
 		    tui_attr(TUI_COLOR_PANEL);
 	} else {
-		tui_panels_hints_fit(line, sizeof line, tui_panels_hints[d->mode],
-		    r.w);
+		tui_keys_hints(hints, sizeof hints, d->mode, false);
+		tui_panels_hints_fit(line, sizeof line, hints, r.w);
 	}
 	/* A message longer than the line says that it goes on. */
 	tui_draw_text_more(w, r.y, r.x, r.w, a, line, tui_glyph(&d->glyphs,

@@ -137,12 +137,6 @@ tui_pin_names(struct pw_op pin, struct pw_op op)
 	    (pin.kind == op.kind || other.kind == op.kind);
 }
 
-bool
-tui_op_same(struct pw_op a, struct pw_op b)
-{
-	return a.kind == b.kind && a.stage == b.stage && a.mb == b.mb;
-}
-
 static bool
 tui_timeline_pinned(const struct tui *d, struct pw_op op)
 {
@@ -162,8 +156,8 @@ tui_timeline_blocked(const struct tui *d, struct pw_op op)
 	size_t i;
 
 	for (i = 0; i < d->nwaits; i++) {
-		if (tui_op_same(d->waits[i].op, op) ||
-		    tui_op_same(d->waits[i].on.op, op))
+		if (pw_op_same(d->waits[i].op, op) ||
+		    pw_op_same(d->waits[i].on.op, op))
 			return true;
 	}
 	return false;
@@ -196,7 +190,7 @@ tui_timeline_related(const struct tui_timeline *tl, struct pw_op op)
 	int k;
 
 	for (k = 0; k < tl->nrelated; k++) {
-		if (tui_op_same(tl->related[k], op))
+		if (pw_op_same(tl->related[k], op))
 			return true;
 	}
 	return false;
@@ -231,7 +225,7 @@ tui_timeline_attr(const struct tui_timeline *tl, struct pw_op op, bool *dim,
 	if (tl->current && d->nwaits > 0 &&
 	    (*blocked = tui_timeline_blocked(d, op)))
 		a = tui_attr(TUI_COLOR_BLOCKED);
-	if (d->has_sel && tui_op_same(d->sel, op))
+	if (d->has_sel && pw_op_same(d->sel, op))
 		a = tui_attr(TUI_COLOR_SELECTED);
 	return a;
 }

@@ -70,7 +70,9 @@ tui_launch_running(const struct tui *d)
 	return d->launch != NULL;
 }
 
-void
+/* Frees S (NULL: nothing) without waiting: a running launch is
+ * cancelled and let go, its thread freeing it when it ends. */
+static void
 tui_launch_free(struct tui_launch *s)
 {
 	/* Never wait on it: the engine stops within 100 ms of the flag,
@@ -101,7 +103,7 @@ tui_launch_same(const struct pw_schedule *a, const struct pw_schedule *b)
 		for (mb = 0; mb < a->microbatches; mb++) {
 			hx = pw_schedule_anchor(a, st, mb, &x);
 			hy = pw_schedule_anchor(b, st, mb, &y);
-			if (hx != hy || (hx && (!tui_op_same(x.op, y.op) ||
+			if (hx != hy || (hx && (!pw_op_same(x.op, y.op) ||
 			    x.at_end != y.at_end)))
 				return false;
 		}
@@ -355,7 +357,7 @@ tui_measured_op(const struct tui_measured *m, struct pw_op op)
 	size_t i;
 
 	for (i = 0; i < m->cmp.nops; i++) {
-		if (tui_op_same(m->cmp.ops[i].op, op))
+		if (pw_op_same(m->cmp.ops[i].op, op))
 			return &m->cmp.ops[i];
 	}
 	return NULL;

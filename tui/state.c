@@ -955,6 +955,7 @@ tui_new_given(const struct tui_options *opts, int rows, int cols,
 	const struct pw_problem *given = opts->problem;
 	struct tui *d = pw_xcalloc(1, sizeof *d);
 	struct tui_state_file f;
+	char greeting[128];
 	int family;
 
 	d->rows = rows;
@@ -998,9 +999,10 @@ tui_new_given(const struct tui_options *opts, int rows, int cols,
 	if (f.printed != NULL) {
 		tui_message(d, false, "loaded %s", path);
 		tui_state_printed(d->message, sizeof d->message, &f);
-	} else
-		tui_message(d, false, "? help  o optimize  t constraints  q "
-		    "quit");
+	} else {
+		tui_keys_hints(greeting, sizeof greeting, d->mode, true);
+		tui_message(d, false, "%s", greeting);
+	}
 	tui_state_file_free(&f);
 	if (d->path_is_schedule)
 		tui_state_measured(d);

@@ -742,10 +742,18 @@ struct tui_key {
 	unsigned modes;		/* TUI_MODE_BIT()s where it acts */
 	tui_action act;
 	const char *help;	/* what it does, one line */
+	const char *hint;	/* its words on the message line ("? help"),
+				 * NULL when it has none */
 };
 
 extern const struct tui_key tui_keys[];
 extern const size_t tui_nkeys;
+
+/* The hints of MODE's keys (the rows' hint words, two blanks apart, the
+ * keys most wanted first) into BUF; the keys of the greeting when
+ * GREETING. */
+void	tui_keys_hints(char *buf, size_t len, enum tui_mode mode,
+	    bool greeting);
 
 /* Runs the action bound to KEY in the current mode (the prompt and the
  * form's typing first take their keys).  Returns what to redraw and do;
@@ -920,14 +928,11 @@ unsigned tui_launch_tick(struct tui *);
 bool	tui_launch_running(const struct tui *);
 /* Esc: stops a running launch (within the engine's 100 ms). */
 unsigned tui_launch_cancel(struct tui *);
-/* Frees S (NULL: nothing) without waiting: a running launch is
- * cancelled and let go, its thread freeing it when it ends. */
-void	tui_launch_free(struct tui_launch *);
 /* Quitting: cancels a running launch and waits for its thread up to
  * TUI_LAUNCH_STOP seconds (the engine stops within 100 ms), so that its
  * workers and their BLAS are not still running when exit() runs the
- * libraries' destructors; then frees S (NULL: nothing) as
- * tui_launch_free does. */
+ * libraries' destructors; then frees S (NULL: nothing): a launch
+ * still running is let go, its thread freeing it when it ends. */
 #define TUI_LAUNCH_STOP	2.0
 void	tui_launch_stop(struct tui_launch *);
 /* Attaches RUN (taken, whatever this returns), measured on PROBLEM (the
@@ -983,9 +988,6 @@ void	tui_draw_lanes(WINDOW *, const struct tui *d, const struct pw_plan *plan,
 /* draw_timeline.c: whether a pin's op PIN names OP: B or W of a fused
  * backward is its BW, BW of a split one its B (pw_pin). */
 bool	tui_pin_names(struct pw_op pin, struct pw_op op);
-/* draw_timeline.c: whether A and B are the same op (kind, stage and
- * microbatch). */
-bool	tui_op_same(struct pw_op a, struct pw_op b);
 /* The time ruler with units over VIEW in AREA. */
 void	tui_draw_ruler(WINDOW *, const struct tui_view *view,
 	    struct tui_rect area, int label_w);

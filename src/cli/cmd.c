@@ -217,29 +217,6 @@ pw_cmd_ended_print(FILE *fp, double elapsed, enum pw_solve_end end,
 		    words, what);
 }
 
-struct pw_bound_term
-pw_cmd_bound(const struct pw_problem *p, enum pw_objective obj)
-{
-	struct pw_bound_term terms[PW_BOUND_TERMS];
-
-	if (pw_lower_bound_terms(p, obj, terms) == 0)
-		return (struct pw_bound_term){ "none", 0 };
-	return terms[0];
-}
-
-void
-pw_cmd_bounds_print(FILE *fp, const struct pw_problem *p)
-{
-	struct pw_bound_term makespan = pw_cmd_bound(p, PW_OBJ_MAKESPAN);
-	struct pw_bound_term span = pw_cmd_bound(p, PW_OBJ_SPAN);
-	char b1[32], b2[32];
-
-	fprintf(fp, "%-13s makespan >= %s (%s), span >= %s (%s), for this "
-	    "split and layout\n", "bounds", pw_fmt_seconds(b1, sizeof b1,
-	    makespan.value), makespan.name, pw_fmt_seconds(b2, sizeof b2,
-	    span.value), span.name);
-}
-
 int
 pw_cmd_json_print(FILE *fp, struct json_t *root, const char *fail)
 {

@@ -238,13 +238,6 @@ void	pw_cmd_compare_say_init(struct pw_cmd_compare_say *, const char *cmd);
 bool	pw_cmd_compare_progress(void *arg, const struct pw_problem *,
 	    size_t done);
 
-/* cmd.c: the strongest of P's problem-only bounds for OBJ
- * (pw_lower_bound_terms' first), "none" at 0 when there is none. */
-struct pw_bound_term pw_cmd_bound(const struct pw_problem *,
-	    enum pw_objective);
-/* cmd.c: the strongest bound of P for the makespan and for the span,
- * each with its name, as one line of a report ("bounds"). */
-void	pw_cmd_bounds_print(FILE *, const struct pw_problem *);
 
 /* cmd_model.c: reads A's --memory-limit into *LIMIT (DBL_MAX for
  * "none"; kept when absent); false after reporting what is wrong. */

@@ -129,6 +129,33 @@ cmd_solve_fail(const struct pw_cmd_args *a, const char *msg)
 	pw_cmd_say("%s", msg);
 }
 
+/* The strongest of P's problem-only bounds for OBJ (pw_lower_bound_terms'
+ * first), "none" at 0 when there is none. */
+static struct pw_bound_term
+cmd_solve_bound(const struct pw_problem *p, enum pw_objective obj)
+{
+	struct pw_bound_term terms[PW_BOUND_TERMS];
+
+	if (pw_lower_bound_terms(p, obj, terms) == 0)
+		return (struct pw_bound_term){ "none", 0 };
+	return terms[0];
+}
+
+/* The strongest bound of P for the makespan and for the span, each with
+ * its name, as one line of a report ("bounds"). */
+static void
+cmd_solve_bounds_print(FILE *fp, const struct pw_problem *p)
+{
+	struct pw_bound_term makespan = cmd_solve_bound(p, PW_OBJ_MAKESPAN);
+	struct pw_bound_term span = cmd_solve_bound(p, PW_OBJ_SPAN);
+	char b1[32], b2[32];
+
+	fprintf(fp, "%-13s makespan >= %s (%s), span >= %s (%s), for this "
+	    "split and layout\n", "bounds", pw_fmt_seconds(b1, sizeof b1,
+	    makespan.value), makespan.name, pw_fmt_seconds(b2, sizeof b2,
+	    span.value), span.name);
+}
+
 /* The solver's figures after the metrics: the objective, what was
  * proven of it (for this split and layout: the stages are the
  * problem's), the problem's strongest bounds, the start, the model. */
@@ -150,7 +177,7 @@ cmd_solve_report(FILE *fp, const struct pw_problem *p,
 	    proven != NULL ? ")" : "");
 	fprintf(fp, "%-13s %s%s\n", "lower bound", pw_fmt_seconds(b1, sizeof b1,
 	    r->bound), r->offload_excluded ? " (without offload)" : "");
-	pw_cmd_bounds_print(fp, p);
+	cmd_solve_bounds_print(fp, p);
 	fprintf(fp, "%-13s %.2f%%\n", "gap", 100 * r->gap);
 	fprintf(fp, "%-13s %s at %s\n", "start", r->start,
 	    pw_fmt_seconds(b2, sizeof b2, r->start_objective));
