@@ -15,9 +15,6 @@
 /* The core's messages number from 0, as the file format does. */
 #define PWL_CORE	" [devices and stages numbered from 0]"
 
-/* In enum pw_placement order, NULL-terminated. */
-static const char *const pwl_placement_names[] = { "loop", "v", NULL };
-const char *const pwl_objective_names[] = { "makespan", "span", NULL };
 
 /* ------------------------------------------------------------------ */
 /* Ops and must-precede pairs                                          */
@@ -217,7 +214,7 @@ pwl_build_model(lua_State *L, struct pwl_problem *pb)
 	sp.microbatches = pwl_get_int(L, 1, PWL_WHAT, "microbatches",
 	    PWL_NEED_INT, 1, INT_MAX);
 	sp.placement = pwl_get_option(L, 1, PWL_WHAT, "placement",
-	    PW_PLACE_LOOP, pwl_placement_names);
+	    PW_PLACE_LOOP, pw_placement_names);
 	sp.chunks = pwl_get_int(L, 1, PWL_WHAT, "chunks",
 	    sp.placement == PW_PLACE_V ? 2 : 1, 1, INT_MAX);
 	if ((long long)sp.devices * sp.chunks > INT_MAX)
@@ -354,7 +351,7 @@ pwl_build_raw(lua_State *L, struct pwl_problem *pb)
 	m = pwl_get_int(L, 1, PWL_WHAT, "microbatches", PWL_NEED_INT, 1,
 	    INT_MAX);
 	placement = pwl_get_option(L, 1, PWL_WHAT, "placement", PW_PLACE_LOOP,
-	    pwl_placement_names);
+	    pw_placement_names);
 	comm = pwl_get_number(L, 1, PWL_WHAT, "comm", 0);
 	if (lua_getfield(L, 1, "stages") != LUA_TTABLE ||
 	    lua_rawlen(L, -1) == 0 || lua_rawlen(L, -1) > INT_MAX)
@@ -594,7 +591,7 @@ pwl_constraints(lua_State *L, struct pwl_problem *pb)
 	bool given;
 
 	objective = pwl_get_option(L, 1, PWL_WHAT, "objective", -1,
-	    pwl_objective_names);
+	    pw_objective_names);
 	prefs->has_objective = objective >= 0;
 	prefs->objective = prefs->has_objective ?
 	    (enum pw_objective)objective : PW_OBJ_MAKESPAN;
@@ -822,8 +819,9 @@ pwl_problem_field(lua_State *L, const struct pwl_problem *pb,
     const char *key)
 {
 	const struct pw_problem *p = pb->p;
-	const char *placement = pw_problem_is_loop(p) ? "loop" :
-	    pw_problem_is_v(p) ? "v" : NULL;
+	const char *placement = pw_problem_is_loop(p) ?
+	    pw_placement_names[PW_PLACE_LOOP] : pw_problem_is_v(p) ?
+	    pw_placement_names[PW_PLACE_V] : NULL;
 
 	if (strcmp(key, "name") == 0)
 		lua_pushstring(L, p->name);
@@ -854,7 +852,7 @@ pwl_problem_field(lua_State *L, const struct pwl_problem *pb,
 	else if (strcmp(key, "hardware") == 0 && p->origin != NULL)
 		pwl_hardware_push(L, &p->origin->hardware);
 	else if (strcmp(key, "objective") == 0 && pb->prefs.has_objective)
-		lua_pushstring(L, pwl_objective_names[pb->prefs.objective]);
+		lua_pushstring(L, pw_objective_names[pb->prefs.objective]);
 	else if (strcmp(key, "time_limit") == 0 && pb->prefs.time_limit > 0)
 		lua_pushnumber(L, pb->prefs.time_limit);
 	else if (strcmp(key, "precede") == 0)

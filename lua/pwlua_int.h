@@ -202,8 +202,6 @@ void	pwl_hardware_push(lua_State *, const struct pw_hardware *);
 /* The limit ORIGIN's split states, before its reserve, that leaves LIMIT
  * bytes: the split's own when it does, exactly. */
 double	pwl_split_limit(const struct pw_origin *, double limit);
-/* In enum pw_objective order, NULL-terminated. */
-extern const char *const pwl_objective_names[];
 void	pwl_open_problem(lua_State *);
 /* Pushes an empty problem object and returns it. */
 struct pwl_problem *pwl_problem_push(lua_State *);

@@ -12,8 +12,6 @@
 #define PWL_WIDTH	100
 #define PWL_WIDTH_MAX	100000
 
-/* In enum pw_offload_mode order, NULL-terminated. */
-static const char *const pwl_offload_names[] = { "auto", "on", "off", NULL };
 
 static int
 pwl_schedule_gc(lua_State *L)
@@ -60,9 +58,9 @@ pwl_search_opts(lua_State *L, const struct pwl_problem *pb, const char *who,
 	if (pb->prefs.has_objective)
 		o->objective = pb->prefs.objective;
 	o->objective = pwl_get_option(L, 2, who, "objective",
-	    (int)o->objective, pwl_objective_names);
+	    (int)o->objective, pw_objective_names);
 	o->offload = pwl_get_option(L, 2, who, "offload", (int)o->offload,
-	    pwl_offload_names);
+	    pw_offload_mode_names);
 	o->time_limit = pwl_get_number(L, 2, who, "time_limit",
 	    o->time_limit);
 	/* math.huge is all the run has left (the caller caps it there). */

@@ -452,7 +452,7 @@ pwl_emit_origin(FILE *fp, const struct pw_problem *p)
 	pwl_emit_hardware(fp, &o->hardware);
 	fprintf(fp, "\tdevices = %d,\n\tchunks = %d,\n\tplacement = \"%s\",\n"
 	    "\tmicrobatches = %d,\n\toffload = %s,\n", sp->devices,
-	    sp->chunks, sp->placement == PW_PLACE_V ? "v" : "loop",
+	    sp->chunks, pw_placement_names[sp->placement],
 	    sp->microbatches, sp->offload ? "true" : "false");
 	if (sp->reserve_bytes != 0)
 		pwl_emit_field(fp, "\t", "reserve", sp->reserve_bytes);

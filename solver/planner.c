@@ -91,7 +91,7 @@ const char *
 pw_design_placement_name(const struct pw_design *d)
 {
 	return d->custom_placement ? "custom" :
-	    d->placement == PW_PLACE_V ? "v" : "loop";
+	    pw_placement_names[d->placement];
 }
 
 char *

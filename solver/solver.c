@@ -74,6 +74,9 @@ static const struct {
 	[PW_END_CANCELLED] = { "cancelled", "cancelled" },
 };
 
+const char *const pw_objective_names[] = { "makespan", "span", NULL };
+const char *const pw_offload_mode_names[] = { "auto", "on", "off", NULL };
+
 const char *
 pw_solve_end_name(enum pw_solve_end end)
 {

@@ -30,6 +30,10 @@ enum pw_offload_mode {
 				 * families */
 	PW_OFFMODE_OFF,		/* never offload */
 };
+/* The names of enum pw_objective's and enum pw_offload_mode's values by
+ * value, NULL after the last: the one table every front end reads. */
+extern const char *const pw_objective_names[];
+extern const char *const pw_offload_mode_names[];
 
 /* What the solver reports while it works (pw_solve: at least every
  * 100 ms; pw_solve_poll: whenever asked). */

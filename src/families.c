@@ -4,61 +4,89 @@
 
 #include "family.h"
 
+/* Why Megatron-LM has none of these (its schedules are 1F1B and the
+ * interleaved 1F1B, on a loop, with whole backwards). */
+#define PW_MEGATRON_ZB	"Zero Bubble splits the backward into B and W; " \
+	"Megatron-LM's schedules run each backward whole"
+#define PW_MEGATRON_V	"the V placement (stages d and 2p-1-d on device d); " \
+	"Megatron-LM places virtual stages in a loop"
+#define PW_MEGATRON_PO	"PipeOffload's group-interleaved order; " \
+	"Megatron-LM's interleaved 1F1B orders the microbatches otherwise"
+
 const struct pw_family pw_families[] = {
 	{ "gpipe", "GPipe: all forwards, then all fused backwards; "
 	    "one stage per device",
-	    PW_LAYOUT_SINGLE, pw_family_gpipe },
+	    PW_LAYOUT_SINGLE, pw_family_gpipe,
+	    "GPipe runs every forward before any backward; "
+	    "Megatron-LM's pipelined schedules are 1F1B" },
 	{ "1f1b", "1F1B: warm-up forwards, then one forward per fused "
 	    "backward; one stage per device",
-	    PW_LAYOUT_SINGLE, pw_family_1f1b },
+	    PW_LAYOUT_SINGLE, pw_family_1f1b,
+	    NULL },
 	{ "1f1b-interleaved", "Megatron's interleaved 1F1B: v >= 2 chunks "
 	    "per device on loop placement",
-	    PW_LAYOUT_LOOP, pw_family_1f1b_interleaved },
+	    PW_LAYOUT_LOOP, pw_family_1f1b_interleaved,
+	    NULL },
 	{ "zb-h1", "Zero Bubble H1: backward split into B and W, 1F1B's "
 	    "memory; one stage per device",
-	    PW_LAYOUT_SINGLE, pw_family_zb_h1 },
+	    PW_LAYOUT_SINGLE, pw_family_zb_h1,
+	    PW_MEGATRON_ZB },
 	{ "zb-h2", "Zero Bubble H2: twice 1F1B's warm-up fills the bubble "
 	    "with W; one stage per device",
-	    PW_LAYOUT_SINGLE, pw_family_zb_h2 },
+	    PW_LAYOUT_SINGLE, pw_family_zb_h2,
+	    PW_MEGATRON_ZB },
 	{ "zb-auto", "Zero Bubble's automatic schedule: B/W split, searched "
 	    "heuristic under each device's limit; one stage per device",
-	    PW_LAYOUT_SINGLE, pw_family_zb_auto },
+	    PW_LAYOUT_SINGLE, pw_family_zb_auto,
+	    PW_MEGATRON_ZB },
 	{ "zb-1p", "zb-auto with each limit capped at static + p activations "
 	    "(the paper's ZB-1p)",
-	    PW_LAYOUT_SINGLE, pw_family_zb_1p },
+	    PW_LAYOUT_SINGLE, pw_family_zb_1p,
+	    PW_MEGATRON_ZB },
 	{ "zb-2p", "zb-auto with each limit capped at static + 2p activations "
 	    "(the paper's ZB-2p)",
-	    PW_LAYOUT_SINGLE, pw_family_zb_2p },
+	    PW_LAYOUT_SINGLE, pw_family_zb_2p,
+	    PW_MEGATRON_ZB },
 	{ "zb-v", "Zero Bubble V: B/W split, 2 chunks per device in a V, "
 	    "peak p stage-activations; V placement",
-	    PW_LAYOUT_V, pw_family_zb_v },
+	    PW_LAYOUT_V, pw_family_zb_v,
+	    PW_MEGATRON_V },
 	{ "v-half", "Controllable Memory's V-Half: about half 1F1B's "
 	    "activation memory; V placement",
-	    PW_LAYOUT_V, pw_family_v_half },
+	    PW_LAYOUT_V, pw_family_v_half,
+	    PW_MEGATRON_V },
 	{ "v-min", "Controllable Memory's V-Min: about a third of 1F1B's "
 	    "activation memory; V placement",
-	    PW_LAYOUT_V, pw_family_v_min },
+	    PW_LAYOUT_V, pw_family_v_min,
+	    PW_MEGATRON_V },
 	{ "gis", "PipeOffload's group interleaving (GIS): B/W split, "
 	    "groups of p microbatches, peak p*v; loop placement",
-	    PW_LAYOUT_LOOP, pw_family_gis },
+	    PW_LAYOUT_LOOP, pw_family_gis,
+	    PW_MEGATRON_PO },
 	{ "gis-h", "GIS with groups of ceil(p/2) microbatches: peak "
 	    "ceil(p/2)(v-1) + p; loop placement",
-	    PW_LAYOUT_LOOP, pw_family_gis_h },
+	    PW_LAYOUT_LOOP, pw_family_gis_h,
+	    PW_MEGATRON_PO },
 	{ "po", "PipeOffload's PO layout: each microbatch's chunks spread "
 	    "evenly, low chunks live longest; loop placement",
-	    PW_LAYOUT_LOOP, pw_family_po },
+	    PW_LAYOUT_LOOP, pw_family_po,
+	    PW_MEGATRON_PO },
 	{ "po-h", "PO layout offloading the lower half of the chunks (the "
 	    "paper's lazy rule); needs a link",
-	    PW_LAYOUT_LOOP, pw_family_po_h },
+	    PW_LAYOUT_LOOP, pw_family_po_h,
+	    PW_MEGATRON_PO },
 	{ "po-f", "PO layout offloading every chunk (the paper's lazy rule); "
 	    "needs a link",
-	    PW_LAYOUT_LOOP, pw_family_po_f },
+	    PW_LAYOUT_LOOP, pw_family_po_f,
+	    PW_MEGATRON_PO },
 	{ "po-sel", "PO layout offloading what lowers each device's peak, "
 	    "no bubble added; needs a link",
-	    PW_LAYOUT_LOOP, pw_family_po_sel },
+	    PW_LAYOUT_LOOP, pw_family_po_sel,
+	    PW_MEGATRON_PO },
 	{ "po-auto", "group interleaving with the largest group size that "
 	    "fits the limits, offloading what it must; loop placement",
-	    PW_LAYOUT_LOOP, pw_family_po_auto },
+	    PW_LAYOUT_LOOP, pw_family_po_auto,
+	    PW_MEGATRON_PO },
 };
 
 const size_t pw_nfamilies = sizeof pw_families / sizeof pw_families[0];

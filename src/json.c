@@ -122,7 +122,6 @@ const char *const pw_recompute_names[] = { "none", "pipeoffload", "full",
 /* The same as tables and screens show them: the command line's words. */
 static const char *const pw_recompute_labels[] = { "none", "selective",
     "full" };
-static const char *const pw_jplacement[] = { "loop", "v" };
 
 const char *
 pw_recompute_name(enum pw_recompute r)
@@ -673,8 +672,8 @@ pw_jread_split(struct pw_jin *in, const json_t *obj, const char *parent,
 
 	if ((rc = pw_jmember_int(in, obj, parent, "chunks", 1,
 	    &sp->chunks)) != PW_OK ||
-	    (rc = pw_jmember_enum(in, obj, parent, "placement", pw_jplacement,
-	    PW_NFIELDS(pw_jplacement), &placement)) != PW_OK ||
+	    (rc = pw_jmember_enum(in, obj, parent, "placement",
+	    pw_placement_names, PW_NPLACEMENTS, &placement)) != PW_OK ||
 	    (rc = pw_jfields(in, obj, parent, pw_jsplit, PW_NFIELDS(pw_jsplit),
 	    sp)) != PW_OK ||
 	    (rc = pw_jfields(in, obj, parent, pw_jreserve,
@@ -2137,6 +2136,17 @@ pw_measured_read(const char *path, struct pw_measured **out,
 /* ------------------------------------------------------------------ */
 /* Writer                                                              */
 
+int
+pw_json_print(FILE *fp, json_t *root)
+{
+	int rc = PW_OK;
+
+	if (json_dumpf(root, fp, JSON_INDENT(2)) != 0 || fputc('\n', fp) == EOF)
+		rc = PW_ERR_IO;
+	json_decref(root);
+	return rc;
+}
+
 bool
 pw_text_valid(const char *s)
 {
@@ -2276,7 +2286,7 @@ pw_jorigin(const struct pw_origin *o, const char *where, const char *parent,
 	split = pw_jcheck(json_object());
 	pw_jset(split, "chunks", json_integer(o->split.chunks));
 	pw_jset(split, "placement",
-	    json_string(pw_jplacement[o->split.placement]));
+	    json_string(pw_placement_names[o->split.placement]));
 	pw_jset_fields(split, pw_jsplit, PW_NFIELDS(pw_jsplit), &o->split);
 	for (i = 0; i < PW_NFIELDS(pw_jreserve); i++)
 		if (pw_jfield_get(&pw_jreserve[i], &o->split) != 0)

@@ -51,22 +51,12 @@ megatron_why_not(const struct pw_problem *p, const struct pw_schedule *sched)
 		    "schedules (1F1B, interleaved 1F1B)";
 	if ((fam = pw_family_find(sched->family)) == NULL)
 		return "the schedule's family is unknown here";
-	if (strcmp(fam->name, "1f1b") == 0)
-		return p->nstages == p->devices ? NULL : "1F1B with more "
-		    "stages than devices";
-	if (strcmp(fam->name, "1f1b-interleaved") == 0)
-		return NULL;
-	if (strcmp(fam->name, "gpipe") == 0)
-		return "GPipe runs every forward before any backward; "
-		    "Megatron-LM's pipelined schedules are 1F1B";
-	if (fam->layout == PW_LAYOUT_V)
-		return "the V placement (stages d and 2p-1-d on device d); "
-		    "Megatron-LM places virtual stages in a loop";
-	if (strncmp(fam->name, "zb-", 3) == 0)
-		return "Zero Bubble splits the backward into B and W; "
-		    "Megatron-LM's schedules run each backward whole";
-	return "PipeOffload's group-interleaved order; Megatron-LM's "
-	    "interleaved 1F1B orders the microbatches otherwise";
+	if (fam->megatron != NULL)
+		return fam->megatron;
+	/* A file's family name over another split. */
+	return fam->layout == PW_LAYOUT_SINGLE && p->nstages != p->devices ?
+	    "a one-stage-per-device family's name on more stages than "
+	    "devices" : NULL;
 }
 
 /* Why P's recomputation is none of Megatron's, or NULL when it is one

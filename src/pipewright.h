@@ -136,6 +136,9 @@ int	pw_thread_start(pthread_t *, void *(*fn)(void *), void *arg);
 /* Seconds on CLOCK_MONOTONIC: the one clock of every deadline, poll and
  * measurement in the program. */
 double	pw_now(void);
+/* The index of S among NAMES (NULL-terminated), as strcmp finds it; -1
+ * when it is none of them. */
+int	pw_names_find(const char *const *names, const char *s);
 /* qsort's order of doubles, least first. */
 int	pw_double_cmp(const void *, const void *);
 /* LOCK and COND initialised, COND timed on CLOCK_MONOTONIC, so that a
@@ -865,6 +868,9 @@ struct pw_family {
 	 * with the reason when it does not apply. */
 	int	(*build)(const struct pw_problem *, struct pw_schedule **out,
 		    struct pw_error *);
+	/* Why Megatron-LM has no such schedule (export --to megatron);
+	 * NULL for one it runs. */
+	const char *megatron;
 };
 
 extern const struct pw_family pw_families[];
@@ -1071,6 +1077,10 @@ enum pw_placement {
 	PW_PLACE_LOOP,		/* pw_problem_place_loop */
 	PW_PLACE_V,		/* pw_problem_place_v: needs 2 chunks */
 };
+/* Their names by value ("loop", "v"), NULL after the last: the one table
+ * that files, scripts, the command line and the designer read. */
+extern const char *const pw_placement_names[];
+#define PW_NPLACEMENTS	2
 /* The device of stage S (of NSTAGES on DEVICES) under PLACEMENT: s mod
  * p for loop; for V, s below p and 2p-1-s above (V needs S = 2p). */
 int	pw_placement_device(enum pw_placement, int devices, int nstages, int s);
@@ -1238,12 +1248,14 @@ int	pw_show_window(FILE *, const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_timing *,
 	    const struct pw_metrics *, int width, double from, double to,
 	    struct pw_error *);
-/* Metrics as text or JSON. */
+/* Metrics as text. */
 void	pw_metrics_print(FILE *, const struct pw_problem *, const struct pw_metrics *);
-int	pw_metrics_print_json(FILE *, const struct pw_problem *, const struct pw_metrics *);
-/* The JSON object pw_metrics_print_json prints (jansson's json_t), which
- * the caller owns, for a front end to add its own members to. */
+/* Prints ROOT (jansson's json_t, taken) indented on FP, with a newline:
+ * PW_OK, or PW_ERR_IO when FP refuses it. */
 struct json_t;
+int	pw_json_print(FILE *, struct json_t *root);
+/* The JSON object of the metrics, which the caller owns, for a front end
+ * to add its own members to (pw_json_print prints it). */
 struct json_t *pw_metrics_json(const struct pw_problem *, const struct pw_metrics *);
 /* A table of NROWS rows of NCOLS cells (row-major, the first row the
  * header), each column as wide as its widest cell, two blanks apart, no

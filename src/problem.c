@@ -91,6 +91,8 @@ pw_problem_place_v(struct pw_problem *p, struct pw_error *err)
 	return PW_OK;
 }
 
+const char *const pw_placement_names[] = { "loop", "v", NULL };
+
 int
 pw_placement_device(enum pw_placement placement, int devices, int nstages,
     int s)

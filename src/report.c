@@ -164,19 +164,6 @@ pw_metrics_json(const struct pw_problem *p, const struct pw_metrics *m)
 	return root;
 }
 
-int
-pw_metrics_print_json(FILE *fp, const struct pw_problem *p,
-    const struct pw_metrics *m)
-{
-	json_t *root = pw_metrics_json(p, m);
-	int rc = PW_OK;
-
-	if (json_dumpf(root, fp, JSON_INDENT(2)) != 0 || fputc('\n', fp) == EOF)
-		rc = PW_ERR_IO;
-	json_decref(root);
-	return rc;
-}
-
 /* Builds, times and measures ROW's family on P; a family that does not
  * apply (or fails) gets the reason instead. */
 static void
@@ -724,17 +711,12 @@ pw_compare_rows_print(FILE *fp, const struct pw_problem *p,
     enum pw_compare_form form)
 {
 	size_t *order = pw_xcalloc(pw_nfamilies, sizeof *order);
-	json_t *root;
 	int rc = PW_OK;
 
 	report_order(rows, sort, order);
-	if (form == PW_COMPARE_JSON) {
-		root = report_json(p, rows, order, sort);
-		if (json_dumpf(root, fp, JSON_INDENT(2)) != 0 ||
-		    fputc('\n', fp) == EOF)
-			rc = PW_ERR_IO;
-		json_decref(root);
-	} else if (form == PW_COMPARE_CSV)
+	if (form == PW_COMPARE_JSON)
+		rc = pw_json_print(fp, report_json(p, rows, order, sort));
+	else if (form == PW_COMPARE_CSV)
 		report_csv(fp, rows, order);
 	else
 		report_text(fp, p, rows, order);

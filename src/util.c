@@ -244,6 +244,17 @@ pw_outfile_block(sigset_t *old)
 }
 
 int
+pw_names_find(const char *const *names, const char *s)
+{
+	int i;
+
+	for (i = 0; names[i] != NULL; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	return -1;
+}
+
+int
 pw_double_cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

@@ -1554,6 +1554,22 @@ test_long_text(void)
 	pw_problem_free(p);
 }
 
+/* pw_json_print: indented, a newline after, the value taken. */
+static void
+test_json_print(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	tap_int(pw_json_print(fp, json_pack("{s:i, s:[i, i]}", "a", 1, "b", 2,
+	    3)), PW_OK, "json print: ok");
+	fclose(fp);
+	tap_str(buf, "{\n  \"a\": 1,\n  \"b\": [\n    2,\n    3\n  ]\n}\n",
+	    "json print: indented, with a newline");
+	free(buf);
+}
+
 /* Ops that take no time start and end together; a schedule file keeps
  * their order on each device and channel, so every family's orders read
  * back as built, with no costs at all and with W taking none. */
@@ -1635,6 +1651,7 @@ main(void)
 	test_ops_first();
 	test_schedule_roundtrip();
 	test_zero_time_ties();
+	test_json_print();
 	test_pins();
 	test_family();
 	test_long_text();

@@ -707,6 +707,24 @@ test_bseq(void)
 	pw_bseq_free(&s);
 }
 
+/* The names tables and their lookup; qsort's order of doubles. */
+static void
+test_names_find(void)
+{
+	double v[] = { 3, -1, 2.5, 0 };
+
+	tap_int(pw_names_find(pw_placement_names, "v"), PW_PLACE_V,
+	    "names: v is PW_PLACE_V");
+	tap_int(pw_names_find(pw_placement_names, "loop"), PW_PLACE_LOOP,
+	    "names: loop is PW_PLACE_LOOP");
+	tap_int(pw_names_find(pw_placement_names, "V"), -1,
+	    "names: as strcmp finds them");
+	tap_int(pw_names_find(pw_placement_names, ""), -1, "names: none");
+	qsort(v, 4, sizeof *v, pw_double_cmp);
+	tap_ok(v[0] == -1 && v[1] == 0 && v[2] == 2.5 && v[3] == 3,
+	    "doubles, least first");
+}
+
 int
 main(void)
 {
@@ -725,5 +743,6 @@ main(void)
 	test_path_ends();
 	test_bseq();
 	test_exact_precision();
+	test_names_find();
 	return tap_done();
 }

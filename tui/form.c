@@ -5,6 +5,7 @@
  * problem is read-only once loaded) and the plan follows as one change;
  * a bad value is refused with one line and changes nothing.
  */
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <float.h>
@@ -201,8 +202,7 @@ tui_form_value(const struct tui *d, int field, char *buf, size_t len)
 			snprintf(buf, len, "none");
 		break;
 	case TUI_FIELD_OBJECTIVE:
-		snprintf(buf, len, "%s", d->objective == PW_OBJ_SPAN ? "span" :
-		    "makespan");
+		snprintf(buf, len, "%s", pw_objective_names[d->objective]);
 		break;
 	case TUI_FIELD_TIME_LIMIT:
 		pw_fmt_seconds(buf, len, d->time_limit);
@@ -297,18 +297,22 @@ tui_form_amount(const char *text, const struct tui_form_unit *units,
 	return false;
 }
 
-/* TEXT as A (0) or B (1); -1 with ERR set when it is neither. */
+/* A problem's offload: off (0) or on (1). */
+static const char *const tui_form_off_on[] = { "off", "on", NULL };
+
+/* TEXT's index among the two NAMES (an enum's, NULL-terminated); -1
+ * with ERR set when it is neither. */
 static int
-tui_form_choice(const char *text, const char *a, const char *b,
+tui_form_choice(const char *text, const char *const *names,
     const char *label, struct pw_error *err)
 {
-	if (strcmp(text, a) == 0)
-		return 0;
-	if (strcmp(text, b) == 0)
-		return 1;
-	pw_error_set(err, "%s: \"%s\" is neither %s nor %s", label, text, a,
-	    b);
-	return -1;
+	int k = pw_names_find(names, text);
+
+	assert(names[0] != NULL && names[1] != NULL && names[2] == NULL);
+	if (k < 0)
+		pw_error_set(err, "%s: \"%s\" is neither %s nor %s", label,
+		    text, names[0], names[1]);
+	return k;
 }
 
 /* ------------------------------------------------------------------ */
@@ -420,11 +424,12 @@ tui_form_problem_set(const struct pw_problem *p, enum tui_form_kind k,
 		split = true;
 		break;
 	case TUI_FIELD_PLACEMENT:
-		if ((n = tui_form_choice(text, "loop", "v", label, err)) < 0)
+		if ((n = tui_form_choice(text, pw_placement_names, label,
+		    err)) < 0)
 			return PW_ERR_INPUT;
 		if (o == NULL)
 			goto given;
-		sp.placement = n ? PW_PLACE_V : PW_PLACE_LOOP;
+		sp.placement = (enum pw_placement)n;
 		if (sp.placement == PW_PLACE_V)
 			sp.chunks = 2;
 		split = true;
@@ -442,7 +447,8 @@ tui_form_problem_set(const struct pw_problem *p, enum tui_form_kind k,
 		tui_form_split_limit(np);
 		break;
 	case TUI_FIELD_OFFLOAD:
-		if ((n = tui_form_choice(text, "off", "on", label, err)) < 0)
+		if ((n = tui_form_choice(text, tui_form_off_on, label,
+		    err)) < 0)
 			return PW_ERR_INPUT;
 		if (o != NULL) {
 			sp.offload = n;
@@ -544,7 +550,7 @@ tui_form_option_set(struct tui *d, enum tui_form_kind k, const char *label,
 		return PW_OK;
 	}
 	if (k == TUI_FIELD_OBJECTIVE && (span = tui_form_choice(text,
-	    "makespan", "span", label, err)) < 0)
+	    pw_objective_names, label, err)) < 0)
 		return PW_ERR_INPUT;
 	if (k == TUI_FIELD_TIME_LIMIT && !tui_form_amount(text,
 	    tui_form_times, false, label, "time (as 12 s or 500 ms)", &v, err))

@@ -220,15 +220,12 @@ pw_cmd_ended_print(FILE *fp, double elapsed, enum pw_solve_end end,
 int
 pw_cmd_json_print(FILE *fp, struct json_t *root, const char *fail)
 {
-	int status = PW_EXIT_OK;
+	int rc = pw_json_print(fp, root);
 
-	if (json_dumpf(root, fp, JSON_INDENT(2)) != 0 ||
-	    fputc('\n', fp) == EOF) {
-		pw_cmd_say("%s", fail);
-		status = pw_cmd_status(PW_ERR_IO);
-	}
-	json_decref(root);
-	return status;
+	if (rc == PW_OK)
+		return PW_EXIT_OK;
+	pw_cmd_say("%s", fail);
+	return pw_cmd_status(rc);
 }
 
 /* A bug is 3, anything else the input's or the files' (2), as docs/cli.md

@@ -268,7 +268,6 @@ cmd_model_model(const struct pw_cmd_args *a, struct pw_model *model,
 static bool
 cmd_model_split(const struct pw_cmd_args *a, struct pw_split *split)
 {
-	static const char *const placements[] = { "loop", "v" };
 	static const int placement_values[] = { PW_PLACE_LOOP, PW_PLACE_V };
 	int placement = PW_PLACE_LOOP;
 
@@ -280,8 +279,8 @@ cmd_model_split(const struct pw_cmd_args *a, struct pw_split *split)
 	    &split->devices) ||
 	    !cmd_model_int(a, PW_CMD_M_MICROBATCHES, 1, CMD_MODEL_MAX_COUNT,
 	    &split->microbatches) ||
-	    !cmd_model_word(a, PW_CMD_M_PLACEMENT, placements,
-	    placement_values, 2, "loop or v", &placement))
+	    !cmd_model_word(a, PW_CMD_M_PLACEMENT, pw_placement_names,
+	    placement_values, PW_NPLACEMENTS, "loop or v", &placement))
 		return false;
 	split->placement = (enum pw_placement)placement;
 	if (split->placement == PW_PLACE_V)

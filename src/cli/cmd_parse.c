@@ -150,6 +150,7 @@ cmd_parse_solve(const struct pw_command *cmd, int c, const char *v,
 {
 	unsigned long long n;
 	char *end;
+	int k;
 
 	switch (c) {
 	case 'l':
@@ -170,23 +171,24 @@ cmd_parse_solve(const struct pw_command *cmd, int c, const char *v,
 		    "from 1 to %ld", cmd->name, v, LONG_MAX);
 		return false;
 	case 'O':
-		if (strcmp(v, "makespan") == 0 || strcmp(v, "span") == 0) {
-			a->objective = v[0] == 'm' ? PW_OBJ_MAKESPAN : PW_OBJ_SPAN;
+		if ((k = pw_names_find(pw_objective_names, v)) >= 0) {
+			a->objective = (enum pw_objective)k;
 			a->objective_given = true;
 			return true;
 		}
-		pw_cmd_say("%s: --objective '%s' is not makespan or span",
-		    cmd->name, v);
+		pw_cmd_say("%s: --objective '%s' is not %s or %s", cmd->name, v,
+		    pw_objective_names[PW_OBJ_MAKESPAN],
+		    pw_objective_names[PW_OBJ_SPAN]);
 		return false;
 	case 'x':
-		if (strcmp(v, "auto") == 0 || strcmp(v, "on") == 0 ||
-		    strcmp(v, "off") == 0) {
-			a->offload = v[1] == 'u' ? PW_OFFMODE_AUTO : v[1] == 'n' ?
-			    PW_OFFMODE_ON : PW_OFFMODE_OFF;
+		if ((k = pw_names_find(pw_offload_mode_names, v)) >= 0) {
+			a->offload = (enum pw_offload_mode)k;
 			return true;
 		}
-		pw_cmd_say("%s: --offload '%s' is not auto, on or off",
-		    cmd->name, v);
+		pw_cmd_say("%s: --offload '%s' is not %s, %s or %s", cmd->name,
+		    v, pw_offload_mode_names[PW_OFFMODE_AUTO],
+		    pw_offload_mode_names[PW_OFFMODE_ON],
+		    pw_offload_mode_names[PW_OFFMODE_OFF]);
 		return false;
 	case 'K':
 	case 'Z':

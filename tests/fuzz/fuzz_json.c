@@ -41,7 +41,7 @@ fuzz_views(const struct pw_plan *plan)
 
 	pw_show(fuzz_sink, p, sched, timing, metrics, 100);
 	pw_metrics_print(fuzz_sink, p, metrics);
-	pw_metrics_print_json(fuzz_sink, p, metrics);
+	pw_json_print(fuzz_sink, pw_metrics_json(p, metrics));
 	for (i = 0; i < pw_nexport_formats; i++)
 		pw_export_formats[i].write(fuzz_sink, p, sched, timing,
 		    metrics, &err);
