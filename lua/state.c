@@ -405,7 +405,8 @@ pwl_setmetatable(lua_State *L)
  * it is "" at once. */
 enum pwl_loop {
 	PWL_LOOP_MOVE,
-	PWL_LOOP_LEN,		/* a pass over #t */
+	PWL_LOOP_CONCAT,	/* a pass over a range of t */
+	PWL_LOOP_UNPACK,
 	PWL_LOOP_SORT,		/* #t log #t comparisons */
 	PWL_LOOP_INSERT,	/* #t - pos + 1 moves, given a position */
 	PWL_LOOP_REMOVE,
@@ -419,9 +420,9 @@ static const struct {
 	{ LUA_TABLIBNAME, "move", PWL_LOOP_MOVE },
 	{ LUA_TABLIBNAME, "insert", PWL_LOOP_INSERT },
 	{ LUA_TABLIBNAME, "remove", PWL_LOOP_REMOVE },
-	{ LUA_TABLIBNAME, "concat", PWL_LOOP_LEN },
+	{ LUA_TABLIBNAME, "concat", PWL_LOOP_CONCAT },
 	{ LUA_TABLIBNAME, "sort", PWL_LOOP_SORT },
-	{ LUA_TABLIBNAME, "unpack", PWL_LOOP_LEN },
+	{ LUA_TABLIBNAME, "unpack", PWL_LOOP_UNPACK },
 	{ LUA_STRLIBNAME, "rep", PWL_LOOP_REP },
 };
 
@@ -451,27 +452,60 @@ pwl_loop_move(lua_State *L)
 	return e - f + 1;
 }
 
-/* The steps of LOOP's call over the table at 1 (N elements, no __len):
- * N, for a sort N times the bits of N (its comparisons on the whole),
- * and for insert or remove at a position (insert's of three arguments,
- * remove's second) the elements from there to the end. */
-static unsigned long
-pwl_loop_steps(lua_State *L, enum pwl_loop loop, size_t n)
+/* The count of the range from argument ARG (default 1) to ARG + 1
+ * (default N), as concat and unpack read them; 0 for an empty one, and
+ * 1 when an argument is no integer (the library refuses it). */
+static lua_Unsigned
+pwl_loop_range(lua_State *L, int arg, lua_Unsigned n)
 {
-	unsigned long bits;
+	lua_Integer i = 1, j = (lua_Integer)n;
+	lua_Unsigned d;
+
+	if ((!lua_isnoneornil(L, arg) && !pwl_loop_int(L, arg, &i)) ||
+	    (!lua_isnoneornil(L, arg + 1) && !pwl_loop_int(L, arg + 1, &j)))
+		return 1;
+	if (j < i)
+		return 0;
+	d = (lua_Unsigned)j - (lua_Unsigned)i;
+	return d == ~(lua_Unsigned)0 ? d : d + 1;
+}
+
+/* The steps LOOP's call on the table at 1 (no __len, border N) takes
+ * where the library goes through with it; 1 where it refuses at once
+ * (as it would, in words a pcall catches):
+ * - concat(t, sep, i, j): its range, but no more values than a table
+ *   under the cap holds (past them it meets one that is no string);
+ * - unpack(t, i, j): its range, which past Lua's stack it refuses;
+ * - sort: N times the bits of N, what its comparisons take on the
+ *   whole (it refuses N of INT_MAX or more);
+ * - insert(t, pos, v), remove(t, pos): the elements from pos to the
+ *   end, which it shifts one by one whatever they hold. */
+static lua_Unsigned
+pwl_loop_steps(lua_State *L, enum pwl_loop loop, lua_Unsigned n)
+{
+	lua_Unsigned steps, bits;
 	lua_Integer pos;
-	size_t k;
 
 	switch (loop) {
+	case PWL_LOOP_CONCAT:
+		steps = pwl_loop_range(L, 3, n);
+		return steps < pwl_lua(L)->cap / 16 ? steps :
+		    pwl_lua(L)->cap / 16;
+	case PWL_LOOP_UNPACK:
+		steps = pwl_loop_range(L, 2, n);
+		return steps <= LUAI_MAXSTACK ? steps : 1;
 	case PWL_LOOP_SORT:
-		for (bits = 1, k = n; k >>= 1; bits++)
+		if (n >= INT_MAX)
+			return 1;
+		for (bits = 1, steps = n; steps >>= 1; bits++)
 			continue;
-		return (unsigned long)n * bits;
+		return n * bits;
 	case PWL_LOOP_INSERT:
 	case PWL_LOOP_REMOVE:
-		if (lua_gettop(L) == (loop == PWL_LOOP_INSERT ? 3 : 2) &&
-		    pwl_loop_int(L, 2, &pos) && pos >= 1 && (size_t)pos <= n)
-			return (unsigned long)(n - (size_t)pos + 1);
+		if ((loop == PWL_LOOP_INSERT ? lua_gettop(L) == 3 :
+		    !lua_isnoneornil(L, 2)) && pwl_loop_int(L, 2, &pos) &&
+		    pos >= 1 && (lua_Unsigned)pos <= n)
+			return n - (lua_Unsigned)pos + 1;
 		return 1;
 	default:
 		return n;
@@ -488,6 +522,7 @@ pwl_loop_call(lua_State *L)
 	size_t row = (size_t)lua_tointeger(L, lua_upvalueindex(2));
 	const char *lib = pwl_loops[row].lib, *name = pwl_loops[row].name;
 	const char *why;
+	lua_Unsigned steps;
 	lua_Integer n;
 
 	switch (pwl_loops[row].loop) {
@@ -496,7 +531,8 @@ pwl_loop_call(lua_State *L)
 		    (why = pwl_spend(L, (unsigned long)n)) != NULL)
 			pwl_fail(L, "%s.%s: %s", lib, name, why);
 		break;
-	case PWL_LOOP_LEN:
+	case PWL_LOOP_CONCAT:
+	case PWL_LOOP_UNPACK:
 	case PWL_LOOP_SORT:
 	case PWL_LOOP_INSERT:
 	case PWL_LOOP_REMOVE:
@@ -506,8 +542,10 @@ pwl_loop_call(lua_State *L)
 			pwl_fail(L, "%s.%s: a table with a __len metamethod is "
 			    "refused (its length would drive a loop no budget "
 			    "sees)", lib, name);
-		if ((why = pwl_spend(L, pwl_loop_steps(L, pwl_loops[row].loop,
-		    lua_rawlen(L, 1)))) != NULL)
+		steps = pwl_loop_steps(L, pwl_loops[row].loop,
+		    lua_rawlen(L, 1));
+		if ((why = pwl_spend(L, steps < ULONG_MAX ?
+		    (unsigned long)steps : ULONG_MAX)) != NULL)
 			pwl_fail(L, "%s.%s: %s", lib, name, why);
 		break;
 	case PWL_LOOP_REP:
@@ -714,13 +752,40 @@ pwl_load_stream(lua_State *L, struct pwl_stream *in, const char *chunk)
 	return status;
 }
 
+/* Replaces the message of a load that failed with STATUS, one Lua's
+ * words give no place (the parser's bytes hit the cap; its nesting, or
+ * pw.load's within pw.load, Lua's C stack; a count past one of Lua's
+ * limits), by one naming the file NAME, on one line (the message
+ * handler added a traceback).  Returns LUA_ERRSYNTAX. */
+static int
+pwl_load_error(lua_State *L, const char *name, int status)
+{
+	const char *msg = lua_tostring(L, -1);
+	char cap[32];
+
+	if (status == LUA_ERRMEM)
+		lua_pushfstring(L, "%s: memory cap of %s exceeded", name,
+		    pw_fmt_bytes(cap, sizeof cap, (double)pwl_lua(L)->cap));
+	else if (status == LUA_ERRERR || msg == NULL || strstr(msg,
+	    "C stack overflow") != NULL)
+		lua_pushfstring(L, "%s: nested too deeply to load (Lua's C "
+		    "stack holds about 190 levels of brackets, blocks and "
+		    "operators, or of pw.load within pw.load)", name);
+	else {
+		lua_pushfstring(L, "%s: ", name);
+		lua_pushlstring(L, msg, strcspn(msg, "\n"));
+		lua_concat(L, 2);
+	}
+	lua_remove(L, -2);
+	return LUA_ERRSYNTAX;
+}
+
 int
 pwl_loadfile(lua_State *L, const char *path)
 {
 	bool piped = strcmp(path, "-") == 0;
 	const char *name = piped ? "<stdin>" : path;
 	struct pwl_stream *in;
-	char cap[32];
 	int status;
 
 	/* Both before the file opens: either may raise a memory error,
@@ -744,22 +809,8 @@ pwl_loadfile(lua_State *L, const char *path)
 		lua_pushfstring(L, "%s: cannot read: %s", name,
 		    strerror(in->error));
 	else if (status == LUA_ERRMEM || status == LUA_ERRRUN ||
-	    status == LUA_ERRERR) {
-		/* Lua's words carry no place: the parser's bytes hit the
-		 * cap, or its nesting Lua's C stack (the parser recurses
-		 * per bracket, block and operator), where the lexer's line
-		 * is not to be had. */
-		lua_pop(L, 1);
-		if (status == LUA_ERRMEM)
-			lua_pushfstring(L, "%s: memory cap of %s exceeded", name,
-			    pw_fmt_bytes(cap, sizeof cap,
-			    (double)pwl_lua(L)->cap));
-		else
-			lua_pushfstring(L, "%s: nested too deeply to load (Lua's "
-			    "parser allows about 190 levels of brackets, blocks"
-			    " and operators)", name);
-		status = LUA_ERRSYNTAX;
-	}
+	    status == LUA_ERRERR)
+		status = pwl_load_error(L, name, status);
 	/* The result over the chunk's name and the stream. */
 	lua_replace(L, -3);
 	lua_pop(L, 1);

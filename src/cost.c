@@ -102,8 +102,9 @@ pw_hardware_check(const struct pw_hardware *hw, bool offload,
 		return rc;
 	if (!(hw->efficiency > 0 && hw->efficiency <= 1)) {
 		/* In full: 1 + 2^-52 is no "1". */
-		pw_error_set(err, "%s: efficiency: must be in (0, 1] (got %.*g)",
-		    where, pw_exact_precision(hw->efficiency), hw->efficiency);
+		pw_error_set(err, "%s: efficiency: must be in (0, 1] "
+		    "(got %.*g)", where, pw_exact_precision(hw->efficiency),
+		    hw->efficiency);
 		return PW_ERR_INPUT;
 	}
 	if ((rc = pw_cost_need_real(where, "memory", hw->memory, false,

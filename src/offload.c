@@ -432,8 +432,8 @@ pw_xferplan_lazy(struct pw_xferplan *pl)
 
 			if (!a->moved)
 				continue;
-			if (pw_xferplan_reload_at(pl, a, a->off_start + a->t_off,
-			    &a->rel_start, &a->anchor))
+			if (pw_xferplan_reload_at(pl, a, a->off_start +
+			    a->t_off, &a->rel_start, &a->anchor))
 				pw_xferplan_add(pl, a, PW_RELOAD, a->rel_start);
 			else
 				again = true, a->moved = false;

@@ -634,13 +634,13 @@ struct pw_timed_op {
 };
 
 /* Returns the timed ops of a simulated schedule (array the caller frees),
- * sorted by start time (ties by end, then by device, then in the
- * schedule's order). */
+ * sorted by start time (ties by end, then device by device and channel
+ * by channel, each in its order). */
 struct pw_timed_op *pw_timed_ops(const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_timing *, size_t *n);
 /* Rebuilds a schedule from timed ops: each resource's order by start time
- * (ties by end, then in the list's order), anchors as stated.  Returns PW_OK and a schedule the
- * caller owns, or PW_ERR_INPUT. */
+ * (ties by end, then in the list's order), anchors as stated.  Returns
+ * PW_OK and a schedule the caller owns, or PW_ERR_INPUT. */
 int	pw_schedule_from_timed(const struct pw_problem *, const struct pw_timed_op *,
 	    size_t n, struct pw_schedule **out, struct pw_error *);
 

@@ -11,10 +11,11 @@ struct pw_timed_placed {
 	size_t	place;
 };
 
-/* Orders by start, then end, then device, then the place in the list:
- * ops of one device that start and end together (ops taking no time)
- * keep their list's order, which is the schedule's when the list is
- * its orders one after another, and a file's when it is read. */
+/* Orders by start, then end, then the place in the list: ops that
+ * start and end together (ops taking no time) keep their list's order,
+ * which is the schedule's when the list is its orders one after another
+ * (a channel that devices share included), and a file's when it is
+ * read. */
 static int
 pw_timed_cmp(const void *a, const void *b)
 {
@@ -24,8 +25,6 @@ pw_timed_cmp(const void *a, const void *b)
 		return x->to.start < y->to.start ? -1 : 1;
 	if (x->to.end != y->to.end)
 		return x->to.end < y->to.end ? -1 : 1;
-	if (x->to.device != y->to.device)
-		return x->to.device < y->to.device ? -1 : 1;
 	return x->place < y->place ? -1 : x->place > y->place;
 }
 
@@ -36,7 +35,7 @@ pw_timed_sort(struct pw_timed_op *ops, size_t n)
 	struct pw_timed_placed *placed;
 	size_t i;
 
-	placed = pw_xmalloc((n == 0 ? 1 : n) * sizeof *placed);
+	placed = pw_xreallocarray(NULL, n, sizeof *placed);
 	for (i = 0; i < n; i++) {
 		placed[i].to = ops[i];
 		placed[i].place = i;

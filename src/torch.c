@@ -574,7 +574,8 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 				pw_error_set(err, "%s:%ld: row %d%s, but the "
 				    "problem has %d ranks%s (rows 0 to %d)",
 				    label, r.line, r.row, c != ',' &&
-				    start == 1 && torch_blank(buf, len) ?
+				    start == 1 && !overlong &&
+				    torch_blank(buf, len) ?
 				    " (a blank line: PyTorch's csv.reader reads "
 				    "it as an empty row)" : "", p->devices,
 				    p->link.present ? " and their channels" : "",

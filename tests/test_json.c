@@ -1554,6 +1554,58 @@ test_long_text(void)
 	pw_problem_free(p);
 }
 
+/* Transfers that take no time on a channel two devices share tie too:
+ * the channel's order is kept, not its devices'. */
+static void
+test_zero_time_channel(void)
+{
+	static const char csv[] = "0F0,0B0\n1F0,1B0\n1O0,0O0,1R0,0R0\n";
+	struct pw_problem *p = pw_problem_new(2, 2, 1), *q = NULL;
+	struct pw_schedule *s = NULL, *back = NULL;
+	struct pw_timing *t = NULL;
+	struct pw_timed_op *ops = NULL;
+	struct pw_error err;
+	char *path = tmp_path("channel.json");
+	FILE *fp = fmemopen((void *)csv, strlen(csv), "r");
+	size_t n;
+	int k;
+
+	pw_problem_place_loop(p, &err);
+	for (k = 0; k < 2; k++) {
+		p->stages[k].f = p->stages[k].b = p->stages[k].w = 1;
+		p->stages[k].act = 1;
+		p->stages[k].offload = 1;
+	}
+	pw_problem_set_link(p, 1e300, 1e300, 0, false);
+	p->link.ngroups = 1;
+	p->link.group[0] = p->link.group[1] = 0;
+	if (tap_int(pw_torch_read(fp, "channel.csv", p, &s, &err), PW_OK,
+	    "shared channel: the orders") &&
+	    tap_int(pw_simulate(p, s, &t, &err), PW_OK, "shared channel: "
+	    "they time") &&
+	    tap_int(pw_schedule_write(path, p, s, t, &err), PW_OK,
+	    "shared channel: written") &&
+	    tap_int(pw_schedule_read(path, &q, &ops, &n, NULL, &err), PW_OK,
+	    "shared channel: read") &&
+	    tap_int(pw_schedule_from_timed(q, ops, n, &back, &err), PW_OK,
+	    "shared channel: rebuilt")) {
+		tap_ok(t->start[pw_op_index(p, s->channel[0].ops[0])] ==
+		    t->end[pw_op_index(p, s->channel[0].ops[3])],
+		    "shared channel: its four transfers take no time");
+		tap_ok(test_same_schedule(back, s), "shared channel: its "
+		    "order read back, device 1's transfer first");
+	} else
+		tap_diag("%s", err.msg);
+	fclose(fp);
+	pw_schedule_free(back);
+	pw_schedule_free(s);
+	pw_timing_free(t);
+	pw_problem_free(q);
+	pw_problem_free(p);
+	free(ops);
+	free(path);
+}
+
 /* pw_json_print: indented, a newline after, the value taken. */
 static void
 test_json_print(void)
@@ -1599,16 +1651,18 @@ test_zero_time_ties(void)
 				continue;
 			tried++;
 			built = pw_plan_schedule(plan);
-			if (pw_schedule_write(path, pw_plan_problem(plan), built,
-			    pw_plan_timing(plan), &err) == PW_OK &&
-			    pw_schedule_read(path, &q, &ops, &n, NULL, &err) ==
-			    PW_OK && pw_schedule_from_timed(q, ops, n, &back,
-			    &err) == PW_OK && test_same_schedule(back, built))
+			if (pw_schedule_write(path, pw_plan_problem(plan),
+			    built, pw_plan_timing(plan), &err) == PW_OK &&
+			    pw_schedule_read(path, &q, &ops, &n, NULL,
+			    &err) == PW_OK && pw_schedule_from_timed(q, ops, n,
+			    &back, &err) == PW_OK &&
+			    test_same_schedule(back, built))
 				kept++;
 			else
-				tap_diag("%s, %s: %s", pw_families[f].name, k == 0 ?
-				    "no costs" : "W taking no time", back == NULL ?
-				    err.msg : "another order read back");
+				tap_diag("%s, %s: %s", pw_families[f].name,
+				    k == 0 ? "no costs" : "W taking no time",
+				    back == NULL ? err.msg :
+				    "another order read back");
 			pw_schedule_free(back);
 			pw_problem_free(q);
 			free(ops);
@@ -1651,6 +1705,7 @@ main(void)
 	test_ops_first();
 	test_schedule_roundtrip();
 	test_zero_time_ties();
+	test_zero_time_channel();
 	test_json_print();
 	test_pins();
 	test_family();

@@ -761,6 +761,24 @@ loops_charged(const struct pwlua_config *small)
 	    "table.insert: instruction budget of 100000 exceeded\nstack "
 	    "traceback:\n\t[C]: in function 'table.insert'\n\tfront.lua:2: "
 	    "in main chunk", "inserts at the front charge what they shift");
+	script_fails(small, "remove3.lua", "local t = {}\nfor i = 1, 3000 do "
+	    "t[i] = i end\nfor i = 1, 100 do table.remove(t, 1, 0) end\n",
+	    PW_ERR_INPUT, "remove3.lua:3: table.remove: instruction budget of "
+	    "100000 exceeded\nstack traceback:\n\t[C]: in function "
+	    "'table.remove'\n\tremove3.lua:3: in main chunk",
+	    "remove with more arguments charges what it shifts");
+	{
+		struct pw_error err;
+		struct pwlua *lua = pwlua_new(small, &err);
+
+		tap_int(run_text(lua, "ranges.lua", "local t, s = {}, {}\n"
+		    "for i = 1, 20000 do t[i] = i; s[i] = 'x' end\n"
+		    "for k = 1, 100 do\n  assert(select('#', table.unpack(t, k, "
+		    "k + 2)) == 3)\n  assert(table.concat(s, '', k, k + 2) == "
+		    "'xxx')\nend\n", &err), PW_OK, "unpack and concat charge "
+		    "their range, not #t");
+		pwlua_free(lua);
+	}
 	script_fails(small, "move.lua", "table.move(1, 2, 3)\n", PW_ERR_INPUT,
 	    "move.lua:1: bad argument #4 to 'move' (number expected, got no "
 	    "value)\nstack traceback:\n\t[C]: in function 'table.move'\n"
@@ -805,14 +823,15 @@ names_charged(const struct pwlua_config *capped)
 	pwlua_free(lua);
 }
 
-/* The interpreter: arguments, persistence, and what it refuses. */
 /* Loading hits the parser's limits without a line to name: the file is
  * named, in words a user reads. */
 static void
 test_load_limits(const struct pwlua_config *capped)
 {
 	char *text = pw_xmalloc(8 << 20);
-	size_t n;
+	struct pwlua *lua;
+	struct pw_error err;
+	size_t n, at;
 
 	n = (size_t)snprintf(text, 64, "local x = ");
 	memset(text + n, '(', 250);
@@ -820,16 +839,31 @@ test_load_limits(const struct pwlua_config *capped)
 	memset(text + n + 251, ')', 250);
 	strcpy(text + n + 501, "\n");
 	script_fails(NULL, "nest.lua", text, PW_ERR_INPUT, "nest.lua: nested "
-	    "too deeply to load (Lua's parser allows about 190 levels of "
-	    "brackets, blocks and operators)", "deep nesting names the file");
+	    "too deeply to load (Lua's C stack holds about 190 levels of "
+	    "brackets, blocks and operators, or of pw.load within pw.load)",
+	    "deep nesting names the file");
 	n = (size_t)snprintf(text, 64, "local s = \"");
 	memset(text + n, 'x', (6 << 20));
 	strcpy(text + n + (6 << 20), "\"\n");
 	script_fails(capped, "big.lua", text, PW_ERR_INPUT, "big.lua: memory "
 	    "cap of 4 MiB exceeded", "a script too big to load names the cap");
+	at = (size_t)snprintf(text, 32, "local x\n");
+	for (n = 0; n < 40000; n++)
+		at += (size_t)snprintf(text + at, 32, "::l%zu:: x = 1\n", n);
+	script_fails(NULL, "labels.lua", text, PW_ERR_INPUT, "labels.lua: too "
+	    "many labels/gotos (limit is 32767)", "Lua's own limits name the "
+	    "file");
+	lua = pwlua_new(NULL, &err);
+	tap_int(run_text(lua, "self.lua", "return pw.load('self.lua')\n", &err),
+	    PW_ERR_INPUT, "pw.load of itself: fails");
+	tap_ok(strncmp(err.msg, "self.lua:1: self.lua: nested too deeply to "
+	    "load (", 42) == 0, "pw.load of itself: said so (%.60s)",
+	    err.msg);
+	pwlua_free(lua);
 	free(text);
 }
 
+/* The interpreter: arguments, persistence, and what it refuses. */
 static void
 test_sandbox(void)
 {

@@ -1615,8 +1615,10 @@ test_key_hints(void)
 	tui_keys_hints(buf, sizeof buf, TUI_MODE_TIMELINE, true);
 	tap_str(buf, "? help  o optimize  t constraints  q quit", "the "
 	    "greeting's hints");
-	tui_keys_hints(buf, 12, TUI_MODE_TIMELINE, false);
-	tap_str(buf, "? help  q q", "hints cut to the buffer");
+	tui_keys_hints(buf, 15, TUI_MODE_TIMELINE, false);
+	tap_str(buf, "? help  q quit", "hints that fit the buffer, whole");
+	tui_keys_hints(buf, 14, TUI_MODE_TIMELINE, false);
+	tap_str(buf, "? help", "a hint cut short is left out");
 }
 
 /* Opens prompt KIND, types TEXT and Enter; returns what it asked. */

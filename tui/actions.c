@@ -944,18 +944,26 @@ tui_keys_hints(char *buf, size_t len, enum tui_mode mode, bool greeting)
 {
 	const int *keys = greeting ? tui_actions_greeting :
 	    tui_actions_hinted[mode];
+	unsigned modes = TUI_MODE_BIT(greeting ? TUI_MODE_TIMELINE : mode);
 	const struct tui_key *row;
-	size_t at = 0;
+	size_t at = 0, n;
 	int i;
 
+	if (len == 0)
+		return;
 	buf[0] = '\0';
-	for (i = 0; keys[i] != 0 && at < len; i++) {
-		row = tui_actions_row(TUI_MODE_BIT(greeting ? TUI_MODE_TIMELINE :
-		    mode), keys[i]);
+	for (i = 0; keys[i] != 0; i++) {
+		row = tui_actions_row(modes, keys[i]);
 		/* A hint names a key that acts where it is shown. */
 		assert(row != NULL && row->hint != NULL);
-		at += (size_t)snprintf(buf + at, len - at, "%s%s", i > 0 ?
-		    "  " : "", row->hint);
+		/* Whole hints only: the rest does not fit. */
+		n = (size_t)snprintf(buf + at, len - at, "%s%s", i > 0 ? "  " :
+		    "", row->hint);
+		if (n >= len - at) {
+			buf[at] = '\0';
+			return;
+		}
+		at += n;
 	}
 }
 
