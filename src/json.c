@@ -2120,6 +2120,17 @@ pw_file_read_stream(FILE *fp, const char *label, struct pw_problem **problem,
 }
 
 int
+pw_schedule_read_run(const char *path, struct pw_problem **problem,
+    struct pw_timed_op **ops, size_t *nops, char **family,
+    struct pw_measured **measured, struct pw_error *err)
+{
+	struct pw_jwant w = { .problem = problem, .ops = ops, .nops = nops,
+	    .family = family, .measured = measured };
+
+	return pw_jread_file(path, NULL, &w, err);
+}
+
+int
 pw_measured_read(const char *path, struct pw_measured **out,
     struct pw_error *err)
 {

@@ -1002,6 +1002,11 @@ int	pw_file_read_stream(FILE *fp, const char *label, struct pw_problem **problem
  * (the caller owns it), or NULL when the file has none (a problem file
  * has none); else the reader's error naming the file and the field. */
 int	pw_measured_read(const char *path, struct pw_measured **out, struct pw_error *);
+/* pw_file_read with the file's measured run (*MEASURED, NULL when it
+ * has none, as a problem file has none), in one reading of the file. */
+int	pw_schedule_read_run(const char *path, struct pw_problem **problem,
+	    struct pw_timed_op **ops, size_t *nops, char **family,
+	    struct pw_measured **measured, struct pw_error *);
 
 /* The longest text (a name, a family) any file carries, in bytes: the
  * readers refuse a longer JSON string at once (yajl's time grows with

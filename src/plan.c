@@ -181,6 +181,37 @@ pw_plan_read(const char *path, struct pw_plan **out,
 	return rc;
 }
 
+int
+pw_plan_read_run(const char *path, struct pw_plan **out,
+    struct pw_measured **measured, struct pw_error *err)
+{
+	const char *label = strcmp(path, "-") == 0 ? "<stdin>" : path;
+	struct pw_problem *problem = NULL;
+	struct pw_timed_op *ops = NULL;
+	char *family = NULL;
+	size_t nops = 0;
+	int rc;
+
+	*out = NULL;
+	*measured = NULL;
+	if ((rc = pw_schedule_read_run(path, &problem, &ops, &nops, &family,
+	    measured, err)) != PW_OK)
+		return rc;
+	if (*measured != NULL)
+		rc = pw_plan_from_timed(problem, ops, nops, family, label, out,
+		    err);
+	else {
+		pw_problem_free(problem);
+		free(family);
+	}
+	free(ops);
+	if (rc != PW_OK) {
+		pw_measured_free(*measured);
+		*measured = NULL;
+	}
+	return rc;
+}
+
 struct pw_plan *
 pw_plan_copy(const struct pw_plan *plan)
 {

@@ -93,6 +93,12 @@ int	pw_plan_family(const struct pw_family *, const struct pw_problem *,
  * naming the file. */
 int	pw_plan_read(const char *path, struct pw_plan **out,
 	    struct pw_timed_op **stored, size_t *nstored, struct pw_error *);
+/* The measured run of the file PATH (*MEASURED, the caller's; NULL when
+ * it has none, a problem file's included) and, when it has one, its
+ * schedule as pw_plan_read reads it (*OUT, else NULL), in one reading of
+ * the file: a file replaced meanwhile cannot give the two apart. */
+int	pw_plan_read_run(const char *path, struct pw_plan **out,
+	    struct pw_measured **measured, struct pw_error *);
 
 /* The orders of a schedule file's timed OPS[N] (pw_schedule_from_timed)
  * for PROBLEM, built by FAMILY (the file's "family", NULL for none; both

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "pipewright.h"
+#include "plan.h"
 #include "runtime.h"
 #include "tap.h"
 #include "testlib.h"
@@ -210,6 +211,7 @@ test_round_trip(const struct pw_problem *p, const struct pw_schedule *sched,
 	struct pw_measured *back = NULL;
 	struct pw_problem *rp = NULL;
 	struct pw_timed_op *ops = NULL;
+	struct pw_plan *plan = NULL;
 	struct pw_timing *t;
 	struct pw_error err = { "" };
 	char *buf = NULL;
@@ -237,6 +239,16 @@ test_round_trip(const struct pw_problem *p, const struct pw_schedule *sched,
 	free(ops);
 	rp = NULL;
 	ops = NULL;
+	if (tap_int(pw_plan_read_run(path, &plan, &back, &err), PW_OK,
+	    "plan_read_run: %s", err.msg))
+		tap_ok(back != NULL && same_run(m, back) && plan != NULL &&
+		    pw_problem_same(p, pw_plan_problem(plan)) &&
+		    pw_schedule_nops(pw_plan_schedule(plan)) ==
+		    pw_schedule_nops(sched),
+		    "plan_read_run: the run and the plan, in one reading");
+	pw_measured_free(back);
+	pw_plan_free(plan);
+	back = NULL;
 
 	/* A schedule file with no run. */
 	if (pw_schedule_write(path, p, sched, t, &err) != PW_OK)
@@ -244,6 +256,9 @@ test_round_trip(const struct pw_problem *p, const struct pw_schedule *sched,
 	tap_int(pw_measured_read(path, &back, &err), PW_OK, "measured_read "
 	    "of a file without a run");
 	tap_ok(back == NULL, "no run: NULL");
+	tap_ok(pw_plan_read_run(path, &plan, &back, &err) == PW_OK &&
+	    back == NULL && plan == NULL, "plan_read_run without a run: "
+	    "neither");
 	unlink(path);
 
 	fp = open_memstream(&buf, &len);

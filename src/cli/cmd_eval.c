@@ -285,9 +285,8 @@ cmd_eval_against(const struct pw_cmd_args *a)
 		return PW_EXIT_INPUT;
 	}
 	if ((rc = pw_plan_read(a->against, &plan, NULL, NULL, &err)) !=
-	    PW_OK || (rc = pw_measured_read(a->pos[0], &m, &err)) != PW_OK ||
-	    (m != NULL && (rc = pw_plan_read(a->pos[0], &run, NULL, NULL,
-	    &err)) != PW_OK)) {
+	    PW_OK || (rc = pw_plan_read_run(a->pos[0], &run, &m, &err)) !=
+	    PW_OK) {
 		pw_cmd_say("%s", err.msg);
 		status = pw_cmd_status(rc);
 		goto out;

@@ -860,21 +860,20 @@ cmd_calibrate_other(const struct pw_problem *a, const struct pw_problem *b,
 	return true;
 }
 
-/* Reads the measured runs of A's files into RUNS, each of the first's
- * problem BASE and workload: a mean over other problems fits none. */
+/* Reads A's files, each once, into PLANS and RUNS: the measured runs of
+ * one problem, the first's, and one workload (a mean over other
+ * problems fits none).  Returns an exit status, having said why. */
 static int
-cmd_calibrate_runs(const struct pw_cmd_args *a, const struct pw_problem *base,
+cmd_calibrate_runs(const struct pw_cmd_args *a, struct pw_plan **plans,
     struct pw_measured **runs)
 {
-	struct pw_problem *p;
 	struct pw_error err;
 	char why[192];
-	bool other;
 	int i, rc;
 
 	for (i = 0; i < a->nrest; i++) {
-		if ((rc = pw_measured_read(a->rest[i], &runs[i], &err)) !=
-		    PW_OK) {
+		if ((rc = pw_plan_read_run(a->rest[i], &plans[i], &runs[i],
+		    &err)) != PW_OK) {
 			pw_cmd_say("%s", err.msg);
 			return pw_cmd_status(rc);
 		}
@@ -883,17 +882,10 @@ cmd_calibrate_runs(const struct pw_cmd_args *a, const struct pw_problem *base,
 			    " -o writes one)", pw_cmd_label(a->rest[i]));
 			return PW_EXIT_INPUT;
 		}
-		if (i == 0)
-			continue;
-		if ((p = pw_problem_read(a->rest[i], &err)) == NULL) {
-			pw_cmd_say("%s", err.msg);
-			return PW_EXIT_INPUT;
-		}
-		other = pw_workload_differs(&runs[i]->workload,
+		if (i > 0 && (pw_workload_differs(&runs[i]->workload,
 		    &runs[0]->workload, why, sizeof why) ||
-		    cmd_calibrate_other(p, base, why, sizeof why);
-		pw_problem_free(p);
-		if (other) {
+		    cmd_calibrate_other(pw_plan_problem(plans[i]),
+		    pw_plan_problem(plans[0]), why, sizeof why))) {
 			pw_cmd_say("calibrate: measured run %d (%s): %s", i + 1,
 			    pw_cmd_label(a->rest[i]), why);
 			return PW_EXIT_INPUT;
@@ -902,46 +894,37 @@ cmd_calibrate_runs(const struct pw_cmd_args *a, const struct pw_problem *base,
 	return PW_EXIT_OK;
 }
 
-/* One run's calibrated prediction: the makespan of PLAN (run I's file's
- * schedule, before calibration) and of its schedule on CALIBRATED, each
- * against the run's measured step. */
+/* One run's calibrated prediction: the makespan of its file's schedule
+ * before calibration and on the calibrated problem, each against the
+ * run's measured step. */
 struct cmd_calibrate_pred {
 	double	before, after, measured;
 };
 
-/* Run I's prediction into *OUT from its file A->rest[I] (FIRST, read
- * already, for the first).  Returns an exit status, having said why. */
+/* The prediction of run RUN, of file PATH's PLAN, into *OUT.  Returns an
+ * exit status, having said why. */
 static int
-cmd_calibrate_pred_of(const struct pw_cmd_args *a, int i,
-    const struct pw_problem *calibrated, const struct pw_plan *first,
-    const struct pw_measured *run, struct cmd_calibrate_pred *out)
+cmd_calibrate_pred_of(const char *path, const struct pw_problem *calibrated,
+    const struct pw_plan *plan, const struct pw_measured *run,
+    struct cmd_calibrate_pred *out)
 {
-	struct pw_plan *own = NULL;
 	struct pw_error err;
 	char b1[32], b2[32];
-	int rc = PW_OK;
+	int rc;
 
-	if (i > 0)
-		rc = pw_plan_read(a->rest[i], &own, NULL, NULL, &err);
-	if (rc == PW_OK) {
-		out->before = pw_plan_metrics(own != NULL ? own :
-		    first)->makespan;
-		rc = cmd_calibrate_predict(calibrated, own != NULL ? own :
-		    first, &out->after, &err);
-		if (rc != PW_OK)
-			pw_cmd_say("calibrate: %s on the calibrated problem: "
-			    "%s", pw_cmd_label(a->rest[i]), err.msg);
-	} else
-		pw_cmd_say("%s", err.msg);
-	pw_plan_free(own);
-	if (rc != PW_OK)
+	out->before = pw_plan_metrics(plan)->makespan;
+	if ((rc = cmd_calibrate_predict(calibrated, plan, &out->after,
+	    &err)) != PW_OK) {
+		pw_cmd_say("calibrate: %s on the calibrated problem: %s",
+		    pw_cmd_label(path), err.msg);
 		return pw_cmd_status(rc);
+	}
 	out->measured = pw_measured_step(run);
 	if (!(out->measured > 0) || !isfinite(out->after) ||
 	    !isfinite(out->measured)) {
 		pw_cmd_say("calibrate: %s: the measured step is %s and the "
 		    "calibrated prediction %s: no ratio to report",
-		    pw_cmd_label(a->rest[i]), pw_fmt_seconds(b1, sizeof b1,
+		    pw_cmd_label(path), pw_fmt_seconds(b1, sizeof b1,
 		    out->measured), pw_fmt_seconds(b2, sizeof b2, out->after));
 		return PW_EXIT_INPUT;
 	}
@@ -954,7 +937,7 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 	struct pw_calibration fit = { 0 };
 	struct pw_measured **runs;
 	struct pw_problem *calibrated = NULL, *given;
-	struct pw_plan *plan = NULL;
+	struct pw_plan **plans;
 	struct cmd_calibrate_pred *pred;
 	struct pw_error err;
 	char b1[32], b2[32], b3[32], *which;
@@ -970,17 +953,11 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 	    PW_EXIT_OK)
 		return status;
 	runs = pw_xcalloc((size_t)a->nrest, sizeof *runs);
+	plans = pw_xcalloc((size_t)a->nrest, sizeof *plans);
 	pred = pw_xcalloc((size_t)a->nrest, sizeof *pred);
-	if ((rc = pw_plan_read(a->rest[0], &plan, NULL, NULL, &err)) !=
-	    PW_OK) {
-		pw_cmd_say("%s", err.msg);
-		status = pw_cmd_status(rc);
+	if ((status = cmd_calibrate_runs(a, plans, runs)) != PW_EXIT_OK)
 		goto out;
-	}
-	if ((status = cmd_calibrate_runs(a, pw_plan_problem(plan), runs)) !=
-	    PW_EXIT_OK)
-		goto out;
-	if ((rc = pw_calibrate(pw_plan_problem(plan),
+	if ((rc = pw_calibrate(pw_plan_problem(plans[0]),
 	    (const struct pw_measured *const *)runs, (size_t)a->nrest,
 	    &calibrated, &fit, &err)) != PW_OK) {
 		pw_cmd_say("%s", err.msg);
@@ -990,8 +967,8 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 	/* The runs may be of several schedules of the problem: each
 	 * stands against its own prediction. */
 	for (i = 0; i < a->nrest; i++)
-		if ((status = cmd_calibrate_pred_of(a, i, calibrated, plan,
-		    runs[i], &pred[i])) != PW_EXIT_OK)
+		if ((status = cmd_calibrate_pred_of(a->rest[i], calibrated,
+		    plans[i], runs[i], &pred[i])) != PW_EXIT_OK)
 			goto out;
 	cmd_calibrate_print(stdout, &fit);
 	for (i = 0; i < a->nrest; i++) {
@@ -1028,12 +1005,14 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 	} else if (a->output_given)
 		status = pw_cmd_problem_save(a->output, calibrated);
 out:
-	for (i = 0; i < a->nrest; i++)
+	for (i = 0; i < a->nrest; i++) {
 		pw_measured_free(runs[i]);
+		pw_plan_free(plans[i]);
+	}
 	free(runs);
+	free(plans);
 	free(pred);
 	pw_calibration_free(&fit);
 	pw_problem_free(calibrated);
-	pw_plan_free(plan);
 	return status;
 }
