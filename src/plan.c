@@ -157,32 +157,11 @@ pw_plan_from_timed(struct pw_problem *problem, const struct pw_timed_op *ops,
 	return rc;
 }
 
-int
-pw_plan_read(const char *path, struct pw_plan **out,
-    struct pw_timed_op **stored, size_t *nstored, struct pw_error *err)
-{
-	const char *label = strcmp(path, "-") == 0 ? "<stdin>" : path;
-	struct pw_problem *problem = NULL;
-	struct pw_timed_op *ops = NULL;
-	char *family = NULL;
-	size_t nops = 0;
-	int rc;
-
-	*out = NULL;
-	if ((rc = pw_schedule_read(path, &problem, &ops, &nops, &family,
-	    err)) == PW_OK)
-		rc = pw_plan_from_timed(problem, ops, nops, family, label, out,
-		    err);
-	if (rc == PW_OK && stored != NULL) {
-		*stored = ops;
-		*nstored = nops;
-	} else
-		free(ops);
-	return rc;
-}
-
-int
-pw_plan_read_run(const char *path, struct pw_plan **out,
+/* pw_plan_read, or with MEASURED pw_plan_read_run: one reading of the
+ * file either way. */
+static int
+pw_plan_read_file(const char *path, struct pw_plan **out,
+    struct pw_timed_op **stored, size_t *nstored,
     struct pw_measured **measured, struct pw_error *err)
 {
 	const char *label = strcmp(path, "-") == 0 ? "<stdin>" : path;
@@ -193,23 +172,43 @@ pw_plan_read_run(const char *path, struct pw_plan **out,
 	int rc;
 
 	*out = NULL;
-	*measured = NULL;
-	if ((rc = pw_schedule_read_run(path, &problem, &ops, &nops, &family,
-	    measured, err)) != PW_OK)
+	rc = measured != NULL ? pw_schedule_read_run(path, &problem, &ops,
+	    &nops, &family, measured, err) : pw_schedule_read(path, &problem,
+	    &ops, &nops, &family, err);
+	if (rc != PW_OK)
 		return rc;
-	if (*measured != NULL)
-		rc = pw_plan_from_timed(problem, ops, nops, family, label, out,
-		    err);
-	else {
+	if (measured != NULL && *measured == NULL) {
 		pw_problem_free(problem);
 		free(family);
+		free(ops);
+		return PW_OK;
 	}
-	free(ops);
-	if (rc != PW_OK) {
+	rc = pw_plan_from_timed(problem, ops, nops, family, label, out, err);
+	if (rc == PW_OK && stored != NULL) {
+		*stored = ops;
+		*nstored = nops;
+	} else
+		free(ops);
+	if (rc != PW_OK && measured != NULL) {
 		pw_measured_free(*measured);
 		*measured = NULL;
 	}
 	return rc;
+}
+
+int
+pw_plan_read(const char *path, struct pw_plan **out,
+    struct pw_timed_op **stored, size_t *nstored, struct pw_error *err)
+{
+	return pw_plan_read_file(path, out, stored, nstored, NULL, err);
+}
+
+int
+pw_plan_read_run(const char *path, struct pw_plan **out,
+    struct pw_measured **measured, struct pw_error *err)
+{
+	*measured = NULL;
+	return pw_plan_read_file(path, out, NULL, NULL, measured, err);
 }
 
 struct pw_plan *
