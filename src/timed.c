@@ -28,9 +28,10 @@ pw_timed_cmp(const void *a, const void *b)
 	return x->place < y->place ? -1 : x->place > y->place;
 }
 
-/* Sorts OPS[N] in place by pw_timed_cmp. */
+/* OPS[N] sorted by pw_timed_cmp into OUT[N], which may be OPS. */
 static void
-pw_timed_sort(struct pw_timed_op *ops, size_t n)
+pw_timed_sort(const struct pw_timed_op *ops, size_t n,
+    struct pw_timed_op *out)
 {
 	struct pw_timed_placed *placed;
 	size_t i;
@@ -42,7 +43,7 @@ pw_timed_sort(struct pw_timed_op *ops, size_t n)
 	}
 	qsort(placed, n, sizeof *placed, pw_timed_cmp);
 	for (i = 0; i < n; i++)
-		ops[i] = placed[i].to;
+		out[i] = placed[i].to;
 	free(placed);
 }
 
@@ -74,7 +75,7 @@ pw_timed_ops(const struct pw_problem *p, const struct pw_schedule *sched,
 				    to->op.stage, to->op.mb, &to->anchor);
 		}
 	}
-	pw_timed_sort(ops, total);
+	pw_timed_sort(ops, total, ops);
 	*n = total;
 	return ops;
 }
@@ -130,10 +131,8 @@ pw_schedule_from_timed(const struct pw_problem *p, const struct pw_timed_op *ops
 	for (i = 0; i < n; i++)
 		if ((rc = pw_timed_placeable(p, &ops[i], i, err)) != PW_OK)
 			return rc;
-	sorted = pw_xmalloc((n == 0 ? 1 : n) * sizeof *sorted);
-	for (i = 0; i < n; i++)
-		sorted[i] = ops[i];
-	pw_timed_sort(sorted, n);
+	sorted = pw_xreallocarray(NULL, n, sizeof *sorted);
+	pw_timed_sort(ops, n, sorted);
 	sched = pw_schedule_new(p);
 	for (i = 0; i < n; i++) {
 		pw_schedule_append(sched, p, sorted[i].op);
