@@ -20,8 +20,14 @@
 
 #include "pwlua_int.h"
 
-/* The count hook runs every this many VM instructions. */
+/* The count hook runs every PWL_HOOK_EVERY VM instructions while the
+ * interpreter holds at most PWL_HOOK_BYTES, and twice as often for each
+ * doubling beyond: one instruction that runs a library function looping
+ * in C without allocating (utf8.len, comparing two long strings) may
+ * pass over every byte the script holds, so the bytes passed over
+ * between two reads of the deadline stay about the same. */
 #define PWL_HOOK_EVERY	1000
+#define PWL_HOOK_BYTES	((size_t)1 << 20)
 
 struct pwlua {
 	lua_State *L;
@@ -30,6 +36,7 @@ struct pwlua {
 	unsigned long budget;	/* instructions per run */
 	unsigned long spent;
 	struct pwl_meter meter;	/* pattern matching, charged to the budget */
+	unsigned hook_every;	/* the count hook's period: pwl_hook_period */
 	double	seconds;	/* wall-clock limit per run */
 	double	deadline;	/* of this run, on pw_now's clock */
 	/* Set by the watchdog at the deadline (and when closing), read by
@@ -201,11 +208,36 @@ pwl_note_oom(struct pwlua *lua)
  * why it calls realloc itself instead of pw_xreallocarray.  Past the
  * deadline it has the hook run at the next instruction: one instruction
  * may do work in proportion to the bytes it makes (s:upper(), s .. s),
- * and the flag alone is read only every PWL_HOOK_EVERY of them.  Setting
- * a hook is what Lua allows even a signal handler, and this runs on the
- * script's own thread.
+ * and the flag alone is read only every hook_every of them.  It also
+ * shortens that period as the bytes held grow (pwl_hook_period).
+ * Setting a hook is what Lua allows even a signal handler, and this runs
+ * on the script's own thread.
  */
 static void	pwl_hook(lua_State *, lua_Debug *);
+
+/* The count hook's period while the interpreter holds USED bytes
+ * (PWL_HOOK_EVERY). */
+static unsigned
+pwl_hook_period(size_t used)
+{
+	unsigned every = PWL_HOOK_EVERY;
+	size_t bytes;
+
+	for (bytes = PWL_HOOK_BYTES; used > bytes && every > 1; bytes *= 2)
+		every /= 2;
+	return every;
+}
+
+/* Has the count hook run every EVERY instructions.  Setting it restarts
+ * the count, so during a run the period only shortens (an allocation
+ * that crosses a doubling and back each time could otherwise keep the
+ * hook from ever running): at most ten times a run. */
+static void
+pwl_hook_every(struct pwlua *lua, unsigned every)
+{
+	lua->hook_every = every;
+	lua_sethook(lua->L, pwl_hook, LUA_MASKCOUNT, (int)every);
+}
 
 static void *
 pwl_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
@@ -229,6 +261,9 @@ pwl_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	if (lua->L != NULL && atomic_load_explicit(&lua->expired,
 	    memory_order_relaxed))
 		lua_sethook(lua->L, pwl_hook, LUA_MASKCOUNT, 1);
+	else if (lua->L != NULL && pwl_hook_period(lua->used) <
+	    lua->hook_every)
+		pwl_hook_every(lua, pwl_hook_period(lua->used));
 	return p;
 }
 
@@ -270,7 +305,7 @@ pwl_hook(lua_State *L, lua_Debug *ar)
 	const char *why;
 
 	(void)ar;
-	if ((why = pwl_spent(lua, PWL_HOOK_EVERY)) == NULL)
+	if ((why = pwl_spent(lua, lua->hook_every)) == NULL)
 		return;
 	lua_sethook(L, pwl_hook, LUA_MASKCOUNT, 1);
 	luaL_where(L, 0);
@@ -314,7 +349,7 @@ pwl_meter_charge(struct pwl_meter *meter, lua_State *L, unsigned long steps)
 /*
  * The watchdog of one run: at the deadline it sets the expired flag, and
  * touches nothing of Lua's (no Lua call is safe from another thread).
- * The count hook reads the flag every PWL_HOOK_EVERY instructions and
+ * The count hook reads the flag every hook_every instructions and
  * the work C does for the script reads it where it is charged
  * (pwl_spend: pattern matching, the CSV writer), so a run stops within
  * that many instructions or steps of its deadline; pw.solve reads it as
@@ -1010,7 +1045,7 @@ pwl_call(struct pwlua *lua, struct pwl_run *run, struct pw_error *err)
 	    run->model != NULL ? stderr : stdout;
 	lua->oom_where[0] = '\0';
 	lua->oom_trace[0] = '\0';
-	lua_sethook(L, pwl_hook, LUA_MASKCOUNT, PWL_HOOK_EVERY);
+	pwl_hook_every(lua, pwl_hook_period(lua->used));
 	if (!pwl_watch(lua, &watchdog)) {
 		pw_error_set(err, "%s: cannot start the watchdog thread",
 		    run->path);

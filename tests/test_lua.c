@@ -716,6 +716,33 @@ test_load_write(void)
 	    "a name beside it, a name with a NUL");
 }
 
+/* The budget's hook runs more often as the script holds more: a call
+ * that passes over a string without allocating (utf8.len, ==) may pass
+ * over all of it in one instruction, and such a loop, holding 128 MiB,
+ * once ran a minute past the time limit.  Holding 24 MiB, the hook runs
+ * every 31 instructions, so a budget of 100 stops a loop of four
+ * instructions a turn within 33 turns (every 1000: 250 turns); the
+ * globals survive the stop. */
+static void
+hook_follows_memory(void)
+{
+	const struct pwlua_config tiny = { 100, 0, NULL, 0, NULL };
+	struct pwlua *lua;
+	struct pw_error err;
+
+	if ((lua = pwlua_new(&tiny, &err)) == NULL) {
+		tap_diag("%s", err.msg);
+		return;
+	}
+	tap_int(run_text(lua, "held.lua", "s = string.rep('a', 3 << 23)\n"
+	    "n = 0\nwhile true do n = n + 1 end\n", &err), PW_ERR_INPUT,
+	    "a loop holding 24 MiB: stopped by the budget");
+	if (!tap_int(run_text(lua, "turns.lua", "assert(n <= 33, n)\n", &err),
+	    PW_OK, "...within a few hook periods of its spending it"))
+		tap_diag("%s", err.msg);
+	pwlua_free(lua);
+}
+
 /* The library functions that loop in C: table.move charges its count
  * first (a numeric string counts as a number), so it stops at once on a
  * budget of 100,000; the ones sized by #t refuse a table with __len; an
@@ -984,6 +1011,7 @@ test_sandbox(void)
 	    "\txpcall2.lua:3: in main chunk",
 	    "nor does xpcall swallow the stop");
 	loops_charged(&small);
+	hook_follows_memory();
 	names_charged(&capped);
 	script_fails(&none, "readonly.lua", "local p = pw.problem" UNIT_SPEC
 	    " }\np.x = 1\n", PW_ERR_INPUT, "readonly.lua:2: pw.problem: 'x' "
