@@ -254,6 +254,28 @@ tui_sweep_also(const struct tui_sweep *s, const struct tui_sweep_plot *pl,
 	return buf;
 }
 
+/* Where the cursor's point PT is not the fastest that fits at its limit,
+ * "; fastest that fits: zb-h2, 30 s" into BUF, returned; else empty. */
+static const char *
+tui_sweep_faster(const struct tui_sweep *s, const struct pw_sweep_point *pt,
+    char *buf, size_t len)
+{
+	const struct pw_sweep_point *fastest;
+	int k = pw_sweep_best(s->sweep, s->limit);
+	char ms[32];
+
+	buf[0] = '\0';
+	if (k < 0 || (size_t)k == s->series)
+		return buf;
+	fastest = pw_sweep_get(s->sweep, s->limit, (size_t)k);
+	if (pt->feasible && fastest->makespan >= pt->makespan)
+		return buf;
+	snprintf(buf, len, "; fastest that fits: %s, %s",
+	    pw_sweep_series_name(s->sweep, (size_t)k),
+	    pw_fmt_seconds(ms, sizeof ms, fastest->makespan));
+	return buf;
+}
+
 /* The cursor's point, in words: the plotted y first, and the series
  * that share its cell before the numbers, which a narrow screen cuts. */
 static void
@@ -264,6 +286,7 @@ tui_sweep_status(const struct tui_sweep *s, const struct tui_sweep_plot *pl,
 	    s->series);
 	const char *name = pw_sweep_series_name(s->sweep, s->series);
 	char lim[32], ms[32], peak[32], also[256], step[48], bubble[48];
+	char faster[96];
 
 	if (pt == NULL) {
 		snprintf(buf, len, "%s: not computed yet", name);
@@ -280,11 +303,12 @@ tui_sweep_status(const struct tui_sweep *s, const struct tui_sweep_plot *pl,
 	snprintf(step, sizeof step, "step %s", pw_fmt_seconds(ms, sizeof ms,
 	    pt->makespan));
 	snprintf(bubble, sizeof bubble, "bubble %.1f%%", 100 * pt->bubble_rate);
-	snprintf(buf, len, "%s, %s%s: %s, %s, peak %s (d%d), %s; Enter loads it",
-	    lim, name, tui_sweep_also(s, pl, also, sizeof also),
+	snprintf(buf, len, "%s, %s%s: %s, %s, peak %s (d%d), %s%s; Enter loads "
+	    "it", lim, name, tui_sweep_also(s, pl, also, sizeof also),
 	    pl->bubble ? bubble : step, pl->bubble ? step : bubble,
 	    pw_fmt_bytes(peak, sizeof peak, pt->peak), pt->peak_device,
-	    pt->feasible ? "fits" : "over the limit");
+	    pt->feasible ? "fits" : "over the limit",
+	    tui_sweep_faster(s, pt, faster, sizeof faster));
 }
 
 void
