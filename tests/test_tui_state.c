@@ -359,14 +359,22 @@ test_navigation(void)
 	tap_ok(!d->show_critical, "C hides it");
 	tui_key(d, '?');
 	tap_int(d->mode, TUI_MODE_HELP, "? opens the help");
+	tap_str(d->message, "", "...and the message line gives way to its "
+	    "key hints");
 	tui_key(d, KEY_DOWN);
 	tui_key(d, 'j');
 	tap_int(d->help_top, 2, "Down scrolls the help");
 	tui_key(d, KEY_NPAGE);
-	tap_int(d->help_top, 36, "PgDn a page (40 rows less 6)");
-	tui_key(d, KEY_PPAGE);
+	tap_int(d->help_top, (int)tui_nkeys - 35, "PgDn: no further than the "
+	    "last page (35 rows of the 40)");
+	tui_key(d, KEY_NPAGE);
+	tui_key(d, 'j');
+	tap_int(d->help_top, (int)tui_nkeys - 35, "...PgDn and Down there: "
+	    "still the last page");
 	tui_key(d, KEY_UP);
-	tap_int(d->help_top, 1, "PgUp and Up back");
+	tap_int(d->help_top, (int)tui_nkeys - 36, "...and Up moves at once");
+	tui_key(d, KEY_PPAGE);
+	tap_int(d->help_top, 0, "PgUp back to the first");
 	tui_key(d, 'q');
 	tap_int(d->mode, TUI_MODE_TIMELINE, "q closes the help");
 	tap_int(tui_key(d, TUI_KEY_CTRL('z')) & TUI_DO_SUSPEND, TUI_DO_SUSPEND,

@@ -571,6 +571,7 @@ tui_act_form(struct tui *d)
 	if (tui_actions_busy(d))
 		return TUI_DRAW_MESSAGE;
 	d->mode = TUI_MODE_FORM;
+	tui_message_clear(d);
 	d->form.editing = false;
 	if (d->form.field >= tui_form_nfields(d))
 		d->form.field = 0;
@@ -684,26 +685,35 @@ static unsigned
 tui_act_help(struct tui *d)
 {
 	d->mode = TUI_MODE_HELP;
+	tui_message_clear(d);
 	d->help_top = 0;
 	return TUI_DRAW_ALL;
-}
-
-static unsigned
-tui_actions_help_scroll(struct tui *d, int step)
-{
-	int top = d->help_top + step;
-
-	if (top > (int)tui_nkeys - 1)
-		top = (int)tui_nkeys - 1;
-	d->help_top = top < 0 ? 0 : top;
-	return TUI_DRAW_PANEL;
 }
 
 /* A page of the help: the panel's rows less its frame. */
 static int
 tui_actions_help_page(const struct tui *d)
 {
-	return d->rows > 8 ? d->rows - 6 : 1;
+	struct tui_layout l;
+	int rows;
+
+	tui_layout(d, d->rows, d->cols, &l);
+	rows = l.panel.h - 2;
+	tui_layout_free(&l);
+	return rows > 1 ? rows : 1;
+}
+
+/* Scrolls the help by STEP rows, no further than its last page. */
+static unsigned
+tui_actions_help_scroll(struct tui *d, int step)
+{
+	int top = d->help_top + step;
+	int last = (int)tui_nkeys - tui_actions_help_page(d);
+
+	if (top > last)
+		top = last;
+	d->help_top = top < 0 ? 0 : top;
+	return TUI_DRAW_PANEL;
 }
 
 static unsigned tui_act_help_up(struct tui *d) { return tui_actions_help_scroll(d, -1); }

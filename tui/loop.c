@@ -374,29 +374,34 @@ tui_loop_offer(struct tui *d)
 	tui_prompt_open(d, TUI_PROMPT_RESTORE, question, "");
 }
 
-/* tui.busy_draw: the message line now, before a slow step; for one that
- * can STOP, true when Esc has been typed since the last key read (or a
- * stopping signal came).  The other keys typed meanwhile, and Esc where
- * the step cannot stop, are kept for the loop in their order. */
+/* tui.busy_draw: the message line now, before a slow step (the whole
+ * screen where the terminal was resized meanwhile: a series of steps,
+ * such as the families built for the compare view, may take a minute);
+ * for one that can STOP, true when Esc has been typed since the last key
+ * read (or a stopping signal came).  The other keys typed meanwhile, and
+ * Esc where the step cannot stop, are kept for the loop in their order. */
 static bool
 tui_loop_busy(struct tui *d, bool stop)
 {
 	int kept[TUI_LOOP_BUSY_KEYS], ch;
+	unsigned draw = TUI_DRAW_MESSAGE;
 	size_t n = 0;
 	bool esc = false;
 
-	tui_draw(stdscr, d, TUI_DRAW_MESSAGE);
-	wnoutrefresh(stdscr);
-	doupdate();
 	timeout(0);
 	while (n < TUI_LOOP_BUSY_KEYS && (ch = getch()) != ERR) {
-		if (stop && ch == TUI_KEY_ESC)
+		if (ch == KEY_RESIZE)
+			draw = tui_loop_input(d, ch);
+		else if (stop && ch == TUI_KEY_ESC)
 			esc = true;
 		else
 			kept[n++] = ch;
 	}
 	while (n > 0)
 		ungetch(kept[--n]);
+	tui_draw(stdscr, d, draw);
+	wnoutrefresh(stdscr);
+	doupdate();
 	return stop && (esc || tui_loop_stop != 0);
 }
 

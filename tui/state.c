@@ -271,6 +271,13 @@ tui_message(struct tui *d, bool error, const char *fmt, ...)
 }
 
 void
+tui_message_clear(struct tui *d)
+{
+	d->message[0] = '\0';
+	d->message_is_error = false;
+}
+
+void
 tui_progress(struct tui *d, const char *fmt, ...)
 {
 	va_list ap;

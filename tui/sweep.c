@@ -5,8 +5,10 @@
  *
  * The thread (a job, job.c) only runs pw_sweep_run; the designer reads
  * the points it publishes (pw_sweep_get) and joins it once JOB.FINISHED
- * is set, so the job's lock guards nothing here.  A finished sweep is
- * kept for its problem: opening the view again shows it at once.
+ * is set, so the job's lock guards nothing here; a sweep dropped before
+ * (a changed problem, quitting) is let go, not waited on.  A finished
+ * sweep is kept for its problem: opening the view again shows it at
+ * once.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -78,12 +80,13 @@ tui_sweep_free(struct tui_sweep *s)
 {
 	if (s == NULL)
 		return;
-	/* Waited on: the solver sees the flag within its step. */
-	if (!s->joined) {
-		tui_job_cancel(&s->job);
-		pthread_join(s->job.thread, NULL);
-	}
-	tui_job_release(&s->job);
+	/* Never wait on it: the flag is seen between points, and one
+	 * family's point on a large problem takes many seconds.  The
+	 * thread works on the sweep's own copy of the problem. */
+	if (s->joined)
+		tui_job_release(&s->job);
+	else
+		tui_job_let_go(&s->job);
 }
 
 /* Starts a sweep of D's problem.  Returns it, or NULL with the message

@@ -673,6 +673,9 @@ unsigned tui_redo(struct tui *);
 /* Sets the message line (printf-like); ERROR colours it. */
 void	tui_message(struct tui *, bool error, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
+/* Empties the message line, which then shows the current panel's key
+ * hints (a panel opened with nothing to say). */
+void	tui_message_clear(struct tui *);
 /* A background job's progress on the message line: not said by a key,
  * so it holds the line no time against another's (tui_solve_said_shown). */
 void	tui_progress(struct tui *, const char *fmt, ...)
