@@ -463,8 +463,8 @@ pw_rt_stage_open(const struct pw_workload *w, int s,
 	struct pw_rt_stage *st;
 	uint64_t keys[3];
 	size_t l, n, hf;
-	float h, f;
-	int rc;
+	float h, f, depth = 0;
+	int rc, k;
 
 	*out = NULL;
 	if ((rc = pw_workload_check(w, err)) != PW_OK)
@@ -472,6 +472,8 @@ pw_rt_stage_open(const struct pw_workload *w, int s,
 	h = (float)w->hidden;
 	f = (float)w->ffn;
 	hf = (size_t)w->hidden * (size_t)w->ffn;
+	for (k = 0; k < w->nstages; k++)
+		depth += (float)w->layers[k];
 	st = pw_xcalloc(1, sizeof *st);
 	st->be = be;
 	st->ctx = ctx;
@@ -487,7 +489,10 @@ pw_rt_stage_open(const struct pw_workload *w, int s,
 		rc = PW_ERR_RUNTIME;
 		goto fail;
 	}
-	/* Each matrix uniform in +-1/sqrt(fan_in) (h for W1, f for W2). */
+	/* Each matrix uniform in +-1/sqrt(fan_in) (h for W1, f for W2), W2
+	 * also by 1/sqrt(the model's layers): each residual branch then adds
+	 * its share of a bounded variance, where at 1/sqrt(f) alone the
+	 * activations grew layer after layer and 24 layers gave a NaN loss. */
 	keys[1] = (uint64_t)s;
 	for (l = 0; l < st->sh.layers; l++) {
 		keys[2] = l;
@@ -498,7 +503,8 @@ pw_rt_stage_open(const struct pw_workload *w, int s,
 			goto fail;
 		keys[0] = PW_RT_W2;
 		if ((rc = be->fill(ctx, pw_workload_w2(st, st->weights, l), hf,
-		    pw_rt_stream(seed, keys, 3), f > 0 ? 1.0f / sqrtf(f) : 0,
+		    pw_rt_stream(seed, keys, 3), f > 0 ? 1.0f / sqrtf(f * depth) :
+		    0,
 		    err)) != PW_OK)
 			goto fail;
 	}

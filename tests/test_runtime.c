@@ -494,6 +494,51 @@ out:
 	pw_workload_clear(&work);
 }
 
+/* A deep model trains: W2 scaled by the model's layers keeps the
+ * residual stream bounded (at 1/sqrt(ffn) alone 24 layers of the default
+ * shape gave a loss of 3138, then NaN, which the launch reported as an
+ * internal error). */
+static void
+test_deep(void)
+{
+	struct pw_problem *base = test_base(1, PW_PLACE_LOOP), *wp = NULL;
+	struct pw_workload work = { 0 };
+	struct pw_schedule *sched = NULL;
+	struct pw_rt_opts o;
+	struct pw_rt_result r;
+	struct pw_error err;
+	int k, finite = 0;
+
+	if (pw_workload_parse("layers=24", NULL, base->nstages, &work,
+	    &err) != PW_OK ||
+	    (wp = pw_workload_problem(base, &work, INFINITY, &err)) == NULL ||
+	    test_registered("1f1b")->build(wp, &sched, &err) != PW_OK) {
+		tap_ok(false, "24 layers a stage: %s", err.msg);
+		goto out;
+	}
+	pw_rt_opts_init(&o);
+	o.iterations = 4;
+	o.reference = true;
+	if (!tap_int(pw_launch(wp, sched, &work, &o, &r, &err), PW_OK,
+	    "24 layers a stage, 96 in all: runs")) {
+		tap_diag("%s", err.msg);
+		goto out;
+	}
+	for (k = 0; k < o.iterations; k++)
+		finite += isfinite(r.measured->loss[k]) &&
+		    r.measured->loss[k] < 1;
+	tap_int(finite, o.iterations, "...every iteration's loss below 1 "
+	    "(the last %.4f)", r.measured->loss[o.iterations - 1]);
+	tap_ok(r.grad_error < 1e-5, "...the sequential computation's "
+	    "gradients (%.3g)", r.grad_error);
+	pw_rt_result_free(&r);
+out:
+	pw_schedule_free(sched);
+	pw_problem_free(wp);
+	pw_problem_free(base);
+	pw_workload_clear(&work);
+}
+
 /* Iterations beyond PW_MAX_ITERATIONS, and records beyond the budget,
  * are refused before anything runs. */
 static void
@@ -739,6 +784,7 @@ main(void)
 	test_host_peak();
 	test_names();
 	test_faults();
+	test_deep();
 	test_zero_cost();
 	test_iterations();
 	test_host_memory();
