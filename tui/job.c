@@ -1,10 +1,11 @@
 /*
  * job.c - a background job of the designer (the design search, the
- * memory sweep, a launch): one thread that runs the job's work, polled by the loop, never
- * waited on while the designer runs.  Two hold the job while its thread
- * runs, the thread and the designer; whoever lets go last frees it, so
- * that the designer may drop a running job (a changed problem, a new
- * search) without waiting for it to notice its cancel flag.
+ * memory sweep, a launch): one thread that runs the job's work, polled
+ * by the loop, never waited on while the designer runs.  Two hold the
+ * job while its thread runs, the thread and the designer; whoever lets
+ * go last frees it, so that the designer may drop a running job (a
+ * changed problem, a new search) without waiting for it to notice its
+ * cancel flag.
  */
 #include "tui_int.h"
 
