@@ -575,7 +575,8 @@ pw_engine_open_here(struct pw_engine *e, struct pw_error *err)
 		if (!e->dev[d].here)
 			continue;
 		rc = pw_rt_stage_open(e->work, s, e->backend, e->dev[d].ctx,
-		    e->dev[d].arena, e->opts->seed, &e->stage[s], err);
+		    e->dev[d].arena, e->opts->seed, e->opts->cancel,
+		    &e->stage[s], err);
 		if (rc != PW_OK) {
 			e->stage[s] = NULL;
 			return rc;
@@ -1246,7 +1247,8 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 	if (rc != PW_OK) {
 		pw_engine_stop(&e, rc, err, true);
 		pw_engine_threads(&e, false, err);
-		rc = PW_ERR_RUNTIME;
+		if (rc != PW_ERR_CANCELLED)
+			rc = PW_ERR_RUNTIME;
 		goto out;
 	}
 	rc = pw_engine_run(&e, step, loss, err);

@@ -297,10 +297,13 @@ size_t	pw_rt_io_floats(const struct pw_workload *);
 
 /* Opens stage S of WORK on BACKEND's CTX: weights from SEED, gradients
  * zero, its workspace; all from ARENA (the static bytes of
- * pw_workload_problem).  Returns PW_OK and a stage the caller owns. */
+ * pw_workload_problem).  Returns PW_OK and a stage the caller owns, or
+ * PW_ERR_CANCELLED once CANCEL (NULL: never) is set, read before each
+ * matrix: a layer of a large workload takes seconds to fill. */
 int	pw_rt_stage_open(const struct pw_workload *, int s,
 	    const struct pw_rt_backend_ops *, void *ctx, struct pw_rt_arena *,
-	    uint64_t seed, struct pw_rt_stage **out, struct pw_error *);
+	    uint64_t seed, const atomic_int *cancel, struct pw_rt_stage **out,
+	    struct pw_error *);
 void	pw_rt_stage_close(struct pw_rt_stage *);
 
 /* F of microbatch MB: IN is the previous stage's output (NULL on stage 0,

@@ -455,10 +455,22 @@ pw_workload_w2(const struct pw_rt_stage *st, float *base, size_t l)
 	return base + l * 2 * st->sh.h * st->sh.f + st->sh.h * st->sh.f;
 }
 
+/* PW_ERR_CANCELLED, saying so, once CANCEL (NULL: never) is set while
+ * stage S opens; else PW_OK. */
+static int
+pw_workload_cancelled(const atomic_int *cancel, int s, struct pw_error *err)
+{
+	if (cancel == NULL || atomic_load(cancel) == 0)
+		return PW_OK;
+	pw_error_set(err, "cancelled while stage %d's weights were made", s);
+	return PW_ERR_CANCELLED;
+}
+
 int
 pw_rt_stage_open(const struct pw_workload *w, int s,
     const struct pw_rt_backend_ops *be, void *ctx, struct pw_rt_arena *arena,
-    uint64_t seed, struct pw_rt_stage **out, struct pw_error *err)
+    uint64_t seed, const atomic_int *cancel, struct pw_rt_stage **out,
+    struct pw_error *err)
 {
 	struct pw_rt_stage *st;
 	uint64_t keys[3];
@@ -497,18 +509,21 @@ pw_rt_stage_open(const struct pw_workload *w, int s,
 	for (l = 0; l < st->sh.layers; l++) {
 		keys[2] = l;
 		keys[0] = PW_RT_W1;
-		if ((rc = be->fill(ctx, pw_workload_w1(st, st->weights, l), hf,
+		if ((rc = pw_workload_cancelled(cancel, s, err)) != PW_OK ||
+		    (rc = be->fill(ctx, pw_workload_w1(st, st->weights, l), hf,
 		    pw_rt_stream(seed, keys, 3), h > 0 ? 1.0f / sqrtf(h) : 0,
 		    err)) != PW_OK)
 			goto fail;
 		keys[0] = PW_RT_W2;
-		if ((rc = be->fill(ctx, pw_workload_w2(st, st->weights, l), hf,
+		if ((rc = pw_workload_cancelled(cancel, s, err)) != PW_OK ||
+		    (rc = be->fill(ctx, pw_workload_w2(st, st->weights, l), hf,
 		    pw_rt_stream(seed, keys, 3), f > 0 ? 1.0f / sqrtf(f * depth) :
 		    0,
 		    err)) != PW_OK)
 			goto fail;
 	}
-	if ((rc = be->zero(ctx, st->grads, n, err)) != PW_OK)
+	if ((rc = pw_workload_cancelled(cancel, s, err)) != PW_OK ||
+	    (rc = be->zero(ctx, st->grads, n, err)) != PW_OK)
 		goto fail;
 	*out = st;
 	return PW_OK;
@@ -813,7 +828,8 @@ pw_rt_reference(const struct pw_workload *w, int m, int iterations,
 	opened = true;
 	arena = pw_rt_arena_new(0, INFINITY, be, ctx);
 	for (s = 0; s < ns && rc == PW_OK; s++)
-		rc = pw_rt_stage_open(w, s, be, ctx, arena, seed, &st[s], err);
+		rc = pw_rt_stage_open(w, s, be, ctx, arena, seed, cancel,
+		    &st[s], err);
 	for (k = 0; k < iterations && rc == PW_OK; k++) {
 		sum = 0;
 		for (s = 0; s < ns && rc == PW_OK; s++)
