@@ -6,7 +6,7 @@
 # and PO-F: the gradients against the sequential computation, the loss
 # and the check line as the in-process launch prints them, the measured
 # file through `pipewright check`, an injected failure, a refusal on rank
-# 0 alone, and a killed rank.
+# 0 alone, a killed rank, and a rank sent SIGTERM alone.
 #
 # Skipped when the program was built without MPI or configure found no
 # mpirun.  make check sets PIPEWRIGHT, MPIRUN and EXAMPLES.  Nothing here
@@ -91,14 +91,16 @@ mpi_run() {
 	sed -i '/^\[warn\] Epoll [A-Z]*([0-9]*) on fd [0-9]* failed\./d' "$tmp/err"
 }
 
-# mpi_kill_one CONDITION CMD...: runs CMD in the background until
-# CONDITION holds, CMD has ended or the guard's time is up, then kills one
-# rank of it with SIGKILL: the last pid in the file $tmp/pids, which
-# CONDITION writes.  $killed says whether that kill was sent, $status is
-# CMD's exit status: mpirun's for a rank killed by SIGKILL is 137.
-mpi_kill_one() {
-	cond=$1
-	shift
+# mpi_signal_one SIGNAL CONDITION CMD...: runs CMD in the background
+# until CONDITION holds, CMD has ended or the guard's time is up, then
+# sends SIGNAL to one rank of it: the last pid in the file $tmp/pids,
+# which CONDITION writes.  $sent says whether the signal was sent,
+# $status is CMD's exit status: mpirun's for a rank killed by SIGKILL is
+# 137.
+mpi_signal_one() {
+	sig=$1
+	cond=$2
+	shift 2
 	: >"$tmp/err"
 	rm -f "$tmp/pids" "$tmp/status"
 	{ "$@" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/status"; } &
@@ -110,9 +112,9 @@ mpi_kill_one() {
 		i=$((i + 1))
 	done
 	victim=$(tail -n 1 "$tmp/pids" 2>/dev/null)
-	killed=false
-	[ ! -e "$tmp/status" ] && [ -n "$victim" ] && kill -KILL "$victim" &&
-	    killed=true
+	sent=false
+	[ ! -e "$tmp/status" ] && [ -n "$victim" ] && kill -"$sig" "$victim" &&
+	    sent=true
 	wait $bg
 	status=$(cat "$tmp/status")
 }
@@ -135,9 +137,9 @@ ok "rank 0 says rank 2's word, and only that" err_lines 1
 ok "the line names rank 2" grep -q '^mpi_net: rank 2: injected failure$' "$tmp/err"
 
 mkdir "$tmp/ring"
-mpi_kill_one 'cat "$tmp"/ring/pid.* >"$tmp/pids" 2>/dev/null; [ "$(wc -l <"$tmp/pids")" -eq 4 ]' \
+mpi_signal_one KILL 'cat "$tmp"/ring/pid.* >"$tmp/pids" 2>/dev/null; [ "$(wc -l <"$tmp/pids")" -eq 4 ]' \
     $MPI4 "$NET" forever "$tmp/ring"
-ok "a rank of the ring found running and killed" $killed
+ok "a rank of the ring found running and killed" $sent
 ok "which ends the job as killed (137), no hang" killed_rank
 
 # ------------------------------------------------------------ launch
@@ -230,11 +232,21 @@ ranks_of() {
 		[ "$(readlink -f "/proc/$p/exe" 2>/dev/null)" = "$exe" ] && echo "$p"
 	done
 }
-mpi_kill_one 'grep -q "^iteration 2/" "$tmp/err" && ranks_of $bg "$PW" >"$tmp/pids" && [ "$(wc -l <"$tmp/pids")" -eq 4 ]' \
+mpi_signal_one KILL 'grep -q "^iteration 2/" "$tmp/err" && ranks_of $bg "$PW" >"$tmp/pids" && [ "$(wc -l <"$tmp/pids")" -eq 4 ]' \
     $MPI4 "$PW" launch "$tmp/p.json" --family 1f1b --iterations 100000 \
     --no-check --transport mpi
-ok "a rank of the launch found running and killed" $killed
+ok "a rank of the launch found running and killed" $sent
 ok "which ends the launch as killed (137), no hang" killed_rank
+
+# One rank signalled alone (not through mpirun): it cancels its run, says
+# so and ends the job, where the others once waited for it in an
+# iteration's barrier for ever (half the time).
+mpi_signal_one TERM 'grep -q "^iteration 2/" "$tmp/err" && ranks_of $bg "$PW" >"$tmp/pids" && [ "$(wc -l <"$tmp/pids")" -eq 4 ]' \
+    $MPI4 "$PW" launch "$tmp/p.json" --family 1f1b --iterations 100000 \
+    --no-check --transport mpi
+ok "a rank of the launch found running and sent SIGTERM" $sent
+ok "which ends the launch: exit 4, no hang" status_is 4
+ok "the rank says it was cancelled" grep -q '^pipewright: rank [0-3]: cancelled at iteration [0-9]* of 100001$' "$tmp/err"
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

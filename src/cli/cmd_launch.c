@@ -679,7 +679,11 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 		if (opts->transport != PW_RT_MPI ||
 		    (rc == PW_ERR_INPUT && rank == 0))
 			pw_cmd_say("launch: %s", err.msg);
-		else if (rc != PW_ERR_INPUT && res.originated) {
+		else if (rc != PW_ERR_INPUT && (res.originated ||
+		    atomic_load(&cancel))) {
+			/* A rank signalled alone (not through mpirun) ends
+			 * the job too: the others, in an iteration's
+			 * barrier, would wait for it for ever. */
 			pw_cmd_say("rank %d: %s", rank, err.msg);
 			pw_rt_mpi_abort(PW_EXIT_RUNTIME);
 		}
