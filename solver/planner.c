@@ -589,12 +589,22 @@ pw_planner(const struct pw_problem *p, const struct pw_planner_opts *o,
     struct pw_planner_result *res, struct pw_error *err)
 {
 	struct pw_planner_run r;
+	size_t i;
 	int rc;
 
 	memset(res, 0, sizeof *res);
-	if (p != NULL && p->origin != NULL)
-		return pw_planner_model(&p->origin->model,
-		    &p->origin->hardware, &p->origin->split, o, res, err);
+	if (p != NULL && p->origin != NULL) {
+		rc = pw_planner_model(&p->origin->model, &p->origin->hardware,
+		    &p->origin->split, o, res, err);
+		/* The candidates keep the problem's name, which a model's
+		 * problem built again would take from its model and
+		 * hardware ("gpt3-6.7b-8xH100-SXM" for the default one). */
+		for (i = 0; p->name != NULL && i < res->ncand; i++) {
+			free(res->cand[i].problem->name);
+			res->cand[i].problem->name = pw_xstrdup(p->name);
+		}
+		return rc;
+	}
 	if ((rc = pw_solve_check_common("plan", o->objective, o->offload,
 	    o->time_limit, o->iteration_limit, err)) != PW_OK ||
 	    (rc = pw_problem_validate(p, "plan", err)) != PW_OK)

@@ -440,7 +440,8 @@ void	pw_planner_opts_init(struct pw_planner_opts *);
 
 /* Plans PROBLEM under O, blocking.  Returns PW_OK and a result the
  * caller frees with pw_planner_result_free (at least one candidate, each
- * schedule within its problem's limits and passing pw_check);
+ * schedule within its problem's limits and passing pw_check, each
+ * problem with PROBLEM's name);
  * PW_ERR_INPUT for bad options or when no design fits memory (naming the
  * tightest device and what it needs). */
 int	pw_planner(const struct pw_problem *, const struct pw_planner_opts *,

@@ -548,6 +548,8 @@ test_planner_model(void)
 
 	if (p == NULL)
 		return;
+	free(p->name);
+	p->name = pw_xstrdup("my-run");
 	o.progress = progress_phases;
 	o.progress_arg = phases;
 	if (!tap_int(pw_planner(p, &o, &r, &err), PW_OK, "plans the small "
@@ -557,6 +559,8 @@ test_planner_model(void)
 		return;
 	}
 	tap_int((long long)r.ncand, 10, "ten candidates");
+	tap_str(r.cand[r.ncand - 1].problem->name, "my-run", "the candidates "
+	    "keep the problem's name");
 	tap_ok(!r.split_fixed, "the split is the planner's");
 	/* Starts that coincide (the even split and a balanced one) are
 	 * tried once. */
