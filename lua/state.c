@@ -231,7 +231,9 @@ pwl_hook_period(size_t used)
 /* Has the count hook run every EVERY instructions.  Setting it restarts
  * the count, so during a run the period only shortens (an allocation
  * that crosses a doubling and back each time could otherwise keep the
- * hook from ever running): at most ten times a run. */
+ * hook from ever running): at most ten times a run, and once it is 1
+ * (the budget or the time spent: every instruction fails), never
+ * again. */
 static void
 pwl_hook_every(struct pwlua *lua, unsigned every)
 {
@@ -260,7 +262,7 @@ pwl_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	lua->used = lua->used - old + nsize;
 	if (lua->L != NULL && atomic_load_explicit(&lua->expired,
 	    memory_order_relaxed))
-		lua_sethook(lua->L, pwl_hook, LUA_MASKCOUNT, 1);
+		pwl_hook_every(lua, 1);
 	else if (lua->L != NULL && pwl_hook_period(lua->used) <
 	    lua->hook_every)
 		pwl_hook_every(lua, pwl_hook_period(lua->used));
@@ -307,7 +309,7 @@ pwl_hook(lua_State *L, lua_Debug *ar)
 	(void)ar;
 	if ((why = pwl_spent(lua, lua->hook_every)) == NULL)
 		return;
-	lua_sethook(L, pwl_hook, LUA_MASKCOUNT, 1);
+	pwl_hook_every(lua, 1);
 	luaL_where(L, 0);
 	lua_pushstring(L, why);
 	lua_pushstring(L, atomic_load(&lua->expired) ? " (a runaway script?)" :
@@ -325,7 +327,7 @@ pwl_spend(lua_State *L, unsigned long steps)
 	const char *why = pwl_spent(pwl_lua(L), steps);
 
 	if (why != NULL)
-		lua_sethook(L, pwl_hook, LUA_MASKCOUNT, 1);
+		pwl_hook_every(pwl_lua(L), 1);
 	return why;
 }
 
@@ -1202,7 +1204,7 @@ pwlua_free(struct pwlua *lua)
 	if (lua->L != NULL) {
 		/* Nothing of a script runs while the interpreter closes. */
 		atomic_store(&lua->expired, 1);
-		lua_sethook(lua->L, pwl_hook, LUA_MASKCOUNT, 1);
+		pwl_hook_every(lua, 1);
 		lua_close(lua->L);
 	}
 	for (dir = lua->dirs; *dir != NULL; dir++)

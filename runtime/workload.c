@@ -830,6 +830,8 @@ pw_rt_reference(const struct pw_workload *w, int m, int iterations,
 	for (s = 0; s < ns && rc == PW_OK; s++)
 		rc = pw_rt_stage_open(w, s, be, ctx, arena, seed, cancel,
 		    &st[s], err);
+	if (rc == PW_ERR_CANCELLED)
+		pw_error_set(err, "cancelled during the gradient check");
 	for (k = 0; k < iterations && rc == PW_OK; k++) {
 		sum = 0;
 		for (s = 0; s < ns && rc == PW_OK; s++)

@@ -719,10 +719,10 @@ test_load_write(void)
 /* The budget's hook runs more often as the script holds more: a call
  * that passes over a string without allocating (utf8.len, ==) may pass
  * over all of it in one instruction, and such a loop, holding 128 MiB,
- * once ran a minute past the time limit.  Holding 24 MiB, the hook runs
- * every 31 instructions, so a budget of 100 stops a loop of four
- * instructions a turn within 33 turns (every 1000: 250 turns); the
- * globals survive the stop. */
+ * once ran a minute past the time limit.  Holding 24 MiB (48 while
+ * string.rep makes it), the hook runs every 15 instructions, so a budget
+ * of 100 stops a loop of four instructions a turn within 33 turns (every
+ * 1000: 248 turns); the globals survive the stop. */
 static void
 hook_follows_memory(void)
 {

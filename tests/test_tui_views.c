@@ -475,6 +475,7 @@ test_sweep_partial(struct tui *d)
 	if (pw_sweep_new(pw_plan_problem(d->plan), &o, &s->sweep, &err) !=
 	    PW_OK) {
 		tap_ok(false, "sweep_new: %s", err.msg);
+		s->joined = true;	/* no thread was started */
 		tui_sweep_free(s);
 		return;
 	}

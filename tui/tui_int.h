@@ -879,8 +879,8 @@ unsigned tui_sweep_axis(struct tui *);
 /* Returns a sweep, its thread not started, that tui_sweep_free frees:
  * nothing set but its job (tests fill in one run to the end). */
 struct tui_sweep *tui_sweep_alloc(void);
-/* Frees S (NULL: nothing), cancelling a running sweep and waiting for
- * its thread. */
+/* Frees S (NULL: nothing); a running sweep is cancelled and let go, its
+ * thread freeing it when it ends, not waited on. */
 void	tui_sweep_free(struct tui_sweep *);
 
 /* ------------------------------------------------------------------ */

@@ -680,10 +680,13 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 		    (rc == PW_ERR_INPUT && rank == 0))
 			pw_cmd_say("launch: %s", err.msg);
 		else if (rc != PW_ERR_INPUT && (res.originated ||
-		    atomic_load(&cancel))) {
+		    (rc == PW_ERR_CANCELLED && atomic_load(&cancel)))) {
 			/* A rank signalled alone (not through mpirun) ends
 			 * the job too: the others, in an iteration's
-			 * barrier, would wait for it for ever. */
+			 * barrier, would wait for it for ever.  Its own
+			 * cancel was the run's first stop (else the run
+			 * says what stopped it first), so a rank another's
+			 * failure stopped stays silent, signalled or not. */
 			pw_cmd_say("rank %d: %s", rank, err.msg);
 			pw_rt_mpi_abort(PW_EXIT_RUNTIME);
 		}
