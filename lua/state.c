@@ -246,6 +246,7 @@ pwl_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct pwlua *lua = ud;
 	size_t old = ptr != NULL ? osize : 0;
+	unsigned every;
 	void *p;
 
 	if (nsize == 0) {
@@ -263,9 +264,9 @@ pwl_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	if (lua->L != NULL && atomic_load_explicit(&lua->expired,
 	    memory_order_relaxed))
 		pwl_hook_every(lua, 1);
-	else if (lua->L != NULL && pwl_hook_period(lua->used) <
+	else if (lua->L != NULL && (every = pwl_hook_period(lua->used)) <
 	    lua->hook_every)
-		pwl_hook_every(lua, pwl_hook_period(lua->used));
+		pwl_hook_every(lua, every);
 	return p;
 }
 
@@ -324,10 +325,11 @@ pwl_hook(lua_State *L, lua_Debug *ar)
 static const char *
 pwl_spend(lua_State *L, unsigned long steps)
 {
-	const char *why = pwl_spent(pwl_lua(L), steps);
+	struct pwlua *lua = pwl_lua(L);
+	const char *why = pwl_spent(lua, steps);
 
 	if (why != NULL)
-		pwl_hook_every(pwl_lua(L), 1);
+		pwl_hook_every(lua, 1);
 	return why;
 }
 

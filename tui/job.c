@@ -74,6 +74,15 @@ tui_job_let_go(struct tui_job *j)
 	tui_job_release(j);
 }
 
+void
+tui_job_drop(struct tui_job *j, bool joined)
+{
+	if (joined)
+		tui_job_release(j);
+	else
+		tui_job_let_go(j);
+}
+
 bool
 tui_job_stop(struct tui_job *j, double seconds)
 {

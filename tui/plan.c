@@ -91,10 +91,7 @@ tui_planner_free(struct tui_planner *s)
 		return;
 	/* Never wait on it: a family build may take seconds before the
 	 * planner sees the flag.  The thread owns its copies. */
-	if (s->joined)
-		tui_job_release(&s->job);
-	else
-		tui_job_let_go(&s->job);
+	tui_job_drop(&s->job, s->joined);
 }
 
 /* Starts a search of D's problem.  Returns it, or NULL with the message

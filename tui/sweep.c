@@ -83,10 +83,7 @@ tui_sweep_free(struct tui_sweep *s)
 	/* Never wait on it: the flag is seen between points, and one
 	 * family's point on a large problem takes many seconds.  The
 	 * thread works on the sweep's own copy of the problem. */
-	if (s->joined)
-		tui_job_release(&s->job);
-	else
-		tui_job_let_go(&s->job);
+	tui_job_drop(&s->job, s->joined);
 }
 
 /* Starts a sweep of D's problem.  Returns it, or NULL with the message

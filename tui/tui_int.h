@@ -386,6 +386,9 @@ void	tui_job_cancel(struct tui_job *);
 /* The designer lets go of J's running thread: cancelled, detached, and
  * released, the thread freeing J when it ends. */
 void	tui_job_let_go(struct tui_job *);
+/* The designer's last hold on J, never waiting: released where its
+ * thread is over and JOINED, else let go (tui_job_let_go). */
+void	tui_job_drop(struct tui_job *, bool joined);
 /* Cancels J and waits up to SECONDS for its thread: joined and J freed
  * when it ended in time (true), else let go (tui_job_let_go; false). */
 bool	tui_job_stop(struct tui_job *, double seconds);
