@@ -2558,6 +2558,19 @@ pw_jemit_file(FILE *fp, const json_t *head, const struct pw_timed_op *ops,
 	fputs("\n}\n", fp);
 }
 
+int
+pw_json_path_check(const char *path, struct pw_error *err)
+{
+	const char *as = pw_path_ends(path, ".lua") ? "a Lua script" :
+	    pw_path_ends(path, ".csv") ? "a PyTorch schedule CSV" : NULL;
+
+	if (as == NULL)
+		return PW_OK;
+	pw_error_set(err, "%s: a JSON file with this name would be read back "
+	    "as %s: name it .json", path, as);
+	return PW_ERR_INPUT;
+}
+
 /* pw_jemit_file atomically to PATH. */
 static int
 pw_jwrite(const char *path, const json_t *head, const struct pw_timed_op *ops,
@@ -2566,7 +2579,8 @@ pw_jwrite(const char *path, const json_t *head, const struct pw_timed_op *ops,
 	struct pw_outfile out;
 	int rc;
 
-	if ((rc = pw_outfile_open(&out, path, err)) != PW_OK)
+	if ((rc = pw_json_path_check(path, err)) != PW_OK ||
+	    (rc = pw_outfile_open(&out, path, err)) != PW_OK)
 		return rc;
 	pw_jemit_file(out.fp, head, ops, nops, with_ops, tail);
 	return pw_outfile_commit(&out, err);

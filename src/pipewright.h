@@ -962,6 +962,12 @@ int	pw_schedule_read_pins(const char *path, struct pw_problem **problem,
 int	pw_file_read(const char *path, struct pw_problem **problem,
 	    struct pw_timed_op **ops, size_t *nops, char **family,
 	    struct pw_error *);
+/* PW_OK where a JSON file named PATH would be read back as JSON, else
+ * PW_ERR_INPUT with ERR set: every reader takes a name ending in .lua
+ * for a Lua script and one ending in .csv for a PyTorch schedule CSV,
+ * so the JSON writers below refuse those names rather than leave a file
+ * nothing reads.  Commands ask it before their work, not after. */
+int	pw_json_path_check(const char *path, struct pw_error *);
 /* Writes atomically; PATH "-" is stdout. */
 int	pw_problem_write(const char *path, const struct pw_problem *, struct pw_error *);
 int	pw_schedule_write(const char *path, const struct pw_problem *,

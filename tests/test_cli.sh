@@ -1388,6 +1388,16 @@ ok "no file -f is written" [ ! -e -f ]
 ok "it names the option taken" err_is "pipewright: schedule: --output needs a file name before -f (a file of that name: ./-f)"
 fails 2 "default.lua" "eval of a Lua script where a schedule file is read" "$PW" eval "$EXAMPLES/default.lua"
 ok "it says what it is and what is read" err_is "pipewright: $EXAMPLES/default.lua: a Lua script, where a JSON file is read (a schedule file)"
+# A schedule written as JSON under a name every reader takes for a script
+# or a CSV could not be read back: refused before the work, nothing left.
+fails 2 "s.lua" "schedule -o a .lua name" "$PW" schedule "$UNIT" --family 1f1b -o "$tmp/s.lua"
+ok "it says why and what to name it" err_is "pipewright: $tmp/s.lua: a JSON file with this name would be read back as a Lua script: name it .json"
+ok "no s.lua is written" [ ! -e "$tmp/s.lua" ]
+fails 2 "s.CSV" "solve -o a .CSV name, before solving" "$PW" solve "$UNIT" --iteration-limit 1 -o "$tmp/s.CSV"
+ok "it says it is read as a PyTorch CSV" err_is "pipewright: $tmp/s.CSV: a JSON file with this name would be read back as a PyTorch schedule CSV: name it .json"
+ok "no s.CSV is written" [ ! -e "$tmp/s.CSV" ]
+fails 2 "p.csv" "problem -o a .csv name" "$PW" problem "$UNIT" -o "$tmp/p.csv"
+ok "no p.csv is written" [ ! -e "$tmp/p.csv" ]
 fails 2 "--from" "a value option given the next option" "$PW" solve "$UNIT" --from --iteration-limit 5
 ok "it says so" err_is "pipewright: solve: --from needs a value before --iteration-limit"
 run "$PW" schedule "$UNIT" --family 1f1b --output=--model-out.json

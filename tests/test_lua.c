@@ -594,6 +594,8 @@ test_plan(void)
 static void
 test_load_write(void)
 {
+	const char *dirs[] = { ".", NULL };
+	const struct pwlua_config here = { 0, 0, dirs, 0, NULL };
 	char *text;
 
 	script_ok("rt.lua",
@@ -607,6 +609,14 @@ test_load_write(void)
 	    "assert(#t.ops == #s.ops)\n"
 	    "assert(t.family == 'zb-h1', tostring(t.family))\n",
 	    "write_json then load: the same problem, schedule and family");
+	script_fails(&here, "wlua.lua", "pw.write_json('p.lua', pw.problem"
+	    UNIT_SPEC " })\n", PW_ERR_INPUT, "wlua.lua:1: pw.write_json: "
+	    "p.lua: a JSON file with this name would be read back as a Lua "
+	    "script: name it .json\nstack traceback:\n\t[C]: in function "
+	    "'pipewright.write_json'\n\twlua.lua:1: in main chunk",
+	    "pw.write_json to a .lua name");
+	tap_ok(access("p.lua", F_OK) != 0, "pw.write_json to a .lua name: "
+	    "nothing written");
 	/* format.md's example with RELOAD(0,1) at BW(0,0)'s end. */
 	write_file("end.json", "{\"format\": \"pipewright.schedule.v1\", "
 	    "\"problem\": {\"devices\": 2, \"microbatches\": 2, \"stages\": ["

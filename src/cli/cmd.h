@@ -340,6 +340,10 @@ int	pw_cmd_problem_save(const char *path, const struct pw_problem *problem);
  * that it fails first (a regular file, or a new one, is opened and
  * abandoned); an enum pw_exit after reporting why not. */
 int	pw_cmd_output_check(const char *output);
+/* cmd_plan.c: pw_cmd_output_check for a JSON file (a schedule, a
+ * measured run), whose name must also read back as JSON
+ * (pw_json_path_check). */
+int	pw_cmd_json_output_check(const char *output);
 /* cmd_plan.c: whether OUTPUT (NULL: none) is stdout: "-", or a name of
  * what stdout is open on (/dev/stdout, /dev/fd/1, the file it was
  * redirected to), where a report would mix with the file. */

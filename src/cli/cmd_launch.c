@@ -645,7 +645,7 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 	    stdout;
 	if (rank == 0) {
 		if (a->output_given && (status =
-		    pw_cmd_output_check(a->output)) != PW_EXIT_OK)
+		    pw_cmd_json_output_check(a->output)) != PW_EXIT_OK)
 			goto out;
 		if ((status = cmd_launch_prepare(a, opts->backend, limit,
 		    &r)) != PW_EXIT_OK)

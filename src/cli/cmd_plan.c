@@ -320,6 +320,19 @@ pw_cmd_output_check(const char *output)
 	return PW_EXIT_OK;
 }
 
+int
+pw_cmd_json_output_check(const char *output)
+{
+	struct pw_error err;
+	int rc;
+
+	if ((rc = pw_json_path_check(output, &err)) != PW_OK) {
+		pw_cmd_say("%s", err.msg);
+		return pw_cmd_status(rc);
+	}
+	return pw_cmd_output_check(output);
+}
+
 bool
 pw_cmd_output_is_stdout(const char *output)
 {

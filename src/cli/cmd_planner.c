@@ -315,7 +315,7 @@ pw_cmd_plan(const struct pw_cmd_args *a)
 		o.top = a->top;
 	o.progress = cmd_planner_progress;
 	o.progress_arg = &say;
-	if (a->output_given && (status = pw_cmd_output_check(a->output)) !=
+	if (a->output_given && (status = pw_cmd_json_output_check(a->output)) !=
 	    PW_EXIT_OK)
 		goto out;
 	job = (struct cmd_planner_job){ problem, &model, &o, &res, &err, 0 };

@@ -14,6 +14,7 @@ int
 pw_cmd_schedule(const struct pw_cmd_args *a)
 {
 	struct pw_plan *plan = NULL;
+	const char *output = pw_cmd_schedule_output(a);
 	FILE *report;
 	int status;
 
@@ -22,9 +23,11 @@ pw_cmd_schedule(const struct pw_cmd_args *a)
 		    " 'pipewright schedule --help')");
 		return PW_EXIT_INPUT;
 	}
+	if (output != NULL && (status = pw_cmd_json_output_check(output)) !=
+	    PW_EXIT_OK)
+		return status;
 	if ((status = pw_cmd_plan_build(a, &plan)) == PW_EXIT_OK &&
-	    (status = pw_cmd_plan_write(plan, pw_cmd_schedule_output(a),
-	    &report)) == PW_EXIT_OK)
+	    (status = pw_cmd_plan_write(plan, output, &report)) == PW_EXIT_OK)
 		pw_megatron_print(report, pw_plan_problem(plan),
 		    pw_plan_schedule(plan));
 	pw_plan_free(plan);

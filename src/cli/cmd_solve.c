@@ -309,7 +309,7 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	o.progress = cmd_solve_progress;
 	o.progress_arg = &last;
 	output = pw_cmd_schedule_output(a);
-	if ((output != NULL && (status = pw_cmd_output_check(output)) !=
+	if ((output != NULL && (status = pw_cmd_json_output_check(output)) !=
 	    PW_EXIT_OK) || (a->write_lp != NULL && (status =
 	    pw_cmd_output_check(a->write_lp)) != PW_EXIT_OK))
 		goto out;
