@@ -6,12 +6,17 @@
  * well under a second; each row times pw_simulate and pw_check (median of
  * 7 runs each) on a family schedule of the given size.
  *
- * The offloading families plan every activation's transfers; po-auto
- * plans a layout some 25 times over while it searches its group size.
+ * The offloading families plan every activation's transfers; po-sel
+ * plans its layout once for each number of chunks offloaded and shaves
+ * each device's peaks one activation at a time, po-auto plans a layout
+ * some 25 times over while it searches its group size.
  * Their anchor is linear growth in the microbatches from the smallest
  * row (the planner's work per activation should not grow with the
  * schedule's length), on the case that once took 81 s to start a 5 s
- * solve: Llama-3 70B over 16 H200 with 4 chunks each and the PCIe link.
+ * solve: Llama-3 70B over 16 H200 with 4 chunks each and the PCIe link;
+ * and on one whose link cannot keep up (Llama-3 8B over 4 H100-SXM, one
+ * chunk each), where every offload queues behind the ones before it and
+ * finding a channel's free window once walked all of them.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -110,51 +115,70 @@ out:
 	return rc;
 }
 
-/* Median seconds of RUNS_PLAN builds of FAMILY on Llama-3 70B over 16
- * H200 (4 chunks, the link) with MICROBATCHES; negative on failure. */
+/* An offload planning case: a model on some hardware with the link, and
+ * the microbatches of its rows. */
+struct bench_offload_case {
+	const char *model;
+	const char *hardware;
+	int	devices;
+	int	chunks;
+	int	sizes[4];
+};
+
+static const struct bench_offload_case bench_70b = { "llama3-70b", "H200",
+    16, 4, { 128, 256, 512, 1024 } };
+static const struct bench_offload_case bench_8b = { "llama3-8b",
+    "H100-SXM", 4, 1, { 512, 1024, 2048, 4096 } };
+
+/* Median seconds of RUNS_PLAN builds of FAMILY on case C with
+ * MICROBATCHES; negative on failure. */
 #define RUNS_PLAN 3
 
 static double
-bench_offload_median(const char *family, int microbatches)
+bench_offload_median(const struct bench_offload_case *c, const char *family,
+    int microbatches)
 {
-	struct pw_split sp = { .devices = 16, .chunks = 4,
+	struct pw_split sp = { .devices = c->devices, .chunks = c->chunks,
 	    .placement = PW_PLACE_LOOP, .offload = true };
 	const struct pw_family *fam = pw_family_find(family);
 	struct pw_schedule *s;
-	struct pw_problem *p;
+	struct pw_problem *p, *used;
 	struct pw_error err;
 	double took[RUNS_PLAN], start;
 	int i;
 
 	sp.microbatches = microbatches;
-	if (pw_cost_problem(pw_model_find("llama3-70b"),
-	    pw_hardware_find("H200"), &sp, &p, &err) != PW_OK) {
+	if (pw_cost_problem(pw_model_find(c->model),
+	    pw_hardware_find(c->hardware), &sp, &p, &err) != PW_OK) {
 		fprintf(stderr, "bench_sim: %s\n", err.msg);
 		return -1;
 	}
+	/* As the commands build it: on the family's own layout (the PO
+	 * layout's chunks), where the split is another. */
 	for (i = 0; i < RUNS_PLAN; i++) {
 		start = pw_now();
-		if (fam->build(p, &s, &err) != PW_OK) {
+		if (pw_family_build(fam, p, &used, &s, &err) != PW_OK) {
 			fprintf(stderr, "bench_sim: %s: %s\n", family, err.msg);
 			pw_problem_free(p);
 			return -1;
 		}
 		took[i] = pw_now() - start;
 		pw_schedule_free(s);
+		pw_problem_free(used);
 	}
 	pw_problem_free(p);
 	return bench_median(took, RUNS_PLAN);
 }
 
 static int
-bench_offload(const char *family)
+bench_offload(const struct bench_offload_case *c, const char *family)
 {
-	static const int sizes[] = { 128, 256, 512, 1024 };
+	const int *sizes = c->sizes;
 	double first = 0, median;
 	size_t i;
 
-	for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-		if ((median = bench_offload_median(family, sizes[i])) < 0)
+	for (i = 0; i < sizeof c->sizes / sizeof c->sizes[0]; i++) {
+		if ((median = bench_offload_median(c, family, sizes[i])) < 0)
 			return 1;
 		if (i == 0)
 			first = median;
@@ -163,6 +187,15 @@ bench_offload(const char *family)
 		    median / (first * sizes[i] / sizes[0]));
 	}
 	return 0;
+}
+
+static void
+bench_offload_head(const char *title)
+{
+	printf("\noffload planning: %s; median of %d builds; anchor = the "
+	    "first row's time grown linearly in m\n", title, RUNS_PLAN);
+	printf("%-8s %5s %12s %12s %7s\n", "family", "m", "anchor(s)",
+	    "ours(s)", "ratio");
 }
 
 int
@@ -178,12 +211,12 @@ main(void)
 	rc |= bench("zb-h1", 32, 2048);
 	rc |= bench("zb-h1", 64, 5209);
 	rc |= bench("zb-h2", 64, 5209);
-	printf("\noffload planning: Llama-3 70B, 16 H200, 4 chunks, the PCIe "
-	    "link; median of %d builds; anchor = the first row's time grown "
-	    "linearly in m\n", RUNS_PLAN);
-	printf("%-8s %5s %12s %12s %7s\n", "family", "m", "anchor(s)",
-	    "ours(s)", "ratio");
-	rc |= bench_offload("po-h");
-	rc |= bench_offload("po-auto");
+	bench_offload_head("Llama-3 70B, 16 H200, 4 chunks, the PCIe link");
+	rc |= bench_offload(&bench_70b, "po-h");
+	rc |= bench_offload(&bench_70b, "po-sel");
+	rc |= bench_offload(&bench_70b, "po-auto");
+	bench_offload_head("Llama-3 8B, 4 H100-SXM, 1 chunk, the PCIe link "
+	    "(saturated)");
+	rc |= bench_offload(&bench_8b, "po-sel");
 	return rc;
 }

@@ -10,6 +10,14 @@
  * stored less its pending addition; any change to part of a block first
  * folds that addition into its values, so that a value read back is the
  * stored one plus at most the additions made to its whole block since.
+ *
+ * A channel's intervals (key the start, value the end) are searched for
+ * the first gap that fits a transfer; where the channel is saturated
+ * that walk went over every interval queued behind the release, once for
+ * each transfer placed.  So each block also keeps its widest gap, from a
+ * value to the next key within it, computed when asked after any change
+ * to the block but an addition to all of it, which shifts it, and the
+ * search skips the blocks too narrow.
  */
 #include <assert.h>
 #include <math.h>
@@ -27,6 +35,8 @@ struct pw_bseq_block {
 	int	n;
 	double	add;	/* pending: every value is val[i] + add */
 	double	max;	/* of val[0 .. n), without ADD */
+	double	gap;	/* of key[i + 1] - val[i], without ADD */
+	bool	gap_stale;
 	double	key[PW_BSEQ_BLOCK];
 	double	val[PW_BSEQ_BLOCK];
 };
@@ -64,6 +74,7 @@ pw_bseq_remax(struct pw_bseq_block *k)
 	for (i = 0; i < k->n; i++)
 		if (k->val[i] > k->max)
 			k->max = k->val[i];
+	k->gap_stale = true;
 }
 
 /* Folds block K's pending addition into its values. */
@@ -97,6 +108,7 @@ pw_bseq_new_block(struct pw_bseq *s, int b)
 	k->n = 0;
 	k->add = 0;
 	k->max = -INFINITY;
+	k->gap_stale = true;
 	s->blk[b] = k;
 	s->nblk++;
 	return k;
@@ -226,6 +238,7 @@ pw_bseq_insert(struct pw_bseq *s, double key, double value)
 	k->n++;
 	if (value > k->max)
 		k->max = value;
+	k->gap_stale = true;
 }
 
 void
@@ -270,6 +283,58 @@ pw_bseq_add(struct pw_bseq *s, double from, double to, double delta)
 				k->val[i] += delta;
 		pw_bseq_remax(k);
 	}
+}
+
+/* Whether the pair at I of block K (the last of K: the first of NEXT,
+ * NULL for none) has a key at least LEN after I's value, compared as
+ * pw_bseq_gap promises. */
+static bool
+pw_bseq_gap_at(const struct pw_bseq_block *k, int i,
+    const struct pw_bseq_block *next, double len)
+{
+	if (i + 1 < k->n)
+		return k->key[i + 1] >= k->val[i] + k->add + len;
+	return next == NULL || next->key[0] >= k->val[i] + k->add + len;
+}
+
+/* Whether no gap within block K can hold LEN.  The widest gap is a
+ * difference, where the search compares a sum: a block is skipped only
+ * where the two cannot disagree (their rounding is some 1e-16 of the
+ * magnitudes; the margin is 1e-9 of them). */
+static bool
+pw_bseq_too_narrow(struct pw_bseq_block *k, double len)
+{
+	int i;
+
+	if (k->gap_stale) {
+		k->gap = -INFINITY;
+		for (i = 0; i + 1 < k->n; i++)
+			k->gap = fmax(k->gap, k->key[i + 1] - k->val[i]);
+		k->gap_stale = false;
+	}
+	return k->gap - k->add + 1e-9 * (fabs(k->key[k->n - 1]) +
+	    fabs(k->max + k->add) + fabs(len)) < len;
+}
+
+struct pw_bpos
+pw_bseq_gap(struct pw_bseq *s, struct pw_bpos pos, double len)
+{
+	struct pw_bseq_block *k, *next;
+	int b, i;
+
+	assert(pw_bseq_valid(s, pos));
+	for (b = pos.blk; b < s->nblk; b++) {
+		k = s->blk[b];
+		next = b + 1 < s->nblk ? s->blk[b + 1] : NULL;
+		i = b == pos.blk ? pos.i : 0;
+		if (b > pos.blk && pw_bseq_too_narrow(k, len))
+			i = k->n - 1;
+		for (; i < k->n; i++)
+			if (pw_bseq_gap_at(k, i, next, len))
+				return (struct pw_bpos){ b, i };
+	}
+	assert(!"the last pair always has room after it");
+	return (struct pw_bpos){ s->nblk, 0 };
 }
 
 double

@@ -60,6 +60,11 @@ void	pw_bseq_insert(struct pw_bseq *, double key, double value);
 void	pw_bseq_remove(struct pw_bseq *, struct pw_bpos);
 /* Adds DELTA to the value of every pair with FROM <= key < TO. */
 void	pw_bseq_add(struct pw_bseq *, double from, double to, double delta);
+/* The first pair at or after POS (valid) whose value is LEN or more
+ * before the next pair's key (next key >= value + LEN, as computed), or
+ * the last pair: for pairs that are disjoint intervals [key, value), the
+ * interval that the first gap of at least LEN follows. */
+struct pw_bpos pw_bseq_gap(struct pw_bseq *, struct pw_bpos pos, double len);
 /* The highest value (-INFINITY when empty) and the first key holding
  * it in *KEY (untouched when empty). */
 double	pw_bseq_max(const struct pw_bseq *, double *key);

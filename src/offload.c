@@ -78,40 +78,34 @@ struct pw_xferplan {
 	size_t	nact;
 };
 
-/* The first busy interval of LANE ending after T, or at T when AT_T:
- * intervals are disjoint, so only the one starting last before T can
- * start before T and end after it. */
+/* The first busy interval of LANE ending after T: intervals are
+ * disjoint, so only the one starting last before T can start before T
+ * and end after it. */
 static struct pw_bpos
-pw_lane_ending_after(const struct pw_lane *lane, double t, bool at_t)
+pw_lane_ending_after(const struct pw_lane *lane, double t)
 {
 	struct pw_bpos pos = pw_bseq_lower(&lane->busy, t);
 	struct pw_bpos before = pw_bseq_prev(&lane->busy, pos);
 
 	if (pw_bseq_valid(&lane->busy, before) &&
-	    (pw_bseq_value(&lane->busy, before) > t ||
-	     (at_t && pw_bseq_value(&lane->busy, before) == t)))
+	    pw_bseq_value(&lane->busy, before) > t)
 		return before;
 	return pos;
 }
 
-/* The earliest start at or after RELEASE of a free window LEN long. */
+/* The earliest start at or after RELEASE of a free window LEN long:
+ * RELEASE itself, or the end of the interval that the first gap of LEN
+ * follows. */
 static double
-pw_lane_window(const struct pw_lane *lane, double release, double len)
+pw_lane_window(struct pw_lane *lane, double release, double len)
 {
-	const struct pw_bseq *busy = &lane->busy;
-	struct pw_bpos pos;
-	double t = release;
+	/* Intervals ending by the release cannot be in the way. */
+	struct pw_bpos pos = pw_lane_ending_after(lane, release);
 
-	/* Intervals ending before the release cannot be in the way. */
-	for (pos = pw_lane_ending_after(lane, release, true);
-	    pw_bseq_valid(busy, pos); pos = pw_bseq_next(busy, pos)) {
-		if (pw_bseq_value(busy, pos) <= t)
-			continue;
-		if (pw_bseq_key(busy, pos) >= t + len)
-			break;
-		t = pw_bseq_value(busy, pos);
-	}
-	return t;
+	if (!pw_bseq_valid(&lane->busy, pos) ||
+	    pw_bseq_key(&lane->busy, pos) >= release + len)
+		return release;
+	return pw_bseq_value(&lane->busy, pw_bseq_gap(&lane->busy, pos, len));
 }
 
 /* Whether [START, END) overlaps nothing on LANE. */
@@ -120,7 +114,7 @@ pw_lane_free(const struct pw_lane *lane, double start, double end)
 {
 	/* The first interval ending after START is the only one that can
 	 * overlap. */
-	struct pw_bpos pos = pw_lane_ending_after(lane, start, false);
+	struct pw_bpos pos = pw_lane_ending_after(lane, start);
 
 	return !pw_bseq_valid(&lane->busy, pos) ||
 	    pw_bseq_key(&lane->busy, pos) >= end;
@@ -236,7 +230,7 @@ pw_xferplan_acts(struct pw_xferplan *pl, const struct pw_timing *timing,
 static double
 pw_xferplan_offload_at(const struct pw_xferplan *pl, const struct pw_act *a)
 {
-	const struct pw_lane *lane;
+	struct pw_lane *lane;
 
 	lane = &pl->lane[pw_problem_channel(pl->p, a->device, PW_OFFLOAD)];
 	return pw_lane_window(lane, a->f_end, a->t_off);
@@ -275,7 +269,7 @@ pw_xferplan_reload_at(const struct pw_xferplan *pl, const struct pw_act *a,
 	lane = &pl->lane[pw_problem_channel(pl->p, a->device, PW_RELOAD)];
 	busy = &lane->busy;
 	/* The last busy interval ending by LATEST. */
-	i = pw_bseq_prev(busy, pw_lane_ending_after(lane, latest, false));
+	i = pw_bseq_prev(busy, pw_lane_ending_after(lane, latest));
 	for (;;) {
 		while (k >= 0 && pw_track_point(tr, k) > latest)
 			k--;
@@ -533,27 +527,61 @@ pw_act_by_gap(const void *x, const void *y)
 	return pw_act_by_f_end(x, y);
 }
 
+static int
+pw_size_cmp(const void *x, const void *y)
+{
+	size_t a = *(const size_t *)x, b = *(const size_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
 /*
- * Lowers the level of the activations FIRST .. LAST (one device's) at
- * tracked instant T, the device's peak, if one of them resident there can
- * move with its offload ended by then and its reload later: moves the
- * longest-lived such activation and returns true.  Activations whose
- * transfers no longer fit are rejected for good (channels only fill up).
+ * One device's activations for the peak shaving: their places in the
+ * shaving's order (PL->act sorted by pw_act_by_gap, longest-lived first)
+ * sorted by their F's end, with those ends, so that the ones resident at
+ * an instant are found without a walk over all of them (a device holds a
+ * few at a time and may have tens of thousands), and the longest life.
+ */
+struct pw_shave_dev {
+	size_t	*k;		/* [n] */
+	double	*f_end;		/* [n] */
+	int	n;
+	double	longest;
+	size_t	*cand;		/* [n]: room for a peak's candidates */
+};
+
+/*
+ * Lowers the level of device DV's activations at tracked instant T, the
+ * device's peak, if one of them resident there can move with its
+ * offload ended by then and its reload later: moves the longest-lived
+ * such activation and returns true.  Activations whose transfers no
+ * longer fit are rejected for good (channels only fill up).
  */
 static bool
-pw_xferplan_shave_at(struct pw_xferplan *pl, size_t first, size_t last,
+pw_xferplan_shave_at(struct pw_xferplan *pl, const struct pw_shave_dev *dv,
     double t)
 {
-	size_t k;
+	size_t i, ncand = 0;
 	double off, rel;
-	int anchor;
+	int anchor, lo, hi, j;
 
-	assert(first < last);
-	for (k = first; k < last; k++) {
-		struct pw_act *a = &pl->act[k];
+	/* A resident activation's F ended by T and at most its life
+	 * before its backward, after T (the margin: the lives are
+	 * differences, rounded). */
+	lo = pw_first_at_least(dv->f_end, dv->n, t - dv->longest * (1 +
+	    1e-9) - 1e-12 * fabs(t));
+	hi = pw_first_at_least(dv->f_end, dv->n, nextafter(t, INFINITY));
+	for (j = lo; j < hi; j++) {
+		const struct pw_act *a = &pl->act[dv->k[j]];
 
-		if (a->moved || a->rejected || a->f_end > t || a->b_start <= t)
-			continue;
+		if (!a->moved && !a->rejected && a->f_end <= t &&
+		    a->b_start > t)
+			dv->cand[ncand++] = dv->k[j];
+	}
+	qsort(dv->cand, ncand, sizeof *dv->cand, pw_size_cmp);
+	for (i = 0; i < ncand; i++) {
+		struct pw_act *a = &pl->act[dv->cand[i]];
+
 		off = pw_xferplan_offload_at(pl, a);
 		if (!pw_xferplan_reload_at(pl, a, off + a->t_off, &rel,
 		    &anchor)) {
@@ -568,28 +596,58 @@ pw_xferplan_shave_at(struct pw_xferplan *pl, size_t first, size_t last,
 	return false;
 }
 
+/* pw_act_by_f_end on pointers to activations. */
+static int
+pw_actp_by_f_end(const void *x, const void *y)
+{
+	return pw_act_by_f_end(*(struct pw_act *const *)x,
+	    *(struct pw_act *const *)y);
+}
+
 /* Peak shaving: always at the highest peak among the devices that can
  * still lower theirs. */
 static void
 pw_xferplan_shave(struct pw_xferplan *pl)
 {
 	const struct pw_problem *p = pl->p;
-	size_t *first, i;
+	struct pw_shave_dev *dev;
+	struct pw_act **by_f;
+	size_t i, at;
 	bool *stuck;
 	int d, best;
 
 	qsort(pl->act, pl->nact, sizeof *pl->act, pw_act_by_gap);
-	/* Each device's activations are the run first[d] .. first[d + 1]. */
-	first = pw_xcalloc((size_t)p->devices + 1, sizeof *first);
-	for (i = 0; i < pl->nact; i++)
-		first[pl->act[i].device + 1]++;
-	for (d = 0; d < p->devices; d++)
-		first[d + 1] += first[d];
+	/* Each device's activations are a run of the order, its longest
+	 * lived first. */
+	dev = pw_xcalloc((size_t)p->devices, sizeof *dev);
+	by_f = pw_xreallocarray(NULL, pl->nact + 1, sizeof *by_f);
+	for (i = 0; i < pl->nact; i++) {
+		by_f[i] = &pl->act[i];
+		if (dev[pl->act[i].device].n++ == 0)
+			dev[pl->act[i].device].longest = pl->act[i].b_start -
+			    pl->act[i].f_end;
+	}
+	qsort(by_f, pl->nact, sizeof *by_f, pw_actp_by_f_end);
+	for (d = 0; d < p->devices; d++) {
+		dev[d].k = pw_xreallocarray(NULL, (size_t)dev[d].n + 1,
+		    sizeof *dev[d].k);
+		dev[d].f_end = pw_xreallocarray(NULL, (size_t)dev[d].n + 1,
+		    sizeof *dev[d].f_end);
+		dev[d].cand = pw_xreallocarray(NULL, (size_t)dev[d].n + 1,
+		    sizeof *dev[d].cand);
+		dev[d].n = 0;
+	}
+	for (i = 0; i < pl->nact; i++) {
+		d = by_f[i]->device;
+		at = (size_t)(by_f[i] - pl->act);
+		dev[d].k[dev[d].n] = at;
+		dev[d].f_end[dev[d].n++] = by_f[i]->f_end;
+	}
+	free(by_f);
 	stuck = pw_xcalloc((size_t)p->devices, sizeof *stuck);
 	for (d = 0; d < p->devices; d++) {
 		pw_track_repeak(&pl->track[d]);
-		stuck[d] = first[d] == first[d + 1] ||
-		    pl->track[d].peak == -INFINITY;
+		stuck[d] = dev[d].n == 0 || pl->track[d].peak == -INFINITY;
 	}
 	for (;;) {
 		best = -1;
@@ -599,14 +657,19 @@ pw_xferplan_shave(struct pw_xferplan *pl)
 				best = d;
 		if (best < 0)
 			break;
-		if (!pw_xferplan_shave_at(pl, first[best], first[best + 1],
+		if (!pw_xferplan_shave_at(pl, &dev[best],
 		    pl->track[best].peak_t))
 			stuck[best] = true;
 		/* What it moved lowered this device's levels alone. */
 		pw_track_repeak(&pl->track[best]);
 	}
+	for (d = 0; d < p->devices; d++) {
+		free(dev[d].k);
+		free(dev[d].f_end);
+		free(dev[d].cand);
+	}
 	free(stuck);
-	free(first);
+	free(dev);
 }
 
 /* A planned transfer, for ordering each channel by start. */

@@ -582,14 +582,29 @@ test_path_ends(void)
 	tap_ok(!pw_path_ends("lua", ".lua"), "path_ends: shorter than it");
 }
 
+/* pw_bseq_gap's answer from the model: the first pair at or after I whose
+ * value is LEN or more before the next key, or the last. */
+static int
+bseq_gap_model(const double *key, const double *val, int n, int i,
+    double len)
+{
+	while (i + 1 < n && !(key[i + 1] >= val[i] + len))
+		i++;
+	return i;
+}
+
 /* The sequence's answers against plain sorted arrays (the model), one
  * random operation at a time: keys are whole numbers and additions too,
  * so every value is exact and must match to the bit.  Enough inserts to
  * split blocks many times over, enough removals to empty some. */
 static bool
-bseq_matches(const struct pw_bseq *s, const double *key, const double *val,
+bseq_matches(struct pw_bseq *s, const double *key, const double *val,
     int n, int step)
 {
+	/* Gaps from narrow (the next pair mostly) to wider than any (the
+	 * last pair, every block skipped). */
+	static const double lens[] = { -500, 0, 40, 300, 2000, 9000, 1e6 };
+	size_t l;
 	struct pw_bpos pos = pw_bseq_lower(s, -INFINITY), back;
 	double best = -INFINITY, at = NAN, got_at = NAN, probe;
 	int i, first = -1;
@@ -627,6 +642,13 @@ bseq_matches(const struct pw_bseq *s, const double *key, const double *val,
 		pos = pw_bseq_lower(s, key[i]);
 		if (!pw_bseq_valid(s, pos) || pw_bseq_key(s, pos) != key[i])
 			return false;
+		for (l = 0; l < sizeof lens / sizeof lens[0]; l++)
+			if (pw_bseq_key(s, pw_bseq_gap(s, pos, lens[l])) !=
+			    key[bseq_gap_model(key, val, n, i, lens[l])]) {
+				tap_diag("step %d: the gap of %g after pair %d "
+				    "differs", step, lens[l], i);
+				return false;
+			}
 	}
 	return true;
 }
@@ -707,6 +729,106 @@ test_bseq(void)
 	pw_bseq_free(&s);
 }
 
+/*
+ * pw_bseq_gap on what the offload planner keeps: a channel's intervals,
+ * mostly back to back (a saturated channel) with a few gaps, against
+ * the model after removals, re-insertions and additions (to whole blocks
+ * and to parts of them), which change the gaps each block remembers.
+ */
+static void
+test_bseq_gap(void)
+{
+	enum { N = 3000, STEPS = 400 };
+	static const double lens[] = { 1, 5, 20, 45, 100, 140 };
+	static double key[N], val[N];
+	static int order[N];
+	struct pw_bseq s;
+	uint64_t rng = 11;
+	double t = 0, from, delta, out_key = 0, out_val = 0;
+	int n = 0, i, j, step, q, got, want, tmp;
+	bool ok = true;
+
+	for (i = 0; i < N; i++) {
+		key[i] = t + (pw_splitmix64(&rng) % 10 < 8 ? 0 :
+		    (double)(pw_splitmix64(&rng) % 50));
+		val[i] = key[i] + 1 + (double)(pw_splitmix64(&rng) % 20);
+		t = val[i];
+		order[i] = i;
+	}
+	for (i = N - 1; i > 0; i--) {
+		j = (int)(pw_splitmix64(&rng) % (uint64_t)(i + 1));
+		tmp = order[i], order[i] = order[j], order[j] = tmp;
+	}
+	pw_bseq_init(&s);
+	for (i = 0; i < N; i++)
+		pw_bseq_insert(&s, key[order[i]], val[order[i]]);
+	n = N;
+	for (step = 0; step < STEPS && ok; step++) {
+		switch (pw_splitmix64(&rng) % 3) {
+		case 0:		/* one out, or back in ending earlier */
+			if (n == N) {
+				i = (int)(pw_splitmix64(&rng) % (uint64_t)n);
+				pw_bseq_remove(&s, pw_bseq_lower(&s, key[i]));
+				out_key = key[i], out_val = val[i];
+				memmove(key + i, key + i + 1, (size_t)(n - i -
+				    1) * sizeof *key);
+				memmove(val + i, val + i + 1, (size_t)(n - i -
+				    1) * sizeof *val);
+				n--;
+				break;
+			}
+			/* A value well below the one before makes the
+			 * widest gap of its block, wider than the one it
+			 * replaces. */
+			out_val -= 150 + (double)(pw_splitmix64(&rng) % 100);
+			i = pw_first_at_least(key, n, out_key);
+			memmove(key + i + 1, key + i, (size_t)(n - i) *
+			    sizeof *key);
+			memmove(val + i + 1, val + i, (size_t)(n - i) *
+			    sizeof *val);
+			key[i] = out_key, val[i] = out_val;
+			n++;
+			pw_bseq_insert(&s, out_key, out_val);
+			break;
+		case 1:		/* a range, whole blocks and parts */
+			from = key[pw_splitmix64(&rng) % (uint64_t)n];
+			delta = (double)(pw_splitmix64(&rng) % 31) - 15;
+			t = from + (double)(pw_splitmix64(&rng) % 20000);
+			pw_bseq_add(&s, from, t, delta);
+			for (j = 0; j < n; j++)
+				if (key[j] >= from && key[j] < t)
+					val[j] += delta;
+			break;
+		default:	/* everything */
+			delta = (double)(pw_splitmix64(&rng) % 11) - 5;
+			pw_bseq_add(&s, -INFINITY, INFINITY, delta);
+			for (j = 0; j < n; j++)
+				val[j] += delta;
+		}
+		for (q = 0; q < 20 && ok; q++) {
+			i = (int)(pw_splitmix64(&rng) % (uint64_t)n);
+			for (j = 0; j < (int)(sizeof lens / sizeof lens[0]);
+			    j++) {
+				want = bseq_gap_model(key, val, n, i, lens[j]);
+				got = pw_first_at_least(key, n, pw_bseq_key(&s,
+				    pw_bseq_gap(&s, pw_bseq_lower(&s, key[i]),
+				    lens[j])));
+				if (got != want) {
+					tap_diag("step %d: from pair %d, a gap "
+					    "of %g: pair %d, not %d", step, i,
+					    lens[j], got, want);
+					ok = false;
+					break;
+				}
+			}
+		}
+	}
+	tap_ok(ok, "bseq: the first gap of a length, on %d back-to-back "
+	    "intervals, through %d removals, insertions and additions", N,
+	    step);
+	pw_bseq_free(&s);
+}
+
 /* The names tables and their lookup; qsort's order of doubles. */
 static void
 test_names_find(void)
@@ -742,6 +864,7 @@ main(void)
 	test_parse_bytes();
 	test_path_ends();
 	test_bseq();
+	test_bseq_gap();
 	test_exact_precision();
 	test_names_find();
 	return tap_done();
