@@ -35,7 +35,7 @@ pw_solver_better(double obj, double incumbent)
 	 * and INFINITY - INFINITY compares false with everything. */
 	if (isinf(incumbent))
 		return obj < incumbent;
-	return obj < incumbent - pw_solver_tol(incumbent);
+	return obj < incumbent - pw_solver_objective_tol(incumbent);
 }
 
 double

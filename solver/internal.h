@@ -29,6 +29,16 @@ pw_solver_tol(double x)
 	return PW_SOLVER_EPS * fmax(1, fabs(x));
 }
 
+/* The tolerance of comparing objectives (makespans, spans) of magnitude
+ * X: PW_SOLVER_EPS of it, relative alone, as the checker's: a step of
+ * 17 ns is one of a few thousand sums of durations, rounded relative to
+ * itself, and an absolute 1e-9 s would call a 3% gap closed. */
+static inline double
+pw_solver_objective_tol(double x)
+{
+	return PW_SOLVER_EPS * fabs(x);
+}
+
 /* A number in [0, N) from the generator X (splitmix64's state): the
  * seeded searches' choices. */
 static inline size_t

@@ -467,7 +467,7 @@ pw_planner_none(const struct pw_planner_run *r, struct pw_error *err)
 static bool
 pw_planner_ties(double a, double b)
 {
-	return fabs(a - b) <= pw_solver_tol(fmax(a, b));
+	return fabs(a - b) <= pw_solver_objective_tol(fmax(a, b));
 }
 
 /* Whether C's objective equals that of one of KEPT[0..N) and its peak

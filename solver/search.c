@@ -105,9 +105,8 @@ pw_search_publish(struct pw_search *s, const char *phase)
 bool
 pw_search_closed(const struct pw_search *s)
 {
-	double obj = s->eval.objective;
-
-	return s->best != NULL && obj - s->bound <= pw_solver_tol(obj);
+	return s->best != NULL && pw_objective_meets_bound(s->eval.objective,
+	    s->bound);
 }
 
 /*

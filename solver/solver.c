@@ -116,7 +116,7 @@ pw_solve_excluded(const struct pw_problem *p, const bool *offloadable)
 bool
 pw_objective_meets_bound(double objective, double bound)
 {
-	return objective - bound <= pw_solver_tol(objective);
+	return objective - bound <= pw_solver_objective_tol(objective);
 }
 
 void

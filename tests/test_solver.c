@@ -1118,6 +1118,37 @@ test_run_errors(void)
  * reach 92 the same with any share.  Stopped by a time limit of 1 ns,
  * which every search passes before its end, it says so.
  */
+/* P with every time a ten-billionth as long (its step some 9 ns): the
+ * tolerance of "the bound is met" is relative, so 5,000 iterations end
+ * as they do at full scale, with the gap open, not as "optimal" because
+ * the gap is under a nanosecond. */
+static void
+test_ends_tiny(const struct pw_problem *p)
+{
+	struct pw_problem *tiny = pw_problem_copy(p);
+	struct pw_solve_result r;
+	struct pw_solve_opts o;
+	int s;
+
+	for (s = 0; s < tiny->nstages; s++) {
+		tiny->stages[s].f *= 1e-10;
+		tiny->stages[s].b *= 1e-10;
+		tiny->stages[s].w *= 1e-10;
+	}
+	pw_solve_opts_init(&o);
+	o.iteration_limit = 5000;
+	o.time_limit = TEST_LIMIT;
+	if (test_solve(tiny, &o, &r, "5,000 iterations at 1e-10") == PW_OK) {
+		tap_str(pw_solve_end_name(r.ended), "iteration limit",
+		    "1e-10: ended by the limit, not proven optimal");
+		tap_ok(!r.optimal && r.gap > 0.01, "1e-10: not optimal, the "
+		    "gap open (%g, %g above the bound %g)", r.gap, r.objective -
+		    r.bound, r.bound);
+	}
+	pw_solve_result_free(&r);
+	pw_problem_free(tiny);
+}
+
 static void
 test_ends(void)
 {
@@ -1159,6 +1190,7 @@ test_ends(void)
 	pw_solve_result_free(&r[0]);
 	tap_str(pw_solve_end_name(PW_END_CANCELLED), "cancelled",
 	    "end names: cancelled");
+	test_ends_tiny(p);
 out:
 	pw_problem_free(p);
 }
