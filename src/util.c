@@ -601,6 +601,11 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 	if ((out->target = pw_outfile_resolve(path, &st, &exists)) == NULL)
 		return pw_outfile_failed(out, "cannot follow the link", errno,
 		    err);
+	/* Renaming over a file needs only its directory's permission: a
+	 * file its user may not write (0444) is refused as the shell's >
+	 * refuses it, not replaced. */
+	if (exists && faccessat(AT_FDCWD, out->target, W_OK, AT_EACCESS) != 0)
+		return pw_outfile_failed(out, "cannot write", errno, err);
 	dir = pw_path_dir(out->target);
 	base = strrchr(out->target, '/');
 	base = base == NULL ? out->target : base + 1;

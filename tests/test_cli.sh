@@ -619,6 +619,39 @@ ok "its target holds the output" sh -c '[ "$(head -c 4 "$1")" = "<svg" ]' sh "$t
 ok "the target kept its mode" [ "$(ls -l "$tmp/keep" | cut -c1-10)" = "-rw-------" ]
 ok "no temporary file beside the target" no_tmp "$tmp" keep
 
+# Export onto its own input (by another name) would replace the schedule
+# or the costs with a trace.
+cp "$tmp/default-1f1b.json" "$tmp/self.json"
+run "$PW" export "$tmp/self.json" --to chrome -o "$tmp/./self.json"
+ok "export -o its own FILE fails" status_is 2
+ok "it says the output is the input" grep -qx "pipewright: export: -o '$tmp/./self.json' is the input $tmp/self.json: it would be replaced; write elsewhere" "$tmp/err"
+ok "the schedule is as it was" cmp -s "$tmp/self.json" "$tmp/default-1f1b.json"
+cp "$UNIT" "$tmp/costs.json"
+run "$PW" export "$EXAMPLES/torch/1f1b.csv" --problem "$tmp/costs.json" --to svg -o "$tmp/costs.json"
+ok "export -o its --problem fails" status_is 2
+ok "the costs are as they were" cmp -s "$tmp/costs.json" "$UNIT"
+
+# A file its user may not write is refused, as the shell's > refuses it,
+# though its directory would let a rename replace it.  Root writes any
+# file; as root the test runs as nobody where setpriv can switch.
+mkdir "$tmp/open" && chmod 777 "$tmp/open" && chmod o+x "$tmp"
+as_user=
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
+	as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
+fi
+if [ "$(id -u)" -ne 0 ] || [ -n "$as_user" ]; then
+	run $as_user sh -c 'cd "$1" && echo precious > ro.svg && chmod 444 ro.svg && exec "$2" export "$3" --family 1f1b --to svg -o ro.svg' sh "$tmp/open" "$PW" "$UNIT"
+	ok "export -o a read-only file fails" status_is 2
+	ok "it says it cannot write it" grep -qx "pipewright: ro.svg: cannot write: Permission denied" "$tmp/err"
+	ok "the file is as it was" grep -qx precious "$tmp/open/ro.svg"
+	ok "no temporary file beside it" no_tmp "$tmp/open" ro.svg
+else
+	for what in "export -o a read-only file fails" "it says it cannot write it" \
+	    "the file is as it was" "no temporary file beside it"; do
+		skip "$what" "root writes any file, and no setpriv to run as another user"
+	done
+fi
+
 # A fatal signal while an output is written leaves the output as it was
 # and no temporary file.  Writing 786,432 ops (about 47 MB) takes seconds:
 # the signal comes once the temporary file is there, the run still

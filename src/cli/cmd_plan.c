@@ -334,6 +334,18 @@ pw_cmd_json_output_check(const char *output)
 }
 
 bool
+pw_cmd_output_is(const char *output, const char *input)
+{
+	struct stat out, in;
+
+	if (output == NULL || input == NULL || strcmp(output, "-") == 0 ||
+	    strcmp(input, "-") == 0)
+		return false;
+	return stat(output, &out) == 0 && stat(input, &in) == 0 &&
+	    out.st_dev == in.st_dev && out.st_ino == in.st_ino;
+}
+
+bool
 pw_cmd_output_is_stdout(const char *output)
 {
 	struct stat st, out;

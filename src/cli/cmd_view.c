@@ -196,10 +196,11 @@ pw_cmd_export(const struct pw_cmd_args *a)
 	struct pw_plan *plan = NULL;
 	const struct pw_export_format *format;
 	const struct pw_export_size size = { a->width, a->height };
+	const char *inputs[2] = { a->pos[0], a->problem };
 	struct pw_outfile out;
 	struct pw_error err;
 	size_t dropped;
-	int status, rc;
+	int status, rc, i;
 
 	if (a->format == NULL) {
 		pw_cmd_say("export: --to FORMAT is required (try 'pipewright"
@@ -216,6 +217,15 @@ pw_cmd_export(const struct pw_cmd_args *a)
 		    "terminal cannot show: give -o FILE", format->name);
 		return PW_EXIT_INPUT;
 	}
+	/* A trace or a picture in place of the schedule or the costs it
+	 * was made from would lose them. */
+	for (i = 0; i < 2; i++)
+		if (pw_cmd_output_is(a->output, inputs[i])) {
+			pw_cmd_say("export: -o '%s' is the input %s: it would "
+			    "be replaced; write elsewhere", a->output,
+			    inputs[i]);
+			return PW_EXIT_INPUT;
+		}
 	if ((status = cmd_view_size(a, format)) != PW_EXIT_OK ||
 	    (status = pw_cmd_plan_load(a, &plan)) != PW_EXIT_OK ||
 	    (status = pw_cmd_view_load(a, plan, &v)) != PW_EXIT_OK)
