@@ -289,6 +289,16 @@ test_format(void)
 	tap_str(pw_fmt_bytes(buf, sizeof buf, 1023.5), "1024 B",
 	    "1023.5 B is 1024 B, never below one of a unit (0.9995 KiB)");
 	tap_str(pw_fmt_bytes(buf, sizeof buf, INFINITY), "inf", "unlimited");
+	tap_str(pw_fmt_seconds(buf, sizeof buf, 150003), "150003 s",
+	    "past 9999 s, whole seconds, not 1.5e+05 s");
+	tap_str(pw_fmt_seconds(buf, sizeof buf, 9999.6), "10000 s",
+	    "what rounds to 1e+04 s is 10000 s");
+	tap_str(pw_fmt_seconds(buf, sizeof buf, 9999.4), "9999 s",
+	    "9999.4 s keeps four digits");
+	tap_str(pw_fmt_bytes(buf, sizeof buf, 2e16), "18190 TiB",
+	    "and whole TiB past 9999 TiB");
+	tap_str(pw_fmt_seconds(buf, sizeof buf, 2e15), "2e+15 s",
+	    "beyond 1e15, the exponent");
 }
 
 static void
