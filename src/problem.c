@@ -708,6 +708,14 @@ pw_pin_check(const struct pw_problem *p, const struct pw_pin *pin,
 		pw_error_set(err, "%s and %s are one op", na, nb);
 		return PW_ERR_INPUT;
 	}
+	/* Split, the weight gradient needs the input gradient; fused, the
+	 * two are one op: no schedule keeps such a pin. */
+	if (a.stage == b.stage && a.mb == b.mb && a.kind == PW_W && bb) {
+		pw_error_set(err, "%s cannot come before %s: it needs the "
+		    "input gradient first (and fused the two are one op)", na,
+		    nb);
+		return PW_ERR_INPUT;
+	}
 	return PW_OK;
 }
 
