@@ -368,10 +368,19 @@ show_window(struct show_map *m, const struct pw_view *v, double from,
 		return PW_ERR_INPUT;
 	}
 	if (!(from >= 0 && to <= v->span)) {
+		pw_fmt_seconds(b2, sizeof b2, to);
+		pw_fmt_seconds(b3, sizeof b3, v->span);
+		/* An end just past the span reads as the span at four
+		 * digits: then both in full. */
+		if (strcmp(b2, b3) == 0) {
+			snprintf(b2, sizeof b2, "%.*g s", pw_exact_precision(to),
+			    to);
+			snprintf(b3, sizeof b3, "%.*g s",
+			    pw_exact_precision(v->span), v->span);
+		}
 		pw_error_set(err, "the window %s to %s reaches outside the "
 		    "schedule, 0 s to %s", pw_fmt_seconds(b1, sizeof b1, from),
-		    pw_fmt_seconds(b2, sizeof b2, to),
-		    pw_fmt_seconds(b3, sizeof b3, v->span));
+		    b2, b3);
 		return PW_ERR_INPUT;
 	}
 	m->base = from;

@@ -1496,7 +1496,7 @@ ok "--objective overrides the script's" out_has ' candidate by step time$'
 # solve on a one-stage-per-device model names a family that splits it
 # again and beats the result.
 run "$PW" solve $MODEL --iteration-limit 20 -o /dev/null
-ok "solve notes the family that splits the model again" [ "$(grep '^pipewright: ' "$tmp/err")" = "pipewright: solve: zb-v splits the model again (2 stages per device, V) and reaches 81.86 ms within the limits, below this 86.13 ms: try 'pipewright plan --model gpt3-1.3b --hardware H100-SXM --devices 2 --microbatches 4', or solve with --placement v" ]
+ok "solve notes the family that splits the model again" [ "$(grep '^pipewright: ' "$tmp/err")" = "pipewright: solve: zb-v splits the model again (2 stages per device, V) and reaches 81.86 ms within the limits, below this 86.13 ms: try pipewright plan --model gpt3-1.3b --hardware H100-SXM --devices 2 --microbatches 4, or solve with --placement v" ]
 # The note's families are built within solve's own limit: with 1 ns
 # they are not all built, and the note is left out rather than wrong.
 run "$PW" solve $MODEL --time-limit 1e-9 -o "$tmp/model-1ns.json"

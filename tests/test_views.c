@@ -437,6 +437,11 @@ test_show_window(void)
 	tap_str(err.msg, "the window 0 s to 9 s reaches outside the "
 	    "schedule, 0 s to 8 s", "one line names both");
 	free(got);
+	got = capture_window(&f, 48, NAN, 8.0000001, &rc, &err);
+	tap_str(err.msg, "the window 0 s to 8.0000001 s reaches outside the "
+	    "schedule, 0 s to 8 s", "an end just past it in full, not 8 s "
+	    "to 8 s");
+	free(got);
 	got = capture_window(&f, 48, -1, NAN, &rc, &err);
 	tap_int(rc, PW_ERR_INPUT, "a window before the start is refused");
 	free(got);

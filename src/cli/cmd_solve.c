@@ -249,9 +249,11 @@ cmd_solve_resplit_note(const struct pw_cmd_args *a,
 	if (a->model[PW_CMD_M_MODEL] != NULL && !v)
 		snprintf(how + strlen(how), sizeof how - strlen(how), " %d",
 		    chunks);
+	/* Unquoted: its words are quoted for the shell already (a limit
+	 * of '60 GiB'). */
 	replan = pw_cmd_model_replan(a);
 	pw_cmd_say("solve: %s splits the model again (%d stages per device%s) "
-	    "and reaches %s within the limits, below this %s: try '%s'%s",
+	    "and reaches %s within the limits, below this %s: try %s%s",
 	    best->name, chunks, v ? ", V" : "", pw_fmt_seconds(b1, sizeof b1,
 	    best_value), pw_fmt_seconds(b2, sizeof b2, objective), replan,
 	    how);

@@ -45,8 +45,9 @@ static const struct pw_command main_commands[] = {
 	  "  -o, --output FILE   where to write (default \"-\": stdout)\n",
 	  PW_CMD_LIST_MODEL, "o" PW_CMD_MODEL_OPTIONS "X", 0, 1,
 	  pw_cmd_problem },
-	{ "eval", "FILE [--json] [--critical] [--predicted] [--family NAME "
-	  "[MODEL OPTIONS]] | --against PREDICTED MEASURED [--json]",
+	{ "eval", "FILE [--json] [--critical] [--predicted] [--problem PROBLEM] "
+	  "[--family NAME [MODEL OPTIONS]] | --against PREDICTED MEASURED "
+	  "[--json]",
 	  "the metrics of a schedule file, or its critical path",
 	  "The orders of FILE are the schedule: its ops are simulated\n"
 	  "again and the metrics come from the recomputed times (a line\n"
@@ -81,7 +82,7 @@ static const struct pw_command main_commands[] = {
 	  "                      schedule CSV (docs/interop.md)\n",
 	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "jcfgiV" PW_CMD_MODEL_OPTIONS
 	  "X", 1, 1, pw_cmd_eval },
-	{ "check", "FILE",
+	{ "check", "FILE [--problem PROBLEM]",
 	  "verify a schedule file's stored times from first principles",
 	  "Checks every op present once, durations, dependencies with\n"
 	  "their communication, one op at a time per device and channel,\n"
@@ -119,7 +120,7 @@ static const struct pw_command main_commands[] = {
 	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "QjJ" PW_CMD_MODEL_OPTIONS "X",
 	  0, 1, pw_cmd_compare },
 	{ "show", "FILE [--width N] [--from T] [--to T] [--predicted] "
-	  "[--family NAME [MODEL OPTIONS]]",
+	  "[--problem PROBLEM] [--family NAME [MODEL OPTIONS]]",
 	  "a text Gantt chart of a schedule",
 	  "One row per device and per used channel, as wide as the\n"
 	  "terminal when stdout is one, else $COLUMNS, else 100 columns.\n"
@@ -137,7 +138,7 @@ static const struct pw_command main_commands[] = {
 	  PW_CMD_LIST_FAMILIES | PW_CMD_LIST_MODEL, "wFtfiV" PW_CMD_MODEL_OPTIONS
 	  "X", 1, 1, pw_cmd_show },
 	{ "export", "FILE --to FORMAT [-o OUT] [--width PX] [--height PX] "
-	  "[--predicted] [--family NAME [MODEL OPTIONS]]",
+	  "[--predicted] [--problem PROBLEM] [--family NAME [MODEL OPTIONS]]",
 	  "write a schedule as a trace or a picture",
 	  "OUT is written atomically: on failure it is left as it was.\n"
 	  "A measured file (launch -o) exports its measured timeline.\n"
