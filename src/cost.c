@@ -70,6 +70,14 @@ pw_model_check(const struct pw_model *m, struct pw_error *err)
 		if ((rc = pw_cost_need_int(where, field[i], value[i], min[i],
 		    err)) != PW_OK)
 			return rc;
+	/* The largest models have a few hundred; the planner's split
+	 * tables grow with devices x layers (8 devices of 10^8 layers held
+	 * 18 GiB and ran minutes past any time limit). */
+	if (m->layers > PW_MODEL_MAX_LAYERS) {
+		pw_error_set(err, "%s: layers: at most %d (got %d)", where,
+		    PW_MODEL_MAX_LAYERS, m->layers);
+		return PW_ERR_INPUT;
+	}
 	if (m->hidden % m->heads != 0) {
 		pw_error_set(err, "%s: heads: %d does not divide hidden %d",
 		    where, m->heads, m->hidden);

@@ -1057,9 +1057,12 @@ bool	pw_recompute_parse(const char *s, enum pw_recompute *out);
 #define PW_RECOMPUTE_CHOICES \
 	"\"none\", \"pipeoffload\" (or \"selective\"), \"full\""
 
+/* The most layers a model may have (pw_model_check). */
+#define PW_MODEL_MAX_LAYERS	100000
+
 struct pw_model {
 	const char *name;
-	int	layers;
+	int	layers;		/* 1 to PW_MODEL_MAX_LAYERS */
 	int	hidden;		/* h */
 	int	heads;		/* a, query heads; divides h */
 	int	kv_heads;	/* key/value heads (GQA), divides a; 0 = a */

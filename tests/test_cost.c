@@ -290,6 +290,9 @@ test_bad(void)
 	m = test_tiny_model;
 	m.seq = 0;
 	check_bad(&m, &test_toy_hw, &two, "tiny: seq: must be at least 1 (got 0)");
+	m = test_tiny_model;
+	m.layers = PW_MODEL_MAX_LAYERS + 1;
+	check_bad(&m, &test_toy_hw, &two, "tiny: layers: at most 100000 (got 100001)");
 
 	/* The problem's own validation: 16 bytes x 7744 parameters do not
 	 * fit in 100000 bytes. */
