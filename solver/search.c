@@ -818,20 +818,6 @@ pw_search_start(struct pw_search *s, struct pw_start *donor)
 /* ------------------------------------------------------------------ */
 /* The MILP, whole or in windows                                       */
 
-/* Whether op class (KA, SA) precedes (KB, SB) within one microbatch. */
-static bool
-pw_search_class_precedes(enum pw_kind ka, int sa, enum pw_kind kb, int sb)
-{
-	switch (ka) {
-	case PW_F:
-		return kb != PW_F || sb > sa;
-	case PW_B:
-		return (kb == PW_B && sb < sa) || (kb == PW_W && sb <= sa);
-	default:
-		return false;
-	}
-}
-
 /*
  * The ordering binaries of the whole model, estimated before building
  * it: pairs of ops on one device whose order no dependency implies,
@@ -856,9 +842,9 @@ pw_search_binaries(const struct pw_search *s)
 				continue;
 			for (ka = 0; ka < 3; ka++)
 				for (kb = sa == sb ? ka + 1 : 0; kb < 3; kb++) {
-					if (pw_search_class_precedes(kinds[ka],
+					if (pw_kind_precedes(kinds[ka],
 					    sa, kinds[kb], sb) ||
-					    pw_search_class_precedes(kinds[kb],
+					    pw_kind_precedes(kinds[kb],
 					    sb, kinds[ka], sa))
 						n += m * (m - 1) / 2;
 					else

@@ -358,9 +358,17 @@ struct pw_pin {
 /* The other op a pin's OP may mean: BW for B or W (a fused backward's),
  * B for BW (a split one's first op), OP itself for the rest. */
 struct pw_op pw_pin_other(struct pw_op op);
+/* Whether the op of kind KA of stage SA precedes the one of kind KB of
+ * stage SB in every schedule, within one microbatch, by the
+ * dependencies alone: every F before every backward, F in stage order,
+ * B in reverse stage order and each W after the B of its own stage and
+ * of the stages after it; a BW is its B for what it precedes and for
+ * what precedes it. */
+bool	pw_kind_precedes(enum pw_kind ka, int sa, enum pw_kind kb, int sb);
 /* PW_OK when PIN can hold on P: two compute ops of P, on one device, not
- * one op (B and BW of a microbatch are one: its backward's first op);
- * else PW_ERR_INPUT with why in ERR ("F(0,1) is on device 0 and F(1,1)
+ * one op (B and BW of a microbatch are one: its backward's first op),
+ * the later not one the earlier depends on (pw_kind_precedes); else
+ * PW_ERR_INPUT with why in ERR ("F(0,1) is on device 0 and F(1,1)
  * on device 1: a pin joins two ops of one device"), which the caller
  * prefixes with where the pin came from. */
 int	pw_pin_check(const struct pw_problem *, const struct pw_pin *,

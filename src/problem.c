@@ -667,6 +667,21 @@ pw_problem_op_range(struct pw_error *err, const char *shown,
 	return PW_ERR_INPUT;
 }
 
+bool
+pw_kind_precedes(enum pw_kind ka, int sa, enum pw_kind kb, int sb)
+{
+	ka = ka == PW_BW ? PW_B : ka;
+	kb = kb == PW_BW ? PW_B : kb;
+	switch (ka) {
+	case PW_F:
+		return kb != PW_F || sb > sa;
+	case PW_B:
+		return (kb == PW_B && sb < sa) || (kb == PW_W && sb <= sa);
+	default:
+		return false;
+	}
+}
+
 struct pw_op
 pw_pin_other(struct pw_op op)
 {
@@ -708,12 +723,12 @@ pw_pin_check(const struct pw_problem *p, const struct pw_pin *pin,
 		pw_error_set(err, "%s and %s are one op", na, nb);
 		return PW_ERR_INPUT;
 	}
-	/* Split, the weight gradient needs the input gradient; fused, the
-	 * two are one op: no schedule keeps such a pin. */
-	if (a.stage == b.stage && a.mb == b.mb && a.kind == PW_W && bb) {
-		pw_error_set(err, "%s cannot come before %s: it needs the "
-		    "input gradient first (and fused the two are one op)", na,
-		    nb);
+	/* No schedule keeps such a pin (with W and BW of one stage: split,
+	 * the W needs the B; fused, the two are one op). */
+	if (a.mb == b.mb && pw_kind_precedes(b.kind, b.stage, a.kind,
+	    a.stage)) {
+		pw_error_set(err, "%s cannot come before %s, which it depends "
+		    "on", na, nb);
 		return PW_ERR_INPUT;
 	}
 	return PW_OK;

@@ -1250,8 +1250,10 @@ static const struct pin_bad {
 	    "pins[0]: W(1,1) and W(1,1) are one op" },
 	{ "[{\"before\": {\"kind\": \"W\", \"stage\": 1, \"mb\": 0}, "
 	    "\"after\": {\"kind\": \"BW\", \"stage\": 1, \"mb\": 0}}]",
-	    "pins[0]: W(1,0) cannot come before BW(1,0): it needs the input "
-	    "gradient first (and fused the two are one op)" },
+	    "pins[0]: W(1,0) cannot come before BW(1,0), which it depends on" },
+	{ "[{\"before\": {\"kind\": \"B\", \"stage\": 1, \"mb\": 1}, "
+	    "\"after\": {\"kind\": \"F\", \"stage\": 1, \"mb\": 1}}]",
+	    "pins[0]: B(1,1) cannot come before F(1,1), which it depends on" },
 };
 
 /* Pins in schedule files: written after the ops, one per line, read

@@ -900,6 +900,7 @@ static void
 test_options(void)
 {
 	struct pw_pin pin = { { PW_F, 0, 0 }, { PW_F, 1, 0 } };
+	struct pw_pin pins[2];
 	struct pw_solve_opts o;
 	struct pw_problem *p;
 
@@ -941,6 +942,14 @@ test_options(void)
 	/* Against the dependencies: B(0,0) needs F(0,0) first. */
 	pin.before = (struct pw_op){ PW_B, 0, 0 };
 	pin.after = (struct pw_op){ PW_F, 0, 0 };
+	test_bad(p, &o, "pin 0: B(0,0) cannot come before F(0,0), which it "
+	    "depends on");
+	/* Each pin alone can hold; together with the dependencies they
+	 * close a cycle: F(0,1) first, B(0,1) before F(0,0). */
+	pins[0] = (struct pw_pin){ { PW_B, 0, 1 }, { PW_F, 0, 0 } };
+	pins[1] = (struct pw_pin){ { PW_F, 0, 0 }, { PW_F, 0, 1 } };
+	o.pins = pins;
+	o.npins = 2;
 	test_bad(p, &o, "pins cannot hold");
 	pw_problem_free(p);
 }
