@@ -14,9 +14,10 @@
  * row (the planner's work per activation should not grow with the
  * schedule's length), on the case that once took 81 s to start a 5 s
  * solve: Llama-3 70B over 16 H200 with 4 chunks each and the PCIe link;
- * and on one whose link cannot keep up (Llama-3 8B over 4 H100-SXM, one
- * chunk each), where every offload queues behind the ones before it and
- * finding a channel's free window once walked all of them.
+ * and on one whose link cannot keep up (Llama-3 8B over 4 H100-SXM, in
+ * the PO layout's 8 chunks a device), where every offload queues behind
+ * the ones before it and finding a channel's free window once walked all
+ * of them.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -215,7 +216,7 @@ main(void)
 	rc |= bench_offload(&bench_70b, "po-h");
 	rc |= bench_offload(&bench_70b, "po-sel");
 	rc |= bench_offload(&bench_70b, "po-auto");
-	bench_offload_head("Llama-3 8B, 4 H100-SXM, 1 chunk, the PCIe link "
+	bench_offload_head("Llama-3 8B, 4 H100-SXM, the PCIe link "
 	    "(saturated)");
 	rc |= bench_offload(&bench_8b, "po-sel");
 	return rc;

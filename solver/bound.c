@@ -571,7 +571,7 @@ pw_bdev_reach(struct pw_bdev *dv, int nf, int a, int h, double t, double q,
 {
 	size_t i = pw_bdev_index(dv, nf, a, h);
 
-	if (t + q <= end + pw_solver_tol(end) && t < dv->t[i])
+	if (t + q <= end + pw_solver_objective_tol(end) && t < dv->t[i])
 		dv->t[i] = t;
 }
 

@@ -218,7 +218,7 @@ pw_bcross_done(double *x, double t, double q)
 static bool
 pw_bcross_meets(const struct pw_bcross *cx, double t, double q)
 {
-	return t + q <= cx->end + pw_solver_tol(cx->end);
+	return t + q <= cx->end + pw_solver_objective_tol(cx->end);
 }
 
 /* Whether a state with NF forwards done, A in flight and H held, the

@@ -312,8 +312,9 @@ pw_bseq_too_narrow(struct pw_bseq_block *k, double len)
 			k->gap = fmax(k->gap, k->key[i + 1] - k->val[i]);
 		k->gap_stale = false;
 	}
-	return k->gap - k->add + 1e-9 * (fabs(k->key[k->n - 1]) +
-	    fabs(k->max + k->add) + fabs(len)) < len;
+	return k->gap - k->add + 1e-9 * (fabs(k->key[0]) +
+	    fabs(k->key[k->n - 1]) + fabs(k->max) + fabs(k->add) +
+	    fabs(len)) < len;
 }
 
 struct pw_bpos

@@ -2562,7 +2562,7 @@ int
 pw_json_path_check(const char *path, struct pw_error *err)
 {
 	const char *as = pw_path_ends(path, ".lua") ? "a Lua script" :
-	    pw_path_ends(path, ".csv") ? "a PyTorch schedule CSV" : NULL;
+	    pw_torch_is_csv(path) ? "a PyTorch schedule CSV" : NULL;
 
 	if (as == NULL)
 		return PW_OK;

@@ -538,9 +538,10 @@ pw_size_cmp(const void *x, const void *y)
 /*
  * One device's activations for the peak shaving: their places in the
  * shaving's order (PL->act sorted by pw_act_by_gap, longest-lived first)
- * sorted by their F's end, with those ends, so that the ones resident at
- * an instant are found without a walk over all of them (a device holds a
- * few at a time and may have tens of thousands), and the longest life.
+ * sorted by their F's end, with those ends, and the longest life: at an
+ * instant only those whose F ended within that life before it can be
+ * resident, which bounds the walk by the life, not by all of them (a
+ * device holds a few at a time and may have tens of thousands).
  */
 struct pw_shave_dev {
 	size_t	*k;		/* [n] */

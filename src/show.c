@@ -372,7 +372,7 @@ show_window(struct show_map *m, const struct pw_view *v, double from,
 		pw_fmt_seconds(b3, sizeof b3, v->span);
 		/* An end just past the span reads as the span at four
 		 * digits: then both in full. */
-		if (strcmp(b2, b3) == 0) {
+		if (to > v->span && strcmp(b2, b3) == 0) {
 			snprintf(b2, sizeof b2, "%.*g s", pw_exact_precision(to),
 			    to);
 			snprintf(b3, sizeof b3, "%.*g s",

@@ -1428,6 +1428,7 @@ ok "it says why and what to name it" err_is "pipewright: $tmp/s.lua: a JSON file
 ok "no s.lua is written" [ ! -e "$tmp/s.lua" ]
 fails 2 "s.CSV" "solve -o a .CSV name, before solving" "$PW" solve "$UNIT" --iteration-limit 1 -o "$tmp/s.CSV"
 ok "it says it is read as a PyTorch CSV" err_is "pipewright: $tmp/s.CSV: a JSON file with this name would be read back as a PyTorch schedule CSV: name it .json"
+ok "nothing solved: no report" out_empty
 ok "no s.CSV is written" [ ! -e "$tmp/s.CSV" ]
 fails 2 "p.csv" "problem -o a .csv name" "$PW" problem "$UNIT" -o "$tmp/p.csv"
 ok "no p.csv is written" [ ! -e "$tmp/p.csv" ]
@@ -1646,6 +1647,11 @@ ok "and the arithmetic the cpu computed in" out_has '"math": "fp32"'
 run "$PW" launch "$UNIT" $LAUNCH
 ok "launch of a problem without --family runs its best family" out_has '^schedule    [a-z0-9-]*$'
 
+cp "$tmp/m.json" "$tmp/m-kept.json"
+run "$PW" calibrate "$tmp/m.json" -o "$tmp/m.json"
+ok "calibrate -o its own run fails" status_is 2
+ok "it says the output is the run" grep -qx "pipewright: calibrate: -o '$tmp/m.json' is the measured run $tmp/m.json: it would be replaced; write elsewhere" "$tmp/err"
+ok "the run is as it was" cmp -s "$tmp/m.json" "$tmp/m-kept.json"
 run "$PW" calibrate "$tmp/m.json" -o "$tmp/cal.json"
 ok "calibrate exits 0" status_is 0
 ok "calibrate prints the fit per stage" [ "$(grep -c '^[0-3]  ' "$tmp/out")" -eq 4 ]

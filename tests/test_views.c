@@ -444,6 +444,8 @@ test_show_window(void)
 	free(got);
 	got = capture_window(&f, 48, -1, NAN, &rc, &err);
 	tap_int(rc, PW_ERR_INPUT, "a window before the start is refused");
+	tap_str(err.msg, "the window -1 s to 8 s reaches outside the "
+	    "schedule, 0 s to 8 s", "its end, the schedule's, at four digits");
 	free(got);
 	fixture_free(&f);
 }

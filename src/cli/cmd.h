@@ -348,8 +348,8 @@ int	pw_cmd_json_output_check(const char *output);
  * what stdout is open on (/dev/stdout, /dev/fd/1, the file it was
  * redirected to), where a report would mix with the file. */
 bool	pw_cmd_output_is_stdout(const char *output);
-/* cmd_plan.c: whether OUTPUT names the file INPUT names (either NULL or
- * "-": no), by what they lead to, not by their text. */
+/* cmd_plan.c: whether OUTPUT names the regular file INPUT names (either
+ * NULL or "-": no), by what they lead to, not by their text. */
 bool	pw_cmd_output_is(const char *output, const char *input);
 /* cmd_plan.c: where schedule and solve write A's schedule: A->output, or
  * NULL when -o was not given and stdout is a terminal, where the JSON

@@ -333,16 +333,23 @@ pw_cmd_json_output_check(const char *output)
 	return pw_cmd_output_check(output);
 }
 
+static bool
+cmd_plan_same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
 bool
 pw_cmd_output_is(const char *output, const char *input)
 {
 	struct stat out, in;
 
+	/* A terminal or /dev/null may be both and lose nothing. */
 	if (output == NULL || input == NULL || strcmp(output, "-") == 0 ||
 	    strcmp(input, "-") == 0)
 		return false;
-	return stat(output, &out) == 0 && stat(input, &in) == 0 &&
-	    out.st_dev == in.st_dev && out.st_ino == in.st_ino;
+	return stat(output, &out) == 0 && S_ISREG(out.st_mode) &&
+	    stat(input, &in) == 0 && cmd_plan_same_file(&out, &in);
 }
 
 bool
@@ -353,8 +360,7 @@ pw_cmd_output_is_stdout(const char *output)
 	if (output == NULL)
 		return false;
 	return strcmp(output, "-") == 0 || (stat(output, &st) == 0 &&
-	    fstat(STDOUT_FILENO, &out) == 0 && st.st_dev == out.st_dev &&
-	    st.st_ino == out.st_ino);
+	    fstat(STDOUT_FILENO, &out) == 0 && cmd_plan_same_file(&st, &out));
 }
 
 const char *
