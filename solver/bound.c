@@ -991,9 +991,11 @@ pw_bound_terms(const struct pw_problem *p, enum pw_objective obj,
 	free(rf);
 	free(rb);
 	free(bs);
+	/* A term whose arithmetic overflowed (1e300 bytes held for 1e100
+	 * s) proves nothing: inf would claim a finite schedule impossible. */
 	for (i = 0; i < PW_NTERMS; i++) {
 		out[i].name = pw_bound_term_names[i];
-		out[i].value = v[i];
+		out[i].value = isfinite(v[i]) ? v[i] : 0;
 	}
 	qsort(out, PW_NTERMS, sizeof *out, pw_bound_term_cmp);
 	return PW_NTERMS;

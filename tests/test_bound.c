@@ -421,6 +421,47 @@ test_empty_device(void)
 	pw_problem_free(p);
 }
 
+/* Sizes whose products overflow (1e300 bytes held for 1e100 s): every
+ * term stays finite, none above gpipe's makespan, as a bound must. */
+static void
+test_overflow(void)
+{
+	struct pw_problem *p = test_problem_unit(2, 3, 0, 1.7e308);
+	struct pw_bound_term t[PW_BOUND_TERMS];
+	struct pw_schedule *s;
+	struct pw_timing *tm;
+	struct pw_metrics *m;
+	struct pw_error err;
+	int i, n;
+	bool finite = true;
+	double makespan = NAN;
+
+	for (i = 0; i < p->nstages; i++) {
+		p->stages[i].f = p->stages[i].b = p->stages[i].w = 1e100;
+		p->stages[i].act = 1e300;
+	}
+	for (i = 0; i < p->devices; i++)
+		p->memory[i].static_bytes = 1e300;
+	if (pw_family_find("gpipe")->build(p, &s, &err) == PW_OK &&
+	    pw_simulate(p, s, &tm, &err) == PW_OK) {
+		m = pw_metrics_compute(p, s, tm);
+		makespan = m->makespan;
+		pw_metrics_free(m);
+		pw_timing_free(tm);
+		pw_schedule_free(s);
+	}
+	n = pw_lower_bound_terms(p, PW_OBJ_MAKESPAN, t);
+	for (i = 0; i < n; i++)
+		if (!isfinite(t[i].value) || !(t[i].value <= makespan)) {
+			tap_diag("%s: %g against %g", t[i].name, t[i].value,
+			    makespan);
+			finite = false;
+		}
+	tap_ok(finite, "overflowing sizes: every term finite, none above "
+	    "gpipe's %g", makespan);
+	pw_problem_free(p);
+}
+
 /*
  * The delays the crossing term carries from one crossing to the next, on
  * case (d)'s p=4 analogue at a limit of 2: with 16 microbatches the term
@@ -526,6 +567,7 @@ main(void)
 	test_unit_terms();
 	test_interleave();
 	test_empty_device();
+	test_overflow();
 	test_crossing();
 	test_crossing_carried();
 	test_crossing_property();
