@@ -782,10 +782,9 @@ pw_fmt_scaled(char *buf, size_t len, double value, const double *scale,
 	/* Past the largest unit's 9999, whole units to the last one (a step
 	 * of 150003 s is not "1.5e+05 s"), up to where "%.0f" would print
 	 * more digits than a double holds. */
-	if (fabs(value / scale[i]) >= 9999.5 && fabs(value / scale[i]) < 1e15)
-		snprintf(buf, len, "%.0f %s", value / scale[i], unit[i]);
-	else
-		snprintf(buf, len, "%.4g %s", value / scale[i], unit[i]);
+	value /= scale[i];
+	snprintf(buf, len, fabs(value) >= 9999.5 && fabs(value) < 1e15 ?
+	    "%.0f %s" : "%.4g %s", value, unit[i]);
 	return buf;
 }
 

@@ -348,9 +348,12 @@ int	pw_cmd_json_output_check(const char *output);
  * what stdout is open on (/dev/stdout, /dev/fd/1, the file it was
  * redirected to), where a report would mix with the file. */
 bool	pw_cmd_output_is_stdout(const char *output);
-/* cmd_plan.c: whether OUTPUT names the regular file INPUT names (either
- * NULL or "-": no), by what they lead to, not by their text. */
-bool	pw_cmd_output_is(const char *output, const char *input);
+/* cmd_plan.c: PW_EXIT_OK unless OUTPUT names the regular file one of
+ * INPUTS[0..N) names (NULL or "-": none), by what the names lead to,
+ * not by their text: then one line saying that CMD would replace WHAT
+ * ("the input"), and PW_EXIT_INPUT. */
+int	pw_cmd_output_spares(const char *cmd, const char *output,
+	    const char *const *inputs, int n, const char *what);
 /* cmd_plan.c: where schedule and solve write A's schedule: A->output, or
  * NULL when -o was not given and stdout is a terminal, where the JSON
  * would only scroll by. */

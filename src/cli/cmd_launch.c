@@ -956,15 +956,10 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 		    "file) or .lua (a problem script)", a->output);
 		return PW_EXIT_INPUT;
 	}
-	for (i = 0; a->output_given && i < a->nrest; i++)
-		if (pw_cmd_output_is(a->output, a->rest[i])) {
-			pw_cmd_say("calibrate: -o '%s' is the measured run %s: "
-			    "it would be replaced; write elsewhere", a->output,
-			    a->rest[i]);
-			return PW_EXIT_INPUT;
-		}
-	if (a->output_given && (status = pw_cmd_output_check(a->output)) !=
-	    PW_EXIT_OK)
+	if (a->output_given && ((status = pw_cmd_output_spares("calibrate",
+	    a->output, (const char *const *)a->rest, a->nrest,
+	    "the measured run")) != PW_EXIT_OK ||
+	    (status = pw_cmd_output_check(a->output)) != PW_EXIT_OK))
 		return status;
 	runs = pw_xcalloc((size_t)a->nrest, sizeof *runs);
 	plans = pw_xcalloc((size_t)a->nrest, sizeof *plans);

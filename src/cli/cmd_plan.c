@@ -339,8 +339,9 @@ cmd_plan_same_file(const struct stat *a, const struct stat *b)
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
-bool
-pw_cmd_output_is(const char *output, const char *input)
+/* Whether OUTPUT names the regular file INPUT names. */
+static bool
+cmd_plan_output_is(const char *output, const char *input)
 {
 	struct stat out, in;
 
@@ -350,6 +351,22 @@ pw_cmd_output_is(const char *output, const char *input)
 		return false;
 	return stat(output, &out) == 0 && S_ISREG(out.st_mode) &&
 	    stat(input, &in) == 0 && cmd_plan_same_file(&out, &in);
+}
+
+int
+pw_cmd_output_spares(const char *cmd, const char *output,
+    const char *const *inputs, int n, const char *what)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (cmd_plan_output_is(output, inputs[i])) {
+			pw_cmd_say("%s: -o '%s' is %s %s: it would be "
+			    "replaced; write elsewhere", cmd, output, what,
+			    inputs[i]);
+			return PW_EXIT_INPUT;
+		}
+	return PW_EXIT_OK;
 }
 
 bool

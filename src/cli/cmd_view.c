@@ -200,7 +200,7 @@ pw_cmd_export(const struct pw_cmd_args *a)
 	struct pw_outfile out;
 	struct pw_error err;
 	size_t dropped;
-	int status, rc, i;
+	int status, rc;
 
 	if (a->format == NULL) {
 		pw_cmd_say("export: --to FORMAT is required (try 'pipewright"
@@ -219,14 +219,9 @@ pw_cmd_export(const struct pw_cmd_args *a)
 	}
 	/* A trace or a picture in place of the schedule or the costs it
 	 * was made from would lose them. */
-	for (i = 0; i < 2; i++)
-		if (pw_cmd_output_is(a->output, inputs[i])) {
-			pw_cmd_say("export: -o '%s' is the input %s: it would "
-			    "be replaced; write elsewhere", a->output,
-			    inputs[i]);
-			return PW_EXIT_INPUT;
-		}
-	if ((status = cmd_view_size(a, format)) != PW_EXIT_OK ||
+	if ((status = pw_cmd_output_spares("export", a->output, inputs, 2,
+	    "the input")) != PW_EXIT_OK ||
+	    (status = cmd_view_size(a, format)) != PW_EXIT_OK ||
 	    (status = pw_cmd_plan_load(a, &plan)) != PW_EXIT_OK ||
 	    (status = pw_cmd_view_load(a, plan, &v)) != PW_EXIT_OK)
 		goto out;
