@@ -633,14 +633,17 @@ ok "the costs are as they were" cmp -s "$tmp/costs.json" "$UNIT"
 
 # A file its user may not write is refused, as the shell's > refuses it,
 # though its directory would let a rename replace it.  Root writes any
-# file; as root the test runs as nobody where setpriv can switch.
+# file; as root the test runs as nobody where setpriv can switch, on
+# copies of the program and the problem (a build in a private directory,
+# mktemp -d's, is out of nobody's reach).
 mkdir "$tmp/open" && chmod 777 "$tmp/open" && chmod o+x "$tmp"
+cp "$PW" "$tmp/open/pw" && cp "$UNIT" "$tmp/open/unit.json" && chmod 755 "$tmp/open/pw" && chmod 644 "$tmp/open/unit.json"
 as_user=
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
 	as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
 fi
 if [ "$(id -u)" -ne 0 ] || [ -n "$as_user" ]; then
-	run $as_user sh -c 'cd "$1" && echo precious > ro.svg && chmod 444 ro.svg && exec "$2" export "$3" --family 1f1b --to svg -o ro.svg' sh "$tmp/open" "$PW" "$UNIT"
+	run $as_user sh -c 'cd "$1" && echo precious > ro.svg && chmod 444 ro.svg && exec ./pw export unit.json --family 1f1b --to svg -o ro.svg' sh "$tmp/open"
 	ok "export -o a read-only file fails" status_is 2
 	ok "it says it cannot write it" grep -qx "pipewright: ro.svg: cannot write: Permission denied" "$tmp/err"
 	ok "the file is as it was" grep -qx precious "$tmp/open/ro.svg"
