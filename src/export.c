@@ -8,18 +8,17 @@
 
 const struct pw_export_format pw_export_formats[] = {
 	{ "chrome", "Chrome/Perfetto trace: a track per device and channel, "
-	    "memory as counters", pw_export_chrome, NULL, false, false },
+	    "memory as counters", pw_export_chrome, false, false, false },
 	{ "svg", "standalone SVG Gantt chart with each device's memory curve "
-	    "against its limit", pw_export_svg, pw_export_svg_sized, false,
-	    false },
+	    "against its limit", pw_export_svg, true, false, false },
 	{ "png", "the SVG rasterised by rsvg-convert (Debian: librsvg2-bin)",
-	    pw_export_png, pw_export_png_sized, false, true },
+	    pw_export_png, true, false, true },
 	{ "torch-csv", "PyTorch's compute_only schedule CSV (torch."
 	    "distributed.pipelining, torchtitan); drops offload and reload",
-	    pw_export_torch, NULL, true, false },
+	    pw_export_torch, false, true, false },
 	{ "torch-csv-offload", "torch-csv with a row of offload and reload"
 	    " tokens per channel (ours; PyTorch does not read it)",
-	    pw_export_torch_offload, NULL, false, false },
+	    pw_export_torch_offload, false, false, false },
 };
 const size_t pw_nexport_formats =
     sizeof pw_export_formats / sizeof pw_export_formats[0];
@@ -132,15 +131,29 @@ pw_view_interleaved(const int *chunks, int nstages)
 }
 
 char *
-pw_view_title(const struct pw_problem *p, const struct pw_schedule *s)
+pw_view_title(const struct pw_problem *p, const struct pw_schedule *s,
+    const char *timeline)
 {
+	char *title, *full;
+
 	if (p->name != NULL && s->family != NULL)
-		return pw_xasprintf("%s (%s)", p->name, s->family);
-	if (p->name != NULL)
-		return pw_xstrdup(p->name);
-	if (s->family != NULL)
-		return pw_xstrdup(s->family);
-	return pw_xstrdup("schedule");
+		title = pw_xasprintf("%s (%s)", p->name, s->family);
+	else
+		title = pw_xstrdup(p->name != NULL ? p->name :
+		    s->family != NULL ? s->family : "schedule");
+	if (timeline == NULL)
+		return title;
+	full = pw_xasprintf("%s, %s", title, timeline);
+	free(title);
+	return full;
+}
+
+const struct pw_export_options *
+pw_export_options_or_default(const struct pw_export_options *options)
+{
+	static const struct pw_export_options defaults = { 0, 0, NULL };
+
+	return options != NULL ? options : &defaults;
 }
 
 bool

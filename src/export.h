@@ -9,30 +9,28 @@
 
 #include "pipewright.h"
 
+/* The registry's writers (struct pw_export_format), OPTIONS NULL for
+ * the defaults. */
 int	pw_export_chrome(FILE *, const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_timing *,
-	    const struct pw_metrics *, struct pw_error *);
+	    const struct pw_metrics *, const struct pw_export_options *,
+	    struct pw_error *);
 int	pw_export_svg(FILE *, const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_timing *,
-	    const struct pw_metrics *, struct pw_error *);
-/* torch.c: pw_torch_write without and with the transfers' rows. */
-int	pw_export_torch(FILE *, const struct pw_problem *,
-	    const struct pw_schedule *, const struct pw_timing *,
-	    const struct pw_metrics *, struct pw_error *);
-int	pw_export_torch_offload(FILE *, const struct pw_problem *,
-	    const struct pw_schedule *, const struct pw_timing *,
-	    const struct pw_metrics *, struct pw_error *);
-
-int	pw_export_svg_sized(FILE *, const struct pw_problem *,
-	    const struct pw_schedule *, const struct pw_timing *,
-	    const struct pw_metrics *, const struct pw_export_size *,
+	    const struct pw_metrics *, const struct pw_export_options *,
 	    struct pw_error *);
 int	pw_export_png(FILE *, const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_timing *,
-	    const struct pw_metrics *, struct pw_error *);
-int	pw_export_png_sized(FILE *, const struct pw_problem *,
+	    const struct pw_metrics *, const struct pw_export_options *,
+	    struct pw_error *);
+/* torch.c: pw_torch_write without and with the transfers' rows. */
+int	pw_export_torch(FILE *, const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_timing *,
-	    const struct pw_metrics *, const struct pw_export_size *,
+	    const struct pw_metrics *, const struct pw_export_options *,
+	    struct pw_error *);
+int	pw_export_torch_offload(FILE *, const struct pw_problem *,
+	    const struct pw_schedule *, const struct pw_timing *,
+	    const struct pw_metrics *, const struct pw_export_options *,
 	    struct pw_error *);
 
 /* One timeline row: a device's compute ops or a channel's transfers. */
@@ -62,9 +60,14 @@ char	*pw_view_op_label(char *buf, size_t len, struct pw_op op,
 	    const int *chunks);
 /* True when any device holds more than one stage. */
 bool	pw_view_interleaved(const int *chunks, int nstages);
-/* Returns "name (family)", or whichever of the two is known, in a string
- * the caller frees. */
-char	*pw_view_title(const struct pw_problem *, const struct pw_schedule *);
+/* Returns "name (family)", or whichever of the two is known, followed by
+ * ", TIMELINE" when that is not NULL (a measured timing), in a string the
+ * caller frees. */
+char	*pw_view_title(const struct pw_problem *, const struct pw_schedule *,
+	    const char *timeline);
+/* OPTIONS, or the defaults for NULL. */
+const struct pw_export_options *pw_export_options_or_default(
+	    const struct pw_export_options *);
 /* Start and end of OP; false when the timing lacks it. */
 bool	pw_view_times(const struct pw_problem *, const struct pw_timing *,
 	    struct pw_op, double *start, double *end);

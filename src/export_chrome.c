@@ -163,7 +163,8 @@ chrome_flows(struct chrome_out *o, const struct pw_problem *p,
 int
 pw_export_chrome(FILE *fp, const struct pw_problem *p,
     const struct pw_schedule *s, const struct pw_timing *t,
-    const struct pw_metrics *mt, struct pw_error *err)
+    const struct pw_metrics *mt, const struct pw_export_options *options,
+    struct pw_error *err)
 {
 	struct chrome_out o = { fp, true, false, 0 };
 	const struct pw_device_metrics *dm;
@@ -179,7 +180,8 @@ pw_export_chrome(FILE *fp, const struct pw_problem *p,
 		return rc;
 	rows = pw_view_rows(p, s, &nrows);
 	chunks = pw_view_chunks(p);
-	title = pw_view_title(p, s);
+	title = pw_view_title(p, s,
+	    pw_export_options_or_default(options)->timeline);
 	pname = pw_xasprintf("pipewright: %s", title);
 	fputs("{\"traceEvents\": [", fp);
 	chrome_meta(&o, "process_name", 0, "name", json_string(pname));

@@ -84,7 +84,7 @@ svg_y(const struct svg_map *m, double bottom, double bytes)
  * when the height leaves a lane thinner than SVG_MIN_ROW pixels.
  */
 static int
-svg_layout(struct svg_map *m, const struct pw_export_size *size, int nrows,
+svg_layout(struct svg_map *m, const struct pw_export_options *size, int nrows,
     int ndev, int *height, struct pw_error *err)
 {
 	/* The gaps between memory plots keep room for their labels. */
@@ -164,13 +164,13 @@ svg_text(FILE *fp, double x, double y, const char *cls, const char *text)
 static void
 svg_header(FILE *fp, const struct svg_map *m, const struct pw_problem *p,
     const struct pw_schedule *s, const struct pw_metrics *mt,
-    bool interleaved)
+    const char *timeline, bool interleaved)
 {
 	char *title, *line, b1[32], b2[32], counts[96];
 	double x, y;
 	int k;
 
-	title = pw_view_title(p, s);
+	title = pw_view_title(p, s, timeline);
 	svg_text(fp, SVG_LEFT, 26, "title", title);
 	line = pw_xasprintf("makespan %s, bubble rate %.2f%%, total idle %s; "
 	    "%s%s", pw_fmt_seconds(b1, sizeof b1, mt->makespan),
@@ -452,11 +452,13 @@ svg_memory(FILE *fp, const struct svg_map *m, const struct pw_problem *p,
 }
 
 int
-pw_export_svg_sized(FILE *fp, const struct pw_problem *p,
+pw_export_svg(FILE *fp, const struct pw_problem *p,
     const struct pw_schedule *s, const struct pw_timing *t,
-    const struct pw_metrics *mt, const struct pw_export_size *size,
+    const struct pw_metrics *mt, const struct pw_export_options *options,
     struct pw_error *err)
 {
+	const struct pw_export_options *o =
+	    pw_export_options_or_default(options);
 	struct pw_view_row *rows;
 	struct svg_map m;
 	char *head, b1[32];
@@ -466,7 +468,7 @@ pw_export_svg_sized(FILE *fp, const struct pw_problem *p,
 	int height;
 
 	rows = pw_view_rows(p, s, &nrows);
-	if ((rc = svg_layout(&m, size, nrows, mt->ndevices, &height,
+	if ((rc = svg_layout(&m, o, nrows, mt->ndevices, &height,
 	    err)) != PW_OK) {
 		free(rows);
 		return rc;
@@ -488,7 +490,8 @@ pw_export_svg_sized(FILE *fp, const struct pw_problem *p,
 	    "height=\"%d\" viewBox=\"0 0 %d %d\">\n<style>\n%s</style>\n"
 	    "<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n",
 	    m.width, height, m.width, height, svg_style);
-	svg_header(fp, &m, p, s, mt, pw_view_interleaved(chunks, p->nstages));
+	svg_header(fp, &m, p, s, mt, o->timeline,
+	    pw_view_interleaved(chunks, p->nstages));
 	svg_gantt(fp, &m, p, t, rows, nrows, chunks);
 	head = pw_xasprintf("memory (0 to %s near the top of every plot; "
 	    "dashed: limit; red: above it)", pw_fmt_bytes(b1, sizeof b1,
@@ -506,14 +509,4 @@ pw_export_svg_sized(FILE *fp, const struct pw_problem *p,
 		return PW_ERR_IO;
 	}
 	return PW_OK;
-}
-
-int
-pw_export_svg(FILE *fp, const struct pw_problem *p,
-    const struct pw_schedule *s, const struct pw_timing *t,
-    const struct pw_metrics *mt, struct pw_error *err)
-{
-	static const struct pw_export_size size = { 0, 0 };
-
-	return pw_export_svg_sized(fp, p, s, t, mt, &size, err);
 }

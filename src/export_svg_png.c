@@ -42,9 +42,9 @@ png_failed(int status, FILE *errs, struct pw_error *err)
 }
 
 int
-pw_export_png_sized(FILE *fp, const struct pw_problem *p,
+pw_export_png(FILE *fp, const struct pw_problem *p,
     const struct pw_schedule *s, const struct pw_timing *t,
-    const struct pw_metrics *mt, const struct pw_export_size *size,
+    const struct pw_metrics *mt, const struct pw_export_options *options,
     struct pw_error *err)
 {
 	static const unsigned char signature[8] = { 0x89, 'P', 'N', 'G',
@@ -61,7 +61,7 @@ pw_export_png_sized(FILE *fp, const struct pw_problem *p,
 		pw_error_set(err, "png: a temporary file: %s", strerror(errno));
 		return PW_ERR_IO;
 	}
-	if ((rc = pw_export_svg_sized(svg, p, s, t, mt, size, err)) != PW_OK)
+	if ((rc = pw_export_svg(svg, p, s, t, mt, options, err)) != PW_OK)
 		goto out;
 	if (fflush(svg) != 0 || fseek(svg, 0, SEEK_SET) != 0 ||
 	    (errs = tmpfile()) == NULL || pipe(fd) != 0) {
@@ -122,14 +122,4 @@ out:
 		fclose(errs);
 	fclose(svg);
 	return rc;
-}
-
-int
-pw_export_png(FILE *fp, const struct pw_problem *p,
-    const struct pw_schedule *s, const struct pw_timing *t,
-    const struct pw_metrics *mt, struct pw_error *err)
-{
-	static const struct pw_export_size size = { 0, 0 };
-
-	return pw_export_png_sized(fp, p, s, t, mt, &size, err);
 }

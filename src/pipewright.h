@@ -647,7 +647,8 @@ struct pw_timed_op {
 struct pw_timed_op *pw_timed_ops(const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_timing *, size_t *n);
 /* Rebuilds a schedule from timed ops: each resource's order by start time
- * (ties by end, then in the list's order), anchors as stated.  Returns
+ * (ties by end, then in the list's order, but that an op a tied one of
+ * its microbatch depends on goes first), anchors as stated.  Returns
  * PW_OK and a schedule the caller owns, or PW_ERR_INPUT. */
 int	pw_schedule_from_timed(const struct pw_problem *, const struct pw_timed_op *,
 	    size_t n, struct pw_schedule **out, struct pw_error *);
@@ -1309,11 +1310,16 @@ enum pw_compare_form {
  * nothing otherwise. */
 void	pw_compare_warn(FILE *, const struct pw_problem *, const char *replan);
 
-/* A picture's size in pixels, each 0 for the default (1200 wide, as high
- * as its rows need); the writer refuses a height too small for its rows. */
-struct pw_export_size {
+/* How a format writes: a picture's size in pixels, each 0 for the
+ * default (1200 wide, as high as its rows need; the writer refuses a
+ * height too small for its rows), and what the timing is when it is not
+ * the schedule's simulated one ("measured (cpu, 5 iterations, median
+ * step)"), which the title and the trace's name then carry; NULL
+ * otherwise. */
+struct pw_export_options {
 	int	width;
 	int	height;
+	const char *timeline;
 };
 #define PW_EXPORT_WIDTH_MIN	320
 #define PW_EXPORT_WIDTH_MAX	16384
@@ -1368,14 +1374,13 @@ bool	pw_torch_is_csv(const char *path);
 struct pw_export_format {
 	const char *name;	/* "chrome", "svg" */
 	const char *summary;
+	/* OPTIONS NULL for the defaults; a format that is not sized
+	 * ignores the size, one that has no title the timeline. */
 	int	(*write)(FILE *, const struct pw_problem *, const struct pw_schedule *,
-		    const struct pw_timing *, const struct pw_metrics *, struct pw_error *);
-	/* The pictures' writer at a chosen size (NULL for formats that have
-	 * none): write is this at the default size. */
-	int	(*write_sized)(FILE *, const struct pw_problem *,
-		    const struct pw_schedule *, const struct pw_timing *,
-		    const struct pw_metrics *, const struct pw_export_size *,
-		    struct pw_error *);
+		    const struct pw_timing *, const struct pw_metrics *,
+		    const struct pw_export_options *, struct pw_error *);
+	/* A picture: it takes a width and a height. */
+	bool	sized;
 	/* The format has no place for transfers: the caller warns when the
 	 * schedule has some (pw_torch_dropped counts them). */
 	bool	drops_transfers;

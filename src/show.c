@@ -258,7 +258,7 @@ show_header(FILE *fp, const struct pw_problem *p, const struct pw_schedule *s,
 	char *title, *shown, *head, b1[32], b2[32];
 	int d;
 
-	title = pw_view_title(p, s);
+	title = pw_view_title(p, s, NULL);
 	shown = pw_escape(title);
 	head = pw_xasprintf("%s: ", shown);
 	free(shown);

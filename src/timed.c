@@ -1,7 +1,9 @@
 /* timed.c - between a schedule with its timing and a list of timed ops. */
 #include <assert.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pipewright.h"
 
@@ -15,7 +17,7 @@ struct pw_timed_placed {
  * start and end together (ops taking no time) keep their list's order,
  * which is the schedule's when the list is its orders one after another
  * (a channel that devices share included), and a file's when it is
- * read. */
+ * read, but for what pw_timed_untangle moves. */
 static int
 pw_timed_cmp(const void *a, const void *b)
 {
@@ -28,13 +30,87 @@ pw_timed_cmp(const void *a, const void *b)
 	return x->place < y->place ? -1 : x->place > y->place;
 }
 
+/* Whether A must come before B in the order they share, both of one
+ * microbatch on one device: a compute op before one that depends on it,
+ * an activation's offload before its reload. */
+static bool
+pw_timed_before(const struct pw_op *a, const struct pw_op *b)
+{
+	bool ta = pw_kind_is_transfer(a->kind);
+
+	if (ta != pw_kind_is_transfer(b->kind))
+		return false;
+	if (!ta)
+		return pw_kind_precedes(a->kind, a->stage, b->kind, b->stage);
+	return a->stage == b->stage && a->kind == PW_OFFLOAD &&
+	    b->kind == PW_RELOAD;
+}
+
+/* By device, then microbatch, then place: the ops a tie may have to
+ * reorder among themselves side by side, in their order. */
+static int
+pw_timed_cluster_cmp(const void *a, const void *b)
+{
+	const struct pw_timed_placed *x = a, *y = b;
+
+	if (x->to.device != y->to.device)
+		return x->to.device < y->to.device ? -1 : 1;
+	if (x->to.op.mb != y->to.op.mb)
+		return x->to.op.mb < y->to.op.mb ? -1 : 1;
+	return x->place < y->place ? -1 : x->place > y->place;
+}
+
+/* Reorders the ops of TIE[N] (one instant, sorted by place, which for
+ * them is the index in the sorted list) so that none comes before one
+ * it depends on: ops taking no time at one instant (a W right after its
+ * B) may be listed either way round, and their order as listed would
+ * deadlock.  Each device's ops of one microbatch take the places they
+ * had, in the stable order that keeps the dependencies, so a valid
+ * order is left as it is. */
+static void
+pw_timed_untangle(struct pw_timed_placed *tie, size_t n,
+    struct pw_timed_op *out)
+{
+	struct pw_timed_placed *by = pw_xreallocarray(NULL, n, sizeof *by);
+	size_t *waits = pw_xreallocarray(NULL, n, sizeof *waits);
+	size_t lo, hi, c, r, slot;
+
+	memcpy(by, tie, n * sizeof *by);
+	qsort(by, n, sizeof *by, pw_timed_cluster_cmp);
+	for (lo = 0; lo < n; lo = hi) {
+		for (hi = lo + 1; hi < n && by[hi].to.device ==
+		    by[lo].to.device && by[hi].to.op.mb == by[lo].to.op.mb;
+		    hi++)
+			;
+		for (c = lo; c < hi; c++)
+			for (waits[c] = 0, r = lo; r < hi; r++)
+				waits[c] += pw_timed_before(&by[r].to.op,
+				    &by[c].to.op);
+		/* Each place takes the first op that waits for none left;
+		 * a taken op waits for SIZE_MAX's worth, never 0 again. */
+		for (slot = lo; slot < hi; slot++) {
+			for (c = lo; c < hi && waits[c] != 0; c++)
+				;
+			assert(c < hi);
+			waits[c] = SIZE_MAX;
+			out[by[slot].place] = by[c].to;
+			for (r = lo; r < hi; r++)
+				if (waits[r] != SIZE_MAX &&
+				    pw_timed_before(&by[c].to.op, &by[r].to.op))
+					waits[r]--;
+		}
+	}
+	free(waits);
+	free(by);
+}
+
 /* OPS[N] sorted by pw_timed_cmp into OUT[N], which may be OPS. */
 static void
 pw_timed_sort(const struct pw_timed_op *ops, size_t n,
     struct pw_timed_op *out)
 {
 	struct pw_timed_placed *placed;
-	size_t i;
+	size_t i, j;
 
 	placed = pw_xreallocarray(NULL, n, sizeof *placed);
 	for (i = 0; i < n; i++) {
@@ -42,8 +118,17 @@ pw_timed_sort(const struct pw_timed_op *ops, size_t n,
 		placed[i].place = i;
 	}
 	qsort(placed, n, sizeof *placed, pw_timed_cmp);
-	for (i = 0; i < n; i++)
-		out[i] = placed[i].to;
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && placed[j].to.start ==
+		    placed[i].to.start && placed[j].to.end == placed[i].to.end;
+		    j++)
+			placed[j].place = j;
+		placed[i].place = i;
+		if (j - i > 1)
+			pw_timed_untangle(&placed[i], j - i, out);
+		else
+			out[i] = placed[i].to;
+	}
 	free(placed);
 }
 

@@ -154,23 +154,28 @@ pw_torch_dropped(const struct pw_schedule *s)
 	return n;
 }
 
+/* Orders alone: no times, no title. */
 int
 pw_export_torch(FILE *fp, const struct pw_problem *p,
     const struct pw_schedule *s, const struct pw_timing *t,
-    const struct pw_metrics *m, struct pw_error *err)
+    const struct pw_metrics *m, const struct pw_export_options *options,
+    struct pw_error *err)
 {
 	(void)t;
 	(void)m;
+	(void)options;
 	return pw_torch_write(fp, p, s, false, err);
 }
 
 int
 pw_export_torch_offload(FILE *fp, const struct pw_problem *p,
     const struct pw_schedule *s, const struct pw_timing *t,
-    const struct pw_metrics *m, struct pw_error *err)
+    const struct pw_metrics *m, const struct pw_export_options *options,
+    struct pw_error *err)
 {
 	(void)t;
 	(void)m;
+	(void)options;
 	return pw_torch_write(fp, p, s, true, err);
 }
 

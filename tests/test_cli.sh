@@ -1581,6 +1581,11 @@ ok "eval of a measured file exits 0" status_is 0
 ok "eval says it measures the measured timeline" out_has '^measured (cpu, 2 iterations, median step)$'
 run "$PW" export "$tmp/m.json" --to chrome
 ok "export of a measured file writes JSON" out_starts "{"
+ok "its trace is named as measured" grep -q '"args":{"name":"pipewright: unit4x8 (1f1b), measured (cpu, 2 iterations, median step)"}' "$tmp/out"
+run "$PW" export "$tmp/m.json" --to svg
+ok "its picture is titled as measured" grep -q '>unit4x8 (1f1b), measured (cpu, 2 iterations, median step)</text>' "$tmp/out"
+run "$PW" export "$tmp/m.json" --to svg --predicted
+ok "the predicted picture is titled as the schedule" grep -q 'class="title">unit4x8 (1f1b)</text>' "$tmp/out"
 run "$PW" check "$tmp/m.json"
 ok "check of a measured file passes" status_is 0
 ok "it checks the measured timeline" out_has ': valid ([0-9]* ops, measured)$'

@@ -29,7 +29,7 @@ struct render_case {
 static bool
 render_svg(const char *path, const struct pw_problem *p,
     const struct pw_schedule *s, const struct pw_timing *t,
-    const struct pw_metrics *mt, const struct pw_export_size *size)
+    const struct pw_metrics *mt, const struct pw_export_options *size)
 {
 	struct pw_error err;
 	FILE *fp = fopen(path, "w");
@@ -37,7 +37,7 @@ render_svg(const char *path, const struct pw_problem *p,
 
 	if (!tap_ok(fp != NULL, "%s opens", path))
 		return false;
-	rc = pw_export_svg_sized(fp, p, s, t, mt, size, &err);
+	rc = pw_export_svg(fp, p, s, t, mt, size, &err);
 	return tap_ok(fclose(fp) == 0 && rc == PW_OK, "%s is written", path);
 }
 
@@ -52,7 +52,7 @@ render_coloured(const png_byte *px)
 static void
 render_case(const struct render_case *c)
 {
-	const struct pw_export_size size = { c->width, 0 };
+	const struct pw_export_options size = { c->width, 0, NULL };
 	struct pw_problem *p = test_problem_unit(8, c->m, 0, INFINITY);
 	struct pw_timing *t;
 	struct pw_schedule *s;
@@ -135,7 +135,7 @@ out:
 static void
 render_size(void)
 {
-	const struct pw_export_size size = { 0, 0 };
+	const struct pw_export_options size = { 0, 0, NULL };
 	struct pw_problem *p = test_problem_unit(8, 3125, 0, INFINITY);
 	struct pw_timing *t;
 	struct pw_schedule *s;
@@ -156,7 +156,7 @@ render_size(void)
 		nops += s->device[d].len;
 	tap_int(nops, 50000, "50,000 ops");
 	fp = open_memstream(&buf, &len);
-	rc = pw_export_svg_sized(fp, p, s, t, mt, &size, &err);
+	rc = pw_export_svg(fp, p, s, t, mt, &size, &err);
 	fclose(fp);
 	tap_int(rc, PW_OK, "the SVG of 50,000 ops is written");
 	bound = 4096 + (size_t)s->ndevices * 1020 * 3 * 13;

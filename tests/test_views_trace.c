@@ -579,7 +579,7 @@ trace_family(const struct pw_family *fam, const struct pw_problem *base)
 	tap_int(pw_simulate(p, s, &t, &err), PW_OK, "%s simulates", fam->name);
 	m = pw_metrics_compute(p, s, t);
 	fp = open_memstream(&buf, &len);
-	rc = pw_export_find("chrome")->write(fp, p, s, t, m, &err);
+	rc = pw_export_find("chrome")->write(fp, p, s, t, m, NULL, &err);
 	fclose(fp);
 	tap_int(rc, PW_OK, "%s: the trace is written", fam->name);
 	root = json_loads(buf, 0, &jerr);

@@ -321,7 +321,7 @@ tui_prompt_export(struct tui *d, const char *text, bool replace)
 	if (rc == PW_OK) {
 		rc = fmt->write(out.fp, pw_plan_problem(d->plan),
 		    pw_plan_timed(d->plan), pw_plan_timing(d->plan),
-		    pw_plan_metrics(d->plan), &err);
+		    pw_plan_metrics(d->plan), NULL, &err);
 		if (rc == PW_OK)
 			rc = pw_outfile_commit(&out, &err);
 		else

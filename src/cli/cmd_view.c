@@ -176,7 +176,7 @@ cmd_view_size(const struct pw_cmd_args *a,
 {
 	int status;
 
-	if ((a->width != 0 || a->height != 0) && format->write_sized == NULL) {
+	if ((a->width != 0 || a->height != 0) && !format->sized) {
 		pw_cmd_say("export: --width and --height size a picture; "
 		    "the format %s has no size", format->name);
 		return PW_EXIT_INPUT;
@@ -195,8 +195,8 @@ pw_cmd_export(const struct pw_cmd_args *a)
 	struct pw_cmd_view v = { 0 };
 	struct pw_plan *plan = NULL;
 	const struct pw_export_format *format;
-	const struct pw_export_size size = { a->width, a->height };
 	const char *inputs[2] = { a->pos[0], a->problem };
+	struct pw_export_options options = { a->width, a->height, NULL };
 	struct pw_outfile out;
 	struct pw_error err;
 	size_t dropped;
@@ -230,14 +230,13 @@ pw_cmd_export(const struct pw_cmd_args *a)
 		status = pw_cmd_status(rc);
 		goto out;
 	}
+	if (v.head[0] != '\0')
+		options.timeline = v.head;
 	/* A failed write is the output's to explain (commit fails and names
 	 * the cause); anything else the format's. */
-	if ((rc = format->write_sized != NULL ?
-	    format->write_sized(out.fp, pw_plan_problem(plan),
-	    pw_plan_schedule(plan), v.timing, v.metrics, &size, &err) :
-	    format->write(out.fp, pw_plan_problem(plan),
-	    pw_plan_schedule(plan), v.timing, v.metrics, &err)) != PW_OK &&
-	    !ferror(out.fp)) {
+	if ((rc = format->write(out.fp, pw_plan_problem(plan),
+	    pw_plan_schedule(plan), v.timing, v.metrics, &options,
+	    &err)) != PW_OK && !ferror(out.fp)) {
 		pw_outfile_abort(&out);
 		pw_cmd_say("%s: %s", strcmp(a->output, "-") == 0 ? "<stdout>" :
 		    a->output, err.msg);

@@ -44,7 +44,7 @@ fuzz_views(const struct pw_plan *plan)
 	pw_json_print(fuzz_sink, pw_metrics_json(p, metrics));
 	for (i = 0; i < pw_nexport_formats; i++)
 		pw_export_formats[i].write(fuzz_sink, p, sched, timing,
-		    metrics, &err);
+		    metrics, NULL, &err);
 	pw_schedule_write("/dev/null", p, sched, timing, &err);
 	ops = pw_timed_ops(p, sched, timing, &n);
 	if ((pw_check(p, ops, n, &v) == 0) != metrics->feasible) {
