@@ -201,25 +201,33 @@ pwl_get_number(lua_State *L, int idx, const char *what, const char *name,
 	return v;
 }
 
-int
-pwl_get_int(lua_State *L, int idx, const char *what, const char *name,
-    int def, int min, int max)
+lua_Integer
+pwl_get_integer(lua_State *L, int idx, const char *what, const char *name,
+    lua_Integer def, lua_Integer min, lua_Integer max)
 {
 	lua_Integer v;
 	int ok;
 
-	if (pwl_typed(L, idx, what, name, def == PWL_NEED_INT, LUA_TNUMBER,
-	    "a whole number"))
+	if (pwl_typed(L, idx, what, name, def == PWL_NEED_INTEGER,
+	    LUA_TNUMBER, "a whole number"))
 		return def;
 	v = lua_tointegerx(L, -1, &ok);
 	if (!ok)
 		pwl_fail(L, "%s: %s: must be a whole number (got %s)", what,
 		    name, luaL_tolstring(L, -1, NULL));
 	if (v < min || v > max)
-		pwl_fail(L, "%s: %s: must be from %d to %d (got %lld)", what,
-		    name, min, max, (long long)v);
+		pwl_fail(L, "%s: %s: must be from %lld to %lld (got %lld)",
+		    what, name, (long long)min, (long long)max, (long long)v);
 	lua_pop(L, 1);
-	return (int)v;
+	return v;
+}
+
+int
+pwl_get_int(lua_State *L, int idx, const char *what, const char *name,
+    int def, int min, int max)
+{
+	return (int)pwl_get_integer(L, idx, what, name, def == PWL_NEED_INT ?
+	    PWL_NEED_INTEGER : def, min, max);
 }
 
 bool

@@ -157,10 +157,14 @@ void	pwl_check_fields(lua_State *, int idx, const char *what,
  * integer must also lie in [MIN, MAX]. */
 #define PWL_NEED_NUMBER	(-HUGE_VAL)
 #define PWL_NEED_INT	INT_MIN
+#define PWL_NEED_INTEGER LUA_MININTEGER
 double	pwl_get_number(lua_State *, int idx, const char *what,
 	    const char *name, double def);
 int	pwl_get_int(lua_State *, int idx, const char *what, const char *name,
 	    int def, int min, int max);
+/* pwl_get_int over Lua's whole range (a seed's 63 bits). */
+lua_Integer pwl_get_integer(lua_State *, int idx, const char *what,
+	    const char *name, lua_Integer def, lua_Integer min, lua_Integer max);
 bool	pwl_get_bool(lua_State *, int idx, const char *what, const char *name,
 	    bool def);
 /* Raises "WHAT: NAME: must be UTF-8 text without NUL bytes" unless the

@@ -69,8 +69,8 @@ pwl_search_opts(lua_State *L, const struct pwl_problem *pb, const char *who,
 		    "seconds (got %g)", who, o->time_limit);
 	o->iteration_limit = pwl_get_int(L, 2, who, "iteration_limit",
 	    (int)o->iteration_limit, 0, INT_MAX);
-	o->seed = (unsigned long)pwl_get_int(L, 2, who, "seed", (int)o->seed,
-	    0, INT_MAX);
+	o->seed = (unsigned long)pwl_get_integer(L, 2, who, "seed",
+	    (lua_Integer)o->seed, 0, PW_SEED_MAX);
 }
 
 /* Charges what *CHARGED lacks of BYTES. */

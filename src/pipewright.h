@@ -184,6 +184,9 @@ bool	pw_path_ends(const char *path, const char *suffix);
 /* splitmix64: the next number of the sequence whose state is *STATE.
  * Deterministic on every platform, for seeded searches and generators. */
 uint64_t pw_splitmix64(uint64_t *state);
+/* The largest seed every front end takes (the command line's --seed,
+ * Lua's seed = N): what a Lua integer holds. */
+#define PW_SEED_MAX	INT64_MAX
 
 /* Human-readable units: seconds ("1.23 ms") and bytes ("3.50 GiB").
  * They write into BUF (at least 32 bytes) and return it. */

@@ -1060,6 +1060,10 @@ EOF
 	fails 2 "--offload" "solve with a bad offload mode" "$PW" solve "$UNIT" --offload maybe
 	fails 2 "--time-limit" "solve with a bad time limit" "$PW" solve "$UNIT" --time-limit -1
 	fails 2 "--seed" "solve with a bad seed" "$PW" solve "$UNIT" --seed x
+	fails 2 "--seed '9223372036854775808' is not a whole number from 0 to 9223372036854775807" \
+	    "solve with a seed past Lua's integers" "$PW" solve "$UNIT" --seed 9223372036854775808
+	run "$PW" solve "$UNIT" --seed 9223372036854775807 -I 10 -o /dev/null
+	ok "solve takes the largest seed" status_is 0
 	fails 2 "--iteration-limit '0' is not a whole number from 1" \
 	    "solve with an iteration limit of 0" "$PW" solve "$UNIT" --iteration-limit 0
 	fails 2 "nosuch" "solve from nothing known" "$PW" solve "$UNIT" --from nosuch

@@ -456,6 +456,20 @@ test_schedules(void)
 	    "2147483647 (got -1)\nstack traceback:\n\t[C]: in function "
 	    "'pipewright.solve'\n\tsolve_itneg.lua:2: in main chunk",
 	    "pw.solve: a negative iteration limit");
+	/* Seeds as the command line takes them: Lua's integers, all 63
+	 * bits. */
+	script_ok("solve_seed.lua",
+	    "local p = pw.problem" UNIT_SPEC " }\n"
+	    "assert(pw.solve(p, { seed = math.maxinteger, iteration_limit = 10 }))\n"
+	    "assert(pw.solve(p, { seed = 1 << 40, iteration_limit = 10 }))\n",
+	    "pw.solve: seeds up to math.maxinteger");
+	script_fails(NULL, "solve_seedneg.lua",
+	    "local p = pw.problem" UNIT_SPEC " }\n"
+	    "pw.solve(p, { seed = -1 })\n", PW_ERR_INPUT,
+	    "solve_seedneg.lua:2: pw.solve: seed: must be from 0 to "
+	    "9223372036854775807 (got -1)\nstack traceback:\n\t[C]: in "
+	    "function 'pipewright.solve'\n\tsolve_seedneg.lua:2: in main chunk",
+	    "pw.solve: a negative seed");
 	script_ok("solve_huge.lua",
 	    "local p = pw.problem" UNIT_SPEC " }\n"
 	    "local s = assert(pw.solve(p, { time_limit = math.huge, "

@@ -210,12 +210,12 @@ cmd_parse_solve(const struct pw_command *cmd, int c, const char *v,
 		return false;
 	default:
 		assert(c == 's');
-		if (cmd_parse_whole(v, 0, ULONG_MAX, &n)) {
+		if (cmd_parse_whole(v, 0, PW_SEED_MAX, &n)) {
 			a->seed = (unsigned long)n;
 			return true;
 		}
 		pw_cmd_say("%s: --seed '%s' is not a whole number from 0 to "
-		    "%lu", cmd->name, v, ULONG_MAX);
+		    "%lld", cmd->name, v, (long long)PW_SEED_MAX);
 		return false;
 	}
 }
