@@ -117,12 +117,19 @@ svg_layout(struct svg_map *m, const struct pw_export_options *size, int nrows,
 	return PW_OK;
 }
 
-/* Writes TEXT as XML character data; control characters, which XML 1.0
- * cannot carry, become '?'. */
+/* Writes TEXT, UTF-8, as XML character data; what XML 1.0 cannot carry,
+ * control characters and the noncharacters U+FFFE and U+FFFF, becomes
+ * '?'. */
 static void
 svg_escape(FILE *fp, const char *text)
 {
 	for (; *text != '\0'; text++) {
+		if (memcmp(text, "\xef\xbf", 2) == 0 &&
+		    (text[2] == '\xbe' || text[2] == '\xbf')) {
+			fputc('?', fp);
+			text += 2;
+			continue;
+		}
 		switch (*text) {
 		case '&':
 			fputs("&amp;", fp);

@@ -27,17 +27,25 @@ static const char *const torch_comms[] = {
 	"REDUCE_GRAD",
 };
 
-/* Writes OP as a token ("2F0"; a reload with its anchor, "1R3@1I5",
- * "+" after an anchor at the op's end). */
-static void
-torch_token(FILE *fp, const struct pw_schedule *s, struct pw_op op)
+/* A token's longest text and its NUL: two ops of ten-digit numbers. */
+#define TORCH_TOKEN	56
+
+/* Writes OP as a token into BUF ("2F0"; a reload with its anchor,
+ * "1R3@1I5", "+" after an anchor at the op's end) and returns BUF. */
+static char *
+torch_token(char buf[TORCH_TOKEN], const struct pw_schedule *s,
+    struct pw_op op)
 {
 	struct pw_anchor a;
+	int n;
 
-	fprintf(fp, "%d%c%d", op.stage, torch_letter[op.kind], op.mb);
+	n = snprintf(buf, TORCH_TOKEN, "%d%c%d", op.stage,
+	    torch_letter[op.kind], op.mb);
 	if (op.kind == PW_RELOAD && pw_schedule_anchor(s, op.stage, op.mb, &a))
-		fprintf(fp, "@%d%c%d%s", a.op.stage, torch_letter[a.op.kind],
-		    a.op.mb, a.at_end ? "+" : "");
+		snprintf(buf + n, TORCH_TOKEN - (size_t)n, "@%d%c%d%s",
+		    a.op.stage, torch_letter[a.op.kind], a.op.mb,
+		    a.at_end ? "+" : "");
+	return buf;
 }
 
 /*
@@ -109,6 +117,7 @@ static void
 torch_row(FILE *fp, const struct pw_problem *p, const struct pw_schedule *s,
     const struct pw_seq *seq, const long *step)
 {
+	char token[TORCH_TOKEN];
 	long col = 0, at;
 	int i;
 
@@ -119,7 +128,7 @@ torch_row(FILE *fp, const struct pw_problem *p, const struct pw_schedule *s,
 			fputc(',', fp);
 		for (; col < at; col++)
 			fputc(',', fp);
-		torch_token(fp, s, seq->ops[i]);
+		fputs(torch_token(token, s, seq->ops[i]), fp);
 		col = at + 1;
 	}
 	fputc('\n', fp);
@@ -182,13 +191,15 @@ pw_export_torch_offload(FILE *fp, const struct pw_problem *p,
 /* ------------------------------------------------------------------ */
 /* Reading                                                             */
 
-/* What the reader has seen of each (stage, mb): a bit per kind, and the
- * line of the row that holds each stage. */
+/* What the reader has seen of each (stage, mb): a bit per kind, and
+ * where its reload's cell is. */
 struct torch_read {
 	const struct pw_problem *p;
 	const char *label;
 	struct pw_schedule *s;
 	unsigned char *seen;	/* [nstages * mb]: 1 << kind */
+	long	(*reload_at)[2];	/* [nstages * mb]: line, column; NULL
+					 * until the first anchor */
 	int	row;		/* 0-based */
 	long	line;
 	long	col;
@@ -279,12 +290,18 @@ bad:
 	return false;
 }
 
+/* OP's (stage, mb) as an index of R's arrays. */
+static size_t
+torch_at(const struct torch_read *r, struct pw_op op)
+{
+	return (size_t)op.stage * (size_t)r->p->microbatches + (size_t)op.mb;
+}
+
 /* The bit of OP's kind in its (stage, mb)'s seen byte. */
 static unsigned char *
 torch_seen(struct torch_read *r, struct pw_op op)
 {
-	return &r->seen[(size_t)op.stage * (size_t)r->p->microbatches +
-	    (size_t)op.mb];
+	return &r->seen[torch_at(r, op)];
 }
 
 /* PyTorch's order rules (_validate_schedule) for a compute op: F before
@@ -400,8 +417,15 @@ torch_cell(struct torch_read *r, const char *cell, struct pw_error *err)
 	}
 	*torch_seen(r, op) |= (unsigned char)(1u << op.kind);
 	pw_seq_push(&r->s->channel[chan], op);
-	if (has_anchor)
+	if (has_anchor) {
 		pw_schedule_set_anchor(r->s, op.stage, op.mb, anchor);
+		/* Only a file with anchors pays for their places. */
+		if (r->reload_at == NULL)
+			r->reload_at = pw_xcalloc((size_t)p->nstages *
+			    (size_t)p->microbatches, sizeof *r->reload_at);
+		r->reload_at[torch_at(r, op)][0] = r->line;
+		r->reload_at[torch_at(r, op)][1] = r->col;
+	}
 	return PW_OK;
 }
 
@@ -427,9 +451,30 @@ torch_pairs(struct torch_read *r, struct pw_op op, unsigned char seen,
 	return PW_ERR_INPUT;
 }
 
+/* The anchor of OP's (stage, mb)'s reload, known only once every row is
+ * read to name an op of the schedule: PW_OK, else PW_ERR_INPUT at the
+ * reload's cell. */
+static int
+torch_anchor(struct torch_read *r, struct pw_op op, struct pw_error *err)
+{
+	char token[TORCH_TOKEN], named[TORCH_TOKEN];
+	struct pw_anchor a;
+
+	op.kind = PW_RELOAD;
+	if (!pw_schedule_anchor(r->s, op.stage, op.mb, &a) ||
+	    (*torch_seen(r, a.op) & 1u << a.op.kind))
+		return PW_OK;
+	pw_error_set(err, "%s:%ld:%ld: %s: its anchor %s is no op of the "
+	    "schedule (an anchor must be one of its rank's ops)", r->label,
+	    r->reload_at[torch_at(r, op)][0], r->reload_at[torch_at(r, op)][1],
+	    torch_token(token, r->s, op), torch_token(named, r->s, a.op));
+	return PW_ERR_INPUT;
+}
+
 /* PyTorch's count rules, after the last row: every stage has m forwards,
  * and each microbatch's backward is a B or an I with its W; and ours of
- * the channels' rows: each offload with its reload. */
+ * the channels' rows: each offload with its reload and its anchor an
+ * op. */
 static int
 torch_counts(struct torch_read *r, const long *rowline, struct pw_error *err)
 {
@@ -442,7 +487,8 @@ torch_counts(struct torch_read *r, const long *rowline, struct pw_error *err)
 	for (op.stage = 0; op.stage < p->nstages; op.stage++) {
 		for (op.mb = 0; op.mb < p->microbatches; op.mb++) {
 			seen = *torch_seen(r, op);
-			if (torch_pairs(r, op, seen, err) != PW_OK)
+			if (torch_pairs(r, op, seen, err) != PW_OK ||
+			    torch_anchor(r, op, err) != PW_OK)
 				return PW_ERR_INPUT;
 			if (!(seen & 1u << PW_F))
 				what = "F";
@@ -494,7 +540,8 @@ torch_end_cell(struct torch_read *r, char *buf, size_t len, long start,
 	r->col = start + (long)i;
 	if (len - i > TORCH_CELL) {
 		pw_error_set(err, "%s:%ld:%ld: bad action (longer than any "
-		    "action)", r->label, r->line, r->col);
+		    "action: %d characters at most)", r->label, r->line, r->col,
+		    TORCH_CELL);
 		return PW_ERR_INPUT;
 	}
 	return torch_cell(r, buf + i, err);
@@ -515,7 +562,7 @@ int
 pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
     struct pw_schedule **out, struct pw_error *err)
 {
-	struct torch_read r = { p, label, NULL, NULL, 0, 1, 1 };
+	struct torch_read r = { p, label, NULL, NULL, NULL, 0, 1, 1 };
 	int nrows = p->devices + (p->link.present ?
 	    pw_problem_nchannels(p) : 0);
 	long col = 1, start = 1, *rowline;
@@ -590,8 +637,8 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 			}
 			if (overlong) {
 				pw_error_set(err, "%s:%ld:%ld: bad action "
-				    "(longer than any action)", label, r.line,
-				    start);
+				    "(longer than any action: %d characters at "
+				    "most)", label, r.line, start, TORCH_CELL);
 				rc = PW_ERR_INPUT;
 				break;
 			}
@@ -637,6 +684,7 @@ pw_torch_read(FILE *fp, const char *label, const struct pw_problem *p,
 	if (rc == PW_OK)
 		rc = torch_counts(&r, rowline, err);
 	free(rowline);
+	free(r.reload_at);
 	free(r.seen);
 	if (rc != PW_OK) {
 		pw_schedule_free(r.s);

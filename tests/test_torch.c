@@ -424,13 +424,15 @@ test_long_cells(void)
 	if (tap_int(test_read_text(text, p, &s, &err), PW_ERR_INPUT,
 	    "long cells: a 67-byte action is refused"))
 		tap_str(err.msg, "t.csv:1:5: bad action (longer than any "
-		    "action)", "long cells: 67 bytes are too long");
+		    "action: 64 characters at most)", "long cells: 67 bytes "
+		    "are too long");
 	memset(text, '7', 5000);
 	strcpy(text + 5000, "\n");
 	if (tap_int(test_read_text(text, p, &s, &err), PW_ERR_INPUT,
 	    "long cells: a 5000-byte cell is refused"))
 		tap_str(err.msg, "t.csv:1:1: bad action (longer than any "
-		    "action)", "long cells: past a cell's 4 KiB");
+		    "action: 64 characters at most)", "long cells: past a "
+		    "cell's 4 KiB");
 	tap_ok(s == NULL, "long cells: no schedule from a refused one");
 	pw_problem_free(p);
 }
@@ -466,6 +468,13 @@ test_offload_tokens(void)
 	    "a transfer in a rank's row is refused");
 	tap_str(err.msg, "t.csv:1:5: 0O0 in row 0, but it belongs in row 2"
 	    " (channel 0's, after the 2 ranks' rows)", "its line");
+	/* Known only after the last row: the anchor names no op. */
+	tap_int(test_read_text("0F0,,,,0I0,0W0\n,1F0,1I0,1W0\n"
+	    ",0O0,0R0@0B0\n", p, &s, &err), PW_ERR_INPUT,
+	    "a reload anchored at an op the schedule lacks is refused");
+	tap_str(err.msg, "t.csv:3:6: 0R0@0B0: its anchor 0B0 is no op of the "
+	    "schedule (an anchor must be one of its rank's ops)",
+	    "at the reload's cell");
 	/* Rows counted from 0, as ranks and the line above count them. */
 	tap_int(test_read_text("0F0\n1F0\n0O0\n1F1\n", p, &s, &err),
 	    PW_ERR_INPUT, "a row past the channel's is refused");

@@ -615,6 +615,15 @@ test_svg(void)
 	    "every op wide enough to draw alone");
 	free(text);
 	fixture_free(&f);
+
+	/* Legal UTF-8 that XML 1.0 may not carry. */
+	tiny(&f, "x\x01\xef\xbf\xbe\xef\xbf\xbf\xef\xbf\xbd\xc3\xa9");
+	text = capture_export("svg", &f, &rc);
+	tap_ok(rc == PW_OK && strstr(text, ">x???\xef\xbf\xbd\xc3\xa9 "
+	    "(hand)<") != NULL, "a control character, U+FFFE and U+FFFF "
+	    "become '?' in the SVG, U+FFFD and the rest stay");
+	free(text);
+	fixture_free(&f);
 }
 
 /* Nothing timed: every view still draws, with idle rows and no ops. */
