@@ -971,6 +971,10 @@ pwl_run_body(lua_State *L)
 	}
 	if (!run->problem)
 		return 0;
+	/* A schedule's problem is its user value 1, with the script's
+	 * preferences. */
+	if ((sb = pwl_schedule_test(L, -1)) != NULL)
+		lua_getiuservalue(L, -1, 1);
 	if ((pb = pwl_problem_test(L, -1)) != NULL) {
 		run->out = pw_problem_copy(pb->p);
 		if (run->prefs != NULL) {
@@ -981,9 +985,7 @@ pwl_run_body(lua_State *L)
 				memcpy(run->prefs->pins, pb->prefs.pins,
 				    pb->prefs.npins * sizeof *pb->prefs.pins);
 		}
-	} else if ((sb = pwl_schedule_test(L, -1)) != NULL)
-		run->out = pw_problem_copy(pw_plan_problem(sb->plan));
-	else {
+	} else {
 		run->early = PW_ERR_INPUT;
 		lua_pushfstring(L, "%s: a problem script must end with "
 		    "'return pw.problem{...}' (it returned %s)", run->path,

@@ -1772,6 +1772,33 @@ test_files_refused(void)
 	    "\n\tstdin.lua:1: in main chunk", "'-' is no file to read");
 }
 
+/* A problem script may return a schedule: its problem is taken with the
+ * options the script gave it, as pw.solve would take them. */
+static void
+test_problem_of_schedule(void)
+{
+	struct pwlua_solve_prefs prefs;
+	struct pw_problem *p;
+	struct pw_error err;
+
+	write_file("sched_prefs.lua", "local p = pw.problem" UNIT_SPEC ",\n"
+	    "  objective = 'span', time_limit = 7,\n"
+	    "  precede = { { { 'F', 1, 1 }, { 'F', 1, 2 } } } }\n"
+	    "return pw.schedule(p, '1f1b')\n");
+	p = pwlua_problem_read("sched_prefs.lua", NULL, &prefs, &err);
+	if (tap_ok(p != NULL, "a script returning a schedule reads")) {
+		tap_ok(p->devices == 4 && p->microbatches == 8,
+		    "its problem is the schedule's");
+		tap_ok(prefs.has_objective && prefs.objective == PW_OBJ_SPAN &&
+		    prefs.time_limit == 7 && prefs.npins == 1 &&
+		    prefs.pins[0].after.mb == 1,
+		    "with the objective, time limit and pins its script gave");
+		pwlua_solve_prefs_free(&prefs);
+	} else
+		tap_diag("%s", err.msg);
+	pw_problem_free(p);
+}
+
 /* pwlua_problem_write: the script reads back as the same problem, its
  * origin (the model's split) kept; given stages as they are. */
 static void
@@ -1996,6 +2023,7 @@ main(void)
 	test_c_memory();
 	test_files_refused();
 	test_problem_write();
+	test_problem_of_schedule();
 	test_model_fields();
 	if (chdir("/") == 0)
 		remove_tree(tmpdir);
