@@ -298,6 +298,13 @@ pwl_write_csv(lua_State *L)
 	}
 	lua_settop(L, 3);
 	pwl_path_write(L, "pw.write_csv", path);
+	/* As JSON writers refuse a script's name: what reads it back goes
+	 * by the name. */
+	if (pw_path_ends(path, ".lua") || pw_path_ends(path, ".json"))
+		return pwl_fail(L, "pw.write_csv: %s: a CSV with this name "
+		    "would be read back as %s: name it .csv", path,
+		    pw_path_ends(path, ".lua") ? "a Lua script" :
+		    "a JSON file");
 	nrows = lua_rawlen(L, 2);
 	if (columns == 0 && nrows > 0) {
 		lua_rawgeti(L, 2, 1);

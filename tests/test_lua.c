@@ -631,6 +631,19 @@ test_load_write(void)
 	    "pw.write_json to a .lua name");
 	tap_ok(access("p.lua", F_OK) != 0, "pw.write_json to a .lua name: "
 	    "nothing written");
+	/* Nor a CSV over a script (this one's own) or a JSON file. */
+	write_file("wself.lua", "pw.write_csv('wself.lua', { { 'return', 1 } })"
+	    "\n");
+	script_fails(&here, "wself.lua", NULL, PW_ERR_INPUT, "wself.lua:1: "
+	    "pw.write_csv: wself.lua: a CSV with this name would be read back "
+	    "as a Lua script: name it .csv\nstack traceback:\n\t[C]: in "
+	    "function 'pipewright.write_csv'\n\twself.lua:1: in main chunk",
+	    "pw.write_csv over the running script");
+	script_ok("wjson.lua", "local ok, why = pcall(pw.write_csv, 'x.JSON', "
+	    "{ { 1 } })\nassert(not ok and why:find('would be read back as a "
+	    "JSON file', 1, true), why)\n", "pw.write_csv to a .json name");
+	tap_ok(access("x.JSON", F_OK) != 0, "pw.write_csv to a .json name: "
+	    "nothing written");
 	/* format.md's example with RELOAD(0,1) at BW(0,0)'s end. */
 	write_file("end.json", "{\"format\": \"pipewright.schedule.v1\", "
 	    "\"problem\": {\"devices\": 2, \"microbatches\": 2, \"stages\": ["
