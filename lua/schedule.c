@@ -150,6 +150,7 @@ pwl_schedule_finish(lua_State *L, struct pwl_schedule *s,
 	if (pw_plan_new(problem, sched, &s->plan, &err) != PW_OK)
 		pwl_fail(L, "%s: %s", what, err.msg);
 	pwl_schedule_figures(s, res);
+	pwl_work(L, 0, what);
 }
 
 /* pw.schedule(problem, family): the family's schedule, or nil and the
@@ -203,6 +204,8 @@ pwl_schedule_new(lua_State *L)
 		used->p = pw_problem_copy(p);
 	}
 	pwl_schedule_figures(s, NULL);
+	/* So is the bound, on a problem of many stages. */
+	pwl_work(L, 0, "pw.schedule");
 	return 1;
 }
 

@@ -731,23 +731,6 @@ struct pw_bclass {
 	double	add, d, q;
 };
 
-/* How many of class C's m ops must start at T or later: those of the
- * first ones whose release is below T can start before it, no more. */
-static int
-pw_bclass_after(const struct pw_bclass *c, int m, double t)
-{
-	int lo = 0, hi = m, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (c->r[mid] + c->add < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return m - lo;
-}
-
 /* The classes of device D from the order statistics and tails Q into C
  * (room for nstages * PW_BNCLASS); returns how many. */
 static int
@@ -771,40 +754,68 @@ pw_bound_classes(const struct pw_problem *p, int d, const double *rf,
 	return n;
 }
 
+/* A release of class K at T, for pw_bound_hbt's sweep. */
+struct pw_brelease {
+	double	t;
+	int	k;
+};
+
+/* Latest first. */
+static int
+pw_brelease_cmp(const void *x, const void *y)
+{
+	const struct pw_brelease *a = x, *b = y;
+
+	if (a->t != b->t)
+		return a->t > b->t ? -1 : 1;
+	return (a->k > b->k) - (a->k < b->k);
+}
+
 /*
  * The head-body-tail bound of a device with N classes C: for each set
  * of its kinds (F, B, W) and each release T of them, the ops of the set
  * that must start at T or later run one after another from T, and the
- * last one's tail follows.
+ * last one's tail follows.  One sweep a set over the releases, latest
+ * first, adds each op as its release is passed: linear in the ops, not
+ * in their square (a device of thousands of stages).
  */
 static double
 pw_bound_hbt(const struct pw_bclass *c, int n, int m)
 {
-	double best = 0, t, work, q;
-	int mask, i, j, k, after;
+	struct pw_brelease *rel;
+	double best = 0, work, q, t;
+	size_t nrel = (size_t)n * (size_t)m, i;
+	int mask, k, j;
+	bool any;
 
-	for (mask = 1; mask < 1 << PW_BNCLASS; mask++)
-		for (i = 0; i < n; i++) {
-			if (!(mask & 1 << i % PW_BNCLASS))
-				continue;
-			for (j = 0; j < m; j++) {
-				t = c[i].r[j] + c[i].add;
-				if (j > 0 && t == c[i].r[j - 1] + c[i].add)
+	if (nrel == 0)
+		return 0;
+	rel = pw_xreallocarray(NULL, nrel, sizeof *rel);
+	for (i = 0, k = 0; k < n; k++)
+		for (j = 0; j < m; j++)
+			rel[i++] = (struct pw_brelease){ c[k].r[j] + c[k].add,
+			    k };
+	qsort(rel, nrel, sizeof *rel, pw_brelease_cmp);
+	for (mask = 1; mask < 1 << PW_BNCLASS; mask++) {
+		work = 0;
+		q = INFINITY;
+		any = false;
+		for (i = 0; i < nrel; ) {
+			/* Every op released at T or later is in. */
+			t = rel[i].t;
+			for (; i < nrel && rel[i].t == t; i++) {
+				k = rel[i].k;
+				if (!(mask & 1 << k % PW_BNCLASS))
 					continue;
-				work = 0;
-				q = INFINITY;
-				for (k = 0; k < n; k++) {
-					if (!(mask & 1 << k % PW_BNCLASS))
-						continue;
-					after = pw_bclass_after(&c[k], m, t);
-					if (after == 0)
-						continue;
-					work += after * c[k].d;
-					q = fmin(q, c[k].q);
-				}
-				best = fmax(best, t + work + q);
+				work += c[k].d;
+				q = fmin(q, c[k].q);
+				any = true;
 			}
+			if (any)
+				best = fmax(best, t + work + q);
 		}
+	}
+	free(rel);
 	return best;
 }
 
