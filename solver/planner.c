@@ -36,12 +36,6 @@
  * 4 and 8.  More chunks add a hop per chunk for a bubble already small at
  * 8, and the number of ops to time grows with them. */
 #define PW_PLANNER_MAX_CHUNKS	8
-/* One layer per chunk is tried up to this many chunks a device (Llama
- * 3.1 405B's 126 layers on 4 devices): beyond, each design is a problem
- * of thousands of stages whose bounds and families alone outlast any
- * time limit (375 chunks on a 3,000-layer model: 9.4 s under a 3 s
- * limit, 63 s at 10,000 layers). */
-#define PW_PLANNER_MAX_FINE_CHUNKS	32
 /* The chunk counts that gives at most: the powers of two up to it, and
  * one layer per chunk. */
 #define PW_PLANNER_NCOUNTS	5

@@ -5,6 +5,7 @@
  * (local.c) and the windows (lns.c), which share the rest.  Every
  * schedule it keeps passes through pw_search_offer, which checks it.
  */
+#include <assert.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -207,28 +208,28 @@ static int
 pw_search_family(struct pw_search *s, const struct pw_family *fam,
     struct pw_start *st, struct pw_error *err)
 {
-	const struct pw_problem *used;
 	struct pw_plan *plan;
-	int rc;
+	int rc, nstages;
 
 	memset(st, 0, sizeof *st);
-	if ((rc = pw_plan_family(fam, s->p, &plan, err)) != PW_OK)
-		return rc;
-	used = pw_plan_problem(plan);
-	if (!pw_problem_same(used, s->p)) {
+	/* Told before the build, which on a model of many layers (a chunk
+	 * each) could outlast the whole search. */
+	if ((nstages = pw_family_split_stages(fam, s->p)) != 0) {
 		pw_error_set(err, "%s needs its stages laid out otherwise (it "
 		    "splits the model into %d stages); the solver keeps the "
-		    "problem as given", fam->name, used->nstages);
-		rc = PW_ERR_NOT_APPLICABLE;
-	} else {
-		pw_solver_judge_plan(plan, s->o->objective, s->offloadable,
-		    s->o->pins, s->o->npins, &st->eval);
-		st->family = fam->name;
-		st->sched = pw_schedule_copy(pw_plan_timed(plan));
-		st->at_limit = pw_search_at_limit(s->p, pw_plan_metrics(plan));
+		    "problem as given", fam->name, nstages);
+		return PW_ERR_NOT_APPLICABLE;
 	}
+	if ((rc = pw_plan_family(fam, s->p, &plan, err)) != PW_OK)
+		return rc;
+	assert(pw_problem_same(pw_plan_problem(plan), s->p));
+	pw_solver_judge_plan(plan, s->o->objective, s->offloadable,
+	    s->o->pins, s->o->npins, &st->eval);
+	st->family = fam->name;
+	st->sched = pw_schedule_copy(pw_plan_timed(plan));
+	st->at_limit = pw_search_at_limit(s->p, pw_plan_metrics(plan));
 	pw_plan_free(plan);
-	return rc;
+	return PW_OK;
 }
 
 /* Records where the search started (under the lock: the result reads it). */

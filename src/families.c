@@ -145,6 +145,21 @@ pw_layout_resplit(enum pw_layout layout, const struct pw_problem *p,
 }
 
 int
+pw_family_split_stages(const struct pw_family *fam, const struct pw_problem *p)
+{
+	struct pw_problem *q;
+	struct pw_error why;
+	int nstages;
+
+	if (pw_layout_fits(fam->layout, p) ||
+	    pw_layout_resplit(fam->layout, p, &q, &why) != PW_OK)
+		return 0;
+	nstages = q->nstages;
+	pw_problem_free(q);
+	return nstages;
+}
+
+int
 pw_family_build(const struct pw_family *fam, const struct pw_problem *p,
     struct pw_problem **used, struct pw_schedule **out, struct pw_error *err)
 {

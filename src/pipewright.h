@@ -896,6 +896,11 @@ const struct pw_family *pw_family_find(const char *name);
  * owns it); else the family's refusal, saying why no split fits. */
 int	pw_family_build(const struct pw_family *, const struct pw_problem *,
 	    struct pw_problem **used, struct pw_schedule **out, struct pw_error *);
+/* The stages pw_family_build would split PROBLEM's model into for FAM,
+ * or 0 where it builds on PROBLEM's own stages: what a caller that
+ * keeps the stages, or bounds the chunks, knows before the build. */
+int	pw_family_split_stages(const struct pw_family *,
+	    const struct pw_problem *);
 /* The forwards device D of DEVICES runs before its first backward under
  * 1F1B (CHUNKS 1) or Megatron's interleaved 1F1B (CHUNKS stages per
  * device, loop placement), with MICROBATCHES microbatches. */

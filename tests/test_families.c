@@ -418,6 +418,10 @@ test_resplit(void)
 			continue;
 		tap_int(used->nstages, want[i].nstages, "%s runs on %d stages",
 		    want[i].family, want[i].nstages);
+		/* Known before the build: 0 where it keeps the stages. */
+		tap_int(pw_family_split_stages(pw_family_find(want[i].family),
+		    p), want[i].nstages == p->nstages ? 0 : want[i].nstages,
+		    "%s: the split is known before the build", want[i].family);
 		tap_int(s->nstages, used->nstages, "%s: the schedule fits the "
 		    "problem it ran on", want[i].family);
 		pw_schedule_free(s);
@@ -432,6 +436,8 @@ test_resplit(void)
 	    "2p-1-d); this problem has 8 stages on 8 devices; splitting again: its stages were given directly, so "
 	    "there is no model to split again", "and says why no split fits");
 	tap_ok(used == NULL && s == NULL, "nothing is returned on refusal");
+	tap_int(pw_family_split_stages(pw_family_find("zb-v"), bare), 0,
+	    "no split is known for stages given directly");
 	pw_problem_free(bare);
 	pw_problem_free(p);
 }

@@ -196,10 +196,12 @@ cmd_solve_report(FILE *fp, const struct pw_problem *p,
  * model with one stage per device) and beats OBJECTIVE within its
  * limits, the best of them, with the command that searches such
  * splits: solve keeps the problem's stages, so nothing else in its
- * report would point there.  No family is started after SECONDS (the
- * solve's own limit; on a large problem the offloading ones take
- * seconds each), and the note is left out where they were not all
- * built. */
+ * report would point there.  Only splits plan tries are built (one
+ * layer a chunk up to PW_PLANNER_MAX_FINE_CHUNKS: a model of thousands
+ * of layers would take minutes a family); no family is started after
+ * SECONDS (the solve's own limit; on a large problem the offloading
+ * ones take seconds each), and the note is left out where they were
+ * not all built. */
 static void
 cmd_solve_resplit_note(const struct pw_cmd_args *a,
     const struct pw_problem *p, enum pw_objective obj, double objective,
@@ -215,6 +217,7 @@ cmd_solve_resplit_note(const struct pw_cmd_args *a,
 	int chunks = 1;
 	bool v = false;
 	size_t i;
+	int nstages;
 	double deadline = pw_now() + seconds;
 
 	if (p->origin == NULL || p->nstages != p->devices)
@@ -222,10 +225,12 @@ cmd_solve_resplit_note(const struct pw_cmd_args *a,
 	for (i = 0; i < pw_nfamilies; i++) {
 		if (pw_now() > deadline)
 			return;
-		/* A family of one stage per device keeps these stages, and
+		/* A family that keeps these stages is no split, and
 		 * building it (zb-auto's search) can take long on a large
 		 * problem. */
-		if (pw_families[i].layout == PW_LAYOUT_SINGLE ||
+		nstages = pw_family_split_stages(&pw_families[i], p);
+		if (nstages == 0 || nstages == p->nstages ||
+		    nstages / p->devices > PW_PLANNER_MAX_FINE_CHUNKS ||
 		    pw_plan_family(&pw_families[i], p, &plan, &err) != PW_OK)
 			continue;
 		q = pw_plan_problem(plan);
