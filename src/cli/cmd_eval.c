@@ -232,6 +232,49 @@ cmd_eval_same_pipeline(const struct pw_problem *run,
 	return true;
 }
 
+/* Whether RUN (a measured file's schedule) holds the ops of PRED (the
+ * predicted file's) on P, one pipeline: the orders may differ, not the
+ * ops (a fused backward against a split one, an offload).  Else WHY
+ * names the first op one holds and the other not. */
+static bool
+cmd_eval_same_ops(const struct pw_problem *p, const struct pw_schedule *run,
+    const struct pw_schedule *pred, char *why, size_t len)
+{
+	const struct pw_schedule *both[2] = { run, pred };
+	unsigned char *held = pw_xcalloc(pw_op_universe(p), 1);
+	const struct pw_seq *seq;
+	char name[48];
+	size_t idx;
+	int k, r, i;
+	bool same = true;
+
+	for (k = 0; k < 2 && same; k++)
+		for (r = 0; same && r < both[k]->ndevices + both[k]->nchannels;
+		    r++) {
+			seq = pw_schedule_order(both[k], r);
+			for (i = 0; same && i < seq->len; i++) {
+				idx = pw_op_index(p, seq->ops[i]);
+				held[idx] |= (unsigned char)(1u << k);
+				/* PRED's ops come second: each must be
+				 * RUN's too, and then the counts say all. */
+				same = k == 0 || held[idx] == 3;
+				if (!same)
+					snprintf(why, len, "the run has no %s",
+					    pw_op_name(name, sizeof name,
+					    seq->ops[i]));
+			}
+		}
+	if (same && pw_schedule_nops(run) != pw_schedule_nops(pred)) {
+		for (idx = 0; held[idx] != 1; idx++)
+			;
+		snprintf(why, len, "the run has %s, the prediction not",
+		    pw_op_name(name, sizeof name, pw_op_from_index(p, idx)));
+		same = false;
+	}
+	free(held);
+	return same;
+}
+
 /* Says on stderr where RUN's orders (MEASURED's) first differ from
  * PRED's (PREDICTED's), if they do: the prediction times PRED's. */
 static void
@@ -301,6 +344,14 @@ cmd_eval_against(const struct pw_cmd_args *a)
 	    pw_plan_problem(plan), why, sizeof why)) {
 		pw_cmd_say("eval: %s is a run of another pipeline than %s's "
 		    "(%s): --against takes the schedule it ran",
+		    pw_cmd_label(a->pos[0]), pw_cmd_label(a->against), why);
+		status = PW_EXIT_INPUT;
+		goto out;
+	}
+	if (!cmd_eval_same_ops(pw_plan_problem(plan), pw_plan_schedule(run),
+	    pw_plan_schedule(plan), why, sizeof why)) {
+		pw_cmd_say("eval: %s is a run of other ops than %s's (%s): "
+		    "--against takes the schedule it ran",
 		    pw_cmd_label(a->pos[0]), pw_cmd_label(a->against), why);
 		status = PW_EXIT_INPUT;
 		goto out;
