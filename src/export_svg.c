@@ -26,6 +26,11 @@
 #define SVG_TICK_GAP	80	/* pixels between time ticks, at least */
 #define SVG_MEM_TICK	14	/* pixels between memory ticks, at least */
 #define SVG_DIGIT_W	7	/* width of a digit at the label size */
+#define SVG_TEXT_PX	11	/* the text's font size (svg_style) */
+#define SVG_TITLE_PX	16	/* the title's */
+#define SVG_CHAR_EM	0.6	/* a character's width, of its font size,
+				   generously */
+#define SVG_MIN_PX	5	/* the least a squeezed label shrinks to */
 #define SVG_WIDE	3	/* an op this wide (pixels) is drawn alone */
 #define SVG_PURE	0.75	/* share of a column's busy time one kind
 				   needs to colour it; else it is "busy" */
@@ -156,16 +161,35 @@ svg_escape(FILE *fp, const char *text)
 	}
 }
 
-/* CLS may be NULL for plain text. */
+/* TEXT at X, Y in class CLS (NULL: plain text), whose font is PX
+ * pixels.  Where ROOM > 0 and TEXT would be wider, its font shrinks to
+ * fit ROOM pixels (down to SVG_MIN_PX): on a narrow picture a label
+ * would otherwise run over its neighbour or off the edge.  A smaller
+ * font, not textLength, which rsvg-convert 2.54 ignores. */
 static void
-svg_text(FILE *fp, double x, double y, const char *cls, const char *text)
+svg_text_fit(FILE *fp, double x, double y, const char *cls, const char *text,
+    double room, double px)
 {
+	const char *c;
+	size_t chars = 0;
+
 	fprintf(fp, "<text x=\"%.2f\" y=\"%.2f\"", x, y);
 	if (cls != NULL)
 		fprintf(fp, " class=\"%s\"", cls);
+	for (c = text; *c != '\0'; c++)
+		chars += ((unsigned char)*c & 0xc0) != 0x80;
+	if (room > 0 && chars * SVG_CHAR_EM * px > room)
+		fprintf(fp, " style=\"font-size:%.1fpx\"", fmax(SVG_MIN_PX,
+		    room / (chars * SVG_CHAR_EM)));
 	fputc('>', fp);
 	svg_escape(fp, text);
 	fputs("</text>\n", fp);
+}
+
+static void
+svg_text(FILE *fp, double x, double y, const char *cls, const char *text)
+{
+	svg_text_fit(fp, x, y, cls, text, 0, SVG_TEXT_PX);
 }
 
 static void
@@ -178,13 +202,15 @@ svg_header(FILE *fp, const struct svg_map *m, const struct pw_problem *p,
 	int k;
 
 	title = pw_view_title(p, s, timeline);
-	svg_text(fp, SVG_LEFT, 26, "title", title);
+	svg_text_fit(fp, SVG_LEFT, 26, "title", title, m->plot + SVG_RIGHT,
+	    SVG_TITLE_PX);
 	line = pw_xasprintf("makespan %s, bubble rate %.2f%%, total idle %s; "
 	    "%s%s", pw_fmt_seconds(b1, sizeof b1, mt->makespan),
 	    100 * mt->bubble_rate, pw_fmt_seconds(b2, sizeof b2,
 	    mt->total_idle), pw_problem_counts(p, counts, sizeof counts),
 	    mt->feasible ? "" : "; over a memory limit");
-	svg_text(fp, SVG_LEFT, 46, mt->feasible ? NULL : "bad", line);
+	svg_text_fit(fp, SVG_LEFT, 46, mt->feasible ? NULL : "bad", line,
+	    m->plot + SVG_RIGHT, SVG_TEXT_PX);
 	/* The kinds, then the merged columns' colour, then the chunks. */
 	for (k = 0; k <= PW_NKINDS; k++) {
 		x = SVG_LEFT + SVG_KEY_W * (k % m->keys);
@@ -453,8 +479,10 @@ svg_memory(FILE *fp, const struct svg_map *m, const struct pw_problem *p,
 	} else {
 		label = pw_xasprintf("peak %s, no limit", b1);
 	}
-	svg_text(fp, SVG_LEFT + m->plot, top - 3,
-	    dm->within_limit ? "end" : "end bad", label);
+	/* Right of the plot's name, "dev 3". */
+	svg_text_fit(fp, SVG_LEFT + m->plot, top - 3,
+	    dm->within_limit ? "end" : "end bad", label, m->plot -
+	    (double)strlen(dev) * SVG_CHAR_EM * SVG_TEXT_PX - 8, SVG_TEXT_PX);
 	free(label);
 }
 
@@ -503,7 +531,8 @@ pw_export_svg(FILE *fp, const struct pw_problem *p,
 	head = pw_xasprintf("memory (0 to %s near the top of every plot; "
 	    "dashed: limit; red: above it)", pw_fmt_bytes(b1, sizeof b1,
 	    m.ymax));
-	svg_text(fp, SVG_LEFT, top + 12, NULL, head);
+	svg_text_fit(fp, SVG_LEFT, top + 12, NULL, head, m.plot + SVG_RIGHT,
+	    SVG_TEXT_PX);
 	free(head);
 	for (d = 0; d < mt->ndevices; d++)
 		svg_memory(fp, &m, p, mt, d,

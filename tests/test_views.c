@@ -613,6 +613,30 @@ test_svg(void)
 	    "the offload lane names its device");
 	tap_int(count(text, "<rect class=\"busy\""), 0,
 	    "every op wide enough to draw alone");
+
+	/* At the least width the long labels shrink rather than overlap:
+	 * the stats line and device 0's peak label, not the plot's name. */
+	{
+		const struct pw_export_options narrow = { PW_EXPORT_WIDTH_MIN,
+		    0, NULL };
+		char *buf = NULL;
+		size_t n = 0;
+		FILE *fp = open_memstream(&buf, &n);
+		struct pw_error err;
+
+		tap_int(pw_export_find("svg")->write(fp, f.p, f.s, f.t, f.m,
+		    &narrow, &err), PW_OK, "a 320-pixel SVG");
+		fclose(fp);
+		tap_ok(strstr(text, "style=\"font-size") == NULL,
+		    "at 1200 pixels no label shrinks");
+		tap_ok(strstr(buf, "style=\"font-size:5.0px\">makespan 8 s")
+		    != NULL, "at 320 the stats line shrinks, to the least "
+		    "font for its 86 characters");
+		tap_ok(strstr(buf, "class=\"end bad\" style=\"font-size:") !=
+		    NULL && strstr(buf, "style=\"font-size:5.0px\">dev 0<") ==
+		    NULL, "and so does the peak label, beside its plot's name");
+		free(buf);
+	}
 	free(text);
 	fixture_free(&f);
 
