@@ -70,10 +70,11 @@ pwl_plan_work_bytes(lua_State *L, const struct pw_problem *p,
 }
 
 /* Pushes the schedule object of candidate C, its problem object (which
- * takes C's problem) beside it as the schedule's; C's schedule is taken
- * too. */
+ * takes C's problem, and PB's objective and time limit) beside it as the
+ * schedule's; C's schedule is taken too. */
 static void
-pwl_plan_schedule(lua_State *L, struct pw_planner_candidate *c)
+pwl_plan_schedule(lua_State *L, const struct pwl_problem *pb,
+    struct pw_planner_candidate *c)
 {
 	const struct pw_problem *p = c->problem;
 	struct pwl_problem *used;
@@ -86,6 +87,7 @@ pwl_plan_schedule(lua_State *L, struct pw_planner_candidate *c)
 	s = pwl_schedule_push(L, -1, p, "pw.plan");
 	used->p = c->problem;
 	c->problem = NULL;
+	pwl_problem_inherit(used, pb);
 	sched = c->schedule;
 	c->schedule = NULL;
 	pwl_schedule_finish(L, s, pw_problem_copy(used->p), sched, NULL,
@@ -115,9 +117,11 @@ pwl_plan_split(lua_State *L, const struct pw_design *dg, int nstages)
 	}
 }
 
-/* Pushes candidate C as a table (taking its problem and schedule). */
+/* Pushes candidate C, a design of PB's model, as a table (taking its
+ * problem and schedule). */
 static void
-pwl_plan_candidate(lua_State *L, struct pw_planner_candidate *c)
+pwl_plan_candidate(lua_State *L, const struct pwl_problem *pb,
+    struct pw_planner_candidate *c)
 {
 	const struct pw_design *dg = &c->design;
 	char layout[64];
@@ -156,7 +160,7 @@ pwl_plan_candidate(lua_State *L, struct pw_planner_candidate *c)
 	pwl_set_number(L, "gap", c->gap);
 	lua_pushboolean(L, c->optimized);
 	lua_setfield(L, -2, "optimized");
-	pwl_plan_schedule(L, c);
+	pwl_plan_schedule(L, pb, c);
 	lua_setfield(L, -2, "schedule");
 }
 
@@ -199,7 +203,7 @@ pwl_plan(lua_State *L)
 		return pwl_fail(L, "pw.plan: internal error: %s", err.msg);
 	lua_createtable(L, (int)(*res)->ncand, 0);
 	for (i = 0; i < (*res)->ncand; i++) {
-		pwl_plan_candidate(L, &(*res)->cand[i]);
+		pwl_plan_candidate(L, pb, &(*res)->cand[i]);
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
 	lua_createtable(L, 0, 3);

@@ -728,6 +728,14 @@ pwl_problem_push(lua_State *L)
 	return pb;
 }
 
+void
+pwl_problem_inherit(struct pwl_problem *to, const struct pwl_problem *from)
+{
+	to->prefs.has_objective = from->prefs.has_objective;
+	to->prefs.objective = from->prefs.objective;
+	to->prefs.time_limit = from->prefs.time_limit;
+}
+
 struct pwl_problem *
 pwl_problem_test(lua_State *L, int idx)
 {

@@ -78,8 +78,9 @@ void	pwlua_solve_prefs_free(struct pwlua_solve_prefs *);
 /* Runs the problem script PATH, which returns a problem (or a schedule,
  * whose problem is taken).  Returns PW_OK and a problem the caller owns
  * in *OUT, and with PREFS (may be NULL) what the problem states for the
- * optimizer (nothing for a schedule's), which the caller frees with
- * pwlua_solve_prefs_free; or an error as pwlua_run does. */
+ * optimizer (a schedule's, what its script's problem stated, but for
+ * pins where the schedule split the model again), which the caller
+ * frees with pwlua_solve_prefs_free; or an error as pwlua_run does. */
 int	pwlua_problem(struct pwlua *, const char *path, struct pw_problem **out,
 	    struct pwlua_solve_prefs *prefs, struct pw_error *);
 

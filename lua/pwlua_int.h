@@ -153,8 +153,8 @@ void	pwl_check_fields(lua_State *, int idx, const char *what,
 	    const void *names, size_t stride);
 /* The field NAME of the table at IDX, or DEF when it is absent (nil); a
  * field of the wrong type raises an error naming WHAT and NAME, and so
- * does an absent one whose DEF is PWL_NEED_NUMBER or PWL_NEED_INT.  An
- * integer must also lie in [MIN, MAX]. */
+ * does an absent one whose DEF is PWL_NEED_NUMBER, PWL_NEED_INT or
+ * PWL_NEED_INTEGER.  An integer must also lie in [MIN, MAX]. */
 #define PWL_NEED_NUMBER	(-HUGE_VAL)
 #define PWL_NEED_INT	INT_MIN
 #define PWL_NEED_INTEGER LUA_MININTEGER
@@ -209,6 +209,10 @@ double	pwl_split_limit(const struct pw_origin *, double limit);
 void	pwl_open_problem(lua_State *);
 /* Pushes an empty problem object and returns it. */
 struct pwl_problem *pwl_problem_push(lua_State *);
+/* Gives TO, a problem object of FROM's model split again, FROM's
+ * objective and time limit; not its pins, which name FROM's stages. */
+void	pwl_problem_inherit(struct pwl_problem *to,
+	    const struct pwl_problem *from);
 /* An estimate of the bytes of a problem of these counts. */
 /* Where the running script's print and pw.show write (stdout, or
  * stderr for a script read as a problem or a model). */
@@ -245,7 +249,8 @@ struct pwl_schedule *pwl_schedule_test(lua_State *, int idx);
 /* Makes S's plan of PROBLEM and SCHED (both taken, also when this
  * raises) and fills the solver's figures: RES's for a solved schedule,
  * else (RES NULL) the makespan as the objective with the optimizer's
- * lower bound on it; orders that do not time raise, prefixed by WHAT. */
+ * lower bound on it; orders that do not time raise, prefixed by WHAT.
+ * A run whose time ran out meanwhile stops at the next instruction. */
 void	pwl_schedule_finish(lua_State *, struct pwl_schedule *s,
 	    struct pw_problem *problem, struct pw_schedule *sched,
 	    const struct pw_solve_result *res, const char *what);

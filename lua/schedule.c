@@ -150,7 +150,6 @@ pwl_schedule_finish(lua_State *L, struct pwl_schedule *s,
 	if (pw_plan_new(problem, sched, &s->plan, &err) != PW_OK)
 		pwl_fail(L, "%s: %s", what, err.msg);
 	pwl_schedule_figures(s, res);
-	pwl_work(L, 0, what);
 }
 
 /* pw.schedule(problem, family): the family's schedule, or nil and the
@@ -202,6 +201,7 @@ pwl_schedule_new(lua_State *L)
 		pwl_charge_up(L, &s->charged, pwl_schedule_bytes(L, p),
 		    "pw.schedule");
 		used->p = pw_problem_copy(p);
+		pwl_problem_inherit(used, pb);
 	}
 	pwl_schedule_figures(s, NULL);
 	/* So is the bound, on a problem of many stages. */

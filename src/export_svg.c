@@ -84,31 +84,31 @@ svg_y(const struct svg_map *m, double bottom, double bytes)
 }
 
 /*
- * Lays out NROWS lanes and NDEV memory plots at SIZE: the default pitches,
+ * Lays out NROWS lanes and NDEV memory plots at O's size: the default pitches,
  * or, for a given height, the lanes and plots scaled to fill it.  PW_ERR_INPUT
  * when the height leaves a lane thinner than SVG_MIN_ROW pixels.
  */
 static int
-svg_layout(struct svg_map *m, const struct pw_export_options *size, int nrows,
+svg_layout(struct svg_map *m, const struct pw_export_options *o, int nrows,
     int ndev, int *height, struct pw_error *err)
 {
 	/* The gaps between memory plots keep room for their labels. */
 	double fixed, k = 1, per = nrows * SVG_ROW_PITCH + ndev * SVG_MEM_H;
 	int lines;
 
-	m->width = size->width != 0 ? size->width : SVG_WIDTH;
+	m->width = o->width != 0 ? o->width : SVG_WIDTH;
 	m->plot = m->width - SVG_LEFT - SVG_RIGHT;
 	m->keys = m->plot / SVG_KEY_W > 1 ? m->plot / SVG_KEY_W : 1;
 	lines = (PW_NKINDS + 1 + m->keys - 1) / m->keys;
 	m->top = SVG_TOP + (lines - 1) * SVG_KEY_H;
 	fixed = m->top + SVG_AXIS_H + SVG_MEM_HEAD + ndev * (SVG_MEM_PITCH -
 	    SVG_MEM_H);
-	if (size->height != 0) {
-		k = (size->height - fixed) / per;
+	if (o->height != 0) {
+		k = (o->height - fixed) / per;
 		if (!(k * SVG_ROW_H >= SVG_MIN_ROW)) {
 			pw_error_set(err, "svg: --height %d is too small for "
 			    "%d lanes and %d memory plots: at least %d",
-			    size->height, nrows, ndev, (int)ceil(fixed + per *
+			    o->height, nrows, ndev, (int)ceil(fixed + per *
 			    SVG_MIN_ROW / SVG_ROW_H));
 			return PW_ERR_INPUT;
 		}
@@ -117,7 +117,7 @@ svg_layout(struct svg_map *m, const struct pw_export_options *size, int nrows,
 	m->row_pitch = SVG_ROW_PITCH * k;
 	m->mem_h = SVG_MEM_H * k;
 	m->mem_pitch = SVG_MEM_H * k + SVG_MEM_PITCH - SVG_MEM_H;
-	*height = size->height != 0 ? size->height :
+	*height = o->height != 0 ? o->height :
 	    (int)ceil(fixed + per);
 	return PW_OK;
 }

@@ -46,61 +46,138 @@ pw_timed_before(const struct pw_op *a, const struct pw_op *b)
 	    b->kind == PW_RELOAD;
 }
 
-/* By device, then microbatch, then place: the ops a tie may have to
- * reorder among themselves side by side, in their order. */
+/* By device, then place: each device's ops of a tie side by side, in
+ * their order. */
 static int
-pw_timed_cluster_cmp(const void *a, const void *b)
+pw_timed_device_cmp(const void *a, const void *b)
 {
 	const struct pw_timed_placed *x = a, *y = b;
 
 	if (x->to.device != y->to.device)
 		return x->to.device < y->to.device ? -1 : 1;
-	if (x->to.op.mb != y->to.op.mb)
-		return x->to.op.mb < y->to.op.mb ? -1 : 1;
 	return x->place < y->place ? -1 : x->place > y->place;
+}
+
+/* One op of a device's tie, by its microbatch: AT is its position among
+ * the device's ops, LO and HI bound its microbatch's ops in that order. */
+struct pw_timed_mbop {
+	int	mb;
+	size_t	at;
+	size_t	lo, hi;
+};
+
+static int
+pw_timed_mbop_cmp(const void *a, const void *b)
+{
+	const struct pw_timed_mbop *x = a, *y = b;
+
+	if (x->mb != y->mb)
+		return x->mb < y->mb ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* A device's ops of one tie, OPS[K] in their order, being reordered:
+ * each op's microbatch, what it still waits for, whether it is out. */
+struct pw_untangle {
+	const struct pw_timed_placed *ops;
+	struct pw_timed_mbop *mb;	/* [k] by microbatch, then order */
+	size_t	*rank;			/* [k]: op -> its index in mb */
+	size_t	*waits;			/* [k] by op */
+	bool	*out;			/* [k] by op */
+	struct pw_timed_op *dst;	/* where the next op goes */
+	const struct pw_timed_placed *slot;	/* its place, in order */
+};
+
+/* Puts op I out, next in the device's order, and tells its microbatch's
+ * ops that wait for it. */
+static void
+pw_untangle_emit(struct pw_untangle *u, size_t i)
+{
+	const struct pw_timed_mbop *me = &u->mb[u->rank[i]];
+	size_t r;
+
+	u->dst[(u->slot++)->place] = u->ops[i].to;
+	u->out[i] = true;
+	for (r = me->lo; r < me->hi; r++)
+		if (!u->out[u->mb[r].at] && pw_timed_before(&u->ops[i].to.op,
+		    &u->ops[u->mb[r].at].to.op))
+			u->waits[u->mb[r].at]--;
 }
 
 /* Reorders the ops of TIE[N] (one instant, sorted by place, which for
  * them is the index in the sorted list) so that none comes before one
  * it depends on: ops taking no time at one instant (a W right after its
  * B) may be listed either way round, and their order as listed would
- * deadlock.  Each device's ops of one microbatch take the places they
- * had, in the stable order that keeps the dependencies, so a valid
+ * deadlock.  Each device's ops keep the places they had and, in them,
+ * their order but that an op listed before one it waits for goes right
+ * after it: the stable order that keeps the dependencies, so a valid
  * order is left as it is. */
 static void
 pw_timed_untangle(struct pw_timed_placed *tie, size_t n,
     struct pw_timed_op *out)
 {
 	struct pw_timed_placed *by = pw_xreallocarray(NULL, n, sizeof *by);
-	size_t *waits = pw_xreallocarray(NULL, n, sizeof *waits);
-	size_t lo, hi, c, r, slot;
+	struct pw_untangle u;
+	size_t lo, hi, k, i, r, j, first;
 
+	u.mb = pw_xreallocarray(NULL, n, sizeof *u.mb);
+	u.rank = pw_xreallocarray(NULL, n, sizeof *u.rank);
+	u.waits = pw_xreallocarray(NULL, n, sizeof *u.waits);
+	u.out = pw_xreallocarray(NULL, n, sizeof *u.out);
+	u.dst = out;
 	memcpy(by, tie, n * sizeof *by);
-	qsort(by, n, sizeof *by, pw_timed_cluster_cmp);
+	qsort(by, n, sizeof *by, pw_timed_device_cmp);
 	for (lo = 0; lo < n; lo = hi) {
 		for (hi = lo + 1; hi < n && by[hi].to.device ==
-		    by[lo].to.device && by[hi].to.op.mb == by[lo].to.op.mb;
-		    hi++)
+		    by[lo].to.device; hi++)
 			;
-		for (c = lo; c < hi; c++)
-			for (waits[c] = 0, r = lo; r < hi; r++)
-				waits[c] += pw_timed_before(&by[r].to.op,
-				    &by[c].to.op);
-		/* Each place takes the first op that waits for none left;
-		 * a taken op waits for SIZE_MAX's worth, never 0 again. */
-		for (slot = lo; slot < hi; slot++) {
-			for (c = lo; c < hi && waits[c] != 0; c++)
+		k = hi - lo;
+		u.ops = &by[lo];
+		u.slot = &by[lo];
+		for (i = 0; i < k; i++)
+			u.mb[i] = (struct pw_timed_mbop){ by[lo + i].to.op.mb,
+			    i, 0, 0 };
+		qsort(u.mb, k, sizeof *u.mb, pw_timed_mbop_cmp);
+		for (first = 0; first < k; first = j) {
+			for (j = first + 1; j < k && u.mb[j].mb ==
+			    u.mb[first].mb; j++)
 				;
-			assert(c < hi);
-			waits[c] = SIZE_MAX;
-			out[by[slot].place] = by[c].to;
-			for (r = lo; r < hi; r++)
-				if (waits[r] != SIZE_MAX &&
-				    pw_timed_before(&by[c].to.op, &by[r].to.op))
-					waits[r]--;
+			for (r = first; r < j; r++) {
+				u.mb[r].lo = first;
+				u.mb[r].hi = j;
+				u.rank[u.mb[r].at] = r;
+			}
 		}
+		for (i = 0; i < k; i++) {
+			u.out[i] = false;
+			u.waits[i] = 0;
+			for (r = u.mb[u.rank[i]].lo; r < u.mb[u.rank[i]].hi; r++)
+				u.waits[i] += pw_timed_before(
+				    &u.ops[u.mb[r].at].to.op, &u.ops[i].to.op);
+		}
+		/* In order; an op that waits is passed over, and goes out
+		 * as soon as what it waits for has (before any op listed
+		 * after it), as Kahn's order taking the first op listed
+		 * among those free. */
+		for (i = 0; i < k; i++) {
+			if (u.out[i] || u.waits[i] != 0)
+				continue;
+			pw_untangle_emit(&u, i);
+			for (r = u.mb[u.rank[i]].lo; r < u.mb[u.rank[i]].hi; ) {
+				j = u.mb[r].at;
+				if (j < i && !u.out[j] && u.waits[j] == 0) {
+					pw_untangle_emit(&u, j);
+					r = u.mb[u.rank[i]].lo;
+				} else
+					r++;
+			}
+		}
+		assert(u.slot == &by[hi]);
 	}
-	free(waits);
+	free(u.out);
+	free(u.waits);
+	free(u.rank);
+	free(u.mb);
 	free(by);
 }
 

@@ -1612,6 +1612,47 @@ test_zero_time_channel(void)
 	free(path);
 }
 
+/* A W listed before its B and another microbatch's F between them: the
+ * W goes right after its B, not into the B's place ahead of that F,
+ * which would deadlock with device 1's order. */
+static void
+test_zero_time_listed_early(void)
+{
+	static const struct pw_op listed[] = {
+		{ PW_F, 0, 0 }, { PW_W, 0, 0 }, { PW_F, 0, 1 }, { PW_B, 0, 0 },
+		{ PW_B, 0, 1 }, { PW_W, 0, 1 },
+		{ PW_F, 1, 0 }, { PW_F, 1, 1 }, { PW_B, 1, 0 }, { PW_W, 1, 0 },
+		{ PW_B, 1, 1 }, { PW_W, 1, 1 },
+	};
+	struct pw_stage st = { .act = 1, .hold = 1 };
+	struct pw_problem *p = test_problem_uniform(2, 1, 2, PW_PLACE_LOOP,
+	    &st);
+	struct pw_timed_op ops[12];
+	struct pw_schedule *s = NULL;
+	struct pw_timing *t = NULL;
+	struct pw_error err;
+	char *order;
+	size_t i;
+
+	for (i = 0; i < 12; i++)
+		ops[i] = (struct pw_timed_op){ .op = listed[i],
+		    .device = listed[i].stage };
+	if (tap_int(pw_schedule_from_timed(p, ops, 12, &s, &err), PW_OK,
+	    "listed early: rebuilt")) {
+		order = test_order(&s->device[0]);
+		tap_str(order, "F(0,0) F(0,1) B(0,0) W(0,0) B(0,1) W(0,1)",
+		    "listed early: W(0,0) right after its B, F(0,1) kept "
+		    "before them");
+		free(order);
+		if (!tap_int(pw_simulate(p, s, &t, &err), PW_OK,
+		    "listed early: it runs"))
+			tap_diag("%s", err.msg);
+	}
+	pw_timing_free(t);
+	pw_schedule_free(s);
+	pw_problem_free(p);
+}
+
 /* pw_json_print: indented, a newline after, the value taken. */
 static void
 test_json_print(void)
@@ -1788,6 +1829,7 @@ main(void)
 	test_schedule_roundtrip();
 	test_zero_time_ties();
 	test_zero_time_channel();
+	test_zero_time_listed_early();
 	test_json_print();
 	test_pins();
 	test_family();

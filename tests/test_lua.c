@@ -519,6 +519,17 @@ test_plan(void)
 	    /* zb-h1 meets the bound: the optimizer leaves it out. */
 	    "assert(not b.optimized and b.peak_device == 1)\n",
 	    "pw.plan on given stages: the schedule searched, the split fixed");
+	/* A candidate's problem, a split of the script's, keeps what the
+	 * script asked of the optimizer. */
+	script_ok("plan_prefs.lua", TINY_MODEL
+	    "local p = pw.problem{ model = tiny, hardware = toy, devices = 2,\n"
+	    "  microbatches = 4, objective = 'span', time_limit = 2 }\n"
+	    "local c = assert(pw.plan(p, { iteration_limit = 10, top = 2 }))\n"
+	    "for _, x in ipairs(c) do\n"
+	    "  assert(x.schedule.problem.objective == 'span')\n"
+	    "  assert(x.schedule.problem.time_limit == 2)\n"
+	    "end\n", "pw.plan: candidates' problems keep the objective and "
+	    "time limit");
 	script_ok("plan_model.lua", TINY_MODEL
 	    "local p = pw.problem{ model = tiny, hardware = toy, devices = 2,\n"
 	    "  microbatches = 4 }\n"
@@ -536,6 +547,7 @@ test_plan(void)
 	    "  assert(x.offload == false)\n"
 	    "  assert(#x.schedule.problem.stages == #x.layers_per_stage)\n"
 	    "  assert(x.makespan == x.schedule.makespan)\n"
+	    "  assert(x.schedule.problem.time_limit == nil)\n"
 	    "end\n"
 	    "assert(table.concat(c[1].layers_per_stage, ',') == '2,2')\n"
 	    "assert(c[1].layout == '1 chunk')\n"
@@ -1388,8 +1400,9 @@ test_watchdog(void)
 		    "while true do end\n", searches[i]);
 		tap_int(run_text(lua, "wds.lua", text, &err), PW_ERR_INPUT,
 		    "%s and a loop: stopped", searches[i]);
-		tap_ok(strstr(err.msg, "time limit of 1 s exceeded") != NULL,
-		    "...by the time limit");
+		tap_ok(strstr(err.msg, "time limit of 1 s exceeded") != NULL &&
+		    strstr(err.msg, "internal error") == NULL,
+		    "...by the time limit (%.60s)", err.msg);
 	}
 	tap_int(run_text(lua, "wdn.lua", "local x = 1\n", &err), PW_OK,
 	    "the next run has its own time");
@@ -1806,6 +1819,21 @@ test_problem_of_schedule(void)
 		    prefs.time_limit == 7 && prefs.npins == 1 &&
 		    prefs.pins[0].after.mb == 1,
 		    "with the objective, time limit and pins its script gave");
+		pwlua_solve_prefs_free(&prefs);
+	} else
+		tap_diag("%s", err.msg);
+	pw_problem_free(p);
+
+	write_file("sched_split.lua", "local p = pw.problem{ model = "
+	    "'gpt3-1.3b', hardware = 'H100-SXM', devices = 4, "
+	    "microbatches = 8, objective = 'span', time_limit = 3 }\n"
+	    "return pw.schedule(p, 'zb-v')\n");
+	p = pwlua_problem_read("sched_split.lua", NULL, &prefs, &err);
+	if (tap_ok(p != NULL, "a script returning a split again reads")) {
+		tap_ok(p->nstages == 8, "its problem is the V's 8 stages");
+		tap_ok(prefs.has_objective && prefs.objective == PW_OBJ_SPAN &&
+		    prefs.time_limit == 3 && prefs.npins == 0,
+		    "with the objective and time limit its script gave");
 		pwlua_solve_prefs_free(&prefs);
 	} else
 		tap_diag("%s", err.msg);

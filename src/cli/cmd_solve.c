@@ -196,9 +196,10 @@ cmd_solve_report(FILE *fp, const struct pw_problem *p,
  * model with one stage per device) and beats OBJECTIVE within its
  * limits, the best of them, with the command that searches such
  * splits: solve keeps the problem's stages, so nothing else in its
- * report would point there.  Only splits plan tries are built (one
- * layer a chunk up to PW_PLANNER_MAX_FINE_CHUNKS: a model of thousands
- * of layers would take minutes a family); no family is started after
+ * report would point there.  Only splits of at most
+ * PW_PLANNER_MAX_FINE_CHUNKS chunks a device are built (plan's limit for
+ * one layer a chunk: a model of thousands of layers would take minutes
+ * a family); no family is started after
  * SECONDS (the solve's own limit; on a large problem the offloading
  * ones take seconds each), and the note is left out where they were
  * not all built. */
