@@ -2638,7 +2638,7 @@ pw_schedule_write(const char *path, const struct pw_problem *p,
     const struct pw_schedule *sched, const struct pw_timing *t,
     struct pw_error *err)
 {
-	return pw_schedule_write_pins(path, p, sched, t, NULL, 0, err);
+	return pw_schedule_write_with(path, p, sched, t, NULL, 0, NULL, err);
 }
 
 /* Returns the measured section as a new JSON object the caller
@@ -2781,20 +2781,13 @@ pw_jwrite_schedule(const char *path, FILE *fp, const struct pw_problem *p,
 }
 
 int
-pw_schedule_write_pins(const char *path, const struct pw_problem *p,
+pw_schedule_write_with(const char *path, const struct pw_problem *p,
     const struct pw_schedule *sched, const struct pw_timing *t,
-    const struct pw_pin *pins, size_t npins, struct pw_error *err)
+    const struct pw_pin *pins, size_t npins, const struct pw_measured *m,
+    struct pw_error *err)
 {
-	return pw_jwrite_schedule(path, NULL, p, sched, t, pins, npins, NULL,
+	return pw_jwrite_schedule(path, NULL, p, sched, t, pins, npins, m,
 	    err);
-}
-
-int
-pw_schedule_write_measured(const char *path, const struct pw_problem *p,
-    const struct pw_schedule *sched, const struct pw_timing *t,
-    const struct pw_measured *m, struct pw_error *err)
-{
-	return pw_jwrite_schedule(path, NULL, p, sched, t, NULL, 0, m, err);
 }
 
 int

@@ -989,10 +989,12 @@ int	pw_json_path_check(const char *path, struct pw_error *);
 int	pw_problem_write(const char *path, const struct pw_problem *, struct pw_error *);
 int	pw_schedule_write(const char *path, const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_timing *, struct pw_error *);
-/* The same with the user's pins (NPINS may be 0): the file's "pins". */
-int	pw_schedule_write_pins(const char *path, const struct pw_problem *,
+/* The same with the user's pins (NPINS may be 0): the file's "pins", and
+ * the schedule's measured run (M, NULL for none): its "measured". */
+int	pw_schedule_write_with(const char *path, const struct pw_problem *,
 	    const struct pw_schedule *, const struct pw_timing *,
-	    const struct pw_pin *pins, size_t npins, struct pw_error *);
+	    const struct pw_pin *pins, size_t npins, const struct pw_measured *m,
+	    struct pw_error *);
 /* pw_file_read, also giving the file's pins (*PINS, the caller frees
  * it; NULL and 0 when it has none, and for a problem file) and its
  * family as pw_schedule_read does.  A pin must name two compute ops of
@@ -1003,11 +1005,6 @@ int	pw_file_read_pins(const char *path, struct pw_problem **problem,
 	    struct pw_timed_op **ops, size_t *nops, struct pw_pin **pins,
 	    size_t *npins, char **family, struct pw_error *);
 
-/* A schedule file with its measured run (M, NULL for none: then as
- * pw_schedule_write), atomically; PATH "-" is stdout. */
-int	pw_schedule_write_measured(const char *path, const struct pw_problem *,
-	    const struct pw_schedule *, const struct pw_timing *,
-	    const struct pw_measured *, struct pw_error *);
 /* The same onto FP, and read back from FP (LABEL names it in errors):
  * what a transport that carries a schedule as bytes (MPI's broadcast)
  * writes into open_memstream and reads from fmemopen.  The reader reads

@@ -1287,9 +1287,11 @@ test_pins(void)
 	if (!tap_int(pw_simulate(p, s, &t, &err), PW_OK, "pins: simulate") ||
 	    !tap_int(pw_schedule_write(plain, p, s, t, &err), PW_OK,
 	    "pins: write without pins") ||
-	    !tap_int(pw_schedule_write_pins(none, p, s, t, NULL, 0, &err),
+	    !tap_int(pw_schedule_write_with(none, p, s, t, NULL, 0, NULL,
+	    &err),
 	    PW_OK, "pins: write with no pins") ||
-	    !tap_int(pw_schedule_write_pins(pinned, p, s, t, pins, 2, &err),
+	    !tap_int(pw_schedule_write_with(pinned, p, s, t, pins, 2, NULL,
+	    &err),
 	    PW_OK, "pins: write two pins")) {
 		tap_diag("%s", err.msg);
 		goto out;
@@ -1378,7 +1380,8 @@ test_pins(void)
 	before = count_entries(tmpdir);
 	unlink(edited);
 	before--;
-	tap_int(pw_schedule_write_pins(edited, p, s, t, &bad, 1, &err),
+	tap_int(pw_schedule_write_with(edited, p, s, t, &bad, 1, NULL,
+	    &err),
 	    PW_ERR_INPUT, "pins: a bad pin is not written");
 	want = pw_xasprintf("%s: pins[0].after.stage: stage 9 does not exist "
 	    "(stages = 2)", edited);

@@ -223,7 +223,7 @@ test_round_trip(const struct pw_problem *p, const struct pw_schedule *sched,
 	    (fd = mkstemp(path)) < 0)
 		abort();
 	close(fd);
-	if (tap_int(pw_schedule_write_measured(path, p, sched, t, m, &err),
+	if (tap_int(pw_schedule_write_with(path, p, sched, t, NULL, 0, m, &err),
 	    PW_OK, "write_measured: %s", err.msg) &&
 	    tap_int(pw_measured_read(path, &back, &err), PW_OK,
 	    "measured_read: %s", err.msg))

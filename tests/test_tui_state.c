@@ -647,6 +647,7 @@ test_form_given(void)
 	struct pw_problem *before;
 	const struct pw_problem *p;
 	size_t i;
+	int k;
 
 	if (d == NULL)
 		return;
@@ -756,6 +757,18 @@ test_form_given(void)
 	tui_key(d, TUI_KEY_ESC);
 	tap_ok(!d->form.editing && d->mode == TUI_MODE_FORM &&
 	    pw_plan_problem(d->plan)->microbatches == 3, "Esc cancels typing");
+	/* A line past its room says so, not dropping keys unseen. */
+	tui_key(d, '\n');
+	tui_key(d, TUI_KEY_CTRL('u'));
+	for (k = 0; k < 127; k++)
+		tui_key(d, '1');
+	tap_ok(!d->message_is_error, "127 characters fit");
+	tap_int(tui_key(d, 'B'), TUI_DRAW_PANEL | TUI_DRAW_MESSAGE,
+	    "the 128th redraws the message line");
+	tap_ok(d->message_is_error && strcmp(d->message, "the line holds 127 "
+	    "bytes: the key is not taken (Ctrl-U clears it)") == 0 &&
+	    d->form.len == 127, "... saying it is not taken");
+	tui_key(d, TUI_KEY_ESC);
 	tui_key(d, TUI_KEY_ESC);
 	tap_int(d->mode, TUI_MODE_TIMELINE, "Esc again closes the form");
 	tui_free(d);
@@ -2424,11 +2437,12 @@ static void
 launch_file(const struct tui_measured *m)
 {
 	char *path = tmp_path("measured.json");
+	struct pw_measured *back = NULL;
 	struct pw_error err;
 	struct tui *d;
 
-	if (!tap_ok(pw_schedule_write_measured(path, pw_plan_problem(m->plan),
-	    pw_plan_schedule(m->plan), pw_plan_timing(m->plan), m->run,
+	if (!tap_ok(pw_schedule_write_with(path, pw_plan_problem(m->plan),
+	    pw_plan_schedule(m->plan), pw_plan_timing(m->plan), NULL, 0, m->run,
 	    &err) == PW_OK, "the run writes as a measured file"))
 		tap_diag("%s", err.msg);
 	else if ((d = tui_new(path, 40, 120, &err)) == NULL)
@@ -2438,6 +2452,13 @@ launch_file(const struct tui_measured *m)
 		    m->cmp.nops && d->measured->run->iterations ==
 		    m->run->iterations, "the measured file opens with its run "
 		    "attached");
+		/* The run came from hardware: s keeps it while the schedule
+		 * is the one run. */
+		tap_int(tui_save(d, NULL, &err), PW_OK, "s saves it");
+		tap_ok(pw_measured_read(path, &back, &err) == PW_OK &&
+		    back != NULL && back->iterations == m->run->iterations,
+		    "with its run");
+		pw_measured_free(back);
 		tui_free(d);
 	}
 	free(path);

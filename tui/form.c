@@ -664,6 +664,6 @@ tui_form_key(struct tui *d, int key)
 		}
 		return TUI_DRAW_ALL;
 	}
-	return tui_prompt_type(f->text, &f->len, sizeof f->text, key) ?
-	    TUI_DRAW_PANEL : 0;
+	return tui_prompt_type(d, f->text, &f->len, sizeof f->text, key) ?
+	    TUI_DRAW_PANEL | TUI_DRAW_MESSAGE : 0;
 }

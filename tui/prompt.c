@@ -30,7 +30,7 @@ tui_prompt_open(struct tui *d, enum tui_prompt_kind kind,
 }
 
 bool
-tui_prompt_type(char *text, size_t *len, size_t cap, int key)
+tui_prompt_type(struct tui *d, char *text, size_t *len, size_t cap, int key)
 {
 	if (key == KEY_BACKSPACE || key == 127 || key == '\b') {
 		/* Back over a whole UTF-8 character. */
@@ -45,8 +45,13 @@ tui_prompt_type(char *text, size_t *len, size_t cap, int key)
 		text[0] = '\0';
 		return true;
 	}
-	if (key < ' ' || key > 0xff || key == 127 || *len + 1 >= cap)
+	if (key < ' ' || key > 0xff || key == 127)
 		return false;
+	if (*len + 1 >= cap) {
+		tui_message(d, true, "the line holds %zu bytes: the key is not "
+		    "taken (Ctrl-U clears it)", cap - 1);
+		return true;
+	}
 	text[(*len)++] = (char)key;
 	text[*len] = '\0';
 	return true;
@@ -545,6 +550,6 @@ tui_prompt_key(struct tui *d, int key)
 	}
 	if (key == '\n' || key == '\r' || key == KEY_ENTER)
 		return tui_prompt_submit(d) | TUI_DRAW_MESSAGE;
-	return tui_prompt_type(pr->text, &pr->len, sizeof pr->text, key) ?
+	return tui_prompt_type(d, pr->text, &pr->len, sizeof pr->text, key) ?
 	    TUI_DRAW_MESSAGE : 0;
 }

@@ -43,9 +43,9 @@ tui_recover_write(struct tui *d)
 	 * written (until then it is the only copy). */
 	name = tui_recover_name(d->save_path != NULL ? d->save_path :
 	    d->path);
-	if (pw_schedule_write_pins(name, pw_plan_problem(d->plan),
+	if (pw_schedule_write_with(name, pw_plan_problem(d->plan),
 	    pw_plan_timed(d->plan), pw_plan_timing(d->plan), d->pins, d->npins,
-	    &err) != PW_OK) {
+	    NULL, &err) != PW_OK) {
 		tui_message(d, true, "recovery file not written: %s", err.msg);
 		free(name);
 		return;

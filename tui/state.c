@@ -1121,6 +1121,7 @@ int
 tui_save(struct tui *d, const char *path, struct pw_error *err)
 {
 	const char *to = path ? path : d->save_path;
+	const struct tui_measured *m;
 	int rc;
 
 	if (to == NULL) {
@@ -1141,9 +1142,13 @@ tui_save(struct tui *d, const char *path, struct pw_error *err)
 		    "time (undo the edit first)", to);
 		return PW_ERR_INPUT;
 	}
-	rc = pw_schedule_write_pins(to, pw_plan_problem(d->plan),
+	/* The run is the schedule's while the schedule is the one run: a
+	 * file read with its run keeps it (real hardware's times, which
+	 * nothing here can make again). */
+	m = tui_measured_of(d);
+	rc = pw_schedule_write_with(to, pw_plan_problem(d->plan),
 	    pw_plan_timed(d->plan), pw_plan_timing(d->plan), d->pins,
-	    d->npins, err);
+	    d->npins, m != NULL ? m->run : NULL, err);
 	if (rc != PW_OK)
 		return rc;
 	if (path != NULL && path != d->save_path) {

@@ -814,8 +814,11 @@ unsigned tui_prompt_key(struct tui *, int key);
 unsigned tui_prompt_save(struct tui *);
 /* Line editing shared by the prompt and the form: a printable KEY is
  * appended to TEXT (of CAP bytes, *LEN used), Backspace removes the last
- * character, Ctrl-U all of them.  Returns whether KEY was one of these. */
-bool	tui_prompt_type(char *text, size_t *len, size_t cap, int key);
+ * character, Ctrl-U all of them; a key past CAP is refused on D's
+ * message line, not dropped unseen (a unit cut off changes the value).
+ * Returns whether KEY was one of these. */
+bool	tui_prompt_type(struct tui *d, char *text, size_t *len, size_t cap,
+	    int key);
 /* Asks for "FORMAT FILE", naming the export registry's formats. */
 unsigned tui_prompt_export_open(struct tui *);
 

@@ -541,9 +541,9 @@ cmd_launch_finish(const struct pw_cmd_args *a, FILE *fp,
 	else
 		cmd_launch_print(fp, r, res, &cmp);
 	pw_measured_cmp_free(&cmp);
-	if (a->output_given && (rc = pw_schedule_write_measured(a->output,
+	if (a->output_given && (rc = pw_schedule_write_with(a->output,
 	    r->problem, pw_plan_schedule(r->pred), pw_plan_timing(r->pred),
-	    res->measured, &err)) != PW_OK) {
+	    NULL, 0, res->measured, &err)) != PW_OK) {
 		pw_cmd_say("%s", err.msg);
 		return pw_cmd_status(rc);
 	}

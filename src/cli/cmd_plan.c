@@ -411,8 +411,8 @@ pw_cmd_plan_write_pins(const struct pw_plan *plan, const struct pw_pin *pins,
 		    "-o - for stdout)\n");
 		return PW_EXIT_OK;
 	}
-	if ((rc = pw_schedule_write_pins(output, pw_plan_problem(plan),
-	    pw_plan_schedule(plan), pw_plan_timing(plan), pins, npins,
+	if ((rc = pw_schedule_write_with(output, pw_plan_problem(plan),
+	    pw_plan_schedule(plan), pw_plan_timing(plan), pins, npins, NULL,
 	    &err)) != PW_OK) {
 		pw_cmd_say("%s", err.msg);
 		return pw_cmd_status(rc);

@@ -109,8 +109,8 @@ fuzz_measured(const char *path, const struct pw_plan *plan)
 	pw_check_measured(p, ops, n, &v);
 	pw_violations_free(&v);
 	free(ops);
-	pw_schedule_write_measured("/dev/null", p, sched,
-	    pw_plan_timing(plan), m, &err);
+	pw_schedule_write_with("/dev/null", p, sched,
+	    pw_plan_timing(plan), NULL, 0, m, &err);
 	pw_measured_free(m);
 }
 
