@@ -191,6 +191,31 @@ test_load(void)
 		tap_ok(false, "tui_new_given: %s", err.msg);
 	free(small);
 
+	/* A model's session keeps its own recovery file, not the default
+	 * problem's, which another session would offer to restore. */
+	{
+		struct tui_options given = { 0 };
+		struct pw_problem *q = pw_problem_default();
+		char *rec;
+
+		free(q->name);
+		q->name = pw_xstrdup("gpt3-1.3b-4xA100/80GB");
+		given.problem = q;
+		if ((d = tui_new_given(&given, 40, 120, &err)) != NULL) {
+			rec = tui_recover_name(d, NULL);
+			tap_str(rec, ".pipewright-gpt3-1.3b-4xA100_80GB.pw-recover",
+			    "a given problem's recovery file is named by it");
+			free(rec);
+			tui_free(d);
+		} else
+			tap_ok(false, "tui_new_given: %s", err.msg);
+		pw_problem_free(q);
+		rec = tui_recover_name(NULL, NULL);
+		tap_str(rec, ".pipewright-default.pw-recover",
+		    "the default problem's, as before");
+		free(rec);
+	}
+
 	dd = tui_new("/nonexistent/x.json", 40, 120, &err);
 	tap_ok(dd == NULL && strstr(err.msg, "/nonexistent/x.json") != NULL,
 	    "a file that cannot be read is an error naming it: %s", err.msg);
@@ -1115,7 +1140,7 @@ test_files(void)
 		tui_prompt_open(again, TUI_PROMPT_RESTORE, "restore? ", "");
 		tui_key(again, 'n');
 		{
-			char *rec = tui_recover_name(saved);
+			char *rec = tui_recover_name(NULL, saved);
 			char *aside = pw_xasprintf("%s~", rec);
 			char *want = pw_xasprintf("recovery file kept as %s, "
 			    "not restored", aside);
@@ -2039,7 +2064,7 @@ test_recovery_guarded(void)
 {
 	char *problem = tmp_path("guard.json");
 	char *src = pw_xasprintf("%s/tui_small.json", testdata);
-	char *rec = tui_recover_name(problem), *aside, *text, *line, *want;
+	char *rec = tui_recover_name(NULL, problem), *aside, *text, *line, *want;
 	struct pw_error err;
 	struct tui *d;
 	FILE *fp;
@@ -2188,12 +2213,12 @@ test_recover_follows(void)
 {
 	char *problem = tmp_path("follow.json"), *sched = tmp_path("s.json");
 	char *src = pw_xasprintf("%s/tui_small.json", testdata), *text;
-	char *old_rec = tui_recover_name(problem), *new_rec;
+	char *old_rec = tui_recover_name(NULL, problem), *new_rec;
 	struct pw_error err;
 	struct tui *d;
 	FILE *fp;
 
-	new_rec = tui_recover_name(sched);
+	new_rec = tui_recover_name(NULL, sched);
 	text = test_read_file(src);
 	if (text != NULL && (fp = fopen(problem, "w")) != NULL) {
 		fputs(text, fp);

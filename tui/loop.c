@@ -359,7 +359,7 @@ tui_loop_offer(struct tui *d)
 	char *shown;
 
 	if (d->recover_path == NULL)
-		d->recover_path = tui_recover_name(d->path);
+		d->recover_path = tui_recover_name(d, d->path);
 	/* A directory or a FIFO of that name is no file this designer
 	 * wrote (opening a FIFO would wait for a writer). */
 	if (stat(d->recover_path, &st) != 0 || !S_ISREG(st.st_mode))

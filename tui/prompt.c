@@ -140,8 +140,8 @@ tui_same_file(const char *a, const char *b)
 static bool
 tui_prompt_is_recovery(const struct tui *d, const char *path)
 {
-	char *next = tui_recover_name(d->save_path != NULL ? d->save_path :
-	    d->path);
+	char *next = tui_recover_name(d, d->save_path != NULL ?
+	    d->save_path : d->path);
 	bool is = tui_same_file(path, next) ||
 	    (d->recover_path != NULL &&
 	    tui_same_file(path, d->recover_path));

@@ -5,6 +5,7 @@
  * atomically after each change (beside the schedule file once it has
  * one); the next designer of that file offers to restore it.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +19,23 @@
 #define TUI_RECOVER_DEFAULT	".pipewright-default" TUI_RECOVER_SUFFIX
 
 char *
-tui_recover_name(const char *path)
+tui_recover_name(const struct tui *d, const char *path)
 {
 	const char *base;
+	char *name, *c;
 
+	if (path == NULL && d != NULL && d->given != NULL &&
+	    d->given->name != NULL) {
+		/* The name is the model's and the hardware's: a file name
+		 * once what a path cannot hold is made '_'. */
+		name = pw_xasprintf(".pipewright-%.100s" TUI_RECOVER_SUFFIX,
+		    d->given->name);
+		for (c = name; *c != '\0'; c++)
+			if (!isalnum((unsigned char)*c) && strchr("._-", *c) ==
+			    NULL)
+				*c = '_';
+		return name;
+	}
 	if (path == NULL)
 		return pw_xstrdup(TUI_RECOVER_DEFAULT);
 	if ((base = strrchr(path, '/')) == NULL)
@@ -41,7 +55,7 @@ tui_recover_write(struct tui *d)
 	 * designed file: "S" from a problem and "e" on the default problem
 	 * give them names, and the old file goes once the new one is
 	 * written (until then it is the only copy). */
-	name = tui_recover_name(d->save_path != NULL ? d->save_path :
+	name = tui_recover_name(d, d->save_path != NULL ? d->save_path :
 	    d->path);
 	if (pw_schedule_write_with(name, pw_plan_problem(d->plan),
 	    pw_plan_timed(d->plan), pw_plan_timing(d->plan), d->pins, d->npins,
@@ -76,7 +90,7 @@ tui_recover_aside(struct tui *d, const char *why)
 	int i, error = 0;
 
 	if (d->recover_path == NULL)
-		d->recover_path = tui_recover_name(d->path);
+		d->recover_path = tui_recover_name(d, d->path);
 	/* This session's first change writes the recovery file's name: the
 	 * old one goes to the first free NAME~, NAME~2, ... first.  A link
 	 * never replaces a file (another designer may take a name at the
@@ -129,7 +143,7 @@ tui_recover_restore(struct tui *d)
 	int rc;
 
 	if (d->recover_path == NULL)
-		d->recover_path = tui_recover_name(d->path);
+		d->recover_path = tui_recover_name(d, d->path);
 	if (pw_path_special(d->recover_path))
 		return tui_recover_aside(d, "not a regular file (a FIFO or a "
 		    "device)");

@@ -961,9 +961,11 @@ void	tui_measured_free(struct tui_measured *);
 /* ------------------------------------------------------------------ */
 /* recover.c                                                           */
 
-/* The recovery file of PATH (NULL: the default problem's, in the
- * current directory), a string the caller frees. */
-char	*tui_recover_name(const char *path);
+/* The recovery file of PATH, a string the caller frees; for PATH NULL,
+ * in the current directory, that of D's problem given by the model
+ * options (by its name: two models' sessions keep two files) or of the
+ * default problem (D NULL: the default problem's too). */
+char	*tui_recover_name(const struct tui *d, const char *path);
 /* Writes the state to its recovery file (atomic) after a change: the
  * recovery file of tui.save_path, else of tui.path; one of another name
  * written before is removed. */

@@ -356,8 +356,12 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	if (res.lp_unwritten != NULL)
 		pw_cmd_say("solve: --write-lp %s: nothing written: %s",
 		    a->write_lp, res.lp_unwritten);
-	cmd_solve_resplit_note(a, problem, o.objective, res.objective,
-	    o.time_limit);
+	/* A solve its time limit or an interrupt ended ends there: the
+	 * hint's builds could take as long again, and none is cancellable
+	 * (a minute on 64 devices and 1,024 microbatches). */
+	if (res.ended != PW_END_CANCELLED && res.ended != PW_END_TIME)
+		cmd_solve_resplit_note(a, problem, o.objective,
+		    res.objective, o.time_limit);
 out:
 	pw_plan_free(plan);
 	pw_solve_result_free(&res);
