@@ -283,7 +283,7 @@ pwl_csv_build(lua_State *L, luaL_Buffer *b, int rows, int columns)
 static int
 pwl_write_csv(lua_State *L)
 {
-	const char *path = pwl_whole_arg(L, 1, "pw.write_csv", "path");
+	const char *path = pwl_whole_arg(L, 1, "pw.write_csv", "path"), *as;
 	struct pw_outfile out;
 	struct pw_error err;
 	luaL_Buffer b;
@@ -298,13 +298,10 @@ pwl_write_csv(lua_State *L)
 	}
 	lua_settop(L, 3);
 	pwl_path_write(L, "pw.write_csv", path);
-	/* As JSON writers refuse a script's name: what reads it back goes
-	 * by the name. */
-	if (pw_path_ends(path, ".lua") || pw_path_ends(path, ".json"))
+	/* As JSON writers refuse a script's name. */
+	if ((as = pw_path_misread(path, ".csv")) != NULL)
 		return pwl_fail(L, "pw.write_csv: %s: a CSV with this name "
-		    "would be read back as %s: name it .csv", path,
-		    pw_path_ends(path, ".lua") ? "a Lua script" :
-		    "a JSON file");
+		    "would be read back as %s: name it .csv", path, as);
 	nrows = lua_rawlen(L, 2);
 	if (columns == 0 && nrows > 0) {
 		lua_rawgeti(L, 2, 1);

@@ -2561,8 +2561,7 @@ pw_jemit_file(FILE *fp, const json_t *head, const struct pw_timed_op *ops,
 int
 pw_json_path_check(const char *path, struct pw_error *err)
 {
-	const char *as = pw_path_ends(path, ".lua") ? "a Lua script" :
-	    pw_torch_is_csv(path) ? "a PyTorch schedule CSV" : NULL;
+	const char *as = pw_path_misread(path, ".json");
 
 	if (as == NULL)
 		return PW_OK;

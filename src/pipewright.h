@@ -180,6 +180,12 @@ bool	pw_parse_bytes(const char *s, double *out);
  * one other character, in any case: how every reader and writer tells a
  * file's kind by its name. */
 bool	pw_path_ends(const char *path, const char *suffix);
+/* What every reader takes a file named PATH for, by its name, where that
+ * is not what its writer writes (OWN: ".json", ".csv"): "a Lua script",
+ * "a PyTorch schedule CSV" or "a JSON file"; NULL where the name says
+ * OWN or none of those.  A writer refuses such a name rather than leave
+ * a file nothing reads. */
+const char *pw_path_misread(const char *path, const char *own);
 
 /* splitmix64: the next number of the sequence whose state is *STATE.
  * Deterministic on every platform, for seeded searches and generators. */

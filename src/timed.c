@@ -1,7 +1,6 @@
 /* timed.c - between a schedule with its timing and a list of timed ops. */
 #include <assert.h>
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 

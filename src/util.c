@@ -902,6 +902,22 @@ pw_path_ends(const char *path, const char *suffix)
 	return n > k && strcasecmp(path + n - k, suffix) == 0;
 }
 
+const char *
+pw_path_misread(const char *path, const char *own)
+{
+	static const char *const kinds[][2] = {
+		{ ".lua", "a Lua script" }, { ".csv", "a PyTorch schedule CSV" },
+		{ ".json", "a JSON file" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (pw_path_ends(path, kinds[i][0]))
+			return strcmp(kinds[i][0], own) == 0 ? NULL :
+			    kinds[i][1];
+	return NULL;
+}
+
 uint64_t
 pw_splitmix64(uint64_t *state)
 {

@@ -199,10 +199,9 @@ cmd_solve_report(FILE *fp, const struct pw_problem *p,
  * report would point there.  Only splits of at most
  * PW_PLANNER_MAX_FINE_CHUNKS chunks a device are built (plan's limit for
  * one layer a chunk: a model of thousands of layers would take minutes
- * a family); no family is started after
- * SECONDS (the solve's own limit; on a large problem the offloading
- * ones take seconds each), and the note is left out where they were
- * not all built. */
+ * a family); no family is started after SECONDS (the solve's own limit;
+ * on a large problem the offloading ones take seconds each), and the
+ * note is left out where they were not all built. */
 static void
 cmd_solve_resplit_note(const struct pw_cmd_args *a,
     const struct pw_problem *p, enum pw_objective obj, double objective,
@@ -237,8 +236,7 @@ cmd_solve_resplit_note(const struct pw_cmd_args *a,
 		q = pw_plan_problem(plan);
 		m = pw_plan_metrics(plan);
 		value = obj == PW_OBJ_SPAN ? m->max_span : m->makespan;
-		if (q->nstages != p->nstages && m->feasible &&
-		    value < best_value &&
+		if (m->feasible && value < best_value &&
 		    !pw_objective_meets_bound(objective, value)) {
 			best = &pw_families[i];
 			best_value = value;
