@@ -250,12 +250,10 @@ pw_planner_thread(struct pw_planner_run *r, void (*work)(void *),
 	return done ? 1 : 0;
 }
 
-/* A family's build and, with SHAVE, pw_planner_shave when it is over its
- * limits: the job's own problem Q, and what the build gave. */
+/* A family's build: the job's own problem Q, and what the build gave. */
 struct pw_planner_build {
 	const struct pw_family *fam;
 	struct pw_problem *q;
-	bool	shave;
 	int	rc;
 	struct pw_plan *plan;	/* set only when RC is PW_OK */
 	struct pw_error err;
@@ -267,9 +265,6 @@ pw_planner_build_work(void *arg)
 	struct pw_planner_build *b = arg;
 
 	b->rc = pw_plan_family(b->fam, b->q, &b->plan, &b->err);
-	if (b->rc == PW_OK && b->shave && !pw_plan_metrics(b->plan)->feasible &&
-	    !pw_solver_moves(pw_plan_schedule(b->plan)))
-		pw_planner_shave(&b->plan);
 }
 
 static void
@@ -284,16 +279,16 @@ pw_planner_build_drop(void *arg)
 }
 
 /*
- * Builds family FAM (pw_families[I]) on Q into *PLAN (the caller's), with
- * pw_planner_shave when SHAVE.  Skips a build that its family's measured
- * seconds per op say cannot end before UNTIL plus PW_PLANNER_OVERRUN,
- * and leaves one still running then or on cancel.  Returns the family's
- * code, PW_OK with *PLAN NULL when skipped or left, or PW_ERR_INTERNAL.
+ * Builds family FAM (pw_families[I]) on Q into *PLAN (the caller's).
+ * Skips a build that its family's measured seconds per op say cannot end
+ * before UNTIL plus PW_PLANNER_OVERRUN, and leaves one still running then
+ * or on cancel.  Returns the family's code, PW_OK with *PLAN NULL when
+ * skipped or left, or PW_ERR_INTERNAL.
  */
 static int
 pw_planner_build_family(struct pw_planner_run *r, size_t i,
-    const struct pw_problem *q, bool shave, double until,
-    struct pw_plan **plan, struct pw_error *err)
+    const struct pw_problem *q, double until, struct pw_plan **plan,
+    struct pw_error *err)
 {
 	struct pw_planner_build *b;
 	double ops = (double)pw_op_universe(q), t0 = pw_now(), t;
@@ -309,7 +304,6 @@ pw_planner_build_family(struct pw_planner_run *r, size_t i,
 	b = pw_xcalloc(1, sizeof *b);
 	b->fam = &pw_families[i];
 	b->q = pw_problem_copy(q);
-	b->shave = shave;
 	rc = pw_planner_thread(r, pw_planner_build_work, pw_planner_build_drop,
 	    b, until + PW_PLANNER_OVERRUN, err);
 	if (rc < 0) {
@@ -335,23 +329,100 @@ pw_planner_build_family(struct pw_planner_run *r, size_t i,
 	return rc;
 }
 
+static void
+pw_planner_shave_work(void *arg)
+{
+	pw_planner_shave(arg);
+}
+
+static void
+pw_planner_shave_drop(void *arg)
+{
+	struct pw_plan **plan = arg;
+
+	pw_plan_free(*plan);
+	free(plan);
+}
+
+/* PLAN, which it takes, shaved by pw_planner_shave on a thread, into
+ * *SHAVED (the caller's), or NULL when left at UNTIL plus
+ * PW_PLANNER_OVERRUN or on cancel.  Returns PW_OK or PW_ERR_INTERNAL. */
+static int
+pw_planner_shave_until(struct pw_planner_run *r, struct pw_plan *plan,
+    double until, struct pw_plan **shaved, struct pw_error *err)
+{
+	struct pw_plan **job = pw_xmalloc(sizeof *job);
+	int rc;
+
+	*job = plan;
+	*shaved = NULL;
+	rc = pw_planner_thread(r, pw_planner_shave_work, pw_planner_shave_drop,
+	    job, until + PW_PLANNER_OVERRUN, err);
+	if (rc < 0) {
+		pw_planner_shave_drop(job);
+		return rc;
+	}
+	if (rc == 0) {
+		r->timed_out |= !pw_planner_cancelled(r);
+		return PW_OK;
+	}
+	*shaved = *job;
+	free(job);
+	return PW_OK;
+}
+
+/*
+ * Keeps PLAN, built by family NAME, as SL's best of this split in *BEST
+ * when it is feasible, its transfers suit SL and it beats *BEST_OBJ, or
+ * ties it moving nothing where *BEST moves something (no PCIe traffic for
+ * the same step time); else frees it.
+ */
+static void
+pw_planner_offer(struct pw_planner_run *r, const struct pw_planner_slot *sl,
+    struct pw_plan *plan, const char *name, struct pw_plan **best,
+    double *best_obj, const char **best_name)
+{
+	const struct pw_metrics *m = pw_plan_metrics(plan);
+	double obj = pw_objective_value(r->o.objective, m);
+	bool better = obj < *best_obj || (obj == *best_obj && *best != NULL &&
+	    !pw_solver_moves(pw_plan_schedule(plan)) &&
+	    pw_solver_moves(pw_plan_schedule(*best)));
+
+	if (!m->feasible || !better ||
+	    !pw_planner_moves_ok(sl, pw_plan_schedule(plan))) {
+		pw_plan_free(plan);
+		return;
+	}
+	pw_plan_free(*best);
+	*best = plan;
+	*best_obj = obj;
+	*best_name = name;
+	/* The best so far already, for the reports while the next builds
+	 * run (SL takes it at the end). */
+	if (obj < r->best) {
+		r->best = obj;
+		snprintf(r->best_name, sizeof r->best_name, "%s", name);
+	}
+}
+
 /*
  * Times every family of SL's layout (every family when the split is
  * fixed) on Q, which it frees, and keeps the best feasible schedule in SL
- * when it beats SL's (with the link, a schedule over its limits is shaved
- * by offloading first); LAYERS is Q's split (NULL when fixed).  Returns
- * PW_OK, or PW_ERR_INTERNAL with ERR when a family's schedule does not
- * simulate (a bug).
+ * when it beats SL's; LAYERS is Q's split (NULL when fixed).  With the
+ * link, a schedule over its limits that moves nothing is first shaved by
+ * offloading (pw_planner_shave) where it could beat the split's best so
+ * far: shaving moves no compute op, so it never shortens a schedule.
+ * Returns PW_OK, or PW_ERR_INTERNAL with ERR when a family's schedule
+ * does not simulate (a bug).
  */
 static int
 pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
     struct pw_problem *q, const int *layers, struct pw_error *err)
 {
-	const struct pw_family *fam;
 	const struct pw_metrics *m;
 	struct pw_plan *plan = NULL, *best = NULL;
 	const char *best_fam = NULL;
-	double obj, best_obj = INFINITY, until;
+	double best_obj = INFINITY, until;
 	size_t i;
 	int rc = PW_OK;
 	/* Whether a build gave a plan, and whether one was skipped or left
@@ -359,15 +430,13 @@ pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
 	bool built = false, cut = false;
 
 	for (i = 0; i < pw_nfamilies; i++) {
-		fam = &pw_families[i];
-		if (layers != NULL && fam->layout !=
+		if (layers != NULL && pw_families[i].layout !=
 		    pw_planner_layout(&sl->design))
 			continue;
 		until = pw_planner_families_until(r);
 		if (pw_planner_stopped(r, until))
 			break;
-		rc = pw_planner_build_family(r, i, q, sl->design.offload, until,
-		    &plan, err);
+		rc = pw_planner_build_family(r, i, q, until, &plan, err);
 		if (rc == PW_ERR_INTERNAL)
 			goto out;
 		cut |= rc == PW_OK && plan == NULL;
@@ -376,24 +445,20 @@ pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
 			continue;
 		built = true;
 		m = pw_plan_metrics(plan);
-		obj = pw_objective_value(r->o.objective, m);
+		if (!m->feasible && sl->design.offload &&
+		    !pw_solver_moves(pw_plan_schedule(plan)) &&
+		    pw_objective_value(r->o.objective, m) < best_obj) {
+			rc = pw_planner_shave_until(r, plan, until, &plan, err);
+			if (rc != PW_OK)
+				goto out;
+			if (plan == NULL)
+				continue;
+			m = pw_plan_metrics(plan);
+		}
 		if (!m->feasible)
 			pw_planner_note_over(r, pw_plan_problem(plan), m);
-		if (m->feasible && obj < best_obj &&
-		    pw_planner_moves_ok(sl, pw_plan_schedule(plan))) {
-			pw_plan_free(best);
-			best = plan;
-			best_obj = obj;
-			best_fam = fam->name;
-			/* The best so far already, for the reports while
-			 * the next families build (SL takes it below). */
-			if (obj < r->best) {
-				r->best = obj;
-				snprintf(r->best_name, sizeof r->best_name,
-				    "%s", fam->name);
-			}
-		} else
-			pw_plan_free(plan);
+		pw_planner_offer(r, sl, plan, pw_families[i].name, &best,
+		    &best_obj, &best_fam);
 		plan = NULL;
 		pw_planner_tick(r, r->best, r->best_name, false);
 	}

@@ -318,6 +318,29 @@ pw_bseq_too_narrow(struct pw_bseq_block *k, double len)
 }
 
 struct pw_bpos
+pw_bseq_gap_before(struct pw_bseq *s, struct pw_bpos pos, double len)
+{
+	struct pw_bseq_block *k;
+	int b = pos.blk, i = pos.i;
+
+	assert(pw_bseq_valid(s, pos));
+	for (;;) {
+		k = s->blk[b];
+		if (pw_bseq_too_narrow(k, len))
+			i = 0;
+		for (; i > 0; i--)
+			if (pw_bseq_gap_at(k, i - 1, NULL, len))
+				return (struct pw_bpos){ b, i };
+		if (b == 0)
+			return (struct pw_bpos){ 0, 0 };
+		if (pw_bseq_gap_at(s->blk[b - 1], s->blk[b - 1]->n - 1, k, len))
+			return (struct pw_bpos){ b, 0 };
+		b--;
+		i = s->blk[b]->n - 1;
+	}
+}
+
+struct pw_bpos
 pw_bseq_gap(struct pw_bseq *s, struct pw_bpos pos, double len)
 {
 	struct pw_bseq_block *k, *next;

@@ -65,6 +65,12 @@ void	pw_bseq_add(struct pw_bseq *, double from, double to, double delta);
  * the last pair: for pairs that are disjoint intervals [key, value), the
  * interval that the first gap of at least LEN follows. */
 struct pw_bpos pw_bseq_gap(struct pw_bseq *, struct pw_bpos pos, double len);
+/* The last pair at or before POS (valid) that is the first or whose
+ * previous pair's value is LEN or more before its key (compared as
+ * pw_bseq_gap compares): for disjoint intervals, the first of the run
+ * that ends with POS's and leaves no gap of LEN between its intervals. */
+struct pw_bpos pw_bseq_gap_before(struct pw_bseq *, struct pw_bpos pos,
+	    double len);
 /* The highest value (-INFINITY when empty) and the first key holding
  * it in *KEY (untouched when empty). */
 double	pw_bseq_max(const struct pw_bseq *, double *key);

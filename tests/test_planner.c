@@ -17,6 +17,7 @@
 
 #include "plan.h"
 #include "solver.h"
+#include "internal.h"
 #include "planner_int.h"
 #include "tap.h"
 #include "testlib.h"
@@ -779,11 +780,13 @@ test_planner_unfit(void)
 		pw_planner_result_free(&r);
 }
 
-/* The search starts at the design given: 2 chunks in a V with the link,
- * of 18 (3 recomputations x 1 chunk loop, 2 chunks loop or V x 2 links),
- * which comes after the 1-chunk designs in the search's order, is
- * moved first, the others keeping their order; a given design already
- * first stays. */
+/* The search starts at the designs given: 2 chunks in a V, of 18 (3
+ * recomputations x 1 chunk loop, 2 chunks loop or V x 2 links), which
+ * come after the 1-chunk designs in the search's order, are moved first,
+ * without the link before with it though the given problem has one (its
+ * families rarely move anything, which a design with the link needs
+ * under auto), the others keeping their order; designs already first
+ * stay; with offload on, the given layout with its link alone. */
 static void
 test_planner_given_first(void)
 {
@@ -803,19 +806,34 @@ test_planner_given_first(void)
 		return;
 	tap_ok(r.nslot == 18 && r.slot[0].design.chunks == 2 &&
 	    r.slot[0].design.placement == PW_PLACE_V &&
-	    r.slot[0].design.offload && r.slot[0].design.recompute ==
-	    PW_RECOMPUTE_NONE, "given first: 2 chunks, V, the link, first "
-	    "of %zu", r.nslot);
-	tap_ok(r.slot[1].design.chunks == 1 && !r.slot[1].design.offload &&
-	    r.slot[2].design.chunks == 1 && r.slot[2].design.offload,
+	    !r.slot[0].design.offload && r.slot[0].design.recompute ==
+	    PW_RECOMPUTE_NONE && r.slot[1].design.chunks == 2 &&
+	    r.slot[1].design.placement == PW_PLACE_V &&
+	    r.slot[1].design.offload, "given first: 2 chunks, V, without "
+	    "the link then with it, first of %zu", r.nslot);
+	tap_ok(r.slot[2].design.chunks == 1 && !r.slot[2].design.offload &&
+	    r.slot[3].design.chunks == 1 && r.slot[3].design.offload,
 	    "given first: then the others in order, 1 chunk first");
 	pw_planner_slots_free(&r);
 	origin.split = split_of(4, 1, PW_PLACE_LOOP, DBL_MAX);
+	origin.split.offload = true;
 	if (tap_int(pw_planner_designs(&r, &err), PW_OK, "given first: the "
 	    "designs of 1 chunk")) {
 		tap_ok(r.slot[0].design.chunks == 1 && !r.slot[0].design.offload
 		    && r.slot[1].design.offload, "given first: 1 chunk "
 		    "without the link stays first");
+		pw_planner_slots_free(&r);
+	}
+	origin.split = split_of(4, 2, PW_PLACE_V, DBL_MAX);
+	origin.split.offload = true;
+	r.o.offload = PW_OFFMODE_ON;
+	if (tap_int(pw_planner_designs(&r, &err), PW_OK, "given first: the "
+	    "designs with offload on")) {
+		tap_ok(r.nslot == 9 && r.slot[0].design.chunks == 2 &&
+		    r.slot[0].design.placement == PW_PLACE_V &&
+		    r.slot[0].design.offload && r.slot[1].design.chunks == 1,
+		    "given first: with offload on, 2 chunks, V, the link, "
+		    "first of %zu", r.nslot);
 		pw_planner_slots_free(&r);
 	}
 }
@@ -885,6 +903,37 @@ test_planner_fixed_link(void)
 	pw_problem_free(p);
 }
 
+/* One device, 4 microbatches (f 1, b 2) at a limit of three activations,
+ * a fast link, offload on: GPipe (first in the registry) holds four
+ * activations and fits once shaved by offloading (microbatches 0 and 1,
+ * back a backward ahead), at 1F1B's makespan, 12; 1F1B fits as it is.
+ * At the same step time the schedule without transfers wins, where the
+ * first family's shave used to. */
+static void
+test_planner_tie_unmoved(void)
+{
+	static const struct pw_stage st = { .f = 1, .b = 2, .act = 1,
+	    .offload = 1 };
+	struct pw_problem *p = test_problem_uniform(1, 1, 4, PW_PLACE_LOOP,
+	    &st);
+	struct pw_planner_opts o = small_opts();
+	struct pw_planner_result r;
+	struct pw_error err;
+
+	pw_problem_set_link(p, 16, 16, 0, false);
+	p->memory[0].limit = 3;
+	o.offload = PW_OFFMODE_ON;
+	if (tap_int(pw_planner(p, &o, &r, &err), PW_OK, "tie: plans")) {
+		tap_ok(r.ncand == 1 && strcmp(r.cand[0].schedule_name, "1f1b")
+		    == 0 && r.cand[0].objective == 12 &&
+		    !pw_solver_moves(r.cand[0].schedule), "tie: 1f1b "
+		    "at 12, nothing moved (%s at %g)", r.cand[0].schedule_name,
+		    r.cand[0].objective);
+		pw_planner_result_free(&r);
+	}
+	pw_problem_free(p);
+}
+
 /* Given stages at a limit of one activation (tests/data/
  * plan_offload_only.json: 4 devices, 8 stages in a loop, 2 microbatches,
  * unit costs, a link): no family's schedule fits, even shaved by
@@ -936,5 +985,6 @@ main(void)
 	test_planner_given_first();
 	test_planner_fixed_link();
 	test_planner_offload_only();
+	test_planner_tie_unmoved();
 	return tap_done();
 }

@@ -603,6 +603,18 @@ bseq_gap_model(const double *key, const double *val, int n, int i,
 	return i;
 }
 
+/* pw_bseq_gap_before's answer from the model: the last pair at or before
+ * I that is the first or whose previous pair's value is LEN or more
+ * before its key. */
+static int
+bseq_gap_before_model(const double *key, const double *val, int i,
+    double len)
+{
+	while (i > 0 && !(key[i] >= val[i - 1] + len))
+		i--;
+	return i;
+}
+
 /* The sequence's answers against plain sorted arrays (the model), one
  * random operation at a time: keys are whole numbers and additions too,
  * so every value is exact and must match to the bit.  Enough inserts to
@@ -652,13 +664,21 @@ bseq_matches(struct pw_bseq *s, const double *key, const double *val,
 		pos = pw_bseq_lower(s, key[i]);
 		if (!pw_bseq_valid(s, pos) || pw_bseq_key(s, pos) != key[i])
 			return false;
-		for (l = 0; l < sizeof lens / sizeof lens[0]; l++)
+		for (l = 0; l < sizeof lens / sizeof lens[0]; l++) {
 			if (pw_bseq_key(s, pw_bseq_gap(s, pos, lens[l])) !=
 			    key[bseq_gap_model(key, val, n, i, lens[l])]) {
 				tap_diag("step %d: the gap of %g after pair %d "
 				    "differs", step, lens[l], i);
 				return false;
 			}
+			if (pw_bseq_key(s, pw_bseq_gap_before(s, pos,
+			    lens[l])) != key[bseq_gap_before_model(key, val, i,
+			    lens[l])]) {
+				tap_diag("step %d: the gap of %g before pair "
+				    "%d differs", step, lens[l], i);
+				return false;
+			}
+		}
 	}
 	return true;
 }
