@@ -16,6 +16,13 @@
  * loads (a lexicographic objective does not decompose over prefixes, a
  * sum under a cap does).  docs/planner.md states the model and its
  * approximations.
+ *
+ * A device's cost depends on which of its stages carry the embedding and
+ * the LM head and, for memory, on its activations in flight; so the table
+ * holds one row per kind of device (holding stage 0, the last stage,
+ * both, neither), and a device's cell is its kind's with its own
+ * in-flight count: a row per device made 1,024 devices of a
+ * 100,000-layer model cost 3 GB and most of 19 s.
  */
 #include <assert.h>
 #include <math.h>
@@ -31,7 +38,18 @@ struct pw_balance_cell {
 	double	need;		/* static bytes plus its in-flight activations */
 };
 
-/* The table of every device's cells and what the search knows of its
+/* What a kind of device costs when it holds N layers, its activations in
+ * flight aside. */
+struct pw_balance_row {
+	double	load;		/* f + b + w of its stages, seconds */
+	double	stat;		/* static bytes */
+	double	act;		/* its largest stage's activation */
+};
+
+/* The kinds of device: bit 0, it holds stage 0; bit 1, the last stage. */
+#define PW_BALANCE_KINDS	4
+
+/* The table of every kind's cells and what the search knows of its
  * inputs. */
 struct pw_balance {
 	const struct pw_model *model;
@@ -40,7 +58,10 @@ struct pw_balance {
 	int	devices, chunks, layers;
 	int	lo, hi;		/* a device's fewest and most layers */
 	double	room;		/* bytes a device may use; INFINITY: no limit */
-	struct pw_balance_cell *cell;	/* [devices * (hi + 1)] */
+	int	*kind;		/* [devices] */
+	int	*inflight;	/* [devices] */
+	/* [PW_BALANCE_KINDS * (hi + 1)]; a kind no device has is left 0 */
+	struct pw_balance_row *row;
 };
 
 /* Activations device D keeps at once under 1F1B (one chunk) or
@@ -56,47 +77,74 @@ pw_balance_inflight(const struct pw_split *sp, int d)
 	return (int)(n < most ? n : most);
 }
 
-static struct pw_balance_cell *
-pw_balance_at(const struct pw_balance *bl, int d, int n)
+static const struct pw_balance_row *
+pw_balance_row(const struct pw_balance *bl, int kind, int n)
 {
-	return &bl->cell[(size_t)d * (size_t)(bl->hi + 1) + (size_t)n];
+	return &bl->row[(size_t)kind * (size_t)(bl->hi + 1) + (size_t)n];
 }
 
-/* Fills every cell: pw_cost_stage on each chunk of each device. */
+/* Device D's cell for N layers: its kind's with its activations. */
+static struct pw_balance_cell
+pw_balance_at(const struct pw_balance *bl, int d, int n)
+{
+	const struct pw_balance_row *rw = pw_balance_row(bl, bl->kind[d], n);
+	struct pw_balance_cell cl;
+
+	cl.load = rw->load;
+	cl.need = rw->stat + bl->inflight[d] * rw->act;
+	cl.fits = cl.need <= bl->room;
+	return cl;
+}
+
+/* Sorts the devices into kinds, with their in-flight counts (INFLIGHT,
+ * else 1F1B's), and fills the row of each kind some device has from the
+ * first such device: pw_cost_stage on each of its chunks. */
 static void
 pw_balance_fill(struct pw_balance *bl, const int *inflight)
 {
 	const struct pw_split *sp = bl->split;
 	const int nstages = bl->devices * bl->chunks;
-	struct pw_balance_cell *cl;
+	struct pw_balance_row *rw;
 	struct pw_stage st;
-	double stat, act;
+	double stat;
 	int *share = pw_xcalloc((size_t)nstages, sizeof *share);
-	int d, n, s, k, c;
+	int first[PW_BALANCE_KINDS], d, n, s, c, kind;
 
+	for (kind = 0; kind < PW_BALANCE_KINDS; kind++)
+		first[kind] = -1;
 	for (d = 0; d < bl->devices; d++) {
-		k = inflight != NULL ? inflight[d] : pw_balance_inflight(sp, d);
+		bl->inflight[d] = inflight != NULL ? inflight[d] :
+		    pw_balance_inflight(sp, d);
+		for (kind = 0, c = 0; c < bl->chunks; c++) {
+			s = pw_placement_stage(sp->placement, bl->devices,
+			    nstages, d, c);
+			kind |= (s == 0) | (s == nstages - 1) << 1;
+		}
+		bl->kind[d] = kind;
+		if (first[kind] < 0)
+			first[kind] = d;
+	}
+	for (kind = 0; kind < PW_BALANCE_KINDS; kind++) {
+		if ((d = first[kind]) < 0)
+			continue;
 		for (n = bl->lo; n <= bl->hi; n++) {
-			cl = pw_balance_at(bl, d, n);
+			rw = &bl->row[(size_t)kind * (size_t)(bl->hi + 1) +
+			    (size_t)n];
 			pw_split_share(sp, d, n, share);
-			cl->load = 0;
-			cl->need = 0;
-			act = 0;
 			for (c = 0; c < bl->chunks; c++) {
 				s = pw_placement_stage(sp->placement,
 				    bl->devices, nstages, d, c);
 				pw_cost_stage(bl->model, bl->hw, sp, s,
 				    share[s], &st, &stat);
-				cl->load += st.f + st.b + st.w;
-				cl->need += stat;
-				if (st.act > act)
-					act = st.act;
+				rw->load += st.f + st.b + st.w;
+				rw->stat += stat;
+				if (st.act > rw->act)
+					rw->act = st.act;
 			}
-			cl->need += k * act;
-			cl->fits = cl->need <= bl->room;
-			/* What the bisection and pw_balance_max rest on. */
-			assert(n == bl->lo || (cl->load >= cl[-1].load &&
-			    cl->need >= cl[-1].need));
+			/* What the bisection and pw_balance_max rest on: one
+			 * more layer goes to one stage. */
+			assert(n == bl->lo || (rw->load >= rw[-1].load &&
+			    rw->stat >= rw[-1].stat && rw->act >= rw[-1].act));
 		}
 	}
 	free(share);
@@ -109,13 +157,13 @@ pw_balance_fill(struct pw_balance *bl, const int *inflight)
 static int
 pw_balance_max(const struct pw_balance *bl, int d, double cap)
 {
-	const struct pw_balance_cell *cl;
+	struct pw_balance_cell cl;
 	int lo = bl->lo - 1, hi = bl->hi, mid;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo + 1) / 2;
 		cl = pw_balance_at(bl, d, mid);
-		if (cl->fits && cl->load <= cap)
+		if (cl.fits && cl.load <= cap)
 			lo = mid;
 		else
 			hi = mid - 1;
@@ -150,21 +198,27 @@ pw_balance_sum(const struct pw_balance *bl, double cap, int *short_device)
 /* The least bottleneck, a cell's load: the least load under which the
  * devices hold every layer (pw_balance_sum, which a larger cap keeps),
  * by bisection over the loads of the cells that fit; INFINITY when none
- * does. */
+ * does.  A kind's cell fits some device of the kind exactly when it fits
+ * the one with the fewest activations in flight. */
 static double
 pw_balance_least_cap(const struct pw_balance *bl)
 {
-	const struct pw_balance_cell *cl;
 	size_t n = 0, lo, hi, mid;
 	double *load, best = INFINITY;
-	int d, k;
+	int fewest[PW_BALANCE_KINDS], d, k;
 
-	load = pw_xreallocarray(NULL, (size_t)bl->devices *
-	    (size_t)(bl->hi - bl->lo + 1), sizeof *load);
+	for (k = 0; k < PW_BALANCE_KINDS; k++)
+		fewest[k] = -1;
 	for (d = 0; d < bl->devices; d++)
-		for (k = bl->lo; k <= bl->hi; k++)
-			if ((cl = pw_balance_at(bl, d, k))->fits)
-				load[n++] = cl->load;
+		if (fewest[bl->kind[d]] < 0 || bl->inflight[d] <
+		    bl->inflight[fewest[bl->kind[d]]])
+			fewest[bl->kind[d]] = d;
+	load = pw_xreallocarray(NULL, PW_BALANCE_KINDS *
+	    (size_t)(bl->hi - bl->lo + 1), sizeof *load);
+	for (d = 0; d < PW_BALANCE_KINDS; d++)
+		for (k = bl->lo; fewest[d] >= 0 && k <= bl->hi; k++)
+			if (pw_balance_at(bl, fewest[d], k).fits)
+				load[n++] = pw_balance_row(bl, d, k)->load;
 	qsort(load, n, sizeof *load, pw_double_cmp);
 	if (n > 0 && pw_balance_sum(bl, load[n - 1], NULL) >= bl->layers) {
 		for (lo = 0, hi = n - 1; lo < hi; ) {
@@ -193,13 +247,12 @@ static void
 pw_balance_spread(const struct pw_balance *bl, double cap, int *layers)
 {
 	const int P = bl->devices;
-	const struct pw_balance_cell *cl;
 	long *klo = pw_xcalloc((size_t)P, sizeof *klo);
 	long *khi = pw_xcalloc((size_t)P, sizeof *khi);
 	size_t *row = pw_xcalloc((size_t)P + 1, sizeof *row);
 	int *most = pw_xcalloc((size_t)P, sizeof *most), *choice;
-	long sum = 0, after, k, from;
-	double *value, prev, v;
+	long sum = 0, after, k, nlo, nhi;
+	double *value, prev, v, load;
 	size_t at;
 	int d, n;
 
@@ -224,20 +277,18 @@ pw_balance_spread(const struct pw_balance *bl, double cap, int *layers)
 		for (k = klo[d]; k <= khi[d]; k++) {
 			value[row[d] + (size_t)(k - klo[d])] = INFINITY;
 			choice[row[d] + (size_t)(k - klo[d])] = -1;
-			for (n = (long)most[d] < k ? most[d] : (int)k;
-			    n >= bl->lo; n--) {
-				from = k - n;
-				if (d == 0)
-					prev = from == 0 ? 0 : INFINITY;
-				else if (from < klo[d - 1] || from > khi[d - 1])
-					continue;
-				else
-					prev = value[row[d - 1] +
-					    (size_t)(from - klo[d - 1])];
+			/* The counts whose rest, K - N, the row before holds
+			 * (the first device holds all of K), largest first. */
+			nhi = d == 0 ? k : k - klo[d - 1];
+			nlo = d == 0 ? k : k - khi[d - 1];
+			for (n = (int)(nhi < most[d] ? nhi : most[d]);
+			    n >= nlo && n >= bl->lo; n--) {
+				prev = d == 0 ? 0 : value[row[d - 1] +
+				    (size_t)(k - n - klo[d - 1])];
 				if (!isfinite(prev))
 					continue;
-				cl = pw_balance_at(bl, d, n);
-				v = prev + cl->load * cl->load;
+				load = pw_balance_at(bl, d, n).load;
+				v = prev + load * load;
 				at = row[d] + (size_t)(k - klo[d]);
 				if (v < value[at]) {
 					value[at] = v;
@@ -265,18 +316,17 @@ pw_balance_spread(const struct pw_balance *bl, double cap, int *layers)
 static void
 pw_balance_why(const struct pw_balance *bl, struct pw_error *err)
 {
-	const struct pw_balance_cell *cl;
 	char need[32], room[32];
 	long most;
 	int d;
 
 	most = pw_balance_sum(bl, INFINITY, &d);
 	if (d >= 0) {
-		cl = pw_balance_at(bl, d, bl->lo);
 		pw_error_set(err, "split: device %d cannot hold even a stage of "
 		    "one layer per chunk: it needs %s, its limit less the "
 		    "reserve is %s", d, pw_fmt_bytes(need, sizeof need,
-		    cl->need), pw_fmt_bytes(room, sizeof room, bl->room));
+		    pw_balance_at(bl, d, bl->lo).need), pw_fmt_bytes(room,
+		    sizeof room, bl->room));
 		return;
 	}
 	pw_error_set(err, "split: the devices' limits hold at most %ld of the "
@@ -312,10 +362,20 @@ pw_balance_init(struct pw_balance *bl, struct pw_split *own,
 	bl->lo = own->chunks;
 	bl->hi = m->layers - (own->devices - 1) * own->chunks;
 	bl->room = pw_split_room(own, hw);
-	bl->cell = pw_xcalloc((size_t)bl->devices * (size_t)(bl->hi + 1),
-	    sizeof *bl->cell);
+	bl->kind = pw_xcalloc((size_t)bl->devices, sizeof *bl->kind);
+	bl->inflight = pw_xcalloc((size_t)bl->devices, sizeof *bl->inflight);
+	bl->row = pw_xcalloc(PW_BALANCE_KINDS * (size_t)(bl->hi + 1),
+	    sizeof *bl->row);
 	pw_balance_fill(bl, inflight);
 	return PW_OK;
+}
+
+static void
+pw_balance_free(struct pw_balance *bl)
+{
+	free(bl->kind);
+	free(bl->inflight);
+	free(bl->row);
 }
 
 long
@@ -331,8 +391,8 @@ pw_split_most_layers(const struct pw_model *m, const struct pw_hardware *hw,
 	if (pw_balance_init(&bl, &own, m, hw, sp, inflight, &err) == PW_OK)
 		most = pw_balance_sum(&bl, INFINITY, &d);
 	if (need != NULL)
-		*need = d >= 0 ? pw_balance_at(&bl, d, bl.lo)->need : 0;
-	free(bl.cell);
+		*need = d >= 0 ? pw_balance_at(&bl, d, bl.lo).need : 0;
+	pw_balance_free(&bl);
 	return most;
 }
 
@@ -359,7 +419,7 @@ pw_split_balance(const struct pw_model *m, const struct pw_hardware *hw,
 		*bottleneck = best;
 	rc = PW_OK;
 out:
-	free(bl.cell);
+	pw_balance_free(&bl);
 	return rc;
 }
 
