@@ -448,6 +448,46 @@ check "a declined restore keeps the recovery file, aside" \
     [ -e "$work/.pipewright-default.pw-recover~" ]
 rm -f "$work/.pipewright-default.pw-recover~"
 
+# ------------------------------------------------------------ two designers of one file
+# The first holds its recovery file's lock: the second neither offers the
+# first's live changes as a crash's nor writes over them; once the first
+# is killed, the second's next change writes the file as its own.
+tm new-session -d -s first -x 120 -y 40 -c "$work" \
+    "env LC_ALL=C.UTF-8 TERM=screen-256color PW='$PW' sh -c 'echo \$\$ >pid1; exec \"\$PW\" design'; exec sleep 3600"
+file_appears "$work/.pipewright-default.pw-recover.lock"
+tm send-keys -t first '>'
+check "the first designer writes its recovery file" \
+    file_appears "$work/.pipewright-default.pw-recover"
+first=$(cksum <"$work/.pipewright-default.pw-recover")
+# recovery_is_first: the recovery file is still the first designer's.
+recovery_is_first() {
+	[ "$(cksum <"$work/.pipewright-default.pw-recover")" = "$first" ]
+}
+recovery_not_first() { ! recovery_is_first; }
+# neither_left: no recovery file, no lock file.
+neither_left() {
+	[ ! -e "$work/.pipewright-default.pw-recover" ] &&
+	    [ ! -e "$work/.pipewright-default.pw-recover.lock" ]
+}
+start 'exec "$PW" design'
+check "the second says another designer is editing, offers nothing" \
+    poll '^another designer is editing with \.pipewright-default\.pw-recover: its changes are its own'
+keys '>'
+check "the second's change writes no recovery file" \
+    poll '^recovery file not written: another designer is editing with \.pipewright-default\.pw-recover'
+check "the first's recovery file is as it wrote it" recovery_is_first
+kill -9 "$(cat "$work/pid1")"
+tm kill-session -t first >/dev/null 2>&1
+keys '>'
+check "the first gone, the second's next change writes its own" \
+    wait_for recovery_not_first
+keys q
+check "q asks about the unsaved changes" poll '^unsaved changes: '
+keys q
+check "q quits: exit 0" exited 0
+check "its recovery file and its lock file go with it" neither_left
+rm -f "$work/pid1"
+
 # ------------------------------------------------------------ SIGHUP
 start 'echo $$ >pid; exec "$PW" design'
 check "design for a hangup" poll 'F\(0,0\) forward'

@@ -2207,24 +2207,35 @@ out:
 	free(saved);
 }
 
-/* Once the schedule has a file, the recovery file is beside it. */
-static void
-test_recover_follows(void)
+/* A copy of tui_small.json in the temporary directory as NAME: its path,
+ * which the caller frees. */
+static char *
+small_copy(const char *name)
 {
-	char *problem = tmp_path("follow.json"), *sched = tmp_path("s.json");
-	char *src = pw_xasprintf("%s/tui_small.json", testdata), *text;
-	char *old_rec = tui_recover_name(NULL, problem), *new_rec;
-	struct pw_error err;
-	struct tui *d;
+	char *path = tmp_path(name);
+	char *src = pw_xasprintf("%s/tui_small.json", testdata);
+	char *text = test_read_file(src);
 	FILE *fp;
 
-	new_rec = tui_recover_name(NULL, sched);
-	text = test_read_file(src);
-	if (text != NULL && (fp = fopen(problem, "w")) != NULL) {
+	if (text != NULL && (fp = fopen(path, "w")) != NULL) {
 		fputs(text, fp);
 		fclose(fp);
 	}
 	free(text);
+	free(src);
+	return path;
+}
+
+/* Once the schedule has a file, the recovery file is beside it. */
+static void
+test_recover_follows(void)
+{
+	char *problem = small_copy("follow.json"), *sched = tmp_path("s.json");
+	char *old_rec = tui_recover_name(NULL, problem), *new_rec;
+	struct pw_error err;
+	struct tui *d;
+
+	new_rec = tui_recover_name(NULL, sched);
 	d = tui_new(problem, 40, 120, &err);
 	if (tap_ok(d != NULL, "a copied problem opens")) {
 		select_op(d, "F(0,1)");
@@ -2243,9 +2254,67 @@ test_recover_follows(void)
 	}
 	free(old_rec);
 	free(new_rec);
-	free(src);
 	free(problem);
 	free(sched);
+}
+
+/* Two designers of one file: the first to write its recovery file holds
+ * the lock beside it; the second may not claim it, writes nothing over
+ * it and removes nothing; once the first has gone (its lock file with
+ * it), the second's next change writes the file as its own. */
+static void
+test_recover_locked(void)
+{
+	char *problem = small_copy("locked.json"), *text;
+	char *rec = tui_recover_name(NULL, problem), *lock, *first, *kept;
+	struct pw_error err;
+	struct tui *a, *b;
+
+	lock = pw_xasprintf("%s.lock", rec);
+	a = tui_new(problem, 40, 120, &err);
+	b = tui_new(problem, 40, 120, &err);
+	if (!tap_ok(a != NULL && b != NULL, "one file, two designers"))
+		goto out;
+	select_op(a, "F(0,1)");
+	tui_key(a, '>');
+	tui_recover_write(a);
+	first = test_read_file(rec);
+	tap_ok(first != NULL && access(lock, F_OK) == 0, "the first writes "
+	    "the recovery file and holds the lock beside it");
+	tap_ok(!tui_recover_claim(b, rec), "the second may not claim it");
+	select_op(b, "F(0,2)");
+	tui_key(b, '>');
+	tui_recover_write(b);
+	kept = test_read_file(rec);
+	tap_ok(first != NULL && kept != NULL && strcmp(first, kept) == 0,
+	    "the second's change leaves the first's file as it was");
+	text = pw_xasprintf("recovery file not written: another designer is "
+	    "editing with %s (s saves)", rec);
+	tap_str(b->message, text, "and says why");
+	free(text);
+	free(kept);
+	b->recover_path = pw_xstrdup(rec);
+	tui_recover_remove(b);
+	tap_ok(access(rec, F_OK) == 0, "nor does its quit remove it");
+	tui_free(a);
+	a = NULL;
+	tap_ok(access(rec, F_OK) == 0 && access(lock, F_OK) != 0, "the first "
+	    "gone, its recovery file stays and its lock file goes");
+	tui_recover_write(b);
+	kept = test_read_file(rec);
+	tap_ok(kept != NULL && first != NULL && strcmp(first, kept) != 0 &&
+	    access(lock, F_OK) == 0, "the second's next write is its own, "
+	    "under its lock");
+	free(kept);
+	free(first);
+	tui_recover_remove(b);
+	tap_ok(access(rec, F_OK) != 0, "and its quit removes it");
+out:
+	tui_free(a);
+	tui_free(b);
+	free(lock);
+	free(rec);
+	free(problem);
 }
 
 /* What tui_busy had drawn, as the loop's busy_draw would. */
@@ -2695,6 +2764,7 @@ main(void)
 	test_recovery_guarded();
 	test_clean_again();
 	test_recover_follows();
+	test_recover_locked();
 	test_form_caps();
 	test_optimize_same();
 	test_design_fixed();

@@ -349,7 +349,7 @@ tui_loop_input(struct tui *d, int ch)
 }
 
 /* Offers the recovery file of the designed file when a killed designer
- * left one. */
+ * left one; where another designer of the file is running, says so. */
 static void
 tui_loop_offer(struct tui *d)
 {
@@ -360,6 +360,12 @@ tui_loop_offer(struct tui *d)
 
 	if (d->recover_path == NULL)
 		d->recover_path = tui_recover_name(d, d->path);
+	if (!tui_recover_claim(d, d->recover_path)) {
+		tui_message(d, true, "another designer is editing with %s: its "
+		    "changes are its own, and this session writes no recovery "
+		    "file while it runs (s saves)", d->recover_path);
+		return;
+	}
 	/* A directory or a FIFO of that name is no file this designer
 	 * wrote (opening a FIFO would wait for a writer). */
 	if (stat(d->recover_path, &st) != 0 || !S_ISREG(st.st_mode))

@@ -4,11 +4,19 @@
  * beside the file it came from, as an editor keeps a swap file, written
  * atomically after each change (beside the schedule file once it has
  * one); the next designer of that file offers to restore it.
+ *
+ * A session holds a lock beside the file it writes (NAME.lock, flock on
+ * an open descriptor, so a killed designer's lock goes with it): a second
+ * designer of the same file finds it held, and neither offers the first
+ * one's live changes as a crash's nor replaces or removes its file.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pipewright.h"
@@ -45,6 +53,67 @@ tui_recover_name(const struct tui *d, const char *path)
 	    path, base);
 }
 
+static void
+tui_recover_unlink(struct tui *d)
+{
+	if (unlink(d->recover_path) != 0 && errno != ENOENT)
+		tui_message(d, true, "cannot remove the recovery file %s: %s",
+		    d->recover_path, strerror(errno));
+}
+
+void
+tui_recover_release(struct tui *d)
+{
+	if (d->recover_lock < 0)
+		return;
+	/* Removed while held: a designer that opened it meanwhile locks a
+	 * file no longer there, sees so and takes the next one. */
+	unlink(d->recover_lock_path);
+	close(d->recover_lock);
+	d->recover_lock = -1;
+	free(d->recover_lock_path);
+	d->recover_lock_path = NULL;
+}
+
+bool
+tui_recover_claim(struct tui *d, const char *name)
+{
+	char *lock = pw_xasprintf("%s.lock", name);
+	struct stat held, there;
+	int fd, tries;
+
+	if (d->recover_lock >= 0 && tui_same_file(lock, d->recover_lock_path)) {
+		free(lock);
+		return true;
+	}
+	for (tries = 0; tries < 3; tries++) {
+		/* Where no lock can be made (a read-only directory, a file
+		 * system without flock), the session writes as it did
+		 * without one. */
+		fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+		    0600);
+		if (fd < 0)
+			break;
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			close(fd);
+			if (errno != EWOULDBLOCK)
+				break;
+			free(lock);
+			return false;
+		}
+		if (fstat(fd, &held) == 0 && stat(lock, &there) == 0 &&
+		    held.st_dev == there.st_dev && held.st_ino == there.st_ino) {
+			tui_recover_release(d);
+			d->recover_lock = fd;
+			d->recover_lock_path = lock;
+			return true;
+		}
+		close(fd);
+	}
+	free(lock);
+	return true;
+}
+
 void
 tui_recover_write(struct tui *d)
 {
@@ -57,6 +126,12 @@ tui_recover_write(struct tui *d)
 	 * written (until then it is the only copy). */
 	name = tui_recover_name(d, d->save_path != NULL ? d->save_path :
 	    d->path);
+	if (!tui_recover_claim(d, name)) {
+		tui_message(d, true, "recovery file not written: another "
+		    "designer is editing with %s (s saves)", name);
+		free(name);
+		return;
+	}
 	if (pw_schedule_write_with(name, pw_plan_problem(d->plan),
 	    pw_plan_timed(d->plan), pw_plan_timing(d->plan), d->pins, d->npins,
 	    NULL, &err) != PW_OK) {
@@ -64,9 +139,10 @@ tui_recover_write(struct tui *d)
 		free(name);
 		return;
 	}
-	/* "./.x.pw-recover" and ".x.pw-recover" are one file, kept. */
+	/* "./.x.pw-recover" and ".x.pw-recover" are one file, kept; the
+	 * claim on the new one let go of the old one's lock. */
 	if (d->recover_path != NULL && !tui_same_file(d->recover_path, name))
-		tui_recover_remove(d);
+		tui_recover_unlink(d);
 	free(d->recover_path);
 	d->recover_path = name;
 }
@@ -74,11 +150,8 @@ tui_recover_write(struct tui *d)
 void
 tui_recover_remove(struct tui *d)
 {
-	if (d->recover_path == NULL)
-		return;
-	if (unlink(d->recover_path) != 0 && errno != ENOENT)
-		tui_message(d, true, "cannot remove the recovery file %s: %s",
-		    d->recover_path, strerror(errno));
+	if (d->recover_path != NULL && tui_recover_claim(d, d->recover_path))
+		tui_recover_unlink(d);
 }
 
 /* Moves the recovery file aside, not restored (WHY: the reason it could

@@ -967,6 +967,7 @@ tui_new_given(const struct tui_options *opts, int rows, int cols,
 
 	d->rows = rows;
 	d->cols = cols;
+	d->recover_lock = -1;
 	d->family = -1;
 	d->objective = PW_OBJ_MAKESPAN;
 	d->time_limit = 10;
@@ -1068,6 +1069,7 @@ tui_free(struct tui *d)
 	free(d->edit_path);
 	free(d->edit_before);
 	free(d->recover_path);
+	tui_recover_release(d);
 	free(d);
 }
 
