@@ -136,8 +136,9 @@ int	pw_thread_start(pthread_t *, void *(*fn)(void *), void *arg);
 /* Seconds on CLOCK_MONOTONIC: the one clock of every deadline, poll and
  * measurement in the program. */
 double	pw_now(void);
-/* The index of S among NAMES (NULL-terminated), as strcmp finds it; -1
- * when it is none of them. */
+/* The index of S among NAMES (NULL-terminated) in any case (words a user
+ * types: `--placement V`, as the model options take it); -1 when it is
+ * none of them. */
 int	pw_names_find(const char *const *names, const char *s);
 /* qsort's order of doubles, least first. */
 int	pw_double_cmp(const void *, const void *);

@@ -249,7 +249,7 @@ pw_names_find(const char *const *names, const char *s)
 	int i;
 
 	for (i = 0; names[i] != NULL; i++)
-		if (strcmp(names[i], s) == 0)
+		if (strcasecmp(names[i], s) == 0)
 			return i;
 	return -1;
 }

@@ -818,9 +818,11 @@ test_form_model(void)
 	    "the model split again on 4 devices, %d chunks each", chunks);
 	tap_int(d->view.nfolded, 4, "folds follow the device count");
 	tap_int(tui_form_nfields(d), 15, "a limit field per device");
-	set_field(d, "placement", "v", NULL);
+	/* In any case, as the command line's --placement takes it. */
+	set_field(d, "placement", "V", NULL);
 	p = pw_plan_problem(d->plan);
 	tap_ok(p->nstages == 8 && pw_problem_is_v(p), "V: 2 chunks each");
+	tap_str(value(d, "placement"), "v", "the field shows the name, v");
 	d->family = pw_family_find("zb-v") - pw_families;
 	set_field(d, "chunks per device", "3", NULL);
 	p = pw_plan_problem(d->plan);

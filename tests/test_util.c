@@ -869,8 +869,12 @@ test_names_find(void)
 	    "names: v is PW_PLACE_V");
 	tap_int(pw_names_find(pw_placement_names, "loop"), PW_PLACE_LOOP,
 	    "names: loop is PW_PLACE_LOOP");
-	tap_int(pw_names_find(pw_placement_names, "V"), -1,
-	    "names: as strcmp finds them");
+	tap_int(pw_names_find(pw_placement_names, "V"), PW_PLACE_V,
+	    "names: in any case (V)");
+	tap_int(pw_names_find(pw_placement_names, "LoOp"), PW_PLACE_LOOP,
+	    "names: in any case (LoOp)");
+	tap_int(pw_names_find(pw_placement_names, "vv"), -1,
+	    "names: the whole word");
 	tap_int(pw_names_find(pw_placement_names, ""), -1, "names: none");
 	qsort(v, 4, sizeof *v, pw_double_cmp);
 	tap_ok(v[0] == -1 && v[1] == 0 && v[2] == 2.5 && v[3] == 3,
