@@ -574,6 +574,7 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 	char *dir, *tbase;
 	bool exists;
 	sigset_t old;
+	long most;
 	int fd, error;
 
 	memset(out, 0, sizeof *out);
@@ -609,6 +610,15 @@ pw_outfile_open(struct pw_outfile *out, const char *path, struct pw_error *err)
 	dir = pw_path_dir(out->target);
 	base = strrchr(out->target, '/');
 	base = base == NULL ? out->target : base + 1;
+	/* The temporary file's name is shortened to fit, so a name longer
+	 * than the directory holds would fail only at the rename, after the
+	 * work (a launch's whole run). */
+	if (!exists && (most = pathconf(dir, _PC_NAME_MAX)) > 0 &&
+	    strlen(base) > (size_t)most) {
+		free(dir);
+		return pw_outfile_failed(out, "cannot write", ENAMETOOLONG,
+		    err);
+	}
 	tbase = pw_outfile_tmp_base(base);
 	pw_outfile_sweep(dir, tbase);
 	out->tmp = pw_xasprintf("%s/.%s.pw-tmp.%ld.XXXXXX", dir, tbase,

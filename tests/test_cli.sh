@@ -1701,6 +1701,26 @@ fails 2 "m16.json): workload tokens 16, run 1 tokens 32" "calibrate of runs of t
 sed 's/"comm": 0.0/"comm": 0.5/' "$UNIT" >"$tmp/comm.json"
 run "$PW" launch "$tmp/comm.json" --family 1f1b $LAUNCH -o "$tmp/mc.json"
 fails 2 "mc.json): another problem (stage 0's comm 0.5, run 1 0)" "calibrate of runs of two problems" "$PW" calibrate "$tmp/m.json" "$tmp/mc.json"
+# What differs is named, where it is not a stage's cost.
+sed 's/"microbatches": 8/"microbatches": 16/' "$UNIT" >"$tmp/u16.json"
+run "$PW" launch "$tmp/u16.json" --family 1f1b $LAUNCH -o "$tmp/mu16.json"
+fails 2 "mu16.json): another problem (16 microbatches, run 1 8)" "calibrate of runs of two microbatch counts" "$PW" calibrate "$tmp/m.json" "$tmp/mu16.json"
+run "$PW" launch "$UNIT" --family 1f1b $LAUNCH --memory-limit 1GiB -o "$tmp/mlim.json"
+fails 2 "mlim.json): another problem (device 0's memory limit 1 GiB, run 1 none)" "calibrate of runs of two limits" "$PW" calibrate "$tmp/m.json" "$tmp/mlim.json"
+# A measured file keeps its schedule's pins.
+run "$PW" schedule "$UNIT" --family zb-h1 -o "$tmp/pinned.json"
+sed -i 's/^  "ops": \[$/  "pins": [{"before": {"kind": "F", "stage": 0, "mb": 0}, "after": {"kind": "F", "stage": 0, "mb": 7}}],\n  "ops": [/' "$tmp/pinned.json"
+run "$PW" launch "$tmp/pinned.json" $LAUNCH -o "$tmp/mpinned.json"
+ok "launch of a schedule with a pin exits 0" status_is 0
+ok "its measured file keeps the pin" grep -q '^    {"before": {"kind": "F", "stage": 0, "mb": 0}, "after": {"kind": "F", "stage": 0, "mb": 7}}$' "$tmp/mpinned.json"
+# The measured file may not replace the input, and a name its directory
+# cannot hold is refused before the run, not after it.
+cp "$UNIT" "$tmp/own.json"
+fails 2 "launch: -o '$tmp/own.json' is the input $tmp/own.json: it would be replaced; write elsewhere" "launch -o its own input" "$PW" launch "$tmp/own.json" --family 1f1b $LAUNCH -o "$tmp/own.json"
+ok "which is left as it was" cmp -s "$UNIT" "$tmp/own.json"
+long=$(printf 'n%.0s' $(seq 1 300)).json
+fails 2 "cannot write: File name too long" "launch -o a name too long" "$PW" launch "$UNIT" --family 1f1b $LAUNCH -o "$tmp/$long"
+ok "refused before the run" sh -c '! grep -q "^iteration" "$1"' sh "$tmp/err"
 # An offloading schedule's transfers fit the link.
 sed 's/^  \]$/  ],\n  "link": {"d2h": 1.0, "h2d": 1.0, "latency": 0.0, "duplex": true}/' "$UNIT" >"$tmp/link.json"
 run "$PW" launch "$tmp/link.json" --family po-h $LAUNCH -o "$tmp/mpo.json"

@@ -163,6 +163,8 @@ struct cmd_launch_run {
 	struct pw_workload work;
 	struct pw_problem *problem;	/* the workload's own */
 	struct pw_plan *pred;		/* the schedule on PROBLEM */
+	struct pw_pin *pins;		/* a schedule file's, kept in -o */
+	size_t	npins;
 };
 
 static void
@@ -175,6 +177,7 @@ cmd_launch_run_free(struct cmd_launch_run *r)
 	pw_workload_clear(&r->work);
 	pw_problem_free(r->problem);
 	pw_plan_free(r->pred);
+	free(r->pins);
 }
 
 /* The best family's plan for the workload's problem R->problem, whose
@@ -254,7 +257,8 @@ cmd_launch_file(const char *path, struct cmd_launch_run *r)
 		    pw_cmd_label(path), why);
 		return PW_EXIT_INPUT;
 	}
-	free(pins);
+	r->pins = pins;
+	r->npins = npins;
 	if ((rc = pw_measured_read(path, &r->recorded, &err)) != PW_OK) {
 		pw_cmd_say("%s", err.msg);
 		return pw_cmd_status(rc);
@@ -543,7 +547,7 @@ cmd_launch_finish(const struct pw_cmd_args *a, FILE *fp,
 	pw_measured_cmp_free(&cmp);
 	if (a->output_given && (rc = pw_schedule_write_with(a->output,
 	    r->problem, pw_plan_schedule(r->pred), pw_plan_timing(r->pred),
-	    NULL, 0, res->measured, &err)) != PW_OK) {
+	    r->pins, r->npins, res->measured, &err)) != PW_OK) {
 		pw_cmd_say("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
@@ -557,6 +561,22 @@ cmd_launch_finish(const struct pw_cmd_args *a, FILE *fp,
 		status = PW_EXIT_RUNTIME;
 	}
 	return status;
+}
+
+/* cmd_launch_finish's arguments, for pw_cmd_cancellable. */
+struct cmd_launch_end {
+	const struct pw_cmd_args *a;
+	FILE	*fp;
+	const struct cmd_launch_run *r;
+	const struct pw_rt_result *res;
+};
+
+static int
+cmd_launch_end_go(void *arg)
+{
+	struct cmd_launch_end *e = arg;
+
+	return cmd_launch_finish(e->a, e->fp, e->r, e->res);
 }
 
 /* The options every rank reads alike from its command line into OPTS
@@ -644,8 +664,14 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 	fp = a->output_given && pw_cmd_output_is_stdout(a->output) ? stderr :
 	    stdout;
 	if (rank == 0) {
-		if (a->output_given && (status =
-		    pw_cmd_json_output_check(a->output)) != PW_EXIT_OK)
+		/* The measured file in place of the schedule or the costs
+		 * it runs would lose them. */
+		const char *inputs[2] = { a->pos[0], a->problem };
+
+		if (a->output_given && ((status = pw_cmd_output_spares(
+		    "launch", a->output, inputs, 2, "the input")) !=
+		    PW_EXIT_OK || (status = pw_cmd_json_output_check(
+		    a->output)) != PW_EXIT_OK))
 			goto out;
 		if ((status = cmd_launch_prepare(a, opts->backend, limit,
 		    &r)) != PW_EXIT_OK)
@@ -692,8 +718,18 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 		}
 		goto out;
 	}
-	if (rank == 0)
-		status = cmd_launch_finish(a, fp, &r, &res);
+	if (rank == 0) {
+		struct cmd_launch_end end = { a, fp, &r, &res };
+
+		/* The run has ended: a stop now (the first; a second still
+		 * quits at once) waits for its report and file, written
+		 * in a fraction of a second, rather than lose them. */
+		status = pw_cmd_cancellable(&cancel, cmd_launch_end_go, &end);
+		if (atomic_load(&cancel))
+			pw_cmd_say("launch: the stop came after the run had "
+			    "ended: its results are %s", a->output_given ?
+			    "written" : "reported");
+	}
 	pw_rt_result_free(&res);
 out:
 	cmd_launch_run_free(&r);
@@ -830,27 +866,39 @@ cmd_calibrate_predict(const struct pw_problem *problem,
 }
 
 /* Whether A (run N's problem) differs from B (run 1's): then WHY names
- * the first stage field that does, or what else. */
+ * the first field that does, in the order a problem file lists them. */
 static bool
 cmd_calibrate_other(const struct pw_problem *a, const struct pw_problem *b,
     char *why, size_t len)
 {
 	static const char *const name[] = { "f", "b", "w", "act", "hold",
 	    "offload", "comm" };
+	const struct { const char *what; int x, y; } count[] = {
+		{ "devices", a->devices, b->devices },
+		{ "microbatches", a->microbatches, b->microbatches },
+		{ "stages", a->nstages, b->nstages },
+	};
 	const struct pw_stage *x, *y;
 	double va[7], vb[7];
-	int s, k;
+	char bx[32], by[32];
+	int s, k, d;
 
 	if (pw_problem_same(a, b))
 		return false;
-	if (a->nstages != b->nstages) {
-		snprintf(why, len, "another problem (%d stages, run 1 %d)",
-		    a->nstages, b->nstages);
-		return true;
-	}
+	for (k = 0; k < 3; k++)
+		if (count[k].x != count[k].y) {
+			snprintf(why, len, "another problem (%d %s, run 1 %d)",
+			    count[k].x, count[k].what, count[k].y);
+			return true;
+		}
 	for (s = 0; s < a->nstages; s++) {
 		x = &a->stages[s];
 		y = &b->stages[s];
+		if (x->device != y->device) {
+			snprintf(why, len, "another problem (stage %d on device "
+			    "%d, run 1 %d)", s, x->device, y->device);
+			return true;
+		}
 		memcpy(va, (double[7]){ x->f, x->b, x->w, x->act, x->hold,
 		    x->offload, x->comm }, sizeof va);
 		memcpy(vb, (double[7]){ y->f, y->b, y->w, y->act, y->hold,
@@ -863,7 +911,29 @@ cmd_calibrate_other(const struct pw_problem *a, const struct pw_problem *b,
 				return true;
 			}
 	}
-	snprintf(why, len, "another problem (its devices, memory or link)");
+	if (a->comm != b->comm) {
+		snprintf(why, len, "another problem (comm %.6g, run 1 %.6g)",
+		    a->comm, b->comm);
+		return true;
+	}
+	for (d = 0; d < a->devices; d++) {
+		const struct pw_device_memory *ma = &a->memory[d];
+		const struct pw_device_memory *mb = &b->memory[d];
+		bool stat = ma->static_bytes != mb->static_bytes;
+
+		if (!stat && ma->limit == mb->limit)
+			continue;
+		pw_fmt_bytes(bx, sizeof bx, stat ? ma->static_bytes :
+		    ma->limit);
+		pw_fmt_bytes(by, sizeof by, stat ? mb->static_bytes :
+		    mb->limit);
+		snprintf(why, len, "another problem (device %d's %s %s, run 1 "
+		    "%s)", d, stat ? "static bytes" : "memory limit",
+		    isinf(ma->limit) && !stat ? "none" : bx,
+		    isinf(mb->limit) && !stat ? "none" : by);
+		return true;
+	}
+	snprintf(why, len, "another problem (its PCIe link)");
 	return true;
 }
 
@@ -952,8 +1022,8 @@ pw_cmd_calibrate(const struct pw_cmd_args *a)
 
 	if (a->output_given && !pw_path_ends(a->output, ".json") &&
 	    !pwlua_is_script(a->output)) {
-		pw_cmd_say("calibrate: -o '%s' must end in .json (a problem "
-		    "file) or .lua (a problem script)", a->output);
+		pw_cmd_say("calibrate: -o '%s' must be NAME.json (a problem "
+		    "file) or NAME.lua (a problem script)", a->output);
 		return PW_EXIT_INPUT;
 	}
 	if (a->output_given && ((status = pw_cmd_output_spares("calibrate",
