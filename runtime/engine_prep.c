@@ -194,12 +194,10 @@ pw_engine_parse_fail(struct pw_engine *e, struct pw_error *err)
 		return PW_OK;
 	shown = pw_escape(v);
 	colon = strchr(v, ':');
-	/* The example is one this schedule has: the last device holds
-	 * stage P-1 in a loop and in a V, and runs its forwards. */
+	/* The example is an op every schedule has, on its device. */
 	if (colon == NULL || (size_t)(colon - v) >= sizeof dev) {
 		pw_error_set(err, "PIPEWRIGHT_FAIL_AT=\"%s\": must be DEVICE:OP, "
-		    "as %d:F(%d,0)", shown, e->p->devices - 1,
-		    e->p->devices - 1);
+		    "as %d:F(0,0)", shown, e->p->stages[0].device);
 		goto out;
 	}
 	memcpy(dev, v, (size_t)(colon - v));

@@ -447,7 +447,8 @@ pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
 		m = pw_plan_metrics(plan);
 		if (!m->feasible && sl->design.offload &&
 		    !pw_solver_moves(pw_plan_schedule(plan)) &&
-		    pw_objective_value(r->o.objective, m) < best_obj) {
+		    pw_objective_value(r->o.objective, m) < fmin(best_obj,
+		    sl->objective)) {
 			rc = pw_planner_shave_until(r, plan, until, &plan, err);
 			if (rc != PW_OK)
 				goto out;

@@ -77,7 +77,7 @@ pw_balance_inflight(const struct pw_split *sp, int d)
 	return (int)(n < most ? n : most);
 }
 
-static const struct pw_balance_row *
+static struct pw_balance_row *
 pw_balance_row(const struct pw_balance *bl, int kind, int n)
 {
 	return &bl->row[(size_t)kind * (size_t)(bl->hi + 1) + (size_t)n];
@@ -128,8 +128,7 @@ pw_balance_fill(struct pw_balance *bl, const int *inflight)
 		if ((d = first[kind]) < 0)
 			continue;
 		for (n = bl->lo; n <= bl->hi; n++) {
-			rw = &bl->row[(size_t)kind * (size_t)(bl->hi + 1) +
-			    (size_t)n];
+			rw = pw_balance_row(bl, kind, n);
 			pw_split_share(sp, d, n, share);
 			for (c = 0; c < bl->chunks; c++) {
 				s = pw_placement_stage(sp->placement,
@@ -205,20 +204,20 @@ pw_balance_least_cap(const struct pw_balance *bl)
 {
 	size_t n = 0, lo, hi, mid;
 	double *load, best = INFINITY;
-	int fewest[PW_BALANCE_KINDS], d, k;
+	int fewest[PW_BALANCE_KINDS], kind, d, k;
 
-	for (k = 0; k < PW_BALANCE_KINDS; k++)
-		fewest[k] = -1;
+	for (kind = 0; kind < PW_BALANCE_KINDS; kind++)
+		fewest[kind] = -1;
 	for (d = 0; d < bl->devices; d++)
 		if (fewest[bl->kind[d]] < 0 || bl->inflight[d] <
 		    bl->inflight[fewest[bl->kind[d]]])
 			fewest[bl->kind[d]] = d;
 	load = pw_xreallocarray(NULL, PW_BALANCE_KINDS *
 	    (size_t)(bl->hi - bl->lo + 1), sizeof *load);
-	for (d = 0; d < PW_BALANCE_KINDS; d++)
-		for (k = bl->lo; fewest[d] >= 0 && k <= bl->hi; k++)
-			if (pw_balance_at(bl, fewest[d], k).fits)
-				load[n++] = pw_balance_row(bl, d, k)->load;
+	for (kind = 0; kind < PW_BALANCE_KINDS; kind++)
+		for (k = bl->lo; fewest[kind] >= 0 && k <= bl->hi; k++)
+			if (pw_balance_at(bl, fewest[kind], k).fits)
+				load[n++] = pw_balance_row(bl, kind, k)->load;
 	qsort(load, n, sizeof *load, pw_double_cmp);
 	if (n > 0 && pw_balance_sum(bl, load[n - 1], NULL) >= bl->layers) {
 		for (lo = 0, hi = n - 1; lo < hi; ) {
@@ -334,7 +333,7 @@ pw_balance_why(const struct pw_balance *bl, struct pw_error *err)
 }
 
 /* BL's cells for M on HW split as SP (its layers_per_stage left out,
- * into OWN, which BL keeps) with INFLIGHT; the caller frees BL->cell. */
+ * into OWN, which BL keeps) with INFLIGHT; pw_balance_free frees them. */
 static int
 pw_balance_init(struct pw_balance *bl, struct pw_split *own,
     const struct pw_model *m, const struct pw_hardware *hw,

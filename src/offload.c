@@ -108,6 +108,23 @@ pw_lane_window(struct pw_lane *lane, double release, double len)
 	return pw_bseq_value(&lane->busy, pw_bseq_gap(&lane->busy, pos, len));
 }
 
+/* The latest start from which a transfer LEN long ends by KEY as the
+ * lane's test computes it (START + LEN <= KEY, rounded): KEY - LEN,
+ * rounded, may be an ulp off either way, and every later start must
+ * fail that test for a jump there to skip only what the walk one point
+ * at a time would have refused. */
+static double
+pw_lane_latest_before(double key, double len)
+{
+	double t = key - len;
+
+	while (t + len > key)
+		t = nextafter(t, -INFINITY);
+	while (nextafter(t, INFINITY) + len <= key)
+		t = nextafter(t, INFINITY);
+	return t;
+}
+
 /* The interval on LANE that [START, END) overlaps, or a position not
  * valid when it overlaps none. */
 static struct pw_bpos
@@ -308,8 +325,8 @@ pw_xferplan_reload_at(const struct pw_xferplan *pl, const struct pw_act *a,
 		 * full of reloads behind GPipe's backwards made the walk
 		 * quadratic: 16 devices x 1,024 microbatches of Llama-3 8B,
 		 * 2 s, and 4,096 over 20 s). */
-		latest = pw_bseq_key(busy, pw_bseq_gap_before(busy, blocker,
-		    a->t_rel)) - a->t_rel;
+		latest = pw_lane_latest_before(pw_bseq_key(busy,
+		    pw_bseq_gap_before(busy, blocker, a->t_rel)), a->t_rel);
 	}
 	*rel = at;
 	/* The last point by AT (a start on ties); an op's end only where

@@ -351,9 +351,9 @@ test_faults(void)
 	tap_int(test_launch(wp, sched, &work, "B(0,3)", NULL, &err),
 	    PW_ERR_INPUT, "a failure without a device is refused");
 	tap_str(err.msg, "PIPEWRIGHT_FAIL_AT=\"B(0,3)\": must be DEVICE:OP, "
-	    "as 3:F(3,0)", "it names the variable and the value, with an "
+	    "as 0:F(0,0)", "it names the variable and the value, with an "
 	    "example the schedule has");
-	tap_int(test_launch(wp, sched, &work, "3:F(3,0)", NULL, &err),
+	tap_int(test_launch(wp, sched, &work, "0:F(0,0)", NULL, &err),
 	    PW_ERR_RUNTIME, "the example is taken");
 	tap_int(test_launch(wp, sched, &work, "7:B(0,3)", NULL, &err),
 	    PW_ERR_INPUT, "a device out of range is refused");

@@ -481,12 +481,15 @@ tm kill-session -t first >/dev/null 2>&1
 keys '>'
 check "the first gone, the second's next change writes its own" \
     wait_for recovery_not_first
+check "keeping the first's aside" \
+    poll '^recovery file kept as \.pipewright-default\.pw-recover~, not restored: another session.s, left when it ended'
+check "as it wrote it" [ "$(cksum <"$work/.pipewright-default.pw-recover~")" = "$first" ]
 keys q
 check "q asks about the unsaved changes" poll '^unsaved changes: '
 keys q
 check "q quits: exit 0" exited 0
 check "its recovery file and its lock file go with it" neither_left
-rm -f "$work/pid1"
+rm -f "$work/pid1" "$work/.pipewright-default.pw-recover~"
 
 # ------------------------------------------------------------ SIGHUP
 start 'echo $$ >pid; exec "$PW" design'

@@ -2263,14 +2263,16 @@ test_recover_follows(void)
 /* Two designers of one file: the first to write its recovery file holds
  * the lock beside it; the second may not claim it, writes nothing over
  * it and removes nothing; once the first has gone (its lock file with
- * it), the second's next change writes the file as its own. */
+ * it, its recovery file left as a killed designer's is), the second's
+ * next change keeps that file aside and writes its own. */
 static void
 test_recover_locked(void)
 {
 	char *problem = small_copy("locked.json"), *text;
+	char *other = tmp_path("locked-other.json");
 	char *rec = tui_recover_name(NULL, problem), *lock, *first, *kept;
 	struct pw_error err;
-	struct tui *a, *b;
+	struct tui *a, *b, *c;
 
 	lock = pw_xasprintf("%s.lock", rec);
 	a = tui_new(problem, 40, 120, &err);
@@ -2298,6 +2300,24 @@ test_recover_locked(void)
 	b->recover_path = pw_xstrdup(rec);
 	tui_recover_remove(b);
 	tap_ok(access(rec, F_OK) == 0, "nor does its quit remove it");
+	/* A third, saved under another name, writes its recovery file
+	 * there and leaves the first's, whose name its start had taken. */
+	c = tui_new(problem, 40, 120, &err);
+	if (c != NULL) {
+		c->recover_path = pw_xstrdup(rec);
+		answer(c, TUI_PROMPT_SAVE_AS, other);
+		select_op(c, "F(0,2)");
+		tui_key(c, '>');
+		tui_recover_write(c);
+		kept = test_read_file(rec);
+		tap_ok(first != NULL && kept != NULL && strcmp(first, kept) ==
+		    0 && c->recover_path != NULL && strcmp(c->recover_path,
+		    rec) != 0 && access(c->recover_path, F_OK) == 0,
+		    "a third, saved as another file, leaves the first's alone");
+		free(kept);
+		tui_recover_remove(c);
+		tui_free(c);
+	}
 	tui_free(a);
 	a = NULL;
 	tap_ok(access(rec, F_OK) == 0 && access(lock, F_OK) != 0, "the first "
@@ -2308,6 +2328,15 @@ test_recover_locked(void)
 	    access(lock, F_OK) == 0, "the second's next write is its own, "
 	    "under its lock");
 	free(kept);
+	text = pw_xasprintf("%s~", rec);
+	kept = test_read_file(text);
+	tap_ok(kept != NULL && first != NULL && strcmp(first, kept) == 0,
+	    "the first's kept aside as NAME~");
+	tap_ok(strstr(b->message, "not restored: another session's, left "
+	    "when it ended") != NULL, "saying so (%s)", b->message);
+	unlink(text);
+	free(text);
+	free(kept);
 	free(first);
 	tui_recover_remove(b);
 	tap_ok(access(rec, F_OK) != 0, "and its quit removes it");
@@ -2316,6 +2345,7 @@ out:
 	tui_free(b);
 	free(lock);
 	free(rec);
+	free(other);
 	free(problem);
 }
 

@@ -53,127 +53,121 @@ tui_recover_name(const struct tui *d, const char *path)
 	    path, base);
 }
 
+/* Lets go of lock L: removed while held, so that a designer that opened
+ * it meanwhile locks a file no longer there, sees so and takes the next
+ * one. */
 static void
-tui_recover_unlink(struct tui *d)
+tui_recover_unlock(struct tui_lock *l)
 {
-	if (unlink(d->recover_path) != 0 && errno != ENOENT)
-		tui_message(d, true, "cannot remove the recovery file %s: %s",
-		    d->recover_path, strerror(errno));
+	if (l->fd < 0)
+		return;
+	unlink(l->path);
+	close(l->fd);
+	l->fd = -1;
+	free(l->path);
+	l->path = NULL;
 }
 
 void
 tui_recover_release(struct tui *d)
 {
-	if (d->recover_lock < 0)
-		return;
-	/* Removed while held: a designer that opened it meanwhile locks a
-	 * file no longer there, sees so and takes the next one. */
-	unlink(d->recover_lock_path);
-	close(d->recover_lock);
-	d->recover_lock = -1;
-	free(d->recover_lock_path);
-	d->recover_lock_path = NULL;
+	tui_recover_unlock(&d->recover_lock);
+}
+
+/* How taking a lock went. */
+enum tui_recover_take {
+	TUI_RECOVER_TAKEN,	/* *OUT holds it */
+	TUI_RECOVER_HELD,	/* another designer holds it */
+	TUI_RECOVER_NONE,	/* none can be had there */
+};
+
+/* Takes the lock beside recovery file NAME into *OUT. */
+static enum tui_recover_take
+tui_recover_take(const char *name, struct tui_lock *out)
+{
+	char *lock = pw_xasprintf("%s.lock", name);
+	struct stat held, there;
+	int fd, tries, error;
+
+	/* Three holders coming and going between an open and its lock is
+	 * a designer still there. */
+	for (tries = 0; tries < 3; tries++) {
+		/* Read-only suffices for flock, so another user's designer
+		 * in a shared directory locks it too. */
+		fd = open(lock, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+		    0666);
+		if (fd < 0)
+			break;
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			error = errno;
+			close(fd);
+			if (error != EWOULDBLOCK)
+				break;
+			free(lock);
+			return TUI_RECOVER_HELD;
+		}
+		if (fstat(fd, &held) == 0 && stat(lock, &there) == 0 &&
+		    held.st_dev == there.st_dev &&
+		    held.st_ino == there.st_ino) {
+			out->fd = fd;
+			out->path = lock;
+			return TUI_RECOVER_TAKEN;
+		}
+		close(fd);
+	}
+	free(lock);
+	return tries == 3 ? TUI_RECOVER_HELD : TUI_RECOVER_NONE;
+}
+
+/* Whether D holds the lock beside recovery file NAME. */
+static bool
+tui_recover_holds(const struct tui *d, const char *name)
+{
+	char *lock = pw_xasprintf("%s.lock", name);
+	bool holds = d->recover_lock.fd >= 0 &&
+	    tui_same_file(lock, d->recover_lock.path);
+
+	free(lock);
+	return holds;
 }
 
 bool
 tui_recover_claim(struct tui *d, const char *name)
 {
-	char *lock = pw_xasprintf("%s.lock", name);
-	struct stat held, there;
-	int fd, tries;
+	struct tui_lock taken;
 
-	if (d->recover_lock >= 0 && tui_same_file(lock, d->recover_lock_path)) {
-		free(lock);
+	if (tui_recover_holds(d, name))
 		return true;
+	switch (tui_recover_take(name, &taken)) {
+	case TUI_RECOVER_HELD:
+		return false;
+	case TUI_RECOVER_TAKEN:
+		tui_recover_release(d);
+		d->recover_lock = taken;
+		break;
+	case TUI_RECOVER_NONE:
+		break;
 	}
-	for (tries = 0; tries < 3; tries++) {
-		/* Where no lock can be made (a read-only directory, a file
-		 * system without flock), the session writes as it did
-		 * without one. */
-		fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-		    0600);
-		if (fd < 0)
-			break;
-		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-			close(fd);
-			if (errno != EWOULDBLOCK)
-				break;
-			free(lock);
-			return false;
-		}
-		if (fstat(fd, &held) == 0 && stat(lock, &there) == 0 &&
-		    held.st_dev == there.st_dev && held.st_ino == there.st_ino) {
-			tui_recover_release(d);
-			d->recover_lock = fd;
-			d->recover_lock_path = lock;
-			return true;
-		}
-		close(fd);
-	}
-	free(lock);
 	return true;
 }
 
-void
-tui_recover_write(struct tui *d)
-{
-	struct pw_error err;
-	char *name;
-
-	/* The file's name follows the schedule file "s" writes, else the
-	 * designed file: "S" from a problem and "e" on the default problem
-	 * give them names, and the old file goes once the new one is
-	 * written (until then it is the only copy). */
-	name = tui_recover_name(d, d->save_path != NULL ? d->save_path :
-	    d->path);
-	if (!tui_recover_claim(d, name)) {
-		tui_message(d, true, "recovery file not written: another "
-		    "designer is editing with %s (s saves)", name);
-		free(name);
-		return;
-	}
-	if (pw_schedule_write_with(name, pw_plan_problem(d->plan),
-	    pw_plan_timed(d->plan), pw_plan_timing(d->plan), d->pins, d->npins,
-	    NULL, &err) != PW_OK) {
-		tui_message(d, true, "recovery file not written: %s", err.msg);
-		free(name);
-		return;
-	}
-	/* "./.x.pw-recover" and ".x.pw-recover" are one file, kept; the
-	 * claim on the new one let go of the old one's lock. */
-	if (d->recover_path != NULL && !tui_same_file(d->recover_path, name))
-		tui_recover_unlink(d);
-	free(d->recover_path);
-	d->recover_path = name;
-}
-
-void
-tui_recover_remove(struct tui *d)
-{
-	if (d->recover_path != NULL && tui_recover_claim(d, d->recover_path))
-		tui_recover_unlink(d);
-}
-
-/* Moves the recovery file aside, not restored (WHY: the reason it could
- * not be, or NULL when the user declined it). */
+/* Moves recovery file PATH aside, to the first free PATH~, PATH~2, ...,
+ * saying so on the message line with WHY (NULL: the user declined it). */
 static unsigned
-tui_recover_aside(struct tui *d, const char *why)
+tui_recover_move(struct tui *d, const char *path, const char *why)
 {
 	char *aside = NULL;
 	int i, error = 0;
 
-	if (d->recover_path == NULL)
-		d->recover_path = tui_recover_name(d, d->path);
-	/* This session's first change writes the recovery file's name: the
-	 * old one goes to the first free NAME~, NAME~2, ... first.  A link
-	 * never replaces a file (another designer may take a name at the
-	 * same time), and the old name goes only once the link is made. */
+	/* A link never replaces a file (another designer may take a name
+	 * at the same time), and the old name goes only once the link is
+	 * made. */
 	for (i = 1; i < 1000; i++) {
 		free(aside);
-		aside = i == 1 ? pw_xasprintf("%s~", d->recover_path) :
-		    pw_xasprintf("%s~%d", d->recover_path, i);
-		if (link(d->recover_path, aside) == 0) {
-			if (unlink(d->recover_path) != 0)
+		aside = i == 1 ? pw_xasprintf("%s~", path) :
+		    pw_xasprintf("%s~%d", path, i);
+		if (link(path, aside) == 0) {
+			if (unlink(path) != 0)
 				error = errno;
 			break;
 		}
@@ -184,16 +178,90 @@ tui_recover_aside(struct tui *d, const char *why)
 	}
 	if (i == 1000 || error != 0)
 		tui_message(d, true, "the recovery file %s could not be moved "
-		    "aside (%s): the next change replaces it%s%s",
-		    d->recover_path, i == 1000 ? "too many kept already" :
-		    strerror(error), why != NULL ? "; not restored: " : "",
-		    why != NULL ? why : "");
+		    "aside (%s): the next change replaces it%s%s", path,
+		    i == 1000 ? "too many kept already" : strerror(error),
+		    why != NULL ? "; not restored: " : "", why != NULL ? why :
+		    "");
 	else
 		tui_message(d, why != NULL, "recovery file kept as %s, not "
 		    "restored%s%s", aside, why != NULL ? ": " : "",
 		    why != NULL ? why : "");
 	free(aside);
 	return TUI_DRAW_MESSAGE;
+}
+
+void
+tui_recover_write(struct tui *d)
+{
+	struct tui_lock before = d->recover_lock, taken = { -1, NULL };
+	struct pw_error err;
+	struct stat st;
+	char *name;
+	bool mine;
+
+	/* The file's name follows the schedule file "s" writes, else the
+	 * designed file: "S" from a problem and "e" on the default problem
+	 * give them names, and the old file goes once the new one is
+	 * written (until then it is the only copy, and its lock is kept). */
+	name = tui_recover_name(d, d->save_path != NULL ? d->save_path :
+	    d->path);
+	mine = d->recover_owned && d->recover_path != NULL &&
+	    tui_same_file(d->recover_path, name);
+	if (!tui_recover_holds(d, name) && tui_recover_take(name, &taken) ==
+	    TUI_RECOVER_HELD) {
+		tui_message(d, true, "recovery file not written: another "
+		    "designer is editing with %s (s saves)", name);
+		free(name);
+		return;
+	}
+	/* Another session's, left when it ended while this one ran: kept,
+	 * as a declined one is. */
+	if (!mine && lstat(name, &st) == 0)
+		tui_recover_move(d, name, "another session's, left when it "
+		    "ended");
+	if (pw_schedule_write_with(name, pw_plan_problem(d->plan),
+	    pw_plan_timed(d->plan), pw_plan_timing(d->plan), d->pins, d->npins,
+	    NULL, &err) != PW_OK) {
+		tui_message(d, true, "recovery file not written: %s", err.msg);
+		tui_recover_unlock(&taken);
+		free(name);
+		return;
+	}
+	/* "./.x.pw-recover" and ".x.pw-recover" are one file, kept. */
+	if (d->recover_owned && d->recover_path != NULL && !mine &&
+	    unlink(d->recover_path) != 0 && errno != ENOENT)
+		tui_message(d, true, "cannot remove the recovery file %s: %s",
+		    d->recover_path, strerror(errno));
+	if (taken.fd >= 0) {
+		tui_recover_unlock(&before);
+		d->recover_lock = taken;
+	}
+	free(d->recover_path);
+	d->recover_path = name;
+	d->recover_owned = true;
+}
+
+void
+tui_recover_remove(struct tui *d)
+{
+	if (d->recover_path == NULL || !d->recover_owned)
+		return;
+	if (unlink(d->recover_path) != 0 && errno != ENOENT)
+		tui_message(d, true, "cannot remove the recovery file %s: %s",
+		    d->recover_path, strerror(errno));
+	d->recover_owned = false;
+}
+
+/* Moves the recovery file aside, not restored (WHY: the reason it could
+ * not be, or NULL when the user declined it); this session's first
+ * change writes its name. */
+static unsigned
+tui_recover_aside(struct tui *d, const char *why)
+{
+	if (d->recover_path == NULL)
+		d->recover_path = tui_recover_name(d, d->path);
+	d->recover_owned = false;
+	return tui_recover_move(d, d->recover_path, why);
 }
 
 unsigned
@@ -232,6 +300,9 @@ tui_recover_restore(struct tui *d)
 		return tui_recover_aside(d, err.msg);
 	}
 
+	/* Its state is this session's now: a save or a quit after a change
+	 * removes it. */
+	d->recover_owned = true;
 	source = pw_xasprintf("recovery file %s", d->recover_path);
 	flags = tui_plan_set(d, plan, "restore", source, -1);
 	free(source);

@@ -967,7 +967,7 @@ tui_new_given(const struct tui_options *opts, int rows, int cols,
 
 	d->rows = rows;
 	d->cols = cols;
-	d->recover_lock = -1;
+	d->recover_lock.fd = -1;
 	d->family = -1;
 	d->objective = PW_OBJ_MAKESPAN;
 	d->time_limit = 10;

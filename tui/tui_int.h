@@ -576,10 +576,15 @@ struct tui {
 	char	*edit_before;
 	size_t	edit_nbefore;
 	char	*recover_path;	/* the recovery file, NULL: none */
+	/* Whether RECOVER_PATH holds this session's state: written by it,
+	 * or restored into it (recover.c). */
+	bool	recover_owned;
 	/* The lock on the recovery file this session may write (its name
-	 * and ".lock", held open), -1: none (recover.c). */
-	int	recover_lock;
-	char	*recover_lock_path;
+	 * and ".lock", held open), fd -1: none. */
+	struct tui_lock {
+		int	fd;
+		char	*path;
+	} recover_lock;
 };
 
 /* ------------------------------------------------------------------ */
@@ -972,17 +977,19 @@ void	tui_measured_free(struct tui_measured *);
 char	*tui_recover_name(const struct tui *d, const char *path);
 /* Whether this session may write recovery file NAME: it holds the lock
  * beside it (taken now, the one held before let go), or none can be had
- * there; false while another designer holds it. */
+ * there (a read-only directory, a file system without flock); false
+ * while another designer holds it. */
 bool	tui_recover_claim(struct tui *, const char *name);
 /* Lets go of the lock (tui_free). */
 void	tui_recover_release(struct tui *);
 /* Writes the state to its recovery file (atomic) after a change: the
- * recovery file of tui.save_path, else of tui.path; one of another name
- * written before is removed.  Writes nothing, saying so, where another
- * designer holds that file. */
+ * recovery file of tui.save_path, else of tui.path; this session's of
+ * another name written before is removed, and another session's left
+ * there (one that ended while this one ran) is moved aside first.
+ * Writes nothing, saying so, where another designer holds that file. */
 void	tui_recover_write(struct tui *);
-/* Removes it (after a save, or a clean quit) unless another designer
- * holds it. */
+/* Removes it (after a save, or a clean quit) where it holds this
+ * session's state. */
 void	tui_recover_remove(struct tui *);
 /* TUI_PROMPT_RESTORE's no: the recovery file moved aside, to the first
  * free NAME~, NAME~2, ..., so that this session's own does not replace

@@ -407,7 +407,8 @@ cmd_launch_prepare(const struct pw_cmd_args *a, enum pw_rt_backend backend,
 }
 
 /* What the run runs on, for pw_cmd_cancellable: rank 0's inputs, or
- * NULL on the other ranks. */
+ * NULL on the other ranks; on rank 0, what writes its results (FINISH)
+ * and the status that gives. */
 struct cmd_launch_job {
 	const struct pw_problem *problem;
 	const struct pw_schedule *sched;
@@ -415,15 +416,31 @@ struct cmd_launch_job {
 	const struct pw_rt_opts *opts;
 	struct pw_rt_result *res;
 	struct pw_error *err;
+	const struct pw_cmd_args *a;
+	FILE	*fp;
+	const struct cmd_launch_run *finish;	/* NULL: not this rank */
+	int	status;
 };
 
+static int cmd_launch_finish(const struct pw_cmd_args *, FILE *,
+    const struct cmd_launch_run *, const struct pw_rt_result *);
+
+/* The run, then on rank 0 its report and file: within one cancellable
+ * call, so that a stop once the run has ended (the first; a second still
+ * quits at once) waits for them, written in a fraction of a second,
+ * rather than lose them. */
 static int
 cmd_launch_go(void *arg)
 {
 	struct cmd_launch_job *job = arg;
+	int rc;
 
-	return pw_launch(job->problem, job->sched, job->work, job->opts,
+	rc = pw_launch(job->problem, job->sched, job->work, job->opts,
 	    job->res, job->err);
+	if (rc == PW_OK && job->finish != NULL)
+		job->status = cmd_launch_finish(job->a, job->fp, job->finish,
+		    job->res);
+	return rc;
 }
 
 /* One line per iteration on stderr, the first after ARG (the line that
@@ -563,22 +580,6 @@ cmd_launch_finish(const struct pw_cmd_args *a, FILE *fp,
 	return status;
 }
 
-/* cmd_launch_finish's arguments, for pw_cmd_cancellable. */
-struct cmd_launch_end {
-	const struct pw_cmd_args *a;
-	FILE	*fp;
-	const struct cmd_launch_run *r;
-	const struct pw_rt_result *res;
-};
-
-static int
-cmd_launch_end_go(void *arg)
-{
-	struct cmd_launch_end *e = arg;
-
-	return cmd_launch_finish(e->a, e->fp, e->r, e->res);
-}
-
 /* The options every rank reads alike from its command line into OPTS
  * and *LIMIT; when QUIET (ranks but 0) a failure is left to rank 0 to
  * report. */
@@ -649,7 +650,8 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 {
 	struct cmd_launch_run r = { 0 };
 	struct pw_rt_result res = { 0 };
-	struct cmd_launch_job job = { NULL, NULL, NULL, opts, &res, NULL };
+	struct cmd_launch_job job = { NULL, NULL, NULL, opts, &res, NULL,
+	    a, NULL, NULL, PW_EXIT_OK };
 	atomic_int cancel;
 	struct pw_error err;
 	double limit;
@@ -689,6 +691,8 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 		job.problem = r.problem;
 		job.sched = pw_plan_schedule(r.plan);
 		job.work = &r.work;
+		job.fp = fp;
+		job.finish = &r;
 		opts->progress = cmd_launch_progress;
 	} else if (a->dry_run)
 		goto out;
@@ -718,18 +722,10 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 		}
 		goto out;
 	}
-	if (rank == 0) {
-		struct cmd_launch_end end = { a, fp, &r, &res };
-
-		/* The run has ended: a stop now (the first; a second still
-		 * quits at once) waits for its report and file, written
-		 * in a fraction of a second, rather than lose them. */
-		status = pw_cmd_cancellable(&cancel, cmd_launch_end_go, &end);
-		if (atomic_load(&cancel))
-			pw_cmd_say("launch: the stop came after the run had "
-			    "ended: its results are %s", a->output_given ?
-			    "written" : "reported");
-	}
+	status = job.status;
+	if (rank == 0 && status == PW_EXIT_OK && atomic_load(&cancel))
+		pw_cmd_say("launch: the stop came after the run had ended: its "
+		    "results are %s", a->output_given ? "written" : "reported");
 	pw_rt_result_free(&res);
 out:
 	cmd_launch_run_free(&r);
@@ -885,7 +881,7 @@ cmd_calibrate_other(const struct pw_problem *a, const struct pw_problem *b,
 
 	if (pw_problem_same(a, b))
 		return false;
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < (int)(sizeof count / sizeof count[0]); k++)
 		if (count[k].x != count[k].y) {
 			snprintf(why, len, "another problem (%d %s, run 1 %d)",
 			    count[k].x, count[k].what, count[k].y);
@@ -895,8 +891,8 @@ cmd_calibrate_other(const struct pw_problem *a, const struct pw_problem *b,
 		x = &a->stages[s];
 		y = &b->stages[s];
 		if (x->device != y->device) {
-			snprintf(why, len, "another problem (stage %d on device "
-			    "%d, run 1 %d)", s, x->device, y->device);
+			snprintf(why, len, "another problem (stage %d on "
+			    "device %d, run 1 %d)", s, x->device, y->device);
 			return true;
 		}
 		memcpy(va, (double[7]){ x->f, x->b, x->w, x->act, x->hold,
@@ -919,21 +915,23 @@ cmd_calibrate_other(const struct pw_problem *a, const struct pw_problem *b,
 	for (d = 0; d < a->devices; d++) {
 		const struct pw_device_memory *ma = &a->memory[d];
 		const struct pw_device_memory *mb = &b->memory[d];
-		bool stat = ma->static_bytes != mb->static_bytes;
+		bool fixed = ma->static_bytes != mb->static_bytes;
 
-		if (!stat && ma->limit == mb->limit)
+		if (!fixed && ma->limit == mb->limit)
 			continue;
-		pw_fmt_bytes(bx, sizeof bx, stat ? ma->static_bytes :
+		pw_fmt_bytes(bx, sizeof bx, fixed ? ma->static_bytes :
 		    ma->limit);
-		pw_fmt_bytes(by, sizeof by, stat ? mb->static_bytes :
+		pw_fmt_bytes(by, sizeof by, fixed ? mb->static_bytes :
 		    mb->limit);
 		snprintf(why, len, "another problem (device %d's %s %s, run 1 "
-		    "%s)", d, stat ? "static bytes" : "memory limit",
-		    isinf(ma->limit) && !stat ? "none" : bx,
-		    isinf(mb->limit) && !stat ? "none" : by);
+		    "%s)", d, fixed ? "static bytes" : "memory limit",
+		    isinf(ma->limit) && !fixed ? "none" : bx,
+		    isinf(mb->limit) && !fixed ? "none" : by);
 		return true;
 	}
-	snprintf(why, len, "another problem (its PCIe link)");
+	snprintf(why, len, "another problem%s", a->link.present !=
+	    b->link.present ? " (its PCIe link)" : a->link.present ?
+	    " (its link's bandwidths, latency or groups)" : "");
 	return true;
 }
 
