@@ -250,10 +250,15 @@ pw_planner_thread(struct pw_planner_run *r, void (*work)(void *),
 	return done ? 1 : 0;
 }
 
-/* A family's build: the job's own problem Q, and what the build gave. */
+/* A family's build and pw_planner_shave where its schedule is over its
+ * limits, moves nothing, and its OBJECTIVE is below SHAVE_BELOW (shaving
+ * moves no compute op, so it never shortens a schedule): the job's own
+ * problem Q, and what the build gave. */
 struct pw_planner_build {
 	const struct pw_family *fam;
 	struct pw_problem *q;
+	enum pw_objective objective;
+	double	shave_below;
 	int	rc;
 	struct pw_plan *plan;	/* set only when RC is PW_OK */
 	struct pw_error err;
@@ -263,8 +268,15 @@ static void
 pw_planner_build_work(void *arg)
 {
 	struct pw_planner_build *b = arg;
+	const struct pw_metrics *m;
 
 	b->rc = pw_plan_family(b->fam, b->q, &b->plan, &b->err);
+	if (b->rc != PW_OK)
+		return;
+	m = pw_plan_metrics(b->plan);
+	if (!m->feasible && !pw_solver_moves(pw_plan_schedule(b->plan)) &&
+	    pw_objective_value(b->objective, m) < b->shave_below)
+		pw_planner_shave(&b->plan);
 }
 
 static void
@@ -279,16 +291,17 @@ pw_planner_build_drop(void *arg)
 }
 
 /*
- * Builds family FAM (pw_families[I]) on Q into *PLAN (the caller's).
- * Skips a build that its family's measured seconds per op say cannot end
- * before UNTIL plus PW_PLANNER_OVERRUN, and leaves one still running then
- * or on cancel.  Returns the family's code, PW_OK with *PLAN NULL when
- * skipped or left, or PW_ERR_INTERNAL.
+ * Builds family FAM (pw_families[I]) on Q into *PLAN (the caller's),
+ * shaved where it is over its limits below SHAVE_BELOW (struct
+ * pw_planner_build).  Skips a build that its family's measured seconds
+ * per op say cannot end before UNTIL plus PW_PLANNER_OVERRUN, and leaves
+ * one still running then or on cancel.  Returns the family's code, PW_OK
+ * with *PLAN NULL when skipped or left, or PW_ERR_INTERNAL.
  */
 static int
 pw_planner_build_family(struct pw_planner_run *r, size_t i,
-    const struct pw_problem *q, double until, struct pw_plan **plan,
-    struct pw_error *err)
+    const struct pw_problem *q, double shave_below, double until,
+    struct pw_plan **plan, struct pw_error *err)
 {
 	struct pw_planner_build *b;
 	double ops = (double)pw_op_universe(q), t0 = pw_now(), t;
@@ -304,6 +317,8 @@ pw_planner_build_family(struct pw_planner_run *r, size_t i,
 	b = pw_xcalloc(1, sizeof *b);
 	b->fam = &pw_families[i];
 	b->q = pw_problem_copy(q);
+	b->objective = r->o.objective;
+	b->shave_below = shave_below;
 	rc = pw_planner_thread(r, pw_planner_build_work, pw_planner_build_drop,
 	    b, until + PW_PLANNER_OVERRUN, err);
 	if (rc < 0) {
@@ -327,48 +342,6 @@ pw_planner_build_family(struct pw_planner_run *r, size_t i,
 		*err = b->err;
 	pw_planner_build_drop(b);
 	return rc;
-}
-
-static void
-pw_planner_shave_work(void *arg)
-{
-	pw_planner_shave(arg);
-}
-
-static void
-pw_planner_shave_drop(void *arg)
-{
-	struct pw_plan **plan = arg;
-
-	pw_plan_free(*plan);
-	free(plan);
-}
-
-/* PLAN, which it takes, shaved by pw_planner_shave on a thread, into
- * *SHAVED (the caller's), or NULL when left at UNTIL plus
- * PW_PLANNER_OVERRUN or on cancel.  Returns PW_OK or PW_ERR_INTERNAL. */
-static int
-pw_planner_shave_until(struct pw_planner_run *r, struct pw_plan *plan,
-    double until, struct pw_plan **shaved, struct pw_error *err)
-{
-	struct pw_plan **job = pw_xmalloc(sizeof *job);
-	int rc;
-
-	*job = plan;
-	*shaved = NULL;
-	rc = pw_planner_thread(r, pw_planner_shave_work, pw_planner_shave_drop,
-	    job, until + PW_PLANNER_OVERRUN, err);
-	if (rc < 0) {
-		pw_planner_shave_drop(job);
-		return rc;
-	}
-	if (rc == 0) {
-		r->timed_out |= !pw_planner_cancelled(r);
-		return PW_OK;
-	}
-	*shaved = *job;
-	free(job);
-	return PW_OK;
 }
 
 /*
@@ -411,9 +384,8 @@ pw_planner_offer(struct pw_planner_run *r, const struct pw_planner_slot *sl,
  * when it beats SL's; LAYERS is Q's split (NULL when fixed).  With the
  * link, a schedule over its limits that moves nothing is first shaved by
  * offloading (pw_planner_shave) where it could beat the split's best so
- * far: shaving moves no compute op, so it never shortens a schedule.
- * Returns PW_OK, or PW_ERR_INTERNAL with ERR when a family's schedule
- * does not simulate (a bug).
+ * far and SL's.  Returns PW_OK, or PW_ERR_INTERNAL with ERR when a
+ * family's schedule does not simulate (a bug).
  */
 static int
 pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
@@ -436,7 +408,9 @@ pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
 		until = pw_planner_families_until(r);
 		if (pw_planner_stopped(r, until))
 			break;
-		rc = pw_planner_build_family(r, i, q, until, &plan, err);
+		rc = pw_planner_build_family(r, i, q, sl->design.offload ?
+		    fmin(best_obj, sl->objective) : -INFINITY, until, &plan,
+		    err);
 		if (rc == PW_ERR_INTERNAL)
 			goto out;
 		cut |= rc == PW_OK && plan == NULL;
@@ -445,17 +419,6 @@ pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
 			continue;
 		built = true;
 		m = pw_plan_metrics(plan);
-		if (!m->feasible && sl->design.offload &&
-		    !pw_solver_moves(pw_plan_schedule(plan)) &&
-		    pw_objective_value(r->o.objective, m) < fmin(best_obj,
-		    sl->objective)) {
-			rc = pw_planner_shave_until(r, plan, until, &plan, err);
-			if (rc != PW_OK)
-				goto out;
-			if (plan == NULL)
-				continue;
-			m = pw_plan_metrics(plan);
-		}
 		if (!m->feasible)
 			pw_planner_note_over(r, pw_plan_problem(plan), m);
 		pw_planner_offer(r, sl, plan, pw_families[i].name, &best,

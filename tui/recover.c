@@ -228,10 +228,8 @@ tui_recover_write(struct tui *d)
 		return;
 	}
 	/* "./.x.pw-recover" and ".x.pw-recover" are one file, kept. */
-	if (d->recover_owned && d->recover_path != NULL && !mine &&
-	    unlink(d->recover_path) != 0 && errno != ENOENT)
-		tui_message(d, true, "cannot remove the recovery file %s: %s",
-		    d->recover_path, strerror(errno));
+	if (!mine)
+		tui_recover_remove(d);
 	if (taken.fd >= 0) {
 		tui_recover_unlock(&before);
 		d->recover_lock = taken;

@@ -235,7 +235,7 @@ cmd_solve_resplit_note(const struct pw_cmd_args *a,
 			continue;
 		q = pw_plan_problem(plan);
 		m = pw_plan_metrics(plan);
-		value = obj == PW_OBJ_SPAN ? m->max_span : m->makespan;
+		value = pw_objective_value(obj, m);
 		if (m->feasible && value < best_value &&
 		    !pw_objective_meets_bound(objective, value)) {
 			best = &pw_families[i];
