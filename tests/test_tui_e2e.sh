@@ -478,6 +478,10 @@ check "the second's change writes no recovery file" \
 check "the first's recovery file is as it wrote it" recovery_is_first
 kill -9 "$(cat "$work/pid1")"
 tm kill-session -t first >/dev/null 2>&1
+# The kernel lets the lock go only once the killed process has ended,
+# which kill does not wait for (a sanitized build's end takes longest).
+lock_free() { flock -n "$work/.pipewright-default.pw-recover.lock" true; }
+check "the first's lock goes when it is killed" wait_for lock_free
 keys '>'
 check "the first gone, the second's next change writes its own" \
     wait_for recovery_not_first
