@@ -131,23 +131,37 @@ tui_recover_holds(const struct tui *d, const char *name)
 	return holds;
 }
 
+/* Whether D may write recovery file NAME: it holds the lock beside it
+ * already, takes it now into *TAKEN, or none can be had there.  *TAKEN's
+ * descriptor is -1 unless taken now. */
+static bool
+tui_recover_may_write(const struct tui *d, const char *name,
+    struct tui_lock *taken)
+{
+	taken->fd = -1;
+	taken->path = NULL;
+	return tui_recover_holds(d, name) || tui_recover_take(name, taken) !=
+	    TUI_RECOVER_HELD;
+}
+
+/* D keeps TAKEN, when one was taken, in place of the lock it held. */
+static void
+tui_recover_keep(struct tui *d, const struct tui_lock *taken)
+{
+	if (taken->fd < 0)
+		return;
+	tui_recover_release(d);
+	d->recover_lock = *taken;
+}
+
 bool
 tui_recover_claim(struct tui *d, const char *name)
 {
 	struct tui_lock taken;
 
-	if (tui_recover_holds(d, name))
-		return true;
-	switch (tui_recover_take(name, &taken)) {
-	case TUI_RECOVER_HELD:
+	if (!tui_recover_may_write(d, name, &taken))
 		return false;
-	case TUI_RECOVER_TAKEN:
-		tui_recover_release(d);
-		d->recover_lock = taken;
-		break;
-	case TUI_RECOVER_NONE:
-		break;
-	}
+	tui_recover_keep(d, &taken);
 	return true;
 }
 
@@ -193,7 +207,7 @@ tui_recover_move(struct tui *d, const char *path, const char *why)
 void
 tui_recover_write(struct tui *d)
 {
-	struct tui_lock before = d->recover_lock, taken = { -1, NULL };
+	struct tui_lock taken;
 	struct pw_error err;
 	struct stat st;
 	char *name;
@@ -207,8 +221,7 @@ tui_recover_write(struct tui *d)
 	    d->path);
 	mine = d->recover_owned && d->recover_path != NULL &&
 	    tui_same_file(d->recover_path, name);
-	if (!tui_recover_holds(d, name) && tui_recover_take(name, &taken) ==
-	    TUI_RECOVER_HELD) {
+	if (!tui_recover_may_write(d, name, &taken)) {
 		tui_message(d, true, "recovery file not written: another "
 		    "designer is editing with %s (s saves)", name);
 		free(name);
@@ -230,10 +243,7 @@ tui_recover_write(struct tui *d)
 	/* "./.x.pw-recover" and ".x.pw-recover" are one file, kept. */
 	if (!mine)
 		tui_recover_remove(d);
-	if (taken.fd >= 0) {
-		tui_recover_unlock(&before);
-		d->recover_lock = taken;
-	}
+	tui_recover_keep(d, &taken);
 	free(d->recover_path);
 	d->recover_path = name;
 	d->recover_owned = true;
