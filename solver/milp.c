@@ -114,14 +114,18 @@ pw_milp_write(lprec *lp, const char *path, struct pw_error *err)
 }
 
 /* How each resource's ops are ordered in the rebuilt schedule: as the
- * formulation decided, else by solved start, then as the graph implies,
- * then by op. */
+ * formulation decided (BY_FORM), else by solved start, then in one
+ * topological order of the graph.  Ops of no duration may start
+ * together, and a formulation's decisions between them may then cross
+ * between resources in a cycle that its rows allow; the graph's order
+ * never does. */
 struct pw_milp_sorter {
 	const struct pw_mm *mm;
 	const struct pw_form *form;
 	void	*state;
 	const double *values;
 	const double *start;
+	bool	by_form;
 };
 
 static int
@@ -130,16 +134,12 @@ pw_milp_cmp(const struct pw_milp_sorter *s, int i, int k)
 	double tol = pw_solver_tol(s->mm->horizon);
 	int o;
 
-	if (s->form->order != NULL &&
+	if (s->by_form && s->form->order != NULL &&
 	    (o = s->form->order(s->mm, s->state, s->values, i, k)) != 0)
 		return o;
 	if (fabs(s->start[i] - s->start[k]) > tol)
 		return s->start[i] < s->start[k] ? -1 : 1;
-	if (pw_mm_reach(s->mm, i, k))
-		return -1;
-	if (pw_mm_reach(s->mm, k, i))
-		return 1;
-	return i < k ? -1 : 1;
+	return s->mm->ops[i].rank < s->mm->ops[k].rank ? -1 : 1;
 }
 
 /* A stable merge sort of N ops (qsort has no context argument). */
@@ -195,13 +195,16 @@ pw_milp_anchor(const struct pw_mm *mm, const struct pw_msol *sol,
 		    mm->ops[order[at]].op, false });
 }
 
-/* Returns the schedule the solution describes (the caller owns it). */
+/* Returns the schedule the solution describes, its orders BY_FORM or not
+ * (the caller owns it). */
 static struct pw_schedule *
 pw_milp_rebuild(const struct pw_mm *mm, const struct pw_form *form,
-    void *state, const double *values, const struct pw_msol *sol)
+    void *state, const double *values, const struct pw_msol *sol,
+    bool by_form)
 {
 	const struct pw_problem *p = mm->p;
-	struct pw_milp_sorter s = { mm, form, state, values, sol->start };
+	struct pw_milp_sorter s = { mm, form, state, values, sol->start,
+	    by_form };
 	struct pw_schedule *sched = pw_schedule_new(p);
 	int *order = pw_xmalloc(((size_t)mm->nops + 1) * sizeof *order);
 	int *tmp = pw_xmalloc(((size_t)mm->nops + 1) * sizeof *tmp);
@@ -253,9 +256,9 @@ pw_milp_rebuild(const struct pw_mm *mm, const struct pw_form *form,
 /* Simulates and checks SCHED (which it takes); keeps it in RES when it
  * is within every limit and strictly better (with ties, maybe only in its
  * sum of ends).  When it breaks a limit,
- * *BROKE is its timing (the caller frees it), else NULL.  PW_ERR_INTERNAL
- * when the rebuilt schedule is malformed or fails the checker: a bug in
- * the model. */
+ * *BROKE is its timing (the caller frees it), else NULL.  PW_ERR_DEADLOCK
+ * when the rebuilt schedule does not simulate, PW_ERR_INTERNAL when it
+ * is malformed or fails the checker: a bug in the model. */
 static int
 pw_milp_accept(const struct pw_milp_request *req, struct pw_schedule *sched,
     struct pw_milp_result *res, struct pw_timing **broke,
@@ -277,7 +280,8 @@ pw_milp_accept(const struct pw_milp_request *req, struct pw_schedule *sched,
 	if ((rc = pw_simulate(p, sched, &t, &serr)) != PW_OK) {
 		pw_error_set(err, "milp: the solution's schedule does not "
 		    "simulate: %s", serr.msg);
-		rc = PW_ERR_INTERNAL;
+		if (rc != PW_ERR_DEADLOCK)
+			rc = PW_ERR_INTERNAL;
 		goto out;
 	}
 	m = pw_metrics_compute(p, sched, t);
@@ -425,7 +429,12 @@ pw_milp_take(const struct pw_milp_request *req, struct pw_milp_model *md,
 	md->form->read(mm, md->state, values, &sol);
 	pw_milp_outside(mm, &sol);
 	rc = pw_milp_accept(req, pw_milp_rebuild(mm, md->form, md->state,
-	    values, &sol), res, &broke, err);
+	    values, &sol, true), res, &broke, err);
+	if (rc == PW_ERR_DEADLOCK && md->form->order != NULL)
+		rc = pw_milp_accept(req, pw_milp_rebuild(mm, md->form,
+		    md->state, values, &sol, false), res, &broke, err);
+	if (rc == PW_ERR_DEADLOCK)
+		rc = PW_ERR_INTERNAL;
 	if (broke != NULL && md->form->mismatch != NULL) {
 		cols = pw_xmalloc(((size_t)md->b.nbinaries + 1) *
 		    sizeof *cols);
@@ -502,6 +511,12 @@ pw_milp_run(const struct pw_milp_request *req, struct pw_milp_model *md,
 			if (md->lp->real_solution < get_infinite(md->lp))
 				bound = fmax(bound, md->lp->real_solution);
 			break;
+		case NUMFAILURE:
+		case ACCURACYERROR:
+			/* Durations of very different sizes can defeat
+			 * lp_solve's arithmetic: it then proves and offers
+			 * nothing, and what the search has stands. */
+			return PW_OK;
 		default:
 			pw_error_set(err, "milp: lp_solve failed on a model of "
 			    "%d columns and %d rows (status %d)", md->b.ncols,

@@ -852,6 +852,8 @@ pw_mm_build(struct pw_mm *mm, const struct pw_milp_request *req,
 		rc = PW_ERR_INPUT;
 		goto out;
 	}
+	for (i = 0; i < mm->nops; i++)
+		mm->ops[topo[i]].rank = i;
 	pw_mm_closure(mm, first, succ, topo);
 	pw_mm_work(mm);
 	pw_mm_range(mm, at_least, better_than);

@@ -54,6 +54,8 @@ struct pw_mop {
 	bool	free;		/* its order against other ops is a decision */
 	bool	maybe;		/* a transfer that exists only if z = 1 */
 	int	pos;		/* position in the incumbent, -1 for new ops */
+	int	rank;		/* its place in a topological order of the
+				 * edges */
 	enum pw_zone zone;
 };
 

@@ -997,6 +997,35 @@ EOF
 	run "$PW" plan "$TESTDATA/offload_or_not.json" --iteration-limit 3000
 	ok "plan bounds its candidate that moves nothing as such" out_has \
 	    '^2  *given  *1 chunk  *-  *no  *zb-auto  *30.9 s .* 30.9 s (crossing)  *0.00%$'
+	# --offload on: a candidate of the design with the link that moves
+	# nothing is bound as one too (28.1 s, memory, 66.5% before).
+	run "$PW" plan "$TESTDATA/plan_on_moves_nothing.json" --offload on \
+	    --iteration-limit 3000
+	ok "plan --offload on bounds a candidate that moves nothing as such" \
+	    out_has '^1  *given  *1 chunk  *-  *yes  *zb-auto  *84 s .* 84 s (device)  *0.00%$'
+
+	# Ops of no duration may start together, and the big-M model may
+	# then order them across devices in a cycle: the schedule is rebuilt
+	# in the graph's order instead (exit 3, no schedule, before).
+	run "$PW" solve "$TESTDATA/solve_zero_costs.json" \
+	    --iteration-limit 3000 -o "$tmp/zero.json"
+	ok "ops of no duration: solve exits 0" status_is 0
+	ok "...and finds the optimum" out_has \
+	    '^objective  *makespan 9 s (optimal for this split and layout)$'
+	run "$PW" check "$tmp/zero.json"
+	ok "...which checks" status_is 0
+	run "$PW" plan "$TESTDATA/solve_zero_costs.json" --iteration-limit 3000
+	ok "ops of no duration: plan exits 0" status_is 0
+	# A backward a million times the others' length: lp_solve fails on
+	# the model's arithmetic (ACCURACYERROR), which proves nothing, and
+	# the search's schedule stands (exit 3 before).
+	run "$PW" solve "$TESTDATA/solve_wide_costs.json" \
+	    --iteration-limit 3000 -o "$tmp/wide.json"
+	ok "costs a million apart: solve exits 0" status_is 0
+	ok "...with the search's schedule" out_has \
+	    '^objective  *makespan 4000038 s$'
+	run "$PW" check "$tmp/wide.json"
+	ok "...which checks" status_is 0
 
 	# Limit 3: the families' 31 is optimal and the crossing bound
 	# proves it, so no model is built and --write-lp writes nothing.
