@@ -125,7 +125,7 @@ pw_planner_note_over(struct pw_planner_run *r, const struct pw_problem *q,
 
 	if (d < 0)
 		return;
-	share = m->device[d].peak / q->memory[d].limit;
+	share = pw_metrics_share(q, m, d);
 	if (share < r->tight_share) {
 		r->tight_share = share;
 		r->tight_device = d;

@@ -2150,11 +2150,16 @@ pw_measured_read(const char *path, struct pw_measured **out,
 int
 pw_json_print(FILE *fp, json_t *root)
 {
-	int rc = PW_OK;
+	int rc = PW_OK, error = 0;
 
-	if (json_dumpf(root, fp, JSON_INDENT(2)) != 0 || fputc('\n', fp) == EOF)
+	if (json_dumpf(root, fp, JSON_INDENT(2)) != 0 || fputc('\n', fp) == EOF) {
 		rc = PW_ERR_IO;
+		error = errno;
+	}
 	json_decref(root);
+	/* The failed write's cause, for the caller's message. */
+	if (rc != PW_OK)
+		errno = error;
 	return rc;
 }
 

@@ -206,6 +206,10 @@ struct pw_compare_row {
  * devices over their limits. */
 int	pw_metrics_tightest(const struct pw_problem *, const struct pw_metrics *,
 	    int *nover);
+/* Device D's peak over its limit: NAN without a limit; at a limit of 0,
+ * 1 for a peak of 0 (full) and INFINITY above it. */
+double	pw_metrics_share(const struct pw_problem *, const struct pw_metrics *,
+	    int d);
 /* The device with the highest peak, the first among equals. */
 int	pw_metrics_peak_device(const struct pw_metrics *);
 

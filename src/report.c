@@ -37,15 +37,26 @@ pw_metrics_tightest(const struct pw_problem *p, const struct pw_metrics *m,
 	for (d = 0; d < m->ndevices; d++) {
 		if (!m->device[d].within_limit && nover != NULL)
 			(*nover)++;
-		if (!isfinite(p->memory[d].limit) || p->memory[d].limit <= 0)
-			continue;
-		share = m->device[d].peak / p->memory[d].limit;
+		share = pw_metrics_share(p, m, d);
 		if (share > best) {
 			best = share;
 			tightest = d;
 		}
 	}
 	return tightest;
+}
+
+double
+pw_metrics_share(const struct pw_problem *p, const struct pw_metrics *m,
+    int d)
+{
+	double peak = m->device[d].peak, limit = p->memory[d].limit;
+
+	if (!isfinite(limit))
+		return NAN;
+	if (limit > 0)
+		return peak / limit;
+	return peak > 0 ? INFINITY : 1;
 }
 
 int
@@ -62,7 +73,7 @@ pw_metrics_peak_device(const struct pw_metrics *m)
 static double
 report_share(const struct pw_problem *p, const struct pw_metrics *m, int d)
 {
-	return 100 * (m->device[d].peak / p->memory[d].limit);
+	return 100 * pw_metrics_share(p, m, d);
 }
 
 static void
@@ -188,7 +199,7 @@ report_row_run(struct pw_compare_row *row, const struct pw_problem *p)
 	m = row->metrics;
 	row->max_peak = m->device[pw_metrics_peak_device(m)].peak;
 	row->tightest = t = pw_metrics_tightest(p, m, &row->nover);
-	row->share = t < 0 ? NAN : m->device[t].peak / p->memory[t].limit;
+	row->share = t < 0 ? NAN : pw_metrics_share(p, m, t);
 	pw_plan_free(plan);
 }
 
@@ -317,10 +328,10 @@ static bool
 report_after(const struct pw_compare_row *a, const struct pw_compare_row *b,
     enum pw_compare_sort sort)
 {
-	if (sort == PW_COMPARE_NAME)
-		return strcmp(a->family->name, b->family->name) > 0;
 	if ((a->metrics == NULL) != (b->metrics == NULL))
 		return a->metrics == NULL;
+	if (sort == PW_COMPARE_NAME)
+		return strcmp(a->family->name, b->family->name) > 0;
 	return a->metrics != NULL && report_key(a, sort) > report_key(b, sort);
 }
 

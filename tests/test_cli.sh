@@ -732,6 +732,14 @@ if [ -c /dev/full ]; then
 		ok "$(echo "$args" | cut -d' ' -f1) into a full disk: exit 2" status_is 2
 		ok "$(echo "$args" | cut -d' ' -f1) into a full disk: one error line" one_error "write"
 	done
+	# A JSON larger than stdout's buffer fails as it is written: the
+	# error names the cause as the text forms' do.
+	for args in "compare --json" "eval --json $tmp/default-1f1b.json" \
+	    "eval --critical --json $tmp/default-1f1b.json"; do
+		run sh -c "\"\$1\" $args >/dev/full" sh "$PW"
+		ok "$args into a full disk names the cause" \
+		    err_has ': No space left on device$'
+	done
 else
 	skip "writing into a full disk" "no /dev/full"
 fi
@@ -930,6 +938,19 @@ EOF
 	ok "check finds its pin held" out_has ': valid ([0-9]* ops)$'
 	ok "once, though the problem's file is also the start" \
 	    [ "$(grep -c '"before"' "$tmp/problem-pinned.json")" -eq 1 ]
+	# B and BW of a microbatch are one op: one pin, named both ways in
+	# the problem's file and the start's (written twice before).
+	bpin='{"before": {"kind": "B", "stage": 1, "mb": 3}, "after": {"kind": "F", "stage": 1, "mb": 5}}'
+	{ sed '$d' "$tmp/free.json"; printf ',\n  "pins": [%s]\n}\n' "$bpin"; } \
+	    >"$tmp/pin-b.json"
+	{ sed '$d' "$tmp/free.json"; printf ',\n  "pins": [%s]\n}\n' \
+	    "$(echo "$bpin" | sed 's/"kind": "B"/"kind": "BW"/')"; } \
+	    >"$tmp/pin-bw.json"
+	run "$PW" solve "$tmp/pin-b.json" --from "$tmp/pin-bw.json" -I 2000 \
+	    -o "$tmp/pin-once.json"
+	ok "a pin on B and on BW: solve exits 0" status_is 0
+	ok "...and writes it once" \
+	    [ "$(grep -c '"before"' "$tmp/pin-once.json")" -eq 1 ]
 	sed '/^  "pins"/s/"kind": "W"/"kind": "OFFLOAD"/' \
 	    "$tmp/free-pinned.json" >"$tmp/bad-pin.json"
 	fails 2 "$tmp/bad-pin.json: pins[0].before.kind: must be a compute op's kind" \
@@ -1455,6 +1476,11 @@ ok "it names both, and how to name such a file" err_is "pipewright: eval: --prob
 fails 2 "--output" "-o given the next short option" "$PW" schedule "$UNIT" --family 1f1b -o -f
 ok "no file -f is written" [ ! -e -f ]
 ok "it names the option taken" err_is "pipewright: schedule: --output needs a file name before -f (a file of that name: ./-f)"
+# solve has no -f: a file's name that looks like an option is refused all
+# the same (a file -f was written).
+fails 2 "--output" "-o given another command's option" "$PW" solve "$UNIT" -o -f
+ok "no file -f is written" [ ! -e -f ]
+ok "it says how to name such a file" err_is "pipewright: solve: --output needs a file name before -f (a file of that name: ./-f)"
 fails 2 "default.lua" "eval of a Lua script where a schedule file is read" "$PW" eval "$EXAMPLES/default.lua"
 ok "it says what it is and what is read" err_is "pipewright: $EXAMPLES/default.lua: a Lua script, where a JSON file is read (a schedule file)"
 # A schedule written as JSON under a name every reader takes for a script

@@ -14,6 +14,7 @@ UNIT=$EXAMPLES/unit4x8.json
 . "$srcdir/tests/tap.sh"
 
 lacks() { ! grep -q -e "$1" "$2"; }
+out_has() { grep -q -e "$1" "$tmp/out"; }
 
 M="--model llama3-8b --hardware H100-SXM --devices 4 --microbatches 8
 --memory-limit none"
@@ -100,8 +101,25 @@ ok "compare --sort bubble: the lowest, ties in the registry's order" \
     first_row bubble zb-h2
 ok "compare --sort memory: the smallest largest peak" first_row memory 1f1b
 run $PW compare "$UNIT" --sort name
-ok "compare --sort: families without a schedule last" \
-    [ "$(sed -n 22p "$tmp/out" | cut -d' ' -f1)" = "zb-v" ]
+ok "compare --sort name: the last with a schedule, by name" \
+    [ "$(sed -n 15p "$tmp/out" | cut -d' ' -f1)" = "zb-h2" ]
+ok "compare --sort name: families without a schedule last, by name" \
+    [ "$(sed -n 16p "$tmp/out" | cut -d' ' -f1)" = "1f1b-interleaved" ]
+# A limit of 0 that a peak of 0 meets is a limit, full (it read "no
+# limits" and -nan%).
+cat >"$tmp/limit0.json" <<'EOF'
+{"format": "pipewright.problem.v1", "name": "limit0", "devices": 2,
+ "microbatches": 2, "comm": 0,
+ "stages": [{"device": 0, "f": 1, "b": 1, "w": 1, "act": 0},
+  {"device": 1, "f": 1, "b": 1, "w": 1, "act": 1}],
+ "memory": [{"static": 0, "limit": 0}, {"static": 0, "limit": null}]}
+EOF
+run $PW schedule "$tmp/limit0.json" --family 1f1b -o "$tmp/limit0-1f1b.json"
+ok "a limit of 0: the tightest device, full" \
+    out_has '^memory  *within every limit; tightest device 0 at 100\.0%$'
+ok "a limit of 0: its row's use" out_has '^0  .* 0 B  *0 B  *100\.0%$'
+run $PW compare "$tmp/limit0.json" --json
+ok "a limit of 0: compare's share is 1" grep -q '"peak_share": 1\.0,' "$tmp/out"
 run $PW compare "$UNIT" --sort fastest
 ok "compare --sort: a bad key is one error line" one_error \
     "--sort 'fastest' is not makespan, memory, bubble or name"

@@ -6,6 +6,7 @@
  * stderr.
  */
 #include <assert.h>
+#include <errno.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -30,6 +31,13 @@ void
 pw_cmd_silence(bool silent)
 {
 	cmd_silent = silent;
+}
+
+void
+pw_cmd_say_cause(const char *what, int error)
+{
+	pw_cmd_say("%s%s%s", what, error != 0 ? ": " : "", error != 0 ?
+	    strerror(error) : "");
 }
 
 void
@@ -220,11 +228,12 @@ pw_cmd_ended_print(FILE *fp, double elapsed, enum pw_solve_end end,
 int
 pw_cmd_json_print(FILE *fp, struct json_t *root, const char *fail)
 {
-	int rc = pw_json_print(fp, root);
+	int rc;
 
-	if (rc == PW_OK)
+	errno = 0;
+	if ((rc = pw_json_print(fp, root)) == PW_OK)
 		return PW_EXIT_OK;
-	pw_cmd_say("%s", fail);
+	pw_cmd_say_cause(fail, errno);
 	return pw_cmd_status(rc);
 }
 

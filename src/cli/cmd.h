@@ -192,6 +192,9 @@ bool	pw_cmd_design_usable(void);
 /* cmd.c: prints "pipewright: MESSAGE" as one line on stderr (newlines in
  * the message become "; "): an error, a warning or a note. */
 void	pw_cmd_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* cmd.c: says WHAT, a write that failed, with ERROR's words (an errno;
+ * 0: none known). */
+void	pw_cmd_say_cause(const char *what, int error);
 /* cmd.c: while SILENT, pw_cmd_say says nothing (a launcher's ranks
  * but the first, which says it for them all). */
 void	pw_cmd_silence(bool silent);

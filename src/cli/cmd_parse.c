@@ -388,10 +388,14 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 			}
 		}
 		/* "--problem --model x", "-o -f 1f1b": the value
-		 * forgotten, the next option taken for it. */
+		 * forgotten, the next option taken for it; a file's name
+		 * that looks like an option of any command is one too
+		 * ("-" alone is stdin or stdout). */
 		if (optarg != NULL && optarg == argv[optind - 1] &&
 		    (name = cmd_parse_name(c)) != NULL &&
-		    cmd_parse_is_option(longopts, shortopts, optarg)) {
+		    (strchr(CMD_PARSE_FILES, c) != NULL ? optarg[0] == '-' &&
+		    optarg[1] != '\0' : cmd_parse_is_option(longopts, shortopts,
+		    optarg))) {
 			if (strchr(CMD_PARSE_FILES, c) != NULL)
 				pw_cmd_say("%s: --%s needs a %s name before %s "
 				    "(a file of that name: ./%s)", cmd->name,

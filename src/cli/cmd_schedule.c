@@ -3,6 +3,7 @@
  * family's schedule, written and measured), problem (the problem itself,
  * written) and compare (every family in one table).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -68,9 +69,10 @@ pw_cmd_compare(const struct pw_cmd_args *a)
 	    PW_COMPARE_TEXT;
 	pw_cmd_compare_say_init(&say, "compare");
 	rows = pw_compare_rows(problem, pw_cmd_compare_progress, &say);
+	errno = 0;
 	if (pw_compare_rows_print(stdout, problem, rows, a->sort, form) !=
 	    PW_OK) {
-		pw_cmd_say("compare: cannot write the table");
+		pw_cmd_say_cause("compare: cannot write the table", errno);
 		status = PW_EXIT_INPUT;
 	}
 	pw_compare_rows_free(rows);

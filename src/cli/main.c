@@ -634,8 +634,7 @@ main(int argc, char **argv)
 	 * failed already said why). */
 	error = fflush(stdout) != 0 ? errno : 0;
 	if ((error != 0 || ferror(stdout)) && status == PW_EXIT_OK) {
-		pw_cmd_say("cannot write to stdout%s%s", error ? ": " : "",
-		    error ? strerror(error) : "");
+		pw_cmd_say_cause("cannot write to stdout", error);
 		status = PW_EXIT_INPUT;
 	}
 	return status;
