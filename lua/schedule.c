@@ -117,6 +117,26 @@ pwl_schedule_check(lua_State *L, int arg)
 	return s;
 }
 
+/* P's lower bound on the makespan of a schedule WITHIN its limits or
+ * not: the memory terms hold only for schedules that keep the limits
+ * (one over them may beat the bound they give). */
+static double
+pwl_schedule_bound(const struct pw_problem *p, bool within)
+{
+	struct pw_problem *unlimited;
+	double bound;
+	int d;
+
+	if (within)
+		return pw_lower_bound(p, PW_OBJ_MAKESPAN);
+	unlimited = pw_problem_copy(p);
+	for (d = 0; d < unlimited->devices; d++)
+		unlimited->memory[d].limit = INFINITY;
+	bound = pw_lower_bound(unlimited, PW_OBJ_MAKESPAN);
+	pw_problem_free(unlimited);
+	return bound;
+}
+
 /* The solver's figures of S: RES's, or (RES NULL) the makespan as the
  * objective with the optimizer's lower bound on it. */
 static void
@@ -135,7 +155,7 @@ pwl_schedule_figures(struct pwl_schedule *s, const struct pw_solve_result *res)
 		return;
 	}
 	s->objective = pw_plan_metrics(s->plan)->makespan;
-	s->bound = pw_lower_bound(p, PW_OBJ_MAKESPAN);
+	s->bound = pwl_schedule_bound(p, pw_plan_metrics(s->plan)->feasible);
 	s->gap = s->objective > 0 ? (s->objective - s->bound) / s->objective :
 	    0;
 }

@@ -363,6 +363,22 @@ test_overrides(void)
 static void
 test_schedules(void)
 {
+	/* Over its limits, a family's schedule may beat the bound the
+	 * memory terms give (28.1 s, for zb-h2's 27.75 s): it is bound
+	 * without the limits instead, never above its makespan. */
+	script_ok("overbound.lua",
+	    "local function st() return { f = 1, b = 1, w = 1, act = 1,"
+	    " hold = 0.5, offload = 1 } end\n"
+	    "local p = pw.problem{ devices = 4, microbatches = 8, comm = 0.25,"
+	    " stages = { st(), st(), st(), st() }, static = { 1, 0, 0, 0 },"
+	    " memory_limit = { 2, 1.5, 1, 1 }, link = { d2h = 4, h2d = 4,"
+	    " latency = 0.1, groups = { { 1, 2 }, { 3, 4 } } } }\n"
+	    "local s = assert(pw.schedule(p, 'zb-h2'))\n"
+	    "assert(not s.feasible and s.makespan == 27.75)\n"
+	    "assert(s.bound == 27.75 and s.gap == 0)\n"
+	    "local f = assert(pw.schedule(p, 'zb-auto'))\n"
+	    "assert(f.feasible and f.bound > 28 and f.bound < 28.2)\n",
+	    "an over-limit family schedule is bound without the limits");
 	script_ok("sched.lua",
 	    "local p = pw.problem" UNIT_SPEC " }\n"
 	    "local s = assert(pw.schedule(p, '1f1b'))\n"
@@ -1471,6 +1487,13 @@ test_borders(void)
 	    "op [devices and stages numbered from 0]\nstack traceback:\n\t"
 	    "[C]: in function 'pipewright.problem'\n\tpin1.lua:1: in main "
 	    "chunk", "pw.problem: a pair of one op");
+	/* -inf was taken for the stages' comm never given. */
+	script_fails(NULL, "comm.lua", "pw.problem{ devices = 1, microbatches"
+	    " = 2, comm = -math.huge, stages = { { f = 1, b = 1, w = 1, act ="
+	    " 1 } } }\n", PW_ERR_INPUT, "comm.lua:1: pw.problem: comm: must "
+	    "be a non-negative number (got -inf)\nstack traceback:\n\t[C]: in"
+	    " function 'pipewright.problem'\n\tcomm.lua:1: in main chunk",
+	    "pw.problem: a comm of -inf, named");
 }
 
 /* offload = {...} is read in one pass: repeats mark a stage once, and a
