@@ -1122,7 +1122,8 @@ EOF
 	ok "solve from a family that does not apply: exit 2" status_is 2
 	ok "it names --from, not the solver's field" err_has "^pipewright: solve: --from zb-v: zb-v does not apply: "
 	fails 2 "usage: pipewright solve" "solve without a problem" "$PW" solve
-	fails 2 "its problem is not the one" "solve from another problem's schedule" \
+	fails 2 "another problem (8 devices, the one to solve 4)" \
+	    "solve from another problem's schedule, naming what differs" \
 	    "$PW" solve "$UNIT" --from "$tmp/default-1f1b.json"
 	fails 2 "$tmp/nodir/s.json" "solve into a missing directory" \
 	    "$PW" solve "$UNIT" -o "$tmp/nodir/s.json"

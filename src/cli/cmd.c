@@ -8,6 +8,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -254,4 +255,77 @@ pw_cmd_label(const char *path)
 	if (path == NULL)
 		return "the built-in default problem";
 	return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+bool
+pw_cmd_problem_other(const struct pw_problem *a, const struct pw_problem *b,
+    const char *other, char *why, size_t len)
+{
+	static const char *const name[] = { "f", "b", "w", "act", "hold",
+	    "offload", "comm" };
+	const struct { const char *what; int x, y; } count[] = {
+		{ "devices", a->devices, b->devices },
+		{ "microbatches", a->microbatches, b->microbatches },
+		{ "stages", a->nstages, b->nstages },
+	};
+	const struct pw_stage *x, *y;
+	double va[7], vb[7];
+	char bx[32], by[32];
+	int s, k, d;
+
+	if (pw_problem_same(a, b))
+		return false;
+	for (k = 0; k < (int)(sizeof count / sizeof count[0]); k++)
+		if (count[k].x != count[k].y) {
+			snprintf(why, len, "another problem (%d %s, %s %d)",
+			    count[k].x, count[k].what, other, count[k].y);
+			return true;
+		}
+	for (s = 0; s < a->nstages; s++) {
+		x = &a->stages[s];
+		y = &b->stages[s];
+		if (x->device != y->device) {
+			snprintf(why, len, "another problem (stage %d on "
+			    "device %d, %s %d)", s, x->device, other,
+			    y->device);
+			return true;
+		}
+		memcpy(va, (double[7]){ x->f, x->b, x->w, x->act, x->hold,
+		    x->offload, x->comm }, sizeof va);
+		memcpy(vb, (double[7]){ y->f, y->b, y->w, y->act, y->hold,
+		    y->offload, y->comm }, sizeof vb);
+		for (k = 0; k < 7; k++)
+			if (va[k] != vb[k]) {
+				snprintf(why, len, "another problem (stage %d's"
+				    " %s %.6g, %s %.6g)", s, name[k], va[k],
+				    other, vb[k]);
+				return true;
+			}
+	}
+	if (a->comm != b->comm) {
+		snprintf(why, len, "another problem (comm %.6g, %s %.6g)",
+		    a->comm, other, b->comm);
+		return true;
+	}
+	for (d = 0; d < a->devices; d++) {
+		const struct pw_device_memory *ma = &a->memory[d];
+		const struct pw_device_memory *mb = &b->memory[d];
+		bool fixed = ma->static_bytes != mb->static_bytes;
+
+		if (!fixed && ma->limit == mb->limit)
+			continue;
+		pw_fmt_bytes(bx, sizeof bx, fixed ? ma->static_bytes :
+		    ma->limit);
+		pw_fmt_bytes(by, sizeof by, fixed ? mb->static_bytes :
+		    mb->limit);
+		snprintf(why, len, "another problem (device %d's %s %s, %s "
+		    "%s)", d, fixed ? "static bytes" : "memory limit",
+		    isinf(ma->limit) && !fixed ? "none" : bx, other,
+		    isinf(mb->limit) && !fixed ? "none" : by);
+		return true;
+	}
+	snprintf(why, len, "another problem%s", a->link.present !=
+	    b->link.present ? " (its PCIe link)" : a->link.present ?
+	    " (its link's bandwidths, latency or groups)" : "");
+	return true;
 }

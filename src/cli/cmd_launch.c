@@ -861,80 +861,6 @@ cmd_calibrate_predict(const struct pw_problem *problem,
 	return PW_OK;
 }
 
-/* Whether A (run N's problem) differs from B (run 1's): then WHY names
- * the first field that does, in the order a problem file lists them. */
-static bool
-cmd_calibrate_other(const struct pw_problem *a, const struct pw_problem *b,
-    char *why, size_t len)
-{
-	static const char *const name[] = { "f", "b", "w", "act", "hold",
-	    "offload", "comm" };
-	const struct { const char *what; int x, y; } count[] = {
-		{ "devices", a->devices, b->devices },
-		{ "microbatches", a->microbatches, b->microbatches },
-		{ "stages", a->nstages, b->nstages },
-	};
-	const struct pw_stage *x, *y;
-	double va[7], vb[7];
-	char bx[32], by[32];
-	int s, k, d;
-
-	if (pw_problem_same(a, b))
-		return false;
-	for (k = 0; k < (int)(sizeof count / sizeof count[0]); k++)
-		if (count[k].x != count[k].y) {
-			snprintf(why, len, "another problem (%d %s, run 1 %d)",
-			    count[k].x, count[k].what, count[k].y);
-			return true;
-		}
-	for (s = 0; s < a->nstages; s++) {
-		x = &a->stages[s];
-		y = &b->stages[s];
-		if (x->device != y->device) {
-			snprintf(why, len, "another problem (stage %d on "
-			    "device %d, run 1 %d)", s, x->device, y->device);
-			return true;
-		}
-		memcpy(va, (double[7]){ x->f, x->b, x->w, x->act, x->hold,
-		    x->offload, x->comm }, sizeof va);
-		memcpy(vb, (double[7]){ y->f, y->b, y->w, y->act, y->hold,
-		    y->offload, y->comm }, sizeof vb);
-		for (k = 0; k < 7; k++)
-			if (va[k] != vb[k]) {
-				snprintf(why, len, "another problem (stage %d's"
-				    " %s %.6g, run 1 %.6g)", s, name[k], va[k],
-				    vb[k]);
-				return true;
-			}
-	}
-	if (a->comm != b->comm) {
-		snprintf(why, len, "another problem (comm %.6g, run 1 %.6g)",
-		    a->comm, b->comm);
-		return true;
-	}
-	for (d = 0; d < a->devices; d++) {
-		const struct pw_device_memory *ma = &a->memory[d];
-		const struct pw_device_memory *mb = &b->memory[d];
-		bool fixed = ma->static_bytes != mb->static_bytes;
-
-		if (!fixed && ma->limit == mb->limit)
-			continue;
-		pw_fmt_bytes(bx, sizeof bx, fixed ? ma->static_bytes :
-		    ma->limit);
-		pw_fmt_bytes(by, sizeof by, fixed ? mb->static_bytes :
-		    mb->limit);
-		snprintf(why, len, "another problem (device %d's %s %s, run 1 "
-		    "%s)", d, fixed ? "static bytes" : "memory limit",
-		    isinf(ma->limit) && !fixed ? "none" : bx,
-		    isinf(mb->limit) && !fixed ? "none" : by);
-		return true;
-	}
-	snprintf(why, len, "another problem%s", a->link.present !=
-	    b->link.present ? " (its PCIe link)" : a->link.present ?
-	    " (its link's bandwidths, latency or groups)" : "");
-	return true;
-}
-
 /* Reads A's files, each once, into PLANS and RUNS: the measured runs of
  * one problem, the first's, and one workload (a mean over other
  * problems fits none).  Returns an exit status, having said why. */
@@ -959,8 +885,8 @@ cmd_calibrate_runs(const struct pw_cmd_args *a, struct pw_plan **plans,
 		}
 		if (i > 0 && (pw_workload_differs(&runs[i]->workload,
 		    &runs[0]->workload, why, sizeof why) ||
-		    cmd_calibrate_other(pw_plan_problem(plans[i]),
-		    pw_plan_problem(plans[0]), why, sizeof why))) {
+		    pw_cmd_problem_other(pw_plan_problem(plans[i]),
+		    pw_plan_problem(plans[0]), "run 1", why, sizeof why))) {
 			pw_cmd_say("calibrate: measured run %d (%s): %s", i + 1,
 			    pw_cmd_label(a->rest[i]), why);
 			return PW_EXIT_INPUT;

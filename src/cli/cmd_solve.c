@@ -88,6 +88,7 @@ cmd_solve_from(const char *path, const struct pw_problem *problem,
 	struct pw_pin *filepins = NULL;
 	struct pw_error err;
 	size_t nops = 0, nfilepins = 0;
+	char why[256];
 	bool ok = false;
 
 	*out = NULL;
@@ -104,9 +105,9 @@ cmd_solve_from(const char *path, const struct pw_problem *problem,
 		    err.msg);
 		goto out;
 	}
-	if (!pw_problem_same(given, problem)) {
-		pw_cmd_say("solve: --from %s: its problem is not the one to "
-		    "solve", pw_cmd_label(path));
+	if (pw_cmd_problem_other(given, problem, "the one to solve", why,
+	    sizeof why)) {
+		pw_cmd_say("solve: --from %s: %s", pw_cmd_label(path), why);
 		goto out;
 	}
 	if (pw_schedule_from_timed(problem, ops, nops, out, &err) != PW_OK) {
