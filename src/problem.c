@@ -290,17 +290,22 @@ pw_validate_serial(const struct pw_problem *p, int s, double *serial,
 	const double term[] = { st->f, st->b, st->w, 2 * hop, moved };
 	const double value[] = { st->f, st->b, st->w, st->comm, st->offload };
 	double scale = (double)p->microbatches * p->devices;
+	char link[128] = "";
 	size_t i;
 
 	for (i = 0; i < sizeof term / sizeof term[0]; i++) {
 		*serial += term[i];
 		if (isfinite(*serial * scale))
 			continue;
+		/* The transfers' time is the link's as much as the bytes'. */
+		if (i == 4)
+			snprintf(link, sizeof link, ", transfers over link.d2h "
+			    "%g, link.h2d %g, link.latency %g", p->link.d2h,
+			    p->link.h2d, p->link.latency);
 		pw_error_set(err, "%s: stages[%d].%s: %g makes the time of "
 		    "every op in series, once per device, not finite (%d "
 		    "microbatches, %d devices%s)", where, s, name[i], value[i],
-		    p->microbatches, p->devices, i == 4 ?
-		    ", transfers over link.d2h and link.h2d" : "");
+		    p->microbatches, p->devices, link);
 		return PW_ERR_INPUT;
 	}
 	return PW_OK;

@@ -191,7 +191,8 @@ test_validate_sums(void)
 		{ "a transfer that takes for ever", (size_t)-1, 5e-324,
 		    "x.json: stages[0].offload: 4 makes the time of every op "
 		    "in series, once per device, not finite (4 microbatches, "
-		    "2 devices, transfers over link.d2h and link.h2d)" },
+		    "2 devices, transfers over link.d2h 4.94066e-324, link.h2d "
+		    "1, link.latency 0)" },
 	};
 	struct pw_problem *p;
 	struct pw_error err;
