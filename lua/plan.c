@@ -96,7 +96,11 @@ pwl_plan_schedule(lua_State *L, const struct pwl_problem *pb,
 	s->objective = c->objective;
 	s->bound = c->bound;
 	s->gap = c->gap;
-	s->optimal = pw_objective_meets_bound(c->objective, c->bound);
+	/* A candidate that moves nothing in a design with the link is bound
+	 * as one (docs/cli.md): meeting that bound proves nothing of the
+	 * schedules that offload. */
+	s->optimal = pw_objective_meets_bound(c->objective, c->bound) &&
+	    (!c->design.offload || c->moves);
 	lua_remove(L, -2);
 }
 

@@ -356,8 +356,8 @@ pwl_build_raw(lua_State *L, struct pwl_problem *pb)
 	/* Checked here, not with the problem: the stages' default comm is
 	 * this one, and -inf is the mark of a field they must give. */
 	if (!(comm >= 0) || isinf(comm))
-		pwl_fail(L, PWL_WHAT ": comm: must be a non-negative number "
-		    "(got %g)", comm);
+		pwl_fail(L, PWL_WHAT ": comm: must be a finite non-negative "
+		    "number (got %g)", comm);
 	if (lua_getfield(L, 1, "stages") != LUA_TTABLE ||
 	    lua_rawlen(L, -1) == 0 || lua_rawlen(L, -1) > INT_MAX)
 		pwl_fail(L, PWL_WHAT ": stages: give a list of stages, or a "

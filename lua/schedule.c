@@ -155,7 +155,10 @@ pwl_schedule_figures(struct pwl_schedule *s, const struct pw_solve_result *res)
 		return;
 	}
 	s->objective = pw_plan_metrics(s->plan)->makespan;
-	s->bound = pwl_schedule_bound(p, pw_plan_metrics(s->plan)->feasible);
+	/* Summed, a bound the makespan meets may pass it in the last
+	 * digits: never above, as solve's. */
+	s->bound = fmin(pwl_schedule_bound(p,
+	    pw_plan_metrics(s->plan)->feasible), s->objective);
 	s->gap = s->objective > 0 ? (s->objective - s->bound) / s->objective :
 	    0;
 }

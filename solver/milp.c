@@ -385,6 +385,8 @@ enum pw_milp_outcome {
 	PW_MILP_NONE,		/* proven: nothing in the model */
 	PW_MILP_SOLVED,		/* its optimum, maybe no better than before */
 	PW_MILP_STOPPED,	/* out of time or cancelled */
+	PW_MILP_FAILED,		/* lp_solve's arithmetic failed: nothing
+				 * proven, and another run fails alike */
 };
 
 /* Starts for the ops outside a window's zone, which keep their places:
@@ -430,9 +432,14 @@ pw_milp_take(const struct pw_milp_request *req, struct pw_milp_model *md,
 	pw_milp_outside(mm, &sol);
 	rc = pw_milp_accept(req, pw_milp_rebuild(mm, md->form, md->state,
 	    values, &sol, true), res, &broke, err);
-	if (rc == PW_ERR_DEADLOCK && md->form->order != NULL)
+	/* Rebuilt in the graph's order, a schedule that breaks a limit is
+	 * not the binaries' to blame: none is held. */
+	if (rc == PW_ERR_DEADLOCK && md->form->order != NULL) {
 		rc = pw_milp_accept(req, pw_milp_rebuild(mm, md->form,
 		    md->state, values, &sol, false), res, &broke, err);
+		pw_timing_free(broke);
+		broke = NULL;
+	}
 	if (rc == PW_ERR_DEADLOCK)
 		rc = PW_ERR_INTERNAL;
 	if (broke != NULL && md->form->mismatch != NULL) {
@@ -516,6 +523,7 @@ pw_milp_run(const struct pw_milp_request *req, struct pw_milp_model *md,
 			/* Durations of very different sizes can defeat
 			 * lp_solve's arithmetic: it then proves and offers
 			 * nothing, and what the search has stands. */
+			*outcome = PW_MILP_FAILED;
 			return PW_OK;
 		default:
 			pw_error_set(err, "milp: lp_solve failed on a model of "
@@ -740,7 +748,8 @@ pw_milp_solve(const struct pw_milp_request *req, struct pw_milp_result *res,
 		rc = pw_milp_run(req, &top, &clock, req->incumbent_objective,
 		    res, &outcome, err);
 	res->bound = fmin(res->bound, res->objective);
-	res->optimal = req->ties ? outcome != PW_MILP_STOPPED :
+	res->optimal = req->ties ? outcome == PW_MILP_NONE ||
+	    outcome == PW_MILP_SOLVED :
 	    pw_objective_meets_bound(res->objective, res->bound);
 out:
 	res->iterations = clock.iterations;

@@ -386,8 +386,9 @@ pw_planner_candidate(const struct pw_planner_run *r,
 	/* A schedule that moves nothing is bound as one, even in a design
 	 * with the link (--offload on): its gap then says what moving
 	 * nothing costs, not what offloading might save. */
-	pw_planner_bound_terms(c->problem, c->design.offload &&
-	    pw_solver_moves(c->schedule), r->o.objective, terms);
+	c->moves = pw_solver_moves(c->schedule);
+	pw_planner_bound_terms(c->problem, c->design.offload && c->moves,
+	    r->o.objective, terms);
 	/* Where the bound meets the objective it may pass it in the last
 	 * digits (summed otherwise): never above, as solve's. */
 	c->bound = fmin(terms[0].value, c->objective);

@@ -383,6 +383,9 @@ struct pw_planner_candidate {
 	const char *bound_name;	/* the strongest term's (static) */
 	double	gap;		/* (objective - bound) / objective */
 	bool	optimized;	/* the optimizer ran on it */
+	/* Its schedule offloads something: else it is bound as keeping
+	 * every activation on its device, in any design. */
+	bool	moves;
 };
 
 /* One layer per chunk is tried up to this many chunks a device (Llama

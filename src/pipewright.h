@@ -368,6 +368,9 @@ struct pw_pin {
 /* The other op a pin's OP may mean: BW for B or W (a fused backward's),
  * B for BW (a split one's first op), OP itself for the rest. */
 struct pw_op pw_pin_other(struct pw_op op);
+/* Whether a pin's ops A and B are one: the same, or B and BW of one
+ * microbatch. */
+bool	pw_pin_same_op(struct pw_op a, struct pw_op b);
 /* Whether the op of kind KA of stage SA precedes the one of kind KB of
  * stage SB in every schedule, within one microbatch, by the
  * dependencies alone: every F before every backward, F in stage order,

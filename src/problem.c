@@ -697,13 +697,21 @@ pw_pin_other(struct pw_op op)
 	return op;
 }
 
+bool
+pw_pin_same_op(struct pw_op a, struct pw_op b)
+{
+	bool ab = a.kind == PW_B || a.kind == PW_BW;
+	bool bb = b.kind == PW_B || b.kind == PW_BW;
+
+	return a.stage == b.stage && a.mb == b.mb && (a.kind == b.kind ||
+	    (ab && bb));
+}
+
 int
 pw_pin_check(const struct pw_problem *p, const struct pw_pin *pin,
     struct pw_error *err)
 {
 	struct pw_op a = pin->before, b = pin->after;
-	bool ab = a.kind == PW_B || a.kind == PW_BW;
-	bool bb = b.kind == PW_B || b.kind == PW_BW;
 	char na[48], nb[48];
 	int da, db;
 
@@ -723,8 +731,7 @@ pw_pin_check(const struct pw_problem *p, const struct pw_pin *pin,
 		    "pin joins two ops of one device", na, da, nb, db);
 		return PW_ERR_INPUT;
 	}
-	if (a.stage == b.stage && a.mb == b.mb && (a.kind == b.kind ||
-	    (ab && bb))) {
+	if (pw_pin_same_op(a, b)) {
 		pw_error_set(err, "%s and %s are one op", na, nb);
 		return PW_ERR_INPUT;
 	}

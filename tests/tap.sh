@@ -17,6 +17,9 @@ run() {
 	status=$?
 }
 
+# out_has RE: the last command's stdout has a line matching RE.
+out_has() { grep -q -e "$1" "$tmp/out"; }
+
 # ok DESCRIPTION TEST...: one test point, passing when TEST succeeds; on a
 # failure the last command's status and stderr are shown.
 ok() {

@@ -14,7 +14,6 @@ UNIT=$EXAMPLES/unit4x8.json
 
 . "$srcdir/tests/tap.sh"
 
-out_has() { grep -q -e "$1" "$tmp/out"; }
 err_has() { grep -q -e "$1" "$tmp/err"; }
 out_starts() { [ "$(head -c ${#1} "$tmp/out")" = "$1" ]; }
 differs() { ! cmp -s "$1" "$2"; }

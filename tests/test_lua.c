@@ -546,6 +546,24 @@ test_plan(void)
 	    "  assert(x.schedule.problem.time_limit == 2)\n"
 	    "end\n", "pw.plan: candidates' problems keep the objective and "
 	    "time limit");
+	/* Moving nothing, a candidate meets the bound of schedules that
+	 * move nothing: optimal among them (offload 'off'), not among the
+	 * schedules that offload ('on'). */
+	script_ok("plan_on.lua",
+	    "local function st() return { f = 1, b = 1, w = 1, act = 1,"
+	    " hold = 0.5, offload = 1 } end\n"
+	    "local p = pw.problem{ devices = 4, microbatches = 8, comm = 0.25,"
+	    " stages = { st(), st(), st(), st() }, static = { 1, 0, 0, 0 },"
+	    " memory_limit = { 2, 1.5, 1, 1 }, link = { d2h = 4, h2d = 4,"
+	    " latency = 0.1, groups = { { 1, 2 }, { 3, 4 } } } }\n"
+	    "for mode, optimal in pairs({ on = false, off = true }) do\n"
+	    "  local c = assert(pw.plan(p, { iteration_limit = 3000,"
+	    " offload = mode }))\n"
+	    "  assert(c[1].makespan == 84 and c[1].bound == 84)\n"
+	    "  assert(c[1].bound_name == 'device' and c[1].gap == 0)\n"
+	    "  assert(c[1].schedule.optimal == optimal, mode)\n"
+	    "end\n", "pw.plan: a candidate that moves nothing is optimal only "
+	    "without the link");
 	script_ok("plan_model.lua", TINY_MODEL
 	    "local p = pw.problem{ model = tiny, hardware = toy, devices = 2,\n"
 	    "  microbatches = 4 }\n"
@@ -1491,7 +1509,7 @@ test_borders(void)
 	script_fails(NULL, "comm.lua", "pw.problem{ devices = 1, microbatches"
 	    " = 2, comm = -math.huge, stages = { { f = 1, b = 1, w = 1, act ="
 	    " 1 } } }\n", PW_ERR_INPUT, "comm.lua:1: pw.problem: comm: must "
-	    "be a non-negative number (got -inf)\nstack traceback:\n\t[C]: in"
+	    "be a finite non-negative number (got -inf)\nstack traceback:\n\t[C]: in"
 	    " function 'pipewright.problem'\n\tcomm.lua:1: in main chunk",
 	    "pw.problem: a comm of -inf, named");
 }

@@ -34,7 +34,6 @@ fi
 
 . "$srcdir/tests/tap.sh"
 
-out_has() { grep -q -e "$1" "$tmp/out"; }
 err_lines() { [ "$(wc -l <"$tmp/err")" -eq "$1" ]; }
 
 # As root (CI) mpirun wants --allow-run-as-root, and 4 ranks on fewer

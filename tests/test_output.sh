@@ -14,7 +14,6 @@ UNIT=$EXAMPLES/unit4x8.json
 . "$srcdir/tests/tap.sh"
 
 lacks() { ! grep -q -e "$1" "$2"; }
-out_has() { grep -q -e "$1" "$tmp/out"; }
 
 M="--model llama3-8b --hardware H100-SXM --devices 4 --microbatches 8
 --memory-limit none"

@@ -14,7 +14,6 @@ case $PW in /*) ;; *) PW=$PWD/$PW ;; esac
 EXAMPLES=${EXAMPLES:-$srcdir/examples}
 UNIT=$EXAMPLES/unit4x8.json
 
-out_has() { grep -q -e "$1" "$tmp/out"; }
 makespan() { "$PW" eval "$@" | sed -n 's/^makespan *//p'; }
 
 # Each example CSV times as the family it came from.

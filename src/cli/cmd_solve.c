@@ -43,18 +43,6 @@ cmd_solve_progress(const struct pw_progress *pr, void *arg)
 	    100 * pr->gap);
 }
 
-/* Whether pinned ops A and B are one: B and BW of a microbatch are
- * (docs/format.md). */
-static bool
-cmd_solve_op_same(struct pw_op a, struct pw_op b)
-{
-	bool backward_a = a.kind == PW_B || a.kind == PW_BW;
-	bool backward_b = b.kind == PW_B || b.kind == PW_BW;
-
-	return (a.kind == b.kind || (backward_a && backward_b)) &&
-	    a.stage == b.stage && a.mb == b.mb;
-}
-
 /* Appends to *ALL (*N of them) each of the NADD pins of ADD that it does
  * not hold yet: a problem's and a start's pins may be the same file's,
  * or name one op as B and as BW. */
@@ -66,8 +54,8 @@ cmd_solve_pins_add(struct pw_pin **all, size_t *n, const struct pw_pin *add,
 
 	for (i = 0; i < nadd; i++) {
 		for (k = 0; k < *n; k++)
-			if (cmd_solve_op_same((*all)[k].before, add[i].before) &&
-			    cmd_solve_op_same((*all)[k].after, add[i].after))
+			if (pw_pin_same_op((*all)[k].before, add[i].before) &&
+			    pw_pin_same_op((*all)[k].after, add[i].after))
 				break;
 		if (k < *n)
 			continue;
