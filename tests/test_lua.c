@@ -40,6 +40,16 @@
 	"{ devices = 4, microbatches = 8, stages = { " UNIT_STAGE ", " \
 	UNIT_STAGE ", " UNIT_STAGE ", " UNIT_STAGE " }"
 
+/* A script's first lines, P: 4 devices whose limits only offloading
+ * meets (tests/data/plan_on_moves_nothing.json's problem). */
+#define TIGHT_LINK_PROBLEM \
+	"local function st() return { f = 1, b = 1, w = 1, act = 1, hold =" \
+	" 0.5, offload = 1 } end\n" \
+	"local p = pw.problem{ devices = 4, microbatches = 8, comm = 0.25," \
+	" stages = { st(), st(), st(), st() }, static = { 1, 0, 0, 0 }," \
+	" memory_limit = { 2, 1.5, 1, 1 }, link = { d2h = 4, h2d = 4," \
+	" latency = 0.1, groups = { { 1, 2 }, { 3, 4 } } } }\n"
+
 static char tmpdir[PATH_MAX];
 
 static void
@@ -367,12 +377,7 @@ test_schedules(void)
 	 * memory terms give (28.1 s, for zb-h2's 27.75 s): it is bound
 	 * without the limits instead, never above its makespan. */
 	script_ok("overbound.lua",
-	    "local function st() return { f = 1, b = 1, w = 1, act = 1,"
-	    " hold = 0.5, offload = 1 } end\n"
-	    "local p = pw.problem{ devices = 4, microbatches = 8, comm = 0.25,"
-	    " stages = { st(), st(), st(), st() }, static = { 1, 0, 0, 0 },"
-	    " memory_limit = { 2, 1.5, 1, 1 }, link = { d2h = 4, h2d = 4,"
-	    " latency = 0.1, groups = { { 1, 2 }, { 3, 4 } } } }\n"
+	    TIGHT_LINK_PROBLEM
 	    "local s = assert(pw.schedule(p, 'zb-h2'))\n"
 	    "assert(not s.feasible and s.makespan == 27.75)\n"
 	    "assert(s.bound == 27.75 and s.gap == 0)\n"
@@ -550,12 +555,7 @@ test_plan(void)
 	 * move nothing: optimal among them (offload 'off'), not among the
 	 * schedules that offload ('on'). */
 	script_ok("plan_on.lua",
-	    "local function st() return { f = 1, b = 1, w = 1, act = 1,"
-	    " hold = 0.5, offload = 1 } end\n"
-	    "local p = pw.problem{ devices = 4, microbatches = 8, comm = 0.25,"
-	    " stages = { st(), st(), st(), st() }, static = { 1, 0, 0, 0 },"
-	    " memory_limit = { 2, 1.5, 1, 1 }, link = { d2h = 4, h2d = 4,"
-	    " latency = 0.1, groups = { { 1, 2 }, { 3, 4 } } } }\n"
+	    TIGHT_LINK_PROBLEM
 	    "for mode, optimal in pairs({ on = false, off = true }) do\n"
 	    "  local c = assert(pw.plan(p, { iteration_limit = 3000,"
 	    " offload = mode }))\n"
