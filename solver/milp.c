@@ -9,6 +9,7 @@
  * is a bug here) and is returned only when it is within every limit and
  * strictly better than the incumbent.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,18 +115,19 @@ pw_milp_write(lprec *lp, const char *path, struct pw_error *err)
 }
 
 /* How each resource's ops are ordered in the rebuilt schedule: as the
- * formulation decided (BY_FORM), else by solved start, then in one
- * topological order of the graph.  Ops of no duration may start
- * together, and a formulation's decisions between them may then cross
- * between resources in a cycle that its rows allow; the graph's order
- * never does. */
+ * formulation decided, else by solved start, then in one topological
+ * order of the graph; or (POS) in POS's order of every op.  Ops of no
+ * duration may start together, and a formulation's decisions between
+ * them may then cross between resources in a cycle that its rows allow,
+ * as may starts within the tolerance of one another that noise put out
+ * of the graph's order; POS's order is one of the graph's. */
 struct pw_milp_sorter {
 	const struct pw_mm *mm;
 	const struct pw_form *form;
 	void	*state;
 	const double *values;
 	const double *start;
-	bool	by_form;
+	const int *pos;
 };
 
 static int
@@ -134,7 +136,9 @@ pw_milp_cmp(const struct pw_milp_sorter *s, int i, int k)
 	double tol = pw_solver_tol(s->mm->horizon);
 	int o;
 
-	if (s->by_form && s->form->order != NULL &&
+	if (s->pos != NULL)
+		return s->pos[i] < s->pos[k] ? -1 : 1;
+	if (s->form->order != NULL &&
 	    (o = s->form->order(s->mm, s->state, s->values, i, k)) != 0)
 		return o;
 	if (fabs(s->start[i] - s->start[k]) > tol)
@@ -195,16 +199,95 @@ pw_milp_anchor(const struct pw_mm *mm, const struct pw_msol *sol,
 		    mm->ops[order[at]].op, false });
 }
 
-/* Returns the schedule the solution describes, its orders BY_FORM or not
- * (the caller owns it). */
+/* Whether op I of START goes before op K in pw_milp_graph_order: the
+ * earlier start (an op the model does not hold last), then the rank. */
+static bool
+pw_milp_sooner(const struct pw_mm *mm, const double *start, int i, int k)
+{
+	double si = isnan(start[i]) ? INFINITY : start[i];
+	double sk = isnan(start[k]) ? INFINITY : start[k];
+
+	if (si != sk)
+		return si < sk;
+	return mm->ops[i].rank < mm->ops[k].rank;
+}
+
+/* Sifts HEAP[AT] down HEAP's N ops to where it is no later than what is
+ * below it (pw_milp_sooner). */
+static void
+pw_milp_sift(const struct pw_mm *mm, const double *start, int *heap, int n,
+    int at)
+{
+	int x = heap[at], c;
+
+	for (; (c = 2 * at + 1) < n; at = c) {
+		if (c + 1 < n && pw_milp_sooner(mm, start, heap[c + 1],
+		    heap[c]))
+			c++;
+		if (!pw_milp_sooner(mm, start, heap[c], x))
+			break;
+		heap[at] = heap[c];
+	}
+	heap[at] = x;
+}
+
+/* Returns every op's place in one topological order of MM's graph, the
+ * one that takes, of the ops whose predecessors are placed, the soonest
+ * to start (the caller frees it): the schedule's resources ordered by it
+ * meet every edge of the graph and close no cycle. */
+static int *
+pw_milp_graph_order(const struct pw_mm *mm, const double *start)
+{
+	int *pos = pw_xmalloc(((size_t)mm->nops + 1) * sizeof *pos);
+	int *indeg = pw_xcalloc((size_t)mm->nops + 1, sizeof *indeg);
+	/* A binary heap of the ops ready to place, the soonest first. */
+	int *heap = pw_xmalloc(((size_t)mm->nops + 1) * sizeof *heap);
+	int i, k, to, n = 0, placed = 0;
+	size_t *first, e;
+	int *succ;
+
+	pw_mm_succ(mm, &first, &succ);
+	for (e = 0; e < (size_t)mm->nedges; e++)
+		indeg[mm->edges[e].to]++;
+	for (i = 0; i < mm->nops; i++)
+		if (indeg[i] == 0)
+			heap[n++] = i;
+	for (k = n / 2 - 1; k >= 0; k--)
+		pw_milp_sift(mm, start, heap, n, k);
+	while (n > 0) {
+		i = heap[0];
+		pos[i] = placed++;
+		heap[0] = heap[--n];
+		pw_milp_sift(mm, start, heap, n, 0);
+		for (e = first[i]; e < first[i + 1]; e++) {
+			if (--indeg[to = mm->edges[succ[e]].to] > 0)
+				continue;
+			for (k = n++; k > 0 && pw_milp_sooner(mm, start, to,
+			    heap[(k - 1) / 2]); k = (k - 1) / 2)
+				heap[k] = heap[(k - 1) / 2];
+			heap[k] = to;
+		}
+	}
+	/* The graph is acyclic: pw_mm_build refused it otherwise. */
+	assert(placed == mm->nops);
+	free(first);
+	free(succ);
+	free(indeg);
+	free(heap);
+	return pos;
+}
+
+/* Returns the schedule the solution describes, its resources ordered as
+ * the formulation decided, or (POS) in that order of every op (the
+ * caller owns it). */
 static struct pw_schedule *
 pw_milp_rebuild(const struct pw_mm *mm, const struct pw_form *form,
     void *state, const double *values, const struct pw_msol *sol,
-    bool by_form)
+    const int *pos)
 {
 	const struct pw_problem *p = mm->p;
 	struct pw_milp_sorter s = { mm, form, state, values, sol->start,
-	    by_form };
+	    pos };
 	struct pw_schedule *sched = pw_schedule_new(p);
 	int *order = pw_xmalloc(((size_t)mm->nops + 1) * sizeof *order);
 	int *tmp = pw_xmalloc(((size_t)mm->nops + 1) * sizeof *tmp);
@@ -420,7 +503,7 @@ pw_milp_take(const struct pw_milp_request *req, struct pw_milp_model *md,
 	const struct pw_mm *mm = &md->mm;
 	struct pw_msol sol;
 	struct pw_timing *broke = NULL;
-	int *cols = NULL, n = 0, k, u, rc;
+	int *cols = NULL, *pos, n = 0, k, u, rc;
 
 	*again = false;
 	sol.start = pw_xmalloc(((size_t)mm->nops + 1) * sizeof *sol.start);
@@ -431,14 +514,16 @@ pw_milp_take(const struct pw_milp_request *req, struct pw_milp_model *md,
 	md->form->read(mm, md->state, values, &sol);
 	pw_milp_outside(mm, &sol);
 	rc = pw_milp_accept(req, pw_milp_rebuild(mm, md->form, md->state,
-	    values, &sol, true), res, &broke, err);
+	    values, &sol, NULL), res, &broke, err);
 	/* Rebuilt in the graph's order, a schedule that breaks a limit is
 	 * not the binaries' to blame: none is held. */
-	if (rc == PW_ERR_DEADLOCK && md->form->order != NULL) {
+	if (rc == PW_ERR_DEADLOCK) {
+		pos = pw_milp_graph_order(mm, sol.start);
 		rc = pw_milp_accept(req, pw_milp_rebuild(mm, md->form,
-		    md->state, values, &sol, false), res, &broke, err);
+		    md->state, values, &sol, pos), res, &broke, err);
 		pw_timing_free(broke);
 		broke = NULL;
+		free(pos);
 	}
 	if (rc == PW_ERR_DEADLOCK)
 		rc = PW_ERR_INTERNAL;

@@ -813,6 +813,27 @@ pw_mm_range(struct pw_mm *mm, double at_least, double better_than)
 		mm->horizon = ceil(mm->horizon - PW_SOLVER_EPS * mm->horizon);
 }
 
+void
+pw_mm_succ(const struct pw_mm *mm, size_t **firstp, int **succp)
+{
+	size_t *first = pw_xcalloc((size_t)mm->nops + 1, sizeof *first);
+	int *succ = pw_xmalloc(((size_t)mm->nedges + 1) * sizeof *succ);
+	size_t e;
+	int i;
+
+	for (e = 0; e < (size_t)mm->nedges; e++)
+		first[mm->edges[e].from + 1]++;
+	for (i = 0; i < mm->nops; i++)
+		first[i + 1] += first[i];
+	for (e = 0; e < (size_t)mm->nedges; e++)
+		succ[first[mm->edges[e].from]++] = (int)e;
+	for (i = mm->nops; i > 0; i--)
+		first[i] = first[i - 1];
+	first[0] = 0;
+	*firstp = first;
+	*succp = succ;
+}
+
 int
 pw_mm_build(struct pw_mm *mm, const struct pw_milp_request *req,
     const struct pw_timing *inc, double at_least, double better_than,
@@ -820,7 +841,6 @@ pw_mm_build(struct pw_mm *mm, const struct pw_milp_request *req,
 {
 	size_t *first = NULL;
 	int *succ = NULL, *topo = NULL, cap = 0, i, rc = PW_OK;
-	size_t e;
 
 	memset(mm, 0, sizeof *mm);
 	mm->req = req;
@@ -833,18 +853,7 @@ pw_mm_build(struct pw_mm *mm, const struct pw_milp_request *req,
 	pw_mm_memory_edges(mm, &cap);
 	if ((rc = pw_mm_pins(mm, &cap, err)) != PW_OK)
 		return rc;
-	/* Successor lists by source. */
-	first = pw_xcalloc((size_t)mm->nops + 1, sizeof *first);
-	succ = pw_xmalloc(((size_t)mm->nedges + 1) * sizeof *succ);
-	for (e = 0; e < (size_t)mm->nedges; e++)
-		first[mm->edges[e].from + 1]++;
-	for (i = 0; i < mm->nops; i++)
-		first[i + 1] += first[i];
-	for (e = 0; e < (size_t)mm->nedges; e++)
-		succ[first[mm->edges[e].from]++] = (int)e;
-	for (i = mm->nops; i > 0; i--)
-		first[i] = first[i - 1];
-	first[0] = 0;
+	pw_mm_succ(mm, &first, &succ);
 	topo = pw_xmalloc(((size_t)mm->nops + 1) * sizeof *topo);
 	if (!pw_mm_topo(mm, first, succ, topo)) {
 		pw_error_set(err, "milp: the pins contradict the dependencies "

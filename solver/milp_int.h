@@ -120,6 +120,9 @@ double	pw_mm_len(const struct pw_mm *, const struct pw_medge *e);
 #define PW_MM_ACT_DEPS	3
 int	pw_mm_act_deps(const struct pw_mm *, const struct pw_mact *a,
 	    bool round_trip, struct pw_medge out[PW_MM_ACT_DEPS]);
+/* The edges by source: those of op I are edges[succ[first[I]]] up to
+ * edges[succ[first[I + 1] - 1]] (the caller frees both arrays). */
+void	pw_mm_succ(const struct pw_mm *, size_t **first, int **succ);
 /* True when I ends before K starts in every solution (same resource). */
 bool	pw_mm_reach(const struct pw_mm *, int i, int k);
 /* Whether op I is part of the model (a transfer whose activation cannot
