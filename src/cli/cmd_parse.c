@@ -388,9 +388,9 @@ cmd_parse_options(const struct pw_command *cmd, int argc, char **argv,
 			}
 		}
 		/* "--problem --model x", "-o -f 1f1b": the value
-		 * forgotten, the next option taken for it; a file's name
-		 * that looks like an option of any command is one too
-		 * ("-" alone is stdin or stdout). */
+		 * forgotten, the next option taken for it; any file's name
+		 * that starts with '-' is taken for one ("-" alone is stdin
+		 * or stdout; ./-f names such a file). */
 		if (optarg != NULL && optarg == argv[optind - 1] &&
 		    (name = cmd_parse_name(c)) != NULL &&
 		    (strchr(CMD_PARSE_FILES, c) != NULL ? optarg[0] == '-' &&
