@@ -125,13 +125,10 @@ pwl_schedule_bound(const struct pw_problem *p, bool within)
 {
 	struct pw_problem *unlimited;
 	double bound;
-	int d;
 
 	if (within)
 		return pw_lower_bound(p, PW_OBJ_MAKESPAN);
-	unlimited = pw_problem_copy(p);
-	for (d = 0; d < unlimited->devices; d++)
-		unlimited->memory[d].limit = INFINITY;
+	unlimited = pw_problem_unlimited(p);
 	bound = pw_lower_bound(unlimited, PW_OBJ_MAKESPAN);
 	pw_problem_free(unlimited);
 	return bound;

@@ -254,6 +254,8 @@ struct pw_problem *pw_problem_new(int devices, int nstages, int microbatches);
 void	pw_problem_free(struct pw_problem *);
 /* Returns a deep copy the caller owns. */
 struct pw_problem *pw_problem_copy(const struct pw_problem *);
+/* Returns a deep copy the caller owns, its memory limits INFINITY. */
+struct pw_problem *pw_problem_unlimited(const struct pw_problem *);
 
 /* Placements: loop puts stage s on device s mod p (v = S/p chunks per
  * device); V needs S = 2p and puts stages d and 2p-1-d on device d. */

@@ -58,6 +58,17 @@ pw_problem_copy(const struct pw_problem *src)
 	return p;
 }
 
+struct pw_problem *
+pw_problem_unlimited(const struct pw_problem *p)
+{
+	struct pw_problem *q = pw_problem_copy(p);
+	int d;
+
+	for (d = 0; d < q->devices; d++)
+		q->memory[d].limit = INFINITY;
+	return q;
+}
+
 int
 pw_problem_place_loop(struct pw_problem *p, struct pw_error *err)
 {
@@ -703,8 +714,8 @@ pw_pin_same_op(struct pw_op a, struct pw_op b)
 	bool ab = a.kind == PW_B || a.kind == PW_BW;
 	bool bb = b.kind == PW_B || b.kind == PW_BW;
 
-	return a.stage == b.stage && a.mb == b.mb && (a.kind == b.kind ||
-	    (ab && bb));
+	return pw_op_same(a, b) || (ab && bb && a.stage == b.stage &&
+	    a.mb == b.mb);
 }
 
 int

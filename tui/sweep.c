@@ -19,26 +19,12 @@
  * short search beside the families, not the full one of "o". */
 #define TUI_SWEEP_SECONDS	1.0
 
-/* Returns a copy of P the caller frees with its limits INFINITY, so that
- * problems that differ only by the limits (which the sweep sets) compare
- * equal. */
-static struct pw_problem *
-tui_sweep_key(const struct pw_problem *p)
-{
-	struct pw_problem *q = pw_problem_copy(p);
-	int d;
-
-	for (d = 0; d < q->devices; d++)
-		q->memory[d].limit = INFINITY;
-	return q;
-}
-
 /* Whether the sweep is of another problem than the plan's (and the plan
  * is not a point loaded from it). */
 static bool
 tui_sweep_stale(const struct tui_sweep *s, const struct pw_problem *p)
 {
-	struct pw_problem *k = tui_sweep_key(p);
+	struct pw_problem *k = pw_problem_unlimited(p);
 	bool stale = !pw_problem_same(s->key, k) &&
 	    (s->loaded == NULL || !pw_problem_same(s->loaded, k));
 
@@ -115,7 +101,7 @@ tui_sweep_start(struct tui *d)
 		tui_job_release(&s->job);
 		return NULL;
 	}
-	s->key = tui_sweep_key(p);
+	s->key = pw_problem_unlimited(p);
 	s->changes = d->changes;
 	s->limit = s->sweep->nlimits - 1;
 	s->series = d->family >= 0 ? (size_t)d->family : 0;
@@ -239,7 +225,7 @@ tui_sweep_load(struct tui *d)
 		return TUI_DRAW_MESSAGE;
 	}
 	pw_problem_free(s->loaded);
-	s->loaded = tui_sweep_key(pt->problem);
+	s->loaded = pw_problem_unlimited(pt->problem);
 	what = pw_xasprintf("sweep point %s, %s", lim, name);
 	d->mode = TUI_MODE_TIMELINE;
 	redraw = tui_plan_set(d, plan, what, what, s->series < pw_nfamilies ?
