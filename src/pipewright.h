@@ -370,9 +370,10 @@ struct pw_pin {
 /* The other op a pin's OP may mean: BW for B or W (a fused backward's),
  * B for BW (a split one's first op), OP itself for the rest. */
 struct pw_op pw_pin_other(struct pw_op op);
-/* Whether a pin's ops A and B are one: the same, or B and BW of one
- * microbatch. */
-bool	pw_pin_same_op(struct pw_op a, struct pw_op b);
+/* Whether pins A and B say the same: each op of one is the other's, or
+ * names it as B where the other says BW (one microbatch's backward,
+ * split or fused). */
+bool	pw_pin_same(const struct pw_pin *a, const struct pw_pin *b);
 /* Whether the op of kind KA of stage SA precedes the one of kind KB of
  * stage SB in every schedule, within one microbatch, by the
  * dependencies alone: every F before every backward, F in stage order,

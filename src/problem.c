@@ -708,14 +708,23 @@ pw_pin_other(struct pw_op op)
 	return op;
 }
 
-bool
-pw_pin_same_op(struct pw_op a, struct pw_op b)
+/* Whether a pin's ops A and B are one: the same, or B and BW of one
+ * microbatch. */
+static bool
+problem_pin_same_op(struct pw_op a, struct pw_op b)
 {
 	bool ab = a.kind == PW_B || a.kind == PW_BW;
 	bool bb = b.kind == PW_B || b.kind == PW_BW;
 
 	return pw_op_same(a, b) || (ab && bb && a.stage == b.stage &&
 	    a.mb == b.mb);
+}
+
+bool
+pw_pin_same(const struct pw_pin *a, const struct pw_pin *b)
+{
+	return problem_pin_same_op(a->before, b->before) &&
+	    problem_pin_same_op(a->after, b->after);
 }
 
 int
@@ -742,7 +751,7 @@ pw_pin_check(const struct pw_problem *p, const struct pw_pin *pin,
 		    "pin joins two ops of one device", na, da, nb, db);
 		return PW_ERR_INPUT;
 	}
-	if (pw_pin_same_op(a, b)) {
+	if (problem_pin_same_op(a, b)) {
 		pw_error_set(err, "%s and %s are one op", na, nb);
 		return PW_ERR_INPUT;
 	}

@@ -366,6 +366,41 @@ test_pin_other(void)
 	}
 }
 
+/* Which pins say the same: B and BW of one microbatch are one op, W and
+ * BW are not (a pin after a W waits for more than one after a B). */
+static void
+test_pin_same(void)
+{
+	static const struct {
+		enum pw_kind before, after, other_before, other_after;
+		int other_mb;
+		bool same;
+	} row[] = {
+		{ PW_F, PW_B, PW_F, PW_B, 0, true },
+		{ PW_F, PW_B, PW_F, PW_BW, 0, true },
+		{ PW_BW, PW_F, PW_B, PW_F, 0, true },
+		{ PW_F, PW_W, PW_F, PW_BW, 0, false },
+		{ PW_F, PW_B, PW_F, PW_B, 1, false },
+		{ PW_F, PW_B, PW_B, PW_F, 0, false },
+	};
+	struct pw_pin a, b;
+	size_t i;
+
+	for (i = 0; i < sizeof row / sizeof row[0]; i++) {
+		a = (struct pw_pin){ { row[i].before, 1, 4 },
+		    { row[i].after, 1, 2 } };
+		b = (struct pw_pin){ { row[i].other_before, 1, 4 },
+		    { row[i].other_after, 1, 2 + row[i].other_mb } };
+		tap_ok(pw_pin_same(&a, &b) == row[i].same &&
+		    pw_pin_same(&b, &a) == row[i].same, "pin same: %s(1,4) "
+		    "before %s(1,2) and %s(1,4) before %s(1,%d): %s",
+		    pw_kind_name(row[i].before), pw_kind_name(row[i].after),
+		    pw_kind_name(row[i].other_before),
+		    pw_kind_name(row[i].other_after), 2 + row[i].other_mb,
+		    row[i].same ? "the same" : "not");
+	}
+}
+
 /* The one placement formula, and the warm-ups the classic families and
  * the partition search share. */
 static void
@@ -465,5 +500,6 @@ main(void)
 	test_copy();
 	test_op_parse();
 	test_pin_other();
+	test_pin_same();
 	return tap_done();
 }

@@ -528,6 +528,21 @@ test_pins(void)
 	tap_int((long long)d->npins, 0, "undo again removes it");
 	tui_key(d, TUI_KEY_CTRL('r'));
 	tap_ok(d->npins == 1 && d->pins[0].after.mb == 0, "redo adds it");
+	select_op(d, "B(0,0)");
+	tui_key(d, 'p');
+	select_op(d, "F(0,2)");
+	tui_key(d, 'p');
+	tap_str(d->message, "F(0,2) before B(0,0) is pinned already",
+	    "the same pin again is refused, whichever op went first");
+	/* A file's pin may name the backward fused (BW) where this schedule
+	 * splits it: the same pin. */
+	d->pins[0].after.kind = PW_BW;
+	select_op(d, "F(0,2)");
+	tui_key(d, 'p');
+	select_op(d, "B(0,0)");
+	tui_key(d, 'p');
+	tap_ok(d->npins == 1 && strcmp(d->message, "F(0,2) before B(0,0) is "
+	    "pinned already") == 0, "... and so is one naming its BW");
 	tui_free(d);
 }
 

@@ -371,7 +371,7 @@ tui_act_pin(struct tui *d)
 	pin.before = pa < pb ? d->pin_first : d->sel;
 	pin.after = pa < pb ? d->sel : d->pin_first;
 	for (i = 0; i < d->npins; i++) {
-		if (memcmp(&d->pins[i], &pin, sizeof pin) == 0) {
+		if (pw_pin_same(&d->pins[i], &pin)) {
 			tui_message(d, true, "%s before %s is pinned already",
 			    pw_op_name(a, sizeof a, pin.before),
 			    pw_op_name(b, sizeof b, pin.after));

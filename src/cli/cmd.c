@@ -258,38 +258,51 @@ pw_cmd_label(const char *path)
 }
 
 bool
-pw_cmd_problem_other(const struct pw_problem *a, const struct pw_problem *b,
+pw_cmd_pipeline_other(const struct pw_problem *a, const struct pw_problem *b,
     const char *other, char *why, size_t len)
 {
-	static const char *const name[] = { "f", "b", "w", "act", "hold",
-	    "offload", "comm" };
 	const struct { const char *what; int x, y; } count[] = {
 		{ "devices", a->devices, b->devices },
 		{ "microbatches", a->microbatches, b->microbatches },
 		{ "stages", a->nstages, b->nstages },
 	};
+	int s, k;
+
+	for (k = 0; k < (int)(sizeof count / sizeof count[0]); k++)
+		if (count[k].x != count[k].y) {
+			snprintf(why, len, "%d %s, %s %d", count[k].x,
+			    count[k].what, other, count[k].y);
+			return true;
+		}
+	for (s = 0; s < a->nstages; s++)
+		if (a->stages[s].device != b->stages[s].device) {
+			snprintf(why, len, "stage %d on device %d, %s %d", s,
+			    a->stages[s].device, other, b->stages[s].device);
+			return true;
+		}
+	return false;
+}
+
+bool
+pw_cmd_problem_other(const struct pw_problem *a, const struct pw_problem *b,
+    const char *other, char *why, size_t len)
+{
+	static const char *const name[] = { "f", "b", "w", "act", "hold",
+	    "offload", "comm" };
 	const struct pw_stage *x, *y;
 	double va[7], vb[7];
-	char bx[32], by[32];
+	char bx[32], by[32], shape[160];
 	int s, k, d;
 
 	if (pw_problem_same(a, b))
 		return false;
-	for (k = 0; k < (int)(sizeof count / sizeof count[0]); k++)
-		if (count[k].x != count[k].y) {
-			snprintf(why, len, "another problem (%d %s, %s %d)",
-			    count[k].x, count[k].what, other, count[k].y);
-			return true;
-		}
+	if (pw_cmd_pipeline_other(a, b, other, shape, sizeof shape)) {
+		snprintf(why, len, "another problem (%s)", shape);
+		return true;
+	}
 	for (s = 0; s < a->nstages; s++) {
 		x = &a->stages[s];
 		y = &b->stages[s];
-		if (x->device != y->device) {
-			snprintf(why, len, "another problem (stage %d on "
-			    "device %d, %s %d)", s, x->device, other,
-			    y->device);
-			return true;
-		}
 		memcpy(va, (double[7]){ x->f, x->b, x->w, x->act, x->hold,
 		    x->offload, x->comm }, sizeof va);
 		memcpy(vb, (double[7]){ y->f, y->b, y->w, y->act, y->hold,

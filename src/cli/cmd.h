@@ -195,6 +195,12 @@ void	pw_cmd_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* cmd.c: says WHAT, a write that failed, with ERROR's words (an errno;
  * 0: none known). */
 void	pw_cmd_say_cause(const char *what, int error);
+/* cmd.c: whether A's pipeline differs from B's (its devices,
+ * microbatches, stages or a stage's device): then WHY says "FIELD A's,
+ * OTHER B's" for the first that does ("4 devices, against 8"). */
+bool	pw_cmd_pipeline_other(const struct pw_problem *a,
+	    const struct pw_problem *b, const char *other, char *why,
+	    size_t len);
 /* cmd.c: whether problem A differs from B: then WHY says "another
  * problem (FIELD A's, OTHER B's)" for the first field that does, in the
  * order a problem file lists them (OTHER names B: "run 1"). */

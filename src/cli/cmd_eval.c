@@ -203,35 +203,6 @@ cmd_eval_json_critical(const struct pw_plan *plan)
 	return root;
 }
 
-/* Whether RUN (a measured file's problem) ran the pipeline of PRED (the
- * predicted file's): its devices, stages and their devices, and its
- * microbatches; the costs may differ (a run's workload is its own).
- * Else WHY says the first difference. */
-static bool
-cmd_eval_same_pipeline(const struct pw_problem *run,
-    const struct pw_problem *pred, char *why, size_t len)
-{
-	int s;
-
-	if (run->devices != pred->devices || run->nstages != pred->nstages) {
-		snprintf(why, len, "%d devices and %d stages, against %d and %d",
-		    run->devices, run->nstages, pred->devices, pred->nstages);
-		return false;
-	}
-	for (s = 0; s < run->nstages; s++)
-		if (run->stages[s].device != pred->stages[s].device) {
-			snprintf(why, len, "stage %d on device %d, against %d",
-			    s, run->stages[s].device, pred->stages[s].device);
-			return false;
-		}
-	if (run->microbatches != pred->microbatches) {
-		snprintf(why, len, "%d microbatches, against %d",
-		    run->microbatches, pred->microbatches);
-		return false;
-	}
-	return true;
-}
-
 /* Whether RUN (a measured file's schedule) holds the ops of PRED (the
  * predicted file's) on P, one pipeline: the orders may differ, not the
  * ops (a fused backward against a split one, an offload).  Else WHY
@@ -340,8 +311,10 @@ cmd_eval_against(const struct pw_cmd_args *a)
 		status = PW_EXIT_INPUT;
 		goto out;
 	}
-	if (!cmd_eval_same_pipeline(pw_plan_problem(run),
-	    pw_plan_problem(plan), why, sizeof why)) {
+	/* A run's costs are its own workload's; only its pipeline must be
+	 * the predicted one's. */
+	if (pw_cmd_pipeline_other(pw_plan_problem(run),
+	    pw_plan_problem(plan), "against", why, sizeof why)) {
 		pw_cmd_say("eval: %s is a run of another pipeline than %s's "
 		    "(%s): --against takes the schedule it ran",
 		    pw_cmd_label(a->pos[0]), pw_cmd_label(a->against), why);

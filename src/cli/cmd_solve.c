@@ -54,8 +54,7 @@ cmd_solve_pins_add(struct pw_pin **all, size_t *n, const struct pw_pin *add,
 
 	for (i = 0; i < nadd; i++) {
 		for (k = 0; k < *n; k++)
-			if (pw_pin_same_op((*all)[k].before, add[i].before) &&
-			    pw_pin_same_op((*all)[k].after, add[i].after))
+			if (pw_pin_same(&(*all)[k], &add[i]))
 				break;
 		if (k < *n)
 			continue;
