@@ -340,6 +340,33 @@ pw_bmem_free(struct pw_bmem *bm)
 	free(bm->load);
 }
 
+int
+pw_bound_bisect(double *lo, double *hi, double rel, int iters,
+    int (*reaches)(void *, double), void *arg)
+{
+	double mid;
+	int i, r = 1;
+
+	for (i = 0; r == 1 && i < iters && *hi - *lo > rel * *hi; i++) {
+		mid = *lo + (*hi - *lo) / 2;
+		if (mid <= *lo || mid >= *hi)
+			break;
+		if ((r = reaches(arg, mid)) == 0) {
+			*lo = mid;
+			r = 1;
+		} else if (r == 1)
+			*hi = mid;
+	}
+	return r;
+}
+
+/* pw_bmem_fits for pw_bound_bisect. */
+static int
+pw_bmem_reaches(void *bm, double t)
+{
+	return pw_bmem_fits(bm, t);
+}
+
 /*
  * The least T the memory allows, at least LO.  Without movable
  * activations it is each device's head plus its integral over its
@@ -349,7 +376,7 @@ pw_bmem_free(struct pw_bmem *bm)
 static double
 pw_bmem_bound(const struct pw_bmem *bm, double lo)
 {
-	double hi, t;
+	double hi;
 	int d, i;
 	bool movable = false;
 
@@ -368,15 +395,7 @@ pw_bmem_bound(const struct pw_bmem *bm, double lo)
 		hi *= 2;
 	if (i == 200)
 		return lo;
-	for (i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
-		t = lo + (hi - lo) / 2;
-		if (t <= lo || t >= hi)
-			break;
-		if (pw_bmem_fits(bm, t))
-			hi = t;
-		else
-			lo = t;
-	}
+	pw_bound_bisect(&lo, &hi, 1e-12, 200, pw_bmem_reaches, (void *)bm);
 	return lo;
 }
 
@@ -636,6 +655,13 @@ pw_bdev_end(struct pw_bdev *dv, double end)
 	return dv->t[pw_bdev_index(dv, dv->m, 0, 0)];
 }
 
+/* Whether relaxation DV meets END, for pw_bound_bisect. */
+static int
+pw_bdev_reaches(void *dv, double end)
+{
+	return !isinf(pw_bdev_end(dv, end));
+}
+
 /*
  * The device bound of relaxation DV: its least end, found by bisection
  * from LO (a bound already proven, the head-body-tail's), keeping the
@@ -644,21 +670,12 @@ pw_bdev_end(struct pw_bdev *dv, double end)
 static double
 pw_bdev_bound(struct pw_bdev *dv, double lo)
 {
-	double hi, mid;
-	int i;
+	double hi;
 
 	hi = pw_bdev_end(dv, INFINITY) + fmax(dv->qf, dv->qb);
 	if (!isinf(pw_bdev_end(dv, lo)))
 		return lo;
-	for (i = 0; i < 100 && hi - lo > 1e-12 * hi; i++) {
-		mid = lo + (hi - lo) / 2;
-		if (mid <= lo || mid >= hi)
-			break;
-		if (isinf(pw_bdev_end(dv, mid)))
-			lo = mid;
-		else
-			hi = mid;
-	}
+	pw_bound_bisect(&lo, &hi, 1e-12, 100, pw_bdev_reaches, dv);
 	return lo;
 }
 

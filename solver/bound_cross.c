@@ -543,8 +543,9 @@ pw_bcross_layer_run(struct pw_bcross *cx, int nf)
  * first.  Its states at the end are those of the last layer's first
  * bucket. */
 static int
-pw_bcross_meets_end(struct pw_bcross *cx, double end)
+pw_bcross_meets_end(void *arg, double end)
 {
+	struct pw_bcross *cx = arg;
 	const struct pw_bcross_in *in = cx->in;
 	size_t nb = (size_t)(in->na + 1) * (size_t)(in->nh + 1);
 	int nf;
@@ -583,7 +584,7 @@ pw_bcross_least_end(struct pw_bcross *cx)
 static double
 pw_bcross_search(struct pw_bcross *cx, double lo)
 {
-	double hi, mid, step;
+	double hi, step;
 	int i, r;
 
 	cx->exact = false;
@@ -597,14 +598,9 @@ pw_bcross_search(struct pw_bcross *cx, double lo)
 		hi += step;
 		step *= 2;
 	}
-	for (i = 0; r == 1 && i < 60 && hi - lo > 2e-5 * hi; i++) {
-		mid = lo + (hi - lo) / 2;
-		if ((r = pw_bcross_meets_end(cx, mid)) == 0) {
-			lo = mid;
-			r = 1;
-		} else if (r == 1)
-			hi = mid;
-	}
+	if (r == 1)
+		r = pw_bound_bisect(&lo, &hi, 2e-5, 60, pw_bcross_meets_end,
+		    cx);
 	/* Every schedule that ends by HI is one of the last pass's paths,
 	 * no later anywhere, so it ends no earlier than the least of their
 	 * latest ends. */

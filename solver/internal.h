@@ -153,6 +153,15 @@ struct pw_bcross_in {
 double	pw_bound_crossing(const struct pw_bcross_in *in, double lo,
 	    long budget[2]);
 
+/* bound.c: bisects between *LO, an end known not to be reached, and
+ * *HI, one known to be, until they are within REL of *HI or after ITERS
+ * steps, keeping both known.  REACHES(ARG, END) says 1 where END is
+ * reached, 0 where not, anything else where it cannot tell, which ends
+ * the search; returns its last answer (1 where it never could not
+ * tell).  Rounding only lowers *LO, so a bound taken from it holds. */
+int	pw_bound_bisect(double *lo, double *hi, double rel, int iters,
+	    int (*reaches)(void *, double), void *arg);
+
 /* bound.c: the bytes DEVICE needs to run one microbatch alone through
  * its stages, with the activations of OFFLOADABLE stages ([nstages] or
  * NULL for none) on the host while the microbatch is elsewhere. */
