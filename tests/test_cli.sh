@@ -1022,7 +1022,11 @@ EOF
 	run "$PW" plan "$TESTDATA/plan_on_moves_nothing.json" --offload on \
 	    --iteration-limit 3000
 	ok "plan --offload on bounds a candidate that moves nothing as such" \
-	    out_has '^1  *given  *1 chunk  *-  *yes  *zb-auto  *84 s .* 84 s (device)  *0.00%$'
+	    out_has '^1  *given  *1 chunk  *-  *no  *zb-auto  *84 s .* 84 s (device)  *0.00%$'
+	run "$PW" plan "$TESTDATA/plan_on_moves_nothing.json" --offload on \
+	    --iteration-limit 3000 --json
+	ok "its JSON: the design has the link" out_has '^      "offload": true,$'
+	ok "... and its schedule moves nothing" out_has '^      "moves": false,$'
 
 	# Ops of no duration may start together, and the big-M model may
 	# then order them across devices in a cycle: the schedule is rebuilt
@@ -1519,8 +1523,8 @@ run "$PW" $PLAN --top 2 --objective span
 ok "plan --objective span ranks by span" out_has ' the 2 best of [0-9]* candidates by span$'
 ok "and shows the span beside the step time" \
     out_has '^#  *split  *layout  *recompute  *offload  *schedule  *step time  *span  *bubble  *idle  *peak / limit  *bound  *gap$'
-run "$PW" $PLAN --top 2 --offload on
-ok "plan --offload on: only designs with the link" [ "$(grep -c '^[12]  .* yes  ' "$tmp/out")" -eq 2 ]
+run "$PW" $PLAN --top 2 --offload on --json
+ok "plan --offload on: only designs with the link" [ "$(grep -c '"offload": true,' "$tmp/out")" -eq 2 ]
 run "$PW" $PLAN --top 2 --json
 ok "plan --json exits 0" status_is 0
 if command -v python3 >/dev/null 2>&1; then

@@ -694,7 +694,7 @@ test_planner_draw(struct tui *d)
 	views_expect_rows(2, panel, "design search");
 	tap_ok((mvwinch(stdscr, 6, 4) & A_REVERSE) && !(mvwinch(stdscr, 5, 4) &
 	    A_REVERSE), "the cursor's row only is reversed");
-	views_expect_row(21, "recompute selective, offload off, peak 182.8 KiB "
+	views_expect_row(21, "recompute selective, offload no, peak 182.8 KiB "
 	    "of 185.5 KiB (d0), idle 27.1%", "design search: the cursor's "
 	    "figures");
 	views_expect_row(22, "bound 7.344 s, gap 2.0% for this design, "

@@ -122,7 +122,7 @@ tui_plan_status(const struct pw_planner_candidate *c, char *one, char *two,
 		snprintf(lim, sizeof lim, "no limit");
 	snprintf(one, len, "recompute %s, offload %s, peak %s of %s (d%d), "
 	    "idle %.1f%%", pw_recompute_label(c->design.recompute),
-	    c->design.offload ? "on" : "off", peak, lim, c->peak_device,
+	    c->moves ? "yes" : "no", peak, lim, c->peak_device,
 	    100 * c->idle_share);
 	snprintf(two, len, "bound %s, gap %.1f%% for this design%s; Enter "
 	    "opens it", pw_fmt_seconds(bound, sizeof bound, c->bound),

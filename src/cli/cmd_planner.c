@@ -87,8 +87,10 @@ cmd_planner_row(char (*row)[PW_CMD_CELL], const struct pw_planner_candidate *c,
 	snprintf(row[CMD_PLANNER_RECOMPUTE], PW_CMD_CELL, "%s",
 	    c->design.layers_per_stage == NULL ? "-" :
 	    pw_recompute_label(c->design.recompute));
+	/* What the schedule does: with the link, one may still move
+	 * nothing (under --offload on). */
 	snprintf(row[CMD_PLANNER_OFFLOAD], PW_CMD_CELL, "%s",
-	    c->design.offload ? "yes" : "no");
+	    c->moves ? "yes" : "no");
 	snprintf(row[CMD_PLANNER_SCHEDULE], PW_CMD_CELL, "%s",
 	    c->schedule_name);
 	pw_fmt_seconds(row[CMD_PLANNER_STEP], PW_CMD_CELL, c->makespan);
@@ -196,6 +198,7 @@ cmd_planner_json(const struct pw_planner_result *r, enum pw_objective obj)
 		    json_string(pw_recompute_name(c->design.recompute)));
 		json_object_set_new(o, "offload", json_boolean(
 		    c->design.offload));
+		json_object_set_new(o, "moves", json_boolean(c->moves));
 		json_object_set_new(o, "schedule", json_string(
 		    c->schedule_name));
 		json_object_set_new(o, "objective", json_real(c->objective));
