@@ -837,8 +837,12 @@ if command -v script >/dev/null 2>&1; then
 	script -qec "$PW export $tmp/default-1f1b.json --to png" /dev/null >"$tmp/tty.out" 2>&1
 	ok "png to a terminal: refused, naming -o" grep -q "writes binary data, which a terminal cannot show: give -o FILE" "$tmp/tty.out"
 	ok "png to a terminal: no PNG on it" lacks PNG "$tmp/tty.out"
+	script -qec "$PW export $tmp/default-1f1b.json --to png -o /dev/stdout" /dev/null >"$tmp/tty.out" 2>&1
+	ok "png to a terminal named as a file: refused too" grep -q "writes binary data, which a terminal cannot show: give -o FILE" "$tmp/tty.out"
+	ok "... with no PNG on it" lacks PNG "$tmp/tty.out"
 else
 	skip "png to a terminal" "no script(1)"
+	skip "png to a terminal named as a file" "no script(1)"
 fi
 
 # ------------------------------------------------------------ solve
@@ -950,6 +954,17 @@ EOF
 	ok "a pin on B and on BW: solve exits 0" status_is 0
 	ok "...and writes it once" \
 	    [ "$(grep -c '"before"' "$tmp/pin-once.json")" -eq 1 ]
+	# So does one file listing it twice, as B and as BW.
+	{ sed '$d' "$tmp/free.json"; printf ',\n  "pins": [%s,\n%s]\n}\n' \
+	    "$bpin" "$(echo "$bpin" | sed 's/"kind": "B"/"kind": "BW"/')"; } \
+	    >"$tmp/pin-twice.json"
+	run "$PW" solve "$tmp/pin-twice.json" -I 2000 -o "$tmp/pin-once.json"
+	ok "a file with one pin twice: solve exits 0" status_is 0
+	ok "...and writes it once" \
+	    [ "$(grep -c '"before"' "$tmp/pin-once.json")" -eq 1 ]
+	fails 2 "is the schedule's output too" "solve -o and --write-lp of one file" \
+	    "$PW" solve "$tmp/pin-twice.json" -I 2000 -o "$tmp/one.json" --write-lp "$tmp/./one.json"
+	ok "...which it names, writing neither" [ ! -e "$tmp/one.json" ]
 	sed '/^  "pins"/s/"kind": "W"/"kind": "OFFLOAD"/' \
 	    "$tmp/free-pinned.json" >"$tmp/bad-pin.json"
 	fails 2 "$tmp/bad-pin.json: pins[0].before.kind: must be a compute op's kind" \
@@ -1691,6 +1706,15 @@ run "$PW" show "$tmp/overlap.json" --width 100
 ok "show of a measured timeline that breaks a rule exits 0" status_is 0
 ok "warning in one line" one_error 'overlap.json'
 ok "which names the rules broken and the check to run" err_has '^pipewright: warning: the measured timeline breaks [0-9]* rules*: pipewright check .*overlap.json$'
+# Stored times that differ and a bad run: the run refuses the file, in
+# one line, with no note on the times before it.
+awk '/"kind": "F", "stage": 0, "mb": 0,/ { sub(/"end": [0-9.e-]*/, "\"end\": 5") }
+/"op": "F\(0,0\)"/ { sub(/"start": [0-9.e-]*/, "\"start\": -1") } { print }' \
+    "$tmp/m.json" >"$tmp/badrun.json"
+for cmd in eval show "export --to chrome -o $tmp/badrun.trace"; do
+	fails 2 "badrun.json: measured.ops[0].start: must be a non-negative number (got -1)" \
+	    "${cmd%% *} of a file whose times differ and whose run is bad" "$PW" $cmd "$tmp/badrun.json"
+done
 run "$PW" eval --against "$tmp/m.json" "$tmp/m.json"
 ok "eval --against exits 0" status_is 0
 ok "eval --against says which prediction" out_has '^.*m.json measured against the prediction of .*m.json on its problem$'

@@ -351,6 +351,10 @@ void	pw_cmd_compare_times(const struct pw_plan *plan, const char *path,
  * where PATH ends in .lua, else a problem file; an enum pw_exit after
  * reporting what failed. */
 int	pw_cmd_problem_save(const char *path, const struct pw_problem *problem);
+/* cmd_plan.c: whether outputs A and B ("-": stdout) would write one
+ * file: the same file, or one name in one directory where either is yet
+ * to be made. */
+bool	pw_cmd_outputs_same(const char *a, const char *b);
 /* cmd_plan.c: whether OUTPUT can be written, tried before a search so
  * that it fails first (a regular file, or a new one, is opened and
  * abandoned); an enum pw_exit after reporting why not. */
@@ -407,11 +411,12 @@ struct pw_cmd_view {
 	struct pw_metrics *own_metrics;
 	char	head[128];
 };
-/* cmd_view.c: fills V for PLAN, read from A's input; an enum pw_exit
- * after reporting a failure.  V is the caller's (pw_cmd_view_free; the
- * plan must outlive it). */
-int	pw_cmd_view_load(const struct pw_cmd_args *a, const struct pw_plan *plan,
-	    struct pw_cmd_view *v);
+/* cmd_view.c: the plan of A's input in *PLAN (the caller frees it,
+ * also on failure) and V for it, with the file's measured run where
+ * MEASURED; an enum pw_exit after reporting a failure.  V is the
+ * caller's (pw_cmd_view_free; the plan must outlive it). */
+int	pw_cmd_view_plan(const struct pw_cmd_args *a, bool measured,
+	    struct pw_plan **plan, struct pw_cmd_view *v);
 void	pw_cmd_view_free(struct pw_cmd_view *v);
 
 #endif /* PW_CMD_H */

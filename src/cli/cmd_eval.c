@@ -365,10 +365,8 @@ pw_cmd_eval(const struct pw_cmd_args *a)
 
 	if (a->against != NULL)
 		return cmd_eval_against(a);
-	if ((status = pw_cmd_plan_load(a, &plan)) != PW_EXIT_OK)
-		goto out;
 	/* The critical path and the slack are the simulator's. */
-	if (!a->critical && (status = pw_cmd_view_load(a, plan, &v)) !=
+	if ((status = pw_cmd_view_plan(a, !a->critical, &plan, &v)) !=
 	    PW_EXIT_OK)
 		goto out;
 	if (a->critical && a->json)

@@ -353,6 +353,42 @@ cmd_plan_output_is(const char *output, const char *input)
 	    stat(input, &in) == 0 && cmd_plan_same_file(&out, &in);
 }
 
+bool
+pw_cmd_outputs_same(const char *a, const char *b)
+{
+	char *name[2] = { pw_xstrdup(a), pw_xstrdup(b) };
+	char *dir[2] = { NULL, NULL }, *slash;
+	struct stat sa, sb;
+	bool same;
+	int i;
+
+	if (strcmp(a, "-") == 0 || strcmp(b, "-") == 0)
+		same = strcmp(a, b) == 0;
+	else if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		same = cmd_plan_same_file(&sa, &sb);
+	else {
+		/* One yet to be made: the same name in one directory. */
+		for (i = 0; i < 2; i++) {
+			if ((slash = strrchr(name[i], '/')) == NULL) {
+				dir[i] = realpath(".", NULL);
+				continue;
+			}
+			*slash = '\0';
+			dir[i] = realpath(slash == name[i] ? "/" : name[i],
+			    NULL);
+			memmove(name[i], slash + 1, strlen(slash + 1) + 1);
+		}
+		same = dir[0] != NULL && dir[1] != NULL &&
+		    strcmp(dir[0], dir[1]) == 0 &&
+		    strcmp(name[0], name[1]) == 0;
+	}
+	for (i = 0; i < 2; i++) {
+		free(dir[i]);
+		free(name[i]);
+	}
+	return same;
+}
+
 int
 pw_cmd_output_spares(const char *cmd, const char *output,
     const char *const *inputs, int n, const char *what)

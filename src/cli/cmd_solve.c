@@ -45,7 +45,7 @@ cmd_solve_progress(const struct pw_progress *pr, void *arg)
 
 /* Appends to *ALL (*N of them) each of the NADD pins of ADD that it does
  * not hold yet: a problem's and a start's pins may be the same file's,
- * or name one op as B and as BW. */
+ * a file may list one twice, or name one op as B and as BW. */
 static void
 cmd_solve_pins_add(struct pw_pin **all, size_t *n, const struct pw_pin *add,
     size_t nadd)
@@ -294,10 +294,10 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	struct pw_solve_opts o;
 	struct cmd_solve_last last = { NULL, 0, 0 };
 	struct pwlua_solve_prefs prefs;
-	struct pw_pin *pins = NULL, *all = NULL;
+	struct pw_pin *given = NULL, *pins = NULL, *all = NULL;
 	struct pw_error err;
 	struct cmd_solve_job job;
-	size_t npins = 0, nall = 0;
+	size_t ngiven = 0, npins = 0, nall = 0;
 	FILE *out;
 	const char *output;
 	int status, rc;
@@ -305,9 +305,12 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	memset(&res, 0, sizeof res);
 	/* The pins of schedule files (PROBLEM, --from) are the user's, kept
 	 * in the result; a Lua problem's are its script's. */
-	if ((problem = pw_cmd_problem_load_pins(a, &prefs, &pins,
-	    &npins)) == NULL)
+	if ((problem = pw_cmd_problem_load_pins(a, &prefs, &given,
+	    &ngiven)) == NULL)
 		return PW_EXIT_INPUT;
+	/* A file may list a pin twice, or as B and as BW: kept once. */
+	cmd_solve_pins_add(&pins, &npins, given, ngiven);
+	free(given);
 	pw_solve_opts_init(&o);
 	pw_cmd_prefs_apply(a, &prefs, &o.objective, &o.time_limit);
 	o.offload = a->offload;
@@ -321,6 +324,14 @@ pw_cmd_solve(const struct pw_cmd_args *a)
 	    PW_EXIT_OK) || (a->write_lp != NULL && (status =
 	    pw_cmd_output_check(a->write_lp)) != PW_EXIT_OK))
 		goto out;
+	if (output != NULL && a->write_lp != NULL &&
+	    pw_cmd_outputs_same(output, a->write_lp)) {
+		pw_cmd_say("solve: --write-lp '%s' is the schedule's output "
+		    "too: one would replace the other; write elsewhere",
+		    a->write_lp);
+		status = PW_EXIT_INPUT;
+		goto out;
+	}
 	status = PW_EXIT_INPUT;
 	if (a->from != NULL && pw_family_find(a->from) != NULL)
 		o.start_family = a->from;

@@ -4,6 +4,8 @@
  * measured file, its measured timeline.
  */
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 
 #include <errno.h>
 #include <math.h>
@@ -56,44 +58,70 @@ cmd_view_check(const char *path, const struct pw_problem *p,
 	free(ops);
 }
 
-int
-pw_cmd_view_load(const struct pw_cmd_args *a, const struct pw_plan *plan,
-    struct pw_cmd_view *v)
+/* Whether OUTPUT ("-": stdout) is a terminal: /dev/stdout, /dev/tty and
+ * a pts too. */
+static bool
+cmd_view_terminal(const char *output)
 {
-	const struct pw_problem *p = pw_plan_problem(plan);
+	struct stat st;
+	bool tty;
+	int fd;
+
+	if (strcmp(output, "-") == 0)
+		return isatty(STDOUT_FILENO);
+	if (stat(output, &st) != 0 || !S_ISCHR(st.st_mode) ||
+	    (fd = open(output, O_WRONLY | O_NOCTTY | O_CLOEXEC)) < 0)
+		return false;
+	tty = isatty(fd);
+	close(fd);
+	return tty;
+}
+
+int
+pw_cmd_view_plan(const struct pw_cmd_args *a, bool measured,
+    struct pw_plan **plan, struct pw_cmd_view *v)
+{
+	const struct pw_problem *p;
 	struct pw_measured *m = NULL;
 	struct pw_error err;
-	int rc;
+	int rc, status;
 
 	memset(v, 0, sizeof *v);
-	v->timing = pw_plan_timing(plan);
-	v->metrics = pw_plan_metrics(plan);
-	/* Only a schedule file has a measured run. */
-	if (a->family != NULL || a->model[PW_CMD_M_MODEL] != NULL ||
-	    a->predicted || pwlua_is_script(a->pos[0]) ||
-	    pw_torch_is_csv(a->pos[0]))
-		return PW_EXIT_OK;
-	if ((rc = pw_measured_read(a->pos[0], &m, &err)) != PW_OK) {
+	*plan = NULL;
+	/* Only a schedule file has a measured run.  It is read first, so
+	 * that a file whose run is bad is refused in one line, before any
+	 * note on its stored times. */
+	measured = measured && a->family == NULL &&
+	    a->model[PW_CMD_M_MODEL] == NULL && !a->predicted &&
+	    !pwlua_is_script(a->pos[0]) && !pw_torch_is_csv(a->pos[0]);
+	if (measured && (rc = pw_measured_read(a->pos[0], &m, &err)) !=
+	    PW_OK) {
 		pw_cmd_say("%s", err.msg);
 		return pw_cmd_status(rc);
 	}
+	if ((status = pw_cmd_plan_load(a, plan)) != PW_EXIT_OK)
+		goto out;
+	p = pw_plan_problem(*plan);
+	v->timing = pw_plan_timing(*plan);
+	v->metrics = pw_plan_metrics(*plan);
 	if (m == NULL)
-		return PW_EXIT_OK;
+		goto out;
 	if ((v->own_timing = pw_measured_timing(p, m, &err)) == NULL) {
 		pw_cmd_say("%s: %s", pw_cmd_label(a->pos[0]), err.msg);
-		pw_measured_free(m);
-		return PW_EXIT_INPUT;
+		status = PW_EXIT_INPUT;
+		goto out;
 	}
-	cmd_view_check(a->pos[0], p, pw_plan_schedule(plan), m);
-	v->own_metrics = pw_metrics_compute(p, pw_plan_schedule(plan),
+	cmd_view_check(a->pos[0], p, pw_plan_schedule(*plan), m);
+	v->own_metrics = pw_metrics_compute(p, pw_plan_schedule(*plan),
 	    v->own_timing);
 	v->timing = v->own_timing;
 	v->metrics = v->own_metrics;
 	snprintf(v->head, sizeof v->head, "measured (%s, %d iteration%s, "
 	    "median step)", m->backend, m->iterations, m->iterations == 1 ?
 	    "" : "s");
+out:
 	pw_measured_free(m);
-	return PW_EXIT_OK;
+	return status;
 }
 
 void
@@ -151,8 +179,7 @@ pw_cmd_show(const struct pw_cmd_args *a)
 	    cmd_view_range("show", "width", a->width, a->width_text, 1,
 	    PW_CMD_WIDTH_MAX, "columns") != PW_EXIT_OK)
 		return PW_EXIT_INPUT;
-	if ((status = pw_cmd_plan_load(a, &plan)) != PW_EXIT_OK ||
-	    (status = pw_cmd_view_load(a, plan, &v)) != PW_EXIT_OK)
+	if ((status = pw_cmd_view_plan(a, true, &plan, &v)) != PW_EXIT_OK)
 		goto out;
 	if (v.head[0] != '\0')
 		printf("%s\n", v.head);
@@ -211,8 +238,7 @@ pw_cmd_export(const struct pw_cmd_args *a)
 		pw_cmd_unknown(PW_CMD_LIST_FORMATS, "format", a->format);
 		return PW_EXIT_INPUT;
 	}
-	if (format->binary && strcmp(a->output, "-") == 0 &&
-	    isatty(STDOUT_FILENO)) {
+	if (format->binary && cmd_view_terminal(a->output)) {
 		pw_cmd_say("export: --to %s writes binary data, which a "
 		    "terminal cannot show: give -o FILE", format->name);
 		return PW_EXIT_INPUT;
@@ -222,8 +248,7 @@ pw_cmd_export(const struct pw_cmd_args *a)
 	if ((status = pw_cmd_output_spares("export", a->output, inputs, 2,
 	    "the input")) != PW_EXIT_OK ||
 	    (status = cmd_view_size(a, format)) != PW_EXIT_OK ||
-	    (status = pw_cmd_plan_load(a, &plan)) != PW_EXIT_OK ||
-	    (status = pw_cmd_view_load(a, plan, &v)) != PW_EXIT_OK)
+	    (status = pw_cmd_view_plan(a, true, &plan, &v)) != PW_EXIT_OK)
 		goto out;
 	if ((rc = pw_outfile_open(&out, a->output, &err)) != PW_OK) {
 		pw_cmd_say("%s", err.msg);
