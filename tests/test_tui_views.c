@@ -431,19 +431,20 @@ test_sweep_draw(struct tui *d)
 	resizeterm(24, 160);
 	views_draw(d);
 	views_expect_row(22, "6.111 B, 1f1b: step 33 s, bubble 27.3%, peak 6 B "
-	    "(d0), fits; fastest that fits: zb-h1, 27 s; Enter loads it",
+	    "(d0), fits; fastest that fits: zb-h1, 27 s; Enter loads 1f1b",
 	    "sweep, a cell of one series, and the fastest at its limit");
 	d->sweep->series = views_family("zb-auto");
 	views_draw(d);
 	views_expect_row(22, "6.111 B, zb-auto (here too: zb-h1, zb-1p, zb-2p, "
 	    "optimizer): step 27 s, bubble 11.1%, peak 6 B (d0), fits; Enter "
-	    "loads it", "sweep, as fast as the fastest at its limit");
+	    "loads zb-auto", "sweep, as fast as the fastest at its limit");
 	d->sweep->limit = 1;
 	d->sweep->series = views_family("gpipe");
 	views_draw(d);
 	views_expect_row(22, "3 B, gpipe: step 33 s, bubble 27.3%, peak 10 B "
 	    "(d0), over the limit; fastest that fits: zb-auto, 72 s; Enter "
-	    "loads it", "sweep, over the limit: the fastest that fits");
+	    "loads gpipe", "sweep, over the limit: the fastest that fits, "
+	    "and which Enter loads");
 	resizeterm(24, 80);
 	d->glyphs.ascii = true;
 	views_draw(d);

@@ -56,11 +56,8 @@ tui_header_peak(const struct pw_problem *p, const struct pw_metrics *m,
 	snprintf(buf, len, "peak %s / %s (d%d)", peak, lim, at);
 }
 
-/* Feasible (true), or the first reason the plan is not: its failed
- * re-time, else the device furthest over its limit (the one the peak
- * names, as compare names it). */
-static bool
-tui_header_status(const struct tui *d, char *buf, size_t len)
+bool
+tui_plan_verdict(const struct tui *d, char *buf, size_t len)
 {
 	const struct pw_problem *p = pw_plan_problem(d->plan);
 	const struct pw_metrics *m = pw_plan_metrics(d->plan);
@@ -144,15 +141,22 @@ tui_draw_header(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 	    tui_glyph(&d->glyphs, TUI_GLYPH_MORE));
 
 	/* The verdict keeps the row's right end; the metrics get the rest. */
-	ok = tui_header_status(d, status, sizeof status);
+	ok = tui_plan_verdict(d, status, sizeof status);
 	sw = (int)strlen(status) < r->w / 2 ? (int)strlen(status) : r->w / 2;
 	tui_draw_text(w, r->y + 1, r->x + r->w - sw, sw, ok ? a | A_BOLD :
 	    tui_attr(TUI_COLOR_ERROR), status);
 	tui_header_peak(p, m, peak, sizeof peak);
-	/* A search that ran knows a lower bound, for its problem. */
-	if (tui_solve_bound(d, &lb, &gap))
-		snprintf(bound, sizeof bound, "  bound %s  gap %.1f%%",
-		    pw_fmt_seconds(b, sizeof b, lb), gap * 100);
+	/* A search that ran knows a lower bound, for its problem; of the
+	 * schedules that keep the limits and pins, so a schedule that does
+	 * not has no gap to it. */
+	if (tui_solve_bound(d, &lb, &gap)) {
+		pw_fmt_seconds(b, sizeof b, lb);
+		if (ok)
+			snprintf(bound, sizeof bound, "  bound %s  gap %.1f%%",
+			    b, gap * 100);
+		else
+			snprintf(bound, sizeof bound, "  bound %s", b);
+	}
 	/* A launch's figures next to the makespan they measure. */
 	if ((mr = tui_measured_of(d)) != NULL)
 		snprintf(measured, sizeof measured, "  measured: step %s "

@@ -303,12 +303,14 @@ tui_sweep_status(const struct tui_sweep *s, const struct tui_sweep_plot *pl,
 	snprintf(step, sizeof step, "step %s", pw_fmt_seconds(ms, sizeof ms,
 	    pt->makespan));
 	snprintf(bubble, sizeof bubble, "bubble %.1f%%", 100 * pt->bubble_rate);
+	/* Enter loads the cursor's point, which the hint names: not the
+	 * fastest that fits, named before it. */
 	snprintf(buf, len, "%s, %s%s: %s, %s, peak %s (d%d), %s%s; Enter loads "
-	    "it", lim, name, tui_sweep_also(s, pl, also, sizeof also),
+	    "%s", lim, name, tui_sweep_also(s, pl, also, sizeof also),
 	    pl->bubble ? bubble : step, pl->bubble ? step : bubble,
 	    pw_fmt_bytes(peak, sizeof peak, pt->peak), pt->peak_device,
 	    pt->feasible ? "fits" : "over the limit",
-	    tui_sweep_faster(s, pt, faster, sizeof faster));
+	    tui_sweep_faster(s, pt, faster, sizeof faster), name);
 }
 
 void

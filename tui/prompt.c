@@ -419,10 +419,13 @@ tui_prompt_quit(struct tui *d, int key)
 		 * question's new text included). */
 		if ((now = tui_quit_question(d)) != NULL &&
 		    now != d->prompt.asked) {
-			tui_prompt_open(d, TUI_PROMPT_QUIT, now, "");
+			/* The question holds the message line: the why goes
+			 * in it. */
+			tui_prompt_open(d, TUI_PROMPT_QUIT, "", "");
+			snprintf(d->prompt.question, sizeof d->prompt.question,
+			    "the optimizer ended: its result is not saved; %s",
+			    now);
 			d->prompt.asked = now;
-			tui_message(d, false, "the optimizer ended: its result "
-			    "is not saved");
 			return TUI_DRAW_MESSAGE;
 		}
 		tui_prompt_close(d);

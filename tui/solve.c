@@ -23,7 +23,7 @@ tui_solve_begin(struct tui *d)
 	struct tui_solve *s = &d->solve;
 	struct pw_solve_opts o;
 	struct pw_error err;
-	char from[160];
+	char from[160], verdict[4096];
 
 	if (s->run != NULL) {
 		tui_message(d, true, "the optimizer is running already (Esc "
@@ -51,7 +51,11 @@ tui_solve_begin(struct tui *d)
 	}
 	tui_snapshot_free(&s->before);
 	s->before = tui_snapshot_take(d);
-	s->shown = pw_objective_value(d->objective, pw_plan_metrics(d->plan));
+	/* A start over its limits or breaking a pin gives way to the first
+	 * incumbent, which keeps them, however slower. */
+	s->shown = tui_plan_verdict(d, verdict, sizeof verdict) ?
+	    pw_objective_value(d->objective, pw_plan_metrics(d->plan)) :
+	    INFINITY;
 	s->improved = false;
 	s->progress = (struct pw_progress){ .incumbent = INFINITY,
 	    .bound = 0, .phase = "start" };

@@ -1030,6 +1030,11 @@ void	tui_draw_message(WINDOW *, const struct tui *d, const struct tui_layout *l)
 void	tui_draw_help(WINDOW *, const struct tui *d, const struct tui_layout *l);
 void	tui_draw_form(WINDOW *, const struct tui *d, const struct tui_layout *l);
 void	tui_draw_error(WINDOW *, const struct tui *d, const struct tui_layout *l);
+/* draw_header.c: whether D's schedule is feasible (BUF "feasible"), else
+ * the first reason it is not into BUF: its failed re-time, a pin it
+ * breaks, else the device furthest over its limit (the one the peak
+ * names, as compare names it). */
+bool	tui_plan_verdict(const struct tui *d, char *buf, size_t len);
 /* draw_header.c: P's layout, "loop, 2 chunks", "V, 2 chunks" or "custom
  * placement", into BUF and returned. */
 const char *tui_placement(const struct pw_problem *p, char *buf, size_t len);
