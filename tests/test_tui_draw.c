@@ -851,6 +851,15 @@ test_panels(void)
 	row = row_text(23);
 	tap_str(row, "find op: B(3,1_", "the prompt asks on the message line");
 	free(row);
+	s.d.prompt.refused = true;
+	snprintf(s.d.message, sizeof s.d.message, "the line holds 1023 bytes: "
+	    "the key is not taken (Ctrl-U clears it)");
+	case_draw(&s, 24, 80);
+	row = row_text(23);
+	tap_str(row, "the line holds 1023 bytes: the key is not taken (Ctrl-U "
+	    "clears it)", "a key refused for room: the line says so");
+	free(row);
+	s.d.prompt.refused = false;
 	s.d.mode = TUI_MODE_TIMELINE;
 	snprintf(s.d.message, sizeof s.d.message, "moved F(0,3) earlier");
 	case_draw(&s, 24, 80);
@@ -895,6 +904,21 @@ test_panels(void)
 	tap_ok(strncmp(row, "unsaved changes: s saves and quits, q quits, Esc "
 	    "stays", 51) == 0, "... but for an open question, below it: %s",
 	    row);
+	free(row);
+	/* Narrower than either: each keeps its start, ending in the more
+	 * glyph, the answer's end after the question. */
+	snprintf(s.d.prompt.text, sizeof s.d.prompt.text, "abc");
+	case_draw(&s, 6, 20);
+	row = row_text(0);
+	tap_ok(strncmp(row, "pipewright needs at", 19) == 0 &&
+	    cell_at(0, 19, &attr) == tui_glyph(&s.d.glyphs, TUI_GLYPH_MORE),
+	    "at 20x6 the notice's start, marked cut: %s", row);
+	free(row);
+	row = row_text(1);
+	tap_ok(strncmp(row, "unsaved change", 14) == 0 && cell_at(1, 14, &attr)
+	    == tui_glyph(&s.d.glyphs, TUI_GLYPH_MORE) && strncmp(row + 14 +
+	    strlen("\u2026"), " abc", 4) == 0, "... and the question's start, "
+	    "marked cut, before the answer: %s", row);
 	free(row);
 	case_close(&s);
 }

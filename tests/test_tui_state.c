@@ -370,6 +370,19 @@ test_navigation(void)
 	tui_key(d, KEY_BACKSPACE);
 	tui_key(d, KEY_BACKSPACE);
 	tap_str(d->prompt.text, "F", "Backspace deletes in the prompt");
+	/* Its line holds 1023 bytes: the next key is refused, and the
+	 * refusal holds the line (the prompt's) until the next key. */
+	for (i = 1; i < 1023; i++)
+		tui_key(d, 'a');
+	tap_ok(d->prompt.len == 1023 && !d->prompt.refused, "1023 bytes fit");
+	tui_key(d, 'a');
+	tap_ok(d->prompt.len == 1023 && d->prompt.refused &&
+	    strcmp(d->message, "the line holds 1023 bytes: the key is not "
+	    "taken (Ctrl-U clears it)") == 0, "the 1024th is refused, saying "
+	    "so: %s", d->message);
+	tui_key(d, KEY_BACKSPACE);
+	tap_ok(d->prompt.len == 1022 && !d->prompt.refused, "the next key "
+	    "gives the line back to the prompt");
 	tui_key(d, TUI_KEY_ESC);
 	tap_int(d->mode, TUI_MODE_TIMELINE, "Esc cancels the prompt");
 

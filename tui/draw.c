@@ -201,7 +201,8 @@ tui_draw_too_small(WINDOW *w, const struct tui *d, int rows, int cols)
 	snprintf(line, sizeof line,
 	    "pipewright needs at least %dx%d (this terminal is %dx%d); q quits",
 	    TUI_MIN_COLS, TUI_MIN_ROWS, cols, rows);
-	tui_draw_text(w, 0, 0, cols, A_NORMAL, line);
+	tui_draw_text_more(w, 0, 0, cols, A_NORMAL, line,
+	    tui_glyph(&d->glyphs, TUI_GLYPH_MORE));
 	if (d->mode == TUI_MODE_PROMPT && rows > 1)
 		tui_draw_message(w, d, &below);
 }

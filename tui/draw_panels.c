@@ -38,18 +38,36 @@ tui_draw_message(WINDOW *w, const struct tui *d, const struct tui_layout *l)
 	char line[1536], hints[512], inc[32], bound[32], el[32];
 	wchar_t cursor = tui_glyph(&d->glyphs, TUI_GLYPH_CURSOR);
 	attr_t a = tui_attr(TUI_COLOR_HINT);
-	int x;
+	int x, text;
 
 	tui_draw_clear(w, r, A_NORMAL);
+	if (d->mode == TUI_MODE_PROMPT && d->prompt.refused) {
+		tui_draw_text_more(w, r.y, r.x, r.w, tui_attr(TUI_COLOR_ERROR),
+		    d->message, tui_glyph(&d->glyphs, TUI_GLYPH_MORE));
+		return;
+	}
 	if (d->mode == TUI_MODE_PROMPT) {
+		/* The answer's end, where the typing is, always shows; the
+		 * question as much of its start as fits before it, ending in
+		 * the more glyph where cut (its byte length bounds its
+		 * columns). */
 		snprintf(line, sizeof line, "%s %s", d->prompt.question,
 		    d->prompt.text);
-		/* A long answer shows its end, where the typing is. */
-		for (x = 0; (int)strlen(line + x) > r.w - 1; x++)
-			;
-		while (((unsigned char)line[x] & 0xc0) == 0x80)
-			x++;
-		x = tui_draw_text(w, r.y, r.x, r.w - 1, A_BOLD, line + x);
+		text = (int)strlen(d->prompt.text);
+		if ((int)strlen(line) > r.w - 1 && text + 2 < r.w - 1) {
+			x = tui_draw_text_more(w, r.y, r.x, r.w - 2 - text,
+			    A_BOLD, d->prompt.question, tui_glyph(&d->glyphs,
+			    TUI_GLYPH_MORE));
+			x += 1 + tui_draw_text(w, r.y, r.x + x + 1, text,
+			    A_BOLD, d->prompt.text);
+		} else {
+			for (x = 0; (int)strlen(line + x) > r.w - 1; x++)
+				;
+			while (((unsigned char)line[x] & 0xc0) == 0x80)
+				x++;
+			x = tui_draw_text(w, r.y, r.x, r.w - 1, A_BOLD,
+			    line + x);
+		}
 		wattrset(w, A_REVERSE);
 		mvwaddnwstr(w, r.y, r.x + x, &cursor, 1);
 		wattrset(w, A_NORMAL);

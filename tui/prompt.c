@@ -22,6 +22,7 @@ tui_prompt_open(struct tui *d, enum tui_prompt_kind kind,
 		pr->back = d->mode;
 	pr->kind = kind;
 	pr->then_quit = false;
+	pr->refused = false;
 	snprintf(pr->question, sizeof pr->question, "%s", question);
 	snprintf(pr->text, sizeof pr->text, "%s", text);
 	pr->len = strlen(pr->text);
@@ -29,7 +30,7 @@ tui_prompt_open(struct tui *d, enum tui_prompt_kind kind,
 	return TUI_DRAW_MESSAGE | TUI_DRAW_PANEL;
 }
 
-bool
+int
 tui_prompt_type(struct tui *d, char *text, size_t *len, size_t cap, int key)
 {
 	if (key == KEY_BACKSPACE || key == 127 || key == '\b') {
@@ -37,24 +38,24 @@ tui_prompt_type(struct tui *d, char *text, size_t *len, size_t cap, int key)
 		while (*len > 0 && ((unsigned char)text[--*len] & 0xc0) == 0x80)
 			;
 		text[*len] = '\0';
-		return true;
+		return 1;
 	}
 	if (key == TUI_KEY_CTRL('u')) {
 		/* Ctrl-U, as in a shell: the whole line goes. */
 		*len = 0;
 		text[0] = '\0';
-		return true;
+		return 1;
 	}
 	if (key < ' ' || key > 0xff || key == 127)
-		return false;
+		return 0;
 	if (*len + 1 >= cap) {
 		tui_message(d, true, "the line holds %zu bytes: the key is not "
 		    "taken (Ctrl-U clears it)", cap - 1);
-		return true;
+		return -1;
 	}
 	text[(*len)++] = (char)key;
 	text[*len] = '\0';
-	return true;
+	return 1;
 }
 
 void
@@ -539,6 +540,7 @@ unsigned
 tui_prompt_key(struct tui *d, int key)
 {
 	struct tui_prompt *pr = &d->prompt;
+	int typed;
 
 	if (pr->kind == TUI_PROMPT_QUIT)
 		return tui_prompt_quit(d, key);
@@ -553,6 +555,7 @@ tui_prompt_key(struct tui *d, int key)
 	}
 	if (key == '\n' || key == '\r' || key == KEY_ENTER)
 		return tui_prompt_submit(d) | TUI_DRAW_MESSAGE;
-	return tui_prompt_type(d, pr->text, &pr->len, sizeof pr->text, key) ?
-	    TUI_DRAW_MESSAGE : 0;
+	typed = tui_prompt_type(d, pr->text, &pr->len, sizeof pr->text, key);
+	pr->refused = typed < 0;
+	return typed != 0 ? TUI_DRAW_MESSAGE : 0;
 }

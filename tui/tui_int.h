@@ -299,6 +299,9 @@ struct tui_prompt {
 	char	text[1024];	/* what the user typed */
 	size_t	len;
 	bool	then_quit;	/* SAVE_AS from the quit prompt: quit after */
+	/* The last key was refused for room: its message holds the line,
+	 * the prompt's own, until the next key. */
+	bool	refused;
 	/* QUIT: the question q answers (tui_quit_question's when it was
 	 * asked; the text shown may have moved on since). */
 	const char *asked;
@@ -825,8 +828,9 @@ unsigned tui_prompt_save(struct tui *);
  * appended to TEXT (of CAP bytes, *LEN used), Backspace removes the last
  * character, Ctrl-U all of them; a key past CAP is refused on D's
  * message line, not dropped unseen (a unit cut off changes the value).
- * Returns whether KEY was one of these. */
-bool	tui_prompt_type(struct tui *d, char *text, size_t *len, size_t cap,
+ * Returns 1 where KEY was one of these, -1 where it was refused so, 0
+ * for any other key. */
+int	tui_prompt_type(struct tui *d, char *text, size_t *len, size_t cap,
 	    int key);
 /* Asks for "FORMAT FILE", naming the export registry's formats. */
 unsigned tui_prompt_export_open(struct tui *);
