@@ -790,8 +790,8 @@ pw_jread_problem(struct pw_jin *in, const json_t *obj, const char *parent,
 		    "memory"), devices, json_array_size(memory));
 		return PW_ERR_INPUT;
 	}
-	if ((rc = pw_problem_check_counts(devices,
-	    (int)json_array_size(stages), microbatches, in->file,
+	if ((rc = pw_problem_check_counts_in(devices,
+	    (int)json_array_size(stages), microbatches, in->file, parent,
 	    in->err)) != PW_OK)
 		return rc;
 
@@ -825,7 +825,8 @@ pw_jread_problem(struct pw_jin *in, const json_t *obj, const char *parent,
 		}
 		p->name = pw_xstrdup(json_string_value(v));
 	}
-	if ((rc = pw_problem_validate(p, in->file, in->err)) != PW_OK)
+	if ((rc = pw_problem_validate_in(p, in->file, parent, in->err)) !=
+	    PW_OK)
 		goto out;
 	if ((rc = pw_jmember(in, obj, parent, "origin", false, field,
 	    &v)) != PW_OK || (v != NULL &&

@@ -283,6 +283,10 @@ void	pw_problem_set_link(struct pw_problem *, double d2h, double h2d,
  * PW_MAX_PAIRS (stage, microbatch) pairs.  WHERE prefixes the message. */
 int	pw_problem_check_counts(int devices, int nstages, int microbatches,
 	    const char *where, struct pw_error *);
+/* pw_problem_check_counts of a problem that is the member PARENT of
+ * WHERE's object: the messages name "PARENT.FIELD" ("" as none). */
+int	pw_problem_check_counts_in(int devices, int nstages, int microbatches,
+	    const char *where, const char *parent, struct pw_error *);
 
 /* Semantic validation; WHERE prefixes every message ("file.json").
  * Checks counts, non-negative finite values, hold/offload <= act, stage
@@ -290,6 +294,10 @@ int	pw_problem_check_counts(int devices, int nstages, int microbatches,
  * largest activation of any stage on that device. */
 int	pw_problem_validate(const struct pw_problem *, const char *where,
 	    struct pw_error *);
+/* pw_problem_validate of the member PARENT of WHERE's object, as
+ * pw_problem_check_counts_in names its fields. */
+int	pw_problem_validate_in(const struct pw_problem *, const char *where,
+	    const char *parent, struct pw_error *);
 
 /* True when A and B have the same devices, stages, costs, memory and
  * link (names and origins aside). */

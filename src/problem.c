@@ -158,7 +158,7 @@ pw_nonneg(double v)
 }
 
 static int
-pw_validate_stage(const struct pw_problem *p, int s, const char *where,
+pw_validate_stage(const struct pw_problem *p, int s, const char *at,
     struct pw_error *err)
 {
 	const struct pw_stage *st = &p->stages[s];
@@ -169,20 +169,20 @@ pw_validate_stage(const struct pw_problem *p, int s, const char *where,
 	size_t i;
 
 	if (st->device < 0 || st->device >= p->devices) {
-		pw_error_set(err, "%s: stages[%d].device: device %d does not "
-		    "exist (devices = %d)", where, s, st->device, p->devices);
+		pw_error_set(err, "%sstages[%d].device: device %d does not "
+		    "exist (devices = %d)", at, s, st->device, p->devices);
 		return PW_ERR_INPUT;
 	}
 	for (i = 0; i < sizeof name / sizeof name[0]; i++) {
 		if (!pw_nonneg(value[i])) {
-			pw_error_set(err, "%s: stages[%d].%s: must be a "
-			    "non-negative number (got %g)", where, s, name[i],
+			pw_error_set(err, "%sstages[%d].%s: must be a "
+			    "non-negative number (got %g)", at, s, name[i],
 			    value[i]);
 			return PW_ERR_INPUT;
 		}
 	}
 	if (st->hold > st->act || st->offload > st->act) {
-		pw_error_set(err, "%s: stages[%d].%s: %g exceeds act %g", where,
+		pw_error_set(err, "%sstages[%d].%s: %g exceeds act %g", at,
 		    s, st->hold > st->act ? "hold" : "offload",
 		    st->hold > st->act ? st->hold : st->offload, st->act);
 		return PW_ERR_INPUT;
@@ -213,37 +213,37 @@ struct pw_vdevice {
 
 static int
 pw_validate_memory(const struct pw_problem *p, int d,
-    const struct pw_vdevice *vd, const char *where, struct pw_error *err)
+    const struct pw_vdevice *vd, const char *at, struct pw_error *err)
 {
 	const struct pw_device_memory *mem = &p->memory[d];
 	double largest = vd->largest < 0 ? 0 : p->stages[vd->largest].act;
 	char need[32], have[32], limit[32];
 
 	if (!pw_nonneg(mem->static_bytes)) {
-		pw_error_set(err, "%s: memory[%d].static: must be a non-negative "
-		    "number (got %g)", where, d, mem->static_bytes);
+		pw_error_set(err, "%smemory[%d].static: must be a non-negative "
+		    "number (got %g)", at, d, mem->static_bytes);
 		return PW_ERR_INPUT;
 	}
 	if (isnan(mem->limit) || mem->limit < 0) {
-		pw_error_set(err, "%s: memory[%d].limit: must be a non-negative "
-		    "number or null (got %g)", where, d, mem->limit);
+		pw_error_set(err, "%smemory[%d].limit: must be a non-negative "
+		    "number or null (got %g)", at, d, mem->limit);
 		return PW_ERR_INPUT;
 	}
 	/* A schedule may hold every activation of the device at once (GPipe
 	 * does), and the metrics add them up: that sum must be a number. */
 	if (!isfinite(mem->static_bytes + vd->acts * p->microbatches)) {
-		pw_error_set(err, "%s: memory[%d]: static %g plus every "
+		pw_error_set(err, "%smemory[%d]: static %g plus every "
 		    "activation of device %d held at once (%d microbatches) "
-		    "is not a finite number of bytes", where, d,
+		    "is not a finite number of bytes", at, d,
 		    mem->static_bytes, d, p->microbatches);
 		return PW_ERR_INPUT;
 	}
 	/* No schedule, offloaded or not, can run a microbatch through a stage
 	 * without holding its whole activation while F runs. */
 	if (mem->static_bytes + largest > mem->limit) {
-		pw_error_set(err, "%s: memory[%d].limit: %s is below what one "
+		pw_error_set(err, "%smemory[%d].limit: %s is below what one "
 		    "microbatch needs on device %d (static %s + act of stage %d "
-		    "%s)", where, d, pw_fmt_bytes(limit, sizeof limit,
+		    "%s)", at, d, pw_fmt_bytes(limit, sizeof limit,
 		    mem->limit), d,
 		    pw_fmt_bytes(need, sizeof need, mem->static_bytes),
 		    vd->largest,
@@ -254,26 +254,26 @@ pw_validate_memory(const struct pw_problem *p, int d,
 }
 
 static int
-pw_validate_link(const struct pw_problem *p, const char *where,
+pw_validate_link(const struct pw_problem *p, const char *at,
     struct pw_error *err)
 {
 	int d;
 
 	if (!(p->link.d2h > 0 && isfinite(p->link.d2h)) ||
 	    !(p->link.h2d > 0 && isfinite(p->link.h2d))) {
-		pw_error_set(err, "%s: link: d2h and h2d must be positive "
-		    "bandwidths (got %g, %g)", where, p->link.d2h, p->link.h2d);
+		pw_error_set(err, "%slink: d2h and h2d must be positive "
+		    "bandwidths (got %g, %g)", at, p->link.d2h, p->link.h2d);
 		return PW_ERR_INPUT;
 	}
 	if (!pw_nonneg(p->link.latency)) {
-		pw_error_set(err, "%s: link.latency: must be a non-negative "
-		    "number (got %g)", where, p->link.latency);
+		pw_error_set(err, "%slink.latency: must be a non-negative "
+		    "number (got %g)", at, p->link.latency);
 		return PW_ERR_INPUT;
 	}
 	for (d = 0; d < p->devices; d++)
 		if (p->link.group[d] < 0 || p->link.group[d] >= p->link.ngroups) {
-			pw_error_set(err, "%s: link.groups: device %d is in "
-			    "group %d of %d", where, d, p->link.group[d],
+			pw_error_set(err, "%slink.groups: device %d is in "
+			    "group %d of %d", at, d, p->link.group[d],
 			    p->link.ngroups);
 			return PW_ERR_INPUT;
 		}
@@ -290,7 +290,7 @@ pw_validate_link(const struct pw_problem *p, const char *where,
  */
 static int
 pw_validate_serial(const struct pw_problem *p, int s, double *serial,
-    const char *where, struct pw_error *err)
+    const char *at, struct pw_error *err)
 {
 	const struct pw_stage *st = &p->stages[s];
 	struct pw_op off = { PW_OFFLOAD, s, 0 }, rel = { PW_RELOAD, s, 0 };
@@ -313,10 +313,45 @@ pw_validate_serial(const struct pw_problem *p, int s, double *serial,
 			snprintf(link, sizeof link, ", transfers over link.d2h "
 			    "%g, link.h2d %g, link.latency %g", p->link.d2h,
 			    p->link.h2d, p->link.latency);
-		pw_error_set(err, "%s: stages[%d].%s: %g makes the time of "
+		pw_error_set(err, "%sstages[%d].%s: %g makes the time of "
 		    "every op in series, once per device, not finite (%d "
-		    "microbatches, %d devices%s)", where, s, name[i], value[i],
+		    "microbatches, %d devices%s)", at, s, name[i], value[i],
 		    p->microbatches, p->devices, link);
+		return PW_ERR_INPUT;
+	}
+	return PW_OK;
+}
+
+/* "WHERE: PARENT." ("WHERE: " without one): what the messages of the
+ * checks below start with, before the field each names. */
+static const char *
+problem_at(char *buf, size_t len, const char *where, const char *parent)
+{
+	snprintf(buf, len, "%s: %s%s", where, parent, *parent != '\0' ? "." :
+	    "");
+	return buf;
+}
+
+static int
+problem_counts(int devices, int nstages, int microbatches, const char *at,
+    struct pw_error *err)
+{
+	if (devices < 1 || nstages < 1 || microbatches < 1) {
+		pw_error_set(err, "%sdevices, stages and microbatches must be "
+		    "at least 1 (got %d, %d, %d)", at, devices, nstages,
+		    microbatches);
+		return PW_ERR_INPUT;
+	}
+	if (devices > nstages) {
+		pw_error_set(err, "%sdevices: %d devices for %d stages (every "
+		    "device runs at least one stage)", at, devices, nstages);
+		return PW_ERR_INPUT;
+	}
+	if ((size_t)nstages * (size_t)microbatches > PW_MAX_PAIRS) {
+		pw_error_set(err, "%smicrobatches: %d stages x %d microbatches "
+		    "exceeds the limit of %zu (stage, microbatch) pairs (each "
+		    "keeps %d ops in memory)", at, nstages, microbatches,
+		    PW_MAX_PAIRS, PW_NKINDS);
 		return PW_ERR_INPUT;
 	}
 	return PW_OK;
@@ -326,25 +361,18 @@ int
 pw_problem_check_counts(int devices, int nstages, int microbatches,
     const char *where, struct pw_error *err)
 {
-	if (devices < 1 || nstages < 1 || microbatches < 1) {
-		pw_error_set(err, "%s: devices, stages and microbatches must be "
-		    "at least 1 (got %d, %d, %d)", where, devices, nstages,
-		    microbatches);
-		return PW_ERR_INPUT;
-	}
-	if (devices > nstages) {
-		pw_error_set(err, "%s: devices: %d devices for %d stages (every "
-		    "device runs at least one stage)", where, devices, nstages);
-		return PW_ERR_INPUT;
-	}
-	if ((size_t)nstages * (size_t)microbatches > PW_MAX_PAIRS) {
-		pw_error_set(err, "%s: microbatches: %d stages x %d microbatches "
-		    "exceeds the limit of %zu (stage, microbatch) pairs (each "
-		    "keeps %d ops in memory)", where, nstages, microbatches,
-		    PW_MAX_PAIRS, PW_NKINDS);
-		return PW_ERR_INPUT;
-	}
-	return PW_OK;
+	return pw_problem_check_counts_in(devices, nstages, microbatches,
+	    where, "", err);
+}
+
+int
+pw_problem_check_counts_in(int devices, int nstages, int microbatches,
+    const char *where, const char *parent, struct pw_error *err)
+{
+	char at[sizeof err->msg];
+
+	return problem_counts(devices, nstages, microbatches, problem_at(at,
+	    sizeof at, where, parent), err);
 }
 
 /* One pass over the stages, so that validating is linear in the stages
@@ -353,21 +381,30 @@ int
 pw_problem_validate(const struct pw_problem *p, const char *where,
     struct pw_error *err)
 {
+	return pw_problem_validate_in(p, where, "", err);
+}
+
+int
+pw_problem_validate_in(const struct pw_problem *p, const char *where,
+    const char *parent, struct pw_error *err)
+{
 	struct pw_vdevice *vd = NULL;
 	const struct pw_stage *st;
+	char at[sizeof err->msg];
 	double serial = 0;
 	int s, d, rc;
 
-	if ((rc = pw_problem_check_counts(p->devices, p->nstages,
-	    p->microbatches, where, err)) != PW_OK)
+	problem_at(at, sizeof at, where, parent);
+	if ((rc = problem_counts(p->devices, p->nstages, p->microbatches, at,
+	    err)) != PW_OK)
 		return rc;
 	if (!pw_nonneg(p->comm)) {
-		pw_error_set(err, "%s: comm: must be a non-negative number "
-		    "(got %g)", where, p->comm);
+		pw_error_set(err, "%scomm: must be a non-negative number "
+		    "(got %g)", at, p->comm);
 		return PW_ERR_INPUT;
 	}
 	if (p->link.present &&
-	    (rc = pw_validate_link(p, where, err)) != PW_OK)
+	    (rc = pw_validate_link(p, at, err)) != PW_OK)
 		return rc;
 	if ((rc = pw_text_check(p->name, where, "name", err)) != PW_OK ||
 	    (p->origin != NULL &&
@@ -377,8 +414,8 @@ pw_problem_validate(const struct pw_problem *p, const char *where,
 	for (d = 0; d < p->devices; d++)
 		vd[d].largest = -1;
 	for (s = 0; s < p->nstages; s++) {
-		if ((rc = pw_validate_stage(p, s, where, err)) != PW_OK ||
-		    (rc = pw_validate_serial(p, s, &serial, where,
+		if ((rc = pw_validate_stage(p, s, at, err)) != PW_OK ||
+		    (rc = pw_validate_serial(p, s, &serial, at,
 		    err)) != PW_OK)
 			goto out;
 		st = &p->stages[s];
@@ -390,13 +427,13 @@ pw_problem_validate(const struct pw_problem *p, const char *where,
 	}
 	for (d = 0; d < p->devices; d++)
 		if (vd[d].chunks == 0) {
-			pw_error_set(err, "%s: devices: device %d has no stage",
-			    where, d);
+			pw_error_set(err, "%sdevices: device %d has no stage",
+			    at, d);
 			rc = PW_ERR_INPUT;
 			goto out;
 		}
 	for (d = 0; d < p->devices; d++)
-		if ((rc = pw_validate_memory(p, d, &vd[d], where,
+		if ((rc = pw_validate_memory(p, d, &vd[d], at,
 		    err)) != PW_OK)
 			goto out;
 out:

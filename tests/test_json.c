@@ -625,6 +625,10 @@ static const struct bad_case {
 	    "a compute op's kind: F, B, W or BW (got \"OFFLOAD\")" },
 	{ "sched_problem_f.json", true, true, "problem.stages[0].f: must be a "
 	    "non-negative number (got -1)" },
+	/* What only the whole problem shows names its field in the file
+	 * too. */
+	{ "sched_problem_hold.json", true, true, "problem.stages[0].hold: 2 "
+	    "exceeds act 1" },
 	{ "sched_stage.json", true, true, "ops[0].stage: stage 7 does not "
 	    "exist (stages = 2)" },
 	{ "sched_start.json", true, true, "ops[2].start: must be a number (got "
