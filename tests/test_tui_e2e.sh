@@ -350,6 +350,19 @@ check "e with the same bytes written back: nothing reloaded" \
     poll '^reload same\.lua: unchanged \(the editor left it as it was\)'
 keys q
 check "q quits at once again" exited 0
+# Another program changed the file since the designer read it: e reads
+# it again, however the editor leaves it (the screen is the old file's).
+start "EDITOR=true exec \"\$PW\" design same.lua"
+check "design same.lua opens a third time" poll ' 32 microbatches '
+sed 's/microbatches = 32/microbatches = 12/' "$work/same.lua" >"$work/same.tmp" &&
+    mv "$work/same.tmp" "$work/same.lua" || exit 99
+keys e
+check "e after another program's change: the file is read again" \
+    poll '^reload same\.lua[:,] .*makespan '
+check "its change shows: 12 microbatches" poll ' 12 microbatches '
+keys q
+keys q
+check "the reload was a change: q asks, q again quits" exited 0
 
 start "EDITOR='$tmp/halve.sh' exec \"\$PW\""
 check "the default problem again" poll ' 32 microbatches '

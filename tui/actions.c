@@ -645,7 +645,8 @@ tui_act_edit(struct tui *d)
 	free(d->edit_path);
 	d->edit_path = pw_xstrdup(d->path);
 	free(d->edit_before);
-	d->edit_before = tui_file_bytes(d->edit_path, &d->edit_nbefore);
+	d->edit_before = tui_seen_changed(&d->path_seen, d->path) ? NULL :
+	    tui_file_bytes(d->edit_path, &d->edit_nbefore);
 	return TUI_DO_EDITOR | TUI_DRAW_ALL;
 }
 

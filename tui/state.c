@@ -511,6 +511,9 @@ static void
 tui_state_saved(struct tui *d)
 {
 	tui_seen_note(&d->save_seen, d->save_path);
+	if (d->path != NULL && d->save_path != NULL &&
+	    tui_same_file(d->path, d->save_path))
+		tui_seen_note(&d->path_seen, d->path);
 	d->history.saved_id = tui_history_top(&d->history);
 }
 
@@ -998,6 +1001,7 @@ tui_new_given(const struct tui_options *opts, int rows, int cols,
 		d->source = pw_xasprintf("family %s", pw_families[family].name);
 	}
 	d->path = path ? pw_xstrdup(path) : NULL;
+	tui_seen_note(&d->path_seen, d->path);
 	d->given = path == NULL && given != NULL ? pw_problem_copy(given) :
 	    NULL;
 	d->path_is_schedule = f.is_schedule;
@@ -1106,6 +1110,7 @@ tui_edit_done(struct tui *d)
 	}
 	f.problem = NULL;
 	if (redraw == TUI_DRAW_ALL) {
+		tui_seen_note(&d->path_seen, d->path);
 		/* The file "s" writes, just read: what it holds is the state,
 		 * as after a save. */
 		if (d->save_path != NULL && tui_same_file(d->save_path,

@@ -512,6 +512,10 @@ struct tui {
 	/* SAVE_PATH and EXPORT_PATH as they were last read or written: a
 	 * file changed since is not replaced without a question. */
 	struct tui_seen save_seen, export_seen;
+	/* PATH as the state last took it (read, reloaded or saved to): e
+	 * reads it again after the editor whatever the editor did, where
+	 * another program changed it since. */
+	struct tui_seen path_seen;
 	char	*source;	/* "family 1f1b", "file x.json", "optimizer
 				 * (gap 2.1%)": the header's "from" */
 	int	edits;		/* edits since SOURCE made the plan: its
@@ -575,7 +579,8 @@ struct tui {
 
 	char	*edit_path;	/* TUI_DO_EDITOR's file */
 	/* What the file e opens held before the editor ran, EDIT_BEFORE
-	 * bytes (NULL: a new file, which is read whatever the editor did). */
+	 * bytes (NULL: a new file, or one changed since the state took it,
+	 * which is read whatever the editor did). */
 	char	*edit_before;
 	size_t	edit_nbefore;
 	char	*recover_path;	/* the recovery file, NULL: none */
