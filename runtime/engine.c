@@ -1257,6 +1257,9 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 		rc = pw_engine_finish(&e, step, loss, out, err);
 out:
 	out->originated = pw_engine_originated(inited ? &e : NULL, net, rc, ran);
+	/* A cancel before the run's first error has none to say it. */
+	out->own_cancel = rc == PW_ERR_CANCELLED && (inited && e.rc != PW_OK ?
+	    e.own_cancel : opts->cancel != NULL && atomic_load(opts->cancel));
 	/* The net first: a wire's transfers end before the devices' memory
 	 * and streams go; after a run that failed, by an abort. */
 	if (ran && rc != PW_OK)

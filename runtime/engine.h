@@ -100,6 +100,7 @@ struct pw_engine {
 	int	rc;			/* the first error */
 	struct pw_error err;
 	bool	originated;		/* it began here (pw_rt_result) */
+	bool	own_cancel;		/* it was this rank's cancel */
 };
 
 /* ------------------------------------------------------------------ */
@@ -117,6 +118,7 @@ double	*pw_engine_rec(const struct pw_engine *e, int k, size_t slot);
  * "stopped" from the waits the first one ended) are dropped.  Whether
  * the first began here (ORIGINAL: not a wait that a stop ended; a
  * cancel aside, which every rank sees) goes to pw_rt_result.originated,
+ * and whether it was this rank's own cancel to pw_rt_result.own_cancel,
  * so that under MPI the program has the rank where an error starts say
  * it and end the job, and the others end without a word: the job's one
  * line.  E's net is open (a run is under way). */

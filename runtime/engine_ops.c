@@ -22,6 +22,7 @@ pw_engine_rec(const struct pw_engine *e, int k, size_t slot)
  * "stopped" from the waits the first one ended) are dropped.  Whether
  * the first began here (ORIGINAL: not a wait that a stop ended; a
  * cancel aside, which every rank sees) goes to pw_rt_result.originated,
+ * and whether it was this rank's own cancel to pw_rt_result.own_cancel,
  * so that under MPI the program has the rank where an error starts say
  * it and end the job, and the others end without a word: the job's one
  * line.  E's net is open (a run is under way). */
@@ -36,6 +37,7 @@ pw_engine_stop(struct pw_engine *e, int rc, const struct pw_error *err,
 		e->rc = rc;
 		e->err = *err;
 		e->originated = original && rc != PW_ERR_CANCELLED;
+		e->own_cancel = original && rc == PW_ERR_CANCELLED;
 	}
 	atomic_store(&e->stop, true);
 	pthread_cond_broadcast(&e->changed);

@@ -184,6 +184,10 @@ struct pw_rt_result {
 	 * pw_rt_mpi_abort) or a stop from another rank ended it (its caller
 	 * says nothing: the other rank does). */
 	bool	originated;
+	/* When it fails cancelled: whether this rank's own cancel (OPTS'
+	 * flag) stopped it first, not another rank's stop, however soon
+	 * the flag was set after (mpirun signals every rank on an abort). */
+	bool	own_cancel;
 };
 
 /* Runs SCHED on PROBLEM (the workload's own problem, pw_workload_problem)

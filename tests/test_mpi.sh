@@ -246,6 +246,11 @@ mpi_signal_one TERM 'grep -q "^iteration 2/" "$tmp/err" && ranks_of $bg "$PW" >"
 ok "a rank of the launch found running and sent SIGTERM" $sent
 ok "which ends the launch: exit 4, no hang" status_is 4
 ok "the rank says it was cancelled" grep -q '^pipewright: rank [0-3]: cancelled at iteration [0-9]* of 100001$' "$tmp/err"
+# The others, stopped by its stop or by the signal mpirun sends each on
+# its abort, whichever came first, say nothing (the stopped ones said
+# "stopped" when the signal came after).
+ok "and no rank says more: the job's one line" \
+    [ "$(grep -c '^pipewright: ' "$tmp/err")" -eq 1 ]
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -425,10 +425,11 @@ struct cmd_launch_job {
 static int cmd_launch_finish(const struct pw_cmd_args *, FILE *,
     const struct cmd_launch_run *, const struct pw_rt_result *);
 
-/* The run, then on rank 0 its report and file: within one cancellable
- * call, so that a stop once the run has ended (the first; a second still
- * quits at once) waits for them, written in a fraction of a second,
- * rather than lose them. */
+/* The run, then on rank 0 its report and file, and under MPI the wait
+ * for every rank to end: within one cancellable call, so that a stop
+ * once the run has ended (the first; a second still quits at once)
+ * waits for them, written in a fraction of a second, rather than lose
+ * them or end a rank by the signal. */
 static int
 cmd_launch_go(void *arg)
 {
@@ -440,6 +441,11 @@ cmd_launch_go(void *arg)
 	if (rc == PW_OK && job->finish != NULL)
 		job->status = cmd_launch_finish(job->a, job->fp, job->finish,
 		    job->res);
+	/* Under MPI every rank then waits for the others to end: a stop
+	 * meanwhile comes after the run too. */
+	if (rc == PW_OK && job->status == PW_EXIT_OK &&
+	    job->opts->transport == PW_RT_MPI)
+		pw_rt_mpi_stop();
 	return rc;
 }
 
@@ -710,7 +716,7 @@ cmd_launch_rank(const struct pw_cmd_args *a, struct pw_rt_opts *opts, int rank,
 		    (rc == PW_ERR_INPUT && rank == 0))
 			pw_cmd_say("launch: %s", err.msg);
 		else if (rc != PW_ERR_INPUT && (res.originated ||
-		    (rc == PW_ERR_CANCELLED && atomic_load(&cancel)))) {
+		    res.own_cancel)) {
 			/* A rank signalled alone (not through mpirun) ends
 			 * the job too: the others, in an iteration's
 			 * barrier, would wait for it for ever.  Its own
