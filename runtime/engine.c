@@ -615,6 +615,9 @@ pw_engine_agree(struct pw_engine *e, int rc, struct pw_error *err)
 	if (net_rc != PW_OK || failed >= 0) {
 		pw_error_set(err, "rank %d: stopped: rank %d could not open its "
 		    "device", e->net->rank, failed);
+		/* Another's stop, not this rank's cancel, whatever signal
+		 * mpirun sends it next: it stays silent. */
+		pw_engine_stop(e, PW_ERR_CANCELLED, err, false);
 		return PW_ERR_CANCELLED;
 	}
 	return PW_OK;
@@ -1257,7 +1260,9 @@ pw_launch(const struct pw_problem *problem, const struct pw_schedule *sched,
 		rc = pw_engine_finish(&e, step, loss, out, err);
 out:
 	out->originated = pw_engine_originated(inited ? &e : NULL, net, rc, ran);
-	/* A cancel before the run's first error has none to say it. */
+	/* No stop recorded (a cancel before the engine ran, or while its
+	 * results were gathered): the flag says whether it was this
+	 * rank's. */
 	out->own_cancel = rc == PW_ERR_CANCELLED && (inited && e.rc != PW_OK ?
 	    e.own_cancel : opts->cancel != NULL && atomic_load(opts->cancel));
 	/* The net first: a wire's transfers end before the devices' memory

@@ -190,18 +190,28 @@ pw_validate_stage(const struct pw_problem *p, int s, const char *at,
 	return PW_OK;
 }
 
-/* The names an origin carries into files. */
+/* The names a problem carries into files, its own and its origin's,
+ * named within PARENT as pw_problem_validate_in names its fields. */
 static int
-pw_origin_check(const struct pw_origin *o, const char *where,
-    struct pw_error *err)
+pw_validate_names(const struct pw_problem *p, const char *where,
+    const char *parent, struct pw_error *err)
 {
+	static const char *const field[] = { "name", "origin.model.name",
+	    "origin.hardware.name" };
+	const char *text[] = { p->name,
+	    p->origin != NULL ? p->origin->model.name : NULL,
+	    p->origin != NULL ? p->origin->hardware.name : NULL };
+	char named[64];
+	size_t i;
 	int rc;
 
-	if ((rc = pw_text_check(o->model.name, where, "origin.model.name",
-	    err)) != PW_OK)
-		return rc;
-	return pw_text_check(o->hardware.name, where, "origin.hardware.name",
-	    err);
+	for (i = 0; i < sizeof field / sizeof field[0]; i++) {
+		snprintf(named, sizeof named, "%s%s%s", parent,
+		    *parent != '\0' ? "." : "", field[i]);
+		if ((rc = pw_text_check(text[i], where, named, err)) != PW_OK)
+			return rc;
+	}
+	return PW_OK;
 }
 
 /* What one pass over the stages learns of a device. */
@@ -324,17 +334,16 @@ pw_validate_serial(const struct pw_problem *p, int s, double *serial,
 
 /* "WHERE: PARENT." ("WHERE: " without one): what the messages of the
  * checks below start with, before the field each names. */
-static const char *
-problem_at(char *buf, size_t len, const char *where, const char *parent)
+static void
+pw_validate_at(char *buf, size_t len, const char *where, const char *parent)
 {
 	snprintf(buf, len, "%s: %s%s", where, parent, *parent != '\0' ? "." :
 	    "");
-	return buf;
 }
 
 static int
-problem_counts(int devices, int nstages, int microbatches, const char *at,
-    struct pw_error *err)
+pw_validate_counts(int devices, int nstages, int microbatches,
+    const char *at, struct pw_error *err)
 {
 	if (devices < 1 || nstages < 1 || microbatches < 1) {
 		pw_error_set(err, "%sdevices, stages and microbatches must be "
@@ -371,8 +380,8 @@ pw_problem_check_counts_in(int devices, int nstages, int microbatches,
 {
 	char at[sizeof err->msg];
 
-	return problem_counts(devices, nstages, microbatches, problem_at(at,
-	    sizeof at, where, parent), err);
+	pw_validate_at(at, sizeof at, where, parent);
+	return pw_validate_counts(devices, nstages, microbatches, at, err);
 }
 
 /* One pass over the stages, so that validating is linear in the stages
@@ -394,9 +403,9 @@ pw_problem_validate_in(const struct pw_problem *p, const char *where,
 	double serial = 0;
 	int s, d, rc;
 
-	problem_at(at, sizeof at, where, parent);
-	if ((rc = problem_counts(p->devices, p->nstages, p->microbatches, at,
-	    err)) != PW_OK)
+	pw_validate_at(at, sizeof at, where, parent);
+	if ((rc = pw_validate_counts(p->devices, p->nstages, p->microbatches,
+	    at, err)) != PW_OK)
 		return rc;
 	if (!pw_nonneg(p->comm)) {
 		pw_error_set(err, "%scomm: must be a non-negative number "
@@ -406,9 +415,7 @@ pw_problem_validate_in(const struct pw_problem *p, const char *where,
 	if (p->link.present &&
 	    (rc = pw_validate_link(p, at, err)) != PW_OK)
 		return rc;
-	if ((rc = pw_text_check(p->name, where, "name", err)) != PW_OK ||
-	    (p->origin != NULL &&
-	    (rc = pw_origin_check(p->origin, where, err)) != PW_OK))
+	if ((rc = pw_validate_names(p, where, parent, err)) != PW_OK)
 		return rc;
 	vd = pw_xcalloc((size_t)p->devices, sizeof *vd);
 	for (d = 0; d < p->devices; d++)
@@ -748,7 +755,7 @@ pw_pin_other(struct pw_op op)
 /* Whether a pin's ops A and B are one: the same, or B and BW of one
  * microbatch. */
 static bool
-problem_pin_same_op(struct pw_op a, struct pw_op b)
+pw_pin_same_op(struct pw_op a, struct pw_op b)
 {
 	bool ab = a.kind == PW_B || a.kind == PW_BW;
 	bool bb = b.kind == PW_B || b.kind == PW_BW;
@@ -760,8 +767,8 @@ problem_pin_same_op(struct pw_op a, struct pw_op b)
 bool
 pw_pin_same(const struct pw_pin *a, const struct pw_pin *b)
 {
-	return problem_pin_same_op(a->before, b->before) &&
-	    problem_pin_same_op(a->after, b->after);
+	return pw_pin_same_op(a->before, b->before) &&
+	    pw_pin_same_op(a->after, b->after);
 }
 
 int
@@ -788,7 +795,7 @@ pw_pin_check(const struct pw_problem *p, const struct pw_pin *pin,
 		    "pin joins two ops of one device", na, da, nb, db);
 		return PW_ERR_INPUT;
 	}
-	if (problem_pin_same_op(a, b)) {
+	if (pw_pin_same_op(a, b)) {
 		pw_error_set(err, "%s and %s are one op", na, nb);
 		return PW_ERR_INPUT;
 	}

@@ -965,6 +965,13 @@ EOF
 	fails 2 "is the schedule's output too" "solve -o and --write-lp of one file" \
 	    "$PW" solve "$tmp/pin-twice.json" -I 2000 -o "$tmp/one.json" --write-lp "$tmp/./one.json"
 	ok "...which it names, writing neither" [ ! -e "$tmp/one.json" ]
+	"$PW" solve "$tmp/pin-twice.json" -I 2000 --write-lp "$tmp/out.lp" \
+	    >"$tmp/out.lp" 2>"$tmp/err"
+	ok "so is stdout sent to the file --write-lp names" \
+	    grep -q "is the schedule's output too" "$tmp/err"
+	run "$PW" solve "$tmp/pin-twice.json" -I 2000 -o /dev/null \
+	    --write-lp /dev/null
+	ok "not /dev/null as both, which loses nothing" status_is 0
 	sed '/^  "pins"/s/"kind": "W"/"kind": "OFFLOAD"/' \
 	    "$tmp/free-pinned.json" >"$tmp/bad-pin.json"
 	fails 2 "$tmp/bad-pin.json: pins[0].before.kind: must be a compute op's kind" \

@@ -255,6 +255,10 @@ tui_loop_editor(struct tui *d)
 		 * edits not saved to it. */
 		tui_message(d, false, "reload %s: unchanged (the editor left "
 		    "it as it was)", d->edit_path);
+		/* As the state took it: a write of the same bytes moves its
+		 * change time, which the next e would take for another
+		 * program's. */
+		tui_seen_note(&d->path_seen, d->edit_path);
 		return flags;
 	}
 	if (status == 0) {

@@ -81,7 +81,9 @@ tui_solve_say_progress(struct tui *d)
 	const struct pw_progress *pr = &d->solve.progress;
 	char inc[32], bound[32], el[32];
 
-	if (tui_solve_said_shown(d))
+	/* A key refused for room holds the input line until the next. */
+	if (tui_solve_said_shown(d) || (d->mode == TUI_MODE_PROMPT &&
+	    d->prompt.refused))
 		return;
 	if (isinf(pr->incumbent))
 		snprintf(inc, sizeof inc, "none yet");

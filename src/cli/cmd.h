@@ -202,8 +202,9 @@ bool	pw_cmd_pipeline_other(const struct pw_problem *a,
 	    const struct pw_problem *b, const char *other, char *why,
 	    size_t len);
 /* cmd.c: whether problem A differs from B: then WHY says "another
- * problem (FIELD A's, OTHER B's)" for the first field that does, in the
- * order a problem file lists them (OTHER names B: "run 1"). */
+ * problem (FIELD A's, OTHER B's)" for the first field that does: the
+ * pipeline's (pw_cmd_pipeline_other), then the rest in the order a
+ * problem file lists them (OTHER names B: "run 1"). */
 bool	pw_cmd_problem_other(const struct pw_problem *a,
 	    const struct pw_problem *b, const char *other, char *why,
 	    size_t len);
@@ -351,9 +352,9 @@ void	pw_cmd_compare_times(const struct pw_plan *plan, const char *path,
  * where PATH ends in .lua, else a problem file; an enum pw_exit after
  * reporting what failed. */
 int	pw_cmd_problem_save(const char *path, const struct pw_problem *problem);
-/* cmd_plan.c: whether outputs A and B ("-": stdout) would write one
- * file: the same file, or one name in one directory where either is yet
- * to be made. */
+/* cmd_plan.c: whether outputs A and B ("-": stdout, the file it is open
+ * on) would write one regular file: the same one, or one name in one
+ * directory where either is yet to be made. */
 bool	pw_cmd_outputs_same(const char *a, const char *b);
 /* cmd_plan.c: whether OUTPUT can be written, tried before a search so
  * that it fails first (a regular file, or a new one, is opened and

@@ -356,16 +356,20 @@ cmd_plan_output_is(const char *output, const char *input)
 bool
 pw_cmd_outputs_same(const char *a, const char *b)
 {
+	const char *named = strcmp(a, "-") == 0 ? b : a;
 	char *name[2] = { pw_xstrdup(a), pw_xstrdup(b) };
 	char *dir[2] = { NULL, NULL }, *slash;
 	struct stat sa, sb;
 	bool same;
 	int i;
 
+	/* A device (/dev/null, a terminal) or a FIFO may be both and lose
+	 * nothing; stdout is the file it is open on. */
 	if (strcmp(a, "-") == 0 || strcmp(b, "-") == 0)
-		same = strcmp(a, b) == 0;
+		same = strcmp(a, b) == 0 || (pw_cmd_output_is_stdout(named) &&
+		    stat(named, &sa) == 0 && S_ISREG(sa.st_mode));
 	else if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
-		same = cmd_plan_same_file(&sa, &sb);
+		same = S_ISREG(sa.st_mode) && cmd_plan_same_file(&sa, &sb);
 	else {
 		/* One yet to be made: the same name in one directory. */
 		for (i = 0; i < 2; i++) {

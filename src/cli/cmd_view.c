@@ -70,7 +70,8 @@ cmd_view_terminal(const char *output)
 	if (strcmp(output, "-") == 0)
 		return isatty(STDOUT_FILENO);
 	if (stat(output, &st) != 0 || !S_ISCHR(st.st_mode) ||
-	    (fd = open(output, O_WRONLY | O_NOCTTY | O_CLOEXEC)) < 0)
+	    (fd = open(output, O_WRONLY | O_NOCTTY | O_NONBLOCK |
+	    O_CLOEXEC)) < 0)
 		return false;
 	tty = isatty(fd);
 	close(fd);
