@@ -39,9 +39,6 @@ pwl_plan_opts(lua_State *L, const struct pwl_problem *pb,
 	    1000);
 }
 
-/* The most chunks a device the planner tries (solver/planner.c). */
-#define PWL_PLAN_MAX_CHUNKS	8
-
 /* An estimate of the bytes the planner holds at once on P under O: the
  * TOP candidates kept (a problem and a schedule each) and the design
  * being timed (a plan), each at the most stages a design of P may have
@@ -55,9 +52,7 @@ pwl_plan_work_bytes(lua_State *L, const struct pw_problem *p,
 	size_t universe, kept;
 
 	if (p->origin != NULL) {
-		chunks = p->origin->model.layers / p->devices;
-		chunks = chunks < 1 ? 1 : chunks > PWL_PLAN_MAX_CHUNKS ?
-		    PWL_PLAN_MAX_CHUNKS : chunks;
+		chunks = pw_planner_most_chunks(p->origin);
 		if (p->devices * chunks > stages)
 			stages = p->devices * chunks;
 	}

@@ -156,8 +156,7 @@ pwl_schedule_figures(struct pwl_schedule *s, const struct pw_solve_result *res)
 	 * digits: never above, as solve's. */
 	s->bound = fmin(pwl_schedule_bound(p,
 	    pw_plan_metrics(s->plan)->feasible), s->objective);
-	s->gap = s->objective > 0 ? (s->objective - s->bound) / s->objective :
-	    0;
+	s->gap = pw_objective_gap(s->objective, s->bound);
 }
 
 void

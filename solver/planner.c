@@ -36,9 +36,9 @@
  * 4 and 8.  More chunks add a hop per chunk for a bubble already small at
  * 8, and the number of ops to time grows with them. */
 #define PW_PLANNER_MAX_CHUNKS	8
-/* The chunk counts that gives at most: the powers of two up to it, and
- * one layer per chunk. */
-#define PW_PLANNER_NCOUNTS	5
+/* The chunk counts that gives at most: the powers of two up to it, one
+ * layer per chunk, and the count given. */
+#define PW_PLANNER_NCOUNTS	6
 
 void
 pw_planner_opts_init(struct pw_planner_opts *o)
@@ -51,12 +51,21 @@ pw_planner_opts_init(struct pw_planner_opts *o)
 	o->offload = PW_OFFMODE_AUTO;
 }
 
+/* What a candidate and a slot own alike: the split of design D, a
+ * problem and a schedule. */
+static void
+pw_planner_owned_free(struct pw_design *d, struct pw_problem *q,
+    struct pw_schedule *sched)
+{
+	free(d->layers_per_stage);
+	pw_problem_free(q);
+	pw_schedule_free(sched);
+}
+
 static void
 pw_planner_candidate_free(struct pw_planner_candidate *c)
 {
-	free(c->design.layers_per_stage);
-	pw_problem_free(c->problem);
-	pw_schedule_free(c->schedule);
+	pw_planner_owned_free(&c->design, c->problem, c->schedule);
 }
 
 void
@@ -179,22 +188,50 @@ pw_planner_fixed_designs(struct pw_planner_run *r, struct pw_error *err)
 	return PW_OK;
 }
 
-/* The chunk counts to try: 1, 2, 4, ... up to PW_PLANNER_MAX_CHUNKS,
- * and one layer per chunk (as families splitting the model again have
- * it) up to PW_PLANNER_MAX_FINE_CHUNKS, each with at least one layer a
- * stage.  Returns how many. */
+/* The chunk counts to try for ORIGIN, ascending, each with at least one
+ * layer a stage: 1, 2, 4, ... up to PW_PLANNER_MAX_CHUNKS, one layer per
+ * chunk (as families splitting the model again have it) and the count
+ * ORIGIN gives, those two up to PW_PLANNER_MAX_FINE_CHUNKS.  Returns how
+ * many. */
 static int
-pw_planner_chunk_counts(int layers, int devices,
+pw_planner_chunk_counts(const struct pw_origin *o,
     int out[PW_PLANNER_NCOUNTS])
 {
-	int n = 0, v, fine = layers / devices;
+	int fine = o->model.layers / o->split.devices, given = o->split.chunks;
+	int n = 0, v, k;
 
-	for (v = 1; v <= PW_PLANNER_MAX_CHUNKS && v * devices <= layers;
-	    v *= 2)
+	for (v = 1; v <= PW_PLANNER_MAX_CHUNKS && v <= fine; v *= 2)
 		out[n++] = v;
 	if (fine > PW_PLANNER_MAX_CHUNKS && fine <= PW_PLANNER_MAX_FINE_CHUNKS)
 		out[n++] = fine;
-	return n;
+	if (given > fine || given > PW_PLANNER_MAX_FINE_CHUNKS)
+		return n;
+	for (k = 0; k < n && out[k] < given; k++)
+		continue;
+	if (k < n && out[k] == given)
+		return n;
+	memmove(out + k + 1, out + k, (size_t)(n - k) * sizeof *out);
+	out[k] = given;
+	return n + 1;
+}
+
+int
+pw_planner_most_chunks(const struct pw_origin *o)
+{
+	int counts[PW_PLANNER_NCOUNTS];
+	int n = pw_planner_chunk_counts(o, counts);
+
+	return n > 0 ? counts[n - 1] : 1;
+}
+
+/* Whether design D has the layout and recomputation of the problem as
+ * given, with or without the link. */
+static bool
+pw_planner_is_given(const struct pw_origin *o, const struct pw_design *d)
+{
+	return d->chunks == o->split.chunks &&
+	    d->placement == o->split.placement &&
+	    d->recompute == o->model.recompute;
 }
 
 /* The designs of a problem built from a model: recomputation, chunks,
@@ -215,8 +252,7 @@ pw_planner_model_designs(struct pw_planner_run *r, struct pw_error *err)
 	has_link = o->hardware.pcie_d2h > 0 && o->hardware.pcie_h2d > 0;
 	if ((rc = pw_planner_links(r, has_link, use, err)) != PW_OK)
 		return rc;
-	ncounts = pw_planner_chunk_counts(o->model.layers, o->split.devices,
-	    counts);
+	ncounts = pw_planner_chunk_counts(o, counts);
 	for (ri = 0; ri < sizeof recompute / sizeof recompute[0]; ri++)
 		for (i = 0; i < ncounts; i++) {
 			places = counts[i] == 2 ? 2 : 1;
@@ -231,12 +267,15 @@ pw_planner_model_designs(struct pw_planner_run *r, struct pw_error *err)
 					sp.placement = pl == 0 ? PW_PLACE_LOOP :
 					    PW_PLACE_V;
 					sp.offload = k == 1;
-					sp.layers_per_stage = NULL;
 					memset(&d, 0, sizeof d);
 					d.chunks = sp.chunks;
 					d.placement = sp.placement;
 					d.recompute = m.recompute;
 					d.offload = sp.offload;
+					/* The given split is a start of
+					 * the given layout's designs. */
+					if (!pw_planner_is_given(o, &d))
+						sp.layers_per_stage = NULL;
 					d.layers_per_stage = pw_xcalloc(
 					    (size_t)(sp.devices * sp.chunks),
 					    sizeof *d.layers_per_stage);
@@ -245,16 +284,6 @@ pw_planner_model_designs(struct pw_planner_run *r, struct pw_error *err)
 				}
 		}
 	return PW_OK;
-}
-
-/* Whether design D has the layout and recomputation of the problem as
- * given, with or without the link. */
-static bool
-pw_planner_is_given(const struct pw_origin *o, const struct pw_design *d)
-{
-	return d->chunks == o->split.chunks &&
-	    d->placement == o->split.placement &&
-	    d->recompute == o->model.recompute;
 }
 
 /* Moves the designs of the problem as given (its chunks, placement and
@@ -305,11 +334,9 @@ pw_planner_slots_free(struct pw_planner_run *r)
 {
 	size_t i;
 
-	for (i = 0; i < r->nslot; i++) {
-		free(r->slot[i].design.layers_per_stage);
-		pw_problem_free(r->slot[i].problem);
-		pw_schedule_free(r->slot[i].schedule);
-	}
+	for (i = 0; i < r->nslot; i++)
+		pw_planner_owned_free(&r->slot[i].design, r->slot[i].problem,
+		    r->slot[i].schedule);
 	free(r->slot);
 	r->slot = NULL;
 	r->nslot = 0;
@@ -393,10 +420,7 @@ pw_planner_candidate(const struct pw_planner_run *r,
 	 * digits (summed otherwise): never above, as solve's. */
 	c->bound = fmin(terms[0].value, c->objective);
 	c->bound_name = terms[0].name;
-	c->gap = c->objective > 0 ? (c->objective - c->bound) / c->objective :
-	    0;
-	if (c->gap < 0)
-		c->gap = 0;
+	c->gap = pw_objective_gap(c->objective, c->bound);
 	pw_plan_free(plan);
 	return PW_OK;
 bad:
@@ -445,32 +469,32 @@ pw_planner_check(struct pw_planner_run *r, struct pw_planner_slot *sl,
 	return k.rc;
 }
 
-/* Why no design has a schedule: cancelled, the clock before any design
- * was timed or before one that fits (what was tried says nothing of the
- * rest: a family still building may fit), a split that fits nothing, or
- * the schedule nearest its limit. */
-static void
+void
 pw_planner_none(const struct pw_planner_run *r, struct pw_error *err)
 {
-	char peak[32], limit[32], secs[32];
+	char peak[32], limit[32], secs[32], stop[64];
+	bool cancelled = pw_planner_cancelled(r);
 
 	pw_fmt_seconds(secs, sizeof secs, r->o.time_limit);
-	if (pw_planner_cancelled(r))
-		pw_error_set(err, "plan: cancelled before any design was timed");
-	else if (r->timed_out && r->tried == 0)
-		pw_error_set(err, "plan: the time limit of %s ended before "
-		    "any design was timed (raise the time limit)", secs);
-	else if (r->timed_out && r->tight_device >= 0)
-		pw_error_set(err, "plan: the time limit of %s ended before any "
-		    "design that fits memory was timed (raise the time limit); "
-		    "the nearest so far, on device %d, needs %s of its %s",
-		    secs, r->tight_device, pw_fmt_bytes(peak, sizeof peak,
-		    r->tight_peak), pw_fmt_bytes(limit, sizeof limit,
-		    r->tight_limit));
-	else if (r->timed_out)
-		pw_error_set(err, "plan: the time limit of %s ended before any "
-		    "design gave a schedule (raise the time limit)", secs);
-	else if (r->tight_device >= 0)
+	if (cancelled || r->timed_out) {
+		if (cancelled)
+			snprintf(stop, sizeof stop, "cancelled");
+		else
+			snprintf(stop, sizeof stop, "the time limit of %s "
+			    "ended", secs);
+		if (r->tried == 0 || r->tight_device < 0)
+			pw_error_set(err, "plan: %s before any design %s%s",
+			    stop, r->tried == 0 ? "was timed" :
+			    "gave a schedule", cancelled ? "" :
+			    " (raise the time limit)");
+		else
+			pw_error_set(err, "plan: %s before any design that "
+			    "fits memory was timed%s; the nearest so far, on "
+			    "device %d, needs %s of its %s", stop, cancelled ?
+			    "" : " (raise the time limit)", r->tight_device,
+			    pw_fmt_bytes(peak, sizeof peak, r->tight_peak),
+			    pw_fmt_bytes(limit, sizeof limit, r->tight_limit));
+	} else if (r->tight_device >= 0)
 		pw_error_set(err, "plan: no design fits memory: the nearest, on "
 		    "device %d, needs %s of its %s", r->tight_device,
 		    pw_fmt_bytes(peak, sizeof peak, r->tight_peak),

@@ -22,9 +22,10 @@
  * docs/planner.md has the benchmark they were tuned on. */
 #define PW_PLANNER_OPTIMIZE	3
 #define PW_PLANNER_ROUNDS	3
-/* A design's starting splits: its even and balanced ones, and with
- * chunks the even and balanced one-chunk splits shared among them. */
-#define PW_PLANNER_STARTS	4
+/* A design's starting splits: the given one (of the given layout), its
+ * even and balanced ones, and with chunks the even and balanced one-chunk
+ * splits shared among them. */
+#define PW_PLANNER_STARTS	5
 /* Seconds between progress reports (the contract asks for one a second). */
 #define PW_PLANNER_TICK		0.25
 /* Seconds between looks at the clock and the cancel flag while a family
@@ -101,6 +102,12 @@ struct pw_planner_run {
  * pw_planner_slots_free frees them. */
 int	pw_planner_designs(struct pw_planner_run *, struct pw_error *);
 void	pw_planner_slots_free(struct pw_planner_run *);
+/* planner.c: why R has no design with a schedule, into ERR: cancelled,
+ * or the clock, before any design was timed, before one that fits (what
+ * was tried says nothing of the rest: a family still building may fit)
+ * or before one gave a schedule; a split that fits nothing, or the
+ * schedule nearest its limit. */
+void	pw_planner_none(const struct pw_planner_run *, struct pw_error *);
 /* planner.c: Q's bounds for OBJ into OUT, the strongest first, as a design
  * that OFFLOADs (or keeps every activation on its device) is bound:
  * pw_lower_bound_terms's count. */

@@ -87,6 +87,16 @@ pw_planner_layout(const struct pw_design *d)
 	return d->chunks == 1 ? PW_LAYOUT_SINGLE : PW_LAYOUT_LOOP;
 }
 
+/* Notes OBJECTIVE, of the schedule NAME, as the best so far when it is. */
+static void
+pw_planner_best(struct pw_planner_run *r, double objective, const char *name)
+{
+	if (objective < r->best) {
+		r->best = objective;
+		snprintf(r->best_name, sizeof r->best_name, "%s", name);
+	}
+}
+
 /* Takes a schedule of OBJECTIVE for SL: a copy of PLAN's problem and
  * schedule, NAME, and LAYERS (NULL when the split is fixed). */
 static void
@@ -108,10 +118,7 @@ pw_planner_take(struct pw_planner_run *r, struct pw_planner_slot *sl,
 		n = (size_t)q->nstages;
 		memcpy(sl->design.layers_per_stage, layers, n * sizeof *layers);
 	}
-	if (objective < r->best) {
-		r->best = objective;
-		snprintf(r->best_name, sizeof r->best_name, "%s", name);
-	}
+	pw_planner_best(r, objective, name);
 }
 
 /* Remembers how far over its limit an infeasible schedule is, for the
@@ -372,10 +379,7 @@ pw_planner_offer(struct pw_planner_run *r, const struct pw_planner_slot *sl,
 	*best_name = name;
 	/* The best so far already, for the reports while the next builds
 	 * run (SL takes it at the end). */
-	if (obj < r->best) {
-		r->best = obj;
-		snprintf(r->best_name, sizeof r->best_name, "%s", name);
-	}
+	pw_planner_best(r, obj, name);
 }
 
 /*
@@ -406,8 +410,11 @@ pw_planner_time(struct pw_planner_run *r, struct pw_planner_slot *sl,
 		    pw_planner_layout(&sl->design))
 			continue;
 		until = pw_planner_families_until(r);
-		if (pw_planner_stopped(r, until))
+		/* Stopped before a build: the split is not timed. */
+		if (pw_planner_stopped(r, until)) {
+			cut = true;
 			break;
+		}
 		rc = pw_planner_build_family(r, i, q, sl->design.offload ?
 		    fmin(best_obj, sl->objective) : -INFINITY, until, &plan,
 		    err);
@@ -538,18 +545,20 @@ pw_planner_reshare(const struct pw_planner_run *r,
 }
 
 /*
- * Times SL's starting splits: its even split, its balanced one and, with
- * several chunks, the even and the balanced one-chunk splits shared among
- * the chunks (what the families that split a model again run), each
- * once.  A problem with given stages is timed as it is, its link kept
- * (a design without offload only takes schedules that move nothing).
+ * Times SL's starting splits: the split given (the given layout's
+ * designs, where the problem has one), its even split, its balanced one
+ * and, with several chunks, the even and the balanced one-chunk splits
+ * shared among the chunks (what the families that split a model again
+ * run), each once.  A problem with given stages is timed as it is, its
+ * link kept (a design without offload only takes schedules that move
+ * nothing).
  */
 static int
 pw_planner_start(struct pw_planner_run *r, struct pw_planner_slot *sl,
     struct pw_error *err)
 {
 	const int n = sl->split.devices * sl->split.chunks;
-	struct pw_split one = sl->split;
+	struct pw_split one = sl->split, even = sl->split;
 	int *start, *bal1, nstart = 0, i, j, s, rc = PW_OK;
 
 	if (r->origin == NULL)
@@ -557,10 +566,15 @@ pw_planner_start(struct pw_planner_run *r, struct pw_planner_slot *sl,
 		    err);
 	start = pw_xcalloc(PW_PLANNER_STARTS * (size_t)n, sizeof *start);
 	bal1 = pw_xcalloc((size_t)sl->split.devices, sizeof *bal1);
+	even.layers_per_stage = NULL;
+	if (sl->split.layers_per_stage != NULL)
+		memcpy(start + n * nstart++, sl->split.layers_per_stage,
+		    (size_t)n * sizeof *start);
 	for (s = 0; s < n; s++)
-		start[s] = pw_split_layers(&sl->split, sl->model.layers, s);
-	nstart = 1;
-	if (pw_planner_balance(r, sl, &sl->split, start + n))
+		start[n * nstart + s] = pw_split_layers(&even,
+		    sl->model.layers, s);
+	nstart++;
+	if (pw_planner_balance(r, sl, &sl->split, start + nstart * n))
 		nstart++;
 	if (sl->split.chunks > 1) {
 		one.chunks = 1;
@@ -651,6 +665,7 @@ pw_planner_solve(struct pw_planner_run *r, struct pw_planner_slot *sl,
 	const struct pw_problem *q = sl->problem != NULL ? sl->problem : r->p;
 	struct pw_solve_opts so;
 	struct pw_solve_result res;
+	bool improved;
 	int rc;
 
 	pw_solve_opts_init(&so);
@@ -670,10 +685,14 @@ pw_planner_solve(struct pw_planner_run *r, struct pw_planner_slot *sl,
 	sl->optimized = true;
 	if (res.ended == PW_END_TIME)
 		r->timed_out = true;
-	sl->active = res.objective < sl->objective && !res.optimal &&
+	/* A schedule the design does not take (one that moves nothing,
+	 * in a design that must move something) is no improvement: the
+	 * next run would find it again. */
+	improved = res.objective < sl->objective &&
+	    pw_planner_moves_ok(sl, res.schedule);
+	sl->active = improved && !res.optimal &&
 	    res.ended != PW_END_SEARCHED && res.ended != PW_END_CANCELLED;
-	if (res.objective < sl->objective &&
-	    pw_planner_moves_ok(sl, res.schedule)) {
+	if (improved) {
 		pw_planner_take(r, sl, q, res.schedule, "solve", NULL,
 		    res.objective);
 		res.schedule = NULL;

@@ -119,6 +119,16 @@ pw_objective_meets_bound(double objective, double bound)
 	return objective - bound <= pw_solver_objective_tol(objective);
 }
 
+double
+pw_objective_gap(double objective, double bound)
+{
+	if (isinf(objective))
+		return 1;
+	if (!(objective > 0) || pw_objective_meets_bound(objective, bound))
+		return 0;
+	return (objective - bound) / objective;
+}
+
 void
 pw_solve_result_free(struct pw_solve_result *r)
 {
@@ -375,8 +385,7 @@ pw_solve_progress(struct pw_progress *pr, double incumbent, double bound,
 {
 	pr->incumbent = incumbent;
 	pr->bound = bound;
-	pr->gap = isinf(incumbent) ? 1 : incumbent > 0 ?
-	    fmax(0, (incumbent - bound) / incumbent) : 0;
+	pr->gap = pw_objective_gap(incumbent, bound);
 	pr->elapsed = elapsed;
 	pr->phase = phase;
 }
@@ -572,13 +581,10 @@ pw_solve_finish(struct pw_solve_run *run, struct pw_solve_result *res,
 		}
 		res->objective = s->answer_eval.objective;
 		res->bound = fmin(s->bound, res->objective);
-		res->gap = res->objective > 0 ? (res->objective -
-		    res->bound) / res->objective : 0;
+		res->gap = pw_objective_gap(res->objective, res->bound);
 		/* As the search tells a closed gap. */
 		res->optimal = pw_objective_meets_bound(res->objective,
 		    res->bound);
-		if (res->optimal)
-			res->gap = 0;
 		/* A worker left behind or stopped was stopped by the time
 		 * limit, or by the caller. */
 		res->ended = finished && s->ended != PW_END_TIME ? s->ended :

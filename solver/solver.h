@@ -151,6 +151,11 @@ const char *pw_solve_result_words(const struct pw_solve_result *r,
 /* Whether OBJECTIVE meets BOUND within the solver's tolerance: the one
  * test of "optimal" (for this split and layout) everywhere. */
 bool	pw_objective_meets_bound(double objective, double bound);
+/* The gap of OBJECTIVE over BOUND as every front end reports it:
+ * (objective - bound) / objective, 0 where the two meet
+ * (pw_objective_meets_bound) or OBJECTIVE is 0, and 1 while OBJECTIVE
+ * is infinite (no schedule yet). */
+double	pw_objective_gap(double objective, double bound);
 
 /* Optimizes PROBLEM's schedule under its memory limits, blocking until
  * the search ends (pw_solve_start, then pw_solve_poll and pw_solve_wait
@@ -379,7 +384,9 @@ struct pw_planner_candidate {
 	double	peak;		/* bytes, the device nearest its limit */
 	int	peak_device;
 	double	limit;		/* that device's limit, INFINITY for none */
-	double	bound;		/* pw_lower_bound of PROBLEM */
+	/* pw_lower_bound of PROBLEM, as keeping every activation on
+	 * its device where SCHEDULE moves nothing */
+	double	bound;
 	const char *bound_name;	/* the strongest term's (static) */
 	double	gap;		/* (objective - bound) / objective */
 	bool	optimized;	/* the optimizer ran on it */
@@ -424,8 +431,10 @@ struct pw_planner_opts {
 	 * NULL. */
 	void	(*progress)(const struct pw_planner_progress *, void *arg);
 	void	*progress_arg;
-	/* Another thread sets *cancel non-zero to stop within 100 ms; the
-	 * best candidates so far are returned.  May be NULL. */
+	/* Another thread sets *cancel non-zero to stop the search within
+	 * 100 ms; the best candidates so far are returned once checked
+	 * (their simulation, the checker and their bounds, which take
+	 * seconds on problems of millions of ops).  May be NULL. */
 	atomic_int *cancel;
 };
 
@@ -465,6 +474,9 @@ int	pw_planner_model(const struct pw_model *, const struct pw_hardware *,
 	    const struct pw_split *, const struct pw_planner_opts *,
 	    struct pw_planner_result *, struct pw_error *);
 void	pw_planner_result_free(struct pw_planner_result *);
+/* The most stages a device has in the designs pw_planner_model tries for
+ * ORIGIN's model and split: what a caller sizes the search's memory by. */
+int	pw_planner_most_chunks(const struct pw_origin *);
 /* One line for a progress report ("12 candidates (140 builds), best
  * 4.602 s (solve), optimizer, 3.2 s"; "..., 3 skipped for time" after the
  * builds when some were) into BUF, returned: what every front end

@@ -356,12 +356,12 @@ test_balance_hand(void)
 /* The planner                                                         */
 
 /* The small model of the planner's tests: 10 layers on 4 devices, 8
- * microbatches, a limit of 300000 bytes that binds. */
+ * microbatches, a limit of LIMIT bytes. */
 static struct pw_problem *
-small_problem(void)
+small_problem_at(double limit)
 {
 	struct pw_model m = tiny(10);
-	struct pw_split sp = split_of(4, 1, PW_PLACE_LOOP, 300000);
+	struct pw_split sp = split_of(4, 1, PW_PLACE_LOOP, limit);
 	struct pw_hardware hw = test_toy_hw;
 	struct pw_problem *p;
 	struct pw_error err;
@@ -373,6 +373,13 @@ small_problem(void)
 	    "the small model builds"))
 		tap_diag("%s", err.msg);
 	return p;
+}
+
+/* The small model at 300000 bytes, a limit that binds. */
+static struct pw_problem *
+small_problem(void)
+{
+	return small_problem_at(300000);
 }
 
 static struct pw_planner_opts
@@ -838,6 +845,152 @@ test_planner_given_first(void)
 	}
 }
 
+/* The chunk counts: the powers of two to 8 and one layer per chunk to
+ * 32, each with a layer a stage, and the count given in its place (to
+ * 32); the given split kept by the given layout's designs alone. */
+static void
+test_planner_chunks_given(void)
+{
+	static const int given[4] = { 1, 4, 4, 1 };
+	struct pw_planner_run r;
+	struct pw_origin origin;
+	struct pw_error err;
+	size_t i;
+	int bad = 0;
+
+	memset(&r, 0, sizeof r);
+	origin.model = tiny(12);
+	origin.hardware = test_toy_hw;
+	origin.split = split_of(4, 3, PW_PLACE_LOOP, DBL_MAX);
+	r.origin = &origin;
+	pw_planner_opts_init(&r.o);
+	r.o.offload = PW_OFFMODE_OFF;
+	if (tap_int(pw_planner_designs(&r, &err), PW_OK, "chunks given: the "
+	    "designs of 3 chunks")) {
+		tap_ok(r.nslot == 12 && r.slot[0].design.chunks == 3 &&
+		    r.slot[1].design.chunks == 1 && r.slot[2].design.chunks ==
+		    2 && r.slot[3].design.placement == PW_PLACE_V &&
+		    r.slot[7].design.chunks == 3, "chunks given: 3 chunks a "
+		    "device tried (first), beside 1, 2 and V: %zu designs",
+		    r.nslot);
+		pw_planner_slots_free(&r);
+	}
+	tap_int(pw_planner_most_chunks(&origin), 3, "most chunks: 3 given "
+	    "of 12 layers on 4");
+	origin.split.chunks = 4;
+	tap_int(pw_planner_most_chunks(&origin), 2, "most chunks: 4 given "
+	    "of 12 layers on 4 has a stage without a layer: 2");
+	origin.model = tiny(128);
+	origin.split.chunks = 1;
+	tap_int(pw_planner_most_chunks(&origin), 32, "most chunks: 128 "
+	    "layers on 4, one a chunk: 32");
+	origin.model = tiny(400);
+	origin.split.chunks = 16;
+	tap_int(pw_planner_most_chunks(&origin), 16, "most chunks: 400 "
+	    "layers on 4, 16 given: 16");
+	origin.split.chunks = 64;
+	tap_int(pw_planner_most_chunks(&origin), 8, "most chunks: 64 given "
+	    "is beyond 32: 8");
+
+	origin.model = tiny(10);
+	origin.split = split_of(4, 1, PW_PLACE_LOOP, DBL_MAX);
+	origin.split.layers_per_stage = given;
+	r.o.offload = PW_OFFMODE_AUTO;
+	if (tap_int(pw_planner_designs(&r, &err), PW_OK, "split given: the "
+	    "designs")) {
+		for (i = 0; i < r.nslot; i++)
+			bad += (r.slot[i].split.layers_per_stage == given) !=
+			    (r.slot[i].design.chunks == 1 &&
+			    r.slot[i].design.recompute == PW_RECOMPUTE_NONE);
+		tap_ok(bad == 0 && r.slot[0].split.layers_per_stage == given &&
+		    r.slot[1].split.layers_per_stage == given, "split given: "
+		    "kept by the given layout's designs (with the link and "
+		    "without), by no other");
+		pw_planner_slots_free(&r);
+	}
+}
+
+/* The small model split as given (1,4,4,1, no start of the planner's
+ * own): one split more timed than from the even split in each design of
+ * the given layout (with the link and without), the rest as there. */
+static void
+test_planner_split_given(void)
+{
+	static const int given[4] = { 1, 4, 4, 1 };
+	struct pw_problem *p = small_problem(), *q;
+	struct pw_planner_opts o = small_opts();
+	struct pw_planner_result r;
+	struct pw_split sp;
+	struct pw_error err;
+
+	if (p == NULL)
+		return;
+	sp = p->origin->split;
+	sp.layers_per_stage = given;
+	if (!tap_int(pw_cost_problem(&p->origin->model, &p->origin->hardware,
+	    &sp, &q, &err), PW_OK, "split given: builds")) {
+		pw_problem_free(p);
+		return;
+	}
+	if (tap_int(pw_planner(q, &o, &r, &err), PW_OK, "split given: "
+	    "plans")) {
+		tap_int((long long)r.tried, 40, "split given: timed too, in "
+		    "both designs of its layout (38 from the even split)");
+		tap_near(r.cand[0].makespan, 17.359375, 0, "split given: the "
+		    "best as from the even split");
+		pw_planner_result_free(&r);
+	}
+	pw_problem_free(q);
+	pw_problem_free(p);
+}
+
+/* Why no design has a schedule, for a stop by the cancel and by the
+ * clock, before any design was timed, before one that fits, and before
+ * one gave a schedule. */
+static void
+test_planner_none(void)
+{
+	struct pw_planner_run r;
+	struct pw_error err;
+	atomic_int cancel;
+
+	memset(&r, 0, sizeof r);
+	pw_planner_opts_init(&r.o);
+	atomic_init(&cancel, 1);
+	r.o.cancel = &cancel;
+	r.tight_device = -1;
+	r.why_most = -1;
+	pw_planner_none(&r, &err);
+	tap_str(err.msg, "plan: cancelled before any design was timed",
+	    "none: cancelled before any design was timed");
+	r.tried = 2;
+	r.tight_device = 1;
+	r.tight_peak = 313651;
+	r.tight_limit = 300000;
+	pw_planner_none(&r, &err);
+	tap_str(err.msg, "plan: cancelled before any design that fits memory "
+	    "was timed; the nearest so far, on device 1, needs 306.3 KiB of "
+	    "its 293 KiB", "none: cancelled after designs over the limit");
+	r.tight_device = -1;
+	pw_planner_none(&r, &err);
+	tap_str(err.msg, "plan: cancelled before any design gave a schedule",
+	    "none: cancelled after designs without a schedule");
+	atomic_store(&cancel, 0);
+	r.timed_out = true;
+	r.o.time_limit = 2;
+	r.tight_device = 1;
+	pw_planner_none(&r, &err);
+	tap_str(err.msg, "plan: the time limit of 2 s ended before any design "
+	    "that fits memory was timed (raise the time limit); the nearest so "
+	    "far, on device 1, needs 306.3 KiB of its 293 KiB", "none: the "
+	    "clock after designs over the limit");
+	r.timed_out = false;
+	pw_planner_none(&r, &err);
+	tap_str(err.msg, "plan: no design fits memory: the nearest, on device "
+	    "1, needs 306.3 KiB of its 293 KiB", "none: every design over "
+	    "the limit");
+}
+
 /* With no limit, selective recomputation (no compute in the model) and
  * none tie, with the link or without: the table keeps the leanest. */
 static void
@@ -983,6 +1136,9 @@ main(void)
 	test_planner_unfit();
 	test_planner_folds();
 	test_planner_given_first();
+	test_planner_chunks_given();
+	test_planner_none();
+	test_planner_split_given();
 	test_planner_fixed_link();
 	test_planner_offload_only();
 	test_planner_tie_unmoved();

@@ -228,7 +228,7 @@ tui_solve_bound(const struct tui *d, double *bound, double *gap)
 	if (!(isfinite(*bound) && *bound > 0))
 		return false;
 	obj = pw_objective_value(d->objective, pw_plan_metrics(d->plan));
-	*gap = obj > 0 ? (obj - *bound) / obj : 0;
+	*gap = pw_objective_gap(obj, *bound);
 	return true;
 }
 
