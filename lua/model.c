@@ -25,6 +25,7 @@ struct pwl_field {
 	double	def;
 	int	min;		/* PWL_INT: the least the reader takes (0 for
 				 * a count derived when 0) */
+	int	max;		/* PWL_INT: the most (0: INT_MAX) */
 };
 
 /* A struct pw_model or pw_hardware as a Lua table. */
@@ -41,10 +42,11 @@ struct pwl_record {
 };
 
 #define PWL_MF(n, t, need, def, min) \
-	{ #n, t, offsetof(struct pw_model, n), need, def, min }
+	{ #n, t, offsetof(struct pw_model, n), need, def, min, 0 }
 static const struct pwl_field pwl_model_fields[] = {
 	PWL_MF(name, PWL_NAME, false, 0, 0),
-	PWL_MF(layers, PWL_INT, true, 0, 1),
+	{ "layers", PWL_INT, offsetof(struct pw_model, layers), true, 0, 1,
+	    PW_MODEL_MAX_LAYERS },
 	PWL_MF(hidden, PWL_INT, true, 0, 1),
 	PWL_MF(heads, PWL_INT, true, 0, 1),
 	PWL_MF(kv_heads, PWL_INT, false, 0, 0),
@@ -57,13 +59,14 @@ static const struct pwl_field pwl_model_fields[] = {
 	PWL_MF(recompute, PWL_RECOMPUTE, false, PW_RECOMPUTE_NONE, 0),
 	PWL_MF(gated_mlp, PWL_BOOL, false, 0, 0),
 	PWL_MF(tied_embeddings, PWL_BOOL, false, 0, 0),
-	{ NULL, PWL_INT, 0, false, 0, 0 }
+	{ NULL, PWL_INT, 0, false, 0, 0, 0 }
 };
 
 #define PWL_HF(n, need, def) \
-	{ #n, PWL_REAL, offsetof(struct pw_hardware, n), need, def, 0 }
+	{ #n, PWL_REAL, offsetof(struct pw_hardware, n), need, def, 0, 0 }
 static const struct pwl_field pwl_hardware_fields[] = {
-	{ "name", PWL_NAME, offsetof(struct pw_hardware, name), false, 0, 0 },
+	{ "name", PWL_NAME, offsetof(struct pw_hardware, name), false, 0, 0,
+	    0 },
 	PWL_HF(peak_flops, true, 0),
 	PWL_HF(efficiency, false, 1),
 	PWL_HF(memory, true, 0),
@@ -72,7 +75,7 @@ static const struct pwl_field pwl_hardware_fields[] = {
 	PWL_HF(pcie_latency, false, 0),
 	PWL_HF(p2p_bandwidth, true, 0),
 	PWL_HF(p2p_latency, false, 0),
-	{ NULL, PWL_INT, 0, false, 0, 0 }
+	{ NULL, PWL_INT, 0, false, 0, 0, 0 }
 };
 
 static const void *
@@ -156,7 +159,7 @@ pwl_record_read(lua_State *L, int idx, const struct pwl_record *rec,
 			i = (int *)(void *)at;
 			*i = pwl_get_int(L, idx, what, f->name, partial ? *i :
 			    f->need ? PWL_NEED_INT : (int)f->def, f->min,
-			    INT_MAX);
+			    f->max != 0 ? f->max : INT_MAX);
 			break;
 		case PWL_REAL:
 			d = (double *)(void *)at;

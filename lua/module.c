@@ -198,23 +198,41 @@ pwl_get_number(lua_State *L, int idx, const char *what, const char *name,
 		return def;
 	v = lua_tonumber(L, -1);
 	lua_pop(L, 1);
-	return v;
+	/* 0/0 is -nan on most machines: every message says nan. */
+	return isnan(v) ? NAN : v;
+}
+
+bool
+pwl_whole(lua_State *L, int idx, lua_Integer *out)
+{
+	int ok;
+
+	if (lua_type(L, idx) != LUA_TNUMBER)
+		return false;
+	*out = lua_tointegerx(L, idx, &ok);
+	return ok != 0;
 }
 
 lua_Integer
 pwl_get_integer(lua_State *L, int idx, const char *what, const char *name,
     lua_Integer def, lua_Integer min, lua_Integer max)
 {
-	lua_Integer v;
-	int ok;
+	lua_Integer v = 0;
+	lua_Number x;
 
 	if (pwl_typed(L, idx, what, name, def == PWL_NEED_INTEGER,
 	    LUA_TNUMBER, "a whole number"))
 		return def;
-	v = lua_tointegerx(L, -1, &ok);
-	if (!ok)
+	if (!pwl_whole(L, -1, &v)) {
+		x = lua_tonumber(L, -1);
+		/* Whole but beyond any integer (1e300, inf): the range is
+		 * what is wrong. */
+		if (x == floor(x))
+			pwl_fail(L, "%s: %s: must be from %lld to %lld (got %g)",
+			    what, name, (long long)min, (long long)max, x);
 		pwl_fail(L, "%s: %s: must be a whole number (got %s)", what,
-		    name, luaL_tolstring(L, -1, NULL));
+		    name, isnan(x) ? "nan" : luaL_tolstring(L, -1, NULL));
+	}
 	if (v < min || v > max)
 		pwl_fail(L, "%s: %s: must be from %lld to %lld (got %lld)",
 		    what, name, (long long)min, (long long)max, (long long)v);

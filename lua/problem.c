@@ -196,6 +196,7 @@ pwl_build_model(lua_State *L, struct pwl_problem *pb)
 	struct pw_hardware hw;
 	struct pw_split sp;
 	struct pw_error err;
+	lua_Integer k;
 	int *layers = NULL;
 	size_t i, n;
 	int d, t;
@@ -220,6 +221,9 @@ pwl_build_model(lua_State *L, struct pwl_problem *pb)
 	if ((long long)sp.devices * sp.chunks > INT_MAX)
 		pwl_fail(L, PWL_WHAT ": chunks: %d devices x %d chunks is more "
 		    "than %d stages", sp.devices, sp.chunks, INT_MAX);
+	/* Before the charge, which would blame the microbatches. */
+	if (pw_split_check_fill(&m, &sp, &err) != PW_OK)
+		pwl_fail(L, PWL_WHAT ": %s", err.msg);
 	pwl_problem_charge(L, pb, sp.devices, sp.devices * sp.chunks,
 	    sp.microbatches, PWL_WHAT);
 	if (lua_getfield(L, 1, "layers_per_stage") != LUA_TNIL) {
@@ -231,11 +235,13 @@ pwl_build_model(lua_State *L, struct pwl_problem *pb)
 		    sizeof *layers, PWL_WHAT ": layers_per_stage"), 0);
 		for (i = 0; i < n; i++) {
 			lua_rawgeti(L, -2, (lua_Integer)i + 1);
-			if (!lua_isinteger(L, -1))
+			if (!pwl_whole(L, -1, &k) || k < 1 ||
+			    k > PW_MODEL_MAX_LAYERS)
 				pwl_fail(L, PWL_WHAT ": layers_per_stage[%zu]: "
-				    "must be a whole number (got %s)", i + 1,
+				    "must be a layer count from 1 to %d (got %s)",
+				    i + 1, PW_MODEL_MAX_LAYERS,
 				    luaL_tolstring(L, -1, NULL));
-			layers[i] = (int)lua_tointeger(L, -1);
+			layers[i] = (int)k;
 			lua_pop(L, 1);
 		}
 	}
@@ -274,6 +280,7 @@ pwl_build_link(lua_State *L, struct pw_problem *p)
 	    "duplex", "groups", NULL };
 	const char *what = PWL_WHAT ": link";
 	size_t g, i, ngroups, n;
+	lua_Integer k;
 	int d, next;
 
 	if (lua_getfield(L, 1, "link") == LUA_TNIL) {
@@ -306,8 +313,10 @@ pwl_build_link(lua_State *L, struct pw_problem *p)
 			    "devices", what, g + 1);
 		for (i = 0; i < n; i++) {
 			lua_rawgeti(L, -1, (lua_Integer)i + 1);
-			d = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
-			if (d < 1 || d > p->devices)
+			if (!pwl_whole(L, -1, &k) || k < 1 || k > p->devices)
+				k = 0;
+			d = (int)k;
+			if (d < 1)
 				pwl_fail(L, "%s.groups[%zu][%zu]: must be a device "
 				    "from 1 to %d (got %s)", what, g + 1, i + 1,
 				    p->devices, luaL_tolstring(L, -1, NULL));
@@ -456,6 +465,7 @@ static void
 pwl_offload_only(lua_State *L, struct pw_problem *p)
 {
 	bool *listed;
+	lua_Integer k;
 	size_t i, n;
 	int s;
 
@@ -469,12 +479,11 @@ pwl_offload_only(lua_State *L, struct pw_problem *p)
 	/* A border past the list's end finds nil there and raises. */
 	for (i = 1; i <= n; i++) {
 		lua_rawgeti(L, -2, (lua_Integer)i);
-		if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 ||
-		    lua_tointeger(L, -1) > p->nstages)
+		if (!pwl_whole(L, -1, &k) || k < 1 || k > p->nstages)
 			pwl_fail(L, PWL_WHAT ": offload[%zu]: must be a stage from "
 			    "1 to %d (got %s)", i, p->nstages,
 			    luaL_tolstring(L, -1, NULL));
-		listed[lua_tointeger(L, -1) - 1] = true;
+		listed[k - 1] = true;
 		lua_pop(L, 1);
 	}
 	for (s = 0; s < p->nstages; s++)
@@ -516,7 +525,8 @@ pwl_cost_overrides(lua_State *L, struct pw_problem *p)
 	} else if (t == LUA_TTABLE) {
 		lua_pushnil(L);
 		while (lua_next(L, -2) != 0) {
-			s = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
+			if (!pwl_whole(L, -2, &s))
+				s = 0;
 			if (s < 1 || s > p->nstages || !lua_istable(L, -1))
 				pwl_fail(L, PWL_WHAT ": cost: must map stages 1 to "
 				    "%d to tables of costs", p->nstages);

@@ -162,6 +162,9 @@ double	pwl_get_number(lua_State *, int idx, const char *what,
 	    const char *name, double def);
 int	pwl_get_int(lua_State *, int idx, const char *what, const char *name,
 	    int def, int min, int max);
+/* Whether the value at IDX is a number with a whole value within Lua's
+ * integers (4 and 4.0 alike), that value in *OUT. */
+bool	pwl_whole(lua_State *, int idx, lua_Integer *out);
 /* pwl_get_int over Lua's whole range (a seed's 63 bits). */
 lua_Integer pwl_get_integer(lua_State *, int idx, const char *what,
 	    const char *name, lua_Integer def, lua_Integer min, lua_Integer max);

@@ -627,7 +627,9 @@ pwl_open_loops(lua_State *L)
 }
 
 /* print, as the base library's words it (each value's tostring, tabs
- * between, a newline), onto the run's output. */
+ * between, a newline), onto the run's output; a write that fails (a full
+ * disk) stops the script with its cause, which the error flag left for
+ * the program's end would not keep. */
 static int
 pwl_print(lua_State *L)
 {
@@ -636,6 +638,7 @@ pwl_print(lua_State *L)
 	const char *s;
 	size_t len;
 
+	errno = 0;
 	for (i = 1; i <= n; i++) {
 		s = luaL_tolstring(L, i, &len);
 		if (i > 1)
@@ -644,7 +647,9 @@ pwl_print(lua_State *L)
 		lua_pop(L, 1);
 	}
 	fputc('\n', out);
-	fflush(out);
+	if (fflush(out) != 0 || ferror(out))
+		return pwl_fail(L, "print: cannot write the output%s%s",
+		    errno != 0 ? ": " : "", errno != 0 ? strerror(errno) : "");
 	return 0;
 }
 

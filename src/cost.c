@@ -133,6 +133,21 @@ pw_hardware_check(const struct pw_hardware *hw, bool offload,
 	    err);
 }
 
+int
+pw_split_check_fill(const struct pw_model *m, const struct pw_split *sp,
+    struct pw_error *err)
+{
+	long long nstages = (long long)sp->devices * sp->chunks;
+
+	if (nstages <= m->layers)
+		return PW_OK;
+	pw_error_set(err, "split: %d layers cannot fill %lld stages (%d "
+	    "device%s x %d chunk%s) with at least one each", m->layers,
+	    nstages, sp->devices, sp->devices == 1 ? "" : "s", sp->chunks,
+	    sp->chunks == 1 ? "" : "s");
+	return PW_ERR_INPUT;
+}
+
 static int
 pw_cost_check_split(const struct pw_split *sp, const struct pw_model *m,
     double limit, struct pw_error *err)
@@ -167,9 +182,14 @@ pw_cost_check_split(const struct pw_split *sp, const struct pw_model *m,
 		return PW_ERR_INPUT;
 	}
 	kv = m->kv_heads != 0 ? m->kv_heads : m->heads;
-	if (sp->tp > 1 && (m->heads % sp->tp != 0 || kv % sp->tp != 0)) {
-		pw_error_set(err, "split: tp: %d does not divide the %d heads "
-		    "and %d key/value heads", sp->tp, m->heads, kv);
+	if (sp->tp > 1 && m->heads % sp->tp != 0) {
+		pw_error_set(err, "split: tp: %d does not divide the %d heads",
+		    sp->tp, m->heads);
+		return PW_ERR_INPUT;
+	}
+	if (sp->tp > 1 && kv % sp->tp != 0) {
+		pw_error_set(err, "split: tp: %d does not divide the %d "
+		    "key/value heads", sp->tp, kv);
 		return PW_ERR_INPUT;
 	}
 	if (sp->placement != PW_PLACE_LOOP && sp->placement != PW_PLACE_V) {
@@ -183,14 +203,9 @@ pw_cost_check_split(const struct pw_split *sp, const struct pw_model *m,
 		return PW_ERR_INPUT;
 	}
 	/* Every stage holds a layer, which also bounds the stage count. */
+	if ((rc = pw_split_check_fill(m, sp, err)) != PW_OK)
+		return rc;
 	nstages = (long long)sp->devices * sp->chunks;
-	if (nstages > m->layers) {
-		pw_error_set(err, "split: %d layers cannot fill %lld stages (%d "
-		    "device%s x %d chunk%s) with at least one each", m->layers,
-		    nstages, sp->devices, sp->devices == 1 ? "" : "s",
-		    sp->chunks, sp->chunks == 1 ? "" : "s");
-		return PW_ERR_INPUT;
-	}
 	if ((rc = pw_problem_check_counts(sp->devices, (int)nstages,
 	    sp->microbatches, "split", err)) != PW_OK)
 		return rc;

@@ -739,6 +739,13 @@ if [ -c /dev/full ]; then
 		ok "$args into a full disk names the cause" \
 		    err_has ': No space left on device$'
 	done
+	# A script's print stops the script there, with the cause (the
+	# flag left for the program's end had none).
+	printf 'for i = 1, 1e6 do print(i) end\n' >"$tmp/prints.lua"
+	run sh -c "\"\$1\" script \"\$2\" >/dev/full" sh "$PW" "$tmp/prints.lua"
+	ok "a script's print into a full disk: exit 2" status_is 2
+	ok "...its cause, at the print" err_has \
+	    'prints.lua:1: print: cannot write the output: No space left on device;'
 else
 	skip "writing into a full disk" "no /dev/full"
 fi

@@ -632,6 +632,7 @@ static void
 test_reserve(void)
 {
 	struct pw_split sp = two;
+	struct pw_model gqa = test_tiny_model;
 	struct pw_problem *p;
 	struct pw_error err;
 
@@ -667,8 +668,15 @@ test_reserve(void)
 	sp.tp = 3;
 	tap_int(pw_cost_check(&test_tiny_model, &test_toy_hw, &sp, &err),
 	    PW_ERR_INPUT, "tp 3 refused");
-	tap_str(err.msg, "split: tp: 3 does not divide the 2 heads and 2 "
-	    "key/value heads", "tp: says why");
+	tap_str(err.msg, "split: tp: 3 does not divide the 2 heads",
+	    "tp: says why");
+	gqa.heads = 4;
+	gqa.kv_heads = 2;
+	sp.tp = 4;
+	tap_int(pw_cost_check(&gqa, &test_toy_hw, &sp, &err), PW_ERR_INPUT,
+	    "tp 4 of 2 key/value heads refused");
+	tap_str(err.msg, "split: tp: 4 does not divide the 2 key/value heads",
+	    "tp: names the key/value heads alone where the heads divide");
 	sp.tp = -1;
 	tap_int(pw_cost_check(&test_tiny_model, &test_toy_hw, &sp, &err),
 	    PW_ERR_INPUT, "tp -1 refused");

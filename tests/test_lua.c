@@ -248,6 +248,35 @@ test_model_problem(void)
 	    "  not u.tied_embeddings)\n"
 	    "assert(pw.GiB == 2^30 and pw.GB == 1e9 and pw.ms == 1e-3)\n",
 	    "presets, overrides and units");
+	/* A layer count a float holds whole (a division's 6.0) is one;
+	 * 2^40 is no count, whatever an int would make of it. */
+	script_ok("split_whole.lua",
+	    "local spec = { model = 'gpt3-1.3b', hardware = 'H100-SXM',\n"
+	    "  devices = 4, microbatches = 8, layers_per_stage = { 12 / 2,\n"
+	    "  6, 6, 6 } }\n"
+	    "assert(#pw.problem(spec).stages == 4)\n"
+	    "spec.layers_per_stage[1] = 2^40\n"
+	    "local ok, e = pcall(pw.problem, spec)\n"
+	    "assert(not ok and e:find('pw.problem: layers_per_stage[1]: must "
+	    "be a layer count from 1 to 100000 (got 1099511627776.0)', 1, "
+	    "true), e)\n",
+	    "layers_per_stage: whole floats taken, counts past the model's "
+	    "refused");
+	/* Stages the layers cannot fill are said before the pairs those
+	 * stages would make are counted (which named the microbatches). */
+	script_ok("fill.lua",
+	    "local ok, e = pcall(pw.problem, { model = 'gpt3-1.3b',\n"
+	    "  hardware = 'H100-SXM', devices = 2000000, microbatches = 1 })\n"
+	    "assert(not ok and e:find('pw.problem: split: 24 layers cannot "
+	    "fill 2000000 stages (2000000 devices x 1 chunk) with at least "
+	    "one each', 1, true), e)\n",
+	    "2000000 devices of 24 layers: the devices blamed");
+	script_ok("nan_cost.lua",
+	    "local ok, e = pcall(pw.problem, { devices = 1, microbatches = 1,\n"
+	    "  stages = { { f = 0/0, b = 1, w = 1, act = 1 } } })\n"
+	    "assert(not ok and e:find('stages[0].f: must be a non-negative "
+	    "number (got nan)', 1, true), e)\n",
+	    "a cost of 0/0 is said as nan, whatever its sign bit");
 }
 
 /* A problem given by its stages equals the same problem built in C. */
@@ -611,6 +640,16 @@ test_plan(void)
 	    "assert(info.ended == 'searched' and #c == 1)\n"
 	    "assert(c[1].family == 'zb-h1' and c[1].schedule.optimal)\n",
 	    "pw.plan: iteration limit 0 is none");
+	/* The charge counts the planner's designs of one layer per chunk
+	 * (128 stages here): 656 MiB, where 32 a device would be 164. */
+	script_ok("plan_cap.lua",
+	    "local m = pw.model('gpt3-1.3b'){ layers = 128 }\n"
+	    "local p = pw.problem{ model = m, hardware = 'H100-SXM',\n"
+	    "  devices = 4, microbatches = 4000 }\n"
+	    "local ok, e = pcall(pw.plan, p, { time_limit = 0.001 })\n"
+	    "assert(not ok and e:find('pw.plan: 656.4 MiB more exceeds the "
+	    "memory cap of 512 MiB', 1, true), e)\n",
+	    "pw.plan: the charge at the most stages a design may have");
 	script_fails(NULL, "plan_top.lua",
 	    "local p = pw.problem" UNIT_SPEC " }\n"
 	    "pw.plan(p, { top = 0 })\n", PW_ERR_INPUT,
@@ -2071,6 +2110,26 @@ test_model_fields(void)
 	    PW_ERR_INPUT, "a fractional layer count is refused");
 	tap_str(err.msg, "fraction.lua: layers: must be a whole number (got "
 	    "2.5)", "in one line, without an empty traceback");
+	/* Whole but beyond any integer, or past the cost model's layers:
+	 * the range is what is wrong, and says the real one. */
+	write_file("huge.lua", "return { layers = 2, hidden = 1e300,\n"
+	    "  heads = 2, seq = 4, vocab = 16 }\n");
+	tap_int(pwlua_model_read("huge.lua", &read, &name, &err),
+	    PW_ERR_INPUT, "hidden 1e300 is refused");
+	tap_str(err.msg, "huge.lua: hidden: must be from 1 to 2147483647 (got "
+	    "1e+300)", "by its range");
+	write_file("deep.lua", "return { layers = 200000, hidden = 8,\n"
+	    "  heads = 2, seq = 4, vocab = 16 }\n");
+	tap_int(pwlua_model_read("deep.lua", &read, &name, &err),
+	    PW_ERR_INPUT, "200000 layers are refused");
+	tap_str(err.msg, "deep.lua: layers: must be from 1 to 100000 (got "
+	    "200000)", "by the cost model's range");
+	write_file("nan.lua", "return { layers = 2, hidden = 8,\n"
+	    "  heads = 2, seq = 0/0, vocab = 16 }\n");
+	tap_int(pwlua_model_read("nan.lua", &read, &name, &err),
+	    PW_ERR_INPUT, "seq nan is refused");
+	tap_str(err.msg, "nan.lua: seq: must be a whole number (got nan)",
+	    "as nan, whatever its sign bit");
 	tap_int(pwlua_model_read("nosuch.lua", &read, &name, &err), PW_ERR_IO,
 	    "a missing file is an I/O error");
 }
