@@ -196,10 +196,27 @@ pwl_get_number(lua_State *L, int idx, const char *what, const char *name,
 	if (pwl_typed(L, idx, what, name, def == PWL_NEED_NUMBER, LUA_TNUMBER,
 	    "a number"))
 		return def;
-	v = lua_tonumber(L, -1);
+	v = pwl_tonumber(L, -1);
 	lua_pop(L, 1);
-	/* 0/0 is -nan on most machines: every message says nan. */
-	return isnan(v) ? NAN : v;
+	return v;
+}
+
+lua_Number
+pwl_tonumber(lua_State *L, int idx)
+{
+	lua_Number x = lua_tonumber(L, idx);
+
+	return isnan(x) ? NAN : x;
+}
+
+const char *
+pwl_got(lua_State *L, int idx)
+{
+	if (lua_type(L, idx) == LUA_TNUMBER && isnan(lua_tonumber(L, idx))) {
+		lua_pushliteral(L, "nan");
+		return "nan";
+	}
+	return luaL_tolstring(L, idx, NULL);
 }
 
 bool
@@ -228,10 +245,11 @@ pwl_get_integer(lua_State *L, int idx, const char *what, const char *name,
 		/* Whole but beyond any integer (1e300, inf): the range is
 		 * what is wrong. */
 		if (x == floor(x))
-			pwl_fail(L, "%s: %s: must be from %lld to %lld (got %g)",
-			    what, name, (long long)min, (long long)max, x);
+			pwl_fail(L, "%s: %s: must be from %lld to %lld (got "
+			    "%.*g)", what, name, (long long)min,
+			    (long long)max, pw_exact_precision(x), x);
 		pwl_fail(L, "%s: %s: must be a whole number (got %s)", what,
-		    name, isnan(x) ? "nan" : luaL_tolstring(L, -1, NULL));
+		    name, pwl_got(L, -1));
 	}
 	if (v < min || v > max)
 		pwl_fail(L, "%s: %s: must be from %lld to %lld (got %lld)",
@@ -335,7 +353,7 @@ pwl_get_option(lua_State *L, int idx, const char *what, const char *name,
 		    strlen(choices), "%s\"%s\"", i > 0 ? ", " : "", names[i]);
 	}
 	return pwl_fail(L, "%s: %s: must be one of %s (got %s)", what, name,
-	    choices, luaL_tolstring(L, -1, NULL));
+	    choices, pwl_got(L, -1));
 }
 
 /* pw.families(): the names of the schedule families, in registry order. */

@@ -39,15 +39,12 @@ pwl_list_of(lua_State *L, int idx, size_t n)
 {
 	lua_Integer k;
 	bool ok = lua_rawlen(L, idx) == n;
-	int isint;
 
 	idx = lua_absindex(L, idx);
 	lua_pushnil(L);
 	while (ok && lua_next(L, idx) != 0) {
 		lua_pop(L, 1);
-		k = lua_tointegerx(L, -1, &isint);
-		ok = lua_type(L, -1) == LUA_TNUMBER && isint && k >= 1 &&
-		    (size_t)k <= n;
+		ok = pwl_whole(L, -1, &k) && k >= 1 && (size_t)k <= n;
 	}
 	if (!ok)
 		lua_pop(L, 1);
@@ -86,7 +83,7 @@ pwl_op_read(lua_State *L, int idx, const char *what,
 	    pw_kind_parse(lua_tostring(L, -1), &op.kind) != PW_OK ||
 	    pw_kind_is_transfer(op.kind))
 		pwl_fail(L, "%s: kind: must be \"F\", \"B\", \"W\" or \"BW\" "
-		    "(got %s)", what, luaL_tolstring(L, -1, NULL));
+		    "(got %s)", what, pwl_got(L, -1));
 	op.stage = pwl_get_int(L, idx, what, "stage", PWL_NEED_INT, 1,
 	    p->nstages) - 1;
 	op.mb = pwl_get_int(L, idx, what, "mb", PWL_NEED_INT, 1,
@@ -222,7 +219,7 @@ pwl_build_model(lua_State *L, struct pwl_problem *pb)
 		pwl_fail(L, PWL_WHAT ": chunks: %d devices x %d chunks is more "
 		    "than %d stages", sp.devices, sp.chunks, INT_MAX);
 	/* Before the charge, which would blame the microbatches. */
-	if (pw_split_check_fill(&m, &sp, &err) != PW_OK)
+	if (pw_split_check_shape(&m, &sp, &err) != PW_OK)
 		pwl_fail(L, PWL_WHAT ": %s", err.msg);
 	pwl_problem_charge(L, pb, sp.devices, sp.devices * sp.chunks,
 	    sp.microbatches, PWL_WHAT);
@@ -239,8 +236,7 @@ pwl_build_model(lua_State *L, struct pwl_problem *pb)
 			    k > PW_MODEL_MAX_LAYERS)
 				pwl_fail(L, PWL_WHAT ": layers_per_stage[%zu]: "
 				    "must be a layer count from 1 to %d (got %s)",
-				    i + 1, PW_MODEL_MAX_LAYERS,
-				    luaL_tolstring(L, -1, NULL));
+				    i + 1, PW_MODEL_MAX_LAYERS, pwl_got(L, -1));
 			layers[i] = (int)k;
 			lua_pop(L, 1);
 		}
@@ -314,12 +310,10 @@ pwl_build_link(lua_State *L, struct pw_problem *p)
 		for (i = 0; i < n; i++) {
 			lua_rawgeti(L, -1, (lua_Integer)i + 1);
 			if (!pwl_whole(L, -1, &k) || k < 1 || k > p->devices)
-				k = 0;
-			d = (int)k;
-			if (d < 1)
 				pwl_fail(L, "%s.groups[%zu][%zu]: must be a device "
 				    "from 1 to %d (got %s)", what, g + 1, i + 1,
-				    p->devices, luaL_tolstring(L, -1, NULL));
+				    p->devices, pwl_got(L, -1));
+			d = (int)k;
 			if (p->link.group[d - 1] != -1)
 				pwl_fail(L, "%s.groups[%zu][%zu]: device %d is "
 				    "already in group %d", what, g + 1, i + 1, d,
@@ -436,7 +430,7 @@ pwl_per_device(lua_State *L, struct pw_problem *p, const char *name,
 	for (d = 0; d < p->devices && t != LUA_TNIL; d++) {
 		v = (double *)(void *)((char *)&p->memory[d] + offset);
 		if (t == LUA_TNUMBER) {
-			*v = lua_tonumber(L, -1);
+			*v = pwl_tonumber(L, -1);
 			continue;
 		}
 		if (t == LUA_TTABLE)
@@ -448,7 +442,7 @@ pwl_per_device(lua_State *L, struct pw_problem *p, const char *name,
 			lua_call(L, 2, 1);
 		}
 		if (lua_type(L, -1) == LUA_TNUMBER)
-			*v = lua_tonumber(L, -1);
+			*v = pwl_tonumber(L, -1);
 		else if (t == LUA_TTABLE || !lua_isnil(L, -1))
 			pwl_fail(L, PWL_WHAT ": %s: the value for device %d must "
 			    "be a number (got %s)", name, d + 1,
@@ -481,8 +475,7 @@ pwl_offload_only(lua_State *L, struct pw_problem *p)
 		lua_rawgeti(L, -2, (lua_Integer)i);
 		if (!pwl_whole(L, -1, &k) || k < 1 || k > p->nstages)
 			pwl_fail(L, PWL_WHAT ": offload[%zu]: must be a stage from "
-			    "1 to %d (got %s)", i, p->nstages,
-			    luaL_tolstring(L, -1, NULL));
+			    "1 to %d (got %s)", i, p->nstages, pwl_got(L, -1));
 		listed[k - 1] = true;
 		lua_pop(L, 1);
 	}
@@ -513,7 +506,7 @@ pwl_cost_overrides(lua_State *L, struct pw_problem *p)
 				lua_pushnumber(L, *v);
 				lua_call(L, 3, 1);
 				if (lua_type(L, -1) == LUA_TNUMBER)
-					*v = lua_tonumber(L, -1);
+					*v = pwl_tonumber(L, -1);
 				else if (!lua_isnil(L, -1))
 					pwl_fail(L, PWL_WHAT ": cost(%d, \"%s\") "
 					    "returned a %s; a number, or nil for "

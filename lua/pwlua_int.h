@@ -165,6 +165,12 @@ int	pwl_get_int(lua_State *, int idx, const char *what, const char *name,
 /* Whether the value at IDX is a number with a whole value within Lua's
  * integers (4 and 4.0 alike), that value in *OUT. */
 bool	pwl_whole(lua_State *, int idx, lua_Integer *out);
+/* The number at IDX, a NaN as the positive one (0/0 is -nan on most
+ * machines, which a message would print so). */
+lua_Number pwl_tonumber(lua_State *, int idx);
+/* The value at IDX as a message quotes it, pushed beside it as
+ * luaL_tolstring does: its tostring, "nan" for any NaN. */
+const char *pwl_got(lua_State *, int idx);
 /* pwl_get_int over Lua's whole range (a seed's 63 bits). */
 lua_Integer pwl_get_integer(lua_State *, int idx, const char *what,
 	    const char *name, lua_Integer def, lua_Integer min, lua_Integer max);

@@ -626,30 +626,41 @@ pwl_open_loops(lua_State *L)
 	lua_pop(L, 1);
 }
 
+/* The first failure of this print's writes to OUT: WROTE is false for
+ * a write that failed, *ERROR (0 until one did) gets its errno. */
+static void
+pwl_print_wrote(bool wrote, int *error)
+{
+	if (!wrote && *error == 0)
+		*error = errno != 0 ? errno : EIO;
+}
+
 /* print, as the base library's words it (each value's tostring, tabs
- * between, a newline), onto the run's output; a write that fails (a full
- * disk) stops the script with its cause, which the error flag left for
- * the program's end would not keep. */
+ * between, a newline), onto the run's output.  Where that is the
+ * script's output (stdout under pipewright script), a write that fails (a
+ * full disk) stops the script with its cause, which the error flag left
+ * for the program's end would not keep; a problem or model script's
+ * prints are diagnostics on stderr, whose loss fails no command. */
 static int
 pwl_print(lua_State *L)
 {
 	FILE *out = pwl_out(L);
-	int i, n = lua_gettop(L);
+	int i, n = lua_gettop(L), error = 0;
 	const char *s;
 	size_t len;
 
-	errno = 0;
 	for (i = 1; i <= n; i++) {
 		s = luaL_tolstring(L, i, &len);
 		if (i > 1)
-			fputc('\t', out);
-		fwrite(s, 1, len, out);
+			pwl_print_wrote(fputc('\t', out) != EOF, &error);
+		pwl_print_wrote(fwrite(s, 1, len, out) == len, &error);
 		lua_pop(L, 1);
 	}
-	fputc('\n', out);
-	if (fflush(out) != 0 || ferror(out))
-		return pwl_fail(L, "print: cannot write the output%s%s",
-		    errno != 0 ? ": " : "", errno != 0 ? strerror(errno) : "");
+	pwl_print_wrote(fputc('\n', out) != EOF, &error);
+	pwl_print_wrote(fflush(out) == 0, &error);
+	if (error != 0 && out != stderr)
+		return pwl_fail(L, "print: cannot write the output: %s",
+		    strerror(error));
 	return 0;
 }
 

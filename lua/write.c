@@ -196,22 +196,21 @@ pwl_csv_columns(lua_State *L, int rows, size_t nrows)
 static void
 pwl_csv_listed(lua_State *L, int row, size_t i, size_t n)
 {
-	lua_Integer k, at = 0;
-	bool stray = false;
-	int ok;
+	lua_Integer k = 0, at = 0;
+	bool stray = false, whole;
 
 	/* A name anywhere is the mix; else the first place out of range. */
 	lua_pushnil(L);
 	while (lua_next(L, row) != 0) {
 		lua_pop(L, 1);
 		pwl_work(L, 1, "pw.write_csv");
-		k = lua_tointegerx(L, -1, &ok);
 		if (lua_type(L, -1) != LUA_TNUMBER)
 			pwl_fail(L, "pw.write_csv: rows[%zu]: mixes named and "
 			    "listed cells", i);
-		if (!stray && (!ok || k < 1 || (size_t)k > n)) {
+		whole = pwl_whole(L, -1, &k);
+		if (!stray && (!whole || k < 1 || (size_t)k > n)) {
 			stray = true;
-			at = ok ? k : 0;
+			at = whole ? k : 0;
 		}
 	}
 	if (stray && at >= 1)

@@ -152,9 +152,9 @@ const char *pw_solve_result_words(const struct pw_solve_result *r,
  * test of "optimal" (for this split and layout) everywhere. */
 bool	pw_objective_meets_bound(double objective, double bound);
 /* The gap of OBJECTIVE over BOUND as every front end reports it:
- * (objective - bound) / objective, 0 where the two meet
- * (pw_objective_meets_bound) or OBJECTIVE is 0, and 1 while OBJECTIVE
- * is infinite (no schedule yet). */
+ * (objective - bound) / objective; 0 where the two meet
+ * (pw_objective_meets_bound: BOUND above OBJECTIVE too) or OBJECTIVE is
+ * not positive, and 1 while OBJECTIVE is infinite (no schedule yet). */
 double	pw_objective_gap(double objective, double bound);
 
 /* Optimizes PROBLEM's schedule under its memory limits, blocking until

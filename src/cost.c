@@ -134,11 +134,22 @@ pw_hardware_check(const struct pw_hardware *hw, bool offload,
 }
 
 int
-pw_split_check_fill(const struct pw_model *m, const struct pw_split *sp,
+pw_split_check_shape(const struct pw_model *m, const struct pw_split *sp,
     struct pw_error *err)
 {
 	long long nstages = (long long)sp->devices * sp->chunks;
 
+	if (sp->placement != PW_PLACE_LOOP && sp->placement != PW_PLACE_V) {
+		pw_error_set(err, "split: placement: unknown choice %d",
+		    (int)sp->placement);
+		return PW_ERR_INPUT;
+	}
+	if (sp->placement == PW_PLACE_V && sp->chunks != 2) {
+		pw_error_set(err, "split: chunks: V placement needs 2 chunks per "
+		    "device (got %d)", sp->chunks);
+		return PW_ERR_INPUT;
+	}
+	/* Every stage holds a layer, which also bounds the stage count. */
 	if (nstages <= m->layers)
 		return PW_OK;
 	pw_error_set(err, "split: %d layers cannot fill %lld stages (%d "
@@ -192,18 +203,7 @@ pw_cost_check_split(const struct pw_split *sp, const struct pw_model *m,
 		    "key/value heads", sp->tp, kv);
 		return PW_ERR_INPUT;
 	}
-	if (sp->placement != PW_PLACE_LOOP && sp->placement != PW_PLACE_V) {
-		pw_error_set(err, "split: placement: unknown choice %d",
-		    (int)sp->placement);
-		return PW_ERR_INPUT;
-	}
-	if (sp->placement == PW_PLACE_V && sp->chunks != 2) {
-		pw_error_set(err, "split: chunks: V placement needs 2 chunks per "
-		    "device (got %d)", sp->chunks);
-		return PW_ERR_INPUT;
-	}
-	/* Every stage holds a layer, which also bounds the stage count. */
-	if ((rc = pw_split_check_fill(m, sp, err)) != PW_OK)
+	if ((rc = pw_split_check_shape(m, sp, err)) != PW_OK)
 		return rc;
 	nstages = (long long)sp->devices * sp->chunks;
 	if ((rc = pw_problem_check_counts(sp->devices, (int)nstages,

@@ -1198,10 +1198,11 @@ int	pw_cost_problem(const struct pw_model *, const struct pw_hardware *,
  * anything: PW_OK, or PW_ERR_INPUT naming the field at fault. */
 int	pw_cost_check(const struct pw_model *, const struct pw_hardware *,
 	    const struct pw_split *, struct pw_error *);
-/* Its check that MODEL's layers fill SPLIT's stages (devices x chunks)
- * with at least one each, for a front end that sizes work by the stage
- * count before the rest: PW_OK, or PW_ERR_INPUT saying so. */
-int	pw_split_check_fill(const struct pw_model *, const struct pw_split *,
+/* Its checks of SPLIT's shape for MODEL (a placement it knows, V with 2
+ * chunks, devices x chunks stages that MODEL's layers fill with at least
+ * one each), for a front end that sizes work by the stage count before
+ * the rest: PW_OK, or PW_ERR_INPUT saying which. */
+int	pw_split_check_shape(const struct pw_model *, const struct pw_split *,
 	    struct pw_error *);
 /* Its checks of a model alone (counts, heads dividing hidden, kv_heads
  * dividing heads) and of hardware alone (rates, efficiency in (0, 1];

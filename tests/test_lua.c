@@ -269,14 +269,31 @@ test_model_problem(void)
 	    "  hardware = 'H100-SXM', devices = 2000000, microbatches = 1 })\n"
 	    "assert(not ok and e:find('pw.problem: split: 24 layers cannot "
 	    "fill 2000000 stages (2000000 devices x 1 chunk) with at least "
-	    "one each', 1, true), e)\n",
-	    "2000000 devices of 24 layers: the devices blamed");
+	    "one each', 1, true), e)\n"
+	    "ok, e = pcall(pw.problem, { model = 'gpt3-1.3b',\n"
+	    "  hardware = 'H100-SXM', devices = 16, placement = 'v',\n"
+	    "  chunks = 3, microbatches = 8 })\n"
+	    "assert(not ok and e:find('pw.problem: split: chunks: V placement "
+	    "needs 2 chunks per device (got 3)', 1, true), e)\n",
+	    "2000000 devices of 24 layers: the devices blamed; V with 3 "
+	    "chunks: the chunks, first");
 	script_ok("nan_cost.lua",
 	    "local ok, e = pcall(pw.problem, { devices = 1, microbatches = 1,\n"
 	    "  stages = { { f = 0/0, b = 1, w = 1, act = 1 } } })\n"
 	    "assert(not ok and e:find('stages[0].f: must be a non-negative "
-	    "number (got nan)', 1, true), e)\n",
-	    "a cost of 0/0 is said as nan, whatever its sign bit");
+	    "number (got nan)', 1, true), e)\n"
+	    "ok, e = pcall(pw.problem, { devices = 1, microbatches = 1,\n"
+	    "  stages = { { f = 1, b = 1, w = 1, act = 1 } },\n"
+	    "  static = function() return 0/0 end })\n"
+	    "assert(not ok and e:find('memory[0].static: must be a "
+	    "non-negative number (got nan)', 1, true), e)\n"
+	    "ok, e = pcall(pw.problem, { model = 'gpt3-1.3b',\n"
+	    "  hardware = 'H100-SXM', devices = 4, microbatches = 8,\n"
+	    "  layers_per_stage = { 0/0, 6, 6, 6 } })\n"
+	    "assert(not ok and e:find('layers_per_stage[1]: must be a layer "
+	    "count from 1 to 100000 (got nan)', 1, true), e)\n",
+	    "0/0 is said as nan, whatever its sign bit: a cost, a device's "
+	    "static bytes, a layer count");
 }
 
 /* A problem given by its stages equals the same problem built in C. */
